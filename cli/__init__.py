@@ -1,0 +1,1 @@
+"""The ``sqsqlite`` command line, installed as ``sqsqlite.cli``."""

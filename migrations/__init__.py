@@ -1,0 +1,1 @@
+"""Alembic migrations, installed as ``sqsqlite.migrations`` so they ship inside the wheel."""

@@ -1,0 +1,62 @@
+"""Where "now" comes from. Every timing rule reads an injected clock, so tests move time by hand.
+
+A clock gives epoch milliseconds (``now_ms``) and waits (``sleep``). The system clock waits for
+real; a :class:`ManualClock` jumps forward instead, so a 20-second long poll in a test takes no
+real time and is exact.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now_ms(self) -> int: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    """Wall-clock time; ``sleep`` really sleeps."""
+
+    def now_ms(self) -> int:
+        return time.time_ns() // 1_000_000
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+
+class ManualClock:
+    """A clock that moves only when told to: ``advance(seconds)`` or a ``sleep``.
+
+    Thread-safe, so a test can advance it while another thread long-polls.
+    """
+
+    def __init__(self, start_ms: int = 1_700_000_000_000):
+        self._now = int(start_ms)
+        self._lock = threading.Lock()
+
+    def now_ms(self) -> int:
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> int:
+        with self._lock:
+            self._now += round(seconds * 1000)
+            return self._now
+
+    def set(self, epoch_ms: int) -> None:
+        with self._lock:
+            self._now = int(epoch_ms)
+
+    def sleep(self, seconds: float) -> None:
+        # Yield the GIL so threads a test runs beside a long poll get to act, then jump.
+        time.sleep(0)
+        if seconds > 0:
+            self.advance(seconds)
+
+
+SYSTEM_CLOCK = SystemClock()

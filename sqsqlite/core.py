@@ -1,0 +1,1365 @@
+"""The SQS message lifecycle over one SQLite file: databases, queues, messages.
+
+Domain code only: every statement lives in :mod:`sqsqlite.queries` and runs through
+:mod:`sqsqlite.store`. A message's state is never stored as a flag; it follows from
+``visible_at``, ``receive_count``, ``sent_at`` and the injected clock (see :mod:`sqsqlite.schema`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import os
+import struct
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from . import defaults as D
+from . import queries as Q
+from . import validation as V
+from .clock import SYSTEM_CLOCK, Clock
+from .errors import (
+    InvalidAttributeName,
+    InvalidAttributeValue,
+    InvalidParameterValue,
+    MessageNotInflight,
+    MissingParameter,
+    OverLimit,
+    PurgeQueueInProgress,
+    QueueAlreadyExists,
+    QueueDeletedRecently,
+    QueueDoesNotExist,
+    ReceiptHandleIsInvalid,
+    ResourceNotFoundException,
+    SQSError,
+    UnsupportedOperation,
+)
+from .store import Store, Tx
+
+# ---------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class SendResult:
+    message_id: str
+    md5_of_message_body: str
+    md5_of_message_attributes: str | None = None
+    sequence_number: str | None = None
+    id: str | None = None  # the batch entry Id, in batch results
+
+
+@dataclass(frozen=True)
+class BatchResultErrorEntry:
+    id: str
+    code: str
+    message: str
+    sender_fault: bool = True
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    successful: list
+    failed: list[BatchResultErrorEntry]
+
+
+@dataclass
+class Message:
+    """A received (or peeked) message. ``attributes`` holds the requested system attributes as
+    SQS strings; the typed fields are always filled."""
+
+    message_id: str
+    body: str
+    md5_of_body: str
+    receipt_handle: str | None
+    receive_count: int
+    sent_timestamp: int
+    first_receive_timestamp: int | None
+    message_attributes: dict[str, V.MessageAttribute] = field(default_factory=dict)
+    md5_of_message_attributes: str | None = None
+    attributes: dict[str, str] = field(default_factory=dict)
+    message_group_id: str | None = None
+    message_deduplication_id: str | None = None
+    sequence_number: str | None = None
+    dead_letter_queue_source_arn: str | None = None
+    sender_id: str | None = None
+    visible_at: int | None = None
+    queue: "Queue | None" = field(default=None, repr=False, compare=False)
+
+    def delete(self) -> None:
+        """DeleteMessage with this message's receipt handle."""
+        self._queue().delete_message(self.receipt_handle)
+
+    def change_visibility(self, visibility_timeout: int) -> None:
+        """ChangeMessageVisibility with this message's receipt handle."""
+        self._queue().change_message_visibility(self.receipt_handle, visibility_timeout)
+
+    def _queue(self) -> "Queue":
+        if self.queue is None or self.receipt_handle is None:
+            raise ReceiptHandleIsInvalid("This message was not received, so it has no receipt handle.")
+        return self.queue
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    name: str
+    url: str
+    fifo: bool
+    visible: int
+    in_flight: int
+    delayed: int
+    oldest_age_seconds: float | None
+    dead_letter_queue: str | None
+    dead_letter_depth: int | None
+
+
+@dataclass(frozen=True)
+class MoveTask:
+    task_handle: str
+    status: str
+    source_arn: str
+    destination_arn: str | None
+    max_number_of_messages_per_second: int | None
+    approximate_number_of_messages_moved: int
+    approximate_number_of_messages_to_move: int
+    failure_reason: str | None
+    started_timestamp: int
+
+
+# ---------------------------------------------------------------------- receipt handles
+
+_HANDLE = struct.Struct(">BQQ16s16s")  # version, queue id, row id, message uuid, receive token
+_MAC_LEN = 16
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+@dataclass(frozen=True)
+class _Handle:
+    queue_id: int
+    row_id: int
+    message_uuid: bytes
+    token: bytes
+
+
+def _encode_handle(secret: bytes, queue_id: int, row_id: int, message_id: str, token: bytes) -> str:
+    body = _HANDLE.pack(1, queue_id, row_id, uuid.UUID(message_id).bytes, token)
+    return _b64(body + hmac.new(secret, body, hashlib.sha256).digest()[:_MAC_LEN])
+
+
+def _decode_handle(secret: bytes, handle: Any, queue_id: int) -> _Handle:
+    """A receipt handle this database issued for this queue, or ReceiptHandleIsInvalid."""
+    if handle is None or handle == "":
+        raise MissingParameter("The request must contain the parameter ReceiptHandle.")
+    shown = V._shorten(handle, 40)
+    if not isinstance(handle, str) or len(handle) > 200:
+        raise ReceiptHandleIsInvalid(f"The receipt handle {shown} is not valid.")
+    try:
+        raw = base64.urlsafe_b64decode(handle + "=" * (-len(handle) % 4))
+    except (binascii.Error, ValueError):
+        raise ReceiptHandleIsInvalid(f"The receipt handle {shown} is not valid: it is not one sqsqlite issued.") from None
+    if len(raw) != _HANDLE.size + _MAC_LEN or raw[0] != 1:
+        raise ReceiptHandleIsInvalid(f"The receipt handle {shown} is not valid: it is not one sqsqlite issued.")
+    body, mac = raw[: _HANDLE.size], raw[_HANDLE.size :]
+    if not hmac.compare_digest(mac, hmac.new(secret, body, hashlib.sha256).digest()[:_MAC_LEN]):
+        raise ReceiptHandleIsInvalid(f"The receipt handle {shown} is not valid: it was not issued by this database.")
+    _, qid, row_id, message_uuid, token = _HANDLE.unpack(body)
+    if qid != queue_id:
+        raise ReceiptHandleIsInvalid(f"The receipt handle {shown} is not valid for this queue: it was issued by another queue.")
+    return _Handle(qid, row_id, message_uuid, token)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _ms(seconds: int | float) -> int:
+    return int(seconds * 1000)
+
+
+def _system_attributes(row, wanted: set[str]) -> dict[str, str]:
+    if not wanted:
+        return {}
+    values = {
+        "ApproximateReceiveCount": str(row["receive_count"]),
+        "ApproximateFirstReceiveTimestamp": None if row["first_received_at"] is None else str(row["first_received_at"]),
+        "SentTimestamp": str(row["sent_at"]),
+        "SenderId": row["sender_id"],
+        "MessageGroupId": row["group_id"],
+        "MessageDeduplicationId": row["dedup_id"],
+        "SequenceNumber": None if row["sequence_number"] is None else f"{row['sequence_number']:020d}",
+        "DeadLetterQueueSourceArn": row["dead_letter_source_arn"],
+    }
+    return {k: v for k, v in values.items() if k in wanted and v is not None}
+
+
+def _decode_attributes(text: str | None) -> dict[str, V.MessageAttribute]:
+    if not text:
+        return {}
+    return {name: V.MessageAttribute.from_json(data) for name, data in json.loads(text).items()}
+
+
+def _wanted_message_attributes(names: Iterable[str] | None) -> Callable[[str], bool]:
+    names = list(names or ())
+    if not names:
+        return lambda name: False
+    if "All" in names or ".*" in names:
+        return lambda name: True
+    exact = {n for n in names if not n.endswith(".*")}
+    prefixes = tuple(n[:-1] for n in names if n.endswith(".*"))
+    return lambda name: name in exact or name.startswith(prefixes)
+
+
+@dataclass
+class _Prepared:
+    """A message checked against everything that does not depend on the queue."""
+
+    body: str
+    body_bytes: bytes
+    attributes: dict[str, V.MessageAttribute]
+    delay: int | None
+    group_id: str | None
+    dedup_id: str | None
+    entry_id: str | None = None
+
+    @property
+    def size(self) -> int:
+        return V.message_size(self.body_bytes, self.attributes)
+
+
+# ---------------------------------------------------------------------- the database
+
+
+class Database:
+    """A sqsqlite database: one SQLite file holding any number of queues.
+
+    Safe to share between threads; every process opens its own.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        clock: Clock | None = None,
+        region: str = D.DEFAULT_REGION,
+        account_id: str = D.DEFAULT_ACCOUNT_ID,
+        endpoint: str = D.DEFAULT_ENDPOINT,
+        sender_id: str | None = None,
+        synchronous: str = "NORMAL",
+    ):
+        if path is None:
+            path = os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
+        self.path = os.fspath(path)
+        self.clock = clock or SYSTEM_CLOCK
+        self.region = region
+        self.account_id = account_id
+        self.endpoint = endpoint.rstrip("/")
+        self.sender_id = sender_id or account_id
+        self.store = Store(self.path, synchronous=synchronous)
+        self._changed = threading.Condition()
+        self._waiters = 0
+        self._tasks: list[threading.Thread] = []
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for task in self._tasks:
+            task.join(timeout=5)
+        self.store.close()
+
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    # ------------------------------------------------------------ names
+
+    def queue_url(self, name: str) -> str:
+        return f"{self.endpoint}/{self.account_id}/{name}"
+
+    def queue_arn(self, name: str) -> str:
+        return f"arn:aws:sqs:{self.region}:{self.account_id}:{name}"
+
+    def _name_from_arn(self, arn: str, what: str) -> str:
+        region, account, name = V.parse_arn(arn, what)
+        if account != self.account_id or region != self.region:
+            raise QueueDoesNotExist(
+                f"{what} {arn!r} names account {account} in {region}; this database holds account "
+                f"{self.account_id} in {self.region}."
+            )
+        return name
+
+    # ------------------------------------------------------------ queues
+
+    def queue(self, name_or_url: str) -> "Queue":
+        """A handle on an existing queue, by name or URL (QueueDoesNotExist otherwise)."""
+        name = V.queue_name_from_url(name_or_url)
+        with self.store.read() as tx:
+            self._queue_row(tx, name)
+        return Queue(self, name)
+
+    def _queue_row(self, tx: Tx, name: str):
+        row = tx.one(Q.queue_by_name, name=name)
+        if row is None:
+            raise QueueDoesNotExist(f"The queue {name!r} does not exist.")
+        return row
+
+    def create_queue(
+        self,
+        queue_name: str,
+        attributes: Mapping[str, Any] | None = None,
+        tags: Mapping[str, str] | None = None,
+        **attribute_kwargs: Any,
+    ) -> "Queue":
+        """CreateQueue. Attributes by SQS name, or as snake_case keywords
+        (``visibility_timeout=60``). Idempotent for equal attributes."""
+        name = V.queue_name(queue_name)
+        given = dict(attributes or {})
+        for key, value in attribute_kwargs.items():
+            given[_attribute_name(key)] = value
+        attrs = V.queue_attributes(given, creating=True)
+        tag_values = V.tags(tags)
+        is_fifo = attrs.get("FifoQueue") == "true"
+        if name.endswith(".fifo") and not is_fifo:
+            raise InvalidParameterValue(
+                f"Queue name {name!r} ends in .fifo, which only FIFO queues may use; pass FifoQueue=true to create a FIFO queue."
+            )
+        if is_fifo and not name.endswith(".fifo"):
+            raise InvalidParameterValue(f"A FIFO queue's name must end in .fifo; got {name!r}.")
+        V.check_fifo_attributes(name, is_fifo, attrs)
+        now = self.now()
+        with self.store.write() as tx:
+            existing = tx.one(Q.queue_by_name, name=name)
+            if existing is not None:
+                current = _queue_attribute_strings(existing)
+                differs = {k: v for k, v in attrs.items() if current.get(k, _default_string(k)) != v}
+                if differs:
+                    raise QueueAlreadyExists(
+                        f"A queue named {name!r} already exists with different attributes: "
+                        + ", ".join(f"{k} is {current.get(k, _default_string(k))!r}, not {v!r}" for k, v in differs.items())
+                        + "."
+                    )
+                return Queue(self, name)
+            deleted_at = tx.scalar(Q.tombstone, name=name)
+            if deleted_at is not None and now - deleted_at < _ms(D.QUEUE_NAME_REUSE_SECONDS):
+                wait = (deleted_at + _ms(D.QUEUE_NAME_REUSE_SECONDS) - now) / 1000
+                raise QueueDeletedRecently(
+                    f"The queue {name!r} was deleted less than {D.QUEUE_NAME_REUSE_SECONDS} seconds ago; "
+                    f"its name can be reused in {wait:.1f} seconds."
+                )
+            columns = self._attribute_columns(tx, name, is_fifo, {}, attrs)
+            tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **columns)
+        return Queue(self, name)
+
+    def _attribute_columns(self, tx: Tx, name: str, is_fifo: bool, current: dict[str, str], changes: dict[str, str]) -> dict:
+        """Column values for a queue whose attribute strings are current updated by changes."""
+        merged = {**current, **changes}
+        if changes.get("RedrivePolicy"):
+            self._check_dead_letter_target(tx, name, is_fifo, json.loads(changes["RedrivePolicy"]))
+        redrive = json.loads(merged["RedrivePolicy"]) if merged.get("RedrivePolicy") else None
+        ints = {r.name: int(merged.get(r.name, r.default)) for r in D.INT_ATTRIBUTES.values()}
+        extra = {
+            k: v
+            for k, v in merged.items()
+            if k not in D.INT_ATTRIBUTES and k not in ("FifoQueue", "ContentBasedDeduplication", "DeduplicationScope") and v != ""
+        }
+        return {
+            "visibility_timeout": ints["VisibilityTimeout"],
+            "delay_seconds": ints["DelaySeconds"],
+            "retention_period": ints["MessageRetentionPeriod"],
+            "max_message_size": ints["MaximumMessageSize"],
+            "receive_wait_time": ints["ReceiveMessageWaitTimeSeconds"],
+            "dead_letter_target": V.parse_arn(redrive["deadLetterTargetArn"])[2] if redrive else None,
+            "max_receive_count": redrive["maxReceiveCount"] if redrive else None,
+            "content_based_dedup": int(merged.get("ContentBasedDeduplication") == "true"),
+            "dedup_scope": merged.get("DeduplicationScope", D.FIFO_DEFAULTS["DeduplicationScope"]),
+            "attributes": json.dumps(extra, sort_keys=True),
+        }
+
+    def _check_dead_letter_target(self, tx: Tx, name: str, is_fifo: bool, policy: dict) -> None:
+        arn = policy["deadLetterTargetArn"]
+        try:
+            target = self._name_from_arn(arn, "deadLetterTargetArn")
+        except QueueDoesNotExist as exc:
+            raise InvalidParameterValue(f"Invalid RedrivePolicy: {exc.message}") from None
+        if target == name:
+            raise InvalidParameterValue(f"Invalid RedrivePolicy: queue {name!r} can't be its own dead-letter queue.")
+        row = tx.one(Q.queue_by_name, name=target)
+        if row is None:
+            raise InvalidParameterValue(f"Invalid RedrivePolicy: the dead-letter queue {arn!r} does not exist.")
+        if bool(row["fifo"]) != is_fifo:
+            kind = "FIFO" if is_fifo else "standard"
+            raise InvalidParameterValue(
+                f"Invalid RedrivePolicy: the dead-letter queue of a {kind} queue must also be a {kind} queue; {target!r} is not."
+            )
+        allow = json.loads(row["attributes"]).get("RedriveAllowPolicy")
+        if allow:
+            allow = json.loads(allow)
+            source = self.queue_arn(name)
+            if allow["redrivePermission"] == "denyAll" or (
+                allow["redrivePermission"] == "byQueue" and source not in allow.get("sourceQueueArns", [])
+            ):
+                raise InvalidParameterValue(
+                    f"Invalid RedrivePolicy: the RedriveAllowPolicy of {target!r} does not allow {source} as a source queue."
+                )
+
+    def get_queue_url(self, queue_name: str) -> str:
+        return self.queue(V.queue_name(queue_name)).url
+
+    def list_queues(
+        self, queue_name_prefix: str = "", max_results: int | None = None, next_token: str | None = None
+    ) -> tuple[list[str], str | None]:
+        """ListQueues: (queue URLs, next token). Without max_results, up to 1000 and no token."""
+        if not isinstance(queue_name_prefix, str) or len(queue_name_prefix) > D.MAX_QUEUE_NAME_LENGTH:
+            raise InvalidParameterValue(f"Invalid QueueNamePrefix {V._shorten(queue_name_prefix)}: a string of up to 80 characters.")
+        if max_results is not None:
+            max_results = V.int_value("MaxResults", max_results, 1, D.MAX_LIST_QUEUES_RESULTS)
+        after = ""
+        if next_token:
+            try:
+                after = base64.urlsafe_b64decode(next_token.encode()).decode()
+            except (binascii.Error, ValueError, UnicodeDecodeError):
+                raise InvalidParameterValue(f"Invalid NextToken {V._shorten(next_token)}: pass a token ListQueues returned.") from None
+        limit = max_results or D.LIST_QUEUES_UNPAGED_LIMIT
+        # LIKE treats _ and % as wildcards; filter exactly in Python after the index narrows it.
+        with self.store.read() as tx:
+            rows = tx.all(Q.list_queues, prefix=queue_name_prefix.replace("%", ""), after=after, limit=limit + 1)
+        names = [r["name"] for r in rows if r["name"].startswith(queue_name_prefix)]
+        token = None
+        if max_results is not None and len(names) > limit:
+            names = names[:limit]
+            token = base64.urlsafe_b64encode(names[-1].encode()).decode()
+        return [self.queue_url(n) for n in names[:limit]], token
+
+    def delete_queue(self, queue_url: str) -> None:
+        name = V.queue_name_from_url(queue_url)
+        now = self.now()
+        with self.store.write() as tx:
+            row = self._queue_row(tx, name)
+            tx.run(Q.delete_queue_messages, queue_id=row["id"])
+            tx.run(Q.delete_queue, id=row["id"])
+            tx.run(Q.put_tombstone, name=name, now=now)
+            tx.run(Q.clear_tombstones, before=now - _ms(D.QUEUE_NAME_REUSE_SECONDS))
+
+    # ------------------------------------------------------------ administration
+
+    def stats(self) -> list[QueueStats]:
+        """Every queue's exact counts, read from one consistent snapshot."""
+        now = self.now()
+        out = []
+        with self.store.read() as tx:
+            rows = tx.all(Q.all_queues)
+            by_name = {r["name"]: r for r in rows}
+            for row in rows:
+                visible, in_flight, delayed = _counts(tx, row, now)
+                oldest = tx.scalar(Q.oldest_sent, queue_id=row["id"], cutoff=_cutoff(row, now))
+                dlq = row["dead_letter_target"]
+                depth = None
+                if dlq and dlq in by_name:
+                    depth = sum(_counts(tx, by_name[dlq], now))
+                out.append(
+                    QueueStats(
+                        name=row["name"],
+                        url=self.queue_url(row["name"]),
+                        fifo=bool(row["fifo"]),
+                        visible=visible,
+                        in_flight=in_flight,
+                        delayed=delayed,
+                        oldest_age_seconds=None if oldest is None else (now - oldest) / 1000,
+                        dead_letter_queue=dlq,
+                        dead_letter_depth=depth,
+                    )
+                )
+        return out
+
+    def prune(self) -> int:
+        """Remove expired messages (and stale bookkeeping) now; returns how many messages.
+        Reads never need this: an expired message is never returned or counted."""
+        removed = 0
+        now = self.now()
+        with self.store.read() as tx:
+            rows = tx.all(Q.all_queues)
+        for row in rows:
+            while True:
+                with self.store.write() as tx:
+                    fresh = tx.one(Q.queue_by_id, id=row["id"])
+                    if fresh is None:
+                        break
+                    n = _prune(tx, fresh, now, 10_000)
+                    tx.run(Q.prune_dedup, queue_id=row["id"], window_start=now - _ms(D.FIFO_DEDUP_WINDOW_SECONDS))
+                    tx.run(Q.prune_attempts, queue_id=row["id"], window_start=now - _ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
+                removed += n
+                if n < 10_000:
+                    break
+        with self.store.write() as tx:
+            tx.run(Q.clear_tombstones, before=now - _ms(D.QUEUE_NAME_REUSE_SECONDS))
+        return removed
+
+    # ------------------------------------------------------------ message move tasks
+
+    def start_message_move_task(
+        self,
+        source_arn: str,
+        destination_arn: str | None = None,
+        max_number_of_messages_per_second: int | None = None,
+        *,
+        background: bool = True,
+    ) -> str:
+        """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
+        (or to destination_arn). Runs in a background thread unless ``background=False``, in
+        which case call :meth:`run_message_move_task` (the CLI does, with a progress bar)."""
+        source = self._name_from_arn(source_arn, "SourceArn")
+        rate = None
+        if max_number_of_messages_per_second is not None:
+            rate = V.int_value("MaxNumberOfMessagesPerSecond", max_number_of_messages_per_second, 1, D.MAX_MOVE_TASK_RATE, "messages per second")
+        now = self.now()
+        with self.store.write() as tx:
+            row = tx.one(Q.queue_by_name, name=source)
+            if row is None:
+                raise ResourceNotFoundException(f"The source queue {source_arn!r} does not exist.")
+            if not tx.all(Q.dead_letter_sources, name=source):
+                raise InvalidParameterValue(
+                    f"The queue {source_arn!r} is not a dead-letter queue: no queue's RedrivePolicy targets it."
+                )
+            if destination_arn is not None:
+                dest = self._name_from_arn(destination_arn, "DestinationArn")
+                dest_row = tx.one(Q.queue_by_name, name=dest)
+                if dest_row is None:
+                    raise ResourceNotFoundException(f"The destination queue {destination_arn!r} does not exist.")
+                if bool(dest_row["fifo"]) != bool(row["fifo"]):
+                    raise InvalidParameterValue("The destination queue must be of the same type (standard or FIFO) as the source.")
+            if tx.one(Q.running_move_task, source_queue_id=row["id"]) is not None:
+                raise UnsupportedOperation(
+                    f"A message move task is already running on {source_arn!r}; cancel it or wait for it (one task per queue)."
+                )
+            handle = _b64(json.dumps({"q": row["id"], "t": uuid.uuid4().hex}).encode())
+            tx.run(
+                Q.insert_move_task,
+                task_handle=handle,
+                source_queue_id=row["id"],
+                source_arn=source_arn,
+                destination_arn=destination_arn,
+                max_per_second=rate,
+                now=now,
+                to_move=tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=_cutoff(row, now)),
+                max_id=tx.scalar(Q.max_message_row, queue_id=row["id"]) or 0,
+            )
+        if background:
+            thread = threading.Thread(target=self.run_message_move_task, args=(handle,), daemon=True, name="sqsqlite-move")
+            thread.start()
+            self._tasks.append(thread)
+        return handle
+
+    def run_message_move_task(self, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
+        """Run (or resume) a move task to the end; safe to call again after an interruption."""
+        while True:
+            task, batch = self._move_step(task_handle)
+            if progress:
+                progress(task)
+            if task.status != "RUNNING":
+                return task
+            if task.max_number_of_messages_per_second:
+                self.clock.sleep(batch / task.max_number_of_messages_per_second)
+
+    def _move_step(self, task_handle: str) -> tuple[MoveTask, int]:
+        now = self.now()
+        with self.store.write() as tx:
+            task = tx.one(Q.move_task, task_handle=task_handle)
+            if task is None:
+                raise ResourceNotFoundException(f"No message move task has the handle {V._shorten(task_handle)}.")
+            if task["status"] != "RUNNING":
+                return _move_task(task, handle=False), 0
+            source = tx.one(Q.queue_by_id, id=task["source_queue_id"])
+            if source is None:
+                tx.run(Q.update_move_task, task_handle=task_handle, status="FAILED", moved=task["moved"], last_id=task["last_id"], now=now, failure_reason="The source queue was deleted.")
+                return _move_task(tx.one(Q.move_task, task_handle=task_handle), handle=False), 0
+            batch = task["max_per_second"] or 500
+            rows = tx.all(
+                Q.messages_page, queue_id=source["id"], cutoff=_cutoff(source, now), after=task["last_id"], upto=task["max_id"], limit=batch
+            )
+            moved, last_id = task["moved"], task["last_id"]
+            failure = None
+            for row in rows:
+                target_arn = task["destination_arn"] or row["dead_letter_source_arn"]
+                last_id = row["id"]
+                if not target_arn:
+                    continue  # sent to the dead-letter queue directly: no source to return to
+                try:
+                    target = tx.one(Q.queue_by_name, name=self._name_from_arn(target_arn, "destination"))
+                except SQSError:
+                    target = None
+                if target is None:
+                    failure = f"The destination queue {target_arn} does not exist."
+                    continue
+                _move_row(tx, row, source, target, now)
+                moved += 1
+            status = "RUNNING" if len(rows) == batch else "COMPLETED"
+            tx.run(Q.update_move_task, task_handle=task_handle, status=status, moved=moved, last_id=last_id, now=now, failure_reason=failure)
+            task = tx.one(Q.move_task, task_handle=task_handle)
+        self._notify()
+        return _move_task(task, handle=status == "RUNNING"), len(rows)
+
+    def list_message_move_tasks(self, source_arn: str, max_results: int = 1) -> list[MoveTask]:
+        source = self._name_from_arn(source_arn, "SourceArn")
+        max_results = V.int_value("MaxResults", max_results, 1, 10)
+        with self.store.read() as tx:
+            row = tx.one(Q.queue_by_name, name=source)
+            if row is None:
+                raise ResourceNotFoundException(f"The source queue {source_arn!r} does not exist.")
+            return [_move_task(t, handle=t["status"] == "RUNNING") for t in tx.all(Q.move_tasks_for, source_queue_id=row["id"], limit=max_results)]
+
+    def cancel_message_move_task(self, task_handle: str) -> int:
+        """CancelMessageMoveTask; returns the approximate number of messages already moved."""
+        now = self.now()
+        with self.store.write() as tx:
+            task = tx.one(Q.move_task, task_handle=task_handle)
+            if task is None:
+                raise ResourceNotFoundException(f"No message move task has the handle {V._shorten(task_handle)}.")
+            if task["status"] != "RUNNING":
+                raise UnsupportedOperation(f"The message move task is {task['status']}, not RUNNING; only a running task can be cancelled.")
+            tx.run(Q.update_move_task, task_handle=task_handle, status="CANCELLED", moved=task["moved"], last_id=task["last_id"], now=now, failure_reason=None)
+            return task["moved"]
+
+    # ------------------------------------------------------------ long-poll wake-ups
+
+    def _notify(self) -> None:
+        if self._waiters:
+            with self._changed:
+                self._changed.notify_all()
+
+    def _wait_for_change(self, queue_id: int, deadline: int) -> None:
+        """Sleep until something may have made a message receivable: a commit by any
+        connection (another thread or process), the next delay or visibility timeout ending, or
+        the deadline. Polls PRAGMA data_version, which costs microseconds and no disk I/O."""
+        store, clock = self.store, self.clock
+        now = clock.now_ms()
+        with store.read() as tx:
+            due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=now)
+        until = deadline if due is None else min(deadline, due)
+        version = store.data_version()
+        with self._changed:
+            self._waiters += 1
+        try:
+            while True:
+                now = clock.now_ms()
+                if now >= until:
+                    return
+                step = min(D.LONG_POLL_INTERVAL, (until - now) / 1000)
+                with self._changed:
+                    notified = _clock_wait(clock, self._changed, step)
+                if notified or store.data_version() != version:
+                    return
+        finally:
+            with self._changed:
+                self._waiters -= 1
+
+
+def _clock_wait(clock: Clock, cond: threading.Condition, seconds: float) -> bool:
+    if clock is SYSTEM_CLOCK:
+        return cond.wait(seconds)
+    cond.wait(0)  # a manual clock jumps instead of waiting
+    clock.sleep(seconds)
+    return False
+
+
+def _attribute_name(key: str) -> str:
+    """visibility_timeout -> VisibilityTimeout; SQS names pass through."""
+    special = {"receive_message_wait_time_seconds": "ReceiveMessageWaitTimeSeconds", "fifo_queue": "FifoQueue"}
+    if key in special:
+        return special[key]
+    if "_" not in key and key[:1].isupper():
+        return key
+    return "".join(part[:1].upper() + part[1:] for part in key.split("_"))
+
+
+def _default_string(name: str) -> str | None:
+    if name in D.INT_ATTRIBUTES:
+        return str(D.INT_ATTRIBUTES[name].default)
+    if name == "FifoQueue":
+        return "false"
+    if name in D.FIFO_DEFAULTS:
+        return D.FIFO_DEFAULTS[name]
+    return ""
+
+
+def _queue_attribute_strings(row) -> dict[str, str]:
+    """The settable attributes of a queue row, as SQS strings."""
+    out = {
+        "VisibilityTimeout": str(row["visibility_timeout"]),
+        "DelaySeconds": str(row["delay_seconds"]),
+        "MessageRetentionPeriod": str(row["retention_period"]),
+        "MaximumMessageSize": str(row["max_message_size"]),
+        "ReceiveMessageWaitTimeSeconds": str(row["receive_wait_time"]),
+    }
+    out.update(json.loads(row["attributes"]))
+    if row["fifo"]:
+        out["FifoQueue"] = "true"
+        out["ContentBasedDeduplication"] = "true" if row["content_based_dedup"] else "false"
+        out["DeduplicationScope"] = row["dedup_scope"]
+        out.setdefault("FifoThroughputLimit", D.FIFO_DEFAULTS["FifoThroughputLimit"])
+    return out
+
+
+def _cutoff(row, now: int) -> int:
+    """Messages sent at or before this instant have outlived the queue's retention period."""
+    return now - _ms(row["retention_period"])
+
+
+def _counts(tx: Tx, row, now: int) -> tuple[int, int, int]:
+    params = {"queue_id": row["id"], "now": now, "cutoff": _cutoff(row, now)}
+    return (
+        tx.scalar(Q.count_visible, **params),
+        tx.scalar(Q.count_in_flight, **params),
+        tx.scalar(Q.count_delayed, **params),
+    )
+
+
+def _prune(tx: Tx, row, now: int, limit: int) -> int:
+    removed = tx.all(Q.prune_expired, queue_id=row["id"], cutoff=_cutoff(row, now), n=limit)
+    for r in removed:
+        if r["is_head"]:
+            tx.run(Q.fix_group_head, queue_id=row["id"], group_id=r["group_id"])
+    return len(removed)
+
+
+def _move_row(tx: Tx, row, source, target, now: int) -> None:
+    """Move one message into another queue as a visible, never-received message; its sent_at
+    (and so its retention) is kept."""
+    sequence = None
+    if target["fifo"]:
+        sequence = tx.scalar(Q.next_sequence, id=target["id"], n=1)
+    tx.run(Q.move_message, id=row["id"], queue_id=target["id"], now=now, sequence_number=sequence)
+    if row["group_id"] is not None:
+        tx.run(Q.fix_group_head, queue_id=source["id"], group_id=row["group_id"])
+        tx.run(Q.fix_group_head, queue_id=target["id"], group_id=row["group_id"])
+
+
+def _move_task(row, handle: bool) -> MoveTask:
+    return MoveTask(
+        task_handle=row["task_handle"] if handle else None,
+        status=row["status"],
+        source_arn=row["source_arn"],
+        destination_arn=row["destination_arn"],
+        max_number_of_messages_per_second=row["max_per_second"],
+        approximate_number_of_messages_moved=row["moved"],
+        approximate_number_of_messages_to_move=row["to_move"],
+        failure_reason=row["failure_reason"],
+        started_timestamp=row["started_at"],
+    )
+
+
+# ---------------------------------------------------------------------- queues
+
+
+class Queue:
+    """One queue of a :class:`Database`. Cheap to make; it holds only the name."""
+
+    def __init__(self, db: Database, name: str):
+        self.db = db
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Queue({self.name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Queue) and other.db is self.db and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((id(self.db), self.name))
+
+    @property
+    def url(self) -> str:
+        return self.db.queue_url(self.name)
+
+    @property
+    def arn(self) -> str:
+        return self.db.queue_arn(self.name)
+
+    @property
+    def fifo(self) -> bool:
+        return self.name.endswith(".fifo")
+
+    def _row(self, tx: Tx):
+        return self.db._queue_row(tx, self.name)
+
+    # ------------------------------------------------------------ attributes
+
+    def get_queue_attributes(self, attribute_names: Sequence[str] = ("All",)) -> dict[str, str]:
+        wanted = V.attribute_names(attribute_names, D.ALL_ATTRIBUTES, "queue attribute")
+        now = self.db.now()
+        with self.db.store.read() as tx:
+            row = self._row(tx)
+            out = _queue_attribute_strings(row)
+            if wanted & {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"}:
+                visible, in_flight, delayed = _counts(tx, row, now)
+                out["ApproximateNumberOfMessages"] = str(visible)
+                out["ApproximateNumberOfMessagesNotVisible"] = str(in_flight)
+                out["ApproximateNumberOfMessagesDelayed"] = str(delayed)
+        out["CreatedTimestamp"] = str(row["created_at"] // 1000)
+        out["LastModifiedTimestamp"] = str(row["modified_at"] // 1000)
+        out["QueueArn"] = self.arn
+        return {k: v for k, v in out.items() if k in wanted}
+
+    def set_queue_attributes(self, attributes: Mapping[str, Any]) -> None:
+        if not attributes:
+            raise MissingParameter("The request must contain the parameter Attributes (one or more queue attributes).")
+        changes = V.queue_attributes(attributes, creating=False)
+        with self.db.store.write() as tx:
+            row = self._row(tx)
+            V.check_fifo_attributes(self.name, bool(row["fifo"]), {**_queue_attribute_strings(row), **changes} if row["fifo"] else changes)
+            columns = self.db._attribute_columns(tx, self.name, bool(row["fifo"]), _queue_attribute_strings(row), changes)
+            tx.run(Q.update_queue_attributes, id=row["id"], now=self.db.now(), **columns)
+
+    def tag_queue(self, tags: Mapping[str, str]) -> None:
+        if not tags:
+            raise MissingParameter("The request must contain the parameter Tags (one or more key/value pairs).")
+        with self.db.store.write() as tx:
+            row = self._row(tx)
+            merged = V.tags({**json.loads(row["tags"]), **V.tags(tags)})
+            tx.run(Q.update_queue_tags, id=row["id"], tags=json.dumps(merged))
+
+    def untag_queue(self, tag_keys: Iterable[str]) -> None:
+        keys = list(tag_keys or ())
+        if not keys:
+            raise MissingParameter("The request must contain the parameter TagKeys (one or more keys).")
+        with self.db.store.write() as tx:
+            row = self._row(tx)
+            current = json.loads(row["tags"])
+            for key in keys:
+                current.pop(key, None)
+            tx.run(Q.update_queue_tags, id=row["id"], tags=json.dumps(current))
+
+    def list_queue_tags(self) -> dict[str, str]:
+        with self.db.store.read() as tx:
+            return json.loads(self._row(tx)["tags"])
+
+    def list_dead_letter_source_queues(self) -> list[str]:
+        with self.db.store.read() as tx:
+            self._row(tx)
+            return [self.db.queue_url(r["name"]) for r in tx.all(Q.dead_letter_sources, name=self.name)]
+
+    def purge_queue(self) -> None:
+        """PurgeQueue: delete every message sent before the call; once per 60 seconds."""
+        now = self.db.now()
+        with self.db.store.write() as tx:
+            row = self._row(tx)
+            if row["purged_at"] is not None and now - row["purged_at"] < _ms(D.PURGE_INTERVAL_SECONDS):
+                raise PurgeQueueInProgress(
+                    f"The queue {self.name!r} was purged less than {D.PURGE_INTERVAL_SECONDS} seconds ago; "
+                    f"purge it again in {(row['purged_at'] + _ms(D.PURGE_INTERVAL_SECONDS) - now) / 1000:.1f} seconds."
+                )
+            tx.run(Q.purge_queue, queue_id=row["id"], now=now)
+            tx.run(Q.mark_purged, id=row["id"], now=now)
+
+    # ------------------------------------------------------------ sending
+
+    def _prepare(self, body, delay_seconds, message_attributes, group_id, dedup_id, entry_id=None) -> _Prepared:
+        body_bytes = V.message_body(body)
+        attributes = V.message_attributes(message_attributes)
+        delay = None if delay_seconds is None else V.delay_seconds(delay_seconds)
+        if group_id is not None:
+            group_id = V.dedup_id("MessageGroupId", group_id)
+        if dedup_id is not None:
+            dedup_id = V.dedup_id("MessageDeduplicationId", dedup_id)
+        return _Prepared(body, body_bytes, attributes, delay, group_id, dedup_id, entry_id)
+
+    def send_message(
+        self,
+        message_body: str,
+        *,
+        delay_seconds: int | None = None,
+        message_attributes: Mapping[str, Any] | None = None,
+        message_group_id: str | None = None,
+        message_deduplication_id: str | None = None,
+    ) -> SendResult:
+        prepared = self._prepare(message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id)
+        with self.db.store.write() as tx:
+            row = self._row(tx)
+            result = self._insert(tx, row, [prepared])[0]
+        self.db._notify()
+        if isinstance(result, SQSError):
+            raise result
+        return result
+
+    def send_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
+        """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
+        MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
+        entries = V.batch_entries(entries)
+        prepared: list[_Prepared] = []
+        failed: list[BatchResultErrorEntry] = []
+        for entry in entries:
+            try:
+                prepared.append(
+                    self._prepare(
+                        entry.get("MessageBody"),
+                        entry.get("DelaySeconds"),
+                        entry.get("MessageAttributes"),
+                        entry.get("MessageGroupId"),
+                        entry.get("MessageDeduplicationId"),
+                        entry_id=entry["Id"],
+                    )
+                )
+            except SQSError as exc:
+                failed.append(BatchResultErrorEntry(entry["Id"], exc.code, exc.message, exc.sender_fault))
+        V.check_batch_size(sum(p.size for p in prepared))
+        successful = []
+        if prepared:
+            with self.db.store.write() as tx:
+                row = self._row(tx)
+                results = self._insert(tx, row, prepared)
+            self.db._notify()
+            for p, result in zip(prepared, results):
+                if isinstance(result, SQSError):
+                    failed.append(BatchResultErrorEntry(p.entry_id, result.code, result.message, result.sender_fault))
+                else:
+                    successful.append(result)
+        order = {e["Id"]: i for i, e in enumerate(entries)}
+        failed.sort(key=lambda f: order[f.id])
+        return BatchResult(successful, failed)
+
+    def _insert(self, tx: Tx, row, prepared: list[_Prepared]) -> list:
+        """Insert checked messages; an entry that breaks a queue rule becomes its error."""
+        now = self.db.now()
+        is_fifo = bool(row["fifo"])
+        results: list = []
+        rows: list[dict] = []
+        for p in prepared:
+            try:
+                if p.size > row["max_message_size"]:
+                    raise InvalidParameterValue(
+                        f"The message is {p.size} bytes (body plus message attributes); queue {self.name!r} "
+                        f"allows 1 to {row['max_message_size']} bytes (MaximumMessageSize)."
+                    )
+                if is_fifo:
+                    results.append(self._insert_fifo(tx, row, p, now))
+                    continue
+                if p.group_id is not None or p.dedup_id is not None:
+                    name = "MessageGroupId" if p.group_id is not None else "MessageDeduplicationId"
+                    raise InvalidParameterValue(f"{name} is for FIFO queues only; {self.name!r} is a standard queue.")
+            except SQSError as exc:
+                results.append(exc)
+                continue
+            delay = row["delay_seconds"] if p.delay is None else p.delay
+            message_id = str(uuid.uuid4())
+            md5_body = V.md5_hex(p.body_bytes)
+            md5_attrs = V.md5_of_attributes(p.attributes)
+            rows.append(_message_row(row["id"], message_id, p, md5_body, md5_attrs, self.db.sender_id, now, now + _ms(delay)))
+            results.append(SendResult(message_id, md5_body, md5_attrs, None, p.entry_id))
+        if rows:
+            tx.run_many(Q.insert_message, rows)
+        return results
+
+    def _insert_fifo(self, tx: Tx, row, p: _Prepared, now: int) -> SendResult:
+        if p.group_id is None:
+            raise MissingParameter(f"The request must contain the parameter MessageGroupId: {self.name!r} is a FIFO queue.")
+        if p.delay is not None:
+            raise InvalidParameterValue(
+                f"DelaySeconds {p.delay} is not allowed on a message sent to FIFO queue {self.name!r}; set the queue's DelaySeconds instead."
+            )
+        dedup = p.dedup_id
+        if dedup is None:
+            if not row["content_based_dedup"]:
+                raise InvalidParameterValue(
+                    f"The queue {self.name!r} should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly."
+                )
+            dedup = hashlib.sha256(p.body_bytes).hexdigest()
+        scope = p.group_id if row["dedup_scope"] == "messageGroup" else ""
+        md5_body = V.md5_hex(p.body_bytes)
+        md5_attrs = V.md5_of_attributes(p.attributes)
+        window_start = now - _ms(D.FIFO_DEDUP_WINDOW_SECONDS)
+        seen = tx.one(Q.find_dedup, queue_id=row["id"], scope=scope, dedup_id=dedup, window_start=window_start)
+        if seen is not None:
+            return SendResult(seen["message_id"], md5_body, md5_attrs, f"{seen['sequence_number']:020d}", p.entry_id)
+        sequence = tx.scalar(Q.next_sequence, id=row["id"], n=1)
+        message_id = str(uuid.uuid4())
+        is_head = tx.one(Q.group_has_messages, queue_id=row["id"], group_id=p.group_id) is None
+        values = _message_row(row["id"], message_id, p, md5_body, md5_attrs, self.db.sender_id, now, now + _ms(row["delay_seconds"]))
+        values.update(dedup_id=dedup, sequence_number=sequence, is_head=int(is_head))
+        tx.run(Q.insert_message, **values)
+        tx.run(Q.put_dedup, queue_id=row["id"], scope=scope, dedup_id=dedup, message_id=message_id, sequence_number=sequence, now=now)
+        return SendResult(message_id, md5_body, md5_attrs, f"{sequence:020d}", p.entry_id)
+
+    # ------------------------------------------------------------ receiving
+
+    def receive_message(
+        self,
+        *,
+        max_number_of_messages: int = 1,
+        visibility_timeout: int | None = None,
+        wait_time_seconds: int | None = None,
+        message_system_attribute_names: Sequence[str] | None = None,
+        message_attribute_names: Sequence[str] | None = None,
+        receive_request_attempt_id: str | None = None,
+    ) -> list[Message]:
+        """ReceiveMessage: up to 10 messages, each with a fresh receipt handle, in flight until
+        now + visibility timeout. Long-polls up to wait_time_seconds (default: the queue's
+        ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned."""
+        r = D.MAX_MESSAGES
+        n = V.int_value(r.name, max_number_of_messages, r.low, r.high)
+        vt = None if visibility_timeout is None else V.visibility_timeout(visibility_timeout)
+        wait = None
+        if wait_time_seconds is not None:
+            r = D.WAIT_TIME
+            wait = V.int_value(r.name, wait_time_seconds, r.low, r.high, r.unit)
+        system = V.attribute_names(message_system_attribute_names, D.MESSAGE_SYSTEM_ATTRIBUTES, "message system attribute")
+        wanted = _wanted_message_attributes(message_attribute_names)
+        if receive_request_attempt_id is not None:
+            receive_request_attempt_id = V.dedup_id("ReceiveRequestAttemptId", receive_request_attempt_id)
+        start = self.db.now()
+        deadline = None
+        while True:
+            queue_id, rows, queue_wait = self._claim(n, vt, receive_request_attempt_id)
+            if deadline is None:
+                deadline = start + _ms(queue_wait if wait is None else wait)
+            if rows or self.db.now() >= deadline:
+                return [self._message(row, system, wanted) for row in rows]
+            self.db._wait_for_change(queue_id, deadline)
+
+    def _message(self, row, system: set[str], wanted: Callable[[str], bool]) -> Message:
+        attrs = _decode_attributes(row["attributes"])
+        return Message(
+            message_id=row["message_id"],
+            body=row["body"],
+            md5_of_body=row["md5_of_body"],
+            receipt_handle=_encode_handle(self.db.store.secret, row["queue_id"], row["id"], row["message_id"], row["receipt_token"])
+            if row["receipt_token"] is not None
+            else None,
+            receive_count=row["receive_count"],
+            sent_timestamp=row["sent_at"],
+            first_receive_timestamp=row["first_received_at"],
+            message_attributes={k: v for k, v in attrs.items() if wanted(k)},
+            md5_of_message_attributes=row["md5_of_attributes"],
+            attributes=_system_attributes(row, system),
+            message_group_id=row["group_id"],
+            message_deduplication_id=row["dedup_id"],
+            sequence_number=None if row["sequence_number"] is None else f"{row['sequence_number']:020d}",
+            dead_letter_queue_source_arn=row["dead_letter_source_arn"],
+            sender_id=row["sender_id"],
+            visible_at=row["visible_at"],
+            queue=self,
+        )
+
+    def _claim(self, n: int, vt: int | None, attempt_id: str | None):
+        """One receive attempt in one write transaction: prune, cap check, claim, dead-letter."""
+        db = self.db
+        now = db.now()
+        with db.store.write() as tx:
+            row = self._row(tx)
+            queue_id, is_fifo = row["id"], bool(row["fifo"])
+            if attempt_id is not None and is_fifo:
+                repeated = self._repeat_attempt(tx, row, attempt_id, now)
+                if repeated is not None:
+                    return queue_id, repeated, row["receive_wait_time"]
+            _prune(tx, row, now, D.PRUNE_BATCH)
+            n = self._under_cap(tx, row, n, now)
+            if n == 0:
+                return queue_id, [], row["receive_wait_time"]
+            lease_end = now + _ms(row["visibility_timeout"] if vt is None else vt)
+            cutoff = _cutoff(row, now)
+            dlq = None
+            if row["max_receive_count"] is not None:
+                dlq = tx.one(Q.queue_by_name, name=row["dead_letter_target"])
+            claimed: list = []
+            for _ in range(10):  # each round moves at least one poison message, or ends
+                want = n - len(claimed)
+                params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=lease_end)
+                if is_fifo:
+                    rows = self._claim_fifo(tx, params, want)
+                else:
+                    rows = tx.all(Q.claim_standard, n=want, **params)
+                poison = [r for r in rows if dlq is not None and r["receive_count"] > row["max_receive_count"]]
+                for r in poison:
+                    self._dead_letter(tx, r, row, dlq, now)
+                moved = {r["id"] for r in poison}
+                claimed.extend(r for r in rows if r["id"] not in moved)
+                if not poison or len(claimed) >= n:
+                    break
+            if claimed:
+                tx.run(Q.add_inflight, id=queue_id, n=len(claimed))
+            if attempt_id is not None and is_fifo:
+                result = json.dumps([[r["id"], r["receipt_token"].hex()] for r in claimed])
+                tx.run(Q.put_attempt, queue_id=queue_id, attempt_id=attempt_id, now=now, result=result)
+                tx.run(Q.prune_attempts, queue_id=queue_id, window_start=now - _ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
+        if dlq is not None:
+            db._notify()
+        return queue_id, claimed, row["receive_wait_time"]
+
+    def _under_cap(self, tx: Tx, row, n: int, now: int) -> int:
+        """How many messages this receive may take without passing the in-flight cap.
+
+        ``inflight_bound`` only grows between recounts, so it is never below the true count:
+        while it stays under the cap nothing is counted. Reaching the cap triggers one exact
+        count (an index range over the messages in flight) that resets the bound."""
+        cap = D.MAX_IN_FLIGHT_FIFO if row["fifo"] else D.MAX_IN_FLIGHT_STANDARD
+        bound = row["inflight_bound"]
+        if bound + n <= cap:
+            return n
+        exact = tx.scalar(Q.count_in_flight, queue_id=row["id"], now=now, cutoff=_cutoff(row, now))
+        tx.run(Q.set_inflight, id=row["id"], n=exact)
+        if exact >= cap:
+            if row["fifo"]:
+                return 0  # SQS returns no messages and no error for FIFO queues
+            raise OverLimit(
+                f"The queue {self.name!r} has {exact} messages in flight, the most a standard queue allows "
+                f"({cap}); delete or release messages before receiving more."
+            )
+        return min(n, cap - exact)
+
+    def _claim_fifo(self, tx: Tx, params: dict, want: int) -> list:
+        """Visible group heads, each followed by its group's visible run, in send order."""
+        ids: list[int] = []
+        for head in tx.all(Q.fifo_heads, n=want, **params):
+            if len(ids) >= want:
+                break
+            for r in tx.all(Q.fifo_group_run, queue_id=params["queue_id"], group_id=head["group_id"], cutoff=params["cutoff"], n=want - len(ids)):
+                if r["visible_at"] > params["now"]:
+                    break  # a later message never jumps one that is in flight or delayed
+                ids.append(r["id"])
+        if not ids:
+            return []
+        rows = tx.all(Q.claim_ids, ids=json.dumps(ids), **params)
+        order = {i: k for k, i in enumerate(ids)}
+        return sorted(rows, key=lambda r: order[r["id"]])
+
+    def _dead_letter(self, tx: Tx, r, row, dlq, now: int) -> None:
+        """Undo this receive's claim on a message past maxReceiveCount and move it to the
+        dead-letter queue, visible there at once, its receive count and sent_at kept."""
+        sequence = tx.scalar(Q.next_sequence, id=dlq["id"], n=1) if dlq["fifo"] else None
+        tx.run(Q.unclaim_to_dead_letter, id=r["id"], dlq_id=dlq["id"], now=now, source_arn=self.arn, sequence_number=sequence)
+        if r["group_id"] is not None:
+            tx.run(Q.fix_group_head, queue_id=row["id"], group_id=r["group_id"])
+            tx.run(Q.fix_group_head, queue_id=dlq["id"], group_id=r["group_id"])
+
+    def _repeat_attempt(self, tx: Tx, row, attempt_id: str, now: int):
+        stored = tx.scalar(Q.find_attempt, queue_id=row["id"], attempt_id=attempt_id, window_start=now - _ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
+        if stored is None:
+            return None
+        out = []
+        for row_id, token in json.loads(stored):
+            r = tx.one(Q.message_by_id, id=row_id)
+            # The same messages with the same handles, while those handles still hold them.
+            if r is not None and r["queue_id"] == row["id"] and r["receipt_token"] == bytes.fromhex(token) and r["visible_at"] > now:
+                out.append(r)
+        return out
+
+    # ------------------------------------------------------------ deleting and visibility
+
+    def _locate(self, tx: Tx, row, handle: str):
+        """The message a handle holds, None if it was deleted, or ReceiptHandleIsInvalid."""
+        h = _decode_handle(self.db.store.secret, handle, row["id"])
+        msg = tx.one(Q.message_by_id, id=h.row_id)
+        if msg is None or uuid.UUID(msg["message_id"]).bytes != h.message_uuid:
+            return None
+        if msg["queue_id"] != row["id"]:
+            raise ReceiptHandleIsInvalid(
+                "The receipt handle is no longer valid: its message was moved to the dead-letter queue."
+            )
+        if msg["receipt_token"] != h.token:
+            raise ReceiptHandleIsInvalid(
+                "The receipt handle is no longer valid: the message was received again, and only the newest receipt handle can act on it."
+            )
+        return msg
+
+    def delete_message(self, receipt_handle: str) -> None:
+        with self.db.store.write() as tx:
+            self._delete(tx, self._row(tx), receipt_handle, self.db.now())
+
+    def _delete(self, tx: Tx, row, handle: str, now: int) -> None:
+        msg = self._locate(tx, row, handle)
+        if msg is None:
+            return  # already deleted with its last handle: deleting again is fine
+        if row["fifo"] and msg["visible_at"] <= now:
+            raise InvalidParameterValue(
+                f"The receipt handle has expired: on FIFO queue {self.name!r} a handle is valid only while its message is in flight."
+            )
+        gone = tx.one(Q.delete_message, id=msg["id"])
+        if gone["is_head"]:
+            tx.run(Q.fix_group_head, queue_id=row["id"], group_id=gone["group_id"])
+
+    def change_message_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
+        vt = V.visibility_timeout(visibility_timeout)
+        with self.db.store.write() as tx:
+            self._change(tx, self._row(tx), receipt_handle, vt, self.db.now())
+        if vt == 0:
+            self.db._notify()
+
+    def _change(self, tx: Tx, row, handle: str, vt: int, now: int) -> None:
+        msg = self._locate(tx, row, handle)
+        if msg is None or msg["sent_at"] <= _cutoff(row, now):
+            raise InvalidParameterValue(
+                "Value for parameter ReceiptHandle is invalid: the message does not exist any more (deleted, purged or expired)."
+            )
+        if msg["visible_at"] <= now:
+            raise MessageNotInflight(
+                "The message is not in flight: its visibility timeout has ended, so there is nothing to change; receive it again."
+            )
+        new_end = now + _ms(vt)
+        limit = msg["received_at"] + _ms(D.MAX_VISIBILITY_TIMEOUT)
+        if new_end > limit:
+            left = max(0, (limit - now) // 1000)
+            raise InvalidParameterValue(
+                f"Value {vt} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message "
+                f"is beyond the limit [{D.MAX_VISIBILITY_TIMEOUT} seconds]; at most {left} seconds are left for this receive."
+            )
+        tx.run(Q.change_visibility, id=msg["id"], visible_at=new_end)
+
+    def delete_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
+        """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
+        entries = V.batch_entries(entries)
+        return self._batch(entries, lambda tx, row, e, now: self._delete(tx, row, e.get("ReceiptHandle"), now))
+
+    def change_message_visibility_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
+        """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
+        entries = V.batch_entries(entries)
+
+        def one(tx, row, e, now):
+            self._change(tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e.get("VisibilityTimeout")), now)
+
+        result = self._batch(entries, one)
+        self.db._notify()
+        return result
+
+    def _batch(self, entries, action) -> BatchResult:
+        successful, failed = [], []
+        with self.db.store.write() as tx:
+            row = self._row(tx)
+            now = self.db.now()
+            for e in entries:
+                try:
+                    action(tx, row, e, now)  # raises before it writes, so a failure changes nothing
+                    successful.append({"Id": e["Id"]})
+                except SQSError as exc:
+                    failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault))
+        return BatchResult(successful, failed)
+
+    # ------------------------------------------------------------ looking without touching
+
+    def peek(self, state: str = "all", limit: int = 10) -> list[Message]:
+        """Messages in a state (visible, in-flight, delayed, all) without receiving them:
+        no receipt handles, no receive counts, nothing changes."""
+        if state not in ("visible", "in-flight", "delayed", "all"):
+            raise InvalidParameterValue(f"Invalid state {state!r}: use visible, in-flight, delayed or all.")
+        limit = V.int_value("limit", limit, 1, 1_000_000)
+        now = self.db.now()
+        with self.db.store.read() as tx:
+            row = self._row(tx)
+            rows = tx.all(Q.peek_messages, queue_id=row["id"], now=now, cutoff=_cutoff(row, now), state=state, limit=limit)
+        out = []
+        for r in rows:
+            m = self._message(r, set(D.MESSAGE_SYSTEM_ATTRIBUTES), lambda name: True)
+            m.receipt_handle = None
+            m.queue = None
+            out.append(m)
+        return out
+
+    def export_messages(self, page: int = 1000) -> Iterator[dict]:
+        """Every live message with its attributes and timestamps, as JSON-ready dicts."""
+        after = 0
+        while True:
+            now = self.db.now()
+            with self.db.store.read() as tx:
+                row = self._row(tx)
+                rows = tx.all(Q.messages_page, queue_id=row["id"], cutoff=_cutoff(row, now), after=after, upto=2**62, limit=page)
+            for r in rows:
+                yield {
+                    "MessageId": r["message_id"],
+                    "Body": r["body"],
+                    "MD5OfBody": r["md5_of_body"],
+                    "MessageAttributes": json.loads(r["attributes"]) if r["attributes"] else {},
+                    "MD5OfMessageAttributes": r["md5_of_attributes"],
+                    "SenderId": r["sender_id"],
+                    "SentTimestamp": r["sent_at"],
+                    "VisibleAt": r["visible_at"],
+                    "ApproximateReceiveCount": r["receive_count"],
+                    "ApproximateFirstReceiveTimestamp": r["first_received_at"],
+                    "MessageGroupId": r["group_id"],
+                    "MessageDeduplicationId": r["dedup_id"],
+                    "SequenceNumber": r["sequence_number"],
+                    "DeadLetterQueueSourceArn": r["dead_letter_source_arn"],
+                }
+            if len(rows) < page:
+                return
+            after = rows[-1]["id"]
+
+    def import_messages(self, records: Iterable[Mapping[str, Any]], batch: int = 500) -> int:
+        """Insert exported messages as they were (ids, timestamps, receive counts); a message
+        that was in flight comes back visible, since its receipt handle did not travel."""
+        count = 0
+        buffer: list[Mapping[str, Any]] = []
+
+        def flush():
+            nonlocal count
+            with self.db.store.write() as tx:
+                row = self._row(tx)
+                now = self.db.now()
+                for rec in buffer:
+                    attrs = V.message_attributes({k: V.MessageAttribute.from_json(v) for k, v in (rec.get("MessageAttributes") or {}).items()})
+                    p = _Prepared(rec["Body"], V.message_body(rec["Body"]), attrs, None, rec.get("MessageGroupId"), rec.get("MessageDeduplicationId"))
+                    received = int(rec.get("ApproximateReceiveCount") or 0)
+                    visible_at = int(rec.get("VisibleAt") or now)
+                    if received:
+                        visible_at = min(visible_at, now)  # was in flight: its handle did not travel
+                    values = _message_row(
+                        row["id"], rec["MessageId"], p, V.md5_hex(p.body_bytes), V.md5_of_attributes(attrs),
+                        rec.get("SenderId") or self.db.sender_id, int(rec["SentTimestamp"]), visible_at,
+                    )
+                    values.update(
+                        receive_count=received,
+                        first_received_at=rec.get("ApproximateFirstReceiveTimestamp"),
+                        dead_letter_source_arn=rec.get("DeadLetterQueueSourceArn"),
+                    )
+                    if row["fifo"]:
+                        if p.group_id is None:
+                            raise MissingParameter(f"Record {rec['MessageId']} has no MessageGroupId; {self.name!r} is a FIFO queue.")
+                        values.update(
+                            sequence_number=tx.scalar(Q.next_sequence, id=row["id"], n=1),
+                            is_head=int(tx.one(Q.group_has_messages, queue_id=row["id"], group_id=p.group_id) is None),
+                        )
+                    tx.run(Q.insert_message, **values)
+                    count += 1
+            buffer.clear()
+            self.db._notify()
+
+        for rec in records:
+            buffer.append(rec)
+            if len(buffer) >= batch:
+                flush()
+        if buffer:
+            flush()
+        return count
+
+
+def _message_row(queue_id, message_id, p: _Prepared, md5_body, md5_attrs, sender_id, sent_at, visible_at) -> dict:
+    return {
+        "queue_id": queue_id,
+        "message_id": message_id,
+        "body": p.body,
+        "md5_of_body": md5_body,
+        "attributes": json.dumps({k: v.to_json() for k, v in p.attributes.items()}) if p.attributes else None,
+        "md5_of_attributes": md5_attrs,
+        "sender_id": sender_id,
+        "sent_at": sent_at,
+        "visible_at": visible_at,
+        "receive_count": 0,
+        "first_received_at": None,
+        "group_id": p.group_id,
+        "dedup_id": p.dedup_id,
+        "sequence_number": None,
+        "dead_letter_source_arn": None,
+        "is_head": 0,
+    }
+
+
+def connect(path: str | os.PathLike | None = None, **options: Any) -> Database:
+    """Open (creating and migrating if needed) a sqsqlite database file.
+
+    ``path`` defaults to ``$SQSQLITE_DB`` or ``./sqsqlite.db``. Options: ``clock``, ``region``,
+    ``account_id``, ``endpoint``, ``sender_id``, ``synchronous`` ("NORMAL" or "FULL")."""
+    return Database(path, **options)

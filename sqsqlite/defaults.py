@@ -1,0 +1,127 @@
+"""Every default, limit and range in one place.
+
+The numbers are Amazon SQS's (see SPEC.md); the engine, the CLI and the endpoint read them
+from here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_DB_PATH = "sqsqlite.db"
+DB_PATH_ENV = "SQSQLITE_DB"
+DEFAULT_REGION = "us-east-1"
+DEFAULT_ACCOUNT_ID = "000000000000"
+DEFAULT_ENDPOINT = "http://localhost:9324"
+
+MAX_VISIBILITY_TIMEOUT = 43_200  # 12 hours, also the cap for one receive's total
+MAX_DELAY_SECONDS = 900
+MAX_WAIT_TIME_SECONDS = 20
+MAX_MESSAGES_PER_RECEIVE = 10
+MAX_BATCH_ENTRIES = 10
+MAX_BATCH_ENTRY_ID_LENGTH = 80
+MAX_BATCH_PAYLOAD = 1_048_576
+MAX_MESSAGE_ATTRIBUTES = 10
+MAX_ATTRIBUTE_NAME_LENGTH = 256
+MAX_QUEUE_NAME_LENGTH = 80
+MAX_IN_FLIGHT_STANDARD = 120_000
+MAX_IN_FLIGHT_FIFO = 20_000
+MAX_RECEIVE_COUNT = 1000
+MAX_REDRIVE_ALLOW_SOURCES = 10
+MAX_TAGS = 50
+MAX_TAG_KEY_LENGTH = 128
+MAX_TAG_VALUE_LENGTH = 256
+MAX_LIST_QUEUES_RESULTS = 1000
+LIST_QUEUES_UNPAGED_LIMIT = 1000
+QUEUE_NAME_REUSE_SECONDS = 60
+PURGE_INTERVAL_SECONDS = 60
+FIFO_DEDUP_WINDOW_SECONDS = 300
+RECEIVE_ATTEMPT_WINDOW_SECONDS = 300
+MAX_MOVE_TASK_RATE = 500
+
+# How many expired rows a receive removes on its way; bounded so no single receive stalls.
+PRUNE_BATCH = 64
+# How often (seconds of real time) a long poll looks for commits made by other processes.
+LONG_POLL_INTERVAL = 0.005
+# How long a writer keeps retrying a busy database before giving up (seconds).
+BUSY_TIMEOUT_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class IntRange:
+    """An integer queue attribute: its SQS name, allowed range, default and unit."""
+
+    name: str
+    low: int
+    high: int
+    default: int
+    unit: str = "seconds"
+
+    def describe(self) -> str:
+        return f"{self.low} to {self.high} {self.unit}"
+
+
+VISIBILITY_TIMEOUT = IntRange("VisibilityTimeout", 0, MAX_VISIBILITY_TIMEOUT, 30)
+DELAY_SECONDS = IntRange("DelaySeconds", 0, MAX_DELAY_SECONDS, 0)
+MESSAGE_RETENTION_PERIOD = IntRange("MessageRetentionPeriod", 60, 1_209_600, 345_600)
+MAXIMUM_MESSAGE_SIZE = IntRange("MaximumMessageSize", 1024, 1_048_576, 1_048_576, "bytes")
+RECEIVE_WAIT_TIME = IntRange("ReceiveMessageWaitTimeSeconds", 0, MAX_WAIT_TIME_SECONDS, 0)
+
+INT_ATTRIBUTES: dict[str, IntRange] = {
+    r.name: r
+    for r in (
+        VISIBILITY_TIMEOUT,
+        DELAY_SECONDS,
+        MESSAGE_RETENTION_PERIOD,
+        MAXIMUM_MESSAGE_SIZE,
+        RECEIVE_WAIT_TIME,
+    )
+}
+
+# Per-call ranges (not queue attributes, same numbers).
+MAX_MESSAGES = IntRange("MaxNumberOfMessages", 1, MAX_MESSAGES_PER_RECEIVE, 1, "messages")
+WAIT_TIME = IntRange("WaitTimeSeconds", 0, MAX_WAIT_TIME_SECONDS, 0)
+MAX_RECEIVE_COUNT_RANGE = IntRange("maxReceiveCount", 1, MAX_RECEIVE_COUNT, 10, "receives")
+
+# Stored and returned as given; sqsqlite enforces and encrypts nothing because of them.
+PASSTHROUGH_ATTRIBUTES = (
+    "Policy",
+    "KmsMasterKeyId",
+    "KmsDataKeyReusePeriodSeconds",
+    "SqsManagedSseEnabled",
+)
+
+FIFO_ATTRIBUTES = ("FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit")
+FIFO_DEFAULTS = {
+    "ContentBasedDeduplication": "false",
+    "DeduplicationScope": "queue",
+    "FifoThroughputLimit": "perQueue",
+}
+
+READ_ONLY_ATTRIBUTES = (
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "ApproximateNumberOfMessagesDelayed",
+    "CreatedTimestamp",
+    "LastModifiedTimestamp",
+    "QueueArn",
+)
+
+SETTABLE_ATTRIBUTES = (
+    tuple(INT_ATTRIBUTES)
+    + ("RedrivePolicy", "RedriveAllowPolicy")
+    + PASSTHROUGH_ATTRIBUTES
+    + FIFO_ATTRIBUTES
+)
+ALL_ATTRIBUTES = SETTABLE_ATTRIBUTES + READ_ONLY_ATTRIBUTES
+
+MESSAGE_SYSTEM_ATTRIBUTES = (
+    "ApproximateReceiveCount",
+    "ApproximateFirstReceiveTimestamp",
+    "SentTimestamp",
+    "SenderId",
+    "MessageGroupId",
+    "MessageDeduplicationId",
+    "SequenceNumber",
+    "DeadLetterQueueSourceArn",
+)

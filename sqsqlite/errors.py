@@ -1,0 +1,127 @@
+"""One exception root; one class per SQS error code.
+
+Each error carries the SQS code name (``err.code``), a message naming the offending value and
+what is allowed, and whether the caller is at fault (``err.sender_fault``). A call that raises
+changes nothing.
+"""
+
+from __future__ import annotations
+
+
+class SQSError(Exception):
+    """Root of every sqsqlite error. ``code`` is the SQS error code name."""
+
+    code = "InternalError"
+    sender_fault = True
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+class QueueDoesNotExist(SQSError):
+    code = "QueueDoesNotExist"
+
+
+class QueueAlreadyExists(SQSError):
+    code = "QueueAlreadyExists"
+
+
+class QueueDeletedRecently(SQSError):
+    code = "QueueDeletedRecently"
+
+
+class InvalidParameterValue(SQSError):
+    code = "InvalidParameterValue"
+
+
+class MissingParameter(SQSError):
+    code = "MissingParameter"
+
+
+class InvalidAttributeName(SQSError):
+    code = "InvalidAttributeName"
+
+
+class InvalidAttributeValue(SQSError):
+    code = "InvalidAttributeValue"
+
+
+class ReceiptHandleIsInvalid(SQSError):
+    code = "ReceiptHandleIsInvalid"
+
+
+class MessageNotInflight(SQSError):
+    code = "MessageNotInflight"
+
+
+class OverLimit(SQSError):
+    code = "OverLimit"
+
+
+class PurgeQueueInProgress(SQSError):
+    code = "PurgeQueueInProgress"
+
+
+class EmptyBatchRequest(SQSError):
+    code = "EmptyBatchRequest"
+
+
+class TooManyEntriesInBatchRequest(SQSError):
+    code = "TooManyEntriesInBatchRequest"
+
+
+class BatchEntryIdsNotDistinct(SQSError):
+    code = "BatchEntryIdsNotDistinct"
+
+
+class InvalidBatchEntryId(SQSError):
+    code = "InvalidBatchEntryId"
+
+
+class BatchRequestTooLong(SQSError):
+    code = "BatchRequestTooLong"
+
+
+class UnsupportedOperation(SQSError):
+    code = "UnsupportedOperation"
+
+
+class ResourceNotFoundException(SQSError):
+    code = "ResourceNotFoundException"
+
+
+class DatabaseError(SQSError):
+    """The database file can't be used: not a sqsqlite database, newer schema, read-only, full."""
+
+    code = "DatabaseError"
+    sender_fault = False
+
+
+ALL_ERRORS: dict[str, type[SQSError]] = {
+    cls.code: cls
+    for cls in (
+        QueueDoesNotExist,
+        QueueAlreadyExists,
+        QueueDeletedRecently,
+        InvalidParameterValue,
+        MissingParameter,
+        InvalidAttributeName,
+        InvalidAttributeValue,
+        ReceiptHandleIsInvalid,
+        MessageNotInflight,
+        OverLimit,
+        PurgeQueueInProgress,
+        EmptyBatchRequest,
+        TooManyEntriesInBatchRequest,
+        BatchEntryIdsNotDistinct,
+        InvalidBatchEntryId,
+        BatchRequestTooLong,
+        UnsupportedOperation,
+        ResourceNotFoundException,
+        DatabaseError,
+    )
+}

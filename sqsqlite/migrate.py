@@ -1,0 +1,70 @@
+"""Alembic, driven from code: the migrations ship inside the package, no alembic.ini needed."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from importlib import resources
+
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, event
+from sqlalchemy.pool import StaticPool
+
+
+def _config(buffer=None) -> Config:
+    cfg = Config(stdout=buffer or io.StringIO())
+    cfg.set_main_option("script_location", str(resources.files("sqsqlite.migrations")))
+    return cfg
+
+
+def known_revisions() -> set[str]:
+    return {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
+
+
+@contextlib.contextmanager
+def _engine(store):
+    # Run alembic on a dedicated connection in BEGIN IMMEDIATE: two processes opening a new
+    # file at once serialise here, and the second finds the schema already at head.
+    engine = create_engine(
+        "sqlite://",
+        creator=lambda: store._open(),
+        poolclass=StaticPool,
+    )
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+def _run(store, fn, *args) -> str:
+    out = io.StringIO()
+    cfg = _config(out)
+    with _engine(store) as engine, engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        fn(cfg, *args)
+    return out.getvalue()
+
+
+def upgrade(store, revision: str = "head") -> str:
+    return _run(store, command.upgrade, revision)
+
+
+def downgrade(store, revision: str = "-1") -> str:
+    return _run(store, command.downgrade, revision)
+
+
+def current(store) -> str | None:
+    return store.current_revision()
+
+
+def history() -> list[tuple[str, str | None, str]]:
+    """(revision, down revision, first docstring line), newest first."""
+    script = ScriptDirectory.from_config(_config())
+    return [(s.revision, s.down_revision, (s.doc or "").strip()) for s in script.walk_revisions()]

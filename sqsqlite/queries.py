@@ -1,0 +1,394 @@
+"""Every SQL statement sqsqlite runs, built with SQLAlchemy Core and compiled once at import.
+
+Builders are pure: they return SQL text with ``:named`` parameters, nothing here touches a
+database. :mod:`sqsqlite.store` is the one module that executes them. Compiling once keeps
+SQLAlchemy's per-call overhead off the hot path while the statements stay declarative and
+testable (``tests/test_queries.py`` checks the claim walks an index, never the whole table).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import and_, bindparam, delete, exists, func, insert, literal_column, or_, select, update
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.sql import ClauseElement
+
+from .schema import fifo_dedup, messages, meta, move_tasks, queue_tombstones, queues, receive_attempts
+
+_DIALECT = sqlite.dialect(paramstyle="named")
+
+m = messages
+q = queues
+
+
+class Sql(str):
+    """Compiled SQL text plus the values of the literals SQLAlchemy turned into parameters."""
+
+    defaults: dict
+
+    def bind(self, params: dict) -> dict:
+        return {**self.defaults, **params} if self.defaults else params
+
+
+def compile_sql(stmt: ClauseElement) -> Sql:
+    compiled = stmt.compile(dialect=_DIALECT)
+    sql = Sql(str(compiled))
+    sql.defaults = {name: b.effective_value for b, name in compiled.bind_names.items() if not b.required}
+    return sql
+
+
+def P(name: str):
+    return bindparam(name)
+
+
+MESSAGE_COLUMNS = (
+    m.c.id,
+    m.c.queue_id,
+    m.c.message_id,
+    m.c.body,
+    m.c.md5_of_body,
+    m.c.attributes,
+    m.c.md5_of_attributes,
+    m.c.sender_id,
+    m.c.sent_at,
+    m.c.visible_at,
+    m.c.receive_count,
+    m.c.first_received_at,
+    m.c.received_at,
+    m.c.receipt_token,
+    m.c.group_id,
+    m.c.dedup_id,
+    m.c.sequence_number,
+    m.c.dead_letter_source_arn,
+    m.c.is_head,
+)
+
+_alive = m.c.sent_at > P("cutoff")
+
+
+# ------------------------------------------------------------------ queues
+
+queue_by_name = compile_sql(select(q).where(q.c.name == P("name")))
+queue_by_id = compile_sql(select(q).where(q.c.id == P("id")))
+list_queues = compile_sql(
+    select(q.c.name).where(q.c.name.startswith(P("prefix"), autoescape=False), q.c.name > P("after")).order_by(q.c.name).limit(P("limit"))
+)
+insert_queue = compile_sql(
+    insert(q).values(
+        name=P("name"),
+        fifo=P("fifo"),
+        created_at=P("now"),
+        modified_at=P("now"),
+        visibility_timeout=P("visibility_timeout"),
+        delay_seconds=P("delay_seconds"),
+        retention_period=P("retention_period"),
+        max_message_size=P("max_message_size"),
+        receive_wait_time=P("receive_wait_time"),
+        dead_letter_target=P("dead_letter_target"),
+        max_receive_count=P("max_receive_count"),
+        content_based_dedup=P("content_based_dedup"),
+        dedup_scope=P("dedup_scope"),
+        attributes=P("attributes"),
+        tags=P("tags"),
+    )
+)
+update_queue_attributes = compile_sql(
+    update(q)
+    .where(q.c.id == P("id"))
+    .values(
+        modified_at=P("now"),
+        visibility_timeout=P("visibility_timeout"),
+        delay_seconds=P("delay_seconds"),
+        retention_period=P("retention_period"),
+        max_message_size=P("max_message_size"),
+        receive_wait_time=P("receive_wait_time"),
+        dead_letter_target=P("dead_letter_target"),
+        max_receive_count=P("max_receive_count"),
+        content_based_dedup=P("content_based_dedup"),
+        dedup_scope=P("dedup_scope"),
+        attributes=P("attributes"),
+    )
+)
+update_queue_tags = compile_sql(update(q).where(q.c.id == P("id")).values(tags=P("tags")))
+delete_queue = compile_sql(delete(q).where(q.c.id == P("id")))
+delete_queue_messages = compile_sql(delete(m).where(m.c.queue_id == P("queue_id")))
+purge_queue = compile_sql(delete(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("now")))
+mark_purged = compile_sql(update(q).where(q.c.id == P("id")).values(purged_at=P("now"), inflight_bound=0))
+add_inflight = compile_sql(update(q).where(q.c.id == P("id")).values(inflight_bound=q.c.inflight_bound + P("n")))
+set_inflight = compile_sql(update(q).where(q.c.id == P("id")).values(inflight_bound=P("n")))
+next_sequence = compile_sql(
+    update(q).where(q.c.id == P("id")).values(last_sequence=q.c.last_sequence + P("n")).returning(q.c.last_sequence)
+)
+dead_letter_sources = compile_sql(select(q.c.name).where(q.c.dead_letter_target == P("name")).order_by(q.c.name))
+
+tombstone = compile_sql(select(queue_tombstones.c.deleted_at).where(queue_tombstones.c.name == P("name")))
+put_tombstone = compile_sql(
+    insert(queue_tombstones).values(name=P("name"), deleted_at=P("now")).prefix_with("OR REPLACE")
+)
+clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c.deleted_at <= P("before")))
+
+
+# ------------------------------------------------------------------ messages
+
+insert_message = compile_sql(
+    insert(m).values(
+        queue_id=P("queue_id"),
+        message_id=P("message_id"),
+        body=P("body"),
+        md5_of_body=P("md5_of_body"),
+        attributes=P("attributes"),
+        md5_of_attributes=P("md5_of_attributes"),
+        sender_id=P("sender_id"),
+        sent_at=P("sent_at"),
+        visible_at=P("visible_at"),
+        receive_count=P("receive_count"),
+        first_received_at=P("first_received_at"),
+        group_id=P("group_id"),
+        dedup_id=P("dedup_id"),
+        sequence_number=P("sequence_number"),
+        dead_letter_source_arn=P("dead_letter_source_arn"),
+        is_head=P("is_head"),
+    )
+)
+
+
+def _claim(candidates) -> str:
+    """UPDATE ... RETURNING over the chosen rows: lease, count, and a fresh receipt token."""
+    return compile_sql(
+        update(m)
+        .where(m.c.id.in_(candidates.scalar_subquery()))
+        .values(
+            visible_at=P("lease_end"),
+            receive_count=m.c.receive_count + 1,
+            first_received_at=func.coalesce(m.c.first_received_at, P("now")),
+            received_at=P("now"),
+            receipt_token=func.sqsqlite_token(),
+        )
+        .returning(*MESSAGE_COLUMNS)
+    )
+
+
+# Standard queues: the oldest visible rows by visible_at, straight off ix_messages_visible.
+claim_standard = _claim(
+    select(m.c.id)
+    .where(m.c.queue_id == P("queue_id"), m.c.visible_at <= P("now"), _alive)
+    .order_by(m.c.visible_at)
+    .limit(P("n"))
+)
+
+# FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
+# messages in send order, so one receive can return several messages of a group in order.
+fifo_heads = compile_sql(
+    select(m.c.id, m.c.group_id)
+    .where(m.c.queue_id == P("queue_id"), m.c.is_head == 1, m.c.visible_at <= P("now"), _alive)
+    .order_by(m.c.visible_at)
+    .limit(P("n"))
+)
+fifo_group_run = compile_sql(
+    select(m.c.id, m.c.visible_at)
+    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None), _alive)
+    .order_by(m.c.sequence_number)
+    .limit(P("n"))
+)
+# Claim the ids listed in a JSON array (json_each keeps this one compiled statement).
+claim_ids = _claim(select(literal_column("value")).select_from(func.json_each(P("ids"))))
+# After any row of a group leaves a queue, its first remaining row becomes the head.
+fix_group_head = compile_sql(
+    update(m)
+    .where(
+        m.c.id
+        == select(m.c.id)
+        .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None))
+        .order_by(m.c.sequence_number)
+        .limit(1)
+        .scalar_subquery(),
+        m.c.is_head == 0,
+    )
+    .values(is_head=1)
+)
+group_has_messages = compile_sql(
+    select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None)).limit(1)
+)
+
+unclaim_to_dead_letter = compile_sql(
+    update(m)
+    .where(m.c.id == P("id"))
+    .values(
+        queue_id=P("dlq_id"),
+        receive_count=m.c.receive_count - 1,
+        visible_at=P("now"),
+        received_at=None,
+        receipt_token=None,
+        dead_letter_source_arn=P("source_arn"),
+        sequence_number=P("sequence_number"),
+        is_head=0,
+    )
+)
+
+message_by_id = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.id == P("id")))
+delete_message = compile_sql(delete(m).where(m.c.id == P("id")).returning(m.c.visible_at, m.c.group_id, m.c.is_head))
+change_visibility = compile_sql(update(m).where(m.c.id == P("id")).values(visible_at=P("visible_at")))
+
+prune_expired = compile_sql(
+    delete(m)
+    .where(
+        m.c.id.in_(
+            select(m.c.id)
+            .where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff"))
+            .limit(P("n"))
+            .scalar_subquery()
+        )
+    )
+    .returning(m.c.group_id, m.c.is_head)
+)
+count_expired = compile_sql(
+    select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff"))
+)
+
+# Exact counts, read from ix_messages_visible alone (no table rows).
+count_visible = compile_sql(
+    select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), m.c.visible_at <= P("now"), _alive)
+)
+count_in_flight = compile_sql(
+    select(func.count())
+    .select_from(m)
+    .where(m.c.queue_id == P("queue_id"), m.c.visible_at > P("now"), _alive, m.c.receive_count > 0)
+)
+count_delayed = compile_sql(
+    select(func.count())
+    .select_from(m)
+    .where(m.c.queue_id == P("queue_id"), m.c.visible_at > P("now"), _alive, m.c.receive_count == 0)
+)
+oldest_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive))
+next_visible_at = compile_sql(
+    select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), m.c.visible_at > P("now"))
+)
+
+# Peek: read without changing anything, in the order receives would see them.
+peek_messages = compile_sql(
+    select(*MESSAGE_COLUMNS)
+    .where(
+        m.c.queue_id == P("queue_id"),
+        _alive,
+        or_(
+            P("state") == "all",
+            and_(P("state") == "visible", m.c.visible_at <= P("now")),
+            and_(P("state") == "in-flight", m.c.visible_at > P("now"), m.c.receive_count > 0),
+            and_(P("state") == "delayed", m.c.visible_at > P("now"), m.c.receive_count == 0),
+        ),
+    )
+    .order_by(m.c.visible_at, m.c.id)
+    .limit(P("limit"))
+)
+# Export / move tasks: every live message of a queue in id order, a page at a time.
+messages_page = compile_sql(
+    select(*MESSAGE_COLUMNS)
+    .where(m.c.queue_id == P("queue_id"), _alive, m.c.id > P("after"), m.c.id <= P("upto"))
+    .order_by(m.c.id)
+    .limit(P("limit"))
+)
+move_message = compile_sql(
+    update(m)
+    .where(m.c.id == P("id"))
+    .values(
+        queue_id=P("queue_id"),
+        visible_at=P("now"),
+        receive_count=0,
+        first_received_at=None,
+        received_at=None,
+        receipt_token=None,
+        dead_letter_source_arn=None,
+        sequence_number=P("sequence_number"),
+        is_head=0,
+    )
+)
+count_alive = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _alive))
+max_message_row = compile_sql(select(func.max(m.c.id)).where(m.c.queue_id == P("queue_id")))
+all_queues = compile_sql(select(q).order_by(q.c.name))
+
+# ------------------------------------------------------------------ FIFO bookkeeping
+
+find_dedup = compile_sql(
+    select(fifo_dedup.c.message_id, fifo_dedup.c.sequence_number).where(
+        fifo_dedup.c.queue_id == P("queue_id"),
+        fifo_dedup.c.scope == P("scope"),
+        fifo_dedup.c.dedup_id == P("dedup_id"),
+        fifo_dedup.c.created_at > P("window_start"),
+    )
+)
+put_dedup = compile_sql(
+    insert(fifo_dedup)
+    .values(
+        queue_id=P("queue_id"),
+        scope=P("scope"),
+        dedup_id=P("dedup_id"),
+        message_id=P("message_id"),
+        sequence_number=P("sequence_number"),
+        created_at=P("now"),
+    )
+    .prefix_with("OR REPLACE")
+)
+prune_dedup = compile_sql(
+    delete(fifo_dedup).where(fifo_dedup.c.queue_id == P("queue_id"), fifo_dedup.c.created_at <= P("window_start"))
+)
+find_attempt = compile_sql(
+    select(receive_attempts.c.result).where(
+        receive_attempts.c.queue_id == P("queue_id"),
+        receive_attempts.c.attempt_id == P("attempt_id"),
+        receive_attempts.c.created_at > P("window_start"),
+    )
+)
+put_attempt = compile_sql(
+    insert(receive_attempts)
+    .values(queue_id=P("queue_id"), attempt_id=P("attempt_id"), created_at=P("now"), result=P("result"))
+    .prefix_with("OR REPLACE")
+)
+prune_attempts = compile_sql(
+    delete(receive_attempts).where(
+        receive_attempts.c.queue_id == P("queue_id"), receive_attempts.c.created_at <= P("window_start")
+    )
+)
+
+# ------------------------------------------------------------------ move tasks
+
+insert_move_task = compile_sql(
+    insert(move_tasks).values(
+        task_handle=P("task_handle"),
+        source_queue_id=P("source_queue_id"),
+        source_arn=P("source_arn"),
+        destination_arn=P("destination_arn"),
+        max_per_second=P("max_per_second"),
+        status="RUNNING",
+        started_at=P("now"),
+        updated_at=P("now"),
+        moved=0,
+        to_move=P("to_move"),
+        max_id=P("max_id"),
+        last_id=0,
+    )
+)
+running_move_task = compile_sql(
+    select(move_tasks).where(move_tasks.c.source_queue_id == P("source_queue_id"), move_tasks.c.status == "RUNNING")
+)
+move_task = compile_sql(select(move_tasks).where(move_tasks.c.task_handle == P("task_handle")))
+move_tasks_for = compile_sql(
+    select(move_tasks)
+    .where(move_tasks.c.source_queue_id == P("source_queue_id"))
+    .order_by(move_tasks.c.started_at.desc())
+    .limit(P("limit"))
+)
+update_move_task = compile_sql(
+    update(move_tasks)
+    .where(move_tasks.c.task_handle == P("task_handle"))
+    .values(
+        status=P("status"),
+        moved=P("moved"),
+        last_id=P("last_id"),
+        updated_at=P("now"),
+        failure_reason=P("failure_reason"),
+    )
+)
+
+# ------------------------------------------------------------------ meta
+
+get_meta = compile_sql(select(meta.c.value).where(meta.c.key == P("key")))
+put_meta = compile_sql(insert(meta).values(key=P("key"), value=P("value")).prefix_with("OR IGNORE"))

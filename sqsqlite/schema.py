@@ -1,0 +1,159 @@
+"""The database schema as SQLAlchemy Core metadata. Only alembic migrations create it.
+
+Times are epoch milliseconds in 64-bit integer columns. A message's state is derived from its
+row and the clock, never from a flag:
+
+- expired:   sent_at <= now - queue retention (never returned or counted)
+- delayed:   visible_at > now and receive_count = 0
+- in flight: visible_at > now and receive_count > 0
+- visible:   visible_at <= now
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    text,
+)
+
+metadata = MetaData()
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("value", LargeBinary, nullable=False),
+)
+
+queues = Table(
+    "queues",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String, nullable=False, unique=True),
+    Column("fifo", Integer, nullable=False, server_default=text("0")),
+    Column("created_at", BigInteger, nullable=False),
+    Column("modified_at", BigInteger, nullable=False),
+    Column("visibility_timeout", Integer, nullable=False),
+    Column("delay_seconds", Integer, nullable=False),
+    Column("retention_period", Integer, nullable=False),
+    Column("max_message_size", Integer, nullable=False),
+    Column("receive_wait_time", Integer, nullable=False),
+    # From RedrivePolicy, kept as columns because every receive reads them.
+    Column("dead_letter_target", String, nullable=True),
+    Column("max_receive_count", Integer, nullable=True),
+    Column("content_based_dedup", Integer, nullable=False, server_default=text("0")),
+    Column("dedup_scope", String, nullable=False, server_default=text("'queue'")),
+    # Every other attribute as SQS strings (policies, passthrough ones), JSON.
+    Column("attributes", Text, nullable=False, server_default=text("'{}'")),
+    Column("tags", Text, nullable=False, server_default=text("'{}'")),
+    Column("purged_at", BigInteger, nullable=True),
+    # An upper bound of the messages in flight: receives add to it, an exact recount resets it
+    # only when it reaches the cap, so the cap check never scans the messages in flight.
+    Column("inflight_bound", Integer, nullable=False, server_default=text("0")),
+    Column("last_sequence", BigInteger, nullable=False, server_default=text("0")),
+    # Never reuse a queue id: receipt handles name the queue they were issued by.
+    sqlite_autoincrement=True,
+)
+
+queue_tombstones = Table(
+    "queue_tombstones",
+    metadata,
+    Column("name", String, primary_key=True),
+    Column("deleted_at", BigInteger, nullable=False),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("queue_id", Integer, nullable=False),
+    Column("message_id", String, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("md5_of_body", String, nullable=False),
+    Column("attributes", Text, nullable=True),
+    Column("md5_of_attributes", String, nullable=True),
+    Column("sender_id", String, nullable=False),
+    # The original enqueue time; retention counts from it in every queue the message visits.
+    Column("sent_at", BigInteger, nullable=False),
+    Column("visible_at", BigInteger, nullable=False),
+    Column("receive_count", Integer, nullable=False, server_default=text("0")),
+    Column("first_received_at", BigInteger, nullable=True),
+    Column("received_at", BigInteger, nullable=True),
+    Column("receipt_token", LargeBinary, nullable=True),
+    Column("group_id", String, nullable=True),
+    Column("dedup_id", String, nullable=True),
+    Column("sequence_number", BigInteger, nullable=True),
+    Column("dead_letter_source_arn", String, nullable=True),
+    # FIFO: 1 on the first live message of its group. Kept exact by the same transaction that
+    # sends, deletes, moves or prunes a message of the group, so a claim reads the visible heads
+    # off an index instead of testing every message of every blocked group.
+    Column("is_head", Integer, nullable=False, server_default=text("0")),
+    # Claims walk this index from the oldest visible_at; counts read it without the table.
+    Index("ix_messages_visible", "queue_id", "visible_at", "sent_at", "receive_count"),
+    # Retention clean-up finds expired rows without walking the live ones.
+    Index("ix_messages_sent", "queue_id", "sent_at"),
+    # FIFO: a group's messages in send order, and the visible group heads.
+    Index(
+        "ix_messages_group",
+        "queue_id",
+        "group_id",
+        "sequence_number",
+        sqlite_where=text("group_id IS NOT NULL"),
+    ),
+    Index(
+        "ix_messages_heads",
+        "queue_id",
+        "visible_at",
+        sqlite_where=text("is_head = 1"),
+    ),
+)
+
+fifo_dedup = Table(
+    "fifo_dedup",
+    metadata,
+    Column("queue_id", Integer, primary_key=True),
+    # '' for DeduplicationScope=queue, else the MessageGroupId.
+    Column("scope", String, primary_key=True),
+    Column("dedup_id", String, primary_key=True),
+    Column("message_id", String, nullable=False),
+    Column("sequence_number", BigInteger, nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+)
+
+receive_attempts = Table(
+    "receive_attempts",
+    metadata,
+    Column("queue_id", Integer, primary_key=True),
+    Column("attempt_id", String, primary_key=True),
+    Column("created_at", BigInteger, nullable=False),
+    # JSON list of [message row id, receipt token hex] returned by the first attempt.
+    Column("result", Text, nullable=False),
+)
+
+move_tasks = Table(
+    "move_tasks",
+    metadata,
+    Column("task_handle", String, primary_key=True),
+    Column("source_queue_id", Integer, nullable=False),
+    Column("source_arn", String, nullable=False),
+    Column("destination_arn", String, nullable=True),
+    Column("max_per_second", Integer, nullable=True),
+    Column("status", String, nullable=False),
+    Column("started_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("moved", Integer, nullable=False, server_default=text("0")),
+    Column("to_move", Integer, nullable=False),
+    # The task moves the rows present when it started (id <= max_id), resuming after last_id.
+    Column("max_id", Integer, nullable=False),
+    Column("last_id", Integer, nullable=False, server_default=text("0")),
+    Column("failure_reason", String, nullable=True),
+    Index("ix_move_tasks_source", "source_queue_id", "status"),
+)

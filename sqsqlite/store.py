@@ -1,0 +1,233 @@
+"""The one module that executes SQL: connections, pragmas, migrations and transactions.
+
+Each thread gets its own sqlite3 connection (SQLite connections must not be shared between
+threads or carried across fork). Writes run in ``BEGIN IMMEDIATE`` so the write lock is taken
+up front: a transaction never upgrades from reader to writer halfway, which is what produces
+"database is locked" under load. A busy database is waited for (busy_timeout) and the whole
+transaction retried with backoff, so callers never see a lock error.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from . import defaults as D
+from . import queries as Q
+from .errors import DatabaseError
+
+HEAD_REVISION = "0002"
+_RETRYABLE = ("database is locked", "database is busy", "database table is locked")
+
+
+def _token() -> bytes:
+    return secrets.token_bytes(16)
+
+
+class Tx:
+    """One open transaction. Methods are named after what they do, never take SQL."""
+
+    __slots__ = ("c",)
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.c = conn
+
+    def one(self, sql: Q.Sql, **params: Any):
+        return self.c.execute(sql, sql.bind(params)).fetchone()
+
+    def all(self, sql: Q.Sql, **params: Any) -> list:
+        return self.c.execute(sql, sql.bind(params)).fetchall()
+
+    def run(self, sql: Q.Sql, **params: Any) -> int:
+        return self.c.execute(sql, sql.bind(params)).rowcount
+
+    def run_many(self, sql: Q.Sql, rows: list[dict]) -> None:
+        if sql.defaults:
+            rows = [sql.bind(r) for r in rows]
+        self.c.executemany(sql, rows)
+
+    def scalar(self, sql: Q.Sql, **params: Any):
+        row = self.c.execute(sql, sql.bind(params)).fetchone()
+        return None if row is None else row[0]
+
+
+class Store:
+    """A sqsqlite database file: opens it, migrates it, runs transactions on it."""
+
+    def __init__(self, path: str, *, synchronous: str = "NORMAL", migrate: bool = True):
+        self.path = os.fspath(path)
+        self.synchronous = synchronous.upper()
+        if self.synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._create_private()
+        if migrate:
+            self.ensure_schema()
+        self.secret = self._secret()
+
+    # ------------------------------------------------------------ connections
+
+    def _create_private(self) -> None:
+        """Create a new database file readable by its owner only; SQLite gives -wal and -shm
+        the same mode."""
+        if self.path in (":memory:", "") or self.path.startswith("file:"):
+            return
+        try:
+            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            return
+        except OSError as exc:
+            raise DatabaseError(f"Can't create database file {self.path!r}: {exc.strerror}.") from None
+        os.close(fd)
+
+    def connection(self) -> sqlite3.Connection:
+        local = self._local
+        conn = getattr(local, "conn", None)
+        if conn is not None and local.pid == os.getpid():
+            return conn
+        conn = self._open()
+        local.conn, local.pid = conn, os.getpid()
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=D.BUSY_TIMEOUT_SECONDS,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,
+                cached_statements=256,
+            )
+            conn.row_factory = sqlite3.Row
+            conn.create_function("sqsqlite_token", 0, _token)
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode.lower() != "wal":
+                self._retrying(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            conn.execute("PRAGMA foreign_keys=OFF")
+            conn.execute("PRAGMA temp_store=MEMORY")
+            # Keep the WAL from growing without bound after a long reader lets go.
+            conn.execute("PRAGMA journal_size_limit=67108864")
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(self._explain(exc)) from None
+        return conn
+
+    def _explain(self, exc: Exception) -> str:
+        text = str(exc)
+        if "file is not a database" in text or "file is encrypted" in text:
+            return f"{self.path!r} is not a SQLite database (SQLite said: {text})."
+        if "readonly" in text or "read-only" in text:
+            return f"{self.path!r} is read-only; sqsqlite needs to write to it and its -wal/-shm files (SQLite said: {text})."
+        if "disk is full" in text or "database or disk is full" in text:
+            return f"The disk holding {self.path!r} is full; the operation changed nothing (SQLite said: {text})."
+        if "unable to open" in text:
+            return f"Can't open database {self.path!r} (SQLite said: {text})."
+        return f"Database error on {self.path!r}: {text}."
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._all = self._all, []
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+        self._local = threading.local()
+
+    # ------------------------------------------------------------ transactions
+
+    def _retrying(self, fn):
+        delay = 0.001
+        deadline = time.monotonic() + D.BUSY_TIMEOUT_SECONDS
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if not any(s in str(exc) for s in _RETRYABLE) or time.monotonic() > deadline:
+                    raise DatabaseError(self._explain(exc)) from None
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 0.05)
+
+    @contextmanager
+    def write(self) -> Iterator[Tx]:
+        """A write transaction holding the write lock from its first statement."""
+        conn = self.connection()
+        self._retrying(lambda: conn.execute("BEGIN IMMEDIATE"))
+        try:
+            yield Tx(conn)
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        try:
+            self._retrying(lambda: conn.execute("COMMIT"))
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def read(self) -> Iterator[Tx]:
+        """A read transaction: one consistent snapshot, never blocking writers (WAL)."""
+        conn = self.connection()
+        self._retrying(lambda: conn.execute("BEGIN DEFERRED"))
+        try:
+            yield Tx(conn)
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits: the cheap cross-process wake-up signal."""
+        return self.connection().execute("PRAGMA data_version").fetchone()[0]
+
+    # ------------------------------------------------------------ schema
+
+    def current_revision(self) -> str | None:
+        conn = self.connection()
+        try:
+            has = conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name='alembic_version'"
+            ).fetchone()
+            if not has:
+                tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
+                if tables:
+                    raise DatabaseError(
+                        f"{self.path!r} is a SQLite database but not a sqsqlite one (it has tables and no "
+                        "sqsqlite schema version); refusing to change it."
+                    )
+                return None
+            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(self._explain(exc)) from None
+        return row[0] if row else None
+
+    def ensure_schema(self) -> None:
+        """Bring the file to the schema this code knows; cheap when it is already there."""
+        current = self.current_revision()
+        if current == HEAD_REVISION:
+            return
+        from .migrate import known_revisions, upgrade
+
+        if current is not None and current not in known_revisions():
+            raise DatabaseError(
+                f"{self.path!r} has schema revision {current!r}, newer than this sqsqlite knows "
+                f"(up to {HEAD_REVISION!r}); upgrade sqsqlite to use it."
+            )
+        upgrade(self)
+
+    def _secret(self) -> bytes:
+        """The per-database key that signs receipt handles, made on first use."""
+        with self.write() as tx:
+            tx.run(Q.put_meta, key="receipt_secret", value=secrets.token_bytes(32))
+            return bytes(tx.scalar(Q.get_meta, key="receipt_secret"))

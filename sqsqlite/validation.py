@@ -1,0 +1,459 @@
+"""Pure checks and digests for everything a caller can pass in.
+
+No I/O here: each function takes values and returns the normalised value or raises the typed
+SQS error whose message names the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import struct
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from . import defaults as D
+from .errors import (
+    BatchEntryIdsNotDistinct,
+    BatchRequestTooLong,
+    EmptyBatchRequest,
+    InvalidAttributeName,
+    InvalidAttributeValue,
+    InvalidBatchEntryId,
+    InvalidParameterValue,
+    MissingParameter,
+    TooManyEntriesInBatchRequest,
+)
+
+_QUEUE_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
+_BATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+_ATTR_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
+# SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
+_BAD_CHAR = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,250})?")
+_ARN = re.compile(r"arn:aws:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})")
+_DEDUP_ID = re.compile(r"[!-~]{1,128}")
+
+
+def _shorten(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---------------------------------------------------------------- queues
+
+
+def queue_name(name: Any) -> str:
+    if name is None or name == "":
+        raise MissingParameter("The request must contain the parameter QueueName.")
+    if not isinstance(name, str):
+        raise InvalidParameterValue(f"QueueName must be a string, got {_shorten(name)}.")
+    base = name[:-5] if name.endswith(".fifo") else name
+    if len(name) > D.MAX_QUEUE_NAME_LENGTH or not _QUEUE_NAME.fullmatch(base):
+        raise InvalidParameterValue(
+            f"Invalid QueueName {_shorten(name)}: use 1 to 80 characters of A-Z, a-z, 0-9, "
+            "hyphen and underscore; a FIFO queue's name ends in .fifo (counted in the 80)."
+        )
+    return name
+
+
+def queue_name_from_url(queue_url: Any) -> str:
+    """The queue name from a queue URL (``<endpoint>/<account>/<name>``) or a bare name."""
+    if queue_url is None or queue_url == "":
+        raise MissingParameter("The request must contain the parameter QueueUrl.")
+    if not isinstance(queue_url, str):
+        raise InvalidParameterValue(f"QueueUrl must be a string, got {_shorten(queue_url)}.")
+    name = queue_url.rstrip("/").rsplit("/", 1)[-1]
+    return queue_name(name)
+
+
+def parse_arn(arn: Any, what: str = "ARN") -> tuple[str, str, str]:
+    """(region, account id, queue name) of an SQS queue ARN."""
+    m = _ARN.fullmatch(arn) if isinstance(arn, str) else None
+    if not m:
+        raise InvalidParameterValue(
+            f"Invalid {what} {_shorten(arn)}: expected arn:aws:sqs:<region>:<12-digit account>:<queue name>."
+        )
+    return m.group(1), m.group(2), m.group(3)
+
+
+def int_value(name: str, value: Any, low: int, high: int, unit: str = "", error=InvalidParameterValue) -> int:
+    """An integer in low..high, given as an int or a string of digits (as SQS sends them)."""
+    number: int | None = None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and re.fullmatch(r"[+-]?\d{1,12}", value.strip()):
+        number = int(value)
+    if number is None or not (low <= number <= high):
+        unit_text = f" {unit}" if unit else ""
+        raise error(f"Invalid value {_shorten(value)} for {name}: must be an integer from {low} to {high}{unit_text}.")
+    return number
+
+
+def _bool_value(name: str, value: Any) -> str:
+    text = str(value).lower() if isinstance(value, (str, bool)) else None
+    if text not in ("true", "false"):
+        raise InvalidAttributeValue(f"Invalid value {_shorten(value)} for {name}: must be true or false.")
+    return text
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise InvalidAttributeValue(f"Invalid value {_shorten(value)} for {name}: must be one of {', '.join(allowed)}.")
+    return value
+
+
+def redrive_policy(value: Any) -> dict | None:
+    """Parse RedrivePolicy (JSON text or a dict); '' removes it."""
+    if value in ("", None, {}):
+        return None
+    policy = _json_object("RedrivePolicy", value)
+    unknown = set(policy) - {"deadLetterTargetArn", "maxReceiveCount"}
+    if unknown or "deadLetterTargetArn" not in policy or "maxReceiveCount" not in policy:
+        raise InvalidAttributeValue(
+            f"Invalid value {_shorten(value)} for RedrivePolicy: expected JSON with exactly "
+            "deadLetterTargetArn and maxReceiveCount."
+        )
+    try:
+        parse_arn(policy["deadLetterTargetArn"], "deadLetterTargetArn")
+    except InvalidParameterValue as exc:
+        raise InvalidAttributeValue(f"Invalid value for RedrivePolicy: {exc.message}") from None
+    r = D.MAX_RECEIVE_COUNT_RANGE
+    count = int_value("RedrivePolicy maxReceiveCount", policy["maxReceiveCount"], r.low, r.high, error=InvalidAttributeValue)
+    return {"deadLetterTargetArn": policy["deadLetterTargetArn"], "maxReceiveCount": count}
+
+
+def redrive_allow_policy(value: Any) -> dict | None:
+    if value in ("", None, {}):
+        return None
+    policy = _json_object("RedriveAllowPolicy", value)
+    permission = _choice("RedriveAllowPolicy redrivePermission", policy.get("redrivePermission"), ("allowAll", "denyAll", "byQueue"))
+    sources = policy.get("sourceQueueArns")
+    if set(policy) - {"redrivePermission", "sourceQueueArns"}:
+        raise InvalidAttributeValue(
+            f"Invalid value {_shorten(value)} for RedriveAllowPolicy: only redrivePermission and sourceQueueArns are allowed."
+        )
+    if permission == "byQueue":
+        if not isinstance(sources, list) or not 1 <= len(sources) <= D.MAX_REDRIVE_ALLOW_SOURCES:
+            raise InvalidAttributeValue(
+                f"Invalid value {_shorten(value)} for RedriveAllowPolicy: byQueue needs sourceQueueArns, "
+                f"a list of 1 to {D.MAX_REDRIVE_ALLOW_SOURCES} queue ARNs."
+            )
+        for arn in sources:
+            try:
+                parse_arn(arn, "sourceQueueArns entry")
+            except InvalidParameterValue as exc:
+                raise InvalidAttributeValue(f"Invalid value for RedriveAllowPolicy: {exc.message}") from None
+        return {"redrivePermission": permission, "sourceQueueArns": list(sources)}
+    if sources:
+        raise InvalidAttributeValue(
+            f"Invalid value {_shorten(value)} for RedriveAllowPolicy: sourceQueueArns is allowed only with byQueue."
+        )
+    return {"redrivePermission": permission}
+
+
+def _json_object(name: str, value: Any) -> dict:
+    if isinstance(value, dict):
+        return value
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise InvalidAttributeValue(f"Invalid value {_shorten(value)} for {name}: must be a JSON object.")
+    return parsed
+
+
+def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) -> dict[str, str]:
+    """Check settable queue attributes; returns them as SQS strings (policies as compact JSON).
+
+    Unknown names are ``InvalidAttributeName``; read-only ones too. Values out of range are
+    ``InvalidAttributeValue`` naming the range.
+    """
+    out: dict[str, str] = {}
+    for name, value in (attributes or {}).items():
+        if name in D.INT_ATTRIBUTES:
+            r = D.INT_ATTRIBUTES[name]
+            out[name] = str(int_value(name, value, r.low, r.high, r.unit, error=InvalidAttributeValue))
+        elif name == "RedrivePolicy":
+            policy = redrive_policy(value)
+            out[name] = json.dumps(policy, separators=(",", ":")) if policy else ""
+        elif name == "RedriveAllowPolicy":
+            policy = redrive_allow_policy(value)
+            out[name] = json.dumps(policy, separators=(",", ":")) if policy else ""
+        elif name == "Policy":
+            out[name] = json.dumps(_json_object(name, value), separators=(",", ":")) if value not in ("", None) else ""
+        elif name == "KmsMasterKeyId":
+            if not isinstance(value, str) or len(value) > 2048:
+                raise InvalidAttributeValue(f"Invalid value {_shorten(value)} for KmsMasterKeyId: must be a key id or alias.")
+            out[name] = value
+        elif name == "KmsDataKeyReusePeriodSeconds":
+            out[name] = str(int_value(name, value, 60, 86_400, "seconds", error=InvalidAttributeValue))
+        elif name in ("SqsManagedSseEnabled", "ContentBasedDeduplication"):
+            out[name] = _bool_value(name, value)
+        elif name == "FifoQueue":
+            out[name] = _bool_value(name, value)
+            if not creating:
+                raise InvalidAttributeName("FifoQueue can be set only when the queue is created, and never changed.")
+        elif name == "DeduplicationScope":
+            out[name] = _choice(name, value, ("queue", "messageGroup"))
+        elif name == "FifoThroughputLimit":
+            out[name] = _choice(name, value, ("perQueue", "perMessageGroupId"))
+        elif name in D.READ_ONLY_ATTRIBUTES:
+            raise InvalidAttributeName(f"Attribute {name} is read-only.")
+        else:
+            raise InvalidAttributeName(
+                f"Unknown attribute {_shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}."
+            )
+    return out
+
+
+def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str]) -> None:
+    """FIFO-only attributes on a standard queue, and the FIFO combination rules."""
+    if not is_fifo:
+        for attr in ("ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"):
+            if attr in attributes:
+                raise InvalidAttributeName(f"Attribute {attr} is for FIFO queues only; queue {name!r} is a standard queue.")
+        return
+    scope = attributes.get("DeduplicationScope", D.FIFO_DEFAULTS["DeduplicationScope"])
+    limit = attributes.get("FifoThroughputLimit", D.FIFO_DEFAULTS["FifoThroughputLimit"])
+    if limit == "perMessageGroupId" and scope != "messageGroup":
+        raise InvalidAttributeValue(
+            "FifoThroughputLimit perMessageGroupId needs DeduplicationScope messageGroup."
+        )
+
+
+def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: str) -> set[str]:
+    """Requested attribute names; ``All`` means every allowed one."""
+    allowed = tuple(allowed)
+    requested = set(names or ())
+    if "All" in requested:
+        return set(allowed)
+    unknown = requested - set(allowed)
+    if unknown:
+        raise InvalidAttributeName(
+            f"Unknown {what} {', '.join(sorted(map(str, unknown)))}; allowed: All, {', '.join(allowed)}."
+        )
+    return requested
+
+
+def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
+    value = dict(value or {})
+    if len(value) > D.MAX_TAGS:
+        raise InvalidParameterValue(f"Too many tags: {len(value)}; a queue can have at most {D.MAX_TAGS}.")
+    for key, val in value.items():
+        if not isinstance(key, str) or not 1 <= len(key) <= D.MAX_TAG_KEY_LENGTH:
+            raise InvalidParameterValue(f"Invalid tag key {_shorten(key)}: must be 1 to {D.MAX_TAG_KEY_LENGTH} characters.")
+        if not isinstance(val, str) or len(val) > D.MAX_TAG_VALUE_LENGTH:
+            raise InvalidParameterValue(
+                f"Invalid value {_shorten(val)} for tag {key!r}: must be a string of at most {D.MAX_TAG_VALUE_LENGTH} characters."
+            )
+    return value
+
+
+# ---------------------------------------------------------------- messages
+
+
+def check_text(what: str, text: str) -> None:
+    bad = _BAD_CHAR.search(text)
+    if bad:
+        raise InvalidParameterValue(
+            f"Invalid character U+{ord(bad.group()):04X} at position {bad.start()} of {what}: allowed are "
+            "#x9, #xA, #xD, #x20 to #xD7FF, #xE000 to #xFFFD and #x10000 to #x10FFFF."
+        )
+
+
+def message_body(body: Any) -> bytes:
+    """The body's UTF-8 bytes, after the character rules."""
+    if body is None:
+        raise MissingParameter("The request must contain the parameter MessageBody.")
+    if not isinstance(body, str):
+        raise InvalidParameterValue(f"MessageBody must be a string, got {type(body).__name__}.")
+    if body == "":
+        raise InvalidParameterValue("MessageBody must be at least 1 character long, got an empty string.")
+    check_text("the message body", body)
+    return body.encode("utf-8")
+
+
+@dataclass(frozen=True)
+class MessageAttribute:
+    data_type: str
+    string_value: str | None = None
+    binary_value: bytes | None = None
+
+    def size(self, name: str) -> int:
+        value = self.binary_value if self.binary_value is not None else self.string_value.encode("utf-8")
+        return len(name.encode("utf-8")) + len(self.data_type.encode("utf-8")) + len(value)
+
+    def to_sqs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"DataType": self.data_type}
+        if self.binary_value is not None:
+            out["BinaryValue"] = self.binary_value
+        else:
+            out["StringValue"] = self.string_value
+        return out
+
+    def to_json(self) -> dict[str, str]:
+        if self.binary_value is not None:
+            return {"DataType": self.data_type, "BinaryValue": base64.b64encode(self.binary_value).decode()}
+        return {"DataType": self.data_type, "StringValue": self.string_value}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, str]) -> "MessageAttribute":
+        if "BinaryValue" in data:
+            return cls(data["DataType"], binary_value=base64.b64decode(data["BinaryValue"]))
+        return cls(data["DataType"], string_value=data["StringValue"])
+
+
+def _attribute_value(name: str, raw: Any) -> MessageAttribute:
+    # Python conveniences: a plain str, number or bytes picks its SQS type.
+    if isinstance(raw, MessageAttribute):
+        raw = raw.to_sqs()
+    if isinstance(raw, bool):
+        raise InvalidParameterValue(f"Message attribute {name!r}: a bool is not an SQS type; send 'true'/'false' as a String.")
+    if isinstance(raw, str):
+        raw = {"DataType": "String", "StringValue": raw}
+    elif isinstance(raw, (int, float)):
+        raw = {"DataType": "Number", "StringValue": repr(raw)}
+    elif isinstance(raw, (bytes, bytearray)):
+        raw = {"DataType": "Binary", "BinaryValue": bytes(raw)}
+    if not isinstance(raw, Mapping):
+        raise InvalidParameterValue(f"Message attribute {name!r} must be a mapping with DataType and a value.")
+    data_type = raw.get("DataType")
+    if not isinstance(data_type, str) or not _DATA_TYPE.fullmatch(data_type):
+        raise InvalidParameterValue(
+            f"Invalid DataType {_shorten(data_type)} for message attribute {name!r}: must be String, Number or "
+            "Binary, optionally with a custom suffix such as String.x."
+        )
+    base = data_type.split(".", 1)[0]
+    if base == "Binary":
+        value = raw.get("BinaryValue")
+        if isinstance(value, str):
+            try:
+                value = base64.b64decode(value, validate=True)
+            except ValueError:
+                raise InvalidParameterValue(f"Message attribute {name!r}: BinaryValue is not valid base64.") from None
+        if not isinstance(value, (bytes, bytearray)) or len(value) == 0:
+            raise InvalidParameterValue(f"Message attribute {name!r} of type {data_type} needs a non-empty BinaryValue.")
+        return MessageAttribute(data_type, binary_value=bytes(value))
+    value = raw.get("StringValue")
+    if not isinstance(value, str) or value == "":
+        raise InvalidParameterValue(f"Message attribute {name!r} of type {data_type} needs a non-empty StringValue.")
+    check_text(f"message attribute {name!r}", value)
+    if base == "Number":
+        if not _NUMBER.fullmatch(value.strip()) or len(value.replace("-", "").replace(".", "")) > 38 + 6:
+            raise InvalidParameterValue(
+                f"Message attribute {name!r}: {_shorten(value)} is not a Number (up to 38 significant digits, "
+                "from -10^128 to 10^126)."
+            )
+    return MessageAttribute(data_type, string_value=value)
+
+
+def message_attributes(attributes: Mapping[str, Any] | None, what: str = "message attribute") -> dict[str, MessageAttribute]:
+    if not attributes:
+        return {}
+    if not isinstance(attributes, Mapping):
+        raise InvalidParameterValue("MessageAttributes must be a mapping of name to value.")
+    if len(attributes) > D.MAX_MESSAGE_ATTRIBUTES:
+        raise InvalidParameterValue(
+            f"Too many message attributes: {len(attributes)}; at most {D.MAX_MESSAGE_ATTRIBUTES} are allowed."
+        )
+    out = {}
+    for name, raw in attributes.items():
+        if (
+            not isinstance(name, str)
+            or not _ATTR_NAME.fullmatch(name)
+            or name.lower().startswith(("aws.", "amazon."))
+            or name.startswith(".")
+            or name.endswith(".")
+            or ".." in name
+        ):
+            raise InvalidParameterValue(
+                f"Invalid {what} name {_shorten(name)}: use up to 256 characters of A-Z, a-z, 0-9, _, - and .; "
+                "not starting with AWS. or Amazon., no leading, trailing or repeated periods."
+            )
+        out[name] = _attribute_value(name, raw)
+    return out
+
+
+def md5_of_attributes(attributes: Mapping[str, MessageAttribute]) -> str | None:
+    """SQS's digest: sorted by name, each length-prefixed name, type, transport byte, value."""
+    if not attributes:
+        return None
+    digest = hashlib.md5()
+    for name in sorted(attributes):
+        attr = attributes[name]
+        for part in (name.encode("utf-8"), attr.data_type.encode("utf-8")):
+            digest.update(struct.pack(">I", len(part)))
+            digest.update(part)
+        if attr.binary_value is not None:
+            digest.update(b"\x02")
+            value = attr.binary_value
+        else:
+            digest.update(b"\x01")
+            value = attr.string_value.encode("utf-8")
+        digest.update(struct.pack(">I", len(value)))
+        digest.update(value)
+    return digest.hexdigest()
+
+
+def md5_hex(data: bytes) -> str:
+    return hashlib.md5(data).hexdigest()
+
+
+def message_size(body: bytes, attributes: Mapping[str, MessageAttribute]) -> int:
+    return len(body) + sum(attr.size(name) for name, attr in attributes.items())
+
+
+def delay_seconds(value: Any) -> int:
+    r = D.DELAY_SECONDS
+    return int_value("DelaySeconds", value, r.low, r.high, "seconds")
+
+
+def visibility_timeout(value: Any) -> int:
+    r = D.VISIBILITY_TIMEOUT
+    return int_value("VisibilityTimeout", value, r.low, r.high, "seconds")
+
+
+def dedup_id(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not _DEDUP_ID.fullmatch(value):
+        raise InvalidParameterValue(
+            f"Invalid {name} {_shorten(value)}: use 1 to 128 characters of ASCII letters, digits and punctuation."
+        )
+    return value
+
+
+# ---------------------------------------------------------------- batches
+
+
+def batch_entries(entries: Any, id_key: str = "Id") -> list[Mapping[str, Any]]:
+    if not entries:
+        raise EmptyBatchRequest("The batch request doesn't contain any entries; send 1 to 10.")
+    entries = list(entries)
+    if len(entries) > D.MAX_BATCH_ENTRIES:
+        raise TooManyEntriesInBatchRequest(
+            f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed."
+        )
+    seen = set()
+    for entry in entries:
+        entry_id = entry.get(id_key) if isinstance(entry, Mapping) else None
+        if not isinstance(entry_id, str) or not _BATCH_ID.fullmatch(entry_id):
+            raise InvalidBatchEntryId(
+                f"Invalid batch entry Id {_shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore."
+            )
+        if entry_id in seen:
+            raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the Id {entry_id!r}; Ids must be distinct.")
+        seen.add(entry_id)
+    return entries
+
+
+def check_batch_size(total: int) -> None:
+    if total > D.MAX_BATCH_PAYLOAD:
+        raise BatchRequestTooLong(
+            f"The batch's messages add up to {total} bytes; at most {D.MAX_BATCH_PAYLOAD} bytes are allowed."
+        )
