@@ -9,6 +9,8 @@
 """
 
 from . import errors
+from .actions import Actions
+from .client import SQSClient, client
 from .clock import Clock, ManualClock, SystemClock
 from .core import (
     BatchResult,
@@ -27,6 +29,9 @@ from .validation import MessageAttribute
 __version__ = "0.1.0"
 
 __all__ = [
+    "Actions",
+    "SQSClient",
+    "client",
     "BatchResult",
     "BatchResultErrorEntry",
     "Clock",

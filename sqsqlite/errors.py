@@ -125,3 +125,48 @@ ALL_ERRORS: dict[str, type[SQSError]] = {
         DatabaseError,
     )
 }
+
+
+# How each code travels on the wire: (x-amzn-query-error code, JSON 1.0 ``__type`` shape, HTTP
+# status). botocore takes the code from the header and maps it to its modelled exception.
+_PREFIXED = {
+    "TooManyEntriesInBatchRequest",
+    "BatchRequestTooLong",
+    "InvalidBatchEntryId",
+    "EmptyBatchRequest",
+    "BatchEntryIdsNotDistinct",
+    "PurgeQueueInProgress",
+    "QueueDeletedRecently",
+    "MessageNotInflight",
+    "UnsupportedOperation",
+}
+_WIRE = {
+    "QueueDoesNotExist": ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"),
+    "QueueAlreadyExists": ("QueueAlreadyExists", "QueueNameExists"),
+    "InvalidParameterValue": ("InvalidParameterValue", "InvalidParameterValueException"),
+    "MissingParameter": ("MissingParameter", "MissingRequiredParameterException"),
+}
+# The exception name botocore gives each code (client.exceptions.<name>).
+BOTOCORE_NAMES = {
+    "QueueAlreadyExists": "QueueNameExists",
+}
+
+
+def wire_error(code: str) -> tuple[str, str, int]:
+    """(query error code, JSON __type shape, HTTP status) for an SQS error code."""
+    status = 403 if code == "PurgeQueueInProgress" else (500 if code in ("DatabaseError", "InternalError") else 400)
+    if code in _WIRE:
+        header, shape = _WIRE[code]
+    elif code in _PREFIXED:
+        header, shape = f"AWS.SimpleQueueService.{code}", code
+    else:
+        header, shape = code, code
+    return header, shape, status
+
+
+def code_from_wire(header_or_shape: str) -> str:
+    """The sqsqlite code for a wire code or shape name (the inverse of wire_error)."""
+    for code, (header, shape) in _WIRE.items():
+        if header_or_shape in (header, shape):
+            return code
+    return header_or_shape.removeprefix("AWS.SimpleQueueService.")

@@ -1,0 +1,328 @@
+"""The action layer: SQS's own request and response shapes over a :class:`Database`.
+
+``Actions(db).call("SendMessage", {"QueueUrl": ..., "MessageBody": ...})`` takes the members
+SQS's API reference names (PascalCase, attribute values as strings) and returns the response
+members SQS returns, raising :class:`sqsqlite.errors.SQSError` with SQS's codes. The CLI, the
+in-process boto3-style client and the HTTP endpoint all sit on this one layer, so an action
+behaves the same through each of them.
+
+Binary message attribute values are ``bytes`` here (as boto3 hands them over); the wire
+protocols base64-encode them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, Callable, Mapping
+
+from . import defaults as D
+from . import validation as V
+from .core import BatchResult, Database, Message, MoveTask, Queue, SendResult
+from .errors import InvalidParameterValue, MissingParameter, QueueDoesNotExist, UnsupportedOperation
+
+Request = Mapping[str, Any]
+Response = dict[str, Any]
+
+# Members each action accepts; anything else is refused, as SQS refuses unknown parameters.
+MEMBERS: dict[str, tuple[str, ...]] = {
+    "CreateQueue": ("QueueName", "Attributes", "tags"),
+    "DeleteQueue": ("QueueUrl",),
+    "ListQueues": ("QueueNamePrefix", "NextToken", "MaxResults"),
+    "GetQueueUrl": ("QueueName", "QueueOwnerAWSAccountId"),
+    "GetQueueAttributes": ("QueueUrl", "AttributeNames"),
+    "SetQueueAttributes": ("QueueUrl", "Attributes"),
+    "SendMessage": (
+        "QueueUrl",
+        "MessageBody",
+        "DelaySeconds",
+        "MessageAttributes",
+        "MessageSystemAttributes",
+        "MessageDeduplicationId",
+        "MessageGroupId",
+    ),
+    "SendMessageBatch": ("QueueUrl", "Entries"),
+    "ReceiveMessage": (
+        "QueueUrl",
+        "AttributeNames",
+        "MessageSystemAttributeNames",
+        "MessageAttributeNames",
+        "MaxNumberOfMessages",
+        "VisibilityTimeout",
+        "WaitTimeSeconds",
+        "ReceiveRequestAttemptId",
+    ),
+    "DeleteMessage": ("QueueUrl", "ReceiptHandle"),
+    "DeleteMessageBatch": ("QueueUrl", "Entries"),
+    "ChangeMessageVisibility": ("QueueUrl", "ReceiptHandle", "VisibilityTimeout"),
+    "ChangeMessageVisibilityBatch": ("QueueUrl", "Entries"),
+    "PurgeQueue": ("QueueUrl",),
+    "ListDeadLetterSourceQueues": ("QueueUrl", "NextToken", "MaxResults"),
+    "StartMessageMoveTask": ("SourceArn", "DestinationArn", "MaxNumberOfMessagesPerSecond"),
+    "ListMessageMoveTasks": ("SourceArn", "MaxResults"),
+    "CancelMessageMoveTask": ("TaskHandle",),
+    "TagQueue": ("QueueUrl", "Tags"),
+    "UntagQueue": ("QueueUrl", "TagKeys"),
+    "ListQueueTags": ("QueueUrl",),
+}
+# Known to SQS, deliberately not offered: sqsqlite has no IAM principals to grant to.
+UNSUPPORTED = ("AddPermission", "RemovePermission")
+
+ACTIONS = tuple(MEMBERS)
+
+
+def _required(request: Request, name: str) -> Any:
+    value = request.get(name)
+    if value is None or value == "":
+        raise MissingParameter(f"The request must contain the parameter {name}.")
+    return value
+
+
+def _int(request: Request, name: str, low: int, high: int, default: int | None = None) -> int | None:
+    value = request.get(name)
+    if value is None:
+        return default
+    return V.int_value(name, value, low, high)
+
+
+def _message_attributes_in(raw: Any) -> Any:
+    """BinaryValue may arrive as bytes (boto3) or base64 text (JSON wire, CLI)."""
+    if not isinstance(raw, Mapping):
+        return raw
+    out = {}
+    for name, value in raw.items():
+        if isinstance(value, Mapping) and isinstance(value.get("BinaryValue"), str):
+            try:
+                value = {**value, "BinaryValue": base64.b64decode(value["BinaryValue"], validate=True)}
+            except (binascii.Error, ValueError):
+                raise InvalidParameterValue(f"Message attribute {name!r}: BinaryValue is not valid base64.") from None
+        out[name] = value
+    return out
+
+
+def _send_result(r: SendResult, with_id: bool = False) -> Response:
+    out: Response = {}
+    if with_id:
+        out["Id"] = r.id
+    out["MessageId"] = r.message_id
+    out["MD5OfMessageBody"] = r.md5_of_message_body
+    if r.md5_of_message_attributes:
+        out["MD5OfMessageAttributes"] = r.md5_of_message_attributes
+    if r.sequence_number:
+        out["SequenceNumber"] = r.sequence_number
+    return out
+
+
+def _batch(result: BatchResult, success: Callable[[Any], Response]) -> Response:
+    return {
+        "Successful": [success(s) for s in result.successful],
+        "Failed": [
+            {"Id": f.id, "SenderFault": f.sender_fault, "Code": f.code, "Message": f.message} for f in result.failed
+        ],
+    }
+
+
+def message_out(m: Message) -> Response:
+    out: Response = {
+        "MessageId": m.message_id,
+        "ReceiptHandle": m.receipt_handle,
+        "MD5OfBody": m.md5_of_body,
+        "Body": m.body,
+    }
+    if m.attributes:
+        out["Attributes"] = dict(m.attributes)
+    if m.message_attributes:
+        out["MD5OfMessageAttributes"] = m.md5_of_message_attributes
+        out["MessageAttributes"] = {name: a.to_sqs() for name, a in m.message_attributes.items()}
+    return out
+
+
+def _move_task_out(t: MoveTask) -> Response:
+    out: Response = {
+        "Status": t.status,
+        "SourceArn": t.source_arn,
+        "ApproximateNumberOfMessagesMoved": t.approximate_number_of_messages_moved,
+        "ApproximateNumberOfMessagesToMove": t.approximate_number_of_messages_to_move,
+        "StartedTimestamp": t.started_timestamp,
+    }
+    if t.task_handle:
+        out["TaskHandle"] = t.task_handle
+    if t.destination_arn:
+        out["DestinationArn"] = t.destination_arn
+    if t.max_number_of_messages_per_second:
+        out["MaxNumberOfMessagesPerSecond"] = t.max_number_of_messages_per_second
+    if t.failure_reason:
+        out["FailureReason"] = t.failure_reason
+    return out
+
+
+class Actions:
+    """Every SQS action sqsqlite supports, by its SQS name."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    def call(self, action: str, request: Request | None = None) -> Response:
+        request = dict(request or {})
+        if action in UNSUPPORTED:
+            raise UnsupportedOperation(f"{action} is not supported: sqsqlite has no IAM principals; use the Policy attribute to keep a policy document.")
+        if action not in MEMBERS:
+            raise UnsupportedOperation(f"Unknown action {V._shorten(action)}; supported actions: {', '.join(ACTIONS)}.")
+        unknown = sorted(set(request) - set(MEMBERS[action]))
+        if unknown:
+            raise InvalidParameterValue(
+                f"Unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} for {action}; "
+                f"it accepts: {', '.join(MEMBERS[action])}."
+            )
+        return getattr(self, action)(request)
+
+    def _queue(self, request: Request) -> Queue:
+        # No existence check here: every queue operation checks inside its own transaction.
+        return Queue(self.db, V.queue_name_from_url(request.get("QueueUrl")))
+
+    # ------------------------------------------------------------ queues
+
+    def CreateQueue(self, r: Request) -> Response:
+        q = self.db.create_queue(_required(r, "QueueName"), attributes=r.get("Attributes"), tags=r.get("tags"))
+        return {"QueueUrl": q.url}
+
+    def DeleteQueue(self, r: Request) -> Response:
+        self.db.delete_queue(_required(r, "QueueUrl"))
+        return {}
+
+    def ListQueues(self, r: Request) -> Response:
+        urls, token = self.db.list_queues(r.get("QueueNamePrefix") or "", r.get("MaxResults"), r.get("NextToken"))
+        out: Response = {}
+        if urls:
+            out["QueueUrls"] = urls
+        if token:
+            out["NextToken"] = token
+        return out
+
+    def GetQueueUrl(self, r: Request) -> Response:
+        owner = r.get("QueueOwnerAWSAccountId")
+        name = V.queue_name(_required(r, "QueueName"))
+        if owner not in (None, "", self.db.account_id):
+            raise QueueDoesNotExist(f"The queue {name!r} does not exist in account {owner}; this database holds account {self.db.account_id}.")
+        return {"QueueUrl": self.db.get_queue_url(name)}
+
+    def GetQueueAttributes(self, r: Request) -> Response:
+        names = r.get("AttributeNames") or []
+        if isinstance(names, str):
+            names = [names]
+        attrs = self._queue(r).get_queue_attributes(names)  # no names: nothing, after checking the queue
+        return {"Attributes": attrs} if attrs else {}
+
+    def SetQueueAttributes(self, r: Request) -> Response:
+        self._queue(r).set_queue_attributes(_required(r, "Attributes"))
+        return {}
+
+    def TagQueue(self, r: Request) -> Response:
+        self._queue(r).tag_queue(_required(r, "Tags"))
+        return {}
+
+    def UntagQueue(self, r: Request) -> Response:
+        self._queue(r).untag_queue(_required(r, "TagKeys"))
+        return {}
+
+    def ListQueueTags(self, r: Request) -> Response:
+        tags = self._queue(r).list_queue_tags()
+        return {"Tags": tags} if tags else {}
+
+    def PurgeQueue(self, r: Request) -> Response:
+        self._queue(r).purge_queue()
+        return {}
+
+    def ListDeadLetterSourceQueues(self, r: Request) -> Response:
+        urls = self._queue(r).list_dead_letter_source_queues()
+        limit = _int(r, "MaxResults", 1, D.MAX_LIST_QUEUES_RESULTS)
+        start = 0
+        if r.get("NextToken"):
+            try:
+                start = int(base64.urlsafe_b64decode(r["NextToken"].encode()).decode())
+            except (binascii.Error, ValueError, UnicodeDecodeError):
+                raise InvalidParameterValue(f"Invalid NextToken {V._shorten(r['NextToken'])}: pass a token this action returned.") from None
+        end = len(urls) if limit is None else start + limit
+        out: Response = {"queueUrls": urls[start:end]}  # SQS spells this member in lower camel case
+        if limit is not None and end < len(urls):
+            out["NextToken"] = base64.urlsafe_b64encode(str(end).encode()).decode()
+        return out
+
+    # ------------------------------------------------------------ messages
+
+    def SendMessage(self, r: Request) -> Response:
+        q = self._queue(r)
+        result = q.send_message(
+            _required(r, "MessageBody"),
+            delay_seconds=r.get("DelaySeconds"),
+            message_attributes=_message_attributes_in(r.get("MessageAttributes")),
+            message_group_id=r.get("MessageGroupId"),
+            message_deduplication_id=r.get("MessageDeduplicationId"),
+        )
+        out = _send_result(result)
+        system = r.get("MessageSystemAttributes")
+        if system:
+            out["MD5OfMessageSystemAttributes"] = _md5_of_system_attributes(system)
+        return out
+
+    def SendMessageBatch(self, r: Request) -> Response:
+        entries = [
+            {**e, "MessageAttributes": _message_attributes_in(e.get("MessageAttributes"))} if isinstance(e, Mapping) else e
+            for e in (r.get("Entries") or [])
+        ]
+        result = self._queue(r).send_message_batch(entries)
+        return _batch(result, lambda s: _send_result(s, with_id=True))
+
+    def ReceiveMessage(self, r: Request) -> Response:
+        system = list(r.get("AttributeNames") or []) + list(r.get("MessageSystemAttributeNames") or [])
+        # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
+        system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
+        messages = self._queue(r).receive_message(
+            max_number_of_messages=r.get("MaxNumberOfMessages", 1),
+            visibility_timeout=r.get("VisibilityTimeout"),
+            wait_time_seconds=r.get("WaitTimeSeconds"),
+            message_system_attribute_names=system,
+            message_attribute_names=r.get("MessageAttributeNames"),
+            receive_request_attempt_id=r.get("ReceiveRequestAttemptId"),
+        )
+        return {"Messages": [message_out(m) for m in messages]} if messages else {}
+
+    def DeleteMessage(self, r: Request) -> Response:
+        self._queue(r).delete_message(_required(r, "ReceiptHandle"))
+        return {}
+
+    def DeleteMessageBatch(self, r: Request) -> Response:
+        return _batch(self._queue(r).delete_message_batch(r.get("Entries")), lambda s: {"Id": s["Id"]})
+
+    def ChangeMessageVisibility(self, r: Request) -> Response:
+        if r.get("VisibilityTimeout") is None:
+            raise MissingParameter("The request must contain the parameter VisibilityTimeout.")
+        self._queue(r).change_message_visibility(_required(r, "ReceiptHandle"), r["VisibilityTimeout"])
+        return {}
+
+    def ChangeMessageVisibilityBatch(self, r: Request) -> Response:
+        return _batch(self._queue(r).change_message_visibility_batch(r.get("Entries")), lambda s: {"Id": s["Id"]})
+
+    # ------------------------------------------------------------ message move tasks
+
+    def StartMessageMoveTask(self, r: Request) -> Response:
+        handle = self.db.start_message_move_task(
+            _required(r, "SourceArn"), r.get("DestinationArn"), r.get("MaxNumberOfMessagesPerSecond")
+        )
+        return {"TaskHandle": handle}
+
+    def ListMessageMoveTasks(self, r: Request) -> Response:
+        tasks = self.db.list_message_move_tasks(_required(r, "SourceArn"), r.get("MaxResults", 1))
+        return {"Results": [_move_task_out(t) for t in tasks]}
+
+    def CancelMessageMoveTask(self, r: Request) -> Response:
+        return {"ApproximateNumberOfMessagesMoved": self.db.cancel_message_move_task(_required(r, "TaskHandle"))}
+
+
+def _md5_of_system_attributes(system: Mapping[str, Any]) -> str | None:
+    """MD5OfMessageSystemAttributes (SQS's attribute digest over AWSTraceHeader). sqsqlite
+    digests it so SDKs that check it are satisfied; it does not store it."""
+    unknown = set(system) - {"AWSTraceHeader"}
+    if unknown:
+        raise InvalidParameterValue(f"Unknown message system attribute {', '.join(sorted(unknown))}; only AWSTraceHeader can be sent.")
+    return V.md5_of_attributes(V.message_attributes(_message_attributes_in(system), what="message system attribute"))
