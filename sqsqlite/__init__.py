@@ -12,6 +12,7 @@ from . import errors
 from .actions import Actions
 from .client import SQSClient, client
 from .clock import Clock, ManualClock, SystemClock
+from .consumer import Backoff, Consumer, Heartbeat, consume
 from .core import (
     BatchResult,
     BatchResultErrorEntry,
@@ -29,6 +30,10 @@ from .validation import MessageAttribute
 __version__ = "0.1.0"
 
 __all__ = [
+    "Backoff",
+    "Consumer",
+    "Heartbeat",
+    "consume",
     "Actions",
     "SQSClient",
     "client",

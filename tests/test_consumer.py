@@ -1,0 +1,119 @@
+"""The consumer helper: heartbeat while handling, delete on success, back off on failure."""
+
+import time
+
+import pytest
+
+import sqsqlite
+from sqsqlite.consumer import Backoff, Consumer, Heartbeat, consume
+from sqsqlite.errors import InvalidParameterValue, ReceiptHandleIsInvalid
+
+
+def in_flight(queue):
+    return int(queue.get_queue_attributes(["ApproximateNumberOfMessagesNotVisible"])["ApproximateNumberOfMessagesNotVisible"])
+
+
+def test_a_handled_message_is_deleted(queue):
+    queue.send_message("job")
+    seen = []
+    outcome = consume(queue, lambda m: seen.append(m.body), wait_time_seconds=0, stop_when_empty=True)
+    assert seen == ["job"]
+    assert outcome.processed == 1
+    assert queue.peek("all") == []
+
+
+def test_a_failed_message_comes_back_only_after_its_backoff(queue, clock):
+    queue.send_message("flaky")
+
+    def fail(msg):
+        raise RuntimeError("downstream is down")
+
+    consumer = Consumer(queue, fail, wait_time_seconds=0, backoff=Backoff(base=10, cap=100))
+    assert consumer.run_once().failed == 1
+    clock.advance(9.9)
+    assert queue.receive_message() == []
+    clock.advance(0.1)
+    [again] = queue.receive_message()
+    assert again.receive_count == 2
+
+
+def test_backoff_doubles_per_receive_and_is_capped():
+    backoff = Backoff(base=5, cap=60)
+    assert [backoff.delay(n) for n in (1, 2, 3, 4, 5)] == [5, 10, 20, 40, 60]
+
+
+def test_a_poison_message_lands_in_the_dead_letter_queue(db, clock):
+    dlq = db.create_queue("orders-dlq")
+    queue = db.create_queue("orders", RedrivePolicy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 3})
+    queue.send_message("poison")
+
+    def fail(msg):
+        raise ValueError("can't parse")
+
+    consumer = Consumer(queue, fail, wait_time_seconds=0, backoff=Backoff(base=1, cap=1))
+    for _ in range(4):
+        consumer.run_once()
+        clock.advance(1)
+    [dead] = dlq.receive_message(message_system_attribute_names=["All"])
+    assert dead.body == "poison"
+    assert dead.attributes["DeadLetterQueueSourceArn"] == queue.arn
+    assert dead.receive_count == 4  # 3 in the source queue, this one in the DLQ
+
+
+def test_a_heartbeat_extends_visibility_from_the_moment_it_beats(db, clock):
+    queue = db.create_queue("slow", visibility_timeout=30)
+    queue.send_message("long job")
+    [msg] = queue.receive_message()
+    beat = Heartbeat(msg, visibility_timeout=30, interval=10)
+    clock.advance(20)
+    assert beat.beat()
+    clock.advance(20)  # 40 s after the receive, past the original 30 s
+    assert in_flight(queue) == 1
+    assert queue.receive_message() == []
+    clock.advance(10)  # 30 s after the beat
+    assert in_flight(queue) == 0
+
+
+def test_a_heartbeat_stops_at_the_twelve_hour_cap(db, clock):
+    queue = db.create_queue("capped", visibility_timeout=3600)
+    queue.send_message("forever")
+    [msg] = queue.receive_message()
+    beat = Heartbeat(msg, visibility_timeout=3600, interval=1800)
+    start = clock.now_ms()
+    while beat.beat():
+        clock.advance(1800)
+    # Beats succeed while now + 3600 s stays within 12 h of the receive, then stop.
+    assert (clock.now_ms() - start) / 1000 == 12 * 3600 - 3600 + 1800
+    assert isinstance(beat.error, InvalidParameterValue)
+    assert in_flight(queue) == 1
+
+
+def test_a_heartbeat_stops_once_another_consumer_holds_the_message(db, clock):
+    queue = db.create_queue("shared", visibility_timeout=5)
+    queue.send_message("contested")
+    [first] = queue.receive_message()
+    clock.advance(6)
+    [second] = queue.receive_message()
+    beat = Heartbeat(first, visibility_timeout=5, interval=2)
+    assert not beat.beat()
+    assert isinstance(beat.error, ReceiptHandleIsInvalid)
+    assert second.receipt_handle != first.receipt_handle
+
+
+@pytest.mark.slow
+def test_the_heartbeat_thread_keeps_a_slow_handlers_message_hidden(db, clock):
+    # Real threads are the point here: the heartbeat must run beside a blocked handler.
+    queue = db.create_queue("slow-real", visibility_timeout=3)
+    queue.send_message("slow")
+    stolen = []
+
+    def slow(msg):
+        for _ in range(5):
+            clock.advance(2)  # 10 s of queue time in all, over three visibility timeouts
+            time.sleep(0.15)  # real time for the heartbeat thread (interval 0.05 s) to beat
+            stolen.extend(queue.receive_message())
+
+    consumer = Consumer(queue, slow, wait_time_seconds=0, heartbeat_interval=0.05)
+    assert consumer.run_once().processed == 1
+    assert stolen == []
+    assert queue.peek("all") == []
