@@ -427,6 +427,29 @@ def test_a_delayed_head_blocks_later_messages_of_its_group(db, clock):
     assert bodies(receive(q)) == ["a1", "a2"]
 
 
+def test_a_visible_head_never_lets_a_later_message_jump_one_still_in_flight(fq):
+    for body in ("a1", "a2", "a3"):
+        send(fq, body)
+    a1, a2 = receive(fq, n=2)
+    a1.change_visibility(0)  # a1 is visible again, a2 is still in flight
+    assert bodies(receive(fq)) == ["a1"]  # not a3
+
+
+def test_a_delayed_message_holds_back_the_later_messages_of_its_group(db, clock):
+    q = make_fifo(db)
+    send(q, "a1")
+    q.set_queue_attributes({"DelaySeconds": "60"})
+    send(q, "a2")
+    q.set_queue_attributes({"DelaySeconds": "0"})
+    send(q, "a3")
+    [a1] = receive(q)
+    assert a1.body == "a1"
+    a1.delete()
+    assert receive(q) == []  # a3 is visible but waits for the delayed a2
+    clock.advance(60)
+    assert bodies(receive(q)) == ["a2", "a3"]
+
+
 # ---------------------------------------------------------------- ReceiveRequestAttemptId
 
 
@@ -492,6 +515,14 @@ def test_a_long_poll_with_an_attempt_id_returns_a_message_sent_during_the_wait(d
         assert bodies(q.receive_message(wait_time_seconds=5, receive_request_attempt_id="poll")) == ["late"]
 
 
+@pytest.mark.parametrize("attempt", ["has space", "x" * 129, "é"])
+def test_a_receive_attempt_id_is_1_to_128_ascii_letters_digits_or_punctuation(fq, attempt):
+    send(fq, "a1")
+    with pytest.raises(InvalidParameterValue, match="ReceiveRequestAttemptId"):
+        receive(fq, receive_request_attempt_id=attempt)
+    assert counts(fq) == (1, 0, 0)
+
+
 def test_a_repeated_attempt_whose_messages_were_all_deleted_receives_afresh(fq):
     send(fq, "a1")
     send(fq, "a2")
@@ -547,7 +578,7 @@ def test_moved_messages_keep_their_group_and_order_in_the_dead_letter_queue(db, 
     msgs = receive(dlq, message_system_attribute_names=["All"])
     assert bodies(msgs) == ["a0", "a1", "a2"]
     assert [m.message_id for m in msgs] == [s.message_id for s in sent[:3]]
-    assert {m.message_group_id for m in msgs} == {"A"}
+    assert {m.message_group_id for m in msgs} == {m.attributes["MessageGroupId"] for m in msgs} == {"A"}
     assert [int(m.sequence_number) for m in msgs] == sorted(int(m.sequence_number) for m in msgs)
     assert [m.sent_timestamp for m in msgs] == [first[0].sent_timestamp] * 3
 
