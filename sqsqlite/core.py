@@ -1054,7 +1054,7 @@ class Queue:
             row = self._row(tx)
             queue_id, is_fifo = row["id"], bool(row["fifo"])
             if attempt_id is not None and is_fifo:
-                repeated = self._repeat_attempt(tx, row, attempt_id, now)
+                repeated = self._repeat_attempt(tx, row, attempt_id, now, vt)
                 if repeated is not None:
                     return queue_id, repeated, row["receive_wait_time"]
             _prune(tx, row, now, D.PRUNE_BATCH)
@@ -1083,7 +1083,10 @@ class Queue:
                     break
             if claimed:
                 tx.run(Q.add_inflight, id=queue_id, n=len(claimed))
-            if attempt_id is not None and is_fifo:
+            # Only an attempt that returned messages is remembered: an empty one has nothing to
+            # repeat, and remembering it would make the next try (or the next round of this
+            # long poll) return nothing for 5 minutes.
+            if attempt_id is not None and is_fifo and claimed:
                 result = json.dumps([[r["id"], r["receipt_token"].hex()] for r in claimed])
                 tx.run(Q.put_attempt, queue_id=queue_id, attempt_id=attempt_id, now=now, result=result)
                 tx.run(Q.prune_attempts, queue_id=queue_id, window_start=now - _ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
@@ -1137,17 +1140,24 @@ class Queue:
             tx.run(Q.fix_group_head, queue_id=row["id"], group_id=r["group_id"])
             tx.run(Q.fix_group_head, queue_id=dlq["id"], group_id=r["group_id"])
 
-    def _repeat_attempt(self, tx: Tx, row, attempt_id: str, now: int):
+    def _repeat_attempt(self, tx: Tx, row, attempt_id: str, now: int, vt: int | None):
+        """The messages an earlier receive with this attempt id returned, or None to receive afresh."""
         stored = tx.scalar(Q.find_attempt, queue_id=row["id"], attempt_id=attempt_id, window_start=now - _ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
         if stored is None:
             return None
         out = []
+        lease = _ms(row["visibility_timeout"] if vt is None else vt)
         for row_id, token in json.loads(stored):
             r = tx.one(Q.message_by_id, id=row_id)
             # The same messages with the same handles, while those handles still hold them.
             if r is not None and r["queue_id"] == row["id"] and r["receipt_token"] == bytes.fromhex(token) and r["visible_at"] > now:
-                out.append(r)
-        return out
+                # SQS: a retry within the window resets the visibility timeout (never past the
+                # 12 hours one receive may hold a message).
+                end = min(now + lease, r["received_at"] + _ms(D.MAX_VISIBILITY_TIMEOUT))
+                tx.run(Q.change_visibility, id=r["id"], visible_at=end)
+                out.append(tx.one(Q.message_by_id, id=r["id"]))
+        # Nothing still held (deleted, released or timed out): the attempt is over; receive anew.
+        return out or None
 
     # ------------------------------------------------------------ deleting and visibility
 

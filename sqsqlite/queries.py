@@ -177,15 +177,19 @@ claim_standard = _claim(
 
 # FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
 # messages in send order, so one receive can return several messages of a group in order.
+# The retention test reads sent_at + 0, which no index can serve: left as a plain range, the
+# planner (no ANALYZE statistics) prefers ix_messages_sent and walks every live message of the
+# queue, so the claim's cost would grow with the backlog. tests/test_fifo.py checks the plans.
+_alive_unindexed = (m.c.sent_at + literal_column("0")) > P("cutoff")
 fifo_heads = compile_sql(
     select(m.c.id, m.c.group_id)
-    .where(m.c.queue_id == P("queue_id"), m.c.is_head == 1, m.c.visible_at <= P("now"), _alive)
+    .where(m.c.queue_id == P("queue_id"), m.c.is_head == 1, m.c.visible_at <= P("now"), _alive_unindexed)
     .order_by(m.c.visible_at)
     .limit(P("n"))
 )
 fifo_group_run = compile_sql(
     select(m.c.id, m.c.visible_at)
-    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None), _alive)
+    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None), _alive_unindexed)
     .order_by(m.c.sequence_number)
     .limit(P("n"))
 )
