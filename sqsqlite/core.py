@@ -444,6 +444,8 @@ class Database:
         with self.store.write() as tx:
             row = self._queue_row(tx, name)
             tx.run(Q.delete_queue_messages, queue_id=row["id"])
+            tx.run(Q.delete_queue_dedup, queue_id=row["id"])
+            tx.run(Q.delete_queue_attempts, queue_id=row["id"])
             tx.run(Q.delete_queue, id=row["id"])
             tx.run(Q.put_tombstone, name=name, now=now)
             tx.run(Q.clear_tombstones, before=now - _ms(D.QUEUE_NAME_REUSE_SECONDS))

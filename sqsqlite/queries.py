@@ -346,6 +346,8 @@ put_attempt = compile_sql(
     .values(queue_id=P("queue_id"), attempt_id=P("attempt_id"), created_at=P("now"), result=P("result"))
     .prefix_with("OR REPLACE")
 )
+delete_queue_dedup = compile_sql(delete(fifo_dedup).where(fifo_dedup.c.queue_id == P("queue_id")))
+delete_queue_attempts = compile_sql(delete(receive_attempts).where(receive_attempts.c.queue_id == P("queue_id")))
 prune_attempts = compile_sql(
     delete(receive_attempts).where(
         receive_attempts.c.queue_id == P("queue_id"), receive_attempts.c.created_at <= P("window_start")

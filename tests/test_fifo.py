@@ -717,3 +717,13 @@ def test_a_fifo_receive_costs_the_same_whatever_the_blocked_backlog(db):
     assert bodies(small_msgs) == bodies(large_msgs) == ["free"]
     # 20 messages against 3,000: the same work, give or take a deeper B-tree.
     assert large_steps <= small_steps * 1.1, (small_steps, large_steps)
+
+
+def test_deleting_a_fifo_queue_leaves_no_dedup_or_attempt_records(db, clock):
+    q = db.create_queue("gone.fifo", FifoQueue="true")
+    q.send_message("a", message_group_id="g", message_deduplication_id="d1")
+    q.receive_message(receive_request_attempt_id="attempt-1")
+    db.delete_queue(q.url)
+    conn = db.store.connection()
+    assert conn.execute("SELECT count(*) FROM fifo_dedup").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM receive_attempts").fetchone()[0] == 0
