@@ -183,9 +183,12 @@ fifo_heads = compile_sql(
     .order_by(m.c.visible_at)
     .limit(P("n"))
 )
+# The retention test is written "sent_at + 0" so it can't drive the plan: on a file without
+# statistics SQLite otherwise walks ix_messages_sent over every live message of the queue and
+# sorts them, per group head, instead of reading the group's run off ix_messages_group.
 fifo_group_run = compile_sql(
     select(m.c.id, m.c.visible_at)
-    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None), _alive)
+    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None), m.c.sent_at + 0 > P("cutoff"))
     .order_by(m.c.sequence_number)
     .limit(P("n"))
 )
@@ -280,9 +283,12 @@ peek_messages = compile_sql(
     .limit(P("limit"))
 )
 # Export / move tasks: every live message of a queue in id order, a page at a time.
+# Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead
+# reading every live message of the queue off ix_messages_sent and sorting them for each page,
+# which made a move task or export quadratic in the queue's size.
 messages_page = compile_sql(
     select(*MESSAGE_COLUMNS)
-    .where(m.c.queue_id == P("queue_id"), _alive, m.c.id > P("after"), m.c.id <= P("upto"))
+    .where(m.c.queue_id + 0 == P("queue_id"), _alive, m.c.id > P("after"), m.c.id <= P("upto"))
     .order_by(m.c.id)
     .limit(P("limit"))
 )
