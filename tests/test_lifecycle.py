@@ -558,3 +558,17 @@ def test_a_delayed_message_stays_hidden_until_its_delay_ends_and_is_counted_as_d
     m = receive_one(q)
     assert m.receive_count == 1
     assert counts(q) == (0, 1, 0)
+
+
+def test_redrive_leaves_messages_with_no_source_to_return_to_and_says_why(db, clock):
+    # A message sent straight to the DLQ has no source; one whose source queue was deleted
+    # has nowhere to go. Both stay in the DLQ; the task completes and names the missing queue.
+    src, dlq = with_dlq(db, max_receive_count=1)
+    _poison(db, clock, src, 1)
+    dlq.send_message("sent to the DLQ directly")
+    db.delete_queue(src.url)
+    db.create_queue("work3", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})})
+    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    assert task.status == "COMPLETED" and task.approximate_number_of_messages_moved == 0
+    assert src.arn in task.failure_reason
+    assert counts(dlq) == (2, 0, 0)
