@@ -284,9 +284,12 @@ peek_messages = compile_sql(
     .limit(P("limit"))
 )
 # Export / move tasks: every live message of a queue in id order, a page at a time.
+# Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead
+# reading every live message of the queue off ix_messages_sent and sorting them for each page,
+# which made a move task or export quadratic in the queue's size.
 messages_page = compile_sql(
     select(*MESSAGE_COLUMNS)
-    .where(m.c.queue_id == P("queue_id"), _alive, m.c.id > P("after"), m.c.id <= P("upto"))
+    .where(m.c.queue_id + 0 == P("queue_id"), _alive, m.c.id > P("after"), m.c.id <= P("upto"))
     .order_by(m.c.id)
     .limit(P("limit"))
 )

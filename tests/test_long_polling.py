@@ -1,0 +1,120 @@
+"""Long polling: a waiting receive returns as soon as a message can be returned."""
+
+import multiprocessing as mp
+import threading
+import time
+
+import pytest
+
+import sqsqlite
+from sqsqlite.errors import InvalidParameterValue
+
+# ------------------------------------------------------------------ on the manual clock
+
+
+def test_a_wait_returns_when_a_delay_ends_during_it(db, clock):
+    q = db.create_queue("lp")
+    q.send_message("soon", delay_seconds=5)
+    start = clock.now_ms()
+    [m] = q.receive_message(wait_time_seconds=20)
+    assert m.body == "soon"
+    assert clock.now_ms() - start == 5000  # the moment the delay ended, not the 20 s
+
+
+def test_a_wait_returns_when_a_visibility_timeout_ends_during_it(db, clock):
+    q = db.create_queue("lp2", visibility_timeout=7)
+    q.send_message("x")
+    first = q.receive_message()[0]
+    start = clock.now_ms()
+    [again] = q.receive_message(wait_time_seconds=20)
+    assert again.message_id == first.message_id and again.receive_count == 2
+    assert clock.now_ms() - start == 7000
+
+
+def test_a_wait_with_nothing_to_return_ends_empty_at_the_wait_time(db, clock):
+    q = db.create_queue("lp3")
+    q.send_message("too late", delay_seconds=30)
+    start = clock.now_ms()
+    assert q.receive_message(wait_time_seconds=20) == []
+    assert clock.now_ms() - start == 20_000
+
+
+def test_the_queue_receive_wait_time_is_the_default_wait(db, clock):
+    q = db.create_queue("lp4", attributes={"ReceiveMessageWaitTimeSeconds": "3"})
+    start = clock.now_ms()
+    assert q.receive_message() == []
+    assert clock.now_ms() - start == 3000
+    start = clock.now_ms()
+    assert q.receive_message(wait_time_seconds=0) == []  # an explicit 0 is a short poll
+    assert clock.now_ms() - start == 0
+
+
+def test_a_short_poll_does_not_wait(db, clock):
+    q = db.create_queue("lp5")
+    q.send_message("x", delay_seconds=1)
+    start = clock.now_ms()
+    assert q.receive_message() == []
+    assert clock.now_ms() == start
+
+
+@pytest.mark.parametrize("bad", [-1, 21, "x"])
+def test_wait_time_seconds_is_0_to_20(db, bad):
+    q = db.create_queue("lp6")
+    with pytest.raises(InvalidParameterValue) as err:
+        q.receive_message(wait_time_seconds=bad)
+    assert "0 to 20" in err.value.message
+
+
+# ------------------------------------------------------------------ real time, bounded
+
+WAIT = 20  # the longest long poll; every wake-up below must come well before it
+
+
+def test_a_send_from_another_thread_wakes_a_waiting_receive(tmp_path):
+    db = sqsqlite.connect(tmp_path / "threads.db")
+    try:
+        q = db.create_queue("wake")
+        timer = threading.Timer(0.3, lambda: q.send_message("hello"))
+        timer.start()
+        started = time.monotonic()
+        got = q.receive_message(wait_time_seconds=WAIT)
+        elapsed = time.monotonic() - started
+        timer.join()
+        assert [m.body for m in got] == ["hello"]
+        assert elapsed < WAIT / 2
+    finally:
+        db.close()
+
+
+def _send_when_told(path, ready, name):
+    db = sqsqlite.connect(path)
+    ready.wait(10)
+    time.sleep(0.3)  # let the receive settle into its wait
+    db.queue(name).send_message("from another process")
+    db.close()
+
+
+@pytest.mark.slow
+def test_a_send_from_another_process_wakes_a_waiting_receive(tmp_path):
+    path = str(tmp_path / "procs.db")
+    db = sqsqlite.connect(path)
+    try:
+        q = db.create_queue("wake")
+        ctx = mp.get_context("spawn")
+        ready = ctx.Event()
+        proc = ctx.Process(target=_send_when_told, args=(path, ready, "wake"))
+        proc.start()
+        try:
+            ready.set()
+            started = time.monotonic()
+            got = q.receive_message(wait_time_seconds=WAIT)
+            elapsed = time.monotonic() - started
+        finally:
+            proc.join(15)
+            if proc.is_alive():
+                proc.kill()
+        assert proc.exitcode == 0
+        assert [m.body for m in got] == ["from another process"]
+        assert elapsed < WAIT / 2
+    finally:
+        db.close()

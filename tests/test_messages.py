@@ -1,0 +1,319 @@
+"""Messages: send, batches, delays, attributes and their digests, receive, delete, visibility."""
+
+import hashlib
+import uuid
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from moto.sqs.models import Message as MotoMessage
+
+from sqsqlite import MessageAttribute
+from sqsqlite.errors import InvalidAttributeName, InvalidParameterValue, ReceiptHandleIsInvalid
+from sqsqlite.validation import md5_of_attributes, message_attributes
+
+
+def moto_md5(attributes: dict) -> str:
+    """The independent oracle: moto's implementation of SQS's MD5OfMessageAttributes."""
+    m = MotoMessage("id", "body")
+    m.message_attributes = attributes
+    return m.attribute_md5
+
+
+# ------------------------------------------------------------------ sending
+
+
+def test_send_returns_a_uuid_message_id_and_the_md5_of_the_utf8_body(queue):
+    body = "héllo wörld ✓ 😀"
+    result = queue.send_message(body)
+    assert str(uuid.UUID(result.message_id)) == result.message_id
+    assert result.md5_of_message_body == hashlib.md5(body.encode("utf-8")).hexdigest()
+    assert result.md5_of_message_attributes is None
+    [msg] = queue.receive_message()
+    assert (msg.message_id, msg.body, msg.md5_of_body) == (result.message_id, body, result.md5_of_message_body)
+
+
+def test_each_send_gets_its_own_message_id(queue):
+    ids = {queue.send_message("same").message_id for _ in range(20)}
+    assert len(ids) == 20
+
+
+def test_md5_of_message_attributes_matches_sqs_for_string_number_binary_and_custom_types(queue):
+    attrs = {
+        "zeta": {"DataType": "String", "StringValue": "last by name"},
+        "Alpha": {"DataType": "Number", "StringValue": "-12.5e3"},
+        "blob": {"DataType": "Binary", "BinaryValue": b"\x00\x01\xfe\xff"},
+        "custom": {"DataType": "String.json", "StringValue": '{"k": "ü"}'},
+        "bin.custom": {"DataType": "Binary.gzip", "BinaryValue": b"\x1f\x8b"},
+    }
+    result = queue.send_message("with attributes", message_attributes=attrs)
+    assert result.md5_of_message_attributes == moto_md5(attrs)
+    [msg] = queue.receive_message(message_attribute_names=["All"])
+    assert msg.md5_of_message_attributes == result.md5_of_message_attributes
+    assert msg.message_attributes["blob"] == MessageAttribute("Binary", binary_value=b"\x00\x01\xfe\xff")
+    assert msg.message_attributes["custom"] == MessageAttribute("String.json", string_value='{"k": "ü"}')
+    assert msg.message_attributes["Alpha"].data_type == "Number"
+
+
+@pytest.mark.parametrize(
+    "attrs, published",
+    [
+        # Values published in other projects' SQS digest tests (an SQS emulator in Go and an
+        # SQS checksum helper for Node), each checked there against real SQS responses.
+        (
+            {"ordinal": {"DataType": "Number", "StringValue": "1"}, "category": {"DataType": "String", "StringValue": "test"}},
+            "d21ae90c49061e927f57df5f5d72be1f",
+        ),
+        ({"SellerName": {"DataType": "String", "StringValue": "Example Store"}}, "cd28f3b68aeee4b2eac9c66f2f694b58"),
+    ],
+)
+def test_md5_of_message_attributes_matches_published_values(queue, attrs, published):
+    assert queue.send_message("x", message_attributes=attrs).md5_of_message_attributes == published
+
+
+_names = st.from_regex(r"[A-Za-z0-9_-]([A-Za-z0-9_-]|\.[A-Za-z0-9_-]){0,20}", fullmatch=True).filter(
+    lambda n: not n.lower().startswith(("aws.", "amazon."))
+)
+_text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\x0b\x0c\ufffe\uffff"),
+    min_size=1,
+    max_size=40,
+).filter(lambda s: all(c in "\t\n\r" or ord(c) >= 0x20 for c in s))
+_attr = st.one_of(
+    st.builds(lambda v: {"DataType": "String", "StringValue": v}, _text),
+    st.builds(lambda v: {"DataType": "Number", "StringValue": str(v)}, st.integers(-(10**30), 10**30)),
+    st.builds(lambda v: {"DataType": "Binary", "BinaryValue": v}, st.binary(min_size=1, max_size=40)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(attrs=st.dictionaries(_names, _attr, min_size=1, max_size=10))
+def test_md5_of_message_attributes_agrees_with_the_oracle_for_any_valid_attributes(attrs):
+    assert md5_of_attributes(message_attributes(attrs)) == moto_md5(attrs)
+
+
+def test_python_values_pick_their_sqs_type(queue):
+    queue.send_message("typed", message_attributes={"s": "text", "n": 42, "f": 1.5, "b": b"\x01"})
+    [msg] = queue.receive_message(message_attribute_names=["All"])
+    got = {k: (v.data_type, v.string_value, v.binary_value) for k, v in msg.message_attributes.items()}
+    assert got == {"s": ("String", "text", None), "n": ("Number", "42", None), "f": ("Number", "1.5", None), "b": ("Binary", None, b"\x01")}
+
+
+def test_receive_returns_only_the_message_attributes_asked_for(queue):
+    queue.send_message("x", message_attributes={"color": "red", "colour.uk": "red", "size": "L"})
+    [msg] = queue.receive_message()
+    assert msg.message_attributes == {}
+    for v in queue.peek("in-flight"):
+        assert set(v.message_attributes) == {"color", "colour.uk", "size"}
+
+
+@pytest.mark.parametrize(
+    "names, expected",
+    [(["All"], {"color", "colour.uk", "size"}), ([".*"], {"color", "colour.uk", "size"}), (["size"], {"size"}), (["colour.*"], {"colour.uk"}), (["colo.*"], set())],
+)
+def test_message_attribute_names_select_by_name_all_or_prefix(db, names, expected):
+    # As in SQS, "prefix.*" selects names that start with "prefix." (the period included).
+    q = db.create_queue("filtered")
+    q.send_message("x", message_attributes={"color": "red", "colour.uk": "red", "size": "L"})
+    [msg] = q.receive_message(message_attribute_names=names)
+    assert set(msg.message_attributes) == expected
+
+
+# ------------------------------------------------------------------ size and delay
+
+
+def test_a_message_of_exactly_maximum_message_size_is_accepted_and_one_byte_more_is_not(db):
+    q = db.create_queue("small", attributes={"MaximumMessageSize": "1024"})
+    q.send_message("x" * 1024)
+    with pytest.raises(InvalidParameterValue) as err:
+        q.send_message("x" * 1025)
+    assert "1025" in err.value.message and "1024" in err.value.message
+    # Multi-byte characters count as their UTF-8 bytes.
+    with pytest.raises(InvalidParameterValue):
+        q.send_message("é" * 513)
+    # Message attributes count too: name + type + value.
+    with pytest.raises(InvalidParameterValue):
+        q.send_message("x" * 1000, message_attributes={"name": "v" * 20})  # 1000 + 4 + 6 + 20
+    q.send_message("x" * 994, message_attributes={"nm": "v" * 22})  # 994 + 2 + 6 + 22 = 1024
+    assert len(q.peek()) == 2
+
+
+def test_the_queue_delay_hides_new_messages_and_a_per_message_delay_overrides_it(db, clock):
+    q = db.create_queue("slow", attributes={"DelaySeconds": "60"})
+    q.send_message("queue delay")
+    q.send_message("no delay", delay_seconds=0)
+    q.send_message("long delay", delay_seconds=120)
+    assert [m.body for m in q.receive_message(max_number_of_messages=10, visibility_timeout=43200)] == ["no delay"]
+    clock.advance(60)
+    assert [m.body for m in q.receive_message(max_number_of_messages=10, visibility_timeout=43200)] == ["queue delay"]
+    clock.advance(59.999)
+    assert q.receive_message(max_number_of_messages=10) == []
+    clock.advance(0.001)
+    assert [m.body for m in q.receive_message(max_number_of_messages=10)] == ["long delay"]
+
+
+def test_changing_the_queue_delay_affects_only_later_sends(db, clock):
+    q = db.create_queue("redelay")
+    q.send_message("before")
+    q.set_queue_attributes({"DelaySeconds": "30"})
+    q.send_message("after")
+    assert [m.body for m in q.receive_message(max_number_of_messages=10)] == ["before"]
+
+
+# ------------------------------------------------------------------ batches
+
+
+def test_send_batch_reports_each_entry_and_one_bad_entry_does_not_fail_the_others(queue):
+    result = queue.send_message_batch(
+        [
+            {"Id": "a", "MessageBody": "first"},
+            {"Id": "b", "MessageBody": ""},
+            {"Id": "c", "MessageBody": "third", "DelaySeconds": 901},
+            {"Id": "d", "MessageBody": "fourth", "MessageAttributes": {"k": {"DataType": "String", "StringValue": "v"}}},
+            {"Id": "e", "MessageBody": "bad \x00 char"},
+        ]
+    )
+    assert [s.id for s in result.successful] == ["a", "d"]
+    assert [(f.id, f.code, f.sender_fault) for f in result.failed] == [
+        ("b", "InvalidParameterValue", True),
+        ("c", "InvalidParameterValue", True),
+        ("e", "InvalidParameterValue", True),
+    ]
+    assert "901" in result.failed[1].message and "0 to 900" in result.failed[1].message
+    assert result.successful[1].md5_of_message_attributes == moto_md5({"k": {"DataType": "String", "StringValue": "v"}})
+    got = sorted(m.body for m in queue.receive_message(max_number_of_messages=10))
+    assert got == ["first", "fourth"]
+
+
+def test_send_batch_entries_keep_their_own_delay(queue, clock):
+    queue.send_message_batch([{"Id": "now", "MessageBody": "now"}, {"Id": "later", "MessageBody": "later", "DelaySeconds": 10}])
+    assert [m.body for m in queue.receive_message(max_number_of_messages=10)] == ["now"]
+    clock.advance(10)
+    assert [m.body for m in queue.receive_message(max_number_of_messages=10)] == ["later"]
+
+
+# ------------------------------------------------------------------ receiving
+
+
+def test_receive_returns_at_most_max_number_of_messages(queue):
+    for i in range(15):
+        queue.send_message(f"m{i}")
+    assert len(queue.receive_message()) == 1
+    assert len(queue.receive_message(max_number_of_messages=10)) == 10
+    assert len(queue.receive_message(max_number_of_messages=10)) == 4
+    assert queue.receive_message(max_number_of_messages=10) == []
+
+
+def test_receive_visibility_timeout_overrides_the_queue_for_that_receive_only(db, clock):
+    q = db.create_queue("override", visibility_timeout=30)
+    q.send_message("x")
+    [first] = q.receive_message(visibility_timeout=5)
+    clock.advance(5)
+    [second] = q.receive_message()
+    assert second.message_id == first.message_id
+    clock.advance(29.999)
+    assert q.receive_message() == []
+    clock.advance(0.001)
+    assert len(q.receive_message()) == 1
+
+
+def test_a_zero_visibility_timeout_leaves_the_message_visible(queue):
+    queue.send_message("x")
+    [a] = queue.receive_message(visibility_timeout=0)
+    [b] = queue.receive_message(visibility_timeout=0)
+    assert a.message_id == b.message_id and b.receive_count == 2
+
+
+def test_system_attributes_are_returned_only_on_request(queue, clock, db):
+    sent_at = clock.now_ms()
+    queue.send_message("x")
+    clock.advance(2)
+    [msg] = queue.receive_message()
+    assert msg.attributes == {}
+    msg.change_visibility(0)
+    clock.advance(1)
+    [msg] = queue.receive_message(message_system_attribute_names=["All"])
+    assert msg.attributes == {
+        "ApproximateReceiveCount": "2",
+        "ApproximateFirstReceiveTimestamp": str(sent_at + 2000),
+        "SentTimestamp": str(sent_at),
+        "SenderId": db.sender_id,
+    }
+    msg.change_visibility(0)
+    [msg] = queue.receive_message(message_system_attribute_names=["SentTimestamp"])
+    assert msg.attributes == {"SentTimestamp": str(sent_at)}
+    assert (msg.sent_timestamp, msg.first_receive_timestamp, msg.receive_count) == (sent_at, sent_at + 2000, 3)
+
+
+def test_an_unknown_system_attribute_name_is_refused(queue):
+    queue.send_message("x")
+    with pytest.raises(InvalidAttributeName) as err:
+        queue.receive_message(message_system_attribute_names=["Bogus"])
+    assert "Bogus" in err.value.message
+    # The refused receive claimed nothing.
+    assert len(queue.receive_message()) == 1
+
+
+# ------------------------------------------------------------------ delete and visibility
+
+
+def test_delete_removes_the_message_for_good(queue, clock):
+    queue.send_message("x")
+    [msg] = queue.receive_message(visibility_timeout=1)
+    queue.delete_message(msg.receipt_handle)
+    clock.advance(3600)
+    assert queue.receive_message() == []
+    assert queue.peek() == []
+
+
+def test_delete_batch_reports_each_entry(queue):
+    for i in range(3):
+        queue.send_message(f"m{i}")
+    msgs = queue.receive_message(max_number_of_messages=3)
+    result = queue.delete_message_batch(
+        [{"Id": "a", "ReceiptHandle": msgs[0].receipt_handle}, {"Id": "bad", "ReceiptHandle": "forged"}, {"Id": "c", "ReceiptHandle": msgs[2].receipt_handle}]
+    )
+    assert result.successful == [{"Id": "a"}, {"Id": "c"}]
+    assert [(f.id, f.code) for f in result.failed] == [("bad", "ReceiptHandleIsInvalid")]
+    assert [m.message_id for m in queue.peek()] == [msgs[1].message_id]
+
+
+def test_change_visibility_batch_reports_each_entry_and_applies_the_good_ones(queue, clock):
+    for i in range(3):
+        queue.send_message(f"m{i}")
+    msgs = queue.receive_message(max_number_of_messages=3, visibility_timeout=100)
+    result = queue.change_message_visibility_batch(
+        [
+            {"Id": "zero", "ReceiptHandle": msgs[0].receipt_handle, "VisibilityTimeout": 0},
+            {"Id": "toolong", "ReceiptHandle": msgs[1].receipt_handle, "VisibilityTimeout": 43201},
+            {"Id": "ten", "ReceiptHandle": msgs[2].receipt_handle, "VisibilityTimeout": 10},
+        ]
+    )
+    assert result.successful == [{"Id": "zero"}, {"Id": "ten"}]
+    assert [(f.id, f.code) for f in result.failed] == [("toolong", "InvalidParameterValue")]
+    assert "43201" in result.failed[0].message
+    assert [m.message_id for m in queue.receive_message(max_number_of_messages=10, visibility_timeout=1000)] == [msgs[0].message_id]
+    clock.advance(10)
+    assert [m.message_id for m in queue.receive_message(max_number_of_messages=10, visibility_timeout=1000)] == [msgs[2].message_id]
+    clock.advance(90)
+    assert [m.message_id for m in queue.receive_message(max_number_of_messages=10)] == [msgs[1].message_id]
+
+
+def test_message_helpers_act_with_their_own_receipt_handle(queue):
+    queue.send_message("x")
+    [msg] = queue.receive_message()
+    msg.change_visibility(0)
+    [again] = queue.receive_message()
+    with pytest.raises(ReceiptHandleIsInvalid):
+        msg.delete()
+    again.delete()
+    assert queue.peek() == []
+
+
+def test_a_peeked_message_has_no_handle_and_cannot_be_deleted_through_it(queue):
+    queue.send_message("x")
+    [peeked] = queue.peek()
+    assert peeked.receipt_handle is None
+    with pytest.raises(ReceiptHandleIsInvalid):
+        peeked.delete()
+    assert queue.receive_message()[0].receive_count == 1

@@ -1,0 +1,213 @@
+"""Many processes, one file: real subprocesses, real time, every run bounded.
+
+Children report through JSON files rather than pipes, so a crash in one shows up as a missing
+or error report instead of a hang.
+"""
+
+import json
+import multiprocessing as mp
+import os
+import signal
+import time
+import traceback
+
+import pytest
+
+import sqsqlite
+
+pytestmark = pytest.mark.slow
+
+CTX = mp.get_context("spawn")
+PRODUCERS = 4
+CONSUMERS = 4
+PER_PRODUCER = 200
+DEADLINE = 20.0  # seconds for a whole scenario; a hang fails instead of stalling CI
+
+
+def _report(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f)
+    os.replace(tmp, path)
+
+
+def _producer(db_path, out, index):
+    try:
+        db = sqsqlite.connect(db_path)
+        q = db.queue("shared")
+        ids = []
+        k = 0
+        while k < PER_PRODUCER:
+            if k % 20 == 0:  # mix single sends and batches
+                entries = [{"Id": f"e{j}", "MessageBody": f"p{index}-{k + j}"} for j in range(10)]
+                result = q.send_message_batch(entries)
+                assert not result.failed, result.failed
+                ids += [s.message_id for s in result.successful]
+                k += 10
+            else:
+                ids.append(q.send_message(f"p{index}-{k}").message_id)
+                k += 1
+        db.close()
+        _report(out, {"sent": ids})
+    except BaseException:
+        _report(out, {"error": traceback.format_exc()})
+
+
+def _consumer(db_path, out, done, visibility_timeout, abandon_below):
+    """Receive and delete until the producers are done and the queue is drained.
+
+    A message received fewer than ``abandon_below`` times is dropped without deleting, so
+    its visibility timeout ends and another consumer gets it: that exercises re-delivery.
+    """
+    try:
+        db = sqsqlite.connect(db_path)
+        q = db.queue("shared")
+        receives, deleted = [], []
+        stop = time.monotonic() + DEADLINE
+        while time.monotonic() < stop:
+            got = q.receive_message(max_number_of_messages=10, wait_time_seconds=1, visibility_timeout=visibility_timeout)
+            if not got:
+                if done.is_set():
+                    attrs = q.get_queue_attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+                    if attrs == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}:
+                        break
+                continue
+            keep = []
+            for m in got:
+                receives.append([m.message_id, m.receive_count, m.visible_at, m.receipt_handle])
+                if m.receive_count >= abandon_below:
+                    keep.append(m)
+            if len(keep) > 1 and len(deleted) % 2 == 0:
+                result = q.delete_message_batch([{"Id": f"d{i}", "ReceiptHandle": m.receipt_handle} for i, m in enumerate(keep)])
+                assert not result.failed, result.failed
+            else:
+                for m in keep:
+                    m.delete()
+            deleted += [m.message_id for m in keep]
+        db.close()
+        _report(out, {"receives": receives, "deleted": deleted})
+    except BaseException:
+        _report(out, {"error": traceback.format_exc()})
+
+
+def _run(tmp_path, *, visibility_timeout, abandon_below, preload=0):
+    db_path = str(tmp_path / "shared.db")
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("shared")
+    preloaded = [q.send_message(f"pre-{i}").message_id for i in range(preload)]
+    db.close()
+    done = CTX.Event()
+    producers = [CTX.Process(target=_producer, args=(db_path, str(tmp_path / f"p{i}.json"), i)) for i in range(PRODUCERS)]
+    consumers = [
+        CTX.Process(target=_consumer, args=(db_path, str(tmp_path / f"c{i}.json"), done, visibility_timeout, abandon_below))
+        for i in range(CONSUMERS)
+    ]
+    for p in consumers + producers:
+        p.start()
+    try:
+        for p in producers:
+            p.join(DEADLINE)
+        done.set()
+        for p in consumers:
+            p.join(DEADLINE + 5)
+    finally:
+        for p in producers + consumers:
+            if p.is_alive():
+                p.kill()
+                p.join()
+    reports = {}
+    for name in [f"p{i}" for i in range(PRODUCERS)] + [f"c{i}" for i in range(CONSUMERS)]:
+        with open(tmp_path / f"{name}.json") as f:
+            reports[name] = json.load(f)
+    errors = {k: v["error"] for k, v in reports.items() if "error" in v}
+    assert not errors, errors  # includes any "database is locked"
+    sent = preloaded + [i for k, v in reports.items() if k.startswith("p") for i in v["sent"]]
+    receives = [r for k, v in reports.items() if k.startswith("c") for r in v["receives"]]
+    deleted = [i for k, v in reports.items() if k.startswith("c") for i in v["deleted"]]
+    return db_path, sent, receives, deleted
+
+
+def _assert_never_held_twice(receives, visibility_timeout):
+    """Per message, each receive starts no earlier than the previous lease ended, and no two
+    receives share a receive count (the same claim handed to two consumers)."""
+    by_message = {}
+    for message_id, count, visible_at, _ in receives:
+        by_message.setdefault(message_id, []).append((count, visible_at))
+    for message_id, leases in by_message.items():
+        counts = [c for c, _ in leases]
+        assert len(counts) == len(set(counts)), (message_id, leases)
+        leases.sort()
+        for (_, prev_end), (_, end) in zip(leases, leases[1:]):
+            start = end - visibility_timeout * 1000
+            assert start >= prev_end, (message_id, leases)
+
+
+def test_four_producers_and_four_consumers_deliver_every_message_exactly_once(tmp_path):
+    db_path, sent, receives, deleted = _run(tmp_path, visibility_timeout=60, abandon_below=0)
+    assert len(sent) == PRODUCERS * PER_PRODUCER == len(set(sent))
+    # Consumers delete well within 60 s, so nothing is delivered twice and all is deleted once.
+    assert sorted(deleted) == sorted(sent)
+    assert len(receives) == len(sent)
+    _assert_never_held_twice(receives, 60)
+    db = sqsqlite.connect(db_path)
+    try:
+        assert db.queue("shared").peek() == []
+    finally:
+        db.close()
+
+
+def test_redelivered_messages_are_never_held_by_two_consumers_at_once(tmp_path):
+    # Every message is abandoned on its first receive and deleted on its second, so each one
+    # changes hands once across the four consumers after a 1 s visibility timeout.
+    db_path, sent, receives, deleted = _run(tmp_path, visibility_timeout=1, abandon_below=2, preload=100)
+    assert sorted(deleted) == sorted(sent)
+    assert len(receives) == 2 * len(sent)
+    _assert_never_held_twice(receives, 1)
+
+
+def _keep_sending(db_path, out):
+    db = sqsqlite.connect(db_path)
+    q = db.queue("durable")
+    with open(out, "a") as f:
+        i = 0
+        while True:
+            result = q.send_message(f"m{i}")
+            # Written only after send_message returned: every listed id was acknowledged.
+            f.write(result.message_id + "\n")
+            f.flush()
+            i += 1
+
+
+def test_a_message_whose_send_returned_survives_sigkill_of_the_sender(tmp_path):
+    db_path = str(tmp_path / "durable.db")
+    out = str(tmp_path / "acked.txt")
+    db = sqsqlite.connect(db_path)
+    db.create_queue("durable")
+    db.close()
+    proc = CTX.Process(target=_keep_sending, args=(db_path, out))
+    proc.start()
+    stop = time.monotonic() + DEADLINE
+    try:
+        while time.monotonic() < stop:
+            if os.path.exists(out) and sum(1 for _ in open(out)) >= 200:
+                break
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)  # mid-send, most likely inside a transaction
+        proc.join(10)
+    finally:
+        if proc.is_alive():
+            proc.kill()
+    assert proc.exitcode == -signal.SIGKILL
+    with open(out) as f:
+        acked = [line.strip() for line in f if line.endswith("\n")]
+    assert len(acked) >= 200
+    db = sqsqlite.connect(db_path)
+    try:
+        stored = {r["MessageId"] for r in db.queue("durable").export_messages()}
+        assert set(acked) <= stored
+        # The file is healthy: the queue still takes and gives messages.
+        q = db.queue("durable")
+        q.send_message("after the crash")
+        assert q.receive_message(max_number_of_messages=10)
+    finally:
+        db.close()
