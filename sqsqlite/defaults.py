@@ -124,4 +124,6 @@ MESSAGE_SYSTEM_ATTRIBUTES = (
     "MessageDeduplicationId",
     "SequenceNumber",
     "DeadLetterQueueSourceArn",
+    # Accepted on receive as SQS accepts it; never returned, since sqsqlite doesn't store it.
+    "AWSTraceHeader",
 )

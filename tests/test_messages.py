@@ -317,3 +317,9 @@ def test_a_peeked_message_has_no_handle_and_cannot_be_deleted_through_it(queue):
     with pytest.raises(ReceiptHandleIsInvalid):
         peeked.delete()
     assert queue.receive_message()[0].receive_count == 1
+
+
+def test_asking_for_aws_trace_header_on_receive_is_accepted_and_returns_nothing(queue):
+    queue.send_message("traced")
+    [msg] = queue.receive_message(message_system_attribute_names=["AWSTraceHeader", "SentTimestamp"])
+    assert set(msg.attributes) == {"SentTimestamp"}
