@@ -240,6 +240,7 @@ prune_expired = compile_sql(
     )
     .returning(m.c.group_id, m.c.is_head)
 )
+has_expired = compile_sql(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff")).limit(1))
 count_expired = compile_sql(
     select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff"))
 )
