@@ -1199,6 +1199,22 @@ class Queue:
             self._delete(tx, self._row(tx), receipt_handle, self.db.now())
 
     def _delete(self, tx: Tx, row, handle: str, now: int) -> None:
+        # The common case in one statement: the handle is the message's newest and still
+        # valid. Anything else deletes nothing here and is sorted out by _locate below.
+        h = _decode_handle(self.db.store.secret, handle, row["id"])
+        gone = tx.one(
+            Q.delete_by_handle,
+            id=h.row_id,
+            queue_id=row["id"],
+            message_id=str(uuid.UUID(bytes=h.message_uuid)),
+            token=h.token,
+            fifo=row["fifo"],
+            now=now,
+        )
+        if gone is not None:
+            if gone["is_head"]:
+                tx.run(Q.fix_group_head, queue_id=row["id"], group_id=gone["group_id"])
+            return
         msg = self._locate(tx, row, handle)
         if msg is None:
             return  # already deleted with its last handle: deleting again is fine
