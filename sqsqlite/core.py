@@ -666,6 +666,7 @@ class Database:
             due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=now)
         until = deadline if due is None else min(deadline, due)
         version = store.data_version()
+        interval = D.LONG_POLL_INTERVAL
         with self._changed:
             self._waiters += 1
         try:
@@ -673,7 +674,8 @@ class Database:
                 now = clock.now_ms()
                 if now >= until:
                     return
-                step = min(D.LONG_POLL_INTERVAL, (until - now) / 1000)
+                step = min(interval, (until - now) / 1000)
+                interval = min(interval * 1.5, D.LONG_POLL_MAX_INTERVAL)
                 with self._changed:
                     notified = _clock_wait(clock, self._changed, step)
                 if notified or store.data_version() != version:
