@@ -24,6 +24,7 @@ class Run:
     seconds: float
     latencies: list[float] = field(default_factory=list)  # seconds per call
     extra: dict = field(default_factory=dict)
+    cpu_seconds: float | None = None
 
     @property
     def rate(self) -> float:
@@ -43,6 +44,7 @@ class Row:
     p50_ms: float | None
     p99_ms: float | None
     extra: dict = field(default_factory=dict)
+    cpu_rate_median: float | None = None  # messages per CPU second of the measuring process
 
     def key(self) -> tuple[str, str, str]:
         return (self.workload, self.system, self.settings)
@@ -66,7 +68,9 @@ def summarize(workload: str, system: str, settings: str, runs: list[Run], extra:
             merged.setdefault(k, []).append(v)
     merged = {k: (v[0] if len(set(map(repr, v))) == 1 else v) for k, v in merged.items()}
     merged.update(extra or {})
+    cpu = [r.messages / r.cpu_seconds for r in runs if r.cpu_seconds]
     return Row(
+        cpu_rate_median=statistics.median(cpu) if cpu else None,
         workload=workload,
         system=system,
         settings=settings,
@@ -178,7 +182,7 @@ def fmt_ms(x: float | None) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    head = ("workload", "system", "settings", "msgs/s", "spread", "p50 ms", "p99 ms", "notes")
+    head = ("workload", "system", "settings", "msgs/s", "spread", "p50 ms", "p99 ms", "msgs/cpu-s", "notes")
     lines = [head]
     for r in rows:
         notes = ", ".join(f"{k}={_short(v)}" for k, v in r.extra.items() if k in _SHOWN)
@@ -191,13 +195,14 @@ def table(rows: list[Row]) -> str:
                 f"{fmt_rate(r.rate_min)}-{fmt_rate(r.rate_max)}",
                 fmt_ms(r.p50_ms),
                 fmt_ms(r.p99_ms),
+                "-" if r.cpu_rate_median is None else fmt_rate(r.cpu_rate_median),
                 notes,
             )
         )
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
     out = []
     for i, line in enumerate(lines):
-        cells = [str(c).rjust(w) if 3 <= j <= 6 else str(c).ljust(w) for j, (c, w) in enumerate(zip(line, widths))]
+        cells = [str(c).rjust(w) if 3 <= j <= 7 else str(c).ljust(w) for j, (c, w) in enumerate(zip(line, widths))]
         out.append("  ".join(cells).rstrip())
         if i == 0:
             out.append("  ".join("-" * w for w in widths))
