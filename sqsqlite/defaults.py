@@ -43,6 +43,9 @@ MAX_MOVE_TASK_RATE = 500
 PRUNE_BATCH = 64
 # How often (seconds of real time) a long poll looks for commits made by other processes.
 LONG_POLL_INTERVAL = 0.005
+# While nothing changes, the interval grows by half each look up to this, so an idle waiting
+# consumer burns well under 1% of a core and still sees another process's send within ~20 ms.
+LONG_POLL_MAX_INTERVAL = 0.02
 # How long a writer keeps retrying a busy database before giving up (seconds).
 BUSY_TIMEOUT_SECONDS = 60.0
 

@@ -230,6 +230,19 @@ unclaim_to_dead_letter = compile_sql(
 
 message_by_id = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.id == P("id")))
 delete_message = compile_sql(delete(m).where(m.c.id == P("id")).returning(m.c.visible_at, m.c.group_id, m.c.is_head))
+# Delete with a receipt handle in one statement when the handle is the message's newest (its
+# token matches) and, on FIFO queues, the message is still in flight; otherwise nothing.
+delete_by_handle = compile_sql(
+    delete(m)
+    .where(
+        m.c.id == P("id"),
+        m.c.queue_id == P("queue_id"),
+        m.c.message_id == P("message_id"),
+        m.c.receipt_token == P("token"),
+        or_(P("fifo") == 0, m.c.visible_at > P("now")),
+    )
+    .returning(m.c.group_id, m.c.is_head)
+)
 change_visibility = compile_sql(update(m).where(m.c.id == P("id")).values(visible_at=P("visible_at")))
 
 prune_expired = compile_sql(
@@ -244,6 +257,7 @@ prune_expired = compile_sql(
     )
     .returning(m.c.group_id, m.c.is_head)
 )
+has_expired = compile_sql(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff")).limit(1))
 count_expired = compile_sql(
     select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff"))
 )

@@ -57,6 +57,34 @@ class Tx:
         return None if row is None else row[0]
 
 
+class _Write:
+    """The context manager of Store.write (a class, not a generator: it runs twice per
+    operation, and a generator-based one costs several times more)."""
+
+    __slots__ = ("store", "conn")
+
+    def __init__(self, store: "Store", conn: sqlite3.Connection):
+        self.store, self.conn = store, conn
+
+    def __enter__(self) -> Tx:
+        self.store._execute_retrying(self.conn, "BEGIN IMMEDIATE")
+        return Tx(self.conn)
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        conn = self.conn
+        if kind is None:
+            try:
+                self.store._execute_retrying(conn, "COMMIT")
+                return False
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+
+
 class Store:
     """A sqsqlite database file: opens it, migrates it, runs transactions on it."""
 
@@ -158,23 +186,19 @@ class Store:
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.05)
 
-    @contextmanager
-    def write(self) -> Iterator[Tx]:
+    def write(self) -> "_Write":
         """A write transaction holding the write lock from its first statement."""
-        conn = self.connection()
-        self._retrying(lambda: conn.execute("BEGIN IMMEDIATE"))
+        return _Write(self, self.connection())
+
+    def _execute_retrying(self, conn: sqlite3.Connection, sql: str) -> None:
+        # Tried once directly: an uncontended BEGIN or COMMIT is the common case, and every
+        # operation runs both, so the retry loop's setup is kept off that path.
         try:
-            yield Tx(conn)
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        try:
-            self._retrying(lambda: conn.execute("COMMIT"))
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+            conn.execute(sql)
+        except sqlite3.OperationalError as exc:
+            if not any(s in str(exc) for s in _RETRYABLE):
+                raise DatabaseError(self._explain(exc)) from None
+            self._retrying(lambda: conn.execute(sql))
 
     @contextmanager
     def read(self) -> Iterator[Tx]:

@@ -32,6 +32,7 @@ _BATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 _ATTR_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
 # SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
 _BAD_CHAR = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_CONTROL_BYTES = bytes(c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D))
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,250})?")
 _ARN = re.compile(r"arn:aws:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})")
@@ -276,6 +277,20 @@ def message_body(body: Any) -> bytes:
         raise InvalidParameterValue(f"MessageBody must be a string, got {type(body).__name__}.")
     if body == "":
         raise InvalidParameterValue("MessageBody must be at least 1 character long, got an empty string.")
+    # The fast check, in C over the UTF-8 bytes: a character below U+0020 encodes as a byte
+    # below 0x20 (every byte of a multi-byte sequence is 0x80 or more), U+FFFE and U+FFFF as
+    # EF BF BE/BF, and a lone surrogate does not encode at all. Only a body that fails it goes
+    # through the regex, which names the character (the regex costs ~9 ns a character).
+    try:
+        data = body.encode("utf-8")
+    except UnicodeEncodeError:
+        data = None
+    if (
+        data is not None
+        and len(data.translate(None, _CONTROL_BYTES)) == len(data)
+        and (body.isascii() or (b"\xef\xbf\xbe" not in data and b"\xef\xbf\xbf" not in data))
+    ):
+        return data
     check_text("the message body", body)
     return body.encode("utf-8")
 

@@ -1,0 +1,36 @@
+"""python -m benchmarks.report RESULTS.json: the figures as a Markdown table (for the README)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .harness import fmt_ms, fmt_rate
+
+
+def markdown(data: dict) -> str:
+    m = data["machine"]
+    out = [
+        f"{data['suite']} suite, {data['started']}: {m['cores']} cores ({m['cpu']}), Python {m['python']}, "
+        f"SQLite {m['sqlite']}, {m['filesystem']}; load average {m['loadavg_at_start']} at start, "
+        f"{m.get('loadavg_at_end')} at end.",
+        "",
+        "| workload | system | durability | msgs/s (median) | min-max | p50 ms | p99 ms | msgs/CPU-s | notes |",
+        "|---|---|---|--:|--:|--:|--:|--:|---|",
+    ]
+    for r in data["rows"]:
+        notes = ", ".join(f"{k}={v}" for k, v in r["extra"].items() if k in ("stored", "in_flight", "lock_errors", "idle_cpu_percent", "groups", "dead_lettered", "redelivered"))
+        sync = r["settings"].split("synchronous=")[-1]
+        out.append(
+            f"| {r['workload']} | {r['system']} | {sync} | {fmt_rate(r['rate_median'])} | "
+            f"{fmt_rate(r['rate_min'])}-{fmt_rate(r['rate_max'])} | {fmt_ms(r['p50_ms'])} | {fmt_ms(r['p99_ms'])} | {'-' if r.get('cpu_rate_median') is None else fmt_rate(r['cpu_rate_median'])} | {notes} |"
+        )
+    out += ["", "| target | measured (wall clock) | per CPU second | goal | |", "|---|--:|--:|---|---|"]
+    for t in data["targets"]:
+        out.append(f"| {t['target']} | {t['value']} | {t.get('cpu_ratio', '-')} | {t['goal']} | {'met' if t['met'] else '**missed**'} |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as f:
+        print(markdown(json.load(f)))

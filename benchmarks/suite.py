@@ -1,0 +1,306 @@
+"""The suites: which workloads, at what sizes, and the targets they are judged by."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+
+from . import scenarios as S
+from .harness import Row, Run, loadavg, machine, summarize, table, write_json
+from .systems import LARGE_BODY, SMALL_BODY, Engine, Floor, FloorOnLayout, LiteQueue, PersistQueue, body_of
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass
+class Sizes:
+    name: str
+    runs: int
+    send1: int  # calls
+    send10: int  # calls of 10
+    send1_large: int
+    send10_large: int
+    recv: int  # messages per receive + delete run
+    peers: int  # messages per peer run
+    full_sync_calls: int  # calls per run with synchronous=FULL
+    backlog_small: int
+    backlog_large: int
+    backlog_in_flight: int
+    backlog_recv: int
+    proc_seconds: float
+    proc_pairs: tuple
+    long_poll_samples: int
+    idle_seconds: int
+    churn: int
+    fifo: int
+
+
+QUICK = Sizes("quick", 3, 1500, 300, 150, 30, 2000, 1000, 150, 1000, 100_000, 10_000, 400, 2.0, (1, 2, 4), 60, 3, 1000, 2000)
+FULL = Sizes("full", 5, 5000, 1000, 500, 100, 5000, 3000, 400, 1000, 1_000_000, 100_000, 800, 5.0, (1, 2, 4), 200, 20, 5000, 10000)
+TINY = Sizes("tiny", 1, 20, 3, 3, 2, 30, 20, 5, 100, 300, 30, 20, 0.5, (1, 2), 3, 1, 30, 60)
+
+DEFAULT = "WAL, synchronous=NORMAL"
+STRICT = "WAL, synchronous=FULL"
+
+
+def _log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def _interleaved(systems, runs: int, one_run) -> dict:
+    """Run each system in turn, run after run, so load from elsewhere on the machine falls on
+    all of them alike. A first untimed pass of each warms imports and caches."""
+    out = {s: [] for s in systems}
+    for i in range(runs + 1):
+        for s in systems:
+            r = one_run(s)
+            if i:
+                out[s].append(r)
+    return out
+
+
+def throughput(sizes: Sizes, work: str, rows: list[Row], systems, synchronous: str = "NORMAL", only=None, prefix: str = "") -> None:
+    settings = STRICT if synchronous == "FULL" else DEFAULT
+    full = synchronous == "FULL"
+    workloads = [
+        ("send 1/call 200B", "send", sizes.full_sync_calls if full else sizes.send1, 1, SMALL_BODY),
+        ("send batch10 200B", "send", sizes.full_sync_calls // 5 if full else sizes.send10, 10, SMALL_BODY),
+        ("send 1/call 64KiB", "send", sizes.full_sync_calls // 2 if full else sizes.send1_large, 1, LARGE_BODY),
+        ("send batch10 64KiB", "send", sizes.full_sync_calls // 10 if full else sizes.send10_large, 10, LARGE_BODY),
+        ("recv+delete 1", "recv", sizes.full_sync_calls if full else sizes.recv, 1, SMALL_BODY),
+        ("recv+delete batch10", "recv", sizes.full_sync_calls * 2 if full else sizes.recv, 10, SMALL_BODY),
+    ]
+    for label, kind, count, batch, size in workloads:
+        if only and label not in only:
+            continue
+        label = prefix + label
+        count = max(count, 1)
+        body = body_of(size)
+        chosen = [s for s in systems if batch == 1 or s not in (PersistQueue, LiteQueue)]
+        if size == LARGE_BODY:
+            chosen = [s for s in chosen if s not in (PersistQueue, LiteQueue)]
+
+        def one_run(system, kind=kind, count=count, batch=batch, body=body):
+            path = os.path.join(work, f"{system.name.replace('@', '-')}.db")
+            inst = system(path, synchronous=synchronous)
+            try:
+                if kind != "send":
+                    inst.fill(count, body)
+                cpu = time.process_time()
+                r = inst.send(count, batch, body) if kind == "send" else inst.receive_delete(count, batch)
+                # This process's CPU seconds: on a machine others load too, messages per CPU
+                # second compare systems more steadily than wall-clock rates can.
+                r.cpu_seconds = time.process_time() - cpu
+                return r
+            finally:
+                inst.close()
+
+        results = _interleaved(chosen, sizes.runs, one_run)
+        for system in chosen:
+            rows.append(summarize(label, system.name, settings, results[system]))
+            _log(f"  {label:22s} {system.name:14s} {settings}: {rows[-1].rate_median:,.0f} msgs/s")
+
+
+def backlog(sizes: Sizes, work: str, rows: list[Row], cache: str) -> None:
+    for stored, in_flight in ((sizes.backlog_small, sizes.backlog_small // 10), (sizes.backlog_large, sizes.backlog_in_flight)):
+        path, built = S.backlog_file(cache, work, stored, in_flight)
+        if built:
+            _log(f"  built backlog of {stored:,} with raw inserts in {built:.1f}s (cached in {cache})")
+        for batch in (1, 10):
+            runs: list[Run] = []
+            for i in range(sizes.runs + 1):
+                if stored == sizes.backlog_small:
+                    # A small backlog would drain: start each run from a fresh copy.
+                    path, _ = S.backlog_file(cache, work, stored, in_flight)
+                e = S.BacklogEngine(path)
+                r = e.receive_delete(sizes.backlog_recv, batch)
+                e.db.close()
+                if i:
+                    runs.append(r)
+            label = f"backlog recv+delete {'1' if batch == 1 else 'batch10'}"
+            rows.append(summarize(label, "sqsqlite", DEFAULT, runs, {"stored": stored, "in_flight": in_flight}))
+            _log(f"  {label} stored={stored:,}: {rows[-1].rate_median:,.0f} msgs/s")
+        S._remove(path)
+
+
+def processes(sizes: Sizes, work: str, rows: list[Row]) -> None:
+    for pairs in sizes.proc_pairs:
+        runs = [S.processes(work, pairs, sizes.proc_seconds) for _ in range(max(1, sizes.runs - 1))]
+        label = f"procs {pairs}P+{pairs}C batch10"
+        rows.append(summarize(label, "sqsqlite", DEFAULT, runs, {"lock_errors": sum(r.extra["lock_errors"] for r in runs)}))
+        _log(f"  {label}: {rows[-1].rate_median:,.0f} delivered msgs/s, lock errors {rows[-1].extra['lock_errors']}")
+
+
+def long_poll(sizes: Sizes, work: str, rows: list[Row]) -> None:
+    r = S.long_poll(work, sizes.long_poll_samples, sizes.idle_seconds)
+    rows.append(summarize("long-poll wake-up (cross-process)", "sqsqlite", DEFAULT, [r]))
+    _log(f"  long poll: p50 {rows[-1].p50_ms:.1f} ms, p99 {rows[-1].p99_ms:.1f} ms, idle CPU {r.extra['idle_cpu_percent']}% of a core")
+
+
+def churn(sizes: Sizes, work: str, rows: list[Row]) -> None:
+    runs = [S.churn(work, sizes.churn) for _ in range(sizes.runs)]
+    rows.append(summarize("churn: redeliver x3 then DLQ", "sqsqlite", DEFAULT, runs))
+    _log(f"  churn: {rows[-1].rate_median:,.0f} deliveries+moves/s")
+
+
+def fifo(sizes: Sizes, work: str, rows: list[Row]) -> None:
+    for groups in (None, 1, 1000):
+        sends, recvs = [], []
+        for i in range(sizes.runs + 1):
+            s, r = S.fifo(work, sizes.fifo, groups)
+            if i:
+                sends.append(s)
+                recvs.append(r)
+        system = "sqsqlite" if groups is None else "sqsqlite FIFO"
+        extra = {"groups": groups if groups is not None else "standard"}
+        rows.append(summarize("fifo send batch10", system, DEFAULT, sends, extra))
+        rows.append(summarize("fifo recv+delete batch10", system, DEFAULT, recvs, extra))
+        _log(f"  fifo groups={extra['groups']}: send {rows[-2].rate_median:,.0f}, recv+delete {rows[-1].rate_median:,.0f} msgs/s")
+
+
+# ---------------------------------------------------------------------- targets
+
+
+def _find(rows, workload, system, settings=DEFAULT, **extra) -> Row | None:
+    for r in rows:
+        if r.workload == workload and r.system == system and r.settings == settings and all(r.extra.get(k) == v for k, v in extra.items()):
+            return r
+    return None
+
+
+def targets(rows: list[Row], sizes: Sizes) -> list[dict]:
+    out = []
+
+    def ratio(name, a: Row | None, b: Row | None, goal: float):
+        if a and b and b.rate_median:
+            value = a.rate_median / b.rate_median
+            entry = {"target": name, "value": round(value, 3), "goal": f">= {goal}", "met": value >= goal}
+            if a.cpu_rate_median and b.cpu_rate_median:
+                entry["cpu_ratio"] = round(a.cpu_rate_median / b.cpu_rate_median, 3)
+            out.append(entry)
+
+    for settings in (DEFAULT, STRICT):
+        tag = "" if settings == DEFAULT else " [FULL]"
+        for wl, goal in (
+            ("send batch10 200B", 0.7),
+            ("send batch10 64KiB", 0.7),
+            ("recv+delete batch10", 0.7),
+            ("send 1/call 200B", 0.6),
+            ("send 1/call 64KiB", 0.6),
+            ("recv+delete 1", 0.6),
+        ):
+            ratio(f"{wl} / floor{tag}", _find(rows, wl, "sqsqlite", settings), _find(rows, wl, "floor", settings), goal)
+    for peer in ("persist-queue", "litequeue"):
+        ratio(f"recv+delete 1 / {peer} get+ack", _find(rows, "peers: recv+delete 1", "sqsqlite"), _find(rows, "peers: recv+delete 1", peer), 10)
+    for wl in ("backlog recv+delete 1", "backlog recv+delete batch10"):
+        big = _find(rows, wl, "sqsqlite", stored=sizes.backlog_large)
+        small = _find(rows, wl, "sqsqlite", stored=sizes.backlog_small)
+        ratio(f"{wl}: {sizes.backlog_large:,} / {sizes.backlog_small:,} stored", big, small, 0.9)
+    p1 = _find(rows, "procs 1P+1C batch10", "sqsqlite")
+    p4 = _find(rows, "procs 4P+4C batch10", "sqsqlite")
+    ratio("procs 4P+4C / 1P+1C aggregate", p4, p1, 1.0)
+    errors = sum(r.extra.get("lock_errors", 0) for r in rows if r.workload.startswith("procs"))
+    if p1:
+        out.append({"target": "lock errors across process runs", "value": errors, "goal": "== 0", "met": errors == 0})
+    lp = _find(rows, "long-poll wake-up (cross-process)", "sqsqlite")
+    if lp:
+        out.append({"target": "long-poll wake-up p99 (ms)", "value": round(lp.p99_ms, 2), "goal": "< 50", "met": lp.p99_ms < 50})
+        cpu = lp.extra["idle_cpu_percent"]
+        out.append({"target": "idle long-poll CPU (% of one core)", "value": cpu, "goal": "< 2", "met": cpu < 2})
+    return out
+
+
+def ratios(rows: list[Row]) -> list[dict]:
+    """sqsqlite / floor and sqsqlite / each peer, for every workload both ran: by wall-clock
+    rate, and by messages per CPU second (steadier when the machine is shared)."""
+    out = []
+    for r in rows:
+        if r.system != "sqsqlite":
+            continue
+        for other in rows:
+            if other.workload == r.workload and other.settings == r.settings and other.system not in ("sqsqlite", "sqsqlite FIFO") and other.rate_median:
+                cpu = None
+                if r.cpu_rate_median and other.cpu_rate_median:
+                    cpu = round(r.cpu_rate_median / other.cpu_rate_median, 3)
+                out.append({"workload": r.workload, "settings": r.settings, "versus": other.system, "ratio": round(r.rate_median / other.rate_median, 3), "cpu_ratio": cpu})
+    return out
+
+
+GROUPS = ("throughput", "durability", "peers", "backlog", "processes", "long-poll", "churn", "fifo")
+
+
+def run(sizes: Sizes, out_dir: str | None, groups=GROUPS, work: str | None = None, cache: str | None = None, label: str | None = None) -> dict:
+    cache = cache or os.path.join(HERE, ".cache")
+    owned = work is None
+    work = work or tempfile.mkdtemp(prefix="sqsqlite-bench-")
+    started = time.time()
+    info = machine(work)
+    _log(f"sqsqlite benchmarks, {sizes.name} suite: {info['cores']} cores, Python {info['python']}, SQLite {info['sqlite']}, load {info['loadavg_at_start']}")
+    rows: list[Row] = []
+    try:
+        if "throughput" in groups:
+            _log("throughput (default durability: WAL, synchronous=NORMAL)")
+            throughput(sizes, work, rows, (Engine, Floor, FloorOnLayout))
+        if "durability" in groups:
+            _log("durability: WAL, synchronous=FULL (fsync at every commit)")
+            throughput(sizes, work, rows, (Engine, Floor), synchronous="FULL")
+        if "peers" in groups:
+            _log("peers: one at a time, send and receive + acknowledge")
+            sub = Sizes(**{**sizes.__dict__, "send1": sizes.peers, "recv": sizes.peers})
+            throughput(sub, work, rows, (Engine, Floor, PersistQueue, LiteQueue), only=["send 1/call 200B", "recv+delete 1"], prefix="peers: ")
+        if "backlog" in groups:
+            _log("backlog scaling")
+            backlog(sizes, work, rows, cache)
+        if "processes" in groups:
+            _log("processes on one file")
+            processes(sizes, work, rows)
+        if "long-poll" in groups:
+            _log("long-poll wake-up across processes")
+            long_poll(sizes, work, rows)
+        if "churn" in groups:
+            _log("churn")
+            churn(sizes, work, rows)
+        if "fifo" in groups:
+            _log("FIFO")
+            fifo(sizes, work, rows)
+    finally:
+        if owned:
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
+    info["loadavg_at_end"] = loadavg()
+    info["durability"] = {
+        "default": "journal_mode=WAL, synchronous=NORMAL (sqsqlite.connect(path))",
+        "strict": 'journal_mode=WAL, synchronous=FULL (sqsqlite.connect(path, synchronous="FULL"))',
+        "floor": "the same pragmas as sqsqlite, BEGIN IMMEDIATE ... COMMIT per operation",
+        "persist-queue": "its defaults: WAL, autocommit per statement",
+        "litequeue": "its defaults: WAL, synchronous=NORMAL, autocommit per statement",
+    }
+    result = {
+        "suite": sizes.name,
+        "label": label,
+        "started": dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(timespec="seconds"),
+        "seconds": round(time.time() - started, 1),
+        "machine": info,
+        "sizes": sizes.__dict__,
+        "rows": rows,
+        "ratios": ratios(rows),
+        "targets": targets(rows, sizes),
+    }
+    print()
+    print(table(rows))
+    print()
+    for t in result["targets"]:
+        cpu = f"; per CPU second {t['cpu_ratio']}" if t.get("cpu_ratio") is not None else ""
+        print(f"{'MET   ' if t['met'] else 'MISSED'} {t['target']}: {t['value']} (goal {t['goal']}){cpu}")
+    if out_dir:
+        stamp = dt.datetime.fromtimestamp(started, dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        path = os.path.join(out_dir, f"{sizes.name}-{stamp}.json")
+        write_json(path, result)
+        write_json(os.path.join(out_dir, f"latest-{sizes.name}.json"), result)
+        print(f"\nwrote {path}")
+        result["path"] = path
+    return result

@@ -1,0 +1,404 @@
+"""The systems measured side by side: sqsqlite, the SQLite floor beneath it, and two peers.
+
+Every system gets the same calls: send (one per call or batches of 10), and receive + delete (or
+its peer equivalent: get + ack, pop + done), one at a time or in batches of 10. A run starts on
+a fresh file so no run pays for another's leftovers.
+
+The floor is what Python's sqlite3 alone needs for the same lifecycle, with no library around
+it: one INSERT per message; a claim as one ``UPDATE ... RETURNING`` whose subselect walks an
+index on (queue_id, visible_at) with LIMIT; a DELETE by id and receipt token. The same pragmas
+as sqsqlite (WAL, the same synchronous setting, temp_store in memory), autocommit off with
+``BEGIN IMMEDIATE`` ... ``COMMIT`` around every operation, as sqsqlite does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import time
+import uuid
+
+from .harness import Run
+
+SMALL_BODY = 200
+LARGE_BODY = 64 * 1024
+
+
+def body_of(size: int) -> str:
+    """A printable body of exactly ``size`` bytes (ASCII, so bytes = characters)."""
+    unit = "sqsqlite-benchmark-body-0123456789abcdefghijklmnopqrstuvwxyz "
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def _remove(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.remove(path + suffix)
+        except FileNotFoundError:
+            pass
+
+
+# ---------------------------------------------------------------------- sqsqlite
+
+
+class Engine:
+    name = "sqsqlite"
+
+    _templates: dict[str, str] = {}
+
+    def __init__(self, path: str, synchronous: str = "NORMAL", visibility_timeout: int = 300, **queue_attrs):
+        import sqsqlite
+
+        _remove(path)
+        # Migrating a new file with alembic takes a fraction of a second; copy a migrated empty
+        # file instead, so short runs measure messages, not schema creation.
+        template = self._template(os.path.dirname(path))
+        shutil.copyfile(template, path)
+        self.path = path
+        self.db = sqsqlite.connect(path, synchronous=synchronous)
+        self.q = self.db.create_queue("bench", visibility_timeout=visibility_timeout, **queue_attrs)
+
+    @classmethod
+    def _template(cls, directory: str) -> str:
+        import sqsqlite
+
+        path = cls._templates.get(directory)
+        if path is None or not os.path.exists(path):
+            path = os.path.join(directory, "template-empty.db")
+            _remove(path)
+            sqsqlite.connect(path).close()
+            cls._templates[directory] = path
+        return path
+
+    def close(self) -> None:
+        self.db.close()
+        _remove(self.path)
+
+    def send(self, calls: int, batch: int, body: str) -> Run:
+        q = self.q
+        lat = []
+        perf = time.perf_counter
+        if batch == 1:
+            start = perf()
+            for _ in range(calls):
+                t = perf()
+                q.send_message(body)
+                lat.append(perf() - t)
+        else:
+            entries = [{"Id": str(i), "MessageBody": body} for i in range(batch)]
+            start = perf()
+            for _ in range(calls):
+                t = perf()
+                q.send_message_batch(entries)
+                lat.append(perf() - t)
+        return Run(calls * batch, perf() - start, lat)
+
+    def fill(self, n: int, body: str) -> None:
+        entries = [{"Id": str(i), "MessageBody": body} for i in range(10)]
+        for _ in range(n // 10):
+            self.q.send_message_batch(entries)
+        for _ in range(n % 10):
+            self.q.send_message(body)
+
+    def receive_delete(self, n: int, batch: int) -> Run:
+        """Receive and delete n messages; one latency per receive + delete pair."""
+        q = self.q
+        lat = []
+        perf = time.perf_counter
+        done = 0
+        start = perf()
+        if batch == 1:
+            while done < n:
+                t = perf()
+                for m in q.receive_message():
+                    m.delete()
+                    done += 1
+                lat.append(perf() - t)
+        else:
+            while done < n:
+                t = perf()
+                msgs = q.receive_message(max_number_of_messages=batch)
+                if msgs:
+                    q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(msgs)])
+                done += len(msgs)
+                lat.append(perf() - t)
+        return Run(done, perf() - start, lat)
+
+
+# ---------------------------------------------------------------------- the floor
+
+FLOOR_SCHEMA = """
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    queue_id INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    sent_at INTEGER NOT NULL,
+    visible_at INTEGER NOT NULL,
+    receive_count INTEGER NOT NULL DEFAULT 0,
+    receipt BLOB
+);
+CREATE INDEX ix_messages_visible ON messages (queue_id, visible_at);
+"""
+FLOOR_INSERT = "INSERT INTO messages (queue_id, body, sent_at, visible_at) VALUES (?, ?, ?, ?)"
+FLOOR_CLAIM = (
+    "UPDATE messages SET visible_at = ?, receive_count = receive_count + 1, receipt = randomblob(16) "
+    "WHERE id IN (SELECT id FROM messages WHERE queue_id = ? AND visible_at <= ? ORDER BY visible_at LIMIT ?) "
+    "RETURNING id, body, receipt, receive_count"
+)
+FLOOR_DELETE = "DELETE FROM messages WHERE id = ? AND receipt = ?"
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Floor:
+    name = "floor"
+
+    def __init__(self, path: str, synchronous: str = "NORMAL"):
+        _remove(path)
+        self.path = path
+        c = sqlite3.connect(path, isolation_level=None, timeout=60)
+        c.execute("PRAGMA journal_mode=WAL")
+        c.execute(f"PRAGMA synchronous={synchronous}")
+        c.execute("PRAGMA temp_store=MEMORY")
+        c.execute("PRAGMA journal_size_limit=67108864")
+        c.executescript(FLOOR_SCHEMA)
+        self.c = c
+
+    def close(self) -> None:
+        self.c.close()
+        _remove(self.path)
+
+    def send(self, calls: int, batch: int, body: str) -> Run:
+        c = self.c
+        ex = c.execute
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        if batch == 1:
+            for _ in range(calls):
+                t = perf()
+                now = _now_ms()
+                ex("BEGIN IMMEDIATE")
+                ex(FLOOR_INSERT, (1, body, now, now))
+                ex("COMMIT")
+                lat.append(perf() - t)
+        else:
+            for _ in range(calls):
+                t = perf()
+                now = _now_ms()
+                ex("BEGIN IMMEDIATE")
+                c.executemany(FLOOR_INSERT, [(1, body, now, now)] * batch)
+                ex("COMMIT")
+                lat.append(perf() - t)
+        return Run(calls * batch, perf() - start, lat)
+
+    def fill(self, n: int, body: str) -> None:
+        now = _now_ms()
+        self.c.execute("BEGIN IMMEDIATE")
+        self.c.executemany(FLOOR_INSERT, [(1, body, now, now)] * n)
+        self.c.execute("COMMIT")
+
+    def receive_delete(self, n: int, batch: int) -> Run:
+        c = self.c
+        ex = c.execute
+        lat = []
+        perf = time.perf_counter
+        done = 0
+        start = perf()
+        while done < n:
+            t = perf()
+            now = _now_ms()
+            ex("BEGIN IMMEDIATE")
+            rows = ex(FLOOR_CLAIM, (now + 300_000, 1, now, batch)).fetchall()
+            ex("COMMIT")
+            if rows:
+                ex("BEGIN IMMEDIATE")
+                if len(rows) == 1:
+                    ex(FLOOR_DELETE, (rows[0][0], rows[0][2]))
+                else:
+                    c.executemany(FLOOR_DELETE, [(r[0], r[2]) for r in rows])
+                ex("COMMIT")
+            done += len(rows)
+            lat.append(perf() - t)
+        return Run(done, perf() - start, lat)
+
+
+class FloorOnLayout(Floor):
+    """The floor's statements on sqsqlite's own table and indexes, filling the columns the
+    engine fills (message id, MD5, sender, receipt token). Not a target: it splits the gap
+    between sqsqlite and the floor into what the table layout costs and what the library costs."""
+
+    name = "floor@layout"
+
+    def __init__(self, path: str, synchronous: str = "NORMAL"):
+        Engine(path).db.close()  # sqsqlite's schema and a queue 'bench' (id 1)
+        c = sqlite3.connect(path, isolation_level=None, timeout=60)
+        c.execute("PRAGMA journal_mode=WAL")
+        c.execute(f"PRAGMA synchronous={synchronous}")
+        c.execute("PRAGMA temp_store=MEMORY")
+        c.execute("PRAGMA journal_size_limit=67108864")
+        self.c, self.path = c, path
+        self.queue_id = c.execute("SELECT id FROM queues WHERE name = 'bench'").fetchone()[0]
+
+    _INSERT = (
+        "INSERT INTO messages (queue_id, message_id, body, md5_of_body, sender_id, sent_at, visible_at, receive_count, is_head) "
+        "VALUES (?, ?, ?, ?, '000000000000', ?, ?, 0, 0)"
+    )
+    _CLAIM = (
+        "UPDATE messages SET visible_at = ?, receive_count = receive_count + 1, "
+        "first_received_at = coalesce(first_received_at, ?), received_at = ?, receipt_token = randomblob(16) "
+        "WHERE id IN (SELECT id FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at > ? ORDER BY visible_at LIMIT ?) "
+        "RETURNING id, message_id, body, md5_of_body, receipt_token, receive_count"
+    )
+    _DELETE = "DELETE FROM messages WHERE id = ? AND receipt_token = ?"
+
+    def _row(self, body: str, now: int) -> tuple:
+        return (self.queue_id, str(uuid.uuid4()), body, hashlib.md5(body.encode()).hexdigest(), now, now)
+
+    def send(self, calls: int, batch: int, body: str) -> Run:
+        c = self.c
+        ex = c.execute
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        for _ in range(calls):
+            t = perf()
+            now = _now_ms()
+            ex("BEGIN IMMEDIATE")
+            if batch == 1:
+                ex(self._INSERT, self._row(body, now))
+            else:
+                c.executemany(self._INSERT, [self._row(body, now) for _ in range(batch)])
+            ex("COMMIT")
+            lat.append(perf() - t)
+        return Run(calls * batch, perf() - start, lat)
+
+    def fill(self, n: int, body: str) -> None:
+        now = _now_ms()
+        self.c.execute("BEGIN IMMEDIATE")
+        self.c.executemany(self._INSERT, [self._row(body, now) for _ in range(n)])
+        self.c.execute("COMMIT")
+
+    def receive_delete(self, n: int, batch: int) -> Run:
+        c = self.c
+        ex = c.execute
+        lat = []
+        perf = time.perf_counter
+        done = 0
+        start = perf()
+        while done < n:
+            t = perf()
+            now = _now_ms()
+            ex("BEGIN IMMEDIATE")
+            rows = ex(self._CLAIM, (now + 300_000, now, now, self.queue_id, now, now - 345_600_000, batch)).fetchall()
+            ex("COMMIT")
+            if rows:
+                ex("BEGIN IMMEDIATE")
+                c.executemany(self._DELETE, [(r[0], r[4]) for r in rows])
+                ex("COMMIT")
+            done += len(rows)
+            lat.append(perf() - t)
+        return Run(done, perf() - start, lat)
+
+
+# ---------------------------------------------------------------------- peers
+
+
+class PersistQueue:
+    """persist-queue's SQLiteAckQueue: put; get + ack. Its own defaults (WAL, autocommit)."""
+
+    name = "persist-queue"
+
+    def __init__(self, path: str, synchronous: str = "NORMAL"):
+        import persistqueue
+
+        shutil.rmtree(path, ignore_errors=True)
+        self.path = path
+        self.q = persistqueue.SQLiteAckQueue(path, auto_commit=True, multithreading=False)
+
+    def close(self) -> None:
+        self.q.close() if hasattr(self.q, "close") else None
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def send(self, calls: int, batch: int, body: str) -> Run:
+        assert batch == 1, "persist-queue has no batch put"
+        put = self.q.put
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        for _ in range(calls):
+            t = perf()
+            put(body)
+            lat.append(perf() - t)
+        return Run(calls, perf() - start, lat)
+
+    def fill(self, n: int, body: str) -> None:
+        for _ in range(n):
+            self.q.put(body)
+
+    def receive_delete(self, n: int, batch: int) -> Run:
+        assert batch == 1, "persist-queue has no batch get"
+        q = self.q
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        for _ in range(n):
+            t = perf()
+            item = q.get(block=False)
+            q.ack(item)
+            lat.append(perf() - t)
+        return Run(n, perf() - start, lat)
+
+
+class LiteQueue:
+    """litequeue: put; pop + done. Its own defaults (WAL, synchronous NORMAL, autocommit)."""
+
+    name = "litequeue"
+
+    def __init__(self, path: str, synchronous: str = "NORMAL"):
+        import litequeue
+
+        _remove(path)
+        self.path = path
+        self.q = litequeue.LiteQueue(path)
+
+    def close(self) -> None:
+        self.q.close()
+        _remove(self.path)
+
+    def send(self, calls: int, batch: int, body: str) -> Run:
+        assert batch == 1, "litequeue has no batch put"
+        put = self.q.put
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        for _ in range(calls):
+            t = perf()
+            put(body)
+            lat.append(perf() - t)
+        return Run(calls, perf() - start, lat)
+
+    def fill(self, n: int, body: str) -> None:
+        with self.q.transaction():
+            for _ in range(n):
+                self.q.put(body)
+
+    def receive_delete(self, n: int, batch: int) -> Run:
+        assert batch == 1, "litequeue has no batch pop"
+        q = self.q
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        for _ in range(n):
+            t = perf()
+            m = q.pop()
+            q.done(m.message_id)
+            lat.append(perf() - t)
+        return Run(n, perf() - start, lat)
+
+
+SYSTEMS = {s.name: s for s in (Engine, Floor, FloorOnLayout, PersistQueue, LiteQueue)}

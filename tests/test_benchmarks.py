@@ -1,0 +1,72 @@
+"""The benchmark harness runs end to end at a tiny size. Nothing here is timed: figures come
+from `python -m benchmarks`, never from assertions."""
+
+import json
+import os
+
+import pytest
+
+from benchmarks import suite
+from benchmarks.harness import percentile
+
+
+@pytest.fixture(scope="module")
+def tiny_result(tmp_path_factory):
+    base = tmp_path_factory.mktemp("bench")
+    work = base / "work"
+    work.mkdir()
+    return suite.run(suite.TINY, str(base / "results"), work=str(work), cache=str(base / "cache"), label="test")
+
+
+def test_the_tiny_suite_writes_json_describing_the_machine_and_durability(tiny_result):
+    with open(tiny_result["path"]) as f:
+        data = json.load(f)
+    machine = data["machine"]
+    for key in ("cores", "python", "sqlite", "loadavg_at_start"):
+        assert machine[key] is not None
+    assert "synchronous=NORMAL" in machine["durability"]["default"]
+    assert "synchronous=FULL" in machine["durability"]["strict"]
+    assert os.path.exists(os.path.join(os.path.dirname(tiny_result["path"]), "latest-tiny.json"))
+
+
+def test_every_workload_has_a_row_with_rates_and_latencies(tiny_result):
+    workloads = {(r.workload, r.system) for r in tiny_result["rows"]}
+    for expected in [
+        ("send 1/call 200B", "sqsqlite"),
+        ("send batch10 64KiB", "floor"),
+        ("recv+delete batch10", "sqsqlite"),
+        ("peers: recv+delete 1", "persist-queue"),
+        ("peers: recv+delete 1", "litequeue"),
+        ("backlog recv+delete 1", "sqsqlite"),
+        ("procs 2P+2C batch10", "sqsqlite"),
+        ("long-poll wake-up (cross-process)", "sqsqlite"),
+        ("churn: redeliver x3 then DLQ", "sqsqlite"),
+        ("fifo recv+delete batch10", "sqsqlite FIFO"),
+    ]:
+        assert expected in workloads
+    for r in tiny_result["rows"]:
+        assert r.rate_median > 0 and r.rate_min <= r.rate_median <= r.rate_max
+
+
+def test_the_strict_durability_rows_are_stated_apart_from_the_default(tiny_result):
+    settings = {r.settings for r in tiny_result["rows"] if r.workload == "recv+delete 1"}
+    assert settings == {"WAL, synchronous=NORMAL", "WAL, synchronous=FULL"}
+
+
+def test_process_runs_count_lock_errors_and_churn_dead_letters_every_message(tiny_result):
+    procs = [r for r in tiny_result["rows"] if r.workload.startswith("procs")]
+    assert all(r.extra["lock_errors"] == 0 for r in procs)
+    churn = next(r for r in tiny_result["rows"] if r.workload.startswith("churn"))
+    assert churn.extra["dead_lettered"] == suite.TINY.churn == churn.extra["redelivered"] // 2
+
+
+def test_targets_and_ratios_are_reported_without_being_asserted(tiny_result):
+    names = {t["target"] for t in tiny_result["targets"]}
+    assert "recv+delete 1 / floor" in names and "long-poll wake-up p99 (ms)" in names
+    assert any(r["versus"] == "litequeue" for r in tiny_result["ratios"])
+
+
+def test_percentiles_pick_from_the_sorted_values():
+    assert percentile([5, 1, 3, 2, 4], 0.5) == 3
+    assert percentile([1.0] * 98 + [100.0] * 2, 0.99) == 100.0
+    assert percentile([], 0.5) is None
