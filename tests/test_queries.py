@@ -36,11 +36,13 @@ HOT_PATH = {
     "oldest_sent": ("ix_messages_sent", False),
     # pruning and purging
     "prune_expired": ("ix_messages_sent", True),
+    "has_expired": ("ix_messages_sent", False),
     "purge_queue": ("ix_messages_sent", False),
     "delete_queue_messages": ("ix_messages_sent", False),
     # acting on one message
     "message_by_id": ("PRIMARY KEY", False),
     "delete_message": ("PRIMARY KEY", False),
+    "delete_by_handle": ("PRIMARY KEY", False),
     "change_visibility": ("PRIMARY KEY", False),
     "move_message": ("PRIMARY KEY", False),
     # move tasks: one page at a time in id order
