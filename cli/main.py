@@ -110,7 +110,7 @@ def _load(name: str) -> click.Command:
         return unavailable
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group("sqsqlite", cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @global_options(root=True)
 @click.version_option(package_name="sqsqlite", prog_name="sqsqlite")
 @click.pass_context
