@@ -155,14 +155,14 @@ def stats(s: Settings, watch: float | None) -> None:
     Example: sqsqlite stats --watch 2
     """
     if watch is None:
-        s.echo(_stats(s), "stats", default="table")
+        s.echo(_stats(s), default="table")
         return
     try:
         while True:
             data = _stats(s)  # read before clearing, so the screen never sits blank
             click.clear()
             click.echo(f"sqsqlite stats  {s.path}  {datetime.now():%H:%M:%S}  (every {watch:g}s, Ctrl-C to stop)")
-            s.echo(data, "stats", default="table")
+            s.echo(data, default="table")
             _sleep(watch)
     except KeyboardInterrupt:
         click.echo("")

@@ -112,13 +112,13 @@ def _table(data: Any, title: str) -> str:
     for key, value in data.items():
         if key in scalars:
             continue
-        heading = f"{title}: {key}" if title else key
+        heading = f"{title}: {key}" if title else ""
         if isinstance(value, dict):
             parts.append(grid(["Name", "Value"], [[k, v] for k, v in value.items()], heading))
         elif value and all(isinstance(e, dict) for e in value):
             headers = list(dict.fromkeys(k for e in value for k in e))
             parts.append(grid(headers, [[e.get(h) for h in headers] for e in value], heading))
         elif value:
-            parts.append(grid([key], [[e] for e in value], title or key))
+            parts.append(grid([key], [[e] for e in value], title))
         title = ""
     return "\n".join(parts)
