@@ -12,7 +12,7 @@ import click
 
 from sqsqlite.errors import SQSError
 
-from .options import Command, Settings, global_options, pass_settings, queue_url_option
+from .options import Command, Settings, command_options_first, global_options, pass_settings, queue_url_option
 
 COMMANDS: list[click.Command] = []
 _sleep = time.sleep  # stats --watch's pause; tests replace it
@@ -20,7 +20,7 @@ _sleep = time.sleep  # stats --watch's pause; tests replace it
 
 def command(name: str, **kwargs: Any) -> Callable:
     def decorate(f: Callable) -> click.Command:
-        cmd = click.command(name, cls=Command, **kwargs)(global_options()(pass_settings(f)))
+        cmd = command_options_first(click.command(name, cls=Command, **kwargs)(global_options()(pass_settings(f))))
         COMMANDS.append(cmd)
         return cmd
 
@@ -41,6 +41,7 @@ def db_group() -> None:
     Every other command upgrades a file to the newest schema on first use; these commands are for
     looking at and moving between revisions explicitly.
 
+    \b
     Example: sqsqlite db current
     """
 
@@ -56,7 +57,7 @@ def _store(s: Settings):
 
 def _db_command(name: str) -> Callable:
     def decorate(f: Callable) -> click.Command:
-        return db_group.command(name)(global_options()(pass_settings(f)))
+        return command_options_first(db_group.command(name)(global_options()(pass_settings(f))))
 
     return decorate
 
@@ -66,6 +67,7 @@ def _db_command(name: str) -> Callable:
 def db_upgrade(s: Settings, revision: str) -> None:
     """Upgrade the schema to REVISION (default: the newest).
 
+    \b
     Example: sqsqlite db upgrade
     """
     from sqsqlite import migrate
@@ -86,6 +88,7 @@ def db_downgrade(s: Settings, revision: str) -> None:
 
     Any other command upgrades the file again on first use.
 
+    \b
     Example: sqsqlite db downgrade -- -1
     """
     from sqsqlite import migrate
@@ -103,6 +106,7 @@ def db_downgrade(s: Settings, revision: str) -> None:
 def db_current(s: Settings) -> None:
     """Print the file's schema revision ('base' for a new, empty file).
 
+    \b
     Example: sqsqlite db current
     """
     from sqsqlite import migrate
@@ -118,6 +122,7 @@ def db_current(s: Settings) -> None:
 def db_history(s: Settings) -> None:
     """List the schema revisions this sqsqlite knows, newest first.
 
+    \b
     Example: sqsqlite db history
     """
     from sqsqlite import migrate
@@ -149,9 +154,12 @@ def _stats(s: Settings) -> dict:
 @command("stats")
 @click.option("--watch", type=click.FloatRange(min=0.1), metavar="SECONDS", help="Refresh every SECONDS until Ctrl-C, like top.")
 def stats(s: Settings, watch: float | None) -> None:
-    """One table of every queue: visible, in flight, delayed, oldest message age, dead-letter queue
-    and its depth. Counts are exact. Prints a table unless --output is given.
+    """Counts of every queue, in one table.
 
+    Visible, in flight, delayed, oldest message age, dead-letter queue and its depth; the counts
+    are exact. Prints a table unless --output is given.
+
+    \b
     Example: sqsqlite stats --watch 2
     """
     if watch is None:
@@ -179,8 +187,9 @@ def _state(m, now: int) -> str:
 @click.option("--state", type=click.Choice(["visible", "in-flight", "delayed", "all"]), default="all", show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True)
 def peek(s: Settings, queue_url: str, state: str, limit: int) -> None:
-    """Look at messages without receiving them: no state change, no receive count, no handle.
+    """Look at messages without receiving them. No state change, no receive count, no handle.
 
+    \b
     Example: sqsqlite peek --queue-url MyQueue --state in-flight --limit 5
     """
     db = s.database()
@@ -199,9 +208,12 @@ def peek(s: Settings, queue_url: str, state: str, limit: int) -> None:
 
 @command("prune")
 def prune(s: Settings) -> None:
-    """Remove expired messages now and say how many. Reads never need it: an expired message
-    is never returned or counted; this only gives the space back.
+    """Remove expired messages now and say how many.
 
+    Reads never need it: an expired message is never returned or counted; this gives the space
+    back.
+
+    \b
     Example: sqsqlite prune
     """
     s.echo({"ExpiredMessagesRemoved": s.database().prune()}, "prune")
@@ -215,9 +227,12 @@ def prune(s: Settings) -> None:
 @click.option("--to", "to", metavar="QUEUE", help="Move to this queue (URL or name) instead of each message's source queue.")
 @click.option("--rate", type=int, metavar="N", help="At most N messages per second (1-500).")
 def redrive(s: Settings, queue_url: str, to: str | None, rate: int | None) -> None:
-    """Move a dead-letter queue's messages back, with a progress bar. Interrupted (Ctrl-C, a
-    crash), it resumes where it stopped when run again: a RUNNING task for the queue is continued.
+    """Move dead letters back, with a progress bar.
 
+    Interrupted (Ctrl-C, a crash), it resumes where it stopped when run again: a RUNNING task for
+    the queue is continued.
+
+    \b
     Example: sqsqlite redrive --queue-url MyQueue-dlq --rate 100
     """
     db = s.database()
@@ -259,9 +274,12 @@ EXPORT_FORMAT = "sqsqlite-export/1"
 @queue_url_option()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 def export(s: Settings, queue_url: str, file: str) -> None:
-    """Write a queue and every live message (body, attributes, timestamps, receive counts) as
-    JSON lines to FILE ('-' for stdout). The first line describes the queue.
+    """Write a queue and its messages to FILE as JSON lines.
 
+    Every live message with body, attributes, timestamps and receive count; the first line
+    describes the queue (attributes, tags). FILE '-' is stdout.
+
+    \b
     Example: sqsqlite export --queue-url MyQueue backup.jsonl
     """
     db = s.database()
@@ -310,10 +328,13 @@ def _records(path: str, lines: list[tuple[int, str]]) -> Iterator[dict]:
 @click.option("--queue-url", metavar="URL", help="Import into this queue instead of the one named in the file.")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 def import_(s: Settings, queue_url: str | None, file: str) -> None:
-    """Load a file written by export: the messages come back with their ids, timestamps and
-    receive counts (in-flight ones visible, since their receipt handles did not travel). The
-    queue is created from the file's first line if it does not exist.
+    """Load a file written by export.
 
+    The messages come back with their ids, timestamps and receive counts (in-flight ones come
+    back visible: their receipt handles did not travel). The queue is created from the file's
+    first line if it does not exist. Importing a file twice adds its messages twice.
+
+    \b
     Example: sqsqlite import backup.jsonl
     """
     with click.open_file(file, encoding="utf-8") as fh:
@@ -346,10 +367,12 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
 
 @command("demo")
 def demo(s: Settings) -> None:
-    """A short tour on the database: a queue with a dead-letter queue; send, receive, change
-    visibility, delete; a poison message landing in the dead-letter queue; stats. Safe to run
-    again on the same file.
+    """A one-minute tour of the SQS message lifecycle.
 
+    A queue with a dead-letter queue; send, receive, change visibility, delete; a poison message
+    landing in the dead-letter queue; stats. Uses its own two queues; safe to run again.
+
+    \b
     Example: sqsqlite demo
     """
     from .demo import run

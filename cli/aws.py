@@ -10,14 +10,27 @@ from typing import Callable
 
 import click
 
-from .options import ENTRY, MAP, MESSAGE_ATTRIBUTES, STRINGS, TEXT, Command, ListOption, Settings, global_options, pass_settings, queue_url_option
+from .options import (
+    ENTRY,
+    MAP,
+    MESSAGE_ATTRIBUTES,
+    STRINGS,
+    TEXT,
+    Command,
+    ListOption,
+    Settings,
+    command_options_first,
+    global_options,
+    pass_settings,
+    queue_url_option,
+)
 
 COMMANDS: list[click.Command] = []
 
 
 def command(name: str, operation: str) -> Callable:
     def decorate(f: Callable) -> click.Command:
-        cmd = click.command(name, cls=Command, operation=operation)(global_options()(pass_settings(f)))
+        cmd = command_options_first(click.command(name, cls=Command, operation=operation)(global_options()(pass_settings(f))))
         COMMANDS.append(cmd)
         return cmd
 
@@ -36,8 +49,9 @@ def _list(*names: str, help: str, type=STRINGS) -> Callable:
 @click.option("--attributes", type=MAP, help="Queue attributes: Name=value,... or JSON or file://.")
 @click.option("--tags", type=MAP, help="Tags: Key=value,... or JSON or file://.")
 def create_queue(s: Settings, queue_name, attributes, tags):
-    """Create a queue; with the same attributes, return the existing one.
+    """Create a queue. With equal attributes, it returns the existing queue.
 
+    \b
     Example: sqsqlite create-queue --queue-name MyQueue --attributes VisibilityTimeout=60
     """
     s.call("CreateQueue", QueueName=queue_name, Attributes=attributes, tags=tags)
@@ -46,8 +60,9 @@ def create_queue(s: Settings, queue_name, attributes, tags):
 @command("delete-queue", "DeleteQueue")
 @queue_url_option()
 def delete_queue(s: Settings, queue_url):
-    """Delete a queue and its messages (its name is free again after 60 seconds).
+    """Delete a queue and its messages. Its name is free again after 60 seconds.
 
+    \b
     Example: sqsqlite delete-queue --queue-url MyQueue
     """
     s.call("DeleteQueue", QueueUrl=queue_url)
@@ -60,6 +75,7 @@ def delete_queue(s: Settings, queue_url):
 def list_queues(s: Settings, queue_name_prefix, max_results, next_token):
     """List queue URLs, by name.
 
+    \b
     Example: sqsqlite list-queues --queue-name-prefix My
     """
     s.call("ListQueues", QueueNamePrefix=queue_name_prefix, MaxResults=max_results, NextToken=next_token)
@@ -71,6 +87,7 @@ def list_queues(s: Settings, queue_name_prefix, max_results, next_token):
 def get_queue_url(s: Settings, queue_name, queue_owner_aws_account_id):
     """Print a queue's URL.
 
+    \b
     Example: sqsqlite get-queue-url --queue-name MyQueue
     """
     s.call("GetQueueUrl", QueueName=queue_name, QueueOwnerAWSAccountId=queue_owner_aws_account_id)
@@ -80,8 +97,9 @@ def get_queue_url(s: Settings, queue_name, queue_owner_aws_account_id):
 @queue_url_option()
 @_list("--attribute-names", help="One or more attribute names, or All.")
 def get_queue_attributes(s: Settings, queue_url, attribute_names):
-    """Print queue attributes (values are strings, counts are exact).
+    """Print queue attributes. Values are strings; counts are exact.
 
+    \b
     Example: sqsqlite get-queue-attributes --queue-url MyQueue --attribute-names VisibilityTimeout
     """
     s.call("GetQueueAttributes", QueueUrl=queue_url, AttributeNames=attribute_names)
@@ -91,8 +109,9 @@ def get_queue_attributes(s: Settings, queue_url, attribute_names):
 @queue_url_option()
 @click.option("--attributes", type=MAP, required=True, help="Name=value,... or JSON or file://.")
 def set_queue_attributes(s: Settings, queue_url, attributes):
-    """Change queue attributes; a new VisibilityTimeout applies to later receives only.
+    """Change queue attributes. A new VisibilityTimeout applies to later receives only.
 
+    \b
     Example: sqsqlite set-queue-attributes --queue-url MyQueue --attributes VisibilityTimeout=120
     """
     s.call("SetQueueAttributes", QueueUrl=queue_url, Attributes=attributes)
@@ -101,8 +120,9 @@ def set_queue_attributes(s: Settings, queue_url, attributes):
 @command("purge-queue", "PurgeQueue")
 @queue_url_option()
 def purge_queue(s: Settings, queue_url):
-    """Delete every message sent before now (once per 60 seconds).
+    """Delete every message in a queue. Once per 60 seconds.
 
+    \b
     Example: sqsqlite purge-queue --queue-url MyQueue
     """
     s.call("PurgeQueue", QueueUrl=queue_url)
@@ -113,8 +133,11 @@ def purge_queue(s: Settings, queue_url):
 @click.option("--max-results", type=int, help="At most this many (1-1000).")
 @click.option("--next-token", help="The NextToken a previous call printed.")
 def list_dead_letter_source_queues(s: Settings, queue_url, max_results, next_token):
-    """List the queues whose RedrivePolicy sends their dead letters to this queue.
+    """List the queues that dead-letter here.
 
+    Those whose RedrivePolicy names this queue as deadLetterTargetArn.
+
+    \b
     Example: sqsqlite list-dead-letter-source-queues --queue-url MyQueue-dlq
     """
     s.call("ListDeadLetterSourceQueues", QueueUrl=queue_url, MaxResults=max_results, NextToken=next_token)
@@ -126,6 +149,7 @@ def list_dead_letter_source_queues(s: Settings, queue_url, max_results, next_tok
 def tag_queue(s: Settings, queue_url, tags):
     """Add or replace tags on a queue.
 
+    \b
     Example: sqsqlite tag-queue --queue-url MyQueue --tags team=billing,env=dev
     """
     s.call("TagQueue", QueueUrl=queue_url, Tags=tags)
@@ -137,6 +161,7 @@ def tag_queue(s: Settings, queue_url, tags):
 def untag_queue(s: Settings, queue_url, tag_keys):
     """Remove tags from a queue.
 
+    \b
     Example: sqsqlite untag-queue --queue-url MyQueue --tag-keys env team
     """
     s.call("UntagQueue", QueueUrl=queue_url, TagKeys=tag_keys)
@@ -147,6 +172,7 @@ def untag_queue(s: Settings, queue_url, tag_keys):
 def list_queue_tags(s: Settings, queue_url):
     """Print a queue's tags.
 
+    \b
     Example: sqsqlite list-queue-tags --queue-url MyQueue
     """
     s.call("ListQueueTags", QueueUrl=queue_url)
@@ -166,8 +192,8 @@ def list_queue_tags(s: Settings, queue_url):
 def send_message(s: Settings, queue_url, message_body, delay_seconds, message_attributes, message_system_attributes, message_deduplication_id, message_group_id):
     """Send one message.
 
-    Example: sqsqlite send-message --queue-url MyQueue --message-body "order #1"
-    --message-attributes 'priority={DataType=String,StringValue=high}'
+    \b
+    Example: sqsqlite send-message --queue-url MyQueue --message-body "order #1" --message-attributes 'priority={DataType=String,StringValue=high}'
     """
     s.call(
         "SendMessage",
@@ -185,8 +211,9 @@ def send_message(s: Settings, queue_url, message_body, delay_seconds, message_at
 @queue_url_option()
 @_list("--entries", type=ENTRY, help="1-10 entries: Id=1,MessageBody=a Id=2,MessageBody=b, or a JSON list, or file://.")
 def send_message_batch(s: Settings, queue_url, entries):
-    """Send up to 10 messages; each entry succeeds or fails on its own.
+    """Send up to 10 messages. Each entry succeeds or fails on its own.
 
+    \b
     Example: sqsqlite send-message-batch --queue-url MyQueue --entries Id=1,MessageBody=a Id=2,MessageBody=b
     """
     s.call("SendMessageBatch", QueueUrl=queue_url, Entries=entries)
@@ -202,8 +229,9 @@ def send_message_batch(s: Settings, queue_url, entries):
 @click.option("--wait-time-seconds", type=int, help="0-20: long poll until a message arrives.")
 @click.option("--receive-request-attempt-id", help="FIFO: repeating an attempt id within 5 minutes returns the same messages.")
 def receive_message(s: Settings, queue_url, attribute_names, message_system_attribute_names, message_attribute_names, max_number_of_messages, visibility_timeout, wait_time_seconds, receive_request_attempt_id):
-    """Receive messages; each becomes in flight with a fresh receipt handle.
+    """Receive up to 10 messages. Each becomes in flight with a fresh receipt handle.
 
+    \b
     Example: sqsqlite receive-message --queue-url MyQueue --max-number-of-messages 10 --message-system-attribute-names All
     """
     s.call(
@@ -223,8 +251,11 @@ def receive_message(s: Settings, queue_url, attribute_names, message_system_attr
 @queue_url_option()
 @click.option("--receipt-handle", required=True, help="The handle of the message's latest receive.")
 def delete_message(s: Settings, queue_url, receipt_handle):
-    """Delete a received message with its latest receipt handle.
+    """Delete a received message.
 
+    Pass the receipt handle of its latest receive.
+
+    \b
     Example: sqsqlite delete-message --queue-url MyQueue --receipt-handle AQEB...
     """
     s.call("DeleteMessage", QueueUrl=queue_url, ReceiptHandle=receipt_handle)
@@ -234,8 +265,9 @@ def delete_message(s: Settings, queue_url, receipt_handle):
 @queue_url_option()
 @_list("--entries", type=ENTRY, help="1-10 entries: Id=1,ReceiptHandle=... , or a JSON list, or file://.")
 def delete_message_batch(s: Settings, queue_url, entries):
-    """Delete up to 10 messages; each entry succeeds or fails on its own.
+    """Delete up to 10 messages. Each entry succeeds or fails on its own.
 
+    \b
     Example: sqsqlite delete-message-batch --queue-url MyQueue --entries Id=1,ReceiptHandle=AQEB...
     """
     s.call("DeleteMessageBatch", QueueUrl=queue_url, Entries=entries)
@@ -246,8 +278,11 @@ def delete_message_batch(s: Settings, queue_url, entries):
 @click.option("--receipt-handle", required=True, help="The handle of the message's latest receive.")
 @click.option("--visibility-timeout", type=int, required=True, help="0-43200: hidden until now + this many seconds.")
 def change_message_visibility(s: Settings, queue_url, receipt_handle, visibility_timeout):
-    """Hide an in-flight message until now + the timeout (0 makes it visible at once).
+    """Change a message's visibility timeout.
 
+    The message stays hidden until now + the timeout; 0 makes it visible at once.
+
+    \b
     Example: sqsqlite change-message-visibility --queue-url MyQueue --receipt-handle AQEB... --visibility-timeout 300
     """
     s.call("ChangeMessageVisibility", QueueUrl=queue_url, ReceiptHandle=receipt_handle, VisibilityTimeout=visibility_timeout)
@@ -257,8 +292,9 @@ def change_message_visibility(s: Settings, queue_url, receipt_handle, visibility
 @queue_url_option()
 @_list("--entries", type=ENTRY, help="1-10 entries: Id=1,ReceiptHandle=...,VisibilityTimeout=60, or JSON, or file://.")
 def change_message_visibility_batch(s: Settings, queue_url, entries):
-    """Change the visibility of up to 10 messages; each entry succeeds or fails on its own.
+    """Change visibility of up to 10 messages. Each entry succeeds or fails on its own.
 
+    \b
     Example: sqsqlite change-message-visibility-batch --queue-url MyQueue --entries Id=1,ReceiptHandle=AQEB...,VisibilityTimeout=60
     """
     s.call("ChangeMessageVisibilityBatch", QueueUrl=queue_url, Entries=entries)
@@ -272,11 +308,12 @@ def change_message_visibility_batch(s: Settings, queue_url, entries):
 @click.option("--destination-arn", help="Move here instead of back to each message's source queue.")
 @click.option("--max-number-of-messages-per-second", type=int, help="Rate limit, 1-500.")
 def start_message_move_task(s: Settings, source_arn, destination_arn, max_number_of_messages_per_second):
-    """Move a dead-letter queue's messages back to their source queues.
+    """Move dead letters back to their sources.
 
     Prints the TaskHandle, then runs the task to the end in this process (there is no server to
     run it later); Ctrl-C leaves it RUNNING, and `sqsqlite redrive` resumes it.
 
+    \b
     Example: sqsqlite start-message-move-task --source-arn arn:aws:sqs:us-east-1:000000000000:MyQueue-dlq
     """
     response = s.call(
@@ -292,8 +329,9 @@ def start_message_move_task(s: Settings, source_arn, destination_arn, max_number
 @click.option("--source-arn", required=True, help="The dead-letter queue's ARN.")
 @click.option("--max-results", type=int, help="1-10 (default 1): the most recent tasks first.")
 def list_message_move_tasks(s: Settings, source_arn, max_results):
-    """List a queue's most recent message move tasks and their progress.
+    """List a queue's message move tasks. The most recent first, with progress.
 
+    \b
     Example: sqsqlite list-message-move-tasks --source-arn arn:aws:sqs:us-east-1:000000000000:MyQueue-dlq
     """
     s.call("ListMessageMoveTasks", SourceArn=source_arn, MaxResults=max_results)
@@ -302,8 +340,9 @@ def list_message_move_tasks(s: Settings, source_arn, max_results):
 @command("cancel-message-move-task", "CancelMessageMoveTask")
 @click.option("--task-handle", required=True, help="The TaskHandle of a running task.")
 def cancel_message_move_task(s: Settings, task_handle):
-    """Cancel a running message move task; messages already moved stay moved.
+    """Cancel a running message move task. Messages already moved stay moved.
 
+    \b
     Example: sqsqlite cancel-message-move-task --task-handle eyJxIjog...
     """
     s.call("CancelMessageMoveTask", TaskHandle=task_handle)

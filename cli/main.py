@@ -124,6 +124,7 @@ def cli(ctx: click.Context) -> None:
 
     Exit status: 0 success, 252 bad usage, 254 SQS error, 255 other failure.
 
+    \b
     Example: sqsqlite create-queue --queue-name MyQueue --attributes VisibilityTimeout=60
     """
     settings = ctx.ensure_object(Settings)

@@ -99,6 +99,15 @@ def _setter(attribute: str) -> Callable:
     return callback
 
 
+GLOBAL_OPTIONS = ("db", "output", "region", "account_id", "endpoint_url")
+
+
+def command_options_first(cmd: click.Command) -> click.Command:
+    """List a command's own options before the global ones in its --help."""
+    cmd.params.sort(key=lambda p: p.name in GLOBAL_OPTIONS)
+    return cmd
+
+
 def global_options(root: bool = False) -> Callable:
     """--db, --output, --region, --account-id, --endpoint-url: on the group and on every command."""
 

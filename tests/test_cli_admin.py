@@ -361,7 +361,7 @@ def test_help_groups_the_commands_into_aws_and_administration_sections(sq):
 
 @pytest.mark.parametrize("name, cmd", _all_commands(), ids=[n for n, _ in _all_commands()])
 def test_every_command_help_ends_with_an_example(sq, name, cmd):
-    last = inspect.cleandoc(cmd.help).split("\n\n")[-1]
+    last = inspect.cleandoc(cmd.help).split("\n\n")[-1].removeprefix("\b\n")
     assert last.startswith("Example: sqsqlite"), name
     out = sq(*name.split(), "--help").stdout
     assert "Example: sqsqlite" in out
