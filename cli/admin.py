@@ -12,7 +12,7 @@ import click
 
 from sqsqlite.errors import SQSError
 
-from .options import Command, Settings, command_options_first, global_options, pass_settings, queue_url_option
+from .options import Command, resume_hint, Settings, command_options_first, global_options, pass_settings, queue_url_option
 
 COMMANDS: list[click.Command] = []
 _sleep = time.sleep  # stats --watch's pause; tests replace it
@@ -253,7 +253,10 @@ def redrive(s: Settings, queue_url: str, to: str | None, rate: int | None) -> No
             bar.update(t.approximate_number_of_messages_moved - done[0])
             done[0] = t.approximate_number_of_messages_moved
 
-        task = db.run_message_move_task(handle, progress)
+        try:
+            task = db.run_message_move_task(handle, progress)
+        except KeyboardInterrupt:
+            resume_hint(f"sqsqlite redrive --queue-url {source.name}")
     out = {
         "Status": task.status,
         "SourceArn": task.source_arn,

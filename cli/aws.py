@@ -23,6 +23,7 @@ from .options import (
     global_options,
     pass_settings,
     queue_url_option,
+    resume_hint,
 )
 
 COMMANDS: list[click.Command] = []
@@ -322,7 +323,10 @@ def start_message_move_task(s: Settings, source_arn, destination_arn, max_number
         DestinationArn=destination_arn,
         MaxNumberOfMessagesPerSecond=max_number_of_messages_per_second,
     )
-    s.database().run_message_move_task(response["TaskHandle"])
+    try:
+        s.database().run_message_move_task(response["TaskHandle"])
+    except KeyboardInterrupt:
+        resume_hint(f"sqsqlite redrive --queue-url {source_arn.rsplit(':', 1)[-1]}")
 
 
 @command("list-message-move-tasks", "ListMessageMoveTasks")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -160,6 +161,13 @@ def global_options(root: bool = False) -> Callable:
 
 
 # ---------------------------------------------------------------------- commands
+
+
+def resume_hint(command: str) -> None:
+    """Ctrl-C during a move task: it stays RUNNING in the file; say how to finish it."""
+    click.echo(f"\nInterrupted: the move task stays RUNNING; `{command}` resumes it.", err=True)
+    sys.exit(130)
+
 
 
 class ListOption(click.Option):

@@ -365,3 +365,17 @@ def test_every_command_help_ends_with_an_example(sq, name, cmd):
     assert last.startswith("Example: sqsqlite"), name
     out = sq(*name.split(), "--help").stdout
     assert "Example: sqsqlite" in out
+
+
+def test_ctrl_c_during_redrive_leaves_the_task_running_and_says_how_to_resume(sq, monkeypatch):
+    _queue_with_dead_letters(sq, 2)
+
+    def interrupted(self, handle, progress=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sqsqlite.Database, "run_message_move_task", interrupted)
+    r = sq("redrive", "--queue-url", "orders-dlq", code=130)
+    assert "`sqsqlite redrive --queue-url orders-dlq` resumes it" in r.stderr
+    with sq.db() as db:
+        [task] = db.list_message_move_tasks(db.queue("orders-dlq").arn)
+        assert task.status == "RUNNING"
