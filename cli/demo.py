@@ -101,4 +101,4 @@ def run(s: Settings) -> None:
         (f"sqsqlite redrive --queue-url {DLQ}", f"move it back to {QUEUE}"),
         ("sqsqlite --help", "every aws sqs command, plus administration"),
     ):
-        _say(f"{cmd:<44} {why}")
+        _say(f"{cmd:<46} {why}")
