@@ -1,5 +1,143 @@
-"""Entry point of the ``sqsqlite`` console script."""
+"""Entry point of the ``sqsqlite`` console script: the command group and its exit codes.
+
+Exit codes follow the aws CLI: 0 success, 252 bad usage, 254 an SQS error, 255 anything else,
+130 interrupted. No traceback is ever printed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from . import admin, aws
+from .options import OperationError, Settings, global_options
+
+EXIT_USAGE, EXIT_SERVICE, EXIT_OTHER, EXIT_INTERRUPTED = 252, 254, 255, 130
+
+# Commands that live elsewhere and may need extras (pyspark): imported only when run.
+LAZY = {
+    "report": ("sqsqlite.report.cli", "report", "Analytics report over a database (needs the spark extra).", "sqsqlite[spark]"),
+    "serve": ("sqsqlite.server", "serve", "Serve the database over the SQS HTTP protocols (boto3, aws CLI).", "sqsqlite"),
+}
+
+SECTIONS = (
+    ("aws sqs commands (same names, flags and JSON as `aws sqs`)", [c.name for c in aws.COMMANDS]),
+    ("Administration", [c.name for c in admin.COMMANDS]),
+    ("Serving and analytics", list(LAZY)),
+)
 
 
-def main() -> None:  # replaced by the click application
-    raise SystemExit("sqsqlite CLI: not built yet")
+class Failure(click.ClickException):
+    """A failure that is not the caller's usage nor an SQS error: one line, exit 255."""
+
+    exit_code = EXIT_OTHER
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"sqsqlite: {self.message}", err=True)
+
+
+class Group(click.Group):
+    """The sqsqlite group: sectioned help, lazily imported commands, aws-style exit codes."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for _, names in SECTIONS for name in names]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY and name not in self.commands:
+            return _load(name)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for title, names in SECTIONS:
+            limit = max(30, formatter.width - 6 - max(len(n) for n in names))
+            rows = []
+            for name in names:
+                if name in LAZY and name not in self.commands:
+                    help_text = LAZY[name][2]  # listing help must not import pyspark
+                else:
+                    help_text = self.commands[name].get_short_help_str(limit)
+                rows.append((name, help_text))
+            with formatter.section(title):
+                formatter.write_dl(rows, col_max=34)
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name or "sqsqlite", complete_var, standalone_mode=False, **extra)
+        except OperationError as err:
+            click.echo(err.line(), err=True)
+            sys.exit(EXIT_SERVICE)
+        except click.UsageError as err:
+            err.show()
+            sys.exit(EXIT_USAGE)
+        except click.ClickException as err:
+            err.show()
+            sys.exit(err.exit_code if err.exit_code not in (0, 1) else EXIT_OTHER)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("\nInterrupted.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            # `sqsqlite ... | head`: the reader left; say nothing, and keep the interpreter's
+            # final flush from raising again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
+        except Exception as err:  # the promise is one line, never a traceback
+            click.echo(f"sqsqlite: unexpected error: {type(err).__name__}: {err}", err=True)
+            sys.exit(EXIT_OTHER)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _load(name: str) -> click.Command:
+    module, attribute, help_text, extra = LAZY[name]
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except ImportError as exc:
+        missing = exc.name or str(exc)
+        if module == missing or module.startswith(missing + "."):
+            reason = f"`sqsqlite {name}` is not part of this installation ({module} is missing)."
+        else:
+            reason = f"`sqsqlite {name}` needs {missing}, which is not installed: pip install '{extra}'."
+
+        @click.command(name, help=help_text, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+        def unavailable() -> None:
+            raise Failure(reason)
+
+        return unavailable
+
+
+@click.group("sqsqlite", cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@global_options(root=True)
+@click.version_option(package_name="sqsqlite", prog_name="sqsqlite")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """The Amazon SQS message lifecycle in one SQLite file, from the shell.
+
+    Every `aws sqs` command works as it is, with `sqsqlite` in place of `aws sqs`, on the
+    database file given by --db (or $SQSQLITE_DB, or ./sqsqlite.db), which is created and
+    migrated on first use. --queue-url takes a queue URL or a bare queue name. Global options
+    may also follow the command.
+
+    Exit status: 0 success, 252 bad usage, 254 SQS error, 255 other failure.
+
+    \b
+    Example: sqsqlite create-queue --queue-name MyQueue --attributes VisibilityTimeout=60
+    """
+    settings = ctx.ensure_object(Settings)
+    ctx.call_on_close(settings.close)
+
+
+for _command in aws.COMMANDS + admin.COMMANDS:
+    cli.add_command(_command)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

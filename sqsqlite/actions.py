@@ -157,10 +157,15 @@ def _move_task_out(t: MoveTask) -> Response:
 
 
 class Actions:
-    """Every SQS action sqsqlite supports, by its SQS name."""
+    """Every SQS action sqsqlite supports, by its SQS name.
 
-    def __init__(self, db: Database):
+    ``background_moves=False`` makes StartMessageMoveTask only record the task; the caller then
+    runs it with ``db.run_message_move_task(handle)`` (the CLI does, having no server to run it).
+    """
+
+    def __init__(self, db: Database, *, background_moves: bool = True):
         self.db = db
+        self.background_moves = background_moves
 
     def call(self, action: str, request: Request | None = None) -> Response:
         request = dict(request or {})
@@ -307,7 +312,10 @@ class Actions:
 
     def StartMessageMoveTask(self, r: Request) -> Response:
         handle = self.db.start_message_move_task(
-            _required(r, "SourceArn"), r.get("DestinationArn"), r.get("MaxNumberOfMessagesPerSecond")
+            _required(r, "SourceArn"),
+            r.get("DestinationArn"),
+            r.get("MaxNumberOfMessagesPerSecond"),
+            background=self.background_moves,
         )
         return {"TaskHandle": handle}
 

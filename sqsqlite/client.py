@@ -48,18 +48,46 @@ def error_response(err: errors.SQSError) -> dict:
     }
 
 
+# Errors botocore models for SQS that sqsqlite never raises (no KMS, no IAM, no throttling):
+# present so that ``except client.exceptions.KmsThrottled`` still resolves, as with boto3.
+_NEVER_RAISED = (
+    "InvalidAddress",
+    "InvalidIdFormat",
+    "InvalidMessageContents",
+    "InvalidSecurity",
+    "KmsAccessDenied",
+    "KmsDisabled",
+    "KmsInvalidKeyUsage",
+    "KmsInvalidState",
+    "KmsNotFound",
+    "KmsOptInRequired",
+    "KmsThrottled",
+    "RequestThrottled",
+)
+
+
 class _Exceptions:
     """``client.exceptions``: one class per SQS error, by botocore's name and by sqsqlite's."""
 
     def __init__(self) -> None:
         self.ClientError = _ClientErrorBase
         self._by_code: dict[str, type] = {}
+        self._by_wire: dict[str, type] = {}
         for code, base in errors.ALL_ERRORS.items():
             name = errors.BOTOCORE_NAMES.get(code, code)
             cls = type(name, (_ClientErrorBase, base), {"__module__": "sqsqlite.client", "__str__": Exception.__str__})
             self._by_code[code] = cls
+            self._by_wire[name] = self._by_wire[errors.wire_error(code)[1]] = cls
             setattr(self, name, cls)
             setattr(self, code, cls)
+        for name in _NEVER_RAISED:
+            cls = type(name, (_ClientErrorBase,), {"__module__": "sqsqlite.client"})
+            self._by_wire[name] = cls
+            setattr(self, name, cls)
+
+    def from_code(self, error_code: str) -> type:
+        """The exception class for an error code, or ClientError (botocore's ``from_code``)."""
+        return self._by_wire.get(error_code) or self._by_code.get(error_code, _ClientErrorBase)
 
     def from_error(self, err: errors.SQSError, operation: str) -> Exception:
         cls = self._by_code.get(err.code, _ClientErrorBase)
@@ -78,6 +106,7 @@ class SQSClient:
         self.meta = SimpleNamespace(region_name=db.region, endpoint_url=db.endpoint, service_model=None)
 
     def _call(self, action: str, params: dict[str, Any]) -> dict:
+        _validate(action, params)
         try:
             response = self._actions.call(action, params)
         except errors.SQSError as err:
@@ -93,11 +122,114 @@ class SQSClient:
     def close(self) -> None:
         self.db.close()
 
+    # boto3's pagination and waiters, for the two paginated SQS actions and no waiters.
+
+    def can_paginate(self, operation_name: str) -> bool:
+        return operation_name in _PAGINATED
+
+    def get_paginator(self, operation_name: str) -> "Paginator":
+        if operation_name not in _PAGINATED:
+            raise _operation_not_pageable(operation_name)
+        return Paginator(getattr(self, operation_name), _PAGINATED[operation_name])
+
+    @property
+    def waiter_names(self) -> list[str]:
+        return []
+
+    def get_waiter(self, waiter_name: str):
+        raise ValueError(f"Waiter does not exist: {waiter_name}")
+
     def __enter__(self) -> "SQSClient":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+_PAGINATED = {"list_queues": "QueueUrls", "list_dead_letter_source_queues": "queueUrls"}
+
+
+def _operation_not_pageable(operation_name: str) -> Exception:
+    try:
+        from botocore.exceptions import OperationNotPageableError
+    except ImportError:  # pragma: no cover
+        return ValueError(f"Operation cannot be paginated: {operation_name}")
+    return OperationNotPageableError(operation_name=operation_name)
+
+
+class Paginator:
+    """boto3's paginator for ListQueues and ListDeadLetterSourceQueues: pages follow
+    NextToken; PaginationConfig takes MaxItems, PageSize and StartingToken."""
+
+    def __init__(self, method, result_key: str):
+        self._method = method
+        self.result_keys = [result_key]
+
+    def paginate(self, PaginationConfig: dict | None = None, **kwargs: Any) -> "PageIterator":
+        return PageIterator(self._method, self.result_keys[0], kwargs, dict(PaginationConfig or {}))
+
+
+class PageIterator:
+    def __init__(self, method, result_key: str, kwargs: dict, config: dict):
+        self._method, self._key, self._kwargs, self._config = method, result_key, kwargs, config
+        self.resume_token = None
+
+    def __iter__(self):
+        kwargs = dict(self._kwargs)
+        if self._config.get("PageSize"):
+            kwargs["MaxResults"] = self._config["PageSize"]
+        elif "MaxResults" not in kwargs:
+            kwargs["MaxResults"] = 1000  # paging needs MaxResults; SQS's own limit
+        if self._config.get("StartingToken"):
+            kwargs["NextToken"] = self._config["StartingToken"]
+        left = self._config.get("MaxItems")
+        while True:
+            page = self._method(**kwargs)
+            items = page.get(self._key, [])
+            if left is not None and len(items) >= left:
+                page[self._key] = items[:left]
+                page.pop("NextToken", None)
+                yield page
+                return
+            if left is not None:
+                left -= len(items)
+            yield page
+            token = page.get("NextToken")
+            if not token:
+                return
+            kwargs["NextToken"] = token
+
+    def build_full_result(self) -> dict:
+        items: list = []
+        for page in self:
+            items.extend(page.get(self._key, []))
+        return {self._key: items}
+
+
+_MODEL: list = []  # botocore's SQS model, loaded on first use (None when botocore is absent)
+
+
+def _validate(action: str, params: dict[str, Any]) -> None:
+    """Check parameters as boto3 does before sending (ParamValidationError: unknown or missing
+    parameters, wrong types), using botocore's own SQS model when botocore is installed."""
+    if not _MODEL:
+        try:
+            import botocore.session
+
+            _MODEL.append(botocore.session.get_session().get_service_model("sqs"))
+        except Exception:  # no botocore, or no SQS model in it: the action layer still checks
+            _MODEL.append(None)
+    model = _MODEL[0]
+    if model is None or action in UNSUPPORTED:
+        return
+    from botocore.validate import validate_parameters
+
+    try:
+        shape = model.operation_model(action).input_shape
+    except Exception:  # an action this botocore does not know yet
+        return
+    if shape is not None:
+        validate_parameters(params, shape)
 
 
 def _method(action: str):

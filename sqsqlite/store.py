@@ -99,7 +99,11 @@ class Store:
         self._create_private()
         if migrate:
             self.ensure_schema()
-        self.secret = self._secret()
+            self.secret = self._secret()
+        else:
+            # Opened for migration commands only: the file may have no schema (no meta table)
+            # yet, so there is no receipt-handle key to read.
+            self.secret = b""
 
     # ------------------------------------------------------------ connections
 

@@ -1,0 +1,337 @@
+"""Shared option decorators, the per-invocation settings, and the aws-style argument types.
+
+Structured arguments take what the aws CLI takes: shorthand (``VisibilityTimeout=60``), JSON
+(anything starting with ``{`` or ``[``) or ``file://path`` holding either. List arguments take
+several values after one flag (``--attribute-names A B``), as the aws CLI does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import click
+
+from sqsqlite import defaults as D
+from sqsqlite.errors import SQSError, wire_error
+
+from . import output, shorthand
+
+OUTPUT_FORMATS = ("json", "table", "text")
+
+
+class OperationError(Exception):
+    """An SQS error raised while running one operation; printed as the aws CLI prints it."""
+
+    def __init__(self, error: SQSError, operation: str):
+        super().__init__(error.message)
+        self.error = error
+        self.operation = operation
+
+    def line(self) -> str:
+        code = wire_error(self.error.code)[0]  # the code the aws CLI shows, e.g. AWS.SimpleQueueService.NonExistentQueue
+        return f"An error occurred ({code}) when calling the {self.operation} operation: {self.error.message}"
+
+
+# ---------------------------------------------------------------------- settings
+
+
+@dataclass
+class Settings:
+    """The global options of one invocation, and the database they open (once, lazily)."""
+
+    db_path: str | None = None
+    output: str | None = None  # None: the command's own default
+    region: str = D.DEFAULT_REGION
+    account_id: str = D.DEFAULT_ACCOUNT_ID
+    endpoint_url: str = D.DEFAULT_ENDPOINT
+    _db: Any = field(default=None, repr=False)
+
+    @property
+    def path(self) -> str:
+        return self.db_path or os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
+
+    def database(self):
+        if self._db is None:
+            import sqsqlite
+
+            self._db = sqsqlite.connect(self.path, region=self.region, account_id=self.account_id, endpoint=self.endpoint_url)
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def call(self, action: str, render: bool = True, **members: Any) -> dict:
+        """Run one SQS action with the members given (None means absent) and print its response."""
+        from sqsqlite.actions import Actions
+
+        request = {k: v for k, v in members.items() if v is not None and v != ()}
+        try:
+            # The CLI runs move tasks in the foreground: there is no server to run them later.
+            response = Actions(self.database(), background_moves=False).call(action, request)
+        except SQSError as err:
+            raise OperationError(err, action) from None
+        if render:
+            self.echo(response, title=action)
+        return response
+
+    def echo(self, data: Any, title: str = "", default: str = "json") -> None:
+        text = output.render(data, self.output or default, title)
+        if text:
+            click.echo(text)
+
+
+pass_settings = click.make_pass_decorator(Settings, ensure=True)
+
+
+def _setter(attribute: str) -> Callable:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        # Given on the group or on the command (``sqsqlite list-queues --output table``): the
+        # command's own flag wins; an absent one leaves the group's value alone.
+        if value is not None:
+            setattr(ctx.ensure_object(Settings), attribute, value)
+        return value
+
+    return callback
+
+
+GLOBAL_OPTIONS = ("db", "output", "region", "account_id", "endpoint_url")
+
+
+def command_options_first(cmd: click.Command) -> click.Command:
+    """List a command's own options before the global ones in its --help."""
+    cmd.params.sort(key=lambda p: p.name in GLOBAL_OPTIONS)
+    return cmd
+
+
+def global_options(root: bool = False) -> Callable:
+    """--db, --output, --region, --account-id, --endpoint-url: on the group and on every command."""
+
+    def decorate(f: Callable) -> Callable:
+        specs = [
+            click.option(
+                "--endpoint-url",
+                metavar="URL",
+                expose_value=False,
+                callback=_setter("endpoint_url"),
+                help=f"Base of queue URLs (default {D.DEFAULT_ENDPOINT}).",
+            ),
+            click.option(
+                "--account-id",
+                metavar="ID",
+                expose_value=False,
+                callback=_setter("account_id"),
+                help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).",
+            ),
+            click.option(
+                "--region",
+                metavar="REGION",
+                expose_value=False,
+                callback=_setter("region"),
+                help=f"Region in queue ARNs (default {D.DEFAULT_REGION}).",
+            ),
+            click.option(
+                "--output",
+                type=click.Choice(OUTPUT_FORMATS),
+                expose_value=False,
+                callback=_setter("output"),
+                help="Output format (default json, shaped like the aws CLI's).",
+            ),
+            click.option(
+                "--db",
+                metavar="PATH",
+                type=click.Path(dir_okay=False),
+                envvar=D.DB_PATH_ENV if root else None,
+                show_envvar=root,
+                expose_value=False,
+                callback=_setter("db_path"),
+                help=f"Database file, created and migrated on first use (default ./{D.DEFAULT_DB_PATH}).",
+            ),
+        ]
+        for spec in specs:
+            f = spec(f)
+        return f
+
+    return decorate
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def resume_hint(command: str) -> None:
+    """Ctrl-C during a move task: it stays RUNNING in the file; say how to finish it."""
+    click.echo(f"\nInterrupted: the move task stays RUNNING; `{command}` resumes it.", err=True)
+    sys.exit(130)
+
+
+
+class ListOption(click.Option):
+    """An option taking one or more values after a single flag, like the aws CLI's lists."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        kwargs["multiple"] = True
+        kwargs.setdefault("callback", _flatten)
+        super().__init__(*args, **kwargs)
+
+
+def _flatten(ctx: click.Context, param: click.Parameter, value: tuple) -> list | None:
+    out: list = []
+    for item in value or ():
+        out.extend(item if isinstance(item, list) else [item])
+    return out or None
+
+
+class Command(click.Command):
+    """A sqsqlite command: list options are greedy, and SQS errors name the operation."""
+
+    def __init__(self, *args: Any, operation: str | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.operation = operation
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        greedy = {opt for p in self.params if isinstance(p, ListOption) for opt in p.opts}
+        out: list[str] = []
+        current = None
+        for arg in args:
+            if arg == "--":
+                current = None
+                out.append(arg)
+            elif arg in greedy:
+                current = arg
+                out.append(arg)
+            elif arg.startswith("--") or current is None:
+                current = None
+                out.append(arg)
+            elif out[-1] == current:
+                out.append(arg)
+            else:  # a further value of the same list: repeat the flag so click appends it
+                out.extend((current, arg))
+        return super().parse_args(ctx, out)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SQSError as err:
+            raise OperationError(err, self.operation or self.name or "sqsqlite") from None
+
+
+# ---------------------------------------------------------------------- argument types
+
+
+def read_paramfile(value: str, param_hint: str) -> str:
+    """``file://path`` -> the file's text, as the aws CLI reads it; other values unchanged."""
+    if not value.startswith("file://"):
+        return value
+    path = os.path.expanduser(value[len("file://") :])
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"Unable to load paramfile {value}: {exc}", param_hint=param_hint) from None
+
+
+class Text(click.ParamType):
+    """A string that may also be given as file://path (e.g. a message body)."""
+
+    name = "TEXT"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        return read_paramfile(value, _hint(param))
+
+
+def _hint(param: click.Parameter | None) -> str | None:
+    return param.opts[0] if param is not None and param.opts else None
+
+
+class Structured(click.ParamType):
+    """aws shorthand, JSON or file://. ``kind`` is the SQS shape:
+
+    - ``map``: string to string (Attributes, Tags)
+    - ``message-attributes``: name to {DataType, StringValue | BinaryValue}
+    - ``entry``: one batch entry (the option is a ListOption; a JSON list gives several)
+    - ``strings``: a list of names (a ListOption; a JSON list gives several)
+    """
+
+    # Members the aws CLI types as integers, converted from shorthand's strings as it does.
+    _INTEGER_MEMBERS = {"DelaySeconds", "VisibilityTimeout"}
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.name = {"strings": "NAME", "entry": "ENTRY"}.get(kind, "SHORTHAND|JSON")
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = read_paramfile(value, _hint(param))
+        stripped = text.strip()
+        if self.kind == "strings":
+            if stripped.startswith("["):
+                data = self._json(stripped, param, ctx)
+                if not all(isinstance(x, str) for x in data):
+                    self.fail(f"expected a JSON list of strings, got {stripped[:60]!r}", param, ctx)
+                return data
+            return text
+        if stripped.startswith(("{", "[")):
+            data = self._json(stripped, param, ctx)
+        else:
+            try:
+                data = shorthand.parse(text)
+            except shorthand.ShorthandError as exc:
+                self.fail(f"Error parsing shorthand syntax, {exc}", param, ctx)
+            data = self._from_shorthand(data, param, ctx)
+        return self._check(data, param, ctx)
+
+    def _json(self, text: str, param, ctx) -> Any:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            self.fail(f"Invalid JSON: {exc}\nJSON received: {text[:200]}", param, ctx)
+
+    def _from_shorthand(self, data: dict, param, ctx) -> dict:
+        if self.kind == "map":
+            for key, v in data.items():
+                if not isinstance(v, str):
+                    self.fail(
+                        f"{key} takes one string; quote it (\"a,b\") or escape commas (a\\,b), or pass JSON", param, ctx
+                    )
+        elif self.kind == "entry":
+            data = {k: int(v) if k in self._INTEGER_MEMBERS and isinstance(v, str) and v.isdigit() else v for k, v in data.items()}
+        return data
+
+    def _check(self, data: Any, param, ctx) -> Any:
+        if self.kind == "entry":
+            if isinstance(data, list):
+                if not all(isinstance(e, dict) for e in data):
+                    self.fail("expected a list of objects", param, ctx)
+                return data
+            if not isinstance(data, dict):
+                self.fail("expected an object", param, ctx)
+            return data
+        if not isinstance(data, dict):
+            self.fail(f"expected an object of name/value pairs, got {type(data).__name__}", param, ctx)
+        if self.kind == "message-attributes" and not all(isinstance(v, dict) for v in data.values()):
+            self.fail("each message attribute takes {DataType=...,StringValue=...} (or BinaryValue)", param, ctx)
+        return data
+
+
+MAP = Structured("map")
+MESSAGE_ATTRIBUTES = Structured("message-attributes")
+ENTRY = Structured("entry")
+STRINGS = Structured("strings")
+TEXT = Text()
+
+
+def queue_url_option(required: bool = True) -> Callable:
+    return click.option(
+        "--queue-url",
+        required=required,
+        metavar="URL",
+        help="The queue's URL as create-queue printed it, any URL ending in its name, or the bare name.",
+    )

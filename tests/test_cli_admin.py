@@ -1,0 +1,381 @@
+"""Administration commands through CliRunner: db, stats, peek, prune, redrive, export/import,
+demo, the lazily loaded report/serve commands, and the help text."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import sqsqlite
+from sqsqlite.cli import admin, main
+from sqsqlite.cli.main import cli
+from sqsqlite.cli.options import Settings
+
+
+class ClockedSettings(Settings):
+    """Settings whose database runs on the test's ManualClock (timing rules without sleeping)."""
+
+    clock: sqsqlite.ManualClock | None = None
+
+    def database(self):
+        if self._db is None:
+            self._db = sqsqlite.connect(self.path, clock=self.clock, region=self.region, account_id=self.account_id, endpoint=self.endpoint_url)
+        return self._db
+
+
+@pytest.fixture
+def sq(tmp_path, clock):
+    path = str(tmp_path / "admin.db")
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0, db: str = path):
+        settings = ClockedSettings()
+        settings.clock = clock
+        result = runner.invoke(cli, ["--db", db, *args], obj=settings)
+        assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr, result.exception)
+        assert "Traceback" not in result.output
+        return result
+
+    run.json = lambda *args, **kw: json.loads(run(*args, **kw).stdout or "null")
+    run.path = path
+    run.db = lambda: sqsqlite.connect(path, clock=clock)
+    return run
+
+
+def _queue_with_dead_letters(sq, n: int):
+    with sq.db() as db:
+        dlq = db.create_queue("orders-dlq")
+        q = db.create_queue("orders", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": "1"})})
+        for i in range(n):
+            q.send_message(f"m{i}")
+        q.receive_message(max_number_of_messages=10, visibility_timeout=0)
+        assert q.receive_message(max_number_of_messages=10) == []  # all moved
+        return q.arn, dlq.arn
+
+
+# ---------------------------------------------------------------------- db
+
+
+def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
+    assert sq("db", "current").stdout == "base\n"
+    assert sq("db", "upgrade").stdout == "base\t0002\n"
+    assert sq.json("db", "current", "--output", "json") == {"Revision": "0002"}
+    assert sq("db", "downgrade").stdout == "0002\t0001\n"
+    assert sq("db", "downgrade", "base").stdout == "0001\tbase\n"
+    history = sq.json("--output", "json", "db", "history")["Revisions"]
+    assert [h["Revision"] for h in history] == ["0002", "0001"]
+    sq("list-queues")  # any other command upgrades again
+    assert sq("db", "current").stdout == "0002\n"
+
+
+# ---------------------------------------------------------------------- stats
+
+
+def test_stats_prints_one_table_of_every_queue_with_its_dead_letter_depth(sq, clock):
+    _queue_with_dead_letters(sq, 2)
+    with sq.db() as db:
+        db.queue("orders").send_message("fresh")
+        db.queue("orders").send_message("later", delay_seconds=60)
+    clock.advance(5)
+    out = sq("stats").stdout
+    lines = out.splitlines()
+    assert [c.strip() for c in lines[1].strip("|").split("|")] == [
+        "Queue", "Visible", "InFlight", "Delayed", "OldestAgeSeconds", "DeadLetterQueue", "DeadLetterDepth",
+    ]
+    rows = {c[0]: c for c in ([x.strip() for x in line.strip("|").split("|")] for line in lines[3:-1])}
+    assert rows["orders"] == ["orders", "1", "0", "1", "5.0", "orders-dlq", "2"]
+    assert rows["orders-dlq"][:4] == ["orders-dlq", "2", "0", "0"]
+
+
+def test_stats_as_json_lists_the_queues(sq):
+    _queue_with_dead_letters(sq, 1)
+    queues = {q["Queue"]: q for q in sq.json("stats", "--output", "json")["Queues"]}
+    assert queues["orders"]["DeadLetterDepth"] == 1 and queues["orders-dlq"]["Visible"] == 1
+
+
+def test_stats_watch_refreshes_until_ctrl_c_and_exits_cleanly(sq, monkeypatch):
+    sq("create-queue", "--queue-name", "q")
+    pauses = []
+
+    def pause(seconds):
+        pauses.append(seconds)
+        if len(pauses) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(admin, "_sleep", pause)
+    out = sq("stats", "--watch", "0.5").stdout
+    assert pauses == [0.5, 0.5]
+    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2
+
+
+# ---------------------------------------------------------------------- peek
+
+
+def test_peek_shows_messages_by_state_without_receiving_them(sq):
+    with sq.db() as db:
+        q = db.create_queue("q")
+        q.send_message("in flight")
+        q.receive_message(visibility_timeout=60)
+        q.send_message("visible", message_attributes={"k": "v"})
+        q.send_message("delayed", delay_seconds=30)
+    everything = sq.json("peek", "--queue-url", "q")["Messages"]
+    assert {m["Body"]: m["State"] for m in everything} == {"in flight": "in-flight", "visible": "visible", "delayed": "delayed"}
+    [visible] = sq.json("peek", "--queue-url", "q", "--state", "visible")["Messages"]
+    assert visible["MessageAttributes"] == {"k": {"DataType": "String", "StringValue": "v"}}
+    assert "ReceiptHandle" not in visible and visible["Attributes"]["ApproximateReceiveCount"] == "0"
+    assert len(sq.json("peek", "--queue-url", "q", "--limit", "1")["Messages"]) == 1
+    with sq.db() as db:  # peeking changed nothing
+        [m] = db.queue("q").receive_message()
+        assert m.body == "visible" and m.receive_count == 1
+
+
+def test_peek_on_an_empty_state_prints_nothing(sq):
+    sq("create-queue", "--queue-name", "q")
+    assert sq("peek", "--queue-url", "q", "--state", "in-flight").stdout == ""
+
+
+# ---------------------------------------------------------------------- prune
+
+
+def test_prune_removes_expired_messages_and_says_how_many(sq, clock):
+    with sq.db() as db:
+        q = db.create_queue("short", attributes={"MessageRetentionPeriod": "60"})
+        q.send_message("old")
+        q.send_message("older")
+        clock.advance(61)
+        q2 = db.create_queue("long")
+        q2.send_message("kept")
+    assert sq.json("prune") == {"ExpiredMessagesRemoved": 2}
+    assert sq.json("prune") == {"ExpiredMessagesRemoved": 0}
+    assert len(sq.json("peek", "--queue-url", "long")["Messages"]) == 1
+
+
+# ---------------------------------------------------------------------- redrive
+
+
+def test_redrive_moves_dead_letters_back_to_their_source_queue(sq):
+    _queue_with_dead_letters(sq, 3)
+    out = sq.json("redrive", "--queue-url", "orders-dlq")
+    assert out["Status"] == "COMPLETED" and out["ApproximateNumberOfMessagesMoved"] == 3
+    with sq.db() as db:
+        assert sorted(m.body for m in db.queue("orders").receive_message(max_number_of_messages=10)) == ["m0", "m1", "m2"]
+
+
+def test_redrive_to_another_queue_at_a_rate(sq, clock):
+    _queue_with_dead_letters(sq, 2)
+    sq("create-queue", "--queue-name", "elsewhere")
+    start = clock.now_ms()
+    out = sq.json("redrive", "--queue-url", "orders-dlq", "--to", "elsewhere", "--rate", "1")
+    assert out["ApproximateNumberOfMessagesMoved"] == 2
+    assert clock.now_ms() - start >= 2000  # one message per (manual) second
+    assert len(sq.json("peek", "--queue-url", "elsewhere")["Messages"]) == 2
+
+
+def test_redrive_resumes_a_task_interrupted_halfway(sq):
+    _, dlq_arn = _queue_with_dead_letters(sq, 3)
+    with sq.db() as db:
+        handle = db.start_message_move_task(dlq_arn, max_number_of_messages_per_second=1, background=False)
+
+        def interrupt(task):
+            if task.approximate_number_of_messages_moved == 1:
+                raise KeyboardInterrupt  # Ctrl-C after the first message
+
+        with pytest.raises(KeyboardInterrupt):
+            db.run_message_move_task(handle, interrupt)
+    result = sq("redrive", "--queue-url", "orders-dlq")
+    assert "Resuming the running move task on orders-dlq" in result.stderr
+    out = json.loads(result.stdout)
+    assert out["Status"] == "COMPLETED" and out["ApproximateNumberOfMessagesMoved"] == 3
+    assert len(sq.json("peek", "--queue-url", "orders")["Messages"]) == 3
+
+
+def test_redrive_of_a_queue_that_is_no_dead_letter_queue_is_an_sqs_error(sq):
+    sq("create-queue", "--queue-name", "plain")
+    r = sq("redrive", "--queue-url", "plain", code=254)
+    assert r.stderr.startswith("An error occurred (InvalidParameterValue) when calling the redrive operation: ")
+
+
+# ---------------------------------------------------------------------- export / import
+
+
+def _records(path) -> list[dict]:
+    return [json.loads(line) for line in open(path, encoding="utf-8")]
+
+
+def test_export_then_import_into_a_new_database_loses_nothing(sq, tmp_path, clock):
+    with sq.db() as db:
+        q = db.create_queue("jobs", attributes={"VisibilityTimeout": "45"}, tags={"team": "a"})
+        q.send_message("plain")
+        q.send_message("with attributes", message_attributes={"s": "text", "n": 3, "b": b"\x00\x01"})
+        q.send_message("delayed", delay_seconds=600)
+        q.send_message("taken")
+        q.receive_message(max_number_of_messages=1)  # "plain" is now in flight, received once
+        f = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+        f.send_message("first", message_group_id="g")
+        f.send_message("second", message_group_id="g")
+    out = tmp_path / "jobs.jsonl"
+    fifo_out = tmp_path / "jobs-fifo.jsonl"
+    assert sq.json("export", "--queue-url", "jobs", str(out))["MessagesExported"] == 4
+    sq("export", "--queue-url", "jobs.fifo", str(fifo_out))
+
+    other = str(tmp_path / "restored.db")
+    assert sq.json("import", str(out), db=other)["MessagesImported"] == 4
+    assert sq.json("import", str(fifo_out), db=other) == {"QueueUrl": "http://localhost:9324/000000000000/jobs.fifo", "MessagesImported": 2}
+    again = tmp_path / "again.jsonl"
+    sq("export", "--queue-url", "jobs", str(again), db=other)
+
+    before, after = _records(out), _records(again)
+    assert before[0] == after[0]  # queue attributes and tags
+    assert before[0]["Attributes"]["VisibilityTimeout"] == "45" and before[0]["Tags"] == {"team": "a"}
+    by_id = {r["MessageId"]: r for r in after[1:]}
+    for rec in before[1:]:
+        got = by_id[rec["MessageId"]]
+        if rec["ApproximateReceiveCount"]:
+            # the in-flight message comes back visible: its receipt handle did not travel
+            assert got["VisibleAt"] <= rec["VisibleAt"]
+            rec, got = {**rec, "VisibleAt": None}, {**got, "VisibleAt": None}
+        assert got == rec
+    fifo = sqsqlite.connect(other, clock=clock)
+    try:
+        assert [m.body for m in fifo.queue("jobs.fifo").receive_message(max_number_of_messages=10)] == ["first", "second"]
+    finally:
+        fifo.close()
+
+
+def test_export_to_stdout_writes_json_lines_only(sq):
+    sq("create-queue", "--queue-name", "q")
+    sq("send-message", "--queue-url", "q", "--message-body", "hi")
+    lines = sq("export", "--queue-url", "q", "-").stdout.splitlines()
+    assert json.loads(lines[0])["QueueName"] == "q" and json.loads(lines[1])["Body"] == "hi" and len(lines) == 2
+
+
+def test_import_into_a_named_queue_without_a_header(sq, tmp_path):
+    sq("create-queue", "--queue-name", "target")
+    f = tmp_path / "bare.jsonl"
+    f.write_text(json.dumps({"MessageId": "3f1c5d3e-2a9b-4c6e-9d1f-0a1b2c3d4e5f", "Body": "x", "SentTimestamp": 1}) + "\n")
+    # SentTimestamp 1 is long past retention: imported, then never returned
+    assert sq.json("import", "--queue-url", "target", str(f))["MessagesImported"] == 1
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ('{"MessageId": "x", "Body": "b", "SentTimestamp": 1}\nnot json\n', "line 2 of"),
+        ('{"Body": "no id"}\n', "no MessageId, SentTimestamp"),
+    ],
+)
+def test_import_of_a_bad_file_names_the_line_and_exits_252(sq, tmp_path, content, fragment):
+    sq("create-queue", "--queue-name", "target")
+    f = tmp_path / "bad.jsonl"
+    f.write_text(content)
+    r = sq("import", "--queue-url", "target", str(f), code=252)
+    assert fragment in r.stderr
+
+
+def test_import_without_a_header_or_queue_url_is_bad_usage(sq, tmp_path):
+    f = tmp_path / "bare.jsonl"
+    f.write_text('{"MessageId": "x", "Body": "b", "SentTimestamp": 1}\n')
+    assert "pass --queue-url" in sq("import", str(f), code=252).stderr
+
+
+# ---------------------------------------------------------------------- demo
+
+
+def test_demo_tells_the_lifecycle_and_can_run_again_on_the_same_file(sq):
+    first = sq("demo").stdout
+    for fragment in (
+        "Create a queue whose poison messages go to a dead-letter queue",
+        "received 'order #1'",
+        "stays hidden for 120 s more",
+        "deleted 'order #3'",
+        "old handle no longer works: ReceiptHandleIsInvalid",
+        "receive 3: 0 messages; the message went to the dead-letter queue instead",
+        "| demo-orders     | 0       | 0        | 0       | demo-orders-dlq | 1 ",
+    ):
+        assert fragment in first
+    second = sq("demo").stdout
+    assert "(deleted 1 message left by an earlier run)" in second
+    assert "| demo-orders-dlq | 1 " in second
+
+
+# ---------------------------------------------------------------------- report and serve (lazy)
+
+
+def test_report_and_serve_are_listed_without_importing_them(sq, tmp_path, monkeypatch):
+    (tmp_path / "exploding_mod.py").write_text("raise RuntimeError('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(main.LAZY, "report", ("exploding_mod", "report", "Analytics report.", "sqsqlite[spark]"))
+    out = sq("--help").stdout
+    assert "report  Analytics report." in out and "serve " in out
+    assert "exploding_mod" not in sys.modules
+
+
+def test_a_lazy_command_whose_dependency_is_missing_prints_one_line(sq, tmp_path, monkeypatch):
+    (tmp_path / "needs_spark_mod.py").write_text("import pyspark_is_not_installed_here\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(main.LAZY, "report", ("needs_spark_mod", "report", "Analytics.", "sqsqlite[spark]"))
+    r = sq("report", "--anything", code=255)
+    assert r.stderr == (
+        "sqsqlite: `sqsqlite report` needs pyspark_is_not_installed_here, which is not installed: pip install 'sqsqlite[spark]'.\n"
+    )
+
+
+def test_a_lazy_command_missing_from_the_installation_says_so(sq, monkeypatch):
+    monkeypatch.setitem(main.LAZY, "serve", ("sqsqlite.no_such_server", "serve", "Serve.", "sqsqlite"))
+    r = sq("serve", code=255)
+    assert r.stderr == "sqsqlite: `sqsqlite serve` is not part of this installation (sqsqlite.no_such_server is missing).\n"
+
+
+def test_a_lazy_command_runs_when_its_module_imports(sq, tmp_path, monkeypatch):
+    (tmp_path / "fake_report_mod.py").write_text(
+        "import click\n@click.command('report')\n@click.option('--top', type=int)\ndef report(top):\n    click.echo(f'report top={top}')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(main.LAZY, "report", ("fake_report_mod", "report", "Analytics.", "sqsqlite[spark]"))
+    assert sq("report", "--top", "3").stdout == "report top=3\n"
+
+
+# ---------------------------------------------------------------------- help
+
+
+def _all_commands() -> list[tuple[str, click.Command]]:
+    out = []
+    for name, cmd in cli.commands.items():
+        out.append((name, cmd))
+        if isinstance(cmd, click.Group):
+            out += [(f"{name} {sub}", c) for sub, c in cmd.commands.items()]
+    return out
+
+
+def test_help_groups_the_commands_into_aws_and_administration_sections(sq):
+    out = sq("--help").stdout
+    aws_at = out.index("aws sqs commands")
+    admin_at = out.index("Administration:")
+    assert aws_at < out.index("  receive-message ") < admin_at < out.index("  redrive ") < out.index("Serving and analytics:")
+
+
+@pytest.mark.parametrize("name, cmd", _all_commands(), ids=[n for n, _ in _all_commands()])
+def test_every_command_help_ends_with_an_example(sq, name, cmd):
+    last = inspect.cleandoc(cmd.help).split("\n\n")[-1].removeprefix("\b\n")
+    assert last.startswith("Example: sqsqlite"), name
+    out = sq(*name.split(), "--help").stdout
+    assert "Example: sqsqlite" in out
+
+
+def test_ctrl_c_during_redrive_leaves_the_task_running_and_says_how_to_resume(sq, monkeypatch):
+    _queue_with_dead_letters(sq, 2)
+
+    def interrupted(self, handle, progress=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sqsqlite.Database, "run_message_move_task", interrupted)
+    r = sq("redrive", "--queue-url", "orders-dlq", code=130)
+    assert "`sqsqlite redrive --queue-url orders-dlq` resumes it" in r.stderr
+    with sq.db() as db:
+        [task] = db.list_message_move_tasks(db.queue("orders-dlq").arn)
+        assert task.status == "RUNNING"
