@@ -165,16 +165,29 @@ class Store:
         self._retrying(lambda: conn.execute("BEGIN IMMEDIATE"))
         try:
             yield Tx(conn)
+        except sqlite3.DatabaseError as exc:
+            # A statement failed inside the transaction (disk full, read-only file, I/O error):
+            # undo it all and report the typed error, never a raw sqlite3 one.
+            self._rollback(conn)
+            raise DatabaseError(self._explain(exc)) from None
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            self._rollback(conn)
             raise
         try:
             self._retrying(lambda: conn.execute("COMMIT"))
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            self._rollback(conn)
             raise
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        # SQLite may already have rolled back on its own (SQLITE_FULL does); the error that got
+        # us here is the one worth reporting, not a failing ROLLBACK.
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
@@ -183,6 +196,8 @@ class Store:
         self._retrying(lambda: conn.execute("BEGIN DEFERRED"))
         try:
             yield Tx(conn)
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(self._explain(exc)) from None
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")
