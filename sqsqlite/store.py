@@ -243,6 +243,12 @@ class Store:
 
     def _secret(self) -> bytes:
         """The per-database key that signs receipt handles, made on first use."""
+        # Read first: a database that already has its key opens without a write, so a read-only
+        # file can still be inspected (and every write to it fails with DatabaseError).
+        with self.read() as tx:
+            value = tx.scalar(Q.get_meta, key="receipt_secret")
+        if value is not None:
+            return bytes(value)
         with self.write() as tx:
             tx.run(Q.put_meta, key="receipt_secret", value=secrets.token_bytes(32))
             return bytes(tx.scalar(Q.get_meta, key="receipt_secret"))
