@@ -112,6 +112,11 @@ class Store:
             conn.create_function("sqsqlite_token", 0, _token)
             mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
             if mode.lower() != "wal":
+                # Switching to WAL rewrites the file header: look before touching a file that
+                # may belong to someone else.
+                if self._foreign(conn):
+                    conn.close()
+                    raise DatabaseError(self._not_ours())
                 self._retrying(lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA foreign_keys=OFF")
@@ -215,17 +220,25 @@ class Store:
                 "SELECT name FROM sqlite_master WHERE type='table' AND name='alembic_version'"
             ).fetchone()
             if not has:
-                tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
-                if tables:
-                    raise DatabaseError(
-                        f"{self.path!r} is a SQLite database but not a sqsqlite one (it has tables and no "
-                        "sqsqlite schema version); refusing to change it."
-                    )
+                if self._foreign(conn):
+                    raise DatabaseError(self._not_ours())
                 return None
             row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(self._explain(exc)) from None
         return row[0] if row else None
+
+    @staticmethod
+    def _foreign(conn: sqlite3.Connection) -> bool:
+        """Tables, and none of them sqsqlite's schema version: someone else's database."""
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        return bool(names) and "alembic_version" not in names
+
+    def _not_ours(self) -> str:
+        return (
+            f"{self.path!r} is a SQLite database but not a sqsqlite one (it has tables and no "
+            "sqsqlite schema version); refusing to change it."
+        )
 
     def ensure_schema(self) -> None:
         """Bring the file to the schema this code knows; cheap when it is already there."""
