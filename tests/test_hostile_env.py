@@ -14,7 +14,7 @@ import pytest
 import sqsqlite
 from sqsqlite.errors import DatabaseError
 from sqsqlite.store import Store
-from tests.snapshots import integrity, snapshot
+from tests.reliability.snapshots import integrity, snapshot
 
 
 def digest(path):
