@@ -185,7 +185,9 @@ def _decode_handle(secret: bytes, handle: Any, queue_id: int) -> _Handle:
         raw = base64.urlsafe_b64decode(handle + "=" * (-len(handle) % 4))
     except (binascii.Error, ValueError):
         raise ReceiptHandleIsInvalid(f"The receipt handle {shown} is not valid: it is not one sqsqlite issued.") from None
-    if len(raw) != _HANDLE.size + _MAC_LEN or raw[0] != 1:
+    # Only the exact text we issued: lenient base64 would also accept other spellings of it
+    # (spare low bits in the last character, characters outside the alphabet).
+    if len(raw) != _HANDLE.size + _MAC_LEN or raw[0] != 1 or _b64(raw) != handle:
         raise ReceiptHandleIsInvalid(f"The receipt handle {shown} is not valid: it is not one sqsqlite issued.")
     body, mac = raw[: _HANDLE.size], raw[_HANDLE.size :]
     if not hmac.compare_digest(mac, _mac(secret, body)):

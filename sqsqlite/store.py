@@ -77,11 +77,13 @@ class _Write:
                 self.store._execute_retrying(conn, "COMMIT")
                 return False
             except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                Store._rollback(conn)
                 raise
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        Store._rollback(conn)
+        if issubclass(kind, sqlite3.DatabaseError):
+            # A statement failed inside the transaction (disk full, read-only file, I/O error):
+            # all of it is undone; report the typed error, never a raw sqlite3 one.
+            raise DatabaseError(self.store._explain(exc)) from None
         return False
 
 
@@ -144,6 +146,11 @@ class Store:
             conn.create_function("sqsqlite_token", 0, _token)
             mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
             if mode.lower() != "wal":
+                # Switching to WAL rewrites the file header: look before touching a file that
+                # may belong to someone else.
+                if self._foreign(conn):
+                    conn.close()
+                    raise DatabaseError(self._not_ours())
                 self._retrying(lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA foreign_keys=OFF")
@@ -204,6 +211,16 @@ class Store:
                 raise DatabaseError(self._explain(exc)) from None
             self._retrying(lambda: conn.execute(sql))
 
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        # SQLite may already have rolled back on its own (SQLITE_FULL does); the error that got
+        # us here is the one worth reporting, not a failing ROLLBACK.
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
     @contextmanager
     def read(self) -> Iterator[Tx]:
         """A read transaction: one consistent snapshot, never blocking writers (WAL)."""
@@ -211,6 +228,8 @@ class Store:
         self._retrying(lambda: conn.execute("BEGIN DEFERRED"))
         try:
             yield Tx(conn)
+        except sqlite3.DatabaseError as exc:
+            raise DatabaseError(self._explain(exc)) from None
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")
@@ -228,17 +247,25 @@ class Store:
                 "SELECT name FROM sqlite_master WHERE type='table' AND name='alembic_version'"
             ).fetchone()
             if not has:
-                tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type='table'").fetchone()[0]
-                if tables:
-                    raise DatabaseError(
-                        f"{self.path!r} is a SQLite database but not a sqsqlite one (it has tables and no "
-                        "sqsqlite schema version); refusing to change it."
-                    )
+                if self._foreign(conn):
+                    raise DatabaseError(self._not_ours())
                 return None
             row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(self._explain(exc)) from None
         return row[0] if row else None
+
+    @staticmethod
+    def _foreign(conn: sqlite3.Connection) -> bool:
+        """Tables, and none of them sqsqlite's schema version: someone else's database."""
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        return bool(names) and "alembic_version" not in names
+
+    def _not_ours(self) -> str:
+        return (
+            f"{self.path!r} is a SQLite database but not a sqsqlite one (it has tables and no "
+            "sqsqlite schema version); refusing to change it."
+        )
 
     def ensure_schema(self) -> None:
         """Bring the file to the schema this code knows; cheap when it is already there."""
@@ -256,6 +283,12 @@ class Store:
 
     def _secret(self) -> bytes:
         """The per-database key that signs receipt handles, made on first use."""
+        # Read first: a database that already has its key opens without a write, so a read-only
+        # file can still be inspected (and every write to it fails with DatabaseError).
+        with self.read() as tx:
+            value = tx.scalar(Q.get_meta, key="receipt_secret")
+        if value is not None:
+            return bytes(value)
         with self.write() as tx:
             tx.run(Q.put_meta, key="receipt_secret", value=secrets.token_bytes(32))
             return bytes(tx.scalar(Q.get_meta, key="receipt_secret"))

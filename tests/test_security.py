@@ -1,0 +1,243 @@
+"""Security: unguessable receipt handles bound to queue, message and receive; owner-only files;
+no SQL built from what callers pass in."""
+
+import base64
+import os
+import secrets
+import sqlite3
+import stat
+
+import pytest
+
+import sqsqlite
+from sqsqlite import core
+from sqsqlite import queries as Q
+from sqsqlite.errors import ReceiptHandleIsInvalid
+from tests.reliability.snapshots import snapshot
+
+
+def raw(handle: str) -> bytes:
+    return base64.urlsafe_b64decode(handle + "=" * (-len(handle) % 4))
+
+
+def encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+# ------------------------------------------------------------------ receipt handles
+
+
+def test_receipt_handles_of_one_message_differ_in_at_least_128_bits_between_receives(queue):
+    queue.send_message("same message, same clock")
+    handles = []
+    for _ in range(256):
+        [m] = queue.receive_message(visibility_timeout=0)  # visible again at once
+        handles.append(m.receipt_handle)
+    assert len(set(handles)) == 256
+
+    # Queue, row, message and time are all the same here: whatever varies is the random part.
+    # Ignore the MAC (it varies with anything); 256 samples leave a truly random bit constant
+    # with probability 2**-255, a counter would vary in 8 bits.
+    bodies = [raw(h)[: core._HANDLE.size] for h in handles]
+    width = len(bodies[0]) * 8
+    as_ints = [int.from_bytes(b, "big") for b in bodies]
+    varying = sum(1 for bit in range(width) if len({(x >> bit) & 1 for x in as_ints}) == 2)
+    assert varying >= 128
+
+
+def test_a_handle_from_queue_a_cannot_delete_or_change_a_message_on_queue_b(db, db_path):
+    a, b = db.create_queue("alpha"), db.create_queue("beta")
+    a.send_message("in alpha")
+    b.send_message("in beta")
+    [ma] = a.receive_message()
+    [mb] = b.receive_message()
+    before = snapshot(db_path)
+
+    with pytest.raises(ReceiptHandleIsInvalid):
+        b.delete_message(ma.receipt_handle)
+    with pytest.raises(ReceiptHandleIsInvalid):
+        b.change_message_visibility(ma.receipt_handle, 0)
+    result = b.delete_message_batch([{"Id": "x", "ReceiptHandle": ma.receipt_handle}])
+    assert [f.code for f in result.failed] == ["ReceiptHandleIsInvalid"]
+
+    assert snapshot(db_path) == before
+    mb.delete()  # the right handle still works
+
+
+def test_a_handle_issued_by_another_database_with_the_same_layout_does_not_work(tmp_path, clock):
+    one = sqsqlite.connect(str(tmp_path / "one.db"), clock=clock)
+    two = sqsqlite.connect(str(tmp_path / "two.db"), clock=clock)
+    q1, q2 = one.create_queue("orders"), two.create_queue("orders")
+    q1.send_message("one")
+    q2.send_message("two")
+    [m1] = q1.receive_message()
+    q2.receive_message()
+
+    with pytest.raises(ReceiptHandleIsInvalid, match="not issued by this database"):
+        q2.delete_message(m1.receipt_handle)
+    assert q2.get_queue_attributes(["ApproximateNumberOfMessagesNotVisible"])["ApproximateNumberOfMessagesNotVisible"] == "1"
+    one.close()
+    two.close()
+
+
+def test_a_superseded_handle_never_touches_the_message_its_new_holder_has(queue, clock, db_path):
+    queue.send_message("work")
+    [first] = queue.receive_message(visibility_timeout=10)
+    clock.advance(11)
+    [second] = queue.receive_message(visibility_timeout=10)
+    before = snapshot(db_path)
+
+    with pytest.raises(ReceiptHandleIsInvalid, match="received again"):
+        first.delete()
+    with pytest.raises(ReceiptHandleIsInvalid):
+        first.change_visibility(0)
+
+    assert snapshot(db_path) == before
+    second.delete()
+
+
+def test_flipping_any_single_bit_of_a_handle_makes_it_invalid(queue, db_path):
+    queue.send_message("target")
+    [m] = queue.receive_message()
+    data = raw(m.receipt_handle)
+    before = snapshot(db_path)
+    for i in range(len(data) * 8):
+        forged = bytearray(data)
+        forged[i // 8] ^= 1 << (i % 8)
+        with pytest.raises(ReceiptHandleIsInvalid):
+            queue.change_message_visibility(encode(bytes(forged)), 0)
+    assert snapshot(db_path) == before
+    m.delete()
+
+
+def test_random_guesses_shaped_like_real_handles_never_work(queue, db_path):
+    queue.send_message("target")
+    [m] = queue.receive_message()
+    size = len(raw(m.receipt_handle))
+    before = snapshot(db_path)
+    for _ in range(300):
+        guess = bytes([1]) + raw(m.receipt_handle)[1:33] + secrets.token_bytes(size - 33)  # right queue, row, message
+        with pytest.raises(ReceiptHandleIsInvalid):
+            queue.delete_message(encode(guess))
+    assert snapshot(db_path) == before
+
+
+# ------------------------------------------------------------------ file permissions
+
+
+def test_the_database_file_and_its_wal_and_shm_are_readable_by_their_owner_only(tmp_path):
+    path = str(tmp_path / "private.db")
+    old = os.umask(0)  # even a careless umask must not widen them
+    try:
+        db = sqsqlite.connect(path)
+        db.create_queue("q").send_message("secret")
+        modes = {suffix: stat.S_IMODE(os.stat(path + suffix).st_mode) for suffix in ("", "-wal", "-shm")}
+        db.close()
+    finally:
+        os.umask(old)
+    assert modes == {"": 0o600, "-wal": 0o600, "-shm": 0o600}
+
+
+# ------------------------------------------------------------------ no SQL from user input
+
+SEEN: list[str] = []
+
+
+class RecordingCursor(sqlite3.Cursor):
+    def execute(self, sql, *args):
+        SEEN.append(sql)
+        return super().execute(sql, *args)
+
+    def executemany(self, sql, *args):
+        SEEN.append(sql)
+        return super().executemany(sql, *args)
+
+
+class RecordingConnection(sqlite3.Connection):
+    def cursor(self, factory=RecordingCursor):
+        return super().cursor(factory)
+
+    def execute(self, sql, *args):
+        SEEN.append(sql)
+        return super().execute(sql, *args)
+
+    def executemany(self, sql, *args):
+        SEEN.append(sql)
+        return super().executemany(sql, *args)
+
+    def executescript(self, sql):
+        SEEN.append(sql)
+        return super().executescript(sql)
+
+
+# The only statements that are not in sqsqlite.queries: transaction control, fixed pragmas and
+# the schema-version probes, all literal text in sqsqlite/store.py.
+FIXED = {
+    "BEGIN IMMEDIATE", "BEGIN DEFERRED", "COMMIT", "ROLLBACK",
+    "PRAGMA journal_mode", "PRAGMA journal_mode=WAL", "PRAGMA foreign_keys=OFF", "PRAGMA temp_store=MEMORY",
+    "PRAGMA journal_size_limit=67108864", "PRAGMA data_version",
+    "PRAGMA synchronous=OFF", "PRAGMA synchronous=NORMAL", "PRAGMA synchronous=FULL", "PRAGMA synchronous=EXTRA",
+    "SELECT name FROM sqlite_master WHERE type='table' AND name='alembic_version'",
+    "SELECT name FROM sqlite_master WHERE type='table'",
+    "SELECT version_num FROM alembic_version",
+}
+COMPILED = {str(v) for v in vars(Q).values() if isinstance(v, Q.Sql)}
+HOSTILE = "x'); DROP TABLE messages; --"
+
+
+def test_every_statement_the_store_runs_is_a_compiled_query_or_a_fixed_pragma(db_path, clock, monkeypatch):
+    sqsqlite.connect(db_path, clock=clock).close()  # migrations run once, on creation, from alembic
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real_connect(*a, factory=RecordingConnection, **k))
+    SEEN.clear()
+
+    db = sqsqlite.connect(db_path, clock=clock)
+    dlq = db.create_queue("dead", tags={"owner": HOSTILE})
+    q = db.create_queue(
+        "work",
+        redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1},
+        Policy='{"Statement": "%s"}' % HOSTILE.replace('"', ""),
+    )
+    fifo = db.create_queue("work.fifo", FifoQueue="true")
+    q.send_message(HOSTILE, message_attributes={"sql": HOSTILE, "n": {"DataType": "Number", "StringValue": "1"}})
+    q.send_message_batch([{"Id": "a", "MessageBody": HOSTILE + " %s ? :name"}, {"Id": "b", "MessageBody": "\"quoted\""}])
+    fifo.send_message(HOSTILE, message_group_id="g'--", message_deduplication_id="d';--")
+    fifo.receive_message(receive_request_attempt_id="a';DROP--")
+    msgs = q.receive_message(max_number_of_messages=10, visibility_timeout=5, message_attribute_names=["All"])
+    assert {m.body for m in msgs} == {HOSTILE, HOSTILE + " %s ? :name", '"quoted"'}  # verbatim, as values
+    msgs[0].change_visibility(0)
+    q.change_message_visibility_batch([{"Id": "c", "ReceiptHandle": msgs[1].receipt_handle, "VisibilityTimeout": 9}])
+    q.delete_message_batch([{"Id": "d", "ReceiptHandle": msgs[1].receipt_handle}])
+    with pytest.raises(ReceiptHandleIsInvalid):
+        q.delete_message(HOSTILE)
+    clock.advance(10)
+    q.receive_message(max_number_of_messages=10)  # past maxReceiveCount: moves to the dead-letter queue
+    q.get_queue_attributes(["All"])
+    q.set_queue_attributes({"DelaySeconds": "1"})
+    q.tag_queue({HOSTILE: HOSTILE})
+    q.untag_queue([HOSTILE])
+    q.list_queue_tags()
+    dlq.list_dead_letter_source_queues()
+    db.list_queues(queue_name_prefix="%' OR '1'='1")
+    db.list_queues(queue_name_prefix="w_")
+    db.stats()
+    q.peek("all", 10)
+    task = db.start_message_move_task(dlq.arn, background=False)
+    db.run_message_move_task(task)
+    db.list_message_move_tasks(dlq.arn)
+    exported = list(q.export_messages())
+    q.purge_queue()
+    q.import_messages(exported)
+    db.prune()
+    db.delete_queue(fifo.url)
+    db.close()
+
+    assert SEEN, "the recording connection saw nothing: the test is not wired in"
+    stray = sorted({s for s in SEEN if s not in COMPILED and s not in FIXED})
+    assert stray == []
+    assert not [s for s in SEEN if "DROP" in s or "'1'='1" in s or "owner" in s]
+
+    conn = real_connect(db_path)
+    bodies = {r[0] for r in conn.execute("SELECT body FROM messages")}
+    conn.close()
+    assert HOSTILE in bodies  # and the messages table is still there
