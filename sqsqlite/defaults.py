@@ -39,8 +39,14 @@ FIFO_DEDUP_WINDOW_SECONDS = 300
 RECEIVE_ATTEMPT_WINDOW_SECONDS = 300
 MAX_MOVE_TASK_RATE = 500
 
-# How many expired rows a receive removes on its way; bounded so no single receive stalls.
-PRUNE_BATCH = 64
+# Receives remove expired rows from the head of the claim's index walk: every PRUNE_EVERY-th
+# receive of a connection on a standard queue (every receive on a FIFO queue) looks at the first
+# PRUNE_WINDOW entries. Bounded, so no single receive stalls; expired rows beyond the window
+# are not in the claim's way.
+PRUNE_EVERY = 16
+PRUNE_WINDOW = 256
+# In-flight capacity a connection reserves at once (one write to the queue row per block).
+INFLIGHT_BLOCK = 256
 # How often (seconds of real time) a long poll looks for commits made by other processes.
 LONG_POLL_INTERVAL = 0.005
 # While nothing changes, the interval grows by half each look up to this, so an idle waiting

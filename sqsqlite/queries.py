@@ -8,7 +8,7 @@ testable (``tests/test_queries.py`` checks the claim walks an index, never the w
 
 from __future__ import annotations
 
-from sqlalchemy import and_, bindparam, delete, exists, func, insert, literal_column, or_, select, update
+from sqlalchemy import and_, bindparam, delete, exists, func, insert, literal_column, or_, select, tuple_, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ClauseElement
 
@@ -27,6 +27,19 @@ class Sql(str):
 
     def bind(self, params: dict) -> dict:
         return {**self.defaults, **params} if self.defaults else params
+
+
+_POSITIONAL = sqlite.dialect()  # qmark: binding by position skips a name lookup per value
+
+
+def compile_positional(stmt: ClauseElement) -> tuple[Sql, tuple[str, ...]]:
+    """SQL with ? placeholders and the parameter names in their order, for the hottest
+    executemany, where binding by position is measurably cheaper than by name."""
+    compiled = stmt.compile(dialect=_POSITIONAL)
+    assert not [b for b in compiled.binds.values() if not b.required], "literal values would need defaults"
+    sql = Sql(str(compiled))
+    sql.defaults = {}
+    return sql, tuple(compiled.positiontup)
 
 
 def compile_sql(stmt: ClauseElement) -> Sql:
@@ -112,9 +125,13 @@ update_queue_tags = compile_sql(update(q).where(q.c.id == P("id")).values(tags=P
 delete_queue = compile_sql(delete(q).where(q.c.id == P("id")))
 delete_queue_messages = compile_sql(delete(m).where(m.c.queue_id == P("queue_id")))
 purge_queue = compile_sql(delete(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("now")))
-mark_purged = compile_sql(update(q).where(q.c.id == P("id")).values(purged_at=P("now"), inflight_bound=0))
+mark_purged = compile_sql(
+    update(q).where(q.c.id == P("id")).values(purged_at=P("now"), inflight_bound=0, inflight_epoch=q.c.inflight_epoch + 1)
+)
 add_inflight = compile_sql(update(q).where(q.c.id == P("id")).values(inflight_bound=q.c.inflight_bound + P("n")))
-set_inflight = compile_sql(update(q).where(q.c.id == P("id")).values(inflight_bound=P("n")))
+set_inflight = compile_sql(
+    update(q).where(q.c.id == P("id")).values(inflight_bound=P("n"), inflight_epoch=q.c.inflight_epoch + 1)
+)
 next_sequence = compile_sql(
     update(q).where(q.c.id == P("id")).values(last_sequence=q.c.last_sequence + P("n")).returning(q.c.last_sequence)
 )
@@ -151,6 +168,24 @@ insert_message = compile_sql(
 )
 
 
+# A standard queue's send fills only these columns (the rest keep their defaults), by position.
+INSERT_STANDARD_COLUMNS = (
+    "queue_id",
+    "message_id",
+    "body",
+    "md5_of_body",
+    "attributes",
+    "md5_of_attributes",
+    "sender_id",
+    "sent_at",
+    "visible_at",
+)
+insert_standard, _insert_standard_order = compile_positional(
+    insert(m).values({name: P(name) for name in INSERT_STANDARD_COLUMNS})
+)
+assert _insert_standard_order == INSERT_STANDARD_COLUMNS
+
+
 def _claim(candidates) -> str:
     """UPDATE ... RETURNING over the chosen rows: lease, count, and a fresh receipt token."""
     return compile_sql(
@@ -177,13 +212,16 @@ claim_standard = _claim(
 
 # FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
 # messages in send order, so one receive can return several messages of a group in order.
-# The retention test reads sent_at + 0, which no index can serve: left as a plain range, the
-# planner (no ANALYZE statistics) prefers ix_messages_sent and walks every live message of the
-# queue, so the claim's cost would grow with the backlog. tests/test_fifo.py checks the plans.
+# The group run's retention test reads sent_at + 0, which no index can serve: left as a plain
+# range, the planner (no ANALYZE statistics) can prefer another index and walk every live
+# message of the queue, so the claim's cost would grow with the backlog. tests/test_fifo.py and
+# tests/test_queries.py check the plans.
 _alive_unindexed = (m.c.sent_at + literal_column("0")) > P("cutoff")
+# Expired heads are returned too (with sent_at), so the claim can delete them and unblock
+# their groups.
 fifo_heads = compile_sql(
-    select(m.c.id, m.c.group_id)
-    .where(m.c.queue_id == P("queue_id"), m.c.is_head == 1, m.c.visible_at <= P("now"), _alive_unindexed)
+    select(m.c.id, m.c.group_id, m.c.sent_at)
+    .where(m.c.queue_id == P("queue_id"), m.c.is_head == 1, m.c.visible_at <= P("now"))
     .order_by(m.c.visible_at)
     .limit(P("n"))
 )
@@ -243,9 +281,45 @@ delete_by_handle = compile_sql(
     )
     .returning(m.c.group_id, m.c.is_head)
 )
+# DeleteMessageBatch's common case in one statement: each [row id, token hex, message id] of
+# :handles deletes its message when the token is the newest (and, on FIFO, still in flight).
+_handles = func.json_each(P("handles")).table_valued("value").alias("handles")
+delete_by_handles = compile_sql(
+    delete(m)
+    .where(
+        m.c.id.in_(select(func.json_extract(_handles.c.value, "$[0]")).select_from(_handles)),
+        # "+ 0": otherwise the planner walks the queue's whole index range instead of looking
+        # up the listed row ids (tests/test_queries.py checks the plan).
+        (m.c.queue_id + literal_column("0")) == P("queue_id"),
+        tuple_(m.c.id, func.hex(m.c.receipt_token), m.c.message_id).in_(
+            select(
+                func.json_extract(_handles.c.value, "$[0]"),
+                func.json_extract(_handles.c.value, "$[1]"),
+                func.json_extract(_handles.c.value, "$[2]"),
+            ).select_from(_handles)
+        ),
+        or_(P("fifo") == 0, m.c.visible_at > P("now")),
+    )
+    .returning(m.c.id, m.c.group_id, m.c.is_head)
+)
 change_visibility = compile_sql(update(m).where(m.c.id == P("id")).values(visible_at=P("visible_at")))
 
+# Expired rows are the oldest, so they gather at the head of the claim's index walk. A receive
+# now and then removes those among the first :window entries: bounded work, no sent_at index.
+_head = (
+    select(m.c.id, m.c.sent_at)
+    .where(m.c.queue_id == P("queue_id"), m.c.visible_at <= P("now"))
+    .order_by(m.c.visible_at)
+    .limit(P("window"))
+    .subquery("head")
+)
 prune_expired = compile_sql(
+    delete(m)
+    .where(m.c.id.in_(select(_head.c.id).where(_head.c.sent_at <= P("cutoff")).scalar_subquery()))
+    .returning(m.c.group_id, m.c.is_head)
+)
+# Full clean-up (db.prune): every expired row of the queue, in flight or not, n at a time.
+prune_all_expired = compile_sql(
     delete(m)
     .where(
         m.c.id.in_(
@@ -257,7 +331,6 @@ prune_expired = compile_sql(
     )
     .returning(m.c.group_id, m.c.is_head)
 )
-has_expired = compile_sql(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff")).limit(1))
 count_expired = compile_sql(
     select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff"))
 )
@@ -299,7 +372,7 @@ peek_messages = compile_sql(
 )
 # Export / move tasks: every live message of a queue in id order, a page at a time.
 # Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead
-# reading every live message of the queue off ix_messages_sent and sorting them for each page,
+# reading every live message of the queue off an index on queue_id and sorting them per page,
 # which made a move task or export quadratic in the queue's size.
 messages_page = compile_sql(
     select(*MESSAGE_COLUMNS)

@@ -58,6 +58,9 @@ queues = Table(
     # An upper bound of the messages in flight: receives add to it, an exact recount resets it
     # only when it reaches the cap, so the cap check never scans the messages in flight.
     Column("inflight_bound", Integer, nullable=False, server_default=text("0")),
+    # Bumped by every exact recount; a connection's reserved block of the bound is valid only
+    # while the epoch it was reserved under is current.
+    Column("inflight_epoch", Integer, nullable=False, server_default=text("0")),
     Column("last_sequence", BigInteger, nullable=False, server_default=text("0")),
     # Never reuse a queue id: receipt handles name the queue they were issued by.
     sqlite_autoincrement=True,
@@ -96,10 +99,10 @@ messages = Table(
     # sends, deletes, moves or prunes a message of the group, so a claim reads the visible heads
     # off an index instead of testing every message of every blocked group.
     Column("is_head", Integer, nullable=False, server_default=text("0")),
-    # Claims walk this index from the oldest visible_at; counts read it without the table.
+    # Claims walk this index from the oldest visible_at; counts read it without the table; and
+    # expired rows, being the oldest, are pruned from its head (there is no index on sent_at:
+    # every send and delete would pay for one).
     Index("ix_messages_visible", "queue_id", "visible_at", "sent_at", "receive_count"),
-    # Retention clean-up finds expired rows without walking the live ones.
-    Index("ix_messages_sent", "queue_id", "sent_at"),
     # FIFO: a group's messages in send order, and the visible group heads.
     Index(
         "ix_messages_group",

@@ -22,7 +22,7 @@ from . import defaults as D
 from . import queries as Q
 from .errors import DatabaseError
 
-HEAD_REVISION = "0002"
+HEAD_REVISION = "0003"
 _RETRYABLE = ("database is locked", "database is busy", "database table is locked")
 
 
@@ -30,13 +30,57 @@ def _token() -> bytes:
     return secrets.token_bytes(16)
 
 
+class _Local(threading.local):
+    """What one thread keeps about its connection."""
+
+    conn: sqlite3.Connection | None = None
+    pid: int | None = None
+    # Queue rows read by this connection, valid while no other connection has committed
+    # (PRAGMA data_version unchanged) and this one has not written them (forget_queues).
+    version: int | None = None
+
+    def __init__(self) -> None:
+        self.queues: dict = {}
+        # Per-connection engine state that must not outlive a rolled-back write (see core).
+        self.state: dict = {}
+
+
 class Tx:
     """One open transaction. Methods are named after what they do, never take SQL."""
 
-    __slots__ = ("c",)
+    __slots__ = ("c", "local", "writing")
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection, local: _Local | None = None, writing: bool = False):
         self.c = conn
+        self.local = local
+        self.writing = writing
+
+    def queue(self, name: str):
+        """The queue row named ``name`` (or None). In a write transaction it comes from this
+        connection's cache when nothing was committed by another connection since it was read:
+        data_version, read under the write lock, proves that. Saves a lookup per operation."""
+        local = self.local
+        if not self.writing or local is None:
+            return self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
+        version = self.c.execute("PRAGMA data_version").fetchone()[0]
+        if version != local.version:
+            local.queues.clear()
+            local.version = version
+        row = local.queues.get(name)
+        if row is None:
+            row = self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
+            if row is not None:
+                local.queues[name] = row
+        return row
+
+    def forget_queues(self) -> None:
+        """This transaction wrote to the queues table: cached rows may be stale."""
+        if self.local is not None:
+            self.local.queues.clear()
+
+    @property
+    def state(self) -> dict:
+        return self.local.state
 
     def one(self, sql: Q.Sql, **params: Any):
         return self.c.execute(sql, sql.bind(params)).fetchone()
@@ -46,6 +90,9 @@ class Tx:
 
     def run(self, sql: Q.Sql, **params: Any) -> int:
         return self.c.execute(sql, sql.bind(params)).rowcount
+
+    def run_many_positional(self, sql: str, rows: list[tuple]) -> None:
+        self.c.executemany(sql, rows)
 
     def run_many(self, sql: Q.Sql, rows: list[dict]) -> None:
         if sql.defaults:
@@ -61,14 +108,14 @@ class _Write:
     """The context manager of Store.write (a class, not a generator: it runs twice per
     operation, and a generator-based one costs several times more)."""
 
-    __slots__ = ("store", "conn")
+    __slots__ = ("store", "conn", "local")
 
-    def __init__(self, store: "Store", conn: sqlite3.Connection):
-        self.store, self.conn = store, conn
+    def __init__(self, store: "Store", conn: sqlite3.Connection, local: _Local):
+        self.store, self.conn, self.local = store, conn, local
 
     def __enter__(self) -> Tx:
         self.store._execute_retrying(self.conn, "BEGIN IMMEDIATE")
-        return Tx(self.conn)
+        return Tx(self.conn, self.local, writing=True)
 
     def __exit__(self, kind, exc, tb) -> bool:
         conn = self.conn
@@ -77,14 +124,20 @@ class _Write:
                 self.store._execute_retrying(conn, "COMMIT")
                 return False
             except BaseException:
-                Store._rollback(conn)
+                self._rolled_back()
                 raise
-        Store._rollback(conn)
+        self._rolled_back()
         if issubclass(kind, sqlite3.DatabaseError):
             # A statement failed inside the transaction (disk full, read-only file, I/O error):
             # all of it is undone; report the typed error, never a raw sqlite3 one.
             raise DatabaseError(self.store._explain(exc)) from None
         return False
+
+    def _rolled_back(self) -> None:
+        Store._rollback(self.conn)
+        # Whatever this transaction read or reserved may not have happened.
+        self.local.queues.clear()
+        self.local.state.clear()
 
 
 class Store:
@@ -95,7 +148,7 @@ class Store:
         self.synchronous = synchronous.upper()
         if self.synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
-        self._local = threading.local()
+        self._local = _Local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._create_private()
@@ -129,6 +182,9 @@ class Store:
             return conn
         conn = self._open()
         local.conn, local.pid = conn, os.getpid()
+        local.queues.clear()
+        local.state.clear()
+        local.version = None
         with self._lock:
             self._all.append(conn)
         return conn
@@ -181,7 +237,7 @@ class Store:
                 conn.close()
             except sqlite3.Error:
                 pass
-        self._local = threading.local()
+        self._local = _Local()
 
     # ------------------------------------------------------------ transactions
 
@@ -199,7 +255,8 @@ class Store:
 
     def write(self) -> "_Write":
         """A write transaction holding the write lock from its first statement."""
-        return _Write(self, self.connection())
+        conn = self.connection()
+        return _Write(self, conn, self._local)
 
     def _execute_retrying(self, conn: sqlite3.Connection, sql: str) -> None:
         # Tried once directly: an uncontended BEGIN or COMMIT is the common case, and every

@@ -12,7 +12,8 @@ import json
 import re
 import struct
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Iterable
 
 from . import defaults as D
 from .errors import (
@@ -422,6 +423,8 @@ def md5_hex(data: bytes) -> str:
 
 
 def message_size(body: bytes, attributes: Mapping[str, MessageAttribute]) -> int:
+    if not attributes:
+        return len(body)
     return len(body) + sum(attr.size(name) for name, attr in attributes.items())
 
 
@@ -456,7 +459,7 @@ def batch_entries(entries: Any, id_key: str = "Id") -> list[Mapping[str, Any]]:
         )
     seen = set()
     for entry in entries:
-        entry_id = entry.get(id_key) if isinstance(entry, Mapping) else None
+        entry_id = entry.get(id_key) if type(entry) is dict or isinstance(entry, Mapping) else None
         if not isinstance(entry_id, str) or not _BATCH_ID.fullmatch(entry_id):
             raise InvalidBatchEntryId(
                 f"Invalid batch entry Id {_shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore."

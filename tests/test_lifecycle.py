@@ -452,8 +452,22 @@ def test_an_expired_message_is_never_returned_or_counted_even_before_removal(db,
     assert [m.body for m in q.peek()] == ["young"]
     assert _rows(db) == 2  # "old" is still on disk, yet invisible to every read
     assert [m.body for m in q.receive_message(max_number_of_messages=10)] == ["young"]
-    # A receive removes expired rows of its queue on its way (a bounded batch).
+    # Receives remove expired rows of their queue on their way: every PRUNE_EVERY-th receive
+    # of a connection looks at the head of the claim's index, where expired rows gather.
+    for _ in range(sqsqlite.defaults.PRUNE_EVERY):
+        assert q.receive_message() == []
     assert _rows(db) == 1
+
+
+def test_prune_removes_every_expired_message_even_in_flight_ones(db, clock):
+    q = db.create_queue("f-prune", attributes={"MessageRetentionPeriod": "60"}, visibility_timeout=600)
+    q.send_message("held")
+    q.send_message("waiting")
+    receive_one(q)
+    clock.advance(61)
+    assert _rows(db) == 2
+    assert db.prune() == 2
+    assert _rows(db) == 0
 
 
 def test_an_expired_in_flight_message_is_not_counted_and_its_handle_cannot_extend_it(db, clock):
@@ -572,3 +586,28 @@ def test_redrive_leaves_messages_with_no_source_to_return_to_and_says_why(db, cl
     assert task.status == "COMPLETED" and task.approximate_number_of_messages_moved == 0
     assert src.arn in task.failure_reason
     assert counts(dlq) == (2, 0, 0)
+
+
+def test_connections_reserving_in_flight_blocks_never_pass_the_cap_together(db_path, clock, monkeypatch):
+    # Two connections reserve blocks of the in-flight bound (INFLIGHT_BLOCK at a time) and
+    # claim from them; a small cap, patched in, makes them reach it quickly. Together they
+    # must stop at exactly the cap, and the one that finds it full gets OverLimit.
+    monkeypatch.setattr(D, "MAX_IN_FLIGHT_STANDARD", 95)
+    monkeypatch.setattr(D, "INFLIGHT_BLOCK", 20)
+    a = sqsqlite.connect(db_path, clock=clock)
+    b = sqsqlite.connect(db_path, clock=clock)
+    qa = a.create_queue("capped")
+    qb = b.queue("capped")
+    qa.send_message_batch([{"Id": str(i), "MessageBody": str(i)} for i in range(10)])
+    for _ in range(14):
+        qa.send_message_batch([{"Id": str(i), "MessageBody": str(i)} for i in range(10)])
+    taken = 0
+    with pytest.raises(OverLimit):
+        for turn in range(40):
+            taken += len((qa if turn % 2 else qb).receive_message(max_number_of_messages=7))
+    assert taken == 95
+    assert counts(qa) == (150 - 95, 95, 0)
+    clock.advance(31)  # every lease ends: the bound is recounted and capacity comes back
+    assert len(qb.receive_message(max_number_of_messages=10)) == 10
+    a.close()
+    b.close()
