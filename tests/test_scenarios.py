@@ -1,11 +1,12 @@
-"""The shared SQS scenario suite (tests/scenarios.py), run through every entry point:
-the in-process client and a real boto3 client on ``sqsqlite serve``, both on a ManualClock."""
+"""The shared SQS scenario suite (tests/scenarios.py), run through every entry point: the
+in-process client, and ``sqsqlite serve`` with a real boto3 client (JSON 1.0) and a real
+botocore client on SQS's older query protocol; all on a ManualClock."""
 
 import pytest
 
 import sqsqlite
 from tests import scenarios
-from tests.server_helpers import boto3_client
+from tests.server_helpers import boto3_client, query_protocol_client
 
 from sqsqlite.server import BackgroundServer
 
@@ -25,6 +26,13 @@ def http_world(tmp_path):
         yield scenarios.World(boto3_client(server.url), clock)
 
 
+@pytest.fixture
+def query_world(tmp_path):
+    clock = sqsqlite.ManualClock()
+    with BackgroundServer(str(tmp_path / "query.db"), clock=clock) as server:
+        yield scenarios.World(query_protocol_client(server.url), clock)
+
+
 @pytest.mark.parametrize("scenario", scenarios.ALL, ids=[s.__name__.removeprefix("scenario_") for s in scenarios.ALL])
 def test_scenario_in_process(scenario, library_world):
     scenario(library_world)
@@ -33,3 +41,8 @@ def test_scenario_in_process(scenario, library_world):
 @pytest.mark.parametrize("scenario", scenarios.ALL, ids=[s.__name__.removeprefix("scenario_") for s in scenarios.ALL])
 def test_scenario_over_http_with_boto3(scenario, http_world):
     scenario(http_world)
+
+
+@pytest.mark.parametrize("scenario", scenarios.ALL, ids=[s.__name__.removeprefix("scenario_") for s in scenarios.ALL])
+def test_scenario_over_http_with_the_query_protocol(scenario, query_world):
+    scenario(query_world)

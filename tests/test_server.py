@@ -377,3 +377,27 @@ def test_the_seed_commands_run_through_the_real_aws_cli(server):
     a = _aws(server.url, "get-queue-attributes", "--queue-url", url, "--attribute-names", "ApproximateNumberOfMessagesNotVisible")
     assert a == {"Attributes": {"ApproximateNumberOfMessagesNotVisible": "1"}}
     _aws(server.url, "delete-message", "--queue-url", url, "--receipt-handle", m["ReceiptHandle"])
+
+
+# ---------------------------------------------------------------------- the command
+
+
+def test_serve_takes_db_region_and_account_from_the_main_groups_global_options():
+    import click
+
+    from sqsqlite.server.command import _option
+
+    @click.group()
+    @click.option("--db")
+    @click.option("--region")
+    @click.option("--account-id")
+    def main(db, region, account_id):
+        pass
+
+    with click.Context(main, info_name="sqsqlite") as root:
+        root.params = {"db": "global.db", "region": "eu-west-1", "account_id": None}
+        with click.Context(click.Command("serve"), parent=root) as ctx:
+            assert _option(ctx, "db", None, "default.db") == "global.db"
+            assert _option(ctx, "db", "own.db", "default.db") == "own.db"
+            assert _option(ctx, "region", None, "us-east-1") == "eu-west-1"
+            assert _option(ctx, "account_id", None, "000000000000") == "000000000000"
