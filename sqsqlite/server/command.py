@@ -1,0 +1,84 @@
+"""The ``serve`` click command (registered in the main ``sqsqlite`` group)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+
+import click
+
+from .. import defaults as D
+
+
+def _option(ctx: click.Context, name: str, own, default):
+    """Our own option if given, else the main group's global option of the same name."""
+    if own is not None:
+        return own
+    root = ctx.find_root()
+    if root is not ctx and root.params.get(name) is not None:
+        return root.params[name]
+    return default
+
+
+@click.command("serve")
+@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
+@click.option("--port", default=9324, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port, printed at start).")
+@click.option("--account-id", default=None, help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).")
+@click.option("--region", default=None, help=f"Region in queue ARNs (default {D.DEFAULT_REGION}).")
+@click.option("--access-key", default=None, envvar="SQSQLITE_ACCESS_KEY", help="Require SigV4 signatures made with this access key ...")
+@click.option("--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key. Without both, any signature is accepted.")
+@click.option("--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 3 MiB + 256 KiB).")
+@click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
+@click.pass_context
+def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, max_request_bytes, verbose):
+    """Serve the database over SQS's HTTP protocols (JSON 1.0 and query/XML).
+
+    Point any SDK at it: boto3.client("sqs", endpoint_url="http://127.0.0.1:9324"), or
+    aws sqs ... --endpoint-url http://127.0.0.1:9324. SIGTERM or Ctrl-C stops it cleanly:
+    no new connections, requests in progress finish, long polls end empty.
+    """
+    from .endpoint import MAX_REQUEST_BYTES, make_server
+
+    if (access_key is None) != (secret_key is None):
+        raise click.UsageError("--access-key and --secret-key go together: give both, or neither.")
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    try:
+        server = make_server(
+            _option(ctx, "db", db_path, None),
+            host=host,
+            port=port,
+            account_id=_option(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
+            region=_option(ctx, "region", region, D.DEFAULT_REGION),
+            access_key=access_key,
+            secret_key=secret_key,
+            max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
+            verbose=verbose,
+        )
+    except OSError as exc:
+        raise click.ClickException(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None
+
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="sqsqlite-serve", daemon=True)
+    loop.start()
+    auth = "SigV4 signatures required" if access_key else "any signature accepted"
+    click.echo(f"sqsqlite serving {server.db.path} at {server.url} (account {server.db.account_id}, region {server.db.region}; {auth})", err=True)
+    try:
+        while not stop.wait(0.5):
+            if not loop.is_alive():
+                break
+    finally:
+        clean = server.graceful_stop()
+        loop.join(5)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    click.echo("sqsqlite stopped" + ("" if clean else " (some requests did not finish in time)"), err=True)
+    if not clean:
+        ctx.exit(1)

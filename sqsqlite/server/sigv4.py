@@ -1,0 +1,202 @@
+"""AWS Signature Version 4 verification, header and query-string forms.
+
+The server recomputes the signature the client must have made (canonical request, string to
+sign, derived key) from the request as received and compares in constant time. Errors are
+SQS's: a missing signature is ``MissingAuthenticationToken``, an unknown access key
+``InvalidClientTokenId``, a wrong or stale signature ``SignatureDoesNotMatch``, a malformed
+one ``IncompleteSignature``; each with the JSON ``__type`` SQS's JSON endpoint sends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import time
+from calendar import timegm
+from typing import Iterable, Mapping
+from urllib.parse import quote, unquote
+
+from .wire import WireError
+
+ALGORITHM = "AWS4-HMAC-SHA256"
+# How far a signed timestamp may be from the server's clock (AWS allows 15 minutes).
+MAX_SKEW_SECONDS = 15 * 60
+MAX_PRESIGN_EXPIRES = 7 * 24 * 3600
+_CREDENTIAL = re.compile(r"([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request")
+_AMZ_DATE = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z")
+
+
+def _missing(message: str = "Request is missing Authentication Token") -> WireError:
+    return WireError("MissingAuthenticationToken", message, 403, "com.amazon.coral.service#MissingAuthenticationTokenException")
+
+
+def _incomplete(message: str) -> WireError:
+    return WireError("IncompleteSignature", message, 400, "com.amazon.coral.service#IncompleteSignatureException")
+
+
+def _invalid_key() -> WireError:
+    return WireError(
+        "InvalidClientTokenId",
+        "The security token included in the request is invalid.",
+        403,
+        "com.amazon.coral.service#UnrecognizedClientException",
+    )
+
+
+def _mismatch(message: str) -> WireError:
+    return WireError("SignatureDoesNotMatch", message, 403, "com.amazon.coral.service#InvalidSignatureException")
+
+
+def _uri_encode(text: str) -> str:
+    return quote(text, safe="-_.~")
+
+
+def canonical_query(raw_query: str, drop: str | None = None) -> str:
+    """Each name and value decoded then re-encoded the SigV4 way, sorted by name then value."""
+    pairs = []
+    for part in raw_query.split("&") if raw_query else ():
+        if not part:
+            continue
+        name, _, value = part.partition("=")
+        name, value = unquote(name), unquote(value)
+        if name == drop:
+            continue
+        pairs.append((_uri_encode(name), _uri_encode(value)))
+    return "&".join(f"{n}={v}" for n, v in sorted(pairs))
+
+
+def _canonical_headers(headers: Mapping[str, list[str]], signed: list[str]) -> str:
+    lines = []
+    for name in signed:
+        values = headers.get(name)
+        if values is None:
+            raise _mismatch(f"The request signature covers header {name!r}, which the request does not carry.")
+        lines.append(f"{name}:{','.join(' '.join(v.split()) for v in values)}\n")
+    return "".join(lines)
+
+
+def _parse_amz_date(value: str) -> int:
+    m = _AMZ_DATE.fullmatch(value or "")
+    if not m:
+        raise _incomplete(f"Invalid X-Amz-Date {value!r}: expected YYYYMMDDTHHMMSSZ.")
+    return timegm(tuple(int(g) for g in m.groups()) + (0, 0, 0))
+
+
+def _signing_key(secret: str, date: str, region: str, service: str) -> bytes:
+    key = ("AWS4" + secret).encode("utf-8")
+    for part in (date, region, service, "aws4_request"):
+        key = hmac.new(key, part.encode("utf-8"), hashlib.sha256).digest()
+    return key
+
+
+class Verifier:
+    """Checks requests against one access key / secret key pair."""
+
+    def __init__(self, access_key: str, secret_key: str, now=time.time):
+        self.access_key = access_key
+        self.secret_key = secret_key
+        self.now = now
+
+    def verify(
+        self,
+        method: str,
+        path: str,
+        raw_query: str,
+        headers: Iterable[tuple[str, str]],
+        body: bytes,
+    ) -> None:
+        """Raise the SQS error for a request not signed with this key pair."""
+        by_name: dict[str, list[str]] = {}
+        for name, value in headers:
+            by_name.setdefault(name.lower(), []).append(value)
+        query_names = {unquote(p.partition("=")[0]) for p in raw_query.split("&")} if raw_query else set()
+        auth = (by_name.get("authorization") or [""])[0]
+        if auth:
+            fields = self._header_fields(auth)
+            amz_date = (by_name.get("x-amz-date") or by_name.get("date") or [""])[0]
+            expires = None
+            drop = None
+        elif "X-Amz-Signature" in query_names or "X-Amz-Credential" in query_names:
+            q = {unquote(n): unquote(v) for n, _, v in (p.partition("=") for p in raw_query.split("&") if p)}
+            for need in ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-SignedHeaders", "X-Amz-Signature", "X-Amz-Date"):
+                if not q.get(need):
+                    raise _incomplete(f"The query-string signature is missing {need}.")
+            if q["X-Amz-Algorithm"] != ALGORITHM:
+                raise _incomplete(f"Unsupported signing algorithm {q['X-Amz-Algorithm']!r}; use {ALGORITHM}.")
+            fields = {"Credential": q["X-Amz-Credential"], "SignedHeaders": q["X-Amz-SignedHeaders"], "Signature": q["X-Amz-Signature"]}
+            amz_date = q["X-Amz-Date"]
+            expires = q.get("X-Amz-Expires")
+            drop = "X-Amz-Signature"
+        else:
+            raise _missing()
+
+        m = _CREDENTIAL.fullmatch(fields["Credential"])
+        if not m:
+            raise _incomplete(
+                f"Invalid Credential {fields['Credential']!r}: expected <access key>/<YYYYMMDD>/<region>/<service>/aws4_request."
+            )
+        access_key, date, region, service = m.groups()
+        if not hmac.compare_digest(access_key.encode(), self.access_key.encode()):
+            raise _invalid_key()
+        signed_at = _parse_amz_date(amz_date)
+        if not amz_date.startswith(date):
+            raise _mismatch(f"The credential date {date} does not match X-Amz-Date {amz_date}.")
+        now = self.now()
+        if expires is not None:
+            try:
+                seconds = int(expires)
+            except ValueError:
+                raise _incomplete(f"Invalid X-Amz-Expires {expires!r}: a number of seconds.") from None
+            if not 1 <= seconds <= MAX_PRESIGN_EXPIRES:
+                raise _incomplete(f"X-Amz-Expires must be 1 to {MAX_PRESIGN_EXPIRES} seconds; got {seconds}.")
+            if now > signed_at + seconds or signed_at > now + MAX_SKEW_SECONDS:
+                raise _mismatch(f"Signature expired: signed at {amz_date}, valid for {seconds} seconds.")
+        elif abs(now - signed_at) > MAX_SKEW_SECONDS:
+            raise _mismatch(
+                f"Signature expired: {amz_date} is more than {MAX_SKEW_SECONDS // 60} minutes from the server's time "
+                f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}."
+            )
+
+        signed = [h.strip() for h in fields["SignedHeaders"].lower().split(";") if h.strip()]
+        if "host" not in signed:
+            raise _mismatch("The request signature must cover the Host header.")
+        # The header's value is what the client signed; it must still describe this body.
+        payload_hash = (by_name.get("x-amz-content-sha256") or [None])[0]
+        if payload_hash != "UNSIGNED-PAYLOAD":
+            computed = hashlib.sha256(body).hexdigest()
+            if payload_hash is not None and payload_hash.lower() != computed:
+                raise _mismatch("X-Amz-Content-Sha256 does not match the request body.")
+            payload_hash = payload_hash or computed
+        canonical = "\n".join(
+            (
+                method,
+                quote(path or "/", safe="/~"),
+                canonical_query(raw_query, drop),
+                _canonical_headers(by_name, signed),
+                ";".join(signed),
+                payload_hash,
+            )
+        )
+        scope = f"{date}/{region}/{service}/aws4_request"
+        to_sign = "\n".join((ALGORITHM, amz_date, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()))
+        expected = hmac.new(_signing_key(self.secret_key, date, region, service), to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, fields["Signature"].strip().lower()):
+            raise _mismatch(
+                "The request signature we calculated does not match the signature you provided. "
+                "Check your AWS Secret Access Key and signing method."
+            )
+
+    @staticmethod
+    def _header_fields(auth: str) -> dict[str, str]:
+        algorithm, _, rest = auth.strip().partition(" ")
+        if algorithm != ALGORITHM:
+            raise _incomplete(f"Unsupported Authorization scheme {algorithm!r}; sign requests with {ALGORITHM} (SigV4).")
+        fields = {}
+        for part in rest.split(","):
+            name, _, value = part.strip().partition("=")
+            fields[name] = value
+        missing = [n for n in ("Credential", "SignedHeaders", "Signature") if not fields.get(n)]
+        if missing:
+            raise _incomplete(f"Authorization header requires {', '.join(missing)}: {auth[:80]!r}.")
+        return fields

@@ -1,0 +1,279 @@
+"""SQS's two wire protocols over the action layer's shapes.
+
+JSON 1.0 (``X-Amz-Target: AmazonSQS.<Action>``) carries the API's member names as they are;
+only binary values need base64. The query protocol (``Action=...`` form fields, XML answers)
+flattens lists and maps into numbered fields (``Attribute.1.Name``) under singular names
+(``MessageAttribute``, ``SendMessageBatchRequestEntry``), which this module folds into and out
+of the action layer's shapes. The element names are those of SQS's query model (botocore's
+``locationName`` / ``locationNameForQueryCompatibility``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Mapping
+from xml.sax.saxutils import escape
+
+from ..errors import InvalidParameterValue, SQSError, wire_error
+
+XML_NAMESPACE = "http://queue.amazonaws.com/doc/2012-11-05/"
+JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
+XML_CONTENT_TYPE = "text/xml"
+
+# Status codes SQS uses that errors.wire_error does not (its table is the action layer's).
+_STATUS_OVERRIDES = {"OverLimit": 403}
+
+
+class WireError(SQSError):
+    """An error raised by the endpoint itself (authentication, protocol), with its wire form
+    given directly: the query code, the JSON ``__type`` and the HTTP status."""
+
+    def __init__(self, code: str, message: str, status: int = 400, json_type: str | None = None, sender_fault: bool = True):
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        self.json_type = json_type or f"com.amazonaws.sqs#{code}"
+        self.sender_fault = sender_fault
+
+
+def error_parts(err: SQSError) -> tuple[str, str, int]:
+    """(x-amzn-query-error code, JSON ``__type``, HTTP status) for any error."""
+    if isinstance(err, WireError):
+        return err.code, err.json_type, err.status
+    header, shape, status = wire_error(err.code)
+    return header, f"com.amazonaws.sqs#{shape}", _STATUS_OVERRIDES.get(err.code, status)
+
+
+# ---------------------------------------------------------------------- JSON 1.0
+
+
+def _b64_bytes(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _b64_bytes(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_b64_bytes(v) for v in value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return value
+
+
+def json_request(body: bytes) -> dict[str, Any]:
+    if not body.strip():
+        return {}
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise WireError(
+            "SerializationException",
+            f"The request body is not valid JSON ({exc}).",
+            json_type="com.amazon.coral.service#SerializationException",
+        ) from None
+    if not isinstance(data, dict):
+        raise WireError(
+            "SerializationException",
+            "The request body must be a JSON object of the action's members.",
+            json_type="com.amazon.coral.service#SerializationException",
+        )
+    return data
+
+
+def json_response(result: Mapping[str, Any]) -> bytes:
+    return json.dumps(_b64_bytes(dict(result)), separators=(",", ":")).encode("utf-8")
+
+
+def json_error(err: SQSError) -> bytes:
+    _, json_type, _ = error_parts(err)
+    return json.dumps({"__type": json_type, "message": err.message}).encode("utf-8")
+
+
+# ---------------------------------------------------------------------- query: requests
+
+# Singular flattened list names -> the action layer's member names.
+_QUERY_LISTS = {
+    "AttributeName": "AttributeNames",
+    "MessageAttributeName": "MessageAttributeNames",
+    "MessageSystemAttributeName": "MessageSystemAttributeNames",
+    "TagKey": "TagKeys",
+    "AWSAccountId": "AWSAccountIds",
+    "ActionName": "Actions",
+    "SendMessageBatchRequestEntry": "Entries",
+    "DeleteMessageBatchRequestEntry": "Entries",
+    "ChangeMessageVisibilityBatchRequestEntry": "Entries",
+    "StringListValue": "StringListValues",
+    "BinaryListValue": "BinaryListValues",
+}
+# Singular flattened map names -> (member name, key field, value field).
+_QUERY_MAPS = {
+    "Attribute": ("Attributes", "Name", "Value"),
+    "Tag": ("Tags", "Key", "Value"),
+    "MessageAttribute": ("MessageAttributes", "Name", "Value"),
+    "MessageSystemAttribute": ("MessageSystemAttributes", "Name", "Value"),
+}
+# Fields that belong to the request's signature or envelope, not to the action.
+_ENVELOPE = {
+    "Action",
+    "Version",
+    "AWSAccessKeyId",
+    "Signature",
+    "SignatureMethod",
+    "SignatureVersion",
+    "Timestamp",
+    "Expires",
+    "SecurityToken",
+}
+
+
+def _bad(field: str, why: str) -> InvalidParameterValue:
+    return InvalidParameterValue(f"Invalid query parameter {field!r}: {why}.")
+
+
+def _tree(params: list[tuple[str, str]]) -> dict[str, Any]:
+    """``a.1.b=v`` pairs as nested dicts keyed by each dotted part."""
+    root: dict[str, Any] = {}
+    for key, value in params:
+        parts = key.split(".")
+        node = root
+        for i, part in enumerate(parts):
+            if part == "":
+                raise _bad(key, "empty name part")
+            if i == len(parts) - 1:
+                if isinstance(node.get(part), dict):
+                    raise _bad(key, "given both as a value and as a list or map")
+                node[part] = value
+            else:
+                child = node.setdefault(part, {})
+                if not isinstance(child, dict):
+                    raise _bad(key, "given both as a value and as a list or map")
+                node = child
+    return root
+
+
+def _numbered(name: str, node: Any) -> list[Any]:
+    if not isinstance(node, dict):
+        return [node]  # a lone "AttributeName=All" is a one-item list
+    try:
+        indexed = sorted((int(k), v) for k, v in node.items() if k.isdigit() and int(k) >= 1)
+    except ValueError:  # pragma: no cover - isdigit guards int()
+        indexed = []
+    if len(indexed) != len(node):
+        raise _bad(name, f"expected numbered members {name}.1, {name}.2, ...")
+    return [v for _, v in indexed]
+
+
+def _fold(node: dict[str, Any], action: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _QUERY_MAPS:
+            member, k_field, v_field = _QUERY_MAPS[key]
+            if action == "CreateQueue" and key == "Tag":
+                member = "tags"  # CreateQueue spells this member in lower case
+            mapping: dict[str, Any] = {}
+            for item in _numbered(key, value):
+                if not isinstance(item, dict) or k_field not in item:
+                    raise _bad(key, f"each {key}.N needs {key}.N.{k_field} and {key}.N.{v_field}")
+                v = item.get(v_field)
+                mapping[item[k_field]] = _fold(v, action) if isinstance(v, dict) else v
+            out[member] = mapping
+        elif key in _QUERY_LISTS:
+            out[_QUERY_LISTS[key]] = [_fold(i, action) if isinstance(i, dict) else i for i in _numbered(key, value)]
+        elif isinstance(value, dict):
+            out[key] = _fold(value, action)
+        else:
+            out[key] = value
+    return out
+
+
+def query_request(params: list[tuple[str, str]], action: str) -> dict[str, Any]:
+    """The action layer's request from query-protocol fields (the envelope removed)."""
+    fields = [(k, v) for k, v in params if k not in _ENVELOPE and not k.startswith("X-Amz-")]
+    return _fold(_tree(fields), action)
+
+
+# ---------------------------------------------------------------------- query: responses
+
+# Response list members -> the element each item is written as (lists are flattened).
+_XML_LIST_ITEMS = {
+    "QueueUrls": "QueueUrl",
+    "queueUrls": "QueueUrl",
+    "Messages": "Message",
+    "Results": "ListMessageMoveTasksResultEntry",
+    "Failed": "BatchResultErrorEntry",
+    "StringListValues": "StringListValue",
+    "BinaryListValues": "BinaryListValue",
+}
+_XML_BATCH_SUCCESS = {
+    "SendMessageBatch": "SendMessageBatchResultEntry",
+    "DeleteMessageBatch": "DeleteMessageBatchResultEntry",
+    "ChangeMessageVisibilityBatch": "ChangeMessageVisibilityBatchResultEntry",
+}
+_XML_MAPS = {
+    "Attributes": ("Attribute", "Name", "Value"),
+    "Tags": ("Tag", "Key", "Value"),
+    "MessageAttributes": ("MessageAttribute", "Name", "Value"),
+}
+# Actions whose response has no members, so no <Action>Result element (as in SQS's model).
+_NO_RESULT = {
+    "DeleteQueue",
+    "SetQueueAttributes",
+    "DeleteMessage",
+    "ChangeMessageVisibility",
+    "PurgeQueue",
+    "TagQueue",
+    "UntagQueue",
+    "AddPermission",
+    "RemovePermission",
+}
+# A carriage return would come back as a line feed after XML parsing; SQS writes it as a reference.
+_XML_ENTITIES = {"\r": "&#xD;", '"': "&quot;"}
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return escape(str(value), _XML_ENTITIES)
+
+
+def _xml(parts: list[str], name: str, value: Any, action: str) -> None:
+    if value is None:
+        return
+    if name in _XML_MAPS and isinstance(value, Mapping):
+        element, k_field, v_field = _XML_MAPS[name]
+        for k, v in value.items():
+            parts.append(f"<{element}><{k_field}>{_text(k)}</{k_field}>")
+            _xml(parts, v_field, v, action)
+            parts.append(f"</{element}>")
+    elif isinstance(value, Mapping):
+        parts.append(f"<{name}>")
+        for k, v in value.items():
+            _xml(parts, k, v, action)
+        parts.append(f"</{name}>")
+    elif isinstance(value, (list, tuple)):
+        element = _XML_BATCH_SUCCESS.get(action, name) if name == "Successful" else _XML_LIST_ITEMS.get(name, name)
+        for item in value:
+            _xml(parts, element, item, action)
+    else:
+        parts.append(f"<{name}>{_text(value)}</{name}>")
+
+
+def xml_response(action: str, result: Mapping[str, Any], request_id: str) -> bytes:
+    parts = [f'<?xml version="1.0"?><{action}Response xmlns="{XML_NAMESPACE}">']
+    if action not in _NO_RESULT:
+        parts.append(f"<{action}Result>")
+        for k, v in result.items():
+            _xml(parts, k, v, action)
+        parts.append(f"</{action}Result>")
+    parts.append(f"<ResponseMetadata><RequestId>{request_id}</RequestId></ResponseMetadata></{action}Response>")
+    return "".join(parts).encode("utf-8")
+
+
+def xml_error(err: SQSError, request_id: str) -> bytes:
+    code, _, _ = error_parts(err)
+    kind = "Sender" if err.sender_fault else "Receiver"
+    return (
+        f'<?xml version="1.0"?><ErrorResponse xmlns="{XML_NAMESPACE}"><Error><Type>{kind}</Type>'
+        f"<Code>{_text(code)}</Code><Message>{_text(err.message)}</Message><Detail/></Error>"
+        f"<RequestId>{request_id}</RequestId></ErrorResponse>"
+    ).encode("utf-8")
