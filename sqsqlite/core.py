@@ -682,7 +682,9 @@ class Database:
         with store.read() as tx:
             due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=now)
         until = deadline if due is None else min(deadline, due)
-        version = store.data_version()
+        version = store.seen_version()  # as of the empty claim, so nothing since is missed
+        if version is None:
+            version = store.data_version()
         interval = D.LONG_POLL_INTERVAL
         with self._changed:
             self._waiters += 1

@@ -154,7 +154,7 @@ BOTOCORE_NAMES = {
 
 def wire_error(code: str) -> tuple[str, str, int]:
     """(query error code, JSON __type shape, HTTP status) for an SQS error code."""
-    status = 403 if code == "PurgeQueueInProgress" else (500 if code in ("DatabaseError", "InternalError") else 400)
+    status = 403 if code in ("PurgeQueueInProgress", "OverLimit") else (500 if code in ("DatabaseError", "InternalError") else 400)
     if code in _WIRE:
         header, shape = _WIRE[code]
     elif code in _PREFIXED:

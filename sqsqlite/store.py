@@ -291,6 +291,32 @@ class Store:
             if conn.in_transaction:
                 conn.execute("COMMIT")
 
+    def seen_version(self) -> int | None:
+        """PRAGMA data_version as this thread's last write transaction read it, under the write
+        lock. A long poll compares against this, not a fresh read: a commit landing between
+        an empty claim and the start of the wait must still wake it."""
+        return self._local.version
+
+    def release_connection(self) -> None:
+        """Close this thread's connection (a server thread whose client went away)."""
+        local = self._local
+        conn = local.conn
+        if conn is None:
+            return
+        local.conn = None
+        local.queues.clear()
+        local.state.clear()
+        local.version = None
+        with self._lock:
+            try:
+                self._all.remove(conn)
+            except ValueError:
+                return  # close() took it already
+        try:
+            conn.close()
+        except sqlite3.Error:
+            pass
+
     def data_version(self) -> int:
         """Changes whenever another connection commits: the cheap cross-process wake-up signal."""
         return self.connection().execute("PRAGMA data_version").fetchone()[0]

@@ -118,3 +118,21 @@ def test_a_send_from_another_process_wakes_a_waiting_receive(tmp_path):
         assert elapsed < WAIT / 2
     finally:
         db.close()
+
+
+def test_a_send_committed_between_an_empty_claim_and_the_wait_still_wakes_the_poll(db_path, clock):
+    # The race: a receive finds nothing, then another connection sends before the poll starts
+    # waiting. The wait compares against data_version as the claim saw it, so it returns at its
+    # first look instead of sleeping to the deadline. A manual clock makes this exact: only the
+    # first poll interval passes.
+    waiting = sqsqlite.connect(db_path, clock=clock)
+    sender = sqsqlite.connect(db_path, clock=clock)
+    q = waiting.create_queue("raced")
+    assert q.receive_message() == []  # the empty claim
+    sender.queue("raced").send_message("slipped in")
+    queue_id = waiting.store.connection().execute("SELECT id FROM queues WHERE name='raced'").fetchone()[0]
+    start = clock.now_ms()
+    waiting._wait_for_change(queue_id, start + 20_000)
+    assert clock.now_ms() - start < 1000
+    waiting.close()
+    sender.close()

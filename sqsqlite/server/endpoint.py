@@ -390,20 +390,7 @@ class EndpointServer(ThreadingHTTPServer):
 def _release_connection(db: ServedDatabase) -> None:
     """Close this thread's SQLite connection when its client connection ends, so a server that
     sees many short-lived clients does not keep one open file per client ever seen."""
-    store = db.store
-    conn = getattr(store._local, "conn", None)
-    if conn is None:
-        return
-    with store._lock:
-        try:
-            store._all.remove(conn)
-        except ValueError:
-            return  # the store was closed and took it already
-    store._local.conn = None
-    try:
-        conn.close()
-    except Exception:
-        pass
+    db.store.release_connection()
 
 
 def make_server(

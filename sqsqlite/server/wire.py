@@ -21,10 +21,6 @@ XML_NAMESPACE = "http://queue.amazonaws.com/doc/2012-11-05/"
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 XML_CONTENT_TYPE = "text/xml"
 
-# Status codes SQS uses that errors.wire_error does not (its table is the action layer's).
-_STATUS_OVERRIDES = {"OverLimit": 403}
-
-
 class WireError(SQSError):
     """An error raised by the endpoint itself (authentication, protocol), with its wire form
     given directly: the query code, the JSON ``__type`` and the HTTP status."""
@@ -42,7 +38,7 @@ def error_parts(err: SQSError) -> tuple[str, str, int]:
     if isinstance(err, WireError):
         return err.code, err.json_type, err.status
     header, shape, status = wire_error(err.code)
-    return header, f"com.amazonaws.sqs#{shape}", _STATUS_OVERRIDES.get(err.code, status)
+    return header, f"com.amazonaws.sqs#{shape}", status
 
 
 # ---------------------------------------------------------------------- JSON 1.0
