@@ -92,8 +92,20 @@ def run(s: Settings) -> None:
     _say(f"  ApproximateReceiveCount {dead.attributes['ApproximateReceiveCount']}, DeadLetterQueueSourceArn {dead.attributes['DeadLetterQueueSourceArn']}")
 
     _step("Stats (sqsqlite stats)")
-    rows = [[x.name, x.visible, x.in_flight, x.delayed, x.dead_letter_queue or "", "" if x.dead_letter_depth is None else x.dead_letter_depth] for x in db.stats() if x.name in (QUEUE, DLQ)]
-    _say(grid(["Queue", "Visible", "InFlight", "Delayed", "DeadLetterQueue", "DeadLetterDepth"], rows))
+    rows = [
+        [
+            x.name,
+            x.visible,
+            x.in_flight,
+            x.delayed,
+            "" if x.oldest_age_seconds is None else round(x.oldest_age_seconds, 1),
+            x.dead_letter_queue or "",
+            "" if x.dead_letter_depth is None else x.dead_letter_depth,
+        ]
+        for x in db.stats()
+        if x.name in (QUEUE, DLQ)
+    ]
+    _say(grid(["Queue", "Visible", "InFlight", "Delayed", "OldestAgeSeconds", "DeadLetterQueue", "DeadLetterDepth"], rows))
 
     _step("Next")
     for cmd, why in (
