@@ -295,7 +295,8 @@ def test_demo_tells_the_lifecycle_and_can_run_again_on_the_same_file(sq):
         "deleted 'order #3'",
         "old handle no longer works: ReceiptHandleIsInvalid",
         "receive 3: 0 messages; the message went to the dead-letter queue instead",
-        "| demo-orders     | 0       | 0        | 0       | demo-orders-dlq | 1 ",
+        "OldestAgeSeconds",
+        "| demo-orders     | 0       | 0        | 0       |                  | demo-orders-dlq | 1 ",
     ):
         assert fragment in first
     second = sq("demo").stdout
