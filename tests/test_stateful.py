@@ -301,3 +301,25 @@ LifecycleMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestTheEngineAgreesWithTheLifecycleModel = LifecycleMachine.TestCase
+
+
+# ------------------------------------------------------------------ found by the machine above
+
+
+def test_a_zero_visibility_receive_that_dead_letters_returns_each_other_message_once(tmp_path):
+    clock = sqsqlite.ManualClock()
+    db = sqsqlite.connect(str(tmp_path / "zero.db"), clock=clock)
+    dlq = db.create_queue("dlq")
+    src = db.create_queue(
+        "src", visibility_timeout=0, redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}
+    )
+    src.send_message("poison")
+    [first] = src.receive_message()  # received once: the next receive moves it
+    src.send_message_batch([{"Id": "a", "MessageBody": "a"}, {"Id": "b", "MessageBody": "b"}])
+
+    got = src.receive_message(max_number_of_messages=10)
+
+    assert sorted((m.body, m.receive_count) for m in got) == [("a", 1), ("b", 1)]
+    assert [m.body for m in dlq.peek()] == ["poison"]
+    assert all(m.visible_at == clock.now_ms() for m in got)  # a zero lease: visible again at once
+    db.close()
