@@ -1125,7 +1125,9 @@ class Queue:
             claimed: list = []
             for _ in range(10):  # each round moves at least one poison message, or ends
                 want = n - len(claimed)
-                params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=lease_end)
+                # A zero lease would leave this round's rows visible, and the next round (after
+                # a dead-letter move) would claim them again: hold them 1 ms, release below.
+                params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=max(lease_end, now + 1))
                 if is_fifo:
                     rows = self._claim_fifo(tx, params, want)
                 else:
@@ -1137,6 +1139,10 @@ class Queue:
                 claimed.extend(r for r in rows if r["id"] not in moved)
                 if not poison or len(claimed) >= n:
                     break
+            if claimed and lease_end <= now:
+                for r in claimed:
+                    tx.run(Q.change_visibility, id=r["id"], visible_at=lease_end)
+                claimed = [{**dict(r), "visible_at": lease_end} for r in claimed]
             held = tx.state.get(("inflight", queue_id))
             if held is not None:
                 held[1] += n - len(claimed)  # give back what this receive reserved and didn't take

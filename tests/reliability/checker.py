@@ -61,7 +61,7 @@ class Report:
     dead_lettered_poison: int = 0
     dead_letter_count_mismatch: int = 0
     received_beyond_max: int = 0
-    poison_acknowledged: int = 0
+    poison_stored: int = 0
     poison_missing: int = 0
     still_queued: int = 0
     kills_external: int = 0
@@ -106,7 +106,7 @@ class Report:
             f"redeliveries: {r.redeliveries} = {r.redeliveries_kill} after a kill + {r.redeliveries_expired} after an "
             f"expired timeout + {r.redeliveries_released} released (visibility 0) + {r.redeliveries_unlogged_receive} "
             f"after an unlogged receive by a killed consumer; unexplained {r.redeliveries_unexplained}",
-            f"dead-lettered: {r.dead_lettered} ({r.dead_lettered_poison} of {r.poison_acknowledged} poison messages); "
+            f"dead-lettered: {r.dead_lettered} ({r.dead_lettered_poison} of {r.poison_stored} poison messages); "
             f"receive count != maxReceiveCount: {r.dead_letter_count_mismatch}; received beyond maxReceiveCount: "
             f"{r.received_beyond_max}; poison missing: {r.poison_missing}",
             f"still queued at the end: {r.still_queued}",
@@ -248,7 +248,9 @@ def check(workdir: str, *, queue: str = "soak", dlq: str = "soak-dlq") -> Report
             r.deleted_unconfirmed += 1
     poison = {u for u, rows in stored.items() if rows[0][4]}
     poison |= {uid for uid, rs in recvs.items() if any(e.get("poison") for e in rs)}
-    r.poison_acknowledged = len(poison & set(acked))
+    # Counted over every poison message known to have been stored, acknowledged or not, like
+    # the dead-lettered count beside it.
+    r.poison_stored = len(poison)
     for uid in poison & set(acked):
         if uid not in stored:
             r.poison_missing += 1

@@ -41,11 +41,11 @@ class Options:
     self_kill_rate: float = 0.0005
     gap_kill_rate: float = 0.003
     poison_rate: float = 0.02
-    pace: float = 0.1
+    pace: float = 0.15
     seed: int | None = None
     workdir: str | None = None
     keep: bool = False
-    drain_seconds: float = 60
+    drain_seconds: float = 180
 
 
 class Worker:
