@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -33,7 +34,13 @@ class OperationError(Exception):
 
     def line(self) -> str:
         code = wire_error(self.error.code)[0]  # the code the aws CLI shows, e.g. AWS.SimpleQueueService.NonExistentQueue
-        return f"An error occurred ({code}) when calling the {self.operation} operation: {self.error.message}"
+        # Some messages quote the caller's value as given; a line break in it must not split the
+        # one error line that scripts grep for.
+        message = _LINE_BREAK.sub(lambda m: m.group().encode("unicode_escape").decode(), self.error.message)
+        return f"An error occurred ({code}) when calling the {self.operation} operation: {message}"
+
+
+_LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
 
 
 # ---------------------------------------------------------------------- settings
