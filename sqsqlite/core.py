@@ -1250,12 +1250,16 @@ class Queue:
 
     # ------------------------------------------------------------ deleting and visibility
 
-    def _locate(self, tx: Tx, row, handle: str):
-        """The message a handle holds, None if it was deleted, or ReceiptHandleIsInvalid."""
+    def _locate(self, tx: Tx, row, handle: str, now: int):
+        """The message a handle holds, None if it is gone (deleted, purged or expired, wherever
+        it is now), or ReceiptHandleIsInvalid."""
         h = _decode_handle(self.db.store.secret, handle, row["id"])
         msg = tx.one(Q.message_by_id, id=h.row_id)
         if msg is None or _uuid_bytes(msg["message_id"]) != h.message_uuid:
             return None
+        home = row if msg["queue_id"] == row["id"] else tx.one(Q.queue_by_id, id=msg["queue_id"])
+        if home is None or msg["sent_at"] <= _cutoff(home, now):
+            return None  # expired is gone for good, even before a clean-up removes the row
         if msg["queue_id"] != row["id"]:
             raise ReceiptHandleIsInvalid(
                 "The receipt handle is no longer valid: its message was moved to the dead-letter queue."
@@ -1287,7 +1291,7 @@ class Queue:
             if gone["is_head"]:
                 tx.run(Q.fix_group_head, queue_id=row["id"], group_id=gone["group_id"])
             return
-        msg = self._locate(tx, row, handle)
+        msg = self._locate(tx, row, handle, now)
         if msg is None:
             return  # already deleted with its last handle: deleting again is fine
         if row["fifo"] and msg["visible_at"] <= now:
@@ -1306,7 +1310,7 @@ class Queue:
             self.db._notify()
 
     def _change(self, tx: Tx, row, handle: str, vt: int, now: int) -> None:
-        msg = self._locate(tx, row, handle)
+        msg = self._locate(tx, row, handle, now)
         if msg is None or msg["sent_at"] <= _cutoff(row, now):
             raise InvalidParameterValue(
                 "Value for parameter ReceiptHandle is invalid: the message does not exist any more (deleted, purged or expired)."

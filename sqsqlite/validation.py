@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import struct
+import unicodedata
 from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any, Iterable
@@ -244,6 +245,11 @@ def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: s
     return requested
 
 
+def _tag_text_ok(text: str) -> bool:
+    # AWS tags: Unicode letters, digits, separators (spaces) and _ . : / = + - @
+    return all(c.isalnum() or c in "_.:/=+-@" or unicodedata.category(c).startswith("Z") for c in text)
+
+
 def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
     value = dict(value or {})
     if len(value) > D.MAX_TAGS:
@@ -255,6 +261,11 @@ def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
             raise InvalidParameterValue(
                 f"Invalid value {_shorten(val)} for tag {key!r}: must be a string of at most {D.MAX_TAG_VALUE_LENGTH} characters."
             )
+        for what, text in (("key", key), ("value", val)):
+            if not _tag_text_ok(text):
+                raise InvalidParameterValue(
+                    f"Invalid tag {what} {_shorten(text)}: use letters, digits, spaces and _ . : / = + - @ only."
+                )
     return value
 
 

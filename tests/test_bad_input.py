@@ -301,3 +301,16 @@ def test_set_queue_attributes_with_one_bad_attribute_changes_none_of_them(db, q)
 def test_set_queue_attributes_with_nothing_to_set_is_missing_parameter(db, q):
     with refused(db, MissingParameter, "Attributes"):
         q.set_queue_attributes({})
+
+
+@pytest.mark.parametrize("tags", [{"a\nb": "x"}, {"ok": "nul\x00"}, {"semi;colon": "x"}])
+def test_tags_with_characters_aws_refuses_are_refused_and_change_nothing(queue, tags):
+    with pytest.raises(InvalidParameterValue) as err:
+        queue.tag_queue(tags)
+    assert "tag" in err.value.message
+    assert queue.list_queue_tags() == {}
+
+
+def test_tags_with_letters_digits_spaces_and_the_allowed_punctuation_are_accepted(queue):
+    queue.tag_queue({"team name": "Équipe 7 _.:/=+-@"})
+    assert queue.list_queue_tags() == {"team name": "Équipe 7 _.:/=+-@"}

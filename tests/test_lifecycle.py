@@ -611,3 +611,25 @@ def test_connections_reserving_in_flight_blocks_never_pass_the_cap_together(db_p
     assert len(qb.receive_message(max_number_of_messages=10)) == 10
     a.close()
     b.close()
+
+
+def test_a_message_moved_to_a_dead_letter_queue_it_has_outlived_is_gone_and_its_handles_act_as_for_a_deleted_one(db, clock):
+    dlq = db.create_queue("short-dlq", message_retention_period=60)
+    src = db.create_queue(
+        "long-src",
+        visibility_timeout=0,
+        message_retention_period=600,
+        redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1},
+    )
+    src.send_message("old")
+    clock.advance(61)
+    [first] = src.receive_message()
+    src.send_message("new")
+    [second] = src.receive_message()  # "old" would come back a 2nd time: it moves instead
+    assert second.body == "new"
+    # In the DLQ its retention (60 s) counts from the original send, 61 s ago: gone at once.
+    assert counts(dlq) == (0, 0, 0)
+    assert counts(src) == (1, 0, 0)
+    first.delete()  # like a deleted message's handle: deleting again succeeds
+    with pytest.raises(InvalidParameterValue):
+        first.change_visibility(10)

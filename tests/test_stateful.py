@@ -151,8 +151,12 @@ class LifecycleMachine(RuleBasedStateMachine):
         moved = set()
         if poison:
             in_dlq = {m.message_id for m in self.q["dlq"].peek("all", 1000)}
-            moved = (in_dlq - dlq_before) & poison
-            assert in_dlq - dlq_before <= poison | {m.mid for m in model.msgs.values() if m.queue == "dlq"}
+            still_in_src = {m.message_id for m in self.q["src"].peek("all", 1000)}
+            # A poison message that left the source was moved, even when it is not to be seen
+            # in the dead-letter queue: its retention there (from the original send) may have
+            # ended already, and then it is gone at once (seed 004).
+            moved = poison - still_in_src - set(returned)
+            assert in_dlq - dlq_before <= moved | {m.mid for m in model.msgs.values() if m.queue == "dlq"}
         if len(returned) < n and len(moved) < 10:
             # It stopped short only because nothing else was receivable: every other visible
             # message was either returned or was past maxReceiveCount and moved.
