@@ -1080,26 +1080,47 @@ class Queue:
             self.db._wait_for_change(queue_id, deadline)
 
     def _message(self, row, system: set[str], wanted: Callable[[str], bool]) -> Message:
-        attrs = _decode_attributes(row["attributes"])
+        # One unpack of the row (Q.MESSAGE_COLUMNS, checked below the class): sqlite3.Row finds
+        # a column by name with a case-insensitive scan, ~0.3 us a look-up, 17 per message.
+        (
+            row_id,
+            queue_id,
+            message_id,
+            body,
+            md5_of_body,
+            attributes,
+            md5_of_attributes,
+            sender_id,
+            sent_at,
+            visible_at,
+            receive_count,
+            first_received_at,
+            _received_at,
+            token,
+            group_id,
+            dedup_id,
+            sequence_number,
+            dead_letter_source_arn,
+            _is_head,
+        ) = row
+        attrs = _decode_attributes(attributes)
         return Message(
-            message_id=row["message_id"],
-            body=row["body"],
-            md5_of_body=row["md5_of_body"],
-            receipt_handle=_encode_handle(self.db.store.secret, row["queue_id"], row["id"], row["message_id"], row["receipt_token"])
-            if row["receipt_token"] is not None
-            else None,
-            receive_count=row["receive_count"],
-            sent_timestamp=row["sent_at"],
-            first_receive_timestamp=row["first_received_at"],
-            message_attributes={k: v for k, v in attrs.items() if wanted(k)},
-            md5_of_message_attributes=row["md5_of_attributes"],
+            message_id=message_id,
+            body=body,
+            md5_of_body=md5_of_body,
+            receipt_handle=None if token is None else _encode_handle(self.db.store.secret, queue_id, row_id, message_id, token),
+            receive_count=receive_count,
+            sent_timestamp=sent_at,
+            first_receive_timestamp=first_received_at,
+            message_attributes={k: v for k, v in attrs.items() if wanted(k)} if attrs else {},
+            md5_of_message_attributes=md5_of_attributes,
             attributes=_system_attributes(row, system),
-            message_group_id=row["group_id"],
-            message_deduplication_id=row["dedup_id"],
-            sequence_number=None if row["sequence_number"] is None else f"{row['sequence_number']:020d}",
-            dead_letter_queue_source_arn=row["dead_letter_source_arn"],
-            sender_id=row["sender_id"],
-            visible_at=row["visible_at"],
+            message_group_id=group_id,
+            message_deduplication_id=dedup_id,
+            sequence_number=None if sequence_number is None else f"{sequence_number:020d}",
+            dead_letter_queue_source_arn=dead_letter_source_arn,
+            sender_id=sender_id,
+            visible_at=visible_at,
             queue=self,
         )
 
@@ -1476,6 +1497,30 @@ class Queue:
         if buffer:
             flush()
         return count
+
+
+# Queue._message unpacks message rows by position, in this order.
+assert tuple(c.name for c in Q.MESSAGE_COLUMNS) == (
+    "id",
+    "queue_id",
+    "message_id",
+    "body",
+    "md5_of_body",
+    "attributes",
+    "md5_of_attributes",
+    "sender_id",
+    "sent_at",
+    "visible_at",
+    "receive_count",
+    "first_received_at",
+    "received_at",
+    "receipt_token",
+    "group_id",
+    "dedup_id",
+    "sequence_number",
+    "dead_letter_source_arn",
+    "is_head",
+), "Q.MESSAGE_COLUMNS changed: update Queue._message"
 
 
 def _message_row(queue_id, message_id, p: _Prepared, md5_body, md5_attrs, sender_id, sent_at, visible_at) -> dict:
