@@ -31,7 +31,12 @@ def build_backlog(path: str, stored: int, in_flight: int, body_size: int = 200) 
     """A sqsqlite file whose queue 'bench' holds ``stored`` messages, ``in_flight`` of them
     received (lease 12 hours), the rest visible, with values as the engine writes them:
     uuid4 message ids, MD5 hex digests, the default sender, receipt tokens of 16 bytes, and the
-    queue's in-flight bound raised by the receives, as receiving them would have."""
+    queue's in-flight bound raised by the receives, as receiving them would have.
+
+    The in-flight bound only has to be at least the true number in flight (receives reserve it
+    in blocks; only an exact recount lowers it and bumps ``inflight_epoch``), so the exact count
+    under epoch 0 is what a recount would leave. The built file is checked through the engine's
+    own counting statements before it is used."""
     e = Engine(path)
     sender = e.db.sender_id
     from sqsqlite import queries as Q
@@ -79,10 +84,25 @@ def build_backlog(path: str, stored: int, in_flight: int, body_size: int = 200) 
 
     for lo in range(0, stored, chunk):
         c.executemany(sql, rows(lo, min(stored, lo + chunk)))
-    c.execute("UPDATE queues SET inflight_bound = ? WHERE id = ?", (in_flight, queue_id))
+    c.execute("UPDATE queues SET inflight_bound = ?, inflight_epoch = 0 WHERE id = ?", (in_flight, queue_id))
     c.execute("COMMIT")
     c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     c.close()
+    _check_backlog(path, stored, in_flight)
+
+
+def _check_backlog(path: str, stored: int, in_flight: int) -> None:
+    """The engine sees what was meant: ``stored - in_flight`` visible, ``in_flight`` in flight."""
+    import sqsqlite
+
+    db = sqsqlite.connect(path)
+    try:
+        got = db.queue("bench").get_queue_attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+    finally:
+        db.close()
+    want = {"ApproximateNumberOfMessages": str(stored - in_flight), "ApproximateNumberOfMessagesNotVisible": str(in_flight)}
+    if got != want:
+        raise RuntimeError(f"backlog file {path} reads as {got}, expected {want}")
 
 
 def backlog_file(cache_dir: str, work_dir: str, stored: int, in_flight: int) -> tuple[str, float]:

@@ -227,6 +227,9 @@ class Floor:
         return Run(done, perf() - start, lat)
 
 
+_LAYOUT_COLUMNS = ("queue_id", "message_id", "body", "md5_of_body", "attributes", "md5_of_attributes", "sender_id", "sent_at", "visible_at")
+
+
 class FloorOnLayout(Floor):
     """The floor's statements on sqsqlite's own table and indexes, filling the columns the
     engine fills (message id, MD5, sender, receipt token). Not a target: it splits the gap
@@ -243,11 +246,13 @@ class FloorOnLayout(Floor):
         c.execute("PRAGMA journal_size_limit=67108864")
         self.c, self.path = c, path
         self.queue_id = c.execute("SELECT id FROM queues WHERE name = 'bench'").fetchone()[0]
+        from sqsqlite import queries as Q
 
-    _INSERT = (
-        "INSERT INTO messages (queue_id, message_id, body, md5_of_body, sender_id, sent_at, visible_at, receive_count, is_head) "
-        "VALUES (?, ?, ?, ?, '000000000000', ?, ?, 0, 0)"
-    )
+        # The engine's own positional insert for a standard send (the columns it fills, in its
+        # order; receive_count and is_head keep their defaults), so the rows match exactly.
+        assert Q.INSERT_STANDARD_COLUMNS == _LAYOUT_COLUMNS, Q.INSERT_STANDARD_COLUMNS
+        self._INSERT = Q.insert_standard
+
     _CLAIM = (
         "UPDATE messages SET visible_at = ?, receive_count = receive_count + 1, "
         "first_received_at = coalesce(first_received_at, ?), received_at = ?, receipt_token = randomblob(16) "
@@ -257,7 +262,7 @@ class FloorOnLayout(Floor):
     _DELETE = "DELETE FROM messages WHERE id = ? AND receipt_token = ?"
 
     def _row(self, body: str, now: int) -> tuple:
-        return (self.queue_id, str(uuid.uuid4()), body, hashlib.md5(body.encode()).hexdigest(), now, now)
+        return (self.queue_id, str(uuid.uuid4()), body, hashlib.md5(body.encode()).hexdigest(), None, None, "000000000000", now, now)
 
     def send(self, calls: int, batch: int, body: str) -> Run:
         c = self.c

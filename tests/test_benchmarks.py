@@ -70,3 +70,13 @@ def test_percentiles_pick_from_the_sorted_values():
     assert percentile([5, 1, 3, 2, 4], 0.5) == 3
     assert percentile([1.0] * 98 + [100.0] * 2, 0.99) == 100.0
     assert percentile([], 0.5) is None
+
+
+def test_the_micro_measurement_reports_cpu_microseconds_per_message_for_each_system():
+    from benchmarks import micro
+
+    result = micro.measure(rounds=1, workloads={"send10": ("send", 10, 20), "recv1": ("recv", 1, 10)})
+    assert set(result) == {"send10", "recv1"}
+    for figures in result.values():
+        assert set(figures) == {"sqsqlite", "floor", "floor@layout"}
+        assert all(us > 0 for us in figures.values())
