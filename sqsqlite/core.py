@@ -1169,7 +1169,8 @@ class Queue:
             if claimed and lease_end <= now:
                 for r in claimed:
                     tx.run(Q.change_visibility, id=r["id"], visible_at=lease_end)
-                claimed = [{**dict(r), "visible_at": lease_end} for r in claimed]
+                # Read back as the claim returned them (Q.MESSAGE_COLUMNS rows), now released.
+                claimed = [tx.one(Q.message_by_id, id=r["id"]) for r in claimed]
             held = tx.state.get(("inflight", queue_id))
             if held is not None:
                 held[1] += n - len(claimed)  # give back what this receive reserved and didn't take
