@@ -22,6 +22,7 @@ import os
 import sqlite3
 import time
 from dataclasses import dataclass
+from typing import Callable
 from urllib.parse import quote
 
 from .figures import MESSAGE_COLUMNS, QUEUE_COLUMNS
@@ -60,10 +61,11 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def take(source: str, dest: str, as_of_ms: int | None = None) -> Snapshot:
+def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callable[[], None] | None = None) -> Snapshot:
     """Copy queues and message metadata from ``source`` to a new file ``dest`` in one read
     transaction. Without ``as_of_ms`` the instant is read inside that transaction, so every
-    message committed before the snapshot was sent at or before it."""
+    message committed before the snapshot was sent at or before it. ``while_open`` runs
+    inside the transaction, after the copy (tests use it to show writers carry on)."""
     if not os.path.isfile(source):
         raise SnapshotError(f"no database at {source}")
     if os.path.exists(dest):
@@ -88,6 +90,8 @@ def take(source: str, dest: str, as_of_ms: int | None = None) -> Snapshot:
             as_of_ms = now_ms()
         conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")
         conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages")
+        if while_open is not None:
+            while_open()
         conn.execute("COMMIT")
         n, lo, hi = conn.execute("SELECT count(*), min(id), max(id) FROM messages").fetchone()
     except BaseException:
