@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import warnings
 from datetime import datetime, timezone
