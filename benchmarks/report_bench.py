@@ -1,0 +1,143 @@
+"""Benchmark of `sqsqlite report`: seconds and peak memory on databases of 1 and 10 million
+messages.
+
+    python benchmarks/report_bench.py                   # 1M and 10M messages
+    python benchmarks/report_bench.py --sizes 1000000 --data /tmp/bench
+
+Databases are built once by raw inserts (sqsqlite.report.synthetic) and kept in --data.
+Each report runs in a fresh process, exactly as the command does (new JVM, snapshot, Spark job,
+outputs); this script samples the resident memory of that process and its JVM every 0.1 s
+and records the peak of their sum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+AS_OF = 1_750_000_000_000
+
+CHILD = r"""
+import json, os, sys, tempfile, time, warnings
+warnings.filterwarnings("ignore")
+from sqsqlite.report import render, snapshot
+from sqsqlite.report import spark as sj
+path, as_of, master, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+t = {}
+t0 = time.perf_counter()
+spark, _ = sj.get_session(master, sj.resolve_jar(None), driver_memory=os.environ.get("BENCH_DRIVER_MEMORY", "2g"))
+t["spark_start"] = time.perf_counter() - t0
+with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+    t1 = time.perf_counter()
+    snap = snapshot.take(path, os.path.join(tmp, "s.db"), as_of)
+    t["snapshot"] = time.perf_counter() - t1
+    t1 = time.perf_counter()
+    report = sj.compute(spark, snap, top=5)
+    t["spark_job"] = time.perf_counter() - t1
+    t["partitions"] = sj.default_partitions(snap)
+t1 = time.perf_counter()
+render.table(report)
+render.write(report, out, parquet=True)
+t["outputs"] = time.perf_counter() - t1
+t["total"] = time.perf_counter() - t0
+t["messages_live"] = sum(q.backlog for q in report.queues)
+spark.stop()
+print(json.dumps(t))
+"""
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _rss(pid: int) -> int:
+    total = 0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+def run_report(path: str, master: str) -> dict:
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, path, str(AS_OF), master, out], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        peak = 0
+        done = threading.Event()
+
+        def sample():
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, _rss(proc.pid))
+                time.sleep(0.1)
+
+        th = threading.Thread(target=sample, daemon=True)
+        th.start()
+        stdout, _ = proc.communicate()
+        done.set()
+        th.join()
+        wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(f"report failed on {path} (exit {proc.returncode})")
+    result = json.loads(stdout.strip().splitlines()[-1])
+    result.update(wall=wall, peak_rss_mb=peak / 2**20)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000000,10000000")
+    ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "sqsqlite-report-bench"))
+    ap.add_argument("--master", default="local[*]")
+    ap.add_argument("--json", help="Also write the results here.")
+    args = ap.parse_args()
+    from sqsqlite.report import synthetic
+
+    os.makedirs(args.data, exist_ok=True)
+    results = []
+    for n in (int(s) for s in args.sizes.split(",")):
+        path = os.path.join(args.data, f"messages-{n}.db")
+        build = None
+        if not os.path.exists(path):
+            t0 = time.perf_counter()
+            synthetic.build(path, n, AS_OF)
+            build = time.perf_counter() - t0
+        r = run_report(path, args.master)
+        r.update(messages=n, db_mb=os.path.getsize(path) / 2**20, build_seconds=build)
+        results.append(r)
+        print(json.dumps(r), flush=True)
+    print(f"\n{platform.node()}: {os.cpu_count()} cores, master {args.master}\n")
+    print("| messages | db size | report total | JVM start | snapshot | Spark job | outputs | peak RSS (Python + JVM) |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in results:
+        print(f"| {r['messages']:,} | {r['db_mb']:,.0f} MB | {r['wall']:.1f} s | {r['spark_start']:.1f} s | {r['snapshot']:.1f} s "
+              f"| {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

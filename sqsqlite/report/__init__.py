@@ -1,0 +1,12 @@
+"""Backlog analytics: the ``sqsqlite report`` command, its figures and the Spark job.
+
+- :mod:`.figures`: what every figure means, and the oracle computing them in plain Python;
+- :mod:`.snapshot`: one consistent copy of the database to read, taken without blocking writers;
+- :mod:`.spark`: the PySpark job reading that copy over JDBC in partitions;
+- :mod:`.render`: terminal table, JSON, CSV, Parquet and PNG output;
+- :mod:`.cli`: the click command ``report``.
+"""
+
+from .figures import Report, compute as oracle
+
+__all__ = ["Report", "oracle"]

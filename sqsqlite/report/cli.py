@@ -1,0 +1,100 @@
+"""``sqsqlite report``: backlog analytics on Spark, reading a snapshot of the database over JDBC.
+
+The main ``sqsqlite`` group registers this command with ``main.add_command(report)``; it also
+runs on its own: ``python -m sqsqlite.report.cli --db app.db``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from datetime import datetime, timezone
+
+import click
+from click.core import ParameterSource
+
+from .. import defaults as D
+from . import render, snapshot
+from .spark import JAR_ENV, SetupError, compute, get_session, resolve_jar
+
+
+def parse_as_of(value: str) -> int:
+    """Epoch milliseconds, or an ISO 8601 timestamp (UTC unless it names its zone)."""
+    text = value.strip()
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        ts = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not a timestamp: use ISO 8601 (2024-05-01T12:00:00Z) or epoch milliseconds"
+        ) from None
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=timezone.utc)
+    return int(ts.timestamp() * 1000)
+
+
+def _db_path(ctx: click.Context, own: str) -> str:
+    """The group's global --db wins unless --db was given to this command itself."""
+    root = ctx.find_root()
+    given_here = ctx.get_parameter_source("db") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    if root is not ctx and not given_here and root.params.get("db"):
+        return str(root.params["db"])
+    return own
+
+
+@click.command("report")
+@click.option("--db", "db", envvar=D.DB_PATH_ENV, default=D.DEFAULT_DB_PATH, show_default=True,
+              help=f"Database file (env {D.DB_PATH_ENV}).")
+@click.option("--as-of", "as_of", metavar="TIMESTAMP", help="Instant the figures are for: ISO 8601 or epoch ms (default: now).")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option("--jdbc-jar", envvar=JAR_ENV, type=click.Path(dir_okay=False),
+              help=f"SQLite JDBC driver jar (env {JAR_ENV}; default /usr/share/java/sqlite-jdbc.jar, else Maven).")
+@click.option("--partitions", type=click.IntRange(1, 1024), help="JDBC read partitions over the id range (default: one per 500k messages).")
+@click.option("--top", type=click.IntRange(0, 1000), default=5, show_default=True, help="Most received messages to list per queue.")
+@click.option("--groups", type=click.IntRange(0, 100_000), default=10, show_default=True, help="FIFO message groups to print per queue (files get all).")
+@click.option("--out", type=click.Path(file_okay=False), help="Also write JSON, CSV and a PNG chart into this directory.")
+@click.option("--parquet", is_flag=True, help="With --out: Parquet files as well.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
+@click.option("--driver-memory", default="2g", show_default=True, help="Spark driver memory (local mode runs all in it).")
+@click.option("--verbose", is_flag=True, help="Let Spark's own logging through.")
+@click.pass_context
+def report(ctx, db, as_of, master, jdbc_jar, partitions, top, groups, out, parquet, as_json, driver_memory, verbose):
+    """Backlog analytics: depth by state, age percentiles, receive counts, poison candidates,
+    expiring messages, dead-letter wiring and FIFO groups, per queue, computed by Spark."""
+    path = _db_path(ctx, db)
+    as_of_ms = None if as_of is None else parse_as_of(as_of)
+    if parquet and not out:
+        raise click.UsageError("--parquet needs --out DIR")
+    if not os.path.isfile(path):
+        raise click.ClickException(f"no database at {path} (give --db PATH or set {D.DB_PATH_ENV})")
+    if not verbose:
+        warnings.filterwarnings("ignore", module="pyspark")
+    try:
+        jar = resolve_jar(jdbc_jar)
+        spark, created = get_session(master, jar, verbose, driver_memory)
+    except SetupError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        with tempfile.TemporaryDirectory(prefix="sqsqlite-report-") as tmp:
+            try:
+                snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms)
+            except snapshot.SnapshotError as exc:
+                raise click.ClickException(str(exc)) from None
+            result = compute(spark, snap, top=top, partitions=partitions, database=path)
+    finally:
+        if created:
+            spark.stop()
+    if as_json:
+        click.echo(json.dumps({"as_of": render.iso(result.as_of_ms), **result.to_dict()}, indent=2))
+    else:
+        click.echo(render.table(result, groups=groups), nl=False)
+    if out:
+        written = render.write(result, out, parquet=parquet)
+        click.echo(f"wrote {len(written)} files to {out}", err=as_json)
+
+
+if __name__ == "__main__":
+    report(prog_name="sqsqlite report")

@@ -1,0 +1,103 @@
+"""One consistent copy of what the report reads, taken without blocking anyone.
+
+Why a copy: Spark reads a JDBC table in partitions, each through its own connection, each in
+its own transaction, one after another. Reading the live file that way would see each id range
+at a different instant: a batch sent (one transaction) across two partitions could be counted
+half, and a queue's depth and its dead-letter queue's depth could come from different moments.
+One JDBC transaction around "every table" cannot help, because the partitions never share a
+connection. So the report first copies the columns it needs inside *one* SQLite read
+transaction on the source (every SELECT in it sees the same committed state) into a private
+temporary file, and Spark reads only that immutable file. In WAL mode (which sqsqlite always
+uses) a read transaction never blocks writers and no writer blocks it; the copy leaves bodies
+and receipt tokens behind, so it is small and quick.
+
+The copy declares every epoch-millisecond column BIGINT; the Spark job also forces the types
+(``customSchema``), because the SQLite JDBC driver reports an INTEGER column as a 32-bit int and
+Spark would silently keep only the low 32 bits of a timestamp.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import quote
+
+from .figures import MESSAGE_COLUMNS, QUEUE_COLUMNS
+
+_SCHEMA = (
+    """CREATE TABLE queues (
+        id BIGINT PRIMARY KEY, name TEXT NOT NULL, fifo INTEGER NOT NULL,
+        retention_period BIGINT NOT NULL, dead_letter_target TEXT)""",
+    """CREATE TABLE messages (
+        id INTEGER PRIMARY KEY, queue_id BIGINT NOT NULL, message_id TEXT NOT NULL,
+        sent_at BIGINT NOT NULL, visible_at BIGINT NOT NULL, receive_count BIGINT NOT NULL,
+        group_id TEXT, dead_letter_source_arn TEXT)""",
+)
+
+
+class SnapshotError(Exception):
+    """The database can't be read (missing, not a sqsqlite database)."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    path: str
+    as_of_ms: int
+    messages: int
+    min_id: int
+    max_id: int
+
+
+def file_uri(path: str, mode: str | None = None) -> str:
+    """A SQLite URI for any path (``?`` and ``#`` in names would otherwise cut it short)."""
+    uri = "file:" + quote(os.path.abspath(path))
+    return f"{uri}?mode={mode}" if mode else uri
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callable[[], None] | None = None) -> Snapshot:
+    """Copy queues and message metadata from ``source`` to a new file ``dest`` in one read
+    transaction. Without ``as_of_ms`` the instant is read inside that transaction, so every
+    message committed before the snapshot was sent at or before it. ``while_open`` runs
+    inside the transaction, after the copy (tests use it to show writers carry on)."""
+    if not os.path.isfile(source):
+        raise SnapshotError(f"no database at {source}")
+    if os.path.exists(dest):
+        raise SnapshotError(f"snapshot file {dest} already exists")
+    # The copy is the main database; the source is attached read-only, so the report can
+    # never write to it.
+    conn = sqlite3.connect(file_uri(dest), uri=True, isolation_level=None)
+    try:
+        conn.execute("PRAGMA busy_timeout=60000")
+        conn.execute("PRAGMA journal_mode=OFF")  # a private scratch file: nothing to recover
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.execute("ATTACH DATABASE ? AS src", (file_uri(source, "ro"),))
+        for ddl in _SCHEMA:
+            conn.execute(ddl)
+        conn.execute("BEGIN")
+        try:
+            # The first read of src starts its snapshot; everything below sees that state.
+            conn.execute("SELECT count(*) FROM src.queues").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise SnapshotError(f"{source} is not a sqsqlite database ({exc})") from None
+        if as_of_ms is None:
+            as_of_ms = now_ms()
+        conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")
+        conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages")
+        if while_open is not None:
+            while_open()
+        conn.execute("COMMIT")
+        n, lo, hi = conn.execute("SELECT count(*), min(id), max(id) FROM messages").fetchone()
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()
+    return Snapshot(dest, as_of_ms, n, lo or 0, hi or 0)

@@ -1,0 +1,277 @@
+"""The PySpark job: read a snapshot over JDBC in partitions and compute the report's figures.
+
+The definitions live in :mod:`sqsqlite.report.figures`; this module computes the same numbers
+with Spark's DataFrame API, in integer arithmetic only, so they equal the oracle's exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+
+from .figures import (
+    AGE_EDGES_MS,
+    AGE_LABELS,
+    DAY_MS,
+    HOUR_MS,
+    PERCENTILES,
+    GroupFigures,
+    Report,
+    TopMessage,
+    finish,
+    new_queue,
+)
+from .snapshot import Snapshot, file_uri
+
+DEFAULT_JAR = "/usr/share/java/sqlite-jdbc.jar"
+JAR_ENV = "SQSQLITE_JDBC_JAR"
+MAVEN_PACKAGE = "org.xerial:sqlite-jdbc:3.46.1.3"
+INSTALL_DRIVER = (
+    "install the SQLite JDBC driver: `apt-get install libxerial-sqlite-jdbc-java` (or `make jdbc`), "
+    "or pass --jdbc-jar PATH"
+)
+INSTALL_JAVA = "install Java 17 or later (e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME"
+
+# Rows per JDBC partition when --partitions is not given: enough tasks to keep both cores busy
+# and each task's fetch small, few enough that task overhead stays negligible.
+ROWS_PER_PARTITION = 500_000
+MAX_PARTITIONS = 64
+
+# Forced column types for the JDBC reads. The SQLite driver reports BIGINT as an unsigned
+# decimal(20,0) and INTEGER as a 32-bit int (a timestamp in an INTEGER column would silently
+# lose its high bits), so every integer is read as a 64-bit long.
+MESSAGE_TYPES = "id BIGINT, queue_id BIGINT, sent_at BIGINT, visible_at BIGINT, receive_count BIGINT"
+QUEUE_TYPES = "id BIGINT, fifo BIGINT, retention_period BIGINT"
+
+VISIBLE, IN_FLIGHT, DELAYED = 0, 1, 2
+STATE_NAMES = ("visible", "in_flight", "delayed")
+
+
+class SetupError(Exception):
+    """Spark can't run the report here; the message is one line saying what to install."""
+
+
+def java_command() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
+        return os.path.join(home, "bin", "java")
+    return shutil.which("java")
+
+
+def resolve_jar(explicit: str | None) -> str | None:
+    """The driver jar to put on Spark's class path; None means fetch it from Maven."""
+    if explicit:
+        if not os.path.isfile(explicit):
+            raise SetupError(f"no SQLite JDBC driver at {explicit}: {INSTALL_DRIVER}")
+        return os.path.abspath(explicit)
+    return DEFAULT_JAR if os.path.isfile(DEFAULT_JAR) else None
+
+
+@contextmanager
+def _stderr_to(path: str | None):
+    """Point file descriptor 2 at ``path`` while the JVM starts: the JVM inherits it and logs
+    there for its whole life, which keeps Spark's noise out of the terminal."""
+    if path is None:
+        yield
+        return
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool = False, driver_memory: str = "2g"):
+    """The running SparkSession, or a new one with the SQLite JDBC driver on its class path.
+    Returns (session, created)."""
+    if java_command() is None:
+        raise SetupError(f"Java is needed for the report: {INSTALL_JAVA}")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise SetupError("pyspark is needed for the report: pip install 'sqsqlite[spark]'") from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("sqsqlite-report")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "true" if verbose else "false")
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    builder = builder.config("spark.jars", jar) if jar else builder.config("spark.jars.packages", MAVEN_PACKAGE)
+    log = None if verbose else os.path.join(tempfile.gettempdir(), f"sqsqlite-report-spark-{os.getpid()}.log")
+    try:
+        with _stderr_to(log):
+            spark = builder.getOrCreate()
+    except Exception as exc:  # the gateway's own error says nothing useful; the log does
+        where = f" (Spark's log: {log})" if log else ""
+        if jar is None:
+            raise SetupError(f"the SQLite JDBC driver is not installed and could not be fetched from Maven{where}: {INSTALL_DRIVER}") from None
+        raise SetupError(f"Spark did not start{where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    if not verbose:
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark, True
+
+
+def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None = None):
+    url = "jdbc:sqlite:" + file_uri(snap.path, "ro")
+    props = {"driver": "org.sqlite.JDBC", "customSchema": types, "fetchsize": "10000"}
+    if partitions is None:
+        return spark.read.jdbc(url, table, properties=props)
+    # Each partition is one range scan on the rowid: WHERE id >= a AND id < b.
+    return spark.read.jdbc(
+        url, table, column="id", lowerBound=snap.min_id, upperBound=snap.max_id + 1,
+        numPartitions=partitions, properties=props,
+    )
+
+
+def default_partitions(snap: Snapshot) -> int:
+    return max(1, min(MAX_PARTITIONS, math.ceil(snap.messages / ROWS_PER_PARTITION)))
+
+
+def read_messages(spark, snap: Snapshot, partitions: int | None = None):
+    """The snapshot's messages as a DataFrame, read in ``partitions`` id ranges."""
+    return _read(spark, snap, "messages", MESSAGE_TYPES, partitions or default_partitions(snap))
+
+
+def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, database: str | None = None) -> Report:
+    from pyspark import StorageLevel
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    as_of = snap.as_of_ms
+    qrows = [r.asDict() for r in _read(spark, snap, "queues", QUEUE_TYPES).collect()]
+    figs = {r["name"]: new_queue(r, qrows) for r in qrows}
+    qname = {r["id"]: r["name"] for r in qrows}
+    result = Report(database=database or snap.path, as_of_ms=as_of, top=top, queues=[])
+    if not qrows:
+        return result
+
+    queues = spark.createDataFrame(
+        [(r["id"], r["retention_period"] * 1000, int(bool(r["fifo"]))) for r in qrows],
+        "queue_id BIGINT, retention_ms BIGINT, fifo INT",
+    )
+    messages = read_messages(spark, snap, partitions)
+    age = F.lit(as_of) - F.col("sent_at")
+    live = (
+        messages.join(F.broadcast(queues), "queue_id")
+        .where((F.col("sent_at") > F.lit(as_of) - F.col("retention_ms")) & (F.col("sent_at") <= F.lit(as_of)))
+        .select(
+            "id",
+            "queue_id",
+            "fifo",
+            "receive_count",
+            "group_id",
+            age.alias("age"),
+            (F.col("sent_at") + F.col("retention_ms")).alias("expires_at"),
+            F.when(F.col("visible_at") <= as_of, VISIBLE)
+            .when(F.col("receive_count") > 0, IN_FLIGHT)
+            .otherwise(DELAYED)
+            .alias("state"),
+            F.substring_index("dead_letter_source_arn", ":", -1).alias("dead_letter_source"),
+        )
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    try:
+        _per_queue(F, live, as_of, figs, qname)
+        _percentiles(F, Window, live, figs, qname)
+        _receive_counts(F, Window, live, messages, figs, qname, top)
+        _dead_lettered_from(F, live, figs, qname)
+        _groups(F, live, figs, qname)
+    finally:
+        live.unpersist()
+    result.queues = finish(figs)
+    return result
+
+
+def _count(F, cond):
+    return F.sum(F.when(cond, 1).otherwise(0))
+
+
+def _per_queue(F, live, as_of, figs, qname):
+    bucket = sum((F.col("age") >= edge).cast("int") for edge in AGE_EDGES_MS)
+    aggs = [_count(F, F.col("state") == s).alias(STATE_NAMES[s]) for s in (VISIBLE, IN_FLIGHT, DELAYED)]
+    aggs += [
+        F.max("age").alias("oldest"),
+        _count(F, F.col("expires_at") <= as_of + HOUR_MS).alias("exp1h"),
+        _count(F, F.col("expires_at") <= as_of + DAY_MS).alias("exp24h"),
+    ]
+    aggs += [_count(F, bucket == i).alias(f"b{i}") for i in range(len(AGE_LABELS))]
+    for r in live.groupBy("queue_id").agg(*aggs).collect():
+        f = figs[qname[r["queue_id"]]]
+        f.visible, f.in_flight, f.delayed = r["visible"], r["in_flight"], r["delayed"]
+        f.oldest_age_ms = r["oldest"]
+        f.expiring_1h, f.expiring_24h = r["exp1h"], r["exp24h"]
+        f.age_histogram = [r[f"b{i}"] for i in range(len(AGE_LABELS))]
+
+
+def _percentiles(F, Window, live, figs, qname):
+    # Nearest rank, in integers: rank ceil(p*n/100) = (p*n + 99) div 100 of the ages sorted
+    # ascending. Ties in age share a value, so which of the tied rows gets the rank is moot.
+    n = live.groupBy("queue_id").agg(F.count(F.lit(1)).alias("n"))
+    ranks = n.select("queue_id", *[F.expr(f"(n * {p} + 99) div 100").alias(f"k{p}") for p in PERCENTILES])
+    by_age = Window.partitionBy("queue_id").orderBy("age")
+    ranked = live.select("queue_id", "age", F.row_number().over(by_age).alias("rn")).join(F.broadcast(ranks), "queue_id")
+    hits = ranked.where(F.col("rn").isin(*[F.col(f"k{p}") for p in PERCENTILES]))
+    for r in hits.collect():
+        f = figs[qname[r["queue_id"]]]
+        for p in PERCENTILES:
+            if r["rn"] == r[f"k{p}"]:
+                setattr(f, f"age_p{p}_ms", r["age"])
+
+
+def _receive_counts(F, Window, live, messages, figs, qname, top):
+    for r in live.groupBy("queue_id", "receive_count").count().collect():
+        figs[qname[r["queue_id"]]].receive_counts[r["receive_count"]] = r["count"]
+    for f in figs.values():
+        f.receive_counts = dict(sorted(f.receive_counts.items()))
+    if top <= 0:
+        return
+    order = Window.partitionBy("queue_id").orderBy(F.col("receive_count").desc(), F.col("id"))
+    rows = (
+        live.where(F.col("receive_count") > 0)
+        .select("id", "queue_id", "receive_count", "age", "state", F.row_number().over(order).alias("rn"))
+        .where(F.col("rn") <= top)
+        .collect()
+    )
+    # Message ids are long strings needed for a handful of rows: fetch just those.
+    ids = {}
+    if rows:
+        wanted = [r["id"] for r in rows]
+        ids = {r["id"]: r["message_id"] for r in messages.where(F.col("id").isin(wanted)).select("id", "message_id").collect()}
+    for r in sorted(rows, key=lambda r: (r["queue_id"], r["rn"])):
+        figs[qname[r["queue_id"]]].top_received.append(
+            TopMessage(ids[r["id"]], r["receive_count"], r["age"], STATE_NAMES[r["state"]])
+        )
+
+
+def _dead_lettered_from(F, live, figs, qname):
+    rows = live.where(F.col("dead_letter_source").isNotNull()).groupBy("queue_id", "dead_letter_source").count().collect()
+    for r in sorted(rows, key=lambda r: r["dead_letter_source"]):
+        figs[qname[r["queue_id"]]].dead_lettered_from[r["dead_letter_source"]] = r["count"]
+
+
+def _groups(F, live, figs, qname):
+    aggs = [_count(F, F.col("state") == s).alias(STATE_NAMES[s]) for s in (VISIBLE, IN_FLIGHT, DELAYED)]
+    rows = (
+        live.where((F.col("fifo") == 1) & F.col("group_id").isNotNull())
+        .groupBy("queue_id", "group_id")
+        .agg(*aggs, F.count(F.lit(1)).alias("backlog"), F.max("age").alias("oldest"))
+        .collect()
+    )
+    for r in sorted(rows, key=lambda r: (-r["backlog"], r["group_id"])):
+        figs[qname[r["queue_id"]]].groups.append(
+            GroupFigures(r["group_id"], r["visible"], r["in_flight"], r["delayed"], r["backlog"], r["oldest"])
+        )

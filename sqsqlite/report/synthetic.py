@@ -1,0 +1,108 @@
+"""Large synthetic databases for the report's tests and benchmark, built by raw inserts.
+
+Queues are created through the engine (so the schema, migrations and queue rows are the real
+ones); messages go in by ``executemany`` in large transactions straight into the engine's
+``messages`` table, since a million API sends would take minutes. Every state is present:
+visible, in flight, delayed, dead-lettered (with DeadLetterQueueSourceArn), expiring soon, and
+expired but not yet pruned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sqlite3
+import uuid
+
+import sqsqlite
+
+# name, retention seconds, fifo, dead-letter target, share of the messages
+QUEUES = (
+    ("orders", 4 * 86_400, False, "orders-dlq", 0.45),
+    ("events", 86_400, False, None, 0.25),
+    ("jobs.fifo", 4 * 86_400, True, "jobs-dlq.fifo", 0.15),
+    ("orders-dlq", 14 * 86_400, False, None, 0.10),
+    ("jobs-dlq.fifo", 14 * 86_400, True, None, 0.05),
+)
+GROUPS = 1000  # message groups per FIFO queue
+BATCH = 50_000
+
+_INSERT = (
+    "INSERT INTO messages (queue_id, message_id, body, md5_of_body, sender_id, sent_at, visible_at, "
+    "receive_count, first_received_at, received_at, group_id, sequence_number, dead_letter_source_arn, is_head) "
+    "VALUES (?, ?, ?, ?, 'AIDASYNTHETIC', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, int]:
+    """Create ``path`` with ``messages`` messages spread over the queues above, judged at
+    ``as_of_ms``; returns how many rows went into each queue."""
+    clock = sqsqlite.ManualClock(as_of_ms - 15 * 86_400_000)
+    db = sqsqlite.connect(path, clock=clock)
+    for name, retention, fifo, _, _ in reversed(QUEUES):  # dead-letter queues first
+        attrs = {"MessageRetentionPeriod": str(retention)}
+        if fifo:
+            attrs["FifoQueue"] = "true"
+        target = next(q[3] for q in QUEUES if q[0] == name)
+        if target:
+            attrs["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": db.queue_arn(target), "maxReceiveCount": 5})
+        db.create_queue(name, attributes=attrs)
+    conn = sqlite3.connect(path, isolation_level=None)
+    ids = dict(conn.execute("SELECT name, id FROM queues"))
+    sources = {q[3]: db.queue_arn(q[0]) for q in QUEUES if q[3]}
+    db.close()
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("PRAGMA cache_size=-262144")
+    rnd = random.Random(seed)
+    body = "x" * 64
+    md5 = hashlib.md5(body.encode()).hexdigest()
+    counts = {}
+    seq = 0
+    for name, retention, fifo, _, share in QUEUES:
+        n = round(messages * share) if name != QUEUES[-1][0] else messages - sum(counts.values())
+        counts[name] = n
+        qid = ids[name]
+        span = retention * 1000 * 21 // 20  # about 5% older than retention: expired, not pruned
+        source = sources.get(name)
+        heads: set[str] = set()
+        # Oldest first, as a real queue fills: sent_at ascends with the row id.
+        offsets = sorted((rnd.randrange(span) for _ in range(n)), reverse=True)
+        rows = []
+        for k, off in enumerate(offsets):
+            sent = as_of_ms - off
+            r = rnd.random()
+            base = 5 if source else 0  # moved after maxReceiveCount receives, count kept
+            if r < 0.05 and not source:  # delayed, never received
+                rc, visible = 0, as_of_ms + rnd.randrange(1, 900_000)
+            elif r < 0.20:  # in flight
+                rc, visible = base + rnd.randint(1, 4), as_of_ms + rnd.randrange(1, 3_600_000)
+            else:  # visible: received a few times already, or never
+                rc = base + min(int(rnd.expovariate(1.2)), 5)
+                visible = min(sent, as_of_ms) + rnd.randrange(0, 1000) if rc == 0 else as_of_ms - rnd.randrange(0, 600_000)
+                visible = min(visible, as_of_ms)
+            received = None if rc == 0 else min(visible, as_of_ms)
+            group = f"g{rnd.randrange(GROUPS):04d}" if fifo else None
+            head = 0
+            if fifo:
+                seq += 1
+                if group not in heads:
+                    heads.add(group)
+                    head = 1
+            rows.append((qid, str(uuid.UUID(int=rnd.getrandbits(128), version=4)), body, md5, sent, visible, rc,
+                         received, received, group, seq if fifo else None, source, head))
+            if len(rows) >= BATCH:
+                _flush(conn, rows)
+        _flush(conn, rows)
+    conn.execute("UPDATE queues SET last_sequence = ? WHERE fifo = 1", (seq,))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return counts
+
+
+def _flush(conn, rows: list) -> None:
+    if rows:
+        conn.execute("BEGIN")
+        conn.executemany(_INSERT, rows)
+        conn.execute("COMMIT")
+        rows.clear()
