@@ -207,11 +207,13 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(data=st.data(), on=st.sampled_from(["src", "dlq"]))
     def delete(self, data, on):
         handle, issuer, mid = self._pick(data)
-        m = self.model.msgs.get(mid)
+        m, now = self.model.msgs.get(mid), self.now()
         if m is None or issuer != on:
             expected = "ReceiptHandleIsInvalid"
         elif m.gone:
             expected = None  # the row is gone: deleting again is fine
+        elif not self.model.alive(m, now):
+            expected = None  # expired, wherever it is now, is gone as well: the same answer
         elif m.queue != on or m.handle != handle:
             expected = "ReceiptHandleIsInvalid"  # moved to the DLQ, or received again since
         else:
@@ -228,12 +230,11 @@ class LifecycleMachine(RuleBasedStateMachine):
         m, now = self.model.msgs.get(mid), self.now()
         if m is None or issuer != on:
             expected = "ReceiptHandleIsInvalid"
-        elif m.gone:
+        elif m.gone or not self.model.alive(m, now):
+            # Deleted, or expired (wherever it is now, though not yet pruned): it is gone.
             expected = "InvalidParameterValue"
         elif m.queue != on or m.handle != handle:
             expected = "ReceiptHandleIsInvalid"
-        elif not self.model.alive(m, now):
-            expected = "InvalidParameterValue"  # expired, though not yet pruned
         elif m.visible_at <= now:
             expected = "MessageNotInflight"
         elif now + t * 1000 > m.received_at + MAX_VT_MS:
