@@ -534,9 +534,7 @@ class Database:
                     if fresh is None:
                         break
                     removed_rows = tx.all(Q.prune_all_expired, queue_id=row["id"], cutoff=_cutoff(fresh, now), n=10_000)
-                    for r in removed_rows:
-                        if r["is_head"]:
-                            tx.run(Q.fix_group_head, queue_id=row["id"], group_id=r["group_id"])
+                    _heads_left(tx, row["id"], removed_rows)
                     n = len(removed_rows)
                     tx.run(Q.prune_dedup, queue_id=row["id"], window_start=now - _ms(D.FIFO_DEDUP_WINDOW_SECONDS))
                     tx.run(Q.prune_attempts, queue_id=row["id"], window_start=now - _ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
@@ -770,12 +768,18 @@ def _counts(tx: Tx, row, now: int) -> tuple[int, int, int]:
     )
 
 
+def _heads_left(tx: Tx, queue_id: int, gone) -> None:
+    """Rows (group_id, is_head) just removed from a queue: where a FIFO group's head left,
+    its first remaining message becomes the head."""
+    for r in gone:
+        if r is not None and r["is_head"]:
+            tx.run(Q.fix_group_head, queue_id=queue_id, group_id=r["group_id"])
+
+
 def _prune(tx: Tx, row, now: int, window: int) -> int:
     """Remove the expired rows among the first ``window`` entries of the claim's walk."""
     removed = tx.all(Q.prune_expired, queue_id=row["id"], now=now, cutoff=_cutoff(row, now), window=window)
-    for r in removed:
-        if r["is_head"]:
-            tx.run(Q.fix_group_head, queue_id=row["id"], group_id=r["group_id"])
+    _heads_left(tx, row["id"], removed)
     return len(removed)
 
 
@@ -1232,8 +1236,7 @@ class Queue:
                 break
             for h in expired:
                 gone = tx.one(Q.delete_message, id=h["id"])
-                if gone is not None and gone["is_head"]:
-                    tx.run(Q.fix_group_head, queue_id=params["queue_id"], group_id=gone["group_id"])
+                _heads_left(tx, params["queue_id"], [gone])
             heads = tx.all(Q.fifo_heads, n=want, **params)
         for head in heads:
             if len(ids) >= want or head["sent_at"] <= params["cutoff"]:
@@ -1316,8 +1319,7 @@ class Queue:
             now=now,
         )
         if gone is not None:
-            if gone["is_head"]:
-                tx.run(Q.fix_group_head, queue_id=row["id"], group_id=gone["group_id"])
+            _heads_left(tx, row["id"], [gone])
             return
         msg = self._locate(tx, row, handle, now)
         if msg is None:
@@ -1327,8 +1329,7 @@ class Queue:
                 f"The receipt handle has expired: on FIFO queue {self.name!r} a handle is valid only while its message is in flight."
             )
         gone = tx.one(Q.delete_message, id=msg["id"])
-        if gone["is_head"]:
-            tx.run(Q.fix_group_head, queue_id=row["id"], group_id=gone["group_id"])
+        _heads_left(tx, row["id"], [gone])
 
     def change_message_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
         vt = V.visibility_timeout(visibility_timeout)
@@ -1375,10 +1376,9 @@ class Queue:
             if handles:
                 # The common case, every handle its message's newest, in one statement.
                 spec = json.dumps([[h.row_id, h.token.hex().upper(), _uuid_str(h.message_uuid)] for h in handles.values()])
-                for gone in tx.all(Q.delete_by_handles, handles=spec, queue_id=row["id"], fifo=row["fifo"], now=now):
-                    deleted.add(gone["id"])
-                    if gone["is_head"]:
-                        tx.run(Q.fix_group_head, queue_id=row["id"], group_id=gone["group_id"])
+                gone = tx.all(Q.delete_by_handles, handles=spec, queue_id=row["id"], fifo=row["fifo"], now=now)
+                deleted.update(r["id"] for r in gone)
+                _heads_left(tx, row["id"], gone)
             for e in entries:
                 h = handles.get(e["Id"])
                 try:

@@ -331,9 +331,6 @@ prune_all_expired = compile_sql(
     )
     .returning(m.c.group_id, m.c.is_head)
 )
-count_expired = compile_sql(
-    select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff"))
-)
 
 # Exact counts, read from ix_messages_visible alone (no table rows).
 count_visible = compile_sql(

@@ -97,11 +97,6 @@ class Tx:
     def run_many_positional(self, sql: str, rows: list[tuple]) -> None:
         self.c.executemany(sql, rows)
 
-    def run_many(self, sql: Q.Sql, rows: list[dict]) -> None:
-        if sql.defaults:
-            rows = [sql.bind(r) for r in rows]
-        self.c.executemany(sql, rows)
-
     def scalar(self, sql: Q.Sql, **params: Any):
         row = self.c.execute(sql, sql.bind(params)).fetchone()
         return None if row is None else row[0]

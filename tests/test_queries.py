@@ -32,7 +32,6 @@ HOT_PATH = {
     "count_in_flight": ("ix_messages_visible", False),
     "count_delayed": ("ix_messages_visible", False),
     "count_alive": ("ix_messages_visible", False),
-    "count_expired": ("ix_messages_visible", False),
     "oldest_sent": ("ix_messages_visible", False),
     # pruning and purging
     "prune_expired": ("ix_messages_visible", True),
