@@ -1373,8 +1373,17 @@ class Queue:
                 except SQSError:
                     pass  # _delete below reports it, entry by entry
             deleted: set[int] = set()
-            if handles:
-                # The common case, every handle its message's newest, in one statement.
+            if handles and not row["fifo"]:
+                # The common case, every handle its message's newest, as one executemany whose
+                # total rowcount says whether all of them went; if not, the loop below decides
+                # each entry exactly (a message this deleted reads as already deleted there).
+                queue_id = row["id"]
+                keys = [(h.row_id, queue_id, _uuid_str(h.message_uuid), h.token) for h in handles.values()]
+                if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
+                    deleted.update(k[0] for k in keys)
+            elif handles:
+                # FIFO: the same in one statement that also returns what each deletion did to
+                # its group's head.
                 spec = json.dumps([[h.row_id, h.token.hex().upper(), _uuid_str(h.message_uuid)] for h in handles.values()])
                 gone = tx.all(Q.delete_by_handles, handles=spec, queue_id=row["id"], fifo=row["fifo"], now=now)
                 deleted.update(r["id"] for r in gone)

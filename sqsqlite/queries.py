@@ -281,6 +281,18 @@ delete_by_handle = compile_sql(
     )
     .returning(m.c.group_id, m.c.is_head)
 )
+# DeleteMessageBatch on a standard queue: one executemany of this, by position; its total
+# rowcount tells whether every handle was its message's newest (then nothing is left to decide).
+DELETE_STANDARD_COLUMNS = ("id", "queue_id", "message_id", "token")
+delete_standard_by_handle, _delete_standard_order = compile_positional(
+    delete(m).where(
+        m.c.id == P("id"),
+        m.c.queue_id == P("queue_id"),
+        m.c.message_id == P("message_id"),
+        m.c.receipt_token == P("token"),
+    )
+)
+assert _delete_standard_order == DELETE_STANDARD_COLUMNS
 # DeleteMessageBatch's common case in one statement: each [row id, token hex, message id] of
 # :handles deletes its message when the token is the newest (and, on FIFO, still in flight).
 _handles = func.json_each(P("handles")).table_valued("value").alias("handles")

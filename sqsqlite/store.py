@@ -94,8 +94,9 @@ class Tx:
     def run(self, sql: Q.Sql, **params: Any) -> int:
         return self.c.execute(sql, sql.bind(params)).rowcount
 
-    def run_many_positional(self, sql: str, rows: list[tuple]) -> None:
-        self.c.executemany(sql, rows)
+    def run_many_positional(self, sql: str, rows: list[tuple]) -> int:
+        """Rows changed in all (what sqlite3's executemany rowcount sums)."""
+        return self.c.executemany(sql, rows).rowcount
 
     def scalar(self, sql: Q.Sql, **params: Any):
         row = self.c.execute(sql, sql.bind(params)).fetchone()

@@ -278,6 +278,26 @@ def test_delete_batch_reports_each_entry(queue):
     assert [m.message_id for m in queue.peek()] == [msgs[1].message_id]
 
 
+def test_delete_batch_with_a_superseded_handle_deletes_the_others_and_keeps_that_message(queue, clock):
+    for i in range(3):
+        queue.send_message(f"m{i}")
+    first = queue.receive_message(max_number_of_messages=3, visibility_timeout=5)
+    clock.advance(6)
+    again = {m.message_id: m for m in queue.receive_message(max_number_of_messages=3, visibility_timeout=30)}
+    newest = [again[m.message_id].receipt_handle for m in first]
+    result = queue.delete_message_batch(
+        [
+            {"Id": "new0", "ReceiptHandle": newest[0]},
+            {"Id": "old1", "ReceiptHandle": first[1].receipt_handle},
+            {"Id": "new2", "ReceiptHandle": newest[2]},
+            {"Id": "twice2", "ReceiptHandle": newest[2]},
+        ]
+    )
+    assert result.successful == [{"Id": "new0"}, {"Id": "new2"}, {"Id": "twice2"}]
+    assert [(f.id, f.code) for f in result.failed] == [("old1", "ReceiptHandleIsInvalid")]
+    assert [m.message_id for m in queue.peek()] == [first[1].message_id]
+
+
 def test_change_visibility_batch_reports_each_entry_and_applies_the_good_ones(queue, clock):
     for i in range(3):
         queue.send_message(f"m{i}")

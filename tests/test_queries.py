@@ -43,6 +43,7 @@ HOT_PATH = {
     "delete_message": ("PRIMARY KEY", False),
     "delete_by_handle": ("PRIMARY KEY", False),
     "delete_by_handles": ("PRIMARY KEY", False),
+    "delete_standard_by_handle": ("PRIMARY KEY", False),
     "change_visibility": ("PRIMARY KEY", False),
     "move_message": ("PRIMARY KEY", False),
     # move tasks: one page at a time in id order
@@ -57,7 +58,8 @@ def _params(sql):
 
 
 def _plan(conn, sql):
-    return [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, sql.bind(_params(sql)))]
+    params = sql.bind(_params(sql)) if ":" in sql else (1,) * sql.count("?")  # named or positional
+    return [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
 
 
 @pytest.fixture(scope="module", params=["fresh", "analyzed"])
