@@ -5,6 +5,14 @@ threads or carried across fork). Writes run in ``BEGIN IMMEDIATE`` so the write 
 up front: a transaction never upgrades from reader to writer halfway, which is what produces
 "database is locked" under load. A busy database is waited for (busy_timeout) and the whole
 transaction retried with backoff, so callers never see a lock error.
+
+Before BEGIN IMMEDIATE, a writer also takes an exclusive ``flock`` on ``<file>-lock``, so
+sqsqlite writers queue in the kernel and the next one wakes the moment the lock is let go.
+SQLite's own busy handler polls instead, sleeping 1, 2, 5 ... up to 100 ms between tries: a
+process that just committed takes the lock again before the sleepers look, so under load one
+kind of process (producers) could starve another (consumers), and a waiter's latency jumped to
+tens of milliseconds. SQLite's lock stays the real exclusion (other programs don't know the
+lock file); the flock only orders sqsqlite's own writers.
 """
 
 from __future__ import annotations
@@ -22,6 +30,11 @@ from . import defaults as D
 from . import queries as Q
 from .errors import DatabaseError
 
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
+    fcntl = None
+
 HEAD_REVISION = "0003"
 _RETRYABLE = ("database is locked", "database is busy", "database table is locked")
 
@@ -38,6 +51,11 @@ class _Local(threading.local):
     # Queue rows read by this connection, valid while no other connection has committed
     # (PRAGMA data_version unchanged) and this one has not written them (forget_queues).
     version: int | None = None
+    # This connection's descriptor of the writers' lock file: None until its first write,
+    # -1 where there is none (no fcntl, an in-memory database, a directory we can't write).
+    # One per connection, never inherited: flock belongs to the open file, so a descriptor
+    # shared across fork or between threads would let both sides "hold" the lock at once.
+    lockfd: int | None = None
 
     def __init__(self) -> None:
         self.queues: dict = {}
@@ -113,10 +131,31 @@ class _Write:
         self.store, self.conn, self.local = store, conn, local
 
     def __enter__(self) -> Tx:
-        self.store._execute_retrying(self.conn, "BEGIN IMMEDIATE")
-        return Tx(self.conn, self.local, writing=True)
+        local = self.local
+        fd = local.lockfd
+        if fd is None:
+            fd = local.lockfd = self.store._open_lock()
+        if fd >= 0:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            self.store._execute_retrying(self.conn, "BEGIN IMMEDIATE")
+        except BaseException:
+            self._unlock()
+            raise
+        return Tx(self.conn, local, writing=True)
+
+    def _unlock(self) -> None:
+        fd = self.local.lockfd
+        if fd is not None and fd >= 0:
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     def __exit__(self, kind, exc, tb) -> bool:
+        try:
+            return self._finish(kind, exc)
+        finally:
+            self._unlock()
+
+    def _finish(self, kind, exc) -> bool:
         conn = self.conn
         if kind is None:
             try:
@@ -149,6 +188,7 @@ class Store:
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
         self._local = _Local()
         self._all: list[sqlite3.Connection] = []
+        self._lockfds: list[int] = []
         self._lock = threading.Lock()
         self._create_private()
         if migrate:
@@ -184,6 +224,12 @@ class Store:
         local.queues.clear()
         local.state.clear()
         local.version = None
+        # A descriptor from before a fork belongs to the parent's lock: let it go (closing a
+        # duplicate never releases the parent's flock) and open this process's own on its
+        # first write.
+        if local.lockfd is not None and local.lockfd >= 0:
+            self._close_fd(local.lockfd)
+        local.lockfd = None
         with self._lock:
             self._all.append(conn)
         return conn
@@ -216,6 +262,28 @@ class Store:
             raise DatabaseError(self._explain(exc)) from None
         return conn
 
+    def _open_lock(self) -> int:
+        """This connection's descriptor of the writers' lock file, or -1 for none."""
+        if fcntl is None or self.path in (":memory:", "") or self.path.startswith("file:"):
+            return -1
+        try:
+            fd = os.open(self.path + "-lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return -1  # e.g. a read-only directory: SQLite's own locking still holds
+        with self._lock:
+            self._lockfds.append(fd)
+        return fd
+
+    def _close_fd(self, fd: int) -> None:
+        with self._lock:
+            if fd not in self._lockfds:
+                return  # close() took it already
+            self._lockfds.remove(fd)
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
     def _explain(self, exc: Exception) -> str:
         text = str(exc)
         if "file is not a database" in text or "file is encrypted" in text:
@@ -231,10 +299,16 @@ class Store:
     def close(self) -> None:
         with self._lock:
             conns, self._all = self._all, []
+            fds, self._lockfds = self._lockfds, []
         for conn in conns:
             try:
                 conn.close()
             except sqlite3.Error:
+                pass
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
                 pass
         self._local = _Local()
 
@@ -306,6 +380,9 @@ class Store:
         local.queues.clear()
         local.state.clear()
         local.version = None
+        if local.lockfd is not None and local.lockfd >= 0:
+            self._close_fd(local.lockfd)
+        local.lockfd = None
         with self._lock:
             try:
                 self._all.remove(conn)

@@ -211,3 +211,47 @@ def test_a_message_whose_send_returned_survives_sigkill_of_the_sender(tmp_path):
         assert q.receive_message(max_number_of_messages=10)
     finally:
         db.close()
+
+
+
+def _wait_for(path):
+    deadline = time.monotonic() + DEADLINE
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert os.path.exists(path), f"timed out waiting for {path}"
+
+
+def test_a_forked_child_uses_its_own_writer_lock_and_queues_behind_its_parent(tmp_path):
+    # flock belongs to the open file: a child that kept the parent's descriptor of the writers'
+    # lock file would "hold" the lock whenever the parent did, and skip the queue.
+    import fcntl
+
+    db = sqsqlite.connect(str(tmp_path / "fork.db"))
+    q = db.create_queue("forked")
+    q.send_message("from the parent")  # the parent's connection opens its lock descriptor
+    ready, go, out = (str(tmp_path / n) for n in ("ready", "go", "child.json"))
+    pid = os.fork()
+    if pid == 0:
+        try:
+            q.send_message("from the child")  # a new connection in the child, and its own lock
+            _report(ready, {})
+            _wait_for(go)
+            try:
+                fcntl.flock(db.store._local.lockfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _report(out, {"blocked": False})
+            except BlockingIOError:
+                _report(out, {"blocked": True})
+        except BaseException:
+            _report(out, {"error": traceback.format_exc()})
+        finally:
+            os._exit(0)
+    _wait_for(ready)
+    with db.store.write():
+        _report(go, {})
+        _wait_for(out)
+    os.waitpid(pid, 0)
+    with open(out) as f:
+        report = json.load(f)
+    assert report == {"blocked": True}
+    assert sorted(m.body for m in q.receive_message(max_number_of_messages=10)) == ["from the child", "from the parent"]
+    db.close()

@@ -125,17 +125,17 @@ def test_random_guesses_shaped_like_real_handles_never_work(queue, db_path):
 # ------------------------------------------------------------------ file permissions
 
 
-def test_the_database_file_and_its_wal_and_shm_are_readable_by_their_owner_only(tmp_path):
+def test_the_database_file_and_its_wal_shm_and_lock_files_are_readable_by_their_owner_only(tmp_path):
     path = str(tmp_path / "private.db")
     old = os.umask(0)  # even a careless umask must not widen them
     try:
         db = sqsqlite.connect(path)
         db.create_queue("q").send_message("secret")
-        modes = {suffix: stat.S_IMODE(os.stat(path + suffix).st_mode) for suffix in ("", "-wal", "-shm")}
+        modes = {suffix: stat.S_IMODE(os.stat(path + suffix).st_mode) for suffix in ("", "-wal", "-shm", "-lock")}
         db.close()
     finally:
         os.umask(old)
-    assert modes == {"": 0o600, "-wal": 0o600, "-shm": 0o600}
+    assert modes == {"": 0o600, "-wal": 0o600, "-shm": 0o600, "-lock": 0o600}
 
 
 # ------------------------------------------------------------------ no SQL from user input
