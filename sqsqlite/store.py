@@ -121,14 +121,27 @@ class Tx:
         return None if row is None else row[0]
 
 
+_HOLDING = threading.local()
+
+
+def _holding() -> set:
+    """The writers' lock files this thread holds (their real paths)."""
+    try:
+        return _HOLDING.paths
+    except AttributeError:
+        _HOLDING.paths = set()
+        return _HOLDING.paths
+
+
 class _Write:
     """The context manager of Store.write (a class, not a generator: it runs twice per
     operation, and a generator-based one costs several times more)."""
 
-    __slots__ = ("store", "conn", "local")
+    __slots__ = ("store", "conn", "local", "held")
 
     def __init__(self, store: "Store", conn: sqlite3.Connection, local: _Local):
         self.store, self.conn, self.local = store, conn, local
+        self.held = -1  # the descriptor this transaction locked, if it locked one
 
     def __enter__(self) -> Tx:
         local = self.local
@@ -136,7 +149,14 @@ class _Write:
         if fd is None:
             fd = local.lockfd = self.store._open_lock()
         if fd >= 0:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            # A thread already holding this file's writers' lock (through another Database
+            # on the same file, or a write started inside a write) must not wait for itself:
+            # it goes on to SQLite, which refuses or times out as it would without the flock.
+            holding = _holding()
+            if self.store._lock_key not in holding:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                holding.add(self.store._lock_key)
+                self.held = fd
         try:
             self.store._execute_retrying(self.conn, "BEGIN IMMEDIATE")
         except BaseException:
@@ -145,9 +165,10 @@ class _Write:
         return Tx(self.conn, local, writing=True)
 
     def _unlock(self) -> None:
-        fd = self.local.lockfd
-        if fd is not None and fd >= 0:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        if self.held >= 0:
+            fcntl.flock(self.held, fcntl.LOCK_UN)
+            _holding().discard(self.store._lock_key)
+            self.held = -1
 
     def __exit__(self, kind, exc, tb) -> bool:
         try:
@@ -189,6 +210,7 @@ class Store:
         self._local = _Local()
         self._all: list[sqlite3.Connection] = []
         self._lockfds: list[int] = []
+        self._lock_key = os.path.realpath(self.path) + "-lock"
         self._lock = threading.Lock()
         self._create_private()
         if migrate:
@@ -267,7 +289,8 @@ class Store:
         if fcntl is None or self.path in (":memory:", "") or self.path.startswith("file:"):
             return -1
         try:
-            fd = os.open(self.path + "-lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            # Beside the real file, as SQLite puts -wal and -shm when the path is a symlink.
+            fd = os.open(self._lock_key, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError:
             return -1  # e.g. a read-only directory: SQLite's own locking still holds
         with self._lock:

@@ -242,3 +242,35 @@ def test_a_database_with_a_newer_schema_than_the_code_gives_database_error_namin
         store.ensure_schema()
     store.close()
     assert snapshot(db_path) == before
+
+
+def test_a_write_nested_in_another_databases_write_on_the_same_file_fails_instead_of_hanging(tmp_path, monkeypatch):
+    # Two Database objects on one file, the second writing inside the first's transaction, in
+    # one thread: the writers' flock must not make that thread wait for itself forever. It
+    # gets SQLite's answer instead, after the busy timeout (shortened here).
+    import threading
+
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", 0.3)
+    path = str(tmp_path / "nested.db")
+    outer, inner = sqsqlite.connect(path), sqsqlite.connect(path)
+    outer.create_queue("q")
+    result = {}
+
+    def nested():
+        with outer.store.write():
+            try:
+                inner.queue("q").send_message("inside")
+            except DatabaseError as exc:
+                result["error"] = str(exc)
+
+    t = threading.Thread(target=nested, daemon=True)
+    t.start()
+    t.join(timeout=20)
+    assert not t.is_alive(), "the nested write waited for its own thread's lock"
+    assert "locked" in result.get("error", "")
+    inner.queue("q").send_message("after")  # and both work afterwards
+    assert [m.body for m in outer.queue("q").receive_message()] == ["after"]
+    outer.close()
+    inner.close()
