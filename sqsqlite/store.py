@@ -23,6 +23,7 @@ import secrets
 import sqlite3
 import threading
 import time
+import weakref
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -122,6 +123,27 @@ class Tx:
 
 
 _HOLDING = threading.local()
+_STORES: "weakref.WeakSet[Store]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # A forked child inherits every lock descriptor of the parent, other threads' included.
+    # Kept open, one would keep a lock held by a parent that dies inside a transaction until
+    # the child exits too: close them all (a duplicate's close never releases the parent's
+    # lock while the parent is alive). Each connection opens its own again on its next write.
+    _HOLDING.paths = set()
+    for store in list(_STORES):
+        store._lock = threading.Lock()  # another thread of the parent may have held it
+        fds, store._lockfds = store._lockfds, []
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _holding() -> set:
@@ -148,16 +170,18 @@ class _Write:
         fd = local.lockfd
         if fd is None:
             fd = local.lockfd = self.store._open_lock()
-        if fd >= 0:
-            # A thread already holding this file's writers' lock (through another Database
-            # on the same file, or a write started inside a write) must not wait for itself:
-            # it goes on to SQLite, which refuses or times out as it would without the flock.
-            holding = _holding()
-            if self.store._lock_key not in holding:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                holding.add(self.store._lock_key)
-                self.held = fd
         try:
+            if fd >= 0:
+                # A thread already holding this file's writers' lock (through another Database
+                # on the same file, or a write started inside a write) must not wait for
+                # itself: it goes on to SQLite, which refuses or times out as without the flock.
+                holding = _holding()
+                if self.store._lock_key not in holding:
+                    # Marked before it is taken, so an interrupt anywhere from here on (even
+                    # KeyboardInterrupt right after flock returns) lets it go again.
+                    self.held = fd
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    holding.add(self.store._lock_key)
             self.store._execute_retrying(self.conn, "BEGIN IMMEDIATE")
         except BaseException:
             self._unlock()
@@ -211,6 +235,7 @@ class Store:
         self._all: list[sqlite3.Connection] = []
         self._lockfds: list[int] = []
         self._lock_key = os.path.realpath(self.path) + "-lock"
+        _STORES.add(self)
         self._lock = threading.Lock()
         self._create_private()
         if migrate:

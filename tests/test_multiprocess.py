@@ -4,6 +4,7 @@ Children report through JSON files rather than pipes, so a crash in one shows up
 or error report instead of a hang.
 """
 
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -254,4 +255,54 @@ def test_a_forked_child_uses_its_own_writer_lock_and_queues_behind_its_parent(tm
         report = json.load(f)
     assert report == {"blocked": True}
     assert sorted(m.body for m in q.receive_message(max_number_of_messages=10)) == ["from the child", "from the parent"]
+    db.close()
+
+
+_DIES_HOLDING_THE_LOCK = r"""
+import os, signal, sys, threading, time
+import sqsqlite
+
+db = sqsqlite.connect(sys.argv[1])
+q = db.queue("orphan")
+inside = threading.Event()
+
+def hold():
+    with db.store.write():
+        inside.set()
+        time.sleep(60)
+
+threading.Thread(target=hold, daemon=True).start()
+inside.wait(10)
+if os.fork() == 0:  # a child that outlives its parent and never writes
+    with open(sys.argv[2] + ".child", "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(30)
+    os._exit(0)
+with open(sys.argv[2], "w") as f:
+    f.write("forked")
+os.kill(os.getpid(), signal.SIGKILL)  # dies inside the other thread's write transaction
+"""
+
+
+def test_a_process_killed_inside_a_write_frees_the_file_for_others_even_while_its_forked_child_lives(tmp_path):
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "orphan.db")
+    db = sqsqlite.connect(path)
+    q = db.create_queue("orphan")
+    marker = str(tmp_path / "forked")
+    proc = subprocess.Popen([sys.executable, "-c", _DIES_HOLDING_THE_LOCK, path, marker])
+    try:
+        proc.wait(timeout=DEADLINE)
+        assert os.path.exists(marker), "the helper did not get as far as forking"
+        start = time.monotonic()
+        q.send_message("after the crash")  # must not wait for the orphaned child to exit
+        waited = time.monotonic() - start
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            with open(marker + ".child") as f:
+                os.kill(int(f.read()), signal.SIGKILL)
+    assert waited < 5, f"the send waited {waited:.1f} s for a lock its dead holder's child kept"
+    assert [m.body for m in q.receive_message()] == ["after the crash"]
     db.close()
