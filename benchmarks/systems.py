@@ -33,7 +33,7 @@ def body_of(size: int) -> str:
 
 
 def _remove(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    for suffix in ("", "-wal", "-shm", "-journal", "-lock"):
         try:
             os.remove(path + suffix)
         except FileNotFoundError:
