@@ -134,12 +134,18 @@ def _after_fork_in_child() -> None:
     _HOLDING.paths = set()
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
-        fds, store._lockfds = store._lockfds, []
-        for fd in fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        _close_fds(store._lockfds)
+
+
+def _close_fds(fds: list[int]) -> None:
+    """Close and forget these descriptors (the list is emptied in place)."""
+    taken = list(fds)
+    fds.clear()
+    for fd in taken:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 if hasattr(os, "register_at_fork"):
@@ -233,7 +239,10 @@ class Store:
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
         self._local = _Local()
         self._all: list[sqlite3.Connection] = []
+        # Emptied in place, never replaced: the finalizer below holds this very list, so the
+        # descriptors of a Store dropped without close() are closed when it is collected.
         self._lockfds: list[int] = []
+        weakref.finalize(self, _close_fds, self._lockfds)
         self._lock_key = os.path.realpath(self.path) + "-lock"
         _STORES.add(self)
         self._lock = threading.Lock()
@@ -347,16 +356,11 @@ class Store:
     def close(self) -> None:
         with self._lock:
             conns, self._all = self._all, []
-            fds, self._lockfds = self._lockfds, []
+            _close_fds(self._lockfds)
         for conn in conns:
             try:
                 conn.close()
             except sqlite3.Error:
-                pass
-        for fd in fds:
-            try:
-                os.close(fd)
-            except OSError:
                 pass
         self._local = _Local()
 

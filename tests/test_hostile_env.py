@@ -274,3 +274,19 @@ def test_a_write_nested_in_another_databases_write_on_the_same_file_fails_instea
     assert [m.body for m in outer.queue("q").receive_message()] == ["after"]
     outer.close()
     inner.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
+def test_databases_dropped_without_close_leave_no_file_descriptors_open(tmp_path):
+    import gc
+
+    path = str(tmp_path / "dropped.db")
+    sqsqlite.connect(path).create_queue("q")
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        db = sqsqlite.connect(path)
+        db.queue("q").send_message("x")  # opens the connection and the writers' lock file
+        del db
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before
