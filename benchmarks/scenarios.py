@@ -3,7 +3,6 @@ wake-up, churn (redelivery and dead-lettering) and FIFO groups. sqsqlite only.""
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing as mp
 import os
 import random
@@ -46,7 +45,6 @@ def build_backlog(path: str, stored: int, in_flight: int, body_size: int = 200) 
     e.db.close()
     sql, cols = _backlog_insert_sql()
     body = body_of(body_size)
-    md5 = hashlib.md5(body.encode()).hexdigest()
     now = time.time_ns() // 1_000_000
     # Sent over the last hour, oldest first, so visible_at order is send order.
     start = now - 3_600_000
@@ -65,9 +63,7 @@ def build_backlog(path: str, stored: int, in_flight: int, body_size: int = 200) 
                 "queue_id": queue_id,
                 "message_id": str(uuid.uuid4()),
                 "body": body,
-                "md5_of_body": md5,
                 "attributes": None,
-                "md5_of_attributes": None,
                 "sender_id": sender,
                 "sent_at": sent,
                 "visible_at": lease_end if flying else sent,

@@ -13,7 +13,6 @@ as sqsqlite (WAL, the same synchronous setting, temp_store in memory), autocommi
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sqlite3
@@ -227,12 +226,12 @@ class Floor:
         return Run(done, perf() - start, lat)
 
 
-_LAYOUT_COLUMNS = ("queue_id", "message_id", "body", "md5_of_body", "attributes", "md5_of_attributes", "sender_id", "sent_at", "visible_at")
+_LAYOUT_COLUMNS = ("queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at")
 
 
 class FloorOnLayout(Floor):
     """The floor's statements on sqsqlite's own table and indexes, filling the columns the
-    engine fills (message id, MD5, sender, receipt token). Not a target: it splits the gap
+    engine fills (message id, sender, receipt token). Not a target: it splits the gap
     between sqsqlite and the floor into what the table layout costs and what the library costs."""
 
     name = "floor@layout"
@@ -257,12 +256,12 @@ class FloorOnLayout(Floor):
         "UPDATE messages SET visible_at = ?, receive_count = receive_count + 1, "
         "first_received_at = coalesce(first_received_at, ?), received_at = ?, receipt_token = randomblob(16) "
         "WHERE id IN (SELECT id FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at > ? ORDER BY visible_at LIMIT ?) "
-        "RETURNING id, message_id, body, md5_of_body, receipt_token, receive_count"
+        "RETURNING id, message_id, body, receipt_token, receive_count"
     )
     _DELETE = "DELETE FROM messages WHERE id = ? AND receipt_token = ?"
 
     def _row(self, body: str, now: int) -> tuple:
-        return (self.queue_id, str(uuid.uuid4()), body, hashlib.md5(body.encode()).hexdigest(), None, None, "000000000000", now, now)
+        return (self.queue_id, str(uuid.uuid4()), body, None, "000000000000", now, now)
 
     def send(self, calls: int, batch: int, body: str) -> Run:
         c = self.c
@@ -303,7 +302,7 @@ class FloorOnLayout(Floor):
             ex("COMMIT")
             if rows:
                 ex("BEGIN IMMEDIATE")
-                c.executemany(self._DELETE, [(r[0], r[4]) for r in rows])
+                c.executemany(self._DELETE, [(r[0], r[3]) for r in rows])
                 ex("COMMIT")
             done += len(rows)
             lat.append(perf() - t)

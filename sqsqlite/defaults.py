@@ -47,6 +47,9 @@ PRUNE_EVERY = 16
 PRUNE_WINDOW = 256
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
 INFLIGHT_BLOCK = 256
+# Receipt handles a Database remembers having issued, so their deletes skip the MAC check
+# (about 4 MB); past this the memory is emptied and older handles are checked in full.
+ISSUED_HANDLES_KEPT = 10_000
 # How often (seconds of real time) a long poll looks for commits made by other processes.
 LONG_POLL_INTERVAL = 0.005
 # While nothing changes, the interval grows by half each look up to this, so an idle waiting

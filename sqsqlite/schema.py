@@ -80,9 +80,9 @@ messages = Table(
     Column("queue_id", Integer, nullable=False),
     Column("message_id", String, nullable=False),
     Column("body", Text, nullable=False),
-    Column("md5_of_body", String, nullable=False),
+    # MD5OfMessageBody and MD5OfMessageAttributes are not stored: they follow from body and
+    # attributes, and are computed when a result or message is read (see core.SendResult).
     Column("attributes", Text, nullable=True),
-    Column("md5_of_attributes", String, nullable=True),
     Column("sender_id", String, nullable=False),
     # The original enqueue time; retention counts from it in every queue the message visits.
     Column("sent_at", BigInteger, nullable=False),

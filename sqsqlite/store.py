@@ -36,12 +36,8 @@ try:
 except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
     fcntl = None
 
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 _RETRYABLE = ("database is locked", "database is busy", "database table is locked")
-
-
-def _token() -> bytes:
-    return secrets.token_bytes(16)
 
 
 class _Local(threading.local):
@@ -300,7 +296,6 @@ class Store:
                 cached_statements=256,
             )
             conn.row_factory = sqlite3.Row
-            conn.create_function("sqsqlite_token", 0, _token)
             mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
             if mode.lower() != "wal":
                 # Switching to WAL rewrites the file header: look before touching a file that

@@ -96,3 +96,20 @@ def test_downgrading_to_base_and_upgrading_again_rebuilds_the_schema(tmp_path):
     migrate.upgrade(store)
     store.close()
     assert _diff(path) == []
+
+
+def test_downgrading_past_0004_stores_the_digests_send_returned(tmp_path, clock):
+    path = tmp_path / "digests.db"
+    db = sqsqlite.connect(path, clock=clock)
+    q = db.create_queue("d")
+    attrs = {"s": {"DataType": "String", "StringValue": "é"}, "b": {"DataType": "Binary", "BinaryValue": b"\x00\xff"}}
+    results = [q.send_message("plain"), q.send_message("ünïcode", message_attributes=attrs)]
+    db.close()
+
+    store = Store(str(path))
+    migrate.downgrade(store, "0003")
+    store.close()
+    with sqlite3.connect(path) as conn:
+        stored = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT message_id, md5_of_body, md5_of_attributes FROM messages")}
+    assert stored == {r.message_id: (r.md5_of_message_body, r.md5_of_message_attributes) for r in results}
+    assert results[0].md5_of_message_attributes is None

@@ -122,6 +122,59 @@ def test_random_guesses_shaped_like_real_handles_never_work(queue, db_path):
     assert snapshot(db_path) == before
 
 
+def test_a_handle_the_database_remembers_issuing_gets_the_same_answers_as_one_checked_in_full(db, db_path, clock):
+    """Handles this Database issued skip the MAC check on their way back; another Database on
+    the same file remembers none of them. Both must answer alike, refusals included."""
+    a, b = db.create_queue("alpha"), db.create_queue("beta")
+    for body in ("one", "two", "three"):
+        a.send_message(body)
+    first, second, third = a.receive_message(max_number_of_messages=3, visibility_timeout=0)
+    [again] = a.receive_message()  # one of them again: its first handle is superseded
+    stale = next(m for m in (first, second, third) if m.message_id == again.message_id)
+    fresh = next(m for m in (first, second, third) if m.message_id != again.message_id)
+    assert stale.receipt_handle in db.handles._issued and again.receipt_handle in db.handles._issued
+
+    other = sqsqlite.connect(db_path, clock=clock)
+    try:
+        assert not other.handles._issued
+        for database in (db, other):
+            before = snapshot(db_path)
+            for queue, handle, words in (
+                (database.queue("beta"), fresh.receipt_handle, "another queue"),
+                (database.queue("alpha"), stale.receipt_handle, "received again"),
+            ):
+                with pytest.raises(ReceiptHandleIsInvalid, match=words):
+                    queue.delete_message(handle)
+                result = queue.delete_message_batch([{"Id": "x", "ReceiptHandle": handle}])
+                assert [f.code for f in result.failed] == ["ReceiptHandleIsInvalid"]
+            assert snapshot(db_path) == before
+        other.queue("alpha").delete_message(again.receipt_handle)  # in full: not remembered there
+        a.delete_message(fresh.receipt_handle)  # remembered
+        assert counts_of(a) == 1
+    finally:
+        other.close()
+
+
+def test_the_remembered_handles_are_bounded_and_a_forgotten_one_is_checked_in_full(queue, db, monkeypatch):
+    monkeypatch.setattr(core.D, "ISSUED_HANDLES_KEPT", 3)
+    for i in range(7):
+        queue.send_message(f"m{i}")
+    received = [queue.receive_message()[0] for _ in range(7)]
+    assert len(db.handles._issued) <= 3
+    forgotten = received[0].receipt_handle
+    assert forgotten not in db.handles._issued
+    data = bytearray(raw(forgotten))
+    data[-1] ^= 1
+    with pytest.raises(ReceiptHandleIsInvalid):
+        queue.delete_message(encode(bytes(data)))
+    result = queue.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(received)])
+    assert len(result.successful) == 7 and not result.failed
+
+
+def counts_of(q) -> int:
+    return sum(int(v) for v in q.get_queue_attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]).values())
+
+
 # ------------------------------------------------------------------ file permissions
 
 

@@ -9,7 +9,6 @@ expired but not yet pruned.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import sqlite3
@@ -29,9 +28,9 @@ GROUPS = 1000  # message groups per FIFO queue
 BATCH = 50_000
 
 _INSERT = (
-    "INSERT INTO messages (queue_id, message_id, body, md5_of_body, sender_id, sent_at, visible_at, "
+    "INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at, "
     "receive_count, first_received_at, received_at, group_id, sequence_number, dead_letter_source_arn, is_head) "
-    "VALUES (?, ?, ?, ?, 'AIDASYNTHETIC', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (?, ?, ?, 'AIDASYNTHETIC', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -56,7 +55,6 @@ def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, i
     conn.execute("PRAGMA cache_size=-262144")
     rnd = random.Random(seed)
     body = "x" * 64
-    md5 = hashlib.md5(body.encode()).hexdigest()
     counts = {}
     seq = 0
     for name, retention, fifo, _, share in QUEUES:
@@ -89,7 +87,7 @@ def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, i
                 if group not in heads:
                     heads.add(group)
                     head = 1
-            rows.append((qid, str(uuid.UUID(int=rnd.getrandbits(128), version=4)), body, md5, sent, visible, rc,
+            rows.append((qid, str(uuid.UUID(int=rnd.getrandbits(128), version=4)), body, sent, visible, rc,
                          received, received, group, seq if fifo else None, source, head))
             if len(rows) >= BATCH:
                 _flush(conn, rows)
