@@ -343,3 +343,14 @@ def test_asking_for_aws_trace_header_on_receive_is_accepted_and_returns_nothing(
     queue.send_message("traced")
     [msg] = queue.receive_message(message_system_attribute_names=["AWSTraceHeader", "SentTimestamp"])
     assert set(msg.attributes) == {"SentTimestamp"}
+
+
+def test_message_ids_are_distinct_canonical_version_4_uuids_alone_and_in_batches(queue):
+    ids = [queue.send_message("one").message_id for _ in range(50)]
+    for _ in range(50):
+        result = queue.send_message_batch([{"Id": str(i), "MessageBody": "b"} for i in range(10)])
+        ids += [r.message_id for r in result.successful]
+    assert len(set(ids)) == len(ids) == 550
+    for text in ids:
+        u = uuid.UUID(text)
+        assert str(u) == text and u.version == 4 and u.variant == uuid.RFC_4122
