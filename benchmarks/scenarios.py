@@ -29,7 +29,7 @@ def _backlog_insert_sql() -> str:
 def build_backlog(path: str, stored: int, in_flight: int, body_size: int = 200) -> None:
     """A sqsqlite file whose queue 'bench' holds ``stored`` messages, ``in_flight`` of them
     received (lease 12 hours), the rest visible, with values as the engine writes them:
-    uuid4 message ids, MD5 hex digests, the default sender, receipt tokens of 16 bytes, and the
+    uuid4 message ids, the default sender, receipt tokens of 16 bytes, and the
     queue's in-flight bound raised by the receives, as receiving them would have.
 
     The in-flight bound only has to be at least the true number in flight (receives reserve it

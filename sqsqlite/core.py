@@ -50,14 +50,16 @@ class SendResult:
     and, in batch results, the entry's Id.
 
     The MD5 digests are computed when first read: most programs never read them, and for a
-    64 KiB body the digest cost a third of the send. The endpoint and the CLI always read them."""
+    64 KiB body the digest cost a third of the send. The endpoint and the CLI always read them.
+    Until then the result holds the body string it was sent with (the caller's own object, no
+    copy) and its attributes; once both digests are computed it lets them go."""
 
     __slots__ = ("message_id", "sequence_number", "id", "_body", "_attributes", "_md5_body", "_md5_attributes")
 
     def __init__(
         self,
         message_id: str,
-        body: bytes,
+        body: str,
         attributes: Mapping[str, V.MessageAttribute] | None = None,
         sequence_number: str | None = None,
         id: str | None = None,
@@ -65,21 +67,23 @@ class SendResult:
         self.message_id = message_id
         self.sequence_number = sequence_number
         self.id = id  # the batch entry Id, in batch results
-        self._body = body  # the UTF-8 bytes sent
-        self._attributes = attributes
+        self._body: str | None = body
+        self._attributes = attributes or None
         self._md5_body: str | None = None
         self._md5_attributes: str | None = None
 
     @property
     def md5_of_message_body(self) -> str:
         if self._md5_body is None:
-            self._md5_body = V.md5_hex(self._body)
+            self._md5_body = V.md5_hex(self._body.encode("utf-8"))
+            self._body = None
         return self._md5_body
 
     @property
     def md5_of_message_attributes(self) -> str | None:
-        if self._md5_attributes is None and self._attributes:
+        if self._attributes is not None:
             self._md5_attributes = V.md5_of_attributes(self._attributes)
+            self._attributes = None
         return self._md5_attributes
 
     def _key(self) -> tuple:
@@ -132,18 +136,22 @@ class Message:
     sender_id: str | None = None
     visible_at: int | None = None
     queue: "Queue | None" = field(default=None, repr=False, compare=False)
-    # Every message attribute the message carries: MD5OfMessageAttributes covers all of them,
-    # whichever ones the receive asked to see.
-    all_message_attributes: dict[str, V.MessageAttribute] = field(default_factory=dict, repr=False, compare=False)
+    _md5_body: str | None = field(default=None, init=False, repr=False, compare=False)
 
     # The digests follow from the body and the attributes, computed when read (see SendResult).
-    @functools.cached_property
+    # A plain property, not functools.cached_property: before Python 3.12 that holds one lock
+    # for every instance of the class, so the endpoint's threads would digest one at a time.
+    @property
     def md5_of_body(self) -> str:
-        return V.md5_hex(self.body.encode("utf-8"))
+        if self._md5_body is None:
+            self._md5_body = V.md5_hex(self.body.encode("utf-8"))
+        return self._md5_body
 
-    @functools.cached_property
+    @property
     def md5_of_message_attributes(self) -> str | None:
-        return V.md5_of_attributes(self.all_message_attributes)
+        """Over the attributes returned, as SQS computes it and as the AWS SDKs check it (the
+        Java SDK's MD5 interceptor digests the MessageAttributes of the response)."""
+        return V.md5_of_attributes(self.message_attributes)
 
     def delete(self) -> None:
         """DeleteMessage with this message's receipt handle."""
@@ -1102,7 +1110,7 @@ class Queue:
         results: list = []
         rows: list[tuple] = []
         sender = self.db.sender_id
-        ids = iter(_new_message_ids(len(prepared)))
+        ids = iter(() if is_fifo else _new_message_ids(len(prepared)))  # FIFO sends make their own
         for p in prepared:
             try:
                 if p.size > row["max_message_size"]:
@@ -1124,7 +1132,7 @@ class Queue:
             attrs_json = json.dumps({k: v.to_json() for k, v in p.attributes.items()}) if p.attributes else None
             # In Q.INSERT_STANDARD_COLUMNS order.
             rows.append((row["id"], message_id, p.body, attrs_json, sender, now, now + delay * 1000))
-            results.append(SendResult(message_id, p.body_bytes, p.attributes, None, p.entry_id))
+            results.append(SendResult(message_id, p.body, p.attributes, None, p.entry_id))
         if rows:
             tx.run_many_positional(Q.insert_standard, rows)
         return results
@@ -1147,7 +1155,7 @@ class Queue:
         window_start = now - _ms(D.FIFO_DEDUP_WINDOW_SECONDS)
         seen = tx.one(Q.find_dedup, queue_id=row["id"], scope=scope, dedup_id=dedup, window_start=window_start)
         if seen is not None:
-            return SendResult(seen["message_id"], p.body_bytes, p.attributes, f"{seen['sequence_number']:020d}", p.entry_id)
+            return SendResult(seen["message_id"], p.body, p.attributes, f"{seen['sequence_number']:020d}", p.entry_id)
         sequence = tx.scalar(Q.next_sequence, id=row["id"], n=1)
         message_id = _new_message_id()
         is_head = tx.one(Q.group_has_messages, queue_id=row["id"], group_id=p.group_id) is None
@@ -1155,7 +1163,7 @@ class Queue:
         values.update(dedup_id=dedup, sequence_number=sequence, is_head=int(is_head))
         tx.run(Q.insert_message, **values)
         tx.run(Q.put_dedup, queue_id=row["id"], scope=scope, dedup_id=dedup, message_id=message_id, sequence_number=sequence, now=now)
-        return SendResult(message_id, p.body_bytes, p.attributes, f"{sequence:020d}", p.entry_id)
+        return SendResult(message_id, p.body, p.attributes, f"{sequence:020d}", p.entry_id)
 
     # ------------------------------------------------------------ receiving
 
@@ -1193,7 +1201,7 @@ class Queue:
                 return [self._message(row, system, wanted) for row in rows]
             self.db._wait_for_change(queue_id, deadline)
 
-    def _message(self, row, system: set[str], wanted: Callable[[str], bool]) -> Message:
+    def _message(self, row, system: set[str], wanted: Callable[[str], bool], handle: bool = True) -> Message:
         # One unpack of the row (Q.MESSAGE_COLUMNS, checked below the class): sqlite3.Row finds
         # a column by name with a case-insensitive scan, ~0.3 us a look-up, 17 per message.
         (
@@ -1219,7 +1227,7 @@ class Queue:
         return Message(
             message_id=message_id,
             body=body,
-            receipt_handle=None if token is None else self.db.handles.issue(queue_id, row_id, message_id, token),
+            receipt_handle=None if token is None or not handle else self.db.handles.issue(queue_id, row_id, message_id, token),
             receive_count=receive_count,
             sent_timestamp=sent_at,
             first_receive_timestamp=first_received_at,
@@ -1232,7 +1240,6 @@ class Queue:
             sender_id=sender_id,
             visible_at=visible_at,
             queue=self,
-            all_message_attributes=attrs,
         )
 
     def _claim(self, n: int, vt: int | None, attempt_id: str | None):
@@ -1543,8 +1550,8 @@ class Queue:
             rows = tx.all(Q.peek_messages, queue_id=row["id"], now=now, cutoff=_cutoff(row, now), state=state, limit=limit)
         out = []
         for r in rows:
-            m = self._message(r, set(D.MESSAGE_SYSTEM_ATTRIBUTES), lambda name: True)
-            m.receipt_handle = None
+            # No handle: peeking receives nothing (and fills no memory of issued handles).
+            m = self._message(r, set(D.MESSAGE_SYSTEM_ATTRIBUTES), lambda name: True, handle=False)
             m.queue = None
             out.append(m)
         return out
@@ -1597,7 +1604,7 @@ class Queue:
                     if received:
                         visible_at = min(visible_at, now)  # was in flight: its handle did not travel
                     values = _message_row(
-                        row["id"], rec["MessageId"], p,
+                        row["id"], _imported_message_id(rec["MessageId"]), p,
                         rec.get("SenderId") or self.db.sender_id, int(rec["SentTimestamp"]), visible_at,
                     )
                     values.update(
@@ -1646,6 +1653,17 @@ assert tuple(c.name for c in Q.MESSAGE_COLUMNS) == (
     "dead_letter_source_arn",
     "is_head",
 ), "Q.MESSAGE_COLUMNS changed: update Queue._message"
+
+
+def _imported_message_id(value: Any) -> str:
+    """An imported message keeps its id, which must be a UUID (receipt handles carry its 16
+    bytes); stored in canonical form, as the engine makes them."""
+    try:
+        return str(uuid.UUID(value))
+    except (TypeError, ValueError, AttributeError):
+        raise InvalidParameterValue(
+            f"MessageId {V._shorten(value)} is not a UUID: an imported message keeps its id, and SQS message ids are UUIDs."
+        ) from None
 
 
 def _message_row(queue_id, message_id, p: _Prepared, sender_id, sent_at, visible_at) -> dict:

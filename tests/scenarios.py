@@ -200,6 +200,24 @@ def scenario_message_attributes_round_trip_with_sqs_digests(w: World):
     w.client.send_message(QueueUrl=url, MessageBody="again", MessageAttributes=attributes)
     [m] = w.receive(url, MessageAttributeNames=["text", "n"])
     assert set(m["MessageAttributes"]) == {"text", "n"}
+    # The digest covers the attributes returned: what SQS sends and what the AWS SDKs check
+    # (the Java SDK's MD5 interceptor digests the response's MessageAttributes).
+    assert m["MD5OfMessageAttributes"] == _sqs_md5_of_attributes({k: attributes[k] for k in ("text", "n")})
+    w.client.send_message(QueueUrl=url, MessageBody="none asked", MessageAttributes=attributes)
+    [m] = w.receive(url)
+    assert "MessageAttributes" not in m and "MD5OfMessageAttributes" not in m
+
+
+def _sqs_md5_of_attributes(attributes: dict) -> str:
+    """SPEC's algorithm, written out independently of the engine's."""
+    out = b""
+    for name in sorted(attributes):
+        a = attributes[name]
+        for part in (name.encode(), a["DataType"].encode()):
+            out += len(part).to_bytes(4, "big") + part
+        value = a["BinaryValue"] if "BinaryValue" in a else a["StringValue"].encode()
+        out += (b"\x02" if "BinaryValue" in a else b"\x01") + len(value).to_bytes(4, "big") + value
+    return hashlib.md5(out).hexdigest()
 
 
 @scenario

@@ -277,6 +277,21 @@ def test_import_of_a_bad_file_names_the_line_and_exits_252(sq, tmp_path, content
     assert fragment in r.stderr
 
 
+def test_import_of_a_message_id_that_is_not_a_uuid_names_it_and_imports_nothing_of_its_batch(sq, tmp_path):
+    sq("create-queue", "--queue-name", "target")
+    f = tmp_path / "ids.jsonl"
+    good = {"MessageId": "3F1C5D3E-2A9B-4C6E-9D1F-0A1B2C3D4E5F", "Body": "kept", "SentTimestamp": 10**13}
+    f.write_text(json.dumps(good) + "\n" + json.dumps({"MessageId": "not-a-uuid", "Body": "b", "SentTimestamp": 10**13}) + "\n")
+    r = sq("import", "--queue-url", "target", str(f), code=254)
+    assert "MessageId 'not-a-uuid' is not a UUID" in r.stderr and "Traceback" not in r.stderr
+    with sq.db() as db:
+        assert db.queue("target").peek() == []
+    f.write_text(json.dumps(good) + "\n")
+    assert sq.json("import", "--queue-url", "target", str(f))["MessagesImported"] == 1
+    [m] = sq.json("receive-message", "--queue-url", "target")["Messages"]
+    assert m["MessageId"] == good["MessageId"].lower()  # stored in canonical form
+
+
 def test_import_without_a_header_or_queue_url_is_bad_usage(sq, tmp_path):
     f = tmp_path / "bare.jsonl"
     f.write_text('{"MessageId": "x", "Body": "b", "SentTimestamp": 1}\n')

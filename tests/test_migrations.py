@@ -104,6 +104,8 @@ def test_downgrading_past_0004_stores_the_digests_send_returned(tmp_path, clock)
     q = db.create_queue("d")
     attrs = {"s": {"DataType": "String", "StringValue": "é"}, "b": {"DataType": "Binary", "BinaryValue": b"\x00\xff"}}
     results = [q.send_message("plain"), q.send_message("ünïcode", message_attributes=attrs)]
+    for n in range(120):  # past one page of the downgrade's walk
+        results += q.send_message_batch([{"Id": str(i), "MessageBody": f"m{n}.{i}"} for i in range(10)]).successful
     db.close()
 
     store = Store(str(path))

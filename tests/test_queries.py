@@ -76,7 +76,6 @@ def conn(request, tmp_path_factory):
     fifo.receive_message(max_number_of_messages=10)
     db.close()
     with contextlib.closing(sqlite3.connect(path)) as c:
-        c.create_function("sqsqlite_token", 0, lambda: b"")  # the store registers the real one
         if request.param == "analyzed":
             c.execute("ANALYZE")
         yield c

@@ -6,7 +6,12 @@ about a third of a send's cost, paid even by programs that never read it, and th
 columns widened every row the claim and the send write.
 
 SQLite's own DROP COLUMN (3.35+) rewrites each row in place; batch mode would recreate the
-table. Downgrading computes the digests again for every stored message.
+table. Downgrading adds the two columns back (at the end of the table, md5_of_body with an
+empty default; nothing reads them by position) and computes the digests again for every stored
+message, a page at a time.
+
+Every process using the file must run a version that knows 0004: opening the file upgrades it,
+and a process of an older version that still has it open fails its sends ("no such column").
 
 Revision ID: 0004
 Revises: 0003
@@ -62,9 +67,15 @@ def downgrade() -> None:
     op.add_column("messages", sa.Column("md5_of_body", sa.String(), nullable=False, server_default=""))
     op.add_column("messages", sa.Column("md5_of_attributes", sa.String(), nullable=True))
     conn = op.get_bind()
-    rows = conn.execute(sa.text("SELECT id, body, attributes FROM messages")).fetchall()
-    for row_id, body, attributes in rows:
+    page = sa.text("SELECT id, body, attributes FROM messages WHERE id > :after ORDER BY id LIMIT 1000")
+    fill = sa.text("UPDATE messages SET md5_of_body = :b, md5_of_attributes = :a WHERE id = :id")
+    after = 0
+    while True:
+        rows = conn.execute(page, {"after": after}).fetchall()
+        if not rows:
+            return
         conn.execute(
-            sa.text("UPDATE messages SET md5_of_body = :b, md5_of_attributes = :a WHERE id = :id"),
-            {"b": hashlib.md5(body.encode("utf-8")).hexdigest(), "a": _md5_of_attributes(attributes), "id": row_id},
+            fill,
+            [{"b": hashlib.md5(body.encode("utf-8")).hexdigest(), "a": _md5_of_attributes(attrs), "id": row_id} for row_id, body, attrs in rows],
         )
+        after = rows[-1][0]
