@@ -72,17 +72,21 @@ class SendResult:
         self._md5_body: str | None = None
         self._md5_attributes: str | None = None
 
+    # Each reads its source once and stores the digest before letting the source go, so
+    # threads reading one result at once never find the source gone and the digest unset.
     @property
     def md5_of_message_body(self) -> str:
-        if self._md5_body is None:
-            self._md5_body = V.md5_hex(self._body.encode("utf-8"))
+        body = self._body
+        if body is not None:
+            self._md5_body = V.md5_hex(body.encode("utf-8"))
             self._body = None
         return self._md5_body
 
     @property
     def md5_of_message_attributes(self) -> str | None:
-        if self._attributes is not None:
-            self._md5_attributes = V.md5_of_attributes(self._attributes)
+        attributes = self._attributes
+        if attributes is not None:
+            self._md5_attributes = V.md5_of_attributes(attributes)
             self._attributes = None
         return self._md5_attributes
 
