@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import hashlib
 import hmac
 import json
@@ -25,8 +24,6 @@ from . import queries as Q
 from . import validation as V
 from .clock import SYSTEM_CLOCK, Clock
 from .errors import (
-    InvalidAttributeName,
-    InvalidAttributeValue,
     InvalidParameterValue,
     MessageNotInflight,
     MissingParameter,
@@ -218,7 +215,7 @@ class _Handle(NamedTuple):
     row_id: int
     message_uuid: bytes
     token: bytes
-    message_id: str  # message_uuid as canonical text, what the engine stores
+    message_id: str  # the message id as text, for the delete's statement (a miss there is decided by message_uuid)
 
 
 def _keyed_mac(secret: bytes) -> Callable[[bytes], bytes]:
@@ -1205,7 +1202,7 @@ class Queue:
                 return [self._message(row, system, wanted) for row in rows]
             self.db._wait_for_change(queue_id, deadline)
 
-    def _message(self, row, system: set[str], wanted: Callable[[str], bool], handle: bool = True) -> Message:
+    def _message(self, row, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:
         # One unpack of the row (Q.MESSAGE_COLUMNS, checked below the class): sqlite3.Row finds
         # a column by name with a case-insensitive scan, ~0.3 us a look-up, 17 per message.
         (
@@ -1231,7 +1228,7 @@ class Queue:
         return Message(
             message_id=message_id,
             body=body,
-            receipt_handle=None if token is None or not handle else self.db.handles.issue(queue_id, row_id, message_id, token),
+            receipt_handle=None if token is None or not issue_handle else self.db.handles.issue(queue_id, row_id, message_id, token),
             receive_count=receive_count,
             sent_timestamp=sent_at,
             first_receive_timestamp=first_received_at,
@@ -1555,7 +1552,7 @@ class Queue:
         out = []
         for r in rows:
             # No handle: peeking receives nothing (and fills no memory of issued handles).
-            m = self._message(r, set(D.MESSAGE_SYSTEM_ATTRIBUTES), lambda name: True, handle=False)
+            m = self._message(r, set(D.MESSAGE_SYSTEM_ATTRIBUTES), lambda name: True, issue_handle=False)
             m.queue = None
             out.append(m)
         return out

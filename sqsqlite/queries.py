@@ -8,7 +8,7 @@ testable (``tests/test_queries.py`` checks the claim walks an index, never the w
 
 from __future__ import annotations
 
-from sqlalchemy import and_, bindparam, delete, exists, func, insert, literal_column, or_, select, tuple_, update
+from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or_, select, tuple_, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ClauseElement
 

@@ -125,7 +125,8 @@ def test_random_guesses_shaped_like_real_handles_never_work(queue, db_path):
 def test_a_handle_the_database_remembers_issuing_gets_the_same_answers_as_one_checked_in_full(db, db_path, clock):
     """Handles this Database issued skip the MAC check on their way back; another Database on
     the same file remembers none of them. Both must answer alike, refusals included."""
-    a, b = db.create_queue("alpha"), db.create_queue("beta")
+    a = db.create_queue("alpha")
+    db.create_queue("beta")
     for body in ("one", "two", "three"):
         a.send_message(body)
     first, second, third = a.receive_message(max_number_of_messages=3, visibility_timeout=0)
