@@ -1566,12 +1566,13 @@ class Queue:
                 row = self._row(tx)
                 rows = tx.all(Q.messages_page, queue_id=row["id"], cutoff=_cutoff(row, now), after=after, upto=2**62, limit=page)
             for r in rows:
+                attrs = _decode_attributes(r["attributes"])  # parsed once, for the output and its digest
                 yield {
                     "MessageId": r["message_id"],
                     "Body": r["body"],
                     "MD5OfBody": V.md5_hex(r["body"].encode("utf-8")),
-                    "MessageAttributes": json.loads(r["attributes"]) if r["attributes"] else {},
-                    "MD5OfMessageAttributes": V.md5_of_attributes(_decode_attributes(r["attributes"])),
+                    "MessageAttributes": {k: v.to_json() for k, v in attrs.items()},
+                    "MD5OfMessageAttributes": V.md5_of_attributes(attrs),
                     "SenderId": r["sender_id"],
                     "SentTimestamp": r["sent_at"],
                     "VisibleAt": r["visible_at"],

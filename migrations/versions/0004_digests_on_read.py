@@ -18,6 +18,7 @@ Revises: 0003
 Create Date: 2026-11-23
 """
 
+import base64
 import hashlib
 import json
 import struct
@@ -44,8 +45,6 @@ def _md5_of_attributes(text):
     attributes = json.loads(text)
     if not attributes:
         return None
-    import base64
-
     digest = hashlib.md5()
     for name in sorted(attributes):
         attr = attributes[name]
