@@ -32,7 +32,7 @@ def body_of(size: int) -> str:
 
 
 def _remove(path: str) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal", "-lock"):
+    for suffix in ("", "-wal", "-shm", "-journal", "-lock", "-sendlock"):
         try:
             os.remove(path + suffix)
         except FileNotFoundError:

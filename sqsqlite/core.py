@@ -1060,7 +1060,7 @@ class Queue:
         message_deduplication_id: str | None = None,
     ) -> SendResult:
         prepared = self._prepare(message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id)
-        with self.db.store.write() as tx:
+        with self.db.store.write(sending=True) as tx:
             row = self._row(tx)
             result = self._insert(tx, row, [prepared])[0]
         self.db._notify()
@@ -1091,7 +1091,7 @@ class Queue:
         V.check_batch_size(sum(p.size for p in prepared))
         successful = []
         if prepared:
-            with self.db.store.write() as tx:
+            with self.db.store.write(sending=True) as tx:
                 row = self._row(tx)
                 results = self._insert(tx, row, prepared)
             self.db._notify()

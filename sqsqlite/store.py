@@ -13,6 +13,15 @@ process that just committed takes the lock again before the sleepers look, so un
 kind of process (producers) could starve another (consumers), and a waiter's latency jumped to
 tens of milliseconds. SQLite's lock stays the real exclusion (other programs don't know the
 lock file); the flock only orders sqsqlite's own writers.
+
+A send that finds the writers' lock taken first lines up at the senders' gate (a second
+``flock``, on ``<file>-sendlock``), so at most one sender waits for the writers' lock at a
+time, beside every receive, delete and change that waits. flock wakes its waiters in no
+particular order, so without the gate N producer processes would take N turns for each
+consumer's one: the consumers, who need two turns (receive, delete) for each of a producer's
+batches, fall ever further behind, and adding producers would lower what the queue delivers.
+With it, producers as a group stand in line as one, and the queue drains as fast as its
+consumers can take. An uncontended send never touches the gate.
 """
 
 from __future__ import annotations
@@ -53,6 +62,8 @@ class _Local(threading.local):
     # One per connection, never inherited: flock belongs to the open file, so a descriptor
     # shared across fork or between threads would let both sides "hold" the lock at once.
     lockfd: int | None = None
+    # Its descriptor of the senders' gate file, the same way; opened on its first contended send.
+    gatefd: int | None = None
 
     def __init__(self) -> None:
         self.queues: dict = {}
@@ -161,17 +172,18 @@ class _Write:
     """The context manager of Store.write (a class, not a generator: it runs twice per
     operation, and a generator-based one costs several times more)."""
 
-    __slots__ = ("store", "conn", "local", "held")
+    __slots__ = ("store", "conn", "local", "held", "sending")
 
-    def __init__(self, store: "Store", conn: sqlite3.Connection, local: _Local):
+    def __init__(self, store: "Store", conn: sqlite3.Connection, local: _Local, sending: bool = False):
         self.store, self.conn, self.local = store, conn, local
         self.held = -1  # the descriptor this transaction locked, if it locked one
+        self.sending = sending
 
     def __enter__(self) -> Tx:
         local = self.local
         fd = local.lockfd
         if fd is None:
-            fd = local.lockfd = self.store._open_lock()
+            fd = local.lockfd = self.store._open_lock(self.store._lock_key)
         try:
             if fd >= 0:
                 # A thread already holding this file's writers' lock (through another Database
@@ -182,13 +194,39 @@ class _Write:
                     # Marked before it is taken, so an interrupt anywhere from here on (even
                     # KeyboardInterrupt right after flock returns) lets it go again.
                     self.held = fd
-                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    if self.sending:
+                        self._lock_as_sender(fd)
+                    else:
+                        fcntl.flock(fd, fcntl.LOCK_EX)
                     holding.add(self.store._lock_key)
             self.store._execute_retrying(self.conn, "BEGIN IMMEDIATE")
         except BaseException:
             self._unlock()
             raise
         return Tx(self.conn, local, writing=True)
+
+    def _lock_as_sender(self, fd: int) -> None:
+        """Take the writers' lock for a send: at once if it is free, else behind the senders'
+        gate (see the module's docstring)."""
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        local = self.local
+        gate = local.gatefd
+        if gate is None:
+            gate = local.gatefd = self.store._open_lock(self.store._gate_key)
+        if gate < 0:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return
+        try:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        finally:
+            # Let go as soon as this sender holds the writers' lock (or gives up): the next
+            # sender then waits for it while this one writes.
+            fcntl.flock(gate, fcntl.LOCK_UN)
 
     def _unlock(self) -> None:
         if self.held >= 0:
@@ -240,6 +278,7 @@ class Store:
         self._lockfds: list[int] = []
         weakref.finalize(self, _close_fds, self._lockfds)
         self._lock_key = os.path.realpath(self.path) + "-lock"
+        self._gate_key = os.path.realpath(self.path) + "-sendlock"
         _STORES.add(self)
         self._lock = threading.Lock()
         self._create_private()
@@ -279,9 +318,7 @@ class Store:
         # A descriptor from before a fork belongs to the parent's lock: let it go (closing a
         # duplicate never releases the parent's flock) and open this process's own on its
         # first write.
-        if local.lockfd is not None and local.lockfd >= 0:
-            self._close_fd(local.lockfd)
-        local.lockfd = None
+        self._forget_lock_fds(local)
         with self._lock:
             self._all.append(conn)
         return conn
@@ -313,18 +350,25 @@ class Store:
             raise DatabaseError(self._explain(exc)) from None
         return conn
 
-    def _open_lock(self) -> int:
-        """This connection's descriptor of the writers' lock file, or -1 for none."""
+    def _open_lock(self, path: str) -> int:
+        """This connection's descriptor of a lock file (the writers' lock, the senders' gate),
+        or -1 for none."""
         if fcntl is None or self.path in (":memory:", "") or self.path.startswith("file:"):
             return -1
         try:
             # Beside the real file, as SQLite puts -wal and -shm when the path is a symlink.
-            fd = os.open(self._lock_key, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError:
             return -1  # e.g. a read-only directory: SQLite's own locking still holds
         with self._lock:
             self._lockfds.append(fd)
         return fd
+
+    def _forget_lock_fds(self, local: _Local) -> None:
+        for fd in (local.lockfd, local.gatefd):
+            if fd is not None and fd >= 0:
+                self._close_fd(fd)
+        local.lockfd = local.gatefd = None
 
     def _close_fd(self, fd: int) -> None:
         with self._lock:
@@ -373,10 +417,11 @@ class Store:
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.05)
 
-    def write(self) -> "_Write":
-        """A write transaction holding the write lock from its first statement."""
+    def write(self, sending: bool = False) -> "_Write":
+        """A write transaction holding the write lock from its first statement. ``sending``:
+        it sends messages, and waits behind other senders (see the module's docstring)."""
         conn = self.connection()
-        return _Write(self, conn, self._local)
+        return _Write(self, conn, self._local, sending)
 
     def _execute_retrying(self, conn: sqlite3.Connection, sql: str) -> None:
         # Tried once directly: an uncontended BEGIN or COMMIT is the common case, and every
@@ -427,9 +472,7 @@ class Store:
         local.queues.clear()
         local.state.clear()
         local.version = None
-        if local.lockfd is not None and local.lockfd >= 0:
-            self._close_fd(local.lockfd)
-        local.lockfd = None
+        self._forget_lock_fds(local)
         with self._lock:
             try:
                 self._all.remove(conn)

@@ -306,3 +306,46 @@ def test_a_process_killed_inside_a_write_frees_the_file_for_others_even_while_it
     assert waited < 5, f"the send waited {waited:.1f} s for a lock its dead holder's child kept"
     assert [m.body for m in q.receive_message()] == ["after the crash"]
     db.close()
+
+
+def test_senders_waiting_for_the_writers_lock_line_up_one_at_a_time_at_the_senders_gate(tmp_path):
+    # flock wakes its waiters in no order: were every waiting sender in line for the writers'
+    # lock, N producers would take N turns for each consumer's one. Behind the gate only one is.
+    import fcntl
+    import threading
+
+    path = str(tmp_path / "gate.db")
+    db = sqsqlite.connect(path)
+    q = db.create_queue("gated")
+    q.send_message("uncontended")
+    assert not os.path.exists(path + "-sendlock")  # a free writers' lock is taken at once
+
+    writer = os.open(path + "-lock", os.O_RDWR)
+    fcntl.flock(writer, fcntl.LOCK_EX)  # another writer is mid-transaction
+    try:
+        senders = [threading.Thread(target=q.send_message, args=(f"waiting {i}",)) for i in range(3)]
+        for t in senders:
+            t.start()
+        deadline = time.monotonic() + DEADLINE
+        gate_held = False
+        while not gate_held and time.monotonic() < deadline:
+            if os.path.exists(path + "-sendlock"):
+                gate = os.open(path + "-sendlock", os.O_RDWR)
+                try:
+                    fcntl.flock(gate, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(gate, fcntl.LOCK_UN)
+                except BlockingIOError:
+                    gate_held = True  # by the one sender now waiting for the writers' lock
+                finally:
+                    os.close(gate)
+            time.sleep(0.01)
+        assert gate_held
+        assert all(t.is_alive() for t in senders)  # nobody wrote past the held lock
+    finally:
+        fcntl.flock(writer, fcntl.LOCK_UN)
+        os.close(writer)
+    for t in senders:
+        t.join(DEADLINE)
+    bodies = sorted(m.body for m in q.receive_message(max_number_of_messages=10))
+    assert bodies == ["uncontended", "waiting 0", "waiting 1", "waiting 2"]
+    db.close()

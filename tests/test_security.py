@@ -184,12 +184,32 @@ def test_the_database_file_and_its_wal_shm_and_lock_files_are_readable_by_their_
     old = os.umask(0)  # even a careless umask must not widen them
     try:
         db = sqsqlite.connect(path)
-        db.create_queue("q").send_message("secret")
-        modes = {suffix: stat.S_IMODE(os.stat(path + suffix).st_mode) for suffix in ("", "-wal", "-shm", "-lock")}
+        q = db.create_queue("q")
+        q.send_message("secret")
+        _send_while_the_writers_lock_is_held(q, path)  # a contended send opens the senders' gate
+        suffixes = ("", "-wal", "-shm", "-lock", "-sendlock")
+        modes = {suffix: stat.S_IMODE(os.stat(path + suffix).st_mode) for suffix in suffixes}
         db.close()
     finally:
         os.umask(old)
-    assert modes == {"": 0o600, "-wal": 0o600, "-shm": 0o600, "-lock": 0o600}
+    assert modes == dict.fromkeys(suffixes, 0o600)
+
+
+def _send_while_the_writers_lock_is_held(q, path) -> None:
+    import fcntl
+    import threading
+    import time
+
+    writer = os.open(path + "-lock", os.O_RDWR)
+    fcntl.flock(writer, fcntl.LOCK_EX)
+    sender = threading.Thread(target=q.send_message, args=("contended",))
+    sender.start()
+    deadline = time.monotonic() + 10
+    while not os.path.exists(path + "-sendlock") and time.monotonic() < deadline:
+        time.sleep(0.005)
+    fcntl.flock(writer, fcntl.LOCK_UN)
+    os.close(writer)
+    sender.join(10)
 
 
 # ------------------------------------------------------------------ no SQL from user input
