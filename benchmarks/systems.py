@@ -248,9 +248,10 @@ class FloorOnLayout(Floor):
         from sqsqlite import queries as Q
 
         # The engine's own positional insert for a standard send (the columns it fills, in its
-        # order; receive_count and is_head keep their defaults), so the rows match exactly.
+        # order; receive_count and is_head keep their defaults), so the rows match exactly: one
+        # statement of as many rows as the batch has, as the engine sends a batch.
         assert Q.INSERT_STANDARD_COLUMNS == _LAYOUT_COLUMNS, Q.INSERT_STANDARD_COLUMNS
-        self._INSERT = Q.insert_standard
+        self._INSERT_ROWS = Q.INSERT_STANDARD_ROWS
 
     _CLAIM = (
         "UPDATE messages SET visible_at = ?, receive_count = receive_count + 1, "
@@ -272,11 +273,11 @@ class FloorOnLayout(Floor):
         for _ in range(calls):
             t = perf()
             now = _now_ms()
+            values: list = []
+            for _ in range(batch):
+                values += self._row(body, now)
             ex("BEGIN IMMEDIATE")
-            if batch == 1:
-                ex(self._INSERT, self._row(body, now))
-            else:
-                c.executemany(self._INSERT, [self._row(body, now) for _ in range(batch)])
+            ex(self._INSERT_ROWS[batch], values)
             ex("COMMIT")
             lat.append(perf() - t)
         return Run(calls * batch, perf() - start, lat)
@@ -284,7 +285,7 @@ class FloorOnLayout(Floor):
     def fill(self, n: int, body: str) -> None:
         now = _now_ms()
         self.c.execute("BEGIN IMMEDIATE")
-        self.c.executemany(self._INSERT, [self._row(body, now) for _ in range(n)])
+        self.c.executemany(self._INSERT_ROWS[1], [self._row(body, now) for _ in range(n)])
         self.c.execute("COMMIT")
 
     def receive_delete(self, n: int, batch: int) -> Run:

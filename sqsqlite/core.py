@@ -1109,7 +1109,7 @@ class Queue:
         now = self.db.now()
         is_fifo = bool(row["fifo"])
         results: list = []
-        rows: list[tuple] = []
+        values: list = []  # the rows' values, row after row
         sender = self.db.sender_id
         ids = iter(() if is_fifo else _new_message_ids(len(prepared)))  # FIFO sends make their own
         for p in prepared:
@@ -1132,10 +1132,10 @@ class Queue:
             message_id = next(ids)
             attrs_json = json.dumps({k: v.to_json() for k, v in p.attributes.items()}) if p.attributes else None
             # In Q.INSERT_STANDARD_COLUMNS order.
-            rows.append((row["id"], message_id, p.body, attrs_json, sender, now, now + delay * 1000))
+            values += (row["id"], message_id, p.body, attrs_json, sender, now, now + delay * 1000)
             results.append(SendResult(message_id, p.body, p.attributes, None, p.entry_id))
-        if rows:
-            tx.run_many_positional(Q.insert_standard, rows)
+        if values:
+            tx.run_positional(Q.INSERT_STANDARD_ROWS[len(values) // len(Q.INSERT_STANDARD_COLUMNS)], values)
         return results
 
     def _insert_fifo(self, tx: Tx, row, p: _Prepared, now: int) -> SendResult:

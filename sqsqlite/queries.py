@@ -174,10 +174,19 @@ INSERT_STANDARD_COLUMNS = (
     "sent_at",
     "visible_at",
 )
-insert_standard, _insert_standard_order = compile_positional(
-    insert(m).values({name: P(name) for name in INSERT_STANDARD_COLUMNS})
-)
-assert _insert_standard_order == INSERT_STANDARD_COLUMNS
+
+def _insert_standard_rows(n: int) -> Sql:
+    """One INSERT of n rows (VALUES (...), (...)): parameters are the rows' values, row after
+    row, in INSERT_STANDARD_COLUMNS order."""
+    names = [{name: P(f"{name}_{i}") for name in INSERT_STANDARD_COLUMNS} for i in range(n)]
+    sql, order = compile_positional(insert(m).values(names))
+    assert order == tuple(f"{name}_{i}" for i in range(n) for name in INSERT_STANDARD_COLUMNS), order
+    return sql
+
+
+# A batch's send as one statement: SQLite steps it once, where executemany steps a statement
+# per row. INSERT_STANDARD_ROWS[n] inserts n rows (index 0 unused).
+INSERT_STANDARD_ROWS = (None,) + tuple(_insert_standard_rows(n) for n in range(1, 11))
 
 
 def _claim(candidates) -> str:

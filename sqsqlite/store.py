@@ -120,6 +120,9 @@ class Tx:
     def run(self, sql: Q.Sql, **params: Any) -> int:
         return self.c.execute(sql, sql.bind(params)).rowcount
 
+    def run_positional(self, sql: str, values: list) -> int:
+        return self.c.execute(sql, values).rowcount
+
     def run_many_positional(self, sql: str, rows: list[tuple]) -> int:
         """Rows changed in all (what sqlite3's executemany rowcount sums)."""
         return self.c.executemany(sql, rows).rowcount
