@@ -172,6 +172,52 @@ def test_the_remembered_handles_are_bounded_and_a_forgotten_one_is_checked_in_fu
     assert len(result.successful) == 7 and not result.failed
 
 
+@pytest.mark.parametrize("legacy_id", ["not-a-uuid", "abcd", "0123456789abcdef0123456789abcdef0123"])
+def test_a_message_stored_with_an_id_that_is_not_a_uuid_can_still_be_received_changed_and_deleted(db, db_path, clock, legacy_id):
+    # Imports accepted any MessageId before they refused non-uuid ones: files holding such
+    # messages must keep working, whether a handle comes back to the Database that issued it or
+    # to another one that checks it in full.
+    q = db.create_queue("legacy")
+    for body in ("remembered", "checked in full"):
+        q.send_message(body)
+    with sqlite3.connect(db_path) as c:
+        c.execute("UPDATE messages SET message_id = ? || '-' || id", (legacy_id,))
+    c.close()
+    other = sqsqlite.connect(db_path, clock=clock)
+    try:
+        received = q.receive_message(max_number_of_messages=2)
+        assert sorted(m.message_id for m in received) == sorted(f"{legacy_id}-{i}" for i in (1, 2))
+        mine = next(m for m in received if m.body == "remembered")
+        theirs = next(m for m in received if m.body == "checked in full")
+        q.change_message_visibility(mine.receipt_handle, 60)
+        other.queue("legacy").change_message_visibility(theirs.receipt_handle, 60)
+        q.delete_message(mine.receipt_handle)
+        result = other.queue("legacy").delete_message_batch([{"Id": "a", "ReceiptHandle": theirs.receipt_handle}])
+        assert not result.failed
+        assert counts_of(q) == 0
+    finally:
+        other.close()
+
+
+def test_a_superseded_handle_of_a_message_with_a_legacy_id_is_refused(db, db_path, clock):
+    q = db.create_queue("legacy")
+    q.send_message("m")
+    with sqlite3.connect(db_path) as c:
+        c.execute("UPDATE messages SET message_id = 'imported-1'")
+    c.close()
+    [first] = q.receive_message(visibility_timeout=0)
+    [second] = q.receive_message()
+    other = sqsqlite.connect(db_path, clock=clock)
+    try:
+        for queue in (q, other.queue("legacy")):
+            with pytest.raises(ReceiptHandleIsInvalid, match="received again"):
+                queue.delete_message(first.receipt_handle)
+        other.queue("legacy").delete_message(second.receipt_handle)
+        assert counts_of(q) == 0
+    finally:
+        other.close()
+
+
 def counts_of(q) -> int:
     return sum(int(v) for v in q.get_queue_attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]).values())
 
