@@ -301,7 +301,9 @@ FIXED = {
     "SELECT name FROM sqlite_master WHERE type='table'",
     "SELECT version_num FROM alembic_version",
 }
-COMPILED = {str(v) for v in vars(Q).values() if isinstance(v, Q.Sql)}
+COMPILED = {str(v) for v in vars(Q).values() if isinstance(v, Q.Sql)} | {
+    str(s) for v in vars(Q).values() if isinstance(v, tuple) for s in v if isinstance(s, Q.Sql)  # INSERT_STANDARD_ROWS
+}
 HOSTILE = "x'); DROP TABLE messages; --"
 # Tags allow only letters, digits, spaces and _ . : / = + - @ (as AWS), so their SQL-looking
 # text is made of those.
