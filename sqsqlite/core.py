@@ -1286,12 +1286,15 @@ class Queue:
                     rows = self._claim_fifo(tx, params, want)
                 else:
                     rows = tx.all(Q.claim_standard, n=want, **params)
-                poison = [r for r in rows if dlq is not None and r["receive_count"] > row["max_receive_count"]]
+                poison = [] if dlq is None else [r for r in rows if r["receive_count"] > row["max_receive_count"]]
+                if not poison:
+                    claimed.extend(rows)
+                    break
                 for r in poison:
                     self._dead_letter(tx, r, row, dlq, now)
                 moved = {r["id"] for r in poison}
                 claimed.extend(r for r in rows if r["id"] not in moved)
-                if not poison or len(claimed) >= n:
+                if len(claimed) >= n:
                     break
             if claimed and lease_end <= now:
                 for r in claimed:
@@ -1432,18 +1435,24 @@ class Queue:
         # The common case in one statement: the handle is the message's newest and still
         # valid. Anything else deletes nothing here and is sorted out by _locate below.
         h = self.db.handles.check(handle, row["id"])
-        gone = tx.one(
-            Q.delete_by_handle,
-            id=h.row_id,
-            queue_id=row["id"],
-            message_id=h.message_id,
-            token=h.token,
-            fifo=row["fifo"],
-            now=now,
-        )
-        if gone is not None:
-            _heads_left(tx, row["id"], [gone])
-            return
+        if not row["fifo"]:
+            # No group head to mend: the plain positional DELETE, without RETURNING (which makes
+            # SQLite collect its rows in a temporary table before the first one comes back).
+            if tx.run_positional(Q.delete_standard_by_handle, (h.row_id, row["id"], h.message_id, h.token)):
+                return
+        else:
+            gone = tx.one(
+                Q.delete_by_handle,
+                id=h.row_id,
+                queue_id=row["id"],
+                message_id=h.message_id,
+                token=h.token,
+                fifo=row["fifo"],
+                now=now,
+            )
+            if gone is not None:
+                _heads_left(tx, row["id"], [gone])
+                return
         msg = self._locate(tx, row, handle, now)
         if msg is None:
             return  # already deleted with its last handle: deleting again is fine
