@@ -175,11 +175,12 @@ class _Write:
     """The context manager of Store.write (a class, not a generator: it runs twice per
     operation, and a generator-based one costs several times more)."""
 
-    __slots__ = ("store", "conn", "local", "held", "sending")
+    __slots__ = ("store", "conn", "local", "held", "gate", "sending")
 
     def __init__(self, store: "Store", conn: sqlite3.Connection, local: _Local, sending: bool = False):
         self.store, self.conn, self.local = store, conn, local
         self.held = -1  # the descriptor this transaction locked, if it locked one
+        self.gate = -1  # the senders' gate descriptor while this send may hold the gate
         self.sending = sending
 
     def __enter__(self) -> Tx:
@@ -219,19 +220,28 @@ class _Write:
         local = self.local
         gate = local.gatefd
         if gate is None:
-            gate = local.gatefd = self.store._open_lock(self.store._gate_key)
-        if gate < 0:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            return
-        try:
-            fcntl.flock(gate, fcntl.LOCK_EX)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        finally:
-            # Let go as soon as this sender holds the writers' lock (or gives up): the next
-            # sender then waits for it while this one writes.
-            fcntl.flock(gate, fcntl.LOCK_UN)
+            # A failure to open is not remembered (it may pass, like running out of
+            # descriptors): this send waits in no order, the next contended one tries again.
+            gate = self.store._open_lock(self.store._gate_key)
+            if gate < 0:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                return
+            local.gatefd = gate
+        # Marked before it is taken, so that _unlock lets it go whatever interrupts us.
+        self.gate = gate
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        # Let go as soon as this sender holds the writers' lock: the next sender then waits for
+        # it while this one writes.
+        self._release_gate()
+
+    def _release_gate(self) -> None:
+        if self.gate >= 0:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+            self.gate = -1
 
     def _unlock(self) -> None:
+        self._release_gate()
         if self.held >= 0:
             fcntl.flock(self.held, fcntl.LOCK_UN)
             _holding().discard(self.store._lock_key)

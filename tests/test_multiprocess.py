@@ -341,6 +341,16 @@ def test_senders_waiting_for_the_writers_lock_line_up_one_at_a_time_at_the_sende
             time.sleep(0.01)
         assert gate_held
         assert all(t.is_alive() for t in senders)  # nobody wrote past the held lock
+        if os.path.exists("/proc/locks"):
+            # The kernel's own view: one sender waits for the writers' lock, two at the gate.
+            lock_inode, gate_inode = os.stat(path + "-lock").st_ino, os.stat(path + "-sendlock").st_ino
+            waiting = {}
+            while time.monotonic() < deadline:
+                waiting = _flock_waiters({lock_inode: "lock", gate_inode: "gate"})
+                if waiting == {"lock": 1, "gate": 2}:
+                    break
+                time.sleep(0.01)
+            assert waiting == {"lock": 1, "gate": 2}
     finally:
         fcntl.flock(writer, fcntl.LOCK_UN)
         os.close(writer)
@@ -349,3 +359,18 @@ def test_senders_waiting_for_the_writers_lock_line_up_one_at_a_time_at_the_sende
     bodies = sorted(m.body for m in q.receive_message(max_number_of_messages=10))
     assert bodies == ["uncontended", "waiting 0", "waiting 1", "waiting 2"]
     db.close()
+
+
+def _flock_waiters(names_by_inode: dict) -> dict:
+    """Blocked flock requests per watched file, from /proc/locks ("N: -> FLOCK ..." lines)."""
+    counts: dict = {}
+    with open("/proc/locks") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) < 7 or fields[1] != "->" or fields[2] != "FLOCK":
+                continue
+            inode = int(fields[6].rsplit(":", 1)[1])
+            name = names_by_inode.get(inode)
+            if name is not None:
+                counts[name] = counts.get(name, 0) + 1
+    return counts

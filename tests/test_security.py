@@ -172,8 +172,16 @@ def test_the_remembered_handles_are_bounded_and_a_forgotten_one_is_checked_in_fu
     assert len(result.successful) == 7 and not result.failed
 
 
-@pytest.mark.parametrize("legacy_id", ["not-a-uuid", "abcd", "0123456789abcdef0123456789abcdef0123"])
-def test_a_message_stored_with_an_id_that_is_not_a_uuid_can_still_be_received_changed_and_deleted(db, db_path, clock, legacy_id):
+@pytest.mark.parametrize(
+    "stem",
+    [
+        "not-a-uuid-",
+        "abc",  # short hex: read as hex, it would give 2 bytes where a handle holds 16
+        "0123456789abcdef0123456789abcdef012",  # 36 hex digits, no dashes: 18 bytes as hex
+        "01234567-89ab-cdef-0123-456789abcde",  # a uuid's shape, one digit short of one
+    ],
+)
+def test_a_message_stored_with_an_id_that_is_not_a_uuid_can_still_be_received_changed_and_deleted(db, db_path, clock, stem):
     # Imports accepted any MessageId before they refused non-uuid ones: files holding such
     # messages must keep working, whether a handle comes back to the Database that issued it or
     # to another one that checks it in full.
@@ -181,12 +189,12 @@ def test_a_message_stored_with_an_id_that_is_not_a_uuid_can_still_be_received_ch
     for body in ("remembered", "checked in full"):
         q.send_message(body)
     with sqlite3.connect(db_path) as c:
-        c.execute("UPDATE messages SET message_id = ? || '-' || id", (legacy_id,))
+        c.execute("UPDATE messages SET message_id = ? || id", (stem,))
     c.close()
     other = sqsqlite.connect(db_path, clock=clock)
     try:
         received = q.receive_message(max_number_of_messages=2)
-        assert sorted(m.message_id for m in received) == sorted(f"{legacy_id}-{i}" for i in (1, 2))
+        assert sorted(m.message_id for m in received) == [stem + "1", stem + "2"]
         mine = next(m for m in received if m.body == "remembered")
         theirs = next(m for m in received if m.body == "checked in full")
         q.change_message_visibility(mine.receipt_handle, 60)
@@ -256,6 +264,8 @@ def _send_while_the_writers_lock_is_held(q, path) -> None:
     fcntl.flock(writer, fcntl.LOCK_UN)
     os.close(writer)
     sender.join(10)
+    assert not sender.is_alive()
+    assert "contended" in {m.body for m in q.peek("all", 10)}
 
 
 # ------------------------------------------------------------------ no SQL from user input
