@@ -226,7 +226,7 @@ class Floor:
         return Run(done, perf() - start, lat)
 
 
-_LAYOUT_COLUMNS = ("queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at")
+_LAYOUT_COLUMNS = ("queue_id", "message_id", "body", "sender_id", "sent_at", "visible_at")
 
 
 class FloorOnLayout(Floor):
@@ -250,8 +250,8 @@ class FloorOnLayout(Floor):
         # The engine's own positional insert for a standard send (the columns it fills, in its
         # order; receive_count and is_head keep their defaults), so the rows match exactly: one
         # statement of as many rows as the batch has, as the engine sends a batch.
-        assert Q.INSERT_STANDARD_COLUMNS == _LAYOUT_COLUMNS, Q.INSERT_STANDARD_COLUMNS
-        self._INSERT_ROWS = Q.INSERT_STANDARD_ROWS
+        assert Q.INSERT_PLAIN_COLUMNS == _LAYOUT_COLUMNS, Q.INSERT_PLAIN_COLUMNS
+        self._INSERT_ROWS = Q.INSERT_PLAIN_ROWS
 
     _CLAIM = (
         "UPDATE messages SET visible_at = ?, receive_count = receive_count + 1, "
@@ -262,7 +262,7 @@ class FloorOnLayout(Floor):
     _DELETE = "DELETE FROM messages WHERE id = ? AND receipt_token = ?"
 
     def _row(self, body: str, now: int) -> tuple:
-        return (self.queue_id, str(uuid.uuid4()), body, None, "000000000000", now, now)
+        return (self.queue_id, str(uuid.uuid4()), body, "000000000000", now, now)
 
     def send(self, calls: int, batch: int, body: str) -> Run:
         c = self.c

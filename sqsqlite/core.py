@@ -380,22 +380,32 @@ def _wanted_message_attributes(names: Iterable[str] | None) -> Callable[[str], b
     return lambda name: name in exact or name.startswith(prefixes)
 
 
-@dataclass
 class _Prepared:
-    """A message checked against everything that does not depend on the queue."""
+    """A message checked against everything that does not depend on the queue. A plain slotted
+    class: one is built per message sent, and a dataclass's __init__ and __post_init__ cost
+    twice as much."""
 
-    body: str
-    body_bytes: bytes
-    attributes: dict[str, V.MessageAttribute]
-    delay: int | None
-    group_id: str | None
-    dedup_id: str | None
-    entry_id: str | None = None
-    size: int = field(init=False)
+    __slots__ = ("body", "body_bytes", "attributes", "delay", "group_id", "dedup_id", "entry_id", "size")
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        body: str,
+        body_bytes: bytes,
+        attributes: dict[str, V.MessageAttribute],
+        delay: int | None,
+        group_id: str | None,
+        dedup_id: str | None,
+        entry_id: str | None = None,
+    ):
+        self.body = body
+        self.body_bytes = body_bytes
+        self.attributes = attributes
+        self.delay = delay
+        self.group_id = group_id
+        self.dedup_id = dedup_id
+        self.entry_id = entry_id
         # Read by the batch total and again by the queue's MaximumMessageSize check.
-        self.size = V.message_size(self.body_bytes, self.attributes)
+        self.size = V.message_size(body_bytes, attributes) if attributes else len(body_bytes)
 
 
 # ---------------------------------------------------------------------- the database
@@ -1108,8 +1118,9 @@ class Queue:
                     failed.append(BatchResultErrorEntry(p.entry_id, result.code, result.message, result.sender_fault))
                 else:
                     successful.append(result)
-        order = {e["Id"]: i for i, e in enumerate(entries)}
-        failed.sort(key=lambda f: order[f.id])
+        if failed:
+            order = {e["Id"]: i for i, e in enumerate(entries)}
+            failed.sort(key=lambda f: order[f.id])
         return BatchResult(successful, failed)
 
     def _insert(self, tx: Tx, row, prepared: list[_Prepared]) -> list:
@@ -1118,14 +1129,16 @@ class Queue:
         is_fifo = bool(row["fifo"])
         results: list = []
         values: list = []  # the rows' values, row after row
+        with_attributes = False
         sender = self.db.sender_id
+        queue_id, max_size, queue_delay = row["id"], row["max_message_size"], row["delay_seconds"]
         ids = iter(() if is_fifo else _new_message_ids(len(prepared)))  # FIFO sends make their own
         for p in prepared:
             try:
-                if p.size > row["max_message_size"]:
+                if p.size > max_size:
                     raise InvalidParameterValue(
                         f"The message is {p.size} bytes (body plus message attributes); queue {self.name!r} "
-                        f"allows 1 to {row['max_message_size']} bytes (MaximumMessageSize)."
+                        f"allows 1 to {max_size} bytes (MaximumMessageSize)."
                     )
                 if is_fifo:
                     results.append(self._insert_fifo(tx, row, p, now))
@@ -1136,14 +1149,21 @@ class Queue:
             except SQSError as exc:
                 results.append(exc)
                 continue
-            delay = row["delay_seconds"] if p.delay is None else p.delay
+            delay = queue_delay if p.delay is None else p.delay
             message_id = next(ids)
             attrs_json = json.dumps({k: v.to_json() for k, v in p.attributes.items()}) if p.attributes else None
+            if attrs_json is not None:
+                with_attributes = True
             # In Q.INSERT_STANDARD_COLUMNS order.
-            values += (row["id"], message_id, p.body, attrs_json, sender, now, now + delay * 1000)
+            values += (queue_id, message_id, p.body, attrs_json, sender, now, now + delay * 1000)
             results.append(SendResult(message_id, p.body, p.attributes, None, p.entry_id))
         if values:
-            tx.run_positional(Q.INSERT_STANDARD_ROWS[len(values) // len(Q.INSERT_STANDARD_COLUMNS)], values)
+            n = len(values) // len(Q.INSERT_STANDARD_COLUMNS)
+            if with_attributes:
+                tx.run_positional(Q.INSERT_STANDARD_ROWS[n], values)
+            else:
+                del values[Q.ATTRIBUTES_AT :: len(Q.INSERT_STANDARD_COLUMNS)]  # every row's None
+                tx.run_positional(Q.INSERT_PLAIN_ROWS[n], values)
         return results
 
     def _insert_fifo(self, tx: Tx, row, p: _Prepared, now: int) -> SendResult:
@@ -1232,7 +1252,7 @@ class Queue:
             dead_letter_source_arn,
             _is_head,
         ) = row
-        attrs = _decode_attributes(attributes)
+        attrs = _decode_attributes(attributes) if attributes else None
         return Message(
             message_id=message_id,
             body=body,
@@ -1241,7 +1261,7 @@ class Queue:
             sent_timestamp=sent_at,
             first_receive_timestamp=first_received_at,
             message_attributes={k: v for k, v in attrs.items() if wanted(k)} if attrs else {},
-            attributes=_system_attributes(row, system),
+            attributes=_system_attributes(row, system) if system else {},
             message_group_id=group_id,
             message_deduplication_id=dedup_id,
             sequence_number=None if sequence_number is None else f"{sequence_number:020d}",
@@ -1281,7 +1301,8 @@ class Queue:
                 want = n - len(claimed)
                 # A zero lease would leave this round's rows visible, and the next round (after
                 # a dead-letter move) would claim them again: hold them 1 ms, release below.
-                params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=max(lease_end, now + 1), token=os.urandom(16))
+                # bytearray: sqlite3 binds it as a BLOB directly, bytes through its adapter look-up.
+                params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=max(lease_end, now + 1), token=bytearray(os.urandom(16)))
                 if is_fifo:
                     rows = self._claim_fifo(tx, params, want)
                 else:
@@ -1438,7 +1459,7 @@ class Queue:
         if not row["fifo"]:
             # No group head to mend: the plain positional DELETE, without RETURNING (which makes
             # SQLite collect its rows in a temporary table before the first one comes back).
-            if tx.run_positional(Q.delete_standard_by_handle, (h.row_id, row["id"], h.message_id, h.token)):
+            if tx.run_positional(Q.delete_standard_by_handle, (h.row_id, row["id"], h.message_id, bytearray(h.token))):
                 return
         else:
             gone = tx.one(
@@ -1510,7 +1531,7 @@ class Queue:
                 # total rowcount says whether all of them went; if not, the loop below decides
                 # each entry exactly (a message this deleted reads as already deleted there).
                 queue_id = row["id"]
-                keys = [(h.row_id, queue_id, h.message_id, h.token) for h in handles.values()]
+                keys = [(h.row_id, queue_id, h.message_id, bytearray(h.token)) for h in handles.values()]  # see _claim
                 if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
                     deleted.update(k[0] for k in keys)
             elif handles:

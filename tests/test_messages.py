@@ -192,6 +192,25 @@ def test_send_batch_entries_keep_their_own_delay(queue, clock):
     assert [m.body for m in queue.receive_message(max_number_of_messages=10)] == ["later"]
 
 
+def test_send_batch_entries_keep_their_own_attributes_with_or_without_any(queue):
+    # A batch without attributes is stored by a statement that leaves the column out; one with
+    # some stores each row's own, None where an entry has none.
+    queue.send_message_batch([{"Id": f"p{i}", "MessageBody": f"plain {i}"} for i in range(3)])
+    queue.send_message_batch(
+        [
+            {"Id": "a", "MessageBody": "plain a"},
+            {"Id": "b", "MessageBody": "with b", "MessageAttributes": {"k": {"DataType": "String", "StringValue": "vb"}}},
+            {"Id": "c", "MessageBody": "plain c"},
+        ]
+    )
+    got = {m.body: m for m in queue.receive_message(max_number_of_messages=10, message_attribute_names=["All"])}
+    assert sorted(got) == ["plain 0", "plain 1", "plain 2", "plain a", "plain c", "with b"]
+    assert {body: {k: v.string_value for k, v in m.message_attributes.items()} for body, m in got.items()} == {
+        "plain 0": {}, "plain 1": {}, "plain 2": {}, "plain a": {}, "plain c": {}, "with b": {"k": "vb"}
+    }
+    assert got["plain a"].md5_of_message_attributes is None and got["with b"].md5_of_message_attributes is not None
+
+
 # ------------------------------------------------------------------ receiving
 
 
