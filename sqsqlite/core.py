@@ -259,15 +259,12 @@ _VARIANT = str.maketrans("0123456789abcdef", "89ab89ab89ab89ab")
 
 
 def _new_message_id() -> str:
-    """A random (version 4) uuid string, as str(uuid.uuid4()) gives, at a third of its cost."""
-    h = os.urandom(16).hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{h[16].translate(_VARIANT)}{h[17:20]}-{h[20:]}"
+    return _new_message_ids(1)[0]
 
 
 def _new_message_ids(n: int) -> list[str]:
-    """n such strings: one urandom call and one hex conversion for a whole batch, then slices."""
-    if n == 1:
-        return [_new_message_id()]  # a send of one message skips the loop's set-up
+    """n random (version 4) uuid strings, as str(uuid.uuid4()) gives, at a third of its cost:
+    one urandom call and one hex conversion for a whole batch, then slices."""
     h = os.urandom(16 * n).hex()
     return [
         f"{h[o:o + 8]}-{h[o + 8:o + 12]}-4{h[o + 13:o + 16]}-{h[o + 16].translate(_VARIANT)}{h[o + 17:o + 20]}-{h[o + 20:o + 32]}"
@@ -405,7 +402,7 @@ class _Prepared:
         self.dedup_id = dedup_id
         self.entry_id = entry_id
         # Read by the batch total and again by the queue's MaximumMessageSize check.
-        self.size = V.message_size(body_bytes, attributes) if attributes else len(body_bytes)
+        self.size = V.message_size(body_bytes, attributes)
 
 
 # ---------------------------------------------------------------------- the database
@@ -1129,7 +1126,6 @@ class Queue:
         is_fifo = bool(row["fifo"])
         results: list = []
         values: list = []  # the rows' values, row after row
-        with_attributes = False
         sender = self.db.sender_id
         queue_id, max_size, queue_delay = row["id"], row["max_message_size"], row["delay_seconds"]
         ids = iter(() if is_fifo else _new_message_ids(len(prepared)))  # FIFO sends make their own
@@ -1151,18 +1147,16 @@ class Queue:
                 continue
             delay = queue_delay if p.delay is None else p.delay
             message_id = next(ids)
-            attrs_json = json.dumps({k: v.to_json() for k, v in p.attributes.items()}) if p.attributes else None
-            if attrs_json is not None:
-                with_attributes = True
             # In Q.INSERT_STANDARD_COLUMNS order.
-            values += (queue_id, message_id, p.body, attrs_json, sender, now, now + delay * 1000)
+            values += (queue_id, message_id, p.body, _attributes_json(p.attributes), sender, now, now + delay * 1000)
             results.append(SendResult(message_id, p.body, p.attributes, None, p.entry_id))
         if values:
-            n = len(values) // len(Q.INSERT_STANDARD_COLUMNS)
-            if with_attributes:
+            width = len(Q.INSERT_STANDARD_COLUMNS)
+            n = len(values) // width
+            if any(values[Q.ATTRIBUTES_AT :: width]):
                 tx.run_positional(Q.INSERT_STANDARD_ROWS[n], values)
             else:
-                del values[Q.ATTRIBUTES_AT :: len(Q.INSERT_STANDARD_COLUMNS)]  # every row's None
+                del values[Q.ATTRIBUTES_AT :: width]  # every row's None
                 tx.run_positional(Q.INSERT_PLAIN_ROWS[n], values)
         return results
 
@@ -1252,7 +1246,7 @@ class Queue:
             dead_letter_source_arn,
             _is_head,
         ) = row
-        attrs = _decode_attributes(attributes) if attributes else None
+        attrs = _decode_attributes(attributes)
         return Message(
             message_id=message_id,
             body=body,
@@ -1261,7 +1255,7 @@ class Queue:
             sent_timestamp=sent_at,
             first_receive_timestamp=first_received_at,
             message_attributes={k: v for k, v in attrs.items() if wanted(k)} if attrs else {},
-            attributes=_system_attributes(row, system) if system else {},
+            attributes=_system_attributes(row, system),
             message_group_id=group_id,
             message_deduplication_id=dedup_id,
             sequence_number=None if sequence_number is None else f"{sequence_number:020d}",
@@ -1459,7 +1453,7 @@ class Queue:
         if not row["fifo"]:
             # No group head to mend: the plain positional DELETE, without RETURNING (which makes
             # SQLite collect its rows in a temporary table before the first one comes back).
-            if tx.run_positional(Q.delete_standard_by_handle, (h.row_id, row["id"], h.message_id, bytearray(h.token))):
+            if tx.run_positional(Q.delete_standard_by_handle, _delete_key(h, row["id"])):
                 return
         else:
             gone = tx.one(
@@ -1531,7 +1525,7 @@ class Queue:
                 # total rowcount says whether all of them went; if not, the loop below decides
                 # each entry exactly (a message this deleted reads as already deleted there).
                 queue_id = row["id"]
-                keys = [(h.row_id, queue_id, h.message_id, bytearray(h.token)) for h in handles.values()]  # see _claim
+                keys = [_delete_key(h, queue_id) for h in handles.values()]
                 if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
                     deleted.update(k[0] for k in keys)
             elif handles:
@@ -1706,12 +1700,23 @@ def _imported_message_id(value: Any) -> str:
         ) from None
 
 
+def _attributes_json(attributes: Mapping[str, V.MessageAttribute]) -> str | None:
+    """The messages.attributes column: JSON, or None for a message without attributes."""
+    return json.dumps({k: v.to_json() for k, v in attributes.items()}) if attributes else None
+
+
+def _delete_key(h: _Handle, queue_id: int) -> tuple:
+    """Q.delete_standard_by_handle's parameters, in Q.DELETE_STANDARD_COLUMNS order. The token as
+    a bytearray: sqlite3 binds that as a BLOB directly, bytes through its adapter look-up."""
+    return (h.row_id, queue_id, h.message_id, bytearray(h.token))
+
+
 def _message_row(queue_id, message_id, p: _Prepared, sender_id, sent_at, visible_at) -> dict:
     return {
         "queue_id": queue_id,
         "message_id": message_id,
         "body": p.body,
-        "attributes": json.dumps({k: v.to_json() for k, v in p.attributes.items()}) if p.attributes else None,
+        "attributes": _attributes_json(p.attributes),
         "sender_id": sender_id,
         "sent_at": sent_at,
         "visible_at": visible_at,

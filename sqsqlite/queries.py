@@ -12,6 +12,7 @@ from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ClauseElement
 
+from . import defaults as D
 from .schema import fifo_dedup, messages, meta, move_tasks, queue_tombstones, queues, receive_attempts
 
 _DIALECT = sqlite.dialect(paramstyle="named")
@@ -193,8 +194,9 @@ def _insert_rows(columns: tuple[str, ...], n: int) -> Sql:
 # A batch's send as one statement: SQLite steps it once, where executemany steps a statement
 # per row. INSERT_STANDARD_ROWS[n] inserts n rows (index 0 unused); INSERT_PLAIN_ROWS[n] the
 # same without attributes.
-INSERT_STANDARD_ROWS = (None,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) for n in range(1, 11))
-INSERT_PLAIN_ROWS = (None,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in range(1, 11))
+_BATCH_SIZES = range(1, D.MAX_BATCH_ENTRIES + 1)
+INSERT_STANDARD_ROWS = (None,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) for n in _BATCH_SIZES)
+INSERT_PLAIN_ROWS = (None,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
 
 
 def _claim(candidates) -> str:
