@@ -366,12 +366,20 @@ def _decode_attributes(text: str | None) -> dict[str, V.MessageAttribute]:
     return {name: V.MessageAttribute.from_json(data) for name, data in json.loads(text).items()}
 
 
+def _none(name: str) -> bool:
+    return False
+
+
+def _every(name: str) -> bool:
+    return True
+
+
 def _wanted_message_attributes(names: Iterable[str] | None) -> Callable[[str], bool]:
-    names = list(names or ())
     if not names:
-        return lambda name: False
+        return _none
+    names = list(names)
     if "All" in names or ".*" in names:
-        return lambda name: True
+        return _every
     exact = {n for n in names if not n.endswith(".*")}
     prefixes = tuple(n[:-1] for n in names if n.endswith(".*"))
     return lambda name: name in exact or name.startswith(prefixes)
@@ -1296,11 +1304,13 @@ class Queue:
                 # A zero lease would leave this round's rows visible, and the next round (after
                 # a dead-letter move) would claim them again: hold them 1 ms, release below.
                 # bytearray: sqlite3 binds it as a BLOB directly, bytes through its adapter look-up.
-                params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=max(lease_end, now + 1), token=bytearray(os.urandom(16)))
+                held_until, token = max(lease_end, now + 1), bytearray(os.urandom(16))
                 if is_fifo:
+                    params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=held_until, token=token)
                     rows = self._claim_fifo(tx, params, want)
                 else:
-                    rows = tx.all(Q.claim_standard, n=want, **params)
+                    # In Q.CLAIM_STANDARD_PARAMS order.
+                    rows = tx.all_positional(Q.claim_standard, (held_until, now, now, token, queue_id, now, cutoff, want, 0))
                 poison = [] if dlq is None else [r for r in rows if r["receive_count"] > row["max_receive_count"]]
                 if not poison:
                     claimed.extend(rows)
@@ -1584,7 +1594,7 @@ class Queue:
         out = []
         for r in rows:
             # No handle: peeking receives nothing (and fills no memory of issued handles).
-            m = self._message(r, set(D.MESSAGE_SYSTEM_ATTRIBUTES), lambda name: True, issue_handle=False)
+            m = self._message(r, set(D.MESSAGE_SYSTEM_ATTRIBUTES), _every, issue_handle=False)
             m.queue = None
             out.append(m)
         return out

@@ -199,19 +199,20 @@ INSERT_STANDARD_ROWS = (None,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) 
 INSERT_PLAIN_ROWS = (None,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
 
 
-def _claim(candidates) -> str:
+def _claim(candidates):
     """UPDATE ... RETURNING over the chosen rows: lease, count, and the receive's fresh token.
 
     One random :token per claim, shared by the rows it claims: a token only has to tell this
     receive of a message from its other receives (the handle carrying it names the row and the
     message and is signed), and binding it costs nothing per row, where a token function called
-    back into Python for every row."""
-    return compile_sql(
+    back into Python for every row. The 1 is literal SQL, not a parameter, so the statement
+    can be compiled positionally (compile_positional takes no parameters with default values)."""
+    return (
         update(m)
         .where(m.c.id.in_(candidates.scalar_subquery()))
         .values(
             visible_at=P("lease_end"),
-            receive_count=m.c.receive_count + 1,
+            receive_count=m.c.receive_count + literal_column("1"),
             first_received_at=func.coalesce(m.c.first_received_at, P("now")),
             received_at=P("now"),
             receipt_token=P("token"),
@@ -221,12 +222,20 @@ def _claim(candidates) -> str:
 
 
 # Standard queues: the oldest visible rows by visible_at, straight off ix_messages_visible.
-claim_standard = _claim(
-    select(m.c.id)
-    .where(m.c.queue_id == P("queue_id"), m.c.visible_at <= P("now"), _alive)
-    .order_by(m.c.visible_at)
-    .limit(P("n"))
+# By position, as every receive runs it: sqlite3 binds a name with a dictionary look-up per
+# parameter (callgrind: by name, a receive + delete of 1 took 5% more instructions).
+# Parameters in CLAIM_STANDARD_PARAMS order.
+CLAIM_STANDARD_PARAMS = ("lease_end", "now", "now", "token", "queue_id", "now", "cutoff", "n", "offset")
+claim_standard, _claim_standard_order = compile_positional(
+    _claim(
+        select(m.c.id)
+        .where(m.c.queue_id == P("queue_id"), m.c.visible_at <= P("now"), _alive)
+        .order_by(m.c.visible_at)
+        .limit(P("n"))
+        .offset(P("offset"))  # SQLAlchemy's SQLite dialect writes an OFFSET anyway: as a named 0
+    )
 )
+assert _claim_standard_order == CLAIM_STANDARD_PARAMS, _claim_standard_order
 
 # FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
 # messages in send order, so one receive can return several messages of a group in order.
@@ -250,7 +259,7 @@ fifo_group_run = compile_sql(
     .limit(P("n"))
 )
 # Claim the ids listed in a JSON array (json_each keeps this one compiled statement).
-claim_ids = _claim(select(literal_column("value")).select_from(func.json_each(P("ids"))))
+claim_ids = compile_sql(_claim(select(literal_column("value")).select_from(func.json_each(P("ids")))))
 # After any row of a group leaves a queue, its first remaining row becomes the head.
 fix_group_head = compile_sql(
     update(m)

@@ -117,6 +117,9 @@ class Tx:
     def all(self, sql: Q.Sql, **params: Any) -> list:
         return self.c.execute(sql, sql.bind(params)).fetchall()
 
+    def all_positional(self, sql: str, values: tuple) -> list:
+        return self.c.execute(sql, values).fetchall()
+
     def run(self, sql: Q.Sql, **params: Any) -> int:
         return self.c.execute(sql, sql.bind(params)).rowcount
 

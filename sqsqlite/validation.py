@@ -85,6 +85,8 @@ def parse_arn(arn: Any, what: str = "ARN") -> tuple[str, str, str]:
 
 def int_value(name: str, value: Any, low: int, high: int, unit: str = "", error=InvalidParameterValue) -> int:
     """An integer in low..high, given as an int or a string of digits (as SQS sends them)."""
+    if type(value) is int and low <= value <= high:
+        return value  # the common case, before the checks of every other kind of value
     number: int | None = None
     if isinstance(value, bool):
         number = None
@@ -233,6 +235,8 @@ def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str
 
 def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: str) -> set[str]:
     """Requested attribute names; ``All`` means every allowed one."""
+    if not names:
+        return set()  # most receives ask for none
     allowed = tuple(allowed)
     requested = set(names or ())
     if "All" in requested:
