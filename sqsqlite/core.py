@@ -1229,15 +1229,14 @@ class Queue:
             if deadline is None:
                 deadline = start + _ms(queue_wait if wait is None else wait)
             if rows or self.db.now() >= deadline:
-                return [self._message(row, system, wanted) for row in rows]
+                return [self._message(row, queue_id, system, wanted) for row in rows]
             self.db._wait_for_change(queue_id, deadline)
 
-    def _message(self, row, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:
-        # One unpack of the row (Q.MESSAGE_COLUMNS, checked below the class): sqlite3.Row finds
-        # a column by name with a case-insensitive scan, ~0.3 us a look-up, 17 per message.
+    def _message(self, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:
+        # One unpack of the row (Q.RECEIVED_COLUMNS, checked below the class): sqlite3.Row finds
+        # a column by name with a case-insensitive scan, ~0.3 us a look-up, 14 per message.
         (
             row_id,
-            queue_id,
             message_id,
             body,
             attributes,
@@ -1246,13 +1245,11 @@ class Queue:
             visible_at,
             receive_count,
             first_received_at,
-            _received_at,
             token,
             group_id,
             dedup_id,
             sequence_number,
             dead_letter_source_arn,
-            _is_head,
         ) = row
         attrs = _decode_attributes(attributes)
         return Message(
@@ -1324,8 +1321,8 @@ class Queue:
             if claimed and lease_end <= now:
                 for r in claimed:
                     tx.run(Q.change_visibility, id=r["id"], visible_at=lease_end)
-                # Read back as the claim returned them (Q.MESSAGE_COLUMNS rows), now released.
-                claimed = [tx.one(Q.message_by_id, id=r["id"]) for r in claimed]
+                # Read back as the claim returned them (Q.RECEIVED_COLUMNS rows), now released.
+                claimed = [tx.one(Q.received_by_id, id=r["id"]) for r in claimed]
             held = tx.state.get(("inflight", queue_id))
             if held is not None:
                 held[1] += n - len(claimed)  # give back what this receive reserved and didn't take
@@ -1426,7 +1423,7 @@ class Queue:
                 # 12 hours one receive may hold a message).
                 end = min(now + lease, r["received_at"] + _ms(D.MAX_VISIBILITY_TIMEOUT))
                 tx.run(Q.change_visibility, id=r["id"], visible_at=end)
-                out.append(tx.one(Q.message_by_id, id=r["id"]))
+                out.append(tx.one(Q.received_by_id, id=r["id"]))
         # Nothing still held (deleted, released or timed out): the attempt is over; receive anew.
         return out or None
 
@@ -1594,7 +1591,7 @@ class Queue:
         out = []
         for r in rows:
             # No handle: peeking receives nothing (and fills no memory of issued handles).
-            m = self._message(r, set(D.MESSAGE_SYSTEM_ATTRIBUTES), _every, issue_handle=False)
+            m = self._message(r, row["id"], set(D.MESSAGE_SYSTEM_ATTRIBUTES), _every, issue_handle=False)
             m.queue = None
             out.append(m)
         return out
@@ -1677,10 +1674,9 @@ class Queue:
         return count
 
 
-# Queue._message unpacks message rows by position, in this order.
-assert tuple(c.name for c in Q.MESSAGE_COLUMNS) == (
+# Queue._message unpacks received rows by position, in this order.
+assert tuple(c.name for c in Q.RECEIVED_COLUMNS) == (
     "id",
-    "queue_id",
     "message_id",
     "body",
     "attributes",
@@ -1689,14 +1685,12 @@ assert tuple(c.name for c in Q.MESSAGE_COLUMNS) == (
     "visible_at",
     "receive_count",
     "first_received_at",
-    "received_at",
     "receipt_token",
     "group_id",
     "dedup_id",
     "sequence_number",
     "dead_letter_source_arn",
-    "is_head",
-), "Q.MESSAGE_COLUMNS changed: update Queue._message"
+), "Q.RECEIVED_COLUMNS changed: update Queue._message"
 
 
 def _imported_message_id(value: Any) -> str:

@@ -40,6 +40,7 @@ HOT_PATH = {
     "delete_queue_messages": ("ix_messages_visible", False),
     # acting on one message
     "message_by_id": ("PRIMARY KEY", False),
+    "received_by_id": ("PRIMARY KEY", False),
     "delete_message": ("PRIMARY KEY", False),
     "delete_by_handle": ("PRIMARY KEY", False),
     "delete_by_handles": ("PRIMARY KEY", False),
