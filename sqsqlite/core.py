@@ -16,7 +16,7 @@ import os
 import struct
 import threading
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from . import defaults as D
@@ -1252,22 +1252,24 @@ class Queue:
             dead_letter_source_arn,
         ) = row
         attrs = _decode_attributes(attributes)
+        # By position, in the order of Message's fields (asserted at the end of this module):
+        # a dataclass matches 15 keywords one by one, 1.1 us a message against 0.4.
         return Message(
-            message_id=message_id,
-            body=body,
-            receipt_handle=None if token is None or not issue_handle else self.db.handles.issue(queue_id, row_id, message_id, token),
-            receive_count=receive_count,
-            sent_timestamp=sent_at,
-            first_receive_timestamp=first_received_at,
-            message_attributes={k: v for k, v in attrs.items() if wanted(k)} if attrs else {},
-            attributes=_system_attributes(row, system),
-            message_group_id=group_id,
-            message_deduplication_id=dedup_id,
-            sequence_number=None if sequence_number is None else f"{sequence_number:020d}",
-            dead_letter_queue_source_arn=dead_letter_source_arn,
-            sender_id=sender_id,
-            visible_at=visible_at,
-            queue=self,
+            message_id,
+            body,
+            None if token is None or not issue_handle else self.db.handles.issue(queue_id, row_id, message_id, token),
+            receive_count,
+            sent_at,
+            first_received_at,
+            {k: v for k, v in attrs.items() if wanted(k)} if attrs else {},
+            _system_attributes(row, system),
+            group_id,
+            dedup_id,
+            None if sequence_number is None else f"{sequence_number:020d}",
+            dead_letter_source_arn,
+            sender_id,
+            visible_at,
+            self,
         )
 
     def _claim(self, n: int, vt: int | None, attempt_id: str | None):
@@ -1673,6 +1675,25 @@ class Queue:
             flush()
         return count
 
+
+# Queue._message builds a Message by position, in this order.
+assert tuple(f.name for f in fields(Message) if f.init) == (
+    "message_id",
+    "body",
+    "receipt_handle",
+    "receive_count",
+    "sent_timestamp",
+    "first_receive_timestamp",
+    "message_attributes",
+    "attributes",
+    "message_group_id",
+    "message_deduplication_id",
+    "sequence_number",
+    "dead_letter_queue_source_arn",
+    "sender_id",
+    "visible_at",
+    "queue",
+), "Message's fields changed: update Queue._message"
 
 # Queue._message unpacks received rows by position, in this order.
 assert tuple(c.name for c in Q.RECEIVED_COLUMNS) == (
