@@ -1544,6 +1544,8 @@ class Queue:
                 gone = tx.all(Q.delete_by_handles, handles=spec, queue_id=row["id"], fifo=row["fifo"], now=now)
                 deleted.update(r["id"] for r in gone)
                 _heads_left(tx, row["id"], gone)
+            if len(deleted) == len(entries):  # each entry deleted its own message above
+                return BatchResult([{"Id": e["Id"]} for e in entries], failed)
             for e in entries:
                 h = handles.get(e["Id"])
                 try:
