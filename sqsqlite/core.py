@@ -377,7 +377,8 @@ def _every(name: str) -> bool:
 def _wanted_message_attributes(names: Iterable[str] | None) -> Callable[[str], bool]:
     if not names:
         return _none
-    names = list(names)
+    # One name given bare is that name, not its characters ("All" must not select "A" and "l").
+    names = [names] if isinstance(names, str) else list(names)
     if "All" in names or ".*" in names:
         return _every
     exact = {n for n in names if not n.endswith(".*")}

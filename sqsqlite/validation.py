@@ -238,7 +238,7 @@ def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: s
     if not names:
         return set()  # most receives ask for none
     allowed = tuple(allowed)
-    requested = set(names or ())
+    requested = {names} if isinstance(names, str) else set(names)  # a bare name is one name
     if "All" in requested:
         return set(allowed)
     unknown = requested - set(allowed)

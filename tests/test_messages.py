@@ -119,6 +119,17 @@ def test_message_attribute_names_select_by_name_all_or_prefix(db, names, expecte
     assert set(msg.message_attributes) == expected
 
 
+def test_attribute_names_given_as_one_bare_string_mean_that_one_name(db):
+    q = db.create_queue("bare-names")
+    q.send_message("x", message_attributes={"A": "letter", "size": "L"})
+    [msg] = q.receive_message(message_attribute_names="size", message_system_attribute_names="SentTimestamp")
+    assert set(msg.message_attributes) == {"size"}  # not "s", "i", "z", "e"
+    assert set(msg.attributes) == {"SentTimestamp"}
+    q.change_message_visibility(msg.receipt_handle, 0)
+    [msg] = q.receive_message(message_attribute_names="All")
+    assert set(msg.message_attributes) == {"A", "size"}
+
+
 # ------------------------------------------------------------------ size and delay
 
 
