@@ -377,8 +377,7 @@ def _every(name: str) -> bool:
 def _wanted_message_attributes(names: Iterable[str] | None) -> Callable[[str], bool]:
     if not names:
         return _none
-    # One name given bare is that name, not its characters ("All" must not select "A" and "l").
-    names = [names] if isinstance(names, str) else list(names)
+    names = V.name_list(names)
     if "All" in names or ".*" in names:
         return _every
     exact = {n for n in names if not n.endswith(".*")}
@@ -1234,8 +1233,8 @@ class Queue:
             self.db._wait_for_change(queue_id, deadline)
 
     def _message(self, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:
-        # One unpack of the row (Q.RECEIVED_COLUMNS, checked below the class): sqlite3.Row finds
-        # a column by name with a case-insensitive scan, ~0.3 us a look-up, 14 per message.
+        # One unpack of the row (Q.RECEIVED_COLUMNS, asserted at the end of this module):
+        # sqlite3.Row finds a column by name with a case-insensitive scan, ~0.3 us a look-up.
         (
             row_id,
             message_id,
@@ -1594,9 +1593,10 @@ class Queue:
             row = self._row(tx)
             rows = tx.all(Q.peek_messages, queue_id=row["id"], now=now, cutoff=_cutoff(row, now), state=state, limit=limit)
         out = []
+        system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
         for r in rows:
             # No handle: peeking receives nothing (and fills no memory of issued handles).
-            m = self._message(r, row["id"], set(D.MESSAGE_SYSTEM_ATTRIBUTES), _every, issue_handle=False)
+            m = self._message(r, row["id"], system, _every, issue_handle=False)
             m.queue = None
             out.append(m)
         return out

@@ -233,12 +233,18 @@ def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str
         )
 
 
+def name_list(names: Iterable[str]) -> list[str]:
+    """Requested names as a list: one name given bare is that name, not its characters
+    ("All" must not mean "A" and "l")."""
+    return [names] if isinstance(names, str) else list(names)
+
+
 def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: str) -> set[str]:
     """Requested attribute names; ``All`` means every allowed one."""
     if not names:
         return set()  # most receives ask for none
     allowed = tuple(allowed)
-    requested = {names} if isinstance(names, str) else set(names)  # a bare name is one name
+    requested = set(name_list(names))
     if "All" in requested:
         return set(allowed)
     unknown = requested - set(allowed)
