@@ -344,18 +344,17 @@ def _ms(seconds: int | float) -> int:
     return int(seconds * 1000)
 
 
-def _system_attributes(row, wanted: set[str]) -> dict[str, str]:
-    if not wanted:
-        return {}
+def _system_attributes(m: "Message", wanted: set[str]) -> dict[str, str]:
+    """The system attributes asked for, as SQS strings, from the message's typed fields."""
     values = {
-        "ApproximateReceiveCount": str(row["receive_count"]),
-        "ApproximateFirstReceiveTimestamp": None if row["first_received_at"] is None else str(row["first_received_at"]),
-        "SentTimestamp": str(row["sent_at"]),
-        "SenderId": row["sender_id"],
-        "MessageGroupId": row["group_id"],
-        "MessageDeduplicationId": row["dedup_id"],
-        "SequenceNumber": None if row["sequence_number"] is None else f"{row['sequence_number']:020d}",
-        "DeadLetterQueueSourceArn": row["dead_letter_source_arn"],
+        "ApproximateReceiveCount": str(m.receive_count),
+        "ApproximateFirstReceiveTimestamp": None if m.first_receive_timestamp is None else str(m.first_receive_timestamp),
+        "SentTimestamp": str(m.sent_timestamp),
+        "SenderId": m.sender_id,
+        "MessageGroupId": m.message_group_id,
+        "MessageDeduplicationId": m.message_deduplication_id,
+        "SequenceNumber": m.sequence_number,
+        "DeadLetterQueueSourceArn": m.dead_letter_queue_source_arn,
     }
     return {k: v for k, v in values.items() if k in wanted and v is not None}
 
@@ -1225,36 +1224,43 @@ class Queue:
         start = self.db.now()
         deadline = None
         while True:
-            queue_id, rows, queue_wait = self._claim(n, vt, receive_request_attempt_id)
+            queue_id, rows, queue_wait, lease = self._claim(n, vt, receive_request_attempt_id)
             if deadline is None:
                 deadline = start + _ms(queue_wait if wait is None else wait)
             if rows or self.db.now() >= deadline:
-                return [self._message(row, queue_id, system, wanted) for row in rows]
+                return [self._message(row, queue_id, system, wanted, True, lease) for row in rows]
             self.db._wait_for_change(queue_id, deadline)
 
-    def _message(self, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:
-        # One unpack of the row (Q.RECEIVED_COLUMNS, asserted at the end of this module):
+    def _message(self, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True, lease: tuple | None = None) -> Message:
+        # One unpack of the row (the column orders are asserted at the end of this module):
         # sqlite3.Row finds a column by name with a case-insensitive scan, ~0.3 us a look-up.
-        (
-            row_id,
-            message_id,
-            body,
-            attributes,
-            sender_id,
-            sent_at,
-            visible_at,
-            receive_count,
-            first_received_at,
-            token,
-            group_id,
-            dedup_id,
-            sequence_number,
-            dead_letter_source_arn,
-        ) = row
+        if lease is None:  # Q.RECEIVED_COLUMNS
+            (
+                row_id,
+                message_id,
+                body,
+                attributes,
+                sender_id,
+                sent_at,
+                visible_at,
+                receive_count,
+                first_received_at,
+                token,
+                group_id,
+                dedup_id,
+                sequence_number,
+                dead_letter_source_arn,
+            ) = row
+        else:
+            # A standard claim's row (Q.CLAIMED_COLUMNS): the token and the lease end are the
+            # claim's own, and it has no FIFO fields (_claim read any row with one in full).
+            row_id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, _ = row
+            token, visible_at = lease
+            group_id = dedup_id = sequence_number = None
         attrs = _decode_attributes(attributes)
         # By position, in the order of Message's fields (asserted at the end of this module):
         # a dataclass matches 15 keywords one by one, 1.1 us a message against 0.4.
-        return Message(
+        message = Message(
             message_id,
             body,
             None if token is None or not issue_handle else self.db.handles.issue(queue_id, row_id, message_id, token),
@@ -1262,7 +1268,7 @@ class Queue:
             sent_at,
             first_received_at,
             {k: v for k, v in attrs.items() if wanted(k)} if attrs else {},
-            _system_attributes(row, system),
+            {},
             group_id,
             dedup_id,
             None if sequence_number is None else f"{sequence_number:020d}",
@@ -1271,9 +1277,14 @@ class Queue:
             visible_at,
             self,
         )
+        if system:
+            message.attributes = _system_attributes(message, system)
+        return message
 
     def _claim(self, n: int, vt: int | None, attempt_id: str | None):
-        """One receive attempt in one write transaction: prune, cap check, claim, dead-letter."""
+        """One receive attempt in one write transaction: prune, cap check, claim, dead-letter.
+        Returns the queue id, the rows, the queue's ReceiveMessageWaitTimeSeconds and the
+        lease: (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None."""
         db = self.db
         now = db.now()
         with db.store.write() as tx:
@@ -1282,7 +1293,7 @@ class Queue:
             if attempt_id is not None and is_fifo:
                 repeated = self._repeat_attempt(tx, row, attempt_id, now, vt)
                 if repeated is not None:
-                    return queue_id, repeated, row["receive_wait_time"]
+                    return queue_id, repeated, row["receive_wait_time"], None
             # Standard queues prune on a connection's first receive and every PRUNE_EVERY-th
             # after (meanwhile the claim skips expired rows inside its index). FIFO queues
             # delete an expired group head where the claim meets it (_claim_fifo).
@@ -1291,14 +1302,14 @@ class Queue:
                 _prune(tx, row, now, D.PRUNE_WINDOW)
             n = self._under_cap(tx, row, n, now)
             if n == 0:
-                return queue_id, [], row["receive_wait_time"]
+                return queue_id, [], row["receive_wait_time"], None
             lease_end = now + _ms(row["visibility_timeout"] if vt is None else vt)
             cutoff = _cutoff(row, now)
             dlq = None
             if row["max_receive_count"] is not None:
                 dlq = tx.queue(row["dead_letter_target"])
             claimed: list = []
-            for _ in range(10):  # each round moves at least one poison message, or ends
+            for rounds in range(1, 11):  # each round moves at least one poison message, or ends
                 want = n - len(claimed)
                 # A zero lease would leave this round's rows visible, and the next round (after
                 # a dead-letter move) would claim them again: hold them 1 ms, release below.
@@ -1315,16 +1326,22 @@ class Queue:
                     claimed.extend(rows)
                     break
                 for r in poison:
-                    self._dead_letter(tx, r, row, dlq, now)
+                    self._dead_letter(tx, r["id"], row, dlq, now)
                 moved = {r["id"] for r in poison}
                 claimed.extend(r for r in rows if r["id"] not in moved)
                 if len(claimed) >= n:
                     break
+            # A FIFO claim returns whole rows (Q.RECEIVED_COLUMNS); a standard one leaves out
+            # what the claim itself knows (Q.CLAIMED_COLUMNS): its rows can be used as they are
+            # when one round claimed them all (one token) and none has FIFO fields (an import's).
+            usable = is_fifo or (rounds == 1 and not any(r[Q.FIFO_FIELDS_AT] is not None for r in claimed))
             if claimed and lease_end <= now:
                 for r in claimed:
                     tx.run(Q.change_visibility, id=r["id"], visible_at=lease_end)
-                # Read back as the claim returned them (Q.RECEIVED_COLUMNS rows), now released.
+                usable = False  # released: read them back as they are now
+            if claimed and not usable:
                 claimed = [tx.one(Q.received_by_id, id=r["id"]) for r in claimed]
+            lease = (bytes(token), held_until) if usable and not is_fifo else None
             held = tx.state.get(("inflight", queue_id))
             if held is not None:
                 held[1] += n - len(claimed)  # give back what this receive reserved and didn't take
@@ -1337,7 +1354,7 @@ class Queue:
                 tx.run(Q.prune_attempts, queue_id=queue_id, window_start=now - _ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
         if dlq is not None:
             db._notify()
-        return queue_id, claimed, row["receive_wait_time"]
+        return queue_id, claimed, row["receive_wait_time"], lease
 
     def _under_cap(self, tx: Tx, row, n: int, now: int) -> int:
         """How many messages this receive may take without passing the in-flight cap.
@@ -1401,14 +1418,14 @@ class Queue:
         order = {i: k for k, i in enumerate(ids)}
         return sorted(rows, key=lambda r: order[r["id"]])
 
-    def _dead_letter(self, tx: Tx, r, row, dlq, now: int) -> None:
+    def _dead_letter(self, tx: Tx, row_id: int, row, dlq, now: int) -> None:
         """Undo this receive's claim on a message past maxReceiveCount and move it to the
         dead-letter queue, visible there at once, its receive count and sent_at kept."""
         sequence = tx.scalar(Q.next_sequence, id=dlq["id"], n=1) if dlq["fifo"] else None
-        tx.run(Q.unclaim_to_dead_letter, id=r["id"], dlq_id=dlq["id"], now=now, source_arn=self.arn, sequence_number=sequence)
-        if r["group_id"] is not None:
-            tx.run(Q.fix_group_head, queue_id=row["id"], group_id=r["group_id"])
-            tx.run(Q.fix_group_head, queue_id=dlq["id"], group_id=r["group_id"])
+        group_id = tx.scalar(Q.unclaim_to_dead_letter, id=row_id, dlq_id=dlq["id"], now=now, source_arn=self.arn, sequence_number=sequence)
+        if group_id is not None:
+            tx.run(Q.fix_group_head, queue_id=row["id"], group_id=group_id)
+            tx.run(Q.fix_group_head, queue_id=dlq["id"], group_id=group_id)
 
     def _repeat_attempt(self, tx: Tx, row, attempt_id: str, now: int, vt: int | None):
         """The messages an earlier receive with this attempt id returned, or None to receive afresh."""
@@ -1715,6 +1732,19 @@ assert tuple(c.name for c in Q.RECEIVED_COLUMNS) == (
     "sequence_number",
     "dead_letter_source_arn",
 ), "Q.RECEIVED_COLUMNS changed: update Queue._message"
+# And a standard claim's rows in this order.
+assert tuple(c.name for c in Q.CLAIMED_COLUMNS) == (
+    "id",
+    "message_id",
+    "body",
+    "attributes",
+    "sender_id",
+    "sent_at",
+    "receive_count",
+    "first_received_at",
+    "dead_letter_source_arn",
+    "fifo_fields",
+), "Q.CLAIMED_COLUMNS changed: update Queue._message"
 
 
 def _imported_message_id(value: Any) -> str:

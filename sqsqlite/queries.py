@@ -78,6 +78,26 @@ MESSAGE_COLUMNS = (
 # claim returns these: each column it returns costs about 1,000 instructions a row between
 # SQLite's RETURNING and sqlite3's conversion (callgrind), a tenth of a message's receive.
 RECEIVED_COLUMNS = tuple(c for c in MESSAGE_COLUMNS if c.name not in ("queue_id", "received_at", "is_head"))
+# What a standard claim returns, fewer still: the lease end and the token are the claim's own
+# parameters, so visible_at and receipt_token are not returned, and the three FIFO columns,
+# empty on a standard queue's messages (only an import can fill them), come back as one column,
+# not NULL when any is set; Queue._claim reads such a message again in full (received_by_id).
+CLAIMED_COLUMNS = (
+    m.c.id,
+    m.c.message_id,
+    m.c.body,
+    m.c.attributes,
+    m.c.sender_id,
+    m.c.sent_at,
+    m.c.receive_count,
+    m.c.first_received_at,
+    m.c.dead_letter_source_arn,
+    # Not "group_id IS NOT NULL OR ...": SQLite 3.38 to 3.4x evaluates IS [NOT] NULL in an
+    # UPDATE's RETURNING wrongly when the table's INTEGER PRIMARY KEY is also declared NOT NULL,
+    # as SQLAlchemy declares it (every row read as having FIFO fields).
+    func.coalesce(m.c.group_id, m.c.dedup_id, m.c.sequence_number).label("fifo_fields"),
+)
+FIFO_FIELDS_AT = len(CLAIMED_COLUMNS) - 1
 
 _alive = m.c.sent_at > P("cutoff")
 
@@ -204,7 +224,7 @@ INSERT_STANDARD_ROWS = (None,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) 
 INSERT_PLAIN_ROWS = (None,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
 
 
-def _claim(candidates):
+def _claim(candidates, columns):
     """UPDATE ... RETURNING over the chosen rows: lease, count, and the receive's fresh token.
 
     One random :token per claim, shared by the rows it claims: a token only has to tell this
@@ -222,7 +242,7 @@ def _claim(candidates):
             received_at=P("now"),
             receipt_token=P("token"),
         )
-        .returning(*RECEIVED_COLUMNS)
+        .returning(*columns)
     )
 
 
@@ -237,7 +257,8 @@ claim_standard, _claim_standard_order = compile_positional(
         .where(m.c.queue_id == P("queue_id"), m.c.visible_at <= P("now"), _alive)
         .order_by(m.c.visible_at)
         .limit(P("n"))
-        .offset(P("offset"))  # SQLAlchemy's SQLite dialect writes an OFFSET anyway: as a named 0
+        .offset(P("offset")),  # SQLAlchemy's SQLite dialect writes an OFFSET anyway: as a named 0
+        CLAIMED_COLUMNS,
     )
 )
 assert _claim_standard_order == CLAIM_STANDARD_PARAMS, _claim_standard_order
@@ -264,7 +285,7 @@ fifo_group_run = compile_sql(
     .limit(P("n"))
 )
 # Claim the ids listed in a JSON array (json_each keeps this one compiled statement).
-claim_ids = compile_sql(_claim(select(literal_column("value")).select_from(func.json_each(P("ids")))))
+claim_ids = compile_sql(_claim(select(literal_column("value")).select_from(func.json_each(P("ids"))), RECEIVED_COLUMNS))
 # After any row of a group leaves a queue, its first remaining row becomes the head.
 fix_group_head = compile_sql(
     update(m)
@@ -296,6 +317,7 @@ unclaim_to_dead_letter = compile_sql(
         sequence_number=P("sequence_number"),
         is_head=0,
     )
+    .returning(m.c.group_id)
 )
 
 message_by_id = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.id == P("id")))

@@ -309,6 +309,25 @@ def test_a_message_is_received_at_most_max_receive_count_times_then_moves_within
     assert counts(dlq) == (0, 0, 0)
 
 
+def test_a_receive_that_dead_letters_some_messages_returns_the_rest_with_handles_that_delete_them(db, clock):
+    # The claim runs a second round after a dead-letter move, under a new token: the messages of
+    # the first round must still get handles carrying the first round's token.
+    src, dlq = with_dlq(db, max_receive_count=1)
+    for i in range(3):
+        src.send_message(f"poison {i}")
+    assert len(src.receive_message(max_number_of_messages=10)) == 3
+    clock.advance(30)
+    for i in range(5):
+        src.send_message(f"healthy {i}")
+    got = src.receive_message(max_number_of_messages=10)
+    assert sorted(m.body for m in got) == [f"healthy {i}" for i in range(5)]
+    assert all(m.receive_count == 1 and m.visible_at == clock.now_ms() + 30_000 for m in got)
+    result = src.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(got)])
+    assert len(result.successful) == 5 and result.failed == []
+    assert counts(src) == (0, 0, 0)
+    assert counts(dlq) == (3, 0, 0)
+
+
 def test_the_handle_from_the_source_queue_is_invalid_once_the_message_moved(db, clock):
     src, dlq = with_dlq(db, max_receive_count=1)
     src.send_message("poison")

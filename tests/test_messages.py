@@ -384,3 +384,21 @@ def test_message_ids_are_distinct_canonical_version_4_uuids_alone_and_in_batches
     for text in ids:
         u = uuid.UUID(text)
         assert str(u) == text and u.version == 4 and u.variant == uuid.RFC_4122
+
+
+def test_a_standard_queue_message_imported_with_fifo_fields_is_received_with_them(db):
+    fifo = db.create_queue("orders.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    fifo.send_message("grouped", message_group_id="g1")
+    plain = db.create_queue("plain")
+    plain.import_messages(fifo.export_messages())
+    plain.send_message("ungrouped")
+    got = {m.body: m for m in plain.receive_message(max_number_of_messages=10, message_system_attribute_names=["All"])}
+    grouped, ungrouped = got["grouped"], got["ungrouped"]
+    assert grouped.message_group_id == grouped.attributes["MessageGroupId"] == "g1"
+    assert grouped.message_deduplication_id == grouped.attributes["MessageDeduplicationId"] == hashlib.sha256(b"grouped").hexdigest()
+    assert ungrouped.message_group_id is None and "MessageGroupId" not in ungrouped.attributes
+    assert ungrouped.message_deduplication_id is None and ungrouped.sequence_number is None
+    for m in (grouped, ungrouped):
+        assert m.receive_count == 1 and m.attributes["ApproximateReceiveCount"] == "1"
+        m.delete()
+    assert plain.receive_message() == []
