@@ -8,6 +8,8 @@ testable (``tests/test_queries.py`` checks the claim walks an index, never the w
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or_, select, tuple_, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ClauseElement
@@ -222,6 +224,37 @@ def _insert_rows(columns: tuple[str, ...], n: int) -> Sql:
 _BATCH_SIZES = range(1, D.MAX_BATCH_ENTRIES + 1)
 INSERT_STANDARD_ROWS = (None,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) for n in _BATCH_SIZES)
 INSERT_PLAIN_ROWS = (None,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
+
+MESSAGE_ID_AT = INSERT_STANDARD_COLUMNS.index("message_id")
+BODY_AT = INSERT_STANDARD_COLUMNS.index("body")
+VISIBLE_AT_AT = INSERT_STANDARD_COLUMNS.index("visible_at")
+# The common batch: no attributes, and one queue, sender, send time and visible_at for every
+# row. Those four are numbered parameters, each bound once however many rows use it (qmark
+# binds every use: 60 values for 10 rows, here 24). Parameters: INSERT_SHARED_PARAMS, then the
+# rows' message ids, then their bodies.
+INSERT_SHARED_PARAMS = ("queue_id", "sender_id", "sent_at", "visible_at")
+
+
+def compile_numbered(stmt: ClauseElement, order: tuple[str, ...]) -> Sql:
+    """SQL whose named parameters become ?1, ?2 ... in ``order``; SQLite binds a number used
+    several times once."""
+    sql = compile_sql(stmt)
+    assert not sql.defaults, "literal values would need defaults"
+    number = {name: i for i, name in enumerate(order, 1)}
+    assert set(re.findall(r":(\w+)", sql)) == set(number), (sql, order)
+    numbered = Sql(re.sub(r":(\w+)", lambda found: f"?{number[found.group(1)]}", sql))
+    numbered.defaults = {}
+    return numbered
+
+
+def _insert_shared_rows(n: int) -> Sql:
+    shared = {name: P(name) for name in INSERT_SHARED_PARAMS}
+    rows = [{**shared, "message_id": P(f"message_id_{i}"), "body": P(f"body_{i}")} for i in range(n)]
+    order = INSERT_SHARED_PARAMS + tuple(f"message_id_{i}" for i in range(n)) + tuple(f"body_{i}" for i in range(n))
+    return compile_numbered(insert(m).values(rows), order)
+
+
+INSERT_SHARED_ROWS = (None,) + tuple(_insert_shared_rows(n) for n in _BATCH_SIZES)
 
 
 def _claim(candidates, columns):

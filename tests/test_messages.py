@@ -203,6 +203,17 @@ def test_send_batch_entries_keep_their_own_delay(queue, clock):
     assert [m.body for m in queue.receive_message(max_number_of_messages=10)] == ["later"]
 
 
+def test_a_batch_sharing_one_delay_stores_each_entry_with_its_own_id_and_body(queue, clock):
+    # Such a batch binds the queue, sender, time and visibility once for all its rows.
+    result = queue.send_message_batch([{"Id": f"e{i}", "MessageBody": f"body {i}", "DelaySeconds": 5} for i in range(10)])
+    sent = {r.id: r.message_id for r in result.successful}
+    assert queue.receive_message(max_number_of_messages=10) == []
+    clock.advance(5)
+    got = queue.receive_message(max_number_of_messages=10, message_system_attribute_names=["All"])
+    assert {m.message_id: m.body for m in got} == {sent[f"e{i}"]: f"body {i}" for i in range(10)}
+    assert {(m.sent_timestamp, m.sender_id) for m in got} == {(clock.now_ms() - 5000, queue.db.sender_id)}
+
+
 def test_send_batch_entries_keep_their_own_attributes_with_or_without_any(queue):
     # A batch without attributes is stored by a statement that leaves the column out; one with
     # some stores each row's own, None where an entry has none.

@@ -121,3 +121,15 @@ def test_a_standard_claim_marks_only_the_rows_that_carry_fifo_fields(tmp_path):
     marked = {r["body"]: r[Q.FIFO_FIELDS_AT] is not None for r in rows}
     db.close()
     assert marked == {"grouped": True, "plain": False}
+
+
+def test_a_numbered_statement_binds_a_parameter_used_by_every_row_once():
+    sql = Q.INSERT_SHARED_ROWS[3]
+    numbers = [int(n) for n in re.findall(r"\?(\d+)", sql)]
+    assert numbers.count(1) == numbers.count(4) == 3  # the queue id and visible_at, once per row
+    assert sorted(set(numbers)) == list(range(1, 4 + 2 * 3 + 1))
+    with contextlib.closing(sqlite3.connect(":memory:")) as c:
+        c.execute("CREATE TABLE messages (queue_id, message_id, body, sender_id, sent_at, visible_at)")
+        c.execute(sql, [7, "me", 100, 200, "id0", "id1", "id2", "b0", "b1", "b2"])
+        rows = c.execute("SELECT * FROM messages ORDER BY rowid").fetchall()
+    assert rows == [(7, f"id{i}", f"b{i}", "me", 100, 200) for i in range(3)]
