@@ -252,6 +252,9 @@ class FloorOnLayout(Floor):
         # statement of as many rows as the batch has, as the engine sends a batch.
         assert Q.INSERT_PLAIN_COLUMNS == _LAYOUT_COLUMNS, Q.INSERT_PLAIN_COLUMNS
         self._INSERT_ROWS = Q.INSERT_PLAIN_ROWS
+        # A batch as the engine sends one: queue, sender, send time and visible_at bound once.
+        assert Q.INSERT_SHARED_PARAMS == ("queue_id", "sender_id", "sent_at", "visible_at"), Q.INSERT_SHARED_PARAMS
+        self._INSERT_SHARED = Q.INSERT_SHARED_ROWS
 
     _CLAIM = (
         "UPDATE messages SET visible_at = ?, receive_count = receive_count + 1, "
@@ -273,11 +276,16 @@ class FloorOnLayout(Floor):
         for _ in range(calls):
             t = perf()
             now = _now_ms()
-            values: list = []
-            for _ in range(batch):
-                values += self._row(body, now)
+            if batch == 1:
+                values = list(self._row(body, now))
+                sql = self._INSERT_ROWS[1]
+            else:
+                values = [self.queue_id, "000000000000", now, now]
+                values += [str(uuid.uuid4()) for _ in range(batch)]
+                values += [body] * batch
+                sql = self._INSERT_SHARED[batch]
             ex("BEGIN IMMEDIATE")
-            ex(self._INSERT_ROWS[batch], values)
+            ex(sql, values)
             ex("COMMIT")
             lat.append(perf() - t)
         return Run(calls * batch, perf() - start, lat)
