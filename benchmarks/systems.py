@@ -247,12 +247,13 @@ class FloorOnLayout(Floor):
         self.queue_id = c.execute("SELECT id FROM queues WHERE name = 'bench'").fetchone()[0]
         from sqsqlite import queries as Q
 
-        # The engine's own positional insert for a standard send (the columns it fills, in its
-        # order; receive_count and is_head keep their defaults), so the rows match exactly: one
-        # statement of as many rows as the batch has, as the engine sends a batch.
+        # The engine's own positional insert (the columns a standard send fills, in its order;
+        # receive_count and is_head keep their defaults), so the rows match exactly; fill()
+        # uses it with executemany.
         assert Q.INSERT_PLAIN_COLUMNS == _LAYOUT_COLUMNS, Q.INSERT_PLAIN_COLUMNS
         self._INSERT_ROWS = Q.INSERT_PLAIN_ROWS
-        # A batch as the engine sends one: queue, sender, send time and visible_at bound once.
+        # A send as the engine makes one of bodies alone, one message or a batch: one statement
+        # of as many rows as there are messages, queue, sender, send time and visible_at bound once.
         assert Q.INSERT_SHARED_PARAMS == ("queue_id", "sender_id", "sent_at", "visible_at"), Q.INSERT_SHARED_PARAMS
         self._INSERT_SHARED = Q.INSERT_SHARED_ROWS
 
@@ -276,14 +277,12 @@ class FloorOnLayout(Floor):
         for _ in range(calls):
             t = perf()
             now = _now_ms()
-            if batch == 1:
-                values = list(self._row(body, now))
-                sql = self._INSERT_ROWS[1]
-            else:
-                values = [self.queue_id, "000000000000", now, now]
-                values += [str(uuid.uuid4()) for _ in range(batch)]
-                values += [body] * batch
-                sql = self._INSERT_SHARED[batch]
+            # As the engine sends messages of a body alone, one or a batch: queue, sender,
+            # send time and visible_at bound once, then the ids, then the bodies.
+            values = [self.queue_id, "000000000000", now, now]
+            values += [str(uuid.uuid4()) for _ in range(batch)]
+            values += [body] * batch
+            sql = self._INSERT_SHARED[batch]
             ex("BEGIN IMMEDIATE")
             ex(sql, values)
             ex("COMMIT")

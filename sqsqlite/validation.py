@@ -293,6 +293,12 @@ def check_text(what: str, text: str) -> None:
 
 def message_body(body: Any) -> bytes:
     """The body's UTF-8 bytes, after the character rules."""
+    # The common body first: ASCII text, whose UTF-8 bytes are its characters, so only a
+    # control character can break the rules (an empty body goes on to its error below).
+    if type(body) is str and body.isascii():
+        data = body.encode()
+        if data and len(data.translate(None, _CONTROL_BYTES)) == len(data):
+            return data
     if body is None:
         raise MissingParameter("The request must contain the parameter MessageBody.")
     if not isinstance(body, str):

@@ -176,6 +176,16 @@ def test_sending_to_a_fifo_queue_requires_a_message_group_id(fq):
     assert counts(fq) == (0, 0, 0)
 
 
+def test_a_send_or_batch_entries_of_a_body_alone_are_refused_on_a_fifo_queue_for_want_of_a_group(fq):
+    # A body alone is the standard send's short path; on a FIFO queue it must still be refused.
+    with pytest.raises(MissingParameter, match="MessageGroupId"):
+        fq.send_message("x")
+    result = fq.send_message_batch([{"Id": "a", "MessageBody": "x"}, {"Id": "b", "MessageBody": "y"}])
+    assert result.successful == []
+    assert [(f.id, f.code) for f in result.failed] == [("a", "MissingParameter"), ("b", "MissingParameter")]
+    assert counts(fq) == (0, 0, 0)
+
+
 @pytest.mark.parametrize("group", ["has space", "é", "x" * 129, ""])
 def test_a_message_group_id_is_1_to_128_ascii_letters_digits_or_punctuation(fq, group):
     with pytest.raises((InvalidParameterValue, MissingParameter), match="MessageGroupId"):

@@ -214,6 +214,42 @@ def test_a_batch_sharing_one_delay_stores_each_entry_with_its_own_id_and_body(qu
     assert {(m.sent_timestamp, m.sender_id) for m in got} == {(clock.now_ms() - 5000, queue.db.sender_id)}
 
 
+def test_a_batch_of_bodies_alone_takes_the_queue_delay_and_keeps_each_entrys_id_and_body(db, clock):
+    # Entries of an Id and a body only are the engine's short path (one INSERT, the queue,
+    # sender, time and visibility bound once); they must come out as any other send does.
+    q = db.create_queue("plain", attributes={"DelaySeconds": "5"})
+    result = q.send_message_batch([{"Id": f"e{i}", "MessageBody": f"body {i}"} for i in range(10)])
+    assert result.failed == []
+    assert [(r.id, r.md5_of_message_body) for r in result.successful] == [
+        (f"e{i}", hashlib.md5(f"body {i}".encode()).hexdigest()) for i in range(10)
+    ]
+    sent = {r.id: r.message_id for r in result.successful}
+    assert q.receive_message(max_number_of_messages=10) == []
+    clock.advance(5)
+    got = q.receive_message(max_number_of_messages=10, message_system_attribute_names=["All"])
+    assert {m.message_id: m.body for m in got} == {sent[f"e{i}"]: f"body {i}" for i in range(10)}
+    assert {(m.sent_timestamp, m.sender_id) for m in got} == {(clock.now_ms() - 5000, q.db.sender_id)}
+    assert [m.message_attributes for m in got] == [{}] * 10
+
+
+def test_a_batch_of_bodies_alone_with_one_bad_or_too_large_body_fails_only_that_entry(db):
+    q = db.create_queue("small", attributes={"MaximumMessageSize": "1024"})
+    result = q.send_message_batch(
+        [
+            {"Id": "fits", "MessageBody": "x" * 1024},
+            {"Id": "over", "MessageBody": "é" * 513},  # 1026 bytes of UTF-8
+            {"Id": "also", "MessageBody": "y"},
+        ]
+    )
+    assert [r.id for r in result.successful] == ["fits", "also"]
+    assert [(f.id, f.code) for f in result.failed] == [("over", "InvalidParameterValue")]
+    assert "1026" in result.failed[0].message and "1024" in result.failed[0].message
+    result = q.send_message_batch([{"Id": "bad", "MessageBody": "bad \x00 char"}, {"Id": "good", "MessageBody": "z"}])
+    assert [r.id for r in result.successful] == ["good"]
+    assert [(f.id, f.code) for f in result.failed] == [("bad", "InvalidParameterValue")]
+    assert sorted(m.body for m in q.receive_message(max_number_of_messages=10)) == ["x" * 1024, "y", "z"]
+
+
 def test_send_batch_entries_keep_their_own_attributes_with_or_without_any(queue):
     # A batch without attributes is stored by a statement that leaves the column out; one with
     # some stores each row's own, None where an entry has none.
