@@ -214,7 +214,9 @@ class _Handle(NamedTuple):
     queue_id: int
     row_id: int
     message_uuid: bytes
-    token: bytes
+    # bytes, or the claim's bytearray: sqlite3 binds a bytearray as a BLOB directly, bytes
+    # through its adapter look-up; both compare equal to the stored BLOB.
+    token: bytes | bytearray
     message_id: str  # the message id as text, for the delete's statement (a miss there is decided by message_uuid)
 
 
@@ -295,7 +297,7 @@ def _decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> _Handle:
     if not hmac.compare_digest(signature, mac(body)):
         raise ReceiptHandleIsInvalid(f"The receipt handle {V._shorten(handle, 40)} is not valid: it was not issued by this database.")
     _, qid, row_id, message_uuid, token = _HANDLE.unpack(body)
-    return _Handle(qid, row_id, message_uuid, token, _uuid_str(message_uuid))
+    return _Handle(qid, row_id, message_uuid, bytearray(token), _uuid_str(message_uuid))
 
 
 _new_tuple = tuple.__new__
@@ -1385,7 +1387,7 @@ class Queue:
                 usable = False  # released: read them back as they are now
             if claimed and not usable:
                 claimed = [tx.one(Q.received_by_id, id=r["id"]) for r in claimed]
-            lease = (bytes(token), held_until) if usable and not is_fifo else None
+            lease = (token, held_until) if usable and not is_fifo else None
             held = tx.state.get(("inflight", queue_id))
             if held is not None:
                 held[1] += n - len(claimed)  # give back what this receive reserved and didn't take
@@ -1584,9 +1586,10 @@ class Queue:
             row = self._row(tx)
             now = self.db.now()
             handles: dict[str, _Handle] = {}
+            queue_id = row["id"]
             for e in entries:
                 try:
-                    handles[e["Id"]] = check(e.get("ReceiptHandle"), row["id"])
+                    handles[e["Id"]] = check(e.get("ReceiptHandle"), queue_id)
                 except SQSError:
                     pass  # _delete below reports it, entry by entry
             deleted: set[int] = set()
@@ -1594,8 +1597,8 @@ class Queue:
                 # The common case, every handle its message's newest, as one executemany whose
                 # total rowcount says whether all of them went; if not, the loop below decides
                 # each entry exactly (a message this deleted reads as already deleted there).
-                queue_id = row["id"]
-                keys = [_delete_key(h, queue_id) for h in handles.values()]
+                # _delete_key written out: a call per handle costs more than the tuple.
+                keys = [(h.row_id, queue_id, h.message_id, h.token) for h in handles.values()]
                 if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
                     deleted.update(k[0] for k in keys)
             elif handles:
@@ -1827,9 +1830,8 @@ def _prepared_plain(plain: tuple[list, list, list]) -> list[_Prepared]:
 
 
 def _delete_key(h: _Handle, queue_id: int) -> tuple:
-    """Q.delete_standard_by_handle's parameters, in Q.DELETE_STANDARD_COLUMNS order. The token as
-    a bytearray: sqlite3 binds that as a BLOB directly, bytes through its adapter look-up."""
-    return (h.row_id, queue_id, h.message_id, bytearray(h.token))
+    """Q.delete_standard_by_handle's parameters, in Q.DELETE_STANDARD_COLUMNS order."""
+    return (h.row_id, queue_id, h.message_id, h.token)
 
 
 def _message_row(queue_id, message_id, p: _Prepared, sender_id, sent_at, visible_at) -> dict:
