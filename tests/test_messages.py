@@ -423,11 +423,14 @@ def test_asking_for_aws_trace_header_on_receive_is_accepted_and_returns_nothing(
 
 
 def test_message_ids_are_distinct_canonical_version_4_uuids_alone_and_in_batches(queue):
+    # A batch's ids are made together (one random buffer, cut apart): every size, 1 to 10.
     ids = [queue.send_message("one").message_id for _ in range(50)]
     for _ in range(50):
         result = queue.send_message_batch([{"Id": str(i), "MessageBody": "b"} for i in range(10)])
         ids += [r.message_id for r in result.successful]
-    assert len(set(ids)) == len(ids) == 550
+    for n in range(1, 11):
+        ids += [r.message_id for r in queue.send_message_batch([{"Id": str(i), "MessageBody": "b"} for i in range(n)]).successful]
+    assert len(set(ids)) == len(ids) == 605
     for text in ids:
         u = uuid.UUID(text)
         assert str(u) == text and u.version == 4 and u.variant == uuid.RFC_4122
