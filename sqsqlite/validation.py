@@ -323,6 +323,25 @@ def message_body(body: Any) -> bytes:
     return body.encode("utf-8")
 
 
+def message_bodies(bodies: list) -> list[bytes] | None:
+    """[message_body(b) for b in bodies] when every body passes message_body's fast check, with
+    that check run once over all of them; None when any needs the full check (message_body
+    names what is wrong). A valid body encodes whole characters, so EF BF BE/BF cannot span two."""
+    try:
+        datas = [body.encode() for body in bodies]  # AttributeError: not a str
+    except (AttributeError, UnicodeEncodeError):
+        return None
+    joined = b"".join(datas)
+    if (
+        all(datas)
+        and set(map(type, bodies)) == {str}
+        and len(joined.translate(None, _CONTROL_BYTES)) == len(joined)
+        and (joined.isascii() or (b"\xef\xbf\xbe" not in joined and b"\xef\xbf\xbf" not in joined))
+    ):
+        return datas
+    return None
+
+
 @dataclass(frozen=True)
 class MessageAttribute:
     data_type: str

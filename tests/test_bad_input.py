@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqsqlite import defaults as D
+from sqsqlite import validation as V
 from sqsqlite.errors import (
     BatchEntryIdsNotDistinct,
     BatchRequestTooLong,
@@ -92,6 +93,35 @@ _forbidden = st.one_of(st.integers(0, 8), st.integers(0x0B, 0x0C), st.integers(0
 def test_any_body_containing_a_forbidden_character_is_refused(db, q, prefix, bad, suffix):
     with refused(db, InvalidParameterValue, "U+"):
         q.send_message(prefix + chr(bad) + suffix)
+
+
+_any_body = st.one_of(
+    st.text(max_size=8),
+    st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=8),
+    st.sampled_from([None, b"raw", 7, "\ufffe", "a\uffffb", "\ud800"]),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(bodies=st.lists(_any_body, min_size=1, max_size=10))
+def test_a_batch_of_bodies_alone_refuses_exactly_the_entries_a_single_send_would(db, bodies):
+    # Such a batch is checked all at once (V.message_bodies); any body it doubts sends the whole
+    # batch through the entry-by-entry path, so each entry must still get its own verdict.
+    checked = V.message_bodies(bodies)
+    expected = {}
+    for i, body in enumerate(bodies):
+        try:
+            V.message_body(body)
+        except SQSError as exc:
+            expected[f"e{i}"] = exc.code
+    if expected:
+        assert checked is None
+    elif checked is not None:
+        assert checked == [V.message_body(body) for body in bodies]
+    q = db.create_queue("bodies")
+    result = q.send_message_batch([{"Id": f"e{i}", "MessageBody": body} for i, body in enumerate(bodies)])
+    assert {f.id: f.code for f in result.failed} == expected
+    assert [r.id for r in result.successful] == [f"e{i}" for i in range(len(bodies)) if f"e{i}" not in expected]
 
 
 def test_a_body_over_maximum_message_size_is_refused_naming_both_sizes(db):
