@@ -26,6 +26,7 @@ from .errors import (
     InvalidBatchEntryId,
     InvalidParameterValue,
     MissingParameter,
+    SQSError,
     TooManyEntriesInBatchRequest,
 )
 
@@ -323,13 +324,20 @@ def message_body(body: Any) -> bytes:
     return body.encode("utf-8")
 
 
+_JOINED_CHECK_MAX = 64 * 1024  # characters
+
+
 def message_bodies(bodies: list) -> list[bytes] | None:
     """[message_body(b) for b in bodies] when every body passes message_body's fast check, with
     that check run once over all of them; None when any needs the full check (message_body
     names what is wrong). A valid body encodes whole characters, so EF BF BE/BF cannot span two."""
     try:
+        if sum(map(len, bodies)) > _JOINED_CHECK_MAX:
+            # Large bodies one by one: joining would copy them all into a fresh buffer only to
+            # check it (ten of 64 KiB: 1.2 ms against 0.46).
+            return [message_body(body) for body in bodies]
         datas = [body.encode() for body in bodies]  # AttributeError: not a str
-    except (AttributeError, UnicodeEncodeError):
+    except (TypeError, AttributeError, UnicodeEncodeError, SQSError):
         return None
     joined = b"".join(datas)
     if (
