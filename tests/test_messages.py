@@ -203,22 +203,16 @@ def test_send_batch_entries_keep_their_own_delay(queue, clock):
     assert [m.body for m in queue.receive_message(max_number_of_messages=10)] == ["later"]
 
 
-def test_a_batch_sharing_one_delay_stores_each_entry_with_its_own_id_and_body(queue, clock):
-    # Such a batch binds the queue, sender, time and visibility once for all its rows.
-    result = queue.send_message_batch([{"Id": f"e{i}", "MessageBody": f"body {i}", "DelaySeconds": 5} for i in range(10)])
-    sent = {r.id: r.message_id for r in result.successful}
-    assert queue.receive_message(max_number_of_messages=10) == []
-    clock.advance(5)
-    got = queue.receive_message(max_number_of_messages=10, message_system_attribute_names=["All"])
-    assert {m.message_id: m.body for m in got} == {sent[f"e{i}"]: f"body {i}" for i in range(10)}
-    assert {(m.sent_timestamp, m.sender_id) for m in got} == {(clock.now_ms() - 5000, queue.db.sender_id)}
-
-
-def test_a_batch_of_bodies_alone_takes_the_queue_delay_and_keeps_each_entrys_id_and_body(db, clock):
-    # Entries of an Id and a body only are the engine's short path (one INSERT, the queue,
-    # sender, time and visibility bound once); they must come out as any other send does.
-    q = db.create_queue("plain", attributes={"DelaySeconds": "5"})
-    result = q.send_message_batch([{"Id": f"e{i}", "MessageBody": f"body {i}"} for i in range(10)])
+@pytest.mark.parametrize(
+    "queue_delay, entry",
+    [("0", {"DelaySeconds": 5}), ("5", {})],
+    ids=["each entry's own delay", "the queue's delay for bodies alone"],
+)
+def test_a_batch_sharing_one_delay_stores_each_entry_with_its_own_id_and_body(db, clock, queue_delay, entry):
+    # Such a batch binds the queue, sender, time and visibility once for all its rows; entries of
+    # an Id and a body alone take the engine's short path and must come out as any other send.
+    q = db.create_queue("shared", attributes={"DelaySeconds": queue_delay})
+    result = q.send_message_batch([{"Id": f"e{i}", "MessageBody": f"body {i}", **entry} for i in range(10)])
     assert result.failed == []
     assert [(r.id, r.md5_of_message_body) for r in result.successful] == [
         (f"e{i}", hashlib.md5(f"body {i}".encode()).hexdigest()) for i in range(10)
