@@ -1215,12 +1215,6 @@ class Queue:
             n = len(values) // width
             if any(values[Q.ATTRIBUTES_AT :: width]):
                 tx.run_positional(Q.INSERT_STANDARD_ROWS[n], values)
-            elif n > 1 and values[Q.VISIBLE_AT_AT :: width].count(values[Q.VISIBLE_AT_AT]) == n:
-                # In Q.INSERT_SHARED_PARAMS order, then the ids, then the bodies.
-                shared = [queue_id, sender, now, values[Q.VISIBLE_AT_AT]]
-                shared += values[Q.MESSAGE_ID_AT :: width]
-                shared += values[Q.BODY_AT :: width]
-                tx.run_positional(Q.INSERT_SHARED_ROWS[n], shared)
             else:
                 del values[Q.ATTRIBUTES_AT :: width]  # every row's None
                 tx.run_positional(Q.INSERT_PLAIN_ROWS[n], values)

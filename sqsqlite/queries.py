@@ -225,13 +225,10 @@ _BATCH_SIZES = range(1, D.MAX_BATCH_ENTRIES + 1)
 INSERT_STANDARD_ROWS = (None,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) for n in _BATCH_SIZES)
 INSERT_PLAIN_ROWS = (None,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
 
-MESSAGE_ID_AT = INSERT_STANDARD_COLUMNS.index("message_id")
-BODY_AT = INSERT_STANDARD_COLUMNS.index("body")
-VISIBLE_AT_AT = INSERT_STANDARD_COLUMNS.index("visible_at")
-# The common batch: no attributes, and one queue, sender, send time and visible_at for every
-# row. Those four are numbered parameters, each bound once however many rows use it (qmark
-# binds every use: 60 values for 10 rows, here 24). Parameters: INSERT_SHARED_PARAMS, then the
-# rows' message ids, then their bodies.
+# The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
+# visible_at for every row). Those four are numbered parameters, each bound once however many
+# rows use it (qmark binds every use: 60 values for 10 rows, here 24). Parameters:
+# INSERT_SHARED_PARAMS, then the rows' message ids, then their bodies.
 INSERT_SHARED_PARAMS = ("queue_id", "sender_id", "sent_at", "visible_at")
 
 

@@ -294,34 +294,31 @@ def check_text(what: str, text: str) -> None:
 
 def message_body(body: Any) -> bytes:
     """The body's UTF-8 bytes, after the character rules."""
-    # The common body first: ASCII text, whose UTF-8 bytes are its characters, so only a
-    # control character can break the rules (an empty body goes on to its error below).
-    if type(body) is str and body.isascii():
-        data = body.encode()
-        if data and len(data.translate(None, _CONTROL_BYTES)) == len(data):
-            return data
     if body is None:
         raise MissingParameter("The request must contain the parameter MessageBody.")
     if not isinstance(body, str):
         raise InvalidParameterValue(f"MessageBody must be a string, got {type(body).__name__}.")
     if body == "":
         raise InvalidParameterValue("MessageBody must be at least 1 character long, got an empty string.")
-    # The fast check, in C over the UTF-8 bytes: a character below U+0020 encodes as a byte
-    # below 0x20 (every byte of a multi-byte sequence is 0x80 or more), U+FFFE and U+FFFF as
-    # EF BF BE/BF, and a lone surrogate does not encode at all. Only a body that fails it goes
-    # through the regex, which names the character (the regex costs ~9 ns a character).
+    # Only a body that fails the fast check goes through the regex, which names the character
+    # (the regex costs ~9 ns a character). A lone surrogate does not encode at all.
     try:
         data = body.encode("utf-8")
     except UnicodeEncodeError:
         data = None
-    if (
-        data is not None
-        and len(data.translate(None, _CONTROL_BYTES)) == len(data)
-        and (body.isascii() or (b"\xef\xbf\xbe" not in data and b"\xef\xbf\xbf" not in data))
-    ):
+    if data is not None and _passes_fast_check(data, body.isascii()):
         return data
     check_text("the message body", body)
     return body.encode("utf-8")
+
+
+def _passes_fast_check(data: bytes, ascii: bool) -> bool:
+    """The character rules, in C over UTF-8 bytes (one body's, or several bodies' joined): a
+    character below U+0020 encodes as a byte below 0x20 (every byte of a multi-byte sequence is
+    0x80 or more), U+FFFE and U+FFFF as EF BF BE/BF, which ASCII text cannot hold."""
+    return len(data.translate(None, _CONTROL_BYTES)) == len(data) and (
+        ascii or (b"\xef\xbf\xbe" not in data and b"\xef\xbf\xbf" not in data)
+    )
 
 
 _JOINED_CHECK_MAX = 64 * 1024  # characters
@@ -340,12 +337,7 @@ def message_bodies(bodies: list) -> list[bytes] | None:
     except (TypeError, AttributeError, UnicodeEncodeError, SQSError):
         return None
     joined = b"".join(datas)
-    if (
-        all(datas)
-        and set(map(type, bodies)) == {str}
-        and len(joined.translate(None, _CONTROL_BYTES)) == len(joined)
-        and (joined.isascii() or (b"\xef\xbf\xbe" not in joined and b"\xef\xbf\xbf" not in joined))
-    ):
+    if all(datas) and set(map(type, bodies)) == {str} and _passes_fast_check(joined, joined.isascii()):
         return datas
     return None
 

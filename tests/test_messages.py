@@ -209,8 +209,8 @@ def test_send_batch_entries_keep_their_own_delay(queue, clock):
     ids=["each entry's own delay", "the queue's delay for bodies alone"],
 )
 def test_a_batch_sharing_one_delay_stores_each_entry_with_its_own_id_and_body(db, clock, queue_delay, entry):
-    # Such a batch binds the queue, sender, time and visibility once for all its rows; entries of
-    # an Id and a body alone take the engine's short path and must come out as any other send.
+    # Entries of an Id and a body alone take the engine's short path (the queue, sender, time and
+    # visibility bound once for all rows); they must come out as any other send does.
     q = db.create_queue("shared", attributes={"DelaySeconds": queue_delay})
     result = q.send_message_batch([{"Id": f"e{i}", "MessageBody": f"body {i}", **entry} for i in range(10)])
     assert result.failed == []
