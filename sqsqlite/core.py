@@ -1098,7 +1098,8 @@ class Queue:
     ) -> SendResult:
         prepared = plain = None
         if delay_seconds is None and not message_attributes and message_group_id is None and message_deduplication_id is None:
-            plain = ([None], [message_body], [V.message_body(message_body)])
+            data = V.message_body(message_body)
+            plain = _Plain([None], [message_body], [data], len(data))
         else:
             prepared = [self._prepare(message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id)]
         with self.db.store.write(sending=True) as tx:
@@ -1120,7 +1121,7 @@ class Queue:
         prepared: list[_Prepared] | None = None
         plain = _plain_entries(entries)
         if plain is not None:
-            V.check_batch_size(sum(map(len, plain[2])))
+            V.check_batch_size(plain.total)
         else:
             prepared = []
             for entry in entries:
@@ -1160,7 +1161,7 @@ class Queue:
             failed.sort(key=lambda f: order[f.id])
         return BatchResult(successful, failed)
 
-    def _insert_plain(self, tx: Tx, row, plain: tuple[list, list, list]) -> list[SendResult] | None:
+    def _insert_plain(self, tx: Tx, row, plain: _Plain) -> list[SendResult] | None:
         """The common send, messages with only a body (plain: their entry Ids, bodies and the
         bodies' UTF-8 bytes), to a standard queue, every body within its MaximumMessageSize: one
         INSERT binding the queue, sender, send time and visible_at once. None for anything else
@@ -1169,8 +1170,9 @@ class Queue:
         Its own path because a send's Python costs more than its statement: per message, an
         entry's checks and a _Prepared, then a seven-value row sliced back into the shared form
         cost about as many instructions as SQLite's insert (callgrind, batches of 10)."""
-        entry_ids, bodies, datas = plain
-        if row["fifo"] or max(map(len, datas)) > row["max_message_size"]:
+        entry_ids, bodies, datas, total = plain
+        max_size = row["max_message_size"]
+        if row["fifo"] or (total > max_size and max(map(len, datas)) > max_size):
             return None
         now = self.db.now()
         ids = _new_message_ids(len(bodies))
@@ -1817,29 +1819,40 @@ def _attributes_json(attributes: Mapping[str, V.MessageAttribute]) -> str | None
     return json.dumps({k: v.to_json() for k, v in attributes.items()}) if attributes else None
 
 
-def _plain_entries(entries: list) -> tuple[list, list, list] | None:
-    """The batch's entry Ids, bodies and the bodies' UTF-8 bytes when every entry is a dict of
-    just an Id and a valid MessageBody (Queue._insert_plain's kind), else None: the general path
-    then checks each entry and reports each one's error."""
-    # map and itemgetter, not comprehensions: no Python frame per entry.
-    if set(map(type, entries)) != {dict} or set(map(len, entries)) != {2}:
+def _plain_entries(entries: list) -> _Plain | None:
+    """The batch's entries when every one is just an Id and a valid MessageBody
+    (Queue._insert_plain's kind), else None: the general path then checks each entry and reports
+    each one's error. The entries passed V.batch_entries, so each has an Id."""
+    # map and itemgetter, not comprehensions: no Python frame per entry. Each entry has an Id
+    # and, if plain, a MessageBody: lengths adding up to two per entry mean just those two.
+    if sum(map(len, entries)) != 2 * len(entries):
         return None
     try:
         bodies = list(map(_get_body, entries))
     except KeyError:
         return None
-    datas = V.message_bodies(bodies)
-    if datas is None:
+    checked = V.message_bodies(bodies)
+    if checked is None:
         return None
-    return list(map(_get_id, entries)), bodies, datas
+    return _new_tuple(_Plain, (list(map(_get_id, entries)), bodies, *checked))
 
 
 _get_body, _get_id = operator.itemgetter("MessageBody"), operator.itemgetter("Id")
 
 
-def _prepared_plain(plain: tuple[list, list, list]) -> list[_Prepared]:
+class _Plain(NamedTuple):
+    """Messages of a body alone: their batch entry Ids (None for a single send), bodies, the
+    bodies' UTF-8 bytes, and those bytes' total."""
+
+    entry_ids: list
+    bodies: list
+    datas: list
+    total: int
+
+
+def _prepared_plain(plain: _Plain) -> list[_Prepared]:
     """_plain_entries' messages as _insert takes them (they passed every check _prepare makes)."""
-    return [_Prepared(body, data, {}, None, None, None, entry_id) for entry_id, body, data in zip(*plain)]
+    return [_Prepared(body, data, {}, None, None, None, entry_id) for entry_id, body, data in zip(*plain[:3])]
 
 
 def _delete_key(h: _Handle, queue_id: int) -> tuple:

@@ -13,6 +13,7 @@ import re
 import struct
 import unicodedata
 from dataclasses import dataclass
+from itertools import repeat
 from collections.abc import Mapping
 from typing import Any, Iterable
 
@@ -32,6 +33,8 @@ from .errors import (
 
 _QUEUE_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
 _BATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
+# A batch's Ids joined by newlines (a character no Id may hold), checked by one match.
+_BATCH_IDS = re.compile(r"[A-Za-z0-9_-]{1,80}(?:\n[A-Za-z0-9_-]{1,80})*")
 _ATTR_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
 # SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
 _BAD_CHAR = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -316,30 +319,37 @@ def _passes_fast_check(data: bytes, ascii: bool) -> bool:
     """The character rules, in C over UTF-8 bytes (one body's, or several bodies' joined): a
     character below U+0020 encodes as a byte below 0x20 (every byte of a multi-byte sequence is
     0x80 or more), U+FFFE and U+FFFF as EF BF BE/BF, which ASCII text cannot hold."""
-    return len(data.translate(None, _CONTROL_BYTES)) == len(data) and (
+    # A table translation and a memchr: a quarter cheaper than translate's deletion (callgrind).
+    return 0 not in data.translate(_CONTROLS_TO_NUL) and (
         ascii or (b"\xef\xbf\xbe" not in data and b"\xef\xbf\xbf" not in data)
     )
 
 
-_JOINED_CHECK_MAX = 64 * 1024  # characters
+# Every byte to itself, but those of _CONTROL_BYTES to NUL (itself one of them).
+_CONTROLS_TO_NUL = bytes(0 if b in _CONTROL_BYTES else b for b in range(256))
+_JOINED_CHECK_MAX = 64 * 1024  # bytes
 
 
-def message_bodies(bodies: list) -> list[bytes] | None:
-    """[message_body(b) for b in bodies] when every body passes message_body's fast check, with
-    that check run once over all of them; None when any needs the full check (message_body
-    names what is wrong). A valid body encodes whole characters, so EF BF BE/BF cannot span two."""
+def message_bodies(bodies: list) -> tuple[list[bytes], int] | None:
+    """([message_body(b) for b in bodies], their total size in bytes) when every body passes
+    message_body's fast check, with that check run once over all of them; None when any needs
+    the full check (message_body names what is wrong). A valid body encodes whole characters, so
+    EF BF BE/BF cannot span two."""
     try:
-        if sum(map(len, bodies)) > _JOINED_CHECK_MAX:
-            # Large bodies one by one: joining would copy them all into a fresh buffer only to
-            # check it (ten of 64 KiB: 1.2 ms against 0.46).
-            return [message_body(body) for body in bodies]
-        datas = [body.encode() for body in bodies]  # AttributeError: not a str
-    except (TypeError, AttributeError, UnicodeEncodeError, SQSError):
+        datas = list(map(str.encode, bodies))  # TypeError: not a str; UnicodeEncodeError: a lone surrogate
+    except (TypeError, UnicodeEncodeError):
         return None
-    joined = b"".join(datas)
-    if all(datas) and set(map(type, bodies)) == {str} and _passes_fast_check(joined, joined.isascii()):
-        return datas
-    return None
+    if not all(datas):
+        return None  # an empty body
+    total = sum(map(len, datas))
+    if total > _JOINED_CHECK_MAX:
+        # Large bodies one by one: joining would copy them all into a fresh buffer only to
+        # check it (ten of 64 KiB: 1.2 ms against 0.46).
+        passes = all(_passes_fast_check(data, data.isascii()) for data in datas)
+    else:
+        joined = b"".join(datas)
+        passes = _passes_fast_check(joined, joined.isascii())
+    return (datas, total) if passes else None
 
 
 @dataclass(frozen=True)
@@ -503,6 +513,8 @@ def batch_entries(entries: Any, id_key: str = "Id") -> list[Mapping[str, Any]]:
         raise TooManyEntriesInBatchRequest(
             f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed."
         )
+    if _ids_pass_at_once(entries, id_key):
+        return entries
     seen = set()
     for entry in entries:
         entry_id = entry.get(id_key) if type(entry) is dict or isinstance(entry, Mapping) else None
@@ -514,6 +526,19 @@ def batch_entries(entries: Any, id_key: str = "Id") -> list[Mapping[str, Any]]:
             raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the Id {entry_id!r}; Ids must be distinct.")
         seen.add(entry_id)
     return entries
+
+
+def _ids_pass_at_once(entries: list, id_key: str) -> bool:
+    """True when the entries are dicts whose Ids are all valid and distinct, checked in C: one
+    look-up per entry, one join and one match (the loop of batch_entries costs 3,300
+    instructions an entry). False sends a batch through that loop, which names the first bad
+    entry. An Id holding a newline would join into more pieces than there are entries."""
+    try:
+        ids = list(map(dict.get, entries, repeat(id_key)))  # TypeError: an entry not a dict
+        joined = "\n".join(ids)  # TypeError: an Id missing (None) or not text
+    except TypeError:
+        return False
+    return bool(_BATCH_IDS.fullmatch(joined)) and joined.count("\n") == len(ids) - 1 and len(set(ids)) == len(ids)
 
 
 def check_batch_size(total: int) -> None:

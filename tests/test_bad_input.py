@@ -5,7 +5,10 @@ allowed, and that the database is byte-for-byte unchanged afterwards (every tabl
 """
 
 import contextlib
+import re
 import sqlite3
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -119,7 +122,9 @@ def test_a_batch_of_bodies_alone_refuses_exactly_the_entries_a_single_send_would
     if expected:
         assert checked is None
     elif checked is not None:
-        assert checked == [V.message_body(body) for body in bodies]
+        datas, total = checked
+        assert datas == [V.message_body(body) for body in bodies]
+        assert total == sum(map(len, datas))
     q = db.create_queue("bodies")
     request = [{"Id": f"e{i}", "MessageBody": body} for i, body in enumerate(bodies)]
     if sum(len(body.encode()) for i, body in enumerate(bodies) if f"e{i}" not in expected) > D.MAX_BATCH_PAYLOAD:
@@ -236,6 +241,36 @@ def test_a_bad_batch_entry_id_is_refused_naming_it(db, q, entry_id):
 def test_a_batch_entry_id_of_80_characters_is_accepted(db, q):
     result = q.send_message_batch([{"Id": "x" * 80, "MessageBody": "a"}])
     assert [s.id for s in result.successful] == ["x" * 80]
+
+
+_any_entry_id = st.one_of(
+    st.from_regex(r"[A-Za-z0-9_-]{1,80}", fullmatch=True),
+    st.text(max_size=6),
+    st.sampled_from(["a\nb", "a\n", "\n", "", None, 7, b"id", "x" * 80, "x" * 81, "é"]),
+)
+_any_entry = st.one_of(
+    st.builds(lambda i: {"Id": i, "MessageBody": "b"}, _any_entry_id),
+    st.sampled_from([{"MessageBody": "no id"}, ["Id", "x"], "Id", MappingProxyType({"Id": "proxy", "MessageBody": "b"})]),
+)
+
+
+@settings(max_examples=300)
+@given(entries=st.lists(_any_entry, min_size=1, max_size=10))
+def test_batch_ids_checked_at_once_pass_exactly_the_dict_batches_the_entry_by_entry_check_passes(entries):
+    # V.batch_entries checks a batch of dicts in C and sends anything else through its loop,
+    # which names the first bad entry: the two must agree on every batch of dicts.
+    def loop_passes():
+        ids = [e.get("Id") if isinstance(e, Mapping) else None for e in entries]
+        return all(isinstance(i, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,80}", i) for i in ids) and len(set(ids)) == len(ids)
+
+    all_dicts = all(type(e) is dict for e in entries)
+    assert V._ids_pass_at_once(entries, "Id") == (all_dicts and loop_passes())
+    try:
+        assert V.batch_entries(entries) == entries
+        passed = True
+    except (InvalidBatchEntryId, BatchEntryIdsNotDistinct):
+        passed = False
+    assert passed == loop_passes()
 
 
 def test_a_batch_over_1_mib_in_total_is_refused(db, q):
