@@ -283,9 +283,15 @@ def _new_message_ids(n: int) -> list[str]:
     return text.decode().split("|")
 
 
+# A handle's text: its fields and MAC in hex (version 2). Version 1 wrote them in urlsafe
+# base64, a third shorter but three times the cost to write (4,900 instructions a handle against
+# 1,800); version 1 handles (87 characters, never 130) are still accepted.
+_HEX_HANDLE_LEN = 2 * (_HANDLE.size + _MAC_LEN)
+
+
 def _encode_handle(mac: Callable[[bytes], bytes], queue_id: int, row_id: int, message_uuid: bytes, token: bytes) -> str:
-    body = _HANDLE.pack(1, queue_id, row_id, message_uuid, token)
-    return _b64(body + mac(body))
+    body = _HANDLE.pack(2, queue_id, row_id, message_uuid, token)
+    return (body + mac(body)).hex()
 
 
 def _decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> _Handle:
@@ -294,13 +300,24 @@ def _decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> _Handle:
         raise MissingParameter("The request must contain the parameter ReceiptHandle.")
     if not isinstance(handle, str) or len(handle) > 200:
         raise ReceiptHandleIsInvalid(f"The receipt handle {V._shorten(handle, 40)} is not valid.")
-    try:
-        raw = binascii.a2b_base64(handle.encode("ascii").translate(_FROM_URLSAFE) + b"=" * (-len(handle) % 4))
-    except (binascii.Error, ValueError):  # UnicodeEncodeError is a ValueError
-        raw = b""
-    # Only the exact text we issued: lenient base64 would also accept other spellings of it
-    # (spare low bits in the last character, characters outside the alphabet).
-    if len(raw) != _HANDLE.size + _MAC_LEN or raw[0] != 1 or _b64(raw) != handle:
+    # Only the exact text we issued: fromhex would also take capitals and spaces, and lenient
+    # base64 other spellings (spare low bits in the last character, characters outside the
+    # alphabet); so the bytes are encoded again and compared.
+    if len(handle) == _HEX_HANDLE_LEN:
+        version = 2
+        try:
+            raw = bytes.fromhex(handle)
+        except ValueError:
+            raw = b""
+        exact = raw.hex() == handle
+    else:
+        version = 1
+        try:
+            raw = binascii.a2b_base64(handle.encode("ascii").translate(_FROM_URLSAFE) + b"=" * (-len(handle) % 4))
+        except (binascii.Error, ValueError):  # UnicodeEncodeError is a ValueError
+            raw = b""
+        exact = _b64(raw) == handle
+    if len(raw) != _HANDLE.size + _MAC_LEN or raw[0] != version or not exact:
         raise ReceiptHandleIsInvalid(f"The receipt handle {V._shorten(handle, 40)} is not valid: it is not one sqsqlite issued.")
     body, signature = raw[: _HANDLE.size], raw[_HANDLE.size :]
     if not hmac.compare_digest(signature, mac(body)):
@@ -1095,7 +1112,7 @@ class Queue:
         prepared = plain = None
         if delay_seconds is None and not message_attributes and message_group_id is None and message_deduplication_id is None:
             data = V.message_body(message_body)
-            plain = _Plain([None], [message_body], [data], len(data))
+            plain = _new_tuple(_Plain, ([None], [message_body], [data], len(data)))
         else:
             prepared = [self._prepare(message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id)]
         with self.db.store.write(sending=True) as tx:

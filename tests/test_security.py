@@ -1,7 +1,6 @@
 """Security: unguessable receipt handles bound to queue, message and receive; owner-only files;
 no SQL built from what callers pass in."""
 
-import base64
 import os
 import secrets
 import sqlite3
@@ -17,11 +16,11 @@ from tests.reliability.snapshots import snapshot
 
 
 def raw(handle: str) -> bytes:
-    return base64.urlsafe_b64decode(handle + "=" * (-len(handle) % 4))
+    return bytes.fromhex(handle)
 
 
 def encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+    return data.hex()
 
 
 # ------------------------------------------------------------------ receipt handles
@@ -110,13 +109,29 @@ def test_flipping_any_single_bit_of_a_handle_makes_it_invalid(queue, db_path):
     m.delete()
 
 
+def test_a_handle_in_the_version_1_form_base64_still_deletes_its_message(db, queue):
+    # Handles were urlsafe base64 of version 1 fields before they were hex (version 2): one
+    # received before an upgrade must still work after it.
+    queue.send_message("received before the upgrade")
+    [m] = queue.receive_message()
+    h = core._decode_handle(db.handles._mac, m.receipt_handle)
+    body = core._HANDLE.pack(1, h.queue_id, h.row_id, h.message_uuid, bytes(h.token))
+    old = core._b64(body + db.handles._mac(body))
+    assert len(old) == 87 and len(m.receipt_handle) == 130
+    queue.change_message_visibility(old, 60)
+    queue.delete_message(old)
+    assert queue.peek(limit=10) == []
+    with pytest.raises(ReceiptHandleIsInvalid):  # base64 only ever held version 1
+        queue.delete_message(core._b64(b"\x02" + body[1:] + db.handles._mac(body)))
+
+
 def test_random_guesses_shaped_like_real_handles_never_work(queue, db_path):
     queue.send_message("target")
     [m] = queue.receive_message()
     size = len(raw(m.receipt_handle))
     before = snapshot(db_path)
     for _ in range(300):
-        guess = bytes([1]) + raw(m.receipt_handle)[1:33] + secrets.token_bytes(size - 33)  # right queue, row, message
+        guess = raw(m.receipt_handle)[:33] + secrets.token_bytes(size - 33)  # right version, queue, row, message
         with pytest.raises(ReceiptHandleIsInvalid):
             queue.delete_message(encode(guess))
     assert snapshot(db_path) == before
