@@ -64,6 +64,9 @@ class _Local(threading.local):
     lockfd: int | None = None
     # Its descriptor of the senders' gate file, the same way; opened on its first contended send.
     gatefd: int | None = None
+    # A cursor of the connection kept for the transactions' own statements (BEGIN, COMMIT,
+    # PRAGMA data_version): conn.execute makes a cursor each time, 1,000-2,000 instructions.
+    cursor: sqlite3.Cursor | None = None
 
     def __init__(self) -> None:
         self.queues: dict = {}
@@ -88,7 +91,7 @@ class Tx:
         local = self.local
         if not self.writing or local is None:
             return self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
-        version = self.c.execute("PRAGMA data_version").fetchone()[0]
+        version = local.cursor.execute("PRAGMA data_version").fetchone()[0]
         if version != local.version:
             local.queues.clear()
             local.version = version
@@ -137,9 +140,14 @@ class Tx:
 
 _HOLDING = threading.local()
 _STORES: "weakref.WeakSet[Store]" = weakref.WeakSet()
+# This process's id, kept by the fork hook below: os.getpid() is a system call, and every
+# operation asks (a connection belongs to the process that opened it).
+_PID = os.getpid()
 
 
 def _after_fork_in_child() -> None:
+    global _PID
+    _PID = os.getpid()
     # A forked child inherits every lock descriptor of the parent, other threads' included.
     # Kept open, one would keep a lock held by a parent that dies inside a transaction until
     # the child exits too: close them all (a duplicate's close never releases the parent's
@@ -206,7 +214,7 @@ class _Write:
                     else:
                         fcntl.flock(fd, fcntl.LOCK_EX)
                     holding.add(self.store._lock_key)
-            self.store._execute_retrying(self.conn, "BEGIN IMMEDIATE")
+            self.store._execute_retrying(local.cursor, "BEGIN IMMEDIATE")
         except BaseException:
             self._unlock()
             raise
@@ -260,7 +268,7 @@ class _Write:
         conn = self.conn
         if kind is None:
             try:
-                self.store._execute_retrying(conn, "COMMIT")
+                self.store._execute_retrying(self.local.cursor, "COMMIT")
                 return False
             except BaseException:
                 self._rolled_back()
@@ -324,10 +332,11 @@ class Store:
     def connection(self) -> sqlite3.Connection:
         local = self._local
         conn = getattr(local, "conn", None)
-        if conn is not None and local.pid == os.getpid():
+        if conn is not None and local.pid == _PID:
             return conn
         conn = self._open()
-        local.conn, local.pid = conn, os.getpid()
+        local.conn, local.pid = conn, _PID
+        local.cursor = conn.cursor()
         local.queues.clear()
         local.state.clear()
         local.version = None
@@ -439,7 +448,7 @@ class Store:
         conn = self.connection()
         return _Write(self, conn, self._local, sending)
 
-    def _execute_retrying(self, conn: sqlite3.Connection, sql: str) -> None:
+    def _execute_retrying(self, conn: sqlite3.Connection | sqlite3.Cursor, sql: str) -> None:
         # Tried once directly: an uncontended BEGIN or COMMIT is the common case, and every
         # operation runs both, so the retry loop's setup is kept off that path.
         try:
@@ -484,7 +493,7 @@ class Store:
         conn = local.conn
         if conn is None:
             return
-        local.conn = None
+        local.conn = local.cursor = None
         local.queues.clear()
         local.state.clear()
         local.version = None
