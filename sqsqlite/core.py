@@ -243,55 +243,45 @@ def _uuid_str(b: bytes) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-# The uuid variant's first hex digit (8, 9, a or b) from any random hex digit.
-_VARIANT = str.maketrans("0123456789abcdef", "89ab89ab89ab89ab")
+# Message ids: random bytes, one for each character of an id and of the "|" between ids,
+# masked by position (a hex digit keeps its byte's low 7 bits, a fixed character none, the
+# variant digit two), then translated by one table: below 0x80 a byte's low four bits name its
+# hex digit; 0x80, 0x90 and 0xA0 are "-", the version digit "4" and "|"; from 0xB0 the
+# variant digit 8, 9, a or b. Three integer operations and one translation for a whole batch.
+_ID_DIGITS = bytes(
+    b"0123456789abcdef"[b & 0x0F] if b < 0x80 else b"-4|"[(b >> 4) & 3] if b < 0xB0 else b"89ab"[b & 0x03]
+    for b in range(256)
+)
 
 
-def _new_message_id() -> str:
-    """A random (version 4) uuid string, as str(uuid.uuid4()) gives, at a third of its cost."""
-    h = os.urandom(16).hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{h[16].translate(_VARIANT)}{h[17:20]}-{h[20:]}"
+def _id_masks(n: int) -> tuple[int, int]:
+    keep, force = bytearray(b"\x7f" * 37), bytearray(37)
+    for at in (8, 13, 18, 23):
+        keep[at], force[at] = 0, 0x80
+    keep[14], force[14] = 0, 0x90  # the version
+    keep[19], force[19] = 0x03, 0xB0  # the variant
+    keep[36], force[36] = 0, 0xA0  # between ids
+    # n ids and the n - 1 bars between them: the last position dropped.
+    return int.from_bytes(keep * n, "big") >> 8, int.from_bytes(force * n, "big") >> 8
 
 
-# A batch's ids at once, as one text cut apart: each id's 36 characters from as many random
-# bytes, a byte's low four bits choosing its hex digit; then, at their places in every id at
-# once (slice steps of 37, an id and its "|"), the dashes, the version digit 4 and the variant
-# digit (8, 9, a or b from two more bits).
-_HEX_DIGIT = bytes(b"0123456789abcdef"[b & 0x0F] for b in range(256))
-_VARIANT_DIGIT = bytes(b"89ab"[b & 0x03] for b in range(256))
-_DASHES = [b"-" * n for n in range(D.MAX_BATCH_ENTRIES + 1)]
-_FOURS = [b"4" * n for n in range(D.MAX_BATCH_ENTRIES + 1)]
-_BARS = [b"|" * n for n in range(D.MAX_BATCH_ENTRIES + 1)]
+_ID_MASKS = [(0, 0)] + [_id_masks(n) for n in range(1, D.MAX_BATCH_ENTRIES + 1)]
 
 
 def _new_message_ids(n: int) -> list[str]:
-    """n random (version 4) uuid strings, as str(uuid.uuid4()) gives, with one urandom call, two
-    translations and seven slice assignments for the whole batch: 2,800 instructions an id in
-    batches of 10, where five groups unpacked and joined per id took 4,000 (callgrind)."""
-    if n == 1:
-        return [_new_message_id()]
-    raw = os.urandom(37 * n - 1)
-    text = bytearray(raw.translate(_HEX_DIGIT))
-    dashes = _DASHES[n]
-    text[8::37] = dashes
-    text[13::37] = dashes
-    text[18::37] = dashes
-    text[23::37] = dashes
-    text[14::37] = _FOURS[n]
-    text[19::37] = raw[19::37].translate(_VARIANT_DIGIT)
-    text[36::37] = _BARS[n - 1]
-    return text.decode().split("|")
+    """n random (version 4) uuid strings, as str(uuid.uuid4()) gives. 2,400 instructions an id
+    in batches of 10 and 7,200 for one (callgrind), where five groups unpacked and joined per id
+    took 4,000 and an f-string of five slices 9,000."""
+    keep, force = _ID_MASKS[n]
+    size = 37 * n - 1
+    text = (int.from_bytes(os.urandom(size), "big") & keep | force).to_bytes(size, "big").translate(_ID_DIGITS).decode()
+    return text.split("|") if n > 1 else [text]
 
 
-# A handle's text: its fields and MAC in hex (version 2). Version 1 wrote them in urlsafe
-# base64, a third shorter but three times the cost to write (4,900 instructions a handle against
-# 1,800); version 1 handles (87 characters, never 130) are still accepted.
+# A handle's text (_Handles.issue): its fields and MAC in hex (version 2). Version 1 wrote
+# them in urlsafe base64, a third shorter but three times the cost to write (4,900 instructions
+# a handle against 1,800); version 1 handles (87 characters, never 130) are still accepted.
 _HEX_HANDLE_LEN = 2 * (_HANDLE.size + _MAC_LEN)
-
-
-def _encode_handle(mac: Callable[[bytes], bytes], queue_id: int, row_id: int, message_uuid: bytes, token: bytes) -> str:
-    body = _HANDLE.pack(2, queue_id, row_id, message_uuid, token)
-    return (body + mac(body)).hex()
 
 
 def _decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> _Handle:
@@ -340,11 +330,22 @@ class _Handles:
 
     def __init__(self, secret: bytes):
         self._mac = _keyed_mac(secret)
+        self._keyed = hashlib.blake2b(key=secret, digest_size=_MAC_LEN)  # what _mac copies, for issue
         self._issued: dict[str, _Handle] = {}
 
     def issue(self, queue_id: int, row_id: int, message_id: str, token: bytes) -> str:
-        message_uuid = _uuid_bytes(message_id)
-        text = _encode_handle(self._mac, queue_id, row_id, message_uuid, token)
+        # Written out, _uuid_bytes' common case and the MAC: a call costs about 1,000
+        # instructions in CPython 3.11, and this runs for every message received.
+        try:
+            message_uuid = bytes.fromhex(message_id.replace("-", "")) if len(message_id) == 36 else b""
+        except ValueError:
+            message_uuid = b""
+        if len(message_uuid) != 16:
+            message_uuid = _uuid_bytes(message_id)  # an id imported before ids had to be uuids
+        body = _HANDLE.pack(2, queue_id, row_id, message_uuid, token)
+        state = self._keyed.copy()
+        state.update(body)
+        text = (body + state.digest()).hex()
         issued = self._issued
         if len(issued) >= D.ISSUED_HANDLES_KEPT:
             issued.clear()  # bounded; a handle no longer kept is checked in full
@@ -356,7 +357,7 @@ class _Handles:
     def remembered(self, entries: list) -> list[_Handle] | None:
         """The handles of a batch's entries when this object issued every one (and remembers
         it), else None. Found by lookup alone, each is as proven as check() would find it; the
-        caller still has to match each handle's queue, which the delete's statement does."""
+        caller still has to match each handle's queue."""
         try:
             found = list(map(self._issued.get, map(_get_receipt_handle, entries)))
         except (KeyError, TypeError):  # an entry without a ReceiptHandle; one that cannot be a key
@@ -1139,10 +1140,10 @@ class Queue:
     def send_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
         MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
-        entries = V.batch_entries(entries)
+        entries, entry_ids = V.batch_entry_ids(entries)
         failed: list[BatchResultErrorEntry] = []
         prepared: list[_Prepared] | None = None
-        plain = _plain_entries(entries)
+        plain = _plain_entries(entries, entry_ids)
         if plain is not None:
             V.check_batch_size(plain.total)
         else:
@@ -1265,7 +1266,7 @@ class Queue:
         if seen is not None:
             return SendResult((seen["message_id"], p.body, p.attributes, f"{seen['sequence_number']:020d}", p.entry_id))
         sequence = tx.scalar(Q.next_sequence, id=row["id"], n=1)
-        message_id = _new_message_id()
+        [message_id] = _new_message_ids(1)
         is_head = tx.one(Q.group_has_messages, queue_id=row["id"], group_id=p.group_id) is None
         values = _message_row(row["id"], message_id, p, self.db.sender_id, now, now + _ms(row["delay_seconds"]))
         values.update(dedup_id=dedup, sequence_number=sequence, is_head=int(is_head))
@@ -1306,35 +1307,30 @@ class Queue:
             if deadline is None:
                 deadline = start + _ms(queue_wait if wait is None else wait)
             if rows or self.db.now() >= deadline:
-                return [self._message(row, queue_id, system, wanted, True, lease) for row in rows]
+                if lease is not None:
+                    return self._claimed_messages(rows, queue_id, system, wanted, lease)
+                return [self._message(row, queue_id, system, wanted) for row in rows]
             self.db._wait_for_change(queue_id, deadline)
 
-    def _message(self, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True, lease: tuple | None = None) -> Message:
-        # One unpack of the row (the column orders are asserted at the end of this module):
-        # sqlite3.Row finds a column by name with a case-insensitive scan, ~0.3 us a look-up.
-        if lease is None:  # Q.RECEIVED_COLUMNS
-            (
-                row_id,
-                message_id,
-                body,
-                attributes,
-                sender_id,
-                sent_at,
-                visible_at,
-                receive_count,
-                first_received_at,
-                token,
-                group_id,
-                dedup_id,
-                sequence_number,
-                dead_letter_source_arn,
-            ) = row
-        else:
-            # A standard claim's row (Q.CLAIMED_COLUMNS): the token and the lease end are the
-            # claim's own, and it has no FIFO fields (_claim read any row with one in full).
-            row_id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, _ = row
-            token, visible_at = lease
-            group_id = dedup_id = sequence_number = None
+    def _message(self, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:
+        # One unpack of the row (Q.RECEIVED_COLUMNS; the column orders are asserted at the end
+        # of this module): sqlite3.Row finds a column by name with a case-insensitive scan.
+        (
+            row_id,
+            message_id,
+            body,
+            attributes,
+            sender_id,
+            sent_at,
+            visible_at,
+            receive_count,
+            first_received_at,
+            token,
+            group_id,
+            dedup_id,
+            sequence_number,
+            dead_letter_source_arn,
+        ) = row
         attrs = _decode_attributes(attributes)
         # By position, in the order of Message's fields (asserted at the end of this module):
         # a dataclass matches 15 keywords one by one, 1.1 us a message against 0.4.
@@ -1358,6 +1354,36 @@ class Queue:
         if system:
             message.attributes = _system_attributes(message, system)
         return message
+
+    def _claimed_messages(self, rows: list, queue_id: int, system: set[str], wanted: Callable[[str], bool], lease: tuple) -> list[Message]:
+        """_message for a standard claim's rows (Q.CLAIMED_COLUMNS), in one frame: the token and
+        the lease end are the claim's own, and the rows have no FIFO fields (_claim read any row
+        with one in full). A call per message cost 1,500 instructions more."""
+        issue = self.db.handles.issue
+        token, visible_at = lease
+        out = []
+        for row_id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, _ in rows:
+            message = Message(
+                message_id,
+                body,
+                issue(queue_id, row_id, message_id, token),
+                receive_count,
+                sent_at,
+                first_received_at,
+                {k: v for k, v in _decode_attributes(attributes).items() if wanted(k)} if attributes else {},
+                {},
+                None,
+                None,
+                None,
+                dead_letter_source_arn,
+                sender_id,
+                visible_at,
+                self,
+            )
+            if system:
+                message.attributes = _system_attributes(message, system)
+            out.append(message)
+        return out
 
     def _claim(self, n: int, vt: int | None, attempt_id: str | None):
         """One receive attempt in one write transaction: prune, cap check, claim, dead-letter.
@@ -1412,7 +1438,7 @@ class Queue:
             # A FIFO claim returns whole rows (Q.RECEIVED_COLUMNS); a standard one leaves out
             # what the claim itself knows (Q.CLAIMED_COLUMNS): its rows can be used as they are
             # when one round claimed them all (one token) and none has FIFO fields (an import's).
-            usable = is_fifo or (rounds == 1 and not any(r[Q.FIFO_FIELDS_AT] is not None for r in claimed))
+            usable = is_fifo or (rounds == 1 and list(map(_fifo_fields, claimed)).count(None) == len(claimed))
             if claimed and lease_end <= now:
                 for r in claimed:
                     tx.run(Q.change_visibility, id=r["id"], visible_at=lease_end)
@@ -1804,7 +1830,7 @@ assert tuple(f.name for f in fields(Message) if f.init) == (
     "sender_id",
     "visible_at",
     "queue",
-), "Message's fields changed: update Queue._message"
+), "Message's fields changed: update Queue._message and Queue._claimed_messages"
 
 # Queue._message unpacks received rows by position, in this order.
 assert tuple(c.name for c in Q.RECEIVED_COLUMNS) == (
@@ -1835,7 +1861,7 @@ assert tuple(c.name for c in Q.CLAIMED_COLUMNS) == (
     "first_received_at",
     "dead_letter_source_arn",
     "fifo_fields",
-), "Q.CLAIMED_COLUMNS changed: update Queue._message"
+), "Q.CLAIMED_COLUMNS changed: update Queue._claimed_messages"
 # _handle_queue and _handle_delete_key pick a handle's fields by position.
 assert _Handle._fields == ("queue_id", "row_id", "message_uuid", "token", "message_id")
 assert Q.DELETE_STANDARD_COLUMNS == ("id", "queue_id", "message_id", "token")
@@ -1857,10 +1883,10 @@ def _attributes_json(attributes: Mapping[str, V.MessageAttribute]) -> str | None
     return json.dumps({k: v.to_json() for k, v in attributes.items()}) if attributes else None
 
 
-def _plain_entries(entries: list) -> _Plain | None:
+def _plain_entries(entries: list, entry_ids: list) -> _Plain | None:
     """The batch's entries when every one is just an Id and a valid MessageBody
     (Queue._insert_plain's kind), else None: the general path then checks each entry and reports
-    each one's error. The entries passed V.batch_entries, so each has an Id."""
+    each one's error. The entries and their Ids passed V.batch_entry_ids."""
     # map and itemgetter, not comprehensions: no Python frame per entry. Each entry has an Id
     # and, if plain, a MessageBody: lengths adding up to two per entry mean just those two.
     if sum(map(len, entries)) != 2 * len(entries):
@@ -1872,11 +1898,12 @@ def _plain_entries(entries: list) -> _Plain | None:
     checked = V.message_bodies(bodies)
     if checked is None:
         return None
-    return _new_tuple(_Plain, (list(map(_get_id, entries)), bodies, *checked))
+    return _new_tuple(_Plain, (entry_ids, bodies, *checked))
 
 
-_get_body, _get_id = operator.itemgetter("MessageBody"), operator.itemgetter("Id")
+_get_body = operator.itemgetter("MessageBody")
 _get_receipt_handle = operator.itemgetter("ReceiptHandle")
+_fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: None, or an import's FIFO fields
 
 
 class _Plain(NamedTuple):

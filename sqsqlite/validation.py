@@ -506,6 +506,12 @@ def dedup_id(name: str, value: Any) -> str:
 
 
 def batch_entries(entries: Any, id_key: str = "Id") -> list[Mapping[str, Any]]:
+    return batch_entry_ids(entries, id_key)[0]
+
+
+def batch_entry_ids(entries: Any, id_key: str = "Id") -> tuple[list[Mapping[str, Any]], list[str]]:
+    """The batch's entries as a list, and their Ids, once the batch passes the rules every batch
+    request shares (1 to 10 entries; Ids valid and distinct)."""
     if not entries:
         raise EmptyBatchRequest("The batch request doesn't contain any entries; send 1 to 10.")
     entries = list(entries)
@@ -513,32 +519,35 @@ def batch_entries(entries: Any, id_key: str = "Id") -> list[Mapping[str, Any]]:
         raise TooManyEntriesInBatchRequest(
             f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed."
         )
-    if _ids_pass_at_once(entries, id_key):
-        return entries
-    seen = set()
+    ids = _ids_at_once(entries, id_key)
+    if ids is not None:
+        return entries, ids
+    ids = []
     for entry in entries:
         entry_id = entry.get(id_key) if type(entry) is dict or isinstance(entry, Mapping) else None
         if not isinstance(entry_id, str) or not _BATCH_ID.fullmatch(entry_id):
             raise InvalidBatchEntryId(
                 f"Invalid batch entry Id {_shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore."
             )
-        if entry_id in seen:
+        if entry_id in ids:
             raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the Id {entry_id!r}; Ids must be distinct.")
-        seen.add(entry_id)
-    return entries
+        ids.append(entry_id)
+    return entries, ids
 
 
-def _ids_pass_at_once(entries: list, id_key: str) -> bool:
-    """True when the entries are dicts whose Ids are all valid and distinct, checked in C: one
-    look-up per entry, one join and one match (the loop of batch_entries costs 3,300
-    instructions an entry). False sends a batch through that loop, which names the first bad
+def _ids_at_once(entries: list, id_key: str) -> list[str] | None:
+    """The Ids when the entries are dicts whose Ids are all valid and distinct, checked in C:
+    one look-up per entry, one join and one match (the loop of batch_entry_ids costs 3,300
+    instructions an entry). None sends a batch through that loop, which names the first bad
     entry. An Id holding a newline would join into more pieces than there are entries."""
     try:
         ids = list(map(dict.get, entries, repeat(id_key)))  # TypeError: an entry not a dict
         joined = "\n".join(ids)  # TypeError: an Id missing (None) or not text
     except TypeError:
-        return False
-    return bool(_BATCH_IDS.fullmatch(joined)) and joined.count("\n") == len(ids) - 1 and len(set(ids)) == len(ids)
+        return None
+    if _BATCH_IDS.fullmatch(joined) and joined.count("\n") == len(ids) - 1 and len(set(ids)) == len(ids):
+        return ids
+    return None
 
 
 def check_batch_size(total: int) -> None:

@@ -264,9 +264,9 @@ def test_batch_ids_checked_at_once_pass_exactly_the_dict_batches_the_entry_by_en
         return all(isinstance(i, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,80}", i) for i in ids) and len(set(ids)) == len(ids)
 
     all_dicts = all(type(e) is dict for e in entries)
-    assert V._ids_pass_at_once(entries, "Id") == (all_dicts and loop_passes())
+    assert (V._ids_at_once(entries, "Id") is not None) == (all_dicts and loop_passes())
     try:
-        assert V.batch_entries(entries) == entries
+        assert V.batch_entry_ids(entries) == (entries, [e["Id"] for e in entries])
         passed = True
     except (InvalidBatchEntryId, BatchEntryIdsNotDistinct):
         passed = False
