@@ -1024,7 +1024,11 @@ class Queue:
         return self.name.endswith(".fifo")
 
     def _row(self, tx: Tx):
-        return self.db._queue_row(tx, self.name)
+        # Database._queue_row written out: every operation runs this.
+        row = tx.queue(self.name)
+        if row is None:
+            raise QueueDoesNotExist(f"The queue {self.name!r} does not exist.")
+        return row
 
     # ------------------------------------------------------------ attributes
 
