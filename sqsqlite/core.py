@@ -1431,14 +1431,18 @@ class Queue:
                 else:
                     # In Q.CLAIM_STANDARD_PARAMS order.
                     rows = tx.all_positional(Q.claim_standard, (held_until, now, now, token, queue_id, now, cutoff, want, 0))
-                poison = [] if dlq is None else [r for r in rows if r["receive_count"] > row["max_receive_count"]]
+                # Rows read by position from here on: a FIFO claim's are sqlite3.Rows of
+                # Q.RECEIVED_COLUMNS, a standard one's plain tuples of Q.CLAIMED_COLUMNS; both
+                # start with the id.
+                count_at = _RECEIVED_COUNT_AT if is_fifo else _CLAIMED_COUNT_AT
+                poison = [] if dlq is None else [r for r in rows if r[count_at] > row["max_receive_count"]]
                 if not poison:
                     claimed.extend(rows)
                     break
                 for r in poison:
-                    self._dead_letter(tx, r["id"], row, dlq, now)
-                moved = {r["id"] for r in poison}
-                claimed.extend(r for r in rows if r["id"] not in moved)
+                    self._dead_letter(tx, r[0], row, dlq, now)
+                moved = {r[0] for r in poison}
+                claimed.extend(r for r in rows if r[0] not in moved)
                 if len(claimed) >= n:
                     break
             # A FIFO claim returns whole rows (Q.RECEIVED_COLUMNS); a standard one leaves out
@@ -1447,10 +1451,10 @@ class Queue:
             usable = is_fifo or (rounds == 1 and list(map(_fifo_fields, claimed)).count(None) == len(claimed))
             if claimed and lease_end <= now:
                 for r in claimed:
-                    tx.run(Q.change_visibility, id=r["id"], visible_at=lease_end)
+                    tx.run(Q.change_visibility, id=r[0], visible_at=lease_end)
                 usable = False  # released: read them back as they are now
             if claimed and not usable:
-                claimed = [tx.one(Q.received_by_id, id=r["id"]) for r in claimed]
+                claimed = [tx.one(Q.received_by_id, id=r[0]) for r in claimed]
             lease = (token, held_until) if usable and not is_fifo else None
             held = tx.state.get(("inflight", queue_id))
             if held is not None:
@@ -1868,6 +1872,11 @@ assert tuple(c.name for c in Q.CLAIMED_COLUMNS) == (
     "dead_letter_source_arn",
     "fifo_fields",
 ), "Q.CLAIMED_COLUMNS changed: update Queue._claimed_messages"
+# Where a claim's rows hold the receive count (Queue._claim reads them by position), and the
+# id first in both.
+_RECEIVED_COUNT_AT = [c.name for c in Q.RECEIVED_COLUMNS].index("receive_count")
+_CLAIMED_COUNT_AT = [c.name for c in Q.CLAIMED_COLUMNS].index("receive_count")
+assert Q.RECEIVED_COLUMNS[0].name == Q.CLAIMED_COLUMNS[0].name == "id"
 # _handle_queue and _handle_delete_key pick a handle's fields by position.
 assert _Handle._fields == ("queue_id", "row_id", "message_uuid", "token", "message_id")
 assert Q.DELETE_STANDARD_COLUMNS == ("id", "queue_id", "message_id", "token")

@@ -65,7 +65,8 @@ class _Local(threading.local):
     # Its descriptor of the senders' gate file, the same way; opened on its first contended send.
     gatefd: int | None = None
     # A cursor of the connection kept for the transactions' own statements (BEGIN, COMMIT,
-    # PRAGMA data_version): conn.execute makes a cursor each time, 1,000-2,000 instructions.
+    # PRAGMA data_version) and Tx.all_positional: conn.execute makes a cursor each time,
+    # 1,000-2,000 instructions.
     cursor: sqlite3.Cursor | None = None
 
     def __init__(self) -> None:
@@ -120,8 +121,10 @@ class Tx:
     def all(self, sql: Q.Sql, **params: Any) -> list:
         return self.c.execute(sql, sql.bind(params)).fetchall()
 
-    def all_positional(self, sql: str, values: tuple) -> list:
-        return self.c.execute(sql, values).fetchall()
+    def all_positional(self, sql: str, values: tuple) -> list[tuple]:
+        """Rows as plain tuples (the write cursor has no row factory): read by position, they
+        skip a sqlite3.Row each and unpack as tuples do. Write transactions only."""
+        return self.local.cursor.execute(sql, values).fetchall()
 
     def run(self, sql: Q.Sql, **params: Any) -> int:
         return self.c.execute(sql, sql.bind(params)).rowcount
@@ -357,6 +360,7 @@ class Store:
         conn = self._open()
         local.conn, local.pid = conn, _PID
         local.cursor = conn.cursor()
+        local.cursor.row_factory = None  # Tx.all_positional's rows are plain tuples
         local.queues.clear()
         local.state.clear()
         local.version = None

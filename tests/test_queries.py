@@ -118,7 +118,7 @@ def test_a_standard_claim_marks_only_the_rows_that_carry_fifo_fields(tmp_path):
     now = db.now()
     with db.store.write() as tx:
         rows = tx.all_positional(Q.claim_standard, (now + 1000, now, now, bytearray(16), queue_id, now, 0, 10, 0))
-    marked = {r["body"]: r[Q.FIFO_FIELDS_AT] is not None for r in rows}
+    marked = {r[2]: r[Q.FIFO_FIELDS_AT] is not None for r in rows}  # plain tuples of Q.CLAIMED_COLUMNS: the body third
     db.close()
     assert marked == {"grouped": True, "plain": False}
 
