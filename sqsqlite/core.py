@@ -1364,7 +1364,7 @@ class Queue:
     def _claimed_messages(self, rows: list, queue_id: int, system: set[str], wanted: Callable[[str], bool], lease: tuple) -> list[Message]:
         """_message for a standard claim's rows (Q.CLAIMED_COLUMNS), in one frame: the token and
         the lease end are the claim's own, and the rows have no FIFO fields (_claim read any row
-        with one in full). A call per message cost 1,500 instructions more."""
+        with one in full). A call per message cost about 1,500 instructions more."""
         issue = self.db.handles.issue
         token, visible_at = lease
         out = []
