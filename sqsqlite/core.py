@@ -1146,10 +1146,10 @@ class Queue:
     def send_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
         MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
-        entries, entry_ids = V.batch_entry_ids(entries)
+        entries, entry_ids, dicts = V.batch_entry_ids(entries)
         failed: list[BatchResultErrorEntry] = []
         prepared: list[_Prepared] | None = None
-        plain = _plain_entries(entries, entry_ids)
+        plain = _plain_entries(entries, entry_ids) if dicts else None
         if plain is not None:
             V.check_batch_size(plain.total)
         else:
@@ -1647,7 +1647,7 @@ class Queue:
 
     def delete_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
-        entries, entry_ids = V.batch_entry_ids(entries)
+        entries, entry_ids, _ = V.batch_entry_ids(entries)
         check = self.db.handles.check
         successful, failed = [], []
         with self.db.store.write() as tx:
@@ -1901,7 +1901,8 @@ def _attributes_json(attributes: Mapping[str, V.MessageAttribute]) -> str | None
 def _plain_entries(entries: list, entry_ids: list) -> _Plain | None:
     """The batch's entries when every one is just an Id and a valid MessageBody
     (Queue._insert_plain's kind), else None: the general path then checks each entry and reports
-    each one's error. The entries and their Ids passed V.batch_entry_ids."""
+    each one's error. The entries are plain dicts, and they and their Ids passed
+    V.batch_entry_ids (a dict subclass, a defaultdict say, could answer a missing MessageBody)."""
     # map and itemgetter, not comprehensions: no Python frame per entry. Each entry has an Id
     # and, if plain, a MessageBody: lengths adding up to two per entry mean just those two.
     if sum(map(len, entries)) != 2 * len(entries):

@@ -358,9 +358,12 @@ class Store:
         if conn is not None and local.pid == _PID:
             return conn
         conn = self._open()
+        cursor = conn.cursor()
+        cursor.row_factory = None  # Tx.all_positional's rows are plain tuples
+        # The cursor first: an interrupt between the two must not leave a connection that
+        # looks ready without its cursor.
+        local.cursor = cursor
         local.conn, local.pid = conn, _PID
-        local.cursor = conn.cursor()
-        local.cursor.row_factory = None  # Tx.all_positional's rows are plain tuples
         local.queues.clear()
         local.state.clear()
         local.version = None

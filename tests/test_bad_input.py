@@ -6,6 +6,7 @@ allowed, and that the database is byte-for-byte unchanged afterwards (every tabl
 
 import contextlib
 import re
+from collections import defaultdict
 import sqlite3
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -266,11 +267,20 @@ def test_batch_ids_checked_at_once_pass_exactly_the_dict_batches_the_entry_by_en
     all_dicts = all(type(e) is dict for e in entries)
     assert (V._ids_at_once(entries, "Id") is not None) == (all_dicts and loop_passes())
     try:
-        assert V.batch_entry_ids(entries) == (entries, [e["Id"] for e in entries])
+        assert V.batch_entry_ids(entries) == (entries, [e["Id"] for e in entries], all_dicts)
         passed = True
     except (InvalidBatchEntryId, BatchEntryIdsNotDistinct):
         passed = False
     assert passed == loop_passes()
+
+
+def test_a_batch_entry_that_is_a_dict_subclass_is_read_by_its_own_rules(db, q):
+    # A defaultdict would answer a missing MessageBody with its default: such an entry goes the
+    # entry-by-entry way, which asks it with get() and finds no body.
+    entry = defaultdict(lambda: "surprise", {"Id": "a", "DelaySeconds": 5})
+    result = q.send_message_batch([entry])
+    assert [(f.id, f.code) for f in result.failed] == [("a", "MissingParameter")]
+    assert "MessageBody" not in entry and "surprise" not in [m.body for m in q.peek(limit=10)]
 
 
 def test_a_batch_over_1_mib_in_total_is_refused(db, q):
