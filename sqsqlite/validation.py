@@ -27,7 +27,6 @@ from .errors import (
     InvalidBatchEntryId,
     InvalidParameterValue,
     MissingParameter,
-    SQSError,
     TooManyEntriesInBatchRequest,
 )
 
