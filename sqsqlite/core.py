@@ -1654,16 +1654,21 @@ class Queue:
             row = self._row(tx)
             if not row["fifo"]:
                 # The common case first, in C: handles this process issued for this queue, every
-                # one its message's newest, deleted by one executemany. A shortfall in its
-                # rowcount leaves each entry to the exact path below (where a message this
-                # deleted reads as already deleted).
+                # one its message's newest, deleted by one statement when one receive issued
+                # them all (one token), else by one executemany. A shortfall in its rowcount
+                # (a handle superseded or repeated) leaves each entry to the exact path below,
+                # where a message this deleted reads as already deleted.
                 remembered = self.db.handles.remembered(entries)
-                if (
-                    remembered
-                    and set(map(_handle_queue, remembered)) == {row["id"]}
-                    and tx.run_many_positional(Q.delete_standard_by_handle, list(map(_handle_delete_key, remembered))) == len(entries)
-                ):
-                    return BatchResult([{"Id": i} for i in entry_ids], failed)
+                if remembered and set(map(_handle_queue, remembered)) == {row["id"]}:
+                    n = len(entries)
+                    # One receive's handles share its token object: count() finds them by identity.
+                    tokens = list(map(_handle_token, remembered))
+                    if tokens.count(tokens[0]) == n:
+                        deleted_all = tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], row["id"], *map(_handle_row_id, remembered)]) == n
+                    else:
+                        deleted_all = tx.run_many_positional(Q.delete_standard_by_handle, list(map(_handle_delete_key, remembered))) == n
+                    if deleted_all:
+                        return BatchResult([{"Id": i} for i in entry_ids], failed)
             now = self.db.now()
             handles: dict[str, _Handle] = {}
             queue_id = row["id"]
@@ -1876,7 +1881,7 @@ assert tuple(c.name for c in Q.CLAIMED_COLUMNS) == (
 _RECEIVED_COUNT_AT = [c.name for c in Q.RECEIVED_COLUMNS].index("receive_count")
 _CLAIMED_COUNT_AT = [c.name for c in Q.CLAIMED_COLUMNS].index("receive_count")
 assert Q.RECEIVED_COLUMNS[0].name == Q.CLAIMED_COLUMNS[0].name == "id"
-# _handle_queue and _handle_delete_key pick a handle's fields by position.
+# _handle_queue, _handle_row_id, _handle_token and _handle_delete_key pick a handle's fields by position.
 assert _Handle._fields == ("queue_id", "row_id", "message_uuid", "token", "message_id")
 assert Q.DELETE_STANDARD_COLUMNS == ("id", "queue_id", "message_id", "token")
 
@@ -1940,6 +1945,8 @@ def _prepared_plain(plain: _Plain) -> list[_Prepared]:
 # Q.DELETE_STANDARD_COLUMNS order: row id, queue id, message id, token) once its queue is known
 # to be the one deleting (_Handles.check, or the batch fast path's set of queues).
 _handle_queue = operator.itemgetter(0)
+_handle_row_id = operator.itemgetter(1)
+_handle_token = operator.itemgetter(3)
 _handle_delete_key = operator.itemgetter(1, 0, 4, 3)
 
 

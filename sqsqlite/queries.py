@@ -378,6 +378,27 @@ delete_standard_by_handle, _delete_standard_order = compile_positional(
     )
 )
 assert _delete_standard_order == DELETE_STANDARD_COLUMNS
+
+
+# DeleteMessageBatch's commonest case, the messages one receive took: their handles share that
+# claim's token. A claim sets a fresh random token on the rows it takes, and nothing else sets
+# one, so the token and the row ids name exactly those messages (the message id check of
+# delete_standard_by_handle adds nothing to them). One statement for the batch, where the
+# executemany binds four values and steps once per handle (callgrind: receive + delete in
+# batches of 10, 7,900 instructions a message less). "+ 0" keeps the planner on the listed row
+# ids, not the queue's index range. DELETE_CLAIMED_ROWS[n] takes n row ids; parameters: token,
+# queue id, then the row ids.
+def _delete_claimed_rows(n: int) -> Sql:
+    ids = [P(f"id_{i}") for i in range(n)]
+    stmt = delete(m).where(
+        m.c.receipt_token == P("token"),
+        (m.c.queue_id + literal_column("0")) == P("queue_id"),
+        m.c.id.in_(ids),
+    )
+    return compile_numbered(stmt, ("token", "queue_id") + tuple(f"id_{i}" for i in range(n)))
+
+
+DELETE_CLAIMED_ROWS = (None,) + tuple(_delete_claimed_rows(n) for n in _BATCH_SIZES)
 # DeleteMessageBatch's common case in one statement: each [row id, token hex, message id] of
 # :handles deletes its message when the token is the newest (and, on FIFO, still in flight).
 _handles = func.json_each(P("handles")).table_valued("value").alias("handles")

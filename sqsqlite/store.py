@@ -65,8 +65,8 @@ class _Local(threading.local):
     # Its descriptor of the senders' gate file, the same way; opened on its first contended send.
     gatefd: int | None = None
     # A cursor of the connection kept for the transactions' own statements (BEGIN, COMMIT,
-    # PRAGMA data_version) and Tx.all_positional: conn.execute makes a cursor each time,
-    # 1,000-2,000 instructions.
+    # PRAGMA data_version) and Tx's positional statements: conn.execute makes a cursor each
+    # time, 1,000-2,000 instructions.
     cursor: sqlite3.Cursor | None = None
 
     def __init__(self) -> None:
@@ -130,11 +130,12 @@ class Tx:
         return self.c.execute(sql, sql.bind(params)).rowcount
 
     def run_positional(self, sql: str, values: list) -> int:
-        return self.c.execute(sql, values).rowcount
+        """Rows changed. Write transactions only (on the kept cursor, like all_positional)."""
+        return self.local.cursor.execute(sql, values).rowcount
 
     def run_many_positional(self, sql: str, rows: list[tuple]) -> int:
-        """Rows changed in all (what sqlite3's executemany rowcount sums)."""
-        return self.c.executemany(sql, rows).rowcount
+        """Rows changed in all (what sqlite3's executemany rowcount sums). Write transactions only."""
+        return self.local.cursor.executemany(sql, rows).rowcount
 
     def scalar(self, sql: Q.Sql, **params: Any):
         row = self.c.execute(sql, sql.bind(params)).fetchone()

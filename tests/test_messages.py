@@ -369,6 +369,50 @@ def test_delete_batch_with_a_superseded_handle_deletes_the_others_and_keeps_that
     assert [m.message_id for m in queue.peek()] == [first[1].message_id]
 
 
+def test_delete_batch_of_one_receives_handles_deletes_those_messages_and_only_those(queue):
+    for i in range(5):
+        queue.send_message(f"m{i}")
+    taken = queue.receive_message(max_number_of_messages=3)
+    result = queue.delete_message_batch([{"Id": f"d{i}", "ReceiptHandle": m.receipt_handle} for i, m in enumerate(taken)])
+    assert result.successful == [{"Id": "d0"}, {"Id": "d1"}, {"Id": "d2"}] and result.failed == []
+    left = {m.message_id for m in queue.peek()}
+    assert len(left) == 2 and not left & {m.message_id for m in taken}
+
+
+def test_delete_batch_of_one_receives_handles_with_one_superseded_keeps_that_message(queue, clock):
+    for i in range(3):
+        queue.send_message(f"m{i}")
+    first = queue.receive_message(max_number_of_messages=3, visibility_timeout=5)
+    clock.advance(6)
+    [again] = queue.receive_message(max_number_of_messages=1, visibility_timeout=30)  # supersedes one handle
+    entries = [{"Id": f"d{i}", "ReceiptHandle": m.receipt_handle} for i, m in enumerate(first)]
+    result = queue.delete_message_batch(entries)
+    superseded = next(e["Id"] for e, m in zip(entries, first) if m.message_id == again.message_id)
+    assert [(f.id, f.code) for f in result.failed] == [(superseded, "ReceiptHandleIsInvalid")]
+    assert sorted(s["Id"] for s in result.successful) == sorted(e["Id"] for e in entries if e["Id"] != superseded)
+    assert [m.message_id for m in queue.peek()] == [again.message_id]
+
+
+def test_delete_batch_of_one_receives_handles_repeated_or_already_deleted_succeeds_for_each(queue):
+    for i in range(3):
+        queue.send_message(f"m{i}")
+    taken = queue.receive_message(max_number_of_messages=3)
+    queue.delete_message(taken[0].receipt_handle)
+    handles = [m.receipt_handle for m in taken] + [taken[1].receipt_handle]
+    result = queue.delete_message_batch([{"Id": f"d{i}", "ReceiptHandle": h} for i, h in enumerate(handles)])
+    assert result.successful == [{"Id": f"d{i}"} for i in range(4)] and result.failed == []
+    assert queue.peek() == []
+
+
+def test_delete_batch_of_handles_from_two_receives_deletes_them_all(queue):
+    for i in range(4):
+        queue.send_message(f"m{i}")
+    taken = queue.receive_message(max_number_of_messages=2) + queue.receive_message(max_number_of_messages=2)
+    result = queue.delete_message_batch([{"Id": f"d{i}", "ReceiptHandle": m.receipt_handle} for i, m in enumerate(taken)])
+    assert result.successful == [{"Id": f"d{i}"} for i in range(4)] and result.failed == []
+    assert queue.peek() == []
+
+
 def test_change_visibility_batch_reports_each_entry_and_applies_the_good_ones(queue, clock):
     for i in range(3):
         queue.send_message(f"m{i}")

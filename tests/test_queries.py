@@ -104,6 +104,15 @@ def test_a_hot_path_statement_searches_its_index_and_never_scans_messages(conn, 
         assert not any("TEMP B-TREE" in line for line in plan), plan
 
 
+@pytest.mark.parametrize("n", [1, 10])
+def test_deleting_one_receives_messages_looks_up_each_listed_row_id(conn, n):
+    # Q.DELETE_CLAIMED_ROWS is a tuple of statements, one per batch size, so the listing above
+    # does not see it; without "+ 0" on queue_id the planner would walk the queue's index range.
+    plan = _plan(conn, Q.DELETE_CLAIMED_ROWS[n])
+    on_messages = [line for line in plan if re.match(r"(SCAN|SEARCH) messages\b", line)]
+    assert on_messages and all("INTEGER PRIMARY KEY (rowid=?)" in line for line in on_messages), plan
+
+
 def test_a_standard_claim_marks_only_the_rows_that_carry_fifo_fields(tmp_path):
     # Queue._claim reads a marked row again in full, so a wrong mark costs a statement per
     # message. SQLite 3.38+ answers "col IS NOT NULL" in an UPDATE's RETURNING wrongly on this
