@@ -22,6 +22,7 @@ from .core import (
     Queue,
     QueueStats,
     SendResult,
+    SentMessages,
     connect,
 )
 from .errors import SQSError
@@ -49,6 +50,7 @@ __all__ = [
     "QueueStats",
     "SQSError",
     "SendResult",
+    "SentMessages",
     "SystemClock",
     "connect",
     "errors",

@@ -17,6 +17,7 @@ import os
 import struct
 import threading
 import uuid
+from collections import abc
 from itertools import repeat
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
@@ -90,6 +91,41 @@ class SendResult(tuple):
         )
 
 
+class SentMessages(abc.Sequence):
+    """A batch send's SendResults, in entry order, each made when it is read.
+
+    Most programs look only at what failed, and ten SendResults made up front cost about a
+    twentieth of a batch send of small messages (callgrind: 1,500 instructions a message). It
+    reads as a list does: len, indexing, slicing (a list), iteration, ``in``, and equality with
+    a list or another SentMessages of equal results. ``list(result.successful)`` makes a list."""
+
+    __slots__ = ("_ids", "_bodies", "_entry_ids")
+
+    def __init__(self, message_ids: list[str], bodies: list[str], entry_ids: list[str]):
+        self._ids, self._bodies, self._entry_ids = message_ids, bodies, entry_ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return list(self)[index]
+        return SendResult((self._ids[index], self._bodies[index], None, None, self._entry_ids[index]))
+
+    def __iter__(self) -> Iterator[SendResult]:
+        return map(SendResult, zip(self._ids, self._bodies, repeat(None), repeat(None), self._entry_ids))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, SentMessages)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a list, so unhashable like one
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
 @dataclass(frozen=True)
 class BatchResultErrorEntry:
     id: str
@@ -100,9 +136,10 @@ class BatchResultErrorEntry:
 
 class BatchResult(NamedTuple):
     """A batch action's outcome: the entries that succeeded and those that failed. A named
-    tuple, immutable like the frozen dataclass it was, at a quarter of its cost to build."""
+    tuple, immutable like the frozen dataclass it was, at a quarter of its cost to build.
+    ``successful`` is a list, or for a batch send of bodies alone a SentMessages."""
 
-    successful: list
+    successful: Sequence
     failed: list[BatchResultErrorEntry]
 
 
@@ -1134,11 +1171,13 @@ class Queue:
             prepared = [self._prepare(message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id)]
         with self.db.store.write(sending=True) as tx:
             row = self._row(tx)
-            results = None if plain is None else self._insert_plain(tx, row, plain)
-            if results is None:
+            ids = None if plain is None else self._insert_plain(tx, row, plain)
+            if ids is None:
                 results = self._insert(tx, row, prepared or _prepared_plain(plain))
-        result = results[0]
         self.db._notify()
+        if ids is not None:
+            return SendResult((ids[0], message_body, None, None, None))
+        result = results[0]
         if isinstance(result, SQSError):
             raise result
         return result
@@ -1173,13 +1212,13 @@ class Queue:
                 return BatchResult([], failed)
         with self.db.store.write(sending=True) as tx:
             row = self._row(tx)
-            results = None if plain is None else self._insert_plain(tx, row, plain)
-            if results is None:
+            ids = None if plain is None else self._insert_plain(tx, row, plain)
+            if ids is None:
                 prepared = prepared or _prepared_plain(plain)
                 results = self._insert(tx, row, prepared)
         self.db._notify()
-        if prepared is None:
-            return BatchResult(results, failed)  # _insert_plain sent every message
+        if ids is not None:  # _insert_plain sent every message
+            return BatchResult(SentMessages(ids, plain.bodies, plain.entry_ids), failed)
         successful = []
         for p, result in zip(prepared, results):
             if isinstance(result, SQSError):
@@ -1191,16 +1230,17 @@ class Queue:
             failed.sort(key=lambda f: order[f.id])
         return BatchResult(successful, failed)
 
-    def _insert_plain(self, tx: Tx, row, plain: _Plain) -> list[SendResult] | None:
+    def _insert_plain(self, tx: Tx, row, plain: _Plain) -> list[str] | None:
         """The common send, messages with only a body (plain: their entry Ids, bodies and the
         bodies' UTF-8 bytes), to a standard queue, every body within its MaximumMessageSize: one
-        INSERT binding the queue, sender, send time and visible_at once. None for anything else
-        (a FIFO queue, a body over the size), which _insert decides message by message.
+        INSERT binding the queue, sender, send time and visible_at once; the messages' ids. None
+        for anything else (a FIFO queue, a body over the size), which _insert decides message by
+        message.
 
         Its own path because a send's Python costs more than its statement: per message, an
         entry's checks and a _Prepared, then a seven-value row sliced back into the shared form
         cost about as many instructions as SQLite's insert (callgrind, batches of 10)."""
-        entry_ids, bodies, datas, total = plain
+        _, bodies, datas, total = plain
         max_size = row["max_message_size"]
         if row["fifo"] or (total > max_size and max(map(len, datas)) > max_size):
             return None
@@ -1210,7 +1250,7 @@ class Queue:
         values += ids
         values += bodies
         tx.run_positional(Q.INSERT_SHARED_ROWS[len(bodies)], values)
-        return list(map(SendResult, zip(ids, bodies, repeat(None), repeat(None), entry_ids)))
+        return ids
 
     def _insert(self, tx: Tx, row, prepared: list[_Prepared]) -> list:
         """Insert checked messages; an entry that breaks a queue rule becomes its error."""

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto.sqs.models import Message as MotoMessage
 
-from sqsqlite import MessageAttribute
+from sqsqlite import MessageAttribute, SendResult
 from sqsqlite.errors import InvalidAttributeName, InvalidParameterValue, ReceiptHandleIsInvalid
 from sqsqlite.validation import md5_of_attributes, message_attributes
 
@@ -194,6 +194,25 @@ def test_send_batch_reports_each_entry_and_one_bad_entry_does_not_fail_the_other
     assert result.successful[1].md5_of_message_attributes == moto_md5({"k": {"DataType": "String", "StringValue": "v"}})
     got = sorted(m.body for m in queue.receive_message(max_number_of_messages=10))
     assert got == ["first", "fourth"]
+
+
+def test_a_batch_of_bodies_alone_returns_results_that_read_as_a_list_of_send_results(queue):
+    bodies = ["a", "b", "c"]
+    result = queue.send_message_batch([{"Id": f"e{i}", "MessageBody": b} for i, b in enumerate(bodies)])
+    sent = result.successful
+    as_list = list(sent)
+    assert len(sent) == 3 and bool(sent) and all(isinstance(r, SendResult) for r in as_list)
+    assert [r.id for r in sent] == ["e0", "e1", "e2"]
+    assert [r.md5_of_message_body for r in sent] == [hashlib.md5(b.encode()).hexdigest() for b in bodies]
+    assert sent[0] == as_list[0] and sent[-1] == as_list[2] and sent[1:] == as_list[1:]
+    assert sent == as_list and as_list == sent and sent != as_list[:2] and sent != "abc"
+    assert as_list[1] in sent and repr(sent) == repr(as_list)
+    with pytest.raises(IndexError):
+        sent[3]
+    with pytest.raises(TypeError):
+        hash(sent)
+    stored = {m.message_id: m.body for m in queue.receive_message(max_number_of_messages=10)}
+    assert stored == {r.message_id: b for r, b in zip(sent, bodies)}
 
 
 def test_send_batch_entries_keep_their_own_delay(queue, clock):
