@@ -1166,7 +1166,7 @@ class Queue:
         prepared = plain = None
         if delay_seconds is None and not message_attributes and message_group_id is None and message_deduplication_id is None:
             data = V.message_body(message_body)
-            plain = _new_tuple(_Plain, ([None], [message_body], [data], len(data)))
+            plain = _new_tuple(_Plain, ([None], [message_body], len(data)))
         else:
             prepared = [self._prepare(message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id)]
         with self.db.store.write(sending=True) as tx:
@@ -1232,7 +1232,7 @@ class Queue:
 
     def _insert_plain(self, tx: Tx, row, plain: _Plain) -> list[str] | None:
         """The common send, messages with only a body (plain: their entry Ids, bodies and the
-        bodies' UTF-8 bytes), to a standard queue, every body within its MaximumMessageSize: one
+        bodies' size in bytes), to a standard queue, every body within its MaximumMessageSize: one
         INSERT binding the queue, sender, send time and visible_at once; the messages' ids. None
         for anything else (a FIFO queue, a body over the size), which _insert decides message by
         message.
@@ -1240,9 +1240,9 @@ class Queue:
         Its own path because a send's Python costs more than its statement: per message, an
         entry's checks and a _Prepared, then a seven-value row sliced back into the shared form
         cost about as many instructions as SQLite's insert (callgrind, batches of 10)."""
-        _, bodies, datas, total = plain
+        _, bodies, total = plain
         max_size = row["max_message_size"]
-        if row["fifo"] or (total > max_size and max(map(len, datas)) > max_size):
+        if row["fifo"] or (total > max_size and max(map(len, map(str.encode, bodies))) > max_size):
             return None
         now = self.db.now()
         ids = _new_message_ids(len(bodies))
@@ -1955,10 +1955,10 @@ def _plain_entries(entries: list, entry_ids: list) -> _Plain | None:
         bodies = list(map(_get_body, entries))
     except KeyError:
         return None
-    checked = V.message_bodies(bodies)
-    if checked is None:
+    total = V.message_bodies(bodies)
+    if total is None:
         return None
-    return _new_tuple(_Plain, (entry_ids, bodies, *checked))
+    return _new_tuple(_Plain, (entry_ids, bodies, total))
 
 
 _get_body = operator.itemgetter("MessageBody")
@@ -1967,18 +1967,17 @@ _fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: 
 
 
 class _Plain(NamedTuple):
-    """Messages of a body alone: their batch entry Ids (None for a single send), bodies, the
-    bodies' UTF-8 bytes, and those bytes' total."""
+    """Messages of a body alone: their batch entry Ids (None for a single send), bodies, and
+    the bodies' total size in UTF-8 bytes."""
 
     entry_ids: list
     bodies: list
-    datas: list
     total: int
 
 
 def _prepared_plain(plain: _Plain) -> list[_Prepared]:
     """_plain_entries' messages as _insert takes them (they passed every check _prepare makes)."""
-    return [_Prepared(body, data, {}, None, None, None, entry_id) for entry_id, body, data in zip(*plain[:3])]
+    return [_Prepared(body, body.encode(), {}, None, None, None, entry_id) for entry_id, body in zip(plain.entry_ids, plain.bodies)]
 
 
 # A handle's queue; and its fields as Q.delete_standard_by_handle's parameters (in

@@ -123,9 +123,7 @@ def test_a_batch_of_bodies_alone_refuses_exactly_the_entries_a_single_send_would
     if expected:
         assert checked is None
     elif checked is not None:
-        datas, total = checked
-        assert datas == [V.message_body(body) for body in bodies]
-        assert total == sum(map(len, datas))
+        assert checked == sum(len(V.message_body(body)) for body in bodies)
     q = db.create_queue("bodies")
     request = [{"Id": f"e{i}", "MessageBody": body} for i, body in enumerate(bodies)]
     if sum(len(body.encode()) for i, body in enumerate(bodies) if f"e{i}" not in expected) > D.MAX_BATCH_PAYLOAD:
