@@ -385,7 +385,7 @@ assert _delete_standard_order == DELETE_STANDARD_COLUMNS
 # one, so the token and the row ids name exactly those messages (the message id check of
 # delete_standard_by_handle adds nothing to them). One statement for the batch, where the
 # executemany binds four values and steps once per handle (callgrind: receive + delete in
-# batches of 10, 7,900 instructions a message less). "+ 0" keeps the planner on the listed row
+# batches of 10, 4,400 instructions a message less). "+ 0" keeps the planner on the listed row
 # ids, not the queue's index range. DELETE_CLAIMED_ROWS[n] takes n row ids; parameters: token,
 # queue id, then the row ids.
 def _delete_claimed_rows(n: int) -> Sql:
