@@ -1690,6 +1690,7 @@ class Queue:
         entries, entry_ids, _ = V.batch_entry_ids(entries)
         check = self.db.handles.check
         successful, failed = [], []
+        tried = False  # the fast path below ran, and fell short
         with self.db.store.write() as tx:
             row = self._row(tx)
             if not row["fifo"]:
@@ -1709,6 +1710,7 @@ class Queue:
                         deleted_all = tx.run_many_positional(Q.delete_standard_by_handle, list(map(_handle_delete_key, remembered))) == n
                     if deleted_all:
                         return BatchResult([{"Id": i} for i in entry_ids], failed)
+                    tried = True
             now = self.db.now()
             handles: dict[str, _Handle] = {}
             queue_id = row["id"]
@@ -1718,10 +1720,11 @@ class Queue:
                 except SQSError:
                     pass  # _delete below reports it, entry by entry
             deleted: set[int] = set()
-            if handles and not row["fifo"]:
+            if handles and not row["fifo"] and not tried:
                 # The common case, every handle its message's newest, as one executemany whose
                 # total rowcount says whether all of them went; if not, the loop below decides
                 # each entry exactly (a message this deleted reads as already deleted there).
+                # Skipped after the fast path fell short: it would delete nothing more.
                 keys = list(map(_handle_delete_key, handles.values()))
                 if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
                     deleted.update(k[0] for k in keys)
