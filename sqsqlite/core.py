@@ -1720,13 +1720,13 @@ class Queue:
                 except SQSError:
                     pass  # _delete below reports it, entry by entry
             deleted: set[int] = set()
-            if handles and not row["fifo"] and not tried:
+            if handles and not row["fifo"]:
                 # The common case, every handle its message's newest, as one executemany whose
                 # total rowcount says whether all of them went; if not, the loop below decides
                 # each entry exactly (a message this deleted reads as already deleted there).
                 # Skipped after the fast path fell short: it would delete nothing more.
                 keys = list(map(_handle_delete_key, handles.values()))
-                if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
+                if not tried and tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
                     deleted.update(k[0] for k in keys)
             elif handles:
                 # FIFO: the same in one statement that also returns what each deletion did to
