@@ -1725,9 +1725,10 @@ class Queue:
                 # total rowcount says whether all of them went; if not, the loop below decides
                 # each entry exactly (a message this deleted reads as already deleted there).
                 # Skipped after the fast path fell short: it would delete nothing more.
-                keys = list(map(_handle_delete_key, handles.values()))
-                if not tried and tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
-                    deleted.update(k[0] for k in keys)
+                if not tried:
+                    keys = list(map(_handle_delete_key, handles.values()))
+                    if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
+                        deleted.update(k[0] for k in keys)
             elif handles:
                 # FIFO: the same in one statement that also returns what each deletion did to
                 # its group's head.
