@@ -10,6 +10,7 @@
 
 from . import errors
 from .actions import Actions
+from .buffered import BufferedQueue, DeferredDeleteFailure
 from .client import SQSClient, client
 from .clock import Clock, ManualClock, SystemClock
 from .consumer import Backoff, Consumer, Heartbeat, consume
@@ -36,6 +37,8 @@ __all__ = [
     "Heartbeat",
     "consume",
     "Actions",
+    "BufferedQueue",
+    "DeferredDeleteFailure",
     "SQSClient",
     "client",
     "BatchResult",

@@ -95,6 +95,18 @@ MAX_MESSAGES = IntRange("MaxNumberOfMessages", 1, MAX_MESSAGES_PER_RECEIVE, 1, "
 WAIT_TIME = IntRange("WaitTimeSeconds", 0, MAX_WAIT_TIME_SECONDS, 0)
 MAX_RECEIVE_COUNT_RANGE = IntRange("maxReceiveCount", 1, MAX_RECEIVE_COUNT, 10, "receives")
 
+# BufferedQueue, after the AWS SDK for Java's buffered client: at most how many messages it
+# holds fetched ahead (there: maxBatchSize 10 x maxDoneReceiveBatches 10), and how long an
+# acknowledged message's delete may wait for more to go with it (milliseconds; maxBatchOpenMs).
+BUFFER_PREFETCH = IntRange("prefetch", 1, 100, 100, "messages")
+# Its first claim's size; each next one at most doubles it, and fits what the consumer handled
+# in BUFFER_LEASE_SHARE of a visibility timeout, so fetched messages don't lapse waiting.
+BUFFER_FIRST_CLAIM = MAX_MESSAGES_PER_RECEIVE
+BUFFER_LEASE_SHARE = 0.25
+BUFFER_MAX_BATCH_OPEN = IntRange("max_batch_open_ms", 0, 60_000, 200, "milliseconds")
+# Deferred deletes the queue refused, kept for the caller to read (the newest).
+BUFFER_FAILURES_KEPT = 1000
+
 # Stored and returned as given; sqsqlite enforces and encrypts nothing because of them.
 PASSTHROUGH_ATTRIBUTES = (
     "Policy",

@@ -1,0 +1,376 @@
+"""BufferedQueue: one message per receive from claims of ten, deletes committed ten at a time,
+and never a message lost for it (all timing on the manual clock)."""
+
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sqsqlite
+from sqsqlite.errors import InvalidParameterValue, ReceiptHandleIsInvalid, SQSError
+
+
+def counts(queue):
+    a = queue.get_queue_attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+    return int(a["ApproximateNumberOfMessages"]), int(a["ApproximateNumberOfMessagesNotVisible"])
+
+
+def stored(queue):
+    return sorted(m.body for m in queue.peek("all", limit=1000))
+
+
+def fill(queue, n):
+    for start in range(0, n, 10):
+        queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i:03d}"} for i in range(start, min(n, start + 10))])
+
+
+def test_one_message_receives_are_served_from_one_claim_of_ten(queue):
+    fill(queue, 40)
+    b = queue.buffered()
+    [first] = b.receive_message()
+    assert first.body == "m000"
+    assert counts(queue) == (30, 10)  # one claim took ten
+    bodies = [first.body] + [b.receive_message()[0].body for _ in range(9)]
+    assert bodies == [f"m{i:03d}" for i in range(10)]
+    assert counts(queue) == (30, 10)  # the next nine came from the buffer
+    b.receive_message()
+    assert counts(queue) == (10, 30)  # a consumer this quick gets a claim twice as big next
+
+
+def test_claims_double_up_to_prefetch_while_the_consumer_keeps_up(queue):
+    fill(queue, 300)
+    b = queue.buffered()
+    sizes, in_flight = [], 0
+    for _ in range(10 + 20 + 40 + 80 + 1):
+        b.receive_message()[0].delete()
+        now_in_flight = counts(queue)[1]
+        if now_in_flight > in_flight:
+            sizes.append(now_in_flight)
+        in_flight = now_in_flight
+    assert sizes == [10, 20, 40, 80, 100]  # deletes are committed before each claim
+
+
+def test_a_slow_consumer_gets_claims_it_can_handle_in_a_quarter_of_the_lease(queue, clock):
+    fill(queue, 30)
+    b = queue.buffered(visibility_timeout=40)
+    for _ in range(10):
+        b.receive_message()[0].delete()
+        clock.advance(2)  # 10 messages in 20 s; a quarter of the lease is 10 s: 5 fit
+    b.receive_message()
+    assert counts(queue) == (15, 5)
+
+
+def test_a_consumer_too_slow_for_its_lease_is_given_one_message_a_claim(queue, clock):
+    fill(queue, 30)
+    b = queue.buffered(visibility_timeout=10)
+    handled = []
+    while len(handled) < 5:
+        handled += [m.body for m in b.receive_message()]
+        clock.advance(2)
+    assert handled == ["m000", "m001", "m002", "m003", "m004"]
+    b.receive_message()  # the other five lapsed waiting and were dropped: 5 handled in 10 s
+    assert counts(queue) == (29, 1)  # all ten lapsed (the five handled too, never deleted): a claim of one
+
+
+def test_a_receive_of_several_takes_them_from_the_buffer_first(queue):
+    fill(queue, 12)
+    b = queue.buffered()
+    b.receive_message()
+    assert [m.body for m in b.receive_message(max_number_of_messages=3)] == ["m001", "m002", "m003"]
+    assert len(b.receive_message(max_number_of_messages=10)) == 6  # what the buffer holds, without a claim
+    assert counts(queue) == (2, 10)
+
+
+def test_acknowledged_deletes_are_committed_together_when_prefetch_of_them_are_waiting(queue):
+    fill(queue, 20)
+    b = queue.buffered(prefetch=10, max_batch_open_ms=60_000)
+    for _ in range(9):
+        b.receive_message()[0].delete()
+    assert len(stored(queue)) == 20  # nine deletes waiting
+    b.receive_message()[0].delete()
+    assert len(stored(queue)) == 10
+
+
+def test_waiting_deletes_are_committed_before_the_next_claim(queue):
+    fill(queue, 15)
+    b = queue.buffered(max_batch_open_ms=60_000)
+    for m in b.receive_message(max_number_of_messages=10)[:3]:
+        m.delete()
+    assert len(stored(queue)) == 15
+    b.receive_message()  # the buffer is empty: the three deletes go first, then a claim
+    assert len(stored(queue)) == 12
+
+
+def test_a_delete_that_waited_max_batch_open_ms_is_committed_at_the_next_receive(queue, clock):
+    fill(queue, 10)
+    b = queue.buffered(max_batch_open_ms=200)
+    b.receive_message()[0].delete()
+    clock.advance(0.199)
+    b.receive_message()
+    assert len(stored(queue)) == 10
+    clock.advance(0.001)
+    b.receive_message()
+    assert len(stored(queue)) == 9
+
+
+def test_max_batch_open_ms_of_zero_commits_every_delete_at_once(queue):
+    fill(queue, 10)
+    b = queue.buffered(max_batch_open_ms=0)
+    b.receive_message()[0].delete()
+    assert len(stored(queue)) == 9
+
+
+def test_flush_and_close_commit_the_waiting_deletes(queue):
+    fill(queue, 10)
+    b = queue.buffered()
+    b.receive_message()[0].delete()
+    assert b.flush() == []
+    assert len(stored(queue)) == 9
+    b.receive_message()[0].delete()
+    b.close()
+    assert len(stored(queue)) == 8
+
+
+def test_close_makes_the_fetched_messages_not_handed_out_visible_at_once(queue):
+    fill(queue, 10)
+    with queue.buffered() as b:
+        [held] = b.receive_message()
+    assert counts(queue) == (9, 1)  # only the one handed out stays in flight
+    again = queue.receive_message(max_number_of_messages=10)
+    assert held.body not in [m.body for m in again]
+    assert {m.receive_count for m in again} == {2}  # their first receive still counts, as in SQS
+
+
+def test_a_prefetched_message_whose_lease_ended_is_never_handed_out(queue, clock):
+    fill(queue, 3)
+    b = queue.buffered(visibility_timeout=30)
+    b.receive_message()
+    clock.advance(30)
+    other = queue.receive_message(max_number_of_messages=10)  # visible again, to anyone
+    assert sorted(m.body for m in other) == ["m000", "m001", "m002"]
+    assert b.receive_message() == []  # the two it held had lapsed: dropped, then nothing to claim
+
+
+def test_a_process_that_dies_with_deletes_waiting_loses_no_message(db_path, clock):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("jobs", visibility_timeout=30)
+    fill(q, 10)
+    b = q.buffered()
+    handled = [b.receive_message()[0] for _ in range(4)]
+    for m in handled:
+        m.delete()
+    db.close()  # gone without close(): the four deletes were never committed
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.queue("jobs")
+    clock.advance(30)
+    again = q.receive_message(max_number_of_messages=10)
+    assert len(again) == 10  # the four come back (a duplicate, as SQS allows), none is lost
+    db.close()
+
+
+def test_a_deferred_delete_the_queue_refuses_is_reported_not_raised(queue, clock, caplog):
+    fill(queue, 1)
+    b = queue.buffered(visibility_timeout=30)
+    [m] = b.receive_message()
+    clock.advance(30)
+    queue.receive_message()  # another consumer receives it: m's handle is superseded
+    m.delete()
+    failures = b.flush()
+    assert [(f.receipt_handle, f.code) for f in failures] == [(m.receipt_handle, "ReceiptHandleIsInvalid")]
+    assert list(b.failed_deletes) == failures
+    assert "deferred delete" in caplog.text
+    assert stored(queue) == ["m000"]
+
+
+def test_a_handle_it_did_not_hand_out_is_deleted_at_once(queue):
+    fill(queue, 2)
+    [m] = queue.receive_message()
+    b = queue.buffered()
+    b.delete_message(m.receipt_handle)
+    assert stored(queue) == ["m001"]
+
+
+@pytest.mark.parametrize("handle", ["not-a-handle", "", None, 7, ["x"]])
+def test_a_bad_handle_fails_at_once_with_the_queues_own_error_and_changes_nothing(queue, handle):
+    fill(queue, 2)
+    b = queue.buffered()
+    b.receive_message()
+    with pytest.raises(SQSError) as err:
+        b.delete_message(handle)
+    assert err.value.code in ("ReceiptHandleIsInvalid", "MissingParameter", "InvalidParameterValue")
+    assert len(stored(queue)) == 2
+
+
+def test_deleting_twice_is_fine_as_in_sqs(queue):
+    fill(queue, 1)
+    b = queue.buffered()
+    [m] = b.receive_message()
+    m.delete()
+    m.delete()
+    b.flush()
+    m.delete()
+    assert b.flush() == [] and stored(queue) == []
+
+
+def test_changing_the_visibility_of_a_message_whose_delete_waits_finds_it_deleted(queue):
+    fill(queue, 2)
+    b = queue.buffered()
+    [m] = b.receive_message()
+    m.delete()
+    with pytest.raises(InvalidParameterValue):
+        m.change_visibility(60)
+    assert stored(queue) == ["m001"]
+
+
+def test_changing_visibility_and_batches_go_straight_to_the_queue(queue, clock):
+    fill(queue, 3)
+    b = queue.buffered(visibility_timeout=30)
+    first, second = b.receive_message(max_number_of_messages=2)
+    first.change_visibility(0)
+    assert counts(queue) == (1, 2)
+    assert b.delete_message_batch([{"Id": "a", "ReceiptHandle": second.receipt_handle}]).failed == []
+    assert "m001" not in stored(queue)
+    r = b.change_message_visibility_batch([{"Id": "a", "ReceiptHandle": "junk", "VisibilityTimeout": 5}])
+    assert [f.code for f in r.failed] == ["ReceiptHandleIsInvalid"]
+
+
+def test_a_fifo_queue_hands_out_each_group_in_order(db):
+    q = db.create_queue("pay.fifo", FifoQueue="true", ContentBasedDeduplication="true")
+    for i in range(12):
+        q.send_message(f"p{i:02d}", message_group_id="g")
+    b = q.buffered()
+    got = []
+    while msgs := b.receive_message():
+        got.append(msgs[0].body)
+        msgs[0].delete()
+    assert got == [f"p{i:02d}" for i in range(12)]
+    b.close()
+    assert q.peek("all") == []
+
+
+def test_attribute_names_given_once_apply_to_every_message(queue):
+    queue.send_message("x", message_attributes={"k": {"DataType": "String", "StringValue": "v"}})
+    b = queue.buffered(message_system_attribute_names=["ApproximateReceiveCount"], message_attribute_names=["All"])
+    [m] = b.receive_message()
+    assert m.attributes == {"ApproximateReceiveCount": "1"}
+    assert m.message_attributes["k"].string_value == "v"
+
+
+@pytest.mark.parametrize(
+    "options, named",
+    [
+        ({"prefetch": 0}, "prefetch"),
+        ({"prefetch": 101}, "prefetch"),
+        ({"max_batch_open_ms": -1}, "max_batch_open_ms"),
+        ({"max_batch_open_ms": 60_001}, "max_batch_open_ms"),
+        ({"visibility_timeout": 43_201}, "VisibilityTimeout"),
+        ({"message_system_attribute_names": ["Nope"]}, "Nope"),
+    ],
+)
+def test_bad_options_are_refused_with_the_value_and_the_range(queue, options, named):
+    with pytest.raises(SQSError) as err:
+        queue.buffered(**options)
+    assert named in str(err.value)
+    assert str(list(options.values())[0]).strip("[]'") in str(err.value)
+
+
+def test_bad_receive_arguments_are_refused_before_anything_is_claimed(queue):
+    fill(queue, 1)
+    b = queue.buffered()
+    with pytest.raises(InvalidParameterValue, match="MaxNumberOfMessages"):
+        b.receive_message(max_number_of_messages=11)
+    with pytest.raises(InvalidParameterValue, match="WaitTimeSeconds"):
+        b.receive_message(wait_time_seconds=21)
+    assert counts(queue) == (1, 0)
+
+
+def test_it_is_otherwise_the_queue_itself(queue):
+    b = queue.buffered()
+    assert b.url == queue.url and b.name == queue.name
+    b.send_message("via the buffer")
+    [m] = b.receive_message()
+    assert m.queue is b and m.body == "via the buffer"
+
+
+def test_a_closed_buffer_refuses_receives_and_deletes(queue):
+    fill(queue, 2)
+    b = queue.buffered()
+    [m] = b.receive_message()
+    b.close()
+    b.close()  # again: nothing more to do
+    with pytest.raises(ValueError, match="closed"):
+        b.receive_message()
+    with pytest.raises(ValueError, match="closed"):
+        m.delete()
+
+
+def test_threads_sharing_one_buffer_each_get_every_message_once(db_path):
+    # Real threads on real time, bounded: four consumers drain 200 messages through one buffer.
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("shared")
+    fill(q, 200)
+    b = q.buffered()
+    seen, lock = [], threading.Lock()
+
+    def consume():
+        while msgs := b.receive_message():
+            with lock:
+                seen.append(msgs[0].body)
+            msgs[0].delete()
+
+    threads = [threading.Thread(target=consume) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    b.close()
+    assert sorted(seen) == sorted(f"m{i:03d}" for i in range(200))
+    assert q.peek("all") == []
+    db.close()
+
+
+# Any run of receives, acknowledgements, clock steps and flushes: once the buffer is closed and
+# every lease has ended, each message is either still stored or was acknowledged, and every
+# acknowledged one is gone unless its deferred delete was reported as refused.
+step = st.one_of(
+    st.tuples(st.just("receive"), st.integers(1, 10)),
+    st.tuples(st.just("ack"), st.integers(0, 30)),
+    st.tuples(st.just("advance"), st.sampled_from([0.05, 0.2, 5, 31])),
+    st.tuples(st.just("flush"), st.just(0)),
+    st.tuples(st.just("other consumer"), st.integers(1, 10)),
+)
+
+
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(step, max_size=40))
+def test_no_run_of_buffered_calls_loses_or_keeps_a_message_wrongly(tmp_path_factory, steps):
+    clock = sqsqlite.ManualClock()
+    db = sqsqlite.connect(str(tmp_path_factory.mktemp("prop") / "b.db"), clock=clock)
+    try:
+        q = db.create_queue("jobs", visibility_timeout=30)
+        fill(q, 30)
+        b = q.buffered(prefetch=7)
+        held, acked = [], set()
+        for kind, arg in steps:
+            if kind == "receive":
+                held.extend(b.receive_message(max_number_of_messages=arg))
+            elif kind == "ack" and held:
+                m = held.pop(arg % len(held))
+                m.delete()
+                acked.add(m.body)
+            elif kind == "advance":
+                clock.advance(arg)
+            elif kind == "flush":
+                b.flush()
+            elif kind == "other consumer":
+                q.receive_message(max_number_of_messages=arg)
+        b.close()
+        refused = {f.receipt_handle for f in b.failed_deletes}
+        clock.advance(31)
+        left = set(stored(q))
+        assert left | acked == {f"m{i:03d}" for i in range(30)}
+        # An acknowledged message is stored again only if its deferred delete was refused.
+        assert len(left & acked) <= len(refused)
+    finally:
+        db.close()
