@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from . import scenarios as S
 from .harness import Row, Run, loadavg, machine, summarize, table, write_json
-from .systems import LARGE_BODY, SMALL_BODY, Engine, Floor, FloorOnLayout, LiteQueue, PersistQueue, body_of
+from .systems import LARGE_BODY, SMALL_BODY, BufferedEngine, Engine, Floor, FloorOnLayout, LiteQueue, PersistQueue, body_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -80,6 +80,8 @@ def throughput(sizes: Sizes, work: str, rows: list[Row], systems, synchronous: s
         count = max(count, 1)
         body = body_of(size)
         chosen = [s for s in systems if batch == 1 or s not in (PersistQueue, LiteQueue)]
+        if kind == "send":
+            chosen = [s for s in chosen if s is not BufferedEngine]  # it sends as Engine does
         if size == LARGE_BODY:
             chosen = [s for s in chosen if s not in (PersistQueue, LiteQueue)]
 
@@ -201,8 +203,14 @@ def targets(rows: list[Row], sizes: Sizes) -> list[dict]:
             ("recv+delete 1", 0.6),
         ):
             ratio(f"{wl} / floor{tag}", _find(rows, wl, "sqsqlite", settings), _find(rows, wl, "floor", settings), goal)
-    for peer in ("persist-queue", "litequeue"):
-        ratio(f"recv+delete 1 / {peer} get+ack", _find(rows, "peers: recv+delete 1", "sqsqlite"), _find(rows, "peers: recv+delete 1", peer), 10)
+    # One message per call on both sides: sqsqlite's plain calls (a transaction each, bounded
+    # by the floor's own rate, about 3x the peers here) and its BufferedQueue (claims and
+    # deletes of ten under the same calls), each against the peers' get + ack.
+    for system in ("sqsqlite", "sqsqlite buffered"):
+        mine = _find(rows, "peers: recv+delete 1", system)
+        for peer in ("persist-queue", "litequeue"):
+            name = "recv+delete 1" if system == "sqsqlite" else "recv+delete 1 buffered"
+            ratio(f"{name} / {peer} get+ack", mine, _find(rows, "peers: recv+delete 1", peer), 10)
     for wl in ("backlog recv+delete 1", "backlog recv+delete batch10"):
         big = _find(rows, wl, "sqsqlite", stored=sizes.backlog_large)
         small = _find(rows, wl, "sqsqlite", stored=sizes.backlog_small)
@@ -229,7 +237,7 @@ def ratios(rows: list[Row]) -> list[dict]:
         if r.system != "sqsqlite":
             continue
         for other in rows:
-            if other.workload == r.workload and other.settings == r.settings and other.system not in ("sqsqlite", "sqsqlite FIFO") and other.rate_median:
+            if other.workload == r.workload and other.settings == r.settings and other.system not in ("sqsqlite", "sqsqlite FIFO", "sqsqlite buffered") and other.rate_median:
                 cpu = None
                 if r.cpu_rate_median and other.cpu_rate_median:
                     cpu = round(r.cpu_rate_median / other.cpu_rate_median, 3)
@@ -258,7 +266,7 @@ def run(sizes: Sizes, out_dir: str | None, groups=GROUPS, work: str | None = Non
         if "peers" in groups:
             _log("peers: one at a time, send and receive + acknowledge")
             sub = Sizes(**{**sizes.__dict__, "send1": sizes.peers, "recv": sizes.peers})
-            throughput(sub, work, rows, (Engine, Floor, PersistQueue, LiteQueue), only=["send 1/call 200B", "recv+delete 1"], prefix="peers: ")
+            throughput(sub, work, rows, (Engine, BufferedEngine, Floor, PersistQueue, LiteQueue), only=["send 1/call 200B", "recv+delete 1"], prefix="peers: ")
         if "backlog" in groups:
             _log("backlog scaling")
             backlog(sizes, work, rows, cache)
