@@ -62,8 +62,8 @@ class BufferedQueue:
     are committed in batches; every other attribute is the queue's own.
 
     ``visibility_timeout`` and the attribute names are fixed here, since one claim serves
-    several receives. Safe to share between threads: receives take turns, and each message is
-    handed out once."""
+    several receives. Threads may share one: each message is handed out once, and a delete
+    never waits for another thread's claim."""
 
     def __init__(
         self,
@@ -103,7 +103,10 @@ class BufferedQueue:
 
     def __getattr__(self, name: str) -> Any:
         # Only for what this class doesn't define: url, arn, send_message, ...
-        return getattr(self.__dict__["queue"], name)
+        queue = self.__dict__.get("queue")
+        if queue is None:  # not set up (copying, or __init__ refused its options)
+            raise AttributeError(name)
+        return getattr(queue, name)
 
     def __repr__(self) -> str:
         return f"BufferedQueue({self.queue!r}, prefetch={self.prefetch})"

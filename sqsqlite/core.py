@@ -1330,8 +1330,8 @@ class Queue:
     # ------------------------------------------------------------ receiving
 
     def buffered(self, **options: Any) -> "BufferedQueue":
-        """This queue behind a BufferedQueue: receives one at a time served from claims of ten,
-        deletes committed ten at a time (sqsqlite/buffered.py). Options: prefetch,
+        """This queue behind a BufferedQueue (sqsqlite/buffered.py): receives of one message
+        served from claims of up to ``prefetch``, deletes committed together. Options: prefetch,
         max_batch_open_ms, visibility_timeout, message_system_attribute_names,
         message_attribute_names."""
         from .buffered import BufferedQueue
