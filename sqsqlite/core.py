@@ -1686,26 +1686,8 @@ class Queue:
         failures = []
         with self.db.store.write() as tx:
             row = self._row(tx)
-            queue_id = row["id"]
-            if not row["fifo"]:
-                # The common case: handles this process issued for this queue, claimed by a few
-                # receives (each one's handles share its token object), deleted ten at a time by
-                # delete_message_batch's one-receive statement. Any shortfall leaves every
-                # handle to the exact path below, where one deleted here reads as deleted.
-                remembered = self.db.handles.known(handles)
-                deleted = 0
-                if all(remembered) and set(map(_handle_queue, remembered)) == {queue_id}:
-                    start = 0
-                    while start < len(remembered):
-                        token = remembered[start][3]
-                        end = start + 1
-                        while end < len(remembered) and end - start < D.MAX_BATCH_ENTRIES and remembered[end][3] is token:
-                            end += 1
-                        chunk = remembered[start:end]
-                        deleted += tx.run_positional(Q.DELETE_CLAIMED_ROWS[len(chunk)], [token, queue_id, *map(_handle_row_id, chunk)])
-                        start = end
-                    if deleted == len(handles):
-                        return failures
+            if not row["fifo"] and _delete_issued(tx, row["id"], self.db.handles.known(handles)) == len(handles):
+                return failures
             now = self.db.now()
             for handle in handles:
                 try:
@@ -1750,23 +1732,13 @@ class Queue:
         with self.db.store.write() as tx:
             row = self._row(tx)
             if not row["fifo"]:
-                # The common case first, in C: handles this process issued for this queue, every
-                # one its message's newest, deleted by one statement when one receive issued
-                # them all (one token), else by one executemany. A shortfall in its rowcount
-                # (a handle superseded or repeated) leaves each entry to the exact path below,
-                # where a message this deleted reads as already deleted.
-                remembered = self.db.handles.remembered(entries)
-                if remembered and set(map(_handle_queue, remembered)) == {row["id"]}:
-                    n = len(entries)
-                    # One receive's handles share its token object: count() finds them by identity.
-                    tokens = list(map(_handle_token, remembered))
-                    if tokens.count(tokens[0]) == n:
-                        deleted_all = tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], row["id"], *map(_handle_row_id, remembered)]) == n
-                    else:
-                        deleted_all = tx.run_many_positional(Q.delete_standard_by_handle, list(map(_handle_delete_key, remembered))) == n
-                    if deleted_all:
-                        return BatchResult([{"Id": i} for i in entry_ids], failed)
-                    tried = True
+                # The common case first: handles this process issued for this queue (_delete_issued).
+                # A shortfall (a handle superseded or repeated) leaves each entry to the exact
+                # path below, where a message this deleted reads as already deleted.
+                deleted = _delete_issued(tx, row["id"], self.db.handles.remembered(entries) or [])
+                if deleted == len(entries):
+                    return BatchResult([{"Id": i} for i in entry_ids], failed)
+                tried = deleted is not None
             now = self.db.now()
             handles: dict[str, _Handle] = {}
             queue_id = row["id"]
@@ -2047,6 +2019,29 @@ _handle_queue = operator.itemgetter(0)
 _handle_row_id = operator.itemgetter(1)
 _handle_token = operator.itemgetter(3)
 _handle_delete_key = operator.itemgetter(1, 0, 4, 3)
+
+
+def _delete_issued(tx: Tx, queue_id: int, remembered: list) -> int | None:
+    """Rows deleted for handles this process issued and remembers (_Handles.known), or None
+    when any is unknown or another queue's. Each receive's run of handles shares its token
+    object, and is deleted by one statement of up to ten row ids (Q.DELETE_CLAIMED_ROWS): the
+    token is fresh per claim and only claims set it, so token and row ids name exactly those
+    messages. A handle superseded, repeated or already deleted deletes nothing, so a count
+    short of len(remembered) sends the caller to its exact path."""
+    if not remembered or not all(remembered) or set(map(_handle_queue, remembered)) != {queue_id}:
+        return None
+    n = len(remembered)
+    tokens = list(map(_handle_token, remembered))
+    if n <= D.MAX_BATCH_ENTRIES and tokens.count(tokens[0]) == n:  # one receive's: count() by identity
+        return tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], queue_id, *map(_handle_row_id, remembered)])
+    deleted = start = 0
+    while start < n:
+        end = start + 1
+        while end < n and end - start < D.MAX_BATCH_ENTRIES and tokens[end] is tokens[start]:
+            end += 1
+        deleted += tx.run_positional(Q.DELETE_CLAIMED_ROWS[end - start], [tokens[start], queue_id, *map(_handle_row_id, remembered[start:end])])
+        start = end
+    return deleted
 
 
 def _no_queue(name: str) -> QueueDoesNotExist:
