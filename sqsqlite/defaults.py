@@ -55,6 +55,17 @@ LONG_POLL_INTERVAL = 0.005
 # While nothing changes, the interval grows by half each look up to this, so an idle waiting
 # consumer burns well under 1% of a core and still sees another process's send within ~20 ms.
 LONG_POLL_MAX_INTERVAL = 0.02
+# Checkpoints (copying the WAL back into the database file) run on a thread of their own: a
+# writer's COMMIT would otherwise wait, every ~1,000 WAL pages, for the fsync of those pages,
+# 10-15 ms that grows with the file. The thread wakes on a commit and waits this long (seconds)
+# for more before it checkpoints, so one checkpoint covers a run of commits.
+CHECKPOINT_GATHER = 0.005
+# While the WAL grows by fewer pages a second than this, the thread waits CHECKPOINT_LIGHT_WAIT
+# more between checkpoints: a light load then costs a few small fsyncs a second, not two per
+# commit, and a light wait gathers ~100 pages, far from the 1,000 at which SQLite's own
+# checkpoint would take over.
+CHECKPOINT_BUSY_RATE = 2000
+CHECKPOINT_LIGHT_WAIT = 0.05
 # How long a writer keeps retrying a busy database before giving up (seconds).
 BUSY_TIMEOUT_SECONDS = 60.0
 

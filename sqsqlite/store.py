@@ -159,6 +159,7 @@ def _after_fork_in_child() -> None:
     _HOLDING.paths = set()
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
+        store._checkpointer.after_fork()
         _close_fds(store._lockfds)
 
 
@@ -184,6 +185,114 @@ def _holding() -> set:
     except AttributeError:
         _HOLDING.paths = set()
         return _HOLDING.paths
+
+
+class _Checkpointer:
+    """Runs one Store's WAL checkpoints on a thread of its own.
+
+    SQLite checkpoints inside the COMMIT that takes the WAL past 1,000 pages: that writer,
+    still holding the writers' lock, waits for the fsync of the whole WAL, 10-15 ms every few
+    hundred operations, longer the larger the file. Here a passive checkpoint runs a few
+    milliseconds behind the writers instead (D.CHECKPOINT_GATHER). It takes no write lock, so
+    no writer waits for it, and it changes nothing about durability: SQLite syncs the WAL
+    before it copies a page back, as in its own checkpoints. SQLite's checkpoint stays as the
+    backstop; when it still comes, all but the newest pages are synced already, and it is cheap.
+
+    The thread holds no reference to its Store, so a Store dropped without close() is still
+    collected; its finalizer (also run at exit) stops the thread."""
+
+    def __init__(self, path: str, synchronous: str, enabled: bool):
+        self.path, self.synchronous = path, synchronous
+        self.enabled, self.closed = enabled, False
+        # Read by every committing writer, so the common case is one attribute load: True
+        # while a checkpoint is due already, and for good once closed or when disabled.
+        self.wanted = not enabled
+        self.pid: int | None = None  # the process whose thread runs: a forked child starts its own
+        self.lock = threading.Lock()
+        self.wake = self.stop = None
+        self.thread: threading.Thread | None = None
+        self.passes = 0  # checkpoints run, for anyone watching
+
+    def after_fork(self) -> None:
+        """In a forked child: the thread stayed in the parent, and its lock may be held there."""
+        self.lock = threading.Lock()
+        self.thread, self.pid = None, None
+        self.wanted = self.closed or not self.enabled
+
+    def want(self) -> None:
+        """A writer committed: checkpoint soon."""
+        if self.pid != _PID and not self._start():
+            return
+        self.wanted = True
+        self.wake.set()
+
+    def _start(self) -> bool:
+        with self.lock:
+            if self.pid == _PID:
+                return True
+            if self.closed:
+                self.wanted = True
+                return False
+            # Fresh events: a parent's thread may have held theirs at the fork.
+            self.wake, self.stop = threading.Event(), threading.Event()
+            thread = threading.Thread(target=self._run, args=(self.wake, self.stop), name="sqsqlite-checkpoint", daemon=True)
+            try:
+                thread.start()
+            except RuntimeError:  # no more threads: SQLite's own checkpoints go on as before
+                self.closed = self.wanted = True
+                return False
+            self.thread, self.pid = thread, _PID
+            return True
+
+    def _run(self, wake: threading.Event, stop: threading.Event) -> None:
+        conn = None
+        try:
+            conn = sqlite3.connect(self.path, timeout=D.BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
+            # The same setting as the writers': under FULL or NORMAL a checkpoint syncs.
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+        except sqlite3.Error:
+            if conn is not None:
+                conn.close()
+            self.closed = self.wanted = True  # SQLite's own checkpoints go on as before
+            return
+        try:
+            done, last = 0, time.monotonic()
+            while True:
+                wake.wait()
+                if stop.is_set():
+                    return
+                wake.clear()
+                self.wanted = False
+                if stop.wait(D.CHECKPOINT_GATHER):
+                    return
+                self.passes += 1
+                try:
+                    _, _, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except Exception:
+                    # e.g. another connection's checkpoint running, or a disk error the writers
+                    # will meet and report themselves: the next commit wakes us again.
+                    continue
+                # copied counts from the WAL's last restart, so it can fall back to a few.
+                fresh, done = (copied - done if copied >= done else copied), copied
+                now = time.monotonic()
+                light = fresh < D.CHECKPOINT_BUSY_RATE * (now - last)
+                last = now
+                if light and stop.wait(D.CHECKPOINT_LIGHT_WAIT):
+                    return
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        """Stop the thread (after the checkpoint it may be running) and never start another."""
+        with self.lock:
+            self.closed = self.wanted = True
+            thread, self.thread = self.thread, None
+            mine, self.pid = self.pid == _PID, None
+        if thread is not None and mine:
+            self.stop.set()
+            self.wake.set()
+            if thread is not threading.current_thread():
+                thread.join(D.BUSY_TIMEOUT_SECONDS)
 
 
 class _Write:
@@ -277,10 +386,13 @@ class _Write:
             if kind is None:
                 try:
                     self.local.cursor.execute("COMMIT")
-                    return False
                 except BaseException as failed:
                     self._commit_failed(failed)
                     return False
+                checkpointer = self.store._checkpointer
+                if not checkpointer.wanted:
+                    checkpointer.want()
+                return False
             return self._failed(kind, exc)
         finally:
             self._unlock()
@@ -327,7 +439,11 @@ class Store:
         weakref.finalize(self, _close_fds, self._lockfds)
         self._lock_key = os.path.realpath(self.path) + "-lock"
         self._gate_key = os.path.realpath(self.path) + "-sendlock"
-        _STORES.add(self)
+        self._checkpointer = _Checkpointer(
+            self.path, self.synchronous, enabled=self.path not in (":memory:", "") and not self.path.startswith("file:")
+        )
+        weakref.finalize(self, self._checkpointer.close)
+        _STORES.add(self)  # after every attribute the fork hook touches
         self._lock = threading.Lock()
         self._create_private()
         if migrate:
@@ -446,6 +562,9 @@ class Store:
         return f"Database error on {self.path!r}: {text}."
 
     def close(self) -> None:
+        # The checkpointer first, so that the last connection to close finds the WAL
+        # checkpointed and removes it, as SQLite does.
+        self._checkpointer.close()
         with self._lock:
             conns, self._all = self._all, []
             _close_fds(self._lockfds)

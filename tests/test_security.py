@@ -320,7 +320,7 @@ class RecordingConnection(sqlite3.Connection):
 FIXED = {
     "BEGIN IMMEDIATE", "BEGIN DEFERRED", "COMMIT", "ROLLBACK",
     "PRAGMA journal_mode", "PRAGMA journal_mode=WAL", "PRAGMA foreign_keys=OFF", "PRAGMA temp_store=MEMORY",
-    "PRAGMA journal_size_limit=67108864", "PRAGMA data_version",
+    "PRAGMA journal_size_limit=67108864", "PRAGMA data_version", "PRAGMA wal_checkpoint(PASSIVE)",
     "PRAGMA synchronous=OFF", "PRAGMA synchronous=NORMAL", "PRAGMA synchronous=FULL", "PRAGMA synchronous=EXTRA",
     "SELECT name FROM sqlite_master WHERE type='table' AND name='alembic_version'",
     "SELECT name FROM sqlite_master WHERE type='table'",

@@ -1,0 +1,113 @@
+"""Checkpoints run on a thread of their own, a few milliseconds behind the writers, so no
+writer's COMMIT waits for the WAL's fsync (see store._Checkpointer).
+
+Real time, bounded: the thread's timing is the point. A checkpoint shows in the database file
+itself: pages committed to the WAL are copied back into it, and it grows."""
+
+import gc
+import json
+import os
+import threading
+import time
+
+import sqsqlite
+from sqsqlite import defaults as D
+
+BODY = "x" * 3000  # about one page each: 100 of them stay well under SQLite's own 1,000-page checkpoint
+
+
+def _checkpoint_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "sqsqlite-checkpoint"]
+
+
+def _eventually(check, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.01)
+    return check()
+
+
+def test_committed_pages_reach_the_database_file_without_sqlites_own_checkpoint(db_path, clock):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    before = os.path.getsize(db_path)
+    for _ in range(10):
+        q.send_message_batch([{"Id": str(j), "MessageBody": BODY} for j in range(10)])
+    # 100 pages in the WAL, far below the 1,000 at which a COMMIT would checkpoint: only the
+    # background thread copies them back.
+    assert _eventually(lambda: os.path.getsize(db_path) >= before + 100 * 3000)
+    assert len(q.receive_message(max_number_of_messages=10)) == 10
+    db.close()
+
+
+def test_no_checkpoint_thread_starts_before_the_first_write_and_close_stops_it(db_path, clock):
+    already = set(_checkpoint_threads())
+    db = sqsqlite.connect(db_path, clock=clock)  # opening writes (schema, key) on a new file
+    db.close()
+    db = sqsqlite.connect(db_path, clock=clock)
+    assert set(_checkpoint_threads()) == already  # an existing file opens with reads only
+    q = db.create_queue("orders")
+    q.send_message("one")
+    mine = [t for t in _checkpoint_threads() if t not in already]
+    assert len(mine) == 1
+    db.close()
+    assert not mine[0].is_alive()
+    # Closed for good: a write after close (it reopens a connection) starts no other thread.
+    q.send_message("two")
+    assert [t for t in _checkpoint_threads() if t not in already and t.is_alive()] == []
+    assert not os.path.exists(db_path + "-wal") or db.store._checkpointer.closed
+
+
+def test_a_database_dropped_without_close_stops_its_checkpoint_thread(db_path, clock):
+    already = set(_checkpoint_threads())
+    db = sqsqlite.connect(db_path, clock=clock)
+    db.create_queue("orders").send_message("one")
+    mine = [t for t in _checkpoint_threads() if t not in already]
+    assert len(mine) == 1
+    del db
+    gc.collect()
+    assert _eventually(lambda: not mine[0].is_alive())
+
+
+def test_a_forked_child_checkpoints_its_own_writes_on_its_own_thread(tmp_path, clock):
+    path = str(tmp_path / "fork.db")
+    db = sqsqlite.connect(path)
+    q = db.create_queue("forked")
+    q.send_message("from the parent")  # the parent's thread is running at the fork
+    out = str(tmp_path / "child.json")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            before = os.path.getsize(path)
+            for _ in range(10):
+                q.send_message_batch([{"Id": str(j), "MessageBody": BODY} for j in range(10)])
+            grew = _eventually(lambda: os.path.getsize(path) >= before + 100 * 3000)
+            threads = [t for t in _checkpoint_threads() if t.is_alive()]
+            with open(out, "w") as f:
+                json.dump({"grew": grew, "threads": len(threads)}, f)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    with open(out) as f:
+        assert json.load(f) == {"grew": True, "threads": 1}
+    assert q.get_queue_attributes(["ApproximateNumberOfMessages"]) == {"ApproximateNumberOfMessages": "101"}
+    db.close()
+
+
+def test_a_light_load_waits_between_checkpoints(monkeypatch, db_path, clock):
+    # While the WAL grows slowly (under CHECKPOINT_BUSY_RATE pages a second), each pass is
+    # followed by CHECKPOINT_LIGHT_WAIT: a small commit every few milliseconds gets a few
+    # checkpoints a second, not one every CHECKPOINT_GATHER.
+    monkeypatch.setattr(D, "CHECKPOINT_LIGHT_WAIT", 0.2)
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    start = time.monotonic()
+    while time.monotonic() - start < 0.5:
+        q.send_message("small")
+        time.sleep(0.002)
+    passes = db.store._checkpointer.passes
+    db.close()
+    # Without the wait: a pass each ~5 ms, about 100 in the half second.
+    assert 1 <= passes <= 5
