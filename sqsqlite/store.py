@@ -248,7 +248,7 @@ class _Checkpointer:
         conn = None
         try:
             conn = sqlite3.connect(self.path, timeout=D.BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
-            # The same setting as the writers': under FULL or NORMAL a checkpoint syncs.
+            # The writers' setting (NORMAL): a checkpoint syncs the WAL, then the database file.
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
         except sqlite3.Error:
             if conn is not None:
@@ -439,8 +439,13 @@ class Store:
         weakref.finalize(self, _close_fds, self._lockfds)
         self._lock_key = os.path.realpath(self.path) + "-lock"
         self._gate_key = os.path.realpath(self.path) + "-sendlock"
+        # Only under NORMAL does a checkpoint carry the WAL's fsync: FULL syncs the WAL at every
+        # commit (its checkpoints only copy pages back, and a thread's fsyncs would compete
+        # with the commits'), OFF never syncs.
         self._checkpointer = _Checkpointer(
-            self.path, self.synchronous, enabled=self.path not in (":memory:", "") and not self.path.startswith("file:")
+            self.path,
+            self.synchronous,
+            enabled=self.synchronous == "NORMAL" and self.path not in (":memory:", "") and not self.path.startswith("file:"),
         )
         weakref.finalize(self, self._checkpointer.close)
         _STORES.add(self)  # after every attribute the fork hook touches

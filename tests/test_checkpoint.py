@@ -71,6 +71,15 @@ def test_a_database_dropped_without_close_stops_its_checkpoint_thread(db_path, c
     assert _eventually(lambda: not mine[0].is_alive())
 
 
+def test_under_synchronous_full_the_writers_checkpoint_as_sqlite_does(db_path, clock):
+    # FULL syncs the WAL at every commit; a checkpoint then only copies pages back.
+    already = set(_checkpoint_threads())
+    db = sqsqlite.connect(db_path, clock=clock, synchronous="FULL")
+    db.create_queue("orders").send_message("one")
+    assert set(_checkpoint_threads()) == already
+    db.close()
+
+
 def test_a_forked_child_checkpoints_its_own_writes_on_its_own_thread(tmp_path, clock):
     path = str(tmp_path / "fork.db")
     db = sqsqlite.connect(path)
