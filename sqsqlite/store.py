@@ -22,6 +22,9 @@ consumer's one: the consumers, who need two turns (receive, delete) for each of 
 batches, fall ever further behind, and adding producers would lower what the queue delivers.
 With it, producers as a group stand in line as one, and the queue drains as fast as its
 consumers can take. An uncontended send never touches the gate.
+
+Under synchronous=NORMAL, checkpoints run on a thread of each Store's own (_Checkpointer), so
+no writer waits inside its COMMIT for the fsync of the WAL.
 """
 
 from __future__ import annotations
