@@ -538,6 +538,7 @@ class Database:
         self.close()
 
     def close(self) -> None:
+        """Wait for running move tasks, stop the checkpoint thread and close every connection."""
         for task in self._tasks:
             task.join(timeout=5)
         self.store.close()
