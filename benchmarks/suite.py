@@ -289,9 +289,9 @@ def run(sizes: Sizes, out_dir: str | None, groups=GROUPS, work: str | None = Non
             shutil.rmtree(work, ignore_errors=True)
     info["loadavg_at_end"] = loadavg()
     info["durability"] = {
-        "default": "journal_mode=WAL, synchronous=NORMAL (sqsqlite.connect(path))",
-        "strict": 'journal_mode=WAL, synchronous=FULL (sqsqlite.connect(path, synchronous="FULL"))',
-        "floor": "the same pragmas as sqsqlite, BEGIN IMMEDIATE ... COMMIT per operation",
+        "default": "journal_mode=WAL, synchronous=NORMAL (sqsqlite.connect(path)); checkpoints on a background thread",
+        "strict": 'journal_mode=WAL, synchronous=FULL (sqsqlite.connect(path, synchronous="FULL")); checkpoints inside COMMIT',
+        "floor": "the same pragmas as sqsqlite, BEGIN IMMEDIATE ... COMMIT per operation; checkpoints inside COMMIT (SQLite's default)",
         "persist-queue": "its defaults: WAL, autocommit per statement",
         "litequeue": "its defaults: WAL, synchronous=NORMAL, autocommit per statement",
     }
