@@ -396,19 +396,14 @@ class _Handles:
         issued[text] = _new_tuple(_Handle, (queue_id, row_id, message_uuid, token, message_id))
         return text
 
-    def remembered(self, entries: list) -> list[_Handle] | None:
-        """The handles of a batch's entries when this object issued every one (and remembers
-        it), else None. Found by lookup alone, each is as proven as check() would find it; the
-        caller still has to match each handle's queue."""
+    def known(self, handles: Iterable) -> list[_Handle | None]:
+        """Each handle's fields if this object issued it and remembers it, else None in its
+        place; [] when one cannot be a key. Found by lookup alone, each is as proven as check()
+        would find it; the caller still has to match each handle's queue."""
         try:
-            found = list(map(self._issued.get, map(_get_receipt_handle, entries)))
-        except (KeyError, TypeError):  # an entry without a ReceiptHandle; one that cannot be a key
-            return None
-        return found if all(found) else None
-
-    def known(self, handles: list[str]) -> list[_Handle | None]:
-        """Each handle's fields if this object issued it and remembers it, else None."""
-        return list(map(self._issued.get, handles))
+            return list(map(self._issued.get, handles))
+        except TypeError:  # e.g. a list given as a handle
+            return []
 
     def check(self, handle: Any, queue_id: int) -> _Handle:
         """The handle's fields if this database issued it for this queue, else ReceiptHandleIsInvalid."""
@@ -1736,7 +1731,11 @@ class Queue:
                 # The common case first: handles this process issued for this queue (_delete_issued).
                 # A shortfall (a handle superseded or repeated) leaves each entry to the exact
                 # path below, where a message this deleted reads as already deleted.
-                deleted = _delete_issued(tx, row["id"], self.db.handles.remembered(entries) or [])
+                try:
+                    remembered = self.db.handles.known(map(_get_receipt_handle, entries))
+                except KeyError:  # an entry without a ReceiptHandle: the exact path names it
+                    remembered = []
+                deleted = _delete_issued(tx, row["id"], remembered)
                 if deleted == len(entries):
                     return BatchResult([{"Id": i} for i in entry_ids], failed)
                 tried = deleted is not None
@@ -1749,16 +1748,15 @@ class Queue:
                 except SQSError:
                     pass  # _delete below reports it, entry by entry
             deleted: set[int] = set()
-            if handles and not row["fifo"]:
-                # The common case, every handle its message's newest, as one executemany whose
-                # total rowcount says whether all of them went; if not, the loop below decides
-                # each entry exactly (a message this deleted reads as already deleted there).
-                # Skipped after the fast path fell short: it would delete nothing more.
-                if not tried:
-                    keys = list(map(_handle_delete_key, handles.values()))
-                    if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
-                        deleted.update(k[0] for k in keys)
-            elif handles:
+            if handles and not row["fifo"] and not tried:
+                # Every handle its message's newest, as one executemany whose total rowcount
+                # says whether all of them went; if not, the loop below decides each entry
+                # exactly (a message this deleted reads as already deleted there). Skipped
+                # after the fast path above fell short: it would delete nothing more.
+                keys = list(map(_handle_delete_key, handles.values()))
+                if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
+                    deleted.update(k[0] for k in keys)
+            elif handles and row["fifo"]:
                 # FIFO: the same in one statement that also returns what each deletion did to
                 # its group's head.
                 spec = json.dumps([[h.row_id, h.token.hex().upper(), h.message_id] for h in handles.values()])

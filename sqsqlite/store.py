@@ -206,10 +206,10 @@ class _Checkpointer:
 
     def __init__(self, path: str, synchronous: str, enabled: bool):
         self.path, self.synchronous = path, synchronous
-        self.enabled, self.closed = enabled, False
+        self.closed = not enabled  # a disabled one is closed from the start
         # Read by every committing writer, so the common case is one attribute load: True
-        # while a checkpoint is due already, and for good once closed or when disabled.
-        self.wanted = not enabled
+        # while a checkpoint is due already, and for good once closed.
+        self.wanted = self.closed
         self.pid: int | None = None  # the process whose thread runs: a forked child starts its own
         self.lock = threading.Lock()
         self.wake = self.stop = None
@@ -220,7 +220,7 @@ class _Checkpointer:
         """In a forked child: the thread stayed in the parent, and its lock may be held there."""
         self.lock = threading.Lock()
         self.thread, self.pid = None, None
-        self.wanted = self.closed or not self.enabled
+        self.wanted = self.closed
 
     def want(self) -> None:
         """A writer committed: checkpoint soon."""
