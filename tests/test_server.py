@@ -403,3 +403,17 @@ def test_serve_takes_db_region_and_account_from_the_main_groups_global_options()
             assert _option(ctx, "db", "own.db", "default.db") == "own.db"
             assert _option(ctx, "region", None, "us-east-1") == "eu-west-1"
             assert _option(ctx, "account_id", None, "000000000000") == "000000000000"
+
+
+def test_serve_on_a_port_in_use_says_it_cannot_listen_there(tmp_path):
+    from click.testing import CliRunner
+
+    from sqsqlite.cli.main import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "s.db"), "--port", str(port)])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert f"Can't listen on 127.0.0.1:{port}" in result.output and "unexpected" not in result.output

@@ -204,3 +204,22 @@ def test_requests_without_a_valid_action_or_address_are_refused(server):
     assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "InvalidParameterValue")
     status, _, root = call(server.url, {"Action": "AddPermission", "QueueUrl": "q-create", "Label": "l"})
     assert text(root, "sqs:Error/sqs:Code") == "AWS.SimpleQueueService.UnsupportedOperation"
+
+
+def test_a_percent_escape_that_is_not_utf8_is_refused_and_nothing_is_stored(server):
+    url = create(server, "q-utf8")
+    for method in ("POST", "GET"):
+        raw = f"Action=SendMessage&QueueUrl={urllib.parse.quote(url)}&MessageBody=%FF%FE"
+        if method == "GET":
+            req = urllib.request.Request(f"{server.url}?{raw}", method="GET")
+        else:
+            req = urllib.request.Request(server.url, data=raw.encode(), method="POST", headers={"Content-Type": "application/x-www-form-urlencoded"})
+        try:
+            urllib.request.urlopen(req, timeout=30)
+            raise AssertionError("a body of invalid UTF-8 was accepted")
+        except urllib.error.HTTPError as err:
+            root = ET.fromstring(err.read())
+            assert (err.code, text(root, "sqs:Error/sqs:Code")) == (400, "InvalidParameterValue")
+            assert "UTF-8" in text(root, "sqs:Error/sqs:Message")
+    root = ok(server.url, {"Action": "GetQueueAttributes", "QueueUrl": url, "AttributeName.1": "ApproximateNumberOfMessages"})
+    assert text(root, "sqs:GetQueueAttributesResult/sqs:Attribute/sqs:Value") == "0"

@@ -125,12 +125,17 @@ class Handler(BaseHTTPRequestHandler):
                     )
                 request = wire.json_request(body)
             else:
-                params = parse_qsl(raw_query, keep_blank_values=True)
+                # errors="strict": a percent-escape that decodes to no UTF-8 is refused, not
+                # stored as U+FFFD (parse_qsl's default replaces it).
+                try:
+                    params = parse_qsl(raw_query, keep_blank_values=True, errors="strict")
+                except UnicodeDecodeError:
+                    raise InvalidParameterValue("The query string is not valid UTF-8 once percent-decoded.") from None
                 if self.command == "POST" and body:
                     try:
-                        params += parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+                        params += parse_qsl(body.decode("utf-8"), keep_blank_values=True, errors="strict")
                     except UnicodeDecodeError:
-                        raise InvalidParameterValue("The form-encoded request body is not valid UTF-8.") from None
+                        raise InvalidParameterValue("The form-encoded request body is not valid UTF-8 once percent-decoded.") from None
                 action = next((v for k, v in params if k == "Action"), None)
                 if not action:
                     raise wire.WireError("MissingAction", "The request must contain the parameter Action.")
@@ -314,7 +319,7 @@ class EndpointServer(ThreadingHTTPServer):
         self.verbose = verbose
         self.stopping = False
         self._handlers: set[Handler] = set()
-        self._threads: set[threading.Thread] = set()
+        self._workers: set[threading.Thread] = set()
         self._track_lock = threading.Lock()
         self.requests = 0
         self.server_ms = 0.0
@@ -345,7 +350,7 @@ class EndpointServer(ThreadingHTTPServer):
             return
         t = threading.Thread(target=self.process_request_thread, args=(request, client_address), daemon=True)
         with self._track_lock:
-            self._threads.add(t)
+            self._workers.add(t)
         t.start()
 
     def process_request_thread(self, request, client_address) -> None:
@@ -354,7 +359,7 @@ class EndpointServer(ThreadingHTTPServer):
         finally:
             _release_connection(self.db)
             with self._track_lock:
-                self._threads.discard(threading.current_thread())
+                self._workers.discard(threading.current_thread())
 
     def handle_error(self, request, client_address) -> None:
         exc = sys.exc_info()[1]
@@ -373,7 +378,7 @@ class EndpointServer(ThreadingHTTPServer):
         while True:
             with self._track_lock:
                 handlers = list(self._handlers)
-                threads = list(self._threads)
+                threads = list(self._workers)
             for h in handlers:
                 if not h.busy:
                     try:
