@@ -197,7 +197,13 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
             policy = redrive_allow_policy(value)
             out[name] = json.dumps(policy, separators=(",", ":")) if policy else ""
         elif name == "Policy":
-            out[name] = json.dumps(_json_object(name, value), separators=(",", ":")) if value not in ("", None) else ""
+            # Checked as a JSON object, kept as given (SQS returns the caller's own text); a
+            # dict from Python is written out compactly.
+            if value in ("", None):
+                out[name] = ""
+            else:
+                policy = _json_object(name, value)
+                out[name] = value if isinstance(value, str) else json.dumps(policy, separators=(",", ":"))
         elif name == "KmsMasterKeyId":
             if not isinstance(value, str) or len(value) > 2048:
                 raise InvalidAttributeValue(f"Invalid value {_shorten(value)} for KmsMasterKeyId: must be a key id or alias.")

@@ -357,3 +357,15 @@ def test_a_malformed_redrive_allow_policy_is_invalid_attribute_value(db, policy)
     with pytest.raises(InvalidAttributeValue):
         q.set_queue_attributes({"RedriveAllowPolicy": policy if isinstance(policy, str) else json.dumps(policy)})
     assert "RedriveAllowPolicy" not in q.get_queue_attributes(["All"])
+
+
+def test_a_policy_is_checked_as_json_and_returned_exactly_as_given(db):
+    text = '{ "Version": "2012-10-17",\n  "Statement": [] }'
+    q = db.create_queue("with-policy", attributes={"Policy": text})
+    assert q.get_queue_attributes(["Policy"]) == {"Policy": text}
+    q.set_queue_attributes({"Policy": {"Version": "2012-10-17", "Statement": []}})
+    assert json.loads(q.get_queue_attributes(["Policy"])["Policy"]) == {"Version": "2012-10-17", "Statement": []}
+    with pytest.raises(InvalidAttributeValue):
+        q.set_queue_attributes({"Policy": "[1, 2]"})
+    q.set_queue_attributes({"Policy": ""})
+    assert "Policy" not in q.get_queue_attributes(["All"])
