@@ -1367,14 +1367,18 @@ class Queue:
         start = self.db.now()
         deadline = None
         while True:
-            queue_id, rows, queue_wait, lease = self._claim(n, vt, attempt_id)
+            queue_id, rows, queue_wait, lease, cleared = self._claim(n, vt, attempt_id)
             if deadline is None:
                 deadline = start + _ms(queue_wait if wait is None else wait)
-            if rows or self.db.now() >= deadline:
+            if rows or (not cleared and self.db.now() >= deadline):
                 if lease is not None:
                     return self._claimed_messages(rows, queue_id, system, wanted, lease)
                 return [self._message(row, queue_id, system, wanted) for row in rows]
-            self.db._wait_for_change(queue_id, deadline)
+            # A claim that only cleared poison or expired messages out of the way tries again
+            # at once, even a short poll: what they hid may be receivable now, and its own
+            # writes wake no waiting (data_version counts other connections' commits only).
+            if not cleared:
+                self.db._wait_for_change(queue_id, deadline)
 
     def _message(self, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:
         # One unpack of the row (Q.RECEIVED_COLUMNS; the column orders are asserted at the end
@@ -1451,8 +1455,9 @@ class Queue:
 
     def _claim(self, n: int, vt: int | None, attempt_id: str | None):
         """One receive attempt in one write transaction: prune, cap check, claim, dead-letter.
-        Returns the queue id, the rows, the queue's ReceiveMessageWaitTimeSeconds and the
-        lease: (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None."""
+        Returns the queue id, the rows, the queue's ReceiveMessageWaitTimeSeconds, the lease:
+        (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None, and how many
+        messages it moved to the dead-letter queue or deleted as expired FIFO heads."""
         db = self.db
         now = db.now()
         with db.store.write() as tx:
@@ -1461,7 +1466,7 @@ class Queue:
             if attempt_id is not None and is_fifo:
                 repeated = self._repeat_attempt(tx, row, attempt_id, now, vt)
                 if repeated is not None:
-                    return queue_id, repeated, row["receive_wait_time"], None
+                    return queue_id, repeated, row["receive_wait_time"], None, 0
             # Standard queues prune on a connection's first receive and every PRUNE_EVERY-th
             # after (meanwhile the claim skips expired rows inside its index). FIFO queues
             # delete an expired group head where the claim meets it (_claim_fifo).
@@ -1470,14 +1475,19 @@ class Queue:
                 _prune(tx, row, now, D.PRUNE_WINDOW)
             n = self._under_cap(tx, row, n, now)
             if n == 0:
-                return queue_id, [], row["receive_wait_time"], None
+                return queue_id, [], row["receive_wait_time"], None, 0
             lease_end = now + _ms(row["visibility_timeout"] if vt is None else vt)
             cutoff = _cutoff(row, now)
             dlq = None
             if row["max_receive_count"] is not None:
                 dlq = tx.queue(row["dead_letter_target"])
             claimed: list = []
-            for rounds in range(1, 11):  # each round moves at least one poison message, or ends
+            # Each round moves at least one poison message or ends the loop; cleared counts the
+            # messages moved or deleted as expired, at most D.CLAIM_CLEANUP_BUDGET (beyond it,
+            # _receive comes back in a new transaction, and other writers go between).
+            rounds = cleared = 0
+            while True:
+                rounds += 1
                 want = n - len(claimed)
                 # A zero lease would leave this round's rows visible, and the next round (after
                 # a dead-letter move) would claim them again: hold them 1 ms, release below.
@@ -1485,7 +1495,8 @@ class Queue:
                 held_until, token = max(lease_end, now + 1), bytearray(os.urandom(16))
                 if is_fifo:
                     params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=held_until, token=token)
-                    rows = self._claim_fifo(tx, params, want)
+                    rows, removed = self._claim_fifo(tx, params, want, D.CLAIM_CLEANUP_BUDGET - cleared)
+                    cleared += removed
                 else:
                     # In Q.CLAIM_STANDARD_PARAMS order.
                     rows = tx.all_positional(Q.claim_standard, (held_until, now, now, token, queue_id, now, cutoff, want, 0))
@@ -1501,7 +1512,8 @@ class Queue:
                     self._dead_letter(tx, r[0], row, dlq, now)
                 moved = {r[0] for r in poison}
                 claimed.extend(r for r in rows if r[0] not in moved)
-                if len(claimed) >= n:
+                cleared += len(moved)
+                if len(claimed) >= n or cleared >= D.CLAIM_CLEANUP_BUDGET:
                     break
             # A FIFO claim returns whole rows (Q.RECEIVED_COLUMNS); a standard one leaves out
             # what the claim itself knows (Q.CLAIMED_COLUMNS): its rows can be used as they are
@@ -1526,7 +1538,7 @@ class Queue:
                 tx.run(Q.prune_attempts, queue_id=queue_id, window_start=now - _ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
         if dlq is not None:
             db._notify()
-        return queue_id, claimed, row["receive_wait_time"], lease
+        return queue_id, claimed, row["receive_wait_time"], lease, cleared
 
     def _under_cap(self, tx: Tx, row, n: int, now: int) -> int:
         """How many messages this receive may take without passing the in-flight cap.
@@ -1563,32 +1575,33 @@ class Queue:
             )
         return take
 
-    def _claim_fifo(self, tx: Tx, params: dict, want: int) -> list:
-        """Visible group heads, each followed by its group's visible run, in send order."""
-        ids: list[int] = []
-        heads = tx.all(Q.fifo_heads, n=want, **params)
-        for _ in range(10):
-            # An expired head is deleted where it is met, so its group moves on at once (there
-            # is no background sweeper to do it); then the heads are read again.
-            expired = [h for h in heads if h["sent_at"] <= params["cutoff"]]
-            if not expired:
+    def _claim_fifo(self, tx: Tx, params: dict, want: int, budget: int) -> tuple[list, int]:
+        """Visible group heads, each followed by its group's visible run, in send order; and
+        how many expired heads it deleted first (at most ``budget``)."""
+        # An expired head is gone, visible or in flight, so its group moves on at once: there
+        # is no sweeper to do it. Each deletion makes the group's next message its head, which
+        # may be expired too: the loop goes on until none is, or the budget is spent (then the
+        # heads left are passed over, and the receive comes back for them).
+        removed = 0
+        while removed < budget:
+            gone = tx.all(Q.delete_expired_heads, queue_id=params["queue_id"], cutoff=params["cutoff"], n=budget - removed)
+            if not gone:
                 break
-            for h in expired:
-                gone = tx.one(Q.delete_message, id=h["id"])
-                _heads_left(tx, params["queue_id"], [gone])
-            heads = tx.all(Q.fifo_heads, n=want, **params)
-        for head in heads:
-            if len(ids) >= want or head["sent_at"] <= params["cutoff"]:
+            _heads_left(tx, params["queue_id"], gone)
+            removed += len(gone)
+        ids: list[int] = []
+        for head in tx.all(Q.fifo_heads, n=want, **params):
+            if len(ids) >= want:
                 break
             for r in tx.all(Q.fifo_group_run, queue_id=params["queue_id"], group_id=head["group_id"], cutoff=params["cutoff"], n=want - len(ids)):
                 if r["visible_at"] > params["now"]:
                     break  # a later message never jumps one that is in flight or delayed
                 ids.append(r["id"])
         if not ids:
-            return []
+            return [], removed
         rows = tx.all(Q.claim_ids, ids=json.dumps(ids), **params)
         order = {i: k for k, i in enumerate(ids)}
-        return sorted(rows, key=lambda r: order[r["id"]])
+        return sorted(rows, key=lambda r: order[r["id"]]), removed
 
     def _dead_letter(self, tx: Tx, row_id: int, row, dlq, now: int) -> None:
         """Undo this receive's claim on a message past maxReceiveCount and move it to the

@@ -40,11 +40,15 @@ RECEIVE_ATTEMPT_WINDOW_SECONDS = 300
 MAX_MOVE_TASK_RATE = 500
 
 # Receives remove expired rows from the head of the claim's index walk: every PRUNE_EVERY-th
-# receive of a connection on a standard queue (every receive on a FIFO queue) looks at the first
-# PRUNE_WINDOW entries. Bounded, so no single receive stalls; expired rows beyond the window
-# are not in the claim's way.
+# receive of a connection on a standard queue looks at the first PRUNE_WINDOW entries. Bounded,
+# so no single receive stalls; expired rows beyond the window are not in the claim's way.
 PRUNE_EVERY = 16
 PRUNE_WINDOW = 256
+# The most messages one receive's transaction moves to the dead-letter queue or deletes as
+# expired FIFO group heads before it returns what it claimed. A receive that cleared some and
+# claimed none tries again at once in a new transaction, so a backlog of poison or expired
+# messages never hides a good one, and no single transaction holds the writers' lock for long.
+CLAIM_CLEANUP_BUDGET = 200
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
 INFLIGHT_BLOCK = 256
 # Receipt handles a Database remembers having issued, so their deletes skip the MAC check

@@ -63,14 +63,14 @@ def _queue_with_dead_letters(sq, n: int):
 
 def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
     assert sq("db", "current").stdout == "base\n"
-    assert sq("db", "upgrade").stdout == "base\t0004\n"
-    assert sq.json("db", "current", "--output", "json") == {"Revision": "0004"}
-    assert sq("db", "downgrade").stdout == "0004\t0003\n"
-    assert sq("db", "downgrade", "base").stdout == "0003\tbase\n"
+    assert sq("db", "upgrade").stdout == "base\t0005\n"
+    assert sq.json("db", "current", "--output", "json") == {"Revision": "0005"}
+    assert sq("db", "downgrade").stdout == "0005\t0004\n"
+    assert sq("db", "downgrade", "base").stdout == "0004\tbase\n"
     history = sq.json("--output", "json", "db", "history")["Revisions"]
-    assert [h["Revision"] for h in history] == ["0004", "0003", "0002", "0001"]
+    assert [h["Revision"] for h in history] == ["0005", "0004", "0003", "0002", "0001"]
     sq("list-queues")  # any other command upgrades again
-    assert sq("db", "current").stdout == "0004\n"
+    assert sq("db", "current").stdout == "0005\n"
 
 
 # ---------------------------------------------------------------------- stats

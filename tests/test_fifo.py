@@ -611,6 +611,35 @@ def test_dead_letter_retention_counts_from_the_original_enqueue_time(db, clock):
     assert receive(dlq) == []
 
 
+def test_an_expired_message_in_flight_stops_blocking_its_group_the_moment_it_expires(db, clock):
+    q = make_fifo(db, MessageRetentionPeriod=3600)
+    send(q, "a")
+    assert bodies(receive(q, visibility_timeout=43_200)) == ["a"]  # in flight for 12 hours
+    clock.advance(3000)
+    send(q, "b")
+    assert receive(q) == []  # a is still in flight, and holds its group
+    clock.advance(600)  # a has expired: gone, though its lease has hours to run
+    assert bodies(receive(q)) == ["b"]
+
+
+def test_a_run_of_expired_messages_longer_than_one_claim_clears_never_hides_a_live_one(db, clock, monkeypatch):
+    monkeypatch.setattr(D, "CLAIM_CLEANUP_BUDGET", 3)  # the rule at any budget; 3 keeps it quick
+    q = make_fifo(db, MessageRetentionPeriod=60)
+    for i in range(10):
+        send(q, f"stale-{i}", group="stale")
+    clock.advance(59)
+    send(q, "live-behind-them", group="stale")
+    send(q, "live", group="other")
+    clock.advance(1)  # the ten stale ones expire
+    start = clock.now_ms()
+    # The first receive clears 3 and returns what it can; the second clears the rest of the run
+    # (three transactions of 3) and reaches the live message behind them.
+    got = bodies(receive(q, wait_time_seconds=20)) + bodies(receive(q, wait_time_seconds=20))
+    assert sorted(got) == ["live", "live-behind-them"]
+    assert clock.now_ms() == start  # both returned at once: no wait while messages were receivable
+    assert q.get_queue_attributes(["ApproximateNumberOfMessages"]) == {"ApproximateNumberOfMessages": "0"}
+
+
 def test_a_redrive_back_to_the_source_keeps_each_groups_order(db, clock):
     dlq = make_fifo(db, "dead.fifo")
     q = make_fifo(db, VisibilityTimeout=30, RedrivePolicy=redrive(dlq))

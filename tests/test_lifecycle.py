@@ -327,6 +327,20 @@ def test_a_receive_that_dead_letters_some_messages_returns_the_rest_with_handles
     assert counts(dlq) == (3, 0, 0)
 
 
+def test_more_poison_messages_than_one_claim_moves_never_hide_a_good_one(db, clock, monkeypatch):
+    monkeypatch.setattr(D, "CLAIM_CLEANUP_BUDGET", 3)  # the rule at any budget; 3 keeps it quick
+    src, dlq = with_dlq(db, max_receive_count=1)
+    for i in range(10):
+        src.send_message(f"poison {i}")
+    assert len(src.receive_message(max_number_of_messages=10)) == 10
+    clock.advance(30)
+    src.send_message("good")
+    start = clock.now_ms()
+    assert [m.body for m in src.receive_message(wait_time_seconds=20)] == ["good"]
+    assert clock.now_ms() == start  # no wait while a message was receivable
+    assert counts(dlq) == (10, 0, 0)
+
+
 def test_the_handle_from_the_source_queue_is_invalid_once_the_message_moved(db, clock):
     src, dlq = with_dlq(db, max_receive_count=1)
     src.send_message("poison")

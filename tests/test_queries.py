@@ -22,6 +22,7 @@ HOT_PATH = {
     "claim_standard": ("ix_messages_visible", True),
     "claim_ids": ("PRIMARY KEY", False),
     "fifo_heads": ("ix_messages_heads", True),
+    "delete_expired_heads": ("ix_messages_heads_sent", False),
     "fifo_group_run": ("ix_messages_group", True),
     "fix_group_head": ("ix_messages_group", True),
     "group_has_messages": ("ix_messages_group", False),
@@ -142,3 +143,10 @@ def test_a_numbered_statement_binds_a_parameter_used_by_every_row_once():
         c.execute(sql, [7, "me", 100, 200, "id0", "id1", "id2", "b0", "b1", "b2"])
         rows = c.execute("SELECT * FROM messages ORDER BY rowid").fetchall()
     assert rows == [(7, f"id{i}", f"b{i}", "me", 100, 200) for i in range(3)]
+
+
+def test_no_statement_binds_a_value_a_partial_index_is_matched_against():
+    # SQLite prepares such a statement again on every binding (14 us a call against 2).
+    bound = {n for n in dir(Q) if isinstance(getattr(Q, n), Q.Sql) and re.search(r"\bis_head\s*(=|IN)\s*[:?]", getattr(Q, n))}
+    reading = {n for n in bound if not getattr(Q, n).lstrip().upper().startswith(("UPDATE", "INSERT"))}
+    assert reading == set()
