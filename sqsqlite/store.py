@@ -152,6 +152,19 @@ _STORES: "weakref.WeakSet[Store]" = weakref.WeakSet()
 _PID = os.getpid()
 
 
+def _before_fork() -> None:
+    # A checkpoint thread inside SQLite holds SQLite's own mutexes (the WAL index's among them);
+    # forked then, a child would inherit them held by a thread it does not have, and its first
+    # statement on the file would wait for ever. Each thread finishes its pass first.
+    for store in list(_STORES):
+        store._checkpointer.pause()
+
+
+def _after_fork_in_parent() -> None:
+    for store in list(_STORES):
+        store._checkpointer.resume()
+
+
 def _after_fork_in_child() -> None:
     global _PID
     _PID = os.getpid()
@@ -178,7 +191,7 @@ def _close_fds(fds: list[int]) -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 
 def _holding() -> set:
@@ -212,13 +225,24 @@ class _Checkpointer:
         self.wanted = self.closed
         self.pid: int | None = None  # the process whose thread runs: a forked child starts its own
         self.lock = threading.Lock()
+        # Held by the thread while it is inside SQLite, and by a fork (pause/resume).
+        self.in_sqlite = threading.Lock()
         self.wake = self.stop = None
         self.thread: threading.Thread | None = None
         self.passes = 0  # checkpoints run, for anyone watching
 
+    def pause(self) -> None:
+        """Before a fork: wait for the thread to leave SQLite, and keep it out."""
+        self.in_sqlite.acquire()
+
+    def resume(self) -> None:
+        """After a fork, in the parent."""
+        self.in_sqlite.release()
+
     def after_fork(self) -> None:
-        """In a forked child: the thread stayed in the parent, and its lock may be held there."""
+        """In a forked child: the thread stayed in the parent, and its locks may be held there."""
         self.lock = threading.Lock()
+        self.in_sqlite = threading.Lock()
         self.thread, self.pid = None, None
         self.wanted = self.closed
 
@@ -250,12 +274,14 @@ class _Checkpointer:
     def _run(self, wake: threading.Event, stop: threading.Event) -> None:
         conn = None
         try:
-            conn = sqlite3.connect(self.path, timeout=D.BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
-            # The writers' setting (NORMAL): a checkpoint syncs the WAL, then the database file.
-            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            with self.in_sqlite:
+                conn = sqlite3.connect(self.path, timeout=D.BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
+                # The writers' setting (NORMAL): a checkpoint syncs the WAL, then the database file.
+                conn.execute(f"PRAGMA synchronous={self.synchronous}")
         except sqlite3.Error:
             if conn is not None:
-                conn.close()
+                with self.in_sqlite:
+                    conn.close()
             self.closed = self.wanted = True  # SQLite's own checkpoints go on as before
             return
         try:
@@ -270,7 +296,8 @@ class _Checkpointer:
                     return
                 self.passes += 1
                 try:
-                    _, _, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    with self.in_sqlite:
+                        _, _, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 except Exception:
                     # e.g. another connection's checkpoint running, or a disk error the writers
                     # will meet and report themselves: the next commit wakes us again.
@@ -283,7 +310,8 @@ class _Checkpointer:
                 if light and stop.wait(D.CHECKPOINT_LIGHT_WAIT):
                     return
         finally:
-            conn.close()
+            with self.in_sqlite:
+                conn.close()
 
     def close(self) -> None:
         """Stop the thread (after the checkpoint it may be running) and never start another."""
@@ -346,7 +374,11 @@ class _Write:
                 local.cursor.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
                 self.store._retry(exc, local.cursor, "BEGIN IMMEDIATE")
-        except BaseException:
+        except BaseException as exc:
+            if not isinstance(exc, (sqlite3.Error, DatabaseError)):
+                # An interrupt (KeyboardInterrupt) can land after BEGIN returned: an open
+                # transaction would keep SQLite's write lock from every other process.
+                self.store._rollback(self.conn)
             self._unlock()
             raise
         return Tx(self.conn, local, True)
@@ -380,9 +412,12 @@ class _Write:
         if self.gate >= 0:
             self._release_gate()
         if self.held >= 0:
-            fcntl.flock(self.held, fcntl.LOCK_UN)
+            # Unmarked first: interrupted in between, this thread's next write takes the lock
+            # again (on its own descriptor at once) and lets it go; marked but unlocked, every
+            # later write of this thread would skip the lock.
             self.holding.discard(self.store._lock_key)
-            self.held = -1
+            held, self.held = self.held, -1
+            fcntl.flock(held, fcntl.LOCK_UN)
 
     def __exit__(self, kind, exc, tb) -> bool:
         try:
@@ -626,8 +661,9 @@ class Store:
     def read(self) -> Iterator[Tx]:
         """A read transaction: one consistent snapshot, never blocking writers (WAL)."""
         conn = self.connection()
-        self._retrying(lambda: conn.execute("BEGIN DEFERRED"))
         try:
+            # Inside the try: an interrupt landing just after BEGIN still ends the transaction.
+            self._retrying(lambda: conn.execute("BEGIN DEFERRED"))
             yield Tx(conn)
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(self._explain(exc)) from None

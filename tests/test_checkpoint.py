@@ -7,6 +7,8 @@ itself: pages committed to the WAL are copied back into it, and it grows."""
 import gc
 import json
 import os
+import random
+import signal
 import threading
 import time
 
@@ -102,6 +104,35 @@ def test_a_forked_child_checkpoints_its_own_writes_on_its_own_thread(tmp_path, c
     with open(out) as f:
         assert json.load(f) == {"grew": True, "threads": 1}
     assert q.get_queue_attributes(["ApproximateNumberOfMessages"]) == {"ApproximateNumberOfMessages": "101"}
+    db.close()
+
+
+def test_a_fork_never_catches_the_checkpoint_thread_inside_sqlite(tmp_path):
+    # Forked while the thread held SQLite's own mutexes, a child waited for ever on its first
+    # write: 4 hangs in 1,234 forks before the fork hook waited for the thread's pass.
+    db = sqsqlite.connect(str(tmp_path / "forks.db"))
+    q = db.create_queue("forks")
+    forks, hung, deadline = 0, 0, time.monotonic() + 6
+    while time.monotonic() < deadline and forks < 300:
+        q.send_message_batch([{"Id": str(i), "MessageBody": "x" * 60_000} for i in range(4)])  # a pass is due
+        time.sleep(random.random() * 0.008)  # fork at any point of the thread's pass
+        pid = os.fork()
+        if pid == 0:
+            try:
+                q.send_message("from the child")
+            finally:
+                os._exit(0)
+        forks += 1
+        waited = time.monotonic()
+        while os.waitpid(pid, os.WNOHANG)[0] == 0:
+            if time.monotonic() - waited > 5:
+                hung += 1
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.001)
+    assert (hung, forks > 50) == (0, True)
+    assert q.get_queue_attributes(["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"] == str(5 * forks)
     db.close()
 
 

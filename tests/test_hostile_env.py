@@ -290,3 +290,90 @@ def test_databases_dropped_without_close_leave_no_file_descriptors_open(tmp_path
         del db
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) <= before
+
+
+# ------------------------------------------------------------------ an interrupt at the worst moment
+
+
+def _lock_is_free(db) -> bool:
+    import fcntl
+
+    fd = os.open(db.store._lock_key, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_an_interrupt_just_after_begin_leaves_no_transaction_open_and_no_lock_held(db, queue):
+    from sqsqlite.store import _holding
+
+    queue.send_message("warm")  # this thread's connection and lock descriptor exist
+    local = db.store._local
+    real = local.cursor
+
+    class InterruptedAfterBegin:
+        def execute(self, sql, *args):
+            out = real.execute(sql, *args)
+            if sql.startswith("BEGIN"):
+                local.cursor = real
+                raise KeyboardInterrupt
+            return out
+
+    local.cursor = InterruptedAfterBegin()
+    with pytest.raises(KeyboardInterrupt):
+        queue.send_message("interrupted")
+    assert not local.conn.in_transaction
+    assert _lock_is_free(db) and db.store._lock_key not in _holding()
+    queue.send_message("after")  # and this thread goes on writing
+    assert sorted(m.body for m in queue.peek()) == ["after", "warm"]
+
+
+def test_an_interrupt_just_after_a_read_begins_ends_the_read(db, queue):
+    store = db.store
+    real = store._retrying
+
+    def interrupted(fn):
+        real(fn)
+        raise KeyboardInterrupt
+
+    store._retrying = interrupted
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with store.read():
+                pass
+    finally:
+        del store._retrying
+    assert not store.connection().in_transaction
+    queue.send_message("after")
+
+
+def test_an_interrupt_while_letting_the_writers_lock_go_never_leaves_this_thread_skipping_it(db, queue, monkeypatch):
+    import fcntl
+
+    from sqsqlite import store as S
+
+    queue.send_message("warm")
+    real = fcntl.flock
+    calls = []
+
+    class Interrupting:
+        LOCK_EX, LOCK_NB, LOCK_UN = fcntl.LOCK_EX, fcntl.LOCK_NB, fcntl.LOCK_UN
+
+        @staticmethod
+        def flock(fd, op):
+            real(fd, op)
+            if op == fcntl.LOCK_UN and not calls:
+                calls.append(fd)
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(S, "fcntl", Interrupting)
+    with pytest.raises(KeyboardInterrupt):
+        queue.send_message("interrupted after the unlock")
+    assert db.store._lock_key not in S._holding()  # unmarked: the next write takes the lock again
+    monkeypatch.setattr(S, "fcntl", fcntl)
+    queue.send_message("after")
+    assert _lock_is_free(db)
