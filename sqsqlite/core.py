@@ -1459,8 +1459,10 @@ class Queue:
         (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None, and how many
         messages it moved to the dead-letter queue or deleted as expired FIFO heads."""
         db = self.db
-        now = db.now()
         with db.store.write() as tx:
+            # Read under the writers' lock: the visibility timeout starts when the receive
+            # returns the message, not before it waited for the lock.
+            now = db.now()
             row = self._row(tx)
             queue_id, is_fifo = row["id"], bool(row["fifo"])
             if attempt_id is not None and is_fifo:

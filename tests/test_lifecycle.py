@@ -65,6 +65,31 @@ def test_one_receive_never_returns_the_same_message_to_two_receivers(db):
     assert len(seen) == len(set(seen)) == 20
 
 
+def test_the_visibility_timeout_starts_when_the_receive_returns_not_before_it_waited_for_the_lock(db, db_path, clock):
+    import threading
+    import time
+
+    q = db.create_queue("waits", attributes={"VisibilityTimeout": "30"})
+    q.send_message("m")
+    other = sqsqlite.connect(db_path, clock=clock)
+    holding, done = threading.Event(), threading.Event()
+
+    def long_write():  # another writer holds the writers' lock for 20 s of the queue's time
+        with other.store.write():
+            holding.set()
+            time.sleep(0.2)  # real time, bounded: let the receive start waiting for the lock
+            clock.advance(20)
+        done.set()
+
+    t = threading.Thread(target=long_write)
+    t.start()
+    holding.wait(5)
+    [m] = q.receive_message()
+    t.join(5)
+    assert done.is_set() and m.visible_at == clock.now_ms() + 30_000
+    other.close()
+
+
 # ------------------------------------------------------------------ b. receipt handles
 
 
