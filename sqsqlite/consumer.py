@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from . import defaults as D
 from .core import Message, Queue
@@ -39,38 +39,69 @@ class Backoff:
 
 
 class Heartbeat:
-    """Keeps one message in flight while its handler runs.
+    """Keeps messages in flight while they wait for, or go through, their handler.
 
-    ``beat()`` extends the visibility once; the thread started by ``start()`` beats every
-    ``interval`` seconds of real time until ``stop()``. A beat that fails (the 12-hour cap for
-    one receive, or a handle another consumer superseded) ends the heartbeat: there is nothing
-    left to protect, and the handler's outcome will say so when it acts on the message.
+    ``beat()`` extends the visibility of every message still held once; the thread started by
+    ``start()`` beats every ``interval`` seconds of real time until ``stop()``. ``release(m)``
+    hands a message back to the caller, who is about to delete it or change its visibility: no
+    beat touches it afterwards (a beat is never half-way through it either). A message whose
+    beat fails (the 12-hour cap for one receive, or a handle another consumer superseded) is
+    no longer held: there is nothing left to protect, and ``holds(m)`` says so, so its handler
+    need not run. The beats end when nothing is held.
     """
 
-    def __init__(self, message: Message, visibility_timeout: int, interval: float):
-        self.message = message
+    def __init__(self, messages: Message | Sequence[Message], visibility_timeout: int, interval: float):
+        self.held = [messages] if isinstance(messages, Message) else list(messages)
         self.visibility_timeout = visibility_timeout
         self.interval = interval
         self.beats = 0
-        self.error: SQSError | None = None
+        self.error: SQSError | None = None  # the last failure
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    @property
+    def message(self) -> Message | None:
+        """The first message still held."""
+        return self.held[0] if self.held else None
+
+    def holds(self, message: Message) -> bool:
+        with self._lock:
+            return any(m is message for m in self.held)
+
+    def release(self, message: Message) -> None:
+        with self._lock:
+            self.held = [m for m in self.held if m is not message]
+
     def beat(self) -> bool:
-        try:
-            self.message.change_visibility(self.visibility_timeout)
-        except SQSError as err:
-            self.error = err
-            log.warning("heartbeat for message %s stopped: %s", self.message.message_id, err)
-            return False
-        self.beats += 1
-        return True
+        """Extend every held message once; False when none is held any more."""
+        with self._lock:
+            kept = []
+            for message in self.held:
+                try:
+                    message.change_visibility(self.visibility_timeout)
+                except SQSError as err:
+                    self.error = err
+                    log.warning("heartbeat for message %s stopped: %s", message.message_id, err)
+                    continue
+                kept.append(message)
+            self.held = kept
+            if kept:
+                self.beats += 1
+            return bool(kept)
 
     def start(self) -> "Heartbeat":
+        stores = {id(m.queue.db.store): m.queue.db.store for m in self.held if m.queue is not None}
+
         def run() -> None:
-            while not self._stop.wait(self.interval):
-                if not self.beat():
-                    return
+            try:
+                while not self._stop.wait(self.interval):
+                    if not self.beat():
+                        return
+            finally:
+                # A beat opened this thread's own connection: close it with the thread.
+                for store in stores.values():
+                    store.release_connection()
 
         self._thread = threading.Thread(target=run, daemon=True, name="sqsqlite-heartbeat")
         self._thread.start()
@@ -121,38 +152,72 @@ class Consumer:
         """Finish the message in hand, then return from :meth:`run`."""
         self._stop.set()
 
-    def process(self, message: Message) -> bool:
-        """Handle one received message: heartbeat while running, delete or back off."""
-        heartbeat = Heartbeat(message, self.visibility_timeout, self.heartbeat_interval).start()
+    def process(self, message: Message, heartbeat: Heartbeat | None = None) -> bool:
+        """Handle one received message: heartbeat while running, delete or back off. Without
+        ``heartbeat`` (the one keeping a whole receive's messages) it starts its own."""
+        own = heartbeat is None
+        if own:
+            heartbeat = Heartbeat(message, self.visibility_timeout, self.heartbeat_interval).start()
         try:
-            self.handler(message)
-        except Exception as exc:  # the handler's failure is data here, not a crash
-            heartbeat.stop()
-            delay = self.backoff.delay(message.receive_count)
-            log.warning("message %s failed (receive %d), retry in %ds: %r", message.message_id, message.receive_count, delay, exc)
             try:
-                message.change_visibility(delay)
+                self.handler(message)
+            except Exception as exc:  # the handler's failure is data here, not a crash
+                heartbeat.release(message)
+                delay = self.backoff.delay(message.receive_count)
+                log.warning("message %s failed (receive %d), retry in %ds: %r", message.message_id, message.receive_count, delay, exc)
+                try:
+                    message.change_visibility(delay)
+                except SQSError as err:
+                    log.warning("could not back off message %s: %s", message.message_id, err)
+                return False
+            heartbeat.release(message)
+            try:
+                message.delete()
             except SQSError as err:
-                log.warning("could not back off message %s: %s", message.message_id, err)
-            return False
-        heartbeat.stop()
-        message.delete()
-        return True
+                # Its lease ended (a beat failed) and another consumer may have it: handled
+                # here, it will be handled again there. Said, not raised: the loop goes on.
+                log.warning("handled message %s could not be deleted, and will be delivered again: %s", message.message_id, err)
+                return False
+            return True
+        finally:
+            if own:
+                heartbeat.stop()
 
     def run_once(self) -> Outcome:
-        """One receive and the messages it returned."""
+        """One receive and the messages it returned. One heartbeat keeps all of them in flight
+        until each one's turn ends: the last of ten waits for nine handlers, and must not
+        reappear to another consumer meanwhile. After stop(), the ones not yet handled are
+        made visible again at once."""
         outcome = Outcome()
-        for message in self.queue.receive_message(
+        messages = self.queue.receive_message(
             max_number_of_messages=self.max_number_of_messages,
             visibility_timeout=self.visibility_timeout,
             wait_time_seconds=self.wait_time_seconds,
             message_system_attribute_names=["All"],
             message_attribute_names=self.message_attribute_names,
-        ):
-            if self.process(message):
-                outcome.processed += 1
-            else:
-                outcome.failed += 1
+        )
+        if not messages:
+            return outcome
+        heartbeat = Heartbeat(messages, self.visibility_timeout, self.heartbeat_interval).start()
+        try:
+            for message in messages:
+                if self._stop.is_set():
+                    heartbeat.release(message)
+                    try:
+                        message.change_visibility(0)
+                    except SQSError:
+                        pass  # its lease ended already: visible, or another consumer's
+                    continue
+                if not heartbeat.holds(message):
+                    log.warning("message %s was no longer held when its turn came; not handled here", message.message_id)
+                    outcome.failed += 1
+                    continue
+                if self.process(message, heartbeat):
+                    outcome.processed += 1
+                else:
+                    outcome.failed += 1
+        finally:
+            heartbeat.stop()
         return outcome
 
     def run(self, *, max_receives: int | None = None, stop_when_empty: bool = False) -> Outcome:

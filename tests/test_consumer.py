@@ -117,3 +117,60 @@ def test_the_heartbeat_thread_keeps_a_slow_handlers_message_hidden(db, clock):
     assert consumer.run_once().processed == 1
     assert stolen == []
     assert queue.peek("all") == []
+
+
+@pytest.mark.slow
+def test_messages_waiting_their_turn_in_a_batch_stay_hidden_while_earlier_ones_are_handled(db, clock):
+    # Real threads: the heartbeat must keep the whole batch, not just the message in hand.
+    queue = db.create_queue("batch-real", visibility_timeout=3)
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(3)])
+    stolen, handled = [], []
+
+    def slow(msg):
+        for _ in range(3):
+            clock.advance(2)  # 6 s of queue time per message, two visibility timeouts
+            time.sleep(0.15)  # real time for the heartbeat thread (interval 0.05 s) to beat
+            stolen.extend(queue.receive_message(max_number_of_messages=10))
+        handled.append(msg.body)
+
+    consumer = Consumer(queue, slow, wait_time_seconds=0, heartbeat_interval=0.05)
+    assert consumer.run_once().processed == 3
+    assert stolen == [] and sorted(handled) == ["m0", "m1", "m2"]
+    assert queue.peek("all") == []
+    assert len(db.store._all) == 1  # the heartbeat thread's connection closed with it
+
+
+def test_a_handled_message_that_can_no_longer_be_deleted_is_counted_failed_and_the_loop_goes_on(db, clock):
+    queue = db.create_queue("lapsed", visibility_timeout=5)
+    queue.send_message("lapses")
+    taken = []
+
+    def too_slow(msg):  # no beat in time (interval of an hour): another consumer takes it
+        clock.advance(6)
+        taken.extend(queue.receive_message())
+
+    consumer = Consumer(queue, too_slow, wait_time_seconds=0, heartbeat_interval=3600)
+    assert consumer.run_once() == sqsqlite.consumer.Outcome(processed=0, failed=1)
+    assert [m.body for m in taken] == ["lapses"] and in_flight(queue) == 1
+
+
+def test_after_stop_the_messages_not_yet_handled_are_visible_again_at_once(db, clock):
+    queue = db.create_queue("stopping", visibility_timeout=30)
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(3)])
+    consumer = Consumer(queue, lambda msg: consumer.stop(), wait_time_seconds=0)
+    assert consumer.run(max_receives=5).processed == 1
+    assert sorted(m.body for m in queue.receive_message(max_number_of_messages=10)) == ["m1", "m2"]
+
+
+def test_an_interrupted_handler_stops_its_heartbeat(db, clock):
+    import threading
+
+    queue = db.create_queue("interrupted", visibility_timeout=30)
+    queue.send_message("m")
+
+    def interrupted(msg):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Consumer(queue, interrupted, wait_time_seconds=0).run_once()
+    assert [t for t in threading.enumerate() if t.name == "sqsqlite-heartbeat"] == []
