@@ -234,7 +234,18 @@ class BufferedQueue:
 
     def _delete_now(self, handles: list[str]) -> list[DeferredDeleteFailure]:
         # One transaction for all of them, however many (DeleteMessageBatch takes ten).
-        failures = [DeferredDeleteFailure(h, err.code, err.message) for h, err in self.queue._delete_handles(handles)]
+        try:
+            refused = self.queue._delete_handles(handles)
+        except BaseException:
+            # Nothing was committed (a full disk, an interrupt): they wait again, for the next
+            # flush, claim or close(), rather than come back as if never acknowledged.
+            with self._lock:
+                if not self._pending:
+                    self._pending_since = self._now()
+                for h in handles:
+                    self._pending.setdefault(h)
+            raise
+        failures = [DeferredDeleteFailure(h, err.code, err.message) for h, err in refused]
         for f in failures:
             log.warning("a deferred delete on queue %r failed: %s: %s", self.queue.name, f.code, f.message)
         self.failed_deletes.extend(failures)
@@ -288,8 +299,10 @@ class BufferedQueue:
             self._closed = True
             ready = list(self._ready)
             self._ready.clear()
-        self.flush()
-        self._release(ready)
+        try:
+            self.flush()
+        finally:
+            self._release(ready)
 
     def _release(self, messages: list[Message]) -> None:
         for start in range(0, len(messages), D.MAX_BATCH_ENTRIES):

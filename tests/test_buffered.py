@@ -183,6 +183,28 @@ def test_a_deferred_delete_the_queue_refuses_is_reported_not_raised(queue, clock
     assert stored(queue) == ["m000"]
 
 
+def test_deletes_whose_commit_failed_wait_for_the_next_flush_and_close_still_releases(queue, monkeypatch):
+    from sqsqlite.core import Queue
+    from sqsqlite.errors import DatabaseError
+
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(6)])
+    b = queue.buffered()
+    for _ in range(5):
+        [m] = b.receive_message()
+        m.delete()  # acknowledged, waiting
+
+    def disk_full(self, handles):
+        raise DatabaseError("Database error: database or disk is full.")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Queue, "_delete_handles", disk_full)
+        with pytest.raises(DatabaseError):
+            b.close()  # its flush fails ...
+    assert counts(queue)[0] == 1  # ... and the message fetched, not handed out, is released anyway
+    assert b.flush() == [] and not b.failed_deletes  # the five waited, and go now
+    assert counts(queue) == (1, 0)
+
+
 def test_a_handle_it_did_not_hand_out_is_deleted_at_once(queue):
     fill(queue, 2)
     [m] = queue.receive_message()
