@@ -244,7 +244,7 @@ class Actions:
         start = 0
         if r.get("NextToken"):
             try:
-                start = int(base64.urlsafe_b64decode(r["NextToken"].encode()).decode())
+                start = int(base64.urlsafe_b64decode(V.text("NextToken", r["NextToken"]).encode()).decode())
             except (binascii.Error, ValueError, UnicodeDecodeError):
                 raise InvalidParameterValue(f"Invalid NextToken {V._shorten(r['NextToken'])}: pass a token this action returned.") from None
         end = len(urls) if limit is None else start + limit
@@ -271,15 +271,33 @@ class Actions:
         return out
 
     def SendMessageBatch(self, r: Request) -> Response:
+        entries = V.batch_entries(r.get("Entries"))
+        # Each entry's MessageSystemAttributes are checked before anything is sent, as
+        # SendMessage's are, and digested into its own result (SDKs compare per entry).
+        digests = {}
+        for e in entries:
+            if isinstance(e, Mapping) and e.get("MessageSystemAttributes"):
+                digests[e.get("Id")] = _md5_of_system_attributes(e["MessageSystemAttributes"])
         entries = [
-            {**e, "MessageAttributes": _message_attributes_in(e.get("MessageAttributes"))} if isinstance(e, Mapping) else e
-            for e in (r.get("Entries") or [])
+            {k: v for k, v in e.items() if k != "MessageSystemAttributes"} | {"MessageAttributes": _message_attributes_in(e.get("MessageAttributes"))}
+            if isinstance(e, Mapping)
+            else e
+            for e in entries
         ]
         result = self._queue(r).send_message_batch(entries)
-        return _batch(result, lambda s: _send_result(s, with_id=True))
+
+        def success(s):
+            out = _send_result(s, with_id=True)
+            if s.id in digests:
+                out["MD5OfMessageSystemAttributes"] = digests[s.id]
+            return out
+
+        return _batch(result, success)
 
     def ReceiveMessage(self, r: Request) -> Response:
-        system = list(r.get("AttributeNames") or []) + list(r.get("MessageSystemAttributeNames") or [])
+        system = V.name_list(r.get("AttributeNames") or [], "AttributeNames") + V.name_list(
+            r.get("MessageSystemAttributeNames") or [], "MessageSystemAttributeNames"
+        )
         # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
         system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
         messages = self._queue(r).receive_message(
@@ -330,7 +348,9 @@ class Actions:
 def _md5_of_system_attributes(system: Mapping[str, Any]) -> str | None:
     """MD5OfMessageSystemAttributes (SQS's attribute digest over AWSTraceHeader). sqsqlite
     digests it so SDKs that check it are satisfied; it does not store it."""
+    if not isinstance(system, Mapping):
+        raise InvalidParameterValue(f"Invalid MessageSystemAttributes {V._shorten(system)}: expected a map with AWSTraceHeader.")
     unknown = set(system) - {"AWSTraceHeader"}
     if unknown:
-        raise InvalidParameterValue(f"Unknown message system attribute {', '.join(sorted(unknown))}; only AWSTraceHeader can be sent.")
+        raise InvalidParameterValue(f"Unknown message system attribute {', '.join(sorted(map(repr, unknown)))}; only AWSTraceHeader can be sent.")
     return V.md5_of_attributes(V.message_attributes(_message_attributes_in(system), what="message system attribute"))

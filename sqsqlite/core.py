@@ -456,7 +456,7 @@ def _every(name: str) -> bool:
 def _wanted_message_attributes(names: Iterable[str] | None) -> Callable[[str], bool]:
     if not names:
         return _none
-    names = V.name_list(names)
+    names = V.name_list(names, "message attribute names")
     if "All" in names or ".*" in names:
         return _every
     exact = {n for n in names if not n.endswith(".*")}
@@ -583,7 +583,7 @@ class Database:
         """CreateQueue. Attributes by SQS name, or as snake_case keywords
         (``visibility_timeout=60``). Idempotent for equal attributes."""
         name = V.queue_name(queue_name)
-        given = dict(attributes or {})
+        given = dict(V.mapping("Attributes", attributes))
         for key, value in attribute_kwargs.items():
             given[_attribute_name(key)] = value
         attrs = V.queue_attributes(given, creating=True)
@@ -680,11 +680,13 @@ class Database:
         self, queue_name_prefix: str = "", max_results: int | None = None, next_token: str | None = None
     ) -> tuple[list[str], str | None]:
         """ListQueues: (queue URLs, next token). Without max_results, up to 1000 and no token."""
-        if not isinstance(queue_name_prefix, str) or len(queue_name_prefix) > D.MAX_QUEUE_NAME_LENGTH:
+        if not isinstance(queue_name_prefix, str) or len(queue_name_prefix) > D.MAX_QUEUE_NAME_LENGTH or not V.is_text(queue_name_prefix):
             raise InvalidParameterValue(f"Invalid QueueNamePrefix {V._shorten(queue_name_prefix)}: a string of up to 80 characters.")
         if max_results is not None:
             max_results = V.int_value("MaxResults", max_results, 1, D.MAX_LIST_QUEUES_RESULTS)
         after = ""
+        if next_token is not None and not isinstance(next_token, str):
+            raise InvalidParameterValue(f"Invalid NextToken {V._shorten(next_token)}: pass a token ListQueues returned.")
         if next_token:
             try:
                 after = base64.urlsafe_b64decode(next_token.encode()).decode()
@@ -837,6 +839,7 @@ class Database:
                 self.clock.sleep(batch / task.max_number_of_messages_per_second)
 
     def _move_step(self, task_handle: str) -> tuple[MoveTask, int]:
+        V.text("TaskHandle", task_handle)
         now = self.now()
         with self.store.write() as tx:
             task = tx.one(Q.move_task, task_handle=task_handle)
@@ -885,6 +888,7 @@ class Database:
 
     def cancel_message_move_task(self, task_handle: str) -> int:
         """CancelMessageMoveTask; returns the approximate number of messages already moved."""
+        V.text("TaskHandle", task_handle)
         now = self.now()
         with self.store.write() as tx:
             task = tx.one(Q.move_task, task_handle=task_handle)
@@ -1111,7 +1115,7 @@ class Queue:
             tx.forget_queues()
 
     def untag_queue(self, tag_keys: Iterable[str]) -> None:
-        keys = list(tag_keys or ())
+        keys = V.name_list(tag_keys or (), "TagKeys")
         if not keys:
             raise MissingParameter("The request must contain the parameter TagKeys (one or more keys).")
         with self.db.store.write() as tx:

@@ -179,6 +179,16 @@ def _json_object(name: str, value: Any) -> dict:
     return parsed
 
 
+def mapping(name: str, value: Any) -> Mapping:
+    """A mapping argument (Attributes, Tags): None is an empty one; anything else is refused
+    with the value named, never a TypeError from dict()."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidParameterValue(f"Invalid {name} {_shorten(value)}: expected a map of names to values.")
+    return value
+
+
 def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) -> dict[str, str]:
     """Check settable queue attributes; returns them as SQS strings (policies as compact JSON).
 
@@ -186,7 +196,7 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
     ``InvalidAttributeValue`` naming the range.
     """
     out: dict[str, str] = {}
-    for name, value in (attributes or {}).items():
+    for name, value in mapping("Attributes", attributes).items():
         if name in D.INT_ATTRIBUTES:
             r = D.INT_ATTRIBUTES[name]
             out[name] = str(int_value(name, value, r.low, r.high, r.unit, error=InvalidAttributeValue))
@@ -244,10 +254,34 @@ def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str
         )
 
 
-def name_list(names: Iterable[str]) -> list[str]:
+def name_list(names: Iterable[str], what: str = "names") -> list[str]:
     """Requested names as a list: one name given bare is that name, not its characters
-    ("All" must not mean "A" and "l")."""
-    return [names] if isinstance(names, str) else list(names)
+    ("All" must not mean "A" and "l"). Anything but strings is refused, naming the value."""
+    if isinstance(names, str):
+        return [names]
+    if isinstance(names, Iterable) and not isinstance(names, (Mapping, bytes)):
+        listed = list(names)
+        if all(isinstance(n, str) for n in listed):
+            return listed
+    raise InvalidParameterValue(f"Invalid {what} {_shorten(names)}: expected a list of names.")
+
+
+def is_text(value: str) -> bool:
+    """No lone surrogate (JSON can carry one; SQLite cannot store it)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def text(name: str, value: Any) -> str:
+    """A string parameter SQLite can store: a str with no lone surrogate (JSON can carry one)."""
+    if not isinstance(value, str):
+        raise InvalidParameterValue(f"Invalid {name} {_shorten(value)}: expected a string.")
+    if not is_text(value):
+        raise InvalidParameterValue(f"Invalid {name} {_shorten(value)}: not valid Unicode (a lone surrogate).")
+    return value
 
 
 def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: str) -> set[str]:
@@ -255,7 +289,7 @@ def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: s
     if not names:
         return set()  # most receives ask for none
     allowed = tuple(allowed)
-    requested = set(name_list(names))
+    requested = set(name_list(names, f"{what} names"))
     if "All" in requested:
         return set(allowed)
     unknown = requested - set(allowed)
@@ -272,7 +306,7 @@ def _tag_text_ok(text: str) -> bool:
 
 
 def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
-    value = dict(value or {})
+    value = dict(mapping("Tags", value))
     if len(value) > D.MAX_TAGS:
         raise InvalidParameterValue(f"Too many tags: {len(value)}; a queue can have at most {D.MAX_TAGS}.")
     for key, val in value.items():
@@ -530,6 +564,8 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> tuple[list[Mapping[str,
     batch request shares (1 to 10 entries; Ids valid and distinct)."""
     if not entries:
         raise EmptyBatchRequest("The batch request doesn't contain any entries; send 1 to 10.")
+    if not isinstance(entries, (list, tuple)):
+        raise InvalidParameterValue(f"Invalid Entries {_shorten(entries)}: expected a list of 1 to {D.MAX_BATCH_ENTRIES} entries.")
     entries = list(entries)
     if len(entries) > D.MAX_BATCH_ENTRIES:
         raise TooManyEntriesInBatchRequest(

@@ -394,3 +394,35 @@ def test_tags_with_characters_aws_refuses_are_refused_and_change_nothing(queue, 
 def test_tags_with_letters_digits_spaces_and_the_allowed_punctuation_are_accepted(queue):
     queue.tag_queue({"team name": "Équipe 7 _.:/=+-@"})
     assert queue.list_queue_tags() == {"team name": "Équipe 7 _.:/=+-@"}
+
+
+# ------------------------------------------------------------------ any shape, through the action layer
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(10**30), max_value=10**30) | st.floats(allow_nan=False) | st.text(max_size=8)
+    | st.sampled_from(["\udcff", "All", ".*", "x"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4) | st.sampled_from(["Id", "MessageBody", "ReceiptHandle"]), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_request_member_of_any_json_shape_gets_an_sqs_error_never_a_crash(db, data):
+    # What the HTTP endpoint passes on from any JSON body: a non-SQS exception there is a 500.
+    from sqsqlite.actions import MEMBERS, Actions
+
+    actions = Actions(db, background_moves=False)
+    for name in ("q", "d"):
+        with contextlib.suppress(SQSError):  # idempotent; refused for a minute after a DeleteQueue
+            db.create_queue(name)
+    valid = {"QueueName": "q", "QueueUrl": "q", "MessageBody": "b", "ReceiptHandle": "x", "VisibilityTimeout": 5, "TaskHandle": "t",
+             "SourceArn": db.queue_arn("d"), "Tags": {"a": "b"}, "TagKeys": ["a"], "Attributes": {"DelaySeconds": "1"},
+             "Entries": [{"Id": "1", "MessageBody": "b", "ReceiptHandle": "x", "VisibilityTimeout": 1}]}  # fmt: skip
+    action = data.draw(st.sampled_from(sorted(MEMBERS)))
+    member = data.draw(st.sampled_from(MEMBERS[action]))
+    request = {k: valid[k] for k in MEMBERS[action] if k in valid} | {member: data.draw(_JSONISH)}
+    try:
+        actions.call(action, request)
+    except SQSError:
+        pass

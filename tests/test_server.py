@@ -417,3 +417,16 @@ def test_serve_on_a_port_in_use_says_it_cannot_listen_there(tmp_path):
         result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "s.db"), "--port", str(port)])
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert f"Can't listen on 127.0.0.1:{port}" in result.output and "unexpected" not in result.output
+
+
+def test_a_batch_entrys_system_attributes_are_checked_and_digested_as_a_single_sends_are(server, sqs):
+    url = sqs.create_queue(QueueName="traced")["QueueUrl"]
+    trace = {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-5759e988-bd862e3fe1be46a994272793"}}
+    single = sqs.send_message(QueueUrl=url, MessageBody="a", MessageSystemAttributes=trace)
+    batch = sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "1", "MessageBody": "b", "MessageSystemAttributes": trace}, {"Id": "2", "MessageBody": "c"}])
+    digests = {e["Id"]: e.get("MD5OfMessageSystemAttributes") for e in batch["Successful"]}
+    assert digests == {"1": single["MD5OfMessageSystemAttributes"], "2": None}
+    with pytest.raises(ClientError) as err:
+        sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "1", "MessageBody": "d", "MessageSystemAttributes": {"Bogus": trace["AWSTraceHeader"]}}])
+    assert err.value.response["Error"]["Code"] == "InvalidParameterValue"
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"] == {"ApproximateNumberOfMessages": "3"}
