@@ -17,6 +17,7 @@ from typing import Any, Callable
 import click
 
 from sqsqlite import defaults as D
+from sqsqlite import validation as V
 from sqsqlite.errors import SQSError, wire_error
 
 from . import output, shorthand
@@ -96,11 +97,22 @@ class Settings:
 pass_settings = click.make_pass_decorator(Settings, ensure=True)
 
 
-def _setter(attribute: str) -> Callable:
+def _nonempty_path(value: str) -> str:
+    if not value:
+        raise ValueError("Invalid database path '': give a file name, or leave --db out for the default.")
+    return value
+
+
+def _setter(attribute: str, check: Callable[[Any], Any] | None = None) -> Callable:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         # Given on the group or on the command (``sqsqlite list-queues --output table``): the
         # command's own flag wins; an absent one leaves the group's value alone.
         if value is not None:
+            if check is not None:
+                try:
+                    check(value)
+                except (ValueError, SQSError) as err:  # before any file is opened
+                    raise click.BadParameter(getattr(err, "message", None) or str(err), ctx=ctx, param=param) from None
             setattr(ctx.ensure_object(Settings), attribute, value)
         return value
 
@@ -132,14 +144,14 @@ def global_options(root: bool = False) -> Callable:
                 "--account-id",
                 metavar="ID",
                 expose_value=False,
-                callback=_setter("account_id"),
+                callback=_setter("account_id", V.account_id),
                 help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).",
             ),
             click.option(
                 "--region",
                 metavar="REGION",
                 expose_value=False,
-                callback=_setter("region"),
+                callback=_setter("region", V.region),
                 help=f"Region in queue ARNs (default {D.DEFAULT_REGION}).",
             ),
             click.option(
@@ -156,7 +168,7 @@ def global_options(root: bool = False) -> Callable:
                 envvar=D.DB_PATH_ENV if root else None,
                 show_envvar=root,
                 expose_value=False,
-                callback=_setter("db_path"),
+                callback=_setter("db_path", _nonempty_path),
                 help=f"Database file, created and migrated on first use (default ./{D.DEFAULT_DB_PATH}).",
             ),
         ]
@@ -309,7 +321,8 @@ class Structured(click.ParamType):
                         f"{key} takes one string; quote it (\"a,b\") or escape commas (a\\,b), or pass JSON", param, ctx
                     )
         elif self.kind == "entry":
-            data = {k: int(v) if k in self._INTEGER_MEMBERS and isinstance(v, str) and v.isdigit() else v for k, v in data.items()}
+            # ASCII digits only: str.isdigit() is true of "²", which int() refuses.
+            data = {k: int(v) if k in self._INTEGER_MEMBERS and isinstance(v, str) and v.isascii() and v.isdigit() else v for k, v in data.items()}
         return data
 
     def _check(self, data: Any, param, ctx) -> Any:

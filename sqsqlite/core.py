@@ -516,8 +516,10 @@ class Database:
             path = os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
         self.path = os.fspath(path)
         self.clock = clock or SYSTEM_CLOCK
-        self.region = region
-        self.account_id = account_id
+        # Checked before the file is opened: a bad one would make URLs and ARNs that no later
+        # call accepts (a dead-letter queue's ARN among them).
+        self.region = V.region(region)
+        self.account_id = V.account_id(account_id)
         self.endpoint = endpoint.rstrip("/")
         self.sender_id = sender_id or account_id
         self.store = Store(self.path, synchronous=synchronous)

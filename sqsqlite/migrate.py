@@ -10,7 +10,10 @@ from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, event
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
+
+from .errors import DatabaseError
 
 
 def _config(buffer=None) -> Config:
@@ -46,9 +49,14 @@ def _engine(store):
 def _run(store, fn, *args) -> str:
     out = io.StringIO()
     cfg = _config(out)
-    with _engine(store) as engine, engine.begin() as connection:
-        cfg.attributes["connection"] = connection
-        fn(cfg, *args)
+    try:
+        with _engine(store) as engine, engine.begin() as connection:
+            cfg.attributes["connection"] = connection
+            fn(cfg, *args)
+    except DBAPIError as exc:
+        # SQLAlchemy's wrapper (two lines and a link) around SQLite's own error: said as every
+        # other database failure is, naming the file.
+        raise DatabaseError(store._explain(exc.orig)) from None
     return out.getvalue()
 
 

@@ -54,6 +54,24 @@ def _shorten(value: Any, limit: int = 60) -> str:
 # ---------------------------------------------------------------- queues
 
 
+_REGION = re.compile(r"[a-z0-9-]{1,32}")
+_ACCOUNT_ID = re.compile(r"\d{12}")
+
+
+def region(value: Any) -> str:
+    """The region in queue ARNs: what an ARN may hold there (arn:aws:sqs:<region>:...)."""
+    if not isinstance(value, str) or not _REGION.fullmatch(value):
+        raise InvalidParameterValue(f"Invalid region {_shorten(value)}: use 1 to 32 lowercase letters, digits and hyphens, such as us-east-1.")
+    return value
+
+
+def account_id(value: Any) -> str:
+    """The account id in queue URLs and ARNs: 12 digits, as in AWS (and as ARNs are checked)."""
+    if not isinstance(value, str) or not _ACCOUNT_ID.fullmatch(value):
+        raise InvalidParameterValue(f"Invalid account id {_shorten(value)}: use exactly 12 digits, such as 000000000000.")
+    return value
+
+
 def queue_name(name: Any) -> str:
     if name is None or name == "":
         raise MissingParameter("The request must contain the parameter QueueName.")

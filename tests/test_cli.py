@@ -471,3 +471,19 @@ def test_ctrl_c_exits_130_without_a_traceback(sq, monkeypatch):
     monkeypatch.setattr(options.Settings, "database", interrupted)
     r = sq("list-queues", code=cli_main.EXIT_INTERRUPTED)
     assert r.stderr.strip() == "Interrupted."
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "named"),
+    [("--account-id", "123", "12 digits"), ("--account-id", "", "12 digits"), ("--region", "x:y", "lowercase letters"), ("--db", "", "file name")],
+)
+def test_a_bad_account_id_region_or_database_path_is_a_usage_error_before_any_file_is_made(tmp_path, option, value, named):
+    path = tmp_path / "never.db"
+    result = CliRunner().invoke(cli, ["--db", str(path), option, value, "create-queue", "--queue-name", "dlq"])
+    assert result.exit_code == 252 and named in result.stderr and repr(value) in result.stderr
+    assert not path.exists() and not (tmp_path / "sqsqlite.db").exists()
+
+
+def test_a_file_sqlite_cannot_use_is_one_clean_line_naming_it(sq):
+    result = sq("--db", "/dev/null", "list-queues", code=254)
+    assert result.stderr.count("\n") == 1 and "'/dev/null'" in result.stderr and "sqlalche.me" not in result.stderr

@@ -80,6 +80,10 @@ def test_entries_convert_numeric_members_as_the_aws_cli_model_does():
     assert _convert(ENTRY, '[{"Id": "1"}, {"Id": "2"}]') == [{"Id": "1"}, {"Id": "2"}]
 
 
+def test_a_numeric_member_in_digits_other_than_ascii_stays_text_for_the_queue_to_refuse():
+    assert _convert(ENTRY, "Id=1,MessageBody=a,DelaySeconds=²") == {"Id": "1", "MessageBody": "a", "DelaySeconds": "²"}
+
+
 def test_message_attributes_must_be_structures():
     assert _convert(MESSAGE_ATTRIBUTES, "a={DataType=String,StringValue=x}") == {"a": {"DataType": "String", "StringValue": "x"}}
     with pytest.raises(click.BadParameter):

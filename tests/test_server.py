@@ -430,3 +430,19 @@ def test_a_batch_entrys_system_attributes_are_checked_and_digested_as_a_single_s
         sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": "1", "MessageBody": "d", "MessageSystemAttributes": {"Bogus": trace["AWSTraceHeader"]}}])
     assert err.value.response["Error"]["Code"] == "InvalidParameterValue"
     assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"] == {"ApproximateNumberOfMessages": "3"}
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [(["--account-id", "12"], 252, "Invalid account id '12'"), (["--region", "a:b"], 252, "Invalid region 'a:b'"), ([], 255, "is not a SQLite database")],
+)
+def test_serve_refuses_a_bad_account_region_or_database_in_one_line(tmp_path, args, code, said):
+    from click.testing import CliRunner
+
+    from sqsqlite.cli.main import cli
+
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"garbage" * 500)
+    result = CliRunner().invoke(cli, ["serve", "--db", str(corrupt), "--port", "0", *args])
+    assert result.exit_code == code and said in result.output
+    assert "unexpected" not in result.output and "Traceback" not in result.output

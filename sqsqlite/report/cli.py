@@ -63,7 +63,11 @@ def _db_path(ctx: click.Context, own: str) -> str:
 @click.pass_context
 def report(ctx, db, as_of, master, jdbc_jar, partitions, top, groups, out, parquet, as_json, driver_memory, verbose):
     """Backlog analytics: depth by state, age percentiles, receive counts, poison candidates,
-    expiring messages, dead-letter wiring and FIFO groups, per queue, computed by Spark."""
+    expiring messages, dead-letter wiring and FIFO groups, per queue, computed by Spark.
+
+    \b
+    Example: sqsqlite report --db app.db --out report/
+    """
     path = _db_path(ctx, db)
     as_of_ms = None if as_of is None else parse_as_of(as_of)
     if parquet and not out:

@@ -10,6 +10,7 @@ import threading
 import click
 
 from .. import defaults as D
+from ..errors import InvalidParameterValue, SQSError
 
 
 def _option(ctx: click.Context, name: str, own, default):
@@ -39,6 +40,9 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
     Point any SDK at it: boto3.client("sqs", endpoint_url="http://127.0.0.1:9324"), or
     aws sqs ... --endpoint-url http://127.0.0.1:9324. SIGTERM or Ctrl-C stops it cleanly:
     no new connections, requests in progress finish, long polls end empty.
+
+    \b
+    Example: sqsqlite serve --db app.db --port 9324
     """
     from .endpoint import MAX_REQUEST_BYTES, make_server
 
@@ -59,6 +63,10 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
         )
     except OSError as exc:
         raise click.ClickException(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None
+    except InvalidParameterValue as exc:  # --account-id or --region
+        raise click.UsageError(exc.message) from None
+    except SQSError as exc:  # the database: not one, unreadable, from a newer sqsqlite ...
+        raise click.ClickException(exc.message) from None
 
     stop = threading.Event()
 
