@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from datetime import datetime
@@ -10,7 +11,9 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from sqsqlite.errors import SQSError
+from sqsqlite import validation as V
+from sqsqlite.core import _imported_message_id
+from sqsqlite.errors import QueueDoesNotExist, SQSError
 
 from .options import Command, resume_hint, Settings, command_options_first, global_options, pass_settings, queue_url_option
 
@@ -62,23 +65,43 @@ def _db_command(name: str) -> Callable:
     return decorate
 
 
-@_db_command("upgrade")
-@click.argument("revision", default="head")
-def db_upgrade(s: Settings, revision: str) -> None:
-    """Upgrade the schema to REVISION (default: the newest).
+def _migrate(s: Settings, step: str, revision: str) -> None:
+    """Run alembic's upgrade or downgrade to REVISION and print From and To."""
+    from alembic.util import CommandError
 
-    \b
-    Example: sqsqlite db upgrade
-    """
     from sqsqlite import migrate
 
     store = _store(s)
     try:
         before = migrate.current(store)
-        migrate.upgrade(store, revision)
-        s.echo({"From": before or "base", "To": migrate.current(store) or "base"}, "db upgrade", default="text")
+        try:
+            getattr(migrate, step)(store, revision)
+        except CommandError as exc:
+            # Alembic resolves the revision before it touches the file (and runs in one
+            # transaction), so a revision it cannot find or reach leaves the schema as it was.
+            known = ", ".join(rev for rev, _, _ in migrate.history())
+            raise click.BadParameter(
+                f"cannot {step} to {revision!r}: {exc}. Known revisions, newest first: {known}; "
+                "or head, base, or a number of steps such as -1 or +1.",
+                param_hint="REVISION",
+            ) from None
+        s.echo({"From": before or "base", "To": migrate.current(store) or "base"}, f"db {step}", default="text")
     finally:
         store.close()
+
+
+@_db_command("upgrade")
+@click.argument("revision", default="head")
+def db_upgrade(s: Settings, revision: str) -> None:
+    """Upgrade the schema to REVISION (default: the newest).
+
+    REVISION is one that `sqsqlite db history` lists, head, or a number of steps such as +1; any
+    other is bad usage and changes nothing.
+
+    \b
+    Example: sqsqlite db upgrade
+    """
+    _migrate(s, "upgrade", revision)
 
 
 @_db_command("downgrade")
@@ -86,20 +109,14 @@ def db_upgrade(s: Settings, revision: str) -> None:
 def db_downgrade(s: Settings, revision: str) -> None:
     """Downgrade the schema to REVISION (default: one step back; 'base' empties the file).
 
-    Any other command upgrades the file again on first use.
+    REVISION is one that `sqsqlite db history` lists, base, or a number of steps such as -2; any
+    other is bad usage and changes nothing. Any other command upgrades the file again on first
+    use.
 
     \b
     Example: sqsqlite db downgrade -- -1
     """
-    from sqsqlite import migrate
-
-    store = _store(s)
-    try:
-        before = migrate.current(store)
-        migrate.downgrade(store, revision)
-        s.echo({"From": before or "base", "To": migrate.current(store) or "base"}, "db downgrade", default="text")
-    finally:
-        store.close()
+    _migrate(s, "downgrade", revision)
 
 
 @_db_command("current")
@@ -151,8 +168,24 @@ def _stats(s: Settings) -> dict:
     return {"Queues": rows}
 
 
+class _Seconds(click.FloatRange):
+    """A FloatRange that also refuses NaN: NaN compares false with both bounds, so FloatRange
+    lets it through, and the pause it would give time.sleep fails only after the first frame."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if math.isnan(seconds):
+            self.fail(f"{value} is not in the range {self.min:g}<=x<={self.max:g}.", param, ctx)
+        return seconds
+
+
 @command("stats")
-@click.option("--watch", type=click.FloatRange(min=0.1), metavar="SECONDS", help="Refresh every SECONDS until Ctrl-C, like top.")
+@click.option(
+    "--watch",
+    type=_Seconds(min=0.1, max=86_400),  # a day: a longer pause is a typo, and inf overflows time.sleep
+    metavar="SECONDS",
+    help="Refresh every SECONDS (0.1 to 86400) until Ctrl-C, like top.",
+)
 def stats(s: Settings, watch: float | None) -> None:
     """Counts of every queue, in one table.
 
@@ -296,7 +329,11 @@ def export(s: Settings, queue_url: str, file: str) -> None:
         "Tags": q.list_queue_tags(),
     }
     count = 0
-    with click.open_file(file, "w", encoding="utf-8") as fh:
+    try:
+        out = click.open_file(file, "w", encoding="utf-8")
+    except OSError as exc:  # a missing directory, no permission: the caller's path, named
+        raise click.BadParameter(f"cannot write {file}: {exc.strerror or exc}.", param_hint="FILE") from None
+    with out as fh:
         fh.write(json.dumps(header, ensure_ascii=False) + "\n")
         with click.progressbar(q.export_messages(), length=total, label=f"Exporting {q.name}", file=sys.stderr) as bar:
             for record in bar:
@@ -312,19 +349,147 @@ def _settable() -> tuple[str, ...]:
     return D.SETTABLE_ATTRIBUTES
 
 
+_INT64 = 2**63 - 1  # SQLite's INTEGER, where every timestamp and count is stored
+
+# What export writes for each message (Queue.export_messages), and what import takes: the JSON
+# type of each field, and for integers what they count. Null is taken for every field but the
+# required ones.
+_FIELDS: dict[str, tuple[type, str]] = {
+    "MessageId": (str, "a string (a UUID)"),
+    "Body": (str, "a string"),
+    "MD5OfBody": (str, "a string"),
+    "MessageAttributes": (dict, "an object of attribute names to {DataType, StringValue or BinaryValue}"),
+    "MD5OfMessageAttributes": (str, "a string"),
+    "SenderId": (str, "a string"),
+    "SentTimestamp": (int, "epoch milliseconds"),
+    "VisibleAt": (int, "epoch milliseconds"),
+    "ApproximateReceiveCount": (int, "a count"),
+    "ApproximateFirstReceiveTimestamp": (int, "epoch milliseconds"),
+    "MessageGroupId": (str, "a string"),
+    "MessageDeduplicationId": (str, "a string"),
+    "SequenceNumber": (int, "a sequence number"),
+    "DeadLetterQueueSourceArn": (str, "a string (a queue ARN)"),
+}
 _REQUIRED = ("MessageId", "Body", "SentTimestamp")
+_FIFO_FIELDS = ("MessageGroupId", "MessageDeduplicationId", "SequenceNumber")
+_HEADER_FIELDS = ("Format", "QueueName", "Attributes", "Tags")
 
 
-def _records(path: str, lines: list[tuple[int, str]]) -> Iterator[dict]:
-    for number, line in lines:
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _bad_line(path: str, number: int, problem: str) -> click.BadParameter:
+    return click.BadParameter(f"line {number} of {path} {problem}", param_hint="FILE")
+
+
+def _lines(fh: Any, path: str) -> Iterator[tuple[int, str]]:
+    """The file's non-blank lines with their numbers, decoded here so a bad byte names its line."""
+    number = 0
+    while True:
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise click.BadParameter(f"line {number} of {path} is not JSON ({exc.msg}).", param_hint="FILE") from None
-        missing = [k for k in _REQUIRED if k not in record] if isinstance(record, dict) else list(_REQUIRED)
-        if missing:
-            raise click.BadParameter(f"line {number} of {path} is not an exported message (no {', '.join(missing)}).", param_hint="FILE")
-        yield record
+            raw = fh.readline()
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read {path}: {exc.strerror or exc}.", param_hint="FILE") from None
+        if not raw:
+            return
+        number += 1
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # an editor's BOM is no error
+        except UnicodeDecodeError as exc:
+            raise _bad_line(path, number, f"is not UTF-8 text (byte {exc.start + 1} of the line).") from None
+        if text.strip():
+            yield number, text
+
+
+def _parse(path: str, number: int, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _bad_line(path, number, f"is not JSON ({exc.msg}).") from None
+    except RecursionError:
+        raise _bad_line(path, number, "is not JSON that sqsqlite reads (nested too deeply).") from None
+    except ValueError as exc:  # Python's limit on the digits of an integer
+        raise _bad_line(path, number, f"is not JSON that sqsqlite reads ({str(exc).split(':')[0]}).") from None
+
+
+def _string_map(path: str, number: int, name: str, value: Any) -> None:
+    if value is not None and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+        raise _bad_line(path, number, f"is a bad export header: {name} must be an object of names to strings, got {_shown(value)}.")
+
+
+def _header(path: str, number: int, value: dict) -> dict:
+    """The export header's fields, checked for shape; create_queue checks their values."""
+    if value.get("Format") != EXPORT_FORMAT:
+        raise _bad_line(path, number, f"is an export header of format {_shown(value.get('Format'))}; this sqsqlite reads {EXPORT_FORMAT}.")
+    unknown = sorted(set(value) - set(_HEADER_FIELDS))
+    if unknown:
+        raise _bad_line(path, number, f"is a bad export header: unknown field {', '.join(unknown)}; it has {', '.join(_HEADER_FIELDS)}.")
+    if value.get("QueueName") is not None and not isinstance(value["QueueName"], str):
+        raise _bad_line(path, number, f"is a bad export header: QueueName must be a string, got {_shown(value['QueueName'])}.")
+    _string_map(path, number, "Attributes", value.get("Attributes"))
+    _string_map(path, number, "Tags", value.get("Tags"))
+    return value
+
+
+def _sqs_rule(path: str, number: int, check: Callable, *args: Any) -> Any:
+    """A value SQS itself refuses stays the SQS error it is from send-message (exit 254), with
+    the line named."""
+    try:
+        return check(*args)
+    except SQSError as err:
+        err.message = f"line {number} of {path}: {err.message}"
+        raise
+
+
+def _record(path: str, number: int, value: Any, queue: str, fifo: bool) -> dict:
+    """One exported message, checked as import_messages will store it, so that nothing it could
+    refuse or crash on is left for after the first write."""
+    missing = [k for k in _REQUIRED if k not in value] if isinstance(value, dict) else list(_REQUIRED)
+    if missing:
+        raise _bad_line(path, number, f"is not an exported message (no {', '.join(missing)}).")
+    unknown = sorted(set(value) - set(_FIELDS))
+    if unknown:
+        raise _bad_line(path, number, f"has unknown field {', '.join(unknown)}; an exported message has {', '.join(_FIELDS)}.")
+    for name, (kind, what) in _FIELDS.items():
+        field = value.get(name)
+        if field is None:
+            if name in _REQUIRED:
+                raise _bad_line(path, number, f"has a null {name}; it must be {what}.")
+            continue
+        if kind is int:
+            # bool is an int to Python, not to JSON
+            if type(field) is not int or not 0 <= field <= _INT64:
+                raise _bad_line(path, number, f"has {name} {_shown(field)}; it must be an integer from 0 to {_INT64} ({what}).")
+        elif not isinstance(field, kind):
+            raise _bad_line(path, number, f"has {name} {_shown(field)}; it must be {what}.")
+        elif kind is str and name not in ("MessageId", "Body"):
+            try:  # a lone surrogate from a \ud800 escape cannot be stored (Body's own check names it)
+                field.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _bad_line(path, number, f"has {name} {_shown(field)}, which is not valid Unicode text.") from None
+    for name in _FIFO_FIELDS:
+        if not fifo and value.get(name) is not None:
+            raise _bad_line(path, number, f"has {name} {_shown(value[name])}; it is for FIFO queues only, and {queue!r} is a standard queue.")
+    if fifo and value.get("MessageGroupId") is None:
+        raise _bad_line(path, number, f"has no MessageGroupId, which every message of FIFO queue {queue!r} needs.")
+    raw_attributes = value.get("MessageAttributes") or {}
+    for name, attribute in raw_attributes.items():
+        if not isinstance(attribute, dict):
+            raise _bad_line(path, number, f"has message attribute {name!r} {_shown(attribute)}; it must be an object with DataType and StringValue or BinaryValue.")
+    record = dict(value)
+    record["MessageId"] = _sqs_rule(path, number, _imported_message_id, value["MessageId"])
+    _sqs_rule(path, number, V.message_body, value["Body"])
+    # Handed on in the form export writes, which is the one import_messages reads.
+    attributes = _sqs_rule(path, number, V.message_attributes, raw_attributes)
+    record["MessageAttributes"] = {k: a.to_json() for k, a in attributes.items()}
+    for name in ("MessageGroupId", "MessageDeduplicationId"):
+        if value.get(name) is not None:
+            _sqs_rule(path, number, V.dedup_id, name, value[name])
+    if value.get("DeadLetterQueueSourceArn") is not None:
+        _sqs_rule(path, number, V.parse_arn, value["DeadLetterQueueSourceArn"], "DeadLetterQueueSourceArn")
+    return record
 
 
 @command("import")
@@ -337,31 +502,52 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
     back visible: their receipt handles did not travel). The queue is created from the file's
     first line if it does not exist. Importing a file twice adds its messages twice.
 
+    Every line is checked before anything is written: a line that is not what export writes
+    (not JSON, a field of the wrong type, a number out of range, FIFO fields that do not match
+    the queue) is bad usage, a value SQS refuses is an SQS error; either names the line, and
+    the file then imports nothing and creates no queue.
+
     \b
     Example: sqsqlite import backup.jsonl
     """
-    with click.open_file(file, encoding="utf-8") as fh:
-        lines = [(n, line) for n, line in enumerate(fh, 1) if line.strip()]
-    header = None
-    if lines:
-        try:
-            first = json.loads(lines[0][1])
-        except json.JSONDecodeError:
-            first = None
-        if isinstance(first, dict) and first.get("Format") == EXPORT_FORMAT:
-            header, lines = first, lines[1:]
-    target = queue_url or (header or {}).get("QueueName")
-    if not target:
-        raise click.UsageError(f"{file} does not name its queue (no export header line); pass --queue-url.")
-    db = s.database()
     try:
-        q = db.queue(target)
-    except SQSError:
-        if header is None:
-            raise
-        q = db.create_queue(target.rstrip("/").rsplit("/", 1)[-1], attributes=header.get("Attributes"), tags=header.get("Tags") or None)
-    with click.progressbar(_records(file, lines), length=len(lines), label=f"Importing into {q.name}", file=sys.stderr) as bar:
-        count = q.import_messages(bar)
+        source = click.open_file(file, "rb")
+    except OSError as exc:
+        raise click.BadParameter(f"cannot read {file}: {exc.strerror or exc}.", param_hint="FILE") from None
+    with source as fh:
+        lines = _lines(fh, file)
+        first = next(lines, None)
+        header = None
+        if first is not None:
+            first_value = _parse(file, *first)
+            if isinstance(first_value, dict) and "Format" in first_value:
+                header = _header(file, first[0], first_value)
+        target = queue_url or (header or {}).get("QueueName")
+        if not target:
+            raise click.UsageError(f"{file} does not name its queue (no export header line); pass --queue-url.")
+        if not queue_url:  # a bad name in the header is the file's fault: name its line
+            _sqs_rule(file, first[0], V.queue_name_from_url, target)
+        db = s.database()
+        try:
+            q = db.queue(target)
+            name = q.name
+        except QueueDoesNotExist:
+            if header is None:
+                raise
+            q, name = None, V.queue_name_from_url(target)
+        fifo = name.endswith(".fifo")  # create_queue allows the suffix on FIFO queues only
+        # Every record is checked before the queue is created or a message written; the parsed
+        # list is the price of a bad line 100,000 leaving the file's first lines imported.
+        records = []
+        if first is not None and header is None:
+            records.append(_record(file, first[0], first_value, name, fifo))
+        for number, text in lines:
+            records.append(_record(file, number, _parse(file, number, text), name, fifo))
+    if q is None:
+        q = _sqs_rule(file, first[0], db.create_queue, name, header.get("Attributes"), header.get("Tags") or None)
+    with click.progressbar(records, label=f"Importing into {q.name}", file=sys.stderr) as bar:
+        # One batch, one transaction: a failure while writing (a full disk) also leaves nothing.
+        count = q.import_messages(bar, batch=max(len(records), 1))
     s.echo({"QueueUrl": q.url, "MessagesImported": count}, "import")
 
 

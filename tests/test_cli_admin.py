@@ -73,6 +73,19 @@ def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
     assert sq("db", "current").stdout == "0005\n"
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("upgrade", "nonsense"), ("upgrade", "head:base"), ("upgrade", "+99"), ("downgrade", "--", "-99"), ("downgrade", "0009")],
+    ids=lambda a: " ".join(a),
+)
+def test_db_upgrade_or_downgrade_to_a_revision_alembic_cannot_reach_is_bad_usage_listing_the_known_ones(sq, args):
+    sq("db", "upgrade", "0004")
+    r = sq("db", *args, code=252)
+    assert f"{args[-1]!r}" in r.stderr and "Known revisions, newest first: 0005, 0004, 0003, 0002, 0001" in r.stderr
+    assert "unexpected error" not in r.stderr
+    assert sq("db", "current").stdout == "0004\n"  # unchanged
+
+
 # ---------------------------------------------------------------------- stats
 
 
@@ -111,6 +124,14 @@ def test_stats_watch_refreshes_until_ctrl_c_and_exits_cleanly(sq, monkeypatch):
     out = sq("stats", "--watch", "0.5").stdout
     assert pauses == [0.5, 0.5]
     assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2
+
+
+@pytest.mark.parametrize("seconds", ["nan", "NaN", "inf", "-inf", "1e400", "0", "86401"])
+def test_stats_watch_outside_a_tenth_of_a_second_to_a_day_is_bad_usage_before_any_frame(sq, monkeypatch, seconds):
+    monkeypatch.setattr(admin, "_sleep", lambda s: pytest.fail(f"slept {s}"))
+    r = sq("stats", "--watch", seconds, code=252)
+    assert "Invalid value for '--watch'" in r.stderr and "is not in the range 0.1<=x<=86400." in r.stderr
+    assert r.stdout == ""
 
 
 # ---------------------------------------------------------------------- peek
@@ -265,7 +286,7 @@ def test_import_into_a_named_queue_without_a_header(sq, tmp_path):
 @pytest.mark.parametrize(
     "content, fragment",
     [
-        ('{"MessageId": "x", "Body": "b", "SentTimestamp": 1}\nnot json\n', "line 2 of"),
+        ('{"MessageId": "3f1c5d3e-2a9b-4c6e-9d1f-0a1b2c3d4e5f", "Body": "b", "SentTimestamp": 1}\nnot json\n', "line 2 of"),
         ('{"Body": "no id"}\n', "no MessageId, SentTimestamp"),
     ],
 )
@@ -296,6 +317,97 @@ def test_import_without_a_header_or_queue_url_is_bad_usage(sq, tmp_path):
     f = tmp_path / "bare.jsonl"
     f.write_text('{"MessageId": "x", "Body": "b", "SentTimestamp": 1}\n')
     assert "pass --queue-url" in sq("import", str(f), code=252).stderr
+
+
+def test_export_into_a_missing_directory_is_bad_usage_naming_the_path(sq, tmp_path):
+    sq("create-queue", "--queue-name", "q")
+    target = tmp_path / "no" / "such" / "dir" / "q.jsonl"
+    r = sq("export", "--queue-url", "q", str(target), code=252)
+    assert f"cannot write {target}: No such file or directory." in r.stderr and "unexpected error" not in r.stderr
+
+
+def test_import_takes_every_field_export_writes(sq, tmp_path):
+    with sq.db() as db:
+        db.create_queue("q.fifo", attributes={"FifoQueue": "true"}).send_message("x", message_group_id="g", message_deduplication_id="d")
+    out = tmp_path / "q.jsonl"
+    sq("export", "--queue-url", "q.fifo", str(out))
+    header, record = _records(out)
+    assert set(header) == set(admin._HEADER_FIELDS)
+    assert set(record) == set(admin._FIELDS)  # export's format changed: teach import its new fields
+
+
+def _message(**fields) -> dict:
+    return {"MessageId": "3f1c5d3e-2a9b-4c6e-9d1f-0a1b2c3d4e5f", "Body": "b", "SentTimestamp": 10**13, **fields}
+
+
+_HEADER = {"Format": admin.EXPORT_FORMAT, "QueueName": "made", "Attributes": {}, "Tags": {}}
+
+
+@pytest.mark.parametrize("with_header", [False, True], ids=["into an existing queue", "creating the queue"])
+def test_import_of_a_file_bad_after_its_first_batch_imports_nothing_and_creates_no_queue(sq, tmp_path, with_header):
+    sq("create-queue", "--queue-name", "target")
+    f = tmp_path / "big.jsonl"
+    lines = [json.dumps(_HEADER)] if with_header else []
+    lines += [json.dumps(_message(MessageId=f"00000000-0000-4000-8000-{i:012x}", Body=f"m{i}")) for i in range(501)]
+    f.write_text("\n".join(lines) + "\nnot json\n")
+    args = [str(f)] if with_header else ["--queue-url", "target", str(f)]
+    r = sq("import", *args, code=252)
+    assert f"line {len(lines) + 1} of {f} is not JSON" in r.stderr
+    with sq.db() as db:
+        assert db.queue("target").peek() == []
+        assert db.list_queues()[0] == ["http://localhost:9324/000000000000/target"]
+
+
+def test_import_of_a_value_sqs_refuses_names_the_line_and_creates_no_queue(sq, tmp_path):
+    f = tmp_path / "ids.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in (_HEADER, _message(), _message(MessageId="not-a-uuid"))) + "\n")
+    r = sq("import", str(f), code=254)
+    assert f"when calling the import operation: line 3 of {f}: MessageId 'not-a-uuid' is not a UUID" in r.stderr
+    with sq.db() as db:
+        assert db.list_queues()[0] == []
+
+
+@pytest.mark.parametrize(
+    "lines, queue, fragment",
+    [
+        ([{**_HEADER, "Attributes": "x"}], None, "line 1 of {f} is a bad export header: Attributes must be an object of names to strings, got 'x'."),
+        ([{**_HEADER, "QueueName": 5}], None, "line 1 of {f} is a bad export header: QueueName must be a string, got 5."),
+        ([{**_HEADER, "Format": "sqsqlite-export/9"}], None, "line 1 of {f} is an export header of format 'sqsqlite-export/9'"),
+        ([_HEADER, _message(SentTimestamp=10**23)], None, "line 2 of {f} has SentTimestamp 100000000000000000000000; it must be an integer from 0 to 9223372036854775807"),
+        ([_message(SentTimestamp=-5)], "target", "line 1 of {f} has SentTimestamp -5; it must be an integer from 0"),
+        ([_message(), _message(MessageAttributes=7)], "target", "line 2 of {f} has MessageAttributes 7; it must be an object"),
+        ([_message(MessageAttributes={"a": "x"})], "target", "line 1 of {f} has message attribute 'a' 'x'; it must be an object with DataType"),
+        ([_message(ApproximateFirstReceiveTimestamp="abc")], "target", "line 1 of {f} has ApproximateFirstReceiveTimestamp 'abc'; it must be an integer"),
+        ([_message(ApproximateReceiveCount=True)], "target", "line 1 of {f} has ApproximateReceiveCount True; it must be an integer"),
+        ([_message(SenderId=["x"])], "target", "line 1 of {f} has SenderId ['x']; it must be a string."),
+        ([_message(Body=None)], "target", "line 1 of {f} has a null Body; it must be a string."),
+        ([_message(ReceiveCount=1)], "target", "line 1 of {f} has unknown field ReceiveCount; an exported message has MessageId, Body"),
+        ([_message(MessageGroupId="g")], "target", "line 1 of {f} has MessageGroupId 'g'; it is for FIFO queues only, and 'target' is a standard queue."),
+        ([_message()], "target.fifo", "line 1 of {f} has no MessageGroupId, which every message of FIFO queue 'target.fifo' needs."),
+        ([_message(), "[" * 100_000], "target", "line 2 of {f} is not JSON that sqsqlite reads (nested too deeply)."),
+        ([_message(), b"\xff\xfe"], "target", "line 2 of {f} is not UTF-8 text (byte 1 of the line)."),
+    ],
+    ids=[
+        "header Attributes", "header QueueName", "header Format", "huge SentTimestamp", "negative SentTimestamp",
+        "MessageAttributes", "one message attribute", "ApproximateFirstReceiveTimestamp", "bool count", "SenderId",
+        "null Body", "unknown field", "group on a standard queue", "no group on a FIFO queue", "deep nesting", "not UTF-8",
+    ],
+)
+def test_import_of_a_field_export_would_not_write_is_bad_usage_naming_the_line_and_changes_nothing(sq, tmp_path, lines, queue, fragment):
+    sq("create-queue", "--queue-name", "target")
+    sq("create-queue", "--queue-name", "target.fifo", "--attributes", "FifoQueue=true")
+    f = tmp_path / "bad.jsonl"
+    f.write_bytes(b"\n".join(x if isinstance(x, bytes) else (x if isinstance(x, str) else json.dumps(x)).encode() for x in lines) + b"\n")
+    r = sq("import", *(["--queue-url", queue] if queue else []), str(f), code=252)
+    assert fragment.format(f=f) in r.stderr and "unexpected error" not in r.stderr
+    with sq.db() as db:
+        assert len(db.list_queues()[0]) == 2 and db.queue("target").peek() == [] and db.queue("target.fifo").peek() == []
+
+
+def test_import_of_a_missing_file_or_a_directory_is_bad_usage(sq, tmp_path):
+    sq("create-queue", "--queue-name", "target")
+    assert "does not exist" in sq("import", "--queue-url", "target", str(tmp_path / "nope.jsonl"), code=252).stderr
+    assert "is a directory" in sq("import", "--queue-url", "target", str(tmp_path), code=252).stderr
 
 
 # ---------------------------------------------------------------------- demo
