@@ -1476,8 +1476,8 @@ class Queue:
                 if repeated is not None:
                     return queue_id, repeated, row["receive_wait_time"], None, 0
             # Standard queues prune on a connection's first receive and every PRUNE_EVERY-th
-            # after (meanwhile the claim skips expired rows inside its index). FIFO queues
-            # delete an expired group head where the claim meets it (_claim_fifo).
+            # after (meanwhile the claim skips expired rows inside its index). FIFO claims
+            # first delete the expired group heads, in flight or not (_claim_fifo).
             receives = tx.state["receives"] = tx.state.get("receives", 0) + 1
             if not is_fifo and receives % D.PRUNE_EVERY == 1:
                 _prune(tx, row, now, D.PRUNE_WINDOW)
