@@ -375,11 +375,6 @@ _FIFO_FIELDS = ("MessageGroupId", "MessageDeduplicationId", "SequenceNumber")
 _HEADER_FIELDS = ("Format", "QueueName", "Attributes", "Tags")
 
 
-def _shown(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _bad_line(path: str, number: int, problem: str) -> click.BadParameter:
     return click.BadParameter(f"line {number} of {path} {problem}", param_hint="FILE")
 
@@ -416,18 +411,18 @@ def _parse(path: str, number: int, text: str) -> Any:
 
 def _string_map(path: str, number: int, name: str, value: Any) -> None:
     if value is not None and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
-        raise _bad_line(path, number, f"is a bad export header: {name} must be an object of names to strings, got {_shown(value)}.")
+        raise _bad_line(path, number, f"is a bad export header: {name} must be an object of names to strings, got {V._shorten(value)}.")
 
 
 def _header(path: str, number: int, value: dict) -> dict:
     """The export header's fields, checked for shape; create_queue checks their values."""
     if value.get("Format") != EXPORT_FORMAT:
-        raise _bad_line(path, number, f"is an export header of format {_shown(value.get('Format'))}; this sqsqlite reads {EXPORT_FORMAT}.")
+        raise _bad_line(path, number, f"is an export header of format {V._shorten(value.get('Format'))}; this sqsqlite reads {EXPORT_FORMAT}.")
     unknown = sorted(set(value) - set(_HEADER_FIELDS))
     if unknown:
         raise _bad_line(path, number, f"is a bad export header: unknown field {', '.join(unknown)}; it has {', '.join(_HEADER_FIELDS)}.")
     if value.get("QueueName") is not None and not isinstance(value["QueueName"], str):
-        raise _bad_line(path, number, f"is a bad export header: QueueName must be a string, got {_shown(value['QueueName'])}.")
+        raise _bad_line(path, number, f"is a bad export header: QueueName must be a string, got {V._shorten(value['QueueName'])}.")
     _string_map(path, number, "Attributes", value.get("Attributes"))
     _string_map(path, number, "Tags", value.get("Tags"))
     return value
@@ -461,23 +456,21 @@ def _record(path: str, number: int, value: Any, queue: str, fifo: bool) -> dict:
         if kind is int:
             # bool is an int to Python, not to JSON
             if type(field) is not int or not 0 <= field <= _INT64:
-                raise _bad_line(path, number, f"has {name} {_shown(field)}; it must be an integer from 0 to {_INT64} ({what}).")
+                raise _bad_line(path, number, f"has {name} {V._shorten(field)}; it must be an integer from 0 to {_INT64} ({what}).")
         elif not isinstance(field, kind):
-            raise _bad_line(path, number, f"has {name} {_shown(field)}; it must be {what}.")
-        elif kind is str and name not in ("MessageId", "Body"):
-            try:  # a lone surrogate from a \ud800 escape cannot be stored (Body's own check names it)
-                field.encode("utf-8")
-            except UnicodeEncodeError:
-                raise _bad_line(path, number, f"has {name} {_shown(field)}, which is not valid Unicode text.") from None
+            raise _bad_line(path, number, f"has {name} {V._shorten(field)}; it must be {what}.")
+        elif kind is str and name not in ("MessageId", "Body") and not V.is_text(field):
+            # a lone surrogate from a \ud800 escape cannot be stored (Body's own check names it)
+            raise _bad_line(path, number, f"has {name} {V._shorten(field)}, which is not valid Unicode text.")
     for name in _FIFO_FIELDS:
         if not fifo and value.get(name) is not None:
-            raise _bad_line(path, number, f"has {name} {_shown(value[name])}; it is for FIFO queues only, and {queue!r} is a standard queue.")
+            raise _bad_line(path, number, f"has {name} {V._shorten(value[name])}; it is for FIFO queues only, and {queue!r} is a standard queue.")
     if fifo and value.get("MessageGroupId") is None:
         raise _bad_line(path, number, f"has no MessageGroupId, which every message of FIFO queue {queue!r} needs.")
     raw_attributes = value.get("MessageAttributes") or {}
     for name, attribute in raw_attributes.items():
         if not isinstance(attribute, dict):
-            raise _bad_line(path, number, f"has message attribute {name!r} {_shown(attribute)}; it must be an object with DataType and StringValue or BinaryValue.")
+            raise _bad_line(path, number, f"has message attribute {name!r} {V._shorten(attribute)}; it must be an object with DataType and StringValue or BinaryValue.")
     record = dict(value)
     record["MessageId"] = _sqs_rule(path, number, _imported_message_id, value["MessageId"])
     _sqs_rule(path, number, V.message_body, value["Body"])

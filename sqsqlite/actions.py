@@ -279,9 +279,7 @@ class Actions:
             if isinstance(e, Mapping) and e.get("MessageSystemAttributes"):
                 digests[e.get("Id")] = _md5_of_system_attributes(e["MessageSystemAttributes"])
         entries = [
-            {k: v for k, v in e.items() if k != "MessageSystemAttributes"} | {"MessageAttributes": _message_attributes_in(e.get("MessageAttributes"))}
-            if isinstance(e, Mapping)
-            else e
+            {**e, "MessageAttributes": _message_attributes_in(e.get("MessageAttributes"))} if isinstance(e, Mapping) else e
             for e in entries
         ]
         result = self._queue(r).send_message_batch(entries)
