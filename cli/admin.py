@@ -12,8 +12,7 @@ from typing import Any, Callable, Iterator
 import click
 
 from sqsqlite import validation as V
-from sqsqlite.core import _imported_message_id
-from sqsqlite.errors import QueueDoesNotExist, SQSError
+from sqsqlite.errors import InvalidExportRecord, QueueDoesNotExist, SQSError
 
 from .options import Command, resume_hint, Settings, command_options_first, global_options, pass_settings, queue_url_option
 
@@ -349,29 +348,6 @@ def _settable() -> tuple[str, ...]:
     return D.SETTABLE_ATTRIBUTES
 
 
-_INT64 = 2**63 - 1  # SQLite's INTEGER, where every timestamp and count is stored
-
-# What export writes for each message (Queue.export_messages), and what import takes: the JSON
-# type of each field, and for integers what they count. Null is taken for every field but the
-# required ones.
-_FIELDS: dict[str, tuple[type, str]] = {
-    "MessageId": (str, "a string (a UUID)"),
-    "Body": (str, "a string"),
-    "MD5OfBody": (str, "a string"),
-    "MessageAttributes": (dict, "an object of attribute names to {DataType, StringValue or BinaryValue}"),
-    "MD5OfMessageAttributes": (str, "a string"),
-    "SenderId": (str, "a string"),
-    "SentTimestamp": (int, "epoch milliseconds"),
-    "VisibleAt": (int, "epoch milliseconds"),
-    "ApproximateReceiveCount": (int, "a count"),
-    "ApproximateFirstReceiveTimestamp": (int, "epoch milliseconds"),
-    "MessageGroupId": (str, "a string"),
-    "MessageDeduplicationId": (str, "a string"),
-    "SequenceNumber": (int, "a sequence number"),
-    "DeadLetterQueueSourceArn": (str, "a string (a queue ARN)"),
-}
-_REQUIRED = ("MessageId", "Body", "SentTimestamp")
-_FIFO_FIELDS = ("MessageGroupId", "MessageDeduplicationId", "SequenceNumber")
 _HEADER_FIELDS = ("Format", "QueueName", "Attributes", "Tags")
 
 
@@ -439,50 +415,15 @@ def _sqs_rule(path: str, number: int, check: Callable, *args: Any) -> Any:
 
 
 def _record(path: str, number: int, value: Any, queue: str, fifo: bool) -> dict:
-    """One exported message, checked as import_messages will store it, so that nothing it could
-    refuse or crash on is left for after the first write."""
-    missing = [k for k in _REQUIRED if k not in value] if isinstance(value, dict) else list(_REQUIRED)
-    if missing:
-        raise _bad_line(path, number, f"is not an exported message (no {', '.join(missing)}).")
-    unknown = sorted(set(value) - set(_FIELDS))
-    if unknown:
-        raise _bad_line(path, number, f"has unknown field {', '.join(unknown)}; an exported message has {', '.join(_FIELDS)}.")
-    for name, (kind, what) in _FIELDS.items():
-        field = value.get(name)
-        if field is None:
-            if name in _REQUIRED:
-                raise _bad_line(path, number, f"has a null {name}; it must be {what}.")
-            continue
-        if kind is int:
-            # bool is an int to Python, not to JSON
-            if type(field) is not int or not 0 <= field <= _INT64:
-                raise _bad_line(path, number, f"has {name} {V._shorten(field)}; it must be an integer from 0 to {_INT64} ({what}).")
-        elif not isinstance(field, kind):
-            raise _bad_line(path, number, f"has {name} {V._shorten(field)}; it must be {what}.")
-        elif kind is str and name not in ("MessageId", "Body") and not V.is_text(field):
-            # a lone surrogate from a \ud800 escape cannot be stored (Body's own check names it)
-            raise _bad_line(path, number, f"has {name} {V._shorten(field)}, which is not valid Unicode text.")
-    for name in _FIFO_FIELDS:
-        if not fifo and value.get(name) is not None:
-            raise _bad_line(path, number, f"has {name} {V._shorten(value[name])}; it is for FIFO queues only, and {queue!r} is a standard queue.")
-    if fifo and value.get("MessageGroupId") is None:
-        raise _bad_line(path, number, f"has no MessageGroupId, which every message of FIFO queue {queue!r} needs.")
-    raw_attributes = value.get("MessageAttributes") or {}
-    for name, attribute in raw_attributes.items():
-        if not isinstance(attribute, dict):
-            raise _bad_line(path, number, f"has message attribute {name!r} {V._shorten(attribute)}; it must be an object with DataType and StringValue or BinaryValue.")
-    record = dict(value)
-    record["MessageId"] = _sqs_rule(path, number, _imported_message_id, value["MessageId"])
-    _sqs_rule(path, number, V.message_body, value["Body"])
-    # Handed on in the form export writes, which is the one import_messages reads.
-    attributes = _sqs_rule(path, number, V.message_attributes, raw_attributes)
-    record["MessageAttributes"] = {k: a.to_json() for k, a in attributes.items()}
-    for name in ("MessageGroupId", "MessageDeduplicationId"):
-        if value.get(name) is not None:
-            _sqs_rule(path, number, V.dedup_id, name, value[name])
-    if value.get("DeadLetterQueueSourceArn") is not None:
-        _sqs_rule(path, number, V.parse_arn, value["DeadLetterQueueSourceArn"], "DeadLetterQueueSourceArn")
-    return record
+    """One exported message, checked as import_messages will check it, so that nothing it could
+    refuse is left for after the queue is created; the wrong shape is bad usage of the file."""
+    try:
+        return V.exported_message(value, queue, fifo)
+    except InvalidExportRecord as err:
+        raise _bad_line(path, number, err.message) from None
+    except SQSError as err:
+        err.message = f"line {number} of {path}: {err.message}"
+        raise
 
 
 @command("import")
@@ -539,8 +480,7 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
     if q is None:
         q = _sqs_rule(file, first[0], db.create_queue, name, header.get("Attributes"), header.get("Tags") or None)
     with click.progressbar(records, label=f"Importing into {q.name}", file=sys.stderr) as bar:
-        # One batch, one transaction: a failure while writing (a full disk) also leaves nothing.
-        count = q.import_messages(bar, batch=max(len(records), 1))
+        count = q.import_messages(bar)  # one transaction: a failed write (a full disk) leaves nothing
     s.echo({"QueueUrl": q.url, "MessagesImported": count}, "import")
 
 

@@ -27,6 +27,7 @@ from . import queries as Q
 from . import validation as V
 from .clock import SYSTEM_CLOCK, Clock
 from .errors import (
+    InvalidExportRecord,
     InvalidParameterValue,
     MessageNotInflight,
     MissingParameter,
@@ -1871,52 +1872,49 @@ class Queue:
                 return
             after = rows[-1]["id"]
 
-    def import_messages(self, records: Iterable[Mapping[str, Any]], batch: int = 500) -> int:
+    def import_messages(self, records: Iterable[Mapping[str, Any]]) -> int:
         """Insert exported messages as they were (ids, timestamps, receive counts); a message
-        that was in flight comes back visible, since its receipt handle did not travel."""
-        count = 0
-        buffer: list[Mapping[str, Any]] = []
+        that was in flight comes back visible, since its receipt handle did not travel.
 
-        def flush():
-            nonlocal count
-            with self.db.store.write() as tx:
-                row = self._row(tx)
-                now = self.db.now()
-                for rec in buffer:
-                    attrs = V.message_attributes({k: V.MessageAttribute.from_json(v) for k, v in (rec.get("MessageAttributes") or {}).items()})
-                    p = _Prepared(rec["Body"], V.message_body(rec["Body"]), attrs, None, rec.get("MessageGroupId"), rec.get("MessageDeduplicationId"))
-                    received = int(rec.get("ApproximateReceiveCount") or 0)
-                    visible_at = int(rec.get("VisibleAt") or now)
-                    if received:
-                        visible_at = min(visible_at, now)  # was in flight: its handle did not travel
-                    values = _message_row(
-                        row["id"], _imported_message_id(rec["MessageId"]), p,
-                        rec.get("SenderId") or self.db.sender_id, int(rec["SentTimestamp"]), visible_at,
-                    )
+        Every record is checked (validation.exported_message) before the first write, and the
+        messages go in as one transaction: a record it refuses, named by its place ("record 3
+        has ..."), or a failed write, leaves the queue as it was. Returns the count imported."""
+        fifo = self.name.endswith(".fifo")  # create_queue allows the suffix on FIFO queues only
+        checked = []
+        for number, rec in enumerate(records, 1):
+            try:
+                checked.append(V.exported_message(rec, self.name, fifo))
+            except InvalidExportRecord as err:
+                err.message = f"record {number} {err.message}"
+                raise
+            except SQSError as err:
+                err.message = f"record {number}: {err.message}"
+                raise
+        with self.db.store.write() as tx:
+            row = self._row(tx)
+            now = self.db.now()
+            for rec in checked:
+                attrs = rec["MessageAttributes"]
+                p = _Prepared(rec["Body"], V.message_body(rec["Body"]), attrs, None, rec.get("MessageGroupId"), rec.get("MessageDeduplicationId"))
+                received = rec.get("ApproximateReceiveCount") or 0
+                visible_at = rec.get("VisibleAt") or now
+                if received:
+                    visible_at = min(visible_at, now)  # was in flight: its handle did not travel
+                values = _message_row(row["id"], rec["MessageId"], p, rec.get("SenderId") or self.db.sender_id, rec["SentTimestamp"], visible_at)
+                values.update(
+                    receive_count=received,
+                    first_received_at=rec.get("ApproximateFirstReceiveTimestamp"),
+                    dead_letter_source_arn=rec.get("DeadLetterQueueSourceArn"),
+                )
+                if row["fifo"]:
                     values.update(
-                        receive_count=received,
-                        first_received_at=rec.get("ApproximateFirstReceiveTimestamp"),
-                        dead_letter_source_arn=rec.get("DeadLetterQueueSourceArn"),
+                        sequence_number=tx.scalar(Q.next_sequence, id=row["id"], n=1),
+                        is_head=int(tx.one(Q.group_has_messages, queue_id=row["id"], group_id=p.group_id) is None),
                     )
-                    if row["fifo"]:
-                        if p.group_id is None:
-                            raise MissingParameter(f"Record {rec['MessageId']} has no MessageGroupId; {self.name!r} is a FIFO queue.")
-                        values.update(
-                            sequence_number=tx.scalar(Q.next_sequence, id=row["id"], n=1),
-                            is_head=int(tx.one(Q.group_has_messages, queue_id=row["id"], group_id=p.group_id) is None),
-                        )
-                    tx.run(Q.insert_message, **values)
-                    count += 1
-            buffer.clear()
+                tx.run(Q.insert_message, **values)
+        if checked:
             self.db._notify()
-
-        for rec in records:
-            buffer.append(rec)
-            if len(buffer) >= batch:
-                flush()
-        if buffer:
-            flush()
-        return count
+        return len(checked)
 
 
 # Queue._message builds a Message by position, in this order.
@@ -1976,17 +1974,6 @@ assert Q.RECEIVED_COLUMNS[0].name == Q.CLAIMED_COLUMNS[0].name == "id"
 # _handle_queue, _handle_row_id, _handle_token and _handle_delete_key pick a handle's fields by position.
 assert _Handle._fields == ("queue_id", "row_id", "message_uuid", "token", "message_id")
 assert Q.DELETE_STANDARD_COLUMNS == ("id", "queue_id", "message_id", "token")
-
-
-def _imported_message_id(value: Any) -> str:
-    """An imported message keeps its id, which must be a UUID (receipt handles carry its 16
-    bytes); stored in canonical form, as the engine makes them."""
-    try:
-        return str(uuid.UUID(value))
-    except (TypeError, ValueError, AttributeError):
-        raise InvalidParameterValue(
-            f"MessageId {V._shorten(value)} is not a UUID: an imported message keeps its id, and SQS message ids are UUIDs."
-        ) from None
 
 
 def _attributes_json(attributes: Mapping[str, V.MessageAttribute]) -> str | None:

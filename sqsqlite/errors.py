@@ -38,6 +38,14 @@ class InvalidParameterValue(SQSError):
     code = "InvalidParameterValue"
 
 
+class InvalidExportRecord(InvalidParameterValue):
+    """A record import_messages cannot read: not the shape export_messages writes (a missing or
+    unknown field, a wrong JSON type, a number out of range). Its code is InvalidParameterValue;
+    the class lets the CLI call it bad usage of the file rather than a value SQS refuses. The
+    message is a predicate ("has Body 5; it must be a string.") for the caller to put after the
+    record's place."""
+
+
 class MissingParameter(SQSError):
     code = "MissingParameter"
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from moto.sqs.models import Message as MotoMessage
 
 from sqsqlite import MessageAttribute, SendResult
-from sqsqlite.errors import InvalidAttributeName, InvalidParameterValue, ReceiptHandleIsInvalid
+from sqsqlite.errors import InvalidAttributeName, InvalidExportRecord, InvalidParameterValue, ReceiptHandleIsInvalid
 from sqsqlite.validation import md5_of_attributes, message_attributes
 
 
@@ -493,19 +493,35 @@ def test_message_ids_are_distinct_canonical_version_4_uuids_alone_and_in_batches
         assert str(u) == text and u.version == 4 and u.variant == uuid.RFC_4122
 
 
-def test_a_standard_queue_message_imported_with_fifo_fields_is_received_with_them(db):
+def test_a_fifo_queues_export_is_refused_by_a_standard_queue_as_its_send_would_refuse_it(db):
     fifo = db.create_queue("orders.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
     fifo.send_message("grouped", message_group_id="g1")
     plain = db.create_queue("plain")
-    plain.import_messages(fifo.export_messages())
-    plain.send_message("ungrouped")
-    got = {m.body: m for m in plain.receive_message(max_number_of_messages=10, message_system_attribute_names=["All"])}
-    grouped, ungrouped = got["grouped"], got["ungrouped"]
-    assert grouped.message_group_id == grouped.attributes["MessageGroupId"] == "g1"
-    assert grouped.message_deduplication_id == grouped.attributes["MessageDeduplicationId"] == hashlib.sha256(b"grouped").hexdigest()
-    assert ungrouped.message_group_id is None and "MessageGroupId" not in ungrouped.attributes
-    assert ungrouped.message_deduplication_id is None and ungrouped.sequence_number is None
-    for m in (grouped, ungrouped):
-        assert m.receive_count == 1 and m.attributes["ApproximateReceiveCount"] == "1"
-        m.delete()
-    assert plain.receive_message() == []
+    with pytest.raises(InvalidExportRecord, match=r"record 1 has MessageGroupId 'g1'; it is for FIFO queues only, and 'plain' is a standard queue\."):
+        plain.import_messages(fifo.export_messages())
+    assert plain.peek() == []
+
+
+def test_an_import_checks_every_record_before_it_writes_any_and_names_the_bad_one(db):
+    q = db.create_queue("restore")
+    good = {"MessageId": str(uuid.uuid4()).upper(), "Body": "kept", "SentTimestamp": db.now()}
+    refused = [
+        ({"MessageId": good["MessageId"]}, InvalidExportRecord, "record 2 is not an exported message (no Body, SentTimestamp)."),
+        ({**good, "SentTimestamp": "1700000000000"}, InvalidExportRecord, "record 2 has SentTimestamp '1700000000000'; it must be an integer"),
+        ({**good, "ApproximateReceiveCount": True}, InvalidExportRecord, "record 2 has ApproximateReceiveCount True; it must be an integer"),
+        ({**good, "VisibleAt": 2**63}, InvalidExportRecord, "record 2 has VisibleAt 9223372036854775808; it must be an integer from 0 to 9223372036854775807"),
+        ({**good, "MessageAttributes": {"a": 5}}, InvalidExportRecord, "record 2 has message attribute 'a' 5; it must be an object"),
+        ({**good, "Colour": "red"}, InvalidExportRecord, "record 2 has unknown field Colour;"),
+        (7, InvalidExportRecord, "record 2 is not an exported message (no MessageId, Body, SentTimestamp)."),
+        ({**good, "MessageId": "nope"}, InvalidParameterValue, "record 2: MessageId 'nope' is not a UUID"),
+        ({**good, "Body": "\x00"}, InvalidParameterValue, "record 2: "),
+    ]
+    for bad, error, message in refused:
+        with pytest.raises(error) as caught:
+            q.import_messages([good, bad])
+        assert caught.value.code == "InvalidParameterValue" and caught.value.message.startswith(message), caught.value.message
+    assert q.peek() == []
+    assert q.import_messages([good, {**good, "MessageAttributes": {"b": {"DataType": "Binary", "BinaryValue": "AAE="}}}]) == 2
+    [first, second] = q.export_messages()
+    assert first["MessageId"] == second["MessageId"] == good["MessageId"].lower()  # stored canonical
+    assert second["MessageAttributes"] == {"b": {"DataType": "Binary", "BinaryValue": "AAE="}}
