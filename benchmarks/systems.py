@@ -441,4 +441,55 @@ class LiteQueue:
         return Run(n, perf() - start, lat)
 
 
-SYSTEMS = {s.name: s for s in (Engine, BufferedEngine, Floor, FloorOnLayout, PersistQueue, LiteQueue)}
+class CommitCeiling:
+    """Not a queue: the fastest any queue can go that commits each call, on this machine. Each
+    call is the cheapest write transaction SQLite has (BEGIN IMMEDIATE, one UPDATE of a one-row
+    table, COMMIT) with the same pragmas as the floor; a receive + delete is two of them, since a
+    claim must commit before it returns (another process may receive next) and so must an
+    acknowledgement. No queue that keeps those two commits can beat its rate, so it bounds
+    what plain one-per-call calls can reach against the peers."""
+
+    name = "2-commit ceiling"
+
+    def __init__(self, path: str, synchronous: str = "NORMAL"):
+        _remove(path)
+        self.path = path
+        c = sqlite3.connect(path, isolation_level=None, timeout=60)
+        c.execute("PRAGMA journal_mode=WAL")
+        c.execute(f"PRAGMA synchronous={synchronous}")
+        c.execute("PRAGMA temp_store=MEMORY")
+        c.execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
+        c.execute("INSERT INTO counter VALUES (1, 0)")
+        self.c = c
+
+    def close(self) -> None:
+        self.c.close()
+        _remove(self.path)
+
+    def _commits(self, calls: int, per_call: int) -> Run:
+        ex = self.c.execute
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        for _ in range(calls):
+            t = perf()
+            for _ in range(per_call):
+                ex("BEGIN IMMEDIATE")
+                ex("UPDATE counter SET n = n + 1 WHERE id = 1")
+                ex("COMMIT")
+            lat.append(perf() - t)
+        return Run(calls, perf() - start, lat)
+
+    def send(self, calls: int, batch: int, body: str) -> Run:
+        assert batch == 1, "the ceiling is for one message per call"
+        return self._commits(calls, 1)
+
+    def fill(self, n: int, body: str) -> None:
+        pass  # it stores nothing: that is what makes it a ceiling
+
+    def receive_delete(self, n: int, batch: int) -> Run:
+        assert batch == 1, "the ceiling is for one message per call"
+        return self._commits(n, 2)
+
+
+SYSTEMS = {s.name: s for s in (Engine, BufferedEngine, Floor, FloorOnLayout, PersistQueue, LiteQueue, CommitCeiling)}

@@ -68,6 +68,14 @@ def test_targets_and_ratios_are_reported_without_being_asserted(tiny_result):
     assert any(r["versus"] == "litequeue" for r in tiny_result["ratios"])
 
 
+def test_the_two_commit_ceiling_bounds_plain_calls_against_each_peer(tiny_result):
+    assert [b["bound"] for b in tiny_result["bounds"]] == [
+        "recv+delete 1: 2-commit ceiling / persist-queue get+ack",
+        "recv+delete 1: 2-commit ceiling / litequeue get+ack",
+    ]
+    assert all(b["value"] > 0 for b in tiny_result["bounds"])
+
+
 def test_percentiles_pick_from_the_sorted_values():
     assert percentile([5, 1, 3, 2, 4], 0.5) == 3
     assert percentile([1.0] * 98 + [100.0] * 2, 0.99) == 100.0
