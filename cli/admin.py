@@ -14,7 +14,7 @@ import click
 from sqsqlite import validation as V
 from sqsqlite.errors import InvalidExportRecord, QueueDoesNotExist, SQSError
 
-from .options import Command, resume_hint, Settings, command_options_first, global_options, pass_settings, queue_url_option
+from .options import Command, Failure, resume_hint, Settings, command_options_first, global_options, pass_settings, queue_url_option
 
 COMMANDS: list[click.Command] = []
 _sleep = time.sleep  # stats --watch's pause; tests replace it
@@ -332,12 +332,20 @@ def export(s: Settings, queue_url: str, file: str) -> None:
         out = click.open_file(file, "w", encoding="utf-8")
     except OSError as exc:  # a missing directory, no permission: the caller's path, named
         raise click.BadParameter(f"cannot write {file}: {exc.strerror or exc}.", param_hint="FILE") from None
-    with out as fh:
-        fh.write(json.dumps(header, ensure_ascii=False) + "\n")
-        with click.progressbar(q.export_messages(), length=total, label=f"Exporting {q.name}", file=sys.stderr) as bar:
-            for record in bar:
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                count += 1
+    try:
+        with out as fh:  # its close writes what is buffered, so it can fail too
+            fh.write(json.dumps(header, ensure_ascii=False) + "\n")
+            with click.progressbar(q.export_messages(), length=total, label=f"Exporting {q.name}", file=sys.stderr) as bar:
+                for record in bar:
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    count += 1
+    except BrokenPipeError:
+        raise  # `export ... - | head`: the reader left, which the entry point handles
+    except OSError as exc:  # a full disk, a quota, an I/O error part-way
+        raise Failure(
+            f"cannot write {file}: {exc.strerror or exc}. The file is incomplete and the queue unchanged: "
+            "export again when the write can succeed."
+        ) from None
     if file != "-":
         s.echo({"QueueUrl": q.url, "File": file, "MessagesExported": count}, "export")
 

@@ -14,9 +14,9 @@ from typing import Any
 import click
 
 from . import admin, aws
-from .options import OperationError, Settings, global_options
+from .options import EXIT_OTHER, Failure, OperationError, Settings, global_options
 
-EXIT_USAGE, EXIT_SERVICE, EXIT_OTHER, EXIT_INTERRUPTED = 252, 254, 255, 130
+EXIT_USAGE, EXIT_SERVICE, EXIT_INTERRUPTED = 252, 254, 130
 
 # Commands that live elsewhere and may need extras (pyspark): imported only when run.
 LAZY = {
@@ -31,13 +31,8 @@ SECTIONS = (
 )
 
 
-class Failure(click.ClickException):
-    """A failure that is not the caller's usage nor an SQS error: one line, exit 255."""
-
-    exit_code = EXIT_OTHER
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"sqsqlite: {self.message}", err=True)
+class _ReaderLeft(Exception):
+    """Standard output's reader closed the pipe while a command ran."""
 
 
 class Group(click.Group):
@@ -64,6 +59,14 @@ class Group(click.Group):
             with formatter.section(title):
                 formatter.write_dl(rows, col_max=34)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            # click's main turns a broken pipe into exit 1 before main below could see it; a
+            # reader that left (`sqsqlite export ... - | head`) is no failure.
+            raise _ReaderLeft() from exc
+
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
@@ -81,7 +84,7 @@ class Group(click.Group):
         except (click.Abort, KeyboardInterrupt):
             click.echo("\nInterrupted.", err=True)
             sys.exit(EXIT_INTERRUPTED)
-        except BrokenPipeError:
+        except (BrokenPipeError, _ReaderLeft):
             # `sqsqlite ... | head`: the reader left; say nothing, and keep the interpreter's
             # final flush from raising again.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -41,6 +41,18 @@ class OperationError(Exception):
         return f"An error occurred ({code}) when calling the {self.operation} operation: {message}"
 
 
+EXIT_OTHER = 255  # the aws CLI's code for anything that is neither bad usage nor an SQS error
+
+
+class Failure(click.ClickException):
+    """A failure that is not the caller's usage nor an SQS error: one line, exit 255."""
+
+    exit_code = EXIT_OTHER
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"sqsqlite: {self.message}", err=True)
+
+
 _LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
 
 

@@ -99,3 +99,37 @@ def test_the_demo_runs_in_a_real_process_on_the_default_database(tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert "went to the dead-letter queue instead" in proc.stdout
     assert (tmp_path / "sqsqlite.db").exists()
+
+
+def _export_source(tmp_path) -> dict:
+    """A queue whose export (about 300 KB of JSON lines) is more than a pipe holds; the
+    environment that points the console script at it."""
+    import sqsqlite
+
+    db = sqsqlite.connect(tmp_path / "proc.db")
+    q = db.create_queue("backlog")
+    for _ in range(100):
+        q.send_message("x" * 3000)
+    db.close()
+    return {**os.environ, "SQSQLITE_DB": str(tmp_path / "proc.db")}
+
+
+def test_an_export_to_a_full_disk_is_one_line_that_says_the_file_is_incomplete_and_exits_255(sh, tmp_path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    _export_source(tmp_path)
+    proc = sh("sqsqlite export --queue-url backlog /dev/full", code=255)
+    [line] = [x for x in proc.stderr.splitlines() if x.startswith("sqsqlite:")]
+    assert line == (
+        "sqsqlite: cannot write /dev/full: No space left on device. The file is incomplete and the queue "
+        "unchanged: export again when the write can succeed."
+    )
+
+
+def test_an_export_to_stdout_whose_reader_leaves_early_exits_0_and_says_nothing(tmp_path):
+    env = _export_source(tmp_path)
+    export = subprocess.Popen(_script() + ["export", "--queue-url", "backlog", "-"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    export.stdout.readline()  # the header, then the reader leaves, as `| head -1` does
+    export.stdout.close()
+    _, err = export.communicate(timeout=60)
+    assert export.returncode == 0 and b"Traceback" not in err and b"sqsqlite:" not in err
