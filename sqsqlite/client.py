@@ -35,6 +35,13 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
+def _metadata(status: int) -> dict:
+    request_id = str(uuid.uuid4())
+    # The headers code reads from boto3's responses: the request id, under SQS's header name.
+    headers = {"x-amzn-requestid": request_id, "content-type": "application/x-amz-json-1.0"}
+    return {"RequestId": request_id, "HTTPStatusCode": status, "HTTPHeaders": headers, "RetryAttempts": 0}
+
+
 def error_response(err: errors.SQSError) -> dict:
     header, shape, status = errors.wire_error(err.code)
     return {
@@ -44,8 +51,33 @@ def error_response(err: errors.SQSError) -> dict:
             "Type": "Sender" if err.sender_fault else "Receiver",
             "QueryErrorCode": shape,
         },
-        "ResponseMetadata": {"RequestId": str(uuid.uuid4()), "HTTPStatusCode": status, "HTTPHeaders": {}, "RetryAttempts": 0},
+        "ResponseMetadata": _metadata(status),
     }
+
+
+def _raw_blobs(params: dict[str, Any]) -> dict[str, Any]:
+    """botocore sends a str blob as its UTF-8 bytes; the action layer takes a str
+    BinaryValue as base64 (as the wire carries it). So a str becomes its bytes here, in a copy."""
+
+    def attributes(values: Any) -> Any:
+        if not isinstance(values, dict):
+            return values
+        return {
+            name: {**v, "BinaryValue": v["BinaryValue"].encode("utf-8")} if isinstance(v, dict) and isinstance(v.get("BinaryValue"), str) else v
+            for name, v in values.items()
+        }
+
+    def message(p: dict[str, Any]) -> dict[str, Any]:
+        out = dict(p)
+        for key in ("MessageAttributes", "MessageSystemAttributes"):
+            if key in out:
+                out[key] = attributes(out[key])
+        return out
+
+    out = message(params)
+    if isinstance(out.get("Entries"), list):
+        out["Entries"] = [message(e) if isinstance(e, dict) else e for e in out["Entries"]]
+    return out
 
 
 # Errors botocore models for SQS that sqsqlite never raises (no KMS, no IAM, no throttling):
@@ -96,27 +128,29 @@ class _Exceptions:
         return exc
 
 
+_EXCEPTIONS = _Exceptions()
+
+
 class SQSClient:
     """Methods named as boto3's SQS client's; each runs the action of the same SQS name."""
 
     def __init__(self, db: Database):
         self.db = db
         self._actions = Actions(db)
-        self.exceptions = _Exceptions()
-        self.meta = SimpleNamespace(region_name=db.region, endpoint_url=db.endpoint, service_model=None)
+        # One set for every client, as botocore caches them per service: code that catches
+        # another client's class (a module-level client's, in a test) must still catch.
+        self.exceptions = _EXCEPTIONS
+        self.meta = SimpleNamespace(region_name=db.region, endpoint_url=db.endpoint, service_model=_model())
 
     def _call(self, action: str, params: dict[str, Any]) -> dict:
         _validate(action, params)
+        if action in ("SendMessage", "SendMessageBatch"):
+            params = _raw_blobs(params)
         try:
             response = self._actions.call(action, params)
         except errors.SQSError as err:
             raise self.exceptions.from_error(err, action) from None
-        response["ResponseMetadata"] = {
-            "RequestId": str(uuid.uuid4()),
-            "HTTPStatusCode": 200,
-            "HTTPHeaders": {},
-            "RetryAttempts": 0,
-        }
+        response["ResponseMetadata"] = _metadata(200)
         return response
 
     def close(self) -> None:
@@ -127,10 +161,21 @@ class SQSClient:
     def can_paginate(self, operation_name: str) -> bool:
         return operation_name in _PAGINATED
 
-    def get_paginator(self, operation_name: str) -> "Paginator":
+    def get_paginator(self, operation_name: str) -> Any:
+        """botocore's own paginator when botocore is installed (resume tokens, MaxItems,
+        search() exactly as boto3's); else a small one that follows NextToken."""
         if operation_name not in _PAGINATED:
             raise _operation_not_pageable(operation_name)
-        return Paginator(getattr(self, operation_name), _PAGINATED[operation_name])
+        method = getattr(self, operation_name)
+        model = _model()
+        if model is None:
+            return Paginator(method, _PAGINATED[operation_name])
+        import botocore.paginate
+        import botocore.session
+
+        action = model.operation_model(_ACTION_OF[operation_name])
+        config = botocore.session.get_session().get_paginator_model("sqs").get_paginator(action.name)
+        return botocore.paginate.Paginator(method, config, action)
 
     @property
     def waiter_names(self) -> list[str]:
@@ -147,6 +192,7 @@ class SQSClient:
 
 
 _PAGINATED = {"list_queues": "QueueUrls", "list_dead_letter_source_queues": "queueUrls"}
+_ACTION_OF = {"list_queues": "ListQueues", "list_dead_letter_source_queues": "ListDeadLetterSourceQueues"}
 
 
 def _operation_not_pageable(operation_name: str) -> Exception:
@@ -158,8 +204,9 @@ def _operation_not_pageable(operation_name: str) -> Exception:
 
 
 class Paginator:
-    """boto3's paginator for ListQueues and ListDeadLetterSourceQueues: pages follow
-    NextToken; PaginationConfig takes MaxItems, PageSize and StartingToken."""
+    """Without botocore, a paginator for ListQueues and ListDeadLetterSourceQueues: pages
+    follow NextToken; PaginationConfig takes MaxItems, PageSize and StartingToken (a NextToken
+    as the action returned it; no resume token after MaxItems)."""
 
     def __init__(self, method, result_key: str):
         self._method = method
@@ -209,9 +256,7 @@ class PageIterator:
 _MODEL: list = []  # botocore's SQS model, loaded on first use (None when botocore is absent)
 
 
-def _validate(action: str, params: dict[str, Any]) -> None:
-    """Check parameters as boto3 does before sending (ParamValidationError: unknown or missing
-    parameters, wrong types), using botocore's own SQS model when botocore is installed."""
+def _model() -> Any:
     if not _MODEL:
         try:
             import botocore.session
@@ -219,7 +264,13 @@ def _validate(action: str, params: dict[str, Any]) -> None:
             _MODEL.append(botocore.session.get_session().get_service_model("sqs"))
         except Exception:  # no botocore, or no SQS model in it: the action layer still checks
             _MODEL.append(None)
-    model = _MODEL[0]
+    return _MODEL[0]
+
+
+def _validate(action: str, params: dict[str, Any]) -> None:
+    """Check parameters as boto3 does before sending (ParamValidationError: unknown or missing
+    parameters, wrong types), using botocore's own SQS model when botocore is installed."""
+    model = _model()
     if model is None or action in UNSUPPORTED:
         return
     from botocore.validate import validate_parameters

@@ -168,6 +168,37 @@ def test_binary_attributes_come_back_as_bytes(local):
     assert m["MessageAttributes"]["b"] == {"DataType": "Binary", "BinaryValue": b"\x00\x01"}
 
 
+def test_a_str_binary_value_is_sent_as_its_utf8_bytes_as_boto3_sends_it(local, aws):
+    got = []
+    for c in (local, aws):
+        url = c.create_queue(QueueName="blobs")["QueueUrl"]
+        sent = c.send_message(QueueUrl=url, MessageBody="x", MessageAttributes={"b": {"DataType": "Binary", "BinaryValue": "abcd"}})
+        c.send_message_batch(QueueUrl=url, Entries=[{"Id": "1", "MessageBody": "y", "MessageAttributes": {"b": {"DataType": "Binary", "BinaryValue": "hello"}}}])
+        received = c.receive_message(QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"])["Messages"]
+        got.append((sent["MD5OfMessageAttributes"], sorted(m["MessageAttributes"]["b"]["BinaryValue"] for m in received)))
+    assert got[0] == got[1] and got[0][1] == [b"abcd", b"hello"]
+
+
+def test_two_clients_share_exception_classes_as_boto3s_do(db_path, local):
+    other = sqsqlite.client(db_path)
+    try:
+        assert other.exceptions.QueueDoesNotExist is local.exceptions.QueueDoesNotExist
+        with pytest.raises(other.exceptions.QueueDoesNotExist):
+            local.get_queue_url(QueueName="nope")
+    finally:
+        other.close()
+
+
+def test_the_response_headers_carry_the_request_id_as_sqss_do(local):
+    meta = local.create_queue(QueueName="q")["ResponseMetadata"]
+    assert meta["HTTPHeaders"]["x-amzn-requestid"] == meta["RequestId"]
+    with pytest.raises(local.exceptions.QueueDoesNotExist) as info:
+        local.get_queue_url(QueueName="nope")
+    meta = info.value.response["ResponseMetadata"]
+    assert meta["HTTPHeaders"]["x-amzn-requestid"] == meta["RequestId"] and meta["HTTPStatusCode"] == 400
+    assert local.meta.service_model.service_name == "sqs"
+
+
 def test_fifo_and_move_task_responses_conform_to_botocores_model(local, clock):
     f = check(local, "create_queue", QueueName="jobs.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})["QueueUrl"]
     sent = check(local, "send_message", QueueUrl=f, MessageBody="x", MessageGroupId="g")
@@ -204,6 +235,19 @@ def test_paginators_walk_list_queues_like_boto3s(local, aws):
     assert len(list(local.get_paginator("list_queues").paginate(PaginationConfig={"MaxItems": 3, "PageSize": 2}))) == 2
     assert local.can_paginate("list_dead_letter_source_queues") and not local.can_paginate("send_message")
     assert local.waiter_names == aws.waiter_names == []
+
+
+def test_a_paginator_cut_by_max_items_resumes_where_it_stopped_like_boto3s(local, aws):
+    for c in (local, aws):
+        for i in range(5):
+            c.create_queue(QueueName=f"page-{i}")
+    names = []
+    for c in (local, aws):
+        first = c.get_paginator("list_queues").paginate(PaginationConfig={"MaxItems": 3, "PageSize": 2}).build_full_result()
+        rest = c.get_paginator("list_queues").paginate(PaginationConfig={"StartingToken": first["NextToken"], "PageSize": 2}).build_full_result()
+        searched = list(c.get_paginator("list_queues").paginate().search("QueueUrls[]"))
+        names.append(([u.rsplit("/", 1)[1] for u in first["QueueUrls"] + rest["QueueUrls"]], len(searched)))
+    assert names[0] == names[1] == ([f"page-{i}" for i in range(5)], 5)
 
 
 # ---------------------------------------------------------------------- exceptions
