@@ -101,6 +101,18 @@ def test_send_receive_delete_round_trip_with_message_attributes(server):
     assert empty.findall("sqs:ReceiveMessageResult/sqs:Message", NS) == []
 
 
+def test_a_list_numbered_under_its_member_name_is_a_list_too(server):
+    # botocore's current model lost the query API's singular names (MessageSystemAttributeName.N),
+    # so a query client built from it numbers the member itself.
+    url = create(server, "q-plural")
+    ok(server.url, {"Action": "SendMessage", "QueueUrl": url, "MessageBody": "x", "MessageGroupId": "tenant-1"})
+    root = ok(server.url, {"Action": "ReceiveMessage", "QueueUrl": url, "MessageSystemAttributeNames.1": "MessageGroupId", "MessageSystemAttributeNames.2": "SenderId"})
+    [msg] = root.findall("sqs:ReceiveMessageResult/sqs:Message", NS)
+    assert {a.find("sqs:Name", NS).text for a in msg.findall("sqs:Attribute", NS)} == {"MessageGroupId", "SenderId"}
+    root = ok(server.url, {"Action": "GetQueueAttributes", "QueueUrl": url, "AttributeNames.1": "DelaySeconds"})
+    assert [a.find("sqs:Name", NS).text for a in root.findall("sqs:GetQueueAttributesResult/sqs:Attribute", NS)] == ["DelaySeconds"]
+
+
 def test_a_get_request_to_the_queue_url_path_needs_no_queue_url(server):
     create(server, "q-path")
     ok(server.url, {"Action": "SendMessage", "MessageBody": "by path"}, method="GET", path="/000000000000/q-path")

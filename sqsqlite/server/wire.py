@@ -99,6 +99,10 @@ _QUERY_LISTS = {
     "StringListValue": "StringListValues",
     "BinaryListValue": "BinaryListValues",
 }
+# A list may also come under its member's own name (MessageSystemAttributeNames.1=...): the
+# names SQS's query API had are gone from botocore's current model, so a client built from it
+# numbers the member name itself.
+_QUERY_LIST_MEMBERS = frozenset(_QUERY_LISTS.values())
 # Singular flattened map names -> (member name, key field, value field).
 _QUERY_MAPS = {
     "Attribute": ("Attributes", "Name", "Value"),
@@ -171,8 +175,8 @@ def _fold(node: dict[str, Any], action: str) -> dict[str, Any]:
                 v = item.get(v_field)
                 mapping[item[k_field]] = _fold(v, action) if isinstance(v, dict) else v
             out[member] = mapping
-        elif key in _QUERY_LISTS:
-            out[_QUERY_LISTS[key]] = [_fold(i, action) if isinstance(i, dict) else i for i in _numbered(key, value)]
+        elif key in _QUERY_LISTS or (key in _QUERY_LIST_MEMBERS and isinstance(value, dict)):
+            out[_QUERY_LISTS.get(key, key)] = [_fold(i, action) if isinstance(i, dict) else i for i in _numbered(key, value)]
         elif isinstance(value, dict):
             out[key] = _fold(value, action)
         else:
