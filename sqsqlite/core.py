@@ -1281,14 +1281,20 @@ class Queue:
                 if is_fifo:
                     results.append(self._insert_fifo(tx, row, p, now))
                     continue
-                if p.group_id is not None or p.dedup_id is not None:
-                    name = "MessageGroupId" if p.group_id is not None else "MessageDeduplicationId"
-                    raise InvalidParameterValue(f"{name} is for FIFO queues only; {self.name!r} is a standard queue.")
+                if p.dedup_id is not None:
+                    raise InvalidParameterValue(f"MessageDeduplicationId is for FIFO queues only; {self.name!r} is a standard queue.")
             except SQSError as exc:
                 results.append(exc)
                 continue
             delay = queue_delay if p.delay is None else p.delay
             message_id = next(ids)
+            if p.group_id is not None:
+                # A standard queue takes a MessageGroupId as SQS's fair queues do (a tenant's
+                # label, returned on receive), with no ordering: a row of its own, since the
+                # batched insert below leaves the group column out.
+                tx.run(Q.insert_message, **_message_row(queue_id, message_id, p, sender, now, now + delay * 1000))
+                results.append(SendResult((message_id, p.body, p.attributes, None, p.entry_id)))
+                continue
             # In Q.INSERT_STANDARD_COLUMNS order.
             values += (queue_id, message_id, p.body, _attributes_json(p.attributes), sender, now, now + delay * 1000)
             results.append(SendResult((message_id, p.body, p.attributes, None, p.entry_id)))

@@ -594,7 +594,8 @@ EXPORTED_FIELDS: dict[str, tuple[type, str]] = {
     "DeadLetterQueueSourceArn": (str, "a string (a queue ARN)"),
 }
 _EXPORTED_REQUIRED = ("MessageId", "Body", "SentTimestamp")
-_EXPORTED_FIFO_ONLY = ("MessageGroupId", "MessageDeduplicationId", "SequenceNumber")
+# A standard queue takes MessageGroupId too (fair queues); these two it never has.
+_EXPORTED_FIFO_ONLY = ("MessageDeduplicationId", "SequenceNumber")
 
 
 def imported_message_id(value: Any) -> str:

@@ -591,6 +591,20 @@ def scenario_fifo_deduplicates_within_five_minutes(w: World):
 
 
 @scenario
+def scenario_a_standard_queue_takes_a_group_id_as_a_fair_queue_label_and_keeps_no_order(w: World):
+    url = w.queue("fair")
+    w.client.send_message(QueueUrl=url, MessageBody="t1-a", MessageGroupId="tenant-1")
+    w.client.send_message(QueueUrl=url, MessageBody="t1-b", MessageGroupId="tenant-1")
+    [first] = w.receive(url, 1, MessageSystemAttributeNames=["MessageGroupId"])
+    assert first["Attributes"] == {"MessageGroupId": "tenant-1"}
+    # No head-of-line blocking: the group's other message comes while the first is in flight.
+    [second] = w.receive(url, 10, MessageSystemAttributeNames=["All"])
+    assert second["Attributes"]["MessageGroupId"] == "tenant-1" and "SequenceNumber" not in second["Attributes"]
+    with expect_error(w.client, "InvalidParameterValue"):
+        w.client.send_message(QueueUrl=url, MessageBody="x", MessageDeduplicationId="d")
+
+
+@scenario
 def scenario_fifo_sends_need_a_group_and_refuse_per_message_delay(w: World):
     url = w.fifo("rules")
     with expect_error(w.client, "MissingParameter"):

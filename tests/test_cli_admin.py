@@ -383,7 +383,7 @@ def test_import_of_a_value_sqs_refuses_names_the_line_and_creates_no_queue(sq, t
         ([_message(SenderId=["x"])], "target", "line 1 of {f} has SenderId ['x']; it must be a string."),
         ([_message(Body=None)], "target", "line 1 of {f} has a null Body; it must be a string."),
         ([_message(ReceiveCount=1)], "target", "line 1 of {f} has unknown field ReceiveCount; an exported message has MessageId, Body"),
-        ([_message(MessageGroupId="g")], "target", "line 1 of {f} has MessageGroupId 'g'; it is for FIFO queues only, and 'target' is a standard queue."),
+        ([_message(MessageDeduplicationId="d")], "target", "line 1 of {f} has MessageDeduplicationId 'd'; it is for FIFO queues only, and 'target' is a standard queue."),
         ([_message()], "target.fifo", "line 1 of {f} has no MessageGroupId, which every message of FIFO queue 'target.fifo' needs."),
         ([_message(), "[" * 100_000], "target", "line 2 of {f} is not JSON that sqsqlite reads (nested too deeply)."),
         ([_message(), b"\xff\xfe"], "target", "line 2 of {f} is not UTF-8 text (byte 1 of the line)."),
@@ -391,7 +391,7 @@ def test_import_of_a_value_sqs_refuses_names_the_line_and_creates_no_queue(sq, t
     ids=[
         "header Attributes", "header QueueName", "header Format", "huge SentTimestamp", "negative SentTimestamp",
         "MessageAttributes", "one message attribute", "ApproximateFirstReceiveTimestamp", "bool count", "SenderId",
-        "null Body", "unknown field", "group on a standard queue", "no group on a FIFO queue", "deep nesting", "not UTF-8",
+        "null Body", "unknown field", "deduplication id on a standard queue", "no group on a FIFO queue", "deep nesting", "not UTF-8",
     ],
 )
 def test_import_of_a_field_export_would_not_write_is_bad_usage_naming_the_line_and_changes_nothing(sq, tmp_path, lines, queue, fragment):

@@ -233,12 +233,30 @@ def test_without_content_based_deduplication_a_send_needs_a_deduplication_id(fq)
     assert counts(fq) == (0, 0, 0)
 
 
-def test_group_and_deduplication_ids_are_refused_on_a_standard_queue(queue):
-    with pytest.raises(InvalidParameterValue, match="MessageGroupId is for FIFO queues only"):
-        queue.send_message("x", message_group_id="g")
+def test_a_deduplication_id_is_refused_on_a_standard_queue(queue):
     with pytest.raises(InvalidParameterValue, match="MessageDeduplicationId is for FIFO queues only"):
         queue.send_message("x", message_deduplication_id="d")
+    with pytest.raises(InvalidParameterValue, match="MessageDeduplicationId is for FIFO queues only"):
+        queue.send_message("x", message_group_id="g", message_deduplication_id="d")
     assert counts(queue) == (0, 0, 0)
+
+
+def test_a_standard_queue_takes_a_group_id_as_a_fair_queue_label_without_ordering(queue, clock):
+    # SQS fair queues: a MessageGroupId on a standard queue names the tenant; it comes back on
+    # receive and orders nothing (a group's later message is received while an earlier is in flight).
+    first = queue.send_message("first", message_group_id="tenant-1")
+    assert first.sequence_number is None
+    result = queue.send_message_batch([{"Id": "a", "MessageBody": "second", "MessageGroupId": "tenant-1"}, {"Id": "b", "MessageBody": "plain"}])
+    assert not result.failed
+    got = {m.body: m for m in queue.receive_message(max_number_of_messages=1, message_system_attribute_names=["All"])}
+    got.update({m.body: m for m in queue.receive_message(max_number_of_messages=10, message_system_attribute_names=["All"])})
+    assert set(got) == {"first", "second", "plain"}
+    for body in ("first", "second"):
+        assert got[body].message_group_id == got[body].attributes["MessageGroupId"] == "tenant-1"
+        assert got[body].sequence_number is None and "SequenceNumber" not in got[body].attributes
+    assert got["plain"].message_group_id is None and "MessageGroupId" not in got["plain"].attributes
+    with pytest.raises(InvalidParameterValue, match="Invalid MessageGroupId"):
+        queue.send_message("x", message_group_id="bad group")
 
 
 # ---------------------------------------------------------------- deduplication

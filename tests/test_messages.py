@@ -497,9 +497,18 @@ def test_a_fifo_queues_export_is_refused_by_a_standard_queue_as_its_send_would_r
     fifo = db.create_queue("orders.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
     fifo.send_message("grouped", message_group_id="g1")
     plain = db.create_queue("plain")
-    with pytest.raises(InvalidExportRecord, match=r"record 1 has MessageGroupId 'g1'; it is for FIFO queues only, and 'plain' is a standard queue\."):
+    with pytest.raises(InvalidExportRecord, match=r"record 1 has MessageDeduplicationId '[0-9a-f]+\.\.\.; it is for FIFO queues only, and 'plain' is a standard queue\."):
         plain.import_messages(fifo.export_messages())
     assert plain.peek() == []
+
+
+def test_a_standard_queues_grouped_messages_come_back_from_export_with_their_group(db):
+    source = db.create_queue("tenants")
+    source.send_message("for tenant 1", message_group_id="tenant-1")
+    copy = db.create_queue("copy")
+    assert copy.import_messages(source.export_messages()) == 1
+    [m] = copy.receive_message(message_system_attribute_names=["MessageGroupId"])
+    assert m.message_group_id == m.attributes["MessageGroupId"] == "tenant-1"
 
 
 def test_an_import_checks_every_record_before_it_writes_any_and_names_the_bad_one(db):

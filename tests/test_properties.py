@@ -359,7 +359,7 @@ BAD_ENTRY = st.one_of(
     st.just(({}, "MissingParameter")),
     out_of(0, 900).map(lambda d: ({"MessageBody": "b", "DelaySeconds": d}, "InvalidParameterValue")),
     BAD_ATTRIBUTE_VALUE.map(lambda v: ({"MessageBody": "b", "MessageAttributes": {"a": v}}, "InvalidParameterValue")),
-    st.just(({"MessageBody": "b", "MessageGroupId": "g"}, "InvalidParameterValue")),  # FIFO-only on a standard queue
+    st.just(({"MessageBody": "b", "MessageDeduplicationId": "d"}, "InvalidParameterValue")),  # FIFO-only on a standard queue
 )
 
 
