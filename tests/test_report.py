@@ -14,7 +14,9 @@ from click.testing import CliRunner
 import sqsqlite
 from sqsqlite.report import figures, render, snapshot, synthetic
 from sqsqlite.report import spark as sj
+from sqsqlite.report import cli as report_cli
 from sqsqlite.report.cli import parse_as_of, report
+from sqsqlite.report.spark import SetupError
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")]
 
@@ -264,20 +266,20 @@ def test_the_command_prints_json_equal_to_the_oracle(spark, every_state):
     assert data == json.loads(json.dumps(figures.compute(path, as_of, top=2).to_dict()))
 
 
-def test_the_command_takes_the_database_from_the_groups_global_option(spark, every_state):
-    import click
+def test_the_sqsqlite_groups_global_db_option_picks_the_database_over_the_environment(spark, every_state, tmp_path, monkeypatch):
+    from sqsqlite.cli.main import cli
 
     path, as_of = every_state
-
-    @click.group()
-    @click.option("--db", envvar="SQSQLITE_DB", default="sqsqlite.db")
-    def main(db):
-        pass
-
-    main.add_command(report)
-    result = CliRunner().invoke(main, ["--db", path, "report", "--as-of", str(as_of), "--json"])
+    elsewhere = tmp_path / "elsewhere.db"
+    sqsqlite.connect(elsewhere).close()
+    monkeypatch.setenv("SQSQLITE_DB", str(elsewhere))
+    result = CliRunner().invoke(cli, ["--db", path, "report", "--as-of", str(as_of), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["database"] == path
+    # The command's own --db, given on its command line, wins over the group's.
+    result = CliRunner().invoke(cli, ["--db", path, "report", "--db", str(elsewhere), "--as-of", str(as_of), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["database"] == str(elsewhere)
 
 
 def test_as_of_accepts_iso_8601_and_epoch_milliseconds():
@@ -287,10 +289,75 @@ def test_as_of_accepts_iso_8601_and_epoch_milliseconds():
     assert parse_as_of("2023-11-16 14:13:20.250") == 1_700_144_000_250
 
 
-def test_a_bad_as_of_is_a_usage_error_naming_the_value(tmp_path):
-    result = CliRunner().invoke(report, ["--db", str(tmp_path / "x.db"), "--as-of", "yesterday"])
+def test_an_iso_as_of_keeps_its_exact_millisecond():
+    # Through a float, .018 s came out as 17 ms (1,230 of 400,000 random instants were off).
+    assert parse_as_of("2004-09-29T02:19:51.018Z") == 1_096_424_391_018
+    assert parse_as_of("9999-12-31T23:59:59.999Z") == 253_402_300_799_999
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        ("yesterday", "'yesterday' is not a timestamp"),
+        ("²", "'²' is not a timestamp"),
+        ("--5", "'--5' is not a timestamp"),
+        ("-5", "'-5' is outside the range the report covers: epoch milliseconds from 0 to 253402300799999"),
+        ("99999999999999999999", "'99999999999999999999' is outside the range"),
+        ("253402300800000", "'253402300800000' is outside the range"),
+        ("1969-12-31T23:59:59Z", "'1969-12-31T23:59:59Z' is outside the range"),
+    ],
+)
+def test_a_bad_as_of_is_a_usage_error_naming_the_value_and_the_range(tmp_path, value, says):
+    result = CliRunner().invoke(report, ["--db", str(tmp_path / "x.db"), f"--as-of={value}"])
     assert result.exit_code == 2
-    assert "'yesterday' is not a timestamp" in result.output
+    assert says in result.output
+
+
+def test_an_as_of_that_looks_like_epoch_seconds_gets_a_warning(every_state, monkeypatch):
+    monkeypatch.setattr(report_cli, "get_session", _no_spark)
+    result = CliRunner().invoke(report, ["--db", every_state[0], "--as-of", "1700000000"])
+    assert "warning: --as-of 1700000000 is 1970-01-20T16:13:20.000Z read as epoch milliseconds; for epoch seconds, give 1700000000000." in result.output
+
+
+def _no_spark(*args, **kwargs):
+    raise SetupError("Spark was not to be started")
+
+
+def _locked_elsewhere(path):
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    return holder
+
+
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (lambda p: p.write_text("not a database at all\n" * 100), "is not a sqsqlite database (file is not a database)"),
+        (lambda p: sqlite3.connect(p).execute("CREATE TABLE queues (x)"), "is not a sqsqlite database, or an older one not yet upgraded (no such column: id;"),
+        (lambda p: sqlite3.connect(p).execute("CREATE TABLE other (x)"), "is not a sqsqlite database, or an older one not yet upgraded (no such table: src.queues;"),
+    ],
+    ids=["text", "another program's queues table", "another program's database"],
+)
+def test_a_file_that_is_not_a_sqsqlite_database_is_one_line_before_spark_starts(tmp_path, monkeypatch, make, says):
+    path = tmp_path / "x.db"
+    make(path)
+    monkeypatch.setattr(report_cli, "get_session", _no_spark)
+    result = CliRunner().invoke(report, ["--db", str(path)])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith(f"Error: {path} {says}")
+
+
+def test_a_database_locked_past_the_busy_timeout_is_said_so(tmp_path, monkeypatch):
+    path = tmp_path / "held.db"
+    sqsqlite.connect(path).close()
+    holder = _locked_elsewhere(str(path))
+    monkeypatch.setattr(snapshot, "_BUSY_TIMEOUT_MS", 50)  # not a minute, in a test
+    try:
+        with pytest.raises(snapshot.SnapshotError, match=f"{path} is locked: another connection held it"):
+            snapshot.take(str(path), str(tmp_path / "snap.db"))
+    finally:
+        holder.close()
 
 
 def test_a_missing_database_is_one_clear_line_and_creates_nothing(tmp_path):

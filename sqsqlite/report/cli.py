@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import warnings
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import click
 from click.core import ParameterSource
@@ -20,29 +21,45 @@ from . import render, snapshot
 from .spark import JAR_ENV, SetupError, compute, get_session, resolve_jar
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MS = timedelta(milliseconds=1)
+# What the report can print as a date: 1970 to the end of 9999 (datetime's last year).
+AS_OF_RANGE = (0, (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc) - _EPOCH) // _MS)
+_DIGITS = re.compile(r"-?[0-9]+")  # ASCII only: int() would take '²' or '٣'
+
+
 def parse_as_of(value: str) -> int:
-    """Epoch milliseconds, or an ISO 8601 timestamp (UTC unless it names its zone)."""
+    """Epoch milliseconds, or an ISO 8601 timestamp (UTC unless it names its zone), from
+    1970-01-01 to 9999-12-31."""
     text = value.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        ts = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    except ValueError:
+    if _DIGITS.fullmatch(text):
+        ms = int(text)
+    else:
+        try:
+            ts = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        except ValueError:
+            raise click.BadParameter(
+                f"{value!r} is not a timestamp: use ISO 8601 (2024-05-01T12:00:00Z) or epoch milliseconds"
+            ) from None
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=timezone.utc)
+        ms = (ts - _EPOCH) // _MS  # in integers: through a float, .018 s came out as 17 ms
+    low, high = AS_OF_RANGE
+    if not low <= ms <= high:
         raise click.BadParameter(
-            f"{value!r} is not a timestamp: use ISO 8601 (2024-05-01T12:00:00Z) or epoch milliseconds"
-        ) from None
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=timezone.utc)
-    return int(ts.timestamp() * 1000)
+            f"{value!r} is outside the range the report covers: epoch milliseconds from {low} to {high} "
+            "(1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)"
+        )
+    return ms
 
 
 def _db_path(ctx: click.Context, own: str) -> str:
-    """The group's global --db wins unless --db was given to this command itself."""
-    root = ctx.find_root()
-    given_here = ctx.get_parameter_source("db") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-    if root is not ctx and not given_here and root.params.get("db"):
-        return str(root.params["db"])
-    return own
+    """This command's own --db when given on its command line; else the group's global --db
+    (kept in the group's Settings) when that was given; else $SQSQLITE_DB or the default."""
+    if ctx.get_parameter_source("db") == ParameterSource.COMMANDLINE:
+        return own
+    given = getattr(ctx.find_root().obj, "db_path", None)  # no group: run on its own
+    return given or own
 
 
 @click.command("report")
@@ -74,23 +91,31 @@ def report(ctx, db, as_of, master, jdbc_jar, partitions, top, groups, out, parqu
         raise click.UsageError("--parquet needs --out DIR")
     if not os.path.isfile(path):
         raise click.ClickException(f"no database at {path} (give --db PATH or set {D.DB_PATH_ENV})")
+    if as_of_ms is not None and as_of_ms < 10**11:
+        click.echo(
+            f"warning: --as-of {as_of} is {render.iso(as_of_ms)} read as epoch milliseconds; "
+            f"for epoch seconds, give {as_of_ms * 1000}.",
+            err=True,
+        )
     if not verbose:
         warnings.filterwarnings("ignore", module="pyspark")
-    try:
-        jar = resolve_jar(jdbc_jar)
-        spark, created = get_session(master, jar, verbose, driver_memory)
-    except SetupError as exc:
-        raise click.ClickException(str(exc)) from None
-    try:
-        with tempfile.TemporaryDirectory(prefix="sqsqlite-report-") as tmp:
-            try:
-                snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms)
-            except snapshot.SnapshotError as exc:
-                raise click.ClickException(str(exc)) from None
+    with tempfile.TemporaryDirectory(prefix="sqsqlite-report-") as tmp:
+        # The snapshot first: a file that is not a sqsqlite database is said at once, not after
+        # the JVM has started.
+        try:
+            snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms)
+        except snapshot.SnapshotError as exc:
+            raise click.ClickException(str(exc)) from None
+        try:
+            jar = resolve_jar(jdbc_jar)
+            spark, created = get_session(master, jar, verbose, driver_memory)
+        except SetupError as exc:
+            raise click.ClickException(str(exc)) from None
+        try:
             result = compute(spark, snap, top=top, partitions=partitions, database=path)
-    finally:
-        if created:
-            spark.stop()
+        finally:
+            if created:
+                spark.stop()
     if as_json:
         click.echo(json.dumps({"as_of": render.iso(result.as_of_ms), **result.to_dict()}, indent=2))
     else:

@@ -38,8 +38,24 @@ _SCHEMA = (
 )
 
 
+_BUSY_TIMEOUT_MS = 60_000  # how long the copy waits for a connection that locks the file out
+
+
 class SnapshotError(Exception):
-    """The database can't be read (missing, not a sqsqlite database)."""
+    """The database can't be read (missing, not a sqsqlite database, locked)."""
+
+
+def _unreadable(source: str, exc: sqlite3.Error) -> str:
+    """One line on why the source could not be copied: not a database, another program's
+    database (or an older sqsqlite's not yet upgraded), locked, or unreadable."""
+    text = str(exc)
+    if text.startswith("file is not a database"):
+        return f"{source} is not a sqsqlite database ({text})"
+    if text.startswith(("no such table", "no such column")):
+        return f"{source} is not a sqsqlite database, or an older one not yet upgraded ({text}; `sqsqlite --db {source} db upgrade` upgrades one)"
+    if "locked" in text or "busy" in text:
+        return f"{source} is locked: another connection held it for over a minute ({text})"
+    return f"cannot read {source} ({text})"
 
 
 @dataclass(frozen=True)
@@ -74,25 +90,25 @@ def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callab
     # never write to it.
     conn = sqlite3.connect(file_uri(dest), uri=True, isolation_level=None)
     try:
-        conn.execute("PRAGMA busy_timeout=60000")
+        conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode=OFF")  # a private scratch file: nothing to recover
         conn.execute("PRAGMA synchronous=OFF")
-        conn.execute("ATTACH DATABASE ? AS src", (file_uri(source, "ro"),))
         for ddl in _SCHEMA:
             conn.execute(ddl)
-        conn.execute("BEGIN")
         try:
+            conn.execute("ATTACH DATABASE ? AS src", (file_uri(source, "ro"),))
+            conn.execute("BEGIN")
             # The first read of src starts its snapshot; everything below sees that state.
             conn.execute("SELECT count(*) FROM src.queues").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise SnapshotError(f"{source} is not a sqsqlite database ({exc})") from None
-        if as_of_ms is None:
-            as_of_ms = now_ms()
-        conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")
-        conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages")
-        if while_open is not None:
-            while_open()
-        conn.execute("COMMIT")
+            if as_of_ms is None:
+                as_of_ms = now_ms()
+            conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")
+            conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages")
+            if while_open is not None:
+                while_open()
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise SnapshotError(_unreadable(source, exc)) from None
         n, lo, hi = conn.execute("SELECT count(*), min(id), max(id) FROM messages").fetchone()
     except BaseException:
         if conn.in_transaction:

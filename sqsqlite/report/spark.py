@@ -6,6 +6,7 @@ with Spark's DataFrame API, in integer arithmetic only, so they equal the oracle
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import shutil
@@ -120,9 +121,21 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
         if jar is None:
             raise SetupError(f"the SQLite JDBC driver is not installed and could not be fetched from Maven{where}: {INSTALL_DRIVER}") from None
         raise SetupError(f"Spark did not start{where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+    if log:
+        # Kept only when Spark failed to start (the error above names it); else one file per
+        # run would pile up in the temp directory. The JVM may write to it until this process
+        # ends, so it goes then.
+        atexit.register(_remove_quietly, log)
     if not verbose:
         spark.sparkContext.setLogLevel("ERROR")
     return spark, True
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None = None):
