@@ -1022,9 +1022,11 @@ def _move_row(tx: Tx, row, source, target, now: int) -> None:
     if target["fifo"]:
         sequence = tx.scalar(Q.next_sequence, id=target["id"], n=1)
     tx.run(Q.move_message, id=row["id"], queue_id=target["id"], now=now, sequence_number=sequence)
-    if row["group_id"] is not None:
-        tx.run(Q.fix_group_head, queue_id=source["id"], group_id=row["group_id"])
-        tx.run(Q.fix_group_head, queue_id=target["id"], group_id=row["group_id"])
+    if row["group_id"] is not None:  # FIFO groups have heads; a fair queue's groups do not
+        if source["fifo"]:
+            tx.run(Q.fix_group_head, queue_id=source["id"], group_id=row["group_id"])
+        if target["fifo"]:
+            tx.run(Q.fix_group_head, queue_id=target["id"], group_id=row["group_id"])
 
 
 def _move_task(row, handle: bool) -> MoveTask:
@@ -1268,6 +1270,7 @@ class Queue:
         is_fifo = bool(row["fifo"])
         results: list = []
         values: list = []  # the rows' values, row after row
+        groups: list = []  # and their group ids
         sender = self.db.sender_id
         queue_id, max_size, queue_delay = row["id"], row["max_message_size"], row["delay_seconds"]
         ids = iter(() if is_fifo else _new_message_ids(len(prepared)))  # FIFO sends make their own
@@ -1288,20 +1291,19 @@ class Queue:
                 continue
             delay = queue_delay if p.delay is None else p.delay
             message_id = next(ids)
-            if p.group_id is not None:
-                # A standard queue takes a MessageGroupId as SQS's fair queues do (a tenant's
-                # label, returned on receive), with no ordering: a row of its own, since the
-                # batched insert below leaves the group column out.
-                tx.run(Q.insert_message, **_message_row(queue_id, message_id, p, sender, now, now + delay * 1000))
-                results.append(SendResult((message_id, p.body, p.attributes, None, p.entry_id)))
-                continue
-            # In Q.INSERT_STANDARD_COLUMNS order.
+            # In Q.INSERT_STANDARD_COLUMNS order. A standard queue takes a MessageGroupId as SQS's
+            # fair queues do (a tenant's label, returned on receive, ordering nothing).
             values += (queue_id, message_id, p.body, _attributes_json(p.attributes), sender, now, now + delay * 1000)
+            groups.append(p.group_id)
             results.append(SendResult((message_id, p.body, p.attributes, None, p.entry_id)))
         if values:
             width = len(Q.INSERT_STANDARD_COLUMNS)
             n = len(values) // width
-            if any(values[Q.ATTRIBUTES_AT :: width]):
+            if groups.count(None) != n:
+                for i in range(n, 0, -1):  # each row's group after its other values
+                    values.insert(i * width, groups[i - 1])
+                tx.run_positional(Q.INSERT_GROUPED_ROWS[n], values)
+            elif any(values[Q.ATTRIBUTES_AT :: width]):
                 tx.run_positional(Q.INSERT_STANDARD_ROWS[n], values)
             else:
                 del values[Q.ATTRIBUTES_AT :: width]  # every row's None
@@ -1438,12 +1440,12 @@ class Queue:
 
     def _claimed_messages(self, rows: list, queue_id: int, system: set[str], wanted: Callable[[str], bool], lease: tuple) -> list[Message]:
         """_message for a standard claim's rows (Q.CLAIMED_COLUMNS), in one frame: the token and
-        the lease end are the claim's own, and the rows have no FIFO fields (_claim read any row
-        with one in full). A call per message cost about 1,500 instructions more."""
+        the lease end are the claim's own, and the rows have no FIFO fields but a fair queue's
+        group id (_claim read any other in full). A call per message cost about 1,500 instructions more."""
         issue = self.db.handles.issue
         token, visible_at = lease
         out = []
-        for row_id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, _ in rows:
+        for row_id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, group in rows:
             message = Message(
                 message_id,
                 body,
@@ -1453,7 +1455,7 @@ class Queue:
                 first_received_at,
                 {k: v for k, v in _decode_attributes(attributes).items() if wanted(k)} if attributes else {},
                 {},
-                None,
+                group if group is None else group[1:],  # GROUP_MARK + a fair queue's group id
                 None,
                 None,
                 dead_letter_source_arn,
@@ -1532,8 +1534,9 @@ class Queue:
                     break
             # A FIFO claim returns whole rows (Q.RECEIVED_COLUMNS); a standard one leaves out
             # what the claim itself knows (Q.CLAIMED_COLUMNS): its rows can be used as they are
-            # when one round claimed them all (one token) and none has FIFO fields (an import's).
-            usable = is_fifo or (rounds == 1 and list(map(_fifo_fields, claimed)).count(None) == len(claimed))
+            # when one round claimed them all (one token) and none has a deduplication id or
+            # sequence number (an older sqsqlite's import).
+            usable = is_fifo or (rounds == 1 and _plain_or_grouped(claimed))
             if claimed and lease_end <= now:
                 for r in claimed:
                     tx.run(Q.change_visibility, id=r[0], visible_at=lease_end)
@@ -1623,7 +1626,7 @@ class Queue:
         dead-letter queue, visible there at once, its receive count and sent_at kept."""
         sequence = tx.scalar(Q.next_sequence, id=dlq["id"], n=1) if dlq["fifo"] else None
         group_id = tx.scalar(Q.unclaim_to_dead_letter, id=row_id, dlq_id=dlq["id"], now=now, source_arn=self.arn, sequence_number=sequence)
-        if group_id is not None:
+        if group_id is not None and row["fifo"]:  # a FIFO queue's dead-letter queue is FIFO
             tx.run(Q.fix_group_head, queue_id=row["id"], group_id=group_id)
             tx.run(Q.fix_group_head, queue_id=dlq["id"], group_id=group_id)
 
@@ -2008,7 +2011,16 @@ def _plain_entries(entries: list, entry_ids: list) -> _Plain | None:
 
 _get_body = operator.itemgetter("MessageBody")
 _get_receipt_handle = operator.itemgetter("ReceiptHandle")
-_fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: None, or an import's FIFO fields
+_fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: see Q.CLAIMED_COLUMNS
+
+
+def _plain_or_grouped(rows: list) -> bool:
+    """Whether a standard claim's rows are whole as they are: none has FIFO fields but a
+    group id (Q.CLAIMED_COLUMNS)."""
+    fields = list(map(_fifo_fields, rows))
+    if fields.count(None) == len(fields):  # the common case, counted in C
+        return True
+    return all(f is None or (type(f) is str and f[:1] == Q.GROUP_MARK) for f in fields)
 
 
 class _Plain(NamedTuple):

@@ -81,9 +81,11 @@ MESSAGE_COLUMNS = (
 # SQLite's RETURNING and sqlite3's conversion (callgrind), a tenth of a message's receive.
 RECEIVED_COLUMNS = tuple(c for c in MESSAGE_COLUMNS if c.name not in ("queue_id", "received_at", "is_head"))
 # What a standard claim returns, fewer still: the lease end and the token are the claim's own
-# parameters, so visible_at and receipt_token are not returned, and the three FIFO columns,
-# empty on a standard queue's messages (only an import can fill them), come back as one column,
-# not NULL when any is set; Queue._claim reads such a message again in full (received_by_id).
+# parameters, so visible_at and receipt_token are not returned, and the three FIFO columns come
+# back as one: NULL on a plain message; GROUP_MARK + the group on a fair queue's message (a
+# MessageGroupId, nothing else: a standard queue never has the other two); a deduplication id
+# or sequence number otherwise (an import by an older sqsqlite), which Queue._claim reads again
+# in full (received_by_id).
 CLAIMED_COLUMNS = (
     m.c.id,
     m.c.message_id,
@@ -97,11 +99,14 @@ CLAIMED_COLUMNS = (
     # Not "group_id IS NOT NULL OR ...": SQLite 3.38 to 3.4x evaluates IS [NOT] NULL in an
     # UPDATE's RETURNING wrongly when the table's INTEGER PRIMARY KEY is also declared NOT NULL,
     # as SQLAlchemy declares it (every row read as having FIFO fields).
-    func.coalesce(m.c.group_id, m.c.dedup_id, m.c.sequence_number).label("fifo_fields"),
+    func.coalesce(m.c.dedup_id, m.c.sequence_number, func.char(literal_column("1")).concat(m.c.group_id)).label("fifo_fields"),
 )
+GROUP_MARK = "\x01"  # char(1) above: deduplication and group ids are printable ASCII
 FIFO_FIELDS_AT = len(CLAIMED_COLUMNS) - 1
 
 _alive = m.c.sent_at > P("cutoff")
+# The predicate of ix_messages_group (FIFO rows), which a query must state to use that index.
+_IN_GROUP_INDEX = m.c.sequence_number.is_not(None)
 
 
 # ------------------------------------------------------------------ queues
@@ -224,6 +229,9 @@ def _insert_rows(columns: tuple[str, ...], n: int) -> Sql:
 _BATCH_SIZES = range(1, D.MAX_BATCH_ENTRIES + 1)
 INSERT_STANDARD_ROWS = (None,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) for n in _BATCH_SIZES)
 INSERT_PLAIN_ROWS = (None,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
+# And with a fair queue's group ids (group_id comes after them in the table too).
+INSERT_GROUPED_COLUMNS = INSERT_STANDARD_COLUMNS + ("group_id",)
+INSERT_GROUPED_ROWS = (None,) + tuple(_insert_rows(INSERT_GROUPED_COLUMNS, n) for n in _BATCH_SIZES)
 
 # The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
 # visible_at for every row). Those four are numbered parameters, each bound once however many
@@ -325,7 +333,7 @@ delete_expired_heads = compile_sql(
 )
 fifo_group_run = compile_sql(
     select(m.c.id, m.c.visible_at)
-    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None), _alive_unindexed)
+    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX, _alive_unindexed)
     .order_by(m.c.sequence_number)
     .limit(P("n"))
 )
@@ -337,7 +345,7 @@ fix_group_head = compile_sql(
     .where(
         m.c.id
         == select(m.c.id)
-        .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None))
+        .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)
         .order_by(m.c.sequence_number)
         .limit(1)
         .scalar_subquery(),
@@ -346,7 +354,7 @@ fix_group_head = compile_sql(
     .values(is_head=1)
 )
 group_has_messages = compile_sql(
-    select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), m.c.group_id.is_not(None)).limit(1)
+    select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX).limit(1)
 )
 
 unclaim_to_dead_letter = compile_sql(

@@ -103,13 +103,15 @@ messages = Table(
     # expired rows, being the oldest, are pruned from its head (there is no index on sent_at:
     # every send and delete would pay for one).
     Index("ix_messages_visible", "queue_id", "visible_at", "sent_at", "receive_count"),
-    # FIFO: a group's messages in send order, and the visible group heads.
+    # FIFO: a group's messages in send order, and the visible group heads. FIFO rows only (they
+    # alone have a sequence number): a fair queue's grouped messages on a standard queue would
+    # otherwise pay an index entry each, a page written per group on every delete.
     Index(
         "ix_messages_group",
         "queue_id",
         "group_id",
         "sequence_number",
-        sqlite_where=text("group_id IS NOT NULL"),
+        sqlite_where=text("sequence_number IS NOT NULL"),
     ),
     Index(
         "ix_messages_heads",

@@ -259,6 +259,23 @@ def test_a_standard_queue_takes_a_group_id_as_a_fair_queue_label_without_orderin
         queue.send_message("x", message_group_id="bad group")
 
 
+def test_a_fair_queues_group_survives_dead_lettering_and_redrive_and_never_becomes_a_fifo_head(db, clock):
+    dlq = db.create_queue("fair-dlq")
+    source = db.create_queue("fair", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})})
+    source.send_message("poison", message_group_id="tenant-1")
+    source.receive_message(visibility_timeout=0)
+    assert source.receive_message() == []  # the second receive moved it
+    [moved] = dlq.peek()
+    assert moved.message_group_id == "tenant-1"
+    db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    [back] = source.receive_message(message_system_attribute_names=["MessageGroupId"])
+    assert back.body == "poison" and back.attributes["MessageGroupId"] == "tenant-1"
+    # Heads are FIFO's: nothing on a standard queue is one, and the group index holds no row of it.
+    conn = db.store.connection()
+    assert conn.execute("SELECT count(*) FROM messages WHERE is_head = 1").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM messages INDEXED BY ix_messages_group WHERE sequence_number IS NOT NULL").fetchone()[0] == 0
+
+
 # ---------------------------------------------------------------- deduplication
 
 
@@ -728,7 +745,8 @@ def test_the_fifo_claim_reads_group_heads_and_group_runs_off_their_indexes(db):
     heads = _plan(db, Q.fifo_heads, queue_id=1, now=0, cutoff=0, n=10)
     assert heads == "SEARCH messages USING INDEX ix_messages_heads (queue_id=? AND visible_at<?)"
     run = _plan(db, Q.fifo_group_run, queue_id=1, group_id="g", cutoff=0, n=10)
-    assert run == "SEARCH messages USING INDEX ix_messages_group (queue_id=? AND group_id=?)"
+    # sequence_number IS NOT NULL, the index's predicate, is a range on its last column.
+    assert run == "SEARCH messages USING INDEX ix_messages_group (queue_id=? AND group_id=? AND sequence_number>?)"
 
 
 def _receive_steps(db, q):

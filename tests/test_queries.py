@@ -15,6 +15,7 @@ import pytest
 
 import sqsqlite
 from sqsqlite import queries as Q
+from sqsqlite import store
 
 # statement -> (index every SEARCH on messages must use, must the walk be in index order)
 HOT_PATH = {
@@ -114,23 +115,46 @@ def test_deleting_one_receives_messages_looks_up_each_listed_row_id(conn, n):
     assert on_messages and all("INTEGER PRIMARY KEY (rowid=?)" in line for line in on_messages), plan
 
 
-def test_a_standard_claim_marks_only_the_rows_that_carry_fifo_fields(tmp_path):
-    # Queue._claim reads a marked row again in full, so a wrong mark costs a statement per
-    # message. SQLite 3.38+ answers "col IS NOT NULL" in an UPDATE's RETURNING wrongly on this
-    # table (its INTEGER PRIMARY KEY is declared NOT NULL), which once marked every row.
+def test_a_standard_claim_marks_fair_queue_groups_apart_from_rows_it_must_read_again(tmp_path):
+    # Queue._claim reads a row with a deduplication id or sequence number again in full, so a
+    # wrong mark costs a statement per message; a fair queue's group comes back marked, whole.
+    # SQLite 3.38+ answers "col IS NOT NULL" in an UPDATE's RETURNING wrongly on this table (its
+    # INTEGER PRIMARY KEY is declared NOT NULL), which once marked every row.
     db = sqsqlite.connect(tmp_path / "claim.db")
     std = db.create_queue("std")
-    std.send_message("grouped")
+    std.send_message("tenant", message_group_id="tenant-1")
+    std.send_message("imported")
     std.send_message("plain")
     queue_id = db.store.connection().execute("SELECT id FROM queues WHERE name = 'std'").fetchone()[0]
     now = db.now()
     with db.store.write() as tx:
-        # No call puts FIFO fields on a standard queue's row now; the claim still reads them right.
-        tx.c.execute("UPDATE messages SET group_id = 'g', dedup_id = 'd', sequence_number = 1 WHERE body = 'grouped'")
+        # No call puts these on a standard queue's row now; an older sqsqlite's import did.
+        tx.c.execute("UPDATE messages SET group_id = 'g', dedup_id = 'd', sequence_number = 1 WHERE body = 'imported'")
         rows = tx.all_positional(Q.claim_standard, (now + 1000, now, now, bytearray(16), queue_id, now, 0, 10, 0))
-    marked = {r[2]: r[Q.FIFO_FIELDS_AT] is not None for r in rows}  # plain tuples of Q.CLAIMED_COLUMNS: the body third
+    fields = {r[2]: r[Q.FIFO_FIELDS_AT] for r in rows}  # plain tuples of Q.CLAIMED_COLUMNS: the body third
     db.close()
-    assert marked == {"grouped": True, "plain": False}
+    assert fields == {"tenant": Q.GROUP_MARK + "tenant-1", "imported": "d", "plain": None}
+
+
+def test_a_receive_reads_again_only_the_messages_a_claim_cannot_return_whole(db, monkeypatch):
+    q = db.create_queue("fair")
+    for i in range(5):
+        q.send_message(f"t{i}", message_group_id=f"tenant-{i}")
+    q.send_message("plain")
+    reads = []
+    original = store.Tx.one
+
+    def counting(self, statement, **params):
+        if statement is Q.received_by_id:
+            reads.append(params)
+        return original(self, statement, **params)
+
+    monkeypatch.setattr(store.Tx, "one", counting)
+    got = q.receive_message(max_number_of_messages=10, message_system_attribute_names=["MessageGroupId"])
+    assert reads == []
+    assert sorted((m.body, m.message_group_id, m.attributes.get("MessageGroupId")) for m in got) == [
+        ("plain", None, None), *((f"t{i}", f"tenant-{i}", f"tenant-{i}") for i in range(5))
+    ]
 
 
 def test_a_numbered_statement_binds_a_parameter_used_by_every_row_once():
