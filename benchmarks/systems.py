@@ -181,17 +181,23 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _connect(path: str, synchronous: str) -> sqlite3.Connection:
+    """Python's sqlite3 with sqsqlite's pragmas, autocommit off (each operation says BEGIN)."""
+    c = sqlite3.connect(path, isolation_level=None, timeout=60)
+    c.execute("PRAGMA journal_mode=WAL")
+    c.execute(f"PRAGMA synchronous={synchronous}")
+    c.execute("PRAGMA temp_store=MEMORY")
+    c.execute("PRAGMA journal_size_limit=67108864")
+    return c
+
+
 class Floor:
     name = "floor"
 
     def __init__(self, path: str, synchronous: str = "NORMAL"):
         _remove(path)
         self.path = path
-        c = sqlite3.connect(path, isolation_level=None, timeout=60)
-        c.execute("PRAGMA journal_mode=WAL")
-        c.execute(f"PRAGMA synchronous={synchronous}")
-        c.execute("PRAGMA temp_store=MEMORY")
-        c.execute("PRAGMA journal_size_limit=67108864")
+        c = _connect(path, synchronous)
         c.executescript(FLOOR_SCHEMA)
         self.c = c
 
@@ -266,11 +272,7 @@ class FloorOnLayout(Floor):
 
     def __init__(self, path: str, synchronous: str = "NORMAL"):
         Engine(path).db.close()  # sqsqlite's schema and a queue 'bench' (id 1)
-        c = sqlite3.connect(path, isolation_level=None, timeout=60)
-        c.execute("PRAGMA journal_mode=WAL")
-        c.execute(f"PRAGMA synchronous={synchronous}")
-        c.execute("PRAGMA temp_store=MEMORY")
-        c.execute("PRAGMA journal_size_limit=67108864")
+        c = _connect(path, synchronous)
         self.c, self.path = c, path
         self.queue_id = c.execute("SELECT id FROM queues WHERE name = 'bench'").fetchone()[0]
         from sqsqlite import queries as Q
@@ -454,10 +456,7 @@ class CommitCeiling:
     def __init__(self, path: str, synchronous: str = "NORMAL"):
         _remove(path)
         self.path = path
-        c = sqlite3.connect(path, isolation_level=None, timeout=60)
-        c.execute("PRAGMA journal_mode=WAL")
-        c.execute(f"PRAGMA synchronous={synchronous}")
-        c.execute("PRAGMA temp_store=MEMORY")
+        c = _connect(path, synchronous)
         c.execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
         c.execute("INSERT INTO counter VALUES (1, 0)")
         self.c = c
