@@ -696,10 +696,9 @@ class Database:
             except (binascii.Error, ValueError, UnicodeDecodeError):
                 raise InvalidParameterValue(f"Invalid NextToken {V._shorten(next_token)}: pass a token ListQueues returned.") from None
         limit = max_results or D.LIST_QUEUES_UNPAGED_LIMIT
-        # LIKE treats _ and % as wildcards; filter exactly in Python after the index narrows it.
         with self.store.read() as tx:
-            rows = tx.all(Q.list_queues, prefix=queue_name_prefix.replace("%", ""), after=after, limit=limit + 1)
-        names = [r["name"] for r in rows if r["name"].startswith(queue_name_prefix)]
+            rows = tx.all(Q.list_queues, prefix=queue_name_prefix, prefix_end=queue_name_prefix + "\x7f", after=after, limit=limit + 1)
+        names = [r["name"] for r in rows]
         token = None
         if max_results is not None and len(names) > limit:
             names = names[:limit]

@@ -113,8 +113,14 @@ _IN_GROUP_INDEX = m.c.sequence_number.is_not(None)
 
 queue_by_name = compile_sql(select(q).where(q.c.name == P("name")))
 queue_by_id = compile_sql(select(q).where(q.c.id == P("id")))
+# Names from prefix up to prefix + DEL: exactly those that start with it, since a queue name's
+# characters are ASCII below DEL (a range on the name's index; LIKE would take _ and % as
+# wildcards and match letters in either case).
 list_queues = compile_sql(
-    select(q.c.name).where(q.c.name.startswith(P("prefix"), autoescape=False), q.c.name > P("after")).order_by(q.c.name).limit(P("limit"))
+    select(q.c.name)
+    .where(q.c.name >= P("prefix"), q.c.name < P("prefix_end"), q.c.name > P("after"))
+    .order_by(q.c.name)
+    .limit(P("limit"))
 )
 insert_queue = compile_sql(
     insert(q).values(

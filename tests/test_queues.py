@@ -118,6 +118,19 @@ def test_list_queues_filters_by_prefix_exactly(db):
     assert db.list_queues("zzz") == ([], None)
 
 
+@pytest.mark.parametrize("names, prefix, expected", [
+    (("Q1", "Q2", "Q3", "q1", "q2"), "q", ["q1", "q2"]),  # LIKE matched letters in either case
+    (("xA1", "xB1", "x_1", "x_2"), "x_", ["x_1", "x_2"]),  # and took _ for any character
+])
+def test_a_page_of_list_queues_holds_prefix_matches_however_many_near_misses_sort_before_them(db, names, prefix, expected):
+    for name in names:
+        db.create_queue(name)
+    urls, token = db.list_queues(prefix, max_results=1)
+    assert [u.rsplit("/", 1)[1] for u in urls] == expected[:1] and token is not None
+    urls, token = db.list_queues(prefix, max_results=1, next_token=token)
+    assert [u.rsplit("/", 1)[1] for u in urls] == expected[1:] and token is None
+
+
 def test_list_queues_pages_with_max_results_and_next_token(db):
     names = [f"q{i:02d}" for i in range(7)]
     for name in names:
