@@ -262,21 +262,29 @@ def redrive(s: Settings, queue_url: str, to: str | None, rate: int | None) -> No
     """Move dead letters back, with a progress bar.
 
     Interrupted (Ctrl-C, a crash), it resumes where it stopped when run again: a RUNNING task for
-    the queue is continued.
+    the queue is continued; --to or --rate other than that task's is bad usage (cancel it first).
 
     \b
     Example: sqsqlite redrive --queue-url MyQueue-dlq --rate 100
     """
     db = s.database()
     source = db.queue(queue_url)
+    dest = db.queue(to).arn if to else None
     running = [t for t in db.list_message_move_tasks(source.arn, 10) if t.status == "RUNNING"]
     if running:
-        handle = running[0].task_handle
+        task = running[0]
+        if (to is not None and dest != task.destination_arn) or (rate is not None and rate != task.max_number_of_messages_per_second):
+            # Resuming would quietly move them elsewhere, or at another rate, than asked.
+            was = f"to {task.destination_arn or 'each source queue'} at {task.max_number_of_messages_per_second or 'full'} per second"
+            raise click.UsageError(
+                f"a move task on {source.name} is still running ({was}); run `sqsqlite redrive --queue-url {source.name}` "
+                f"without --to and --rate to resume it, or cancel it first: sqsqlite cancel-message-move-task --task-handle {task.task_handle}"
+            )
+        handle = task.task_handle
         click.echo(f"Resuming the running move task on {source.name}.", err=True)
     else:
-        dest = db.queue(to).arn if to else None
         handle = db.start_message_move_task(source.arn, dest, rate, background=False)
-    task = db.list_message_move_tasks(source.arn, 1)[0]
+    task = next(t for t in db.list_message_move_tasks(source.arn, 10) if t.task_handle == handle)
     with click.progressbar(length=task.approximate_number_of_messages_to_move, label=f"Redriving {source.name}", file=sys.stderr) as bar:
         done = [task.approximate_number_of_messages_moved]
         bar.update(done[0])

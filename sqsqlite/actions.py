@@ -239,18 +239,20 @@ class Actions:
         return {}
 
     def ListDeadLetterSourceQueues(self, r: Request) -> Response:
-        urls = self._queue(r).list_dead_letter_source_queues()
+        urls = self._queue(r).list_dead_letter_source_queues()  # in name order
         limit = _int(r, "MaxResults", 1, D.MAX_LIST_QUEUES_RESULTS)
-        start = 0
         if r.get("NextToken"):
+            # The token is the last name listed, so queues created or deleted between pages
+            # neither repeat nor drop the others (a position would shift).
             try:
-                start = int(base64.urlsafe_b64decode(V.text("NextToken", r["NextToken"]).encode()).decode())
+                after = base64.urlsafe_b64decode(V.text("NextToken", r["NextToken"]).encode()).decode()
             except (binascii.Error, ValueError, UnicodeDecodeError):
                 raise InvalidParameterValue(f"Invalid NextToken {V._shorten(r['NextToken'])}: pass a token this action returned.") from None
-        end = len(urls) if limit is None else start + limit
-        out: Response = {"queueUrls": urls[start:end]}  # SQS spells this member in lower camel case
-        if limit is not None and end < len(urls):
-            out["NextToken"] = base64.urlsafe_b64encode(str(end).encode()).decode()
+            urls = [u for u in urls if V.queue_name_from_url(u) > after]
+        page = urls if limit is None else urls[:limit]
+        out: Response = {"queueUrls": page}  # SQS spells this member in lower camel case
+        if len(page) < len(urls):
+            out["NextToken"] = base64.urlsafe_b64encode(V.queue_name_from_url(page[-1]).encode()).decode()
         return out
 
     # ------------------------------------------------------------ messages

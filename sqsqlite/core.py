@@ -858,12 +858,17 @@ class Database:
                 Q.messages_page, queue_id=source["id"], cutoff=_cutoff(source, now), after=task["last_id"], upto=task["max_id"], limit=batch
             )
             moved, last_id = task["moved"], task["last_id"]
-            failure = None
+            failure = task["failure_reason"]  # an earlier step's stays said
             for row in rows:
                 target_arn = task["destination_arn"] or row["dead_letter_source_arn"]
                 last_id = row["id"]
                 if not target_arn:
                     continue  # sent to the dead-letter queue directly: no source to return to
+                if row["visible_at"] > now:
+                    # In flight: a consumer holds it, and SQS's redrive, which receives from the
+                    # dead-letter queue, could not take it either. It stays, and the consumer's
+                    # delete or change of visibility still works.
+                    continue
                 try:
                     target = tx.one(Q.queue_by_name, name=self._name_from_arn(target_arn, "destination"))
                 except SQSError:
@@ -1662,7 +1667,7 @@ class Queue:
             return None  # expired is gone for good, even before a clean-up removes the row
         if msg["queue_id"] != row["id"]:
             raise ReceiptHandleIsInvalid(
-                "The receipt handle is no longer valid: its message was moved to the dead-letter queue."
+                "The receipt handle is no longer valid: its message was moved to another queue (to the dead-letter queue, or out of it by a move task)."
             )
         if msg["receipt_token"] != h.token:
             raise ReceiptHandleIsInvalid(

@@ -613,7 +613,9 @@ move_task = compile_sql(select(move_tasks).where(move_tasks.c.task_handle == P("
 move_tasks_for = compile_sql(
     select(move_tasks)
     .where(move_tasks.c.source_queue_id == P("source_queue_id"))
-    .order_by(move_tasks.c.started_at.desc())
+    # Newest first; the rowid (insertion order) breaks a tie between tasks started in one
+    # millisecond, so the running one is never listed after the one it followed.
+    .order_by(move_tasks.c.started_at.desc(), literal_column("move_tasks.rowid").desc())
     .limit(P("limit"))
 )
 update_move_task = compile_sql(

@@ -332,6 +332,8 @@ def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
     for key, val in value.items():
         if not isinstance(key, str) or not 1 <= len(key) <= D.MAX_TAG_KEY_LENGTH:
             raise InvalidParameterValue(f"Invalid tag key {_shorten(key)}: must be 1 to {D.MAX_TAG_KEY_LENGTH} characters.")
+        if key[:4].lower() == "aws:":
+            raise InvalidParameterValue(f"Invalid tag key {_shorten(key)}: the aws: prefix, in any case, is reserved for AWS.")
         if not isinstance(val, str) or len(val) > D.MAX_TAG_VALUE_LENGTH:
             raise InvalidParameterValue(
                 f"Invalid value {_shorten(val)} for tag {key!r}: must be a string of at most {D.MAX_TAG_VALUE_LENGTH} characters."

@@ -391,6 +391,14 @@ def test_tags_with_characters_aws_refuses_are_refused_and_change_nothing(queue, 
     assert queue.list_queue_tags() == {}
 
 
+@pytest.mark.parametrize("key", ["aws:cloudformation:stack-name", "AWS:x", "Aws:"])
+def test_a_tag_key_with_the_reserved_aws_prefix_is_refused_in_any_case(queue, key):
+    with pytest.raises(InvalidParameterValue, match="the aws: prefix, in any case, is reserved for AWS"):
+        queue.tag_queue({key: "x"})
+    assert queue.list_queue_tags() == {}
+    queue.tag_queue({"k": "aws:values are the owners"})  # the reservation is on keys
+
+
 def test_tags_with_letters_digits_spaces_and_the_allowed_punctuation_are_accepted(queue):
     queue.tag_queue({"team name": "Équipe 7 _.:/=+-@"})
     assert queue.list_queue_tags() == {"team name": "Équipe 7 _.:/=+-@"}

@@ -216,6 +216,19 @@ def test_redrive_resumes_a_task_interrupted_halfway(sq):
     assert len(sq.json("peek", "--queue-url", "orders")["Messages"]) == 3
 
 
+def test_redrive_with_another_destination_or_rate_than_the_running_task_is_refused_not_resumed(sq):
+    _, dlq_arn = _queue_with_dead_letters(sq, 1)
+    sq("create-queue", "--queue-name", "elsewhere")
+    with sq.db() as db:
+        handle = db.start_message_move_task(dlq_arn, background=False)  # left RUNNING, as after a Ctrl-C
+    for flags in (["--to", "elsewhere"], ["--rate", "5"]):
+        r = sq("redrive", "--queue-url", "orders-dlq", *flags, code=252)
+        assert "a move task on orders-dlq is still running (to each source queue at full per second)" in r.stderr
+        assert f"cancel-message-move-task --task-handle {handle}" in r.stderr
+    assert sq("peek", "--queue-url", "elsewhere").stdout == ""  # nothing moved by the refused runs
+    assert sq.json("redrive", "--queue-url", "orders-dlq")["Status"] == "COMPLETED"  # resumed as it was
+
+
 def test_redrive_of_a_queue_that_is_no_dead_letter_queue_is_an_sqs_error(sq):
     sq("create-queue", "--queue-name", "plain")
     r = sq("redrive", "--queue-url", "plain", code=254)

@@ -471,6 +471,40 @@ def test_a_cancelled_move_task_stops_and_leaves_the_rest_in_the_dead_letter_queu
         db.cancel_message_move_task(handle)
 
 
+def test_a_move_task_keeps_saying_why_a_message_stayed_after_its_later_batches(db, clock):
+    dlq = db.create_queue("dead")
+    policy = json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    gone, kept = (db.create_queue(name, attributes={"RedrivePolicy": policy}) for name in ("gone", "kept"))
+    _poison(db, clock, gone, 1)
+    _poison(db, clock, kept, 1)
+    db.delete_queue(gone.url)
+    final = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
+    assert final.status == "COMPLETED" and final.approximate_number_of_messages_moved == 1
+    assert final.failure_reason == f"The destination queue {gone.arn} does not exist."
+    assert counts(dlq) == (1, 0, 0)
+
+
+def test_a_move_task_leaves_a_message_a_consumer_holds_in_the_dead_letter_queue(db, clock):
+    src, dlq = with_dlq(db, max_receive_count=1)
+    _poison(db, clock, src, 2)
+    [held] = dlq.receive_message(visibility_timeout=300)
+    final = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    assert final.status == "COMPLETED" and final.approximate_number_of_messages_moved == 1
+    assert counts(dlq) == (0, 1, 0) and counts(src) == (1, 0, 0)
+    held.delete()  # its consumer's handle still acts on it
+    assert counts(dlq) == (0, 0, 0)
+
+
+def test_the_newest_move_task_is_listed_first_even_when_two_started_in_one_millisecond(db, clock):
+    src, dlq = with_dlq(db, max_receive_count=1)
+    _poison(db, clock, src, 1)
+    db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    second = db.start_message_move_task(dlq.arn, background=False)  # the clock has not moved
+    [newest] = db.list_message_move_tasks(dlq.arn, 1)
+    assert newest.status == "RUNNING" and newest.task_handle == second
+    assert [t.status for t in db.list_message_move_tasks(dlq.arn, 10)] == ["RUNNING", "COMPLETED"]
+
+
 def test_only_one_move_task_runs_per_queue_and_only_from_a_dead_letter_queue(db, clock):
     src, dlq = with_dlq(db, max_receive_count=1)
     _poison(db, clock, src, 1)
@@ -690,3 +724,18 @@ def test_a_message_moved_to_a_dead_letter_queue_it_has_outlived_is_gone_and_its_
     first.delete()  # like a deleted message's handle: deleting again succeeds
     with pytest.raises(InvalidParameterValue):
         first.change_visibility(10)
+
+
+def test_list_dead_letter_source_queues_pages_by_name_so_a_queue_added_between_pages_shifts_nothing(db):
+    from sqsqlite import Actions
+
+    dlq = db.create_queue("dead")
+    policy = json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    for name in ("b", "d", "f"):
+        db.create_queue(name, attributes={"RedrivePolicy": policy})
+    actions = Actions(db)
+    first = actions.call("ListDeadLetterSourceQueues", {"QueueUrl": "dead", "MaxResults": 2})
+    assert [u.rsplit("/", 1)[1] for u in first["queueUrls"]] == ["b", "d"]
+    db.create_queue("a", attributes={"RedrivePolicy": policy})  # sorts before the page already read
+    rest = actions.call("ListDeadLetterSourceQueues", {"QueueUrl": "dead", "MaxResults": 2, "NextToken": first["NextToken"]})
+    assert [u.rsplit("/", 1)[1] for u in rest["queueUrls"]] == ["f"] and "NextToken" not in rest
