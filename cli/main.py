@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import select
 import sys
 from typing import Any
 
@@ -33,6 +34,20 @@ SECTIONS = (
 
 class _ReaderLeft(Exception):
     """Standard output's reader closed the pipe while a command ran."""
+
+
+class _PipeBroke(Exception):
+    """Another pipe the command wrote to (standard error) closed while it ran."""
+
+
+def _reader_gone(stream: Any) -> bool:
+    """Whether ``stream`` is a pipe whose reader has closed it (poll says POLLERR)."""
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 class Group(click.Group):
@@ -63,9 +78,12 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except BrokenPipeError as exc:
-            # click's main turns a broken pipe into exit 1 before main below could see it; a
-            # reader that left (`sqsqlite export ... - | head`) is no failure.
-            raise _ReaderLeft() from exc
+            # click's main turns a broken pipe into exit 1 before main below could see it. Only
+            # standard output's reader leaving (`sqsqlite export ... - | head`) is no failure;
+            # any other pipe (standard error under a progress bar) broke the command part-way.
+            if _reader_gone(sys.stdout):
+                raise _ReaderLeft() from exc
+            raise _PipeBroke(str(exc)) from exc
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
@@ -84,6 +102,13 @@ class Group(click.Group):
         except (click.Abort, KeyboardInterrupt):
             click.echo("\nInterrupted.", err=True)
             sys.exit(EXIT_INTERRUPTED)
+        except _PipeBroke as err:
+            # Unfinished; the message may have nowhere to go (standard error is the broken pipe).
+            try:
+                click.echo(f"sqsqlite: a pipe closed while the command ran, so it did not finish: {err}", err=True)
+            except OSError:
+                pass
+            sys.exit(EXIT_OTHER)
         except (BrokenPipeError, _ReaderLeft):
             # `sqsqlite ... | head`: the reader left; say nothing, and keep the interpreter's
             # final flush from raising again.

@@ -133,3 +133,17 @@ def test_an_export_to_stdout_whose_reader_leaves_early_exits_0_and_says_nothing(
     export.stdout.close()
     _, err = export.communicate(timeout=60)
     assert export.returncode == 0 and b"Traceback" not in err and b"sqsqlite:" not in err
+
+
+def test_a_command_whose_standard_error_reader_left_fails_with_255_not_0(tmp_path):
+    # The progress bar writes to standard error; a broken pipe there left the export unwritten
+    # while the command said nothing and exited 0, as if standard output's reader had left.
+    env = _export_source(tmp_path)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        out = tmp_path / "backup.jsonl"
+        proc = subprocess.run(_script() + ["export", "--queue-url", "backlog", str(out)], env=env, stdout=subprocess.PIPE, stderr=write_end, timeout=60)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 255 and proc.stdout == b""
