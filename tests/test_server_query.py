@@ -113,6 +113,40 @@ def test_a_list_numbered_under_its_member_name_is_a_list_too(server):
     assert [a.find("sqs:Name", NS).text for a in root.findall("sqs:GetQueueAttributesResult/sqs:Attribute", NS)] == ["DelaySeconds"]
 
 
+def _as_current_botocore_sends(operation, params):
+    """The form fields a query client built from botocore's current model sends: member names,
+    numbered, maps as N.key / N.value (the query API's own names are gone from that model)."""
+    import copy
+
+    import botocore.model
+    import botocore.serialize
+    import botocore.session
+
+    model = copy.deepcopy(botocore.session.get_session().get_component("data_loader").load_service_model("sqs", "service-2"))
+    model["metadata"]["protocol"], model["metadata"]["protocols"] = "query", ["query"]
+    service = botocore.model.ServiceModel(model, "sqs")
+    return botocore.serialize.create_serializer("query").serialize_to_request(params, service.operation_model(operation))["body"]
+
+
+def test_maps_numbered_under_their_member_names_with_lower_case_key_and_value_are_maps_too(server):
+    fields = _as_current_botocore_sends("CreateQueue", {"QueueName": "q-maps", "Attributes": {"DelaySeconds": "2"}, "tags": {"team": "a"}})
+    assert "Attributes.1.key" in fields and "tags.1.key" in fields
+    url = text(ok(server.url, fields), "sqs:CreateQueueResult/sqs:QueueUrl")
+    ok(server.url, _as_current_botocore_sends("SetQueueAttributes", {"QueueUrl": url, "Attributes": {"DelaySeconds": "0"}}))
+    ok(server.url, _as_current_botocore_sends("TagQueue", {"QueueUrl": url, "Tags": {"env": "test"}}))
+    attribute = {"DataType": "String", "StringValue": "x"}
+    ok(server.url, _as_current_botocore_sends("SendMessage", {"QueueUrl": url, "MessageBody": "one", "MessageAttributes": {"a": attribute}}))
+    ok(server.url, _as_current_botocore_sends("SendMessageBatch", {"QueueUrl": url, "Entries": [{"Id": "1", "MessageBody": "two", "MessageAttributes": {"a": attribute}}]}))
+    root = ok(server.url, {"Action": "GetQueueAttributes", "QueueUrl": url, "AttributeName.1": "DelaySeconds"})
+    assert text(root, "sqs:GetQueueAttributesResult/sqs:Attribute/sqs:Value") == "0"
+    root = ok(server.url, {"Action": "ListQueueTags", "QueueUrl": url})
+    assert {t.find("sqs:Key", NS).text for t in root.findall("sqs:ListQueueTagsResult/sqs:Tag", NS)} == {"team", "env"}
+    root = ok(server.url, {"Action": "ReceiveMessage", "QueueUrl": url, "MessageAttributeName.1": "All", "MaxNumberOfMessages": "10"})
+    messages = root.findall("sqs:ReceiveMessageResult/sqs:Message", NS)
+    assert sorted(text(m, "sqs:Body") for m in messages) == ["one", "two"]
+    assert all(text(m, "sqs:MessageAttribute/sqs:Value/sqs:StringValue") == "x" for m in messages)
+
+
 def test_a_get_request_to_the_queue_url_path_needs_no_queue_url(server):
     create(server, "q-path")
     ok(server.url, {"Action": "SendMessage", "MessageBody": "by path"}, method="GET", path="/000000000000/q-path")

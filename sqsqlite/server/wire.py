@@ -110,6 +110,10 @@ _QUERY_MAPS = {
     "MessageAttribute": ("MessageAttributes", "Name", "Value"),
     "MessageSystemAttribute": ("MessageSystemAttributes", "Name", "Value"),
 }
+# And a map under its member's own name, its entries numbered with lower-case key and value
+# (Attributes.1.key=DelaySeconds, Attributes.1.value=5), as a client built from botocore's
+# current model sends it.
+_QUERY_MAP_MEMBERS = frozenset(member for member, _, _ in _QUERY_MAPS.values()) | {"tags"}
 # Fields that belong to the request's signature or envelope, not to the action.
 _ENVELOPE = {
     "Action",
@@ -161,6 +165,11 @@ def _numbered(name: str, node: Any) -> list[Any]:
     return [v for _, v in indexed]
 
 
+def _numbered_entries(node: Any, field: str) -> bool:
+    """Whether node is N -> {field: ...}: a map's numbered entries, not a map given whole."""
+    return isinstance(node, dict) and bool(node) and all(k.isdigit() and isinstance(v, dict) and field in v for k, v in node.items())
+
+
 def _fold(node: dict[str, Any], action: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in node.items():
@@ -175,6 +184,9 @@ def _fold(node: dict[str, Any], action: str) -> dict[str, Any]:
                 v = item.get(v_field)
                 mapping[item[k_field]] = _fold(v, action) if isinstance(v, dict) else v
             out[member] = mapping
+        elif key in _QUERY_MAP_MEMBERS and _numbered_entries(value, "key"):
+            entries = (item.get("value") for item in _numbered(key, value))
+            out[key] = {item["key"]: _fold(v, action) if isinstance(v, dict) else v for item, v in zip(_numbered(key, value), entries)}
         elif key in _QUERY_LISTS or (key in _QUERY_LIST_MEMBERS and isinstance(value, dict)):
             out[_QUERY_LISTS.get(key, key)] = [_fold(i, action) if isinstance(i, dict) else i for i in _numbered(key, value)]
         elif isinstance(value, dict):
