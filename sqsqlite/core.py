@@ -876,6 +876,12 @@ class Database:
                 if target is None:
                     failure = f"The destination queue {target_arn} does not exist."
                     continue
+                if bool(target["fifo"]) != bool(source["fifo"]):
+                    # Nothing sends a message across kinds (a FIFO one needs its group and
+                    # sequence, a standard one must not be stuck in a FIFO queue without a group).
+                    kind = "a FIFO" if target["fifo"] else "a standard"
+                    failure = f"The destination queue {target_arn} is {kind} queue, unlike the source queue."
+                    continue
                 _move_row(tx, row, source, target, now)
                 moved += 1
             status = "RUNNING" if len(rows) == batch else "COMPLETED"
@@ -1863,6 +1869,7 @@ class Queue:
             with self.db.store.read() as tx:
                 row = self._row(tx)
                 rows = tx.all(Q.messages_page, queue_id=row["id"], cutoff=_cutoff(row, now), after=after, upto=2**62, limit=page)
+            fifo = row["fifo"]
             for r in rows:
                 attrs = _decode_attributes(r["attributes"])  # parsed once, for the output and its digest
                 yield {
@@ -1877,8 +1884,10 @@ class Queue:
                     "ApproximateReceiveCount": r["receive_count"],
                     "ApproximateFirstReceiveTimestamp": r["first_received_at"],
                     "MessageGroupId": r["group_id"],
-                    "MessageDeduplicationId": r["dedup_id"],
-                    "SequenceNumber": r["sequence_number"],
+                    # A standard queue's rows can hold these from an older sqsqlite's import; its
+                    # messages never show them, and an import into a standard queue refuses them.
+                    "MessageDeduplicationId": r["dedup_id"] if fifo else None,
+                    "SequenceNumber": r["sequence_number"] if fifo else None,
                     "DeadLetterQueueSourceArn": r["dead_letter_source_arn"],
                 }
             if len(rows) < page:

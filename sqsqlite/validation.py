@@ -619,7 +619,7 @@ def exported_message(value: Any, queue: str, fifo: bool) -> dict[str, Any]:
     returned passes again). A record of the wrong shape raises InvalidExportRecord; a value SQS
     itself refuses (a body, an attribute, an id) raises the error send_message would."""
 
-    missing = [k for k in _EXPORTED_REQUIRED if k not in value] if isinstance(value, dict) else list(_EXPORTED_REQUIRED)
+    missing = [k for k in _EXPORTED_REQUIRED if k not in value] if isinstance(value, Mapping) else list(_EXPORTED_REQUIRED)
     if missing:
         raise InvalidExportRecord(f"is not an exported message (no {', '.join(missing)}).")
     unknown = sorted(set(value) - set(EXPORTED_FIELDS), key=str)
@@ -635,7 +635,7 @@ def exported_message(value: Any, queue: str, fifo: bool) -> dict[str, Any]:
             # bool is an int to Python, not to JSON
             if type(field) is not int or not 0 <= field <= _INT64:
                 raise InvalidExportRecord(f"has {name} {_shorten(field)}; it must be an integer from 0 to {_INT64} ({what}).")
-        elif not isinstance(field, kind):
+        elif not isinstance(field, Mapping if kind is dict else kind):
             raise InvalidExportRecord(f"has {name} {_shorten(field)}; it must be {what}.")
         elif kind is str and name not in ("MessageId", "Body") and not is_text(field):
             # a lone surrogate from a \ud800 escape cannot be stored (Body's own check names it)
@@ -648,7 +648,7 @@ def exported_message(value: Any, queue: str, fifo: bool) -> dict[str, Any]:
         raise InvalidExportRecord(f"has no MessageGroupId, which every message of FIFO queue {queue!r} needs.")
     raw_attributes = value.get("MessageAttributes") or {}
     for name, attribute in raw_attributes.items():
-        if not isinstance(attribute, (dict, MessageAttribute)):  # parsed, as this returns them
+        if not isinstance(attribute, (Mapping, MessageAttribute)):  # parsed, as this returns them
             raise InvalidExportRecord(f"has message attribute {name!r} {_shorten(attribute)}; it must be an object with DataType and StringValue or BinaryValue.")
     record = dict(value)
     record["MessageId"] = imported_message_id(value["MessageId"])
@@ -658,7 +658,13 @@ def exported_message(value: Any, queue: str, fifo: bool) -> dict[str, Any]:
         if value.get(name) is not None:
             dedup_id(name, value[name])
     if value.get("DeadLetterQueueSourceArn") is not None:
-        parse_arn(value["DeadLetterQueueSourceArn"], "DeadLetterQueueSourceArn")
+        source = parse_arn(value["DeadLetterQueueSourceArn"], "DeadLetterQueueSourceArn")[2]
+        if source.endswith(".fifo") != fifo:
+            # A dead-letter queue serves queues of its own kind; a move task would send it there.
+            raise InvalidExportRecord(
+                f"has DeadLetterQueueSourceArn {_shorten(value['DeadLetterQueueSourceArn'])}, a {'FIFO' if source.endswith('.fifo') else 'standard'} "
+                f"queue's; {queue!r} is a {'FIFO' if fifo else 'standard'} queue, and a dead-letter queue serves queues of its own kind."
+            )
     return record
 
 

@@ -495,6 +495,18 @@ def test_a_move_task_leaves_a_message_a_consumer_holds_in_the_dead_letter_queue(
     assert counts(dlq) == (0, 0, 0)
 
 
+def test_a_move_task_never_moves_a_message_into_a_queue_of_the_other_kind(db, clock):
+    src, dlq = with_dlq(db, max_receive_count=1)
+    fifo = db.create_queue("orders.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    _poison(db, clock, src, 1)
+    with db.store.write() as tx:  # a dead letter naming a FIFO source, as a hand-made import could
+        tx.c.execute("UPDATE messages SET dead_letter_source_arn = ?", (fifo.arn,))
+    final = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    assert final.approximate_number_of_messages_moved == 0
+    assert final.failure_reason == f"The destination queue {fifo.arn} is a FIFO queue, unlike the source queue."
+    assert counts(dlq) == (1, 0, 0) and counts(fifo) == (0, 0, 0)
+
+
 def test_the_newest_move_task_is_listed_first_even_when_two_started_in_one_millisecond(db, clock):
     src, dlq = with_dlq(db, max_receive_count=1)
     _poison(db, clock, src, 1)

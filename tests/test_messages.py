@@ -502,6 +502,34 @@ def test_a_fifo_queues_export_is_refused_by_a_standard_queue_as_its_send_would_r
     assert plain.peek() == []
 
 
+def test_an_import_takes_any_mapping_not_only_dicts(db):
+    from collections import ChainMap
+    from types import MappingProxyType
+
+    q = db.create_queue("restore")
+    record = {"MessageId": str(uuid.uuid4()), "Body": "kept", "SentTimestamp": db.now(), "MessageAttributes": MappingProxyType({"a": MappingProxyType({"DataType": "String", "StringValue": "x"})})}
+    assert q.import_messages([MappingProxyType(record), ChainMap({"Body": "also"}, record)]) == 2
+    assert sorted(m.body for m in q.receive_message(max_number_of_messages=10)) == ["also", "kept"]
+
+
+def test_an_import_refuses_a_dead_letter_source_of_the_other_kind(db):
+    q = db.create_queue("dlq")
+    record = {"MessageId": str(uuid.uuid4()), "Body": "x", "SentTimestamp": db.now(), "DeadLetterQueueSourceArn": "arn:aws:sqs:us-east-1:000000000000:orders.fifo"}
+    with pytest.raises(InvalidExportRecord, match="record 1 has DeadLetterQueueSourceArn .*orders.fifo', a FIFO queue's; 'dlq' is a standard queue"):
+        q.import_messages([record])
+    assert q.peek() == []
+
+
+def test_a_standard_queues_older_fifo_fields_are_left_out_of_its_export_so_it_imports_again(db):
+    q = db.create_queue("old")
+    q.send_message("from an older import")
+    with db.store.write() as tx:  # what an older sqsqlite's import could leave on a standard row
+        tx.c.execute("UPDATE messages SET dedup_id = 'd', sequence_number = 7")
+    [record] = q.export_messages()
+    assert record["MessageDeduplicationId"] is None and record["SequenceNumber"] is None
+    assert db.create_queue("again").import_messages([record]) == 1
+
+
 def test_a_standard_queues_grouped_messages_come_back_from_export_with_their_group(db):
     source = db.create_queue("tenants")
     source.send_message("for tenant 1", message_group_id="tenant-1")

@@ -293,6 +293,7 @@ def test_an_iso_as_of_keeps_its_exact_millisecond():
     # Through a float, .018 s came out as 17 ms (1,230 of 400,000 random instants were off).
     assert parse_as_of("2004-09-29T02:19:51.018Z") == 1_096_424_391_018
     assert parse_as_of("9999-12-31T23:59:59.999Z") == 253_402_300_799_999
+    assert render.iso(253_402_300_799_999) == "9999-12-31T23:59:59.999Z"  # and back, exactly
 
 
 @pytest.mark.parametrize(
@@ -304,6 +305,7 @@ def test_an_iso_as_of_keeps_its_exact_millisecond():
         ("-5", "'-5' is outside the range the report covers: epoch milliseconds from 0 to 253402300799999"),
         ("99999999999999999999", "'99999999999999999999' is outside the range"),
         ("253402300800000", "'253402300800000' is outside the range"),
+        ("1" * 4301, "is outside the range"),  # int() itself refuses so many digits
         ("1969-12-31T23:59:59Z", "'1969-12-31T23:59:59Z' is outside the range"),
     ],
 )

@@ -33,7 +33,8 @@ def parse_as_of(value: str) -> int:
     1970-01-01 to 9999-12-31."""
     text = value.strip()
     if _DIGITS.fullmatch(text):
-        ms = int(text)
+        # Past 20 digits it is out of range anyway; int() refuses over 4,300 of them.
+        ms = int(text) if len(text) <= 20 else AS_OF_RANGE[1] + 1
     else:
         try:
             ts = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import csv
 import json
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from .figures import AGE_LABELS, Report
 
 
 def iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    # In integers: through a float, 9999-12-31T23:59:59.999Z came out .998.
+    moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def age(ms: int | None) -> str:
