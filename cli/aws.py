@@ -189,7 +189,7 @@ def list_queue_tags(s: Settings, queue_url):
 @click.option("--message-attributes", type=MESSAGE_ATTRIBUTES, help="name={DataType=String,StringValue=x},... or JSON.")
 @click.option("--message-system-attributes", type=MESSAGE_ATTRIBUTES, help="AWSTraceHeader={DataType=String,StringValue=...}.")
 @click.option("--message-deduplication-id", help="FIFO: messages with the same id within 5 minutes are sent once.")
-@click.option("--message-group-id", help="FIFO: messages of one group are delivered in order.")
+@click.option("--message-group-id", help="FIFO: messages of one group are delivered in order. Standard: a fair queue's tenant label, returned on receive.")
 def send_message(s: Settings, queue_url, message_body, delay_seconds, message_attributes, message_system_attributes, message_deduplication_id, message_group_id):
     """Send one message.
 
