@@ -185,8 +185,11 @@ def _fold(node: dict[str, Any], action: str) -> dict[str, Any]:
                 mapping[item[k_field]] = _fold(v, action) if isinstance(v, dict) else v
             out[member] = mapping
         elif key in _QUERY_MAP_MEMBERS and _numbered_entries(value, "key"):
-            entries = (item.get("value") for item in _numbered(key, value))
-            out[key] = {item["key"]: _fold(v, action) if isinstance(v, dict) else v for item, v in zip(_numbered(key, value), entries)}
+            mapping = {}
+            for item in _numbered(key, value):
+                v = item.get("value")
+                mapping[item["key"]] = _fold(v, action) if isinstance(v, dict) else v
+            out[key] = mapping
         elif key in _QUERY_LISTS or (key in _QUERY_LIST_MEMBERS and isinstance(value, dict)):
             out[_QUERY_LISTS.get(key, key)] = [_fold(i, action) if isinstance(i, dict) else i for i in _numbered(key, value)]
         elif isinstance(value, dict):
