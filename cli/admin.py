@@ -280,11 +280,11 @@ def redrive(s: Settings, queue_url: str, to: str | None, rate: int | None) -> No
                 f"a move task on {source.name} is still running ({was}); run `sqsqlite redrive --queue-url {source.name}` "
                 f"without --to and --rate to resume it, or cancel it first: sqsqlite cancel-message-move-task --task-handle {task.task_handle}"
             )
-        handle = task.task_handle
         click.echo(f"Resuming the running move task on {source.name}.", err=True)
     else:
-        handle = db.start_message_move_task(source.arn, dest, rate, background=False)
-    task = next(t for t in db.list_message_move_tasks(source.arn, 10) if t.task_handle == handle)
+        db.start_message_move_task(source.arn, dest, rate, background=False)
+        [task] = db.list_message_move_tasks(source.arn, 1)  # the newest: the one just started
+    handle = task.task_handle
     with click.progressbar(length=task.approximate_number_of_messages_to_move, label=f"Redriving {source.name}", file=sys.stderr) as bar:
         done = [task.approximate_number_of_messages_moved]
         bar.update(done[0])
@@ -421,10 +421,13 @@ def _header(path: str, number: int, value: dict) -> dict:
 
 
 def _sqs_rule(path: str, number: int, check: Callable, *args: Any) -> Any:
-    """A value SQS itself refuses stays the SQS error it is from send-message (exit 254), with
-    the line named."""
+    """check(*args) for a line of the file: a record not of export's shape is bad usage of the
+    file; a value SQS itself refuses stays the SQS error it is from send-message (exit 254).
+    Either names the line."""
     try:
         return check(*args)
+    except InvalidExportRecord as err:
+        raise _bad_line(path, number, err.message) from None
     except SQSError as err:
         err.message = f"line {number} of {path}: {err.message}"
         raise
@@ -432,14 +435,8 @@ def _sqs_rule(path: str, number: int, check: Callable, *args: Any) -> Any:
 
 def _record(path: str, number: int, value: Any, queue: str, fifo: bool) -> dict:
     """One exported message, checked as import_messages will check it, so that nothing it could
-    refuse is left for after the queue is created; the wrong shape is bad usage of the file."""
-    try:
-        return V.exported_message(value, queue, fifo)
-    except InvalidExportRecord as err:
-        raise _bad_line(path, number, err.message) from None
-    except SQSError as err:
-        err.message = f"line {number} of {path}: {err.message}"
-        raise
+    refuse is left for after the queue is created."""
+    return _sqs_rule(path, number, V.exported_message, value, queue, fifo)
 
 
 @command("import")

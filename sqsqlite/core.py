@@ -697,7 +697,7 @@ class Database:
                 raise InvalidParameterValue(f"Invalid NextToken {V._shorten(next_token)}: pass a token ListQueues returned.") from None
         limit = max_results or D.LIST_QUEUES_UNPAGED_LIMIT
         with self.store.read() as tx:
-            rows = tx.all(Q.list_queues, prefix=queue_name_prefix, prefix_end=queue_name_prefix + "\x7f", after=after, limit=limit + 1)
+            rows = tx.all(Q.list_queues, prefix=queue_name_prefix, after=after, limit=limit + 1)
         names = [r["name"] for r in rows]
         token = None
         if max_results is not None and len(names) > limit:
@@ -1032,11 +1032,9 @@ def _move_row(tx: Tx, row, source, target, now: int) -> None:
     if target["fifo"]:
         sequence = tx.scalar(Q.next_sequence, id=target["id"], n=1)
     tx.run(Q.move_message, id=row["id"], queue_id=target["id"], now=now, sequence_number=sequence)
-    if row["group_id"] is not None:  # FIFO groups have heads; a fair queue's groups do not
-        if source["fifo"]:
-            tx.run(Q.fix_group_head, queue_id=source["id"], group_id=row["group_id"])
-        if target["fifo"]:
-            tx.run(Q.fix_group_head, queue_id=target["id"], group_id=row["group_id"])
+    if row["group_id"] is not None and target["fifo"]:  # _move_step moves within a kind; a fair queue's groups have no heads
+        tx.run(Q.fix_group_head, queue_id=source["id"], group_id=row["group_id"])
+        tx.run(Q.fix_group_head, queue_id=target["id"], group_id=row["group_id"])
 
 
 def _move_task(row, handle: bool) -> MoveTask:

@@ -118,7 +118,7 @@ queue_by_id = compile_sql(select(q).where(q.c.id == P("id")))
 # wildcards and match letters in either case).
 list_queues = compile_sql(
     select(q.c.name)
-    .where(q.c.name >= P("prefix"), q.c.name < P("prefix_end"), q.c.name > P("after"))
+    .where(q.c.name >= P("prefix"), q.c.name < P("prefix").concat(func.char(literal_column("127"))), q.c.name > P("after"))
     .order_by(q.c.name)
     .limit(P("limit"))
 )

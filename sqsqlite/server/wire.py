@@ -170,6 +170,17 @@ def _numbered_entries(node: Any, field: str) -> bool:
     return isinstance(node, dict) and bool(node) and all(k.isdigit() and isinstance(v, dict) and field in v for k, v in node.items())
 
 
+def _fold_map(name: str, node: Any, k_field: str, v_field: str, action: str) -> dict[str, Any]:
+    """A map's numbered entries (name.N.k_field, name.N.v_field) as the map."""
+    mapping: dict[str, Any] = {}
+    for item in _numbered(name, node):
+        if not isinstance(item, dict) or k_field not in item:
+            raise _bad(name, f"each {name}.N needs {name}.N.{k_field} and {name}.N.{v_field}")
+        v = item.get(v_field)
+        mapping[item[k_field]] = _fold(v, action) if isinstance(v, dict) else v
+    return mapping
+
+
 def _fold(node: dict[str, Any], action: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in node.items():
@@ -177,19 +188,9 @@ def _fold(node: dict[str, Any], action: str) -> dict[str, Any]:
             member, k_field, v_field = _QUERY_MAPS[key]
             if action == "CreateQueue" and key == "Tag":
                 member = "tags"  # CreateQueue spells this member in lower case
-            mapping: dict[str, Any] = {}
-            for item in _numbered(key, value):
-                if not isinstance(item, dict) or k_field not in item:
-                    raise _bad(key, f"each {key}.N needs {key}.N.{k_field} and {key}.N.{v_field}")
-                v = item.get(v_field)
-                mapping[item[k_field]] = _fold(v, action) if isinstance(v, dict) else v
-            out[member] = mapping
+            out[member] = _fold_map(key, value, k_field, v_field, action)
         elif key in _QUERY_MAP_MEMBERS and _numbered_entries(value, "key"):
-            mapping = {}
-            for item in _numbered(key, value):
-                v = item.get("value")
-                mapping[item["key"]] = _fold(v, action) if isinstance(v, dict) else v
-            out[key] = mapping
+            out[key] = _fold_map(key, value, "key", "value", action)
         elif key in _QUERY_LISTS or (key in _QUERY_LIST_MEMBERS and isinstance(value, dict)):
             out[_QUERY_LISTS.get(key, key)] = [_fold(i, action) if isinstance(i, dict) else i for i in _numbered(key, value)]
         elif isinstance(value, dict):
