@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from . import scenarios as S
-from .harness import Row, Run, loadavg, machine, summarize, table, write_json
+from .harness import Row, loadavg, machine, summarize, table, write_json
 from .systems import LARGE_BODY, SMALL_BODY, BufferedEngine, CommitCeiling, Engine, Floor, FloorOnLayout, LiteQueue, PersistQueue, body_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))

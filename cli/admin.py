@@ -403,18 +403,18 @@ def _parse(path: str, number: int, text: str) -> Any:
 
 def _string_map(path: str, number: int, name: str, value: Any) -> None:
     if value is not None and not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
-        raise _bad_line(path, number, f"is a bad export header: {name} must be an object of names to strings, got {V._shorten(value)}.")
+        raise _bad_line(path, number, f"is a bad export header: {name} must be an object of names to strings, got {V.shorten(value)}.")
 
 
 def _header(path: str, number: int, value: dict) -> dict:
     """The export header's fields, checked for shape; create_queue checks their values."""
     if value.get("Format") != EXPORT_FORMAT:
-        raise _bad_line(path, number, f"is an export header of format {V._shorten(value.get('Format'))}; this sqsqlite reads {EXPORT_FORMAT}.")
+        raise _bad_line(path, number, f"is an export header of format {V.shorten(value.get('Format'))}; this sqsqlite reads {EXPORT_FORMAT}.")
     unknown = sorted(set(value) - set(_HEADER_FIELDS))
     if unknown:
         raise _bad_line(path, number, f"is a bad export header: unknown field {', '.join(unknown)}; it has {', '.join(_HEADER_FIELDS)}.")
     if value.get("QueueName") is not None and not isinstance(value["QueueName"], str):
-        raise _bad_line(path, number, f"is a bad export header: QueueName must be a string, got {V._shorten(value['QueueName'])}.")
+        raise _bad_line(path, number, f"is a bad export header: QueueName must be a string, got {V.shorten(value['QueueName'])}.")
     _string_map(path, number, "Attributes", value.get("Attributes"))
     _string_map(path, number, "Tags", value.get("Tags"))
     return value

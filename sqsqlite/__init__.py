@@ -10,12 +10,13 @@
 
 from . import errors
 from .actions import Actions
-from .buffered import BufferedQueue, DeferredDeleteFailure
 from .client import SQSClient, client
 from .clock import Clock, ManualClock, SystemClock
 from .consumer import Backoff, Consumer, Heartbeat, consume
 from .core import (
     BatchResult,
+    BufferedQueue,
+    DeferredDeleteFailure,
     BatchResultErrorEntry,
     Database,
     Message,

@@ -172,7 +172,7 @@ class Actions:
         if action in UNSUPPORTED:
             raise UnsupportedOperation(f"{action} is not supported: sqsqlite has no IAM principals; use the Policy attribute to keep a policy document.")
         if action not in MEMBERS:
-            raise UnsupportedOperation(f"Unknown action {V._shorten(action)}; supported actions: {', '.join(ACTIONS)}.")
+            raise UnsupportedOperation(f"Unknown action {V.shorten(action)}; supported actions: {', '.join(ACTIONS)}.")
         unknown = sorted(set(request) - set(MEMBERS[action]))
         if unknown:
             raise InvalidParameterValue(
@@ -247,7 +247,7 @@ class Actions:
             try:
                 after = base64.urlsafe_b64decode(V.text("NextToken", r["NextToken"]).encode()).decode()
             except (binascii.Error, ValueError, UnicodeDecodeError):
-                raise InvalidParameterValue(f"Invalid NextToken {V._shorten(r['NextToken'])}: pass a token this action returned.") from None
+                raise InvalidParameterValue(f"Invalid NextToken {V.shorten(r['NextToken'])}: pass a token this action returned.") from None
             urls = [u for u in urls if V.queue_name_from_url(u) > after]
         page = urls if limit is None else urls[:limit]
         out: Response = {"queueUrls": page}  # SQS spells this member in lower camel case
@@ -349,7 +349,7 @@ def _md5_of_system_attributes(system: Mapping[str, Any]) -> str | None:
     """MD5OfMessageSystemAttributes (SQS's attribute digest over AWSTraceHeader). sqsqlite
     digests it so SDKs that check it are satisfied; it does not store it."""
     if not isinstance(system, Mapping):
-        raise InvalidParameterValue(f"Invalid MessageSystemAttributes {V._shorten(system)}: expected a map with AWSTraceHeader.")
+        raise InvalidParameterValue(f"Invalid MessageSystemAttributes {V.shorten(system)}: expected a map with AWSTraceHeader.")
     unknown = set(system) - {"AWSTraceHeader"}
     if unknown:
         raise InvalidParameterValue(f"Unknown message system attribute {', '.join(sorted(map(repr, unknown)))}; only AWSTraceHeader can be sent.")

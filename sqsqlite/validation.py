@@ -48,7 +48,7 @@ _ARN = re.compile(r"arn:aws:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})")
 _DEDUP_ID = re.compile(r"[!-~]{1,128}")
 
 
-def _shorten(value: Any, limit: int = 60) -> str:
+def shorten(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -63,14 +63,14 @@ _ACCOUNT_ID = re.compile(r"\d{12}")
 def region(value: Any) -> str:
     """The region in queue ARNs: what an ARN may hold there (arn:aws:sqs:<region>:...)."""
     if not isinstance(value, str) or not _REGION.fullmatch(value):
-        raise InvalidParameterValue(f"Invalid region {_shorten(value)}: use 1 to 32 lowercase letters, digits and hyphens, such as us-east-1.")
+        raise InvalidParameterValue(f"Invalid region {shorten(value)}: use 1 to 32 lowercase letters, digits and hyphens, such as us-east-1.")
     return value
 
 
 def account_id(value: Any) -> str:
     """The account id in queue URLs and ARNs: 12 digits, as in AWS (and as ARNs are checked)."""
     if not isinstance(value, str) or not _ACCOUNT_ID.fullmatch(value):
-        raise InvalidParameterValue(f"Invalid account id {_shorten(value)}: use exactly 12 digits, such as 000000000000.")
+        raise InvalidParameterValue(f"Invalid account id {shorten(value)}: use exactly 12 digits, such as 000000000000.")
     return value
 
 
@@ -78,11 +78,11 @@ def queue_name(name: Any) -> str:
     if name is None or name == "":
         raise MissingParameter("The request must contain the parameter QueueName.")
     if not isinstance(name, str):
-        raise InvalidParameterValue(f"QueueName must be a string, got {_shorten(name)}.")
+        raise InvalidParameterValue(f"QueueName must be a string, got {shorten(name)}.")
     base = name[:-5] if name.endswith(".fifo") else name
     if len(name) > D.MAX_QUEUE_NAME_LENGTH or not _QUEUE_NAME.fullmatch(base):
         raise InvalidParameterValue(
-            f"Invalid QueueName {_shorten(name)}: use 1 to 80 characters of A-Z, a-z, 0-9, "
+            f"Invalid QueueName {shorten(name)}: use 1 to 80 characters of A-Z, a-z, 0-9, "
             "hyphen and underscore; a FIFO queue's name ends in .fifo (counted in the 80)."
         )
     return name
@@ -93,7 +93,7 @@ def queue_name_from_url(queue_url: Any) -> str:
     if queue_url is None or queue_url == "":
         raise MissingParameter("The request must contain the parameter QueueUrl.")
     if not isinstance(queue_url, str):
-        raise InvalidParameterValue(f"QueueUrl must be a string, got {_shorten(queue_url)}.")
+        raise InvalidParameterValue(f"QueueUrl must be a string, got {shorten(queue_url)}.")
     name = queue_url.rstrip("/").rsplit("/", 1)[-1]
     return queue_name(name)
 
@@ -103,7 +103,7 @@ def parse_arn(arn: Any, what: str = "ARN") -> tuple[str, str, str]:
     m = _ARN.fullmatch(arn) if isinstance(arn, str) else None
     if not m:
         raise InvalidParameterValue(
-            f"Invalid {what} {_shorten(arn)}: expected arn:aws:sqs:<region>:<12-digit account>:<queue name>."
+            f"Invalid {what} {shorten(arn)}: expected arn:aws:sqs:<region>:<12-digit account>:<queue name>."
         )
     return m.group(1), m.group(2), m.group(3)
 
@@ -121,20 +121,20 @@ def int_value(name: str, value: Any, low: int, high: int, unit: str = "", error=
         number = int(value)
     if number is None or not (low <= number <= high):
         unit_text = f" {unit}" if unit else ""
-        raise error(f"Invalid value {_shorten(value)} for {name}: must be an integer from {low} to {high}{unit_text}.")
+        raise error(f"Invalid value {shorten(value)} for {name}: must be an integer from {low} to {high}{unit_text}.")
     return number
 
 
 def _bool_value(name: str, value: Any) -> str:
     text = str(value).lower() if isinstance(value, (str, bool)) else None
     if text not in ("true", "false"):
-        raise InvalidAttributeValue(f"Invalid value {_shorten(value)} for {name}: must be true or false.")
+        raise InvalidAttributeValue(f"Invalid value {shorten(value)} for {name}: must be true or false.")
     return text
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise InvalidAttributeValue(f"Invalid value {_shorten(value)} for {name}: must be one of {', '.join(allowed)}.")
+        raise InvalidAttributeValue(f"Invalid value {shorten(value)} for {name}: must be one of {', '.join(allowed)}.")
     return value
 
 
@@ -146,7 +146,7 @@ def redrive_policy(value: Any) -> dict | None:
     unknown = set(policy) - {"deadLetterTargetArn", "maxReceiveCount"}
     if unknown or "deadLetterTargetArn" not in policy or "maxReceiveCount" not in policy:
         raise InvalidAttributeValue(
-            f"Invalid value {_shorten(value)} for RedrivePolicy: expected JSON with exactly "
+            f"Invalid value {shorten(value)} for RedrivePolicy: expected JSON with exactly "
             "deadLetterTargetArn and maxReceiveCount."
         )
     try:
@@ -166,12 +166,12 @@ def redrive_allow_policy(value: Any) -> dict | None:
     sources = policy.get("sourceQueueArns")
     if set(policy) - {"redrivePermission", "sourceQueueArns"}:
         raise InvalidAttributeValue(
-            f"Invalid value {_shorten(value)} for RedriveAllowPolicy: only redrivePermission and sourceQueueArns are allowed."
+            f"Invalid value {shorten(value)} for RedriveAllowPolicy: only redrivePermission and sourceQueueArns are allowed."
         )
     if permission == "byQueue":
         if not isinstance(sources, list) or not 1 <= len(sources) <= D.MAX_REDRIVE_ALLOW_SOURCES:
             raise InvalidAttributeValue(
-                f"Invalid value {_shorten(value)} for RedriveAllowPolicy: byQueue needs sourceQueueArns, "
+                f"Invalid value {shorten(value)} for RedriveAllowPolicy: byQueue needs sourceQueueArns, "
                 f"a list of 1 to {D.MAX_REDRIVE_ALLOW_SOURCES} queue ARNs."
             )
         for arn in sources:
@@ -182,7 +182,7 @@ def redrive_allow_policy(value: Any) -> dict | None:
         return {"redrivePermission": permission, "sourceQueueArns": list(sources)}
     if sources:
         raise InvalidAttributeValue(
-            f"Invalid value {_shorten(value)} for RedriveAllowPolicy: sourceQueueArns is allowed only with byQueue."
+            f"Invalid value {shorten(value)} for RedriveAllowPolicy: sourceQueueArns is allowed only with byQueue."
         )
     return {"redrivePermission": permission}
 
@@ -195,7 +195,7 @@ def _json_object(name: str, value: Any) -> dict:
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict):
-        raise InvalidAttributeValue(f"Invalid value {_shorten(value)} for {name}: must be a JSON object.")
+        raise InvalidAttributeValue(f"Invalid value {shorten(value)} for {name}: must be a JSON object.")
     return parsed
 
 
@@ -205,7 +205,7 @@ def mapping(name: str, value: Any) -> Mapping:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise InvalidParameterValue(f"Invalid {name} {_shorten(value)}: expected a map of names to values.")
+        raise InvalidParameterValue(f"Invalid {name} {shorten(value)}: expected a map of names to values.")
     return value
 
 
@@ -236,7 +236,7 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
                 out[name] = value if isinstance(value, str) else json.dumps(policy, separators=(",", ":"))
         elif name == "KmsMasterKeyId":
             if not isinstance(value, str) or len(value) > 2048:
-                raise InvalidAttributeValue(f"Invalid value {_shorten(value)} for KmsMasterKeyId: must be a key id or alias.")
+                raise InvalidAttributeValue(f"Invalid value {shorten(value)} for KmsMasterKeyId: must be a key id or alias.")
             out[name] = value
         elif name == "KmsDataKeyReusePeriodSeconds":
             out[name] = str(int_value(name, value, 60, 86_400, "seconds", error=InvalidAttributeValue))
@@ -254,7 +254,7 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
             raise InvalidAttributeName(f"Attribute {name} is read-only.")
         else:
             raise InvalidAttributeName(
-                f"Unknown attribute {_shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}."
+                f"Unknown attribute {shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}."
             )
     return out
 
@@ -283,7 +283,7 @@ def name_list(names: Iterable[str], what: str = "names") -> list[str]:
         listed = list(names)
         if all(isinstance(n, str) for n in listed):
             return listed
-    raise InvalidParameterValue(f"Invalid {what} {_shorten(names)}: expected a list of names.")
+    raise InvalidParameterValue(f"Invalid {what} {shorten(names)}: expected a list of names.")
 
 
 def is_text(value: str) -> bool:
@@ -298,9 +298,9 @@ def is_text(value: str) -> bool:
 def text(name: str, value: Any) -> str:
     """A string parameter SQLite can store: a str with no lone surrogate (JSON can carry one)."""
     if not isinstance(value, str):
-        raise InvalidParameterValue(f"Invalid {name} {_shorten(value)}: expected a string.")
+        raise InvalidParameterValue(f"Invalid {name} {shorten(value)}: expected a string.")
     if not is_text(value):
-        raise InvalidParameterValue(f"Invalid {name} {_shorten(value)}: not valid Unicode (a lone surrogate).")
+        raise InvalidParameterValue(f"Invalid {name} {shorten(value)}: not valid Unicode (a lone surrogate).")
     return value
 
 
@@ -331,17 +331,17 @@ def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
         raise InvalidParameterValue(f"Too many tags: {len(value)}; a queue can have at most {D.MAX_TAGS}.")
     for key, val in value.items():
         if not isinstance(key, str) or not 1 <= len(key) <= D.MAX_TAG_KEY_LENGTH:
-            raise InvalidParameterValue(f"Invalid tag key {_shorten(key)}: must be 1 to {D.MAX_TAG_KEY_LENGTH} characters.")
+            raise InvalidParameterValue(f"Invalid tag key {shorten(key)}: must be 1 to {D.MAX_TAG_KEY_LENGTH} characters.")
         if key[:4].lower() == "aws:":
-            raise InvalidParameterValue(f"Invalid tag key {_shorten(key)}: the aws: prefix, in any case, is reserved for AWS.")
+            raise InvalidParameterValue(f"Invalid tag key {shorten(key)}: the aws: prefix, in any case, is reserved for AWS.")
         if not isinstance(val, str) or len(val) > D.MAX_TAG_VALUE_LENGTH:
             raise InvalidParameterValue(
-                f"Invalid value {_shorten(val)} for tag {key!r}: must be a string of at most {D.MAX_TAG_VALUE_LENGTH} characters."
+                f"Invalid value {shorten(val)} for tag {key!r}: must be a string of at most {D.MAX_TAG_VALUE_LENGTH} characters."
             )
         for what, text in (("key", key), ("value", val)):
             if not _tag_text_ok(text):
                 raise InvalidParameterValue(
-                    f"Invalid tag {what} {_shorten(text)}: use letters, digits, spaces and _ . : / = + - @ only."
+                    f"Invalid tag {what} {shorten(text)}: use letters, digits, spaces and _ . : / = + - @ only."
                 )
     return value
 
@@ -470,7 +470,7 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
     data_type = raw.get("DataType")
     if not isinstance(data_type, str) or not _DATA_TYPE.fullmatch(data_type):
         raise InvalidParameterValue(
-            f"Invalid DataType {_shorten(data_type)} for message attribute {name!r}: must be String, Number or "
+            f"Invalid DataType {shorten(data_type)} for message attribute {name!r}: must be String, Number or "
             "Binary, optionally with a custom suffix such as String.x."
         )
     base = data_type.split(".", 1)[0]
@@ -491,7 +491,7 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
     if base == "Number":
         if not _NUMBER.fullmatch(value.strip()) or len(value.replace("-", "").replace(".", "")) > 38 + 6:
             raise InvalidParameterValue(
-                f"Message attribute {name!r}: {_shorten(value)} is not a Number (up to 38 significant digits, "
+                f"Message attribute {name!r}: {shorten(value)} is not a Number (up to 38 significant digits, "
                 "from -10^128 to 10^126)."
             )
     return MessageAttribute(data_type, string_value=value)
@@ -517,7 +517,7 @@ def message_attributes(attributes: Mapping[str, Any] | None, what: str = "messag
             or ".." in name
         ):
             raise InvalidParameterValue(
-                f"Invalid {what} name {_shorten(name)}: use up to 256 characters of A-Z, a-z, 0-9, _, - and .; "
+                f"Invalid {what} name {shorten(name)}: use up to 256 characters of A-Z, a-z, 0-9, _, - and .; "
                 "not starting with AWS. or Amazon., no leading, trailing or repeated periods."
             )
         out[name] = _attribute_value(name, raw)
@@ -568,7 +568,7 @@ def visibility_timeout(value: Any) -> int:
 def dedup_id(name: str, value: Any) -> str:
     if not isinstance(value, str) or not _DEDUP_ID.fullmatch(value):
         raise InvalidParameterValue(
-            f"Invalid {name} {_shorten(value)}: use 1 to 128 characters of ASCII letters, digits and punctuation."
+            f"Invalid {name} {shorten(value)}: use 1 to 128 characters of ASCII letters, digits and punctuation."
         )
     return value
 
@@ -607,7 +607,7 @@ def imported_message_id(value: Any) -> str:
         return str(uuid.UUID(value))
     except (TypeError, ValueError, AttributeError):
         raise InvalidParameterValue(
-            f"MessageId {_shorten(value)} is not a UUID: an imported message keeps its id, and SQS message ids are UUIDs."
+            f"MessageId {shorten(value)} is not a UUID: an imported message keeps its id, and SQS message ids are UUIDs."
         ) from None
 
 
@@ -634,22 +634,22 @@ def exported_message(value: Any, queue: str, fifo: bool) -> dict[str, Any]:
         if kind is int:
             # bool is an int to Python, not to JSON
             if type(field) is not int or not 0 <= field <= _INT64:
-                raise InvalidExportRecord(f"has {name} {_shorten(field)}; it must be an integer from 0 to {_INT64} ({what}).")
+                raise InvalidExportRecord(f"has {name} {shorten(field)}; it must be an integer from 0 to {_INT64} ({what}).")
         elif not isinstance(field, Mapping if kind is dict else kind):
-            raise InvalidExportRecord(f"has {name} {_shorten(field)}; it must be {what}.")
+            raise InvalidExportRecord(f"has {name} {shorten(field)}; it must be {what}.")
         elif kind is str and name not in ("MessageId", "Body") and not is_text(field):
             # a lone surrogate from a \ud800 escape cannot be stored (Body's own check names it)
-            raise InvalidExportRecord(f"has {name} {_shorten(field)}, which is not valid Unicode text.")
+            raise InvalidExportRecord(f"has {name} {shorten(field)}, which is not valid Unicode text.")
     if not fifo:
         for name in _EXPORTED_FIFO_ONLY:
             if value.get(name) is not None:
-                raise InvalidExportRecord(f"has {name} {_shorten(value[name])}; it is for FIFO queues only, and {queue!r} is a standard queue.")
+                raise InvalidExportRecord(f"has {name} {shorten(value[name])}; it is for FIFO queues only, and {queue!r} is a standard queue.")
     elif value.get("MessageGroupId") is None:
         raise InvalidExportRecord(f"has no MessageGroupId, which every message of FIFO queue {queue!r} needs.")
     raw_attributes = value.get("MessageAttributes") or {}
     for name, attribute in raw_attributes.items():
         if not isinstance(attribute, (Mapping, MessageAttribute)):  # parsed, as this returns them
-            raise InvalidExportRecord(f"has message attribute {name!r} {_shorten(attribute)}; it must be an object with DataType and StringValue or BinaryValue.")
+            raise InvalidExportRecord(f"has message attribute {name!r} {shorten(attribute)}; it must be an object with DataType and StringValue or BinaryValue.")
     record = dict(value)
     record["MessageId"] = imported_message_id(value["MessageId"])
     message_body(value["Body"])
@@ -662,7 +662,7 @@ def exported_message(value: Any, queue: str, fifo: bool) -> dict[str, Any]:
         if source.endswith(".fifo") != fifo:
             # A dead-letter queue serves queues of its own kind; a move task would send it there.
             raise InvalidExportRecord(
-                f"has DeadLetterQueueSourceArn {_shorten(value['DeadLetterQueueSourceArn'])}, a {'FIFO' if source.endswith('.fifo') else 'standard'} "
+                f"has DeadLetterQueueSourceArn {shorten(value['DeadLetterQueueSourceArn'])}, a {'FIFO' if source.endswith('.fifo') else 'standard'} "
                 f"queue's; {queue!r} is a {'FIFO' if fifo else 'standard'} queue, and a dead-letter queue serves queues of its own kind."
             )
     return record
@@ -682,7 +682,7 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> tuple[list[Mapping[str,
     if not entries:
         raise EmptyBatchRequest("The batch request doesn't contain any entries; send 1 to 10.")
     if not isinstance(entries, (list, tuple)):
-        raise InvalidParameterValue(f"Invalid Entries {_shorten(entries)}: expected a list of 1 to {D.MAX_BATCH_ENTRIES} entries.")
+        raise InvalidParameterValue(f"Invalid Entries {shorten(entries)}: expected a list of 1 to {D.MAX_BATCH_ENTRIES} entries.")
     entries = list(entries)
     if len(entries) > D.MAX_BATCH_ENTRIES:
         raise TooManyEntriesInBatchRequest(
@@ -696,7 +696,7 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> tuple[list[Mapping[str,
         entry_id = entry.get(id_key) if type(entry) is dict or isinstance(entry, Mapping) else None
         if not isinstance(entry_id, str) or not _BATCH_ID.fullmatch(entry_id):
             raise InvalidBatchEntryId(
-                f"Invalid batch entry Id {_shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore."
+                f"Invalid batch entry Id {shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore."
             )
         if entry_id in ids:
             raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the Id {entry_id!r}; Ids must be distinct.")

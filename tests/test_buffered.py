@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqsqlite
-from sqsqlite.errors import InvalidParameterValue, ReceiptHandleIsInvalid, SQSError
+from sqsqlite.errors import InvalidParameterValue, SQSError
 
 
 def counts(queue):
@@ -184,7 +184,7 @@ def test_a_deferred_delete_the_queue_refuses_is_reported_not_raised(queue, clock
 
 
 def test_deletes_whose_commit_failed_wait_for_the_next_flush_and_close_still_releases(queue, monkeypatch):
-    from sqsqlite.core import Queue
+    from sqsqlite.core import buffered
     from sqsqlite.errors import DatabaseError
 
     queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(6)])
@@ -193,11 +193,11 @@ def test_deletes_whose_commit_failed_wait_for_the_next_flush_and_close_still_rel
         [m] = b.receive_message()
         m.delete()  # acknowledged, waiting
 
-    def disk_full(self, handles):
+    def disk_full(queue, handles):
         raise DatabaseError("Database error: database or disk is full.")
 
     with monkeypatch.context() as patch:
-        patch.setattr(Queue, "_delete_handles", disk_full)
+        patch.setattr(buffered, "delete_handles", disk_full)
         with pytest.raises(DatabaseError):
             b.close()  # its flush fails ...
     assert counts(queue)[0] == 1  # ... and the message fetched, not handed out, is released anyway

@@ -531,7 +531,7 @@ def test_a_background_move_task_finishes_on_its_own(db, clock):
     src, dlq = with_dlq(db, max_receive_count=1)
     _poison(db, clock, src, 3)
     db.start_message_move_task(dlq.arn)
-    for t in db._tasks:
+    for t in db.tasks:
         t.join(timeout=10)
     [task] = db.list_message_move_tasks(dlq.arn)
     assert task.status == "COMPLETED" and counts(src) == (3, 0, 0)

@@ -130,9 +130,8 @@ def test_a_send_committed_between_an_empty_claim_and_the_wait_still_wakes_the_po
     q = waiting.create_queue("raced")
     assert q.receive_message() == []  # the empty claim
     sender.queue("raced").send_message("slipped in")
-    queue_id = waiting.store.connection().execute("SELECT id FROM queues WHERE name='raced'").fetchone()[0]
     start = clock.now_ms()
-    waiting._wait_for_change(queue_id, start + 20_000)
+    waiting.wakeups.wait("raced", None, start + 20_000)
     assert clock.now_ms() - start < 1000
     waiting.close()
     sender.close()

@@ -4,7 +4,6 @@ its typed SQS error and every row of every queue stays as it was.
 (The CLI is being built on another branch; its property tests come once it lands.)
 """
 
-import base64
 import re
 
 import pytest

@@ -9,7 +9,7 @@ import stat
 import pytest
 
 import sqsqlite
-from sqsqlite import core
+from sqsqlite.core import handles as core_handles
 from sqsqlite import queries as Q
 from sqsqlite.errors import ReceiptHandleIsInvalid
 from tests.reliability.snapshots import snapshot
@@ -37,7 +37,7 @@ def test_receipt_handles_of_one_message_differ_in_at_least_128_bits_between_rece
     # Queue, row, message and time are all the same here: whatever varies is the random part.
     # Ignore the MAC (it varies with anything); 256 samples leave a truly random bit constant
     # with probability 2**-255, a counter would vary in 8 bits.
-    bodies = [raw(h)[: core._HANDLE.size] for h in handles]
+    bodies = [raw(h)[: core_handles.HANDLE_LAYOUT.size] for h in handles]
     width = len(bodies[0]) * 8
     as_ints = [int.from_bytes(b, "big") for b in bodies]
     varying = sum(1 for bit in range(width) if len({(x >> bit) & 1 for x in as_ints}) == 2)
@@ -114,15 +114,15 @@ def test_a_handle_in_the_version_1_form_base64_still_deletes_its_message(db, que
     # received before an upgrade must still work after it.
     queue.send_message("received before the upgrade")
     [m] = queue.receive_message()
-    h = core._decode_handle(db.handles._mac, m.receipt_handle)
-    body = core._HANDLE.pack(1, h.queue_id, h.row_id, h.message_uuid, bytes(h.token))
-    old = core._b64(body + db.handles._mac(body))
+    h = core_handles.decode_handle(db.handles._mac, m.receipt_handle)
+    body = core_handles.HANDLE_LAYOUT.pack(1, h.queue_id, h.row_id, h.message_uuid, bytes(h.token))
+    old = core_handles.b64(body + db.handles._mac(body))
     assert len(old) == 87 and len(m.receipt_handle) == 130
     queue.change_message_visibility(old, 60)
     queue.delete_message(old)
     assert queue.peek(limit=10) == []
     with pytest.raises(ReceiptHandleIsInvalid):  # base64 only ever held version 1
-        queue.delete_message(core._b64(b"\x02" + body[1:] + db.handles._mac(body)))
+        queue.delete_message(core_handles.b64(b"\x02" + body[1:] + db.handles._mac(body)))
 
 
 def test_random_guesses_shaped_like_real_handles_never_work(queue, db_path):
@@ -172,7 +172,7 @@ def test_a_handle_the_database_remembers_issuing_gets_the_same_answers_as_one_ch
 
 
 def test_the_remembered_handles_are_bounded_and_a_forgotten_one_is_checked_in_full(queue, db, monkeypatch):
-    monkeypatch.setattr(core.D, "ISSUED_HANDLES_KEPT", 3)
+    monkeypatch.setattr(core_handles.D, "ISSUED_HANDLES_KEPT", 3)
     for i in range(7):
         queue.send_message(f"m{i}")
     received = [queue.receive_message()[0] for _ in range(7)]

@@ -245,9 +245,9 @@ def test_a_hundred_waiting_polls_do_not_hold_up_sends_or_other_receives_and_a_se
     for t in pollers:
         t.start()
     deadline = time.monotonic() + 15
-    while len(server.db._queues.get("lp-idle", ())) < 100 and time.monotonic() < deadline:
+    while server.db.wakeups.parked("lp-idle") < 100 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert len(server.db._queues["lp-idle"]) == 100  # all 100 are waiting now
+    assert server.db.wakeups.parked("lp-idle") == 100  # all 100 are waiting now
 
     # Traffic on another queue goes on while they wait, and wakes none of them.
     started = time.monotonic()
@@ -268,7 +268,7 @@ def test_a_hundred_waiting_polls_do_not_hold_up_sends_or_other_receives_and_a_se
     woke = time.monotonic() - sent_at
     assert results == [[results[0][0]]] and results[0][0]["Body"] == "wake up"
     assert traffic < 15 and woke < 5, (traffic, woke)  # generous bounds; the benchmark records the figures
-    server.db.wake("lp-idle")  # release the rest early: each finds nothing and waits again until its deadline
+    server.db.wakeups.wake("lp-idle")  # release the rest early: each finds nothing and waits again until its deadline
     sqs.send_message_batch(QueueUrl=idle, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(10)])
     deadline = time.monotonic() + 10
     while sum(len(r) for r in results) < 11 and time.monotonic() < deadline:
@@ -282,7 +282,7 @@ def test_a_message_committed_by_another_connection_wakes_a_waiting_poll(server, 
     t = threading.Thread(target=lambda: got.append(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20).get("Messages", [])))
     t.start()
     deadline = time.monotonic() + 10
-    while not server.db._queues.get("lp-external") and time.monotonic() < deadline:
+    while not server.db.wakeups.parked("lp-external") and time.monotonic() < deadline:
         time.sleep(0.005)
     other = sqsqlite.connect(server.db.path)  # as another process would: its own connection, no shared memory
     other.queue("lp-external").send_message("from outside")

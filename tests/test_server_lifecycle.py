@@ -1,6 +1,5 @@
 """``sqsqlite serve`` as a real process: SIGTERM stops it cleanly with nothing half-written."""
 
-import os
 import re
 import signal
 import sqlite3

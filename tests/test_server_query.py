@@ -201,7 +201,7 @@ def test_batch_entries_are_numbered_and_results_listed_per_entry(server):
 
 def test_list_queues_tags_and_dead_letter_sources_use_sqs_element_names(server):
     dlq = create(server, "q-list-dlq")
-    arn = f"arn:aws:sqs:us-east-1:000000000000:q-list-dlq"
+    arn = "arn:aws:sqs:us-east-1:000000000000:q-list-dlq"
     src = create(server, "q-list-src", RedrivePolicy=f'{{"deadLetterTargetArn":"{arn}","maxReceiveCount":3}}')
     root = ok(server.url, {"Action": "ListQueues", "QueueNamePrefix": "q-list-"})
     assert sorted(e.text for e in root.findall("sqs:ListQueuesResult/sqs:QueueUrl", NS)) == sorted([dlq, src])

@@ -25,7 +25,7 @@ from ..actions import MEMBERS, UNSUPPORTED, Actions
 from ..errors import BatchRequestTooLong, InvalidParameterValue, QueueDoesNotExist, SQSError
 from . import wire
 from .sigv4 import Verifier
-from .waiting import WAKING_ACTIONS, ServedDatabase, Stopping
+from .waiting import ServedDatabase, Stopping
 
 log = logging.getLogger("sqsqlite.server")
 
@@ -140,7 +140,7 @@ class Handler(BaseHTTPRequestHandler):
                 if not action:
                     raise wire.WireError("MissingAction", "The request must contain the parameter Action.")
                 if action not in MEMBERS and action not in UNSUPPORTED:
-                    raise wire.WireError("InvalidAction", f"The action {V._shorten(action)} is not valid for this endpoint; supported: {', '.join(MEMBERS)}.")
+                    raise wire.WireError("InvalidAction", f"The action {V.shorten(action)} is not valid for this endpoint; supported: {', '.join(MEMBERS)}.")
                 request = wire.query_request(params, action)
             self._queue_from_path(path, action, request)
             result = self._call(action, request)
@@ -173,24 +173,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def _call(self, action: str, request: dict) -> dict:
         db = self.server.db
-        queue = None
-        if "QueueUrl" in MEMBERS.get(action, ()) and isinstance(request.get("QueueUrl"), str):
-            try:
-                queue = V.queue_name_from_url(request["QueueUrl"])
-            except SQSError:
-                queue = None  # the action reports it
-        db.begin_request(self._endpoint(), action, queue)
+        db.begin_request(self._endpoint())
         try:
             try:
                 result = self.server.actions.call(action, request)
             except Stopping:
                 return {}  # shutting down: a long poll ends with no messages, as at its deadline
-            if queue is not None:
-                if action in WAKING_ACTIONS:
-                    if action != "ChangeMessageVisibility" or str(request.get("VisibilityTimeout")) == "0":
-                        db.wake(queue)
-                elif action == "ReceiveMessage" and result.get("Messages"):
-                    db.wake(queue)  # pass the baton: the next poller looks for what is left
+            if action == "ReceiveMessage" and result.get("Messages"):
+                # Pass the baton: the queue's next poller looks for what is left.
+                db.wakeups.wake(V.queue_name_from_url(request["QueueUrl"]))
             return result
         finally:
             db.end_request()

@@ -25,59 +25,49 @@ import time
 from collections import deque
 from typing import Any
 
-from .. import queries as Q
-from ..clock import SYSTEM_CLOCK
-from ..core import Database
+from ..clock import SYSTEM_CLOCK, Clock
+from ..core import Database, PollingWakeups
+from ..store import Store
 
 # How often the watcher looks for commits by other processes, and how often at most it wakes
 # waiters because of them (seconds).
 WATCH_INTERVAL = 0.005
 WATCH_MIN_GAP = 0.05
-# Actions after which the serving thread itself wakes the queue's next waiter.
-WAKING_ACTIONS = frozenset({"SendMessage", "SendMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch"})
 
 
 class Stopping(Exception):
     """Raised inside a long poll when the server shuts down; the poll answers with no messages."""
 
 
-class ServedDatabase(Database):
-    """A Database whose URLs name the endpoint each request came to, with cheap long polls."""
+class EndpointWakeups:
+    """The engine's Wakeups for a server: a parked poll costs an Event, not a polling thread."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        self._request = threading.local()
-        self._default_endpoint = ""
+    def __init__(self, store: Store, clock: Clock):
+        self.store, self.clock = store, clock
+        # With an injected clock the engine's own polling wait runs, so time moves exactly.
+        self.polling = PollingWakeups(store, clock)
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._queues: dict[str, deque[threading.Event]] = {}
         self._epochs: dict[str, int] = {}
         self._watcher: threading.Thread | None = None
         self._external = threading.Event()
-        super().__init__(*args, **kwargs)
 
-    # ------------------------------------------------------------ per-request context
+    def mark(self, queue: str) -> object:
+        with self._lock:
+            return self._epochs.get(queue, 0)
 
-    @property
-    def endpoint(self) -> str:  # type: ignore[override]
-        return getattr(self._request, "endpoint", None) or self._default_endpoint
+    def notify(self, queue: str | None) -> None:
+        self.polling.notify(queue)
+        if queue is None:
+            self._wake_heads()  # messages appeared in queues the caller can't name (a move task)
+        else:
+            self.wake(queue)
 
-    @endpoint.setter
-    def endpoint(self, value: str) -> None:
-        self._default_endpoint = value
-
-    def begin_request(self, endpoint: str, action: str | None, queue: str | None) -> None:
-        """Called by the serving thread before an action runs."""
-        r = self._request
-        r.endpoint, r.action, r.queue = endpoint, action, queue
-        if queue is not None:
-            with self._lock:
-                r.seen = self._epochs.get(queue, 0)
-
-    def end_request(self) -> None:
-        r = self._request
-        r.endpoint = r.action = r.queue = None
-
-    # ------------------------------------------------------------ wake-ups
+    def parked(self, queue: str) -> int:
+        """How many long polls wait on ``queue`` now."""
+        with self._lock:
+            return len(self._queues.get(queue, ()))
 
     def wake(self, queue: str) -> None:
         """Something in ``queue`` may be receivable: wake its longest-waiting poll."""
@@ -93,47 +83,30 @@ class ServedDatabase(Database):
                 if waiters:
                     waiters.popleft().set()
 
-    def _notify(self) -> None:
-        super()._notify()  # waiters on the engine's own path (injected clocks)
-        if getattr(self._request, "action", None) in WAKING_ACTIONS:
-            return  # the serving thread wakes the queue itself once the action returns
-        # A receive that dead-lettered, a move task: messages appeared in queues we can't name.
-        self._wake_heads()
-
-    def stop_waiting(self) -> None:
+    def stop(self) -> None:
         """End every long poll now (shutdown)."""
         self.stopping.set()
         with self._lock:
             for waiters in self._queues.values():
                 while waiters:
                     waiters.popleft().set()
-        with self._changed:
-            self._changed.notify_all()
+        self.polling.notify_all()
         self._external.set()
 
-    # ------------------------------------------------------------ waiting
-
-    def _wait_for_change(self, queue_id: int, deadline: int) -> None:
+    def wait(self, queue: str, mark: object, until: int) -> None:
         if self.stopping.is_set():
             raise Stopping()
-        r = self._request
-        queue = getattr(r, "queue", None)
-        if self.clock is not SYSTEM_CLOCK or queue is None:
-            super()._wait_for_change(queue_id, deadline)
+        if self.clock is not SYSTEM_CLOCK:
+            self.polling.wait(queue, mark, until)
             if self.stopping.is_set():
                 raise Stopping()
             return
         self._ensure_watcher()
         now = self.clock.now_ms()
-        with self.store.read() as tx:
-            due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=now)
-        until = deadline if due is None else min(deadline, due)
         event = threading.Event()
         with self._lock:
-            epoch = self._epochs.get(queue, 0)
-            if epoch != getattr(r, "seen", epoch):
-                r.seen = epoch  # woken between our last claim and now: claim again at once
-                return
+            if self._epochs.get(queue, 0) != mark:
+                return  # woken between the claim and now: claim again at once
             self._queues.setdefault(queue, deque()).append(event)
         try:
             event.wait(max(0.0, (until - now) / 1000))
@@ -147,7 +120,6 @@ class ServedDatabase(Database):
                         pass  # already taken off by whoever woke us
                     if not waiters:
                         del self._queues[queue]
-                r.seen = self._epochs.get(queue, 0)
         if self.stopping.is_set():
             raise Stopping()
 
@@ -185,3 +157,33 @@ class ServedDatabase(Database):
                     self._wake_heads()
         except Exception:  # the database was closed under us: nothing left to watch
             return
+
+
+class ServedDatabase(Database):
+    """A Database whose URLs name the endpoint each request came to, and whose long polls
+    wait through EndpointWakeups."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        self._request = threading.local()
+        self._default_endpoint = ""
+        super().__init__(*args, **kwargs)
+        self.wakeups: EndpointWakeups = EndpointWakeups(self.store, self.clock)
+
+    @property
+    def endpoint(self) -> str:  # type: ignore[override]
+        return getattr(self._request, "endpoint", None) or self._default_endpoint
+
+    @endpoint.setter
+    def endpoint(self, value: str) -> None:
+        self._default_endpoint = value
+
+    def begin_request(self, endpoint: str) -> None:
+        """Called by the serving thread before an action runs: URLs it returns name ``endpoint``."""
+        self._request.endpoint = endpoint
+
+    def end_request(self) -> None:
+        self._request.endpoint = None
+
+    def stop_waiting(self) -> None:
+        """End every long poll now (shutdown)."""
+        self.wakeups.stop()

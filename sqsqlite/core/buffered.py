@@ -41,9 +41,17 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from . import defaults as D
-from . import validation as V
-from .core import BatchResult, Message, Queue, _wanted_message_attributes
+from typing import TYPE_CHECKING
+
+from .. import defaults as D
+from .. import validation as V
+from .deleting import delete_handles
+from .receiving import receive
+from .results import BatchResult, Message
+from .rules import wanted_message_attributes
+
+if TYPE_CHECKING:
+    from .queue import Queue
 
 log = logging.getLogger("sqsqlite.buffered")
 
@@ -83,7 +91,7 @@ class BufferedQueue:
         self.queue = queue
         # Checked once, here, for every claim to come.
         self._system = V.attribute_names(message_system_attribute_names, D.MESSAGE_SYSTEM_ATTRIBUTES, "message system attribute")
-        self._wanted = _wanted_message_attributes(message_attribute_names)
+        self._wanted = wanted_message_attributes(message_attribute_names)
         # The claims' size adapts to the consumer (_claim_size): the last claim's size, when it
         # returned, its lease in ms, and how many of its messages were handed out.
         self._size = min(self.prefetch, D.BUFFER_FIRST_CLAIM)
@@ -158,7 +166,7 @@ class BufferedQueue:
             self._delete_now(due)
         if out:
             return out
-        fetched = self.queue._receive(size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted)
+        fetched = receive(self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted)
         with self._lock:
             returned = self._now()
             # An empty claim (the queue was empty) says nothing of the consumer's pace.
@@ -235,7 +243,7 @@ class BufferedQueue:
     def _delete_now(self, handles: list[str]) -> list[DeferredDeleteFailure]:
         # One transaction for all of them, however many (DeleteMessageBatch takes ten).
         try:
-            refused = self.queue._delete_handles(handles)
+            refused = delete_handles(self.queue, handles)
         except BaseException:
             # Nothing was committed (a full disk, an interrupt): they wait again, for the next
             # flush, claim or close(), rather than come back as if never acknowledged.

@@ -1,0 +1,106 @@
+"""Queue attributes: SQS's names and strings on one side, the queue row's columns on the other,
+and the checks that need the database (a RedrivePolicy's dead-letter queue)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from .. import defaults as D
+from .. import queries as Q
+from .. import validation as V
+from ..errors import InvalidParameterValue, QueueDoesNotExist
+from ..store import Tx
+
+if TYPE_CHECKING:
+    from .database import Database
+
+def attribute_name(key: str) -> str:
+    """visibility_timeout -> VisibilityTimeout; SQS names pass through."""
+    special = {"receive_message_wait_time_seconds": "ReceiveMessageWaitTimeSeconds", "fifo_queue": "FifoQueue"}
+    if key in special:
+        return special[key]
+    if "_" not in key and key[:1].isupper():
+        return key
+    return "".join(part[:1].upper() + part[1:] for part in key.split("_"))
+
+
+def default_string(name: str) -> str | None:
+    if name in D.INT_ATTRIBUTES:
+        return str(D.INT_ATTRIBUTES[name].default)
+    if name == "FifoQueue":
+        return "false"
+    if name in D.FIFO_DEFAULTS:
+        return D.FIFO_DEFAULTS[name]
+    return ""
+
+
+def queue_attribute_strings(row) -> dict[str, str]:
+    """The settable attributes of a queue row, as SQS strings."""
+    out = {
+        "VisibilityTimeout": str(row["visibility_timeout"]),
+        "DelaySeconds": str(row["delay_seconds"]),
+        "MessageRetentionPeriod": str(row["retention_period"]),
+        "MaximumMessageSize": str(row["max_message_size"]),
+        "ReceiveMessageWaitTimeSeconds": str(row["receive_wait_time"]),
+    }
+    out.update(json.loads(row["attributes"]))
+    if row["fifo"]:
+        out["FifoQueue"] = "true"
+        out["ContentBasedDeduplication"] = "true" if row["content_based_dedup"] else "false"
+        out["DeduplicationScope"] = row["dedup_scope"]
+        out.setdefault("FifoThroughputLimit", D.FIFO_DEFAULTS["FifoThroughputLimit"])
+    return out
+
+
+def attribute_columns(db: Database, tx: Tx, name: str, is_fifo: bool, current: dict[str, str], changes: dict[str, str]) -> dict:
+    """Column values for a queue whose attribute strings are current updated by changes."""
+    merged = {**current, **changes}
+    if changes.get("RedrivePolicy"):
+        check_dead_letter_target(db, tx, name, is_fifo, json.loads(changes["RedrivePolicy"]))
+    redrive = json.loads(merged["RedrivePolicy"]) if merged.get("RedrivePolicy") else None
+    ints = {r.name: int(merged.get(r.name, r.default)) for r in D.INT_ATTRIBUTES.values()}
+    extra = {
+        k: v
+        for k, v in merged.items()
+        if k not in D.INT_ATTRIBUTES and k not in ("FifoQueue", "ContentBasedDeduplication", "DeduplicationScope") and v != ""
+    }
+    return {
+        "visibility_timeout": ints["VisibilityTimeout"],
+        "delay_seconds": ints["DelaySeconds"],
+        "retention_period": ints["MessageRetentionPeriod"],
+        "max_message_size": ints["MaximumMessageSize"],
+        "receive_wait_time": ints["ReceiveMessageWaitTimeSeconds"],
+        "dead_letter_target": V.parse_arn(redrive["deadLetterTargetArn"])[2] if redrive else None,
+        "max_receive_count": redrive["maxReceiveCount"] if redrive else None,
+        "content_based_dedup": int(merged.get("ContentBasedDeduplication") == "true"),
+        "dedup_scope": merged.get("DeduplicationScope", D.FIFO_DEFAULTS["DeduplicationScope"]),
+        "attributes": json.dumps(extra, sort_keys=True),
+    }
+
+def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, policy: dict) -> None:
+    arn = policy["deadLetterTargetArn"]
+    try:
+        target = db.name_from_arn(arn, "deadLetterTargetArn")
+    except QueueDoesNotExist as exc:
+        raise InvalidParameterValue(f"Invalid RedrivePolicy: {exc.message}") from None
+    if target == name:
+        raise InvalidParameterValue(f"Invalid RedrivePolicy: queue {name!r} can't be its own dead-letter queue.")
+    row = tx.one(Q.queue_by_name, name=target)
+    if row is None:
+        raise InvalidParameterValue(f"Invalid RedrivePolicy: the dead-letter queue {arn!r} does not exist.")
+    if bool(row["fifo"]) != is_fifo:
+        kind = "FIFO" if is_fifo else "standard"
+        raise InvalidParameterValue(
+            f"Invalid RedrivePolicy: the dead-letter queue of a {kind} queue must also be a {kind} queue; {target!r} is not."
+        )
+    allow = json.loads(row["attributes"]).get("RedriveAllowPolicy")
+    if allow:
+        allow = json.loads(allow)
+        source = db.queue_arn(name)
+        if allow["redrivePermission"] == "denyAll" or (
+            allow["redrivePermission"] == "byQueue" and source not in allow.get("sourceQueueArns", [])
+        ):
+            raise InvalidParameterValue(
+                f"Invalid RedrivePolicy: the RedriveAllowPolicy of {target!r} does not allow {source} as a source queue."
+            )

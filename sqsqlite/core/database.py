@@ -1,0 +1,282 @@
+"""A sqsqlite database: one SQLite file holding any number of queues. Queue names, URLs and
+ARNs, creating, listing and deleting queues, figures across queues, pruning, and move tasks."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import threading
+from typing import Any, Callable, Mapping
+
+from .. import defaults as D
+from .. import queries as Q
+from .. import validation as V
+from ..clock import SYSTEM_CLOCK, Clock
+from ..errors import InvalidParameterValue, QueueAlreadyExists, QueueDeletedRecently, QueueDoesNotExist
+from ..store import Store
+from . import move_tasks
+from .attributes import attribute_columns, attribute_name, default_string, queue_attribute_strings
+from .handles import Handles
+from .queue import Queue
+from .results import MoveTask, QueueStats
+from .rules import counts, retention_cutoff, heads_left, ms, queue_row
+from .wakeups import PollingWakeups, Wakeups
+
+
+class Database:
+    """A sqsqlite database: one SQLite file holding any number of queues.
+
+    Safe to share between threads; every process opens its own.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        clock: Clock | None = None,
+        region: str = D.DEFAULT_REGION,
+        account_id: str = D.DEFAULT_ACCOUNT_ID,
+        endpoint: str = D.DEFAULT_ENDPOINT,
+        sender_id: str | None = None,
+        synchronous: str = "NORMAL",
+    ):
+        if path is None:
+            path = os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
+        self.path = os.fspath(path)
+        self.clock = clock or SYSTEM_CLOCK
+        # Checked before the file is opened: a bad one would make URLs and ARNs that no later
+        # call accepts (a dead-letter queue's ARN among them).
+        self.region = V.region(region)
+        self.account_id = V.account_id(account_id)
+        self.endpoint = endpoint.rstrip("/")
+        self.sender_id = sender_id or account_id
+        self.store = Store(self.path, synchronous=synchronous)
+        self.handles = Handles(self.store.secret)
+        # How long polls wait and commits wake them (a server puts its own in: Wakeups).
+        self.wakeups: Wakeups = PollingWakeups(self.store, self.clock)
+        self.tasks: list[threading.Thread] = []  # move tasks running in the background
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Wait for running move tasks, stop the checkpoint thread and close every connection."""
+        for task in self.tasks:
+            task.join(timeout=5)
+        self.store.close()
+
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    # ------------------------------------------------------------ names
+
+    def queue_url(self, name: str) -> str:
+        return f"{self.endpoint}/{self.account_id}/{name}"
+
+    def queue_arn(self, name: str) -> str:
+        return f"arn:aws:sqs:{self.region}:{self.account_id}:{name}"
+
+    def name_from_arn(self, arn: str, what: str) -> str:
+        """The name of this database's queue that ``arn`` names (``what`` names the ARN in errors)."""
+        region, account, name = V.parse_arn(arn, what)
+        if account != self.account_id or region != self.region:
+            raise QueueDoesNotExist(
+                f"{what} {arn!r} names account {account} in {region}; this database holds account "
+                f"{self.account_id} in {self.region}."
+            )
+        return name
+
+    # ------------------------------------------------------------ queues
+
+    def queue(self, name_or_url: str) -> "Queue":
+        """A handle on an existing queue, by name or URL (QueueDoesNotExist otherwise)."""
+        name = V.queue_name_from_url(name_or_url)
+        with self.store.read() as tx:
+            queue_row(tx, name)
+        return Queue(self, name)
+
+    def create_queue(
+        self,
+        queue_name: str,
+        attributes: Mapping[str, Any] | None = None,
+        tags: Mapping[str, str] | None = None,
+        **attribute_kwargs: Any,
+    ) -> "Queue":
+        """CreateQueue. Attributes by SQS name, or as snake_case keywords
+        (``visibility_timeout=60``). Idempotent for equal attributes."""
+        name = V.queue_name(queue_name)
+        given = dict(V.mapping("Attributes", attributes))
+        for key, value in attribute_kwargs.items():
+            given[attribute_name(key)] = value
+        attrs = V.queue_attributes(given, creating=True)
+        tag_values = V.tags(tags)
+        is_fifo = attrs.get("FifoQueue") == "true"
+        if name.endswith(".fifo") and not is_fifo:
+            raise InvalidParameterValue(
+                f"Queue name {name!r} ends in .fifo, which only FIFO queues may use; pass FifoQueue=true to create a FIFO queue."
+            )
+        if is_fifo and not name.endswith(".fifo"):
+            raise InvalidParameterValue(f"A FIFO queue's name must end in .fifo; got {name!r}.")
+        V.check_fifo_attributes(name, is_fifo, attrs)
+        now = self.now()
+        with self.store.write() as tx:
+            existing = tx.one(Q.queue_by_name, name=name)
+            if existing is not None:
+                current = queue_attribute_strings(existing)
+                differs = {k: v for k, v in attrs.items() if current.get(k, default_string(k)) != v}
+                if differs:
+                    raise QueueAlreadyExists(
+                        f"A queue named {name!r} already exists with different attributes: "
+                        + ", ".join(f"{k} is {current.get(k, default_string(k))!r}, not {v!r}" for k, v in differs.items())
+                        + "."
+                    )
+                return Queue(self, name)
+            deleted_at = tx.scalar(Q.tombstone, name=name)
+            if deleted_at is not None and now - deleted_at < ms(D.QUEUE_NAME_REUSE_SECONDS):
+                wait = (deleted_at + ms(D.QUEUE_NAME_REUSE_SECONDS) - now) / 1000
+                raise QueueDeletedRecently(
+                    f"The queue {name!r} was deleted less than {D.QUEUE_NAME_REUSE_SECONDS} seconds ago; "
+                    f"its name can be reused in {wait:.1f} seconds."
+                )
+            columns = attribute_columns(self, tx, name, is_fifo, {}, attrs)
+            tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **columns)
+            tx.forget_queues()
+        return Queue(self, name)
+
+
+    def get_queue_url(self, queue_name: str) -> str:
+        return self.queue(V.queue_name(queue_name)).url
+
+    def list_queues(
+        self, queue_name_prefix: str = "", max_results: int | None = None, next_token: str | None = None
+    ) -> tuple[list[str], str | None]:
+        """ListQueues: (queue URLs, next token). Without max_results, up to 1000 and no token."""
+        if not isinstance(queue_name_prefix, str) or len(queue_name_prefix) > D.MAX_QUEUE_NAME_LENGTH or not V.is_text(queue_name_prefix):
+            raise InvalidParameterValue(f"Invalid QueueNamePrefix {V.shorten(queue_name_prefix)}: a string of up to 80 characters.")
+        if max_results is not None:
+            max_results = V.int_value("MaxResults", max_results, 1, D.MAX_LIST_QUEUES_RESULTS)
+        after = ""
+        if next_token is not None and not isinstance(next_token, str):
+            raise InvalidParameterValue(f"Invalid NextToken {V.shorten(next_token)}: pass a token ListQueues returned.")
+        if next_token:
+            try:
+                after = base64.urlsafe_b64decode(next_token.encode()).decode()
+            except (binascii.Error, ValueError, UnicodeDecodeError):
+                raise InvalidParameterValue(f"Invalid NextToken {V.shorten(next_token)}: pass a token ListQueues returned.") from None
+        limit = max_results or D.LIST_QUEUES_UNPAGED_LIMIT
+        with self.store.read() as tx:
+            rows = tx.all(Q.list_queues, prefix=queue_name_prefix, after=after, limit=limit + 1)
+        names = [r["name"] for r in rows]
+        token = None
+        if max_results is not None and len(names) > limit:
+            names = names[:limit]
+            token = base64.urlsafe_b64encode(names[-1].encode()).decode()
+        return [self.queue_url(n) for n in names[:limit]], token
+
+    def delete_queue(self, queue_url: str) -> None:
+        name = V.queue_name_from_url(queue_url)
+        now = self.now()
+        with self.store.write() as tx:
+            row = queue_row(tx, name)
+            tx.run(Q.delete_queue_messages, queue_id=row["id"])
+            tx.run(Q.delete_queue_dedup, queue_id=row["id"])
+            tx.run(Q.delete_queue_attempts, queue_id=row["id"])
+            tx.run(Q.delete_queue, id=row["id"])
+            tx.forget_queues()
+            tx.run(Q.put_tombstone, name=name, now=now)
+            tx.run(Q.clear_tombstones, before=now - ms(D.QUEUE_NAME_REUSE_SECONDS))
+
+    # ------------------------------------------------------------ administration
+
+    def stats(self) -> list[QueueStats]:
+        """Every queue's exact counts, read from one consistent snapshot."""
+        now = self.now()
+        out = []
+        with self.store.read() as tx:
+            rows = tx.all(Q.all_queues)
+            by_name = {r["name"]: r for r in rows}
+            for row in rows:
+                visible, in_flight, delayed = counts(tx, row, now)
+                oldest = tx.scalar(Q.oldest_sent, queue_id=row["id"], cutoff=retention_cutoff(row, now))
+                dlq = row["dead_letter_target"]
+                depth = None
+                if dlq and dlq in by_name:
+                    depth = sum(counts(tx, by_name[dlq], now))
+                out.append(
+                    QueueStats(
+                        name=row["name"],
+                        url=self.queue_url(row["name"]),
+                        fifo=bool(row["fifo"]),
+                        visible=visible,
+                        in_flight=in_flight,
+                        delayed=delayed,
+                        oldest_age_seconds=None if oldest is None else (now - oldest) / 1000,
+                        dead_letter_queue=dlq,
+                        dead_letter_depth=depth,
+                    )
+                )
+        return out
+
+    def prune(self) -> int:
+        """Remove expired messages (and stale bookkeeping) now; returns how many messages.
+        Reads never need this: an expired message is never returned or counted."""
+        removed = 0
+        now = self.now()
+        with self.store.read() as tx:
+            rows = tx.all(Q.all_queues)
+        for row in rows:
+            while True:
+                with self.store.write() as tx:
+                    fresh = tx.one(Q.queue_by_id, id=row["id"])
+                    if fresh is None:
+                        break
+                    removed_rows = tx.all(Q.prune_all_expired, queue_id=row["id"], cutoff=retention_cutoff(fresh, now), n=10_000)
+                    heads_left(tx, row["id"], removed_rows)
+                    n = len(removed_rows)
+                    tx.run(Q.prune_dedup, queue_id=row["id"], window_start=now - ms(D.FIFO_DEDUP_WINDOW_SECONDS))
+                    tx.run(Q.prune_attempts, queue_id=row["id"], window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
+                removed += n
+                if n < 10_000:
+                    break
+        with self.store.write() as tx:
+            tx.run(Q.clear_tombstones, before=now - ms(D.QUEUE_NAME_REUSE_SECONDS))
+        return removed
+
+    # ------------------------------------------------------------ message move tasks
+
+    def start_message_move_task(
+        self,
+        source_arn: str,
+        destination_arn: str | None = None,
+        max_number_of_messages_per_second: int | None = None,
+        *,
+        background: bool = True,
+    ) -> str:
+        """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
+        (or to destination_arn). Runs in a background thread unless ``background=False``, in
+        which case call :meth:`run_message_move_task` (the CLI does, with a progress bar)."""
+        return move_tasks.start_message_move_task(self, source_arn, destination_arn, max_number_of_messages_per_second, background=background)
+
+    def run_message_move_task(self, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
+        """Run (or resume) a move task to the end; safe to call again after an interruption."""
+        return move_tasks.run_message_move_task(self, task_handle, progress)
+
+    def list_message_move_tasks(self, source_arn: str, max_results: int = 1) -> list[MoveTask]:
+        return move_tasks.list_message_move_tasks(self, source_arn, max_results)
+
+    def cancel_message_move_task(self, task_handle: str) -> int:
+        """CancelMessageMoveTask; returns the approximate number of messages already moved."""
+        return move_tasks.cancel_message_move_task(self, task_handle)
+
+
+def connect(path: str | os.PathLike | None = None, **options: Any) -> Database:
+    """Open (creating and migrating if needed) a sqsqlite database file.
+
+    ``path`` defaults to ``$SQSQLITE_DB`` or ``./sqsqlite.db``. Options: ``clock``, ``region``,
+    ``account_id``, ``endpoint``, ``sender_id``, ``synchronous`` ("NORMAL" or "FULL")."""
+    return Database(path, **options)

@@ -1,0 +1,240 @@
+"""Deleting and changing visibility, one message or a batch, by receipt handle.
+
+A handle acts only while it is its message's newest (the claim token it carries is the row's)
+and its message is in its queue: a superseded, moved, forged or foreign handle is
+ReceiptHandleIsInvalid and touches nothing. The common case, a handle this process issued and
+still the newest, deletes in one statement without reading the row first.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from .. import defaults as D
+from .. import queries as Q
+from .. import validation as V
+from ..errors import InvalidParameterValue, MessageNotInflight, ReceiptHandleIsInvalid, SQSError
+from ..store import Tx
+from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, uuid_bytes
+from .results import BatchResult, BatchResultErrorEntry
+from .rules import retention_cutoff, heads_left, ms, queue_row
+
+if TYPE_CHECKING:
+    from .queue import Queue
+
+_get_receipt_handle = operator.itemgetter("ReceiptHandle")
+
+
+def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
+    """The message a handle holds, None if it is gone (deleted, purged or expired, wherever
+    it is now), or ReceiptHandleIsInvalid."""
+    h = queue.db.handles.check(handle, row["id"])
+    msg = tx.one(Q.message_by_id, id=h.row_id)
+    if msg is None or uuid_bytes(msg["message_id"]) != h.message_uuid:
+        return None
+    home = row if msg["queue_id"] == row["id"] else tx.one(Q.queue_by_id, id=msg["queue_id"])
+    if home is None or msg["sent_at"] <= retention_cutoff(home, now):
+        return None  # expired is gone for good, even before a clean-up removes the row
+    if msg["queue_id"] != row["id"]:
+        raise ReceiptHandleIsInvalid(
+            "The receipt handle is no longer valid: its message was moved to another queue (to the dead-letter queue, or out of it by a move task)."
+        )
+    if msg["receipt_token"] != h.token:
+        raise ReceiptHandleIsInvalid(
+            "The receipt handle is no longer valid: the message was received again, and only the newest receipt handle can act on it."
+        )
+    return msg
+
+
+def delete_message(queue: Queue, receipt_handle: str) -> None:
+    with queue.db.store.write() as tx:
+        _delete(queue, tx, queue_row(tx, queue.name), receipt_handle, queue.db.now())
+
+
+def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
+    # The common case in one statement: the handle is the message's newest and still
+    # valid. Anything else deletes nothing here and is sorted out by _locate below.
+    h = queue.db.handles.check(handle, row["id"])
+    if not row["fifo"]:
+        # No group head to mend: the plain positional DELETE, without RETURNING (which makes
+        # SQLite collect its rows in a temporary table before the first one comes back).
+        if tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h)):
+            return
+    else:
+        gone = tx.one(
+            Q.delete_by_handle,
+            id=h.row_id,
+            queue_id=row["id"],
+            message_id=h.message_id,
+            token=h.token,
+            fifo=row["fifo"],
+            now=now,
+        )
+        if gone is not None:
+            heads_left(tx, row["id"], [gone])
+            return
+    msg = _locate(queue, tx, row, handle, now)
+    if msg is None:
+        return  # already deleted with its last handle: deleting again is fine
+    if row["fifo"] and msg["visible_at"] <= now:
+        raise InvalidParameterValue(
+            f"The receipt handle has expired: on FIFO queue {queue.name!r} a handle is valid only while its message is in flight."
+        )
+    gone = tx.one(Q.delete_message, id=msg["id"])
+    heads_left(tx, row["id"], [gone])
+
+
+def delete_handles(queue: Queue, handles: list[str]) -> list[tuple[str, SQSError]]:
+    """Delete any number of messages by handle in one write transaction, for BufferedQueue;
+    returns the handles refused, with why. Each handle acts as delete_message's would."""
+    failures = []
+    with queue.db.store.write() as tx:
+        row = queue_row(tx, queue.name)
+        if not row["fifo"] and _delete_issued(tx, row["id"], queue.db.handles.known(handles)) == len(handles):
+            return failures
+        now = queue.db.now()
+        for handle in handles:
+            try:
+                _delete(queue, tx, row, handle, now)
+            except SQSError as exc:
+                failures.append((handle, exc))
+    return failures
+
+
+def change_message_visibility(queue: Queue, receipt_handle: str, visibility_timeout: int) -> None:
+    vt = V.visibility_timeout(visibility_timeout)
+    with queue.db.store.write() as tx:
+        _change(queue, tx, queue_row(tx, queue.name), receipt_handle, vt, queue.db.now())
+    if vt == 0:
+        queue.db.wakeups.notify(queue.name)
+
+
+def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
+    msg = _locate(queue, tx, row, handle, now)
+    if msg is None or msg["sent_at"] <= retention_cutoff(row, now):
+        raise InvalidParameterValue(
+            "Value for parameter ReceiptHandle is invalid: the message does not exist any more (deleted, purged or expired)."
+        )
+    if msg["visible_at"] <= now:
+        raise MessageNotInflight(
+            "The message is not in flight: its visibility timeout has ended, so there is nothing to change; receive it again."
+        )
+    new_end = now + ms(vt)
+    limit = msg["received_at"] + ms(D.MAX_VISIBILITY_TIMEOUT)
+    if new_end > limit:
+        left = max(0, (limit - now) // 1000)
+        raise InvalidParameterValue(
+            f"Value {vt} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message "
+            f"is beyond the limit [{D.MAX_VISIBILITY_TIMEOUT} seconds]; at most {left} seconds are left for this receive."
+        )
+    tx.run(Q.change_visibility, id=msg["id"], visible_at=new_end)
+
+
+def delete_message_batch(queue: Queue, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
+    """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
+    entries, entry_ids, _ = V.batch_entry_ids(entries)
+    check = queue.db.handles.check
+    successful, failed = [], []
+    tried = False  # the fast path below ran, and fell short
+    with queue.db.store.write() as tx:
+        row = queue_row(tx, queue.name)
+        if not row["fifo"]:
+            # The common case first: handles this process issued for this queue (_delete_issued).
+            # A shortfall (a handle superseded or repeated) leaves each entry to the exact
+            # path below, where a message this deleted reads as already deleted.
+            try:
+                remembered = queue.db.handles.known(map(_get_receipt_handle, entries))
+            except KeyError:  # an entry without a ReceiptHandle: the exact path names it
+                remembered = []
+            deleted = _delete_issued(tx, row["id"], remembered)
+            if deleted == len(entries):
+                return BatchResult([{"Id": i} for i in entry_ids], failed)
+            tried = deleted is not None
+        now = queue.db.now()
+        handles: dict[str, Handle] = {}
+        queue_id = row["id"]
+        for e in entries:
+            try:
+                handles[e["Id"]] = check(e.get("ReceiptHandle"), queue_id)
+            except SQSError:
+                pass  # _delete below reports it, entry by entry
+        deleted: set[int] = set()
+        if handles and not row["fifo"] and not tried:
+            # Every handle its message's newest, as one executemany whose total rowcount
+            # says whether all of them went; if not, the loop below decides each entry
+            # exactly (a message this deleted reads as already deleted there). Skipped
+            # after the fast path above fell short: it would delete nothing more.
+            keys = list(map(handle_delete_key, handles.values()))
+            if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
+                deleted.update(k[0] for k in keys)
+        elif handles and row["fifo"]:
+            # FIFO: the same in one statement that also returns what each deletion did to
+            # its group's head.
+            spec = json.dumps([[h.row_id, h.token.hex().upper(), h.message_id] for h in handles.values()])
+            gone = tx.all(Q.delete_by_handles, handles=spec, queue_id=row["id"], fifo=row["fifo"], now=now)
+            deleted.update(r["id"] for r in gone)
+            heads_left(tx, row["id"], gone)
+        if len(deleted) == len(entries):  # each entry deleted its own message above
+            return BatchResult([{"Id": e["Id"]} for e in entries], failed)
+        for e in entries:
+            h = handles.get(e["Id"])
+            try:
+                if h is None or h.row_id not in deleted:
+                    _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # decides the rest exactly
+                successful.append({"Id": e["Id"]})
+            except SQSError as exc:
+                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault))
+    return BatchResult(successful, failed)
+
+
+def change_message_visibility_batch(queue: Queue, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
+    """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
+    entries = V.batch_entries(entries)
+
+    def one(tx, row, e, now):
+        _change(queue, tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e.get("VisibilityTimeout")), now)
+
+    result = _batch(queue, entries, one)
+    queue.db.wakeups.notify(queue.name)
+    return result
+
+
+def _batch(queue: Queue, entries, action) -> BatchResult:
+    successful, failed = [], []
+    with queue.db.store.write() as tx:
+        row = queue_row(tx, queue.name)
+        now = queue.db.now()
+        for e in entries:
+            try:
+                action(tx, row, e, now)  # raises before it writes, so a failure changes nothing
+                successful.append({"Id": e["Id"]})
+            except SQSError as exc:
+                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault))
+    return BatchResult(successful, failed)
+
+
+def _delete_issued(tx: Tx, queue_id: int, remembered: list) -> int | None:
+    """Rows deleted for handles this process issued and remembers (Handles.known), or None
+    when any is unknown or another queue's. Each receive's run of handles shares its token
+    object, and is deleted by one statement of up to ten row ids (Q.DELETE_CLAIMED_ROWS): the
+    token is fresh per claim and only claims set it, so token and row ids name exactly those
+    messages. A handle superseded, repeated or already deleted deletes nothing, so a count
+    short of len(remembered) sends the caller to its exact path."""
+    if not remembered or not all(remembered) or set(map(handle_queue, remembered)) != {queue_id}:
+        return None
+    n = len(remembered)
+    tokens = list(map(handle_token, remembered))
+    if n <= D.MAX_BATCH_ENTRIES and tokens.count(tokens[0]) == n:  # one receive's: count() by identity
+        return tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], queue_id, *map(handle_row_id, remembered)])
+    deleted = start = 0
+    while start < n:
+        end = start + 1
+        while end < n and end - start < D.MAX_BATCH_ENTRIES and tokens[end] is tokens[start]:
+            end += 1
+        deleted += tx.run_positional(Q.DELETE_CLAIMED_ROWS[end - start], [tokens[start], queue_id, *map(handle_row_id, remembered[start:end])])
+        start = end
+    return deleted
+
+

@@ -1,0 +1,188 @@
+"""Message move tasks (StartMessageMoveTask and friends): a dead-letter queue's messages moved
+back to their source queues, or to a given queue, a batch per transaction at an optional rate.
+A task's progress is stored, so a task interrupted anywhere is resumed by running it again."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from typing import TYPE_CHECKING, Callable
+
+from .. import defaults as D
+from .. import queries as Q
+from .. import validation as V
+from ..errors import InvalidParameterValue, ResourceNotFoundException, SQSError, UnsupportedOperation
+from ..store import Tx
+from .handles import b64
+from .results import MoveTask
+from .rules import retention_cutoff
+
+if TYPE_CHECKING:
+    from .database import Database
+
+
+def start_message_move_task(
+    db: Database,
+    source_arn: str,
+    destination_arn: str | None = None,
+    max_number_of_messages_per_second: int | None = None,
+    *,
+    background: bool = True,
+) -> str:
+    """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
+    (or to destination_arn). Runs in a background thread unless ``background=False``, in
+    which case call :meth:`run_message_move_task` (the CLI does, with a progress bar)."""
+    source = db.name_from_arn(source_arn, "SourceArn")
+    rate = None
+    if max_number_of_messages_per_second is not None:
+        rate = V.int_value("MaxNumberOfMessagesPerSecond", max_number_of_messages_per_second, 1, D.MAX_MOVE_TASK_RATE, "messages per second")
+    now = db.now()
+    with db.store.write() as tx:
+        row = tx.one(Q.queue_by_name, name=source)
+        if row is None:
+            raise ResourceNotFoundException(f"The source queue {source_arn!r} does not exist.")
+        if not tx.all(Q.dead_letter_sources, name=source):
+            raise InvalidParameterValue(
+                f"The queue {source_arn!r} is not a dead-letter queue: no queue's RedrivePolicy targets it."
+            )
+        if destination_arn is not None:
+            dest = db.name_from_arn(destination_arn, "DestinationArn")
+            dest_row = tx.one(Q.queue_by_name, name=dest)
+            if dest_row is None:
+                raise ResourceNotFoundException(f"The destination queue {destination_arn!r} does not exist.")
+            if bool(dest_row["fifo"]) != bool(row["fifo"]):
+                raise InvalidParameterValue("The destination queue must be of the same type (standard or FIFO) as the source.")
+        if tx.one(Q.running_move_task, source_queue_id=row["id"]) is not None:
+            raise UnsupportedOperation(
+                f"A message move task is already running on {source_arn!r}; cancel it or wait for it (one task per queue)."
+            )
+        handle = b64(json.dumps({"q": row["id"], "t": uuid.uuid4().hex}).encode())
+        tx.run(
+            Q.insert_move_task,
+            task_handle=handle,
+            source_queue_id=row["id"],
+            source_arn=source_arn,
+            destination_arn=destination_arn,
+            max_per_second=rate,
+            now=now,
+            to_move=tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=retention_cutoff(row, now)),
+            max_id=tx.scalar(Q.max_message_row, queue_id=row["id"]) or 0,
+        )
+    if background:
+        thread = threading.Thread(target=run_message_move_task, args=(db, handle), daemon=True, name="sqsqlite-move")
+        thread.start()
+        db.tasks.append(thread)
+    return handle
+
+def run_message_move_task(db: Database, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
+    """Run (or resume) a move task to the end; safe to call again after an interruption."""
+    while True:
+        task, batch = _move_step(db, task_handle)
+        if progress:
+            progress(task)
+        if task.status != "RUNNING":
+            return task
+        if task.max_number_of_messages_per_second:
+            db.clock.sleep(batch / task.max_number_of_messages_per_second)
+
+def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
+    V.text("TaskHandle", task_handle)
+    now = db.now()
+    with db.store.write() as tx:
+        task = tx.one(Q.move_task, task_handle=task_handle)
+        if task is None:
+            raise ResourceNotFoundException(f"No message move task has the handle {V.shorten(task_handle)}.")
+        if task["status"] != "RUNNING":
+            return _move_task(task, handle=False), 0
+        source = tx.one(Q.queue_by_id, id=task["source_queue_id"])
+        if source is None:
+            tx.run(Q.update_move_task, task_handle=task_handle, status="FAILED", moved=task["moved"], last_id=task["last_id"], now=now, failure_reason="The source queue was deleted.")
+            return _move_task(tx.one(Q.move_task, task_handle=task_handle), handle=False), 0
+        batch = task["max_per_second"] or 500
+        rows = tx.all(
+            Q.messages_page, queue_id=source["id"], cutoff=retention_cutoff(source, now), after=task["last_id"], upto=task["max_id"], limit=batch
+        )
+        moved, last_id = task["moved"], task["last_id"]
+        failure = task["failure_reason"]  # an earlier step's stays said
+        for row in rows:
+            target_arn = task["destination_arn"] or row["dead_letter_source_arn"]
+            last_id = row["id"]
+            if not target_arn:
+                continue  # sent to the dead-letter queue directly: no source to return to
+            if row["visible_at"] > now:
+                # In flight: a consumer holds it, and SQS's redrive, which receives from the
+                # dead-letter queue, could not take it either. It stays, and the consumer's
+                # delete or change of visibility still works.
+                continue
+            try:
+                target = tx.one(Q.queue_by_name, name=db.name_from_arn(target_arn, "destination"))
+            except SQSError:
+                target = None
+            if target is None:
+                failure = f"The destination queue {target_arn} does not exist."
+                continue
+            if bool(target["fifo"]) != bool(source["fifo"]):
+                # Nothing sends a message across kinds (a FIFO one needs its group and
+                # sequence, a standard one must not be stuck in a FIFO queue without a group).
+                kind = "a FIFO" if target["fifo"] else "a standard"
+                failure = f"The destination queue {target_arn} is {kind} queue, unlike the source queue."
+                continue
+            _move_row(tx, row, source, target, now)
+            moved += 1
+        status = "RUNNING" if len(rows) == batch else "COMPLETED"
+        tx.run(Q.update_move_task, task_handle=task_handle, status=status, moved=moved, last_id=last_id, now=now, failure_reason=failure)
+        task = tx.one(Q.move_task, task_handle=task_handle)
+    db.wakeups.notify(None)
+    return _move_task(task, handle=status == "RUNNING"), len(rows)
+
+def list_message_move_tasks(db: Database, source_arn: str, max_results: int = 1) -> list[MoveTask]:
+    source = db.name_from_arn(source_arn, "SourceArn")
+    max_results = V.int_value("MaxResults", max_results, 1, 10)
+    with db.store.read() as tx:
+        row = tx.one(Q.queue_by_name, name=source)
+        if row is None:
+            raise ResourceNotFoundException(f"The source queue {source_arn!r} does not exist.")
+        return [_move_task(t, handle=t["status"] == "RUNNING") for t in tx.all(Q.move_tasks_for, source_queue_id=row["id"], limit=max_results)]
+
+def cancel_message_move_task(db: Database, task_handle: str) -> int:
+    """CancelMessageMoveTask; returns the approximate number of messages already moved."""
+    V.text("TaskHandle", task_handle)
+    now = db.now()
+    with db.store.write() as tx:
+        task = tx.one(Q.move_task, task_handle=task_handle)
+        if task is None:
+            raise ResourceNotFoundException(f"No message move task has the handle {V.shorten(task_handle)}.")
+        if task["status"] != "RUNNING":
+            raise UnsupportedOperation(f"The message move task is {task['status']}, not RUNNING; only a running task can be cancelled.")
+        tx.run(Q.update_move_task, task_handle=task_handle, status="CANCELLED", moved=task["moved"], last_id=task["last_id"], now=now, failure_reason=None)
+        return task["moved"]
+
+# ------------------------------------------------------------ long-poll wake-ups
+
+
+def _move_row(tx: Tx, row, source, target, now: int) -> None:
+    """Move one message into another queue as a visible, never-received message; its sent_at
+    (and so its retention) is kept."""
+    sequence = None
+    if target["fifo"]:
+        sequence = tx.scalar(Q.next_sequence, id=target["id"], n=1)
+    tx.run(Q.move_message, id=row["id"], queue_id=target["id"], now=now, sequence_number=sequence)
+    if row["group_id"] is not None and target["fifo"]:  # _move_step moves within a kind; a fair queue's groups have no heads
+        tx.run(Q.fix_group_head, queue_id=source["id"], group_id=row["group_id"])
+        tx.run(Q.fix_group_head, queue_id=target["id"], group_id=row["group_id"])
+
+
+def _move_task(row, handle: bool) -> MoveTask:
+    return MoveTask(
+        task_handle=row["task_handle"] if handle else None,
+        status=row["status"],
+        source_arn=row["source_arn"],
+        destination_arn=row["destination_arn"],
+        max_number_of_messages_per_second=row["max_per_second"],
+        approximate_number_of_messages_moved=row["moved"],
+        approximate_number_of_messages_to_move=row["to_move"],
+        failure_reason=row["failure_reason"],
+        started_timestamp=row["started_at"],
+    )
+

@@ -1,0 +1,431 @@
+"""Receiving: ReceiveMessage's claim, and peeking.
+
+One receive is one write transaction: prune (now and then), check the in-flight cap, claim
+with one ``UPDATE ... RETURNING`` (a new token, the lease's end, the receive count), move the
+messages past maxReceiveCount to the dead-letter queue, and return the rest with fresh receipt
+handles. A FIFO claim takes the visible group heads and each head's visible run, in send order.
+An empty claim with time left waits through the database's Wakeups and claims again.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+from dataclasses import fields
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from .. import defaults as D
+from .. import queries as Q
+from .. import validation as V
+from ..errors import InvalidParameterValue, OverLimit
+from ..store import Tx
+from .results import Message
+from .rules import retention_cutoff, decode_attributes, everything, ms, prune_window, heads_left, queue_row, system_attributes, wanted_message_attributes
+
+if TYPE_CHECKING:
+    from .queue import Queue
+
+
+def receive_message(
+    queue: Queue,
+    *,
+    max_number_of_messages: int = 1,
+    visibility_timeout: int | None = None,
+    wait_time_seconds: int | None = None,
+    message_system_attribute_names: Sequence[str] | None = None,
+    message_attribute_names: Sequence[str] | None = None,
+    receive_request_attempt_id: str | None = None,
+) -> list[Message]:
+    """ReceiveMessage: up to 10 messages, each with a fresh receipt handle, in flight until
+    now + visibility timeout. Long-polls up to wait_time_seconds (default: the queue's
+    ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned."""
+    r = D.MAX_MESSAGES
+    n = V.int_value(r.name, max_number_of_messages, r.low, r.high)
+    vt = None if visibility_timeout is None else V.visibility_timeout(visibility_timeout)
+    wait = None
+    if wait_time_seconds is not None:
+        r = D.WAIT_TIME
+        wait = V.int_value(r.name, wait_time_seconds, r.low, r.high, r.unit)
+    system = V.attribute_names(message_system_attribute_names, D.MESSAGE_SYSTEM_ATTRIBUTES, "message system attribute")
+    wanted = wanted_message_attributes(message_attribute_names)
+    if receive_request_attempt_id is not None:
+        receive_request_attempt_id = V.dedup_id("ReceiveRequestAttemptId", receive_request_attempt_id)
+    return receive(queue, n, vt, wait, system, wanted, receive_request_attempt_id)
+
+
+def receive(queue: Queue, n: int, vt: int | None, wait: int | None, system: set[str], wanted: Callable[[str], bool], attempt_id: str | None = None) -> list[Message]:
+    """receive_message once its arguments are checked. BufferedQueue calls it with n up to
+    D.BUFFER_PREFETCH.high: the claim takes any n, and one claim of 100 costs what ten
+    receives of 10 do in one transaction instead of ten."""
+    db = queue.db
+    wakeups = db.wakeups
+    start = db.now()
+    deadline = None
+    while True:
+        mark = wakeups.mark(queue.name)
+        queue_id, rows, queue_wait, lease, cleared = _claim(queue, n, vt, attempt_id)
+        if deadline is None:
+            deadline = start + ms(queue_wait if wait is None else wait)
+        if rows or (not cleared and db.now() >= deadline):
+            if lease is not None:
+                return _claimed_messages(queue, rows, queue_id, system, wanted, lease)
+            return [_message(queue, row, queue_id, system, wanted) for row in rows]
+        # A claim that only cleared poison or expired messages out of the way tries again
+        # at once, even a short poll: what they hid may be receivable now, and its own
+        # writes wake no waiting (data_version counts other connections' commits only).
+        if not cleared:
+            # Until something changes, or the deadline, or sooner the queue's next delay or
+            # visibility timeout ending: that message is receivable then without any commit.
+            now = db.now()
+            with db.store.read() as tx:
+                due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=now)
+            wakeups.wait(queue.name, mark, deadline if due is None else min(deadline, due))
+
+
+def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:
+    # One unpack of the row (Q.RECEIVED_COLUMNS; the column orders are asserted at the end
+    # of this module): sqlite3.Row finds a column by name with a case-insensitive scan.
+    (
+        row_id,
+        message_id,
+        body,
+        attributes,
+        sender_id,
+        sent_at,
+        visible_at,
+        receive_count,
+        first_received_at,
+        token,
+        group_id,
+        dedup_id,
+        sequence_number,
+        dead_letter_source_arn,
+    ) = row
+    attrs = decode_attributes(attributes)
+    # By position, in the order of Message's fields (asserted at the end of this module):
+    # a dataclass matches 15 keywords one by one, 1.1 us a message against 0.4.
+    message = Message(
+        message_id,
+        body,
+        None if token is None or not issue_handle else queue.db.handles.issue(queue_id, row_id, message_id, token),
+        receive_count,
+        sent_at,
+        first_received_at,
+        {k: v for k, v in attrs.items() if wanted(k)} if attrs else {},
+        {},
+        group_id,
+        dedup_id,
+        None if sequence_number is None else f"{sequence_number:020d}",
+        dead_letter_source_arn,
+        sender_id,
+        visible_at,
+        queue,
+    )
+    if system:
+        message.attributes = system_attributes(message, system)
+    return message
+
+
+def _claimed_messages(queue: Queue, rows: list, queue_id: int, system: set[str], wanted: Callable[[str], bool], lease: tuple) -> list[Message]:
+    """_message for a standard claim's rows (Q.CLAIMED_COLUMNS), in one frame: the token and
+    the lease end are the claim's own, and the rows have no FIFO fields but a fair queue's
+    group id (_claim read any other in full). A call per message cost about 1,500 instructions more."""
+    issue = queue.db.handles.issue
+    token, visible_at = lease
+    out = []
+    for row_id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, group in rows:
+        message = Message(
+            message_id,
+            body,
+            issue(queue_id, row_id, message_id, token),
+            receive_count,
+            sent_at,
+            first_received_at,
+            {k: v for k, v in decode_attributes(attributes).items() if wanted(k)} if attributes else {},
+            {},
+            group if group is None else group[1:],  # GROUP_MARK + a fair queue's group id
+            None,
+            None,
+            dead_letter_source_arn,
+            sender_id,
+            visible_at,
+            queue,
+        )
+        if system:
+            message.attributes = system_attributes(message, system)
+        out.append(message)
+    return out
+
+
+def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
+    """One receive attempt in one write transaction: prune, cap check, claim, dead-letter.
+    Returns the queue id, the rows, the queue's ReceiveMessageWaitTimeSeconds, the lease:
+    (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None, and how many
+    messages it moved to the dead-letter queue or deleted as expired FIFO heads."""
+    db = queue.db
+    with db.store.write() as tx:
+        # Read under the writers' lock: the visibility timeout starts when the receive
+        # returns the message, not before it waited for the lock.
+        now = db.now()
+        row = queue_row(tx, queue.name)
+        queue_id, is_fifo = row["id"], bool(row["fifo"])
+        if attempt_id is not None and is_fifo:
+            repeated = _repeat_attempt(queue, tx, row, attempt_id, now, vt)
+            if repeated is not None:
+                return queue_id, repeated, row["receive_wait_time"], None, 0
+        # Standard queues prune on a connection's first receive and every PRUNE_EVERY-th
+        # after (meanwhile the claim skips expired rows inside its index). FIFO claims
+        # first delete the expired group heads, in flight or not (_claim_fifo).
+        receives = tx.state["receives"] = tx.state.get("receives", 0) + 1
+        if not is_fifo and receives % D.PRUNE_EVERY == 1:
+            prune_window(tx, row, now, D.PRUNE_WINDOW)
+        n = _under_cap(queue, tx, row, n, now)
+        if n == 0:
+            return queue_id, [], row["receive_wait_time"], None, 0
+        lease_end = now + ms(row["visibility_timeout"] if vt is None else vt)
+        cutoff = retention_cutoff(row, now)
+        dlq = None
+        if row["max_receive_count"] is not None:
+            dlq = tx.queue(row["dead_letter_target"])
+        claimed: list = []
+        # Each round moves at least one poison message or ends the loop; cleared counts the
+        # messages moved or deleted as expired, at most D.CLAIM_CLEANUP_BUDGET (beyond it,
+        # _receive comes back in a new transaction, and other writers go between).
+        rounds = cleared = 0
+        while True:
+            rounds += 1
+            want = n - len(claimed)
+            # A zero lease would leave this round's rows visible, and the next round (after
+            # a dead-letter move) would claim them again: hold them 1 ms, release below.
+            # bytearray: sqlite3 binds it as a BLOB directly, bytes through its adapter look-up.
+            held_until, token = max(lease_end, now + 1), bytearray(os.urandom(16))
+            if is_fifo:
+                params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=held_until, token=token)
+                rows, removed = _claim_fifo(queue, tx, params, want, D.CLAIM_CLEANUP_BUDGET - cleared)
+                cleared += removed
+            else:
+                # In Q.CLAIM_STANDARD_PARAMS order.
+                rows = tx.all_positional(Q.claim_standard, (held_until, now, now, token, queue_id, now, cutoff, want, 0))
+            # Rows read by position from here on: a FIFO claim's are sqlite3.Rows of
+            # Q.RECEIVED_COLUMNS, a standard one's plain tuples of Q.CLAIMED_COLUMNS; both
+            # start with the id.
+            count_at = _RECEIVED_COUNT_AT if is_fifo else _CLAIMED_COUNT_AT
+            poison = [] if dlq is None else [r for r in rows if r[count_at] > row["max_receive_count"]]
+            if not poison:
+                claimed.extend(rows)
+                break
+            for r in poison:
+                _dead_letter(queue, tx, r[0], row, dlq, now)
+            moved = {r[0] for r in poison}
+            claimed.extend(r for r in rows if r[0] not in moved)
+            cleared += len(moved)
+            if len(claimed) >= n or cleared >= D.CLAIM_CLEANUP_BUDGET:
+                break
+        # A FIFO claim returns whole rows (Q.RECEIVED_COLUMNS); a standard one leaves out
+        # what the claim itself knows (Q.CLAIMED_COLUMNS): its rows can be used as they are
+        # when one round claimed them all (one token) and none has a deduplication id or
+        # sequence number (an older sqsqlite's import).
+        usable = is_fifo or (rounds == 1 and _plain_or_grouped(claimed))
+        if claimed and lease_end <= now:
+            for r in claimed:
+                tx.run(Q.change_visibility, id=r[0], visible_at=lease_end)
+            usable = False  # released: read them back as they are now
+        if claimed and not usable:
+            claimed = [tx.one(Q.received_by_id, id=r[0]) for r in claimed]
+        lease = (token, held_until) if usable and not is_fifo else None
+        held = tx.state.get(("inflight", queue_id))
+        if held is not None:
+            held[1] += n - len(claimed)  # give back what this receive reserved and didn't take
+        # Only an attempt that returned messages is remembered: an empty one has nothing to
+        # repeat, and remembering it would make the next try (or the next round of this
+        # long poll) return nothing for 5 minutes.
+        if attempt_id is not None and is_fifo and claimed:
+            result = json.dumps([[r["id"], r["receipt_token"].hex()] for r in claimed])
+            tx.run(Q.put_attempt, queue_id=queue_id, attempt_id=attempt_id, now=now, result=result)
+            tx.run(Q.prune_attempts, queue_id=queue_id, window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
+    if dlq is not None:
+        db.wakeups.notify(dlq["name"])
+    return queue_id, claimed, row["receive_wait_time"], lease, cleared
+
+
+def _under_cap(queue: Queue, tx: Tx, row, n: int, now: int) -> int:
+    """How many messages this receive may take without passing the in-flight cap.
+
+    ``inflight_bound`` is never below the true number in flight: a connection reserves a
+    block of it (one write per INFLIGHT_BLOCK messages, not per receive) before claiming
+    from the block, and nothing but an exact recount lowers it. So while reserving stays
+    under the cap nothing is counted. Near the cap, one exact count (an index range over the
+    messages in flight) resets the bound and bumps ``inflight_epoch``, which voids every
+    connection's unused block, since the recount didn't include them."""
+    cap = D.MAX_IN_FLIGHT_FIFO if row["fifo"] else D.MAX_IN_FLIGHT_STANDARD
+    key = ("inflight", row["id"])
+    held = tx.state.get(key)
+    if held is not None and held[0] == row["inflight_epoch"] and held[1] >= n:
+        held[1] -= n
+        return n
+    block = max(n, D.INFLIGHT_BLOCK)
+    if row["inflight_bound"] + block <= cap:
+        tx.run(Q.add_inflight, id=row["id"], n=block)
+        tx.forget_queues()
+        tx.state[key] = [row["inflight_epoch"], block - n]
+        return n
+    exact = tx.scalar(Q.count_in_flight, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))
+    take = max(0, min(n, cap - exact))
+    tx.run(Q.set_inflight, id=row["id"], n=exact + take)
+    tx.forget_queues()
+    tx.state[key] = [row["inflight_epoch"] + 1, 0]
+    if take == 0:
+        if row["fifo"]:
+            return 0  # SQS returns no messages and no error for FIFO queues
+        raise OverLimit(
+            f"The queue {queue.name!r} has {exact} messages in flight, the most a standard queue allows "
+            f"({cap}); delete or release messages before receiving more."
+        )
+    return take
+
+
+def _claim_fifo(queue: Queue, tx: Tx, params: dict, want: int, budget: int) -> tuple[list, int]:
+    """Visible group heads, each followed by its group's visible run, in send order; and
+    how many expired heads it deleted first (at most ``budget``)."""
+    # An expired head is gone, visible or in flight, so its group moves on at once: there
+    # is no sweeper to do it. Each deletion makes the group's next message its head, which
+    # may be expired too: the loop goes on until none is, or the budget is spent (then the
+    # heads left are passed over, and the receive comes back for them).
+    removed = 0
+    while removed < budget:
+        gone = tx.all(Q.delete_expired_heads, queue_id=params["queue_id"], cutoff=params["cutoff"], n=budget - removed)
+        if not gone:
+            break
+        heads_left(tx, params["queue_id"], gone)
+        removed += len(gone)
+    ids: list[int] = []
+    for head in tx.all(Q.fifo_heads, n=want, **params):
+        if len(ids) >= want:
+            break
+        for r in tx.all(Q.fifo_group_run, queue_id=params["queue_id"], group_id=head["group_id"], cutoff=params["cutoff"], n=want - len(ids)):
+            if r["visible_at"] > params["now"]:
+                break  # a later message never jumps one that is in flight or delayed
+            ids.append(r["id"])
+    if not ids:
+        return [], removed
+    rows = tx.all(Q.claim_ids, ids=json.dumps(ids), **params)
+    order = {i: k for k, i in enumerate(ids)}
+    return sorted(rows, key=lambda r: order[r["id"]]), removed
+
+
+def _dead_letter(queue: Queue, tx: Tx, row_id: int, row, dlq, now: int) -> None:
+    """Undo this receive's claim on a message past maxReceiveCount and move it to the
+    dead-letter queue, visible there at once, its receive count and sent_at kept."""
+    sequence = tx.scalar(Q.next_sequence, id=dlq["id"], n=1) if dlq["fifo"] else None
+    group_id = tx.scalar(Q.unclaim_to_dead_letter, id=row_id, dlq_id=dlq["id"], now=now, source_arn=queue.arn, sequence_number=sequence)
+    if group_id is not None and row["fifo"]:  # a FIFO queue's dead-letter queue is FIFO
+        tx.run(Q.fix_group_head, queue_id=row["id"], group_id=group_id)
+        tx.run(Q.fix_group_head, queue_id=dlq["id"], group_id=group_id)
+
+
+def _repeat_attempt(queue: Queue, tx: Tx, row, attempt_id: str, now: int, vt: int | None):
+    """The messages an earlier receive with this attempt id returned, or None to receive afresh."""
+    stored = tx.scalar(Q.find_attempt, queue_id=row["id"], attempt_id=attempt_id, window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
+    if stored is None:
+        return None
+    out = []
+    lease = ms(row["visibility_timeout"] if vt is None else vt)
+    for row_id, token in json.loads(stored):
+        r = tx.one(Q.message_by_id, id=row_id)
+        # The same messages with the same handles, while those handles still hold them.
+        if r is not None and r["queue_id"] == row["id"] and r["receipt_token"] == bytes.fromhex(token) and r["visible_at"] > now:
+            # SQS: a retry within the window resets the visibility timeout (never past the
+            # 12 hours one receive may hold a message).
+            end = min(now + lease, r["received_at"] + ms(D.MAX_VISIBILITY_TIMEOUT))
+            tx.run(Q.change_visibility, id=r["id"], visible_at=end)
+            out.append(tx.one(Q.received_by_id, id=r["id"]))
+    # Nothing still held (deleted, released or timed out): the attempt is over; receive anew.
+    return out or None
+
+def peek(queue: Queue, state: str = "all", limit: int = 10) -> list[Message]:
+    """Messages in a state (visible, in-flight, delayed, all) without receiving them:
+    no receipt handles, no receive counts, nothing changes."""
+    if state not in ("visible", "in-flight", "delayed", "all"):
+        raise InvalidParameterValue(f"Invalid state {state!r}: use visible, in-flight, delayed or all.")
+    limit = V.int_value("limit", limit, 1, 1_000_000)
+    now = queue.db.now()
+    with queue.db.store.read() as tx:
+        row = queue_row(tx, queue.name)
+        rows = tx.all(Q.peek_messages, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now), state=state, limit=limit)
+    out = []
+    system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
+    for r in rows:
+        # No handle: peeking receives nothing (and fills no memory of issued handles).
+        m = _message(queue, r, row["id"], system, everything, issue_handle=False)
+        m.queue = None
+        out.append(m)
+    return out
+
+
+# _message and _claimed_messages build a Message by position, in this order.
+assert tuple(f.name for f in fields(Message) if f.init) == (
+    "message_id",
+    "body",
+    "receipt_handle",
+    "receive_count",
+    "sent_timestamp",
+    "first_receive_timestamp",
+    "message_attributes",
+    "attributes",
+    "message_group_id",
+    "message_deduplication_id",
+    "sequence_number",
+    "dead_letter_queue_source_arn",
+    "sender_id",
+    "visible_at",
+    "queue",
+), "Message's fields changed: update _message and _claimed_messages"
+
+# _message unpacks received rows by position, in this order.
+assert tuple(c.name for c in Q.RECEIVED_COLUMNS) == (
+    "id",
+    "message_id",
+    "body",
+    "attributes",
+    "sender_id",
+    "sent_at",
+    "visible_at",
+    "receive_count",
+    "first_received_at",
+    "receipt_token",
+    "group_id",
+    "dedup_id",
+    "sequence_number",
+    "dead_letter_source_arn",
+), "Q.RECEIVED_COLUMNS changed: update _message"
+# And a standard claim's rows in this order.
+assert tuple(c.name for c in Q.CLAIMED_COLUMNS) == (
+    "id",
+    "message_id",
+    "body",
+    "attributes",
+    "sender_id",
+    "sent_at",
+    "receive_count",
+    "first_received_at",
+    "dead_letter_source_arn",
+    "fifo_fields",
+), "Q.CLAIMED_COLUMNS changed: update _claimed_messages"
+# Where a claim's rows hold the receive count (_claim reads them by position), and the
+# id first in both.
+_RECEIVED_COUNT_AT = [c.name for c in Q.RECEIVED_COLUMNS].index("receive_count")
+_CLAIMED_COUNT_AT = [c.name for c in Q.CLAIMED_COLUMNS].index("receive_count")
+assert Q.RECEIVED_COLUMNS[0].name == Q.CLAIMED_COLUMNS[0].name == "id"
+_fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: see Q.CLAIMED_COLUMNS
+
+
+
+def _plain_or_grouped(rows: list) -> bool:
+    """Whether a standard claim's rows are whole as they are: none has FIFO fields but a
+    group id (Q.CLAIMED_COLUMNS)."""
+    fields = list(map(_fifo_fields, rows))
+    if fields.count(None) == len(fields):  # the common case, counted in C
+        return True
+    return all(f is None or (type(f) is str and f[:1] == Q.GROUP_MARK) for f in fields)
+

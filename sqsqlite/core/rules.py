@@ -1,0 +1,136 @@
+"""The engine's rules over stored rows: a message's state from its columns and the clock, a
+queue's retention cutoff and exact counts, group heads, and the shape of a message row.
+
+State is never stored as a flag. With ``now`` from the clock and ``cutoff = now - retention``:
+
+- expired: ``sent_at <= cutoff`` (gone, even before a clean-up removes the row);
+- delayed: ``visible_at > now`` and never received (``receive_count = 0``);
+- in flight: ``visible_at > now`` and received at least once;
+- visible: ``visible_at <= now``.
+
+The SQL that applies these rules lives in :mod:`sqsqlite.queries`; this module gives them their
+arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+
+from .. import queries as Q
+from .. import validation as V
+from ..errors import QueueDoesNotExist
+from ..store import Tx
+
+if TYPE_CHECKING:
+    from .results import Message
+    from .sending import Prepared
+
+def ms(seconds: int | float) -> int:
+    return int(seconds * 1000)
+
+
+def system_attributes(m: Message, wanted: set[str]) -> dict[str, str]:
+    """The system attributes asked for, as SQS strings, from the message's typed fields."""
+    values = {
+        "ApproximateReceiveCount": str(m.receive_count),
+        "ApproximateFirstReceiveTimestamp": None if m.first_receive_timestamp is None else str(m.first_receive_timestamp),
+        "SentTimestamp": str(m.sent_timestamp),
+        "SenderId": m.sender_id,
+        "MessageGroupId": m.message_group_id,
+        "MessageDeduplicationId": m.message_deduplication_id,
+        "SequenceNumber": m.sequence_number,
+        "DeadLetterQueueSourceArn": m.dead_letter_queue_source_arn,
+    }
+    return {k: v for k, v in values.items() if k in wanted and v is not None}
+
+
+def decode_attributes(text: str | None) -> dict[str, V.MessageAttribute]:
+    if not text:
+        return {}
+    return {name: V.MessageAttribute.from_json(data) for name, data in json.loads(text).items()}
+
+
+def nothing(name: str) -> bool:
+    return False
+
+
+def everything(name: str) -> bool:
+    return True
+
+
+def wanted_message_attributes(names: Iterable[str] | None) -> Callable[[str], bool]:
+    if not names:
+        return nothing
+    names = V.name_list(names, "message attribute names")
+    if "All" in names or ".*" in names:
+        return everything
+    exact = {n for n in names if not n.endswith(".*")}
+    prefixes = tuple(n[:-1] for n in names if n.endswith(".*"))
+    return lambda name: name in exact or name.startswith(prefixes)
+
+
+def retention_cutoff(row, now: int) -> int:
+    """Messages sent at or before this instant have outlived the queue's retention period."""
+    return now - ms(row["retention_period"])
+
+
+def counts(tx: Tx, row, now: int) -> tuple[int, int, int]:
+    params = {"queue_id": row["id"], "now": now, "cutoff": retention_cutoff(row, now)}
+    return (
+        tx.scalar(Q.count_visible, **params),
+        tx.scalar(Q.count_in_flight, **params),
+        tx.scalar(Q.count_delayed, **params),
+    )
+
+
+def heads_left(tx: Tx, queue_id: int, gone) -> None:
+    """Rows (group_id, is_head) just removed from a queue: where a FIFO group's head left,
+    its first remaining message becomes the head."""
+    for r in gone:
+        if r is not None and r["is_head"]:
+            tx.run(Q.fix_group_head, queue_id=queue_id, group_id=r["group_id"])
+
+
+def prune_window(tx: Tx, row, now: int, window: int) -> int:
+    """Remove the expired rows among the first ``window`` entries of the claim's walk."""
+    removed = tx.all(Q.prune_expired, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now), window=window)
+    heads_left(tx, row["id"], removed)
+    return len(removed)
+
+
+
+def attributes_json(attributes: Mapping[str, V.MessageAttribute]) -> str | None:
+    """The messages.attributes column: JSON, or None for a message without attributes."""
+    return json.dumps({k: v.to_json() for k, v in attributes.items()}) if attributes else None
+
+
+def no_queue(name: str) -> QueueDoesNotExist:
+    return QueueDoesNotExist(f"The queue {name!r} does not exist.")
+
+
+def message_row(queue_id, message_id, p: Prepared, sender_id, sent_at, visible_at) -> dict:
+    return {
+        "queue_id": queue_id,
+        "message_id": message_id,
+        "body": p.body,
+        "attributes": attributes_json(p.attributes),
+        "sender_id": sender_id,
+        "sent_at": sent_at,
+        "visible_at": visible_at,
+        "receive_count": 0,
+        "first_received_at": None,
+        "group_id": p.group_id,
+        "dedup_id": p.dedup_id,
+        "sequence_number": None,
+        "dead_letter_source_arn": None,
+        "is_head": 0,
+    }
+
+
+def queue_row(tx: Tx, name: str):
+    """The queue's row, or QueueDoesNotExist: every operation starts here."""
+    row = tx.queue(name)
+    if row is None:
+        raise no_queue(name)
+    return row

@@ -1,0 +1,95 @@
+"""Long polling's seam: how a receive with nothing to return waits, and how a commit wakes it.
+
+A receive claims; when the claim is empty and its wait has time left, the engine asks its
+database's :class:`Wakeups` to wait until something may have made a message of the queue
+receivable, or until a time the engine computes (the wait's deadline, or sooner the queue's next
+delay or visibility timeout ending). Every commit that can make messages receivable (a send, a
+visibility change to 0, a dead-letter move, a move task, an import) calls ``notify`` after it.
+
+:class:`PollingWakeups`, the default, suits a library with a few consumers: a waiting thread
+sleeps on a condition that same-process commits notify, and checks ``PRAGMA data_version``
+(which changes when another connection or process commits) every few milliseconds. The endpoint
+plugs in its own implementation of the same interface (``sqsqlite.server.waiting``).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+from .. import defaults as D
+from ..clock import SYSTEM_CLOCK, Clock
+from ..store import Store
+
+
+class Wakeups(Protocol):
+    """The interface a database's long polls wait through."""
+
+    def mark(self, queue: str) -> object:
+        """Called before each claim; ``wait`` is handed it back, so a wake-up that lands between
+        an empty claim and the start of the wait is not missed."""
+        ...
+
+    def wait(self, queue: str, mark: object, until: int) -> None:
+        """Return when something may have made a message of ``queue`` receivable since ``mark``,
+        or at ``until`` (epoch ms, by the database's clock), whichever comes first."""
+        ...
+
+    def notify(self, queue: str | None) -> None:
+        """After a commit that may have made messages of ``queue`` receivable (None: of queues
+        the caller can't name, as a move task's)."""
+        ...
+
+
+class PollingWakeups:
+    """Waits on a condition for same-process commits and polls ``data_version`` for the others."""
+
+    def __init__(self, store: Store, clock: Clock):
+        self.store, self.clock = store, clock
+        self._changed = threading.Condition()
+        self._waiters = 0
+
+    def mark(self, queue: str) -> object:
+        return None  # the store remembers the data_version each write transaction read
+
+    def notify(self, queue: str | None) -> None:
+        if self._waiters:
+            self.notify_all()
+
+    def notify_all(self) -> None:
+        """Wake every waiting poll (a server shutting down)."""
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait(self, queue: str, mark: object, until: int) -> None:
+        """Sleep until a commit by any connection (another thread or process), or ``until``.
+        Polls PRAGMA data_version, which costs microseconds and no disk I/O."""
+        store, clock = self.store, self.clock
+        version = store.seen_version()  # as of the empty claim, so nothing since is missed
+        if version is None:
+            version = store.data_version()
+        interval = D.LONG_POLL_INTERVAL
+        with self._changed:
+            self._waiters += 1
+        try:
+            while True:
+                now = clock.now_ms()
+                if now >= until:
+                    return
+                step = min(interval, (until - now) / 1000)
+                interval = min(interval * 1.5, D.LONG_POLL_MAX_INTERVAL)
+                with self._changed:
+                    notified = _clock_wait(clock, self._changed, step)
+                if notified or store.data_version() != version:
+                    return
+        finally:
+            with self._changed:
+                self._waiters -= 1
+
+
+def _clock_wait(clock: Clock, cond: threading.Condition, seconds: float) -> bool:
+    if clock is SYSTEM_CLOCK:
+        return cond.wait(seconds)
+    cond.wait(0)  # a manual clock jumps instead of waiting
+    clock.sleep(seconds)
+    return False
