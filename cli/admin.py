@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 
 import click
 
+from sqsqlite import records
 from sqsqlite import validation as V
 from sqsqlite.errors import InvalidExportRecord, QueueDoesNotExist, SQSError
 
@@ -436,7 +437,7 @@ def _sqs_rule(path: str, number: int, check: Callable, *args: Any) -> Any:
 def _record(path: str, number: int, value: Any, queue: str, fifo: bool) -> dict:
     """One exported message, checked as import_messages will check it, so that nothing it could
     refuse is left for after the queue is created."""
-    return _sqs_rule(path, number, V.exported_message, value, queue, fifo)
+    return _sqs_rule(path, number, records.exported_message, value, queue, fifo)
 
 
 @command("import")

@@ -10,6 +10,8 @@ from typing import Callable
 
 import click
 
+from sqsqlite import defaults as D
+
 from .options import (
     ENTRY,
     MAP,
@@ -46,7 +48,7 @@ def _list(*names: str, help: str, type=STRINGS) -> Callable:
 
 
 @command("create-queue", "CreateQueue")
-@click.option("--queue-name", required=True, help="1-80 characters of A-Z a-z 0-9 - _; FIFO queues end in .fifo.")
+@click.option("--queue-name", required=True, help=f"1-{D.MAX_QUEUE_NAME_LENGTH} characters of A-Z a-z 0-9 - _; FIFO queues end in .fifo.")
 @click.option("--attributes", type=MAP, help="Queue attributes: Name=value,... or JSON or file://.")
 @click.option("--tags", type=MAP, help="Tags: Key=value,... or JSON or file://.")
 def create_queue(s: Settings, queue_name, attributes, tags):
@@ -185,7 +187,7 @@ def list_queue_tags(s: Settings, queue_url):
 @command("send-message", "SendMessage")
 @queue_url_option()
 @click.option("--message-body", type=TEXT, required=True, help="The body (text, or file://path).")
-@click.option("--delay-seconds", type=int, help="0-900: hide the message this long (standard queues).")
+@click.option("--delay-seconds", type=int, help=f"0-{D.MAX_DELAY_SECONDS}: hide the message this long (standard queues).")
 @click.option("--message-attributes", type=MESSAGE_ATTRIBUTES, help="name={DataType=String,StringValue=x},... or JSON.")
 @click.option("--message-system-attributes", type=MESSAGE_ATTRIBUTES, help="AWSTraceHeader={DataType=String,StringValue=...}.")
 @click.option("--message-deduplication-id", help="FIFO: messages with the same id within 5 minutes are sent once.")
@@ -210,7 +212,7 @@ def send_message(s: Settings, queue_url, message_body, delay_seconds, message_at
 
 @command("send-message-batch", "SendMessageBatch")
 @queue_url_option()
-@_list("--entries", type=ENTRY, help="1-10 entries: Id=1,MessageBody=a Id=2,MessageBody=b, or a JSON list, or file://.")
+@_list("--entries", type=ENTRY, help=f"1-{D.MAX_BATCH_ENTRIES} entries: Id=1,MessageBody=a Id=2,MessageBody=b, or a JSON list, or file://.")
 def send_message_batch(s: Settings, queue_url, entries):
     """Send up to 10 messages. Each entry succeeds or fails on its own.
 
@@ -225,9 +227,9 @@ def send_message_batch(s: Settings, queue_url, entries):
 @_list("--attribute-names", help="System attributes to return (deprecated spelling of the next option).")
 @_list("--message-system-attribute-names", help="System attributes to return: All, SentTimestamp, ApproximateReceiveCount...")
 @_list("--message-attribute-names", help="Message attributes to return: All, names, or prefixes like order.*")
-@click.option("--max-number-of-messages", type=int, help="1-10 (default 1).")
-@click.option("--visibility-timeout", type=int, help="0-43200 seconds, for this receive only.")
-@click.option("--wait-time-seconds", type=int, help="0-20: long poll until a message arrives.")
+@click.option("--max-number-of-messages", type=int, help=f"1-{D.MAX_MESSAGES.high} (default {D.MAX_MESSAGES.default}).")
+@click.option("--visibility-timeout", type=int, help=f"0-{D.MAX_VISIBILITY_TIMEOUT} seconds, for this receive only.")
+@click.option("--wait-time-seconds", type=int, help=f"0-{D.MAX_WAIT_TIME_SECONDS}: long poll until a message arrives.")
 @click.option("--receive-request-attempt-id", help="FIFO: repeating an attempt id within 5 minutes returns the same messages.")
 def receive_message(s: Settings, queue_url, attribute_names, message_system_attribute_names, message_attribute_names, max_number_of_messages, visibility_timeout, wait_time_seconds, receive_request_attempt_id):
     """Receive up to 10 messages. Each becomes in flight with a fresh receipt handle.
@@ -264,7 +266,7 @@ def delete_message(s: Settings, queue_url, receipt_handle):
 
 @command("delete-message-batch", "DeleteMessageBatch")
 @queue_url_option()
-@_list("--entries", type=ENTRY, help="1-10 entries: Id=1,ReceiptHandle=... , or a JSON list, or file://.")
+@_list("--entries", type=ENTRY, help=f"1-{D.MAX_BATCH_ENTRIES} entries: Id=1,ReceiptHandle=... , or a JSON list, or file://.")
 def delete_message_batch(s: Settings, queue_url, entries):
     """Delete up to 10 messages. Each entry succeeds or fails on its own.
 
@@ -277,7 +279,7 @@ def delete_message_batch(s: Settings, queue_url, entries):
 @command("change-message-visibility", "ChangeMessageVisibility")
 @queue_url_option()
 @click.option("--receipt-handle", required=True, help="The handle of the message's latest receive.")
-@click.option("--visibility-timeout", type=int, required=True, help="0-43200: hidden until now + this many seconds.")
+@click.option("--visibility-timeout", type=int, required=True, help=f"0-{D.MAX_VISIBILITY_TIMEOUT}: hidden until now + this many seconds.")
 def change_message_visibility(s: Settings, queue_url, receipt_handle, visibility_timeout):
     """Change a message's visibility timeout.
 
@@ -291,7 +293,7 @@ def change_message_visibility(s: Settings, queue_url, receipt_handle, visibility
 
 @command("change-message-visibility-batch", "ChangeMessageVisibilityBatch")
 @queue_url_option()
-@_list("--entries", type=ENTRY, help="1-10 entries: Id=1,ReceiptHandle=...,VisibilityTimeout=60, or JSON, or file://.")
+@_list("--entries", type=ENTRY, help=f"1-{D.MAX_BATCH_ENTRIES} entries: Id=1,ReceiptHandle=...,VisibilityTimeout=60, or JSON, or file://.")
 def change_message_visibility_batch(s: Settings, queue_url, entries):
     """Change visibility of up to 10 messages. Each entry succeeds or fails on its own.
 
@@ -331,7 +333,7 @@ def start_message_move_task(s: Settings, source_arn, destination_arn, max_number
 
 @command("list-message-move-tasks", "ListMessageMoveTasks")
 @click.option("--source-arn", required=True, help="The dead-letter queue's ARN.")
-@click.option("--max-results", type=int, help="1-10 (default 1): the most recent tasks first.")
+@click.option("--max-results", type=int, help=f"1-{D.MOVE_TASKS_LISTED.high} (default {D.MOVE_TASKS_LISTED.default}): the most recent tasks first.")
 def list_message_move_tasks(s: Settings, source_arn, max_results):
     """List a queue's message move tasks. The most recent first, with progress.
 

@@ -301,7 +301,7 @@ class Actions:
         # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
         system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
         messages = self._queue(r).receive_message(
-            max_number_of_messages=r.get("MaxNumberOfMessages", 1),
+            max_number_of_messages=r.get("MaxNumberOfMessages", D.MAX_MESSAGES.default),
             visibility_timeout=r.get("VisibilityTimeout"),
             wait_time_seconds=r.get("WaitTimeSeconds"),
             message_system_attribute_names=system,
@@ -338,7 +338,7 @@ class Actions:
         return {"TaskHandle": handle}
 
     def ListMessageMoveTasks(self, r: Request) -> Response:
-        tasks = self.db.list_message_move_tasks(_required(r, "SourceArn"), r.get("MaxResults", 1))
+        tasks = self.db.list_message_move_tasks(_required(r, "SourceArn"), r.get("MaxResults", D.MOVE_TASKS_LISTED.default))
         return {"Results": [_move_task_out(t) for t in tasks]}
 
     def CancelMessageMoveTask(self, r: Request) -> Response:

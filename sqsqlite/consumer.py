@@ -141,7 +141,7 @@ class Consumer:
         if visibility_timeout is None:
             visibility_timeout = int(queue.get_queue_attributes(["VisibilityTimeout"])["VisibilityTimeout"])
         if visibility_timeout < 3:
-            raise ValueError(f"visibility_timeout {visibility_timeout} is too short for a heartbeat; use 3 to 43200 seconds.")
+            raise ValueError(f"visibility_timeout {visibility_timeout} is too short for a heartbeat; use 3 to {D.MAX_VISIBILITY_TIMEOUT} seconds.")
         self.visibility_timeout = visibility_timeout
         self.heartbeat_interval = heartbeat_interval or visibility_timeout / 3
         self.backoff = backoff

@@ -108,6 +108,7 @@ INT_ATTRIBUTES: dict[str, IntRange] = {
 # Per-call ranges (not queue attributes, same numbers).
 MAX_MESSAGES = IntRange("MaxNumberOfMessages", 1, MAX_MESSAGES_PER_RECEIVE, 1, "messages")
 WAIT_TIME = IntRange("WaitTimeSeconds", 0, MAX_WAIT_TIME_SECONDS, 0)
+MOVE_TASKS_LISTED = IntRange("MaxResults", 1, 10, 1, "tasks")  # ListMessageMoveTasks
 MAX_RECEIVE_COUNT_RANGE = IntRange("maxReceiveCount", 1, MAX_RECEIVE_COUNT, 10, "receives")
 
 # BufferedQueue, after the AWS SDK for Java's buffered client: at most how many messages it

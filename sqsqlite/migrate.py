@@ -32,7 +32,7 @@ def _engine(store):
     # file at once serialise here, and the second finds the schema already at head.
     engine = create_engine(
         "sqlite://",
-        creator=lambda: store._open(),
+        creator=lambda: store.open_connection(),
         poolclass=StaticPool,
     )
 
@@ -56,7 +56,7 @@ def _run(store, fn, *args) -> str:
     except DBAPIError as exc:
         # SQLAlchemy's wrapper (two lines and a link) around SQLite's own error: said as every
         # other database failure is, naming the file.
-        raise DatabaseError(store._explain(exc.orig)) from None
+        raise DatabaseError(store.explain(exc.orig)) from None
     return out.getvalue()
 
 

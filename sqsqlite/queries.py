@@ -104,7 +104,13 @@ CLAIMED_COLUMNS = (
 GROUP_MARK = "\x01"  # char(1) above: deduplication and group ids are printable ASCII
 FIFO_FIELDS_AT = len(CLAIMED_COLUMNS) - 1
 
-_alive = m.c.sent_at > P("cutoff")
+# A message's state, from its columns and the clock; nothing stores it (core/rules.py states
+# the rule). cutoff = now - the queue's retention period.
+_alive = m.c.sent_at > P("cutoff")  # not expired
+_visible = m.c.visible_at <= P("now")
+_hidden = m.c.visible_at > P("now")
+_in_flight = (_hidden, m.c.receive_count > 0)  # received, its visibility timeout running
+_delayed = (_hidden, m.c.receive_count == 0)  # never received, its delay running
 # The predicate of ix_messages_group (FIFO rows), which a query must state to use that index.
 _IN_GROUP_INDEX = m.c.sequence_number.is_not(None)
 
@@ -298,7 +304,7 @@ CLAIM_STANDARD_PARAMS = ("lease_end", "now", "now", "token", "queue_id", "now", 
 claim_standard, _claim_standard_order = compile_positional(
     _claim(
         select(m.c.id)
-        .where(m.c.queue_id == P("queue_id"), m.c.visible_at <= P("now"), _alive)
+        .where(m.c.queue_id == P("queue_id"), _visible, _alive)
         .order_by(m.c.visible_at)
         .limit(P("n"))
         .offset(P("offset")),  # SQLAlchemy's SQLite dialect writes an OFFSET anyway: as a named 0
@@ -322,7 +328,7 @@ _ONE = literal_column("1")
 # had no time for are passed over here.
 fifo_heads = compile_sql(
     select(m.c.id, m.c.group_id)
-    .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, m.c.visible_at <= P("now"), m.c.sent_at > P("cutoff"))
+    .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _visible, m.c.sent_at > P("cutoff"))
     .order_by(m.c.visible_at)
     .limit(P("n"))
 )
@@ -391,7 +397,7 @@ delete_by_handle = compile_sql(
         m.c.queue_id == P("queue_id"),
         m.c.message_id == P("message_id"),
         m.c.receipt_token == P("token"),
-        or_(P("fifo") == 0, m.c.visible_at > P("now")),
+        or_(P("fifo") == 0, _hidden),
     )
     .returning(m.c.group_id, m.c.is_head)
 )
@@ -445,7 +451,7 @@ delete_by_handles = compile_sql(
                 func.json_extract(_handles.c.value, "$[2]"),
             ).select_from(_handles)
         ),
-        or_(P("fifo") == 0, m.c.visible_at > P("now")),
+        or_(P("fifo") == 0, _hidden),
     )
     .returning(m.c.id, m.c.group_id, m.c.is_head)
 )
@@ -455,7 +461,7 @@ change_visibility = compile_sql(update(m).where(m.c.id == P("id")).values(visibl
 # now and then removes those among the first :window entries: bounded work, no sent_at index.
 _head = (
     select(m.c.id, m.c.sent_at)
-    .where(m.c.queue_id == P("queue_id"), m.c.visible_at <= P("now"))
+    .where(m.c.queue_id == P("queue_id"), _visible)
     .order_by(m.c.visible_at)
     .limit(P("window"))
     .subquery("head")
@@ -481,21 +487,21 @@ prune_all_expired = compile_sql(
 
 # Exact counts, read from ix_messages_visible alone (no table rows).
 count_visible = compile_sql(
-    select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), m.c.visible_at <= P("now"), _alive)
+    select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _visible, _alive)
 )
 count_in_flight = compile_sql(
     select(func.count())
     .select_from(m)
-    .where(m.c.queue_id == P("queue_id"), m.c.visible_at > P("now"), _alive, m.c.receive_count > 0)
+    .where(m.c.queue_id == P("queue_id"), *_in_flight, _alive)
 )
 count_delayed = compile_sql(
     select(func.count())
     .select_from(m)
-    .where(m.c.queue_id == P("queue_id"), m.c.visible_at > P("now"), _alive, m.c.receive_count == 0)
+    .where(m.c.queue_id == P("queue_id"), *_delayed, _alive)
 )
 oldest_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive))
 next_visible_at = compile_sql(
-    select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), m.c.visible_at > P("now"))
+    select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), _hidden)
 )
 
 # Peek: read without changing anything, in the order receives would see them.
@@ -506,9 +512,9 @@ peek_messages = compile_sql(
         _alive,
         or_(
             P("state") == "all",
-            and_(P("state") == "visible", m.c.visible_at <= P("now")),
-            and_(P("state") == "in-flight", m.c.visible_at > P("now"), m.c.receive_count > 0),
-            and_(P("state") == "delayed", m.c.visible_at > P("now"), m.c.receive_count == 0),
+            and_(P("state") == "visible", _visible),
+            and_(P("state") == "in-flight", *_in_flight),
+            and_(P("state") == "delayed", *_delayed),
         ),
     )
     .order_by(m.c.visible_at, m.c.id)

@@ -23,7 +23,7 @@ batches, fall ever further behind, and adding producers would lower what the que
 With it, producers as a group stand in line as one, and the queue drains as fast as its
 consumers can take. An uncontended send never touches the gate.
 
-Under synchronous=NORMAL, checkpoints run on a thread of each Store's own (_Checkpointer), so
+Under synchronous=NORMAL, checkpoints run on a thread of each Store's own (checkpoint.Checkpointer), so
 no writer waits inside its COMMIT for the fsync of the WAL.
 """
 
@@ -41,6 +41,7 @@ from typing import Any, Iterator
 
 from . import defaults as D
 from . import queries as Q
+from .checkpoint import Checkpointer
 from .errors import DatabaseError
 
 try:
@@ -203,129 +204,6 @@ def _holding() -> set:
         return _HOLDING.paths
 
 
-class _Checkpointer:
-    """Runs one Store's WAL checkpoints on a thread of its own.
-
-    SQLite checkpoints inside the COMMIT that takes the WAL past 1,000 pages: that writer,
-    still holding the writers' lock, waits for the fsync of the whole WAL, 10-15 ms every few
-    hundred operations, longer the larger the file. Here a passive checkpoint runs a few
-    milliseconds behind the writers instead (D.CHECKPOINT_GATHER). It takes no write lock, so
-    no writer waits for it, and it changes nothing about durability: SQLite syncs the WAL
-    before it copies a page back, as in its own checkpoints. SQLite's checkpoint stays as the
-    backstop; when it still comes, all but the newest pages are synced already, and it is cheap.
-
-    The thread holds no reference to its Store, so a Store dropped without close() is still
-    collected; its finalizer (also run at exit) stops the thread."""
-
-    def __init__(self, path: str, synchronous: str, enabled: bool):
-        self.path, self.synchronous = path, synchronous
-        self.closed = not enabled  # a disabled one is closed from the start
-        # Read by every committing writer, so the common case is one attribute load: True
-        # while a checkpoint is due already, and for good once closed.
-        self.wanted = self.closed
-        self.pid: int | None = None  # the process whose thread runs: a forked child starts its own
-        self.lock = threading.Lock()
-        # Held by the thread while it is inside SQLite, and by a fork (pause/resume).
-        self.in_sqlite = threading.Lock()
-        self.wake = self.stop = None
-        self.thread: threading.Thread | None = None
-        self.passes = 0  # checkpoints run, for anyone watching
-
-    def pause(self) -> None:
-        """Before a fork: wait for the thread to leave SQLite, and keep it out."""
-        self.in_sqlite.acquire()
-
-    def resume(self) -> None:
-        """After a fork, in the parent."""
-        self.in_sqlite.release()
-
-    def after_fork(self) -> None:
-        """In a forked child: the thread stayed in the parent, and its locks may be held there."""
-        self.lock = threading.Lock()
-        self.in_sqlite = threading.Lock()
-        self.thread, self.pid = None, None
-        self.wanted = self.closed
-
-    def want(self) -> None:
-        """A writer committed: checkpoint soon."""
-        if self.pid != _PID and not self._start():
-            return
-        self.wanted = True
-        self.wake.set()
-
-    def _start(self) -> bool:
-        with self.lock:
-            if self.pid == _PID:
-                return True
-            if self.closed:
-                self.wanted = True
-                return False
-            # Fresh events: a parent's thread may have held theirs at the fork.
-            self.wake, self.stop = threading.Event(), threading.Event()
-            thread = threading.Thread(target=self._run, args=(self.wake, self.stop), name="sqsqlite-checkpoint", daemon=True)
-            try:
-                thread.start()
-            except RuntimeError:  # no more threads: SQLite's own checkpoints go on as before
-                self.closed = self.wanted = True
-                return False
-            self.thread, self.pid = thread, _PID
-            return True
-
-    def _run(self, wake: threading.Event, stop: threading.Event) -> None:
-        conn = None
-        try:
-            with self.in_sqlite:
-                conn = sqlite3.connect(self.path, timeout=D.BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
-                # The writers' setting (NORMAL): a checkpoint syncs the WAL, then the database file.
-                conn.execute(f"PRAGMA synchronous={self.synchronous}")
-        except sqlite3.Error:
-            if conn is not None:
-                with self.in_sqlite:
-                    conn.close()
-            self.closed = self.wanted = True  # SQLite's own checkpoints go on as before
-            return
-        try:
-            done, last = 0, time.monotonic()
-            while True:
-                wake.wait()
-                if stop.is_set():
-                    return
-                wake.clear()
-                self.wanted = False
-                if stop.wait(D.CHECKPOINT_GATHER):
-                    return
-                self.passes += 1
-                try:
-                    with self.in_sqlite:
-                        _, _, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                except Exception:
-                    # e.g. another connection's checkpoint running, or a disk error the writers
-                    # will meet and report themselves: the next commit wakes us again.
-                    continue
-                # copied counts from the WAL's last restart, so it can fall back to a few.
-                fresh, done = (copied - done if copied >= done else copied), copied
-                now = time.monotonic()
-                light = fresh < D.CHECKPOINT_BUSY_RATE * (now - last)
-                last = now
-                if light and stop.wait(D.CHECKPOINT_LIGHT_WAIT):
-                    return
-        finally:
-            with self.in_sqlite:
-                conn.close()
-
-    def close(self) -> None:
-        """Stop the thread (after the checkpoint it may be running) and never start another."""
-        with self.lock:
-            self.closed = self.wanted = True
-            thread, self.thread = self.thread, None
-            mine, self.pid = self.pid == _PID, None
-        if thread is not None and mine:
-            self.stop.set()
-            self.wake.set()
-            if thread is not threading.current_thread():
-                thread.join(D.BUSY_TIMEOUT_SECONDS)
-
-
 class _Write:
     """The context manager of Store.write (a class, not a generator: it runs twice per
     operation, and a generator-based one costs several times more). The common path, an
@@ -451,7 +329,7 @@ class _Write:
         if issubclass(kind, sqlite3.DatabaseError):
             # A statement failed inside the transaction (disk full, read-only file, I/O error):
             # all of it is undone; report the typed error, never a raw sqlite3 one.
-            raise DatabaseError(self.store._explain(exc)) from None
+            raise DatabaseError(self.store.explain(exc)) from None
         return False
 
     def _rolled_back(self) -> None:
@@ -480,7 +358,7 @@ class Store:
         # Only under NORMAL does a checkpoint carry the WAL's fsync: FULL syncs the WAL at every
         # commit (its checkpoints only copy pages back, and a thread's fsyncs would compete
         # with the commits'), OFF never syncs.
-        self._checkpointer = _Checkpointer(
+        self._checkpointer = Checkpointer(
             self.path,
             self.synchronous,
             enabled=self.synchronous == "NORMAL" and self.path not in (":memory:", "") and not self.path.startswith("file:"),
@@ -517,7 +395,7 @@ class Store:
         conn = getattr(local, "conn", None)
         if conn is not None and local.pid == _PID:
             return conn
-        conn = self._open()
+        conn = self.open_connection()
         cursor = conn.cursor()
         cursor.row_factory = None  # Tx.all_positional's rows are plain tuples
         # The cursor first: an interrupt between the two must not leave a connection that
@@ -535,7 +413,8 @@ class Store:
             self._all.append(conn)
         return conn
 
-    def _open(self) -> sqlite3.Connection:
+    def open_connection(self) -> sqlite3.Connection:
+        """A new connection with sqsqlite's pragmas, in WAL mode (the migrations run on one)."""
         try:
             conn = sqlite3.connect(
                 self.path,
@@ -559,7 +438,7 @@ class Store:
             # Keep the WAL from growing without bound after a long reader lets go.
             conn.execute("PRAGMA journal_size_limit=67108864")
         except sqlite3.DatabaseError as exc:
-            raise DatabaseError(self._explain(exc)) from None
+            raise DatabaseError(self.explain(exc)) from None
         return conn
 
     def _open_lock(self, path: str) -> int:
@@ -592,7 +471,8 @@ class Store:
         except OSError:
             pass
 
-    def _explain(self, exc: Exception) -> str:
+    def explain(self, exc: Exception) -> str:
+        """SQLite's error as one sentence naming the file and what to do."""
         text = str(exc)
         if "file is not a database" in text or "file is encrypted" in text:
             return f"{self.path!r} is not a SQLite database (SQLite said: {text})."
@@ -628,7 +508,7 @@ class Store:
                 return fn()
             except sqlite3.OperationalError as exc:
                 if not any(s in str(exc) for s in _RETRYABLE) or time.monotonic() > deadline:
-                    raise DatabaseError(self._explain(exc)) from None
+                    raise DatabaseError(self.explain(exc)) from None
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.05)
 
@@ -644,7 +524,7 @@ class Store:
         try is the caller's own: uncontended, the common case, it keeps the retry loop's set-up
         off every operation's path."""
         if not any(s in str(exc) for s in _RETRYABLE):
-            raise DatabaseError(self._explain(exc)) from None
+            raise DatabaseError(self.explain(exc)) from None
         self._retrying(lambda: conn.execute(sql))
 
     @staticmethod
@@ -666,7 +546,7 @@ class Store:
             self._retrying(lambda: conn.execute("BEGIN DEFERRED"))
             yield Tx(conn)
         except sqlite3.DatabaseError as exc:
-            raise DatabaseError(self._explain(exc)) from None
+            raise DatabaseError(self.explain(exc)) from None
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")
@@ -716,7 +596,7 @@ class Store:
                 return None
             row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise DatabaseError(self._explain(exc)) from None
+            raise DatabaseError(self.explain(exc)) from None
         return row[0] if row else None
 
     @staticmethod

@@ -1,5 +1,5 @@
 """Checkpoints run on a thread of their own, a few milliseconds behind the writers, so no
-writer's COMMIT waits for the WAL's fsync (see store._Checkpointer).
+writer's COMMIT waits for the WAL's fsync (see checkpoint.Checkpointer).
 
 Real time, bounded: the thread's timing is the point. A checkpoint shows in the database file
 itself: pages committed to the WAL are copied back into it, and it grows."""

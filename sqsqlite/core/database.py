@@ -266,7 +266,7 @@ class Database:
         """Run (or resume) a move task to the end; safe to call again after an interruption."""
         return move_tasks.run_message_move_task(self, task_handle, progress)
 
-    def list_message_move_tasks(self, source_arn: str, max_results: int = 1) -> list[MoveTask]:
+    def list_message_move_tasks(self, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:
         return move_tasks.list_message_move_tasks(self, source_arn, max_results)
 
     def cancel_message_move_task(self, task_handle: str) -> int:

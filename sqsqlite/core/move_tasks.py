@@ -136,9 +136,10 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
     db.wakeups.notify(None)
     return _move_task(task, handle=status == "RUNNING"), len(rows)
 
-def list_message_move_tasks(db: Database, source_arn: str, max_results: int = 1) -> list[MoveTask]:
+def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:
     source = db.name_from_arn(source_arn, "SourceArn")
-    max_results = V.int_value("MaxResults", max_results, 1, 10)
+    r = D.MOVE_TASKS_LISTED
+    max_results = V.int_value(r.name, max_results, r.low, r.high)
     with db.store.read() as tx:
         row = tx.one(Q.queue_by_name, name=source)
         if row is None:

@@ -152,7 +152,7 @@ class Queue:
     def receive_message(
         self,
         *,
-        max_number_of_messages: int = 1,
+        max_number_of_messages: int = D.MAX_MESSAGES.default,
         visibility_timeout: int | None = None,
         wait_time_seconds: int | None = None,
         message_system_attribute_names: Sequence[str] | None = None,

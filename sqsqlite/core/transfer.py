@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from .. import queries as Q
 from .. import validation as V
+from ..records import exported_message
 from ..errors import InvalidExportRecord, SQSError
 from .rules import retention_cutoff, decode_attributes, message_row, queue_row
 from .sending import Prepared
@@ -53,14 +54,14 @@ def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]]) -> int:
     """Insert exported messages as they were (ids, timestamps, receive counts); a message
     that was in flight comes back visible, since its receipt handle did not travel.
 
-    Every record is checked (validation.exported_message) before the first write, and the
+    Every record is checked (records.exported_message) before the first write, and the
     messages go in as one transaction: a record it refuses, named by its place ("record 3
     has ..."), or a failed write, leaves the queue as it was. Returns the count imported."""
     fifo = queue.name.endswith(".fifo")  # create_queue allows the suffix on FIFO queues only
     checked = []
     for number, rec in enumerate(records, 1):
         try:
-            checked.append(V.exported_message(rec, queue.name, fifo))
+            checked.append(exported_message(rec, queue.name, fifo))
         except InvalidExportRecord as err:
             err.message = f"record {number} {err.message}"
             raise
