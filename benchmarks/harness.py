@@ -14,8 +14,8 @@ import sqlite3
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 
 @dataclass

@@ -19,7 +19,11 @@ def markdown(data: dict) -> str:
         "|---|---|---|--:|--:|--:|--:|--:|---|",
     ]
     for r in data["rows"]:
-        notes = ", ".join(f"{k}={v}" for k, v in r["extra"].items() if k in ("stored", "in_flight", "lock_errors", "idle_cpu_percent", "groups", "dead_lettered", "redelivered"))
+        notes = ", ".join(
+            f"{k}={v}"
+            for k, v in r["extra"].items()
+            if k in ("stored", "in_flight", "lock_errors", "idle_cpu_percent", "groups", "dead_lettered", "redelivered")
+        )
         sync = r["settings"].split("synchronous=")[-1]
         out.append(
             f"| {r['workload']} | {r['system']} | {sync} | {fmt_rate(r['rate_median'])} | "

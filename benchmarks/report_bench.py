@@ -83,7 +83,9 @@ def _rss(pid: int) -> int:
 def run_report(path: str, master: str) -> dict:
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, path, str(AS_OF), master, out], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, path, str(AS_OF), master, out], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
         peak = 0
         done = threading.Event()
 
@@ -132,8 +134,10 @@ def main() -> None:
     print("| messages | db size | report total | JVM start | snapshot | Spark job | outputs | peak RSS (Python + JVM) |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
-        print(f"| {r['messages']:,} | {r['db_mb']:,.0f} MB | {r['wall']:.1f} s | {r['spark_start']:.1f} s | {r['snapshot']:.1f} s "
-              f"| {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |")
+        print(
+            f"| {r['messages']:,} | {r['db_mb']:,.0f} MB | {r['wall']:.1f} s | {r['spark_start']:.1f} s | {r['snapshot']:.1f} s "
+            f"| {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

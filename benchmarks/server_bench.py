@@ -126,7 +126,11 @@ def bench_sqsqlite(levels, seconds, rounds, workdir) -> dict:
             for n in levels:
                 rates[n].append(_cycles(client, urls[n], seconds, watches[n]))
         for n in levels:
-            waiting = int(client.get_queue_attributes(QueueUrl=urls[n], AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]["ApproximateNumberOfMessages"])
+            waiting = int(
+                client.get_queue_attributes(QueueUrl=urls[n], AttributeNames=["ApproximateNumberOfMessages"])["Attributes"][
+                    "ApproximateNumberOfMessages"
+                ]
+            )
             out["levels"][n] = {
                 "requests_per_second": round(statistics.median(rates[n]), 1),
                 "rounds": [round(r, 1) for r in rates[n]],
@@ -154,9 +158,9 @@ def _long_polls(server, client, seconds) -> dict:
     for t in threads:
         t.start()
     deadline = time.monotonic() + 30
-    while len(server.db._queues.get("lp-idle", ())) < 100 and time.monotonic() < deadline:
+    while server.db.wakeups.parked("lp-idle") < 100 and time.monotonic() < deadline:
         time.sleep(0.01)
-    waiting = len(server.db._queues.get("lp-idle", ()))
+    waiting = server.db.wakeups.parked("lp-idle")
     with_polls = statistics.median(_cycles(client, work, seconds, _Stopwatch(client, None)) for _ in range(3))
     stop.set()
     for _ in range(len(threads) // 10):
@@ -169,7 +173,7 @@ def _long_polls(server, client, seconds) -> dict:
         got = threading.Event()
         answered = []
 
-        def waiter():
+        def waiter(answered=answered, got=got):
             wake_client.receive_message(QueueUrl=wake_q, WaitTimeSeconds=20)
             answered.append(time.perf_counter())
             got.set()
@@ -177,7 +181,7 @@ def _long_polls(server, client, seconds) -> dict:
         t = threading.Thread(target=waiter)
         t.start()
         deadline = time.monotonic() + 10
-        while not server.db._queues.get("lp-wake") and time.monotonic() < deadline:
+        while not server.db.wakeups.parked("lp-wake") and time.monotonic() < deadline:
             time.sleep(0.001)
         sent = time.perf_counter()
         client.send_message(QueueUrl=wake_q, MessageBody="wake")
@@ -291,9 +295,7 @@ def main(argv=None) -> dict:
         )
     checks["target_10x_moto_met"] = checks[f"sqsqlite_vs_moto_at_{mid}"] >= 10
     checks["target_flat_within_10pct_met"] = checks[f"sqsqlite_{high}_vs_{low}"] >= 0.9
-    checks["server_time_flat_within_10pct"] = all(
-        v <= 1.1 for k, v in checks.items() if k.startswith("server_ms_")
-    )
+    checks["server_time_flat_within_10pct"] = all(v <= 1.1 for k, v in checks.items() if k.startswith("server_ms_"))
     result = {
         "benchmark": "server_bench",
         "label": args.label,
@@ -308,7 +310,16 @@ def main(argv=None) -> dict:
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    json.dump({"sqsqlite": {n: v["requests_per_second"] for n, v in sq["levels"].items()}, "moto": {n: v["requests_per_second"] for n, v in mo["levels"].items()}, "long_polls": sq["long_polls"], "checks": checks}, sys.stdout, indent=2)
+    json.dump(
+        {
+            "sqsqlite": {n: v["requests_per_second"] for n, v in sq["levels"].items()},
+            "moto": {n: v["requests_per_second"] for n, v in mo["levels"].items()},
+            "long_polls": sq["long_polls"],
+            "checks": checks,
+        },
+        sys.stdout,
+        indent=2,
+    )
     print(f"\nwritten to {args.out}")
     return result
 

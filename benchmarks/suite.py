@@ -238,7 +238,12 @@ def bounds(rows: list[Row]) -> list[dict]:
     for peer in ("persist-queue", "litequeue"):
         other = _find(rows, "peers: recv+delete 1", peer)
         if ceiling and other and other.rate_median:
-            out.append({"bound": f"recv+delete 1: {CommitCeiling.name} / {peer} get+ack", "value": round(ceiling.rate_median / other.rate_median, 3)})
+            out.append(
+                {
+                    "bound": f"recv+delete 1: {CommitCeiling.name} / {peer} get+ack",
+                    "value": round(ceiling.rate_median / other.rate_median, 3),
+                }
+            )
     return out
 
 
@@ -250,24 +255,41 @@ def ratios(rows: list[Row]) -> list[dict]:
         if r.system != "sqsqlite":
             continue
         for other in rows:
-            if other.workload == r.workload and other.settings == r.settings and other.system not in ("sqsqlite", "sqsqlite FIFO", "sqsqlite buffered") and other.rate_median:
+            if (
+                other.workload == r.workload
+                and other.settings == r.settings
+                and other.system not in ("sqsqlite", "sqsqlite FIFO", "sqsqlite buffered")
+                and other.rate_median
+            ):
                 cpu = None
                 if r.cpu_rate_median and other.cpu_rate_median:
                     cpu = round(r.cpu_rate_median / other.cpu_rate_median, 3)
-                out.append({"workload": r.workload, "settings": r.settings, "versus": other.system, "ratio": round(r.rate_median / other.rate_median, 3), "cpu_ratio": cpu})
+                out.append(
+                    {
+                        "workload": r.workload,
+                        "settings": r.settings,
+                        "versus": other.system,
+                        "ratio": round(r.rate_median / other.rate_median, 3),
+                        "cpu_ratio": cpu,
+                    }
+                )
     return out
 
 
 GROUPS = ("throughput", "durability", "peers", "backlog", "processes", "long-poll", "churn", "fifo")
 
 
-def run(sizes: Sizes, out_dir: str | None, groups=GROUPS, work: str | None = None, cache: str | None = None, label: str | None = None) -> dict:
+def run(
+    sizes: Sizes, out_dir: str | None, groups=GROUPS, work: str | None = None, cache: str | None = None, label: str | None = None
+) -> dict:
     cache = cache or os.path.join(HERE, ".cache")
     owned = work is None
     work = work or tempfile.mkdtemp(prefix="sqsqlite-bench-")
     started = time.time()
     info = machine(work)
-    _log(f"sqsqlite benchmarks, {sizes.name} suite: {info['cores']} cores, Python {info['python']}, SQLite {info['sqlite']}, load {info['loadavg_at_start']}")
+    _log(
+        f"sqsqlite benchmarks, {sizes.name} suite: {info['cores']} cores, Python {info['python']}, SQLite {info['sqlite']}, load {info['loadavg_at_start']}"
+    )
     rows: list[Row] = []
     try:
         if "throughput" in groups:
@@ -279,7 +301,14 @@ def run(sizes: Sizes, out_dir: str | None, groups=GROUPS, work: str | None = Non
         if "peers" in groups:
             _log("peers: one at a time, send and receive + acknowledge")
             sub = Sizes(**{**sizes.__dict__, "send1": sizes.peers, "recv": sizes.peers})
-            throughput(sub, work, rows, (Engine, BufferedEngine, Floor, PersistQueue, LiteQueue, CommitCeiling), only=["send 1/call 200B", "recv+delete 1"], prefix="peers: ")
+            throughput(
+                sub,
+                work,
+                rows,
+                (Engine, BufferedEngine, Floor, PersistQueue, LiteQueue, CommitCeiling),
+                only=["send 1/call 200B", "recv+delete 1"],
+                prefix="peers: ",
+            )
         if "backlog" in groups:
             _log("backlog scaling")
             backlog(sizes, work, rows, cache)

@@ -6,8 +6,9 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import click
 
@@ -15,7 +16,7 @@ from sqsqlite import records
 from sqsqlite import validation as V
 from sqsqlite.errors import InvalidExportRecord, QueueDoesNotExist, SQSError
 
-from .options import Command, Failure, resume_hint, Settings, command_options_first, global_options, pass_settings, queue_url_option
+from .options import Command, Failure, Settings, command_options_first, global_options, pass_settings, queue_url_option, resume_hint
 
 COMMANDS: list[click.Command] = []
 _sleep = time.sleep  # stats --watch's pause; tests replace it
@@ -144,7 +145,9 @@ def db_history(s: Settings) -> None:
     """
     from sqsqlite import migrate
 
-    rows = [{"Revision": rev, "DownRevision": down, "Description": doc.splitlines()[0] if doc else ""} for rev, down, doc in migrate.history()]
+    rows = [
+        {"Revision": rev, "DownRevision": down, "Description": doc.splitlines()[0] if doc else ""} for rev, down, doc in migrate.history()
+    ]
     s.echo({"Revisions": rows}, "db history", default="table")
 
 
@@ -329,7 +332,10 @@ def export(s: Settings, queue_url: str, file: str) -> None:
     db = s.database()
     q = db.queue(queue_url)
     attrs = q.get_queue_attributes(["All"])
-    total = sum(int(attrs[k]) for k in ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"))
+    total = sum(
+        int(attrs[k])
+        for k in ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed")
+    )
     header = {
         "Format": EXPORT_FORMAT,
         "QueueName": q.name,
@@ -410,7 +416,9 @@ def _string_map(path: str, number: int, name: str, value: Any) -> None:
 def _header(path: str, number: int, value: dict) -> dict:
     """The export header's fields, checked for shape; create_queue checks their values."""
     if value.get("Format") != EXPORT_FORMAT:
-        raise _bad_line(path, number, f"is an export header of format {V.shorten(value.get('Format'))}; this sqsqlite reads {EXPORT_FORMAT}.")
+        raise _bad_line(
+            path, number, f"is an export header of format {V.shorten(value.get('Format'))}; this sqsqlite reads {EXPORT_FORMAT}."
+        )
     unknown = sorted(set(value) - set(_HEADER_FIELDS))
     if unknown:
         raise _bad_line(path, number, f"is a bad export header: unknown field {', '.join(unknown)}; it has {', '.join(_HEADER_FIELDS)}.")

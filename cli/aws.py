@@ -6,7 +6,7 @@ Each command builds the SQS request from its flags and runs it through the actio
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import click
 
@@ -191,8 +191,20 @@ def list_queue_tags(s: Settings, queue_url):
 @click.option("--message-attributes", type=MESSAGE_ATTRIBUTES, help="name={DataType=String,StringValue=x},... or JSON.")
 @click.option("--message-system-attributes", type=MESSAGE_ATTRIBUTES, help="AWSTraceHeader={DataType=String,StringValue=...}.")
 @click.option("--message-deduplication-id", help="FIFO: messages with the same id within 5 minutes are sent once.")
-@click.option("--message-group-id", help="FIFO: messages of one group are delivered in order. Standard: a fair queue's tenant label, returned on receive.")
-def send_message(s: Settings, queue_url, message_body, delay_seconds, message_attributes, message_system_attributes, message_deduplication_id, message_group_id):
+@click.option(
+    "--message-group-id",
+    help="FIFO: messages of one group are delivered in order. Standard: a fair queue's tenant label, returned on receive.",
+)
+def send_message(
+    s: Settings,
+    queue_url,
+    message_body,
+    delay_seconds,
+    message_attributes,
+    message_system_attributes,
+    message_deduplication_id,
+    message_group_id,
+):
     """Send one message.
 
     \b
@@ -231,7 +243,17 @@ def send_message_batch(s: Settings, queue_url, entries):
 @click.option("--visibility-timeout", type=int, help=f"0-{D.MAX_VISIBILITY_TIMEOUT} seconds, for this receive only.")
 @click.option("--wait-time-seconds", type=int, help=f"0-{D.MAX_WAIT_TIME_SECONDS}: long poll until a message arrives.")
 @click.option("--receive-request-attempt-id", help="FIFO: repeating an attempt id within 5 minutes returns the same messages.")
-def receive_message(s: Settings, queue_url, attribute_names, message_system_attribute_names, message_attribute_names, max_number_of_messages, visibility_timeout, wait_time_seconds, receive_request_attempt_id):
+def receive_message(
+    s: Settings,
+    queue_url,
+    attribute_names,
+    message_system_attribute_names,
+    message_attribute_names,
+    max_number_of_messages,
+    visibility_timeout,
+    wait_time_seconds,
+    receive_request_attempt_id,
+):
     """Receive up to 10 messages. Each becomes in flight with a fresh receipt handle.
 
     \b
@@ -333,7 +355,9 @@ def start_message_move_task(s: Settings, source_arn, destination_arn, max_number
 
 @command("list-message-move-tasks", "ListMessageMoveTasks")
 @click.option("--source-arn", required=True, help="The dead-letter queue's ARN.")
-@click.option("--max-results", type=int, help=f"1-{D.MOVE_TASKS_LISTED.high} (default {D.MOVE_TASKS_LISTED.default}): the most recent tasks first.")
+@click.option(
+    "--max-results", type=int, help=f"1-{D.MOVE_TASKS_LISTED.high} (default {D.MOVE_TASKS_LISTED.default}): the most recent tasks first."
+)
 def list_message_move_tasks(s: Settings, source_arn, max_results):
     """List a queue's message move tasks. The most recent first, with progress.
 

@@ -89,7 +89,9 @@ def run(s: Settings) -> None:
     _say(f"receive 3: {len(again)} messages; the message went to the dead-letter queue instead")
     [dead] = dlq.peek("visible", 1)  # peek: look without receiving, so nothing changes
     _say(f"{DLQ} holds {dead.body!r}, same MessageId {dead.message_id}")
-    _say(f"  ApproximateReceiveCount {dead.attributes['ApproximateReceiveCount']}, DeadLetterQueueSourceArn {dead.attributes['DeadLetterQueueSourceArn']}")
+    _say(
+        f"  ApproximateReceiveCount {dead.attributes['ApproximateReceiveCount']}, DeadLetterQueueSourceArn {dead.attributes['DeadLetterQueueSourceArn']}"
+    )
 
     _step("Stats (sqsqlite stats)")
     rows = [

@@ -11,8 +11,9 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -200,7 +201,6 @@ def resume_hint(command: str) -> None:
     sys.exit(130)
 
 
-
 class ListOption(click.Option):
     """An option taking one or more values after a single flag, like the aws CLI's lists."""
 
@@ -329,12 +329,13 @@ class Structured(click.ParamType):
         if self.kind == "map":
             for key, v in data.items():
                 if not isinstance(v, str):
-                    self.fail(
-                        f"{key} takes one string; quote it (\"a,b\") or escape commas (a\\,b), or pass JSON", param, ctx
-                    )
+                    self.fail(f'{key} takes one string; quote it ("a,b") or escape commas (a\\,b), or pass JSON', param, ctx)
         elif self.kind == "entry":
             # ASCII digits only: str.isdigit() is true of "²", which int() refuses.
-            data = {k: int(v) if k in self._INTEGER_MEMBERS and isinstance(v, str) and v.isascii() and v.isdigit() else v for k, v in data.items()}
+            data = {
+                k: int(v) if k in self._INTEGER_MEMBERS and isinstance(v, str) and v.isascii() and v.isdigit() else v
+                for k, v in data.items()
+            }
         return data
 
     def _check(self, data: Any, param, ctx) -> Any:

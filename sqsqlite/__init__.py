@@ -1,11 +1,11 @@
 """sqsqlite: the Amazon SQS message lifecycle in one SQLite file.
 
-    import sqsqlite
-    db = sqsqlite.connect("app.db")
-    q = db.create_queue("orders", visibility_timeout=60)
-    q.send_message("hello")
-    for msg in q.receive_message(max_number_of_messages=10, wait_time_seconds=20):
-        msg.delete()
+import sqsqlite
+db = sqsqlite.connect("app.db")
+q = db.create_queue("orders", visibility_timeout=60)
+q.send_message("hello")
+for msg in q.receive_message(max_number_of_messages=10, wait_time_seconds=20):
+    msg.delete()
 """
 
 from . import errors
@@ -15,10 +15,10 @@ from .clock import Clock, ManualClock, SystemClock
 from .consumer import Backoff, Consumer, Heartbeat, consume
 from .core import (
     BatchResult,
-    BufferedQueue,
-    DeferredDeleteFailure,
     BatchResultErrorEntry,
+    BufferedQueue,
     Database,
+    DeferredDeleteFailure,
     Message,
     MoveTask,
     Queue,

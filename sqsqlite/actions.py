@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from . import defaults as D
 from . import validation as V
@@ -116,9 +117,7 @@ def _send_result(r: SendResult, with_id: bool = False) -> Response:
 def _batch(result: BatchResult, success: Callable[[Any], Response]) -> Response:
     return {
         "Successful": [success(s) for s in result.successful],
-        "Failed": [
-            {"Id": f.id, "SenderFault": f.sender_fault, "Code": f.code, "Message": f.message} for f in result.failed
-        ],
+        "Failed": [{"Id": f.id, "SenderFault": f.sender_fault, "Code": f.code, "Message": f.message} for f in result.failed],
     }
 
 
@@ -170,7 +169,9 @@ class Actions:
     def call(self, action: str, request: Request | None = None) -> Response:
         request = dict(request or {})
         if action in UNSUPPORTED:
-            raise UnsupportedOperation(f"{action} is not supported: sqsqlite has no IAM principals; use the Policy attribute to keep a policy document.")
+            raise UnsupportedOperation(
+                f"{action} is not supported: sqsqlite has no IAM principals; use the Policy attribute to keep a policy document."
+            )
         if action not in MEMBERS:
             raise UnsupportedOperation(f"Unknown action {V.shorten(action)}; supported actions: {', '.join(ACTIONS)}.")
         unknown = sorted(set(request) - set(MEMBERS[action]))
@@ -208,7 +209,9 @@ class Actions:
         owner = r.get("QueueOwnerAWSAccountId")
         name = V.queue_name(_required(r, "QueueName"))
         if owner not in (None, "", self.db.account_id):
-            raise QueueDoesNotExist(f"The queue {name!r} does not exist in account {owner}; this database holds account {self.db.account_id}.")
+            raise QueueDoesNotExist(
+                f"The queue {name!r} does not exist in account {owner}; this database holds account {self.db.account_id}."
+            )
         return {"QueueUrl": self.db.get_queue_url(name)}
 
     def GetQueueAttributes(self, r: Request) -> Response:
@@ -281,8 +284,7 @@ class Actions:
             if isinstance(e, Mapping) and e.get("MessageSystemAttributes"):
                 digests[e.get("Id")] = _md5_of_system_attributes(e["MessageSystemAttributes"])
         entries = [
-            {**e, "MessageAttributes": _message_attributes_in(e.get("MessageAttributes"))} if isinstance(e, Mapping) else e
-            for e in entries
+            {**e, "MessageAttributes": _message_attributes_in(e.get("MessageAttributes"))} if isinstance(e, Mapping) else e for e in entries
         ]
         result = self._queue(r).send_message_batch(entries)
 
@@ -352,5 +354,7 @@ def _md5_of_system_attributes(system: Mapping[str, Any]) -> str | None:
         raise InvalidParameterValue(f"Invalid MessageSystemAttributes {V.shorten(system)}: expected a map with AWSTraceHeader.")
     unknown = set(system) - {"AWSTraceHeader"}
     if unknown:
-        raise InvalidParameterValue(f"Unknown message system attribute {', '.join(sorted(map(repr, unknown)))}; only AWSTraceHeader can be sent.")
+        raise InvalidParameterValue(
+            f"Unknown message system attribute {', '.join(sorted(map(repr, unknown)))}; only AWSTraceHeader can be sent."
+        )
     return V.md5_of_attributes(V.message_attributes(_message_attributes_in(system), what="message system attribute"))

@@ -63,7 +63,9 @@ def _raw_blobs(params: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(values, dict):
             return values
         return {
-            name: {**v, "BinaryValue": v["BinaryValue"].encode("utf-8")} if isinstance(v, dict) and isinstance(v.get("BinaryValue"), str) else v
+            name: {**v, "BinaryValue": v["BinaryValue"].encode("utf-8")}
+            if isinstance(v, dict) and isinstance(v.get("BinaryValue"), str)
+            else v
             for name, v in values.items()
         }
 
@@ -184,7 +186,7 @@ class SQSClient:
     def get_waiter(self, waiter_name: str):
         raise ValueError(f"Waiter does not exist: {waiter_name}")
 
-    def __enter__(self) -> "SQSClient":
+    def __enter__(self) -> SQSClient:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -212,7 +214,7 @@ class Paginator:
         self._method = method
         self.result_keys = [result_key]
 
-    def paginate(self, PaginationConfig: dict | None = None, **kwargs: Any) -> "PageIterator":
+    def paginate(self, PaginationConfig: dict | None = None, **kwargs: Any) -> PageIterator:
         return PageIterator(self._method, self.result_keys[0], kwargs, dict(PaginationConfig or {}))
 
 

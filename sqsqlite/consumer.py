@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from . import defaults as D
 from .core import Message, Queue
@@ -90,7 +90,7 @@ class Heartbeat:
                 self.beats += 1
             return bool(kept)
 
-    def start(self) -> "Heartbeat":
+    def start(self) -> Heartbeat:
         stores = {id(m.queue.db.store): m.queue.db.store for m in self.held if m.queue is not None}
 
         def run() -> None:
@@ -141,7 +141,9 @@ class Consumer:
         if visibility_timeout is None:
             visibility_timeout = int(queue.get_queue_attributes(["VisibilityTimeout"])["VisibilityTimeout"])
         if visibility_timeout < 3:
-            raise ValueError(f"visibility_timeout {visibility_timeout} is too short for a heartbeat; use 3 to {D.MAX_VISIBILITY_TIMEOUT} seconds.")
+            raise ValueError(
+                f"visibility_timeout {visibility_timeout} is too short for a heartbeat; use 3 to {D.MAX_VISIBILITY_TIMEOUT} seconds."
+            )
         self.visibility_timeout = visibility_timeout
         self.heartbeat_interval = heartbeat_interval or visibility_timeout / 3
         self.backoff = backoff

@@ -172,18 +172,14 @@ mark_purged = compile_sql(
     update(q).where(q.c.id == P("id")).values(purged_at=P("now"), inflight_bound=0, inflight_epoch=q.c.inflight_epoch + 1)
 )
 add_inflight = compile_sql(update(q).where(q.c.id == P("id")).values(inflight_bound=q.c.inflight_bound + P("n")))
-set_inflight = compile_sql(
-    update(q).where(q.c.id == P("id")).values(inflight_bound=P("n"), inflight_epoch=q.c.inflight_epoch + 1)
-)
+set_inflight = compile_sql(update(q).where(q.c.id == P("id")).values(inflight_bound=P("n"), inflight_epoch=q.c.inflight_epoch + 1))
 next_sequence = compile_sql(
     update(q).where(q.c.id == P("id")).values(last_sequence=q.c.last_sequence + P("n")).returning(q.c.last_sequence)
 )
 dead_letter_sources = compile_sql(select(q.c.name).where(q.c.dead_letter_target == P("name")).order_by(q.c.name))
 
 tombstone = compile_sql(select(queue_tombstones.c.deleted_at).where(queue_tombstones.c.name == P("name")))
-put_tombstone = compile_sql(
-    insert(queue_tombstones).values(name=P("name"), deleted_at=P("now")).prefix_with("OR REPLACE")
-)
+put_tombstone = compile_sql(insert(queue_tombstones).values(name=P("name"), deleted_at=P("now")).prefix_with("OR REPLACE"))
 clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c.deleted_at <= P("before")))
 
 
@@ -338,7 +334,10 @@ delete_expired_heads = compile_sql(
     delete(m)
     .where(
         m.c.id.in_(
-            select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, m.c.sent_at <= P("cutoff")).limit(P("n")).scalar_subquery()
+            select(m.c.id)
+            .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, m.c.sent_at <= P("cutoff"))
+            .limit(P("n"))
+            .scalar_subquery()
         )
     )
     .returning(m.c.group_id, m.c.is_head)
@@ -460,11 +459,7 @@ change_visibility = compile_sql(update(m).where(m.c.id == P("id")).values(visibl
 # Expired rows are the oldest, so they gather at the head of the claim's index walk. A receive
 # now and then removes those among the first :window entries: bounded work, no sent_at index.
 _head = (
-    select(m.c.id, m.c.sent_at)
-    .where(m.c.queue_id == P("queue_id"), _visible)
-    .order_by(m.c.visible_at)
-    .limit(P("window"))
-    .subquery("head")
+    select(m.c.id, m.c.sent_at).where(m.c.queue_id == P("queue_id"), _visible).order_by(m.c.visible_at).limit(P("window")).subquery("head")
 )
 prune_expired = compile_sql(
     delete(m)
@@ -474,35 +469,16 @@ prune_expired = compile_sql(
 # Full clean-up (db.prune): every expired row of the queue, in flight or not, n at a time.
 prune_all_expired = compile_sql(
     delete(m)
-    .where(
-        m.c.id.in_(
-            select(m.c.id)
-            .where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff"))
-            .limit(P("n"))
-            .scalar_subquery()
-        )
-    )
+    .where(m.c.id.in_(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff")).limit(P("n")).scalar_subquery()))
     .returning(m.c.group_id, m.c.is_head)
 )
 
 # Exact counts, read from ix_messages_visible alone (no table rows).
-count_visible = compile_sql(
-    select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _visible, _alive)
-)
-count_in_flight = compile_sql(
-    select(func.count())
-    .select_from(m)
-    .where(m.c.queue_id == P("queue_id"), *_in_flight, _alive)
-)
-count_delayed = compile_sql(
-    select(func.count())
-    .select_from(m)
-    .where(m.c.queue_id == P("queue_id"), *_delayed, _alive)
-)
+count_visible = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _visible, _alive))
+count_in_flight = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_in_flight, _alive))
+count_delayed = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_delayed, _alive))
 oldest_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive))
-next_visible_at = compile_sql(
-    select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), _hidden)
-)
+next_visible_at = compile_sql(select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), _hidden))
 
 # Peek: read without changing anything, in the order receives would see them.
 peek_messages = compile_sql(
@@ -571,9 +547,7 @@ put_dedup = compile_sql(
     )
     .prefix_with("OR REPLACE")
 )
-prune_dedup = compile_sql(
-    delete(fifo_dedup).where(fifo_dedup.c.queue_id == P("queue_id"), fifo_dedup.c.created_at <= P("window_start"))
-)
+prune_dedup = compile_sql(delete(fifo_dedup).where(fifo_dedup.c.queue_id == P("queue_id"), fifo_dedup.c.created_at <= P("window_start")))
 find_attempt = compile_sql(
     select(receive_attempts.c.result).where(
         receive_attempts.c.queue_id == P("queue_id"),
@@ -589,9 +563,7 @@ put_attempt = compile_sql(
 delete_queue_dedup = compile_sql(delete(fifo_dedup).where(fifo_dedup.c.queue_id == P("queue_id")))
 delete_queue_attempts = compile_sql(delete(receive_attempts).where(receive_attempts.c.queue_id == P("queue_id")))
 prune_attempts = compile_sql(
-    delete(receive_attempts).where(
-        receive_attempts.c.queue_id == P("queue_id"), receive_attempts.c.created_at <= P("window_start")
-    )
+    delete(receive_attempts).where(receive_attempts.c.queue_id == P("queue_id"), receive_attempts.c.created_at <= P("window_start"))
 )
 
 # ------------------------------------------------------------------ move tasks

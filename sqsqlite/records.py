@@ -5,7 +5,8 @@ before an import writes anything."""
 from __future__ import annotations
 
 import uuid
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .errors import InvalidExportRecord, InvalidParameterValue
 from .validation import MessageAttribute, dedup_id, is_text, message_attributes, message_body, parse_arn, shorten
@@ -59,7 +60,9 @@ def exported_message(value: Any, queue: str, fifo: bool) -> dict[str, Any]:
         raise InvalidExportRecord(f"is not an exported message (no {', '.join(missing)}).")
     unknown = sorted(set(value) - set(EXPORTED_FIELDS), key=str)
     if unknown:
-        raise InvalidExportRecord(f"has unknown field {', '.join(map(str, unknown))}; an exported message has {', '.join(EXPORTED_FIELDS)}.")
+        raise InvalidExportRecord(
+            f"has unknown field {', '.join(map(str, unknown))}; an exported message has {', '.join(EXPORTED_FIELDS)}."
+        )
     for name, (kind, what) in EXPORTED_FIELDS.items():
         field = value.get(name)
         if field is None:
@@ -78,13 +81,17 @@ def exported_message(value: Any, queue: str, fifo: bool) -> dict[str, Any]:
     if not fifo:
         for name in _EXPORTED_FIFO_ONLY:
             if value.get(name) is not None:
-                raise InvalidExportRecord(f"has {name} {shorten(value[name])}; it is for FIFO queues only, and {queue!r} is a standard queue.")
+                raise InvalidExportRecord(
+                    f"has {name} {shorten(value[name])}; it is for FIFO queues only, and {queue!r} is a standard queue."
+                )
     elif value.get("MessageGroupId") is None:
         raise InvalidExportRecord(f"has no MessageGroupId, which every message of FIFO queue {queue!r} needs.")
     raw_attributes = value.get("MessageAttributes") or {}
     for name, attribute in raw_attributes.items():
         if not isinstance(attribute, (Mapping, MessageAttribute)):  # parsed, as this returns them
-            raise InvalidExportRecord(f"has message attribute {name!r} {shorten(attribute)}; it must be an object with DataType and StringValue or BinaryValue.")
+            raise InvalidExportRecord(
+                f"has message attribute {name!r} {shorten(attribute)}; it must be an object with DataType and StringValue or BinaryValue."
+            )
     record = dict(value)
     record["MessageId"] = imported_message_id(value["MessageId"])
     message_body(value["Body"])

@@ -36,8 +36,9 @@ import sqlite3
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from . import defaults as D
 from . import queries as Q
@@ -147,7 +148,7 @@ class Tx:
 
 
 _HOLDING = threading.local()
-_STORES: "weakref.WeakSet[Store]" = weakref.WeakSet()
+_STORES: weakref.WeakSet[Store] = weakref.WeakSet()
 # This process's id, kept by the fork hook below: os.getpid() is a system call, and every
 # operation asks (a connection belongs to the process that opened it).
 _PID = os.getpid()
@@ -212,7 +213,7 @@ class _Write:
 
     __slots__ = ("store", "conn", "local", "held", "gate", "sending", "holding")
 
-    def __init__(self, store: "Store", conn: sqlite3.Connection, local: _Local, sending: bool = False):
+    def __init__(self, store: Store, conn: sqlite3.Connection, local: _Local, sending: bool = False):
         self.store, self.conn, self.local = store, conn, local
         self.held = -1  # the descriptor this transaction locked, if it locked one
         self.gate = -1  # the senders' gate descriptor while this send may hold the gate
@@ -512,7 +513,7 @@ class Store:
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.05)
 
-    def write(self, sending: bool = False) -> "_Write":
+    def write(self, sending: bool = False) -> _Write:
         """A write transaction holding the write lock from its first statement. ``sending``:
         it sends messages, and waits behind other senders (see the module's docstring)."""
         conn = self.connection()
@@ -587,9 +588,7 @@ class Store:
     def current_revision(self) -> str | None:
         conn = self.connection()
         try:
-            has = conn.execute(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name='alembic_version'"
-            ).fetchone()
+            has = conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='alembic_version'").fetchone()
             if not has:
                 if self._foreign(conn):
                     raise DatabaseError(self._not_ours())

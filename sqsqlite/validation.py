@@ -12,10 +12,10 @@ import json
 import re
 import struct
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from collections.abc import Mapping
 from operator import countOf, itemgetter
-from typing import Any, Iterable
+from typing import Any
 
 from . import defaults as D
 from .errors import (
@@ -61,7 +61,9 @@ _ACCOUNT_ID = re.compile(r"\d{12}")
 def region(value: Any) -> str:
     """The region in queue ARNs: what an ARN may hold there (arn:aws:sqs:<region>:...)."""
     if not isinstance(value, str) or not _REGION.fullmatch(value):
-        raise InvalidParameterValue(f"Invalid region {shorten(value)}: use 1 to 32 lowercase letters, digits and hyphens, such as us-east-1.")
+        raise InvalidParameterValue(
+            f"Invalid region {shorten(value)}: use 1 to 32 lowercase letters, digits and hyphens, such as us-east-1."
+        )
     return value
 
 
@@ -100,9 +102,7 @@ def parse_arn(arn: Any, what: str = "ARN") -> tuple[str, str, str]:
     """(region, account id, queue name) of an SQS queue ARN."""
     m = _ARN.fullmatch(arn) if isinstance(arn, str) else None
     if not m:
-        raise InvalidParameterValue(
-            f"Invalid {what} {shorten(arn)}: expected arn:aws:sqs:<region>:<12-digit account>:<queue name>."
-        )
+        raise InvalidParameterValue(f"Invalid {what} {shorten(arn)}: expected arn:aws:sqs:<region>:<12-digit account>:<queue name>.")
     return m.group(1), m.group(2), m.group(3)
 
 
@@ -144,8 +144,7 @@ def redrive_policy(value: Any) -> dict | None:
     unknown = set(policy) - {"deadLetterTargetArn", "maxReceiveCount"}
     if unknown or "deadLetterTargetArn" not in policy or "maxReceiveCount" not in policy:
         raise InvalidAttributeValue(
-            f"Invalid value {shorten(value)} for RedrivePolicy: expected JSON with exactly "
-            "deadLetterTargetArn and maxReceiveCount."
+            f"Invalid value {shorten(value)} for RedrivePolicy: expected JSON with exactly deadLetterTargetArn and maxReceiveCount."
         )
     try:
         parse_arn(policy["deadLetterTargetArn"], "deadLetterTargetArn")
@@ -179,9 +178,7 @@ def redrive_allow_policy(value: Any) -> dict | None:
                 raise InvalidAttributeValue(f"Invalid value for RedriveAllowPolicy: {exc.message}") from None
         return {"redrivePermission": permission, "sourceQueueArns": list(sources)}
     if sources:
-        raise InvalidAttributeValue(
-            f"Invalid value {shorten(value)} for RedriveAllowPolicy: sourceQueueArns is allowed only with byQueue."
-        )
+        raise InvalidAttributeValue(f"Invalid value {shorten(value)} for RedriveAllowPolicy: sourceQueueArns is allowed only with byQueue.")
     return {"redrivePermission": permission}
 
 
@@ -251,9 +248,7 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
         elif name in D.READ_ONLY_ATTRIBUTES:
             raise InvalidAttributeName(f"Attribute {name} is read-only.")
         else:
-            raise InvalidAttributeName(
-                f"Unknown attribute {shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}."
-            )
+            raise InvalidAttributeName(f"Unknown attribute {shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}.")
     return out
 
 
@@ -267,9 +262,7 @@ def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str
     scope = attributes.get("DeduplicationScope", D.FIFO_DEFAULTS["DeduplicationScope"])
     limit = attributes.get("FifoThroughputLimit", D.FIFO_DEFAULTS["FifoThroughputLimit"])
     if limit == "perMessageGroupId" and scope != "messageGroup":
-        raise InvalidAttributeValue(
-            "FifoThroughputLimit perMessageGroupId needs DeduplicationScope messageGroup."
-        )
+        raise InvalidAttributeValue("FifoThroughputLimit perMessageGroupId needs DeduplicationScope messageGroup.")
 
 
 def name_list(names: Iterable[str], what: str = "names") -> list[str]:
@@ -312,9 +305,7 @@ def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: s
         return set(allowed)
     unknown = requested - set(allowed)
     if unknown:
-        raise InvalidAttributeName(
-            f"Unknown {what} {', '.join(sorted(map(str, unknown)))}; allowed: All, {', '.join(allowed)}."
-        )
+        raise InvalidAttributeName(f"Unknown {what} {', '.join(sorted(map(str, unknown)))}; allowed: All, {', '.join(allowed)}.")
     return requested
 
 
@@ -338,9 +329,7 @@ def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
             )
         for what, text in (("key", key), ("value", val)):
             if not _tag_text_ok(text):
-                raise InvalidParameterValue(
-                    f"Invalid tag {what} {shorten(text)}: use letters, digits, spaces and _ . : / = + - @ only."
-                )
+                raise InvalidParameterValue(f"Invalid tag {what} {shorten(text)}: use letters, digits, spaces and _ . : / = + - @ only.")
     return value
 
 
@@ -381,9 +370,7 @@ def _passes_fast_check(data: bytes, ascii: bool) -> bool:
     character below U+0020 encodes as a byte below 0x20 (every byte of a multi-byte sequence is
     0x80 or more), U+FFFE and U+FFFF as EF BF BE/BF, which ASCII text cannot hold."""
     # A table translation and a memchr: a quarter cheaper than translate's deletion (callgrind).
-    return 0 not in data.translate(_CONTROLS_TO_NUL) and (
-        ascii or (b"\xef\xbf\xbe" not in data and b"\xef\xbf\xbf" not in data)
-    )
+    return 0 not in data.translate(_CONTROLS_TO_NUL) and (ascii or (b"\xef\xbf\xbe" not in data and b"\xef\xbf\xbf" not in data))
 
 
 # Every byte to itself, but those of _CONTROL_BYTES to NUL (itself one of them).
@@ -445,7 +432,7 @@ class MessageAttribute:
         return {"DataType": self.data_type, "StringValue": self.string_value}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, str]) -> "MessageAttribute":
+    def from_json(cls, data: Mapping[str, str]) -> MessageAttribute:
         if "BinaryValue" in data:
             return cls(data["DataType"], binary_value=base64.b64decode(data["BinaryValue"]))
         return cls(data["DataType"], string_value=data["StringValue"])
@@ -489,8 +476,7 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
     if base == "Number":
         if not _NUMBER.fullmatch(value.strip()) or len(value.replace("-", "").replace(".", "")) > 38 + 6:
             raise InvalidParameterValue(
-                f"Message attribute {name!r}: {shorten(value)} is not a Number (up to 38 significant digits, "
-                "from -10^128 to 10^126)."
+                f"Message attribute {name!r}: {shorten(value)} is not a Number (up to 38 significant digits, from -10^128 to 10^126)."
             )
     return MessageAttribute(data_type, string_value=value)
 
@@ -501,9 +487,7 @@ def message_attributes(attributes: Mapping[str, Any] | None, what: str = "messag
     if not isinstance(attributes, Mapping):
         raise InvalidParameterValue("MessageAttributes must be a mapping of name to value.")
     if len(attributes) > D.MAX_MESSAGE_ATTRIBUTES:
-        raise InvalidParameterValue(
-            f"Too many message attributes: {len(attributes)}; at most {D.MAX_MESSAGE_ATTRIBUTES} are allowed."
-        )
+        raise InvalidParameterValue(f"Too many message attributes: {len(attributes)}; at most {D.MAX_MESSAGE_ATTRIBUTES} are allowed.")
     out = {}
     for name, raw in attributes.items():
         if (
@@ -565,9 +549,7 @@ def visibility_timeout(value: Any) -> int:
 
 def dedup_id(name: str, value: Any) -> str:
     if not isinstance(value, str) or not _DEDUP_ID.fullmatch(value):
-        raise InvalidParameterValue(
-            f"Invalid {name} {shorten(value)}: use 1 to 128 characters of ASCII letters, digits and punctuation."
-        )
+        raise InvalidParameterValue(f"Invalid {name} {shorten(value)}: use 1 to 128 characters of ASCII letters, digits and punctuation.")
     return value
 
 
@@ -588,9 +570,7 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> tuple[list[Mapping[str,
         raise InvalidParameterValue(f"Invalid Entries {shorten(entries)}: expected a list of 1 to {D.MAX_BATCH_ENTRIES} entries.")
     entries = list(entries)
     if len(entries) > D.MAX_BATCH_ENTRIES:
-        raise TooManyEntriesInBatchRequest(
-            f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed."
-        )
+        raise TooManyEntriesInBatchRequest(f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed.")
     ids = _ids_at_once(entries, id_key)
     if ids is not None:
         return entries, ids, True
@@ -626,6 +606,4 @@ def _ids_at_once(entries: list, id_key: str) -> list[str] | None:
 
 def check_batch_size(total: int) -> None:
     if total > D.MAX_BATCH_PAYLOAD:
-        raise BatchRequestTooLong(
-            f"The batch's messages add up to {total} bytes; at most {D.MAX_BATCH_PAYLOAD} bytes are allowed."
-        )
+        raise BatchRequestTooLong(f"The batch's messages add up to {total} bytes; at most {D.MAX_BATCH_PAYLOAD} bytes are allowed.")

@@ -75,6 +75,9 @@ def downgrade() -> None:
             return
         conn.execute(
             fill,
-            [{"b": hashlib.md5(body.encode("utf-8")).hexdigest(), "a": _md5_of_attributes(attrs), "id": row_id} for row_id, body, attrs in rows],
+            [
+                {"b": hashlib.md5(body.encode("utf-8")).hexdigest(), "a": _md5_of_attributes(attrs), "id": row_id}
+                for row_id, body, attrs in rows
+            ],
         )
         after = rows[-1][0]

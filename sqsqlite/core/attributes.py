@@ -15,6 +15,7 @@ from ..store import Tx
 if TYPE_CHECKING:
     from .database import Database
 
+
 def attribute_name(key: str) -> str:
     """visibility_timeout -> VisibilityTimeout; SQS names pass through."""
     special = {"receive_message_wait_time_seconds": "ReceiveMessageWaitTimeSeconds", "fifo_queue": "FifoQueue"}
@@ -77,6 +78,7 @@ def attribute_columns(db: Database, tx: Tx, name: str, is_fifo: bool, current: d
         "dedup_scope": merged.get("DeduplicationScope", D.FIFO_DEFAULTS["DeduplicationScope"]),
         "attributes": json.dumps(extra, sort_keys=True),
     }
+
 
 def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, policy: dict) -> None:
     arn = policy["deadLetterTargetArn"]

@@ -38,10 +38,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import defaults as D
 from .. import validation as V
@@ -119,7 +118,7 @@ class BufferedQueue:
     def __repr__(self) -> str:
         return f"BufferedQueue({self.queue!r}, prefetch={self.prefetch})"
 
-    def __enter__(self) -> "BufferedQueue":
+    def __enter__(self) -> BufferedQueue:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -8,7 +8,8 @@ import binascii
 import json
 import os
 import threading
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .. import defaults as D
 from .. import queries as Q
@@ -21,7 +22,7 @@ from .attributes import attribute_columns, attribute_name, default_string, queue
 from .handles import Handles
 from .queue import Queue
 from .results import MoveTask, QueueStats
-from .rules import counts, retention_cutoff, heads_left, ms, queue_row
+from .rules import counts, heads_left, ms, queue_row, retention_cutoff
 from .wakeups import PollingWakeups, Wakeups
 
 
@@ -58,7 +59,7 @@ class Database:
         self.wakeups: Wakeups = PollingWakeups(self.store, self.clock)
         self.tasks: list[threading.Thread] = []  # move tasks running in the background
 
-    def __enter__(self) -> "Database":
+    def __enter__(self) -> Database:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -86,14 +87,13 @@ class Database:
         region, account, name = V.parse_arn(arn, what)
         if account != self.account_id or region != self.region:
             raise QueueDoesNotExist(
-                f"{what} {arn!r} names account {account} in {region}; this database holds account "
-                f"{self.account_id} in {self.region}."
+                f"{what} {arn!r} names account {account} in {region}; this database holds account {self.account_id} in {self.region}."
             )
         return name
 
     # ------------------------------------------------------------ queues
 
-    def queue(self, name_or_url: str) -> "Queue":
+    def queue(self, name_or_url: str) -> Queue:
         """A handle on an existing queue, by name or URL (QueueDoesNotExist otherwise)."""
         name = V.queue_name_from_url(name_or_url)
         with self.store.read() as tx:
@@ -106,7 +106,7 @@ class Database:
         attributes: Mapping[str, Any] | None = None,
         tags: Mapping[str, str] | None = None,
         **attribute_kwargs: Any,
-    ) -> "Queue":
+    ) -> Queue:
         """CreateQueue. Attributes by SQS name, or as snake_case keywords
         (``visibility_timeout=60``). Idempotent for equal attributes."""
         name = V.queue_name(queue_name)
@@ -147,7 +147,6 @@ class Database:
             tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **columns)
             tx.forget_queues()
         return Queue(self, name)
-
 
     def get_queue_url(self, queue_name: str) -> str:
         return self.queue(V.queue_name(queue_name)).url
@@ -260,7 +259,9 @@ class Database:
         """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
         (or to destination_arn). Runs in a background thread unless ``background=False``, in
         which case call :meth:`run_message_move_task` (the CLI does, with a progress bar)."""
-        return move_tasks.start_message_move_task(self, source_arn, destination_arn, max_number_of_messages_per_second, background=background)
+        return move_tasks.start_message_move_task(
+            self, source_arn, destination_arn, max_number_of_messages_per_second, background=background
+        )
 
     def run_message_move_task(self, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
         """Run (or resume) a move task to the end; safe to call again after an interruption."""

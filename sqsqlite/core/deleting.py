@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import operator
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .. import defaults as D
 from .. import queries as Q
@@ -19,7 +20,7 @@ from ..errors import InvalidParameterValue, MessageNotInflight, ReceiptHandleIsI
 from ..store import Tx
 from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, uuid_bytes
 from .results import BatchResult, BatchResultErrorEntry
-from .rules import retention_cutoff, heads_left, ms, queue_row
+from .rules import heads_left, ms, queue_row, retention_cutoff
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -233,8 +234,8 @@ def _delete_issued(tx: Tx, queue_id: int, remembered: list) -> int | None:
         end = start + 1
         while end < n and end - start < D.MAX_BATCH_ENTRIES and tokens[end] is tokens[start]:
             end += 1
-        deleted += tx.run_positional(Q.DELETE_CLAIMED_ROWS[end - start], [tokens[start], queue_id, *map(handle_row_id, remembered[start:end])])
+        deleted += tx.run_positional(
+            Q.DELETE_CLAIMED_ROWS[end - start], [tokens[start], queue_id, *map(handle_row_id, remembered[start:end])]
+        )
         start = end
     return deleted
-
-

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .. import defaults as D
 from .. import queries as Q
@@ -36,16 +37,16 @@ def start_message_move_task(
     source = db.name_from_arn(source_arn, "SourceArn")
     rate = None
     if max_number_of_messages_per_second is not None:
-        rate = V.int_value("MaxNumberOfMessagesPerSecond", max_number_of_messages_per_second, 1, D.MAX_MOVE_TASK_RATE, "messages per second")
+        rate = V.int_value(
+            "MaxNumberOfMessagesPerSecond", max_number_of_messages_per_second, 1, D.MAX_MOVE_TASK_RATE, "messages per second"
+        )
     now = db.now()
     with db.store.write() as tx:
         row = tx.one(Q.queue_by_name, name=source)
         if row is None:
             raise ResourceNotFoundException(f"The source queue {source_arn!r} does not exist.")
         if not tx.all(Q.dead_letter_sources, name=source):
-            raise InvalidParameterValue(
-                f"The queue {source_arn!r} is not a dead-letter queue: no queue's RedrivePolicy targets it."
-            )
+            raise InvalidParameterValue(f"The queue {source_arn!r} is not a dead-letter queue: no queue's RedrivePolicy targets it.")
         if destination_arn is not None:
             dest = db.name_from_arn(destination_arn, "DestinationArn")
             dest_row = tx.one(Q.queue_by_name, name=dest)
@@ -75,6 +76,7 @@ def start_message_move_task(
         db.tasks.append(thread)
     return handle
 
+
 def run_message_move_task(db: Database, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
     """Run (or resume) a move task to the end; safe to call again after an interruption."""
     while True:
@@ -85,6 +87,7 @@ def run_message_move_task(db: Database, task_handle: str, progress: Callable[[Mo
             return task
         if task.max_number_of_messages_per_second:
             db.clock.sleep(batch / task.max_number_of_messages_per_second)
+
 
 def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
     V.text("TaskHandle", task_handle)
@@ -97,11 +100,24 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
             return _move_task(task, handle=False), 0
         source = tx.one(Q.queue_by_id, id=task["source_queue_id"])
         if source is None:
-            tx.run(Q.update_move_task, task_handle=task_handle, status="FAILED", moved=task["moved"], last_id=task["last_id"], now=now, failure_reason="The source queue was deleted.")
+            tx.run(
+                Q.update_move_task,
+                task_handle=task_handle,
+                status="FAILED",
+                moved=task["moved"],
+                last_id=task["last_id"],
+                now=now,
+                failure_reason="The source queue was deleted.",
+            )
             return _move_task(tx.one(Q.move_task, task_handle=task_handle), handle=False), 0
         batch = task["max_per_second"] or 500
         rows = tx.all(
-            Q.messages_page, queue_id=source["id"], cutoff=retention_cutoff(source, now), after=task["last_id"], upto=task["max_id"], limit=batch
+            Q.messages_page,
+            queue_id=source["id"],
+            cutoff=retention_cutoff(source, now),
+            after=task["last_id"],
+            upto=task["max_id"],
+            limit=batch,
         )
         moved, last_id = task["moved"], task["last_id"]
         failure = task["failure_reason"]  # an earlier step's stays said
@@ -136,6 +152,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
     db.wakeups.notify(None)
     return _move_task(task, handle=status == "RUNNING"), len(rows)
 
+
 def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:
     source = db.name_from_arn(source_arn, "SourceArn")
     r = D.MOVE_TASKS_LISTED
@@ -144,7 +161,10 @@ def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.
         row = tx.one(Q.queue_by_name, name=source)
         if row is None:
             raise ResourceNotFoundException(f"The source queue {source_arn!r} does not exist.")
-        return [_move_task(t, handle=t["status"] == "RUNNING") for t in tx.all(Q.move_tasks_for, source_queue_id=row["id"], limit=max_results)]
+        return [
+            _move_task(t, handle=t["status"] == "RUNNING") for t in tx.all(Q.move_tasks_for, source_queue_id=row["id"], limit=max_results)
+        ]
+
 
 def cancel_message_move_task(db: Database, task_handle: str) -> int:
     """CancelMessageMoveTask; returns the approximate number of messages already moved."""
@@ -156,8 +176,17 @@ def cancel_message_move_task(db: Database, task_handle: str) -> int:
             raise ResourceNotFoundException(f"No message move task has the handle {V.shorten(task_handle)}.")
         if task["status"] != "RUNNING":
             raise UnsupportedOperation(f"The message move task is {task['status']}, not RUNNING; only a running task can be cancelled.")
-        tx.run(Q.update_move_task, task_handle=task_handle, status="CANCELLED", moved=task["moved"], last_id=task["last_id"], now=now, failure_reason=None)
+        tx.run(
+            Q.update_move_task,
+            task_handle=task_handle,
+            status="CANCELLED",
+            moved=task["moved"],
+            last_id=task["last_id"],
+            now=now,
+            failure_reason=None,
+        )
         return task["moved"]
+
 
 # ------------------------------------------------------------ long-poll wake-ups
 
@@ -186,4 +215,3 @@ def _move_task(row, handle: bool) -> MoveTask:
         failure_reason=row["failure_reason"],
         started_timestamp=row["started_at"],
     )
-

@@ -4,7 +4,8 @@ sending.py, receiving.py, deleting.py and transfer.py, which the methods below c
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .. import defaults as D
 from .. import queries as Q

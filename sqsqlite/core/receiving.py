@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import operator
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from .. import defaults as D
 from .. import queries as Q
@@ -21,7 +22,17 @@ from .. import validation as V
 from ..errors import InvalidParameterValue, OverLimit
 from ..store import Tx
 from .results import Message
-from .rules import retention_cutoff, decode_attributes, everything, ms, prune_window, heads_left, queue_row, system_attributes, wanted_message_attributes
+from .rules import (
+    decode_attributes,
+    everything,
+    heads_left,
+    ms,
+    prune_window,
+    queue_row,
+    retention_cutoff,
+    system_attributes,
+    wanted_message_attributes,
+)
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -54,7 +65,9 @@ def receive_message(
     return receive(queue, n, vt, wait, system, wanted, receive_request_attempt_id)
 
 
-def receive(queue: Queue, n: int, vt: int | None, wait: int | None, system: set[str], wanted: Callable[[str], bool], attempt_id: str | None = None) -> list[Message]:
+def receive(
+    queue: Queue, n: int, vt: int | None, wait: int | None, system: set[str], wanted: Callable[[str], bool], attempt_id: str | None = None
+) -> list[Message]:
     """receive_message once its arguments are checked. BufferedQueue calls it with n up to
     D.BUFFER_PREFETCH.high: the claim takes any n, and one claim of 100 costs what ten
     receives of 10 do in one transaction instead of ten."""
@@ -127,7 +140,9 @@ def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callabl
     return message
 
 
-def _claimed_messages(queue: Queue, rows: list, queue_id: int, system: set[str], wanted: Callable[[str], bool], lease: tuple) -> list[Message]:
+def _claimed_messages(
+    queue: Queue, rows: list, queue_id: int, system: set[str], wanted: Callable[[str], bool], lease: tuple
+) -> list[Message]:
     """_message for a standard claim's rows (Q.CLAIMED_COLUMNS), in one frame: the token and
     the lease end are the claim's own, and the rows have no FIFO fields but a fair queue's
     group id (_claim read any other in full). A call per message cost about 1,500 instructions more."""
@@ -303,7 +318,9 @@ def _claim_fifo(queue: Queue, tx: Tx, params: dict, want: int, budget: int) -> t
     for head in tx.all(Q.fifo_heads, n=want, **params):
         if len(ids) >= want:
             break
-        for r in tx.all(Q.fifo_group_run, queue_id=params["queue_id"], group_id=head["group_id"], cutoff=params["cutoff"], n=want - len(ids)):
+        for r in tx.all(
+            Q.fifo_group_run, queue_id=params["queue_id"], group_id=head["group_id"], cutoff=params["cutoff"], n=want - len(ids)
+        ):
             if r["visible_at"] > params["now"]:
                 break  # a later message never jumps one that is in flight or delayed
             ids.append(r["id"])
@@ -342,6 +359,7 @@ def _repeat_attempt(queue: Queue, tx: Tx, row, attempt_id: str, now: int, vt: in
             out.append(tx.one(Q.received_by_id, id=r["id"]))
     # Nothing still held (deleted, released or timed out): the attempt is over; receive anew.
     return out or None
+
 
 def peek(queue: Queue, state: str = "all", limit: int = 10) -> list[Message]:
     """Messages in a state (visible, in-flight, delayed, all) without receiving them:
@@ -420,7 +438,6 @@ assert Q.RECEIVED_COLUMNS[0].name == Q.CLAIMED_COLUMNS[0].name == "id"
 _fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: see Q.CLAIMED_COLUMNS
 
 
-
 def _plain_or_grouped(rows: list) -> bool:
     """Whether a standard claim's rows are whole as they are: none has FIFO fields but a
     group id (Q.CLAIMED_COLUMNS)."""
@@ -428,4 +445,3 @@ def _plain_or_grouped(rows: list) -> bool:
     if fields.count(None) == len(fields):  # the common case, counted in C
         return True
     return all(f is None or (type(f) is str and f[:1] == Q.GROUP_MARK) for f in fields)
-

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import operator
 from collections import abc
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import TYPE_CHECKING, Iterator, NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from .. import validation as V
 from ..errors import ReceiptHandleIsInvalid
 
 if TYPE_CHECKING:
     from .queue import Queue
-
 
 
 class SendResult(tuple):
@@ -134,7 +134,7 @@ class Message:
     dead_letter_queue_source_arn: str | None = None
     sender_id: str | None = None
     visible_at: int | None = None
-    queue: "Queue | None" = field(default=None, repr=False, compare=False)
+    queue: Queue | None = field(default=None, repr=False, compare=False)
     _md5_body: str | None = field(default=None, init=False, repr=False, compare=False)
 
     # The digests follow from the body and the attributes, computed when read (see SendResult).
@@ -160,7 +160,7 @@ class Message:
         """ChangeMessageVisibility with this message's receipt handle."""
         self._queue().change_message_visibility(self.receipt_handle, visibility_timeout)
 
-    def _queue(self) -> "Queue":
+    def _queue(self) -> Queue:
         if self.queue is None or self.receipt_handle is None:
             raise ReceiptHandleIsInvalid("This message was not received, so it has no receipt handle.")
         return self.queue

@@ -15,7 +15,8 @@ arguments.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from .. import queries as Q
 from .. import validation as V
@@ -25,6 +26,7 @@ from ..store import Tx
 if TYPE_CHECKING:
     from .results import Message
     from .sending import Prepared
+
 
 def ms(seconds: int | float) -> int:
     return int(seconds * 1000)
@@ -97,7 +99,6 @@ def prune_window(tx: Tx, row, now: int, window: int) -> int:
     removed = tx.all(Q.prune_expired, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now), window=window)
     heads_left(tx, row["id"], removed)
     return len(removed)
-
 
 
 def attributes_json(attributes: Mapping[str, V.MessageAttribute]) -> str | None:

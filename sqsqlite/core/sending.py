@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import operator
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import defaults as D
 from .. import queries as Q

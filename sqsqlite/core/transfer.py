@@ -3,13 +3,14 @@ back into a queue as they were (ids, timestamps, receive counts)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .. import queries as Q
 from .. import validation as V
-from ..records import exported_message
 from ..errors import InvalidExportRecord, SQSError
-from .rules import retention_cutoff, decode_attributes, message_row, queue_row
+from ..records import exported_message
+from .rules import decode_attributes, message_row, queue_row, retention_cutoff
 from .sending import Prepared
 
 if TYPE_CHECKING:
@@ -73,12 +74,16 @@ def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]]) -> int:
         now = queue.db.now()
         for rec in checked:
             attrs = rec["MessageAttributes"]
-            p = Prepared(rec["Body"], V.message_body(rec["Body"]), attrs, None, rec.get("MessageGroupId"), rec.get("MessageDeduplicationId"))
+            p = Prepared(
+                rec["Body"], V.message_body(rec["Body"]), attrs, None, rec.get("MessageGroupId"), rec.get("MessageDeduplicationId")
+            )
             received = rec.get("ApproximateReceiveCount") or 0
             visible_at = rec.get("VisibleAt") or now
             if received:
                 visible_at = min(visible_at, now)  # was in flight: its handle did not travel
-            values = message_row(row["id"], rec["MessageId"], p, rec.get("SenderId") or queue.db.sender_id, rec["SentTimestamp"], visible_at)
+            values = message_row(
+                row["id"], rec["MessageId"], p, rec.get("SenderId") or queue.db.sender_id, rec["SentTimestamp"], visible_at
+            )
             values.update(
                 receive_count=received,
                 first_received_at=rec.get("ApproximateFirstReceiveTimestamp"),
@@ -93,4 +98,3 @@ def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]]) -> int:
     if checked:
         queue.db.wakeups.notify(queue.name)
     return len(checked)
-

@@ -7,6 +7,7 @@
 - :mod:`.cli`: the click command ``report``.
 """
 
-from .figures import Report, compute as oracle
+from .figures import Report
+from .figures import compute as oracle
 
 __all__ = ["Report", "oracle"]

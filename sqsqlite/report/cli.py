@@ -20,7 +20,6 @@ from .. import defaults as D
 from . import render, snapshot
 from .spark import JAR_ENV, SetupError, compute, get_session, resolve_jar
 
-
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MS = timedelta(milliseconds=1)
 # What the report can print as a date: 1970 to the end of 9999 (datetime's last year).
@@ -39,9 +38,7 @@ def parse_as_of(value: str) -> int:
         try:
             ts = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
         except ValueError:
-            raise click.BadParameter(
-                f"{value!r} is not a timestamp: use ISO 8601 (2024-05-01T12:00:00Z) or epoch milliseconds"
-            ) from None
+            raise click.BadParameter(f"{value!r} is not a timestamp: use ISO 8601 (2024-05-01T12:00:00Z) or epoch milliseconds") from None
         if ts.tzinfo is None:
             ts = ts.replace(tzinfo=timezone.utc)
         ms = (ts - _EPOCH) // _MS  # in integers: through a float, .018 s came out as 17 ms
@@ -64,15 +61,26 @@ def _db_path(ctx: click.Context, own: str) -> str:
 
 
 @click.command("report")
-@click.option("--db", "db", envvar=D.DB_PATH_ENV, default=D.DEFAULT_DB_PATH, show_default=True,
-              help=f"Database file (env {D.DB_PATH_ENV}).")
+@click.option(
+    "--db", "db", envvar=D.DB_PATH_ENV, default=D.DEFAULT_DB_PATH, show_default=True, help=f"Database file (env {D.DB_PATH_ENV})."
+)
 @click.option("--as-of", "as_of", metavar="TIMESTAMP", help="Instant the figures are for: ISO 8601 or epoch ms (default: now).")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
-@click.option("--jdbc-jar", envvar=JAR_ENV, type=click.Path(dir_okay=False),
-              help=f"SQLite JDBC driver jar (env {JAR_ENV}; default /usr/share/java/sqlite-jdbc.jar, else Maven).")
+@click.option(
+    "--jdbc-jar",
+    envvar=JAR_ENV,
+    type=click.Path(dir_okay=False),
+    help=f"SQLite JDBC driver jar (env {JAR_ENV}; default /usr/share/java/sqlite-jdbc.jar, else Maven).",
+)
 @click.option("--partitions", type=click.IntRange(1, 1024), help="JDBC read partitions over the id range (default: one per 500k messages).")
 @click.option("--top", type=click.IntRange(0, 1000), default=5, show_default=True, help="Most received messages to list per queue.")
-@click.option("--groups", type=click.IntRange(0, 100_000), default=10, show_default=True, help="FIFO message groups to print per queue (files get all).")
+@click.option(
+    "--groups",
+    type=click.IntRange(0, 100_000),
+    default=10,
+    show_default=True,
+    help="FIFO message groups to print per queue (files get all).",
+)
 @click.option("--out", type=click.Path(file_okay=False), help="Also write JSON, CSV and a PNG chart into this directory.")
 @click.option("--parquet", is_flag=True, help="With --out: Parquet files as well.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
@@ -94,8 +102,7 @@ def report(ctx, db, as_of, master, jdbc_jar, partitions, top, groups, out, parqu
         raise click.ClickException(f"no database at {path} (give --db PATH or set {D.DB_PATH_ENV})")
     if as_of_ms is not None and as_of_ms < 10**11:
         click.echo(
-            f"warning: --as-of {as_of} is {render.iso(as_of_ms)} read as epoch milliseconds; "
-            f"for epoch seconds, give {as_of_ms * 1000}.",
+            f"warning: --as-of {as_of} is {render.iso(as_of_ms)} read as epoch milliseconds; for epoch seconds, give {as_of_ms * 1000}.",
             err=True,
         )
     if not verbose:

@@ -53,15 +53,42 @@ def table(report: Report, groups: int = 10) -> str:
         return "\n".join(lines + ["no queues"]) + "\n"
     rows = []
     for q in report.queues:
-        dlq = "-" if q.dead_letter_queue is None else f"{q.dead_letter_queue} ({'?' if q.dead_letter_depth is None else q.dead_letter_depth})"
-        rows.append([
-            q.queue, q.visible, q.in_flight, q.delayed, q.backlog, age(q.oldest_age_ms), age(q.age_p50_ms),
-            age(q.age_p90_ms), age(q.age_p99_ms), q.expiring_1h, q.expiring_24h, dlq,
-        ])
+        dlq = (
+            "-" if q.dead_letter_queue is None else f"{q.dead_letter_queue} ({'?' if q.dead_letter_depth is None else q.dead_letter_depth})"
+        )
+        rows.append(
+            [
+                q.queue,
+                q.visible,
+                q.in_flight,
+                q.delayed,
+                q.backlog,
+                age(q.oldest_age_ms),
+                age(q.age_p50_ms),
+                age(q.age_p90_ms),
+                age(q.age_p99_ms),
+                q.expiring_1h,
+                q.expiring_24h,
+                dlq,
+            ]
+        )
     lines += _grid(
-        ["queue", "visible", "in flight", "delayed", "backlog", "oldest", "p50 age", "p90 age", "p99 age",
-         "expire<1h", "expire<24h", "dead-letter queue (depth)"],
-        rows, right=set(range(1, 11)),
+        [
+            "queue",
+            "visible",
+            "in flight",
+            "delayed",
+            "backlog",
+            "oldest",
+            "p50 age",
+            "p90 age",
+            "p99 age",
+            "expire<1h",
+            "expire<24h",
+            "dead-letter queue (depth)",
+        ],
+        rows,
+        right=set(range(1, 11)),
     )
     lines += ["", "Age of the backlog (from the original enqueue time)"]
     lines += _grid(["queue"] + list(AGE_LABELS), [[q.queue] + q.age_histogram for q in report.queues], right=set(range(1, 9)))
@@ -69,7 +96,9 @@ def table(report: Report, groups: int = 10) -> str:
     for q in report.queues:
         hist = "  ".join(f"{k}x{v}" for k, v in q.receive_counts.items()) or "-"
         lines.append(f"  {q.queue}: {hist}")
-    tops = [[q.queue, t.message_id, t.receive_count, age(t.age_ms), t.state.replace("_", " ")] for q in report.queues for t in q.top_received]
+    tops = [
+        [q.queue, t.message_id, t.receive_count, age(t.age_ms), t.state.replace("_", " ")] for q in report.queues for t in q.top_received
+    ]
     lines += ["", f"Most received messages (top {report.top} per queue, poison candidates)"]
     lines += _grid(["queue", "message id", "receives", "age", "state"], tops, right={2}) if tops else ["  none received yet"]
     dlqs = [q for q in report.queues if q.dead_letter_sources or q.dead_lettered_from]
@@ -98,13 +127,25 @@ def table(report: Report, groups: int = 10) -> str:
 
 # ---------------------------------------------------------------- flat tables (CSV, Parquet)
 
+
 def tables(report: Report) -> dict[str, tuple[list[tuple[str, str]], list[dict]]]:
     """The report as flat tables: name -> (columns with Arrow type names, rows)."""
     queue_cols = [
-        ("queue", "string"), ("fifo", "bool"), ("retention_seconds", "int64"), ("visible", "int64"),
-        ("in_flight", "int64"), ("delayed", "int64"), ("backlog", "int64"), ("dead_letter_queue", "string"),
-        ("dead_letter_depth", "int64"), ("oldest_age_ms", "int64"), ("age_p50_ms", "int64"),
-        ("age_p90_ms", "int64"), ("age_p99_ms", "int64"), ("expiring_1h", "int64"), ("expiring_24h", "int64"),
+        ("queue", "string"),
+        ("fifo", "bool"),
+        ("retention_seconds", "int64"),
+        ("visible", "int64"),
+        ("in_flight", "int64"),
+        ("delayed", "int64"),
+        ("backlog", "int64"),
+        ("dead_letter_queue", "string"),
+        ("dead_letter_depth", "int64"),
+        ("oldest_age_ms", "int64"),
+        ("age_p50_ms", "int64"),
+        ("age_p90_ms", "int64"),
+        ("age_p99_ms", "int64"),
+        ("expiring_1h", "int64"),
+        ("expiring_24h", "int64"),
     ]
     bucket_cols = [(f"age_{label}", "int64") for label in AGE_LABELS]
     queues, counts, tops, groups, dead = [], [], [], [], []
@@ -116,17 +157,24 @@ def tables(report: Report) -> dict[str, tuple[list[tuple[str, str]], list[dict]]
         tops += [{"queue": q.queue, "rank": i + 1, **vars(t)} for i, t in enumerate(q.top_received)]
         groups += [{"queue": q.queue, **vars(g)} for g in q.groups]
         for src in sorted(set(q.dead_letter_sources) | set(q.dead_lettered_from)):
-            dead.append({
-                "dead_letter_queue": q.queue, "source_queue": src,
-                "redrive_configured": src in q.dead_letter_sources, "messages": q.dead_lettered_from.get(src, 0),
-            })
-    S, I = "string", "int64"
+            dead.append(
+                {
+                    "dead_letter_queue": q.queue,
+                    "source_queue": src,
+                    "redrive_configured": src in q.dead_letter_sources,
+                    "messages": q.dead_lettered_from.get(src, 0),
+                }
+            )
+    S, N = "string", "int64"
     return {
         "queues": (queue_cols + bucket_cols, queues),
-        "receive_counts": ([("queue", S), ("receive_count", I), ("messages", I)], counts),
-        "top_received": ([("queue", S), ("rank", I), ("message_id", S), ("receive_count", I), ("age_ms", I), ("state", S)], tops),
-        "groups": ([("queue", S), ("group_id", S), ("visible", I), ("in_flight", I), ("delayed", I), ("backlog", I), ("oldest_age_ms", I)], groups),
-        "dead_letter_sources": ([("dead_letter_queue", S), ("source_queue", S), ("redrive_configured", "bool"), ("messages", I)], dead),
+        "receive_counts": ([("queue", S), ("receive_count", N), ("messages", N)], counts),
+        "top_received": ([("queue", S), ("rank", N), ("message_id", S), ("receive_count", N), ("age_ms", N), ("state", S)], tops),
+        "groups": (
+            [("queue", S), ("group_id", S), ("visible", N), ("in_flight", N), ("delayed", N), ("backlog", N), ("oldest_age_ms", N)],
+            groups,
+        ),
+        "dead_letter_sources": ([("dead_letter_queue", S), ("source_queue", S), ("redrive_configured", "bool"), ("messages", N)], dead),
     }
 
 
@@ -177,7 +225,7 @@ def chart(report: Report, path: str, limit: int = 12) -> None:
     cols = min(3, n)
     rows = (n + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False)
-    for ax in axes.flat[len(shown):]:
+    for ax in axes.flat[len(shown) :]:
         ax.axis("off")
     if not shown:
         axes[0][0].text(0.5, 0.5, "no backlog", ha="center", va="center")

@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import quote
 
 from .figures import MESSAGE_COLUMNS, QUEUE_COLUMNS

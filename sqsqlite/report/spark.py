@@ -30,10 +30,7 @@ from .snapshot import Snapshot, file_uri
 DEFAULT_JAR = "/usr/share/java/sqlite-jdbc.jar"
 JAR_ENV = "SQSQLITE_JDBC_JAR"
 MAVEN_PACKAGE = "org.xerial:sqlite-jdbc:3.46.1.3"
-INSTALL_DRIVER = (
-    "install the SQLite JDBC driver: `apt-get install libxerial-sqlite-jdbc-java` (or `make jdbc`), "
-    "or pass --jdbc-jar PATH"
-)
+INSTALL_DRIVER = "install the SQLite JDBC driver: `apt-get install libxerial-sqlite-jdbc-java` (or `make jdbc`), or pass --jdbc-jar PATH"
 INSTALL_JAVA = "install Java 17 or later (e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME"
 
 # Rows per JDBC partition when --partitions is not given: enough tasks to keep both cores busy
@@ -119,7 +116,9 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
     except Exception as exc:  # the gateway's own error says nothing useful; the log does
         where = f" (Spark's log: {log})" if log else ""
         if jar is None:
-            raise SetupError(f"the SQLite JDBC driver is not installed and could not be fetched from Maven{where}: {INSTALL_DRIVER}") from None
+            raise SetupError(
+                f"the SQLite JDBC driver is not installed and could not be fetched from Maven{where}: {INSTALL_DRIVER}"
+            ) from None
         raise SetupError(f"Spark did not start{where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
     if log:
         # Kept only when Spark failed to start (the error above names it); else one file per
@@ -145,8 +144,13 @@ def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None 
         return spark.read.jdbc(url, table, properties=props)
     # Each partition is one range scan on the rowid: WHERE id >= a AND id < b.
     return spark.read.jdbc(
-        url, table, column="id", lowerBound=snap.min_id, upperBound=snap.max_id + 1,
-        numPartitions=partitions, properties=props,
+        url,
+        table,
+        column="id",
+        lowerBound=snap.min_id,
+        upperBound=snap.max_id + 1,
+        numPartitions=partitions,
+        properties=props,
     )
 
 
@@ -189,10 +193,7 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
             "group_id",
             age.alias("age"),
             (F.col("sent_at") + F.col("retention_ms")).alias("expires_at"),
-            F.when(F.col("visible_at") <= as_of, VISIBLE)
-            .when(F.col("receive_count") > 0, IN_FLIGHT)
-            .otherwise(DELAYED)
-            .alias("state"),
+            F.when(F.col("visible_at") <= as_of, VISIBLE).when(F.col("receive_count") > 0, IN_FLIGHT).otherwise(DELAYED).alias("state"),
             F.substring_index("dead_letter_source_arn", ":", -1).alias("dead_letter_source"),
         )
         .persist(StorageLevel.MEMORY_AND_DISK)
@@ -265,9 +266,7 @@ def _receive_counts(F, Window, live, messages, figs, qname, top):
         wanted = [r["id"] for r in rows]
         ids = {r["id"]: r["message_id"] for r in messages.where(F.col("id").isin(wanted)).select("id", "message_id").collect()}
     for r in sorted(rows, key=lambda r: (r["queue_id"], r["rn"])):
-        figs[qname[r["queue_id"]]].top_received.append(
-            TopMessage(ids[r["id"]], r["receive_count"], r["age"], STATE_NAMES[r["state"]])
-        )
+        figs[qname[r["queue_id"]]].top_received.append(TopMessage(ids[r["id"]], r["receive_count"], r["age"], STATE_NAMES[r["state"]]))
 
 
 def _dead_lettered_from(F, live, figs, qname):

@@ -67,7 +67,7 @@ def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, i
         # Oldest first, as a real queue fills: sent_at ascends with the row id.
         offsets = sorted((rnd.randrange(span) for _ in range(n)), reverse=True)
         rows = []
-        for k, off in enumerate(offsets):
+        for _k, off in enumerate(offsets):
             sent = as_of_ms - off
             r = rnd.random()
             base = 5 if source else 0  # moved after maxReceiveCount receives, count kept
@@ -87,8 +87,22 @@ def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, i
                 if group not in heads:
                     heads.add(group)
                     head = 1
-            rows.append((qid, str(uuid.UUID(int=rnd.getrandbits(128), version=4)), body, sent, visible, rc,
-                         received, received, group, seq if fifo else None, source, head))
+            rows.append(
+                (
+                    qid,
+                    str(uuid.UUID(int=rnd.getrandbits(128), version=4)),
+                    body,
+                    sent,
+                    visible,
+                    rc,
+                    received,
+                    received,
+                    group,
+                    seq if fifo else None,
+                    source,
+                    head,
+                )
+            )
             if len(rows) >= BATCH:
                 _flush(conn, rows)
         _flush(conn, rows)

@@ -30,8 +30,12 @@ def _option(ctx: click.Context, name: str, own, default):
 @click.option("--account-id", default=None, help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).")
 @click.option("--region", default=None, help=f"Region in queue ARNs (default {D.DEFAULT_REGION}).")
 @click.option("--access-key", default=None, envvar="SQSQLITE_ACCESS_KEY", help="Require SigV4 signatures made with this access key ...")
-@click.option("--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key. Without both, any signature is accepted.")
-@click.option("--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 3 MiB + 256 KiB).")
+@click.option(
+    "--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key. Without both, any signature is accepted."
+)
+@click.option(
+    "--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 3 MiB + 256 KiB)."
+)
 @click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 @click.pass_context
 def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, max_request_bytes, verbose):
@@ -77,7 +81,9 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
     loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="sqsqlite-serve", daemon=True)
     loop.start()
     auth = "SigV4 signatures required" if access_key else "any signature accepted"
-    click.echo(f"sqsqlite serving {server.db.path} at {server.url} (account {server.db.account_id}, region {server.db.region}; {auth})", err=True)
+    click.echo(
+        f"sqsqlite serving {server.db.path} at {server.url} (account {server.db.account_id}, region {server.db.region}; {auth})", err=True
+    )
     try:
         while not stop.wait(0.5):
             if not loop.is_alive():

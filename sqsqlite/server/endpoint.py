@@ -54,7 +54,7 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
     disable_nagle_algorithm = True
     timeout = IDLE_TIMEOUT
-    server: "EndpointServer"
+    server: EndpointServer
 
     # ------------------------------------------------------------ connection bookkeeping
 
@@ -140,7 +140,9 @@ class Handler(BaseHTTPRequestHandler):
                 if not action:
                     raise wire.WireError("MissingAction", "The request must contain the parameter Action.")
                 if action not in MEMBERS and action not in UNSUPPORTED:
-                    raise wire.WireError("InvalidAction", f"The action {V.shorten(action)} is not valid for this endpoint; supported: {', '.join(MEMBERS)}.")
+                    raise wire.WireError(
+                        "InvalidAction", f"The action {V.shorten(action)} is not valid for this endpoint; supported: {', '.join(MEMBERS)}."
+                    )
                 request = wire.query_request(params, action)
             self._queue_from_path(path, action, request)
             result = self._call(action, request)
@@ -149,7 +151,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         except Exception:  # a bug, not the caller's fault: say so without leaking internals
             log.error("request %s failed:\n%s", request_id, traceback.format_exc())
-            err = wire.WireError("InternalError", f"The server could not complete request {request_id}.", 500, "com.amazonaws.sqs#InternalError", False)
+            err = wire.WireError(
+                "InternalError", f"The server could not complete request {request_id}.", 500, "com.amazonaws.sqs#InternalError", False
+            )
             self._send_error(err, is_json, request_id)
             return
         if is_json:
@@ -164,10 +168,14 @@ class Handler(BaseHTTPRequestHandler):
         if not parts:
             return
         if len(parts) != 2:
-            raise wire.WireError("InvalidAddress", f"The address {path!r} is not valid for this endpoint: use / or /<account>/<queue>.", 404)
+            raise wire.WireError(
+                "InvalidAddress", f"The address {path!r} is not valid for this endpoint: use / or /<account>/<queue>.", 404
+            )
         account, name = parts
         if account != self.server.db.account_id:
-            raise QueueDoesNotExist(f"The queue {name!r} does not exist in account {account}; this endpoint serves account {self.server.db.account_id}.")
+            raise QueueDoesNotExist(
+                f"The queue {name!r} does not exist in account {account}; this endpoint serves account {self.server.db.account_id}."
+            )
         if "QueueUrl" in MEMBERS.get(action, ()) and not request.get("QueueUrl"):
             request["QueueUrl"] = name
 
@@ -422,7 +430,9 @@ class BackgroundServer:
         self.server = make_server(db_path, **options)
         self.url = self.server.url
         self.db = self.server.db
-        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="sqsqlite-serve")
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True, name="sqsqlite-serve"
+        )
         self._thread.start()
 
     def stop(self, timeout: float = 30.0) -> bool:
@@ -430,7 +440,7 @@ class BackgroundServer:
         self._thread.join(timeout)
         return ok
 
-    def __enter__(self) -> "BackgroundServer":
+    def __enter__(self) -> BackgroundServer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -14,7 +14,7 @@ import hmac
 import re
 import time
 from calendar import timegm
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from urllib.parse import quote, unquote
 
 from .wire import WireError

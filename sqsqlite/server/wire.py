@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 from xml.sax.saxutils import escape
 
 from ..errors import InvalidParameterValue, SQSError, wire_error
@@ -20,6 +21,7 @@ from ..errors import InvalidParameterValue, SQSError, wire_error
 XML_NAMESPACE = "http://queue.amazonaws.com/doc/2012-11-05/"
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 XML_CONTENT_TYPE = "text/xml"
+
 
 class WireError(SQSError):
     """An error raised by the endpoint itself (authentication, protocol), with its wire form
@@ -292,4 +294,4 @@ def xml_error(err: SQSError, request_id: str) -> bytes:
         f'<?xml version="1.0"?><ErrorResponse xmlns="{XML_NAMESPACE}"><Error><Type>{kind}</Type>'
         f"<Code>{_text(code)}</Code><Message>{_text(err.message)}</Message><Detail/></Error>"
         f"<RequestId>{request_id}</RequestId></ErrorResponse>"
-    ).encode("utf-8")
+    ).encode()

@@ -285,9 +285,7 @@ def check(workdir: str, *, queue: str = "soak", dlq: str = "soak-dlq") -> Report
             lease, released = _lease_floor(a, vis_intent.get(key), vis.get(key))
             if b["claim"] < lease:
                 r.overlaps += 1
-                r.problems.append(
-                    f"{uid}: {b['worker']} claimed it at {b['claim']} while {a['worker']}'s lease ran to {lease}"
-                )
+                r.problems.append(f"{uid}: {b['worker']} claimed it at {b['claim']} while {a['worker']}'s lease ran to {lease}")
             if b["rc"] > a["rc"] + 1:
                 if _died_between(death, "c", a["claim"], b["claim"]):
                     r.redeliveries_unlogged_receive += 1

@@ -58,12 +58,26 @@ class Worker:
         self.incarnation += 1
         self.name = f"{self.role[0]}{self.index}.{self.incarnation}"
         cmd = [
-            sys.executable, "-m", "tests.reliability.worker", self.role,
-            "--id", self.name, "--workdir", workdir,
-            "--visibility", str(opts.visibility), "--poison-rate", str(opts.poison_rate),
-            "--pace", str(opts.pace), "--self-kill-rate", str(opts.self_kill_rate),
-            "--gap-kill-rate", str(opts.gap_kill_rate),
-            "--seed", str(rng.randrange(2**31)),
+            sys.executable,
+            "-m",
+            "tests.reliability.worker",
+            self.role,
+            "--id",
+            self.name,
+            "--workdir",
+            workdir,
+            "--visibility",
+            str(opts.visibility),
+            "--poison-rate",
+            str(opts.poison_rate),
+            "--pace",
+            str(opts.pace),
+            "--self-kill-rate",
+            str(opts.self_kill_rate),
+            "--gap-kill-rate",
+            str(opts.gap_kill_rate),
+            "--seed",
+            str(rng.randrange(2**31)),
         ]
         err = open(os.path.join(workdir, "logs", f"{self.name}.stderr"), "wb")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
@@ -77,8 +91,16 @@ def run(opts: Options, out=sys.stdout) -> Report:
     os.makedirs(os.path.join(workdir, "logs"), exist_ok=True)
     print(f"soak: {opts.seconds:.0f} s, seed {seed}, work directory {workdir}", file=out, flush=True)
     with open(os.path.join(workdir, "meta.json"), "w") as f:
-        json.dump({"seconds": opts.seconds, "producers": opts.producers, "consumers": opts.consumers,
-                   "max_receive_count": opts.max_receive_count, "seed": seed}, f)
+        json.dump(
+            {
+                "seconds": opts.seconds,
+                "producers": opts.producers,
+                "consumers": opts.consumers,
+                "max_receive_count": opts.max_receive_count,
+                "seed": seed,
+            },
+            f,
+        )
     db = sqsqlite.connect(os.path.join(workdir, "soak.db"))
     dlq = db.create_queue("soak-dlq")
     db.create_queue(
@@ -87,9 +109,7 @@ def run(opts: Options, out=sys.stdout) -> Report:
         redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": opts.max_receive_count},
     )
     log = Log(os.path.join(workdir, "logs", "parent.log"))
-    workers = [Worker("producer", i) for i in range(opts.producers)] + [
-        Worker("consumer", i) for i in range(opts.consumers)
-    ]
+    workers = [Worker("producer", i) for i in range(opts.producers)] + [Worker("consumer", i) for i in range(opts.consumers)]
     for w in workers:
         w.start(opts, workdir, rng)
 
@@ -189,8 +209,14 @@ def main(argv=None) -> int:
         print("\n".join(report.lines()))
         return 0 if report.ok else 1
     opts = Options(
-        seconds=args.seconds, producers=args.producers, consumers=args.consumers, visibility=args.visibility,
-        max_receive_count=args.max_receive_count, seed=args.seed, workdir=args.workdir, keep=args.keep,
+        seconds=args.seconds,
+        producers=args.producers,
+        consumers=args.consumers,
+        visibility=args.visibility,
+        max_receive_count=args.max_receive_count,
+        seed=args.seed,
+        workdir=args.workdir,
+        keep=args.keep,
     )
     return 0 if run(opts).ok else 1
 

@@ -121,17 +121,21 @@ def consumer(args, db, log: Log, rng: random.Random, gap: GapKiller) -> None:
     vt = args.visibility
     stop = os.path.join(args.workdir, "stop")
     while not os.path.exists(stop):
-        msgs = q.receive_message(
-            max_number_of_messages=rng.randint(1, 10), visibility_timeout=vt, wait_time_seconds=1
-        )
+        msgs = q.receive_message(max_number_of_messages=rng.randint(1, 10), visibility_timeout=vt, wait_time_seconds=1)
         if msgs:
             gap("after receive_message returned")
         # Log the whole batch before acting on any of it.
         for m in msgs:
             data = json.loads(m.body)
             log.write(
-                "recv", uid=data["uid"], poison=data["poison"], mid=m.message_id, rc=m.receive_count,
-                claim=m.visible_at - vt * 1000, lease=m.visible_at, h=handle_digest(m.receipt_handle),
+                "recv",
+                uid=data["uid"],
+                poison=data["poison"],
+                mid=m.message_id,
+                rc=m.receive_count,
+                claim=m.visible_at - vt * 1000,
+                lease=m.visible_at,
+                h=handle_digest(m.receipt_handle),
             )
         slow_done = False  # at most one slow message per batch, so the consumers keep up
         for m in msgs:

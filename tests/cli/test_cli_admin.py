@@ -1,0 +1,564 @@
+"""Administration commands through CliRunner: db, stats, peek, prune, redrive, export/import,
+demo, the lazily loaded report/serve commands, and the help text."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import sqsqlite
+from sqsqlite import records
+from sqsqlite.cli import admin, main
+from sqsqlite.cli.main import cli
+from sqsqlite.cli.options import Settings
+
+
+class ClockedSettings(Settings):
+    """Settings whose database runs on the test's ManualClock (timing rules without sleeping)."""
+
+    clock: sqsqlite.ManualClock | None = None
+
+    def database(self):
+        if self._db is None:
+            self._db = sqsqlite.connect(
+                self.path, clock=self.clock, region=self.region, account_id=self.account_id, endpoint=self.endpoint_url
+            )
+        return self._db
+
+
+@pytest.fixture
+def sq(tmp_path, clock):
+    path = str(tmp_path / "admin.db")
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0, db: str = path):
+        settings = ClockedSettings()
+        settings.clock = clock
+        result = runner.invoke(cli, ["--db", db, *args], obj=settings)
+        assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr, result.exception)
+        assert "Traceback" not in result.output
+        return result
+
+    run.json = lambda *args, **kw: json.loads(run(*args, **kw).stdout or "null")
+    run.path = path
+    run.db = lambda: sqsqlite.connect(path, clock=clock)
+    return run
+
+
+def _queue_with_dead_letters(sq, n: int):
+    with sq.db() as db:
+        dlq = db.create_queue("orders-dlq")
+        q = db.create_queue("orders", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": "1"})})
+        for i in range(n):
+            q.send_message(f"m{i}")
+        q.receive_message(max_number_of_messages=10, visibility_timeout=0)
+        assert q.receive_message(max_number_of_messages=10) == []  # all moved
+        return q.arn, dlq.arn
+
+
+# ---------------------------------------------------------------------- db
+
+
+def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
+    assert sq("db", "current").stdout == "base\n"
+    assert sq("db", "upgrade").stdout == "base\t0006\n"
+    assert sq.json("db", "current", "--output", "json") == {"Revision": "0006"}
+    assert sq("db", "downgrade").stdout == "0006\t0005\n"
+    assert sq("db", "downgrade", "base").stdout == "0005\tbase\n"
+    history = sq.json("--output", "json", "db", "history")["Revisions"]
+    assert [h["Revision"] for h in history] == ["0006", "0005", "0004", "0003", "0002", "0001"]
+    sq("list-queues")  # any other command upgrades again
+    assert sq("db", "current").stdout == "0006\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("upgrade", "nonsense"), ("upgrade", "head:base"), ("upgrade", "+99"), ("downgrade", "--", "-99"), ("downgrade", "0009")],
+    ids=lambda a: " ".join(a),
+)
+def test_db_upgrade_or_downgrade_to_a_revision_alembic_cannot_reach_is_bad_usage_listing_the_known_ones(sq, args):
+    sq("db", "upgrade", "0004")
+    r = sq("db", *args, code=252)
+    assert f"{args[-1]!r}" in r.stderr and "Known revisions, newest first: 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
+    assert "unexpected error" not in r.stderr
+    assert sq("db", "current").stdout == "0004\n"  # unchanged
+
+
+# ---------------------------------------------------------------------- stats
+
+
+def test_stats_prints_one_table_of_every_queue_with_its_dead_letter_depth(sq, clock):
+    _queue_with_dead_letters(sq, 2)
+    with sq.db() as db:
+        db.queue("orders").send_message("fresh")
+        db.queue("orders").send_message("later", delay_seconds=60)
+    clock.advance(5)
+    out = sq("stats").stdout
+    lines = out.splitlines()
+    assert [c.strip() for c in lines[1].strip("|").split("|")] == [
+        "Queue",
+        "Visible",
+        "InFlight",
+        "Delayed",
+        "OldestAgeSeconds",
+        "DeadLetterQueue",
+        "DeadLetterDepth",
+    ]
+    rows = {c[0]: c for c in ([x.strip() for x in line.strip("|").split("|")] for line in lines[3:-1])}
+    assert rows["orders"] == ["orders", "1", "0", "1", "5.0", "orders-dlq", "2"]
+    assert rows["orders-dlq"][:4] == ["orders-dlq", "2", "0", "0"]
+
+
+def test_stats_as_json_lists_the_queues(sq):
+    _queue_with_dead_letters(sq, 1)
+    queues = {q["Queue"]: q for q in sq.json("stats", "--output", "json")["Queues"]}
+    assert queues["orders"]["DeadLetterDepth"] == 1 and queues["orders-dlq"]["Visible"] == 1
+
+
+def test_stats_watch_refreshes_until_ctrl_c_and_exits_cleanly(sq, monkeypatch):
+    sq("create-queue", "--queue-name", "q")
+    pauses = []
+
+    def pause(seconds):
+        pauses.append(seconds)
+        if len(pauses) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(admin, "_sleep", pause)
+    out = sq("stats", "--watch", "0.5").stdout
+    assert pauses == [0.5, 0.5]
+    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2
+
+
+@pytest.mark.parametrize("seconds", ["nan", "NaN", "inf", "-inf", "1e400", "0", "86401"])
+def test_stats_watch_outside_a_tenth_of_a_second_to_a_day_is_bad_usage_before_any_frame(sq, monkeypatch, seconds):
+    monkeypatch.setattr(admin, "_sleep", lambda s: pytest.fail(f"slept {s}"))
+    r = sq("stats", "--watch", seconds, code=252)
+    assert "Invalid value for '--watch'" in r.stderr and "is not in the range 0.1<=x<=86400." in r.stderr
+    assert r.stdout == ""
+
+
+# ---------------------------------------------------------------------- peek
+
+
+def test_peek_shows_messages_by_state_without_receiving_them(sq):
+    with sq.db() as db:
+        q = db.create_queue("q")
+        q.send_message("in flight")
+        q.receive_message(visibility_timeout=60)
+        q.send_message("visible", message_attributes={"k": "v"})
+        q.send_message("delayed", delay_seconds=30)
+    everything = sq.json("peek", "--queue-url", "q")["Messages"]
+    assert {m["Body"]: m["State"] for m in everything} == {"in flight": "in-flight", "visible": "visible", "delayed": "delayed"}
+    [visible] = sq.json("peek", "--queue-url", "q", "--state", "visible")["Messages"]
+    assert visible["MessageAttributes"] == {"k": {"DataType": "String", "StringValue": "v"}}
+    assert "ReceiptHandle" not in visible and visible["Attributes"]["ApproximateReceiveCount"] == "0"
+    assert len(sq.json("peek", "--queue-url", "q", "--limit", "1")["Messages"]) == 1
+    with sq.db() as db:  # peeking changed nothing
+        [m] = db.queue("q").receive_message()
+        assert m.body == "visible" and m.receive_count == 1
+
+
+def test_peek_on_an_empty_state_prints_nothing(sq):
+    sq("create-queue", "--queue-name", "q")
+    assert sq("peek", "--queue-url", "q", "--state", "in-flight").stdout == ""
+
+
+# ---------------------------------------------------------------------- prune
+
+
+def test_prune_removes_expired_messages_and_says_how_many(sq, clock):
+    with sq.db() as db:
+        q = db.create_queue("short", attributes={"MessageRetentionPeriod": "60"})
+        q.send_message("old")
+        q.send_message("older")
+        clock.advance(61)
+        q2 = db.create_queue("long")
+        q2.send_message("kept")
+    assert sq.json("prune") == {"ExpiredMessagesRemoved": 2}
+    assert sq.json("prune") == {"ExpiredMessagesRemoved": 0}
+    assert len(sq.json("peek", "--queue-url", "long")["Messages"]) == 1
+
+
+# ---------------------------------------------------------------------- redrive
+
+
+def test_redrive_moves_dead_letters_back_to_their_source_queue(sq):
+    _queue_with_dead_letters(sq, 3)
+    out = sq.json("redrive", "--queue-url", "orders-dlq")
+    assert out["Status"] == "COMPLETED" and out["ApproximateNumberOfMessagesMoved"] == 3
+    with sq.db() as db:
+        assert sorted(m.body for m in db.queue("orders").receive_message(max_number_of_messages=10)) == ["m0", "m1", "m2"]
+
+
+def test_redrive_to_another_queue_at_a_rate(sq, clock):
+    _queue_with_dead_letters(sq, 2)
+    sq("create-queue", "--queue-name", "elsewhere")
+    start = clock.now_ms()
+    out = sq.json("redrive", "--queue-url", "orders-dlq", "--to", "elsewhere", "--rate", "1")
+    assert out["ApproximateNumberOfMessagesMoved"] == 2
+    assert clock.now_ms() - start >= 2000  # one message per (manual) second
+    assert len(sq.json("peek", "--queue-url", "elsewhere")["Messages"]) == 2
+
+
+def test_redrive_resumes_a_task_interrupted_halfway(sq):
+    _, dlq_arn = _queue_with_dead_letters(sq, 3)
+    with sq.db() as db:
+        handle = db.start_message_move_task(dlq_arn, max_number_of_messages_per_second=1, background=False)
+
+        def interrupt(task):
+            if task.approximate_number_of_messages_moved == 1:
+                raise KeyboardInterrupt  # Ctrl-C after the first message
+
+        with pytest.raises(KeyboardInterrupt):
+            db.run_message_move_task(handle, interrupt)
+    result = sq("redrive", "--queue-url", "orders-dlq")
+    assert "Resuming the running move task on orders-dlq" in result.stderr
+    out = json.loads(result.stdout)
+    assert out["Status"] == "COMPLETED" and out["ApproximateNumberOfMessagesMoved"] == 3
+    assert len(sq.json("peek", "--queue-url", "orders")["Messages"]) == 3
+
+
+def test_redrive_with_another_destination_or_rate_than_the_running_task_is_refused_not_resumed(sq):
+    _, dlq_arn = _queue_with_dead_letters(sq, 1)
+    sq("create-queue", "--queue-name", "elsewhere")
+    with sq.db() as db:
+        handle = db.start_message_move_task(dlq_arn, background=False)  # left RUNNING, as after a Ctrl-C
+    for flags in (["--to", "elsewhere"], ["--rate", "5"]):
+        r = sq("redrive", "--queue-url", "orders-dlq", *flags, code=252)
+        assert "a move task on orders-dlq is still running (to each source queue at full per second)" in r.stderr
+        assert f"cancel-message-move-task --task-handle {handle}" in r.stderr
+    assert sq("peek", "--queue-url", "elsewhere").stdout == ""  # nothing moved by the refused runs
+    assert sq.json("redrive", "--queue-url", "orders-dlq")["Status"] == "COMPLETED"  # resumed as it was
+
+
+def test_redrive_of_a_queue_that_is_no_dead_letter_queue_is_an_sqs_error(sq):
+    sq("create-queue", "--queue-name", "plain")
+    r = sq("redrive", "--queue-url", "plain", code=254)
+    assert r.stderr.startswith("An error occurred (InvalidParameterValue) when calling the redrive operation: ")
+
+
+# ---------------------------------------------------------------------- export / import
+
+
+def _records(path) -> list[dict]:
+    return [json.loads(line) for line in open(path, encoding="utf-8")]
+
+
+def test_export_then_import_into_a_new_database_loses_nothing(sq, tmp_path, clock):
+    with sq.db() as db:
+        q = db.create_queue("jobs", attributes={"VisibilityTimeout": "45"}, tags={"team": "a"})
+        q.send_message("plain")
+        q.send_message("with attributes", message_attributes={"s": "text", "n": 3, "b": b"\x00\x01"})
+        q.send_message("delayed", delay_seconds=600)
+        q.send_message("taken")
+        q.receive_message(max_number_of_messages=1)  # "plain" is now in flight, received once
+        f = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+        f.send_message("first", message_group_id="g")
+        f.send_message("second", message_group_id="g")
+    out = tmp_path / "jobs.jsonl"
+    fifo_out = tmp_path / "jobs-fifo.jsonl"
+    assert sq.json("export", "--queue-url", "jobs", str(out))["MessagesExported"] == 4
+    sq("export", "--queue-url", "jobs.fifo", str(fifo_out))
+
+    other = str(tmp_path / "restored.db")
+    assert sq.json("import", str(out), db=other)["MessagesImported"] == 4
+    assert sq.json("import", str(fifo_out), db=other) == {"QueueUrl": "http://localhost:9324/000000000000/jobs.fifo", "MessagesImported": 2}
+    again = tmp_path / "again.jsonl"
+    sq("export", "--queue-url", "jobs", str(again), db=other)
+
+    before, after = _records(out), _records(again)
+    assert before[0] == after[0]  # queue attributes and tags
+    assert before[0]["Attributes"]["VisibilityTimeout"] == "45" and before[0]["Tags"] == {"team": "a"}
+    by_id = {r["MessageId"]: r for r in after[1:]}
+    for rec in before[1:]:
+        got = by_id[rec["MessageId"]]
+        if rec["ApproximateReceiveCount"]:
+            # the in-flight message comes back visible: its receipt handle did not travel
+            assert got["VisibleAt"] <= rec["VisibleAt"]
+            rec, got = {**rec, "VisibleAt": None}, {**got, "VisibleAt": None}
+        assert got == rec
+    fifo = sqsqlite.connect(other, clock=clock)
+    try:
+        assert [m.body for m in fifo.queue("jobs.fifo").receive_message(max_number_of_messages=10)] == ["first", "second"]
+    finally:
+        fifo.close()
+
+
+def test_export_to_stdout_writes_json_lines_only(sq):
+    sq("create-queue", "--queue-name", "q")
+    sq("send-message", "--queue-url", "q", "--message-body", "hi")
+    lines = sq("export", "--queue-url", "q", "-").stdout.splitlines()
+    assert json.loads(lines[0])["QueueName"] == "q" and json.loads(lines[1])["Body"] == "hi" and len(lines) == 2
+
+
+def test_import_into_a_named_queue_without_a_header(sq, tmp_path):
+    sq("create-queue", "--queue-name", "target")
+    f = tmp_path / "bare.jsonl"
+    f.write_text(json.dumps({"MessageId": "3f1c5d3e-2a9b-4c6e-9d1f-0a1b2c3d4e5f", "Body": "x", "SentTimestamp": 1}) + "\n")
+    # SentTimestamp 1 is long past retention: imported, then never returned
+    assert sq.json("import", "--queue-url", "target", str(f))["MessagesImported"] == 1
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ('{"MessageId": "3f1c5d3e-2a9b-4c6e-9d1f-0a1b2c3d4e5f", "Body": "b", "SentTimestamp": 1}\nnot json\n', "line 2 of"),
+        ('{"Body": "no id"}\n', "no MessageId, SentTimestamp"),
+    ],
+)
+def test_import_of_a_bad_file_names_the_line_and_exits_252(sq, tmp_path, content, fragment):
+    sq("create-queue", "--queue-name", "target")
+    f = tmp_path / "bad.jsonl"
+    f.write_text(content)
+    r = sq("import", "--queue-url", "target", str(f), code=252)
+    assert fragment in r.stderr
+
+
+def test_import_of_a_message_id_that_is_not_a_uuid_names_it_and_imports_nothing_of_its_batch(sq, tmp_path):
+    sq("create-queue", "--queue-name", "target")
+    f = tmp_path / "ids.jsonl"
+    good = {"MessageId": "3F1C5D3E-2A9B-4C6E-9D1F-0A1B2C3D4E5F", "Body": "kept", "SentTimestamp": 10**13}
+    f.write_text(json.dumps(good) + "\n" + json.dumps({"MessageId": "not-a-uuid", "Body": "b", "SentTimestamp": 10**13}) + "\n")
+    r = sq("import", "--queue-url", "target", str(f), code=254)
+    assert "MessageId 'not-a-uuid' is not a UUID" in r.stderr and "Traceback" not in r.stderr
+    with sq.db() as db:
+        assert db.queue("target").peek() == []
+    f.write_text(json.dumps(good) + "\n")
+    assert sq.json("import", "--queue-url", "target", str(f))["MessagesImported"] == 1
+    [m] = sq.json("receive-message", "--queue-url", "target")["Messages"]
+    assert m["MessageId"] == good["MessageId"].lower()  # stored in canonical form
+
+
+def test_import_without_a_header_or_queue_url_is_bad_usage(sq, tmp_path):
+    f = tmp_path / "bare.jsonl"
+    f.write_text('{"MessageId": "x", "Body": "b", "SentTimestamp": 1}\n')
+    assert "pass --queue-url" in sq("import", str(f), code=252).stderr
+
+
+def test_export_into_a_missing_directory_is_bad_usage_naming_the_path(sq, tmp_path):
+    sq("create-queue", "--queue-name", "q")
+    target = tmp_path / "no" / "such" / "dir" / "q.jsonl"
+    r = sq("export", "--queue-url", "q", str(target), code=252)
+    assert f"cannot write {target}: No such file or directory." in r.stderr and "unexpected error" not in r.stderr
+
+
+def test_import_takes_every_field_export_writes(sq, tmp_path):
+    with sq.db() as db:
+        db.create_queue("q.fifo", attributes={"FifoQueue": "true"}).send_message("x", message_group_id="g", message_deduplication_id="d")
+    out = tmp_path / "q.jsonl"
+    sq("export", "--queue-url", "q.fifo", str(out))
+    header, record = _records(out)
+    assert set(header) == set(admin._HEADER_FIELDS)
+    assert set(record) == set(records.EXPORTED_FIELDS)  # export's format changed: teach import its new fields
+
+
+def _message(**fields) -> dict:
+    return {"MessageId": "3f1c5d3e-2a9b-4c6e-9d1f-0a1b2c3d4e5f", "Body": "b", "SentTimestamp": 10**13, **fields}
+
+
+_HEADER = {"Format": admin.EXPORT_FORMAT, "QueueName": "made", "Attributes": {}, "Tags": {}}
+
+
+@pytest.mark.parametrize("with_header", [False, True], ids=["into an existing queue", "creating the queue"])
+def test_import_of_a_file_bad_after_its_first_batch_imports_nothing_and_creates_no_queue(sq, tmp_path, with_header):
+    sq("create-queue", "--queue-name", "target")
+    f = tmp_path / "big.jsonl"
+    lines = [json.dumps(_HEADER)] if with_header else []
+    lines += [json.dumps(_message(MessageId=f"00000000-0000-4000-8000-{i:012x}", Body=f"m{i}")) for i in range(501)]
+    f.write_text("\n".join(lines) + "\nnot json\n")
+    args = [str(f)] if with_header else ["--queue-url", "target", str(f)]
+    r = sq("import", *args, code=252)
+    assert f"line {len(lines) + 1} of {f} is not JSON" in r.stderr
+    with sq.db() as db:
+        assert db.queue("target").peek() == []
+        assert db.list_queues()[0] == ["http://localhost:9324/000000000000/target"]
+
+
+def test_import_of_a_value_sqs_refuses_names_the_line_and_creates_no_queue(sq, tmp_path):
+    f = tmp_path / "ids.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in (_HEADER, _message(), _message(MessageId="not-a-uuid"))) + "\n")
+    r = sq("import", str(f), code=254)
+    assert f"when calling the import operation: line 3 of {f}: MessageId 'not-a-uuid' is not a UUID" in r.stderr
+    with sq.db() as db:
+        assert db.list_queues()[0] == []
+
+
+@pytest.mark.parametrize(
+    "lines, queue, fragment",
+    [
+        (
+            [{**_HEADER, "Attributes": "x"}],
+            None,
+            "line 1 of {f} is a bad export header: Attributes must be an object of names to strings, got 'x'.",
+        ),
+        ([{**_HEADER, "QueueName": 5}], None, "line 1 of {f} is a bad export header: QueueName must be a string, got 5."),
+        ([{**_HEADER, "Format": "sqsqlite-export/9"}], None, "line 1 of {f} is an export header of format 'sqsqlite-export/9'"),
+        (
+            [_HEADER, _message(SentTimestamp=10**23)],
+            None,
+            "line 2 of {f} has SentTimestamp 100000000000000000000000; it must be an integer from 0 to 9223372036854775807",
+        ),
+        ([_message(SentTimestamp=-5)], "target", "line 1 of {f} has SentTimestamp -5; it must be an integer from 0"),
+        ([_message(), _message(MessageAttributes=7)], "target", "line 2 of {f} has MessageAttributes 7; it must be an object"),
+        (
+            [_message(MessageAttributes={"a": "x"})],
+            "target",
+            "line 1 of {f} has message attribute 'a' 'x'; it must be an object with DataType",
+        ),
+        (
+            [_message(ApproximateFirstReceiveTimestamp="abc")],
+            "target",
+            "line 1 of {f} has ApproximateFirstReceiveTimestamp 'abc'; it must be an integer",
+        ),
+        ([_message(ApproximateReceiveCount=True)], "target", "line 1 of {f} has ApproximateReceiveCount True; it must be an integer"),
+        ([_message(SenderId=["x"])], "target", "line 1 of {f} has SenderId ['x']; it must be a string."),
+        ([_message(Body=None)], "target", "line 1 of {f} has a null Body; it must be a string."),
+        ([_message(ReceiveCount=1)], "target", "line 1 of {f} has unknown field ReceiveCount; an exported message has MessageId, Body"),
+        (
+            [_message(MessageDeduplicationId="d")],
+            "target",
+            "line 1 of {f} has MessageDeduplicationId 'd'; it is for FIFO queues only, and 'target' is a standard queue.",
+        ),
+        ([_message()], "target.fifo", "line 1 of {f} has no MessageGroupId, which every message of FIFO queue 'target.fifo' needs."),
+        ([_message(), "[" * 100_000], "target", "line 2 of {f} is not JSON that sqsqlite reads (nested too deeply)."),
+        ([_message(), b"\xff\xfe"], "target", "line 2 of {f} is not UTF-8 text (byte 1 of the line)."),
+    ],
+    ids=[
+        "header Attributes",
+        "header QueueName",
+        "header Format",
+        "huge SentTimestamp",
+        "negative SentTimestamp",
+        "MessageAttributes",
+        "one message attribute",
+        "ApproximateFirstReceiveTimestamp",
+        "bool count",
+        "SenderId",
+        "null Body",
+        "unknown field",
+        "deduplication id on a standard queue",
+        "no group on a FIFO queue",
+        "deep nesting",
+        "not UTF-8",
+    ],
+)
+def test_import_of_a_field_export_would_not_write_is_bad_usage_naming_the_line_and_changes_nothing(sq, tmp_path, lines, queue, fragment):
+    sq("create-queue", "--queue-name", "target")
+    sq("create-queue", "--queue-name", "target.fifo", "--attributes", "FifoQueue=true")
+    f = tmp_path / "bad.jsonl"
+    f.write_bytes(b"\n".join(x if isinstance(x, bytes) else (x if isinstance(x, str) else json.dumps(x)).encode() for x in lines) + b"\n")
+    r = sq("import", *(["--queue-url", queue] if queue else []), str(f), code=252)
+    assert fragment.format(f=f) in r.stderr and "unexpected error" not in r.stderr
+    with sq.db() as db:
+        assert len(db.list_queues()[0]) == 2 and db.queue("target").peek() == [] and db.queue("target.fifo").peek() == []
+
+
+def test_import_of_a_missing_file_or_a_directory_is_bad_usage(sq, tmp_path):
+    sq("create-queue", "--queue-name", "target")
+    assert "does not exist" in sq("import", "--queue-url", "target", str(tmp_path / "nope.jsonl"), code=252).stderr
+    assert "is a directory" in sq("import", "--queue-url", "target", str(tmp_path), code=252).stderr
+
+
+# ---------------------------------------------------------------------- demo
+
+
+def test_demo_tells_the_lifecycle_and_can_run_again_on_the_same_file(sq):
+    first = sq("demo").stdout
+    for fragment in (
+        "Create a queue whose poison messages go to a dead-letter queue",
+        "received 'order #1'",
+        "stays hidden for 120 s more",
+        "deleted 'order #3'",
+        "old handle no longer works: ReceiptHandleIsInvalid",
+        "receive 3: 0 messages; the message went to the dead-letter queue instead",
+        "OldestAgeSeconds",
+        "| demo-orders     | 0       | 0        | 0       |                  | demo-orders-dlq | 1 ",
+    ):
+        assert fragment in first
+    second = sq("demo").stdout
+    assert "(deleted 1 message left by an earlier run)" in second
+    assert "| demo-orders-dlq | 1 " in second
+
+
+# ---------------------------------------------------------------------- report and serve (lazy)
+
+
+def test_report_and_serve_are_listed_without_importing_them(sq, tmp_path, monkeypatch):
+    (tmp_path / "exploding_mod.py").write_text("raise RuntimeError('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(main.LAZY, "report", ("exploding_mod", "report", "Analytics report.", "sqsqlite[spark]"))
+    out = sq("--help").stdout
+    assert "report  Analytics report." in out and "serve " in out
+    assert "exploding_mod" not in sys.modules
+
+
+def test_a_lazy_command_whose_dependency_is_missing_prints_one_line(sq, tmp_path, monkeypatch):
+    (tmp_path / "needs_spark_mod.py").write_text("import pyspark_is_not_installed_here\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(main.LAZY, "report", ("needs_spark_mod", "report", "Analytics.", "sqsqlite[spark]"))
+    r = sq("report", "--anything", code=255)
+    assert r.stderr == (
+        "sqsqlite: `sqsqlite report` needs pyspark_is_not_installed_here, which is not installed: pip install 'sqsqlite[spark]'.\n"
+    )
+
+
+def test_a_lazy_command_missing_from_the_installation_says_so(sq, monkeypatch):
+    monkeypatch.setitem(main.LAZY, "serve", ("sqsqlite.no_such_server", "serve", "Serve.", "sqsqlite"))
+    r = sq("serve", code=255)
+    assert r.stderr == "sqsqlite: `sqsqlite serve` is not part of this installation (sqsqlite.no_such_server is missing).\n"
+
+
+def test_a_lazy_command_runs_when_its_module_imports(sq, tmp_path, monkeypatch):
+    (tmp_path / "fake_report_mod.py").write_text(
+        "import click\n@click.command('report')\n@click.option('--top', type=int)\ndef report(top):\n    click.echo(f'report top={top}')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(main.LAZY, "report", ("fake_report_mod", "report", "Analytics.", "sqsqlite[spark]"))
+    assert sq("report", "--top", "3").stdout == "report top=3\n"
+
+
+# ---------------------------------------------------------------------- help
+
+
+def _all_commands() -> list[tuple[str, click.Command]]:
+    out = []
+    for name, cmd in cli.commands.items():
+        out.append((name, cmd))
+        if isinstance(cmd, click.Group):
+            out += [(f"{name} {sub}", c) for sub, c in cmd.commands.items()]
+    return out
+
+
+def test_help_groups_the_commands_into_aws_and_administration_sections(sq):
+    out = sq("--help").stdout
+    aws_at = out.index("aws sqs commands")
+    admin_at = out.index("Administration:")
+    assert aws_at < out.index("  receive-message ") < admin_at < out.index("  redrive ") < out.index("Serving and analytics:")
+
+
+@pytest.mark.parametrize("name, cmd", _all_commands(), ids=[n for n, _ in _all_commands()])
+def test_every_command_help_ends_with_an_example(sq, name, cmd):
+    last = inspect.cleandoc(cmd.help).split("\n\n")[-1].removeprefix("\b\n")
+    assert last.startswith("Example: sqsqlite"), name
+    out = sq(*name.split(), "--help").stdout
+    assert "Example: sqsqlite" in out
+
+
+def test_ctrl_c_during_redrive_leaves_the_task_running_and_says_how_to_resume(sq, monkeypatch):
+    _queue_with_dead_letters(sq, 2)
+
+    def interrupted(self, handle, progress=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sqsqlite.Database, "run_message_move_task", interrupted)
+    r = sq("redrive", "--queue-url", "orders-dlq", code=130)
+    assert "`sqsqlite redrive --queue-url orders-dlq` resumes it" in r.stderr
+    with sq.db() as db:
+        [task] = db.list_message_move_tasks(db.queue("orders-dlq").arn)
+        assert task.status == "RUNNING"

@@ -1,0 +1,379 @@
+"""A hostile environment: a full disk, a read-only file, a reader that never lets go, a file
+that is not ours, a schema from the future. Each gives a typed DatabaseError naming the problem,
+and the database stays intact."""
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+
+import pytest
+
+import sqsqlite
+from sqsqlite.errors import DatabaseError
+from sqsqlite.store import Store
+from tests.reliability.snapshots import integrity, snapshot
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+# ------------------------------------------------------------------ a full disk
+
+
+def limit_pages(db, extra):
+    """Cap this thread's connection a few pages past the file's size: the disk is full."""
+    conn = db.store.connection()
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count={int(pages + extra)}")  # test code, a number it computed
+
+
+def test_a_disk_filling_up_in_the_middle_of_a_batch_raises_database_error_and_stores_nothing(db, queue, db_path):
+    queue.send_message("already here")
+    before = snapshot(db_path)
+    limit_pages(db, 4)
+    entries = [{"Id": f"e{i}", "MessageBody": "x" * 60_000} for i in range(10)]
+
+    with pytest.raises(DatabaseError, match="full") as err:
+        queue.send_message_batch(entries)
+
+    assert db_path in str(err.value)
+    assert snapshot(db_path) == before  # not one entry of the batch stored
+    assert integrity(db_path) == "ok"
+    assert [m.body for m in queue.peek()] == ["already here"]
+
+
+def test_once_space_is_freed_the_same_batch_goes_through(db, queue, db_path):
+    limit_pages(db, 4)
+    entries = [{"Id": f"e{i}", "MessageBody": "x" * 60_000} for i in range(10)]
+    with pytest.raises(DatabaseError):
+        queue.send_message_batch(entries)
+
+    db.store.connection().execute("PRAGMA max_page_count=1073741823")
+    result = queue.send_message_batch(entries)
+
+    assert len(result.successful) == 10 and result.failed == []
+    assert len(queue.receive_message(max_number_of_messages=10)) == 10
+    assert integrity(db_path) == "ok"
+
+
+def test_a_full_disk_fails_a_single_send_with_database_error_and_the_queue_keeps_working(db, queue, db_path):
+    before = snapshot(db_path)
+    limit_pages(db, 0)
+
+    with pytest.raises(DatabaseError, match="full"):
+        queue.send_message("z" * 200_000)
+
+    assert snapshot(db_path) == before
+    db.store.connection().execute("PRAGMA max_page_count=1073741823")
+    queue.send_message("small")
+    assert [m.body for m in queue.receive_message()] == ["small"]
+
+
+# ------------------------------------------------------------------ a read-only file
+
+
+@contextlib.contextmanager
+def read_only(path):
+    """Make the file read-only for this process. Root ignores permission bits, so as root use
+    the immutable attribute, and skip where the filesystem does not have one."""
+    if os.geteuid() != 0:
+        os.chmod(path, 0o400)
+        try:
+            yield
+        finally:
+            os.chmod(path, 0o600)
+        return
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", path], capture_output=True).returncode:
+        pytest.skip("running as root where chattr +i is unavailable: no way to make a read-only file")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", path], check=True)
+
+
+def test_a_read_only_database_file_gives_database_error_on_writes_and_stays_intact(db_path, clock):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("kept")
+    db.close()  # checkpoints the WAL into the file, so the file alone holds everything
+    before = digest(db_path)
+
+    with read_only(db_path):
+        try:
+            ro = sqsqlite.connect(db_path, clock=clock)
+        except DatabaseError as exc:
+            assert "read-only" in str(exc) or "open" in str(exc)
+        else:
+            q = ro.queue("orders")
+            assert [m.body for m in q.peek()] == ["kept"]  # reading still works
+            for write in (
+                lambda: q.send_message("no"),
+                lambda: q.receive_message(),
+                lambda: q.purge_queue(),
+                lambda: ro.create_queue("other"),
+            ):
+                with pytest.raises(DatabaseError, match="read-only"):
+                    write()
+            ro.close()
+        assert digest(db_path) == before
+
+    db = sqsqlite.connect(db_path, clock=clock)
+    [msg] = db.queue("orders").receive_message()
+    assert msg.body == "kept"
+    db.close()
+    assert integrity(db_path) == "ok"
+
+
+# ------------------------------------------------------------------ a reader that holds a snapshot
+
+
+def wal_size(path):
+    try:
+        return os.path.getsize(path + "-wal")
+    except FileNotFoundError:
+        return 0
+
+
+def checkpoint(path):
+    """(frames in the WAL, frames checkpointed) from a passive checkpoint, which waits for nobody."""
+    conn = sqlite3.connect(path)
+    try:
+        _, log, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        return log, done
+    finally:
+        conn.close()
+
+
+def churn(queue, rounds):
+    body = "y" * 10_000
+    for _ in range(rounds):
+        queue.send_message_batch([{"Id": f"e{i}", "MessageBody": body} for i in range(10)])
+        queue.delete_message_batch(
+            [{"Id": f"d{i}", "ReceiptHandle": m.receipt_handle} for i, m in enumerate(queue.receive_message(max_number_of_messages=10))]
+        )
+
+
+def test_a_long_reader_pins_the_wal_while_it_reads_and_the_wal_stops_growing_once_it_ends(db, queue, db_path):
+    queue.send_message("seen by the reader")
+    reader = sqlite3.connect(db_path)
+    reader.execute("BEGIN")
+    seen = reader.execute("SELECT count(*) FROM messages").fetchone()[0]
+
+    # Writers carry on for ~6 MB: more than the 1000-page auto-checkpoint threshold.
+    churn(queue, 30)
+    grown = wal_size(db_path)
+    churn(queue, 30)
+    peak = wal_size(db_path)
+    log, done = checkpoint(db_path)
+    assert peak > grown > 4_000_000  # the reader's snapshot keeps every frame
+    assert done < log  # frames after the reader's snapshot can't be checkpointed
+    assert reader.execute("SELECT count(*) FROM messages").fetchone()[0] == seen  # its snapshot held
+
+    reader.execute("COMMIT")
+    reader.close()
+    churn(queue, 60)
+    settled = wal_size(db_path)
+    churn(queue, 60)  # as much writing again as during the hold
+
+    # The first commits after the reader ends still append; the auto-checkpoint then completes
+    # and writers reuse the WAL from its start, so it grows by at most a transaction or two
+    # and then not at all.
+    assert settled - peak < 1_000_000
+    assert wal_size(db_path) == settled
+    log, done = checkpoint(db_path)
+    assert done == log  # and everything in it reaches the database
+    assert integrity(db_path) == "ok"
+
+
+# ------------------------------------------------------------------ files that are not ours
+
+
+def test_a_file_that_is_not_a_database_gives_database_error_and_is_left_untouched(tmp_path):
+    path = str(tmp_path / "notes.db")
+    with open(path, "wb") as f:
+        f.write(b"these are my notes, not a database\n" * 200)
+    before = digest(path)
+
+    with pytest.raises(DatabaseError, match="not a SQLite database"):
+        sqsqlite.connect(path)
+
+    assert digest(path) == before
+    assert sorted(os.listdir(tmp_path)) == ["notes.db"]
+
+
+def test_someone_elses_sqlite_database_gives_database_error_and_is_left_untouched(tmp_path):
+    path = str(tmp_path / "theirs.db")
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER)")
+    conn.execute("INSERT INTO accounts VALUES (1, 100)")
+    conn.commit()
+    conn.close()
+    before = digest(path)
+
+    with pytest.raises(DatabaseError, match="not a sqsqlite one"):
+        sqsqlite.connect(path)
+
+    assert digest(path) == before  # not even switched to WAL
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert conn.execute("SELECT balance FROM accounts").fetchall() == [(100,)]
+    conn.close()
+
+
+def test_a_database_with_a_newer_schema_than_the_code_gives_database_error_naming_both_versions(db_path):
+    sqsqlite.connect(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("UPDATE alembic_version SET version_num = '9999'")
+    conn.commit()
+    conn.close()
+    before = snapshot(db_path)
+
+    with pytest.raises(DatabaseError, match="'9999'") as err:
+        sqsqlite.connect(db_path)
+    assert "newer" in str(err.value)
+
+    store = Store(db_path, migrate=False)
+    with pytest.raises(DatabaseError, match="newer"):
+        store.ensure_schema()
+    store.close()
+    assert snapshot(db_path) == before
+
+
+def test_a_write_nested_in_another_databases_write_on_the_same_file_fails_instead_of_hanging(tmp_path, monkeypatch):
+    # Two Database objects on one file, the second writing inside the first's transaction, in
+    # one thread: the writers' flock must not make that thread wait for itself forever. It
+    # gets SQLite's answer instead, after the busy timeout (shortened here).
+    import threading
+
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", 0.3)
+    path = str(tmp_path / "nested.db")
+    outer, inner = sqsqlite.connect(path), sqsqlite.connect(path)
+    outer.create_queue("q")
+    result = {}
+
+    def nested():
+        with outer.store.write():
+            try:
+                inner.queue("q").send_message("inside")
+            except DatabaseError as exc:
+                result["error"] = str(exc)
+
+    t = threading.Thread(target=nested, daemon=True)
+    t.start()
+    t.join(timeout=20)
+    assert not t.is_alive(), "the nested write waited for its own thread's lock"
+    assert "locked" in result.get("error", "")
+    inner.queue("q").send_message("after")  # and both work afterwards
+    assert [m.body for m in outer.queue("q").receive_message()] == ["after"]
+    outer.close()
+    inner.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
+def test_databases_dropped_without_close_leave_no_file_descriptors_open(tmp_path):
+    import gc
+
+    path = str(tmp_path / "dropped.db")
+    sqsqlite.connect(path).create_queue("q")
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        db = sqsqlite.connect(path)
+        db.queue("q").send_message("x")  # opens the connection and the writers' lock file
+        del db
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before
+
+
+# ------------------------------------------------------------------ an interrupt at the worst moment
+
+
+def _lock_is_free(db) -> bool:
+    import fcntl
+
+    fd = os.open(db.store._lock_key, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_an_interrupt_just_after_begin_leaves_no_transaction_open_and_no_lock_held(db, queue):
+    from sqsqlite.store import _holding
+
+    queue.send_message("warm")  # this thread's connection and lock descriptor exist
+    local = db.store._local
+    real = local.cursor
+
+    class InterruptedAfterBegin:
+        def execute(self, sql, *args):
+            out = real.execute(sql, *args)
+            if sql.startswith("BEGIN"):
+                local.cursor = real
+                raise KeyboardInterrupt
+            return out
+
+    local.cursor = InterruptedAfterBegin()
+    with pytest.raises(KeyboardInterrupt):
+        queue.send_message("interrupted")
+    assert not local.conn.in_transaction
+    assert _lock_is_free(db) and db.store._lock_key not in _holding()
+    queue.send_message("after")  # and this thread goes on writing
+    assert sorted(m.body for m in queue.peek()) == ["after", "warm"]
+
+
+def test_an_interrupt_just_after_a_read_begins_ends_the_read(db, queue):
+    store = db.store
+    real = store._retrying
+
+    def interrupted(fn):
+        real(fn)
+        raise KeyboardInterrupt
+
+    store._retrying = interrupted
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with store.read():
+                pass
+    finally:
+        del store._retrying
+    assert not store.connection().in_transaction
+    queue.send_message("after")
+
+
+def test_an_interrupt_while_letting_the_writers_lock_go_never_leaves_this_thread_skipping_it(db, queue, monkeypatch):
+    import fcntl
+
+    from sqsqlite import store as S
+
+    queue.send_message("warm")
+    real = fcntl.flock
+    calls = []
+
+    class Interrupting:
+        LOCK_EX, LOCK_NB, LOCK_UN = fcntl.LOCK_EX, fcntl.LOCK_NB, fcntl.LOCK_UN
+
+        @staticmethod
+        def flock(fd, op):
+            real(fd, op)
+            if op == fcntl.LOCK_UN and not calls:
+                calls.append(fd)
+                raise KeyboardInterrupt
+
+    monkeypatch.setattr(S, "fcntl", Interrupting)
+    with pytest.raises(KeyboardInterrupt):
+        queue.send_message("interrupted after the unlock")
+    assert db.store._lock_key not in S._holding()  # unmarked: the next write takes the lock again
+    monkeypatch.setattr(S, "fcntl", fcntl)
+    queue.send_message("after")
+    assert _lock_is_free(db)

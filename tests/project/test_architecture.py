@@ -1,0 +1,100 @@
+"""The house's rules, checked on the code as it stands: imports flow down through the layers
+docs/architecture.md lists, no module reaches into another module's underscore names, and no
+module outgrows one responsibility."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# The installed package's folders: sqsqlite.cli and sqsqlite.migrations live beside sqsqlite/.
+PACKAGES = {"sqsqlite": ROOT / "sqsqlite", "sqsqlite.cli": ROOT / "cli", "sqsqlite.migrations": ROOT / "migrations"}
+MAX_LINES = 700
+# Names every namedtuple and a few standard objects offer with a leading underscore.
+STANDARD = {"_fields", "_replace", "_asdict", "_make", "_field_defaults", "_exit", "_getframe"}
+
+
+def modules():
+    for package, folder in PACKAGES.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = path.relative_to(folder).with_suffix("").parts
+            name = ".".join((package, *parts[:-1])) if parts[-1] == "__init__" else ".".join((package, *parts))
+            yield name, path, ast.parse(path.read_text(encoding="utf-8"))
+
+
+MODULES = list(modules())
+
+
+def imported(name: str, tree: ast.AST, is_package: bool):
+    """Absolute names of the modules a module imports (relative imports resolved)."""
+    base = name.split(".") if is_package else name.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                stem = base[: len(base) - node.level + 1]
+                yield ".".join(stem + ([node.module] if node.module else []))
+            elif node.module:
+                yield node.module
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_imports_flow_down_through_the_layers():
+    lint = Path(sys.executable).with_name("lint-imports")
+    done = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def test_nothing_but_the_cli_imports_the_cli_and_nothing_imports_the_migration_scripts():
+    for name, path, tree in MODULES:
+        for target in imported(name, tree, path.name == "__init__.py"):
+            for guarded in ("sqsqlite.cli", "sqsqlite.migrations"):
+                if not within(name, guarded):
+                    assert not within(target, guarded), f"{name} imports {target}"
+
+
+def test_no_module_uses_another_modules_underscore_names():
+    # A name with a leading underscore belongs to the module that defines it. An access
+    # `anything._name` is fine only where this module itself defines `_name` (its own class's
+    # attribute or function); an import of `_name` from elsewhere never is.
+    offences = []
+    for _name, path, tree in MODULES:
+        own = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                own.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                own.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                own.add(node.id)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                own.add(node.target.id)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                own.add(node.value)  # __slots__ entries
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                offences += [
+                    f"{path.relative_to(ROOT)}:{node.lineno} imports {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+            elif isinstance(node, ast.Attribute):
+                attr = node.attr
+                if attr.startswith("_") and not attr.startswith("__") and attr not in STANDARD and attr not in own:
+                    offences.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {ast.unparse(node)}")
+    assert offences == []
+
+
+@pytest.mark.parametrize("name,path", [(n, p) for n, p, _ in MODULES], ids=[n for n, _, _ in MODULES])
+def test_no_module_is_longer_than_700_lines(name, path):
+    assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_LINES

@@ -1,0 +1,20 @@
+"""The wheel ships every package of the source tree, so a plain `pip install` has them all."""
+
+import pathlib
+
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_every_python_package_in_the_tree_is_listed_for_the_wheel():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    mapped = {name: pathlib.Path(path) for name, path in config["package-dir"].items()}
+    found = set()
+    for init in ROOT.glob("sqsqlite/**/__init__.py"):
+        found.add(".".join(init.parent.relative_to(ROOT).parts))
+    for name, path in mapped.items():
+        for init in (ROOT / path).glob("**/__init__.py"):
+            found.add(".".join((name, *init.parent.relative_to(ROOT / path).parts)))
+    assert found <= listed, f"not shipped: {sorted(found - listed)}"

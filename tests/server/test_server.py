@@ -1,0 +1,499 @@
+"""``sqsqlite serve`` with real boto3 clients and raw HTTP: the JSON wire format, queue URLs,
+SigV4, long polling under load, request size limits and connection housekeeping."""
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import boto3
+import pytest
+from botocore import UNSIGNED
+from botocore.auth import SigV4Auth, SigV4QueryAuth
+from botocore.awsrequest import AWSRequest
+from botocore.config import Config
+from botocore.credentials import Credentials
+from botocore.exceptions import ClientError
+
+import sqsqlite
+from sqsqlite.server import BackgroundServer
+from sqsqlite.server.sigv4 import Verifier
+from tests.server.server_helpers import CREDENTIALS, boto3_client
+
+ACCESS, SECRET = CREDENTIALS["aws_access_key_id"], CREDENTIALS["aws_secret_access_key"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with BackgroundServer(str(tmp_path_factory.mktemp("srv") / "s.db")) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def sqs(server):
+    return boto3_client(server.url)
+
+
+def raw(url, body: bytes, headers: dict, method="POST", path="/"):
+    host = url.removeprefix("http://")
+    conn = http.client.HTTPConnection(host, timeout=30)
+    conn.request(method, path, body=body, headers=headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
+
+
+def json_call(url, action, members, **headers):
+    return raw(
+        url, json.dumps(members).encode(), {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": f"AmazonSQS.{action}", **headers}
+    )
+
+
+# ---------------------------------------------------------------------- JSON wire format
+
+
+def test_json_errors_carry_the_type_shape_and_the_query_error_header(server):
+    status, headers, body = json_call(server.url, "GetQueueUrl", {"QueueName": "missing"})
+    assert status == 400
+    assert headers["x-amzn-query-error"] == "AWS.SimpleQueueService.NonExistentQueue;Sender"
+    assert headers["content-type"] == "application/x-amz-json-1.0" and headers["x-amzn-requestid"]
+    doc = json.loads(body)
+    assert doc["__type"] == "com.amazonaws.sqs#QueueDoesNotExist" and "missing" in doc["message"]
+    status, headers, body = json_call(server.url, "CreateQueue", {"QueueName": "bad name"})
+    assert headers["x-amzn-query-error"] == "InvalidParameterValue;Sender"
+    assert json.loads(body)["__type"] == "com.amazonaws.sqs#InvalidParameterValueException"
+
+
+def test_every_error_class_reaches_boto3_as_its_modelled_exception(server, sqs):
+    url = sqs.create_queue(QueueName="errs", Attributes={"VisibilityTimeout": "5"})["QueueUrl"]
+    cases = [
+        (sqs.exceptions.QueueDoesNotExist, lambda: sqs.get_queue_url(QueueName="nope")),
+        (sqs.exceptions.QueueNameExists, lambda: sqs.create_queue(QueueName="errs", Attributes={"VisibilityTimeout": "6"})),
+        (sqs.exceptions.ReceiptHandleIsInvalid, lambda: sqs.delete_message(QueueUrl=url, ReceiptHandle="forged")),
+        (sqs.exceptions.InvalidAttributeName, lambda: sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Nope"])),
+        (sqs.exceptions.InvalidAttributeValue, lambda: sqs.set_queue_attributes(QueueUrl=url, Attributes={"DelaySeconds": "-1"})),
+        (sqs.exceptions.EmptyBatchRequest, lambda: sqs.delete_message_batch(QueueUrl=url, Entries=[])),
+        (
+            sqs.exceptions.TooManyEntriesInBatchRequest,
+            lambda: sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": "h"} for i in range(11)]),
+        ),
+        (
+            sqs.exceptions.BatchEntryIdsNotDistinct,
+            lambda: sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": "a", "ReceiptHandle": "h"}] * 2),
+        ),
+        (sqs.exceptions.InvalidBatchEntryId, lambda: sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": "a b", "ReceiptHandle": "h"}])),
+        (sqs.exceptions.UnsupportedOperation, lambda: sqs.remove_permission(QueueUrl=url, Label="l")),
+        (sqs.exceptions.ResourceNotFoundException, lambda: sqs.cancel_message_move_task(TaskHandle="nope")),
+    ]
+    for cls, call in cases:
+        with pytest.raises(cls):
+            call()
+    with pytest.raises(ClientError) as err:
+        sqs.send_message(QueueUrl=url, MessageBody="")
+    assert err.value.response["Error"]["Code"] == "MissingParameter"
+    sqs.send_message(QueueUrl=url, MessageBody="m")
+    [m] = sqs.receive_message(QueueUrl=url)["Messages"]
+    sqs.purge_queue(QueueUrl=url)
+    with pytest.raises(sqs.exceptions.PurgeQueueInProgress):
+        sqs.purge_queue(QueueUrl=url)
+    with pytest.raises(ClientError) as err:
+        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=10)
+    assert err.value.response["Error"]["Code"] == "InvalidParameterValue"  # purged: the message is gone
+    sqs.delete_queue(QueueUrl=url)
+    with pytest.raises(sqs.exceptions.QueueDeletedRecently):
+        sqs.create_queue(QueueName="errs")
+
+
+def test_message_not_inflight_reaches_boto3_as_its_modelled_exception(server, sqs):
+    url = sqs.create_queue(QueueName="inflight", Attributes={"VisibilityTimeout": "0"})["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="m")
+    [m] = sqs.receive_message(QueueUrl=url)["Messages"]  # visible again at once
+    with pytest.raises(sqs.exceptions.MessageNotInflight):
+        sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=10)
+
+
+def test_an_unknown_target_or_malformed_json_is_refused(server):
+    status, headers, body = raw(server.url, b"{}", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.Explode"})
+    assert status == 400 and headers["x-amzn-query-error"] == "InvalidAction;Sender"
+    status, _, body = raw(server.url, b"{not json", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"})
+    assert status == 400 and json.loads(body)["__type"].endswith("SerializationException")
+    status, _, body = json_call(server.url, "ListQueues", {"Colour": "red"})
+    assert status == 400 and "Colour" in json.loads(body)["message"]
+
+
+def test_queue_urls_name_the_host_the_request_came_to(server):
+    port = server.url.rsplit(":", 1)[1]
+    by_ip = boto3_client(f"http://127.0.0.1:{port}")
+    by_name = boto3_client(f"http://localhost:{port}")
+    url = by_ip.create_queue(QueueName="hosted")["QueueUrl"]
+    assert url == f"http://127.0.0.1:{port}/000000000000/hosted"
+    assert by_name.get_queue_url(QueueName="hosted")["QueueUrl"] == f"http://localhost:{port}/000000000000/hosted"
+    by_name.send_message(QueueUrl=url, MessageBody="either works")  # a URL naming another host, or a bare name
+    by_name.send_message(QueueUrl="hosted", MessageBody="bare")
+    assert len(by_ip.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]) == 2
+
+
+def test_the_server_reports_its_own_time_per_request(server, sqs):
+    r = sqs.list_queues()
+    timing = r["ResponseMetadata"]["HTTPHeaders"]["server-timing"]
+    assert timing.startswith("sqsqlite;dur=") and float(timing.split("=")[1]) >= 0
+
+
+# ---------------------------------------------------------------------- SigV4
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory):
+    with BackgroundServer(str(tmp_path_factory.mktemp("auth") / "a.db"), access_key=ACCESS, secret_key=SECRET) as s:
+        yield s
+
+
+def test_with_credentials_configured_correctly_signed_requests_pass(secured):
+    sqs = boto3_client(secured.url)
+    url = sqs.create_queue(QueueName="signed")["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="signed body with spaces & symbols ü")
+    assert sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"] == "signed body with spaces & symbols ü"
+
+
+@pytest.mark.parametrize(
+    "options, code",
+    [
+        ({"aws_secret_access_key": "wrong"}, "SignatureDoesNotMatch"),
+        ({"aws_access_key_id": "AKIDOTHER"}, "InvalidClientTokenId"),
+    ],
+)
+def test_bad_signatures_are_refused_with_sqs_errors(secured, options, code):
+    sqs = boto3_client(secured.url, **options)
+    with pytest.raises(ClientError) as err:
+        sqs.list_queues()
+    assert err.value.response["Error"]["Code"] == code
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+
+
+def test_unsigned_requests_are_refused_as_missing_authentication(secured):
+    unsigned = boto3.client(
+        "sqs",
+        endpoint_url=secured.url,
+        region_name="us-east-1",
+        config=Config(signature_version=UNSIGNED, retries={"total_max_attempts": 1}),
+    )
+    with pytest.raises(ClientError) as err:
+        unsigned.list_queues()
+    assert err.value.response["Error"]["Code"] == "MissingAuthenticationToken"
+
+
+def _signed_query(url, params, secret=SECRET, expires=300):
+    req = AWSRequest(method="GET", url=url + "/", params=params)
+    SigV4QueryAuth(Credentials(ACCESS, secret), "sqs", "us-east-1", expires=expires).add_auth(req)
+    return req.prepare().url
+
+
+def test_query_string_signatures_are_verified(secured):
+    good = _signed_query(secured.url, {"Action": "ListQueues", "QueueNamePrefix": "sig ned"})
+    host_path = good.removeprefix(secured.url)
+    status, _, body = raw(secured.url, b"", {}, method="GET", path=host_path)
+    assert status == 200, body
+    tampered = host_path.replace("sig%20ned", "other")
+    status, _, body = raw(secured.url, b"", {}, method="GET", path=tampered)
+    assert status == 403 and b"SignatureDoesNotMatch" in body
+    wrong = _signed_query(secured.url, {"Action": "ListQueues"}, secret="nope").removeprefix(secured.url)
+    assert raw(secured.url, b"", {}, method="GET", path=wrong)[0] == 403
+
+
+def test_the_verifier_agrees_with_botocores_signer_and_rejects_stale_or_altered_requests():
+    body = b'{"QueueName":"x"}'
+    req = AWSRequest(
+        method="POST",
+        url="http://127.0.0.1:9324/",
+        data=body,
+        headers={"X-Amz-Target": "AmazonSQS.CreateQueue", "Content-Type": "application/x-amz-json-1.0"},
+    )
+    SigV4Auth(Credentials(ACCESS, SECRET), "sqs", "eu-west-1").add_auth(req)
+    headers = list(req.headers.items()) + [("Host", "127.0.0.1:9324")]
+    Verifier(ACCESS, SECRET).verify("POST", "/", "", headers, body)
+    with pytest.raises(sqsqlite.SQSError) as err:
+        Verifier(ACCESS, SECRET).verify("POST", "/", "", headers, body + b" ")
+    assert err.value.code == "SignatureDoesNotMatch"
+    with pytest.raises(sqsqlite.SQSError) as err:
+        Verifier(ACCESS, SECRET, now=lambda: time.time() + 3600).verify("POST", "/", "", headers, body)
+    assert err.value.code == "SignatureDoesNotMatch" and "expired" in err.value.message
+    broken = [(k, "AWS4-HMAC-SHA256 Credential=x") if k == "Authorization" else (k, v) for k, v in headers]
+    with pytest.raises(sqsqlite.SQSError) as err:
+        Verifier(ACCESS, SECRET).verify("POST", "/", "", broken, body)
+    assert err.value.code == "IncompleteSignature"
+
+
+def test_without_credentials_configured_any_signature_is_accepted(server):
+    sqs = boto3_client(server.url, aws_access_key_id="anyone", aws_secret_access_key="anything")
+    sqs.list_queues()
+
+
+# ---------------------------------------------------------------------- long polling
+
+
+@pytest.fixture
+def busy_sqs(server):
+    return boto3.client(
+        "sqs",
+        endpoint_url=server.url,
+        region_name="us-east-1",
+        config=Config(max_pool_connections=150, retries={"total_max_attempts": 1}, read_timeout=60),
+        **CREDENTIALS,
+    )
+
+
+@pytest.mark.slow
+def test_a_hundred_waiting_polls_do_not_hold_up_sends_or_other_receives_and_a_send_wakes_one(server, busy_sqs):
+    sqs = busy_sqs
+    idle = sqs.create_queue(QueueName="lp-idle")["QueueUrl"]
+    work = sqs.create_queue(QueueName="lp-work")["QueueUrl"]
+    results = []
+
+    def poll():
+        results.append(sqs.receive_message(QueueUrl=idle, WaitTimeSeconds=20).get("Messages", []))
+
+    pollers = [threading.Thread(target=poll, daemon=True) for _ in range(100)]
+    for t in pollers:
+        t.start()
+    deadline = time.monotonic() + 15
+    while server.db.wakeups.parked("lp-idle") < 100 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.db.wakeups.parked("lp-idle") == 100  # all 100 are waiting now
+
+    # Traffic on another queue goes on while they wait, and wakes none of them.
+    started = time.monotonic()
+    for i in range(30):
+        sqs.send_message(QueueUrl=work, MessageBody=str(i))
+        [m] = sqs.receive_message(QueueUrl=work)["Messages"]
+        sqs.delete_message(QueueUrl=work, ReceiptHandle=m["ReceiptHandle"])
+    traffic = time.monotonic() - started
+    # No poll got anything (one may be between an empty wake-up and waiting again, so the
+    # waiter count isn't checked here).
+    assert not results
+
+    # One send wakes exactly one poll, long before the 20-second deadline.
+    sent_at = time.monotonic()
+    sqs.send_message(QueueUrl=idle, MessageBody="wake up")
+    while not results and time.monotonic() < sent_at + 10:
+        time.sleep(0.001)
+    woke = time.monotonic() - sent_at
+    assert results == [[results[0][0]]] and results[0][0]["Body"] == "wake up"
+    assert traffic < 15 and woke < 5, (traffic, woke)  # generous bounds; the benchmark records the figures
+    server.db.wakeups.wake("lp-idle")  # release the rest early: each finds nothing and waits again until its deadline
+    sqs.send_message_batch(QueueUrl=idle, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(10)])
+    deadline = time.monotonic() + 10
+    while sum(len(r) for r in results) < 11 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert sum(len(r) for r in results) == 11  # the baton passed from poll to poll through the batch
+
+
+def test_a_message_committed_by_another_connection_wakes_a_waiting_poll(server, sqs, tmp_path):
+    url = sqs.create_queue(QueueName="lp-external")["QueueUrl"]
+    got = []
+    t = threading.Thread(target=lambda: got.append(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20).get("Messages", [])))
+    t.start()
+    deadline = time.monotonic() + 10
+    while not server.db.wakeups.parked("lp-external") and time.monotonic() < deadline:
+        time.sleep(0.005)
+    other = sqsqlite.connect(server.db.path)  # as another process would: its own connection, no shared memory
+    other.queue("lp-external").send_message("from outside")
+    other.close()
+    t.join(10)
+    assert got and got[0][0]["Body"] == "from outside"
+
+
+# ---------------------------------------------------------------------- request size limits
+
+
+@pytest.fixture
+def small_limit(tmp_path):
+    with BackgroundServer(str(tmp_path / "small.db"), max_request_bytes=64 * 1024) as s:
+        yield s
+
+
+def test_a_declared_oversized_body_is_refused_before_it_is_sent(small_limit):
+    host, port = small_limit.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+            b"X-Amz-Target: AmazonSQS.SendMessageBatch\r\nContent-Length: 1000000000\r\n\r\n"
+        )
+        answer = s.recv(65536).decode()  # the server answers without waiting for the gigabyte
+    assert answer.startswith("HTTP/1.1 413")
+    assert "x-amzn-query-error: AWS.SimpleQueueService.BatchRequestTooLong;Sender" in answer
+    assert "Connection: close" in answer
+
+
+def test_a_chunked_body_is_cut_off_at_the_limit(small_limit):
+    host, port = small_limit.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n")
+        chunk = b"a" * 32768
+        for _ in range(3):
+            s.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        answer = s.recv(65536).decode()
+    assert answer.startswith("HTTP/1.1 413") and "InvalidParameterValue" in answer
+
+
+def test_boto3_sees_an_oversized_send_refused_with_an_sqs_error(small_limit):
+    sqs = boto3_client(small_limit.url)
+    url = sqs.create_queue(QueueName="big")["QueueUrl"]
+    with pytest.raises(ClientError) as err:
+        sqs.send_message(QueueUrl=url, MessageBody="x" * 100_000)
+    assert err.value.response["Error"]["Code"] == "InvalidParameterValue"
+    assert "larger than this endpoint accepts" in err.value.response["Error"]["Message"]
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"] == {
+        "ApproximateNumberOfMessages": "0"
+    }
+
+
+def test_a_chunked_body_within_the_limit_is_served(small_limit):
+    host, port = small_limit.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.request(
+        "POST",
+        "/",
+        body=iter([b"Action=List", b"Queues"]),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        encode_chunked=True,
+    )
+    resp = conn.getresponse()
+    assert resp.status == 200 and b"ListQueuesResponse" in resp.read()
+
+
+# ---------------------------------------------------------------------- connections
+
+
+def test_short_lived_clients_do_not_leave_database_connections_behind(server):
+    before = len(server.db.store._all)
+    for _ in range(30):
+        status, _, _ = json_call(server.url, "ListQueues", {})  # a new TCP connection each time
+        assert status == 200
+    deadline = time.monotonic() + 5
+    while len(server.db.store._all) > before + 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(server.db.store._all) <= before + 2
+
+
+# ---------------------------------------------------------------------- the aws CLI (seed commands)
+
+
+def _aws(url, *args):
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "y",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "awscli", "sqs", *args, "--endpoint-url", url, "--output", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout) if out.stdout.strip() else {}
+
+
+@pytest.mark.slow
+def test_the_seed_commands_run_through_the_real_aws_cli(server):
+    url = _aws(server.url, "create-queue", "--queue-name", "MyQueue", "--attributes", "VisibilityTimeout=60")["QueueUrl"]
+    assert url == f"{server.url}/000000000000/MyQueue"
+    assert _aws(server.url, "get-queue-attributes", "--queue-url", url, "--attribute-names", "VisibilityTimeout") == {
+        "Attributes": {"VisibilityTimeout": "60"}
+    }
+    _aws(server.url, "set-queue-attributes", "--queue-url", url, "--attributes", "VisibilityTimeout=120")
+    assert _aws(server.url, "get-queue-attributes", "--queue-url", url, "--attribute-names", "VisibilityTimeout") == {
+        "Attributes": {"VisibilityTimeout": "120"}
+    }
+    _aws(server.url, "send-message", "--queue-url", url, "--message-body", "order #1")
+    [m] = _aws(server.url, "receive-message", "--queue-url", url)["Messages"]
+    _aws(server.url, "change-message-visibility", "--queue-url", url, "--receipt-handle", m["ReceiptHandle"], "--visibility-timeout", "300")
+    a = _aws(server.url, "get-queue-attributes", "--queue-url", url, "--attribute-names", "ApproximateNumberOfMessagesNotVisible")
+    assert a == {"Attributes": {"ApproximateNumberOfMessagesNotVisible": "1"}}
+    _aws(server.url, "delete-message", "--queue-url", url, "--receipt-handle", m["ReceiptHandle"])
+
+
+# ---------------------------------------------------------------------- the command
+
+
+def test_serve_takes_db_region_and_account_from_the_main_groups_global_options():
+    import click
+
+    from sqsqlite.server.command import _option
+
+    @click.group()
+    @click.option("--db")
+    @click.option("--region")
+    @click.option("--account-id")
+    def main(db, region, account_id):
+        pass
+
+    with click.Context(main, info_name="sqsqlite") as root:
+        root.params = {"db": "global.db", "region": "eu-west-1", "account_id": None}
+        with click.Context(click.Command("serve"), parent=root) as ctx:
+            assert _option(ctx, "db", None, "default.db") == "global.db"
+            assert _option(ctx, "db", "own.db", "default.db") == "own.db"
+            assert _option(ctx, "region", None, "us-east-1") == "eu-west-1"
+            assert _option(ctx, "account_id", None, "000000000000") == "000000000000"
+
+
+def test_serve_on_a_port_in_use_says_it_cannot_listen_there(tmp_path):
+    from click.testing import CliRunner
+
+    from sqsqlite.cli.main import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "s.db"), "--port", str(port)])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert f"Can't listen on 127.0.0.1:{port}" in result.output and "unexpected" not in result.output
+
+
+def test_a_batch_entrys_system_attributes_are_checked_and_digested_as_a_single_sends_are(server, sqs):
+    url = sqs.create_queue(QueueName="traced")["QueueUrl"]
+    trace = {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-5759e988-bd862e3fe1be46a994272793"}}
+    single = sqs.send_message(QueueUrl=url, MessageBody="a", MessageSystemAttributes=trace)
+    batch = sqs.send_message_batch(
+        QueueUrl=url, Entries=[{"Id": "1", "MessageBody": "b", "MessageSystemAttributes": trace}, {"Id": "2", "MessageBody": "c"}]
+    )
+    digests = {e["Id"]: e.get("MD5OfMessageSystemAttributes") for e in batch["Successful"]}
+    assert digests == {"1": single["MD5OfMessageSystemAttributes"], "2": None}
+    with pytest.raises(ClientError) as err:
+        sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": "1", "MessageBody": "d", "MessageSystemAttributes": {"Bogus": trace["AWSTraceHeader"]}}]
+        )
+    assert err.value.response["Error"]["Code"] == "InvalidParameterValue"
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"] == {
+        "ApproximateNumberOfMessages": "3"
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (["--account-id", "12"], 252, "Invalid account id '12'"),
+        (["--region", "a:b"], 252, "Invalid region 'a:b'"),
+        ([], 255, "is not a SQLite database"),
+    ],
+)
+def test_serve_refuses_a_bad_account_region_or_database_in_one_line(tmp_path, args, code, said):
+    from click.testing import CliRunner
+
+    from sqsqlite.cli.main import cli
+
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"garbage" * 500)
+    result = CliRunner().invoke(cli, ["serve", "--db", str(corrupt), "--port", "0", *args])
+    assert result.exit_code == code and said in result.output
+    assert "unexpected" not in result.output and "Traceback" not in result.output

@@ -1,0 +1,806 @@
+"""FIFO queues, rule by rule (SPEC.md "FIFO queues"), every timing rule on a ManualClock."""
+
+import hashlib
+import json
+
+import pytest
+
+import sqsqlite
+from sqsqlite import defaults as D
+from sqsqlite import queries as Q
+from sqsqlite.errors import (
+    InvalidAttributeName,
+    InvalidAttributeValue,
+    InvalidParameterValue,
+    MissingParameter,
+    QueueAlreadyExists,
+    QueueDoesNotExist,
+)
+
+DAY = 86_400
+
+
+def make_fifo(db, name="jobs.fifo", **attributes):
+    attrs = {"FifoQueue": "true", **{k: str(v) for k, v in attributes.items()}}
+    return db.create_queue(name, attributes=attrs)
+
+
+def counts(q):
+    a = q.get_queue_attributes(
+        ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"]
+    )
+    return (
+        int(a["ApproximateNumberOfMessages"]),
+        int(a["ApproximateNumberOfMessagesNotVisible"]),
+        int(a["ApproximateNumberOfMessagesDelayed"]),
+    )
+
+
+def send(q, body, group="g", dedup=None):
+    return q.send_message(body, message_group_id=group, message_deduplication_id=dedup or body)
+
+
+def bodies(msgs):
+    return [m.body for m in msgs]
+
+
+def receive(q, n=10, **kw):
+    return q.receive_message(max_number_of_messages=n, **kw)
+
+
+@pytest.fixture
+def fq(db):
+    return make_fifo(db, VisibilityTimeout=30)
+
+
+# ---------------------------------------------------------------- queue names and attributes
+
+
+def test_a_fifo_queue_name_must_end_in_dot_fifo(db):
+    with pytest.raises(InvalidParameterValue, match="name must end in .fifo; got 'jobs'"):
+        db.create_queue("jobs", attributes={"FifoQueue": "true"})
+    with pytest.raises(QueueDoesNotExist):
+        db.queue("jobs")
+
+
+@pytest.mark.parametrize("attrs", [{}, {"FifoQueue": "false"}])
+def test_a_name_ending_in_dot_fifo_is_refused_for_a_standard_queue(db, attrs):
+    with pytest.raises(InvalidParameterValue, match="'jobs.fifo'.*FifoQueue=true"):
+        db.create_queue("jobs.fifo", attributes=attrs)
+    with pytest.raises(QueueDoesNotExist):
+        db.queue("jobs.fifo")
+
+
+def test_the_fifo_suffix_counts_in_the_80_character_name_limit(db):
+    make_fifo(db, "a" * 75 + ".fifo")
+    with pytest.raises(InvalidParameterValue, match="1 to 80 characters"):
+        make_fifo(db, "a" * 76 + ".fifo")
+
+
+def test_a_fifo_queue_reports_its_fifo_attributes_with_their_defaults(db):
+    q = make_fifo(db)
+    attrs = q.get_queue_attributes(["All"])
+    assert attrs["FifoQueue"] == "true"
+    assert attrs["ContentBasedDeduplication"] == "false"
+    assert attrs["DeduplicationScope"] == "queue"
+    assert attrs["FifoThroughputLimit"] == "perQueue"
+    assert q.fifo
+
+
+@pytest.mark.parametrize("value", ["true", "false"])
+def test_fifo_queue_can_be_set_only_at_creation_and_never_changed(db, value):
+    q = make_fifo(db)
+    with pytest.raises(InvalidAttributeName, match="FifoQueue can be set only when the queue is created"):
+        q.set_queue_attributes({"FifoQueue": value})
+    s = db.create_queue("plain")
+    with pytest.raises(InvalidAttributeName, match="FifoQueue"):
+        s.set_queue_attributes({"FifoQueue": value})
+    assert q.get_queue_attributes(["FifoQueue"]) == {"FifoQueue": "true"}
+    assert "FifoQueue" not in s.get_queue_attributes(["All"])
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [("ContentBasedDeduplication", "true"), ("DeduplicationScope", "messageGroup"), ("FifoThroughputLimit", "perQueue")],
+)
+def test_fifo_only_attributes_are_refused_on_a_standard_queue(db, name, value):
+    with pytest.raises(InvalidAttributeName, match=f"{name} is for FIFO queues only; queue 'plain'"):
+        db.create_queue("plain", attributes={name: value})
+    with pytest.raises(QueueDoesNotExist):
+        db.queue("plain")
+    s = db.create_queue("plain")
+    with pytest.raises(InvalidAttributeName, match=f"{name} is for FIFO queues only"):
+        s.set_queue_attributes({name: value})
+    assert name not in s.get_queue_attributes(["All"])
+
+
+@pytest.mark.parametrize(
+    "name,value,allowed",
+    [
+        ("ContentBasedDeduplication", "yes", "true or false"),
+        ("DeduplicationScope", "group", "queue, messageGroup"),
+        ("FifoThroughputLimit", "perGroup", "perQueue, perMessageGroupId"),
+        ("FifoQueue", "maybe", "true or false"),
+    ],
+)
+def test_fifo_attribute_values_are_validated_naming_the_value_and_the_choices(db, name, value, allowed):
+    with pytest.raises(InvalidAttributeValue, match=f"'{value}' for {name}: must be .*{allowed}"):
+        make_fifo(db, **{name: value})
+    with pytest.raises(QueueDoesNotExist):
+        db.queue("jobs.fifo")
+    q = make_fifo(db)
+    if name != "FifoQueue":
+        with pytest.raises(InvalidAttributeValue, match=f"'{value}' for {name}"):
+            q.set_queue_attributes({name: value})
+    assert q.get_queue_attributes(["All"])["DeduplicationScope"] == "queue"
+
+
+def test_per_message_group_throughput_needs_message_group_deduplication_scope(db):
+    # SQS: "The perMessageGroupId value is allowed only when the value for DeduplicationScope is messageGroup."
+    with pytest.raises(InvalidAttributeValue, match="perMessageGroupId needs DeduplicationScope messageGroup"):
+        make_fifo(db, FifoThroughputLimit="perMessageGroupId")
+    q = make_fifo(db, FifoThroughputLimit="perMessageGroupId", DeduplicationScope="messageGroup")
+    with pytest.raises(InvalidAttributeValue, match="perMessageGroupId needs DeduplicationScope messageGroup"):
+        q.set_queue_attributes({"DeduplicationScope": "queue"})
+    attrs = q.get_queue_attributes(["DeduplicationScope", "FifoThroughputLimit"])
+    assert attrs == {"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}
+
+
+def test_the_other_fifo_attributes_can_be_changed_after_creation(db):
+    q = make_fifo(db)
+    q.set_queue_attributes(
+        {"ContentBasedDeduplication": "true", "DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}
+    )
+    attrs = q.get_queue_attributes(["All"])
+    assert (attrs["ContentBasedDeduplication"], attrs["DeduplicationScope"], attrs["FifoThroughputLimit"]) == (
+        "true",
+        "messageGroup",
+        "perMessageGroupId",
+    )
+
+
+def test_creating_a_fifo_queue_again_is_idempotent_only_with_the_same_fifo_attributes(db):
+    q = make_fifo(db, ContentBasedDeduplication="true")
+    assert make_fifo(db, ContentBasedDeduplication="true") == q
+    assert make_fifo(db) == q  # attributes not given are not compared, as in SQS
+    with pytest.raises(QueueAlreadyExists, match="ContentBasedDeduplication is 'true', not 'false'"):
+        make_fifo(db, ContentBasedDeduplication="false")
+
+
+# ---------------------------------------------------------------- sending
+
+
+def test_sending_to_a_fifo_queue_requires_a_message_group_id(fq):
+    with pytest.raises(MissingParameter, match="MessageGroupId"):
+        fq.send_message("x", message_deduplication_id="d")
+    assert counts(fq) == (0, 0, 0)
+
+
+def test_a_send_or_batch_entries_of_a_body_alone_are_refused_on_a_fifo_queue_for_want_of_a_group(fq):
+    # A body alone is the standard send's short path; on a FIFO queue it must still be refused.
+    with pytest.raises(MissingParameter, match="MessageGroupId"):
+        fq.send_message("x")
+    result = fq.send_message_batch([{"Id": "a", "MessageBody": "x"}, {"Id": "b", "MessageBody": "y"}])
+    assert result.successful == []
+    assert [(f.id, f.code) for f in result.failed] == [("a", "MissingParameter"), ("b", "MissingParameter")]
+    assert counts(fq) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("group", ["has space", "é", "x" * 129, ""])
+def test_a_message_group_id_is_1_to_128_ascii_letters_digits_or_punctuation(fq, group):
+    with pytest.raises((InvalidParameterValue, MissingParameter), match="MessageGroupId"):
+        fq.send_message("x", message_group_id=group, message_deduplication_id="d")
+    assert counts(fq) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("delay", [0, 5])
+def test_per_message_delay_seconds_is_refused_on_a_fifo_queue(fq, delay):
+    with pytest.raises(InvalidParameterValue, match=f"DelaySeconds {delay} is not allowed on a message sent to FIFO queue"):
+        fq.send_message("x", message_group_id="g", message_deduplication_id="d", delay_seconds=delay)
+    assert counts(fq) == (0, 0, 0)
+
+
+def test_a_batch_entry_with_delay_seconds_fails_alone_on_a_fifo_queue(fq):
+    result = fq.send_message_batch(
+        [
+            {"Id": "a", "MessageBody": "a", "MessageGroupId": "g", "MessageDeduplicationId": "a"},
+            {"Id": "b", "MessageBody": "b", "MessageGroupId": "g", "MessageDeduplicationId": "b", "DelaySeconds": 3},
+            {"Id": "c", "MessageBody": "c", "MessageGroupId": "g", "MessageDeduplicationId": "c"},
+        ]
+    )
+    assert [s.id for s in result.successful] == ["a", "c"]
+    assert [(f.id, f.code) for f in result.failed] == [("b", "InvalidParameterValue")]
+    assert bodies(receive(fq)) == ["a", "c"]
+
+
+def test_the_queue_delay_seconds_delays_fifo_messages_and_keeps_their_order(db, clock):
+    q = make_fifo(db, DelaySeconds=10)
+    send(q, "1")
+    clock.advance(4)
+    send(q, "2")
+    assert receive(q) == []
+    assert counts(q) == (0, 0, 2)
+    clock.advance(6)
+    assert bodies(receive(q)) == ["1"]  # "2" is still delayed
+    clock.advance(4)
+    assert receive(q) == []  # "1" is in flight: "2" waits behind it
+    assert counts(q) == (1, 1, 0)
+
+
+def test_without_content_based_deduplication_a_send_needs_a_deduplication_id(fq):
+    with pytest.raises(InvalidParameterValue, match="ContentBasedDeduplication enabled or MessageDeduplicationId"):
+        fq.send_message("x", message_group_id="g")
+    assert counts(fq) == (0, 0, 0)
+
+
+def test_a_deduplication_id_is_refused_on_a_standard_queue(queue):
+    with pytest.raises(InvalidParameterValue, match="MessageDeduplicationId is for FIFO queues only"):
+        queue.send_message("x", message_deduplication_id="d")
+    with pytest.raises(InvalidParameterValue, match="MessageDeduplicationId is for FIFO queues only"):
+        queue.send_message("x", message_group_id="g", message_deduplication_id="d")
+    assert counts(queue) == (0, 0, 0)
+
+
+def test_a_standard_queue_takes_a_group_id_as_a_fair_queue_label_without_ordering(queue, clock):
+    # SQS fair queues: a MessageGroupId on a standard queue names the tenant; it comes back on
+    # receive and orders nothing (a group's later message is received while an earlier is in flight).
+    first = queue.send_message("first", message_group_id="tenant-1")
+    assert first.sequence_number is None
+    result = queue.send_message_batch(
+        [{"Id": "a", "MessageBody": "second", "MessageGroupId": "tenant-1"}, {"Id": "b", "MessageBody": "plain"}]
+    )
+    assert not result.failed
+    got = {m.body: m for m in queue.receive_message(max_number_of_messages=1, message_system_attribute_names=["All"])}
+    got.update({m.body: m for m in queue.receive_message(max_number_of_messages=10, message_system_attribute_names=["All"])})
+    assert set(got) == {"first", "second", "plain"}
+    for body in ("first", "second"):
+        assert got[body].message_group_id == got[body].attributes["MessageGroupId"] == "tenant-1"
+        assert got[body].sequence_number is None and "SequenceNumber" not in got[body].attributes
+    assert got["plain"].message_group_id is None and "MessageGroupId" not in got["plain"].attributes
+    with pytest.raises(InvalidParameterValue, match="Invalid MessageGroupId"):
+        queue.send_message("x", message_group_id="bad group")
+
+
+def test_a_fair_queues_group_survives_dead_lettering_and_redrive_and_never_becomes_a_fifo_head(db, clock):
+    dlq = db.create_queue("fair-dlq")
+    source = db.create_queue("fair", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})})
+    source.send_message("poison", message_group_id="tenant-1")
+    source.receive_message(visibility_timeout=0)
+    assert source.receive_message() == []  # the second receive moved it
+    [moved] = dlq.peek()
+    assert moved.message_group_id == "tenant-1"
+    db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    [back] = source.receive_message(message_system_attribute_names=["MessageGroupId"])
+    assert back.body == "poison" and back.attributes["MessageGroupId"] == "tenant-1"
+    # Heads are FIFO's: nothing on a standard queue is one, and the group index holds no row of it.
+    conn = db.store.connection()
+    assert conn.execute("SELECT count(*) FROM messages WHERE is_head = 1").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM messages INDEXED BY ix_messages_group WHERE sequence_number IS NOT NULL").fetchone()[0] == 0
+
+
+# ---------------------------------------------------------------- deduplication
+
+
+def test_a_duplicate_send_succeeds_returns_the_first_message_id_and_is_never_delivered(fq, clock):
+    first = send(fq, "a", dedup="order-1")
+    clock.advance(60)
+    again = fq.send_message("a changed", message_group_id="g", message_deduplication_id="order-1")
+    assert again.message_id == first.message_id
+    assert again.sequence_number == first.sequence_number
+    [msg] = receive(fq)
+    assert msg.body == "a"
+    msg.delete()
+    clock.advance(60)
+    # Still within 5 minutes of the first send: deduplicated even though the first was consumed.
+    assert send(fq, "a", dedup="order-1").message_id == first.message_id
+    assert receive(fq) == []
+    assert counts(fq) == (0, 0, 0)
+
+
+def test_the_deduplication_window_is_five_minutes_from_the_first_send(fq, clock):
+    first = send(fq, "a", dedup="d")
+    clock.advance(D.FIFO_DEDUP_WINDOW_SECONDS - 0.001)
+    assert send(fq, "a", dedup="d").message_id == first.message_id  # a duplicate does not restart the window
+    clock.advance(0.001)
+    later = send(fq, "a", dedup="d")
+    assert later.message_id != first.message_id
+    assert later.sequence_number > first.sequence_number
+    assert [m.message_id for m in receive(fq)] == [first.message_id, later.message_id]
+
+
+def test_content_based_deduplication_uses_the_sha256_of_the_body_only(db, clock):
+    q = make_fifo(db, ContentBasedDeduplication="true")
+    attr = {"k": {"DataType": "String", "StringValue": "v"}}
+    first = q.send_message("same body", message_group_id="g")
+    assert q.send_message("same body", message_group_id="g", message_attributes=attr).message_id == first.message_id
+    other = q.send_message("other body", message_group_id="g")
+    assert other.message_id != first.message_id
+    msgs = receive(q, message_system_attribute_names=["MessageDeduplicationId"])
+    assert bodies(msgs) == ["same body", "other body"]
+    assert msgs[0].attributes["MessageDeduplicationId"] == hashlib.sha256(b"same body").hexdigest()
+
+
+def test_an_explicit_deduplication_id_overrides_content_based_deduplication(db):
+    q = make_fifo(db, ContentBasedDeduplication="true")
+    a = q.send_message("same", message_group_id="g", message_deduplication_id="1")
+    b = q.send_message("same", message_group_id="g", message_deduplication_id="2")
+    assert a.message_id != b.message_id
+    assert [m.message_deduplication_id for m in receive(q)] == ["1", "2"]
+
+
+def test_queue_scope_deduplicates_across_groups(fq):
+    a = send(fq, "a", group="g1", dedup="d")
+    assert send(fq, "b", group="g2", dedup="d").message_id == a.message_id
+    assert bodies(receive(fq)) == ["a"]
+
+
+def test_message_group_scope_deduplicates_within_each_group_only(db):
+    q = make_fifo(db, DeduplicationScope="messageGroup")
+    a = send(q, "a", group="g1", dedup="d")
+    b = send(q, "b", group="g2", dedup="d")
+    assert a.message_id != b.message_id
+    assert send(q, "c", group="g1", dedup="d").message_id == a.message_id
+    assert sorted(bodies(receive(q))) == ["a", "b"]
+
+
+def test_duplicates_inside_one_batch_all_succeed_with_the_first_message_id(fq):
+    result = fq.send_message_batch(
+        [{"Id": str(i), "MessageBody": "x", "MessageGroupId": "g", "MessageDeduplicationId": "same"} for i in range(3)]
+    )
+    assert not result.failed
+    assert len({s.message_id for s in result.successful}) == 1
+    assert bodies(receive(fq)) == ["x"]
+
+
+def test_sequence_numbers_increase_strictly_per_queue_and_come_back_on_send_and_receive(fq):
+    sent = [send(fq, f"m{i}", group=f"g{i % 3}") for i in range(6)]
+    numbers = [s.sequence_number for s in sent]
+    assert all(len(n) == 20 and n.isdigit() for n in numbers)
+    assert [int(n) for n in numbers] == sorted({int(n) for n in numbers})
+    msgs = receive(fq, message_system_attribute_names=["SequenceNumber"])
+    by_id = {s.message_id: s.sequence_number for s in sent}
+    assert {m.message_id: m.sequence_number for m in msgs} == by_id
+    assert all(m.attributes["SequenceNumber"] == m.sequence_number for m in msgs)
+
+
+def test_sequence_numbers_keep_increasing_after_the_newest_message_is_deleted(fq):
+    send(fq, "a")
+    last = send(fq, "b")
+    for m in receive(fq):
+        m.delete()
+    assert counts(fq) == (0, 0, 0)
+    assert int(send(fq, "c").sequence_number) > int(last.sequence_number)
+
+
+def test_each_fifo_queue_numbers_its_own_messages(db):
+    a, b = make_fifo(db, "a.fifo"), make_fifo(db, "b.fifo")
+    send(a, "1")
+    assert int(send(b, "1").sequence_number) == int(send(a, "2").sequence_number) - 1
+
+
+# ---------------------------------------------------------------- order and head-of-line blocking
+
+
+def test_a_group_is_returned_in_send_order_one_receive_at_a_time(fq):
+    for i in range(5):
+        send(fq, str(i))
+    seen = []
+    while True:
+        msgs = receive(fq, n=1)
+        if not msgs:
+            break
+        seen.append(msgs[0].body)
+        msgs[0].delete()
+    assert seen == ["0", "1", "2", "3", "4"]
+
+
+def test_one_receive_returns_several_messages_of_a_group_in_order(fq):
+    for i in range(12):
+        send(fq, str(i))
+    assert bodies(receive(fq)) == [str(i) for i in range(10)]
+    assert receive(fq) == []  # the group is in flight
+
+
+def test_a_receive_across_groups_keeps_each_groups_order(fq):
+    for body, group in [("a1", "A"), ("b1", "B"), ("a2", "A"), ("c1", "C"), ("b2", "B"), ("a3", "A")]:
+        send(fq, body, group=group)
+    msgs = receive(fq)
+    assert sorted(bodies(msgs)) == ["a1", "a2", "a3", "b1", "b2", "c1"]
+    for group in "ABC":
+        mine = [m.body for m in msgs if m.message_group_id == group]
+        assert mine == sorted(mine)
+
+
+def test_a_message_in_flight_blocks_its_group_but_not_other_groups(fq):
+    send(fq, "a1", group="A")
+    send(fq, "a2", group="A")
+    send(fq, "b1", group="B")
+    [a1] = receive(fq, n=1)
+    assert a1.body == "a1"
+    assert bodies(receive(fq)) == ["b1"]  # not a2
+    assert receive(fq) == []
+    assert counts(fq) == (1, 2, 0)  # a2 is visible, yet blocked behind a1
+
+
+def test_deleting_the_message_in_flight_releases_its_group(fq):
+    send(fq, "a1")
+    send(fq, "a2")
+    [a1] = receive(fq, n=1)
+    assert receive(fq) == []
+    a1.delete()
+    assert bodies(receive(fq)) == ["a2"]
+
+
+def test_when_its_visibility_ends_the_blocking_message_comes_back_first(fq, clock):
+    send(fq, "a1")
+    send(fq, "a2")
+    [a1] = receive(fq, n=1)
+    clock.advance(29.999)
+    assert receive(fq) == []
+    clock.advance(0.001)
+    again = receive(fq)
+    assert bodies(again) == ["a1", "a2"]
+    assert [m.receive_count for m in again] == [2, 1]
+
+
+def test_changing_the_blocking_messages_visibility_to_zero_releases_the_group(fq):
+    send(fq, "a1")
+    send(fq, "a2")
+    [a1] = receive(fq, n=1)
+    a1.change_visibility(0)
+    assert bodies(receive(fq)) == ["a1", "a2"]
+
+
+def test_deleting_a_later_message_of_a_received_run_keeps_the_group_blocked(fq):
+    for body in ("a1", "a2", "a3"):
+        send(fq, body)
+    a1, a2 = receive(fq, n=2)
+    a2.delete()
+    assert receive(fq) == []  # a1 is still in flight
+    a1.delete()
+    assert bodies(receive(fq)) == ["a3"]
+
+
+def test_a_delayed_head_blocks_later_messages_of_its_group(db, clock):
+    q = make_fifo(db, DelaySeconds=60)
+    send(q, "a1")
+    q.set_queue_attributes({"DelaySeconds": "0"})
+    send(q, "a2")
+    send(q, "b1", group="B")
+    [b1] = receive(q)
+    assert b1.body == "b1"
+    b1.delete()
+    clock.advance(60)
+    assert bodies(receive(q)) == ["a1", "a2"]
+
+
+def test_a_visible_head_never_lets_a_later_message_jump_one_still_in_flight(fq):
+    for body in ("a1", "a2", "a3"):
+        send(fq, body)
+    a1, a2 = receive(fq, n=2)
+    a1.change_visibility(0)  # a1 is visible again, a2 is still in flight
+    assert bodies(receive(fq)) == ["a1"]  # not a3
+
+
+def test_a_delayed_message_holds_back_the_later_messages_of_its_group(db, clock):
+    q = make_fifo(db)
+    send(q, "a1")
+    q.set_queue_attributes({"DelaySeconds": "60"})
+    send(q, "a2")
+    q.set_queue_attributes({"DelaySeconds": "0"})
+    send(q, "a3")
+    [a1] = receive(q)
+    assert a1.body == "a1"
+    a1.delete()
+    assert receive(q) == []  # a3 is visible but waits for the delayed a2
+    clock.advance(60)
+    assert bodies(receive(q)) == ["a2", "a3"]
+
+
+# ---------------------------------------------------------------- ReceiveRequestAttemptId
+
+
+def test_repeating_a_receive_attempt_returns_the_same_messages_with_the_same_handles(fq, clock):
+    for body in ("a1", "a2"):
+        send(fq, body)
+    send(fq, "b1", group="B")
+    first = receive(fq, n=2, receive_request_attempt_id="try-1")
+    clock.advance(10)
+    again = receive(fq, n=2, receive_request_attempt_id="try-1")
+    assert [(m.message_id, m.receipt_handle) for m in again] == [(m.message_id, m.receipt_handle) for m in first]
+    assert [m.receive_count for m in again] == [1, 1]
+    assert bodies(receive(fq, receive_request_attempt_id="try-2")) == ["b1"]
+    for m in again:
+        m.delete()  # the handles the repeat returned work
+    assert counts(fq) == (0, 1, 0)
+
+
+def test_a_repeated_receive_attempt_restarts_the_visibility_timeout(fq, clock):
+    # SQS: "If a retry occurs within the deduplication interval, it resets the visibility timeout."
+    send(fq, "a1")
+    receive(fq, receive_request_attempt_id="try")
+    clock.advance(20)
+    [m] = receive(fq, receive_request_attempt_id="try")
+    clock.advance(20)
+    assert counts(fq) == (0, 1, 0)  # 40 s after the first receive, 20 s after the repeat
+    m.delete()
+
+
+def test_a_receive_attempt_id_is_remembered_for_five_minutes(db, clock):
+    q = make_fifo(db, VisibilityTimeout=900)
+    send(q, "a1")
+    [first] = receive(q, receive_request_attempt_id="try")
+    clock.advance(D.RECEIVE_ATTEMPT_WINDOW_SECONDS)
+    assert receive(q, receive_request_attempt_id="try") == []  # a fresh receive: a1 is in flight
+    first.change_visibility(0)
+    [again] = receive(q, receive_request_attempt_id="try")
+    assert again.receipt_handle != first.receipt_handle
+
+
+def test_a_receive_attempt_that_found_nothing_is_not_remembered(fq):
+    assert receive(fq, receive_request_attempt_id="try") == []
+    send(fq, "a1")
+    assert bodies(receive(fq, receive_request_attempt_id="try")) == ["a1"]
+
+
+def test_a_long_poll_with_an_attempt_id_returns_a_message_sent_during_the_wait(db_path, clock):
+    class SendDuringWait(sqsqlite.ManualClock):
+        """Another connection sends once the long poll has started waiting."""
+
+        producer = None
+
+        def sleep(self, seconds):
+            if self.producer is not None:
+                self.producer, producer = None, self.producer
+                producer.send_message("late", message_group_id="g", message_deduplication_id="late")
+            super().sleep(seconds)
+
+    tick = SendDuringWait()
+    with sqsqlite.connect(db_path, clock=tick) as consumer, sqsqlite.connect(db_path, clock=tick) as other:
+        q = make_fifo(consumer)
+        tick.producer = other.queue("jobs.fifo")
+        assert bodies(q.receive_message(wait_time_seconds=5, receive_request_attempt_id="poll")) == ["late"]
+
+
+@pytest.mark.parametrize("attempt", ["has space", "x" * 129, "é"])
+def test_a_receive_attempt_id_is_1_to_128_ascii_letters_digits_or_punctuation(fq, attempt):
+    send(fq, "a1")
+    with pytest.raises(InvalidParameterValue, match="ReceiveRequestAttemptId"):
+        receive(fq, receive_request_attempt_id=attempt)
+    assert counts(fq) == (1, 0, 0)
+
+
+def test_a_repeated_attempt_whose_messages_were_all_deleted_receives_afresh(fq):
+    send(fq, "a1")
+    send(fq, "a2")
+    [a1] = receive(fq, n=1, receive_request_attempt_id="try")
+    a1.delete()
+    assert bodies(receive(fq, n=1, receive_request_attempt_id="try")) == ["a2"]
+
+
+# ---------------------------------------------------------------- dead-letter queues
+
+
+def redrive(dlq, max_receive_count=1):
+    return json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": max_receive_count})
+
+
+def test_the_dead_letter_queue_of_a_fifo_queue_must_be_fifo(db):
+    plain = db.create_queue("plain-dlq")
+    with pytest.raises(InvalidParameterValue, match="dead-letter queue of a FIFO queue must also be a FIFO queue"):
+        make_fifo(db, RedrivePolicy=redrive(plain))
+    with pytest.raises(QueueDoesNotExist):
+        db.queue("jobs.fifo")
+    dlq = make_fifo(db, "dead.fifo")
+    with pytest.raises(InvalidParameterValue, match="dead-letter queue of a standard queue must also be a standard queue"):
+        db.create_queue("plain", attributes={"RedrivePolicy": redrive(dlq)})
+    q = make_fifo(db)
+    with pytest.raises(InvalidParameterValue, match="must also be a FIFO queue"):
+        q.set_queue_attributes({"RedrivePolicy": redrive(plain)})
+    assert "RedrivePolicy" not in q.get_queue_attributes(["All"])
+
+
+def test_moving_the_blocking_message_to_the_dead_letter_queue_releases_its_group(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    q = make_fifo(db, VisibilityTimeout=30, RedrivePolicy=redrive(dlq))
+    send(q, "a1")
+    send(q, "a2")
+    assert bodies(receive(q, n=1)) == ["a1"]
+    clock.advance(30)
+    assert bodies(receive(q, n=1)) == ["a2"]  # a1 went to the dead-letter queue in the same claim
+    [dead] = receive(dlq, message_system_attribute_names=["All"])
+    assert dead.body == "a1"
+    assert dead.attributes["DeadLetterQueueSourceArn"] == q.arn
+
+
+def test_moved_messages_keep_their_group_and_order_in_the_dead_letter_queue(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    q = make_fifo(db, VisibilityTimeout=30, RedrivePolicy=redrive(dlq))
+    sent = [send(q, f"a{i}", group="A") for i in range(3)] + [send(q, "b0", group="B")]
+    first = receive(q)
+    assert bodies(first) == ["a0", "a1", "a2", "b0"]
+    first[3].delete()
+    clock.advance(30)
+    assert receive(q) == []
+    msgs = receive(dlq, message_system_attribute_names=["All"])
+    assert bodies(msgs) == ["a0", "a1", "a2"]
+    assert [m.message_id for m in msgs] == [s.message_id for s in sent[:3]]
+    assert {m.message_group_id for m in msgs} == {m.attributes["MessageGroupId"] for m in msgs} == {"A"}
+    assert [int(m.sequence_number) for m in msgs] == sorted(int(m.sequence_number) for m in msgs)
+    assert [m.sent_timestamp for m in msgs] == [first[0].sent_timestamp] * 3
+
+
+def test_dead_letter_retention_counts_from_the_original_enqueue_time(db, clock):
+    dlq = make_fifo(db, "dead.fifo", MessageRetentionPeriod=2 * DAY)
+    q = make_fifo(db, VisibilityTimeout=60, RedrivePolicy=redrive(dlq))
+    sent_at = clock.now_ms()
+    send(q, "a1")
+    receive(q)
+    clock.advance(DAY)
+    assert receive(q) == []  # moved after a day in the source queue
+    assert counts(dlq) == (1, 0, 0)
+    [peeked] = dlq.peek()
+    assert peeked.sent_timestamp == sent_at
+    clock.advance(DAY - 0.001)
+    assert counts(dlq) == (1, 0, 0)
+    clock.advance(0.001)  # two days after the original send: gone, though it spent one day in the DLQ
+    assert counts(dlq) == (0, 0, 0)
+    assert receive(dlq) == []
+
+
+def test_an_expired_message_in_flight_stops_blocking_its_group_the_moment_it_expires(db, clock):
+    q = make_fifo(db, MessageRetentionPeriod=3600)
+    send(q, "a")
+    assert bodies(receive(q, visibility_timeout=43_200)) == ["a"]  # in flight for 12 hours
+    clock.advance(3000)
+    send(q, "b")
+    assert receive(q) == []  # a is still in flight, and holds its group
+    clock.advance(600)  # a has expired: gone, though its lease has hours to run
+    assert bodies(receive(q)) == ["b"]
+
+
+def test_a_run_of_expired_messages_longer_than_one_claim_clears_never_hides_a_live_one(db, clock, monkeypatch):
+    monkeypatch.setattr(D, "CLAIM_CLEANUP_BUDGET", 3)  # the rule at any budget; 3 keeps it quick
+    q = make_fifo(db, MessageRetentionPeriod=60)
+    for i in range(10):
+        send(q, f"stale-{i}", group="stale")
+    clock.advance(59)
+    send(q, "live-behind-them", group="stale")
+    send(q, "live", group="other")
+    clock.advance(1)  # the ten stale ones expire
+    start = clock.now_ms()
+    # The first receive clears 3 and returns what it can; the second clears the rest of the run
+    # (three transactions of 3) and reaches the live message behind them.
+    got = bodies(receive(q, wait_time_seconds=20)) + bodies(receive(q, wait_time_seconds=20))
+    assert sorted(got) == ["live", "live-behind-them"]
+    assert clock.now_ms() == start  # both returned at once: no wait while messages were receivable
+    assert q.get_queue_attributes(["ApproximateNumberOfMessages"]) == {"ApproximateNumberOfMessages": "0"}
+
+
+def test_a_redrive_back_to_the_source_keeps_each_groups_order(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    q = make_fifo(db, VisibilityTimeout=30, RedrivePolicy=redrive(dlq))
+    for i in range(3):
+        send(q, f"a{i}")
+    receive(q)
+    clock.advance(30)
+    receive(q)
+    assert counts(dlq) == (3, 0, 0)
+    send(q, "a3")  # sent after the others, so it queues behind them once they are back
+    handle = db.start_message_move_task(dlq.arn, background=False)
+    assert db.run_message_move_task(handle).status == "COMPLETED"
+    assert bodies(receive(q)) == ["a3", "a0", "a1", "a2"]
+
+
+# ---------------------------------------------------------------- limits and handles
+
+
+def test_at_the_in_flight_cap_a_fifo_receive_returns_nothing_and_no_error(fq, monkeypatch):
+    # The rule is the same at any cap; 20,000 real messages in flight would only make the test
+    # slow, so the cap is lowered (the engine reads it from defaults at every receive).
+    monkeypatch.setattr(D, "MAX_IN_FLIGHT_FIFO", 3)
+    for i in range(5):
+        send(fq, f"m{i}", group=f"g{i}")
+    held = receive(fq)
+    assert len(held) == 3
+    assert receive(fq) == []
+    assert counts(fq) == (2, 3, 0)
+    held[0].delete()
+    assert len(receive(fq)) == 1
+    assert receive(fq) == []
+
+
+def test_deleting_with_an_expired_handle_fails_and_keeps_the_message(fq, clock):
+    send(fq, "a1")
+    [m] = receive(fq)
+    clock.advance(30)
+    with pytest.raises(InvalidParameterValue, match="The receipt handle has expired"):
+        m.delete()
+    assert counts(fq) == (1, 0, 0)
+    result = fq.delete_message_batch([{"Id": "x", "ReceiptHandle": m.receipt_handle}])
+    assert [(f.id, f.code) for f in result.failed] == [("x", "InvalidParameterValue")]
+    assert "expired" in result.failed[0].message
+    [again] = receive(fq)
+    again.delete()
+    again.delete()  # deleting with the last handle again is fine
+    assert counts(fq) == (0, 0, 0)
+
+
+def test_a_handle_still_in_flight_deletes_the_message(fq, clock):
+    send(fq, "a1")
+    [m] = receive(fq)
+    clock.advance(29.999)
+    m.delete()
+    assert counts(fq) == (0, 0, 0)
+
+
+# ---------------------------------------------------------------- the claim's cost
+
+
+def _plan(db, sql, **params):
+    conn = db.store.connection()
+    return " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, sql.bind(params)))
+
+
+def test_the_fifo_claim_reads_group_heads_and_group_runs_off_their_indexes(db):
+    make_fifo(db)
+    heads = _plan(db, Q.fifo_heads, queue_id=1, now=0, cutoff=0, n=10)
+    assert heads == "SEARCH messages USING INDEX ix_messages_heads (queue_id=? AND visible_at<?)"
+    run = _plan(db, Q.fifo_group_run, queue_id=1, group_id="g", cutoff=0, n=10)
+    # sequence_number IS NOT NULL, the index's predicate, is a range on its last column.
+    assert run == "SEARCH messages USING INDEX ix_messages_group (queue_id=? AND group_id=? AND sequence_number>?)"
+
+
+def _receive_steps(db, q):
+    """SQLite virtual-machine steps spent by one receive: a measure of work, not of time."""
+    conn = db.store.connection()
+    steps = 0
+
+    def count():
+        nonlocal steps
+        steps += 1
+
+    conn.set_progress_handler(count, 1)
+    try:
+        msgs = receive(q)
+    finally:
+        conn.set_progress_handler(None, 0)
+    return msgs, steps
+
+
+def _blocked_backlog(db, name, per_group):
+    """A queue whose ten groups each hold per_group messages behind a head in flight, plus one
+    free group with one visible message."""
+    q = make_fifo(db, name)
+    for g in range(10):
+        for start in range(0, per_group, 10):
+            q.send_message_batch(
+                [
+                    {"Id": str(i), "MessageBody": f"{g}-{i}", "MessageGroupId": f"g{g}", "MessageDeduplicationId": f"{g}-{i}"}
+                    for i in range(start, min(start + 10, per_group))
+                ]
+            )
+    for _ in range(10):
+        assert len(receive(q, n=1)) == 1
+    send(q, "free", group="free")
+    return q
+
+
+def test_a_fifo_receive_costs_the_same_whatever_the_blocked_backlog(db):
+    small = _blocked_backlog(db, "small.fifo", 2)
+    large = _blocked_backlog(db, "large.fifo", 300)
+    small_msgs, small_steps = _receive_steps(db, small)
+    large_msgs, large_steps = _receive_steps(db, large)
+    assert bodies(small_msgs) == bodies(large_msgs) == ["free"]
+    # 20 messages against 3,000: the same work, give or take a deeper B-tree.
+    assert large_steps <= small_steps * 1.1, (small_steps, large_steps)
+
+
+def test_deleting_a_fifo_queue_leaves_no_dedup_or_attempt_records(db, clock):
+    q = db.create_queue("gone.fifo", FifoQueue="true")
+    q.send_message("a", message_group_id="g", message_deduplication_id="d1")
+    q.receive_message(receive_request_attempt_id="attempt-1")
+    db.delete_queue(q.url)
+    conn = db.store.connection()
+    assert conn.execute("SELECT count(*) FROM fifo_dedup").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM receive_attempts").fetchone()[0] == 0

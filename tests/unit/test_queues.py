@@ -1,0 +1,387 @@
+"""Queues: create, delete, list, URLs, attributes, counts, tags, purge and redrive policies."""
+
+import json
+
+import pytest
+
+from sqsqlite import defaults as D
+from sqsqlite.errors import (
+    InvalidAttributeName,
+    InvalidAttributeValue,
+    InvalidParameterValue,
+    PurgeQueueInProgress,
+    QueueAlreadyExists,
+    QueueDeletedRecently,
+    QueueDoesNotExist,
+)
+
+DEFAULTS = {
+    "VisibilityTimeout": "30",
+    "DelaySeconds": "0",
+    "MessageRetentionPeriod": "345600",
+    "MaximumMessageSize": "1048576",
+    "ReceiveMessageWaitTimeSeconds": "0",
+}
+
+
+def _redrive(db, dlq_name, count=3):
+    return json.dumps({"deadLetterTargetArn": db.queue_arn(dlq_name), "maxReceiveCount": count})
+
+
+# ------------------------------------------------------------------ create
+
+
+def test_a_new_queue_has_the_sqs_defaults(db):
+    q = db.create_queue("plain")
+    attrs = q.get_queue_attributes(["All"])
+    for name, value in DEFAULTS.items():
+        assert attrs[name] == value
+    assert attrs["QueueArn"] == "arn:aws:sqs:us-east-1:000000000000:plain"
+    assert "RedrivePolicy" not in attrs
+    assert "FifoQueue" not in attrs
+    assert attrs["ApproximateNumberOfMessages"] == "0"
+
+
+def test_created_and_modified_timestamps_are_epoch_seconds_from_the_clock(db, clock):
+    q = db.create_queue("stamped")
+    created = str(clock.now_ms() // 1000)
+    clock.advance(100)
+    q.set_queue_attributes({"DelaySeconds": "5"})
+    attrs = q.get_queue_attributes(["CreatedTimestamp", "LastModifiedTimestamp"])
+    assert attrs == {"CreatedTimestamp": created, "LastModifiedTimestamp": str(clock.now_ms() // 1000)}
+
+
+def test_creating_a_queue_again_with_equal_attributes_returns_the_same_queue(db):
+    first = db.create_queue("same", attributes={"VisibilityTimeout": "45"})
+    again = db.create_queue("same", attributes={"VisibilityTimeout": 45})
+    assert first == again
+    # Unspecified attributes compare as their defaults, both ways.
+    assert db.create_queue("same", visibility_timeout=45, delay_seconds=0) == first
+    assert [u for u in db.list_queues()[0] if u.endswith("/same")] == [first.url]
+
+
+def test_creating_a_queue_again_with_different_attributes_is_queue_already_exists(db):
+    db.create_queue("taken", attributes={"VisibilityTimeout": "45"})
+    with pytest.raises(QueueAlreadyExists) as err:
+        db.create_queue("taken", attributes={"VisibilityTimeout": "46"})
+    assert "VisibilityTimeout" in err.value.message and "45" in err.value.message
+    assert err.value.code == "QueueAlreadyExists"
+    assert db.queue("taken").get_queue_attributes(["VisibilityTimeout"]) == {"VisibilityTimeout": "45"}
+
+
+def test_a_queue_name_is_1_to_80_characters_of_letters_digits_hyphen_underscore(db):
+    db.create_queue("a" * 80)
+    db.create_queue("A-z_09")
+    for bad in ("a" * 81, "has space", "dot.name", "ümlaut", "slash/name"):
+        with pytest.raises(InvalidParameterValue) as err:
+            db.create_queue(bad)
+        assert "80" in err.value.message
+    assert len(db.list_queues()[0]) == 2
+
+
+# ------------------------------------------------------------------ delete
+
+
+def test_a_deleted_queue_is_gone_and_its_name_is_reusable_only_after_60_seconds(db, clock):
+    q = db.create_queue("short-lived")
+    q.send_message("x")
+    db.delete_queue(q.url)
+    with pytest.raises(QueueDoesNotExist):
+        db.queue("short-lived")
+    clock.advance(59.999)
+    with pytest.raises(QueueDeletedRecently) as err:
+        db.create_queue("short-lived")
+    assert "60" in err.value.message
+    clock.advance(0.001)
+    again = db.create_queue("short-lived")
+    # The new queue starts empty: the old queue's messages went with it.
+    assert again.get_queue_attributes(["ApproximateNumberOfMessages"]) == {"ApproximateNumberOfMessages": "0"}
+
+
+def test_deleting_a_queue_that_does_not_exist_is_queue_does_not_exist(db):
+    with pytest.raises(QueueDoesNotExist) as err:
+        db.delete_queue("never-was")
+    assert "never-was" in err.value.message
+
+
+# ------------------------------------------------------------------ list and URLs
+
+
+def test_list_queues_filters_by_prefix_exactly(db):
+    for name in ("app_a", "app_b", "appXc", "other"):
+        db.create_queue(name)
+    urls, token = db.list_queues("app_")
+    # "_" is a LIKE wildcard in SQL; the prefix must still match literally.
+    assert [u.rsplit("/", 1)[1] for u in urls] == ["app_a", "app_b"]
+    assert token is None
+    assert len(db.list_queues()[0]) == 4
+    assert db.list_queues("zzz") == ([], None)
+
+
+@pytest.mark.parametrize(
+    "names, prefix, expected",
+    [
+        (("Q1", "Q2", "Q3", "q1", "q2"), "q", ["q1", "q2"]),  # LIKE matched letters in either case
+        (("xA1", "xB1", "x_1", "x_2"), "x_", ["x_1", "x_2"]),  # and took _ for any character
+    ],
+)
+def test_a_page_of_list_queues_holds_prefix_matches_however_many_near_misses_sort_before_them(db, names, prefix, expected):
+    for name in names:
+        db.create_queue(name)
+    urls, token = db.list_queues(prefix, max_results=1)
+    assert [u.rsplit("/", 1)[1] for u in urls] == expected[:1] and token is not None
+    urls, token = db.list_queues(prefix, max_results=1, next_token=token)
+    assert [u.rsplit("/", 1)[1] for u in urls] == expected[1:] and token is None
+
+
+def test_list_queues_pages_with_max_results_and_next_token(db):
+    names = [f"q{i:02d}" for i in range(7)]
+    for name in names:
+        db.create_queue(name)
+    seen, token, pages = [], None, 0
+    while True:
+        urls, token = db.list_queues(max_results=3, next_token=token)
+        pages += 1
+        seen += [u.rsplit("/", 1)[1] for u in urls]
+        if token is None:
+            break
+    assert seen == names
+    assert pages == 3
+
+
+def test_list_queues_rejects_max_results_outside_1_to_1000(db):
+    for bad in (0, 1001, "x"):
+        with pytest.raises(InvalidParameterValue) as err:
+            db.list_queues(max_results=bad)
+        assert "1 to 1000" in err.value.message
+
+
+def test_get_queue_url_returns_endpoint_account_and_name(db):
+    q = db.create_queue("where")
+    assert db.get_queue_url("where") == "http://localhost:9324/000000000000/where" == q.url
+    with pytest.raises(QueueDoesNotExist):
+        db.get_queue_url("nowhere")
+
+
+def test_every_entry_point_accepts_the_url_or_the_bare_name(db):
+    q = db.create_queue("either")
+    assert db.queue(q.url) == db.queue("either") == q
+    db.queue(q.url).send_message("by url")
+    assert db.queue("either").get_queue_attributes(["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"] == "1"
+    db.delete_queue(q.url)
+    with pytest.raises(QueueDoesNotExist):
+        db.queue("either")
+
+
+# ------------------------------------------------------------------ attributes
+
+
+def test_set_queue_attributes_changes_only_the_named_attributes(db):
+    q = db.create_queue("tunable")
+    q.set_queue_attributes({"VisibilityTimeout": "120", "MaximumMessageSize": 2048})
+    attrs = q.get_queue_attributes(["All"])
+    assert attrs["VisibilityTimeout"] == "120"
+    assert attrs["MaximumMessageSize"] == "2048"
+    assert attrs["DelaySeconds"] == "0"
+    assert attrs["MessageRetentionPeriod"] == "345600"
+
+
+@pytest.mark.parametrize("name", list(D.INT_ATTRIBUTES))
+def test_every_integer_attribute_accepts_its_bounds_and_refuses_one_past_them(db, name):
+    r = D.INT_ATTRIBUTES[name]
+    q = db.create_queue("ranged")
+    for ok in (r.low, r.high):
+        q.set_queue_attributes({name: str(ok)})
+        assert q.get_queue_attributes([name]) == {name: str(ok)}
+    for bad in (r.low - 1, r.high + 1, "ten", "1.5"):
+        with pytest.raises(InvalidAttributeValue) as err:
+            q.set_queue_attributes({name: bad})
+        assert f"{r.low} to {r.high}" in err.value.message and repr(bad) in err.value.message
+        with pytest.raises(InvalidAttributeValue):
+            db.create_queue(f"bad-{name}", attributes={name: bad})
+    assert q.get_queue_attributes([name]) == {name: str(r.high)}
+    assert [u.rsplit("/", 1)[1] for u in db.list_queues()[0]] == ["ranged"]
+
+
+def test_an_unknown_or_read_only_attribute_name_is_invalid_attribute_name(db):
+    q = db.create_queue("strict")
+    for bad in ("Visibility", "ApproximateNumberOfMessages", "QueueArn"):
+        with pytest.raises(InvalidAttributeName) as err:
+            q.set_queue_attributes({bad: "1"})
+        assert bad in err.value.message
+    with pytest.raises(InvalidAttributeName) as err:
+        q.get_queue_attributes(["NoSuchThing"])
+    assert "NoSuchThing" in err.value.message
+
+
+def test_fifo_queue_cannot_be_set_after_creation(db):
+    q = db.create_queue("standard")
+    with pytest.raises(InvalidAttributeName):
+        q.set_queue_attributes({"FifoQueue": "true"})
+
+
+def test_passthrough_attributes_are_stored_and_returned_as_given(db):
+    q = db.create_queue("kms", attributes={"KmsMasterKeyId": "alias/aws/sqs", "SqsManagedSseEnabled": "true"})
+    attrs = q.get_queue_attributes(["KmsMasterKeyId", "SqsManagedSseEnabled"])
+    assert attrs == {"KmsMasterKeyId": "alias/aws/sqs", "SqsManagedSseEnabled": "true"}
+
+
+def test_get_queue_attributes_returns_only_the_names_asked_for(db):
+    q = db.create_queue("narrow")
+    assert q.get_queue_attributes(["DelaySeconds"]) == {"DelaySeconds": "0"}
+    assert set(q.get_queue_attributes(["All"])) >= set(D.READ_ONLY_ATTRIBUTES)
+
+
+# ------------------------------------------------------------------ counts
+
+
+def test_the_read_only_counts_are_exact_for_visible_in_flight_and_delayed(db):
+    q = db.create_queue("counted")
+    for i in range(5):
+        q.send_message(f"v{i}")
+    for i in range(3):
+        q.send_message(f"d{i}", delay_seconds=60)
+    got = q.receive_message(max_number_of_messages=2)
+    assert len(got) == 2
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"]
+    assert q.get_queue_attributes(names) == dict(zip(names, ["3", "2", "3"]))
+    got[0].delete()
+    assert q.get_queue_attributes(names) == dict(zip(names, ["3", "1", "3"]))
+
+
+# ------------------------------------------------------------------ tags
+
+
+def test_tags_are_added_merged_listed_and_removed(db):
+    q = db.create_queue("tagged", tags={"team": "a"})
+    q.tag_queue({"env": "prod", "team": "b"})
+    assert q.list_queue_tags() == {"team": "b", "env": "prod"}
+    q.untag_queue(["team", "absent"])
+    assert q.list_queue_tags() == {"env": "prod"}
+
+
+def test_more_than_50_tags_is_refused_and_changes_nothing(db):
+    q = db.create_queue("many-tags", tags={"keep": "1"})
+    with pytest.raises(InvalidParameterValue) as err:
+        q.tag_queue({f"k{i}": "v" for i in range(50)})
+    assert "50" in err.value.message
+    assert q.list_queue_tags() == {"keep": "1"}
+
+
+# ------------------------------------------------------------------ purge
+
+
+def test_purge_deletes_every_message_and_a_second_purge_within_60_seconds_is_refused(db, clock):
+    q = db.create_queue("purged")
+    for i in range(4):
+        q.send_message(f"m{i}")
+    q.receive_message()
+    q.purge_queue()
+    assert q.receive_message() == []
+    assert all(v == "0" for k, v in q.get_queue_attributes(["All"]).items() if k.startswith("ApproximateNumber"))
+    q.send_message("after purge")
+    clock.advance(59)
+    with pytest.raises(PurgeQueueInProgress) as err:
+        q.purge_queue()
+    assert "60" in err.value.message
+    # The refused purge changed nothing.
+    assert [m.body for m in q.receive_message()] == ["after purge"]
+    clock.advance(1)
+    q.purge_queue()
+    assert q.peek() == []
+
+
+# ------------------------------------------------------------------ redrive policies
+
+
+def test_a_redrive_policy_needs_an_existing_dead_letter_queue(db):
+    with pytest.raises(InvalidParameterValue) as err:
+        db.create_queue("src", attributes={"RedrivePolicy": _redrive(db, "missing-dlq")})
+    assert "missing-dlq" in err.value.message
+    with pytest.raises(QueueDoesNotExist):
+        db.queue("src")
+    q = db.create_queue("src2")
+    with pytest.raises(InvalidParameterValue):
+        q.set_queue_attributes({"RedrivePolicy": _redrive(db, "missing-dlq")})
+    assert "RedrivePolicy" not in q.get_queue_attributes(["All"])
+
+
+def test_a_redrive_policy_round_trips_and_can_be_removed(db):
+    db.create_queue("dlq")
+    q = db.create_queue("src", attributes={"RedrivePolicy": _redrive(db, "dlq", 5)})
+    policy = json.loads(q.get_queue_attributes(["RedrivePolicy"])["RedrivePolicy"])
+    assert policy == {"deadLetterTargetArn": db.queue_arn("dlq"), "maxReceiveCount": 5}
+    q.set_queue_attributes({"RedrivePolicy": ""})
+    assert "RedrivePolicy" not in q.get_queue_attributes(["All"])
+    assert db.queue("dlq").list_dead_letter_source_queues() == []
+
+
+def test_a_dead_letter_queue_must_be_the_same_type_as_its_source(db):
+    db.create_queue("fifo-dlq.fifo", attributes={"FifoQueue": "true"})
+    with pytest.raises(InvalidParameterValue) as err:
+        db.create_queue("std-src", attributes={"RedrivePolicy": _redrive(db, "fifo-dlq.fifo")})
+    assert "standard" in err.value.message
+    db.create_queue("std-dlq")
+    with pytest.raises(InvalidParameterValue) as err:
+        db.create_queue("fifo-src.fifo", attributes={"FifoQueue": "true", "RedrivePolicy": _redrive(db, "std-dlq")})
+    assert "FIFO" in err.value.message
+
+
+def test_a_queue_cannot_be_its_own_dead_letter_queue(db):
+    q = db.create_queue("loop")
+    with pytest.raises(InvalidParameterValue):
+        q.set_queue_attributes({"RedrivePolicy": _redrive(db, "loop")})
+
+
+@pytest.mark.parametrize("count", [0, 1001, "many"])
+def test_max_receive_count_must_be_1_to_1000(db, count):
+    db.create_queue("dlq")
+    q = db.create_queue("src")
+    with pytest.raises(InvalidAttributeValue) as err:
+        q.set_queue_attributes({"RedrivePolicy": json.dumps({"deadLetterTargetArn": db.queue_arn("dlq"), "maxReceiveCount": count})})
+    assert "1 to 1000" in err.value.message
+
+
+def test_redrive_allow_policy_deny_all_refuses_every_source(db):
+    db.create_queue("closed", attributes={"RedriveAllowPolicy": json.dumps({"redrivePermission": "denyAll"})})
+    with pytest.raises(InvalidParameterValue) as err:
+        db.create_queue("src", attributes={"RedrivePolicy": _redrive(db, "closed")})
+    assert "RedriveAllowPolicy" in err.value.message
+
+
+def test_redrive_allow_policy_by_queue_allows_only_the_listed_sources(db):
+    allow = {"redrivePermission": "byQueue", "sourceQueueArns": [db.queue_arn("friend")]}
+    db.create_queue("picky", attributes={"RedriveAllowPolicy": json.dumps(allow)})
+    db.create_queue("friend", attributes={"RedrivePolicy": _redrive(db, "picky")})
+    with pytest.raises(InvalidParameterValue):
+        db.create_queue("stranger", attributes={"RedrivePolicy": _redrive(db, "picky")})
+    assert db.queue("picky").list_dead_letter_source_queues() == [db.queue_url("friend")]
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"redrivePermission": "sometimes"},
+        {"redrivePermission": "byQueue"},
+        {"redrivePermission": "byQueue", "sourceQueueArns": [f"arn:aws:sqs:us-east-1:000000000000:q{i}" for i in range(11)]},
+        {"redrivePermission": "allowAll", "sourceQueueArns": ["arn:aws:sqs:us-east-1:000000000000:q"]},
+        "not json",
+    ],
+)
+def test_a_malformed_redrive_allow_policy_is_invalid_attribute_value(db, policy):
+    q = db.create_queue("dlq")
+    with pytest.raises(InvalidAttributeValue):
+        q.set_queue_attributes({"RedriveAllowPolicy": policy if isinstance(policy, str) else json.dumps(policy)})
+    assert "RedriveAllowPolicy" not in q.get_queue_attributes(["All"])
+
+
+def test_a_policy_is_checked_as_json_and_returned_exactly_as_given(db):
+    text = '{ "Version": "2012-10-17",\n  "Statement": [] }'
+    q = db.create_queue("with-policy", attributes={"Policy": text})
+    assert q.get_queue_attributes(["Policy"]) == {"Policy": text}
+    q.set_queue_attributes({"Policy": {"Version": "2012-10-17", "Statement": []}})
+    assert json.loads(q.get_queue_attributes(["Policy"])["Policy"]) == {"Version": "2012-10-17", "Statement": []}
+    with pytest.raises(InvalidAttributeValue):
+        q.set_queue_attributes({"Policy": "[1, 2]"})
+    q.set_queue_attributes({"Policy": ""})
+    assert "Policy" not in q.get_queue_attributes(["All"])
