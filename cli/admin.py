@@ -14,6 +14,7 @@ import click
 
 from sqsqlite import records
 from sqsqlite import validation as V
+from sqsqlite.core.rules import message_state
 from sqsqlite.errors import InvalidExportRecord, QueueDoesNotExist, SQSError
 
 from .options import Command, Failure, Settings, command_options_first, global_options, pass_settings, queue_url_option, resume_hint
@@ -199,7 +200,10 @@ def stats(s: Settings, watch: float | None) -> None:
     Example: sqsqlite stats --watch 2
     """
     if watch is None:
-        s.echo(_stats(s), default="table")
+        data = _stats(s)
+        s.echo(data, default="table")
+        if not data["Queues"] and (s.output or "table") == "table":
+            click.echo(f"No queues in {s.path} yet; make one with: sqsqlite create-queue --queue-name NAME", err=True)
         return
     try:
         while True:
@@ -210,12 +214,6 @@ def stats(s: Settings, watch: float | None) -> None:
             _sleep(watch)
     except KeyboardInterrupt:
         click.echo("")
-
-
-def _state(m, now: int) -> str:
-    if m.visible_at is not None and m.visible_at > now:
-        return "in-flight" if m.receive_count else "delayed"
-    return "visible"
 
 
 @command("peek")
@@ -233,7 +231,12 @@ def peek(s: Settings, queue_url: str, state: str, limit: int) -> None:
     now = db.now()
     out = []
     for m in messages:
-        item = {"MessageId": m.message_id, "State": _state(m, now), "MD5OfBody": m.md5_of_body, "Body": m.body}
+        item = {
+            "MessageId": m.message_id,
+            "State": message_state(m.visible_at, m.receive_count, now),
+            "MD5OfBody": m.md5_of_body,
+            "Body": m.body,
+        }
         if m.attributes:
             item["Attributes"] = dict(m.attributes)
         if m.message_attributes:

@@ -19,7 +19,7 @@ import click
 
 from sqsqlite import defaults as D
 from sqsqlite import validation as V
-from sqsqlite.errors import SQSError, wire_error
+from sqsqlite.errors import DatabaseError, SQSError, wire_error
 
 from . import output, shorthand
 
@@ -52,6 +52,14 @@ class Failure(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"sqsqlite: {self.message}", err=True)
+
+
+def failed(err: SQSError, operation: str) -> Exception:
+    """What the CLI raises for an error of the engine: an SQS error names its operation (exit
+    254, as the aws CLI); a database that can't be used is a failure of the file (exit 255)."""
+    if isinstance(err, DatabaseError):
+        return Failure(err.message)
+    return OperationError(err, operation)
 
 
 _LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
@@ -96,7 +104,7 @@ class Settings:
             # The CLI runs move tasks in the foreground: there is no server to run them later.
             response = Actions(self.database(), background_moves=False).call(action, request)
         except SQSError as err:
-            raise OperationError(err, action) from None
+            raise failed(err, action) from None
         if render:
             self.echo(response, title=action)
         return response
@@ -248,7 +256,7 @@ class Command(click.Command):
         try:
             return super().invoke(ctx)
         except SQSError as err:
-            raise OperationError(err, self.operation or self.name or "sqsqlite") from None
+            raise failed(err, self.operation or self.name or "sqsqlite") from None
 
 
 # ---------------------------------------------------------------------- argument types

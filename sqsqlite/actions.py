@@ -276,17 +276,20 @@ class Actions:
         return out
 
     def SendMessageBatch(self, r: Request) -> Response:
-        entries = V.batch_entries(r.get("Entries"))
-        # Each entry's MessageSystemAttributes are checked before anything is sent, as
-        # SendMessage's are, and digested into its own result (SDKs compare per entry).
+        batch = V.batch_entry_ids(r.get("Entries"))  # checked once, here: the queue takes the Batch as it is
         digests = {}
-        for e in entries:
-            if isinstance(e, Mapping) and e.get("MessageSystemAttributes"):
-                digests[e.get("Id")] = _md5_of_system_attributes(e["MessageSystemAttributes"])
-        entries = [
-            {**e, "MessageAttributes": _message_attributes_in(e.get("MessageAttributes"))} if isinstance(e, Mapping) else e for e in entries
-        ]
-        result = self._queue(r).send_message_batch(entries)
+        if sum(map(len, batch.entries)) != 2 * len(batch.entries):  # not every entry just an Id and a body
+            # Each entry's MessageSystemAttributes are checked before anything is sent, as
+            # SendMessage's are, and digested into its own result (SDKs compare per entry).
+            entries = []
+            for e in batch.entries:
+                if e.get("MessageSystemAttributes"):
+                    digests[e["Id"]] = _md5_of_system_attributes(e["MessageSystemAttributes"])
+                if e.get("MessageAttributes") is not None:
+                    e = {**e, "MessageAttributes": _message_attributes_in(e["MessageAttributes"])}
+                entries.append(e)
+            batch = batch._replace(entries=entries)
+        result = self._queue(r).send_message_batch(batch)
 
         def success(s):
             out = _send_result(s, with_id=True)

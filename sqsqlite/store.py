@@ -345,6 +345,9 @@ class Store:
 
     def __init__(self, path: str, *, synchronous: str = "NORMAL", migrate: bool = True):
         self.path = os.fspath(path)
+        if self.path == ":memory:":
+            # Each thread opens its own connection, and an in-memory database is one connection's.
+            raise DatabaseError("sqsqlite needs a database file, not ':memory:': every thread and process opens its own connection to it.")
         self.synchronous = synchronous.upper()
         if self.synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")

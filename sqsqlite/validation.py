@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from operator import countOf, itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import defaults as D
 from .errors import (
@@ -556,14 +556,23 @@ def dedup_id(name: str, value: Any) -> str:
 # ---------------------------------------------------------------- batches
 
 
+class Batch(NamedTuple):
+    """A batch request's entries once they pass the rules every batch shares (1 to 10 entries,
+    Ids valid and distinct): checked once, at the edge, and trusted below it."""
+
+    entries: list[Mapping[str, Any]]
+    ids: list[str]
+    dicts: bool  # every entry a plain dict (no subclass, which may answer look-ups its own way)
+
+
 def batch_entries(entries: Any, id_key: str = "Id") -> list[Mapping[str, Any]]:
-    return batch_entry_ids(entries, id_key)[0]
+    return batch_entry_ids(entries, id_key).entries
 
 
-def batch_entry_ids(entries: Any, id_key: str = "Id") -> tuple[list[Mapping[str, Any]], list[str], bool]:
-    """The batch's entries as a list, their Ids, and whether every entry is a plain dict (no
-    subclass, which may answer look-ups its own way), once the batch passes the rules every
-    batch request shares (1 to 10 entries; Ids valid and distinct)."""
+def batch_entry_ids(entries: Any, id_key: str = "Id") -> Batch:
+    """The batch checked (a Batch passes as it is: it was checked where it was made)."""
+    if type(entries) is Batch:
+        return entries
     if not entries:
         raise EmptyBatchRequest("The batch request doesn't contain any entries; send 1 to 10.")
     if not isinstance(entries, (list, tuple)):
@@ -573,10 +582,15 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> tuple[list[Mapping[str,
         raise TooManyEntriesInBatchRequest(f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed.")
     ids = _ids_at_once(entries, id_key)
     if ids is not None:
-        return entries, ids, True
+        return Batch(entries, ids, True)
     ids = []
-    for entry in entries:
-        entry_id = entry.get(id_key) if type(entry) is dict or isinstance(entry, Mapping) else None
+    for number, entry in enumerate(entries, 1):
+        if type(entry) is not dict and not isinstance(entry, Mapping):
+            raise InvalidParameterValue(
+                f"Invalid batch entry {shorten(entry)} (entry {number}): each entry is a map with an {id_key} and the "
+                f"entry's other members, e.g. {{{id_key!r}: '1', ...}}."
+            )
+        entry_id = entry.get(id_key)
         if not isinstance(entry_id, str) or not _BATCH_ID.fullmatch(entry_id):
             raise InvalidBatchEntryId(
                 f"Invalid batch entry Id {shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore."
@@ -584,7 +598,7 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> tuple[list[Mapping[str,
         if entry_id in ids:
             raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the Id {entry_id!r}; Ids must be distinct.")
         ids.append(entry_id)
-    return entries, ids, False
+    return Batch(entries, ids, False)
 
 
 def _ids_at_once(entries: list, id_key: str) -> list[str] | None:

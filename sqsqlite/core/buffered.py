@@ -224,12 +224,12 @@ class BufferedQueue:
     def delete_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """DeleteMessageBatch, at once."""
         self._check_open()
-        entries = V.batch_entries(entries)  # a list of mappings from here on
+        batch = V.batch_entry_ids(entries)  # checked here, once: the queue takes it as it is
         with self._lock:
-            for e in entries:
+            for e in batch.entries:
                 if type(e.get("ReceiptHandle")) is str:
                     self._out.pop(e["ReceiptHandle"], None)
-        return self.queue.delete_message_batch(entries)
+        return self.queue.delete_message_batch(batch)
 
     def flush(self) -> list[DeferredDeleteFailure]:
         """Commit the acknowledged deletes now; returns those the queue refused (also kept in
@@ -290,10 +290,10 @@ class BufferedQueue:
     def change_message_visibility_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """ChangeMessageVisibilityBatch, at once, after any waiting delete of its messages."""
         self._check_open()
-        entries = V.batch_entries(entries)
-        if any(type(e.get("ReceiptHandle")) is str and e["ReceiptHandle"] in self._pending for e in entries):
+        batch = V.batch_entry_ids(entries)  # checked here, once: the queue takes it as it is
+        if any(type(e.get("ReceiptHandle")) is str and e["ReceiptHandle"] in self._pending for e in batch.entries):
             self.flush()
-        return self.queue.change_message_visibility_batch(entries)
+        return self.queue.change_message_visibility_batch(batch)
 
     # ------------------------------------------------------------------ close
 

@@ -28,6 +28,13 @@ if TYPE_CHECKING:
     from .sending import Prepared
 
 
+def message_state(visible_at: int, receive_count: int, now: int) -> str:
+    """A live message's state, by the rule above: "visible", "in-flight" or "delayed"."""
+    if visible_at > now:
+        return "in-flight" if receive_count else "delayed"
+    return "visible"
+
+
 def ms(seconds: int | float) -> int:
     return int(seconds * 1000)
 

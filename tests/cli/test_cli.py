@@ -488,12 +488,12 @@ def test_a_message_not_in_flight_cannot_change_visibility(sq):
     assert "(AWS.SimpleQueueService.MessageNotInflight)" in line
 
 
-def test_a_file_that_is_not_a_database_is_a_database_error(tmp_path):
+def test_a_file_that_is_not_a_database_is_one_line_naming_it_and_exit_255(tmp_path):
     bad = tmp_path / "notes.db"
     bad.write_text("not sqlite at all " * 100)
     r = CliRunner().invoke(cli, ["--db", str(bad), "list-queues"])
-    assert r.exit_code == 254
-    assert r.stderr.startswith("An error occurred (DatabaseError) when calling the ListQueues operation: ")
+    assert r.exit_code == 255  # a failure of the file, not an SQS error (254)
+    assert r.stderr.startswith(f"sqsqlite: {str(bad)!r} is not a SQLite database") and r.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize(
@@ -555,5 +555,5 @@ def test_a_bad_account_id_region_or_database_path_is_a_usage_error_before_any_fi
 
 
 def test_a_file_sqlite_cannot_use_is_one_clean_line_naming_it(sq):
-    result = sq("--db", "/dev/null", "list-queues", code=254)
+    result = sq("--db", "/dev/null", "list-queues", code=255)
     assert result.stderr.count("\n") == 1 and "'/dev/null'" in result.stderr and "sqlalche.me" not in result.stderr

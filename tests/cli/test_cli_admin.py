@@ -120,6 +120,13 @@ def test_stats_as_json_lists_the_queues(sq):
     assert queues["orders"]["DeadLetterDepth"] == 1 and queues["orders-dlq"]["Visible"] == 1
 
 
+def test_stats_on_an_empty_database_says_there_are_no_queues_and_how_to_make_one(sq):
+    result = sq("stats")
+    assert result.stdout == ""
+    assert "No queues in" in result.stderr and "sqsqlite create-queue --queue-name NAME" in result.stderr
+    assert sq.json("stats", "--output", "json") == {"Queues": []}  # machine output stays as it was
+
+
 def test_stats_watch_refreshes_until_ctrl_c_and_exits_cleanly(sq, monkeypatch):
     sq("create-queue", "--queue-name", "q")
     pauses = []

@@ -90,8 +90,8 @@ def test_an_unknown_queue_in_a_real_process_exits_254_with_one_line(sh):
 
 
 def test_a_database_that_cannot_be_opened_is_one_line_in_a_real_process(sh, tmp_path):
-    proc = sh(["sqsqlite", "--db", str(tmp_path / "no" / "such" / "dir.db"), "list-queues"], code=254)
-    assert re.fullmatch(r"An error occurred \(DatabaseError\) when calling the ListQueues operation: .*\n", proc.stderr)
+    proc = sh(["sqsqlite", "--db", str(tmp_path / "no" / "such" / "dir.db"), "list-queues"], code=255)
+    assert re.fullmatch(r"sqsqlite: Can't create database file .*\n", proc.stderr)
 
 
 def test_the_demo_runs_in_a_real_process_on_the_default_database(tmp_path):

@@ -288,7 +288,7 @@ def test_batch_ids_checked_at_once_pass_exactly_the_dict_batches_the_entry_by_en
     try:
         assert V.batch_entry_ids(entries) == (entries, [e["Id"] for e in entries], all_dicts)
         passed = True
-    except (InvalidBatchEntryId, BatchEntryIdsNotDistinct):
+    except (InvalidBatchEntryId, BatchEntryIdsNotDistinct, InvalidParameterValue):  # the last: an entry not a map
         passed = False
     assert passed == loop_passes()
 
@@ -469,3 +469,20 @@ def test_a_request_member_of_any_json_shape_gets_an_sqs_error_never_a_crash(db, 
         actions.call(action, request)
     except SQSError:
         pass
+
+
+# ------------------------------------------------------------------ newcomers' first tries
+
+
+@pytest.mark.parametrize("action", ["send_message_batch", "delete_message_batch", "change_message_visibility_batch"])
+def test_a_batch_of_plain_strings_is_refused_naming_the_entry_and_what_an_entry_is(db, q, action):
+    with refused(db, InvalidParameterValue, "Invalid batch entry 'a' (entry 1)", "each entry is a map with an Id"):
+        getattr(q, action)(["a", "b"])
+
+
+def test_an_in_memory_database_is_refused_saying_a_file_is_needed():
+    import sqsqlite
+    from sqsqlite.errors import DatabaseError
+
+    with pytest.raises(DatabaseError, match="needs a database file, not ':memory:'"):
+        sqsqlite.connect(":memory:")

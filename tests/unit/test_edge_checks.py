@@ -1,0 +1,64 @@
+"""Validate once, at the edge: a request is checked where it enters (the action layer, a
+BufferedQueue, the Queue API) and what lies below takes the checked value as it is."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqsqlite import Actions
+from sqsqlite import validation as V
+from sqsqlite.core import sending
+
+
+@pytest.fixture
+def checks(monkeypatch):
+    """How often a batch's entry Ids are checked."""
+    seen = []
+    real = V._ids_at_once
+
+    def counted(entries, id_key):
+        seen.append(len(entries))
+        return real(entries, id_key)
+
+    monkeypatch.setattr(V, "_ids_at_once", counted)
+    return seen
+
+
+def test_a_send_batch_through_the_action_layer_checks_its_entry_ids_once(db, queue, checks):
+    entries = [{"Id": str(i), "MessageBody": f"m{i}"} for i in range(10)]
+    result = Actions(db).call("SendMessageBatch", {"QueueUrl": queue.url, "Entries": entries})
+    assert len(result["Successful"]) == 10 and checks == [10]
+
+
+@pytest.mark.parametrize("action", ["delete_message_batch", "change_message_visibility_batch"])
+def test_a_buffered_queues_batch_is_checked_once_on_its_way_to_the_queue(queue, checks, action):
+    queue.send_message("x")
+    [m] = queue.receive_message()
+    entry = {"Id": "a", "ReceiptHandle": m.receipt_handle}
+    if action == "change_message_visibility_batch":
+        entry["VisibilityTimeout"] = 5
+    with queue.buffered() as b:
+        assert getattr(b, action)([entry]).failed == []
+    assert checks == [1]
+
+
+def test_plain_entries_sent_through_the_action_layer_take_the_one_insert_path(db, queue, monkeypatch):
+    # Entries of an Id and a body alone are inserted by one statement; the action layer used to
+    # add a MessageAttributes key to every entry, which sent each batch the slow way.
+    taken = []
+    real = sending._insert_plain
+    monkeypatch.setattr(sending, "_insert_plain", lambda *a: taken.append(real(*a)) or taken[-1])
+    Actions(db).call("SendMessageBatch", {"QueueUrl": queue.url, "Entries": [{"Id": "1", "MessageBody": "a"}, {"Id": "2", "MessageBody": "b"}]})
+    assert len(taken) == 1 and taken[0] is not None
+
+
+def test_an_entry_with_attributes_still_gets_them_decoded_and_digested(db, queue):
+    entries = [
+        {"Id": "1", "MessageBody": "a", "MessageAttributes": {"b": {"DataType": "Binary", "BinaryValue": "AAE="}}},
+        {"Id": "2", "MessageBody": "b", "MessageSystemAttributes": {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1"}}},
+    ]
+    result = Actions(db).call("SendMessageBatch", {"QueueUrl": queue.url, "Entries": entries})
+    by_id = {s["Id"]: s for s in result["Successful"]}
+    assert "MD5OfMessageAttributes" in by_id["1"] and "MD5OfMessageSystemAttributes" in by_id["2"]
+    [m, _] = queue.receive_message(max_number_of_messages=10, message_attribute_names=["All"])
+    assert m.message_attributes["b"].binary_value == b"\x00\x01"
