@@ -48,7 +48,9 @@ def test_plain_entries_sent_through_the_action_layer_take_the_one_insert_path(db
     taken = []
     real = sending._insert_plain
     monkeypatch.setattr(sending, "_insert_plain", lambda *a: taken.append(real(*a)) or taken[-1])
-    Actions(db).call("SendMessageBatch", {"QueueUrl": queue.url, "Entries": [{"Id": "1", "MessageBody": "a"}, {"Id": "2", "MessageBody": "b"}]})
+    Actions(db).call(
+        "SendMessageBatch", {"QueueUrl": queue.url, "Entries": [{"Id": "1", "MessageBody": "a"}, {"Id": "2", "MessageBody": "b"}]}
+    )
     assert len(taken) == 1 and taken[0] is not None
 
 
