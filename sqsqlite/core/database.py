@@ -8,7 +8,7 @@ import binascii
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .. import defaults as D
@@ -21,7 +21,7 @@ from . import move_tasks
 from .attributes import attribute_columns, attribute_name, default_string, queue_attribute_strings
 from .handles import Handles
 from .queue import Queue
-from .results import MoveTask, QueueStats
+from .results import QueueStats
 from .rules import counts, heads_left, ms, queue_row, retention_cutoff
 from .wakeups import PollingWakeups, Wakeups
 
@@ -247,32 +247,12 @@ class Database:
         return removed
 
     # ------------------------------------------------------------ message move tasks
+    # Each is move_tasks' function, bound here as a method (it takes the database first).
 
-    def start_message_move_task(
-        self,
-        source_arn: str,
-        destination_arn: str | None = None,
-        max_number_of_messages_per_second: int | None = None,
-        *,
-        background: bool = True,
-    ) -> str:
-        """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
-        (or to destination_arn). Runs in a background thread unless ``background=False``, in
-        which case call :meth:`run_message_move_task` (the CLI does, with a progress bar)."""
-        return move_tasks.start_message_move_task(
-            self, source_arn, destination_arn, max_number_of_messages_per_second, background=background
-        )
-
-    def run_message_move_task(self, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
-        """Run (or resume) a move task to the end; safe to call again after an interruption."""
-        return move_tasks.run_message_move_task(self, task_handle, progress)
-
-    def list_message_move_tasks(self, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:
-        return move_tasks.list_message_move_tasks(self, source_arn, max_results)
-
-    def cancel_message_move_task(self, task_handle: str) -> int:
-        """CancelMessageMoveTask; returns the approximate number of messages already moved."""
-        return move_tasks.cancel_message_move_task(self, task_handle)
+    start_message_move_task = move_tasks.start_message_move_task
+    run_message_move_task = move_tasks.run_message_move_task
+    list_message_move_tasks = move_tasks.list_message_move_tasks
+    cancel_message_move_task = move_tasks.cancel_message_move_task
 
 
 def connect(path: str | os.PathLike | None = None, **options: Any) -> Database:

@@ -50,6 +50,8 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
 
 
 def delete_message(queue: Queue, receipt_handle: str) -> None:
+    """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
+    with that handle succeeds."""
     with queue.db.store.write() as tx:
         _delete(queue, tx, queue_row(tx, queue.name), receipt_handle, queue.db.now())
 
@@ -105,6 +107,8 @@ def delete_handles(queue: Queue, handles: list[str]) -> list[tuple[str, SQSError
 
 
 def change_message_visibility(queue: Queue, receipt_handle: str, visibility_timeout: int) -> None:
+    """ChangeMessageVisibility: the message becomes visible visibility_timeout seconds from now,
+    within 12 hours of the receive that returned the handle."""
     vt = V.visibility_timeout(visibility_timeout)
     with queue.db.store.write() as tx:
         _change(queue, tx, queue_row(tx, queue.name), receipt_handle, vt, queue.db.now())

@@ -89,13 +89,18 @@ def run_message_move_task(db: Database, task_handle: str, progress: Callable[[Mo
             db.clock.sleep(batch / task.max_number_of_messages_per_second)
 
 
+def _task_row(tx: Tx, task_handle: str):
+    task = tx.one(Q.move_task, task_handle=task_handle)
+    if task is None:
+        raise ResourceNotFoundException(f"No message move task has the handle {V.shorten(task_handle)}.")
+    return task
+
+
 def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
     V.text("TaskHandle", task_handle)
     now = db.now()
     with db.store.write() as tx:
-        task = tx.one(Q.move_task, task_handle=task_handle)
-        if task is None:
-            raise ResourceNotFoundException(f"No message move task has the handle {V.shorten(task_handle)}.")
+        task = _task_row(tx, task_handle)
         if task["status"] != "RUNNING":
             return _move_task(task, handle=False), 0
         source = tx.one(Q.queue_by_id, id=task["source_queue_id"])
@@ -171,9 +176,7 @@ def cancel_message_move_task(db: Database, task_handle: str) -> int:
     V.text("TaskHandle", task_handle)
     now = db.now()
     with db.store.write() as tx:
-        task = tx.one(Q.move_task, task_handle=task_handle)
-        if task is None:
-            raise ResourceNotFoundException(f"No message move task has the handle {V.shorten(task_handle)}.")
+        task = _task_row(tx, task_handle)
         if task["status"] != "RUNNING":
             raise UnsupportedOperation(f"The message move task is {task['status']}, not RUNNING; only a running task can be cancelled.")
         tx.run(

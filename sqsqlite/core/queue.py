@@ -4,7 +4,7 @@ sending.py, receiving.py, deleting.py and transfer.py, which the methods below c
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import defaults as D
@@ -14,7 +14,6 @@ from ..errors import MissingParameter, PurgeQueueInProgress
 from . import deleting, receiving, sending, transfer
 from .attributes import attribute_columns, queue_attribute_strings
 from .buffered import BufferedQueue
-from .results import BatchResult, Message, SendResult
 from .rules import counts, ms, queue_row
 
 if TYPE_CHECKING:
@@ -122,94 +121,23 @@ class Queue:
             tx.run(Q.mark_purged, id=row["id"], now=now)
             tx.forget_queues()
 
-    # ------------------------------------------------------------ sending
+    # ------------------------------------------------------------ messages
+    # Each message operation is its module's function, bound here as a method (the function
+    # takes the queue first): one definition, one docstring, no call in between.
 
-    # ------------------------------------------------------------ messages (sending.py, receiving.py, deleting.py)
-
-    def send_message(
-        self,
-        message_body: str,
-        *,
-        delay_seconds: int | None = None,
-        message_attributes: Mapping[str, Any] | None = None,
-        message_group_id: str | None = None,
-        message_deduplication_id: str | None = None,
-    ) -> SendResult:
-        """SendMessage: the message's id and digests (and sequence number on a FIFO queue)."""
-        return sending.send_message(
-            self,
-            message_body,
-            delay_seconds=delay_seconds,
-            message_attributes=message_attributes,
-            message_group_id=message_group_id,
-            message_deduplication_id=message_deduplication_id,
-        )
-
-    def send_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
-        """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
-        MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
-        return sending.send_message_batch(self, entries)
-
-    def receive_message(
-        self,
-        *,
-        max_number_of_messages: int = D.MAX_MESSAGES.default,
-        visibility_timeout: int | None = None,
-        wait_time_seconds: int | None = None,
-        message_system_attribute_names: Sequence[str] | None = None,
-        message_attribute_names: Sequence[str] | None = None,
-        receive_request_attempt_id: str | None = None,
-    ) -> list[Message]:
-        """ReceiveMessage: up to 10 messages, each with a fresh receipt handle, in flight until
-        now + visibility timeout. Long-polls up to wait_time_seconds (default: the queue's
-        ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned."""
-        return receiving.receive_message(
-            self,
-            max_number_of_messages=max_number_of_messages,
-            visibility_timeout=visibility_timeout,
-            wait_time_seconds=wait_time_seconds,
-            message_system_attribute_names=message_system_attribute_names,
-            message_attribute_names=message_attribute_names,
-            receive_request_attempt_id=receive_request_attempt_id,
-        )
-
-    def delete_message(self, receipt_handle: str) -> None:
-        """DeleteMessage: only the message's newest receipt handle deletes it."""
-        deleting.delete_message(self, receipt_handle)
-
-    def delete_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
-        """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
-        return deleting.delete_message_batch(self, entries)
-
-    def change_message_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
-        """ChangeMessageVisibility: the message becomes visible visibility_timeout seconds from now."""
-        deleting.change_message_visibility(self, receipt_handle, visibility_timeout)
-
-    def change_message_visibility_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
-        """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
-        return deleting.change_message_visibility_batch(self, entries)
+    send_message = sending.send_message
+    send_message_batch = sending.send_message_batch
+    receive_message = receiving.receive_message
+    delete_message = deleting.delete_message
+    delete_message_batch = deleting.delete_message_batch
+    change_message_visibility = deleting.change_message_visibility
+    change_message_visibility_batch = deleting.change_message_visibility_batch
+    peek = receiving.peek
+    export_messages = transfer.export_messages
+    import_messages = transfer.import_messages
 
     def buffered(self, **options: Any) -> BufferedQueue:
         """This queue behind a BufferedQueue: receives of one message served from claims of up
         to ``prefetch``, deletes committed together. Options: prefetch, max_batch_open_ms,
         visibility_timeout, message_system_attribute_names, message_attribute_names."""
         return BufferedQueue(self, **options)
-
-    # ------------------------------------------------------------ looking and moving (receiving.py, transfer.py)
-
-    def peek(self, state: str = "all", limit: int = 10) -> list[Message]:
-        """Messages in a state (visible, in-flight, delayed, all) without receiving them:
-        no receipt handles, no receive counts, nothing changes."""
-        return receiving.peek(self, state, limit)
-
-    def export_messages(self, page: int = 1000) -> Iterator[dict]:
-        """Every live message with its attributes and timestamps, as JSON-ready dicts."""
-        return transfer.export_messages(self, page)
-
-    def import_messages(self, records: Iterable[Mapping[str, Any]]) -> int:
-        """Insert exported messages as they were (ids, timestamps, receive counts); a message
-        that was in flight comes back visible, since its receipt handle did not travel. Every
-        record is checked before the first write and the messages go in as one transaction:
-        a record refused ("record 3 has ...") or a failed write leaves the queue as it was.
-        Returns the count imported."""
-        return transfer.import_messages(self, records)

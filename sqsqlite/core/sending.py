@@ -77,6 +77,9 @@ def send_message(
     message_group_id: str | None = None,
     message_deduplication_id: str | None = None,
 ) -> SendResult:
+    """SendMessage: the message's id and digests (and its sequence number on a FIFO queue).
+    A FIFO queue needs message_group_id, and a deduplication id unless the queue has
+    ContentBasedDeduplication; per-message delay_seconds is for standard queues."""
     prepared = plain = None
     if delay_seconds is None and not message_attributes and message_group_id is None and message_deduplication_id is None:
         data = V.message_body(message_body)
