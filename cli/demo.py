@@ -6,6 +6,10 @@ the way in, so it can run again and again on the same file.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+
 import click
 
 from sqsqlite.errors import SQSError
@@ -110,9 +114,26 @@ def run(s: Settings) -> None:
     _say(grid(["Queue", "Visible", "InFlight", "Delayed", "OldestAgeSeconds", "DeadLetterQueue", "DeadLetterDepth"], rows))
 
     _step("Next")
+    activate = _activate_hint()
+    if activate:
+        _say(f"{activate:<46} put sqsqlite on your PATH first (this shell's PATH does not have it)")
     for cmd, why in (
         (f"sqsqlite peek --queue-url {DLQ}", "look at the dead letter without receiving it"),
         (f"sqsqlite redrive --queue-url {DLQ}", f"move it back to {QUEUE}"),
         ("sqsqlite --help", "every aws sqs command, plus administration"),
     ):
         _say(f"{cmd:<46} {why}")
+
+
+def _activate_hint() -> str | None:
+    """The command that puts this sqsqlite on PATH, when the shell would not find it (run as
+    `make demo`, from the virtual environment's bin directory)."""
+    here = os.path.dirname(os.path.abspath(sys.argv[0]))
+    found = shutil.which("sqsqlite")
+    if found and os.path.dirname(os.path.abspath(found)) == here:
+        return None
+    activate = os.path.join(here, "activate")
+    if not os.path.exists(activate):
+        return None
+    relative = os.path.relpath(activate)
+    return f". {relative if not relative.startswith('..') else activate}"

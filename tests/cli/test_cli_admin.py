@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import sqsqlite
 from sqsqlite import records
-from sqsqlite.cli import admin, main
+from sqsqlite.cli import admin, demo, main
 from sqsqlite.cli.main import cli
 from sqsqlite.cli.options import Settings
 
@@ -569,3 +569,17 @@ def test_ctrl_c_during_redrive_leaves_the_task_running_and_says_how_to_resume(sq
     with sq.db() as db:
         [task] = db.list_message_move_tasks(db.queue("orders-dlq").arn)
         assert task.status == "RUNNING"
+
+
+def test_the_demo_says_how_to_put_sqsqlite_on_path_when_the_shell_would_not_find_it(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "activate").write_text("")
+    (bin_dir / "sqsqlite").write_text("")
+    (bin_dir / "sqsqlite").chmod(0o755)
+    monkeypatch.setattr(sys, "argv", [str(bin_dir / "sqsqlite"), "demo"])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert demo._activate_hint() == ". venv/bin/activate"  # as `make demo` runs it: not on PATH
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    assert demo._activate_hint() is None  # activated: the commands it prints run as printed
