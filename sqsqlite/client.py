@@ -87,7 +87,6 @@ def _raw_blobs(params: dict[str, Any]) -> dict[str, Any]:
 _NEVER_RAISED = (
     "InvalidAddress",
     "InvalidIdFormat",
-    "InvalidMessageContents",
     "InvalidSecurity",
     "KmsAccessDenied",
     "KmsDisabled",

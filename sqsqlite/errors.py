@@ -38,6 +38,12 @@ class InvalidParameterValue(SQSError):
     code = "InvalidParameterValue"
 
 
+class InvalidMessageContents(SQSError):
+    """A message body holds a character outside the set SQS allows."""
+
+    code = "InvalidMessageContents"
+
+
 class InvalidExportRecord(InvalidParameterValue):
     """A record import_messages cannot read: not the shape export_messages writes (a missing or
     unknown field, a wrong JSON type, a number out of range). Its code is InvalidParameterValue;
@@ -113,6 +119,7 @@ ALL_ERRORS: dict[str, type[SQSError]] = {
     cls.code: cls
     for cls in (
         QueueDoesNotExist,
+        InvalidMessageContents,
         QueueAlreadyExists,
         QueueDeletedRecently,
         InvalidParameterValue,

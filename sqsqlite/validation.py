@@ -25,8 +25,10 @@ from .errors import (
     InvalidAttributeName,
     InvalidAttributeValue,
     InvalidBatchEntryId,
+    InvalidMessageContents,
     InvalidParameterValue,
     MissingParameter,
+    SQSError,
     TooManyEntriesInBatchRequest,
 )
 
@@ -336,10 +338,10 @@ def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
 # ---------------------------------------------------------------- messages
 
 
-def check_text(what: str, text: str) -> None:
+def check_text(what: str, text: str, error: type[SQSError] = InvalidParameterValue) -> None:
     bad = _BAD_CHAR.search(text)
     if bad:
-        raise InvalidParameterValue(
+        raise error(
             f"Invalid character U+{ord(bad.group()):04X} at position {bad.start()} of {what}: allowed are "
             "#x9, #xA, #xD, #x20 to #xD7FF, #xE000 to #xFFFD and #x10000 to #x10FFFF."
         )
@@ -361,7 +363,7 @@ def message_body(body: Any) -> bytes:
         data = None
     if data is not None and _passes_fast_check(data, body.isascii()):
         return data
-    check_text("the message body", body)
+    check_text("the message body", body, InvalidMessageContents)
     return body.encode("utf-8")
 
 

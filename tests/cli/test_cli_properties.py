@@ -157,7 +157,7 @@ def test_a_list_queues_prefix_that_looks_like_sql_or_a_wildcard_matches_literall
 @given(body=BAD_TEXT)
 def test_a_body_with_a_forbidden_character_is_refused_naming_the_code_point(cw, body):
     bad = next(c for c in body if not (c in "\t\n\r" or " " <= c <= "\ud7ff" or "\ue000" <= c <= "\ufffd" or c >= "\U00010000"))
-    message = cw.rejects("SendMessage", ("InvalidParameterValue",), "send-message", "--queue-url=std", f"--message-body={body}")
+    message = cw.rejects("SendMessage", ("InvalidMessageContents",), "send-message", "--queue-url=std", f"--message-body={body}")
     assert f"U+{ord(bad):04X}" in message
 
 

@@ -237,7 +237,7 @@ def scenario_the_md5_of_message_attributes_is_the_one_sqs_computes(w: World):
 @scenario
 def scenario_bodies_with_forbidden_characters_are_refused_and_nothing_is_stored(w: World):
     url = w.queue("chars")
-    with expect_error(w.client, "InvalidParameterValue"):
+    with expect_error(w.client, "InvalidMessageContents"):
         w.client.send_message(QueueUrl=url, MessageBody="bad \x01 char")
     w.client.send_message(QueueUrl=url, MessageBody="tab\tnewline\ncr\r emoji \U0001f600 <xml & amp>")
     assert w.bodies(url) == ["tab\tnewline\ncr\r emoji \U0001f600 <xml & amp>"]
@@ -475,7 +475,7 @@ def scenario_a_batch_reports_each_entry_and_one_bad_entry_fails_alone(w: World):
     assert [s["Id"] for s in r["Successful"]] == ["ok1", "ok2"]
     assert r["Successful"][0]["MD5OfMessageBody"] == md5("one") and "MD5OfMessageAttributes" in r["Successful"][1]
     [f] = r["Failed"]
-    assert (f["Id"], f["Code"], f["SenderFault"]) == ("bad", "InvalidParameterValue", True)
+    assert (f["Id"], f["Code"], f["SenderFault"]) == ("bad", "InvalidMessageContents", True)
     got = w.receive(url)
     assert sorted(m["Body"] for m in got) == ["one", "two"]
     d = w.client.delete_message_batch(

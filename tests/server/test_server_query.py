@@ -206,7 +206,7 @@ def test_batch_entries_are_numbered_and_results_listed_per_entry(server):
     ok_ids = [text(e, "sqs:Id") for e in root.findall("sqs:SendMessageBatchResult/sqs:SendMessageBatchResultEntry", NS)]
     assert ok_ids == ["a", "b"]
     [failed] = root.findall("sqs:SendMessageBatchResult/sqs:BatchResultErrorEntry", NS)
-    assert (text(failed, "sqs:Id"), text(failed, "sqs:Code"), text(failed, "sqs:SenderFault")) == ("c", "InvalidParameterValue", "true")
+    assert (text(failed, "sqs:Id"), text(failed, "sqs:Code"), text(failed, "sqs:SenderFault")) == ("c", "InvalidMessageContents", "true")
 
     root = ok(server.url, {"Action": "ReceiveMessage", "QueueUrl": url, "MaxNumberOfMessages": "10"})
     handles = [text(m, "sqs:ReceiptHandle") for m in root.findall("sqs:ReceiveMessageResult/sqs:Message", NS)]

@@ -24,6 +24,7 @@ from sqsqlite.errors import (
     InvalidAttributeName,
     InvalidAttributeValue,
     InvalidBatchEntryId,
+    InvalidMessageContents,
     InvalidParameterValue,
     MissingParameter,
     SQSError,
@@ -78,7 +79,7 @@ def test_a_body_that_is_not_text_is_refused(db, q):
 
 @pytest.mark.parametrize("char", ["\x00", "\x08", "\x0b", "\x0c", "\x1f", "\ud800", "\udfff", "\ufffe", "\uffff"])
 def test_a_body_with_a_character_sqs_forbids_is_refused_naming_it(db, q, char):
-    with refused(db, InvalidParameterValue, f"U+{ord(char):04X}", "position 3", ALLOWED_CHARS):
+    with refused(db, InvalidMessageContents, f"U+{ord(char):04X}", "position 3", ALLOWED_CHARS):
         q.send_message("abc" + char + "def")
 
 
@@ -101,7 +102,7 @@ _forbidden = st.one_of(
     suffix=st.text(max_size=5),
 )
 def test_any_body_containing_a_forbidden_character_is_refused(db, q, prefix, bad, suffix):
-    with refused(db, InvalidParameterValue, "U+"):
+    with refused(db, InvalidMessageContents, "U+"):
         q.send_message(prefix + chr(bad) + suffix)
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from moto.sqs.models import Message as MotoMessage
 
 from sqsqlite import MessageAttribute, SendResult
-from sqsqlite.errors import InvalidAttributeName, InvalidExportRecord, InvalidParameterValue, ReceiptHandleIsInvalid
+from sqsqlite.errors import InvalidAttributeName, InvalidExportRecord, InvalidMessageContents, InvalidParameterValue, ReceiptHandleIsInvalid
 from sqsqlite.validation import md5_of_attributes, message_attributes
 
 
@@ -194,7 +194,7 @@ def test_send_batch_reports_each_entry_and_one_bad_entry_does_not_fail_the_other
     assert [(f.id, f.code, f.sender_fault) for f in result.failed] == [
         ("b", "InvalidParameterValue", True),
         ("c", "InvalidParameterValue", True),
-        ("e", "InvalidParameterValue", True),
+        ("e", "InvalidMessageContents", True),
     ]
     assert "901" in result.failed[1].message and "0 to 900" in result.failed[1].message
     assert result.successful[1].md5_of_message_attributes == moto_md5({"k": {"DataType": "String", "StringValue": "v"}})
@@ -265,7 +265,7 @@ def test_a_batch_of_bodies_alone_with_one_bad_or_too_large_body_fails_only_that_
     assert "1026" in result.failed[0].message and "1024" in result.failed[0].message
     result = q.send_message_batch([{"Id": "bad", "MessageBody": "bad \x00 char"}, {"Id": "good", "MessageBody": "z"}])
     assert [r.id for r in result.successful] == ["good"]
-    assert [(f.id, f.code) for f in result.failed] == [("bad", "InvalidParameterValue")]
+    assert [(f.id, f.code) for f in result.failed] == [("bad", "InvalidMessageContents")]
     assert sorted(m.body for m in q.receive_message(max_number_of_messages=10)) == ["x" * 1024, "y", "z"]
 
 
@@ -593,12 +593,12 @@ def test_an_import_checks_every_record_before_it_writes_any_and_names_the_bad_on
         ({**good, "Colour": "red"}, InvalidExportRecord, "record 2 has unknown field Colour;"),
         (7, InvalidExportRecord, "record 2 is not an exported message (no MessageId, Body, SentTimestamp)."),
         ({**good, "MessageId": "nope"}, InvalidParameterValue, "record 2: MessageId 'nope' is not a UUID"),
-        ({**good, "Body": "\x00"}, InvalidParameterValue, "record 2: "),
+        ({**good, "Body": "\x00"}, InvalidMessageContents, "record 2: "),
     ]
     for bad, error, message in refused:
         with pytest.raises(error) as caught:
             q.import_messages([good, bad])
-        assert caught.value.code == "InvalidParameterValue" and caught.value.message.startswith(message), caught.value.message
+        assert caught.value.code == error.code and caught.value.message.startswith(message), caught.value.message
     assert q.peek() == []
     assert q.import_messages([good, {**good, "MessageAttributes": {"b": {"DataType": "Binary", "BinaryValue": "AAE="}}}]) == 2
     [first, second] = q.export_messages()

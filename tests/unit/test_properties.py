@@ -143,12 +143,12 @@ def test_a_list_queues_prefix_that_looks_like_sql_or_a_wildcard_matches_literall
 def test_a_body_with_a_forbidden_character_is_refused_naming_the_code_point(world, body, where):
     bad = next(c for c in body if not (c in "\t\n\r" or " " <= c <= "\ud7ff" or "\ue000" <= c <= "\ufffd" or c >= "\U00010000"))
     if where == "send":
-        err = world.rejects(lambda: world.std.send_message(body), "InvalidParameterValue")
+        err = world.rejects(lambda: world.std.send_message(body), "InvalidMessageContents")
         assert f"U+{ord(bad):04X}" in err.message
     else:
         result = world.std.send_message_batch([{"Id": "only", "MessageBody": body}])  # checked by rejects below
-        assert [f.code for f in result.failed] == ["InvalidParameterValue"] and result.successful == []
-        world.rejects(lambda: world.std.send_message(body), "InvalidParameterValue")
+        assert [f.code for f in result.failed] == ["InvalidMessageContents"] and result.successful == []
+        world.rejects(lambda: world.std.send_message(body), "InvalidMessageContents")
 
 
 @SETTINGS
@@ -363,7 +363,7 @@ def test_a_batch_over_one_mebibyte_in_total_is_refused(world, sizes):
 
 
 BAD_ENTRY = st.one_of(
-    BAD_TEXT.map(lambda b: ({"MessageBody": b}, "InvalidParameterValue")),
+    BAD_TEXT.map(lambda b: ({"MessageBody": b}, "InvalidMessageContents")),
     st.just(({"MessageBody": ""}, "InvalidParameterValue")),
     st.just(({}, "MissingParameter")),
     out_of(0, 900).map(lambda d: ({"MessageBody": "b", "DelaySeconds": d}, "InvalidParameterValue")),
