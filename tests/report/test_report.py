@@ -24,14 +24,6 @@ START = 1_700_000_000_000
 HOUR = 3600
 
 
-@pytest.fixture(scope="session")
-def spark():
-    session, created = sj.get_session("local[2]", sj.resolve_jar(None))
-    yield session
-    if created:
-        session.stop()
-
-
 def _redrive(db, target: str, n: int) -> dict:
     return {"RedrivePolicy": json.dumps({"deadLetterTargetArn": db.queue_arn(target), "maxReceiveCount": n})}
 
@@ -411,7 +403,7 @@ def test_parquet_needs_an_output_directory(every_state):
 
 
 @pytest.mark.slow
-def test_a_fresh_run_keeps_sparks_log_noise_out_of_the_output(every_state):
+def test_a_fresh_run_keeps_sparks_log_noise_out_of_the_output(every_state, jdbc_jar):
     # A new process, so a new JVM: the path users take, with the packaged driver jar.
     path, as_of = every_state
     proc = subprocess.run(

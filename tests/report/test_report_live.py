@@ -23,14 +23,6 @@ BATCH = 10
 DEADLINE_SECONDS = 120  # every worker stops by itself after this, whatever the test does
 
 
-@pytest.fixture(scope="session")
-def spark():
-    session, created = sj.get_session("local[2]", sj.resolve_jar(None))
-    yield session
-    if created:
-        session.stop()
-
-
 def produce(path: str, stop, batches, receives) -> None:
     """Send batches of 10 in one transaction each; count a batch once it is committed. Stay
     behind the consumer (3 receives per batch), so messages get received again and move."""
