@@ -485,6 +485,7 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
         if not target:
             raise click.UsageError(f"{file} does not name its queue (no export header line); pass --queue-url.")
         if not queue_url:  # a bad name in the header is the file's fault: name its line
+            assert first is not None  # the name came from the header, the file's first line
             _sqs_rule(file, first[0], V.queue_name_from_url, target)
         db = s.database()
         try:
@@ -503,6 +504,7 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
         for number, text in lines:
             records.append(_record(file, number, _parse(file, number, text), name, fifo))
     if q is None:
+        assert first is not None and header is not None  # a missing queue is created only from a header line
         q = _sqs_rule(file, first[0], db.create_queue, name, header.get("Attributes"), header.get("Tags") or None)
     with click.progressbar(records, label=f"Importing into {q.name}", file=sys.stderr) as bar:
         count = q.import_messages(bar)  # one transaction: a failed write (a full disk) leaves nothing

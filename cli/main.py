@@ -25,9 +25,9 @@ LAZY = {
     "serve": ("sqsqlite.server", "serve", "Serve the database over the SQS HTTP protocols (boto3, aws CLI).", "sqsqlite"),
 }
 
-SECTIONS = (
-    ("aws sqs commands (same names, flags and JSON as `aws sqs`)", [c.name for c in aws.COMMANDS]),
-    ("Administration", [c.name for c in admin.COMMANDS]),
+SECTIONS: tuple[tuple[str, list[str]], ...] = (
+    ("aws sqs commands (same names, flags and JSON as `aws sqs`)", [c.name for c in aws.COMMANDS if c.name]),
+    ("Administration", [c.name for c in admin.COMMANDS if c.name]),
     ("Serving and analytics", list(LAZY)),
 )
 

@@ -262,7 +262,7 @@ class Command(click.Command):
 # ---------------------------------------------------------------------- argument types
 
 
-def read_paramfile(value: str, param_hint: str) -> str:
+def read_paramfile(value: str, param_hint: str | None) -> str:
     """``file://path`` -> the file's text, as the aws CLI reads it; other values unchanged."""
     if not value.startswith("file://"):
         return value

@@ -278,7 +278,7 @@ class Actions:
     def SendMessageBatch(self, r: Request) -> Response:
         batch = V.batch_entry_ids(r.get("Entries"))  # checked once, here: the queue takes the Batch as it is
         digests = {}
-        if sum(map(len, batch.entries)) != 2 * len(batch.entries):  # not every entry just an Id and a body
+        if any("MessageAttributes" in e or "MessageSystemAttributes" in e for e in batch.entries):
             # Each entry's MessageSystemAttributes are checked before anything is sent, as
             # SendMessage's are, and digested into its own result (SDKs compare per entry).
             entries = []
@@ -320,7 +320,7 @@ class Actions:
         return {}
 
     def DeleteMessageBatch(self, r: Request) -> Response:
-        return _batch(self._queue(r).delete_message_batch(r.get("Entries")), lambda s: {"Id": s["Id"]})
+        return _batch(self._queue(r).delete_message_batch(r.get("Entries") or []), lambda s: {"Id": s["Id"]})
 
     def ChangeMessageVisibility(self, r: Request) -> Response:
         if r.get("VisibilityTimeout") is None:
@@ -329,7 +329,7 @@ class Actions:
         return {}
 
     def ChangeMessageVisibilityBatch(self, r: Request) -> Response:
-        return _batch(self._queue(r).change_message_visibility_batch(r.get("Entries")), lambda s: {"Id": s["Id"]})
+        return _batch(self._queue(r).change_message_visibility_batch(r.get("Entries") or []), lambda s: {"Id": s["Id"]})
 
     # ------------------------------------------------------------ message move tasks
 

@@ -7,6 +7,7 @@ import os
 import sqlite3
 import threading
 import time
+from typing import Any
 
 from . import defaults as D
 
@@ -48,7 +49,8 @@ class Checkpointer:
         self.lock = threading.Lock()
         # Held by the thread while it is inside SQLite, and by a fork (pause/resume).
         self.in_sqlite = threading.Lock()
-        self.wake = self.stop = None
+        self.wake: Any = None  # events of the running thread's, made fresh by each start
+        self.stop: Any = None
         self.thread: threading.Thread | None = None
         self.passes = 0  # checkpoints run, for anyone watching
 

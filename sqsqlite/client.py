@@ -21,7 +21,7 @@ try:  # the drop-in is most faithful with botocore around, but doesn't need it
     from botocore.exceptions import ClientError as _ClientErrorBase
 except ImportError:  # pragma: no cover - exercised only without botocore
 
-    class _ClientErrorBase(Exception):
+    class _ClientErrorBase(Exception):  # type: ignore[no-redef]  # botocore's when installed
         def __init__(self, error_response: dict, operation_name: str):
             self.response = error_response
             self.operation_name = operation_name

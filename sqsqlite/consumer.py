@@ -158,7 +158,7 @@ class Consumer:
         """Handle one received message: heartbeat while running, delete or back off. Without
         ``heartbeat`` (the one keeping a whole receive's messages) it starts its own."""
         own = heartbeat is None
-        if own:
+        if heartbeat is None:
             heartbeat = Heartbeat(message, self.visibility_timeout, self.heartbeat_interval).start()
         try:
             try:

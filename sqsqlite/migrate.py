@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 from importlib import resources
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -72,7 +73,7 @@ def current(store) -> str | None:
     return store.current_revision()
 
 
-def history() -> list[tuple[str, str | None, str]]:
+def history() -> list[tuple[str, Any, str]]:  # the down revision: None, one, or several (a merge)
     """(revision, down revision, first docstring line), newest first."""
     script = ScriptDirectory.from_config(_config())
     return [(s.revision, s.down_revision, (s.doc or "").strip()) for s in script.walk_revisions()]

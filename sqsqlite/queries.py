@@ -9,10 +9,12 @@ testable (``tests/test_queries.py`` checks the claim walks an index, never the w
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or_, select, tuple_, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ClauseElement
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from . import defaults as D
 from .schema import fifo_dedup, messages, meta, move_tasks, queue_tombstones, queues, receive_attempts
@@ -38,18 +40,22 @@ _POSITIONAL = sqlite.dialect()  # qmark: binding by position skips a name lookup
 def compile_positional(stmt: ClauseElement) -> tuple[Sql, tuple[str, ...]]:
     """SQL with ? placeholders and the parameter names in their order, for the hottest
     executemany, where binding by position is measurably cheaper than by name."""
-    compiled = stmt.compile(dialect=_POSITIONAL)
+    compiled = cast(SQLCompiler, stmt.compile(dialect=_POSITIONAL))
     assert not [b for b in compiled.binds.values() if not b.required], "literal values would need defaults"
     sql = Sql(str(compiled))
     sql.defaults = {}
-    return sql, tuple(compiled.positiontup)
+    return sql, tuple(compiled.positiontup or ())
 
 
 def compile_sql(stmt: ClauseElement) -> Sql:
-    compiled = stmt.compile(dialect=_DIALECT)
+    compiled = cast(SQLCompiler, stmt.compile(dialect=_DIALECT))
     sql = Sql(str(compiled))
     sql.defaults = {name: b.effective_value for b, name in compiled.bind_names.items() if not b.required}
     return sql
+
+
+# Index 0 of the per-batch-size statement tuples below: no batch has no rows.
+_NO_ROWS = Sql("")
 
 
 def P(name: str):
@@ -235,11 +241,11 @@ def _insert_rows(columns: tuple[str, ...], n: int) -> Sql:
 # per row. INSERT_STANDARD_ROWS[n] inserts n rows (index 0 unused); INSERT_PLAIN_ROWS[n] the
 # same without attributes.
 _BATCH_SIZES = range(1, D.MAX_BATCH_ENTRIES + 1)
-INSERT_STANDARD_ROWS = (None,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) for n in _BATCH_SIZES)
-INSERT_PLAIN_ROWS = (None,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
+INSERT_STANDARD_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) for n in _BATCH_SIZES)
+INSERT_PLAIN_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
 # And with a fair queue's group ids (group_id comes after them in the table too).
 INSERT_GROUPED_COLUMNS = INSERT_STANDARD_COLUMNS + ("group_id",)
-INSERT_GROUPED_ROWS = (None,) + tuple(_insert_rows(INSERT_GROUPED_COLUMNS, n) for n in _BATCH_SIZES)
+INSERT_GROUPED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_GROUPED_COLUMNS, n) for n in _BATCH_SIZES)
 
 # The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
 # visible_at for every row). Those four are numbered parameters, each bound once however many
@@ -267,7 +273,7 @@ def _insert_shared_rows(n: int) -> Sql:
     return compile_numbered(insert(m).values(rows), order)
 
 
-INSERT_SHARED_ROWS = (None,) + tuple(_insert_shared_rows(n) for n in _BATCH_SIZES)
+INSERT_SHARED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_shared_rows(n) for n in _BATCH_SIZES)
 
 
 def _claim(candidates, columns):
@@ -319,7 +325,7 @@ _alive_unindexed = (m.c.sent_at + literal_column("0")) > P("cutoff")
 # A literal 1, not a bound parameter: to match a partial index (WHERE is_head = 1) against a
 # bound value, SQLite plans with the value and prepares the statement again each time it is
 # bound, 14 us a call against 2 (measured in session 21).
-_ONE = literal_column("1")
+_ONE: Any = literal_column("1")
 # Live visible heads; the claim deletes expired ones first (delete_expired_heads), and any it
 # had no time for are passed over here.
 fifo_heads = compile_sql(
@@ -432,7 +438,7 @@ def _delete_claimed_rows(n: int) -> Sql:
     return compile_numbered(stmt, ("token", "queue_id") + tuple(f"id_{i}" for i in range(n)))
 
 
-DELETE_CLAIMED_ROWS = (None,) + tuple(_delete_claimed_rows(n) for n in _BATCH_SIZES)
+DELETE_CLAIMED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_delete_claimed_rows(n) for n in _BATCH_SIZES)
 # DeleteMessageBatch's common case in one statement: each [row id, token hex, message id] of
 # :handles deletes its message when the token is the newest (and, on FIFO, still in flight).
 _handles = func.json_each(P("handles")).table_valued("value").alias("handles")

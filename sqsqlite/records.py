@@ -75,7 +75,7 @@ def exported_message(value: Any, queue: str, fifo: bool) -> dict[str, Any]:
                 raise InvalidExportRecord(f"has {name} {shorten(field)}; it must be an integer from 0 to {_INT64} ({what}).")
         elif not isinstance(field, Mapping if kind is dict else kind):
             raise InvalidExportRecord(f"has {name} {shorten(field)}; it must be {what}.")
-        elif kind is str and name not in ("MessageId", "Body") and not is_text(field):
+        elif kind is str and name not in ("MessageId", "Body") and not is_text(str(field)):
             # a lone surrogate from a \ud800 escape cannot be stored (Body's own check names it)
             raise InvalidExportRecord(f"has {name} {shorten(field)}, which is not valid Unicode text.")
     if not fifo:

@@ -45,6 +45,7 @@ from . import queries as Q
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
 
+fcntl: Any
 try:
     import fcntl
 except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
@@ -71,8 +72,8 @@ class _Local(threading.local):
     gatefd: int | None = None
     # A cursor of the connection kept for the transactions' own statements (BEGIN, COMMIT,
     # PRAGMA data_version) and Tx's positional statements: conn.execute makes a cursor each
-    # time, 1,000-2,000 instructions.
-    cursor: sqlite3.Cursor | None = None
+    # time, 1,000-2,000 instructions. Any: None until the connection opens, then always set.
+    cursor: Any = None
 
     def __init__(self) -> None:
         self.queues: dict = {}
@@ -85,9 +86,9 @@ class Tx:
 
     __slots__ = ("c", "local", "writing")
 
-    def __init__(self, conn: sqlite3.Connection, local: _Local | None = None, writing: bool = False):
+    def __init__(self, conn: sqlite3.Connection, local: Any = None, writing: bool = False):
         self.c = conn
-        self.local = local
+        self.local = local  # the connection's _Local; None for a read
         self.writing = writing
 
     def queue(self, name: str):
@@ -218,7 +219,7 @@ class _Write:
         self.held = -1  # the descriptor this transaction locked, if it locked one
         self.gate = -1  # the senders' gate descriptor while this send may hold the gate
         self.sending = sending
-        self.holding: set | None = None  # this thread's _holding() set, once it locked
+        self.holding: Any = None  # this thread's _holding() set, once it locked
 
     def __enter__(self) -> Tx:
         local = self.local
@@ -637,4 +638,5 @@ class Store:
             return bytes(value)
         with self.write() as tx:
             tx.run(Q.put_meta, key="receipt_secret", value=secrets.token_bytes(32))
-            return bytes(tx.scalar(Q.get_meta, key="receipt_secret"))
+            value = tx.scalar(Q.get_meta, key="receipt_secret")
+        return bytes(value)

@@ -12,7 +12,7 @@ import json
 import re
 import struct
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import countOf, itemgetter
 from typing import Any, NamedTuple
@@ -417,7 +417,7 @@ class MessageAttribute:
     binary_value: bytes | None = None
 
     def size(self, name: str) -> int:
-        value = self.binary_value if self.binary_value is not None else self.string_value.encode("utf-8")
+        value = self.binary_value if self.binary_value is not None else (self.string_value or "").encode("utf-8")
         return len(name.encode("utf-8")) + len(self.data_type.encode("utf-8")) + len(value)
 
     def to_sqs(self) -> dict[str, Any]:
@@ -431,7 +431,7 @@ class MessageAttribute:
     def to_json(self) -> dict[str, str]:
         if self.binary_value is not None:
             return {"DataType": self.data_type, "BinaryValue": base64.b64encode(self.binary_value).decode()}
-        return {"DataType": self.data_type, "StringValue": self.string_value}
+        return {"DataType": self.data_type, "StringValue": self.string_value or ""}
 
     @classmethod
     def from_json(cls, data: Mapping[str, str]) -> MessageAttribute:
@@ -523,7 +523,7 @@ def md5_of_attributes(attributes: Mapping[str, MessageAttribute]) -> str | None:
             value = attr.binary_value
         else:
             digest.update(b"\x01")
-            value = attr.string_value.encode("utf-8")
+            value = (attr.string_value or "").encode("utf-8")  # one of the two values is always set
         digest.update(struct.pack(">I", len(value)))
         digest.update(value)
     return digest.hexdigest()
@@ -565,6 +565,10 @@ class Batch(NamedTuple):
     entries: list[Mapping[str, Any]]
     ids: list[str]
     dicts: bool  # every entry a plain dict (no subclass, which may answer look-ups its own way)
+
+
+# What a batch action takes: the caller's entries, or a Batch checked at the edge.
+Entries = Sequence[Mapping[str, Any]] | Batch
 
 
 def batch_entries(entries: Any, id_key: str = "Id") -> list[Mapping[str, Any]]:

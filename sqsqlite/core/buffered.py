@@ -102,7 +102,7 @@ class BufferedQueue:
         # delete never waits for another thread's long poll.
         self._lock = threading.Lock()
         self._ready: deque[Message] = deque()  # fetched, not handed out yet
-        self._out: dict[str, int] = {}  # handed out, not deleted here: handle -> lease end
+        self._out: dict[Any, Any] = {}  # handed out, not deleted here: handle -> lease end
         self._pending: dict[str, None] = {}  # acknowledged, delete not committed yet (in order)
         self._pending_since = 0
         self._closed = False
@@ -147,10 +147,10 @@ class BufferedQueue:
                 self._check_open()
             now = self._now()
             ready, handed = self._ready, self._out
-            out = []
+            out: list[Message] = []
             while ready and len(out) < n:
                 m = ready.popleft()
-                if m.visible_at > now:
+                if m.visible_at > now:  # type: ignore[operator]  # a received message has its lease end
                     handed[m.receipt_handle] = m.visible_at
                     out.append(m)
                 # else its lease ended while it waited: it is visible in the queue again.
@@ -171,7 +171,7 @@ class BufferedQueue:
             # An empty claim (the queue was empty) says nothing of the consumer's pace.
             self._claimed_at = returned if fetched else None
             if fetched:
-                self._lease_ms = max(0, fetched[0].visible_at - returned)
+                self._lease_ms = max(0, fetched[0].visible_at - returned)  # type: ignore[operator]  # received: a lease end
                 self._handed = min(n, len(fetched))
             for m in fetched:
                 m.queue = self  # so that msg.delete() comes here

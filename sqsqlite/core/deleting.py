@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import defaults as D
 from .. import queries as Q
@@ -92,7 +91,7 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
 def delete_handles(queue: Queue, handles: list[str]) -> list[tuple[str, SQSError]]:
     """Delete any number of messages by handle in one write transaction, for BufferedQueue;
     returns the handles refused, with why. Each handle acts as delete_message's would."""
-    failures = []
+    failures: list[tuple[str, SQSError]] = []
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
         if not row["fifo"] and _delete_issued(tx, row["id"], queue.db.handles.known(handles)) == len(handles):
@@ -137,11 +136,12 @@ def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
     tx.run(Q.change_visibility, id=msg["id"], visible_at=new_end)
 
 
-def delete_message_batch(queue: Queue, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
+def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
     entries, entry_ids, _ = V.batch_entry_ids(entries)
     check = queue.db.handles.check
-    successful, failed = [], []
+    successful: list[dict] = []
+    failed: list[BatchResultErrorEntry] = []
     tried = False  # the fast path below ran, and fell short
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
@@ -153,10 +153,10 @@ def delete_message_batch(queue: Queue, entries: Sequence[Mapping[str, Any]]) -> 
                 remembered = queue.db.handles.known(map(_get_receipt_handle, entries))
             except KeyError:  # an entry without a ReceiptHandle: the exact path names it
                 remembered = []
-            deleted = _delete_issued(tx, row["id"], remembered)
-            if deleted == len(entries):
+            issued = _delete_issued(tx, row["id"], remembered)
+            if issued == len(entries):
                 return BatchResult([{"Id": i} for i in entry_ids], failed)
-            tried = deleted is not None
+            tried = issued is not None
         now = queue.db.now()
         handles: dict[str, Handle] = {}
         queue_id = row["id"]
@@ -187,14 +187,14 @@ def delete_message_batch(queue: Queue, entries: Sequence[Mapping[str, Any]]) -> 
             h = handles.get(e["Id"])
             try:
                 if h is None or h.row_id not in deleted:
-                    _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # decides the rest exactly
+                    _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # type: ignore[arg-type]  # decides the rest exactly, a missing handle included
                 successful.append({"Id": e["Id"]})
             except SQSError as exc:
                 failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault))
     return BatchResult(successful, failed)
 
 
-def change_message_visibility_batch(queue: Queue, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
+def change_message_visibility_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
     entries = V.batch_entries(entries)
 

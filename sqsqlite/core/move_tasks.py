@@ -188,10 +188,7 @@ def cancel_message_move_task(db: Database, task_handle: str) -> int:
             now=now,
             failure_reason=None,
         )
-        return task["moved"]
-
-
-# ------------------------------------------------------------ long-poll wake-ups
+    return task["moved"]
 
 
 def _move_row(tx: Tx, row, source, target, now: int) -> None:

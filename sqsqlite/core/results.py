@@ -8,7 +8,7 @@ from collections import abc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import validation as V
 from ..errors import ReceiptHandleIsInvalid
@@ -134,7 +134,7 @@ class Message:
     dead_letter_queue_source_arn: str | None = None
     sender_id: str | None = None
     visible_at: int | None = None
-    queue: Queue | None = field(default=None, repr=False, compare=False)
+    queue: Any = field(default=None, repr=False, compare=False)  # the Queue (or BufferedQueue) that received it
     _md5_body: str | None = field(default=None, init=False, repr=False, compare=False)
 
     # The digests follow from the body and the attributes, computed when read (see SendResult).
@@ -154,16 +154,18 @@ class Message:
 
     def delete(self) -> None:
         """DeleteMessage with this message's receipt handle."""
-        self._queue().delete_message(self.receipt_handle)
+        queue, handle = self._held()
+        queue.delete_message(handle)
 
     def change_visibility(self, visibility_timeout: int) -> None:
         """ChangeMessageVisibility with this message's receipt handle."""
-        self._queue().change_message_visibility(self.receipt_handle, visibility_timeout)
+        queue, handle = self._held()
+        queue.change_message_visibility(handle, visibility_timeout)
 
-    def _queue(self) -> Queue:
+    def _held(self) -> tuple[Queue, str]:
         if self.queue is None or self.receipt_handle is None:
             raise ReceiptHandleIsInvalid("This message was not received, so it has no receipt handle.")
-        return self.queue
+        return self.queue, self.receipt_handle
 
 
 @dataclass(frozen=True)
@@ -181,7 +183,7 @@ class QueueStats:
 
 @dataclass(frozen=True)
 class MoveTask:
-    task_handle: str
+    task_handle: str | None  # while the task runs; a finished task has none
     status: str
     source_arn: str
     destination_arn: str | None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import defaults as D
@@ -52,7 +52,7 @@ class Prepared:
         self.delay = delay
         self.group_id = group_id
         self.dedup_id = dedup_id
-        self.entry_id = entry_id
+        self.entry_id: Any = entry_id  # a batch entry's Id (always set in a batch), None for a single send
         # Read by the batch total and again by the queue's MaximumMessageSize check.
         self.size = V.message_size(body_bytes, attributes)
 
@@ -80,7 +80,9 @@ def send_message(
     """SendMessage: the message's id and digests (and its sequence number on a FIFO queue).
     A FIFO queue needs message_group_id, and a deduplication id unless the queue has
     ContentBasedDeduplication; per-message delay_seconds is for standard queues."""
-    prepared = plain = None
+    # One of the two is set; Any spares the hot path the checks that would prove it to mypy.
+    prepared: Any = None
+    plain: Any = None
     if delay_seconds is None and not message_attributes and message_group_id is None and message_deduplication_id is None:
         data = V.message_body(message_body)
         plain = _new_tuple(_Plain, ([None], [message_body], len(data)))
@@ -100,13 +102,13 @@ def send_message(
     return result
 
 
-def send_message_batch(queue: Queue, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
+def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
     MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
     entries, entry_ids, dicts = V.batch_entry_ids(entries)
     failed: list[BatchResultErrorEntry] = []
-    prepared: list[Prepared] | None = None
-    plain = _plain_entries(entries, entry_ids) if dicts else None
+    prepared: Any = None  # when the batch is not plain (see send_message)
+    plain: Any = _plain_entries(entries, entry_ids) if dicts else None
     if plain is not None:
         V.check_batch_size(plain.total)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta, timezone
 
 from .figures import AGE_LABELS, Report
@@ -35,7 +36,7 @@ def age(ms: int | None) -> str:
     return f"{d}d {h}h"
 
 
-def _grid(headers: list[str], rows: list[list], right: set[int] = frozenset()) -> list[str]:
+def _grid(headers: list[str], rows: list[list], right: AbstractSet[int] = frozenset()) -> list[str]:
     cells = [headers] + [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     out = []

@@ -55,7 +55,7 @@ def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, i
     conn.execute("PRAGMA cache_size=-262144")
     rnd = random.Random(seed)
     body = "x" * 64
-    counts = {}
+    counts: dict[str, int] = {}
     seq = 0
     for name, retention, fifo, _, share in QUEUES:
         n = round(messages * share) if name != QUEUES[-1][0] else messages - sum(counts.values())
@@ -82,7 +82,7 @@ def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, i
             received = None if rc == 0 else min(visible, as_of_ms)
             group = f"g{rnd.randrange(GROUPS):04d}" if fifo else None
             head = 0
-            if fifo:
+            if group is not None:
                 seq += 1
                 if group not in heads:
                     heads.add(group)

@@ -151,10 +151,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         except Exception:  # a bug, not the caller's fault: say so without leaking internals
             log.error("request %s failed:\n%s", request_id, traceback.format_exc())
-            err = wire.WireError(
+            internal = wire.WireError(
                 "InternalError", f"The server could not complete request {request_id}.", 500, "com.amazonaws.sqs#InternalError", False
             )
-            self._send_error(err, is_json, request_id)
+            self._send_error(internal, is_json, request_id)
             return
         if is_json:
             payload = wire.json_response(result)
@@ -222,7 +222,8 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(size)
 
     def _read_chunked(self, limit: int) -> bytes:
-        chunks, total = [], 0
+        chunks: list[bytes] = []
+        total = 0
         while True:
             line = self.rfile.readline(1024)
             try:
@@ -323,7 +324,7 @@ class EndpointServer(ThreadingHTTPServer):
         self.requests = 0
         self.server_ms = 0.0
         super().__init__(address, Handler)
-        host, port = self.server_address[:2]
+        host, port = str(self.server_address[0]), self.server_address[1]
         self.default_host = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         db.endpoint = f"http://{self.default_host}"
 
@@ -414,7 +415,7 @@ def make_server(
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
     db = ServedDatabase(db_path, clock=clock, region=region, account_id=account_id)
-    verifier = Verifier(access_key, secret_key) if access_key is not None else None
+    verifier = Verifier(access_key, secret_key) if access_key is not None and secret_key is not None else None
     try:
         return EndpointServer((host, port), db, verifier=verifier, max_request_bytes=max_request_bytes, verbose=verbose)
     except BaseException:

@@ -162,7 +162,7 @@ class Verifier:
         if "host" not in signed:
             raise _mismatch("The request signature must cover the Host header.")
         # The header's value is what the client signed; it must still describe this body.
-        payload_hash = (by_name.get("x-amz-content-sha256") or [None])[0]
+        payload_hash = (by_name.get("x-amz-content-sha256") or [None])[0]  # type: ignore[list-item]  # None: not sent
         if payload_hash != "UNSIGNED-PAYLOAD":
             computed = hashlib.sha256(body).hexdigest()
             if payload_hash is not None and payload_hash.lower() != computed:

@@ -170,7 +170,7 @@ class ServedDatabase(Database):
         self.wakeups: EndpointWakeups = EndpointWakeups(self.store, self.clock)
 
     @property
-    def endpoint(self) -> str:  # type: ignore[override]
+    def endpoint(self) -> str:
         return getattr(self._request, "endpoint", None) or self._default_endpoint
 
     @endpoint.setter

@@ -8,6 +8,7 @@ import pytest
 from sqsqlite import Actions
 from sqsqlite import validation as V
 from sqsqlite.core import sending
+from sqsqlite.errors import InvalidParameterValue
 
 
 @pytest.fixture
@@ -64,3 +65,15 @@ def test_an_entry_with_attributes_still_gets_them_decoded_and_digested(db, queue
     assert "MD5OfMessageAttributes" in by_id["1"] and "MD5OfMessageSystemAttributes" in by_id["2"]
     [m, _] = queue.receive_message(max_number_of_messages=10, message_attribute_names=["All"])
     assert m.message_attributes["b"].binary_value == b"\x00\x01"
+
+
+def test_undecodable_base64_anywhere_in_a_batch_refuses_the_whole_request_whatever_the_other_entries_hold(db, queue):
+    # One entry short of a body and one with an extra member: together as many members as two
+    # plain entries, which must not pass for a batch of bodies alone.
+    entries = [
+        {"Id": "a"},
+        {"Id": "b", "MessageBody": "x", "MessageAttributes": {"k": {"DataType": "Binary", "BinaryValue": "not base64!"}}},
+    ]
+    with pytest.raises(InvalidParameterValue, match="not valid base64"):
+        Actions(db).call("SendMessageBatch", {"QueueUrl": queue.url, "Entries": entries})
+    assert queue.peek() == []
