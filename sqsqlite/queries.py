@@ -3,7 +3,7 @@
 Builders are pure: they return SQL text with ``:named`` parameters, nothing here touches a
 database. :mod:`sqsqlite.store` is the one module that executes them. Compiling once keeps
 SQLAlchemy's per-call overhead off the hot path while the statements stay declarative and
-testable (``tests/test_queries.py`` checks the claim walks an index, never the whole table).
+testable (``tests/unit/test_queries.py`` checks the claim walks an index, never the whole table).
 """
 
 from __future__ import annotations
@@ -319,8 +319,8 @@ assert _claim_standard_order == CLAIM_STANDARD_PARAMS, _claim_standard_order
 # messages in send order, so one receive can return several messages of a group in order.
 # The group run's retention test reads sent_at + 0, which no index can serve: left as a plain
 # range, the planner (no ANALYZE statistics) can prefer another index and walk every live
-# message of the queue, so the claim's cost would grow with the backlog. tests/test_fifo.py and
-# tests/test_queries.py check the plans.
+# message of the queue, so the claim's cost would grow with the backlog. tests/unit/test_fifo.py and
+# tests/unit/test_queries.py check the plans.
 _alive_unindexed = (m.c.sent_at + literal_column("0")) > P("cutoff")
 # A literal 1, not a bound parameter: to match a partial index (WHERE is_head = 1) against a
 # bound value, SQLite plans with the value and prepares the statement again each time it is
@@ -447,7 +447,7 @@ delete_by_handles = compile_sql(
     .where(
         m.c.id.in_(select(func.json_extract(_handles.c.value, "$[0]")).select_from(_handles)),
         # "+ 0": otherwise the planner walks the queue's whole index range instead of looking
-        # up the listed row ids (tests/test_queries.py checks the plan).
+        # up the listed row ids (tests/unit/test_queries.py checks the plan).
         (m.c.queue_id + literal_column("0")) == P("queue_id"),
         tuple_(m.c.id, func.hex(m.c.receipt_token), m.c.message_id).in_(
             select(

@@ -1,7 +1,7 @@
 """The report's figures, their exact definitions, and the oracle that computes them in Python.
 
 Every figure is an integer (counts, or milliseconds), so the Spark job and :func:`compute`
-must agree exactly, field by field; ``tests/test_report.py`` holds them to it.
+must agree exactly, field by field; ``tests/report/test_report.py`` holds them to it.
 
 Definitions, for one instant ``as_of`` (epoch ms) and one queue with retention ``R`` seconds:
 

@@ -3,7 +3,7 @@ command with exit 254 and one line on stderr naming the SQS error (or, for what 
 refuses, exit 252 and click's usage message), never a traceback, and every row of every table
 stays as it was.
 
-The strategies and the world of queues are tests/test_properties.py's (the same hostile values
+The strategies and the world of queues are tests/unit/test_properties.py's (the same hostile values
 the library API gets); here they travel as argv, the way a shell would pass them.
 """
 

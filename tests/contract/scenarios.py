@@ -1,6 +1,6 @@
 """The SQS scenario suite, written once against a boto3-shaped client.
 
-Every entry point runs it (tests/test_scenarios.py): the in-process ``sqsqlite.client``, a real
+Every entry point runs it (tests/contract/test_scenarios.py): the in-process ``sqsqlite.client``, a real
 boto3 client on ``sqsqlite serve``, and any other adapter that offers boto3's methods, keyword
 arguments, response dicts and ``client.exceptions``. Each scenario gets a ``World``: the client,
 the ManualClock behind it (time moves only when a scenario says so) and a fresh name prefix.
