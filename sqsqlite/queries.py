@@ -1,28 +1,31 @@
-"""Every SQL statement sqsqlite runs, built with SQLAlchemy Core and compiled once at import.
+"""Every SQL statement sqsqlite runs, compiled once: not once per process, once per version of
+the statements.
 
-Builders are pure: they return SQL text with ``:named`` parameters, nothing here touches a
-database. :mod:`sqsqlite.store` is the one module that executes them. Compiling once keeps
-SQLAlchemy's per-call overhead off the hot path while the statements stay declarative and
-testable (``tests/unit/test_queries.py`` checks the claim walks an index, never the whole table).
+:mod:`sqsqlite.statements` builds them with SQLAlchemy Core and is the source of the SQL. Its
+compiled output is cached in a JSON file keyed by a digest of the files the SQL depends on
+(``statements.py``, ``schema.py``, ``defaults.py``) and of the SQLAlchemy installed; a process
+whose cache matches loads the text and never imports SQLAlchemy (a third of a second of start-up
+for every CLI command). A missing or stale cache is rebuilt from the statements and written
+beside this file, or where that is read-only, under ``$XDG_CACHE_HOME/sqsqlite`` (or
+``~/.cache/sqsqlite``).
+
+The names are the statements module's public ones: ``Q.claim_standard`` is a :class:`Sql`, the
+per-batch-size tuples (``Q.INSERT_STANDARD_ROWS``) are tuples of them, and column tuples
+(``Q.RECEIVED_COLUMNS``) hold column names.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, cast
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or_, select, tuple_, update
-from sqlalchemy.dialects import sqlite
-from sqlalchemy.sql import ClauseElement
-from sqlalchemy.sql.compiler import SQLCompiler
-
-from . import defaults as D
-from .schema import fifo_dedup, messages, meta, move_tasks, queue_tombstones, queues, receive_attempts
-
-_DIALECT = sqlite.dialect(paramstyle="named")
-
-m = messages
-q = queues
+_HERE = Path(__file__).resolve().parent
+_SOURCES = ("statements.py", "schema.py", "defaults.py")
 
 
 class Sql(str):
@@ -34,587 +37,77 @@ class Sql(str):
         return {**self.defaults, **params} if self.defaults else params
 
 
-_POSITIONAL = sqlite.dialect()  # qmark: binding by position skips a name lookup per value
+def cache_key() -> str:
+    """A digest of what the compiled SQL depends on: the statements' sources and SQLAlchemy's
+    version (read from its installed files' metadata, without importing it)."""
+    digest = hashlib.sha256()
+    for name in _SOURCES:
+        digest.update((_HERE / name).read_bytes())
+    spec = importlib.util.find_spec("sqlalchemy")
+    if spec is not None and spec.origin:
+        stat = os.stat(spec.origin)
+        digest.update(f"{spec.origin}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:20]
 
 
-def compile_positional(stmt: ClauseElement) -> tuple[Sql, tuple[str, ...]]:
-    """SQL with ? placeholders and the parameter names in their order, for the hottest
-    executemany, where binding by position is measurably cheaper than by name."""
-    compiled = cast(SQLCompiler, stmt.compile(dialect=_POSITIONAL))
-    assert not [b for b in compiled.binds.values() if not b.required], "literal values would need defaults"
-    sql = Sql(str(compiled))
-    sql.defaults = {}
-    return sql, tuple(compiled.positiontup or ())
+def cache_dirs() -> list[Path]:
+    """Where the cache may be, in the order it is looked for and written."""
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return [_HERE / "__pycache__", Path(home) / "sqsqlite"]
 
 
-def compile_sql(stmt: ClauseElement) -> Sql:
-    compiled = cast(SQLCompiler, stmt.compile(dialect=_DIALECT))
-    sql = Sql(str(compiled))
-    sql.defaults = {name: b.effective_value for b, name in compiled.bind_names.items() if not b.required}
-    return sql
+def _read(key: str) -> dict[str, Any] | None:
+    for folder in cache_dirs():
+        try:
+            data = json.loads((folder / f"queries-{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
 
 
-# Index 0 of the per-batch-size statement tuples below: no batch has no rows.
-_NO_ROWS = Sql("")
+def _write(key: str, data: dict[str, Any]) -> None:
+    text = json.dumps(data, sort_keys=True)
+    for folder in cache_dirs():
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            # Written whole, then renamed: a concurrent reader sees the old file or the new one.
+            fd, tmp = tempfile.mkstemp(prefix=".queries-", suffix=".tmp", dir=folder)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, folder / f"queries-{key}.json")
+            return
+        except OSError:
+            continue  # read-only: the next place, or none (then every process compiles)
 
 
-def P(name: str):
-    return bindparam(name)
+def compiled_statements() -> dict[str, Any]:
+    """The statements module's compiled output, from the cache or freshly compiled."""
+    key = cache_key()
+    data = _read(key)
+    if data is None:
+        from . import statements
+
+        data = statements.compiled()
+        _write(key, data)
+    return data
 
 
-MESSAGE_COLUMNS = (
-    m.c.id,
-    m.c.queue_id,
-    m.c.message_id,
-    m.c.body,
-    m.c.attributes,
-    m.c.sender_id,
-    m.c.sent_at,
-    m.c.visible_at,
-    m.c.receive_count,
-    m.c.first_received_at,
-    m.c.received_at,
-    m.c.receipt_token,
-    m.c.group_id,
-    m.c.dedup_id,
-    m.c.sequence_number,
-    m.c.dead_letter_source_arn,
-    m.c.is_head,
-)
-# What a Message is built from, in the order Queue._message unpacks it: MESSAGE_COLUMNS without
-# the queue id (the caller knows it), received_at and is_head (the engine's bookkeeping). A
-# claim returns these: each column it returns costs about 1,000 instructions a row between
-# SQLite's RETURNING and sqlite3's conversion (callgrind), a tenth of a message's receive.
-RECEIVED_COLUMNS = tuple(c for c in MESSAGE_COLUMNS if c.name not in ("queue_id", "received_at", "is_head"))
-# What a standard claim returns, fewer still: the lease end and the token are the claim's own
-# parameters, so visible_at and receipt_token are not returned, and the three FIFO columns come
-# back as one: NULL on a plain message; GROUP_MARK + the group on a fair queue's message (a
-# MessageGroupId, nothing else: a standard queue never has the other two); a deduplication id
-# or sequence number otherwise (an import by an older sqsqlite), which Queue._claim reads again
-# in full (received_by_id).
-CLAIMED_COLUMNS = (
-    m.c.id,
-    m.c.message_id,
-    m.c.body,
-    m.c.attributes,
-    m.c.sender_id,
-    m.c.sent_at,
-    m.c.receive_count,
-    m.c.first_received_at,
-    m.c.dead_letter_source_arn,
-    # Not "group_id IS NOT NULL OR ...": SQLite 3.38 to 3.4x evaluates IS [NOT] NULL in an
-    # UPDATE's RETURNING wrongly when the table's INTEGER PRIMARY KEY is also declared NOT NULL,
-    # as SQLAlchemy declares it (every row read as having FIFO fields).
-    func.coalesce(m.c.dedup_id, m.c.sequence_number, func.char(literal_column("1")).concat(m.c.group_id)).label("fifo_fields"),
-)
-GROUP_MARK = "\x01"  # char(1) above: deduplication and group ids are printable ASCII
-FIFO_FIELDS_AT = len(CLAIMED_COLUMNS) - 1
-
-# A message's state, from its columns and the clock; nothing stores it (core/rules.py states
-# the rule). cutoff = now - the queue's retention period.
-_alive = m.c.sent_at > P("cutoff")  # not expired
-_visible = m.c.visible_at <= P("now")
-_hidden = m.c.visible_at > P("now")
-_in_flight = (_hidden, m.c.receive_count > 0)  # received, its visibility timeout running
-_delayed = (_hidden, m.c.receive_count == 0)  # never received, its delay running
-# The predicate of ix_messages_group (FIFO rows), which a query must state to use that index.
-_IN_GROUP_INDEX = m.c.sequence_number.is_not(None)
+def _revive(value: Any) -> Any:
+    if isinstance(value, dict):
+        sql = Sql(value["sql"])
+        sql.defaults = value["defaults"]
+        return sql
+    if isinstance(value, list):
+        return tuple(_revive(v) for v in value)
+    return value
 
 
-# ------------------------------------------------------------------ queues
-
-queue_by_name = compile_sql(select(q).where(q.c.name == P("name")))
-queue_by_id = compile_sql(select(q).where(q.c.id == P("id")))
-# Names from prefix up to prefix + DEL: exactly those that start with it, since a queue name's
-# characters are ASCII below DEL (a range on the name's index; LIKE would take _ and % as
-# wildcards and match letters in either case).
-list_queues = compile_sql(
-    select(q.c.name)
-    .where(q.c.name >= P("prefix"), q.c.name < P("prefix").concat(func.char(literal_column("127"))), q.c.name > P("after"))
-    .order_by(q.c.name)
-    .limit(P("limit"))
-)
-insert_queue = compile_sql(
-    insert(q).values(
-        name=P("name"),
-        fifo=P("fifo"),
-        created_at=P("now"),
-        modified_at=P("now"),
-        visibility_timeout=P("visibility_timeout"),
-        delay_seconds=P("delay_seconds"),
-        retention_period=P("retention_period"),
-        max_message_size=P("max_message_size"),
-        receive_wait_time=P("receive_wait_time"),
-        dead_letter_target=P("dead_letter_target"),
-        max_receive_count=P("max_receive_count"),
-        content_based_dedup=P("content_based_dedup"),
-        dedup_scope=P("dedup_scope"),
-        attributes=P("attributes"),
-        tags=P("tags"),
-    )
-)
-update_queue_attributes = compile_sql(
-    update(q)
-    .where(q.c.id == P("id"))
-    .values(
-        modified_at=P("now"),
-        visibility_timeout=P("visibility_timeout"),
-        delay_seconds=P("delay_seconds"),
-        retention_period=P("retention_period"),
-        max_message_size=P("max_message_size"),
-        receive_wait_time=P("receive_wait_time"),
-        dead_letter_target=P("dead_letter_target"),
-        max_receive_count=P("max_receive_count"),
-        content_based_dedup=P("content_based_dedup"),
-        dedup_scope=P("dedup_scope"),
-        attributes=P("attributes"),
-    )
-)
-update_queue_tags = compile_sql(update(q).where(q.c.id == P("id")).values(tags=P("tags")))
-delete_queue = compile_sql(delete(q).where(q.c.id == P("id")))
-delete_queue_messages = compile_sql(delete(m).where(m.c.queue_id == P("queue_id")))
-purge_queue = compile_sql(delete(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("now")))
-mark_purged = compile_sql(
-    update(q).where(q.c.id == P("id")).values(purged_at=P("now"), inflight_bound=0, inflight_epoch=q.c.inflight_epoch + 1)
-)
-add_inflight = compile_sql(update(q).where(q.c.id == P("id")).values(inflight_bound=q.c.inflight_bound + P("n")))
-set_inflight = compile_sql(update(q).where(q.c.id == P("id")).values(inflight_bound=P("n"), inflight_epoch=q.c.inflight_epoch + 1))
-next_sequence = compile_sql(
-    update(q).where(q.c.id == P("id")).values(last_sequence=q.c.last_sequence + P("n")).returning(q.c.last_sequence)
-)
-dead_letter_sources = compile_sql(select(q.c.name).where(q.c.dead_letter_target == P("name")).order_by(q.c.name))
-
-tombstone = compile_sql(select(queue_tombstones.c.deleted_at).where(queue_tombstones.c.name == P("name")))
-put_tombstone = compile_sql(insert(queue_tombstones).values(name=P("name"), deleted_at=P("now")).prefix_with("OR REPLACE"))
-clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c.deleted_at <= P("before")))
+globals().update({name: _revive(value) for name, value in compiled_statements().items()})
 
 
-# ------------------------------------------------------------------ messages
-
-insert_message = compile_sql(
-    insert(m).values(
-        queue_id=P("queue_id"),
-        message_id=P("message_id"),
-        body=P("body"),
-        attributes=P("attributes"),
-        sender_id=P("sender_id"),
-        sent_at=P("sent_at"),
-        visible_at=P("visible_at"),
-        receive_count=P("receive_count"),
-        first_received_at=P("first_received_at"),
-        group_id=P("group_id"),
-        dedup_id=P("dedup_id"),
-        sequence_number=P("sequence_number"),
-        dead_letter_source_arn=P("dead_letter_source_arn"),
-        is_head=P("is_head"),
-    )
-)
-
-
-# A standard queue's send fills only these columns (the rest keep their defaults), by position
-# (the table's column order, which SQLAlchemy's multi-row VALUES follows). A batch with no
-# message attributes leaves that column out (INSERT_PLAIN_ROWS): sqlite3 binds a None through its
-# adapter look-up, about 1.6 us, where an int or a str takes no look-up.
-INSERT_STANDARD_COLUMNS = (
-    "queue_id",
-    "message_id",
-    "body",
-    "attributes",
-    "sender_id",
-    "sent_at",
-    "visible_at",
-)
-ATTRIBUTES_AT = INSERT_STANDARD_COLUMNS.index("attributes")
-INSERT_PLAIN_COLUMNS = tuple(c for c in INSERT_STANDARD_COLUMNS if c != "attributes")
-
-
-def _insert_rows(columns: tuple[str, ...], n: int) -> Sql:
-    """One INSERT of n rows (VALUES (...), (...)): parameters are the rows' values, row after
-    row, in ``columns`` order."""
-    names = [{name: P(f"{name}_{i}") for name in columns} for i in range(n)]
-    sql, order = compile_positional(insert(m).values(names))
-    assert order == tuple(f"{name}_{i}" for i in range(n) for name in columns), order
-    return sql
-
-
-# A batch's send as one statement: SQLite steps it once, where executemany steps a statement
-# per row. INSERT_STANDARD_ROWS[n] inserts n rows (index 0 unused); INSERT_PLAIN_ROWS[n] the
-# same without attributes.
-_BATCH_SIZES = range(1, D.MAX_BATCH_ENTRIES + 1)
-INSERT_STANDARD_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) for n in _BATCH_SIZES)
-INSERT_PLAIN_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
-# And with a fair queue's group ids (group_id comes after them in the table too).
-INSERT_GROUPED_COLUMNS = INSERT_STANDARD_COLUMNS + ("group_id",)
-INSERT_GROUPED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_GROUPED_COLUMNS, n) for n in _BATCH_SIZES)
-
-# The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
-# visible_at for every row). Those four are numbered parameters, each bound once however many
-# rows use it (qmark binds every use: 60 values for 10 rows, here 24). Parameters:
-# INSERT_SHARED_PARAMS, then the rows' message ids, then their bodies.
-INSERT_SHARED_PARAMS = ("queue_id", "sender_id", "sent_at", "visible_at")
-
-
-def compile_numbered(stmt: ClauseElement, order: tuple[str, ...]) -> Sql:
-    """SQL whose named parameters become ?1, ?2 ... in ``order``; SQLite binds a number used
-    several times once."""
-    sql = compile_sql(stmt)
-    assert not sql.defaults, "literal values would need defaults"
-    number = {name: i for i, name in enumerate(order, 1)}
-    assert set(re.findall(r":(\w+)", sql)) == set(number), (sql, order)
-    numbered = Sql(re.sub(r":(\w+)", lambda found: f"?{number[found.group(1)]}", sql))
-    numbered.defaults = {}
-    return numbered
-
-
-def _insert_shared_rows(n: int) -> Sql:
-    shared = {name: P(name) for name in INSERT_SHARED_PARAMS}
-    rows = [{**shared, "message_id": P(f"message_id_{i}"), "body": P(f"body_{i}")} for i in range(n)]
-    order = INSERT_SHARED_PARAMS + tuple(f"message_id_{i}" for i in range(n)) + tuple(f"body_{i}" for i in range(n))
-    return compile_numbered(insert(m).values(rows), order)
-
-
-INSERT_SHARED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_shared_rows(n) for n in _BATCH_SIZES)
-
-
-def _claim(candidates, columns):
-    """UPDATE ... RETURNING over the chosen rows: lease, count, and the receive's fresh token.
-
-    One random :token per claim, shared by the rows it claims: a token only has to tell this
-    receive of a message from its other receives (the handle carrying it names the row and the
-    message and is signed), and binding it costs nothing per row, where a token function called
-    back into Python for every row. The 1 is literal SQL, not a parameter, so the statement
-    can be compiled positionally (compile_positional takes no parameters with default values)."""
-    return (
-        update(m)
-        .where(m.c.id.in_(candidates.scalar_subquery()))
-        .values(
-            visible_at=P("lease_end"),
-            receive_count=m.c.receive_count + literal_column("1"),
-            first_received_at=func.coalesce(m.c.first_received_at, P("now")),
-            received_at=P("now"),
-            receipt_token=P("token"),
-        )
-        .returning(*columns)
-    )
-
-
-# Standard queues: the oldest visible rows by visible_at, straight off ix_messages_visible.
-# By position, as every receive runs it: sqlite3 binds a name with a dictionary look-up per
-# parameter (callgrind: by name, a receive + delete of 1 took 5% more instructions).
-# Parameters in CLAIM_STANDARD_PARAMS order.
-CLAIM_STANDARD_PARAMS = ("lease_end", "now", "now", "token", "queue_id", "now", "cutoff", "n", "offset")
-claim_standard, _claim_standard_order = compile_positional(
-    _claim(
-        select(m.c.id)
-        .where(m.c.queue_id == P("queue_id"), _visible, _alive)
-        .order_by(m.c.visible_at)
-        .limit(P("n"))
-        .offset(P("offset")),  # SQLAlchemy's SQLite dialect writes an OFFSET anyway: as a named 0
-        CLAIMED_COLUMNS,
-    )
-)
-assert _claim_standard_order == CLAIM_STANDARD_PARAMS, _claim_standard_order
-
-# FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
-# messages in send order, so one receive can return several messages of a group in order.
-# The group run's retention test reads sent_at + 0, which no index can serve: left as a plain
-# range, the planner (no ANALYZE statistics) can prefer another index and walk every live
-# message of the queue, so the claim's cost would grow with the backlog. tests/unit/test_fifo.py and
-# tests/unit/test_queries.py check the plans.
-_alive_unindexed = (m.c.sent_at + literal_column("0")) > P("cutoff")
-# A literal 1, not a bound parameter: to match a partial index (WHERE is_head = 1) against a
-# bound value, SQLite plans with the value and prepares the statement again each time it is
-# bound, 14 us a call against 2 (measured in session 21).
-_ONE: Any = literal_column("1")
-# Live visible heads; the claim deletes expired ones first (delete_expired_heads), and any it
-# had no time for are passed over here.
-fifo_heads = compile_sql(
-    select(m.c.id, m.c.group_id)
-    .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _visible, m.c.sent_at > P("cutoff"))
-    .order_by(m.c.visible_at)
-    .limit(P("n"))
-)
-# Expired group heads, visible or in flight (ix_messages_heads_sent): an expired message is gone,
-# so its group moves on at once; each call's caller makes the next message the head.
-delete_expired_heads = compile_sql(
-    delete(m)
-    .where(
-        m.c.id.in_(
-            select(m.c.id)
-            .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, m.c.sent_at <= P("cutoff"))
-            .limit(P("n"))
-            .scalar_subquery()
-        )
-    )
-    .returning(m.c.group_id, m.c.is_head)
-)
-fifo_group_run = compile_sql(
-    select(m.c.id, m.c.visible_at)
-    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX, _alive_unindexed)
-    .order_by(m.c.sequence_number)
-    .limit(P("n"))
-)
-# Claim the ids listed in a JSON array (json_each keeps this one compiled statement).
-claim_ids = compile_sql(_claim(select(literal_column("value")).select_from(func.json_each(P("ids"))), RECEIVED_COLUMNS))
-# After any row of a group leaves a queue, its first remaining row becomes the head.
-fix_group_head = compile_sql(
-    update(m)
-    .where(
-        m.c.id
-        == select(m.c.id)
-        .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)
-        .order_by(m.c.sequence_number)
-        .limit(1)
-        .scalar_subquery(),
-        m.c.is_head == 0,
-    )
-    .values(is_head=1)
-)
-group_has_messages = compile_sql(
-    select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX).limit(1)
-)
-
-unclaim_to_dead_letter = compile_sql(
-    update(m)
-    .where(m.c.id == P("id"))
-    .values(
-        queue_id=P("dlq_id"),
-        receive_count=m.c.receive_count - 1,
-        visible_at=P("now"),
-        received_at=None,
-        receipt_token=None,
-        dead_letter_source_arn=P("source_arn"),
-        sequence_number=P("sequence_number"),
-        is_head=0,
-    )
-    .returning(m.c.group_id)
-)
-
-message_by_id = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.id == P("id")))
-received_by_id = compile_sql(select(*RECEIVED_COLUMNS).where(m.c.id == P("id")))
-delete_message = compile_sql(delete(m).where(m.c.id == P("id")).returning(m.c.visible_at, m.c.group_id, m.c.is_head))
-# Delete with a receipt handle in one statement when the handle is the message's newest (its
-# token matches) and, on FIFO queues, the message is still in flight; otherwise nothing.
-delete_by_handle = compile_sql(
-    delete(m)
-    .where(
-        m.c.id == P("id"),
-        m.c.queue_id == P("queue_id"),
-        m.c.message_id == P("message_id"),
-        m.c.receipt_token == P("token"),
-        or_(P("fifo") == 0, _hidden),
-    )
-    .returning(m.c.group_id, m.c.is_head)
-)
-# DeleteMessageBatch on a standard queue: one executemany of this, by position; its total
-# rowcount tells whether every handle was its message's newest (then nothing is left to decide).
-DELETE_STANDARD_COLUMNS = ("id", "queue_id", "message_id", "token")
-delete_standard_by_handle, _delete_standard_order = compile_positional(
-    delete(m).where(
-        m.c.id == P("id"),
-        m.c.queue_id == P("queue_id"),
-        m.c.message_id == P("message_id"),
-        m.c.receipt_token == P("token"),
-    )
-)
-assert _delete_standard_order == DELETE_STANDARD_COLUMNS
-
-
-# DeleteMessageBatch's commonest case, the messages one receive took: their handles share that
-# claim's token. A claim sets a fresh random token on the rows it takes, and nothing else sets
-# one, so the token and the row ids name exactly those messages (the message id check of
-# delete_standard_by_handle adds nothing to them). One statement for the batch, where the
-# executemany binds four values and steps once per handle (callgrind: receive + delete in
-# batches of 10, 4,400 instructions a message less). "+ 0" keeps the planner on the listed row
-# ids, not the queue's index range. DELETE_CLAIMED_ROWS[n] takes n row ids; parameters: token,
-# queue id, then the row ids.
-def _delete_claimed_rows(n: int) -> Sql:
-    ids = [P(f"id_{i}") for i in range(n)]
-    stmt = delete(m).where(
-        m.c.receipt_token == P("token"),
-        (m.c.queue_id + literal_column("0")) == P("queue_id"),
-        m.c.id.in_(ids),
-    )
-    return compile_numbered(stmt, ("token", "queue_id") + tuple(f"id_{i}" for i in range(n)))
-
-
-DELETE_CLAIMED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_delete_claimed_rows(n) for n in _BATCH_SIZES)
-# DeleteMessageBatch's common case in one statement: each [row id, token hex, message id] of
-# :handles deletes its message when the token is the newest (and, on FIFO, still in flight).
-_handles = func.json_each(P("handles")).table_valued("value").alias("handles")
-delete_by_handles = compile_sql(
-    delete(m)
-    .where(
-        m.c.id.in_(select(func.json_extract(_handles.c.value, "$[0]")).select_from(_handles)),
-        # "+ 0": otherwise the planner walks the queue's whole index range instead of looking
-        # up the listed row ids (tests/unit/test_queries.py checks the plan).
-        (m.c.queue_id + literal_column("0")) == P("queue_id"),
-        tuple_(m.c.id, func.hex(m.c.receipt_token), m.c.message_id).in_(
-            select(
-                func.json_extract(_handles.c.value, "$[0]"),
-                func.json_extract(_handles.c.value, "$[1]"),
-                func.json_extract(_handles.c.value, "$[2]"),
-            ).select_from(_handles)
-        ),
-        or_(P("fifo") == 0, _hidden),
-    )
-    .returning(m.c.id, m.c.group_id, m.c.is_head)
-)
-change_visibility = compile_sql(update(m).where(m.c.id == P("id")).values(visible_at=P("visible_at")))
-
-# Expired rows are the oldest, so they gather at the head of the claim's index walk. A receive
-# now and then removes those among the first :window entries: bounded work, no sent_at index.
-_head = (
-    select(m.c.id, m.c.sent_at).where(m.c.queue_id == P("queue_id"), _visible).order_by(m.c.visible_at).limit(P("window")).subquery("head")
-)
-prune_expired = compile_sql(
-    delete(m)
-    .where(m.c.id.in_(select(_head.c.id).where(_head.c.sent_at <= P("cutoff")).scalar_subquery()))
-    .returning(m.c.group_id, m.c.is_head)
-)
-# Full clean-up (db.prune): every expired row of the queue, in flight or not, n at a time.
-prune_all_expired = compile_sql(
-    delete(m)
-    .where(m.c.id.in_(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff")).limit(P("n")).scalar_subquery()))
-    .returning(m.c.group_id, m.c.is_head)
-)
-
-# Exact counts, read from ix_messages_visible alone (no table rows).
-count_visible = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _visible, _alive))
-count_in_flight = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_in_flight, _alive))
-count_delayed = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_delayed, _alive))
-oldest_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive))
-next_visible_at = compile_sql(select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), _hidden))
-
-# Peek: read without changing anything, in the order receives would see them.
-peek_messages = compile_sql(
-    select(*RECEIVED_COLUMNS)
-    .where(
-        m.c.queue_id == P("queue_id"),
-        _alive,
-        or_(
-            P("state") == "all",
-            and_(P("state") == "visible", _visible),
-            and_(P("state") == "in-flight", *_in_flight),
-            and_(P("state") == "delayed", *_delayed),
-        ),
-    )
-    .order_by(m.c.visible_at, m.c.id)
-    .limit(P("limit"))
-)
-# Export / move tasks: every live message of a queue in id order, a page at a time.
-# Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead
-# reading every live message of the queue off an index on queue_id and sorting them per page,
-# which made a move task or export quadratic in the queue's size.
-messages_page = compile_sql(
-    select(*MESSAGE_COLUMNS)
-    .where(m.c.queue_id + 0 == P("queue_id"), _alive, m.c.id > P("after"), m.c.id <= P("upto"))
-    .order_by(m.c.id)
-    .limit(P("limit"))
-)
-move_message = compile_sql(
-    update(m)
-    .where(m.c.id == P("id"))
-    .values(
-        queue_id=P("queue_id"),
-        visible_at=P("now"),
-        receive_count=0,
-        first_received_at=None,
-        received_at=None,
-        receipt_token=None,
-        dead_letter_source_arn=None,
-        sequence_number=P("sequence_number"),
-        is_head=0,
-    )
-)
-count_alive = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _alive))
-max_message_row = compile_sql(select(func.max(m.c.id)).where(m.c.queue_id == P("queue_id")))
-all_queues = compile_sql(select(q).order_by(q.c.name))
-
-# ------------------------------------------------------------------ FIFO bookkeeping
-
-find_dedup = compile_sql(
-    select(fifo_dedup.c.message_id, fifo_dedup.c.sequence_number).where(
-        fifo_dedup.c.queue_id == P("queue_id"),
-        fifo_dedup.c.scope == P("scope"),
-        fifo_dedup.c.dedup_id == P("dedup_id"),
-        fifo_dedup.c.created_at > P("window_start"),
-    )
-)
-put_dedup = compile_sql(
-    insert(fifo_dedup)
-    .values(
-        queue_id=P("queue_id"),
-        scope=P("scope"),
-        dedup_id=P("dedup_id"),
-        message_id=P("message_id"),
-        sequence_number=P("sequence_number"),
-        created_at=P("now"),
-    )
-    .prefix_with("OR REPLACE")
-)
-prune_dedup = compile_sql(delete(fifo_dedup).where(fifo_dedup.c.queue_id == P("queue_id"), fifo_dedup.c.created_at <= P("window_start")))
-find_attempt = compile_sql(
-    select(receive_attempts.c.result).where(
-        receive_attempts.c.queue_id == P("queue_id"),
-        receive_attempts.c.attempt_id == P("attempt_id"),
-        receive_attempts.c.created_at > P("window_start"),
-    )
-)
-put_attempt = compile_sql(
-    insert(receive_attempts)
-    .values(queue_id=P("queue_id"), attempt_id=P("attempt_id"), created_at=P("now"), result=P("result"))
-    .prefix_with("OR REPLACE")
-)
-delete_queue_dedup = compile_sql(delete(fifo_dedup).where(fifo_dedup.c.queue_id == P("queue_id")))
-delete_queue_attempts = compile_sql(delete(receive_attempts).where(receive_attempts.c.queue_id == P("queue_id")))
-prune_attempts = compile_sql(
-    delete(receive_attempts).where(receive_attempts.c.queue_id == P("queue_id"), receive_attempts.c.created_at <= P("window_start"))
-)
-
-# ------------------------------------------------------------------ move tasks
-
-insert_move_task = compile_sql(
-    insert(move_tasks).values(
-        task_handle=P("task_handle"),
-        source_queue_id=P("source_queue_id"),
-        source_arn=P("source_arn"),
-        destination_arn=P("destination_arn"),
-        max_per_second=P("max_per_second"),
-        status="RUNNING",
-        started_at=P("now"),
-        updated_at=P("now"),
-        moved=0,
-        to_move=P("to_move"),
-        max_id=P("max_id"),
-        last_id=0,
-    )
-)
-running_move_task = compile_sql(
-    select(move_tasks).where(move_tasks.c.source_queue_id == P("source_queue_id"), move_tasks.c.status == "RUNNING")
-)
-move_task = compile_sql(select(move_tasks).where(move_tasks.c.task_handle == P("task_handle")))
-move_tasks_for = compile_sql(
-    select(move_tasks)
-    .where(move_tasks.c.source_queue_id == P("source_queue_id"))
-    # Newest first; the rowid (insertion order) breaks a tie between tasks started in one
-    # millisecond, so the running one is never listed after the one it followed.
-    .order_by(move_tasks.c.started_at.desc(), literal_column("move_tasks.rowid").desc())
-    .limit(P("limit"))
-)
-update_move_task = compile_sql(
-    update(move_tasks)
-    .where(move_tasks.c.task_handle == P("task_handle"))
-    .values(
-        status=P("status"),
-        moved=P("moved"),
-        last_id=P("last_id"),
-        updated_at=P("now"),
-        failure_reason=P("failure_reason"),
-    )
-)
-
-# ------------------------------------------------------------------ meta
-
-get_meta = compile_sql(select(meta.c.value).where(meta.c.key == P("key")))
-put_meta = compile_sql(insert(meta).values(key=P("key"), value=P("value")).prefix_with("OR IGNORE"))
+def __getattr__(name: str) -> Any:
+    # Every statement is set above, from the compiled output; this only tells a type checker
+    # that the names exist without listing each one twice.
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

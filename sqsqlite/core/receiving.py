@@ -401,7 +401,7 @@ assert tuple(f.name for f in fields(Message) if f.init) == (
 ), "Message's fields changed: update _message and _claimed_messages"
 
 # _message unpacks received rows by position, in this order.
-assert tuple(c.name for c in Q.RECEIVED_COLUMNS) == (
+assert Q.RECEIVED_COLUMNS == (
     "id",
     "message_id",
     "body",
@@ -418,7 +418,7 @@ assert tuple(c.name for c in Q.RECEIVED_COLUMNS) == (
     "dead_letter_source_arn",
 ), "Q.RECEIVED_COLUMNS changed: update _message"
 # And a standard claim's rows in this order.
-assert tuple(c.name for c in Q.CLAIMED_COLUMNS) == (
+assert Q.CLAIMED_COLUMNS == (
     "id",
     "message_id",
     "body",
@@ -432,9 +432,9 @@ assert tuple(c.name for c in Q.CLAIMED_COLUMNS) == (
 ), "Q.CLAIMED_COLUMNS changed: update _claimed_messages"
 # Where a claim's rows hold the receive count (_claim reads them by position), and the
 # id first in both.
-_RECEIVED_COUNT_AT = [c.name for c in Q.RECEIVED_COLUMNS].index("receive_count")
-_CLAIMED_COUNT_AT = [c.name for c in Q.CLAIMED_COLUMNS].index("receive_count")
-assert Q.RECEIVED_COLUMNS[0].name == Q.CLAIMED_COLUMNS[0].name == "id"
+_RECEIVED_COUNT_AT = tuple(Q.RECEIVED_COLUMNS).index("receive_count")
+_CLAIMED_COUNT_AT = tuple(Q.CLAIMED_COLUMNS).index("receive_count")
+assert tuple(Q.RECEIVED_COLUMNS)[0] == tuple(Q.CLAIMED_COLUMNS)[0] == "id"
 _fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: see Q.CLAIMED_COLUMNS
 
 

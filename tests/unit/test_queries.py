@@ -8,6 +8,7 @@ statistics, as sqsqlite runs) and again after ANALYZE, so neither planner mode r
 """
 
 import contextlib
+import json
 import re
 import sqlite3
 
@@ -175,3 +176,49 @@ def test_no_statement_binds_a_value_a_partial_index_is_matched_against():
     bound = {n for n in dir(Q) if isinstance(getattr(Q, n), Q.Sql) and re.search(r"\bis_head\s*(=|IN)\s*[:?]", getattr(Q, n))}
     reading = {n for n in bound if not getattr(Q, n).lstrip().upper().startswith(("UPDATE", "INSERT"))}
     assert reading == set()
+
+
+# ------------------------------------------------------------------ compiled once, cached
+
+
+def test_the_cached_statements_are_exactly_what_the_statements_module_compiles():
+    from sqsqlite import statements
+
+    fresh = statements.compiled()
+    assert Q.compiled_statements() == fresh
+    for name, value in fresh.items():
+        loaded = getattr(Q, name)
+        if isinstance(value, dict):
+            assert isinstance(loaded, Q.Sql) and str(loaded) == value["sql"] and loaded.defaults == value["defaults"]
+
+
+def test_a_cache_of_other_sources_is_not_used_and_a_fresh_one_is_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(Q, "cache_dirs", lambda: [tmp_path / "readonly-missing", tmp_path])
+    (tmp_path / "queries-stale.json").write_text('{"claim_standard": {"sql": "SELECT 1", "defaults": {}}}')
+    monkeypatch.setattr(Q, "cache_key", lambda: "fresh")
+    data = Q.compiled_statements()  # no file for this key: compiled, then written
+    assert data["claim_standard"]["sql"] == str(Q.claim_standard)
+    written = list(tmp_path.rglob("queries-fresh.json"))
+    assert len(written) == 1 and json.loads(written[0].read_text()) == data
+
+
+def test_a_warm_process_runs_a_cli_command_without_importing_sqlalchemy_or_alembic(tmp_path):
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "warm.db")
+    sqsqlite.connect(db).create_queue("q").db.close()  # created and migrated: nothing is due
+    Q.compiled_statements()  # and the statements' cache is warm
+    code = (
+        "import sys\n"
+        "from sqsqlite.cli.main import main\n"
+        "sys.argv = ['sqsqlite', '--db', sys.argv[1], 'send-message', '--queue-url', 'q', '--message-body', 'x']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code == 0, exit.code\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sqlalchemy', 'alembic'}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
