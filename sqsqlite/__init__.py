@@ -8,27 +8,36 @@ for msg in q.receive_message(max_number_of_messages=10, wait_time_seconds=20):
     msg.delete()
 """
 
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from . import errors
-from .actions import Actions
-from .client import SQSClient, client
 from .clock import Clock, ManualClock, SystemClock
-from .consumer import Backoff, Consumer, Heartbeat, consume
-from .core import (
-    BatchResult,
-    BatchResultErrorEntry,
-    BufferedQueue,
-    Database,
-    DeferredDeleteFailure,
-    Message,
-    MoveTask,
-    Queue,
-    QueueStats,
-    SendResult,
-    SentMessages,
-    connect,
-)
 from .errors import SQSError
-from .validation import MessageAttribute
+
+if TYPE_CHECKING:
+    from .actions import Actions
+    from .client import SQSClient, client
+    from .consumer import Backoff, Consumer, Heartbeat, consume
+    from .core import (
+        BatchResult,
+        BatchResultErrorEntry,
+        BufferedQueue,
+        Database,
+        DeferredDeleteFailure,
+        Message,
+        MoveTask,
+        Queue,
+        QueueStats,
+        SendResult,
+        SentMessages,
+        connect,
+    )
+    from .validation import MessageAttribute
 
 __version__ = "0.1.0"
 
@@ -59,3 +68,57 @@ __all__ = [
     "connect",
     "errors",
 ]
+
+# The rest of __all__ is imported on first use (PEP 562), so a program or a CLI command loads
+# only the modules it touches: the engine, the client and the consumer each cost milliseconds
+# at start-up, and a one-shot command uses one of them at most.
+_LAZY = {
+    "Actions": ".actions",
+    "SQSClient": ".client",
+    "client": ".client",
+    "Backoff": ".consumer",
+    "Consumer": ".consumer",
+    "Heartbeat": ".consumer",
+    "consume": ".consumer",
+    "BatchResult": ".core",
+    "BatchResultErrorEntry": ".core",
+    "BufferedQueue": ".core",
+    "Database": ".core",
+    "DeferredDeleteFailure": ".core",
+    "Message": ".core",
+    "MoveTask": ".core",
+    "Queue": ".core",
+    "QueueStats": ".core",
+    "SendResult": ".core",
+    "SentMessages": ".core",
+    "connect": ".core",
+    "MessageAttribute": ".validation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """sqsqlite.client is a function, and also the name of the module that defines it: loading
+    that module (``from sqsqlite.client import SQSClient``, a lazy look-up above) makes Python
+    set the package's attribute to the module. It is kept the function, as it was when this
+    package imported the client eagerly."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "client" and isinstance(value, types.ModuleType):
+            value = value.client
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
