@@ -14,13 +14,13 @@ from ..errors import InvalidParameterValue, SQSError
 
 
 def _option(ctx: click.Context, name: str, own, default):
-    """Our own option if given, else the main group's global option of the same name."""
+    """Our own option if given, else the main group's global option of the same name (the group
+    keeps its global options in its context object, as attributes), else the default."""
     if own is not None:
         return own
     root = ctx.find_root()
-    if root is not ctx and root.params.get(name) is not None:
-        return root.params[name]
-    return default
+    given = getattr(root.obj, name, None) if root is not ctx else None
+    return default if given is None else given
 
 
 @click.command("serve")
@@ -55,7 +55,7 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     try:
         server = make_server(
-            _option(ctx, "db", db_path, None),
+            _option(ctx, "db_path", db_path, None),
             host=host,
             port=port,
             account_id=_option(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),

@@ -425,25 +425,28 @@ def test_the_seed_commands_run_through_the_real_aws_cli(server):
 # ---------------------------------------------------------------------- the command
 
 
-def test_serve_takes_db_region_and_account_from_the_main_groups_global_options():
-    import click
+def test_serve_takes_db_region_and_account_from_the_main_groups_global_options(tmp_path, monkeypatch):
+    from click.testing import CliRunner
 
-    from sqsqlite.server.command import _option
+    from sqsqlite.cli.main import cli
+    from sqsqlite.server import endpoint
 
-    @click.group()
-    @click.option("--db")
-    @click.option("--region")
-    @click.option("--account-id")
-    def main(db, region, account_id):
-        pass
+    seen = []
 
-    with click.Context(main, info_name="sqsqlite") as root:
-        root.params = {"db": "global.db", "region": "eu-west-1", "account_id": None}
-        with click.Context(click.Command("serve"), parent=root) as ctx:
-            assert _option(ctx, "db", None, "default.db") == "global.db"
-            assert _option(ctx, "db", "own.db", "default.db") == "own.db"
-            assert _option(ctx, "region", None, "us-east-1") == "eu-west-1"
-            assert _option(ctx, "account_id", None, "000000000000") == "000000000000"
+    def recording(db_path, **kwargs):
+        seen.append((db_path, kwargs["region"], kwargs["account_id"]))
+        raise OSError(98, "stop here")
+
+    monkeypatch.setattr(endpoint, "make_server", recording)
+    glob = ["--db", str(tmp_path / "global.db"), "--region", "eu-west-1", "--account-id", "123456789012"]
+    CliRunner().invoke(cli, [*glob, "serve", "--port", "0"])
+    CliRunner().invoke(cli, [*glob, "serve", "--db", str(tmp_path / "own.db"), "--region", "ap-south-1", "--port", "0"])
+    CliRunner().invoke(cli, ["serve", "--port", "0"])
+    assert seen == [
+        (str(tmp_path / "global.db"), "eu-west-1", "123456789012"),
+        (str(tmp_path / "own.db"), "ap-south-1", "123456789012"),
+        (None, "us-east-1", "000000000000"),
+    ]
 
 
 def test_serve_on_a_port_in_use_says_it_cannot_listen_there(tmp_path):
