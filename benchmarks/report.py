@@ -1,4 +1,4 @@
-"""python -m benchmarks.report RESULTS.json: the figures as a Markdown table (for the README)."""
+"""python -m benchmarks.report RESULTS.json: the figures as a Markdown table (for docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A consumer that does the right thing with visibility timeouts (seed 004's advice, built in).
+"""A consumer that does the right thing with visibility timeouts: it extends a message's
+visibility while the handler works, and backs off when the queue is empty.
 
     def handle(msg):
         charge(msg.body)             # may take longer than the visibility timeout

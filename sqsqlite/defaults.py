@@ -1,6 +1,6 @@
 """Every default, limit and range in one place.
 
-The numbers are Amazon SQS's (see SPEC.md); the engine, the CLI and the endpoint read them
+The numbers are Amazon SQS's; the engine, the CLI and the endpoint read them
 from here and nowhere else.
 """
 

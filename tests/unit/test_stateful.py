@@ -154,7 +154,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             still_in_src = {m.message_id for m in self.q["src"].peek("all", 1000)}
             # A poison message that left the source was moved, even when it is not to be seen
             # in the dead-letter queue: its retention there (from the original send) may have
-            # ended already, and then it is gone at once (seed 004).
+            # ended already, and then it is gone at once.
             moved = poison - still_in_src - set(returned)
             assert in_dlq - dlq_before <= moved | {m.mid for m in model.msgs.values() if m.queue == "dlq"}
         if len(returned) < n and len(moved) < 10:
