@@ -173,6 +173,30 @@ def test_a_restore_from_a_directory_replica_holds_what_was_sent_and_not_what_was
 
 
 @needs_litestream
+def test_a_restore_with_a_timestamp_gives_the_database_as_that_instant_saw_it(tmp_path):
+    from datetime import datetime, timezone
+
+    db_path = tmp_path / "q.db"
+    with sqsqlite.connect(str(db_path)) as db:
+        db.create_queue("jobs").send_message("before")
+    replication = start_replication(db_path, str(tmp_path / "replica"))
+    try:
+        before = messages(db_path)
+        assert restored_once_caught_up(str(tmp_path / "replica"), before, tmp_path) == before
+        time.sleep(1.1)  # real time: the replica stamps its transaction files with the wall clock
+        instant = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        time.sleep(1.1)
+        with sqsqlite.connect(str(db_path)) as db:
+            db.queue("jobs").send_message("after")
+        after = messages(db_path)
+        assert restored_once_caught_up(str(tmp_path / "replica"), after, tmp_path) == after
+    finally:
+        kill_group(replication)
+    run_cli("restore", "--db", str(tmp_path / "then.db"), "--from", str(tmp_path / "replica"), "--timestamp", instant)
+    assert messages(tmp_path / "then.db") == before
+
+
+@needs_litestream
 def test_sqsqlites_checkpoints_under_litestream_lose_no_transaction(tmp_path):
     # Enough writes to pass the WAL's checkpoint size many times over: the engine's passive
     # checkpoints run beside Litestream's, and the replica still holds every transaction.
