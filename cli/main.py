@@ -30,6 +30,7 @@ LAZY = {
         "sqsqlite[replication]",
     ),
     "restore": ("sqsqlite.replication.command", "restore_command", "Rebuild the database from a replica.", "sqsqlite[replication]"),
+    "copy": ("sqsqlite.copying.command", "copy_command", "Copy queues and messages to another SQS endpoint, or from one.", "sqsqlite[aws]"),
 }
 
 SECTIONS: tuple[tuple[str, list[str]], ...] = (

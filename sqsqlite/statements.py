@@ -610,6 +610,9 @@ update_move_task = compile_sql(
 
 get_meta = compile_sql(select(meta.c.value).where(meta.c.key == P("key")))
 put_meta = compile_sql(insert(meta).values(key=P("key"), value=P("value")).prefix_with("OR IGNORE"))
+set_meta = compile_sql(insert(meta).values(key=P("key"), value=P("value")).prefix_with("OR REPLACE"))
+delete_meta = compile_sql(delete(meta).where(meta.c.key == P("key")))
+meta_range = compile_sql(select(meta.c.key, meta.c.value).where(meta.c.key >= P("low"), meta.c.key < P("high")).order_by(meta.c.key))
 
 
 def compiled() -> dict[str, Any]:

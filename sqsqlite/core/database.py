@@ -17,6 +17,7 @@ from .. import validation as V
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import InvalidParameterValue, QueueAlreadyExists, QueueDeletedRecently, QueueDoesNotExist
 from ..store import Store
+from . import bookmarks as bookmark_functions
 from . import move_tasks
 from .attributes import attribute_columns, attribute_name, default_string, queue_attribute_strings
 from .handles import Handles
@@ -257,6 +258,10 @@ class Database:
     run_message_move_task = move_tasks.run_message_move_task
     list_message_move_tasks = move_tasks.list_message_move_tasks
     cancel_message_move_task = move_tasks.cancel_message_move_task
+
+    bookmark = bookmark_functions.bookmark
+    set_bookmark = bookmark_functions.set_bookmark
+    bookmarks = bookmark_functions.bookmarks
 
 
 def connect(path: str | os.PathLike | None = None, **options: Any) -> Database:

@@ -134,6 +134,7 @@ class Queue:
     change_message_visibility_batch = deleting.change_message_visibility_batch
     peek = receiving.peek
     export_messages = transfer.export_messages
+    message_records = transfer.message_records
     import_messages = transfer.import_messages
 
     def buffered(self, **options: Any) -> BufferedQueue:

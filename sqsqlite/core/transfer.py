@@ -10,6 +10,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidExportRecord, SQSError
 from ..records import exported_message
+from .bookmarks import write_bookmark
 from .rules import decode_attributes, message_row, queue_row, retention_cutoff
 from .sending import Prepared
 
@@ -19,7 +20,14 @@ if TYPE_CHECKING:
 
 def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
     """Every live message with its attributes and timestamps, as JSON-ready dicts."""
-    after = 0
+    for _, record in message_records(queue, page=page):
+        yield record
+
+
+def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
+    """export_messages's records in send order, each with its position in the queue: a number
+    that only grows, so a reader that keeps the last position it handled resumes after it
+    (``after``), whatever was deleted in between."""
     while True:
         now = queue.db.now()
         with queue.db.store.read() as tx:
@@ -28,36 +36,42 @@ def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
         fifo = row["fifo"]
         for r in rows:
             attrs = decode_attributes(r["attributes"])  # parsed once, for the output and its digest
-            yield {
-                "MessageId": r["message_id"],
-                "Body": r["body"],
-                "MD5OfBody": V.md5_hex(r["body"].encode("utf-8")),
-                "MessageAttributes": {k: v.to_json() for k, v in attrs.items()},
-                "MD5OfMessageAttributes": V.md5_of_attributes(attrs),
-                "SenderId": r["sender_id"],
-                "SentTimestamp": r["sent_at"],
-                "VisibleAt": r["visible_at"],
-                "ApproximateReceiveCount": r["receive_count"],
-                "ApproximateFirstReceiveTimestamp": r["first_received_at"],
-                "MessageGroupId": r["group_id"],
-                # A standard queue's rows can hold these from an older sqsqlite's import; its
-                # messages never show them, and an import into a standard queue refuses them.
-                "MessageDeduplicationId": r["dedup_id"] if fifo else None,
-                "SequenceNumber": r["sequence_number"] if fifo else None,
-                "DeadLetterQueueSourceArn": r["dead_letter_source_arn"],
-            }
+            yield (
+                r["id"],
+                {
+                    "MessageId": r["message_id"],
+                    "Body": r["body"],
+                    "MD5OfBody": V.md5_hex(r["body"].encode("utf-8")),
+                    "MessageAttributes": {k: v.to_json() for k, v in attrs.items()},
+                    "MD5OfMessageAttributes": V.md5_of_attributes(attrs),
+                    "SenderId": r["sender_id"],
+                    "SentTimestamp": r["sent_at"],
+                    "VisibleAt": r["visible_at"],
+                    "ApproximateReceiveCount": r["receive_count"],
+                    "ApproximateFirstReceiveTimestamp": r["first_received_at"],
+                    "MessageGroupId": r["group_id"],
+                    # A standard queue's rows can hold these from an older sqsqlite's import; its
+                    # messages never show them, and an import into a standard queue refuses them.
+                    "MessageDeduplicationId": r["dedup_id"] if fifo else None,
+                    "SequenceNumber": r["sequence_number"] if fifo else None,
+                    "DeadLetterQueueSourceArn": r["dead_letter_source_arn"],
+                },
+            )
         if len(rows) < page:
             return
         after = rows[-1]["id"]
 
 
-def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]]) -> int:
+def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]], bookmarks: Mapping[str, bytes | None] | None = None) -> int:
     """Insert exported messages as they were (ids, timestamps, receive counts); a message
     that was in flight comes back visible, since its receipt handle did not travel.
 
     Every record is checked (records.exported_message) before the first write, and the
     messages go in as one transaction: a record it refuses, named by its place ("record 3
-    has ..."), or a failed write, leaves the queue as it was. Returns the count imported."""
+    has ..."), or a failed write, leaves the queue as it was. Returns the count imported.
+
+    ``bookmarks`` are set (or, as None, removed) in the same transaction: what a copy from
+    another queue records of its progress commits with the messages or not at all."""
     fifo = queue.name.endswith(".fifo")  # create_queue allows the suffix on FIFO queues only
     checked = []
     for number, rec in enumerate(records, 1):
@@ -95,6 +109,8 @@ def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]]) -> int:
                     is_head=int(tx.one(Q.group_has_messages, queue_id=row["id"], group_id=p.group_id) is None),
                 )
             tx.run(Q.insert_message, **values)
+        for key, value in (bookmarks or {}).items():
+            write_bookmark(tx, key, value)
     if checked:
         queue.db.wakeups.notify(queue.name)
     return len(checked)

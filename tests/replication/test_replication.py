@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -221,32 +220,15 @@ def test_sqsqlites_checkpoints_under_litestream_lose_no_transaction(tmp_path):
 
 
 @pytest.fixture
-def s3(tmp_path):
-    """moto's server on loopback as the S3-compatible store, with a bucket."""
+def s3(moto_server):
+    """moto's server as the S3-compatible store, with a bucket."""
     boto3 = pytest.importorskip("boto3")
-    pytest.importorskip("moto")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}
-    env.pop("AWS_CA_BUNDLE", None)
+    endpoint, env = moto_server
     client = boto3.client(
         "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
     )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            client.create_bucket(Bucket="sqsqlite-replica")
-            break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-    yield endpoint, env
-    server.terminate()
-    server.wait(timeout=10)
+    client.create_bucket(Bucket="sqsqlite-replica")
+    return endpoint, env
 
 
 @needs_litestream

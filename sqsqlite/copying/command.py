@@ -1,0 +1,93 @@
+"""``sqsqlite copy``: queues and messages to another SQS endpoint, or from one into the database."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import defaults as D
+from . import CopyError, copy_from, copy_to
+
+
+def _db_path(ctx: click.Context, own: str | None) -> str:
+    """This command's own --db; else the group's global --db; else $SQSQLITE_DB or the default."""
+    root = ctx.find_root()
+    given = getattr(root.obj, "db_path", None) if root is not ctx else None
+    return own or given or os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
+
+
+@click.command("copy")
+@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
+@click.option("--to-endpoint-url", "to_url", metavar="URL", help="Copy this database's queues and messages to the SQS endpoint at URL.")
+@click.option(
+    "--from-endpoint-url",
+    "from_url",
+    metavar="URL",
+    help="Drain the queues given by --queue-url at the SQS endpoint at URL into this database.",
+)
+@click.option(
+    "--queue-url",
+    "queue_urls",
+    multiple=True,
+    metavar="URL",
+    help="With --to: a local queue (name or URL) to copy, with its dead-letter queue (default: every queue). "
+    "With --from: a remote queue URL to drain (required). Repeat for several.",
+)
+@click.option("--region", "region", default=None, help="The endpoint's region (default $AWS_REGION, else us-east-1).")
+@click.option(
+    "--wait-seconds",
+    default=2,
+    show_default=True,
+    type=click.IntRange(0, 20),
+    help="With --from: stop after a receive waiting this long gets nothing.",
+)
+@click.pass_context
+def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_seconds):
+    """Copy queues and messages to another SQS endpoint (Amazon SQS too), or drain them from one.
+
+    --to-endpoint-url creates each queue there with its attributes, tags and redrive policy and
+    sends its messages in send order without receiving them here. Run again after an
+    interruption, it continues after the last batch sent (and sends what arrived since).
+    --from-endpoint-url creates each remote queue here and moves its messages: each is deleted
+    there only after it is committed here, and none is imported twice. Credentials as boto3
+    finds them (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, profiles).
+
+    \b
+    Example: sqsqlite copy --db app.db --to-endpoint-url https://sqs.eu-west-1.amazonaws.com
+             sqsqlite copy --db app.db --from-endpoint-url http://127.0.0.1:4566 \\
+                 --queue-url http://127.0.0.1:4566/000000000000/orders
+    """
+    if bool(to_url) == bool(from_url):
+        raise click.UsageError("Give one of --to-endpoint-url and --from-endpoint-url.")
+    if from_url and not queue_urls:
+        raise click.UsageError("--from-endpoint-url needs the remote queues to drain: --queue-url URL (repeat for several).")
+    try:
+        import boto3
+    except ImportError:
+        raise click.ClickException("copy needs boto3: pip install 'sqsqlite[aws]'") from None
+    from ..core import connect
+
+    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION
+    client = boto3.client("sqs", endpoint_url=to_url or from_url, region_name=region)
+
+    def progress(name: str, count: int) -> None:
+        print(f"\r{name}: {count} messages", end="", file=sys.stderr, flush=True)
+
+    with connect(_db_path(ctx, db_path)) as db:
+        try:
+            if to_url:
+                names = [db.queue(q).name for q in queue_urls] if queue_urls else None
+                report = copy_to(db, client, to_url, names, progress)
+            else:
+                report = copy_from(db, client, queue_urls, wait_seconds=wait_seconds, progress=progress)
+        except CopyError as exc:
+            print(file=sys.stderr)
+            raise click.ClickException(str(exc)) from None
+    print(file=sys.stderr)
+    verb = "copied to" if to_url else "copied from"
+    for name in report.queues:
+        left = report.left_remotely.get(name)
+        tail = f" ({left} still in flight or delayed there: run again later)" if left else ""
+        click.echo(f"{name}: {report.messages.get(name, 0)} messages {verb} {to_url or from_url}{tail}")

@@ -1,0 +1,43 @@
+"""Bookmarks: small named values a tool keeps in the database beside the queues, such as how far
+a copy to another SQS endpoint has come. They live in the ``meta`` table under a prefix of their
+own, so they never meet the engine's own settings there."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import queries as Q
+
+if TYPE_CHECKING:
+    from .database import Database
+
+_PREFIX = "bookmark:"
+
+
+def write_bookmark(tx: Any, key: str, value: bytes | None) -> None:
+    """Set ``key`` to ``value`` (None removes it), inside the caller's write transaction."""
+    if value is None:
+        tx.run(Q.delete_meta, key=_PREFIX + key)
+    else:
+        tx.run(Q.set_meta, key=_PREFIX + key, value=value)
+
+
+def bookmark(db: Database, key: str) -> bytes | None:
+    """The value of ``key``, or None."""
+    with db.store.read() as tx:
+        value = tx.scalar(Q.get_meta, key=_PREFIX + key)
+    return None if value is None else bytes(value)
+
+
+def set_bookmark(db: Database, key: str, value: bytes | None) -> None:
+    """Set ``key`` to ``value`` in a transaction of its own (None removes it)."""
+    with db.store.write() as tx:
+        write_bookmark(tx, key, value)
+
+
+def bookmarks(db: Database, prefix: str) -> dict[str, bytes]:
+    """Every bookmark whose key starts with ``prefix``, by key."""
+    start = _PREFIX + prefix
+    with db.store.read() as tx:
+        rows = tx.all(Q.meta_range, low=start, high=start + "\U0010ffff")
+    return {row[0][len(_PREFIX) :]: bytes(row[1]) for row in rows}

@@ -1,0 +1,230 @@
+"""sqsqlite copy: queues and messages to another SQS endpoint and back, with moto's server on
+loopback standing in for Amazon SQS."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import sqsqlite
+from sqsqlite.copying import copy_from, copy_to
+
+boto3 = pytest.importorskip("boto3")
+
+SQSQLITE = [sys.executable, str(Path(sys.executable).with_name("sqsqlite"))]
+
+
+@pytest.fixture
+def remote(moto_server, request):
+    """A boto3 SQS client on moto's server, and the names this test may use (unique per test)."""
+    endpoint, env = moto_server
+    client = boto3.client(
+        "sqs", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+    )
+    yield endpoint, env, client
+    for url in client.list_queues().get("QueueUrls", []):
+        client.delete_queue(QueueUrl=url)
+
+
+def drain(client, url: str) -> list[dict]:
+    out = []
+    while True:
+        got = client.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"], MessageAttributeNames=["All"], VisibilityTimeout=300
+        ).get("Messages", [])
+        if not got:
+            return out
+        out += got
+        # Deleted as they come: a FIFO queue holds a group back while its messages are in flight.
+        client.delete_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)])
+
+
+def cli(*args: str, env: dict, code: int = 0) -> subprocess.CompletedProcess:
+    done = subprocess.run([*SQSQLITE, *args], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def test_a_copy_makes_each_queue_there_with_its_attributes_tags_and_redrive_policy(tmp_path, remote):
+    endpoint, env, client = remote
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        dlq = db.create_queue("orders-dlq", tags={"team": "billing"})
+        db.create_queue(
+            "orders",
+            attributes={"VisibilityTimeout": "45", "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 3})},
+        )
+        db.create_queue("events.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+        report = copy_to(db, client, endpoint, ["orders", "events.fifo"])
+    assert report.queues == ["orders-dlq", "orders", "events.fifo"]  # the dead-letter queue first, and with it
+    url = client.get_queue_url(QueueName="orders")["QueueUrl"]
+    attributes = client.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    dlq_arn = client.get_queue_attributes(QueueUrl=client.get_queue_url(QueueName="orders-dlq")["QueueUrl"], AttributeNames=["QueueArn"])
+    assert attributes["VisibilityTimeout"] == "45"
+    assert json.loads(attributes["RedrivePolicy"]) == {"deadLetterTargetArn": dlq_arn["Attributes"]["QueueArn"], "maxReceiveCount": 3}
+    assert client.list_queue_tags(QueueUrl=client.get_queue_url(QueueName="orders-dlq")["QueueUrl"])["Tags"] == {"team": "billing"}
+    fifo = client.get_queue_attributes(QueueUrl=client.get_queue_url(QueueName="events.fifo")["QueueUrl"], AttributeNames=["All"])
+    assert fifo["Attributes"]["FifoQueue"] == "true" and fifo["Attributes"]["ContentBasedDeduplication"] == "true"
+
+
+def test_messages_arrive_with_bodies_attributes_groups_and_what_is_left_of_their_delay(tmp_path, remote):
+    endpoint, env, client = remote
+    clock = sqsqlite.ManualClock(int(time.time() * 1000))
+    with sqsqlite.connect(str(tmp_path / "q.db"), clock=clock) as db:
+        plain = db.create_queue("plain")
+        plain.send_message("hello", message_attributes={"kind": "greeting", "blob": b"\x00\x01"})
+        plain.send_message("later", delay_seconds=600)
+        fifo = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true"})
+        for i in range(6):
+            fifo.send_message(f"job {i}", message_group_id=f"g{i % 2}", message_deduplication_id=f"d{i}")
+        report = copy_to(db, client, endpoint)
+    assert report.messages == {"plain": 2, "jobs.fifo": 6}
+    plain_url = client.get_queue_url(QueueName="plain")["QueueUrl"]
+    (hello,) = drain(client, plain_url)
+    assert hello["Body"] == "hello"
+    assert hello["MessageAttributes"]["kind"] == {"StringValue": "greeting", "DataType": "String"}
+    assert hello["MessageAttributes"]["blob"] == {"BinaryValue": b"\x00\x01", "DataType": "Binary"}
+    delayed = client.get_queue_attributes(QueueUrl=plain_url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])
+    assert delayed["Attributes"]["ApproximateNumberOfMessagesDelayed"] == "1"
+    jobs = drain(client, client.get_queue_url(QueueName="jobs.fifo")["QueueUrl"])
+    by_group = {g: [m["Body"] for m in jobs if m["Attributes"]["MessageGroupId"] == g] for g in ("g0", "g1")}
+    assert by_group == {"g0": ["job 0", "job 2", "job 4"], "g1": ["job 1", "job 3", "job 5"]}
+    assert sorted(m["Attributes"]["MessageDeduplicationId"] for m in jobs) == [f"d{i}" for i in range(6)]
+
+
+def test_a_copy_run_again_sends_only_what_arrived_since(tmp_path, remote):
+    endpoint, env, client = remote
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        queue = db.create_queue("orders")
+        for i in range(25):
+            queue.send_message(f"m{i}")
+        assert copy_to(db, client, endpoint).messages == {"orders": 25}
+        assert copy_to(db, client, endpoint).messages == {"orders": 0}
+        queue.send_message("m25")
+        assert copy_to(db, client, endpoint).messages == {"orders": 1}
+    bodies = [m["Body"] for m in drain(client, client.get_queue_url(QueueName="orders")["QueueUrl"])]
+    assert sorted(bodies) == sorted(f"m{i}" for i in range(26))
+
+
+def test_a_copy_killed_midway_and_run_again_delivers_every_message_and_doubles_none_on_a_fifo_queue(tmp_path, remote):
+    endpoint, env, client = remote
+    db_path = tmp_path / "q.db"
+    with sqsqlite.connect(str(db_path)) as db:
+        std, fifo = db.create_queue("bulk"), db.create_queue("bulk.fifo", attributes={"FifoQueue": "true"})
+        for i in range(30):
+            std.send_message_batch([{"Id": str(j), "MessageBody": f"s{i * 10 + j}"} for j in range(10)])
+            fifo.send_message_batch(
+                [
+                    {
+                        "Id": str(j),
+                        "MessageBody": f"f{i * 10 + j}",
+                        "MessageGroupId": f"g{j % 3}",
+                        "MessageDeduplicationId": f"f{i * 10 + j}",
+                    }
+                    for j in range(10)
+                ]
+            )
+    args = ("copy", "--db", str(db_path), "--to-endpoint-url", endpoint)
+    first = subprocess.Popen([*SQSQLITE, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    with sqsqlite.connect(str(db_path)) as db:
+        while not db.bookmarks("copy-to ") and time.monotonic() < deadline:
+            time.sleep(0.05)  # until its first batches are out
+    time.sleep(0.2)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    assert first.returncode == -signal.SIGKILL, "the copy finished before it could be killed"
+    done = cli(*args, env=env)
+    assert "bulk" in done.stdout
+    std_bodies = Counter(m["Body"] for m in drain(client, client.get_queue_url(QueueName="bulk")["QueueUrl"]))
+    fifo_bodies = Counter(m["Body"] for m in drain(client, client.get_queue_url(QueueName="bulk.fifo")["QueueUrl"]))
+    assert set(fifo_bodies) == {f"f{i}" for i in range(300)} and max(fifo_bodies.values()) == 1
+    assert set(std_bodies) == {f"s{i}" for i in range(300)}
+    # A standard queue has no deduplication: at most the one batch in flight at the kill again.
+    assert sum(std_bodies.values()) - 300 <= 10
+
+
+def test_a_drain_from_an_endpoint_imports_each_message_once_and_deletes_it_there_only_after(tmp_path, remote):
+    endpoint, env, client = remote
+    url = client.create_queue(QueueName="inbox")["QueueUrl"]
+    fifo_url = client.create_queue(QueueName="inbox.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})[
+        "QueueUrl"
+    ]
+    client.tag_queue(QueueUrl=url, Tags={"env": "prod"})
+    sent = {
+        client.send_message(QueueUrl=url, MessageBody=f"m{i}", MessageAttributes={"n": {"DataType": "Number", "StringValue": str(i)}})[
+            "MessageId"
+        ]
+        for i in range(15)
+    }
+    for i in range(6):
+        client.send_message(QueueUrl=fifo_url, MessageBody=f"f{i}", MessageGroupId="g")
+
+    class CrashOnFirstDelete:
+        """The process dies after its first import commits and before the delete there."""
+
+        def __init__(self, inner):
+            self.inner, self.crashed = inner, False
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def delete_message_batch(self, **kwargs):
+            if not self.crashed:
+                self.crashed = True
+                raise KeyboardInterrupt
+            return self.inner.delete_message_batch(**kwargs)
+
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        with pytest.raises(KeyboardInterrupt):
+            copy_from(db, CrashOnFirstDelete(client), [url], wait_seconds=0, visibility_timeout=1)
+        imported_before = db.queue("inbox").get_queue_attributes(["ApproximateNumberOfMessages"])
+        time.sleep(1.2)  # real time: the remote endpoint's visibility timeout must pass
+        report = copy_from(db, client, [url, fifo_url], wait_seconds=0)
+        inbox = db.queue("inbox")
+        messages = inbox.peek(limit=100)
+        assert sorted(m.message_id for m in messages) == sorted(sent)  # each once, with its id
+        assert int(imported_before["ApproximateNumberOfMessages"]) == 10
+        assert report.messages["inbox"] == 5 and report.messages["inbox.fifo"] == 6
+        assert inbox.list_queue_tags() == {"env": "prod"}
+        assert db.bookmarks("copy-from ") == {}
+        (first,) = [m for m in inbox.receive_message(max_number_of_messages=10, message_attribute_names=["All"]) if m.body == "m0"] or [
+            None
+        ]
+        fifo_bodies = [m.body for m in db.queue("inbox.fifo").receive_message(max_number_of_messages=10)]
+    assert fifo_bodies == [f"f{i}" for i in range(6)]
+    assert (
+        client.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"][
+            "ApproximateNumberOfMessages"
+        ]
+        == "0"
+    )
+    if first is not None:
+        assert first.message_attributes["n"].string_value == "0"
+
+
+def test_copy_with_both_directions_or_neither_is_bad_usage(tmp_path, remote):
+    endpoint, env, client = remote
+    both = cli("copy", "--db", str(tmp_path / "q.db"), "--to-endpoint-url", endpoint, "--from-endpoint-url", endpoint, env=env, code=252)
+    assert "Give one of --to-endpoint-url and --from-endpoint-url." in both.stderr
+    cli("copy", "--db", str(tmp_path / "q.db"), env=env, code=252)
+    drain_without_queue = cli("copy", "--db", str(tmp_path / "q.db"), "--from-endpoint-url", endpoint, env=env, code=252)
+    assert "--queue-url" in drain_without_queue.stderr
+
+
+def test_a_copy_to_an_endpoint_that_is_not_there_fails_in_one_line(tmp_path, remote):
+    endpoint, env, client = remote
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        db.create_queue("orders")
+    done = cli(
+        "copy", "--db", str(tmp_path / "q.db"), "--to-endpoint-url", "http://127.0.0.1:9", env={**env, "AWS_MAX_ATTEMPTS": "1"}, code=255
+    )
+    assert "could not create queue orders" in done.stderr

@@ -1,0 +1,45 @@
+"""Bookmarks kept beside the queues, and message records with positions to resume after."""
+
+import pytest
+
+from sqsqlite.errors import InvalidExportRecord
+
+
+def test_a_bookmark_is_kept_read_back_listed_by_prefix_and_removed_with_none(db):
+    assert db.bookmark("copy a") is None
+    db.set_bookmark("copy a", b"12")
+    db.set_bookmark("copy b", b"7")
+    db.set_bookmark("other", b"x")
+    db.set_bookmark("copy a", b"13")
+    assert db.bookmark("copy a") == b"13"
+    assert db.bookmarks("copy ") == {"copy a": b"13", "copy b": b"7"}
+    db.set_bookmark("copy a", None)
+    assert db.bookmarks("copy ") == {"copy b": b"7"}
+
+
+def test_bookmarks_never_meet_the_engines_own_settings(db):
+    assert db.bookmarks("") == {}  # the receipt secret lives in the same table, unseen
+
+
+def test_an_import_sets_its_bookmarks_with_the_messages_or_not_at_all(db, queue):
+    source = db.create_queue("source")
+    source.send_message("a")
+    good = list(source.export_messages())
+    assert queue.import_messages(good, bookmarks={"imported a": b"1"}) == 1
+    assert db.bookmark("imported a") == b"1"
+    with pytest.raises(InvalidExportRecord):
+        queue.import_messages([{**good[0], "SentTimestamp": "later"}], bookmarks={"imported b": b"1"})
+    assert db.bookmark("imported b") is None
+
+
+def test_message_records_resume_after_the_last_position_whatever_was_deleted_between(queue):
+    for body in "abcde":
+        queue.send_message(body)
+    first = list(queue.message_records())
+    assert [r["Body"] for _, r in first] == list("abcde")
+    positions = [p for p, _ in first]
+    assert positions == sorted(positions)
+    (received,) = queue.receive_message()
+    received.delete()  # "a" is gone
+    assert [r["Body"] for _, r in queue.message_records(after=positions[1])] == list("cde")
+    assert [r["Body"] for _, r in queue.message_records(after=positions[1], page=1)] == list("cde")
