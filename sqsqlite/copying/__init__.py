@@ -62,6 +62,7 @@ class CopyReport:
     queues: list[str] = field(default_factory=list)
     messages: dict[str, int] = field(default_factory=dict)
     left_remotely: dict[str, int] = field(default_factory=dict)  # copy_from: in flight or delayed there
+    stopped: bool = False  # copy_to: ended early, when asked to
 
 
 def _name(url_or_arn: str) -> str:
@@ -199,10 +200,13 @@ def copy_to(
     destination: str,
     queue_names: Iterable[str] | None = None,
     progress: Callable[[str, int], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> CopyReport:
     """Copy queues (all, or those named, with the dead-letter queues they need) and their
     messages to the endpoint ``client`` talks to. ``destination`` names that endpoint in the
-    bookmarks (its URL): a copy to another endpoint starts from the beginning."""
+    bookmarks (its URL): a copy to another endpoint starts from the beginning. ``stop`` is asked
+    between batches: when it says True the copy ends there, its last batch's position kept
+    (``report.stopped``), so that a run again sends nothing twice."""
     names = list(queue_names) if queue_names is not None else [_name(url) for url in db.list_queues()[0]]
     attributes = {}
 
@@ -241,12 +245,17 @@ def copy_to(
         after = int(db.bookmark(key) or b"0")
         sent = 0
         for batch in _batches(queue.message_records(after=after), name.endswith(".fifo"), db.now):
+            if stop and stop():
+                report.stopped = True
+                break
             _send(client, urls[name], name, batch)
             db.set_bookmark(key, str(batch[-1][0]).encode())
             sent += len(batch)
             if progress:
                 progress(name, sent)
         report.messages[name] = sent
+        if report.stopped:
+            break
     return report
 
 

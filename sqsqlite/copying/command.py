@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import click
@@ -75,19 +76,32 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     def progress(name: str, count: int) -> None:
         print(f"\r{name}: {count} messages", end="", file=sys.stderr, flush=True)
 
+    # Ctrl-C or SIGTERM ends a copy to an endpoint between two batches, never between a batch's
+    # send and the bookmark of its position: so a run again sends nothing twice.
+    asked_to_stop: list[int] = []
+    previous = {}
+    if to_url:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, lambda signum, _frame: asked_to_stop.append(signum))
     with connect(_db_path(ctx, db_path)) as db:
         try:
             if to_url:
                 names = [db.queue(q).name for q in queue_urls] if queue_urls else None
-                report = copy_to(db, client, to_url, names, progress)
+                report = copy_to(db, client, to_url, names, progress, stop=lambda: bool(asked_to_stop))
             else:
                 report = copy_from(db, client, queue_urls, wait_seconds=wait_seconds, progress=progress)
         except CopyError as exc:
             print(file=sys.stderr)
             raise click.ClickException(str(exc)) from None
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     print(file=sys.stderr)
     verb = "copied to" if to_url else "copied from"
     for name in report.queues:
         left = report.left_remotely.get(name)
         tail = f" ({left} still in flight or delayed there: run again later)" if left else ""
         click.echo(f"{name}: {report.messages.get(name, 0)} messages {verb} {to_url or from_url}{tail}")
+    if report.stopped:
+        click.echo("Interrupted between two batches: run the same command again to continue.", err=True)
+        ctx.exit(130)

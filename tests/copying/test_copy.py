@@ -152,6 +152,28 @@ def test_a_copy_killed_midway_and_run_again_delivers_every_message_and_doubles_n
     assert sum(std_bodies.values()) - 300 <= 10
 
 
+def test_a_copy_stopped_by_sigterm_ends_between_batches_and_run_again_sends_nothing_twice(tmp_path, remote):
+    endpoint, env, client = remote
+    db_path = tmp_path / "q.db"
+    with sqsqlite.connect(str(db_path)) as db:
+        queue = db.create_queue("steady")
+        for i in range(30):
+            queue.send_message_batch([{"Id": str(j), "MessageBody": f"s{i * 10 + j}"} for j in range(10)])
+    args = ("copy", "--db", str(db_path), "--to-endpoint-url", endpoint)
+    first = subprocess.Popen([*SQSQLITE, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    with sqsqlite.connect(str(db_path)) as db:
+        while not db.bookmarks("copy-to ") and time.monotonic() < deadline:
+            time.sleep(0.05)
+    first.send_signal(signal.SIGTERM)
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 130, (out, err)
+    assert "run the same command again to continue" in err and "Traceback" not in err
+    cli(*args, env=env)
+    bodies = Counter(m["Body"] for m in drain(client, client.get_queue_url(QueueName="steady")["QueueUrl"]))
+    assert set(bodies) == {f"s{i}" for i in range(300)} and max(bodies.values()) == 1
+
+
 def test_a_drain_from_an_endpoint_imports_each_message_once_and_deletes_it_there_only_after(tmp_path, remote):
     endpoint, env, client = remote
     url = client.create_queue(QueueName="inbox")["QueueUrl"]
