@@ -21,8 +21,10 @@ Both take any boto3-shaped SQS client: ``boto3.client("sqs", endpoint_url=...)``
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,11 +232,8 @@ def copy_to(
             if not arn_prefix:
                 arn = client.get_queue_attributes(QueueUrl=urls[name], AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
                 arn_prefix = arn.rsplit(":", 1)[0] + ":"
-            redrive = {
-                k: _rewrite_arns(attributes[name][k], lambda n, prefix=arn_prefix: prefix + n)
-                for k in REDRIVE_ATTRIBUTES
-                if attributes[name].get(k)
-            }
+            there = functools.partial(operator.add, arn_prefix)  # a queue name -> its ARN there
+            redrive = {k: _rewrite_arns(attributes[name][k], there) for k in REDRIVE_ATTRIBUTES if attributes[name].get(k)}
             try:
                 client.set_queue_attributes(QueueUrl=urls[name], Attributes=redrive)
             except Exception as exc:
