@@ -6,9 +6,11 @@ runs on its own: ``python -m sqsqlite.report.cli --db app.db``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
 import tempfile
 import warnings
 from datetime import datetime, timedelta, timezone
@@ -65,7 +67,13 @@ def _db_path(ctx: click.Context, own: str) -> str:
     "--db", "db", envvar=D.DB_PATH_ENV, default=D.DEFAULT_DB_PATH, show_default=True, help=f"Database file (env {D.DB_PATH_ENV})."
 )
 @click.option("--as-of", "as_of", metavar="TIMESTAMP", help="Instant the figures are for: ISO 8601 or epoch ms (default: now).")
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL (spark://HOST:7077 for a standalone cluster).")
+@click.option(
+    "--snapshot-dir",
+    type=click.Path(file_okay=False),
+    help="Write the snapshot as Parquet under this directory and read it from there: a path every executor can read "
+    "(needed with a cluster master, whose executors cannot open this machine's file).",
+)
 @click.option(
     "--jdbc-jar",
     envvar=JAR_ENV,
@@ -87,17 +95,22 @@ def _db_path(ctx: click.Context, own: str) -> str:
 @click.option("--driver-memory", default="2g", show_default=True, help="Spark driver memory (local mode runs all in it).")
 @click.option("--verbose", is_flag=True, help="Let Spark's own logging through.")
 @click.pass_context
-def report(ctx, db, as_of, master, jdbc_jar, partitions, top, groups, out, parquet, as_json, driver_memory, verbose):
+def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, groups, out, parquet, as_json, driver_memory, verbose):
     """Backlog analytics: depth by state, age percentiles, receive counts, poison candidates,
     expiring messages, dead-letter wiring and FIFO groups, per queue, computed by Spark.
 
     \b
     Example: sqsqlite report --db app.db --out report/
+             sqsqlite report --db app.db --master spark://head:7077 --snapshot-dir /shared/tmp
     """
     path = _db_path(ctx, db)
     as_of_ms = None if as_of is None else parse_as_of(as_of)
     if parquet and not out:
         raise click.UsageError("--parquet needs --out DIR")
+    if master.startswith(("spark://", "k8s://", "yarn", "mesos://")) and not snapshot_dir:
+        raise click.UsageError(
+            f"--master {master}: executors on other machines cannot open {path}; give --snapshot-dir DIR, a path every executor can read"
+        )
     if not os.path.isfile(path):
         raise click.ClickException(f"no database at {path} (give --db PATH or set {D.DB_PATH_ENV})")
     if as_of_ms is not None and as_of_ms < 10**11:
@@ -107,16 +120,20 @@ def report(ctx, db, as_of, master, jdbc_jar, partitions, top, groups, out, parqu
         )
     if not verbose:
         warnings.filterwarnings("ignore", module="pyspark")
-    with tempfile.TemporaryDirectory(prefix="sqsqlite-report-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="sqsqlite-report-") as tmp, contextlib.ExitStack() as stack:
         # The snapshot first: a file that is not a sqsqlite database is said at once, not after
         # the JVM has started.
         try:
             snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms)
         except snapshot.SnapshotError as exc:
             raise click.ClickException(str(exc)) from None
+        if snapshot_dir:
+            os.makedirs(snapshot_dir, exist_ok=True)
+            snap = snapshot.to_parquet(snap, snapshot_dir)
+            stack.callback(shutil.rmtree, str(snap.parquet), True)
         try:
-            jar = resolve_jar(jdbc_jar)
-            spark, created = get_session(master, jar, verbose, driver_memory)
+            jar = None if snap.parquet else resolve_jar(jdbc_jar)
+            spark, created = get_session(master, jar, verbose, driver_memory, jdbc=not snap.parquet)
         except SetupError as exc:
             raise click.ClickException(str(exc)) from None
         try:

@@ -65,6 +65,58 @@ class Snapshot:
     messages: int
     min_id: int
     max_id: int
+    parquet: str | None = None  # where to_parquet wrote it, for executors on other machines
+
+
+# Parquet's types for the snapshot's columns: every integer 64-bit, as the copy declares them.
+_PARQUET_TYPES = {
+    "queues": (("id", "int64"), ("name", "string"), ("fifo", "int64"), ("retention_period", "int64"), ("dead_letter_target", "string")),
+    "messages": (
+        ("id", "int64"),
+        ("queue_id", "int64"),
+        ("message_id", "string"),
+        ("sent_at", "int64"),
+        ("visible_at", "int64"),
+        ("receive_count", "int64"),
+        ("group_id", "string"),
+        ("dead_letter_source_arn", "string"),
+    ),
+}
+ROWS_PER_PARQUET_FILE = 1_000_000
+
+
+def to_parquet(snap: Snapshot, directory: str) -> Snapshot:
+    """Write the snapshot as Parquet into a new folder under ``directory`` (a path every Spark
+    executor can read: a shared mount on a cluster) and return it with ``parquet`` set.
+
+    Executors on other machines cannot open this machine's SQLite file; they can read files on
+    a shared path. The folder holds ``queues/`` and ``messages/`` (one file per million
+    messages, so the read is split across executors)."""
+    import secrets
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = os.path.join(os.path.abspath(directory), f"sqsqlite-snapshot-{snap.as_of_ms}-{secrets.token_hex(4)}")
+    conn = sqlite3.connect(file_uri(snap.path, "ro"), uri=True)
+    try:
+        for table, columns in _PARQUET_TYPES.items():
+            os.makedirs(os.path.join(folder, table))
+            schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
+            cursor = conn.execute(f"SELECT {', '.join(name for name, _ in columns)} FROM {table} ORDER BY id")
+            part = 0
+            while True:
+                rows = cursor.fetchmany(ROWS_PER_PARQUET_FILE)
+                if not rows and part:
+                    break
+                arrays = [pa.array([row[i] for row in rows], type=field.type) for i, field in enumerate(schema)]
+                pq.write_table(pa.Table.from_arrays(arrays, schema=schema), os.path.join(folder, table, f"part-{part:05d}.parquet"))
+                part += 1
+                if len(rows) < ROWS_PER_PARQUET_FILE:
+                    break
+    finally:
+        conn.close()
+    return Snapshot(snap.path, snap.as_of_ms, snap.messages, snap.min_id, snap.max_id, parquet=folder)
 
 
 def file_uri(path: str, mode: str | None = None) -> str:

@@ -86,9 +86,9 @@ def _stderr_to(path: str | None):
         os.close(fd)
 
 
-def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool = False, driver_memory: str = "2g"):
-    """The running SparkSession, or a new one with the SQLite JDBC driver on its class path.
-    Returns (session, created)."""
+def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool = False, driver_memory: str = "2g", jdbc: bool = True):
+    """The running SparkSession, or a new one with the SQLite JDBC driver on its class path
+    (without ``jdbc``, for a snapshot read from Parquet, none). Returns (session, created)."""
     if java_command() is None:
         raise SetupError(f"Java is needed for the report: {INSTALL_JAVA}")
     try:
@@ -108,14 +108,15 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")
     )
-    builder = builder.config("spark.jars", jar) if jar else builder.config("spark.jars.packages", MAVEN_PACKAGE)
+    if jdbc:
+        builder = builder.config("spark.jars", jar) if jar else builder.config("spark.jars.packages", MAVEN_PACKAGE)
     log = None if verbose else os.path.join(tempfile.gettempdir(), f"sqsqlite-report-spark-{os.getpid()}.log")
     try:
         with _stderr_to(log):
             spark = builder.getOrCreate()
     except Exception as exc:  # the gateway's own error says nothing useful; the log does
         where = f" (Spark's log: {log})" if log else ""
-        if jar is None:
+        if jdbc and jar is None:
             raise SetupError(
                 f"the SQLite JDBC driver is not installed and could not be fetched from Maven{where}: {INSTALL_DRIVER}"
             ) from None
@@ -138,6 +139,8 @@ def _remove_quietly(path: str) -> None:
 
 
 def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None = None):
+    if snap.parquet:  # written for a cluster: typed already, one file per million messages
+        return spark.read.parquet(os.path.join(snap.parquet, table))
     url = "jdbc:sqlite:" + file_uri(snap.path, "ro")
     props = {"driver": "org.sqlite.JDBC", "customSchema": types, "fetchsize": "10000"}
     if partitions is None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -416,3 +418,42 @@ def test_a_fresh_run_keeps_sparks_log_noise_out_of_the_output(every_state, jdbc_
     assert proc.stderr == ""
     assert proc.stdout.startswith(f"sqsqlite report: {path}\n")
     assert "WARN" not in proc.stdout
+
+
+# ------------------------------------------------------------------ a cluster: the snapshot as Parquet
+
+
+def test_a_snapshot_written_as_parquet_gives_the_oracles_figures(spark, snap, every_state, tmp_path):
+    path, as_of = every_state
+    shared = snapshot.to_parquet(snap, str(tmp_path / "shared"))
+    assert sorted(os.listdir(shared.parquet)) == ["messages", "queues"]
+    result = sj.compute(spark, shared, top=3, database=path)
+    assert result.to_dict() == figures.compute(path, as_of, top=3).to_dict()
+
+
+def test_a_cluster_master_without_a_snapshot_dir_is_bad_usage_naming_what_to_give(every_state):
+    path, _ = every_state
+    result = CliRunner().invoke(report, ["--db", path, "--master", "spark://head:7077"])
+    assert result.exit_code == 2
+    assert "executors on other machines cannot open" in result.output and "--snapshot-dir DIR" in result.output
+
+
+@pytest.mark.slow
+def test_the_report_on_a_two_worker_cluster_equals_local_mode(jdbc_jar, every_state, tmp_path):
+    # Spark's local-cluster master starts a master and two worker JVMs on loopback, as a
+    # standalone cluster of two machines would run: its executors read the Parquet snapshot.
+    path, as_of = every_state
+    command = [sys.executable, str(Path(sys.executable).with_name("sqsqlite")), "report", "--db", path, "--as-of", str(as_of), "--json"]
+    env = {**os.environ, "SQSQLITE_JDBC_JAR": jdbc_jar}
+    local = subprocess.run([*command, "--master", "local[2]"], capture_output=True, text=True, timeout=600, env=env)
+    shared = tmp_path / "shared"
+    cluster = subprocess.run(
+        [*command, "--master", "local-cluster[2,1,1024]", "--snapshot-dir", str(shared)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert local.returncode == 0 and cluster.returncode == 0, (local.stderr, cluster.stderr)
+    assert json.loads(cluster.stdout) == json.loads(local.stdout)
+    assert os.listdir(shared) == []  # the snapshot is removed after the report
