@@ -3,6 +3,7 @@ messages.
 
     python benchmarks/report_bench.py                   # 1M and 10M messages
     python benchmarks/report_bench.py --sizes 1000000 --data /tmp/bench
+    python benchmarks/report_bench.py --master 'local-cluster[2,1,2048]' --snapshot-dir /tmp/shared   # a cluster
 
 Databases are built once by raw inserts (sqsqlite.report.synthetic) and kept in --data.
 Each report runs in a fresh process, exactly as the command does (new JVM, snapshot, Spark job,
@@ -29,15 +30,20 @@ import json, os, sys, tempfile, time, warnings
 warnings.filterwarnings("ignore")
 from sqsqlite.report import render, snapshot
 from sqsqlite.report import spark as sj
-path, as_of, master, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+path, as_of, master, out, shared = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 t = {}
 t0 = time.perf_counter()
-spark, _ = sj.get_session(master, sj.resolve_jar(None), driver_memory=os.environ.get("BENCH_DRIVER_MEMORY", "2g"))
+spark, _ = sj.get_session(master, None if shared else sj.resolve_jar(None), driver_memory=os.environ.get("BENCH_DRIVER_MEMORY", "2g"), jdbc=not shared)
 t["spark_start"] = time.perf_counter() - t0
 with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
     t1 = time.perf_counter()
     snap = snapshot.take(path, os.path.join(tmp, "s.db"), as_of)
     t["snapshot"] = time.perf_counter() - t1
+    t["parquet"] = 0.0
+    if shared:
+        t1 = time.perf_counter()
+        snap = snapshot.to_parquet(snap, shared)
+        t["parquet"] = time.perf_counter() - t1
     t1 = time.perf_counter()
     report = sj.compute(spark, snap, top=5)
     t["spark_job"] = time.perf_counter() - t1
@@ -80,11 +86,14 @@ def _rss(pid: int) -> int:
     return total
 
 
-def run_report(path: str, master: str) -> dict:
-    with tempfile.TemporaryDirectory() as out:
+def run_report(path: str, master: str, snapshot_dir: str = "") -> dict:
+    with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory(dir=snapshot_dir or None) as shared:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-c", CHILD, path, str(AS_OF), master, out], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+            [sys.executable, "-c", CHILD, path, str(AS_OF), master, out, shared if snapshot_dir else ""],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         peak = 0
         done = threading.Event()
@@ -113,11 +122,14 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000000,10000000")
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "sqsqlite-report-bench"))
     ap.add_argument("--master", default="local[*]")
+    ap.add_argument("--snapshot-dir", default="", help="Write the snapshot as Parquet here and read that (as on a cluster).")
     ap.add_argument("--json", help="Also write the results here.")
     args = ap.parse_args()
     from sqsqlite.report import synthetic
 
     os.makedirs(args.data, exist_ok=True)
+    if args.snapshot_dir:
+        os.makedirs(args.snapshot_dir, exist_ok=True)
     results = []
     for n in (int(s) for s in args.sizes.split(",")):
         path = os.path.join(args.data, f"messages-{n}.db")
@@ -126,17 +138,17 @@ def main() -> None:
             t0 = time.perf_counter()
             synthetic.build(path, n, AS_OF)
             build = time.perf_counter() - t0
-        r = run_report(path, args.master)
+        r = run_report(path, args.master, args.snapshot_dir)
         r.update(messages=n, db_mb=os.path.getsize(path) / 2**20, build_seconds=build)
         results.append(r)
         print(json.dumps(r), flush=True)
     print(f"\n{platform.node()}: {os.cpu_count()} cores, master {args.master}\n")
-    print("| messages | db size | report total | JVM start | snapshot | Spark job | outputs | peak RSS (Python + JVM) |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| messages | db size | report total | JVM start | snapshot | Parquet | Spark job | outputs | peak RSS (Python + JVM) |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
         print(
             f"| {r['messages']:,} | {r['db_mb']:,.0f} MB | {r['wall']:.1f} s | {r['spark_start']:.1f} s | {r['snapshot']:.1f} s "
-            f"| {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |"
+            f"| {r['parquet']:.1f} s | {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |"
         )
     if args.json:
         with open(args.json, "w") as f:
