@@ -9,6 +9,7 @@ import sys
 import click
 
 from .. import defaults as D
+from ..errors import SQSError
 from . import CopyError, copy_from, copy_to
 
 
@@ -93,6 +94,10 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
         except CopyError as exc:
             print(file=sys.stderr)
             raise click.ClickException(str(exc)) from None
+        except SQSError as exc:  # this database's side: a queue that is not there, a record refused
+            failure = click.ClickException(f"{exc.code}: {exc.message}")
+            failure.exit_code = 254  # an SQS error, as the aws CLI exits for one
+            raise failure from None
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
