@@ -9,10 +9,10 @@ that catches ClientError or reads ``err.response["Error"]["Code"]`` keeps workin
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 from collections.abc import Callable
 from itertools import chain, repeat
 from operator import contains, countOf
+from types import SimpleNamespace
 from typing import Any
 
 from . import errors
@@ -327,6 +327,7 @@ def _compiling(value: Any) -> bool:
 
 
 _COMPILING = _compiling  # in ``done`` while a shape's members compile
+
 
 def _operation_check(action: str) -> Callable[[Any], bool]:
     model = _model()
