@@ -327,8 +327,10 @@ class Actions:
         return _batch(result, success)
 
     def ReceiveMessage(self, r: Request) -> Response:
-        system = V.name_list(r.get("AttributeNames") or [], "AttributeNames") + V.name_list(
-            r.get("MessageSystemAttributeNames") or [], "MessageSystemAttributeNames"
+        # Most receives ask for no names: no check of an empty list.
+        names, system_names = r.get("AttributeNames"), r.get("MessageSystemAttributeNames")
+        system = (V.name_list(names, "AttributeNames") if names else []) + (
+            V.name_list(system_names, "MessageSystemAttributeNames") if system_names else []
         )
         # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
         system = [n for n in system if n not in ("SqsManagedSseEnabled",)]

@@ -198,6 +198,8 @@ class Handles:
         bytes come from one translation of them all, and each handle costs its MAC and little
         more (a call of issue() a handle cost a third again)."""
         n = len(message_ids)
+        if n == 1:  # a receive of one: issue() as it is
+            return [self.issue(queue_id, row_ids[0], message_ids[0], token)]
         digits = list(map(str.replace, message_ids, repeat("-"), repeat("")))
         try:
             raw = bytes.fromhex("".join(digits)) if countOf(map(len, message_ids), 36) == n and countOf(map(len, digits), 32) == n else b""
