@@ -90,7 +90,7 @@ def test_the_micro_measurement_reports_cpu_microseconds_per_message_for_each_sys
     result = micro.measure(rounds=1, workloads={"send10": ("send", 10, 20), "recv1": ("recv", 1, 10)})
     assert set(result) == {"send10", "recv1"}
     for figures in result.values():
-        assert set(figures) == {"sqsqlite", "floor", "floor@layout"}
+        assert set(figures) == {"sqsqlite", "sqsqlite client", "floor", "floor@layout"}
         assert all(us > 0 for us in figures.values())
 
 
