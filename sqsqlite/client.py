@@ -372,7 +372,8 @@ class _StructCheck:
         self.texts = frozenset(name for name, c in members.items() if isinstance(c, _TypeCheck) and c.types == (str,))
 
     def __call__(self, value: Any) -> bool:
-        if not isinstance(value, dict) or not value.keys() <= self.names:
+        # A dict subclass may answer keys() and items() its own way: botocore's validator decides.
+        if type(value) is not dict or not value.keys() <= self.names:
             return False
         for name in self.required:
             if name not in value:
@@ -448,7 +449,7 @@ def _compile(shape: Any, done: dict[str, Callable[[Any], bool]]) -> Callable[[An
         done[key] = _COMPILING
         key_check, value_check = _compile(shape.key, done), _compile(shape.value, done)
         check = lambda value: (  # noqa: E731
-            isinstance(value, dict) and all(map(key_check, value.keys())) and all(map(value_check, value.values()))
+            type(value) is dict and all(map(key_check, value.keys())) and all(map(value_check, value.values()))
         )
     elif kind == "structure":
         done[key] = _COMPILING
