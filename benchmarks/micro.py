@@ -4,6 +4,7 @@ several rounds, systems in turn, so a loaded machine disturbs the comparison lea
 
     python -m benchmarks.micro               # the table
     python -m benchmarks.micro --profile recv1   # cProfile of one workload, top functions
+    python -m benchmarks.micro --profile send10 --client   # the same through sqsqlite.client()
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pstats
 import tempfile
 import time
 
-from .systems import Engine, Floor, FloorOnLayout, body_of
+from .systems import ClientEngine, Engine, Floor, FloorOnLayout, body_of
 
 WORKLOADS = {
     # name: (kind, batch, messages per round)
@@ -28,7 +29,7 @@ WORKLOADS = {
 
 def _one(system, kind: str, batch: int, n: int, work: str) -> float:
     """CPU seconds per message for one round on a fresh file."""
-    s = system(os.path.join(work, f"micro-{system.name}.db"))
+    s = system(os.path.join(work, f"micro-{system.name.replace(' ', '-')}.db"))
     body = body_of(200)
     try:
         if kind == "send":
@@ -43,7 +44,7 @@ def _one(system, kind: str, batch: int, n: int, work: str) -> float:
         s.close()
 
 
-def measure(rounds: int = 5, systems=(Engine, Floor, FloorOnLayout), workloads=WORKLOADS) -> dict:
+def measure(rounds: int = 5, systems=(Engine, ClientEngine, Floor, FloorOnLayout), workloads=WORKLOADS) -> dict:
     out: dict = {}
     with tempfile.TemporaryDirectory(prefix="sqsqlite-micro-") as work:
         for name, (kind, batch, n) in workloads.items():
@@ -55,10 +56,10 @@ def measure(rounds: int = 5, systems=(Engine, Floor, FloorOnLayout), workloads=W
     return out
 
 
-def profile(name: str, top: int = 25) -> None:
+def profile(name: str, top: int = 25, system=Engine) -> None:
     kind, batch, n = WORKLOADS[name]
     with tempfile.TemporaryDirectory(prefix="sqsqlite-micro-") as work:
-        e = Engine(os.path.join(work, "p.db"))
+        e = system(os.path.join(work, "p.db"))
         body = body_of(200)
         if kind == "recv":
             e.fill(n, body)
@@ -77,15 +78,20 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.micro")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--profile", choices=sorted(WORKLOADS))
+    ap.add_argument("--client", action="store_true", help="profile through sqsqlite.client() instead of the Queue API")
     args = ap.parse_args(argv)
     if args.profile:
-        profile(args.profile)
+        profile(args.profile, system=ClientEngine if args.client else Engine)
         return
     print(f"load average {os.getloadavg()}")
     res = measure(args.rounds)
-    print(f"{'CPU us/msg':10s} {'sqsqlite':>9s} {'floor':>9s} {'floor@layout':>13s} {'/floor':>7s}")
+    print(f"{'CPU us/msg':10s} {'sqsqlite':>9s} {'client':>9s} {'floor':>9s} {'floor@layout':>13s} {'/floor':>7s} {'client/floor':>13s}")
     for name, r in res.items():
-        print(f"{name:10s} {r['sqsqlite']:9.1f} {r['floor']:9.1f} {r['floor@layout']:13.1f} {r['floor'] / r['sqsqlite']:7.2f}")
+        c = r["sqsqlite client"]
+        print(
+            f"{name:10s} {r['sqsqlite']:9.1f} {c:9.1f} {r['floor']:9.1f} {r['floor@layout']:13.1f} "
+            f"{r['floor'] / r['sqsqlite']:7.2f} {r['floor'] / c:13.2f}"
+        )
     print(f"load average {os.getloadavg()}")
 
 

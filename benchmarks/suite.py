@@ -10,7 +10,19 @@ from dataclasses import dataclass
 
 from . import scenarios as S
 from .harness import Row, loadavg, machine, summarize, table, write_json
-from .systems import LARGE_BODY, SMALL_BODY, BufferedEngine, CommitCeiling, Engine, Floor, FloorOnLayout, LiteQueue, PersistQueue, body_of
+from .systems import (
+    LARGE_BODY,
+    SMALL_BODY,
+    BufferedEngine,
+    ClientEngine,
+    CommitCeiling,
+    Engine,
+    Floor,
+    FloorOnLayout,
+    LiteQueue,
+    PersistQueue,
+    body_of,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -203,6 +215,20 @@ def targets(rows: list[Row], sizes: Sizes) -> list[dict]:
             ("recv+delete 1", 0.6),
         ):
             ratio(f"{wl} / floor{tag}", _find(rows, wl, "sqsqlite", settings), _find(rows, wl, "floor", settings), goal)
+    # sqsqlite.client(), the boto3-shaped client, on the same work: against the floor, and
+    # against the Queue API it sits on (at most 15% below it).
+    for wl, goal in (
+        ("send batch10 200B", 0.7),
+        ("recv+delete batch10", 0.6),
+        ("send 1/call 200B", None),
+        ("recv+delete 1", None),
+        ("send batch10 64KiB", None),
+        ("send 1/call 64KiB", None),
+    ):
+        client = _find(rows, wl, ClientEngine.name)
+        if goal is not None:
+            ratio(f"client {wl} / floor", client, _find(rows, wl, "floor"), goal)
+        ratio(f"client {wl} / Queue API", client, _find(rows, wl, "sqsqlite"), 0.85)
     # One message per call on both sides: sqsqlite's plain calls (a transaction each, bounded
     # by the floor's own rate, about 3x the peers here) and its BufferedQueue (claims and
     # deletes of ten under the same calls), each against the peers' get + ack.
@@ -258,7 +284,7 @@ def ratios(rows: list[Row]) -> list[dict]:
             if (
                 other.workload == r.workload
                 and other.settings == r.settings
-                and other.system not in ("sqsqlite", "sqsqlite FIFO", "sqsqlite buffered")
+                and other.system not in ("sqsqlite", "sqsqlite FIFO", "sqsqlite buffered", ClientEngine.name)
                 and other.rate_median
             ):
                 cpu = None
@@ -294,7 +320,7 @@ def run(
     try:
         if "throughput" in groups:
             _log("throughput (default durability: WAL, synchronous=NORMAL)")
-            throughput(sizes, work, rows, (Engine, Floor, FloorOnLayout))
+            throughput(sizes, work, rows, (Engine, ClientEngine, Floor, FloorOnLayout))
         if "durability" in groups:
             _log("durability: WAL, synchronous=FULL (fsync at every commit)")
             throughput(sizes, work, rows, (Engine, Floor), synchronous="FULL")

@@ -154,6 +154,73 @@ class BufferedEngine(Engine):
         return _one_at_a_time(self.q.buffered(), n, close=True)
 
 
+class ClientEngine(Engine):
+    """The same work through ``sqsqlite.client()``, the boto3-shaped client, as a boto3 user
+    writes it: keyword arguments in SQS's member names, response dicts, entries built per call
+    from the messages received (the Queue API rows above take the same steps in their own shape)."""
+
+    name = "sqsqlite client"
+
+    def __init__(self, path: str, synchronous: str = "NORMAL", visibility_timeout: int = 300, **queue_attrs):
+        import sqsqlite
+
+        super().__init__(path, synchronous, visibility_timeout, **queue_attrs)
+        self.db.close()
+        self.client = sqsqlite.client(path, synchronous=synchronous)
+        self.url = self.client.get_queue_url(QueueName="bench")["QueueUrl"]
+
+    def close(self) -> None:
+        self.client.close()
+        _remove(self.path)
+
+    def send(self, calls: int, batch: int, body: str) -> Run:
+        c, url = self.client, self.url
+        lat = []
+        perf = time.perf_counter
+        if batch == 1:
+            send = c.send_message
+            start = perf()
+            for _ in range(calls):
+                t = perf()
+                send(QueueUrl=url, MessageBody=body)
+                lat.append(perf() - t)
+        else:
+            send_batch = c.send_message_batch
+            entries = [{"Id": str(i), "MessageBody": body} for i in range(batch)]
+            start = perf()
+            for _ in range(calls):
+                t = perf()
+                send_batch(QueueUrl=url, Entries=entries)
+                lat.append(perf() - t)
+        return Run(calls * batch, perf() - start, lat)
+
+    def fill(self, n: int, body: str) -> None:
+        entries = [{"Id": str(i), "MessageBody": body} for i in range(10)]
+        for _ in range(n // 10):
+            self.client.send_message_batch(QueueUrl=self.url, Entries=entries)
+        for _ in range(n % 10):
+            self.client.send_message(QueueUrl=self.url, MessageBody=body)
+
+    def receive_delete(self, n: int, batch: int) -> Run:
+        c, url = self.client, self.url
+        receive, delete, delete_batch = c.receive_message, c.delete_message, c.delete_message_batch
+        lat = []
+        perf = time.perf_counter
+        done = 0
+        start = perf()
+        while done < n:
+            t = perf()
+            msgs = receive(QueueUrl=url, MaxNumberOfMessages=batch).get("Messages", [])
+            if batch == 1:
+                for m in msgs:
+                    delete(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+            elif msgs:
+                delete_batch(QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)])
+            done += len(msgs)
+            lat.append(perf() - t)
+        return Run(done, perf() - start, lat)
+
+
 # ---------------------------------------------------------------------- the floor
 
 FLOOR_SCHEMA = """
@@ -491,4 +558,4 @@ class CommitCeiling:
         return self._commits(n, 2)
 
 
-SYSTEMS = {s.name: s for s in (Engine, BufferedEngine, Floor, FloorOnLayout, PersistQueue, LiteQueue, CommitCeiling)}
+SYSTEMS = {s.name: s for s in (Engine, ClientEngine, BufferedEngine, Floor, FloorOnLayout, PersistQueue, LiteQueue, CommitCeiling)}

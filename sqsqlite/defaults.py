@@ -57,6 +57,8 @@ INFLIGHT_BLOCK = 256
 # Receipt handles a Database remembers having issued, so their deletes skip the MAC check
 # (about 4 MB); past this the memory is emptied and older handles are checked in full.
 ISSUED_HANDLES_KEPT = 10_000
+# Queue URLs the action layer remembers with their checked queue names (past this it forgets them all).
+QUEUE_URLS_KEPT = 1_000
 # How often (seconds of real time) a long poll looks for commits made by other processes.
 LONG_POLL_INTERVAL = 0.005
 # While nothing changes, the interval grows by half each look up to this, so an idle waiting

@@ -15,6 +15,8 @@ import operator
 import os
 import struct
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import countOf
 from typing import Any, NamedTuple
 
 from .. import defaults as D
@@ -190,6 +192,36 @@ class Handles:
         # the stored text itself, which the delete's statement compares with.
         issued[text] = _new_tuple(Handle, (queue_id, row_id, message_uuid, token, message_id))
         return text
+
+    def issue_claim(self, queue_id: int, row_ids: list[int], message_ids: list[str], token: bytes) -> list[str]:
+        """issue() for each message of one claim (one token), in one frame: the message ids'
+        bytes come from one translation of them all, and each handle costs its MAC and little
+        more (a call of issue() a handle cost a third again)."""
+        n = len(message_ids)
+        if n == 1:  # a receive of one: issue() as it is
+            return [self.issue(queue_id, row_ids[0], message_ids[0], token)]
+        digits = list(map(str.replace, message_ids, repeat("-"), repeat("")))
+        try:
+            raw = bytes.fromhex("".join(digits)) if countOf(map(len, message_ids), 36) == n and countOf(map(len, digits), 32) == n else b""
+        except ValueError:
+            raw = b""
+        if len(raw) != 16 * n:  # an id imported before ids had to be uuids: each on its own
+            return list(map(self.issue, repeat(queue_id), row_ids, message_ids, repeat(token)))
+        pack, keyed, issued = HANDLE_LAYOUT.pack, self._keyed, self._issued
+        if len(issued) + n > D.ISSUED_HANDLES_KEPT:
+            issued.clear()  # bounded; a handle no longer kept is checked in full
+        out = []
+        at = 0
+        for row_id, message_id in zip(row_ids, message_ids):
+            message_uuid = raw[at : at + 16]
+            at += 16
+            body = pack(2, queue_id, row_id, message_uuid, token)
+            state = keyed.copy()
+            state.update(body)
+            text = (body + state.digest()).hex()
+            issued[text] = _new_tuple(Handle, (queue_id, row_id, message_uuid, token, message_id))
+            out.append(text)
+        return out
 
     def known(self, handles: Iterable) -> list[Handle | None]:
         """Each handle's fields if this object issued it and remembers it, else None in its

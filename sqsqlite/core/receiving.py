@@ -146,14 +146,25 @@ def _claimed_messages(
     """_message for a standard claim's rows (Q.CLAIMED_COLUMNS), in one frame: the token and
     the lease end are the claim's own, and the rows have no FIFO fields but a fair queue's
     group id (_claim read any other in full). A call per message cost about 1,500 instructions more."""
-    issue = queue.db.handles.issue
     token, visible_at = lease
+    handles = queue.db.handles.issue_claim(queue_id, list(map(_first, rows)), list(map(_second, rows)), token)
     out = []
-    for row_id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, group in rows:
+    for (
+        _,
+        message_id,
+        body,
+        attributes,
+        sender_id,
+        sent_at,
+        receive_count,
+        first_received_at,
+        dead_letter_source_arn,
+        group,
+    ), handle in zip(rows, handles):
         message = Message(
             message_id,
             body,
-            issue(queue_id, row_id, message_id, token),
+            handle,
             receive_count,
             sent_at,
             first_received_at,
@@ -434,6 +445,7 @@ assert Q.CLAIMED_COLUMNS == (
 # id first in both.
 _RECEIVED_COUNT_AT = tuple(Q.RECEIVED_COLUMNS).index("receive_count")
 _CLAIMED_COUNT_AT = tuple(Q.CLAIMED_COLUMNS).index("receive_count")
+_first, _second = operator.itemgetter(0), operator.itemgetter(1)  # a claimed row's id and message id
 assert tuple(Q.RECEIVED_COLUMNS)[0] == tuple(Q.CLAIMED_COLUMNS)[0] == "id"
 _fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: see Q.CLAIMED_COLUMNS
 

@@ -76,6 +76,11 @@ class SentMessages(abc.Sequence):
     def __init__(self, message_ids: list[str], bodies: list[str], entry_ids: list[str]):
         self._ids, self._bodies, self._entry_ids = message_ids, bodies, entry_ids
 
+    def columns(self) -> tuple[list[str], list[str], list[str]]:
+        """The message ids, bodies and entry Ids, in entry order: what the action layer writes
+        its response from without making a SendResult a message."""
+        return self._ids, self._bodies, self._entry_ids
+
     def __len__(self) -> int:
         return len(self._ids)
 

@@ -35,6 +35,8 @@ def test_every_workload_has_a_row_with_rates_and_latencies(tiny_result):
         ("send 1/call 200B", "sqsqlite"),
         ("send batch10 64KiB", "floor"),
         ("recv+delete batch10", "sqsqlite"),
+        ("recv+delete batch10", "sqsqlite client"),
+        ("send batch10 200B", "sqsqlite client"),
         ("peers: recv+delete 1", "persist-queue"),
         ("peers: recv+delete 1", "litequeue"),
         ("peers: recv+delete 1", "sqsqlite buffered"),
@@ -88,5 +90,12 @@ def test_the_micro_measurement_reports_cpu_microseconds_per_message_for_each_sys
     result = micro.measure(rounds=1, workloads={"send10": ("send", 10, 20), "recv1": ("recv", 1, 10)})
     assert set(result) == {"send10", "recv1"}
     for figures in result.values():
-        assert set(figures) == {"sqsqlite", "floor", "floor@layout"}
+        assert set(figures) == {"sqsqlite", "sqsqlite client", "floor", "floor@layout"}
         assert all(us > 0 for us in figures.values())
+
+
+def test_the_client_is_judged_against_the_floor_and_the_queue_api_in_the_same_run(tiny_result):
+    names = {t["target"] for t in tiny_result["targets"]}
+    assert "client send batch10 200B / floor" in names
+    assert "client recv+delete batch10 / Queue API" in names
+    assert "client send 1/call 200B / Queue API" in names

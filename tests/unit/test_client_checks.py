@@ -1,0 +1,117 @@
+"""The client checks each request against botocore's SQS model once per operation, compiled, and
+asks botocore's own validator only about what that check does not pass: the outcome must be
+botocore's, request for request, valid or not, and the error text word for word."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sqsqlite
+
+botocore_session = pytest.importorskip("botocore.session")
+from botocore.exceptions import ParamValidationError  # noqa: E402
+from botocore.validate import validate_parameters  # noqa: E402
+
+MODEL = botocore_session.get_session().get_service_model("sqs")
+
+# Values of every type botocore tells apart, and the members requests use (with one unknown).
+scalars = st.one_of(
+    st.text(max_size=5),
+    st.integers(-5, 5),
+    st.booleans(),
+    st.none(),
+    st.binary(max_size=3),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+ENTRY_MEMBERS = ["Id", "MessageBody", "ReceiptHandle", "DelaySeconds", "VisibilityTimeout", "MessageGroupId", "Foo"]
+attributes = st.dictionaries(
+    st.sampled_from(["a", "b"]),
+    st.one_of(
+        scalars,
+        st.fixed_dictionaries(
+            {"DataType": st.sampled_from(["String", "Binary"])}, optional={"StringValue": scalars, "BinaryValue": scalars, "X": scalars}
+        ),
+    ),
+    max_size=2,
+)
+entry = st.one_of(
+    st.dictionaries(st.sampled_from(ENTRY_MEMBERS), scalars, max_size=4),
+    st.fixed_dictionaries({"Id": st.just("1"), "MessageBody": st.just("b")}, optional={"MessageAttributes": attributes}),
+    scalars,
+)
+entries = st.one_of(st.lists(entry, max_size=4), st.tuples(entry, entry), scalars)
+
+REQUESTS = {
+    "SendMessage": st.fixed_dictionaries(
+        {},
+        optional={
+            "QueueUrl": scalars,
+            "MessageBody": scalars,
+            "DelaySeconds": scalars,
+            "MessageAttributes": st.one_of(attributes, scalars),
+            "Foo": scalars,
+        },
+    ),
+    "SendMessageBatch": st.fixed_dictionaries({}, optional={"QueueUrl": scalars, "Entries": entries, "Foo": scalars}),
+    "DeleteMessageBatch": st.fixed_dictionaries({}, optional={"QueueUrl": scalars, "Entries": entries}),
+    "ReceiveMessage": st.fixed_dictionaries(
+        {},
+        optional={
+            "QueueUrl": scalars,
+            "MaxNumberOfMessages": scalars,
+            "MessageAttributeNames": st.one_of(st.lists(scalars, max_size=3), scalars),
+        },
+    ),
+}
+SNAKE = {"SendMessage": "send_message", "SendMessageBatch": "send_message_batch", "DeleteMessageBatch": "delete_message_batch"}
+SNAKE["ReceiveMessage"] = "receive_message"
+
+
+def botocores_verdict(action: str, params: dict) -> str | None:
+    try:
+        validate_parameters(params, MODEL.operation_model(action).input_shape)
+    except ParamValidationError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory):
+    with sqsqlite.client(str(tmp_path_factory.mktemp("checks") / "c.db")) as c:
+        yield c
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), action=st.sampled_from(sorted(REQUESTS)))
+def test_the_compiled_check_refuses_exactly_what_botocore_refuses_with_its_words(local, data, action):
+    params = data.draw(REQUESTS[action])
+    expected = botocores_verdict(action, params)
+    try:
+        getattr(local, SNAKE[action])(**params)
+    except ParamValidationError as exc:
+        assert str(exc) == expected
+    except Exception:  # an SQS error from the queue: botocore let the request through
+        assert expected is None
+    else:
+        assert expected is None
+
+
+def test_a_batch_of_entries_passed_once_is_still_checked_member_by_member_the_next_time(local):
+    url = local.create_queue(QueueName="q")["QueueUrl"]
+    good = [{"Id": "1", "MessageBody": "b"}]
+    assert len(local.send_message_batch(QueueUrl=url, Entries=good)["Successful"]) == 1
+    with pytest.raises(ParamValidationError, match=r"Invalid type for parameter Entries\[0\]\.MessageBody"):
+        local.send_message_batch(QueueUrl=url, Entries=[{"Id": "1", "MessageBody": 5}])
+    with pytest.raises(ParamValidationError, match=r'Unknown parameter in Entries\[1\]: "Body"'):
+        local.send_message_batch(QueueUrl=url, Entries=[*good, {"Id": "2", "Body": "b"}])
+
+
+def test_a_dict_subclass_is_taken_as_botocore_takes_it(local):
+    class Entry(dict):
+        pass
+
+    url = local.create_queue(QueueName="q")["QueueUrl"]
+    sent = local.send_message_batch(QueueUrl=url, Entries=[Entry(Id="1", MessageBody="b")])
+    assert [s["Id"] for s in sent["Successful"]] == ["1"]
