@@ -13,6 +13,10 @@ from ..errors import SQSError
 from . import CopyError, copy_from, copy_to
 
 
+class _SQSFailure(click.ClickException):
+    exit_code = 254  # an SQS error, as the aws CLI exits for one
+
+
 def _db_path(ctx: click.Context, own: str | None) -> str:
     """This command's own --db; else the group's global --db; else $SQSQLITE_DB or the default."""
     root = ctx.find_root()
@@ -95,9 +99,7 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
             print(file=sys.stderr)
             raise click.ClickException(str(exc)) from None
         except SQSError as exc:  # this database's side: a queue that is not there, a record refused
-            failure = click.ClickException(f"{exc.code}: {exc.message}")
-            failure.exit_code = 254  # an SQS error, as the aws CLI exits for one
-            raise failure from None
+            raise _SQSFailure(f"{exc.code}: {exc.message}") from None
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
