@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
-from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or_, select, tuple_, update
+from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or_, select, tuple_, union_all, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -290,22 +290,59 @@ def _claim(candidates, columns):
     )
 
 
-# Standard queues: the oldest visible rows by visible_at, straight off ix_messages_visible.
-# By position, as every receive runs it: sqlite3 binds a name with a dictionary look-up per
-# parameter (callgrind: by name, a receive + delete of 1 took 5% more instructions).
-# Parameters in CLAIM_STANDARD_PARAMS order.
-CLAIM_STANDARD_PARAMS = ("lease_end", "now", "now", "token", "queue_id", "now", "cutoff", "n", "offset")
-claim_standard, _claim_standard_order = compile_positional(
-    _claim(
-        select(m.c.id)
-        .where(m.c.queue_id == P("queue_id"), _visible, _alive)
-        .order_by(m.c.visible_at)
-        .limit(P("n"))
-        .offset(P("offset")),  # SQLAlchemy's SQLite dialect writes an OFFSET anyway: as a named 0
-        CLAIMED_COLUMNS,
-    )
+# Fair queues (docs/fair-queues.md). A standard queue's message with a MessageGroupId belongs to
+# that group's tenant; a group is noisy while it holds at least FAIR_NOISY_MIN_IN_FLIGHT messages
+# in flight and more than FAIR_NOISY_SHARE_PERCENT of the queue's. The predicate of
+# ix_messages_fair (a fair queue's grouped rows once received), which a query must state to use it.
+_ZERO: Any = literal_column("0")
+_IN_FAIR_INDEX = (m.c.receive_count > _ZERO, m.c.group_id.is_not(None), m.c.sequence_number.is_(None))
+_MIN_IN_FLIGHT: Any = literal_column(str(D.FAIR_NOISY_MIN_IN_FLIGHT))
+_SHARE: Any = literal_column(str(D.FAIR_NOISY_SHARE_PERCENT))
+_HUNDRED: Any = literal_column("100")
+_in_flight_total = (
+    select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _hidden, m.c.receive_count > _ZERO, _alive).scalar_subquery()
 )
-assert _claim_standard_order == CLAIM_STANDARD_PARAMS, _claim_standard_order
+# The noisy groups: an aggregate over the queue's grouped messages in flight, a range of
+# ix_messages_fair (visible_at > now), so its cost follows the messages in flight, never the
+# backlog or the number of groups. The queue's total in flight is counted only once some group
+# has the minimum (SQLite evaluates the AND's right side, and the subquery once, only then).
+noisy_groups = (
+    select(m.c.group_id)
+    .where(m.c.queue_id == P("queue_id"), *_IN_FAIR_INDEX, _hidden, _alive)
+    .group_by(m.c.group_id)
+    .having(and_(func.count() >= _MIN_IN_FLIGHT, func.count() * _HUNDRED > _SHARE * _in_flight_total))
+)
+_quiet = or_(m.c.group_id.is_(None), m.c.group_id.not_in(noisy_groups))
+_noisy = m.c.group_id.in_(noisy_groups)
+
+
+def _walk(*where):
+    return (
+        select(m.c.id).where(m.c.queue_id == P("queue_id"), _visible, _alive, *where).order_by(m.c.visible_at).limit(P("n")).offset(_ZERO)
+    )
+
+
+# Standard queues: the oldest visible rows of quiet groups (and of no group) by visible_at, off
+# ix_messages_visible; then, only when those are fewer than n, the oldest visible rows of noisy
+# groups, so a noisy group is served whenever nothing else is waiting. A message of no group
+# never evaluates the noisy groups (the OR stops at group_id IS NULL), so a queue without group
+# ids claims as before fair queues. Numbered parameters (?1 ...), in CLAIM_STANDARD_PARAMS
+# order, each bound once: sqlite3 binds a name with a dictionary look-up per parameter
+# (callgrind: by name, a receive + delete of 1 took 5% more instructions).
+CLAIM_STANDARD_PARAMS = ("lease_end", "now", "token", "queue_id", "cutoff", "n")
+_fair_candidates: Any = (
+    select(literal_column("id"))
+    .select_from(
+        union_all(
+            select(literal_column("id")).select_from(_walk(_quiet).subquery("quiet")),
+            select(literal_column("id")).select_from(_walk(_noisy).subquery("loud")),
+        ).subquery("fair")
+    )
+    .limit(P("n"))
+    .offset(_ZERO)
+)
+_claim_standard_stmt = _claim(_fair_candidates, CLAIMED_COLUMNS)
+claim_standard = compile_numbered(_claim_standard_stmt, CLAIM_STANDARD_PARAMS)
 
 # FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
 # messages in send order, so one receive can return several messages of a group in order.
@@ -318,13 +355,28 @@ _alive_unindexed = (m.c.sent_at + literal_column("0")) > P("cutoff")
 # bound value, SQLite plans with the value and prepares the statement again each time it is
 # bound, 14 us a call against 2 (measured in session 21).
 _ONE: Any = literal_column("1")
+
+
 # Live visible heads; the claim deletes expired ones first (delete_expired_heads), and any it
 # had no time for are passed over here.
-fifo_heads = compile_sql(
-    select(m.c.id, m.c.group_id)
-    .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _visible, m.c.sent_at > P("cutoff"))
-    .order_by(m.c.visible_at)
-    .limit(P("n"))
+# INDEXED BY: ix_messages_visible holds group_id too (fair queues), and on a file without
+# statistics the planner would walk it, every visible message of the queue, to find the heads.
+def _indexed_by(sql: Sql, index: str) -> Sql:
+    """sql reading messages through the index named (SQLAlchemy's SQLite dialect writes no hints)."""
+    out = Sql(sql.replace("FROM messages \n", f"FROM messages INDEXED BY {index} \n", 1))
+    assert out != sql, sql
+    out.defaults = sql.defaults
+    return out
+
+
+fifo_heads = _indexed_by(
+    compile_sql(
+        select(m.c.id, m.c.group_id)
+        .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _visible, m.c.sent_at > P("cutoff"))
+        .order_by(m.c.visible_at)
+        .limit(P("n"))
+    ),
+    "ix_messages_heads",
 )
 # Expired group heads, visible or in flight (ix_messages_heads_sent): an expired message is gone,
 # so its group moves on at once; each call's caller makes the next message the head.
@@ -477,6 +529,14 @@ count_in_flight = compile_sql(select(func.count()).select_from(m).where(m.c.queu
 count_delayed = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_delayed, _alive))
 oldest_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive))
 next_visible_at = compile_sql(select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), _hidden))
+
+# Fair queues' CloudWatch figures, exact: the noisy groups (the claim's own rule), and the
+# counts above over the messages of quiet groups and of no group.
+count_noisy_groups = compile_sql(select(func.count()).select_from(noisy_groups.subquery("noisy")))
+count_visible_quiet = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _visible, _alive, _quiet))
+count_in_flight_quiet = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_in_flight, _alive, _quiet))
+count_delayed_quiet = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_delayed, _alive, _quiet))
+oldest_sent_quiet = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive, _quiet))
 
 # Peek: read without changing anything, in the order receives would see them.
 peek_messages = compile_sql(
