@@ -90,3 +90,12 @@ def test_the_micro_measurement_reports_cpu_microseconds_per_message_for_each_sys
     for figures in result.values():
         assert set(figures) == {"sqsqlite", "floor", "floor@layout"}
         assert all(us > 0 for us in figures.values())
+
+
+def test_the_fair_queue_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
+    from benchmarks import fair
+
+    result = fair.run(fair.TINY, str(tmp_path))
+    assert [r["run"] for r in result["dwell"]] == ["fair", "plain order", "no noisy tenant"]
+    assert all(r["quiet"] > 0 and r["quiet p99 ms"] >= r["quiet p50 ms"] for r in result["dwell"])
+    assert len(result["claims"]) == 3 and all(r["fair (msgs/s)"] > 0 for r in result["claims"])
