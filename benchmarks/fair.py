@@ -19,8 +19,9 @@ ApproximateFirstReceiveTimestamp.
 claimed rows released again so every claim sees the same file) on a backlog of visible
 messages in as many groups, against the claim statement before fair queues (the oldest visible
 rows, no group test) on the same file, run after run in turn. Then the same with one noisy
-group: its 100 oldest messages in flight and 100,000 of its messages (10% of the quick size)
-visible ahead of everyone else's, the worst case (the claim passes over them inside the index).
+group: its 100 oldest messages in flight and a flood of its messages (10% of the backlog)
+visible ahead of everyone else's, the worst case: the claim looks through its oldest and
+newest windows (defaults.FAIR_WINDOW) before it finds quiet messages.
 """
 
 from __future__ import annotations

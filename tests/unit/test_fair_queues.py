@@ -191,3 +191,39 @@ def test_a_fifo_queue_has_no_noisy_groups_and_keeps_group_order(db):
 @pytest.mark.parametrize("name", ["noisy_groups", "visible_in_quiet_groups"])
 def test_an_empty_queue_has_no_fair_figures(db, queue, name):
     assert getattr(db.stats()[0], name) == 0
+
+
+def test_a_quiet_message_behind_a_flood_larger_than_the_window_is_found_among_the_newest(queue, clock):
+    _send(queue, "noisy", 3 * D.FAIR_WINDOW)
+    _take(queue, MIN)
+    clock.advance(1)
+    queue.send_message("quiet", message_group_id="tenant")
+    assert _groups(queue.receive_message()) == ["tenant"]
+
+
+def test_quiet_messages_among_the_newest_come_oldest_first(queue, clock):
+    _send(queue, "noisy", 2 * D.FAIR_WINDOW)
+    _take(queue, MIN)
+    for i in range(3):
+        clock.advance(1)
+        queue.send_message(f"q{i}", message_group_id=f"tenant-{i}")
+    assert [m.body for m in queue.receive_message(max_number_of_messages=2)] == ["q0", "q1"]
+
+
+def test_a_quiet_message_deeper_in_a_flood_than_both_windows_is_served_as_the_flood_drains(queue, clock):
+    _send(queue, "noisy", 2 * D.FAIR_WINDOW)
+    queue.send_message("deep", message_group_id="tenant")
+    clock.advance(1)
+    _send(queue, "noisy", 2 * D.FAIR_WINDOW, prefix="later")
+    _take(queue, MIN)
+    # Neither window reaches it: the noisy group is served, oldest first, never starved ...
+    assert _groups(queue.receive_message(max_number_of_messages=10)) == ["noisy"] * 10
+    # ... and once the flood ahead of it fits in the oldest window, it comes first.
+    taken = 40
+    while taken < 2 * D.FAIR_WINDOW - D.FAIR_WINDOW + 1:
+        got = queue.receive_message(max_number_of_messages=10)
+        assert _groups(got) == ["noisy"] * 10
+        for m in got:
+            m.delete()
+        taken += 10
+    assert _groups(queue.receive_message()) == ["tenant"]
