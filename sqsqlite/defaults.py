@@ -57,7 +57,7 @@ FAIR_NOISY_SHARE_PERCENT = 10
 # A claim looks for quiet groups' messages among the oldest FAIR_WINDOW visible messages and,
 # when those hold too few, among the newest FAIR_WINDOW: a noisy group's flood waiting in between
 # is never walked, so a receive's cost stays bounded however large the flood grows (about
-# 1 to 2 us per message looked at). Quiet messages deeper in a flood than both windows are
+# 0.7 us per message looked at). Quiet messages deeper in a flood than both windows are
 # served as the flood ahead of them drains (docs/fair-queues.md).
 FAIR_WINDOW = 256
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
