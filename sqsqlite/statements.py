@@ -290,80 +290,60 @@ def _claim(candidates, columns):
     )
 
 
-# Fair queues (docs/fair-queues.md). A standard queue's message with a MessageGroupId belongs to
-# that group's tenant; a group is noisy while it holds at least FAIR_NOISY_MIN_IN_FLIGHT messages
-# in flight and more than FAIR_NOISY_SHARE_PERCENT of the queue's. The predicate of
-# ix_messages_fair (a fair queue's grouped rows once received), which a query must state to use it.
+# Fair queues (docs/fair-queues.md): a group is noisy while it holds at least
+# FAIR_NOISY_MIN_IN_FLIGHT messages in flight and more than FAIR_NOISY_SHARE_PERCENT of the
+# queue's. Counted over ix_messages_fair (whose predicate a query must state to use it): a
+# standard queue's grouped rows once received, so the range visible_at > now is their messages in
+# flight, never the backlog or the number of groups. The queue's total in flight is counted only
+# once some group has the minimum (SQLite evaluates the AND's right side, and the subquery once,
+# only then).
 _ZERO: Any = literal_column("0")
 _IN_FAIR_INDEX = (m.c.receive_count > _ZERO, m.c.group_id.is_not(None), m.c.sequence_number.is_(None))
-_MIN_IN_FLIGHT: Any = literal_column(str(D.FAIR_NOISY_MIN_IN_FLIGHT))
-_SHARE: Any = literal_column(str(D.FAIR_NOISY_SHARE_PERCENT))
-_HUNDRED: Any = literal_column("100")
-_in_flight_total = (
-    select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _hidden, m.c.receive_count > _ZERO, _alive).scalar_subquery()
-)
-# The noisy groups: an aggregate over the queue's grouped messages in flight, a range of
-# ix_messages_fair (visible_at > now), so its cost follows the messages in flight, never the
-# backlog or the number of groups. The queue's total in flight is counted only once some group
-# has the minimum (SQLite evaluates the AND's right side, and the subquery once, only then).
+_in_flight_total = select(func.count()).where(m.c.queue_id == P("queue_id"), _hidden, m.c.receive_count > _ZERO, _alive).scalar_subquery()
+_lit: Any = literal_column
 noisy_groups = (
     select(m.c.group_id)
     .where(m.c.queue_id == P("queue_id"), *_IN_FAIR_INDEX, _hidden, _alive)
     .group_by(m.c.group_id)
-    .having(and_(func.count() >= _MIN_IN_FLIGHT, func.count() * _HUNDRED > _SHARE * _in_flight_total))
+    .having(
+        and_(
+            func.count() >= _lit(str(D.FAIR_NOISY_MIN_IN_FLIGHT)),
+            func.count() * _lit("100") > _lit(str(D.FAIR_NOISY_SHARE_PERCENT)) * _in_flight_total,
+        )
+    )
 )
 _quiet = or_(m.c.group_id.is_(None), m.c.group_id.not_in(noisy_groups))
-_noisy = m.c.group_id.in_(noisy_groups)
-_ONE_ROW: Any = literal_column("1")
 
 
-_WINDOW: Any = literal_column(str(D.FAIR_WINDOW))
-_WINDOW_LAST: Any = literal_column(str(D.FAIR_WINDOW - 1))
+def _visible_rows(*where, columns=(m.c.id, m.c.group_id, m.c.visible_at)):
+    return select(*columns).where(m.c.queue_id == P("queue_id"), _visible, _alive, *where)
 
 
-def _visible_rows():
-    return select(m.c.id, m.c.group_id, m.c.visible_at).where(m.c.queue_id == P("queue_id"), _visible, _alive)
-
-
-def _quiet_in(window, name: str, ordered: bool):
-    rows = window.subquery(name)
+def _quiet_in(window, ordered: bool):
+    rows = window.limit(_lit(str(D.FAIR_WINDOW))).offset(_ZERO).subquery()
     quiet = select(rows.c.id).where(or_(rows.c.group_id.is_(None), rows.c.group_id.not_in(noisy_groups)))
     return (quiet.order_by(rows.c.visible_at) if ordered else quiet).limit(P("n")).offset(_ZERO)
 
 
-# The visible_at of the oldest window's last message: the newest window starts after it, so
-# the two never overlap (NULL, so no newest window, while the queue holds fewer than a window).
-_window_end = _visible_rows().with_only_columns(m.c.visible_at).order_by(m.c.visible_at).limit(_ONE_ROW).offset(_WINDOW_LAST)
-# Standard queues: quiet groups' (and no group's) visible messages first, oldest first, from the
-# oldest FAIR_WINDOW visible messages, then from the newest FAIR_WINDOW; only when those hold
-# fewer than n, the oldest visible messages of noisy groups, so a noisy group is served whenever
-# nothing else is waiting. Every walk is a bounded range of ix_messages_visible; with no noisy
-# group the first finds the n oldest at once, as before fair queues. A message of no group never
-# evaluates the noisy groups (the OR stops at group_id IS NULL). Numbered parameters (?1 ...),
-# in CLAIM_STANDARD_PARAMS order, each bound once: sqlite3 binds a name with a dictionary
+# Standard queues: quiet groups' (and no group's) visible messages, oldest first, from the oldest
+# FAIR_WINDOW visible messages, then from the newest FAIR_WINDOW after those (none while the queue
+# holds fewer); only when those hold fewer than n, noisy groups' oldest, so a noisy group is
+# served whenever nothing else waits. Each walk is a bounded range of ix_messages_visible; with no
+# noisy group the first yields the n oldest at once, as before fair queues, and a message of no
+# group never evaluates noisy_groups (the OR stops at group_id IS NULL). Numbered parameters (?1
+# ...), in CLAIM_STANDARD_PARAMS order, each bound once: sqlite3 binds a name with a dictionary
 # look-up per parameter (callgrind: by name, a receive + delete of 1 took 5% more instructions).
 CLAIM_STANDARD_PARAMS = ("lease_end", "now", "token", "queue_id", "cutoff", "n")
-_oldest = _quiet_in(_visible_rows().order_by(m.c.visible_at).limit(_WINDOW).offset(_ZERO), "oldest", False)
-_newest = _quiet_in(
-    _visible_rows().where(m.c.visible_at > _window_end.scalar_subquery()).order_by(m.c.visible_at.desc()).limit(_WINDOW).offset(_ZERO),
-    "newest",
-    True,
+_window_end = _visible_rows(columns=(m.c.visible_at,)).order_by(m.c.visible_at).limit(_lit("1")).offset(_lit(str(D.FAIR_WINDOW - 1)))
+_parts = (
+    _quiet_in(_visible_rows().order_by(m.c.visible_at), False),
+    _quiet_in(_visible_rows(m.c.visible_at > _window_end.scalar_subquery()).order_by(m.c.visible_at.desc()), True),
+    _visible_rows(m.c.group_id.in_(noisy_groups), columns=(m.c.id,)).order_by(m.c.visible_at).limit(P("n")).offset(_ZERO),
 )
-_loud = select(m.c.id).where(m.c.queue_id == P("queue_id"), _visible, _alive, _noisy).order_by(m.c.visible_at).limit(P("n")).offset(_ZERO)
-_fair_candidates: Any = (
-    select(literal_column("id"))
-    .select_from(
-        union_all(
-            select(literal_column("id")).select_from(_oldest.subquery("quiet_old")),
-            select(literal_column("id")).select_from(_newest.subquery("quiet_new")),
-            select(literal_column("id")).select_from(_loud.subquery("loud")),
-        ).subquery("fair")
-    )
-    .limit(P("n"))
-    .offset(_ZERO)
+_fair: Any = union_all(*(select(_lit("id")).select_from(part.subquery()) for part in _parts)).subquery("fair")
+claim_standard = compile_numbered(
+    _claim(select(_lit("id")).select_from(_fair).limit(P("n")).offset(_ZERO), CLAIMED_COLUMNS), CLAIM_STANDARD_PARAMS
 )
-_claim_standard_stmt = _claim(_fair_candidates, CLAIMED_COLUMNS)
-claim_standard = compile_numbered(_claim_standard_stmt, CLAIM_STANDARD_PARAMS)
 
 # FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
 # messages in send order, so one receive can return several messages of a group in order.
@@ -382,23 +362,15 @@ _ONE: Any = literal_column("1")
 # had no time for are passed over here.
 # INDEXED BY: ix_messages_visible holds group_id too (fair queues), and on a file without
 # statistics the planner would walk it, every visible message of the queue, to find the heads.
-def _indexed_by(sql: Sql, index: str) -> Sql:
-    """sql reading messages through the index named (SQLAlchemy's SQLite dialect writes no hints)."""
-    out = Sql(sql.replace("FROM messages \n", f"FROM messages INDEXED BY {index} \n", 1))
-    assert out != sql, sql
-    out.defaults = sql.defaults
-    return out
-
-
-fifo_heads = _indexed_by(
-    compile_sql(
-        select(m.c.id, m.c.group_id)
-        .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _visible, m.c.sent_at > P("cutoff"))
-        .order_by(m.c.visible_at)
-        .limit(P("n"))
-    ),
-    "ix_messages_heads",
+_heads = compile_sql(
+    select(m.c.id, m.c.group_id)
+    .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _visible, m.c.sent_at > P("cutoff"))
+    .order_by(m.c.visible_at)
+    .limit(P("n"))
 )
+fifo_heads = Sql(_heads.replace("FROM messages \n", "FROM messages INDEXED BY ix_messages_heads \n", 1))  # no hints in SQLAlchemy's dialect
+fifo_heads.defaults = _heads.defaults
+assert fifo_heads != _heads
 # Expired group heads, visible or in flight (ix_messages_heads_sent): an expired message is gone,
 # so its group moves on at once; each call's caller makes the next message the head.
 delete_expired_heads = compile_sql(
@@ -554,9 +526,10 @@ next_visible_at = compile_sql(select(func.min(m.c.visible_at)).where(m.c.queue_i
 # Fair queues' CloudWatch figures, exact: the noisy groups (the claim's own rule), and the
 # counts above over the messages of quiet groups and of no group.
 count_noisy_groups = compile_sql(select(func.count()).select_from(noisy_groups.subquery("noisy")))
-count_visible_quiet = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _visible, _alive, _quiet))
-count_in_flight_quiet = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_in_flight, _alive, _quiet))
-count_delayed_quiet = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_delayed, _alive, _quiet))
+_quiet_count = select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _alive, _quiet)
+count_visible_quiet, count_in_flight_quiet, count_delayed_quiet = (
+    compile_sql(_quiet_count.where(*w)) for w in ((_visible,), _in_flight, _delayed)
+)
 oldest_sent_quiet = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive, _quiet))
 
 # Peek: read without changing anything, in the order receives would see them.
