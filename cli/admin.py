@@ -167,6 +167,14 @@ def _stats(s: Settings) -> dict:
                 "OldestAgeSeconds": None if q.oldest_age_seconds is None else round(q.oldest_age_seconds, 1),
                 "DeadLetterQueue": q.dead_letter_queue,
                 "DeadLetterDepth": q.dead_letter_depth,
+                # Fair queues (docs/fair-queues.md), by Amazon SQS's CloudWatch names.
+                "ApproximateNumberOfNoisyGroups": q.noisy_groups,
+                "ApproximateNumberOfMessagesVisibleInQuietGroups": q.visible_in_quiet_groups,
+                "ApproximateNumberOfMessagesNotVisibleInQuietGroups": q.in_flight_in_quiet_groups,
+                "ApproximateNumberOfMessagesDelayedInQuietGroups": q.delayed_in_quiet_groups,
+                "ApproximateAgeOfOldestMessageInQuietGroups": None
+                if q.oldest_age_in_quiet_groups_seconds is None
+                else round(q.oldest_age_in_quiet_groups_seconds, 1),
             }
         )
     return {"Queues": rows}
@@ -193,7 +201,8 @@ class _Seconds(click.FloatRange):
 def stats(s: Settings, watch: float | None) -> None:
     """Counts of every queue, in one table.
 
-    Visible, in flight, delayed, oldest message age, dead-letter queue and its depth; the counts
+    Visible, in flight, delayed, oldest message age, dead-letter queue and its depth, and a fair
+    queue's noisy groups and quiet groups' counts under Amazon SQS's CloudWatch names; the counts
     are exact. Prints a table unless --output is given.
 
     \b

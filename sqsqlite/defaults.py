@@ -52,6 +52,17 @@ PRUNE_WINDOW = 256
 # claimed none tries again at once in a new transaction, so a backlog of poison or expired
 # messages never hides a good one, and no single transaction holds the writers' lock for long.
 CLAIM_CLEANUP_BUDGET = 200
+# Fair queues (docs/fair-queues.md): on a standard queue, a message group is noisy while it has
+# at least FAIR_NOISY_MIN_IN_FLIGHT messages in flight and more than FAIR_NOISY_SHARE_PERCENT
+# percent of the queue's messages in flight (Amazon SQS's published concurrency-share rule).
+FAIR_NOISY_MIN_IN_FLIGHT = 30
+FAIR_NOISY_SHARE_PERCENT = 10
+# A claim looks for quiet groups' messages among the oldest FAIR_WINDOW visible messages and,
+# when those hold too few, among the newest FAIR_WINDOW: a noisy group's flood waiting in between
+# is never walked, so a receive's cost stays bounded however large the flood grows (about
+# 0.7 us per message looked at). Quiet messages deeper in a flood than both windows are
+# served as the flood ahead of them drains (docs/fair-queues.md).
+FAIR_WINDOW = 256
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
 INFLIGHT_BLOCK = 256
 # Receipt handles a Database remembers having issued, so their deletes skip the MAC check

@@ -102,7 +102,23 @@ messages = Table(
     # Claims walk this index from the oldest visible_at; counts read it without the table; and
     # expired rows, being the oldest, are pruned from its head (there is no index on sent_at:
     # every send and delete would pay for one).
-    Index("ix_messages_visible", "queue_id", "visible_at", "sent_at", "receive_count"),
+    # group_id last: a fair queue's claim passes over noisy groups' rows inside the index.
+    Index("ix_messages_visible", "queue_id", "visible_at", "sent_at", "receive_count", "group_id"),
+    # Fair queues: a standard queue's grouped messages once received, by visible_at, so the
+    # claim counts each group's messages in flight (visible_at > now) over a range that holds
+    # only those: never the backlog, the delayed messages, or a message of no group.
+    Index(
+        "ix_messages_fair",
+        "queue_id",
+        "visible_at",
+        "group_id",
+        "sent_at",
+        # Named again only so that the count reads the index alone (SQLite does not treat a
+        # partial index's own predicate as covering the columns it names).
+        "receive_count",
+        "sequence_number",
+        sqlite_where=text("receive_count > 0 AND group_id IS NOT NULL AND sequence_number IS NULL"),
+    ),
     # FIFO: a group's messages in send order, and the visible group heads. FIFO rows only (they
     # alone have a sequence number): a fair queue's grouped messages on a standard queue would
     # otherwise pay an index entry each, a page written per group on every delete.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
-from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or_, select, tuple_, update
+from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or_, select, tuple_, union_all, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -290,22 +290,60 @@ def _claim(candidates, columns):
     )
 
 
-# Standard queues: the oldest visible rows by visible_at, straight off ix_messages_visible.
-# By position, as every receive runs it: sqlite3 binds a name with a dictionary look-up per
-# parameter (callgrind: by name, a receive + delete of 1 took 5% more instructions).
-# Parameters in CLAIM_STANDARD_PARAMS order.
-CLAIM_STANDARD_PARAMS = ("lease_end", "now", "now", "token", "queue_id", "now", "cutoff", "n", "offset")
-claim_standard, _claim_standard_order = compile_positional(
-    _claim(
-        select(m.c.id)
-        .where(m.c.queue_id == P("queue_id"), _visible, _alive)
-        .order_by(m.c.visible_at)
-        .limit(P("n"))
-        .offset(P("offset")),  # SQLAlchemy's SQLite dialect writes an OFFSET anyway: as a named 0
-        CLAIMED_COLUMNS,
+# Fair queues (docs/fair-queues.md): a group is noisy while it holds at least
+# FAIR_NOISY_MIN_IN_FLIGHT messages in flight and more than FAIR_NOISY_SHARE_PERCENT of the
+# queue's. Counted over ix_messages_fair (whose predicate a query must state to use it): a
+# standard queue's grouped rows once received, so the range visible_at > now is their messages in
+# flight, never the backlog or the number of groups. The queue's total in flight is counted only
+# once some group has the minimum (SQLite evaluates the AND's right side, and the subquery once,
+# only then).
+_ZERO: Any = literal_column("0")
+_IN_FAIR_INDEX = (m.c.receive_count > _ZERO, m.c.group_id.is_not(None), m.c.sequence_number.is_(None))
+_in_flight_total = select(func.count()).where(m.c.queue_id == P("queue_id"), _hidden, m.c.receive_count > _ZERO, _alive).scalar_subquery()
+_lit: Any = literal_column
+noisy_groups = (
+    select(m.c.group_id)
+    .where(m.c.queue_id == P("queue_id"), *_IN_FAIR_INDEX, _hidden, _alive)
+    .group_by(m.c.group_id)
+    .having(
+        and_(
+            func.count() >= _lit(str(D.FAIR_NOISY_MIN_IN_FLIGHT)),
+            func.count() * _lit("100") > _lit(str(D.FAIR_NOISY_SHARE_PERCENT)) * _in_flight_total,
+        )
     )
 )
-assert _claim_standard_order == CLAIM_STANDARD_PARAMS, _claim_standard_order
+_quiet = or_(m.c.group_id.is_(None), m.c.group_id.not_in(noisy_groups))
+
+
+def _visible_rows(*where, columns=(m.c.id, m.c.group_id, m.c.visible_at)):
+    return select(*columns).where(m.c.queue_id == P("queue_id"), _visible, _alive, *where)
+
+
+def _quiet_in(window, ordered: bool):
+    rows = window.limit(_lit(str(D.FAIR_WINDOW))).offset(_ZERO).subquery()
+    quiet = select(rows.c.id).where(or_(rows.c.group_id.is_(None), rows.c.group_id.not_in(noisy_groups)))
+    return (quiet.order_by(rows.c.visible_at) if ordered else quiet).limit(P("n")).offset(_ZERO)
+
+
+# Standard queues: quiet groups' (and no group's) visible messages, oldest first, from the oldest
+# FAIR_WINDOW visible messages, then from the newest FAIR_WINDOW after those (none while the queue
+# holds fewer); only when those hold fewer than n, noisy groups' oldest, so a noisy group is
+# served whenever nothing else waits. Each walk is a bounded range of ix_messages_visible; with no
+# noisy group the first yields the n oldest at once, as before fair queues, and a message of no
+# group never evaluates noisy_groups (the OR stops at group_id IS NULL). Numbered parameters (?1
+# ...), in CLAIM_STANDARD_PARAMS order, each bound once: sqlite3 binds a name with a dictionary
+# look-up per parameter (callgrind: by name, a receive + delete of 1 took 5% more instructions).
+CLAIM_STANDARD_PARAMS = ("lease_end", "now", "token", "queue_id", "cutoff", "n")
+_window_end = _visible_rows(columns=(m.c.visible_at,)).order_by(m.c.visible_at).limit(_lit("1")).offset(_lit(str(D.FAIR_WINDOW - 1)))
+_parts = (
+    _quiet_in(_visible_rows().order_by(m.c.visible_at), False),
+    _quiet_in(_visible_rows(m.c.visible_at > _window_end.scalar_subquery()).order_by(m.c.visible_at.desc()), True),
+    _visible_rows(m.c.group_id.in_(noisy_groups), columns=(m.c.id,)).order_by(m.c.visible_at).limit(P("n")).offset(_ZERO),
+)
+_fair: Any = union_all(*(select(_lit("id")).select_from(part.subquery()) for part in _parts)).subquery("fair")
+claim_standard = compile_numbered(
+    _claim(select(_lit("id")).select_from(_fair).limit(P("n")).offset(_ZERO), CLAIMED_COLUMNS), CLAIM_STANDARD_PARAMS
+)
 
 # FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
 # messages in send order, so one receive can return several messages of a group in order.
@@ -318,14 +356,21 @@ _alive_unindexed = (m.c.sent_at + literal_column("0")) > P("cutoff")
 # bound value, SQLite plans with the value and prepares the statement again each time it is
 # bound, 14 us a call against 2 (measured in session 21).
 _ONE: Any = literal_column("1")
+
+
 # Live visible heads; the claim deletes expired ones first (delete_expired_heads), and any it
 # had no time for are passed over here.
-fifo_heads = compile_sql(
+# INDEXED BY: ix_messages_visible holds group_id too (fair queues), and on a file without
+# statistics the planner would walk it, every visible message of the queue, to find the heads.
+_heads = compile_sql(
     select(m.c.id, m.c.group_id)
     .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _visible, m.c.sent_at > P("cutoff"))
     .order_by(m.c.visible_at)
     .limit(P("n"))
 )
+fifo_heads = Sql(_heads.replace("FROM messages \n", "FROM messages INDEXED BY ix_messages_heads \n", 1))  # no hints in SQLAlchemy's dialect
+fifo_heads.defaults = _heads.defaults
+assert fifo_heads != _heads
 # Expired group heads, visible or in flight (ix_messages_heads_sent): an expired message is gone,
 # so its group moves on at once; each call's caller makes the next message the head.
 delete_expired_heads = compile_sql(
@@ -477,6 +522,15 @@ count_in_flight = compile_sql(select(func.count()).select_from(m).where(m.c.queu
 count_delayed = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_delayed, _alive))
 oldest_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive))
 next_visible_at = compile_sql(select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), _hidden))
+
+# Fair queues' CloudWatch figures, exact: the noisy groups (the claim's own rule), and the
+# counts above over the messages of quiet groups and of no group.
+count_noisy_groups = compile_sql(select(func.count()).select_from(noisy_groups.subquery("noisy")))
+_quiet_count = select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _alive, _quiet)
+count_visible_quiet, count_in_flight_quiet, count_delayed_quiet = (
+    compile_sql(_quiet_count.where(*w)) for w in ((_visible,), _in_flight, _delayed)
+)
+oldest_sent_quiet = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive, _quiet))
 
 # Peek: read without changing anything, in the order receives would see them.
 peek_messages = compile_sql(

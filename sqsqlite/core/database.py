@@ -23,7 +23,7 @@ from .attributes import attribute_columns, attribute_name, default_string, queue
 from .handles import Handles
 from .queue import Queue
 from .results import QueueStats
-from .rules import counts, heads_left, ms, queue_row, retention_cutoff
+from .rules import counts, fair_counts, heads_left, ms, queue_row, retention_cutoff
 from .wakeups import PollingWakeups, Wakeups
 
 
@@ -207,6 +207,7 @@ class Database:
             for row in rows:
                 visible, in_flight, delayed = counts(tx, row, now)
                 oldest = tx.scalar(Q.oldest_sent, queue_id=row["id"], cutoff=retention_cutoff(row, now))
+                fair = fair_counts(tx, row, now)
                 dlq = row["dead_letter_target"]
                 depth = None
                 if dlq and dlq in by_name:
@@ -222,6 +223,11 @@ class Database:
                         oldest_age_seconds=None if oldest is None else (now - oldest) / 1000,
                         dead_letter_queue=dlq,
                         dead_letter_depth=depth,
+                        noisy_groups=fair[0],
+                        visible_in_quiet_groups=fair[1],
+                        in_flight_in_quiet_groups=fair[2],
+                        delayed_in_quiet_groups=fair[3],
+                        oldest_age_in_quiet_groups_seconds=None if fair[4] is None else (now - fair[4]) / 1000,
                     )
                 )
         return out

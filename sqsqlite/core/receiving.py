@@ -232,7 +232,7 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
                 cleared += removed
             else:
                 # In Q.CLAIM_STANDARD_PARAMS order.
-                rows = tx.all_positional(Q.claim_standard, (held_until, now, now, token, queue_id, now, cutoff, want, 0))
+                rows = tx.all_positional(Q.claim_standard, (held_until, now, token, queue_id, cutoff, want))
             # Rows read by position from here on: a FIFO claim's are sqlite3.Rows of
             # Q.RECEIVED_COLUMNS, a standard one's plain tuples of Q.CLAIMED_COLUMNS; both
             # start with the id.

@@ -184,6 +184,14 @@ class QueueStats:
     oldest_age_seconds: float | None
     dead_letter_queue: str | None
     dead_letter_depth: int | None
+    # Fair queues (docs/fair-queues.md), as Amazon SQS's CloudWatch metrics of the same names:
+    # the noisy message groups, and the counts above over quiet groups' messages (and those of
+    # no group). A FIFO queue has no noisy groups.
+    noisy_groups: int = 0
+    visible_in_quiet_groups: int = 0
+    in_flight_in_quiet_groups: int = 0
+    delayed_in_quiet_groups: int = 0
+    oldest_age_in_quiet_groups_seconds: float | None = None
 
 
 @dataclass(frozen=True)

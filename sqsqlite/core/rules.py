@@ -93,6 +93,19 @@ def counts(tx: Tx, row, now: int) -> tuple[int, int, int]:
     )
 
 
+def fair_counts(tx: Tx, row, now: int) -> tuple[int, int, int, int, int | None]:
+    """A fair queue's figures (docs/fair-queues.md): the noisy groups; the visible, in-flight
+    and delayed messages of quiet groups (and of no group); their oldest sent_at."""
+    params = {"queue_id": row["id"], "now": now, "cutoff": retention_cutoff(row, now)}
+    return (
+        tx.scalar(Q.count_noisy_groups, **params),
+        tx.scalar(Q.count_visible_quiet, **params),
+        tx.scalar(Q.count_in_flight_quiet, **params),
+        tx.scalar(Q.count_delayed_quiet, **params),
+        tx.scalar(Q.oldest_sent_quiet, **params),
+    )
+
+
 def heads_left(tx: Tx, queue_id: int, gone) -> None:
     """Rows (group_id, is_head) just removed from a queue: where a FIFO group's head left,
     its first remaining message becomes the head."""

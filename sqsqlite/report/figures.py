@@ -23,6 +23,13 @@ Definitions, for one instant ``as_of`` (epoch ms) and one queue with retention `
   RedrivePolicy names it; *dead-lettered from*: live messages in the queue by the source queue
   named in their DeadLetterQueueSourceArn.
 - FIFO queues: the backlog per message group, largest first (then by group id).
+- Fair queues (docs/fair-queues.md), under Amazon SQS's CloudWatch names: on a standard queue, a
+  *fair group* is the live messages with one group id and no sequence number; it is *noisy* when
+  ``g >= FAIR_NOISY_MIN_IN_FLIGHT`` and ``100 * g > FAIR_NOISY_SHARE_PERCENT * total``, with
+  ``g`` its messages in flight and ``total`` the queue's. ``noisy_groups`` counts them; the
+  visible, in-flight and delayed counts and the oldest age *in quiet groups* are the queue's
+  figures over its live messages outside noisy groups (a message of no group is quiet). A FIFO
+  queue never has a noisy group.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import os
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from urllib.parse import quote
+
+from .. import defaults as D
 
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
@@ -92,6 +101,23 @@ class QueueFigures:
     receive_counts: dict[int, int] = field(default_factory=dict)
     top_received: list[TopMessage] = field(default_factory=list)
     groups: list[GroupFigures] = field(default_factory=list)
+    # Fair queues, as Amazon SQS's ApproximateNumberOfNoisyGroups,
+    # ApproximateNumberOfMessages{Visible,NotVisible,Delayed}InQuietGroups and
+    # ApproximateAgeOfOldestMessageInQuietGroups (in ms here, like every age in the report).
+    noisy_groups: int = 0
+    visible_in_quiet_groups: int = 0
+    in_flight_in_quiet_groups: int = 0
+    delayed_in_quiet_groups: int = 0
+    oldest_age_in_quiet_groups_ms: int | None = None
+
+
+def noisy(in_flight_by_group: dict[str, int], total_in_flight: int) -> set[str]:
+    """The noisy groups of one queue, by the claim's rule (sqsqlite/defaults.py)."""
+    return {
+        g
+        for g, n in in_flight_by_group.items()
+        if n >= D.FAIR_NOISY_MIN_IN_FLIGHT and 100 * n > D.FAIR_NOISY_SHARE_PERCENT * total_in_flight
+    }
 
 
 @dataclass
@@ -136,7 +162,7 @@ def source_name(arn: str) -> str:
 
 
 QUEUE_COLUMNS = "id, name, fifo, retention_period, dead_letter_target"
-MESSAGE_COLUMNS = "id, queue_id, message_id, sent_at, visible_at, receive_count, group_id, dead_letter_source_arn"
+MESSAGE_COLUMNS = "id, queue_id, message_id, sent_at, visible_at, receive_count, group_id, sequence_number, dead_letter_source_arn"
 
 
 def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
@@ -155,6 +181,8 @@ def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
     ages: dict[str, list[int]] = {name: [] for name in figs}
     tops: dict[str, list] = {name: [] for name in figs}
     groups: dict[str, dict[str, GroupFigures]] = {name: {} for name in figs}
+    # Fair queues: (state, age, fair group or None) of every live message, per queue.
+    fair: dict[str, list[tuple[str, int, str | None]]] = {name: [] for name in figs}
     for m in mrows:
         qrow = by_id.get(m["queue_id"])
         if qrow is None:
@@ -184,6 +212,8 @@ def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
         if m["dead_letter_source_arn"] is not None:
             src = source_name(m["dead_letter_source_arn"])
             f.dead_lettered_from[src] = f.dead_lettered_from.get(src, 0) + 1
+        fair_group = m["group_id"] if not f.fifo and m["sequence_number"] is None else None
+        fair[f.queue].append((state, age, fair_group))
         if f.fifo and m["group_id"] is not None:
             g = groups[f.queue].get(m["group_id"])
             if g is None:
@@ -200,4 +230,15 @@ def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
         f.dead_lettered_from = dict(sorted(f.dead_lettered_from.items()))
         f.top_received = [t for _, _, t in sorted(tops[name], key=lambda x: (x[0], x[1]))[:top]]
         f.groups = sorted(groups[name].values(), key=lambda g: (-g.backlog, g.group_id))
+        flying: dict[str, int] = {}
+        for state, _, group in fair[name]:
+            if group is not None and state == "in_flight":
+                flying[group] = flying.get(group, 0) + 1
+        loud = noisy(flying, f.in_flight)
+        f.noisy_groups = len(loud)
+        quiet = [(state, age) for state, age, group in fair[name] if group is None or group not in loud]
+        f.visible_in_quiet_groups = sum(state == "visible" for state, _ in quiet)
+        f.in_flight_in_quiet_groups = sum(state == "in_flight" for state, _ in quiet)
+        f.delayed_in_quiet_groups = sum(state == "delayed" for state, _ in quiet)
+        f.oldest_age_in_quiet_groups_ms = max((age for _, age in quiet), default=None)
     return Report(database=str(path), as_of_ms=as_of_ms, top=top, queues=finish(figs))

@@ -112,6 +112,24 @@ def table(report: Report, groups: int = 10) -> str:
         lines += _grid(["dead-letter queue", "source queues", "depth", "messages by source"], rows, right={2})
     else:
         lines.append("  none")
+    standard = [q for q in report.queues if not q.fifo]
+    if standard:
+        lines += ["", "Fair queues: noisy message groups, and the messages of quiet groups (and of no group)"]
+        lines += _grid(
+            ["queue", "noisy groups", "visible", "in flight", "delayed", "oldest"],
+            [
+                [
+                    q.queue,
+                    q.noisy_groups,
+                    q.visible_in_quiet_groups,
+                    q.in_flight_in_quiet_groups,
+                    q.delayed_in_quiet_groups,
+                    age(q.oldest_age_in_quiet_groups_ms),
+                ]
+                for q in standard
+            ],
+            right={1, 2, 3, 4},
+        )
     for q in report.queues:
         if q.fifo:
             shown = q.groups[:groups]
@@ -147,6 +165,11 @@ def tables(report: Report) -> dict[str, tuple[list[tuple[str, str]], list[dict]]
         ("age_p99_ms", "int64"),
         ("expiring_1h", "int64"),
         ("expiring_24h", "int64"),
+        ("noisy_groups", "int64"),
+        ("visible_in_quiet_groups", "int64"),
+        ("in_flight_in_quiet_groups", "int64"),
+        ("delayed_in_quiet_groups", "int64"),
+        ("oldest_age_in_quiet_groups_ms", "int64"),
     ]
     bucket_cols = [(f"age_{label}", "int64") for label in AGE_LABELS]
     queues, counts, tops, groups, dead = [], [], [], [], []

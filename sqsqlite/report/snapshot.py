@@ -34,7 +34,7 @@ _SCHEMA = (
     """CREATE TABLE messages (
         id INTEGER PRIMARY KEY, queue_id BIGINT NOT NULL, message_id TEXT NOT NULL,
         sent_at BIGINT NOT NULL, visible_at BIGINT NOT NULL, receive_count BIGINT NOT NULL,
-        group_id TEXT, dead_letter_source_arn TEXT)""",
+        group_id TEXT, sequence_number BIGINT, dead_letter_source_arn TEXT)""",
 )
 
 

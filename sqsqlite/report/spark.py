@@ -24,6 +24,7 @@ from .figures import (
     TopMessage,
     finish,
     new_queue,
+    noisy,
 )
 from .snapshot import Snapshot, file_uri
 
@@ -41,7 +42,7 @@ MAX_PARTITIONS = 64
 # Forced column types for the JDBC reads. The SQLite driver reports BIGINT as an unsigned
 # decimal(20,0) and INTEGER as a 32-bit int (a timestamp in an INTEGER column would silently
 # lose its high bits), so every integer is read as a 64-bit long.
-MESSAGE_TYPES = "id BIGINT, queue_id BIGINT, sent_at BIGINT, visible_at BIGINT, receive_count BIGINT"
+MESSAGE_TYPES = "id BIGINT, queue_id BIGINT, sent_at BIGINT, visible_at BIGINT, receive_count BIGINT, sequence_number BIGINT"
 QUEUE_TYPES = "id BIGINT, fifo BIGINT, retention_period BIGINT"
 
 VISIBLE, IN_FLIGHT, DELAYED = 0, 1, 2
@@ -194,6 +195,7 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
             "fifo",
             "receive_count",
             "group_id",
+            F.col("sequence_number").isNull().alias("unsequenced"),
             age.alias("age"),
             (F.col("sent_at") + F.col("retention_ms")).alias("expires_at"),
             F.when(F.col("visible_at") <= as_of, VISIBLE).when(F.col("receive_count") > 0, IN_FLIGHT).otherwise(DELAYED).alias("state"),
@@ -207,6 +209,7 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
         _receive_counts(F, Window, live, messages, figs, qname, top)
         _dead_lettered_from(F, live, figs, qname)
         _groups(F, live, figs, qname)
+        _fair(spark, F, live, figs, qname)
     finally:
         live.unpersist()
     result.queues = finish(figs)
@@ -290,3 +293,30 @@ def _groups(F, live, figs, qname):
         figs[qname[r["queue_id"]]].groups.append(
             GroupFigures(r["group_id"], r["visible"], r["in_flight"], r["delayed"], r["backlog"], r["oldest"])
         )
+
+
+def _fair(spark, F, live, figs, qname):
+    """Fair queues' figures (figures.py has the definitions). The noisy groups are few (each
+    holds over a tenth of its queue's messages in flight), so they are decided on the driver
+    and the quiet figures aggregated over the messages outside them."""
+    fair_rows = live.where((F.col("fifo") == 0) & F.col("group_id").isNotNull() & F.col("unsequenced"))
+    flying = fair_rows.where(F.col("state") == IN_FLIGHT).groupBy("queue_id", "group_id").count().collect()
+    by_queue: dict[int, dict[str, int]] = {}
+    for r in flying:
+        by_queue.setdefault(r["queue_id"], {})[r["group_id"]] = r["count"]
+    loud = [(q, g) for q, groups in by_queue.items() for g in sorted(noisy(groups, figs[qname[q]].in_flight))]
+    for q, _ in loud:
+        figs[qname[q]].noisy_groups += 1
+    quiet = live
+    if loud:
+        marks = spark.createDataFrame(loud, "queue_id BIGINT, group_id STRING").withColumn("loud", F.lit(True))
+        quiet = (
+            live.join(F.broadcast(marks), ["queue_id", "group_id"], "left")
+            .where(F.col("loud").isNull() | (F.col("fifo") == 1) | ~F.col("unsequenced"))
+            .drop("loud")
+        )
+    aggs = [_count(F, F.col("state") == s).alias(STATE_NAMES[s]) for s in (VISIBLE, IN_FLIGHT, DELAYED)]
+    for r in quiet.groupBy("queue_id").agg(*aggs, F.max("age").alias("oldest")).collect():
+        f = figs[qname[r["queue_id"]]]
+        f.visible_in_quiet_groups, f.in_flight_in_quiet_groups, f.delayed_in_quiet_groups = r["visible"], r["in_flight"], r["delayed"]
+        f.oldest_age_in_quiet_groups_ms = r["oldest"]

@@ -66,14 +66,14 @@ def _queue_with_dead_letters(sq, n: int):
 
 def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
     assert sq("db", "current").stdout == "base\n"
-    assert sq("db", "upgrade").stdout == "base\t0006\n"
-    assert sq.json("db", "current", "--output", "json") == {"Revision": "0006"}
-    assert sq("db", "downgrade").stdout == "0006\t0005\n"
-    assert sq("db", "downgrade", "base").stdout == "0005\tbase\n"
+    assert sq("db", "upgrade").stdout == "base\t0007\n"
+    assert sq.json("db", "current", "--output", "json") == {"Revision": "0007"}
+    assert sq("db", "downgrade").stdout == "0007\t0006\n"
+    assert sq("db", "downgrade", "base").stdout == "0006\tbase\n"
     history = sq.json("--output", "json", "db", "history")["Revisions"]
-    assert [h["Revision"] for h in history] == ["0006", "0005", "0004", "0003", "0002", "0001"]
+    assert [h["Revision"] for h in history] == ["0007", "0006", "0005", "0004", "0003", "0002", "0001"]
     sq("list-queues")  # any other command upgrades again
-    assert sq("db", "current").stdout == "0006\n"
+    assert sq("db", "current").stdout == "0007\n"
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
 def test_db_upgrade_or_downgrade_to_a_revision_alembic_cannot_reach_is_bad_usage_listing_the_known_ones(sq, args):
     sq("db", "upgrade", "0004")
     r = sq("db", *args, code=252)
-    assert f"{args[-1]!r}" in r.stderr and "Known revisions, newest first: 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
+    assert f"{args[-1]!r}" in r.stderr and "Known revisions, newest first: 0007, 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
     assert "unexpected error" not in r.stderr
     assert sq("db", "current").stdout == "0004\n"  # unchanged
 
@@ -108,9 +108,14 @@ def test_stats_prints_one_table_of_every_queue_with_its_dead_letter_depth(sq, cl
         "OldestAgeSeconds",
         "DeadLetterQueue",
         "DeadLetterDepth",
+        "ApproximateNumberOfNoisyGroups",
+        "ApproximateNumberOfMessagesVisibleInQuietGroups",
+        "ApproximateNumberOfMessagesNotVisibleInQuietGroups",
+        "ApproximateNumberOfMessagesDelayedInQuietGroups",
+        "ApproximateAgeOfOldestMessageInQuietGroups",
     ]
     rows = {c[0]: c for c in ([x.strip() for x in line.strip("|").split("|")] for line in lines[3:-1])}
-    assert rows["orders"] == ["orders", "1", "0", "1", "5.0", "orders-dlq", "2"]
+    assert rows["orders"] == ["orders", "1", "0", "1", "5.0", "orders-dlq", "2", "0", "1", "0", "1", "5.0"]
     assert rows["orders-dlq"][:4] == ["orders-dlq", "2", "0", "0"]
 
 
@@ -118,6 +123,24 @@ def test_stats_as_json_lists_the_queues(sq):
     _queue_with_dead_letters(sq, 1)
     queues = {q["Queue"]: q for q in sq.json("stats", "--output", "json")["Queues"]}
     assert queues["orders"]["DeadLetterDepth"] == 1 and queues["orders-dlq"]["Visible"] == 1
+
+
+def test_stats_as_json_gives_a_fair_queues_figures_under_their_cloudwatch_names(sq):
+    with sq.db() as db:
+        q = db.create_queue("tenants")
+        for _ in range(4):
+            q.send_message_batch([{"Id": str(i), "MessageBody": "b", "MessageGroupId": "big"} for i in range(10)])
+        q.send_message("small", message_group_id="small")
+        for _ in range(3):
+            q.receive_message(max_number_of_messages=10)
+    (row,) = sq.json("stats", "--output", "json")["Queues"]
+    assert {k: v for k, v in row.items() if "Quiet" in k or "Noisy" in k} == {
+        "ApproximateNumberOfNoisyGroups": 1,
+        "ApproximateNumberOfMessagesVisibleInQuietGroups": 1,
+        "ApproximateNumberOfMessagesNotVisibleInQuietGroups": 0,
+        "ApproximateNumberOfMessagesDelayedInQuietGroups": 0,
+        "ApproximateAgeOfOldestMessageInQuietGroups": 0.0,
+    }
 
 
 def test_stats_on_an_empty_database_says_there_are_no_queues_and_how_to_make_one(sq):

@@ -99,3 +99,12 @@ def test_the_client_is_judged_against_the_floor_and_the_queue_api_in_the_same_ru
     assert "client send batch10 200B / floor" in names
     assert "client recv+delete batch10 / Queue API" in names
     assert "client send 1/call 200B / Queue API" in names
+
+
+def test_the_fair_queue_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
+    from benchmarks import fair
+
+    result = fair.run(fair.TINY, str(tmp_path))
+    assert [r["run"] for r in result["dwell"]] == ["fair", "plain order", "no noisy tenant"]
+    assert all(r["quiet"] > 0 and r["quiet p99 ms"] >= r["quiet p50 ms"] for r in result["dwell"])
+    assert len(result["claims"]) == 3 and all(r["fair (msgs/s)"] > 0 for r in result["claims"])

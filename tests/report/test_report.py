@@ -80,6 +80,17 @@ def build_every_state(path: str) -> int:
     assert len(got) == 3
     clock.advance(31)
     assert len(orders.receive_message(max_number_of_messages=2, visibility_timeout=7200)) == 2  # in flight
+    # A fair queue: tenant "big" holds 35 messages in flight (noisy), five quiet tenants one each.
+    clock.set(as_of - 60_000)
+    tenants = db.create_queue("tenants")
+    tenants.send_message_batch([{"Id": str(i), "MessageBody": "big", "MessageGroupId": "big"} for i in range(10)])
+    for _ in range(3):
+        tenants.send_message_batch([{"Id": str(i), "MessageBody": "big", "MessageGroupId": "big"} for i in range(10)])
+    tenants.send_message_batch([{"Id": str(i), "MessageBody": "small", "MessageGroupId": f"small-{i}"} for i in range(5)])
+    assert len([m for _ in range(4) for m in tenants.receive_message(max_number_of_messages=10, visibility_timeout=7200)]) == 40
+    tenants.send_message_batch([{"Id": str(i), "MessageBody": "later", "MessageGroupId": f"later-{i}"} for i in range(3)])
+    tenants.send_message("plain")
+    tenants.send_message("delayed", message_group_id="later-0", delay_seconds=300)
     clock.set(as_of - 30_000)
     orders.send_message("fresh")
     orders.send_message("delayed", delay_seconds=120)
@@ -142,6 +153,13 @@ def test_the_oracle_agrees_with_the_library_statistics(every_state):
         assert f.oldest_age_ms == (None if s.oldest_age_seconds is None else round(s.oldest_age_seconds * 1000)), s.name
         assert (f.dead_letter_queue, f.dead_letter_depth) == (s.dead_letter_queue, s.dead_letter_depth), s.name
         assert f.dead_letter_sources == sources[s.name], s.name
+        fair = (f.noisy_groups, f.visible_in_quiet_groups, f.in_flight_in_quiet_groups, f.delayed_in_quiet_groups)
+        assert fair == (s.noisy_groups, s.visible_in_quiet_groups, s.in_flight_in_quiet_groups, s.delayed_in_quiet_groups), s.name
+        quiet_age = s.oldest_age_in_quiet_groups_seconds
+        assert f.oldest_age_in_quiet_groups_ms == (None if quiet_age is None else round(quiet_age * 1000)), s.name
+    tenants = report["tenants"]
+    assert (tenants.noisy_groups, tenants.visible_in_quiet_groups, tenants.in_flight_in_quiet_groups) == (1, 4, 5)
+    assert tenants.delayed_in_quiet_groups == 1 and tenants.in_flight == 40
 
 
 def test_percentiles_use_the_nearest_rank():
