@@ -68,20 +68,10 @@ class Snapshot:
     parquet: str | None = None  # where to_parquet wrote it, for executors on other machines
 
 
-# Parquet's types for the snapshot's columns: every integer 64-bit, as the copy declares them.
-_PARQUET_TYPES = {
-    "queues": (("id", "int64"), ("name", "string"), ("fifo", "int64"), ("retention_period", "int64"), ("dead_letter_target", "string")),
-    "messages": (
-        ("id", "int64"),
-        ("queue_id", "int64"),
-        ("message_id", "string"),
-        ("sent_at", "int64"),
-        ("visible_at", "int64"),
-        ("receive_count", "int64"),
-        ("group_id", "string"),
-        ("dead_letter_source_arn", "string"),
-    ),
-}
+# Parquet's types for the snapshot's columns (those the report reads, named once in figures):
+# text where the copy holds text, every other column a 64-bit integer, as the copy declares them.
+_TEXT_COLUMNS = {"name", "dead_letter_target", "message_id", "group_id", "dead_letter_source_arn"}
+_PARQUET_COLUMNS = {"queues": QUEUE_COLUMNS.split(", "), "messages": MESSAGE_COLUMNS.split(", ")}
 ROWS_PER_PARQUET_FILE = 1_000_000
 
 
@@ -100,10 +90,10 @@ def to_parquet(snap: Snapshot, directory: str) -> Snapshot:
     folder = os.path.join(os.path.abspath(directory), f"sqsqlite-snapshot-{snap.as_of_ms}-{secrets.token_hex(4)}")
     conn = sqlite3.connect(file_uri(snap.path, "ro"), uri=True)
     try:
-        for table, columns in _PARQUET_TYPES.items():
+        for table, columns in _PARQUET_COLUMNS.items():
             os.makedirs(os.path.join(folder, table))
-            schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
-            cursor = conn.execute(f"SELECT {', '.join(name for name, _ in columns)} FROM {table} ORDER BY id")
+            schema = pa.schema([(name, pa.string() if name in _TEXT_COLUMNS else pa.int64()) for name in columns])
+            cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY id")
             part = 0
             while True:
                 rows = cursor.fetchmany(ROWS_PER_PARQUET_FILE)
