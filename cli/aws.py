@@ -359,7 +359,8 @@ def start_message_move_task(s: Settings, source_arn, destination_arn, max_number
     try:
         s.database().run_message_move_task(response["TaskHandle"])
     except KeyboardInterrupt:
-        resume_hint(f"sqsqlite redrive --queue-url {source_arn.rsplit(':', 1)[-1]}")
+        arn = source_arn or (s.cli_input or {}).get("SourceArn", "")
+        resume_hint(f"sqsqlite redrive --queue-url {arn.rsplit(':', 1)[-1]}")
 
 
 @command("list-message-move-tasks", "ListMessageMoveTasks")

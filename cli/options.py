@@ -418,10 +418,12 @@ class ListOption(click.Option):
 
 
 def _flatten(ctx: click.Context, param: click.Parameter, value: tuple) -> list | None:
+    if not value:
+        return None
     out: list = []
-    for item in value or ():
+    for item in value:
         out.extend(item if isinstance(item, list) else [item])
-    return out or None
+    return out  # an explicit [] stays: the service, not the CLI, refuses an empty batch
 
 
 def _inputs_elsewhere(args: list[str]) -> bool:

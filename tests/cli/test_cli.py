@@ -375,12 +375,14 @@ def test_the_database_path_comes_from_sqsqlite_db_when_no_db_flag_is_given(tmp_p
 def test_table_output_is_the_aws_clis_box_with_the_operation_as_its_title(sq):
     url(sq)
     out = sq("--output", "table", "get-queue-url", "--queue-name", "MyQueue").stdout
+    # As the aws CLI draws it: the widest row's width plus padding, the title centred, a single
+    # scalar member as a name | value row.
     assert out.splitlines() == [
-        "-" * 74,
-        "|" + " " * 31 + "GetQueueUrl" + " " * 30 + "|",
-        "+" + "-" * 11 + "+" + "-" * 60 + "+",
-        "|  QueueUrl |  http://localhost:9324/000000000000/MyQueue" + " " * 16 + "|",
-        "+" + "-" * 11 + "+" + "-" * 60 + "+",
+        "-" * 60,
+        "|" + " " * 24 + "GetQueueUrl" + " " * 23 + "|",
+        "+" + "-" * 10 + "+" + "-" * 47 + "+",
+        "|  QueueUrl|  http://localhost:9324/000000000000/MyQueue   |",
+        "+" + "-" * 10 + "+" + "-" * 47 + "+",
     ]
 
 
