@@ -166,7 +166,17 @@ SCENARIOS = {
     ],
     "messages": [
         S("create-queue --queue-name {p}-msgs --output text"),
-        S(["send-message", "--queue-url", QU + "-msgs", "--message-body", "order #1", "--message-attributes", "priority={{DataType=String,StringValue=high}}"]),
+        S(
+            [
+                "send-message",
+                "--queue-url",
+                QU + "-msgs",
+                "--message-body",
+                "order #1",
+                "--message-attributes",
+                "priority={{DataType=String,StringValue=high}}",
+            ]
+        ),
         S(["send-message", "--queue-url", QU + "-msgs", "--message-body", "héllo 漢字", "--delay-seconds", "0", "--output", "text"]),
         S(["send-message", "--queue-url", QU + "-msgs", "--message-body", "file://{dir}/body.txt", "--output", "table"]),
         S("send-message-batch " + Q + "-msgs --entries Id=a,MessageBody=one Id=b,MessageBody=two"),
@@ -200,14 +210,47 @@ SCENARIOS = {
         S("list-queues --queue-name-prefix {p}-q --query QueueUrls[-1]"),
         S(["list-queues", "--queue-name-prefix", "{p}-q", "--query", "QueueUrls[?ends_with(@, 'qb')]", "--output", "text"]),
         S(["list-queues", "--queue-name-prefix", "{p}-q", "--query", "length(QueueUrls)"]),
-        S(["list-queues", "--queue-name-prefix", "{p}-q", "--query", "{{count: length(QueueUrls), first: QueueUrls[0]}}", "--output", "table"]),
+        S(
+            [
+                "list-queues",
+                "--queue-name-prefix",
+                "{p}-q",
+                "--query",
+                "{{count: length(QueueUrls), first: QueueUrls[0]}}",
+                "--output",
+                "table",
+            ]
+        ),
         S(["list-queues", "--queue-name-prefix", "{p}-q", "--query", "QueueUrls", "--output", "table"]),
         S("get-queue-attributes " + Q + "-qb --attribute-names All --query Attributes.VisibilityTimeout --output text"),
         S("get-queue-attributes " + Q + "-qb --attribute-names All --query Attributes.[VisibilityTimeout,DelaySeconds] --output table"),
         S("get-queue-attributes " + Q + "-qb --attribute-names All --query Attributes.Nothing"),
         S("get-queue-attributes " + Q + "-qb --attribute-names All --query Attributes.Nothing --output text"),
-        S(["send-message-batch", "--queue-url", QU + "-qb", "--entries", "Id=1,MessageBody=a", "Id=2,MessageBody=b", "--query", "Successful[].Id"]),
-        S(["receive-message", "--queue-url", QU + "-qb", "--max-number-of-messages", "10", "--query", "Messages[].{{B: Body, M: MD5OfBody}}", "--output", "table"]),
+        S(
+            [
+                "send-message-batch",
+                "--queue-url",
+                QU + "-qb",
+                "--entries",
+                "Id=1,MessageBody=a",
+                "Id=2,MessageBody=b",
+                "--query",
+                "Successful[].Id",
+            ]
+        ),
+        S(
+            [
+                "receive-message",
+                "--queue-url",
+                QU + "-qb",
+                "--max-number-of-messages",
+                "10",
+                "--query",
+                "Messages[].{{B: Body, M: MD5OfBody}}",
+                "--output",
+                "table",
+            ]
+        ),
         S("list-queues --query [", codes=(255, 252)),
     ],
     "pagination": [
@@ -334,7 +377,9 @@ def test_the_aws_script_itself_agrees_on_a_table_a_text_page_and_an_error(endpoi
         done = subprocess.run([aws, "--endpoint-url", url, "sqs", *args], env=env, capture_output=True, text=True, timeout=60)
         ours = run_sqsqlite(str(folder / "parity.db"), url, args)
         assert (done.returncode, done.stdout) == (ours.code, ours.stdout)
-    done = subprocess.run([aws, "--endpoint-url", url, "sqs", "delete-queue", "--queue-url", "nope"], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [aws, "--endpoint-url", url, "sqs", "delete-queue", "--queue-url", "nope"], env=env, capture_output=True, text=True
+    )
     ours = run_sqsqlite(str(folder / "parity.db"), url, ["delete-queue", "--queue-url", "nope"])
     assert (done.returncode, ours.code) == (255, 254) and done.stderr.strip() == ours.stderr.strip()
 

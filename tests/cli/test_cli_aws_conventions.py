@@ -42,7 +42,16 @@ def test_every_sqs_command_names_the_aws_clis_options_in_its_help(sq):
         for option in ("--max-items", "--starting-token", "--page-size", "--no-paginate"):
             assert (option in text) == paged, (command.name, option)
     top = sq("--help").stdout
-    for option in ("--query", "--output", "yaml", "--cli-input-json", "--cli-input-yaml", "--generate-cli-skeleton", "fileb://", "--max-items"):
+    for option in (
+        "--query",
+        "--output",
+        "yaml",
+        "--cli-input-json",
+        "--cli-input-yaml",
+        "--generate-cli-skeleton",
+        "fileb://",
+        "--max-items",
+    ):
         assert option in top
 
 
@@ -121,7 +130,9 @@ def test_json_output_prints_what_a_query_finds_even_null_but_not_an_empty_object
 def test_responses_are_printed_in_the_api_models_member_order():
     response = {"MessageId": "m", "MD5OfMessageBody": "d", "Extra": 1}
     assert list(calls.in_model_order(response, shapes.OUTPUT_SKELETONS["SendMessage"])) == ["MD5OfMessageBody", "MessageId", "Extra"]
-    message = {"Messages": [{"Body": "b", "MessageAttributes": {"z": {"DataType": "String", "StringValue": "v"}, "a": {"DataType": "Number"}}}]}
+    message = {
+        "Messages": [{"Body": "b", "MessageAttributes": {"z": {"DataType": "String", "StringValue": "v"}, "a": {"DataType": "Number"}}}]
+    }
     ordered = calls.in_model_order(message, shapes.OUTPUT_SKELETONS["ReceiveMessage"])
     attributes = ordered["Messages"][0]["MessageAttributes"]
     assert list(attributes) == ["z", "a"]  # a map keeps its keys' order
@@ -164,7 +175,15 @@ def test_every_flag_takes_file_values_integers_and_handles_too(sq, tmp_path):
     sq("create-queue", "--queue-name", "q")
     (tmp_path / "delay").write_text("0\n")
     (tmp_path / "url").write_text("q")
-    sent = sq("send-message", "--queue-url", f"file://{tmp_path / 'url'}", "--message-body", "b", "--delay-seconds", f"file://{tmp_path / 'delay'}")
+    sent = sq(
+        "send-message",
+        "--queue-url",
+        f"file://{tmp_path / 'url'}",
+        "--message-body",
+        "b",
+        "--delay-seconds",
+        f"file://{tmp_path / 'delay'}",
+    )
     assert "MessageId" in sent.stdout
     handle = sq("receive-message", "--queue-url", "q", "--query", "Messages[0].ReceiptHandle", "--output", "text").stdout.strip()
     (tmp_path / "handle").write_text(handle)
@@ -175,7 +194,9 @@ def test_the_request_check_speaks_botocores_words():
     assert calls.request_problems("ChangeMessageVisibility", {"QueueUrl": "q", "ReceiptHandle": "r", "VisibilityTimeout": True}) == [
         "Invalid type for parameter VisibilityTimeout, value: True, type: <class 'bool'>, valid types: <class 'int'>"
     ]
-    assert calls.request_problems("PurgeQueue", {"QueueUrl": "q", "Nope": 1}) == ['Unknown parameter in input: "Nope", must be one of: QueueUrl']
+    assert calls.request_problems("PurgeQueue", {"QueueUrl": "q", "Nope": 1}) == [
+        'Unknown parameter in input: "Nope", must be one of: QueueUrl'
+    ]
     assert calls.request_problems("TagQueue", {"QueueUrl": "q"}) == ['Missing required parameter in input: "Tags"']
 
 
@@ -204,7 +225,10 @@ def test_pages_are_fetched_until_the_service_gives_no_token_and_max_items_cuts_i
         return page
 
     pages = calls.paginate(call, "ListQueues", {}, max_items=3, starting_token=None, page_size=2)
-    assert pages.full_result() == {"QueueUrls": ["u0", "u1", "u2"], "NextToken": calls.encode_token({"NextToken": "2", "boto_truncate_amount": 1})}
+    assert pages.full_result() == {
+        "QueueUrls": ["u0", "u1", "u2"],
+        "NextToken": calls.encode_token({"NextToken": "2", "boto_truncate_amount": 1}),
+    }
     rest = calls.paginate(call, "ListQueues", {}, max_items=None, starting_token=pages.resume, page_size=2)
     assert rest.full_result() == {"QueueUrls": ["u3", "u4"]}
     assert [r.get("MaxResults") for r in seen] == [2, 2, 2, 2]
