@@ -12,6 +12,7 @@ import click
 
 from sqsqlite import defaults as D
 
+from .calls import PAGINATED
 from .options import (
     ENTRY,
     INTEGER,
@@ -29,7 +30,6 @@ from .options import (
     queue_url_option,
     resume_hint,
 )
-from .shapes import PAGINATED
 
 COMMANDS: list[click.Command] = []
 

@@ -17,10 +17,11 @@ import base64
 import binascii
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from . import shapes
+# Operations the aws CLI paginates, and the member whose items a page holds (botocore's
+# paginator model for SQS). Here rather than in `shapes`, which a command loads only when it runs.
+PAGINATED: dict[str, str] = {"ListQueues": "QueueUrls", "ListDeadLetterSourceQueues": "queueUrls"}
 
 _PYTHON_TYPES = {
     "string": ((str,), "<class 'str'>"),
@@ -35,6 +36,8 @@ _PYTHON_TYPES = {
 
 def request_problems(action: str, request: dict) -> list[str]:
     """botocore's complaints about ``request`` (empty when it would be sent)."""
+    from . import shapes
+
     members = shapes.MEMBERS[action]
     problems = [f'Missing required parameter in input: "{name}"' for name in shapes.REQUIRED[action] if name not in request]
     for name, value in request.items():
@@ -83,13 +86,13 @@ def decode_token(token: str) -> tuple[str | None, int]:
         return (None if token == "None" else token), skip
 
 
-@dataclass
 class Pages:
     """The pages of one paginated command, as botocore's PageIterator leaves them."""
 
-    key: str  # the member whose items are paged
-    pages: list[dict] = field(default_factory=list)
-    resume: str | None = None  # the NextToken to print, if items are left
+    def __init__(self, key: str):
+        self.key = key  # the member whose items are paged
+        self.pages: list[dict] = []
+        self.resume: str | None = None  # the NextToken to print, if items are left
 
     def full_result(self) -> dict:
         """The pages merged, as the aws CLI prints them in json, table and yaml."""
@@ -117,7 +120,7 @@ class Pages:
 def paginate(
     call: Callable[[dict], dict], action: str, request: dict, max_items: int | None, starting_token: str | None, page_size: int | None
 ) -> Pages:
-    key = shapes.PAGINATED[action]
+    key = PAGINATED[action]
     result = Pages(key)
     request = dict(request)
     next_token: str | None = None

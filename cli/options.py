@@ -21,7 +21,7 @@ from sqsqlite import defaults as D
 from sqsqlite import validation as V
 from sqsqlite.errors import DatabaseError, SQSError, wire_error
 
-from . import calls, output, shapes, shorthand
+from . import calls, output, shorthand
 
 OUTPUT_FORMATS = ("json", "text", "table", "yaml")
 
@@ -116,6 +116,8 @@ class Settings:
         --cli-input-json's members, checked, paginated where aws paginates, and printed."""
         from sqsqlite.actions import Actions
 
+        from . import shapes  # the model's data: only when a command runs
+
         given = {k: v for k, v in members.items() if v is not None and v != ()}
         request = dict(given)
         for key, value in (self.cli_input or {}).items():
@@ -142,7 +144,7 @@ class Settings:
                 raise failed(err, action) from None
             return calls.in_model_order(response, shapes.OUTPUT_SKELETONS[action])
 
-        if action in shapes.PAGINATED and self._paginating(given):
+        if action in calls.PAGINATED and self._paginating(given):
             try:
                 pages = calls.paginate(one, action, request, self.max_items, self.starting_token, self.page_size)
             except calls.PaginationError as err:

@@ -22,8 +22,6 @@ import base64
 import json
 from typing import Any
 
-from . import table
-
 
 def plain(data: Any) -> Any:
     """The response as the aws CLI holds it: no ResponseMetadata, binary values base64."""
@@ -63,6 +61,8 @@ def render(data: Any, fmt: str, title: str = "", query: Any = None, color: bool 
     if fmt == "table":
         if admin:
             return _admin_table(data, title)
+        from . import table
+
         return table.render(data, title, color=color)
     if data == {}:
         return ""

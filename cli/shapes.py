@@ -231,6 +231,3 @@ OUTPUT_SKELETONS: dict[str, dict[str, Any]] = {
     "TagQueue": {},
     "UntagQueue": {},
 }
-
-# Operations the aws CLI paginates, and the member whose items a page holds (botocore's paginator model).
-PAGINATED: dict[str, str] = {"ListQueues": "QueueUrls", "ListDeadLetterSourceQueues": "queueUrls"}

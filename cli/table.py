@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import sys
 import unicodedata
-from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 # The aws CLI colours a table on a terminal (colorama's codes): row values bright blue, the
@@ -35,13 +34,13 @@ def terminal_width(stream: TextIO | None = None, default: int = 80) -> int:
         return default
 
 
-@dataclass
 class Section:
-    title: str = ""
-    indent: int = 0
-    headers: list[str] = field(default_factory=list)
-    rows: list[list[str]] = field(default_factory=list)
-    widths: list[int] = field(default_factory=list)  # each column's widest cell, headers included
+    def __init__(self, title: str = "", indent: int = 0):
+        self.title = title
+        self.indent = indent
+        self.headers: list[str] = []
+        self.rows: list[list[str]] = []
+        self.widths: list[int] = []  # each column's widest cell, headers included
 
     def _widen(self, cells: list[str]) -> None:
         if not self.widths:

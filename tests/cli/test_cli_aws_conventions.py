@@ -38,7 +38,7 @@ def test_every_sqs_command_names_the_aws_clis_options_in_its_help(sq):
         text = sq(command.name, "--help").stdout
         for option in ("--query", "--output", "--cli-input-json", "--cli-input-yaml", "--generate-cli-skeleton", "--color"):
             assert option in text, (command.name, option)
-        paged = command.operation in shapes.PAGINATED
+        paged = command.operation in calls.PAGINATED
         for option in ("--max-items", "--starting-token", "--page-size", "--no-paginate"):
             assert (option in text) == paged, (command.name, option)
     top = sq("--help").stdout
