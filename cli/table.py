@@ -131,13 +131,15 @@ class _Builder:
         headers = sorted({k for e in dicts for k, v in e.items() if _scalar(v)})
         nested = sorted({k for e in dicts for k, v in e.items() if not _scalar(v)})
         self.current.set_headers(headers)
-        for n, element in enumerate(dicts):
+        # Every element, as the aws CLI goes through them: one that is not a dict (an empty list
+        # or string; any other it can't draw) gives an empty row, and a new section if nested.
+        for n, element in enumerate(value):
             if n and nested:
                 self._new(title or "", indent)
                 self.current.set_headers(headers)
-            self.current.add_row([element.get(h, "") for h in headers])
+            self.current.add_row([element.get(h, "") for h in headers] if isinstance(element, dict) else [])
             for key in nested:
-                if key in element:
+                if isinstance(element, dict) and key in element:
                     self.build(key, element[key], indent + 1)
 
 

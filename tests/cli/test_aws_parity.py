@@ -40,6 +40,7 @@ AWS_ENV = {
     "AWS_CONFIG_FILE": os.devnull,
     "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
     "AWS_PAGER": "",
+    "AWS_EC2_METADATA_DISABLED": "true",
 }
 SIDES = {"aws": "awsq", "sqsqlite": "sqlq"}
 
@@ -47,7 +48,6 @@ SIDES = {"aws": "awsq", "sqsqlite": "sqlq"}
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory):
     folder = tmp_path_factory.mktemp("parity")
-    (folder / "redrive.json").write_text("")  # written per side by the scenarios' setup
     with BackgroundServer(str(folder / "parity.db")) as server:
         yield folder, server.url
 
