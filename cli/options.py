@@ -335,7 +335,8 @@ def aws_options(paginated: bool = False) -> Callable:
 
 
 def global_options(root: bool = False) -> Callable:
-    """--db, --output, --region, --account-id, --endpoint-url: on the group and on every command."""
+    """--db, --output, --query, --color, --region, --account-id, --endpoint-url: on the group and on
+    every command (--no-paginate too on the group)."""
 
     def decorate(f: Callable) -> Callable:
         specs = [
