@@ -12,8 +12,10 @@ import click
 
 from sqsqlite import defaults as D
 
+from .calls import PAGINATED
 from .options import (
     ENTRY,
+    INTEGER,
     MAP,
     MESSAGE_ATTRIBUTES,
     STRINGS,
@@ -21,6 +23,7 @@ from .options import (
     Command,
     ListOption,
     Settings,
+    aws_options,
     command_options_first,
     global_options,
     pass_settings,
@@ -33,7 +36,8 @@ COMMANDS: list[click.Command] = []
 
 def command(name: str, operation: str) -> Callable:
     def decorate(f: Callable) -> click.Command:
-        cmd = command_options_first(click.command(name, cls=Command, operation=operation)(global_options()(pass_settings(f))))
+        f = aws_options(paginated=operation in PAGINATED)(global_options()(pass_settings(f)))
+        cmd = command_options_first(click.command(name, cls=Command, operation=operation)(f))
         COMMANDS.append(cmd)
         return cmd
 
@@ -48,7 +52,9 @@ def _list(*names: str, help: str, type=STRINGS) -> Callable:
 
 
 @command("create-queue", "CreateQueue")
-@click.option("--queue-name", required=True, help=f"1-{D.MAX_QUEUE_NAME_LENGTH} characters of A-Z a-z 0-9 - _; FIFO queues end in .fifo.")
+@click.option(
+    "--queue-name", type=TEXT, required=True, help=f"1-{D.MAX_QUEUE_NAME_LENGTH} characters of A-Z a-z 0-9 - _; FIFO queues end in .fifo."
+)
 @click.option("--attributes", type=MAP, help="Queue attributes: Name=value,... or JSON or file://.")
 @click.option("--tags", type=MAP, help="Tags: Key=value,... or JSON or file://.")
 def create_queue(s: Settings, queue_name, attributes, tags):
@@ -72,9 +78,9 @@ def delete_queue(s: Settings, queue_url):
 
 
 @command("list-queues", "ListQueues")
-@click.option("--queue-name-prefix", help="Only queues whose name starts with this.")
-@click.option("--max-results", type=int, help="At most this many (1-1000), with a NextToken for more.")
-@click.option("--next-token", help="The NextToken a previous list-queues printed.")
+@click.option("--queue-name-prefix", type=TEXT, help="Only queues whose name starts with this.")
+@click.option("--max-results", type=INTEGER, help="One request of at most this many (1-1000), with the service's NextToken for more.")
+@click.option("--next-token", type=TEXT, help="The NextToken a previous --max-results request printed.")
 def list_queues(s: Settings, queue_name_prefix, max_results, next_token):
     """List queue URLs, by name.
 
@@ -85,8 +91,8 @@ def list_queues(s: Settings, queue_name_prefix, max_results, next_token):
 
 
 @command("get-queue-url", "GetQueueUrl")
-@click.option("--queue-name", required=True, help="The queue's name.")
-@click.option("--queue-owner-aws-account-id", help="Must be this database's account id if given.")
+@click.option("--queue-name", type=TEXT, required=True, help="The queue's name.")
+@click.option("--queue-owner-aws-account-id", type=TEXT, help="Must be this database's account id if given.")
 def get_queue_url(s: Settings, queue_name, queue_owner_aws_account_id):
     """Print a queue's URL.
 
@@ -133,8 +139,8 @@ def purge_queue(s: Settings, queue_url):
 
 @command("list-dead-letter-source-queues", "ListDeadLetterSourceQueues")
 @queue_url_option()
-@click.option("--max-results", type=int, help="At most this many (1-1000).")
-@click.option("--next-token", help="The NextToken a previous call printed.")
+@click.option("--max-results", type=INTEGER, help="One request of at most this many (1-1000), with the service's NextToken for more.")
+@click.option("--next-token", type=TEXT, help="The NextToken a previous --max-results request printed.")
 def list_dead_letter_source_queues(s: Settings, queue_url, max_results, next_token):
     """List the queues that dead-letter here.
 
@@ -187,12 +193,13 @@ def list_queue_tags(s: Settings, queue_url):
 @command("send-message", "SendMessage")
 @queue_url_option()
 @click.option("--message-body", type=TEXT, required=True, help="The body (text, or file://path).")
-@click.option("--delay-seconds", type=int, help=f"0-{D.MAX_DELAY_SECONDS}: hide the message this long (standard queues).")
+@click.option("--delay-seconds", type=INTEGER, help=f"0-{D.MAX_DELAY_SECONDS}: hide the message this long (standard queues).")
 @click.option("--message-attributes", type=MESSAGE_ATTRIBUTES, help="name={DataType=String,StringValue=x},... or JSON.")
 @click.option("--message-system-attributes", type=MESSAGE_ATTRIBUTES, help="AWSTraceHeader={DataType=String,StringValue=...}.")
-@click.option("--message-deduplication-id", help="FIFO: messages with the same id within 5 minutes are sent once.")
+@click.option("--message-deduplication-id", type=TEXT, help="FIFO: messages with the same id within 5 minutes are sent once.")
 @click.option(
     "--message-group-id",
+    type=TEXT,
     help="FIFO: messages of one group are delivered in order. Standard: a fair queue's tenant label, returned on receive.",
 )
 def send_message(
@@ -239,10 +246,10 @@ def send_message_batch(s: Settings, queue_url, entries):
 @_list("--attribute-names", help="System attributes to return (deprecated spelling of the next option).")
 @_list("--message-system-attribute-names", help="System attributes to return: All, SentTimestamp, ApproximateReceiveCount...")
 @_list("--message-attribute-names", help="Message attributes to return: All, names, or prefixes like order.*")
-@click.option("--max-number-of-messages", type=int, help=f"1-{D.MAX_MESSAGES.high} (default {D.MAX_MESSAGES.default}).")
-@click.option("--visibility-timeout", type=int, help=f"0-{D.MAX_VISIBILITY_TIMEOUT} seconds, for this receive only.")
-@click.option("--wait-time-seconds", type=int, help=f"0-{D.MAX_WAIT_TIME_SECONDS}: long poll until a message arrives.")
-@click.option("--receive-request-attempt-id", help="FIFO: repeating an attempt id within 5 minutes returns the same messages.")
+@click.option("--max-number-of-messages", type=INTEGER, help=f"1-{D.MAX_MESSAGES.high} (default {D.MAX_MESSAGES.default}).")
+@click.option("--visibility-timeout", type=INTEGER, help=f"0-{D.MAX_VISIBILITY_TIMEOUT} seconds, for this receive only.")
+@click.option("--wait-time-seconds", type=INTEGER, help=f"0-{D.MAX_WAIT_TIME_SECONDS}: long poll until a message arrives.")
+@click.option("--receive-request-attempt-id", type=TEXT, help="FIFO: repeating an attempt id within 5 minutes returns the same messages.")
 def receive_message(
     s: Settings,
     queue_url,
@@ -274,7 +281,7 @@ def receive_message(
 
 @command("delete-message", "DeleteMessage")
 @queue_url_option()
-@click.option("--receipt-handle", required=True, help="The handle of the message's latest receive.")
+@click.option("--receipt-handle", type=TEXT, required=True, help="The handle of the message's latest receive.")
 def delete_message(s: Settings, queue_url, receipt_handle):
     """Delete a received message.
 
@@ -300,8 +307,10 @@ def delete_message_batch(s: Settings, queue_url, entries):
 
 @command("change-message-visibility", "ChangeMessageVisibility")
 @queue_url_option()
-@click.option("--receipt-handle", required=True, help="The handle of the message's latest receive.")
-@click.option("--visibility-timeout", type=int, required=True, help=f"0-{D.MAX_VISIBILITY_TIMEOUT}: hidden until now + this many seconds.")
+@click.option("--receipt-handle", type=TEXT, required=True, help="The handle of the message's latest receive.")
+@click.option(
+    "--visibility-timeout", type=INTEGER, required=True, help=f"0-{D.MAX_VISIBILITY_TIMEOUT}: hidden until now + this many seconds."
+)
 def change_message_visibility(s: Settings, queue_url, receipt_handle, visibility_timeout):
     """Change a message's visibility timeout.
 
@@ -329,9 +338,9 @@ def change_message_visibility_batch(s: Settings, queue_url, entries):
 
 
 @command("start-message-move-task", "StartMessageMoveTask")
-@click.option("--source-arn", required=True, help="The dead-letter queue's ARN.")
-@click.option("--destination-arn", help="Move here instead of back to each message's source queue.")
-@click.option("--max-number-of-messages-per-second", type=int, help="Rate limit, 1-500.")
+@click.option("--source-arn", type=TEXT, required=True, help="The dead-letter queue's ARN.")
+@click.option("--destination-arn", type=TEXT, help="Move here instead of back to each message's source queue.")
+@click.option("--max-number-of-messages-per-second", type=INTEGER, help="Rate limit, 1-500.")
 def start_message_move_task(s: Settings, source_arn, destination_arn, max_number_of_messages_per_second):
     """Move dead letters back to their sources.
 
@@ -350,13 +359,16 @@ def start_message_move_task(s: Settings, source_arn, destination_arn, max_number
     try:
         s.database().run_message_move_task(response["TaskHandle"])
     except KeyboardInterrupt:
-        resume_hint(f"sqsqlite redrive --queue-url {source_arn.rsplit(':', 1)[-1]}")
+        arn = source_arn or (s.cli_input or {}).get("SourceArn", "")
+        resume_hint(f"sqsqlite redrive --queue-url {arn.rsplit(':', 1)[-1]}")
 
 
 @command("list-message-move-tasks", "ListMessageMoveTasks")
-@click.option("--source-arn", required=True, help="The dead-letter queue's ARN.")
+@click.option("--source-arn", type=TEXT, required=True, help="The dead-letter queue's ARN.")
 @click.option(
-    "--max-results", type=int, help=f"1-{D.MOVE_TASKS_LISTED.high} (default {D.MOVE_TASKS_LISTED.default}): the most recent tasks first."
+    "--max-results",
+    type=INTEGER,
+    help=f"1-{D.MOVE_TASKS_LISTED.high} (default {D.MOVE_TASKS_LISTED.default}): the most recent tasks first.",
 )
 def list_message_move_tasks(s: Settings, source_arn, max_results):
     """List a queue's message move tasks. The most recent first, with progress.
@@ -368,7 +380,7 @@ def list_message_move_tasks(s: Settings, source_arn, max_results):
 
 
 @command("cancel-message-move-task", "CancelMessageMoveTask")
-@click.option("--task-handle", required=True, help="The TaskHandle of a running task.")
+@click.option("--task-handle", type=TEXT, required=True, help="The TaskHandle of a running task.")
 def cancel_message_move_task(s: Settings, task_handle):
     """Cancel a running message move task. Messages already moved stay moved.
 

@@ -34,7 +34,7 @@ LAZY = {
 }
 
 SECTIONS: tuple[tuple[str, list[str]], ...] = (
-    ("aws sqs commands (same names, flags and JSON as `aws sqs`)", [c.name for c in aws.COMMANDS if c.name]),
+    ("aws sqs commands (same names, flags and output as `aws sqs`)", [c.name for c in aws.COMMANDS if c.name]),
     ("Administration", [c.name for c in admin.COMMANDS if c.name]),
     ("Serving, analytics and replication", list(LAZY)),
 )
@@ -160,7 +160,13 @@ def cli(ctx: click.Context) -> None:
     migrated on first use. --queue-url takes a queue URL or a bare queue name. Global options
     may also follow the command.
 
-    Exit status: 0 success, 252 bad usage, 254 SQS error, 255 other failure.
+    The aws CLI's conventions hold, with its output byte for byte: --output json, text, table
+    or yaml; --query (JMESPath); --cli-input-json, --cli-input-yaml and
+    --generate-cli-skeleton [input|yaml-input|output] on every SQS command; file:// and fileb://
+    values; --max-items, --starting-token, --page-size and --no-paginate on list-queues and
+    list-dead-letter-source-queues.
+
+    Exit status (the aws CLI's): 0 success, 252 bad usage, 254 SQS error, 255 other failure.
 
     \b
     Example: sqsqlite create-queue --queue-name MyQueue --attributes VisibilityTimeout=60

@@ -21,9 +21,9 @@ from sqsqlite import defaults as D
 from sqsqlite import validation as V
 from sqsqlite.errors import DatabaseError, SQSError, wire_error
 
-from . import output, shorthand
+from . import calls, output, shorthand
 
-OUTPUT_FORMATS = ("json", "table", "text")
+OUTPUT_FORMATS = ("json", "text", "table", "yaml")
 
 
 class OperationError(Exception):
@@ -68,6 +68,13 @@ _LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.s
 # ---------------------------------------------------------------------- settings
 
 
+class Usage(click.UsageError):
+    """Bad usage the aws CLI words itself (a parameter check, a --query): its text alone, exit 252."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(self.message, err=True)
+
+
 @dataclass
 class Settings:
     """The global options of one invocation, and the database they open (once, lazily)."""
@@ -77,6 +84,15 @@ class Settings:
     region: str = D.DEFAULT_REGION
     account_id: str = D.DEFAULT_ACCOUNT_ID
     endpoint_url: str = D.DEFAULT_ENDPOINT
+    query: Any = None  # the compiled --query
+    color: str = "auto"
+    paginate: bool = True
+    cli_input: dict | None = None  # --cli-input-json / --cli-input-yaml
+    cli_input_flag: str | None = None
+    skeleton: str | None = None  # --generate-cli-skeleton's value
+    max_items: int | None = None
+    starting_token: str | None = None
+    page_size: int | None = None
     _db: Any = field(default=None, repr=False)
 
     @property
@@ -96,23 +112,77 @@ class Settings:
             self._db = None
 
     def call(self, action: str, render: bool = True, **members: Any) -> dict:
-        """Run one SQS action with the members given (None means absent) and print its response."""
+        """Run one SQS action as the aws CLI would: the flags given (None means absent) over
+        --cli-input-json's members, checked, paginated where aws paginates, and printed."""
         from sqsqlite.actions import Actions
 
-        request = {k: v for k, v in members.items() if v is not None and v != ()}
-        try:
-            # The CLI runs move tasks in the foreground: there is no server to run them later.
-            response = Actions(self.database(), background_moves=False).call(action, request)
-        except SQSError as err:
-            raise failed(err, action) from None
+        from . import shapes  # the model's data: only when a command runs
+
+        given = {k: v for k, v in members.items() if v is not None and v != ()}
+        request = dict(given)
+        for key, value in (self.cli_input or {}).items():
+            request.setdefault(key, value)  # the flags win, as in the aws CLI
+        if self.skeleton in ("input", "yaml-input"):
+            skeleton = shapes.INPUT_SKELETONS[action]
+            if self.skeleton == "input":
+                click.echo(json.dumps(skeleton, indent=4))
+            else:
+                click.echo(output.yaml_text(skeleton, sort_keys=False), nl=False)
+            raise click.exceptions.Exit(0)
+        problems = calls.request_problems(action, request)
+        if problems:
+            raise Usage("Parameter validation failed:\n" + "\n".join(problems))
+        if self.skeleton == "output":
+            self.echo(shapes.OUTPUT_SKELETONS[action], title=action, admin=False)
+            raise click.exceptions.Exit(0)
+        actions = Actions(self.database(), background_moves=False)  # the CLI runs move tasks in the foreground
+
+        def one(req: dict) -> dict:
+            try:
+                response = actions.call(action, req)
+            except SQSError as err:
+                raise failed(err, action) from None
+            return calls.in_model_order(response, shapes.OUTPUT_SKELETONS[action])
+
+        if action in calls.PAGINATED and self._paginating(given):
+            try:
+                pages = calls.paginate(one, action, request, self.max_items, self.starting_token, self.page_size)
+            except calls.PaginationError as err:
+                raise Failure(f"Error during pagination: {err}") from None
+            if render:
+                self.echo_pages(pages, action)
+            return pages.full_result()
+        response = one(request)
         if render:
-            self.echo(response, title=action)
+            self.echo(response, title=action, admin=False)
         return response
 
-    def echo(self, data: Any, title: str = "", default: str = "json") -> None:
-        text = output.render(data, self.output or default, title)
+    def _paginating(self, given: dict) -> bool:
+        # Paging by hand (--max-results, --next-token) turns the aws CLI's pagination off.
+        if self.paginate and "MaxResults" not in given and "NextToken" not in given:
+            return True
+        used = [
+            f for f, v in (("--starting-token", self.starting_token), ("--page-size", self.page_size), ("--max-items", self.max_items)) if v
+        ]
+        if used:
+            raise Failure(f"Error during pagination: Cannot specify --no-paginate along with pagination arguments: {', '.join(used)}")
+        return False
+
+    def colored(self) -> bool:
+        return self.color == "on" or (self.color == "auto" and sys.stdout.isatty())
+
+    def echo(self, data: Any, title: str = "", default: str = "json", admin: bool = True) -> None:
+        fmt = self.output or default
+        text = output.render(data, fmt, title, query=self.query, color=self.colored() and fmt == "table", admin=admin)
         if text:
-            click.echo(text)
+            click.echo(text, nl=False, color=True if self.colored() else None)
+
+    def echo_pages(self, pages: calls.Pages, title: str) -> None:
+        fmt = self.output or "json"
+        if fmt != "text":
+            return self.echo(pages.full_result(), title=title, admin=False)
+        # The aws CLI prints text page by page, --query applied to each, then the NextToken.
+        click.echo("".join(output.render(part, "text", query=self.query) for part in pages.text_parts()), nl=False)
 
 
 pass_settings = click.make_pass_decorator(Settings, ensure=True)
@@ -140,17 +210,133 @@ def _setter(attribute: str, check: Callable[[Any], Any] | None = None) -> Callab
     return callback
 
 
-GLOBAL_OPTIONS = ("db", "output", "region", "account_id", "endpoint_url")
+def _set_query(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        try:
+            ctx.ensure_object(Settings).query = output.compile_query(value)
+        except output.QueryError as err:
+            raise Usage(str(err)) from None
+
+
+def _set_no_paginate(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.ensure_object(Settings).paginate = False
+
+
+def _set_cli_input(kind: str) -> Callable:
+    def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is None:
+            return
+        settings = ctx.ensure_object(Settings)
+        flag = f"--cli-input-{kind}"
+        if settings.cli_input_flag not in (None, flag):
+            raise Usage("Only one --cli-input-json or --cli-input-yaml may be given.")
+        text = read_paramfile(value, flag)
+        if kind == "json":
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                raise Usage(f"Error parsing parameter '{flag}': Invalid JSON: {exc}\nJSON received: {text}") from None
+        else:
+            import yaml
+
+            try:
+                data = yaml.safe_load(text)
+            except yaml.YAMLError as exc:
+                raise Usage(f"Error parsing parameter '{flag}': Invalid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise Usage(f"Error parsing parameter '{flag}': expected an object of the operation's members, got {type(data).__name__}")
+        settings.cli_input, settings.cli_input_flag = data, flag
+
+    return callback
+
+
+GLOBAL_OPTIONS = ("db", "output", "query", "color", "no_paginate", "region", "account_id", "endpoint_url")
+AWS_OPTIONS = ("cli_input_json", "cli_input_yaml", "generate_cli_skeleton", "max_items", "starting_token", "page_size")
 
 
 def command_options_first(cmd: click.Command) -> click.Command:
-    """List a command's own options before the global ones in its --help."""
-    cmd.params.sort(key=lambda p: p.name in GLOBAL_OPTIONS)
+    """List a command's own options first in its --help, then the aws CLI's, then the global ones."""
+    cmd.params.sort(key=lambda p: 2 if p.name in GLOBAL_OPTIONS else 1 if p.name in AWS_OPTIONS else 0)
     return cmd
 
 
+NO_PAGINATE = click.option(
+    "--no-paginate",
+    is_flag=True,
+    expose_value=False,
+    callback=_set_no_paginate,
+    help="One request only: list-queues and list-dead-letter-source-queues print the first page and its NextToken.",
+)
+
+
+def aws_options(paginated: bool = False) -> Callable:
+    """The aws CLI's options of every SQS command: --cli-input-json/-yaml, --generate-cli-skeleton,
+    and where aws paginates, --max-items, --starting-token, --page-size and --no-paginate."""
+
+    def decorate(f: Callable) -> Callable:
+        specs = []
+        if paginated:
+            specs += [
+                NO_PAGINATE,
+                click.option(
+                    "--page-size",
+                    type=INTEGER,
+                    expose_value=False,
+                    callback=_setter("page_size"),
+                    help="Items per request (each request's MaxResults); the output is the same.",
+                ),
+                click.option(
+                    "--starting-token",
+                    metavar="TOKEN",
+                    expose_value=False,
+                    callback=_setter("starting_token"),
+                    help="Continue from the NextToken a previous command printed.",
+                ),
+                click.option(
+                    "--max-items",
+                    type=INTEGER,
+                    expose_value=False,
+                    callback=_setter("max_items"),
+                    help="Print at most this many items, and a NextToken for --starting-token if more are left.",
+                ),
+            ]
+        specs += [
+            click.option(
+                "--generate-cli-skeleton",
+                type=click.Choice(["input", "yaml-input", "output"]),
+                is_flag=False,
+                flag_value="input",
+                expose_value=False,
+                callback=_setter("skeleton"),
+                help="Print the request's members as JSON for --cli-input-json (input, the default; yaml-input for YAML) "
+                "or a sample response (output), and do nothing else.",
+            ),
+            click.option(
+                "--cli-input-yaml",
+                metavar="YAML",
+                expose_value=False,
+                callback=_set_cli_input("yaml"),
+                help="The request's members as YAML (or file://path); flags given as well win.",
+            ),
+            click.option(
+                "--cli-input-json",
+                metavar="JSON",
+                expose_value=False,
+                callback=_set_cli_input("json"),
+                help="The request's members as JSON, as --generate-cli-skeleton prints them (or file://path); flags given as well win.",
+            ),
+        ]
+        for spec in specs:
+            f = spec(f)
+        return f
+
+    return decorate
+
+
 def global_options(root: bool = False) -> Callable:
-    """--db, --output, --region, --account-id, --endpoint-url: on the group and on every command."""
+    """--db, --output, --query, --color, --region, --account-id, --endpoint-url: on the group and on
+    every command (--no-paginate too on the group)."""
 
     def decorate(f: Callable) -> Callable:
         specs = [
@@ -176,11 +362,25 @@ def global_options(root: bool = False) -> Callable:
                 help=f"Region in queue ARNs (default {D.DEFAULT_REGION}).",
             ),
             click.option(
+                "--color",
+                type=click.Choice(["on", "off", "auto"]),
+                expose_value=False,
+                callback=_setter("color"),
+                help="Colour tables: auto (the default) on a terminal only.",
+            ),
+            click.option(
+                "--query",
+                metavar="JMESPATH",
+                expose_value=False,
+                callback=_set_query,
+                help="A JMESPath expression applied to the response before it is printed, as in the aws CLI.",
+            ),
+            click.option(
                 "--output",
                 type=click.Choice(OUTPUT_FORMATS),
                 expose_value=False,
                 callback=_setter("output"),
-                help="Output format (default json, shaped like the aws CLI's).",
+                help="Output format, as the aws CLI prints it (default json).",
             ),
             click.option(
                 "--db",
@@ -193,6 +393,8 @@ def global_options(root: bool = False) -> Callable:
                 help=f"Database file, created and migrated on first use (default ./{D.DEFAULT_DB_PATH}).",
             ),
         ]
+        if root:
+            specs.insert(0, NO_PAGINATE)
         for spec in specs:
             f = spec(f)
         return f
@@ -219,10 +421,23 @@ class ListOption(click.Option):
 
 
 def _flatten(ctx: click.Context, param: click.Parameter, value: tuple) -> list | None:
+    if not value:
+        return None
     out: list = []
-    for item in value or ():
+    for item in value:
         out.extend(item if isinstance(item, list) else [item])
-    return out or None
+    return out  # an explicit [] stays: the service, not the CLI, refuses an empty batch
+
+
+def _inputs_elsewhere(args: list[str]) -> bool:
+    for i, arg in enumerate(args):
+        flag, _, value = arg.partition("=")
+        if flag in ("--cli-input-json", "--cli-input-yaml"):
+            return True
+        if flag == "--generate-cli-skeleton":
+            value = value or (args[i + 1] if i + 1 < len(args) else "")
+            return value != "output"
+    return False
 
 
 class Command(click.Command):
@@ -250,7 +465,18 @@ class Command(click.Command):
                 out.append(arg)
             else:  # a further value of the same list: repeat the flag so click appends it
                 out.extend((current, arg))
-        return super().parse_args(ctx, out)
+        if not _inputs_elsewhere(args):
+            return super().parse_args(ctx, out)
+        # As in the aws CLI, --cli-input-json/-yaml and --generate-cli-skeleton (input) make every
+        # flag optional: the request is checked once assembled.
+        required = [p for p in self.params if p.required]
+        for p in required:
+            p.required = False
+        try:
+            return super().parse_args(ctx, out)
+        finally:
+            for p in required:
+                p.required = True
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -263,7 +489,21 @@ class Command(click.Command):
 
 
 def read_paramfile(value: str, param_hint: str | None) -> str:
-    """``file://path`` -> the file's text, as the aws CLI reads it; other values unchanged."""
+    """``file://path`` -> the file's text, as the aws CLI reads it; other values unchanged.
+
+    ``fileb://path`` reads the file's bytes, as the aws CLI does, and like it refuses them: no SQS
+    request member a flag sets is binary (BinaryValue sits inside --message-attributes)."""
+    if value.startswith("fileb://"):
+        path = os.path.expanduser(value[len("fileb://") :])
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise click.BadParameter(f"Unable to load paramfile {value}: {exc}", param_hint=param_hint) from None
+        member = "".join(part.capitalize() for part in (param_hint or "").lstrip("-").split("-"))
+        raise Usage(
+            f"Parameter validation failed:\nInvalid type for parameter {member}, value: {data!r}, type: <class 'bytes'>, valid types: <class 'str'>"
+        )
     if not value.startswith("file://"):
         return value
     path = os.path.expanduser(value[len("file://") :])
@@ -283,6 +523,17 @@ class Text(click.ParamType):
         if not isinstance(value, str):
             return value
         return read_paramfile(value, _hint(param))
+
+
+class Integer(click.ParamType):
+    """An integer that may also be given as file://path, as the aws CLI takes every flag."""
+
+    name = "INTEGER"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            value = read_paramfile(value, _hint(param))
+        return click.INT.convert(value, param, ctx)
 
 
 def _hint(param: click.Parameter | None) -> str | None:
@@ -367,11 +618,13 @@ MESSAGE_ATTRIBUTES = Structured("message-attributes")
 ENTRY = Structured("entry")
 STRINGS = Structured("strings")
 TEXT = Text()
+INTEGER = Integer()
 
 
 def queue_url_option(required: bool = True) -> Callable:
     return click.option(
         "--queue-url",
+        type=TEXT,
         required=required,
         metavar="URL",
         help="The queue's URL as create-queue printed it, any URL ending in its name, or the bare name.",

@@ -1,8 +1,19 @@
-"""Rendering responses as json, table or text, the three formats of the aws CLI.
+"""Rendering responses as the aws CLI does: json, text, table and yaml, after ``--query``.
 
-json is the aws CLI's (4-space indent, non-ASCII kept, binary values base64); text follows the
-aws CLI's tab-separated rules (awscli/text.py); table is a readable grid with the same columns,
-not a byte-for-byte copy of the aws CLI's box drawing. An empty response prints nothing.
+- json: 4-space indent, non-ASCII kept, binary values base64; an empty object prints nothing,
+  anything else (``null``, ``[]`` from a query) is printed.
+- text: the aws CLI's tab-separated rules (awscli/text.py): a dict's scalars on one line in key
+  order, after its nested members' identifier in capitals; lists of dicts share one sorted
+  column set; Python's ``str()`` of each value (``True``, ``None``).
+- table: the aws CLI's box drawing (see :mod:`table`).
+- yaml: the aws CLI version 2's YAML: block style, keys sorted, non-ASCII kept.
+
+``--query`` is a JMESPath expression (the ``jmespath`` library, as the aws CLI uses), applied to
+the response before it is formatted. jmespath and PyYAML are imported only when used, so a
+command that needs neither starts no slower.
+
+The administration commands (``stats``, ``peek``...) keep their own readable grid for ``table``
+and print nothing for an empty result.
 """
 
 from __future__ import annotations
@@ -12,78 +23,121 @@ import json
 from typing import Any
 
 
-def _plain(data: Any) -> Any:
+def plain(data: Any) -> Any:
+    """The response as the aws CLI holds it: no ResponseMetadata, binary values base64."""
     if isinstance(data, dict):
-        return {k: _plain(v) for k, v in data.items() if k != "ResponseMetadata"}
+        return {k: plain(v) for k, v in data.items() if k != "ResponseMetadata"}
     if isinstance(data, (list, tuple)):
-        return [_plain(v) for v in data]
+        return [plain(v) for v in data]
     if isinstance(data, (bytes, bytearray)):
         return base64.b64encode(bytes(data)).decode()
     return data
 
 
-def render(data: Any, fmt: str, title: str = "") -> str:
-    data = _plain(data)
-    if data in ({}, [], None):
+class QueryError(ValueError):
+    """A --query expression that is not JMESPath."""
+
+
+def compile_query(expression: str) -> Any:
+    """The compiled JMESPath expression (raises QueryError in the aws CLI's words)."""
+    import jmespath
+    from jmespath.exceptions import JMESPathError
+
+    try:
+        return jmespath.compile(expression)
+    except JMESPathError as exc:
+        raise QueryError(f"Bad value for --query {expression}: {exc}") from None
+
+
+def render(data: Any, fmt: str, title: str = "", query: Any = None, color: bool = False, admin: bool = False) -> str:
+    """The exact text the command prints (with its final newline), or "" for nothing."""
+    data = plain(data)
+    if query is not None:
+        data = query.search(data)
+    if admin and data in ({}, [], None):
         return ""
     if fmt == "text":
-        lines: list[str] = []
-        _text(data, lines)
-        return "\n".join(lines)
+        return text(data)
     if fmt == "table":
-        return _table(data, title)
-    return json.dumps(data, indent=4, ensure_ascii=False)
+        if admin:
+            return _admin_table(data, title)
+        from . import table
+
+        return table.render(data, title, color=color)
+    if data == {}:
+        return ""
+    if fmt == "yaml":
+        return yaml_text(data)
+    return json.dumps(data, indent=4, ensure_ascii=False) + "\n"
+
+
+def yaml_text(data: Any, sort_keys: bool = True) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, default_flow_style=False, allow_unicode=True, sort_keys=sort_keys)
 
 
 # ---------------------------------------------------------------------- text (aws rules)
 
 
-def _scalar(v: Any) -> str:
-    if isinstance(v, bool):
-        return "True" if v else "False"  # the aws CLI prints Python's str()
-    return "None" if v is None else str(v)
+def text(data: Any) -> str:
+    lines: list[str] = []
+    _text(data, lines, None, None)
+    return "".join(line + "\n" for line in lines)
 
 
-def _text(item: Any, out: list[str], identifier: str | None = None, scalar_keys: list[str] | None = None) -> None:
+def _is_scalar(v: Any) -> bool:
+    return not isinstance(v, (dict, list))
+
+
+def _text(item: Any, out: list[str], identifier: str | None, scalar_keys: list[str] | None) -> None:
     if isinstance(item, dict):
         if scalar_keys is None:
-            scalars = [_scalar(v) for k, v in sorted(item.items()) if not isinstance(v, (dict, list))]
-            nested = [(k, v) for k, v in sorted(item.items()) if isinstance(v, (dict, list))]
+            scalars = [str(v) for k, v in sorted(item.items()) if _is_scalar(v)]
+            nested = [(k, v) for k, v in sorted(item.items()) if not _is_scalar(v)]
         else:
-            scalars = [_scalar(item.get(k, "")) for k in scalar_keys]
+            scalars = [str(item.get(k, "")) for k in scalar_keys]
             nested = [(k, item[k]) for k in sorted(set(item) - set(scalar_keys))]
         if scalars:
-            out.append("\t".join(([identifier.upper()] if identifier else []) + scalars))
+            out.append("\t".join(([identifier.upper()] if identifier is not None else []) + scalars))
         for key, value in nested:
-            _text(value, out, key)
+            _text(value, out, key, None)
     elif isinstance(item, list):
         if not item:
             return
         if any(isinstance(e, dict) for e in item):
-            keys = sorted({k for e in item if isinstance(e, dict) for k, v in e.items() if not isinstance(v, (dict, list))})
+            keys = sorted({k for e in item if isinstance(e, dict) for k, v in e.items() if _is_scalar(v)})
             for e in item:
                 _text(e, out, identifier, keys)
-            return
-        scalars = [e for e in item if not isinstance(e, (dict, list))]
-        if scalars:
-            if identifier:
-                out.extend(f"{identifier.upper()}\t{_scalar(e)}" for e in scalars)
-            else:
-                out.append("\t".join(_scalar(e) for e in scalars))
-        for e in item:
-            if isinstance(e, list):
-                _text(e, out, identifier)
+        elif any(isinstance(e, list) for e in item):
+            _scalar_list([e for e in item if _is_scalar(e)], identifier, out)
+            for e in item:
+                if not _is_scalar(e):
+                    _text(e, out, identifier, None)
+        else:
+            _scalar_list(item, identifier, out)
     else:
-        out.append(_scalar(item))
+        out.append(str(item))
 
 
-# ---------------------------------------------------------------------- table
+def _scalar_list(items: list, identifier: str | None, out: list[str]) -> None:
+    if not items:
+        return
+    if identifier is not None:
+        out.extend(f"{identifier.upper()}\t{e}" for e in items)
+    else:
+        out.append("\t".join(str(e) for e in items))
+
+
+# ---------------------------------------------------------------------- the administration grid
 
 
 def _cell(v: Any) -> str:
     if isinstance(v, (dict, list)):
         return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
-    return "" if v is None else _scalar(v)
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    return "" if v is None else str(v)
 
 
 def grid(headers: list[str], rows: list[list[Any]], title: str = "") -> str:
@@ -101,7 +155,7 @@ def grid(headers: list[str], rows: list[list[Any]], title: str = "") -> str:
     return "\n".join(lines)
 
 
-def _table(data: Any, title: str) -> str:
+def _admin_table(data: Any, title: str) -> str:
     if not isinstance(data, dict):
         data = {"Value": data}
     parts: list[str] = []
@@ -121,4 +175,4 @@ def _table(data: Any, title: str) -> str:
         elif value:
             parts.append(grid([key], [[e] for e in value], title))
         title = ""
-    return "\n".join(parts)
+    return "\n".join(parts) + "\n" if parts else ""

@@ -372,14 +372,18 @@ def test_the_database_path_comes_from_sqsqlite_db_when_no_db_flag_is_given(tmp_p
     assert result.exit_code == 0 and path.exists()
 
 
-def test_table_output_shows_each_message_as_a_row(sq):
-    q = url(sq)
-    sq("send-message", "--queue-url", q, "--message-body", "hello")
-    out = sq("--output", "table", "receive-message", "--queue-url", q).stdout
-    assert "ReceiveMessage: Messages" in out
-    header = next(line for line in out.splitlines() if "MessageId" in line)
-    assert [c.strip() for c in header.strip("|").split("|")] == ["MessageId", "ReceiptHandle", "MD5OfBody", "Body"]
-    assert any(line.rstrip().endswith("| hello |") for line in out.splitlines())
+def test_table_output_is_the_aws_clis_box_with_the_operation_as_its_title(sq):
+    url(sq)
+    out = sq("--output", "table", "get-queue-url", "--queue-name", "MyQueue").stdout
+    # As the aws CLI draws it: the widest row's width plus padding, the title centred, a single
+    # scalar member as a name | value row.
+    assert out.splitlines() == [
+        "-" * 60,
+        "|" + " " * 24 + "GetQueueUrl" + " " * 23 + "|",
+        "+" + "-" * 10 + "+" + "-" * 47 + "+",
+        "|  QueueUrl|  http://localhost:9324/000000000000/MyQueue   |",
+        "+" + "-" * 10 + "+" + "-" * 47 + "+",
+    ]
 
 
 def test_text_output_follows_the_aws_cli_rules(sq):
@@ -507,7 +511,7 @@ def test_a_file_that_is_not_a_database_is_one_line_naming_it_and_exit_255(tmp_pa
         (["create-queue", "--queue-name", "q", "--attributes", "file:///no/such/file.json"], "Unable to load paramfile"),
         (["send-message", "--queue-url", "q", "--message-body", "x", "--message-attributes", "a=b"], "each message attribute takes"),
         (["receive-message", "--queue-url", "q", "--max-number-of-messages", "ten"], "is not a valid integer"),
-        (["--output", "yaml", "list-queues"], "Invalid value for '--output'"),
+        (["--output", "xml", "list-queues"], "Invalid value for '--output'"),
     ],
 )
 def test_bad_usage_prints_clicks_usage_message_and_exits_252(sq, args, fragment):

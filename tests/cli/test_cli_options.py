@@ -99,11 +99,11 @@ def test_string_lists_take_names_or_a_json_list():
 
 def test_json_output_is_the_aws_clis_with_binary_as_base64_and_no_response_metadata():
     data = {"A": "é", "B": b"\x00\x01", "ResponseMetadata": {"RequestId": "x"}}
-    assert output.render(data, "json") == json.dumps({"A": "é", "B": "AAE="}, indent=4, ensure_ascii=False)
+    assert output.render(data, "json") == json.dumps({"A": "é", "B": "AAE="}, indent=4, ensure_ascii=False) + "\n"
 
 
 def test_an_empty_response_renders_nothing_in_every_format():
-    for fmt in ("json", "table", "text"):
+    for fmt in ("json", "table", "text", "yaml"):
         assert output.render({"ResponseMetadata": {}}, fmt) == ""
 
 
@@ -126,12 +126,12 @@ def test_text_output_matches_the_aws_cli_formatter():
     }
     buf = io.StringIO()
     awscli_text.format_text(data, buf)
-    assert output.render(data, "text") + "\n" == buf.getvalue()
+    assert output.render(data, "text") == buf.getvalue()
 
 
-def test_table_output_puts_a_list_of_objects_in_columns():
-    table = output.render({"Successful": [{"Id": "1", "MessageId": "m"}], "Failed": []}, "table", "SendMessageBatch")
+def test_the_administration_table_puts_a_list_of_objects_in_columns():
+    table = output.render({"Successful": [{"Id": "1", "MessageId": "m"}], "Failed": []}, "table", "Stats", admin=True)
     lines = table.splitlines()
-    assert "SendMessageBatch: Successful" in lines[1]
+    assert "Stats: Successful" in lines[1]
     assert [c.strip() for c in lines[3].strip("|").split("|")] == ["Id", "MessageId"]
     assert [c.strip() for c in lines[5].strip("|").split("|")] == ["1", "m"]

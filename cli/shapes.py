@@ -1,0 +1,233 @@
+"""The SQS API model's request and response members, as the aws CLI's skeletons and checks need them.
+
+Taken from the SQS API model (version 2012-11-05): each operation's request members in the model's
+order with their types, the required ones, the input skeleton `--generate-cli-skeleton` prints (strings
+empty, numbers 0, an enum's first value, maps as one ``KeyName`` entry, lists of one item) and the
+sample response `--generate-cli-skeleton output` prints (strings named after their member, binary
+values null). Plain data, so the base install needs no botocore.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MEMBERS: dict[str, dict[str, str]] = {
+    "CancelMessageMoveTask": {"TaskHandle": "string"},
+    "ChangeMessageVisibility": {"QueueUrl": "string", "ReceiptHandle": "string", "VisibilityTimeout": "integer"},
+    "ChangeMessageVisibilityBatch": {"QueueUrl": "string", "Entries": "list"},
+    "CreateQueue": {"QueueName": "string", "Attributes": "map", "tags": "map"},
+    "DeleteMessage": {"QueueUrl": "string", "ReceiptHandle": "string"},
+    "DeleteMessageBatch": {"QueueUrl": "string", "Entries": "list"},
+    "DeleteQueue": {"QueueUrl": "string"},
+    "GetQueueAttributes": {"QueueUrl": "string", "AttributeNames": "list"},
+    "GetQueueUrl": {"QueueName": "string", "QueueOwnerAWSAccountId": "string"},
+    "ListDeadLetterSourceQueues": {"QueueUrl": "string", "NextToken": "string", "MaxResults": "integer"},
+    "ListMessageMoveTasks": {"SourceArn": "string", "MaxResults": "integer"},
+    "ListQueueTags": {"QueueUrl": "string"},
+    "ListQueues": {"QueueNamePrefix": "string", "NextToken": "string", "MaxResults": "integer"},
+    "PurgeQueue": {"QueueUrl": "string"},
+    "ReceiveMessage": {
+        "QueueUrl": "string",
+        "AttributeNames": "list",
+        "MessageSystemAttributeNames": "list",
+        "MessageAttributeNames": "list",
+        "MaxNumberOfMessages": "integer",
+        "VisibilityTimeout": "integer",
+        "WaitTimeSeconds": "integer",
+        "ReceiveRequestAttemptId": "string",
+    },
+    "SendMessage": {
+        "QueueUrl": "string",
+        "MessageBody": "string",
+        "DelaySeconds": "integer",
+        "MessageAttributes": "map",
+        "MessageSystemAttributes": "map",
+        "MessageDeduplicationId": "string",
+        "MessageGroupId": "string",
+    },
+    "SendMessageBatch": {"QueueUrl": "string", "Entries": "list"},
+    "SetQueueAttributes": {"QueueUrl": "string", "Attributes": "map"},
+    "StartMessageMoveTask": {"SourceArn": "string", "DestinationArn": "string", "MaxNumberOfMessagesPerSecond": "integer"},
+    "TagQueue": {"QueueUrl": "string", "Tags": "map"},
+    "UntagQueue": {"QueueUrl": "string", "TagKeys": "list"},
+}
+
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "CancelMessageMoveTask": ("TaskHandle",),
+    "ChangeMessageVisibility": ("QueueUrl", "ReceiptHandle", "VisibilityTimeout"),
+    "ChangeMessageVisibilityBatch": ("QueueUrl", "Entries"),
+    "CreateQueue": ("QueueName",),
+    "DeleteMessage": ("QueueUrl", "ReceiptHandle"),
+    "DeleteMessageBatch": ("QueueUrl", "Entries"),
+    "DeleteQueue": ("QueueUrl",),
+    "GetQueueAttributes": ("QueueUrl",),
+    "GetQueueUrl": ("QueueName",),
+    "ListDeadLetterSourceQueues": ("QueueUrl",),
+    "ListMessageMoveTasks": ("SourceArn",),
+    "ListQueueTags": ("QueueUrl",),
+    "ListQueues": (),
+    "PurgeQueue": ("QueueUrl",),
+    "ReceiveMessage": ("QueueUrl",),
+    "SendMessage": ("QueueUrl", "MessageBody"),
+    "SendMessageBatch": ("QueueUrl", "Entries"),
+    "SetQueueAttributes": ("QueueUrl", "Attributes"),
+    "StartMessageMoveTask": ("SourceArn",),
+    "TagQueue": ("QueueUrl", "Tags"),
+    "UntagQueue": ("QueueUrl", "TagKeys"),
+}
+
+INPUT_SKELETONS: dict[str, dict[str, Any]] = {
+    "CancelMessageMoveTask": {"TaskHandle": ""},
+    "ChangeMessageVisibility": {"QueueUrl": "", "ReceiptHandle": "", "VisibilityTimeout": 0},
+    "ChangeMessageVisibilityBatch": {"QueueUrl": "", "Entries": [{"Id": "", "ReceiptHandle": "", "VisibilityTimeout": 0}]},
+    "CreateQueue": {"QueueName": "", "Attributes": {"KeyName": ""}, "tags": {"KeyName": ""}},
+    "DeleteMessage": {"QueueUrl": "", "ReceiptHandle": ""},
+    "DeleteMessageBatch": {"QueueUrl": "", "Entries": [{"Id": "", "ReceiptHandle": ""}]},
+    "DeleteQueue": {"QueueUrl": ""},
+    "GetQueueAttributes": {"QueueUrl": "", "AttributeNames": ["All"]},
+    "GetQueueUrl": {"QueueName": "", "QueueOwnerAWSAccountId": ""},
+    "ListDeadLetterSourceQueues": {"QueueUrl": "", "NextToken": "", "MaxResults": 0},
+    "ListMessageMoveTasks": {"SourceArn": "", "MaxResults": 0},
+    "ListQueueTags": {"QueueUrl": ""},
+    "ListQueues": {"QueueNamePrefix": "", "NextToken": "", "MaxResults": 0},
+    "PurgeQueue": {"QueueUrl": ""},
+    "ReceiveMessage": {
+        "QueueUrl": "",
+        "AttributeNames": ["All"],
+        "MessageSystemAttributeNames": ["All"],
+        "MessageAttributeNames": [""],
+        "MaxNumberOfMessages": 0,
+        "VisibilityTimeout": 0,
+        "WaitTimeSeconds": 0,
+        "ReceiveRequestAttemptId": "",
+    },
+    "SendMessage": {
+        "QueueUrl": "",
+        "MessageBody": "",
+        "DelaySeconds": 0,
+        "MessageAttributes": {
+            "KeyName": {"StringValue": "", "BinaryValue": None, "StringListValues": [""], "BinaryListValues": [None], "DataType": ""}
+        },
+        "MessageSystemAttributes": {
+            "KeyName": {"StringValue": "", "BinaryValue": None, "StringListValues": [""], "BinaryListValues": [None], "DataType": ""}
+        },
+        "MessageDeduplicationId": "",
+        "MessageGroupId": "",
+    },
+    "SendMessageBatch": {
+        "QueueUrl": "",
+        "Entries": [
+            {
+                "Id": "",
+                "MessageBody": "",
+                "DelaySeconds": 0,
+                "MessageAttributes": {
+                    "KeyName": {
+                        "StringValue": "",
+                        "BinaryValue": None,
+                        "StringListValues": [""],
+                        "BinaryListValues": [None],
+                        "DataType": "",
+                    }
+                },
+                "MessageSystemAttributes": {
+                    "KeyName": {
+                        "StringValue": "",
+                        "BinaryValue": None,
+                        "StringListValues": [""],
+                        "BinaryListValues": [None],
+                        "DataType": "",
+                    }
+                },
+                "MessageDeduplicationId": "",
+                "MessageGroupId": "",
+            }
+        ],
+    },
+    "SetQueueAttributes": {"QueueUrl": "", "Attributes": {"KeyName": ""}},
+    "StartMessageMoveTask": {"SourceArn": "", "DestinationArn": "", "MaxNumberOfMessagesPerSecond": 0},
+    "TagQueue": {"QueueUrl": "", "Tags": {"KeyName": ""}},
+    "UntagQueue": {"QueueUrl": "", "TagKeys": [""]},
+}
+
+OUTPUT_SKELETONS: dict[str, dict[str, Any]] = {
+    "CancelMessageMoveTask": {"ApproximateNumberOfMessagesMoved": 0},
+    "ChangeMessageVisibility": {},
+    "ChangeMessageVisibilityBatch": {
+        "Successful": [{"Id": "Id"}],
+        "Failed": [{"Id": "Id", "SenderFault": True, "Code": "Code", "Message": "Message"}],
+    },
+    "CreateQueue": {"QueueUrl": "QueueUrl"},
+    "DeleteMessage": {},
+    "DeleteMessageBatch": {
+        "Successful": [{"Id": "Id"}],
+        "Failed": [{"Id": "Id", "SenderFault": True, "Code": "Code", "Message": "Message"}],
+    },
+    "DeleteQueue": {},
+    "GetQueueAttributes": {"Attributes": {"KeyName": ""}},
+    "GetQueueUrl": {"QueueUrl": "QueueUrl"},
+    "ListDeadLetterSourceQueues": {"queueUrls": ["String"], "NextToken": "NextToken"},
+    "ListMessageMoveTasks": {
+        "Results": [
+            {
+                "TaskHandle": "TaskHandle",
+                "Status": "Status",
+                "SourceArn": "SourceArn",
+                "DestinationArn": "DestinationArn",
+                "MaxNumberOfMessagesPerSecond": 0,
+                "ApproximateNumberOfMessagesMoved": 0,
+                "ApproximateNumberOfMessagesToMove": 0,
+                "FailureReason": "FailureReason",
+                "StartedTimestamp": 0,
+            }
+        ]
+    },
+    "ListQueueTags": {"Tags": {"KeyName": ""}},
+    "ListQueues": {"QueueUrls": ["String"], "NextToken": "NextToken"},
+    "PurgeQueue": {},
+    "ReceiveMessage": {
+        "Messages": [
+            {
+                "MessageId": "MessageId",
+                "ReceiptHandle": "ReceiptHandle",
+                "MD5OfBody": "MD5OfBody",
+                "Body": "Body",
+                "Attributes": {"KeyName": ""},
+                "MD5OfMessageAttributes": "MD5OfMessageAttributes",
+                "MessageAttributes": {
+                    "KeyName": {
+                        "StringValue": "StringValue",
+                        "BinaryValue": None,
+                        "StringListValues": ["String"],
+                        "BinaryListValues": [None],
+                        "DataType": "DataType",
+                    }
+                },
+            }
+        ]
+    },
+    "SendMessage": {
+        "MD5OfMessageBody": "MD5OfMessageBody",
+        "MD5OfMessageAttributes": "MD5OfMessageAttributes",
+        "MD5OfMessageSystemAttributes": "MD5OfMessageSystemAttributes",
+        "MessageId": "MessageId",
+        "SequenceNumber": "SequenceNumber",
+    },
+    "SendMessageBatch": {
+        "Successful": [
+            {
+                "Id": "Id",
+                "MessageId": "MessageId",
+                "MD5OfMessageBody": "MD5OfMessageBody",
+                "MD5OfMessageAttributes": "MD5OfMessageAttributes",
+                "MD5OfMessageSystemAttributes": "MD5OfMessageSystemAttributes",
+                "SequenceNumber": "SequenceNumber",
+            }
+        ],
+        "Failed": [{"Id": "Id", "SenderFault": True, "Code": "Code", "Message": "Message"}],
+    },
+    "SetQueueAttributes": {},
+    "StartMessageMoveTask": {"TaskHandle": "TaskHandle"},
+    "TagQueue": {},
+    "UntagQueue": {},
+}

@@ -1,0 +1,247 @@
+"""The aws CLI's conventions, piece by piece: formats against the aws CLI's own formatters, the
+options in every SQS command's help, request files, pagination tokens, the request check."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sqsqlite.cli import aws, calls, output, shapes, table
+from sqsqlite.cli.main import cli
+
+
+@pytest.fixture
+def sq(tmp_path):
+    path = str(tmp_path / "conventions.db")
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0):
+        result = runner.invoke(cli, ["--db", path, *args])
+        assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+        assert "Traceback" not in result.output
+        return result
+
+    return run
+
+
+# ---------------------------------------------------------------------- help
+
+
+def test_every_sqs_command_names_the_aws_clis_options_in_its_help(sq):
+    for command in aws.COMMANDS:
+        text = sq(command.name, "--help").stdout
+        for option in ("--query", "--output", "--cli-input-json", "--cli-input-yaml", "--generate-cli-skeleton", "--color"):
+            assert option in text, (command.name, option)
+        paged = command.operation in calls.PAGINATED
+        for option in ("--max-items", "--starting-token", "--page-size", "--no-paginate"):
+            assert (option in text) == paged, (command.name, option)
+    top = sq("--help").stdout
+    for option in (
+        "--query",
+        "--output",
+        "yaml",
+        "--cli-input-json",
+        "--cli-input-yaml",
+        "--generate-cli-skeleton",
+        "fileb://",
+        "--max-items",
+    ):
+        assert option in top
+
+
+# ---------------------------------------------------------------------- formats against the aws CLI's
+
+SCALARS = st.one_of(st.text(max_size=12), st.integers(-5, 10**6), st.booleans(), st.none(), st.floats(allow_nan=False))
+KEYS = st.text(min_size=1, max_size=6)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4), max_leaves=16)
+# Responses, and what a --query can make of them: a list or a lone value.
+RESPONSES = st.one_of(st.dictionaries(KEYS, VALUES, min_size=1, max_size=5), st.lists(VALUES, max_size=4), SCALARS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=RESPONSES)
+def test_text_output_is_what_the_aws_clis_text_formatter_writes(data):
+    awscli_text = pytest.importorskip("awscli.text")
+    stream = io.StringIO()
+    try:
+        awscli_text.format_text(data, stream)
+    except (AttributeError, TypeError):
+        return  # a list mixing objects and other values, which the aws CLI itself can't write
+    assert output.render(data, "text") == stream.getvalue()
+
+
+def _aws_table(data, title: str, color: str = "off") -> str | None:
+    from awscli.formatter import TableFormatter
+
+    stream = io.StringIO()
+    try:  # the formatter after --query, so a list or a lone value can be drawn too
+        TableFormatter(argparse.Namespace(query=None, color=color))._format_response(title, data, stream)
+    except (ValueError, IndexError, AttributeError, TypeError, KeyError):
+        return None  # shapes the aws CLI itself can't draw
+    return stream.getvalue()
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=RESPONSES)
+def test_table_output_is_what_the_aws_clis_table_formatter_draws(data):
+    pytest.importorskip("awscli.formatter")
+    expected = _aws_table(data, "SomeOperation")
+    if expected is not None:
+        assert table.render(data, "SomeOperation", width=80) == expected
+
+
+def test_a_table_wider_than_the_terminal_turns_its_one_row_sections_on_their_side_as_the_aws_cli_does():
+    pytest.importorskip("awscli.formatter")
+    data = {"Attributes": {f"Attribute{i}": "x" * 12 for i in range(6)}, "Wide": "漢字" * 5}
+    expected = _aws_table(data, "GetQueueAttributes")
+    assert expected is not None and max(len(line) for line in expected.splitlines()) <= 80
+    assert "Attribute5 |" in expected  # one row of six columns became six rows of two
+    assert table.render(data, "GetQueueAttributes", width=80) == expected
+
+
+def test_colour_on_paints_table_values_and_bars_as_the_aws_cli_does(sq):
+    pytest.importorskip("awscli.formatter")
+    data = {"Messages": [{"Body": "hello", "MessageId": "1"}], "Count": 1}
+    assert table.render(data, "ReceiveMessage", width=80, color=True) == _aws_table(data, "ReceiveMessage", color="on")
+    sq("create-queue", "--queue-name", "q")
+    coloured = sq("get-queue-url", "--queue-name", "q", "--output", "table", "--color", "on").stdout
+    assert "\x1b[1m\x1b[34mQueueUrl\x1b[0m" in coloured
+    assert "\x1b" not in sq("get-queue-url", "--queue-name", "q", "--output", "table").stdout  # auto: not a terminal
+
+
+def test_yaml_output_is_block_style_with_keys_sorted_and_non_ascii_kept():
+    data = {"QueueUrls": ["http://h/1", "http://h/2"], "Attributes": {"B": "é", "A": "60"}}
+    assert output.render(data, "yaml") == "Attributes:\n  A: '60'\n  B: é\nQueueUrls:\n- http://h/1\n- http://h/2\n"
+    assert output.render(None, "yaml") == "null\n...\n"  # a --query that finds nothing
+    assert output.render({}, "yaml") == ""
+
+
+def test_json_output_prints_what_a_query_finds_even_null_but_not_an_empty_object():
+    assert output.render({"A": 1}, "json", query=output.compile_query("B")) == "null\n"
+    assert output.render({"A": []}, "json", query=output.compile_query("A")) == "[]\n"
+    assert output.render({"A": {}}, "json", query=output.compile_query("A")) == ""
+
+
+def test_responses_are_printed_in_the_api_models_member_order():
+    response = {"MessageId": "m", "MD5OfMessageBody": "d", "Extra": 1}
+    assert list(calls.in_model_order(response, shapes.OUTPUT_SKELETONS["SendMessage"])) == ["MD5OfMessageBody", "MessageId", "Extra"]
+    message = {
+        "Messages": [{"Body": "b", "MessageAttributes": {"z": {"DataType": "String", "StringValue": "v"}, "a": {"DataType": "Number"}}}]
+    }
+    ordered = calls.in_model_order(message, shapes.OUTPUT_SKELETONS["ReceiveMessage"])
+    attributes = ordered["Messages"][0]["MessageAttributes"]
+    assert list(attributes) == ["z", "a"]  # a map keeps its keys' order
+    assert list(attributes["z"]) == ["StringValue", "DataType"]
+
+
+# ---------------------------------------------------------------------- requests from files
+
+
+def test_cli_input_yaml_supplies_the_request_and_flags_given_as_well_win(sq, tmp_path):
+    spec = tmp_path / "queue.yaml"
+    spec.write_text("QueueName: from-yaml\nAttributes:\n  VisibilityTimeout: '45'\n")
+    url = json.loads(sq("create-queue", "--cli-input-yaml", f"file://{spec}").stdout)["QueueUrl"]
+    assert url.endswith("/from-yaml")
+    out = sq("create-queue", "--cli-input-yaml", f"file://{spec}", "--queue-name", "from-flag", "--query", "QueueUrl", "--output", "text")
+    assert out.stdout.strip().endswith("/from-flag")
+    timeout = sq("get-queue-attributes", "--queue-url", "from-flag", "--attribute-names", "VisibilityTimeout", "--output", "text")
+    assert timeout.stdout == "ATTRIBUTES\t45\n"
+
+
+def test_cli_input_json_and_yaml_together_or_not_an_object_are_bad_usage(sq):
+    both = sq("create-queue", "--cli-input-json", '{"QueueName": "a"}', "--cli-input-yaml", "QueueName: b", code=252)
+    assert "Only one --cli-input-json or --cli-input-yaml" in both.stderr
+    assert "expected an object" in sq("create-queue", "--cli-input-json", "[1]", code=252).stderr
+    assert "Invalid YAML" in sq("create-queue", "--cli-input-yaml", "a: [", code=252).stderr
+
+
+def test_the_yaml_input_skeleton_lists_the_members_in_the_models_order(sq):
+    text = sq("change-message-visibility", "--generate-cli-skeleton", "yaml-input").stdout
+    assert text == "QueueUrl: ''\nReceiptHandle: ''\nVisibilityTimeout: 0\n"
+
+
+def test_a_skeleton_runs_nothing(sq):
+    sq("create-queue", "--queue-name", "q", "--generate-cli-skeleton")
+    sq("create-queue", "--queue-name", "q", "--generate-cli-skeleton", "output")
+    assert sq("list-queues").stdout == ""
+
+
+def test_every_flag_takes_file_values_integers_and_handles_too(sq, tmp_path):
+    sq("create-queue", "--queue-name", "q")
+    (tmp_path / "delay").write_text("0\n")
+    (tmp_path / "url").write_text("q")
+    sent = sq(
+        "send-message",
+        "--queue-url",
+        f"file://{tmp_path / 'url'}",
+        "--message-body",
+        "b",
+        "--delay-seconds",
+        f"file://{tmp_path / 'delay'}",
+    )
+    assert "MessageId" in sent.stdout
+    handle = sq("receive-message", "--queue-url", "q", "--query", "Messages[0].ReceiptHandle", "--output", "text").stdout.strip()
+    (tmp_path / "handle").write_text(handle)
+    sq("delete-message", "--queue-url", "q", "--receipt-handle", f"file://{tmp_path / 'handle'}")
+
+
+def test_the_request_check_speaks_botocores_words():
+    assert calls.request_problems("ChangeMessageVisibility", {"QueueUrl": "q", "ReceiptHandle": "r", "VisibilityTimeout": True}) == [
+        "Invalid type for parameter VisibilityTimeout, value: True, type: <class 'bool'>, valid types: <class 'int'>"
+    ]
+    assert calls.request_problems("PurgeQueue", {"QueueUrl": "q", "Nope": 1}) == [
+        'Unknown parameter in input: "Nope", must be one of: QueueUrl'
+    ]
+    assert calls.request_problems("TagQueue", {"QueueUrl": "q"}) == ['Missing required parameter in input: "Tags"']
+
+
+# ---------------------------------------------------------------------- pagination
+
+
+def test_a_starting_token_is_botocores_or_its_older_form():
+    token = calls.encode_token({"NextToken": "abc", "boto_truncate_amount": 2})
+    assert calls.decode_token(token) == ("abc", 2)
+    assert calls.decode_token(calls.encode_token({"NextToken": None, "boto_truncate_amount": 1})) == (None, 1)
+    assert calls.decode_token("abc___3") == ("abc", 3)
+    assert calls.decode_token("plain") == ("plain", 0)
+
+
+def test_pages_are_fetched_until_the_service_gives_no_token_and_max_items_cuts_inside_a_page():
+    urls = [f"u{i}" for i in range(5)]
+    seen = []
+
+    def call(request):
+        seen.append(dict(request))
+        start = int(request.get("NextToken", 0))
+        size = request.get("MaxResults", 1000)
+        page = {"QueueUrls": urls[start : start + size]}
+        if start + size < len(urls):
+            page["NextToken"] = str(start + size)
+        return page
+
+    pages = calls.paginate(call, "ListQueues", {}, max_items=3, starting_token=None, page_size=2)
+    assert pages.full_result() == {
+        "QueueUrls": ["u0", "u1", "u2"],
+        "NextToken": calls.encode_token({"NextToken": "2", "boto_truncate_amount": 1}),
+    }
+    rest = calls.paginate(call, "ListQueues", {}, max_items=None, starting_token=pages.resume, page_size=2)
+    assert rest.full_result() == {"QueueUrls": ["u3", "u4"]}
+    assert [r.get("MaxResults") for r in seen] == [2, 2, 2, 2]
+
+
+def test_no_paginate_with_a_paging_flag_fails_as_the_aws_cli_does(sq):
+    out = sq("list-queues", "--no-paginate", "--page-size", "1", "--max-items", "2", code=255)
+    assert "Cannot specify --no-paginate along with pagination arguments: --page-size, --max-items" in out.stderr
+    sq("--no-paginate", "list-queues")
+
+
+def test_global_options_work_before_the_command_too(sq):
+    out = sq("--query", "QueueUrl", "--output", "text", "create-queue", "--queue-name", "q")
+    assert out.stdout == "http://localhost:9324/000000000000/q\n"
+    assert "Bad value for --query" in sq("--query", "[", "list-queues", code=252).stderr
