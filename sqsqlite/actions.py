@@ -210,6 +210,7 @@ class Actions:
         name = V.queue_name(_required(r, "QueueName"))
         if owner not in (None, "", self.db.account_id):
             raise QueueDoesNotExist(
+                "The specified queue does not exist.",
                 f"The queue {name!r} does not exist in account {owner}; this database holds account {self.db.account_id}."
             )
         return {"QueueUrl": self.db.get_queue_url(name)}

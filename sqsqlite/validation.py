@@ -121,8 +121,18 @@ def int_value(name: str, value: Any, low: int, high: int, unit: str = "", error=
         number = int(value)
     if number is None or not (low <= number <= high):
         unit_text = f" {unit}" if unit else ""
-        raise error(f"Invalid value {shorten(value)} for {name}: must be an integer from {low} to {high}{unit_text}.")
+        hint = f"Invalid value {shorten(value)} for {name}: must be an integer from {low} to {high}{unit_text}."
+        if error is InvalidAttributeValue:
+            raise error(f"Invalid value for the parameter {name}.", hint)
+        raise error(f"Value {value} for parameter {name} is invalid. Reason: {_RANGE_REASONS.get(name, 'Must be between ' + str(low) + ' and ' + str(high) + ', if provided.')}", hint)
     return number
+
+
+# How SQS words an out-of-range request parameter.
+_RANGE_REASONS = {
+    "MaxNumberOfMessages": "Must be between 1 and 10, if provided.",
+    "WaitTimeSeconds": "Must be >= 0 and <= 20, if provided.",
+}
 
 
 def _bool_value(name: str, value: Any) -> str:
@@ -242,24 +252,29 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
         elif name == "FifoQueue":
             out[name] = _bool_value(name, value)
             if not creating:
-                raise InvalidAttributeName("FifoQueue can be set only when the queue is created, and never changed.")
+                raise InvalidAttributeName("Unknown Attribute FifoQueue.", "FifoQueue can be set only when the queue is created, and never changed.")
         elif name == "DeduplicationScope":
             out[name] = _choice(name, value, ("queue", "messageGroup"))
         elif name == "FifoThroughputLimit":
             out[name] = _choice(name, value, ("perQueue", "perMessageGroupId"))
         elif name in D.READ_ONLY_ATTRIBUTES:
-            raise InvalidAttributeName(f"Attribute {name} is read-only.")
+            raise InvalidAttributeName(f"Unknown Attribute {name}.", f"Attribute {name} is read-only.")
         else:
-            raise InvalidAttributeName(f"Unknown attribute {shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}.")
+            raise InvalidAttributeName(
+                f"Unknown Attribute {name}.", f"Unknown attribute {shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}."
+            )
     return out
 
 
 def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str]) -> None:
     """FIFO-only attributes on a standard queue, and the FIFO combination rules."""
     if not is_fifo:
-        for attr in ("ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"):
+        for attr in ("FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"):
             if attr in attributes:
-                raise InvalidAttributeName(f"Attribute {attr} is for FIFO queues only; queue {name!r} is a standard queue.")
+                hint = f"Attribute {attr} is for FIFO queues only; queue {name!r} is a standard queue."
+                if attr in ("DeduplicationScope", "FifoThroughputLimit"):
+                    raise InvalidAttributeName(f"You can specify the {attr} only when FifoQueue is set to true.", hint)
+                raise InvalidAttributeName(f"Unknown Attribute {attr}.", hint)
         return
     scope = attributes.get("DeduplicationScope", D.FIFO_DEFAULTS["DeduplicationScope"])
     limit = attributes.get("FifoThroughputLimit", D.FIFO_DEFAULTS["FifoThroughputLimit"])
@@ -354,7 +369,7 @@ def message_body(body: Any) -> bytes:
     if not isinstance(body, str):
         raise InvalidParameterValue(f"MessageBody must be a string, got {type(body).__name__}.")
     if body == "":
-        raise InvalidParameterValue("MessageBody must be at least 1 character long, got an empty string.")
+        raise MissingParameter("The request must contain the parameter MessageBody.", "MessageBody must be at least 1 character long, got an empty string.")
     # Only a body that fails the fast check goes through the regex, which names the character
     # (the regex costs ~9 ns a character). A lone surrogate does not encode at all.
     try:
@@ -469,11 +484,17 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
             except ValueError:
                 raise InvalidParameterValue(f"Message attribute {name!r}: BinaryValue is not valid base64.") from None
         if not isinstance(value, (bytes, bytearray)) or len(value) == 0:
-            raise InvalidParameterValue(f"Message attribute {name!r} of type {data_type} needs a non-empty BinaryValue.")
+            raise InvalidParameterValue(
+                f"Message (user) attribute '{name}' must contain a non-empty value of type '{data_type}'.",
+                f"Message attribute {name!r} of type {data_type} needs a non-empty BinaryValue.",
+            )
         return MessageAttribute(data_type, binary_value=bytes(value))
     value = raw.get("StringValue")
     if not isinstance(value, str) or value == "":
-        raise InvalidParameterValue(f"Message attribute {name!r} of type {data_type} needs a non-empty StringValue.")
+        raise InvalidParameterValue(
+            f"Message (user) attribute '{name}' must contain a non-empty value of type '{data_type}'.",
+            f"Message attribute {name!r} of type {data_type} needs a non-empty StringValue.",
+        )
     check_text(f"message attribute {name!r}", value)
     if base == "Number":
         if not _NUMBER.fullmatch(value.strip()) or len(value.replace("-", "").replace(".", "")) > 38 + 6:
@@ -551,7 +572,10 @@ def visibility_timeout(value: Any) -> int:
 
 def dedup_id(name: str, value: Any) -> str:
     if not isinstance(value, str) or not _DEDUP_ID.fullmatch(value):
-        raise InvalidParameterValue(f"Invalid {name} {shorten(value)}: use 1 to 128 characters of ASCII letters, digits and punctuation.")
+        raise InvalidParameterValue(
+            f"Value {value} for parameter {name} is invalid. Reason: {name} can only include alphanumeric and punctuation characters. 1 to 128 in length.",
+            f"Invalid {name} {shorten(value)}: use 1 to 128 characters of ASCII letters, digits and punctuation.",
+        )
     return value
 
 
@@ -585,7 +609,10 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> Batch:
         raise InvalidParameterValue(f"Invalid Entries {shorten(entries)}: expected a list of 1 to {D.MAX_BATCH_ENTRIES} entries.")
     entries = list(entries)
     if len(entries) > D.MAX_BATCH_ENTRIES:
-        raise TooManyEntriesInBatchRequest(f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed.")
+        raise TooManyEntriesInBatchRequest(
+            f"Maximum number of entries per request are {D.MAX_BATCH_ENTRIES}. You have sent {len(entries)}.",
+            f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed.",
+        )
     ids = _ids_at_once(entries, id_key)
     if ids is not None:
         return Batch(entries, ids, True)
@@ -599,7 +626,8 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> Batch:
         entry_id = entry.get(id_key)
         if not isinstance(entry_id, str) or not _BATCH_ID.fullmatch(entry_id):
             raise InvalidBatchEntryId(
-                f"Invalid batch entry Id {shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore."
+                "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",
+                f"Invalid batch entry Id {shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore.",
             )
         if entry_id in ids:
             raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the Id {entry_id!r}; Ids must be distinct.")
@@ -626,4 +654,7 @@ def _ids_at_once(entries: list, id_key: str) -> list[str] | None:
 
 def check_batch_size(total: int) -> None:
     if total > D.MAX_BATCH_PAYLOAD:
-        raise BatchRequestTooLong(f"The batch's messages add up to {total} bytes; at most {D.MAX_BATCH_PAYLOAD} bytes are allowed.")
+        raise BatchRequestTooLong(
+            f"Batch requests cannot be longer than {D.MAX_BATCH_PAYLOAD} bytes. You have sent {total} bytes.",
+            f"The batch's messages add up to {total} bytes; at most {D.MAX_BATCH_PAYLOAD} bytes are allowed.",
+        )

@@ -87,6 +87,7 @@ class Database:
         region, account, name = V.parse_arn(arn, what)
         if account != self.account_id or region != self.region:
             raise QueueDoesNotExist(
+                "The specified queue does not exist.",
                 f"{what} {arn!r} names account {account} in {region}; this database holds account {self.account_id} in {self.region}."
             )
         return name
@@ -131,6 +132,7 @@ class Database:
                 differs = {k: v for k, v in attrs.items() if current.get(k, default_string(k)) != v}
                 if differs:
                     raise QueueAlreadyExists(
+                        f"A queue already exists with the same name and a different value for attribute {next(iter(differs))}",
                         f"A queue named {name!r} already exists with different attributes: "
                         + ", ".join(f"{k} is {current.get(k, default_string(k))!r}, not {v!r}" for k, v in differs.items())
                         + "."

@@ -114,6 +114,7 @@ class Queue:
             row = queue_row(tx, self.name)
             if row["purged_at"] is not None and now - row["purged_at"] < ms(D.PURGE_INTERVAL_SECONDS):
                 raise PurgeQueueInProgress(
+                    f"Only one PurgeQueue operation on {self.name} is allowed every {D.PURGE_INTERVAL_SECONDS} seconds.",
                     f"The queue {self.name!r} was purged less than {D.PURGE_INTERVAL_SECONDS} seconds ago; "
                     f"purge it again in {(row['purged_at'] + ms(D.PURGE_INTERVAL_SECONDS) - now) / 1000:.1f} seconds."
                 )

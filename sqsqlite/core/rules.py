@@ -114,7 +114,7 @@ def attributes_json(attributes: Mapping[str, V.MessageAttribute]) -> str | None:
 
 
 def no_queue(name: str) -> QueueDoesNotExist:
-    return QueueDoesNotExist(f"The queue {name!r} does not exist.")
+    return QueueDoesNotExist("The specified queue does not exist.", f"The queue {name!r} does not exist.")
 
 
 def message_row(queue_id, message_id, p: Prepared, sender_id, sent_at, visible_at) -> dict:

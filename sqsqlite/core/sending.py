@@ -188,6 +188,7 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
         try:
             if p.size > max_size:
                 raise InvalidParameterValue(
+                    f"One or more parameters are invalid. Reason: Message must be shorter than {max_size} bytes.",
                     f"The message is {p.size} bytes (body plus message attributes); queue {queue.name!r} "
                     f"allows 1 to {max_size} bytes (MaximumMessageSize)."
                 )
@@ -223,15 +224,17 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
 
 def _insert_fifo(queue: Queue, tx: Tx, row, p: Prepared, now: int) -> SendResult:
     if p.group_id is None:
-        raise MissingParameter(f"The request must contain the parameter MessageGroupId: {queue.name!r} is a FIFO queue.")
+        raise MissingParameter("The request must contain the parameter MessageGroupId.", f"Queue {queue.name!r} is a FIFO queue.")
     if p.delay is not None:
         raise InvalidParameterValue(
+            f"Value {p.delay} for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.",
             f"DelaySeconds {p.delay} is not allowed on a message sent to FIFO queue {queue.name!r}; set the queue's DelaySeconds instead."
         )
     dedup = p.dedup_id
     if dedup is None:
         if not row["content_based_dedup"]:
             raise InvalidParameterValue(
+                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
                 f"The queue {queue.name!r} should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly."
             )
         dedup = hashlib.sha256(p.body_bytes).hexdigest()

@@ -174,6 +174,7 @@ class Handler(BaseHTTPRequestHandler):
         account, name = parts
         if account != self.server.db.account_id:
             raise QueueDoesNotExist(
+                "The specified queue does not exist.",
                 f"The queue {name!r} does not exist in account {account}; this endpoint serves account {self.server.db.account_id}."
             )
         if "QueueUrl" in MEMBERS.get(action, ()) and not request.get("QueueUrl"):

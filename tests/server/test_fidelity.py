@@ -1,0 +1,117 @@
+"""Fidelity to Amazon SQS: recorded AWS answers replayed against ``sqsqlite serve``.
+
+tests/server/fidelity_aws.json holds real AWS responses (error codes, texts, HTTP statuses,
+attribute sets and message shapes) recorded over both wire protocols; fidelity_cases.py makes
+the same requests here with boto3 (JSON 1.0) and a query-protocol botocore client. Every case
+must match, except the deliberate differences listed in DELIBERATE (each documented in
+docs/compatibility.md). ``python -m tests.server.test_fidelity`` prints the share matched.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from sqsqlite.clock import ManualClock
+from sqsqlite.server import BackgroundServer
+
+from .fidelity_cases import DRIVERS, Ctx, differences
+
+RECORDINGS: dict[str, dict] = json.loads((Path(__file__).parent / "fidelity_aws.json").read_text())
+
+# Cases where sqsqlite answers differently on purpose (docs/compatibility.md says why).
+DELIBERATE: dict[str, str] = {}
+
+
+def _driver_and_protocol(recording: str) -> tuple[str, str]:
+    base, _, param = recording.partition("[")
+    param = param.rstrip("]")
+    protocol = "query" if param.startswith("sqs_query") else "json"
+    rest = param.partition("-")[2] if param.startswith("sqs") and "-" in param else None
+    if rest is not None and f"{base}[{rest}]" in DRIVERS:
+        return f"{base}[{rest}]", protocol
+    if f"{base}[{param}]" in DRIVERS:
+        return f"{base}[{param}]", protocol
+    return base, protocol
+
+
+CASES = [f"{recording}/{key}" for recording, content in RECORDINGS.items() for key in content]
+
+
+class Harness:
+    def __init__(self, path: str):
+        self.clock = ManualClock()
+        self.server = BackgroundServer(path, clock=self.clock)
+        self.answers: dict[str, dict] = {}
+
+    def answer(self, recording: str) -> dict:
+        if recording not in self.answers:
+            name, protocol = _driver_and_protocol(recording)
+            self.answers[recording] = DRIVERS[name](Ctx(self.server.url, protocol, self.clock))
+        return self.answers[recording]
+
+    def differences(self, case: str) -> list[str]:
+        recording, _, key = case.partition("/")
+        got = self.answer(recording)
+        if key not in got:
+            return [f"no answer for {key!r}"]
+        return differences(RECORDINGS[recording][key], got[key])
+
+    def close(self) -> None:
+        self.server.stop()
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory):
+    h = Harness(str(tmp_path_factory.mktemp("fidelity") / "fidelity.db"))
+    yield h
+    h.close()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_recorded_case_is_answered_as_aws_answers_it(harness, case):
+    diffs = harness.differences(case)
+    if case in DELIBERATE:
+        assert diffs, f"{case} now matches AWS: take it off DELIBERATE"
+        return
+    assert not diffs, "\n".join(diffs)
+
+
+def test_every_recording_has_a_driver():
+    assert all(_driver_and_protocol(r)[0] in DRIVERS for r in RECORDINGS)
+
+
+def test_at_least_95_percent_of_the_recorded_cases_match():
+    assert (len(CASES) - len(DELIBERATE)) / len(CASES) >= 0.95
+
+
+def measure(path: str) -> tuple[int, int, dict[str, list[str]]]:
+    h = Harness(path)
+    failed = {}
+    try:
+        for case in CASES:
+            try:
+                diffs = h.differences(case)
+            except Exception as exc:  # a driver that cannot even run counts as a difference
+                diffs = [f"driver failed: {exc!r}"]
+            if diffs:
+                failed[case] = diffs
+    finally:
+        h.close()
+    return len(CASES) - len(failed), len(CASES), failed
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        matched, total, failed = measure(str(Path(tmp) / "fidelity.db"))
+    for case, diffs in failed.items():
+        print(case)
+        for d in diffs[:6]:
+            print("   ", d[:300])
+    print(f"matched {matched} of {total} recorded cases ({100 * matched / total:.1f}%)", file=sys.stderr)
