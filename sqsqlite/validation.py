@@ -84,6 +84,7 @@ def queue_name(name: Any) -> str:
     base = name[:-5] if name.endswith(".fifo") else name
     if len(name) > D.MAX_QUEUE_NAME_LENGTH or not _QUEUE_NAME.fullmatch(base):
         raise InvalidParameterValue(
+            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
             f"Invalid QueueName {shorten(name)}: use 1 to 80 characters of A-Z, a-z, 0-9, "
             "hyphen and underscore; a FIFO queue's name ends in .fifo (counted in the 80)."
         )
@@ -250,9 +251,7 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
         elif name in ("SqsManagedSseEnabled", "ContentBasedDeduplication"):
             out[name] = _bool_value(name, value)
         elif name == "FifoQueue":
-            out[name] = _bool_value(name, value)
-            if not creating:
-                raise InvalidAttributeName("Unknown Attribute FifoQueue.", "FifoQueue can be set only when the queue is created, and never changed.")
+            out[name] = _bool_value(name, value)  # on an existing queue: checked against its type
         elif name == "DeduplicationScope":
             out[name] = _choice(name, value, ("queue", "messageGroup"))
         elif name == "FifoThroughputLimit":

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
-from ..errors import InvalidParameterValue, QueueDoesNotExist
+from ..errors import InvalidAttributeName, InvalidParameterValue, QueueDoesNotExist
 from ..store import Tx
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ def queue_attribute_strings(row) -> dict[str, str]:
         "ReceiveMessageWaitTimeSeconds": str(row["receive_wait_time"]),
     }
     out.update(json.loads(row["attributes"]))
+    # SQS encrypts new queues with its own keys (SSE-SQS) unless a KMS key is given.
+    out.setdefault("SqsManagedSseEnabled", "false" if out.get("KmsMasterKeyId") else "true")
     if row["fifo"]:
         out["FifoQueue"] = "true"
         out["ContentBasedDeduplication"] = "true" if row["content_based_dedup"] else "false"
@@ -57,6 +59,7 @@ def queue_attribute_strings(row) -> dict[str, str]:
 def attribute_columns(db: Database, tx: Tx, name: str, is_fifo: bool, current: dict[str, str], changes: dict[str, str]) -> dict:
     """Column values for a queue whose attribute strings are current updated by changes."""
     merged = {**current, **changes}
+    _server_side_encryption(merged, changes)
     if changes.get("RedrivePolicy"):
         check_dead_letter_target(db, tx, name, is_fifo, json.loads(changes["RedrivePolicy"]))
     redrive = json.loads(merged["RedrivePolicy"]) if merged.get("RedrivePolicy") else None
@@ -78,6 +81,22 @@ def attribute_columns(db: Database, tx: Tx, name: str, is_fifo: bool, current: d
         "dedup_scope": merged.get("DeduplicationScope", D.FIFO_DEFAULTS["DeduplicationScope"]),
         "attributes": json.dumps(extra, sort_keys=True),
     }
+
+
+def _server_side_encryption(merged: dict[str, str], changes: dict[str, str]) -> None:
+    """SSE-KMS (a KmsMasterKeyId) and SSE-SQS exclude each other; setting a key turns SSE-SQS
+    off, and the key's reuse period is kept only with a key (SQS returns neither otherwise)."""
+    if changes.get("KmsMasterKeyId"):
+        if changes.get("SqsManagedSseEnabled") == "true":
+            raise InvalidAttributeName(
+                "You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.",
+                "KmsMasterKeyId and SqsManagedSseEnabled=true exclude each other.",
+            )
+        merged["SqsManagedSseEnabled"] = "false"
+    elif changes.get("SqsManagedSseEnabled") == "true":
+        merged.pop("KmsMasterKeyId", None)
+    if not merged.get("KmsMasterKeyId"):
+        merged.pop("KmsDataKeyReusePeriodSeconds", None)
 
 
 def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, policy: dict) -> None:

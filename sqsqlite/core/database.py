@@ -119,10 +119,15 @@ class Database:
         is_fifo = attrs.get("FifoQueue") == "true"
         if name.endswith(".fifo") and not is_fifo:
             raise InvalidParameterValue(
+                "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
                 f"Queue name {name!r} ends in .fifo, which only FIFO queues may use; pass FifoQueue=true to create a FIFO queue."
             )
         if is_fifo and not name.endswith(".fifo"):
-            raise InvalidParameterValue(f"A FIFO queue's name must end in .fifo; got {name!r}.")
+            raise InvalidParameterValue(
+                "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, "
+                "must end with .fifo suffix and be 1 to 80 in length.",
+                f"A FIFO queue's name must end in .fifo; got {name!r}.",
+            )
         V.check_fifo_attributes(name, is_fifo, attrs)
         now = self.now()
         with self.store.write() as tx:
@@ -142,6 +147,7 @@ class Database:
             if deleted_at is not None and now - deleted_at < ms(D.QUEUE_NAME_REUSE_SECONDS):
                 wait = (deleted_at + ms(D.QUEUE_NAME_REUSE_SECONDS) - now) / 1000
                 raise QueueDeletedRecently(
+                    f"You must wait {D.QUEUE_NAME_REUSE_SECONDS} seconds after deleting a queue before you can create another with the same name.",
                     f"The queue {name!r} was deleted less than {D.QUEUE_NAME_REUSE_SECONDS} seconds ago; "
                     f"its name can be reused in {wait:.1f} seconds."
                 )

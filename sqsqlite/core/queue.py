@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
-from ..errors import MissingParameter, PurgeQueueInProgress
+from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgress
 from . import deleting, receiving, sending, transfer
 from .attributes import attribute_columns, queue_attribute_strings
 from .buffered import BufferedQueue
@@ -72,6 +72,12 @@ class Queue:
         changes = V.queue_attributes(attributes, creating=False)
         with self.db.store.write() as tx:
             row = queue_row(tx, self.name)
+            if "FifoQueue" in changes and row["fifo"]:
+                if changes.pop("FifoQueue") != "true":
+                    raise InvalidAttributeValue(
+                        "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.",
+                        "FifoQueue can be set only when the queue is created, and never changed.",
+                    )
             V.check_fifo_attributes(self.name, bool(row["fifo"]), {**queue_attribute_strings(row), **changes} if row["fifo"] else changes)
             columns = attribute_columns(self.db, tx, self.name, bool(row["fifo"]), queue_attribute_strings(row), changes)
             tx.run(Q.update_queue_attributes, id=row["id"], now=self.db.now(), **columns)

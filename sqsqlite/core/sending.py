@@ -132,6 +132,9 @@ def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
             return BatchResult([], failed)
     with queue.db.store.write(sending=True) as tx:
         row = queue_row(tx, queue.name)
+        if row["fifo"]:
+            prepared = prepared or _prepared_plain(plain)
+            _check_fifo_batch(queue, row, prepared)
         ids = None if plain is None else _insert_plain(queue, tx, row, plain)
         if ids is None:
             prepared = prepared or _prepared_plain(plain)
@@ -149,6 +152,21 @@ def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
         order = {e["Id"]: i for i, e in enumerate(entries)}
         failed.sort(key=lambda f: order[f.id])
     return BatchResult(successful, failed)
+
+
+def _check_fifo_batch(queue: Queue, row, prepared: list[Prepared]) -> None:
+    """SQS refuses a whole FIFO batch, not the one entry, when an entry lacks its group or
+    deduplication id."""
+    for p in prepared:
+        if p.group_id is None:
+            raise InvalidParameterValue(
+                "The request must contain the parameter MessageGroupId.", f"Entry {p.entry_id!r}: queue {queue.name!r} is a FIFO queue."
+            )
+        if p.dedup_id is None and not row["content_based_dedup"]:
+            raise InvalidParameterValue(
+                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+                f"Entry {p.entry_id!r} has no MessageDeduplicationId and queue {queue.name!r} has no ContentBasedDeduplication.",
+            )
 
 
 def _insert_plain(queue: Queue, tx: Tx, row, plain: _Plain) -> list[str] | None:
@@ -188,7 +206,8 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
         try:
             if p.size > max_size:
                 raise InvalidParameterValue(
-                    f"One or more parameters are invalid. Reason: Message must be shorter than {max_size} bytes.",
+                    f"One or more parameters {'are invalid' if p.entry_id is None else 'cannot be validated'}. "
+                    f"Reason: Message must be shorter than {max_size} bytes.",
                     f"The message is {p.size} bytes (body plus message attributes); queue {queue.name!r} "
                     f"allows 1 to {max_size} bytes (MaximumMessageSize)."
                 )
