@@ -99,6 +99,44 @@ def _server_side_encryption(merged: dict[str, str], changes: dict[str, str]) -> 
         merged.pop("KmsDataKeyReusePeriodSeconds", None)
 
 
+def with_permission(policy: str, queue_arn: str, label: str, account_ids: list[str], actions: list[str]) -> str:
+    """The Policy document with AddPermission's statement added, as SQS writes it."""
+    doc = json.loads(policy) if policy else {"Version": "2008-10-17", "Id": f"{queue_arn}/SQSDefaultPolicy", "Statement": []}
+    statements = doc.setdefault("Statement", [])
+    if isinstance(statements, dict):
+        statements = doc["Statement"] = [statements]
+    if any(s.get("Sid") == label for s in statements):
+        raise InvalidParameterValue(f"Value {label} for parameter Label is invalid. Reason: Already exists.")
+    partition = queue_arn.split(":")[1]
+    principals = [f"arn:{partition}:iam::{account}:root" for account in account_ids]
+    granted = [f"SQS:{action}" for action in actions]
+    statements.append(
+        {
+            "Sid": label,
+            "Effect": "Allow",
+            "Principal": {"AWS": principals[0] if len(principals) == 1 else principals},
+            "Action": granted[0] if len(granted) == 1 else granted,
+            "Resource": queue_arn,
+        }
+    )
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def without_permission(policy: str, label: str) -> str:
+    """The Policy document without the statement named label ("" when none is left)."""
+    doc = json.loads(policy) if policy else {}
+    statements = doc.get("Statement", [])
+    if isinstance(statements, dict):
+        statements = [statements]
+    kept = [s for s in statements if s.get("Sid") != label]
+    if len(kept) == len(statements):
+        raise InvalidParameterValue(f"Value {label} for parameter Label is invalid. Reason: can't find label.")
+    if not kept:
+        return ""
+    doc["Statement"] = kept
+    return json.dumps(doc, separators=(",", ":"))
+
+
 def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, policy: dict) -> None:
     arn = policy["deadLetterTargetArn"]
     try:

@@ -193,7 +193,7 @@ def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
                     _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # type: ignore[arg-type]  # decides the rest exactly, a missing handle included
                 successful.append({"Id": e["Id"]})
             except SQSError as exc:
-                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault))
+                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
     return BatchResult(successful, failed)
 
 
@@ -219,7 +219,7 @@ def _batch(queue: Queue, entries, action) -> BatchResult:
                 action(tx, row, e, now)  # raises before it writes, so a failure changes nothing
                 successful.append({"Id": e["Id"]})
             except SQSError as exc:
-                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault))
+                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
     return BatchResult(successful, failed)
 
 

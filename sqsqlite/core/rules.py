@@ -72,10 +72,11 @@ def wanted_message_attributes(names: Iterable[str] | None) -> Callable[[str], bo
     if not names:
         return nothing
     names = V.name_list(names, "message attribute names")
-    if "All" in names or ".*" in names:
+    if "All" in names or ".*" in names or "*" in names:
         return everything
+    # As SQS: "Hel.*" returns Hello and Help.Me (the pattern's text before ".*" is the prefix).
     exact = {n for n in names if not n.endswith(".*")}
-    prefixes = tuple(n[:-1] for n in names if n.endswith(".*"))
+    prefixes = tuple(n[:-2] for n in names if n.endswith(".*"))
     return lambda name: name in exact or name.startswith(prefixes)
 
 

@@ -126,7 +126,7 @@ def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
                     )
                 )
             except SQSError as exc:
-                failed.append(BatchResultErrorEntry(entry["Id"], exc.code, exc.message, exc.sender_fault))
+                failed.append(BatchResultErrorEntry(entry["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
         V.check_batch_size(sum(p.size for p in prepared))
         if not prepared:
             return BatchResult([], failed)
@@ -145,7 +145,7 @@ def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     successful = []
     for p, result in zip(prepared, results):
         if isinstance(result, SQSError):
-            failed.append(BatchResultErrorEntry(p.entry_id, result.code, result.message, result.sender_fault))
+            failed.append(BatchResultErrorEntry(p.entry_id, result.code, result.message, result.sender_fault, result.hint))
         else:
             successful.append(result)
     if failed:
