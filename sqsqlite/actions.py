@@ -214,7 +214,7 @@ class Actions:
         if owner not in (None, "", self.db.account_id):
             raise QueueDoesNotExist(
                 "The specified queue does not exist.",
-                f"The queue {name!r} does not exist in account {owner}; this database holds account {self.db.account_id}."
+                f"The queue {name!r} does not exist in account {owner}; this database holds account {self.db.account_id}.",
             )
         return {"QueueUrl": self.db.get_queue_url(name)}
 

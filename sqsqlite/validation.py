@@ -86,7 +86,7 @@ def queue_name(name: Any) -> str:
         raise InvalidParameterValue(
             "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
             f"Invalid QueueName {shorten(name)}: use 1 to 80 characters of A-Z, a-z, 0-9, "
-            "hyphen and underscore; a FIFO queue's name ends in .fifo (counted in the 80)."
+            "hyphen and underscore; a FIFO queue's name ends in .fifo (counted in the 80).",
         )
     return name
 
@@ -125,7 +125,10 @@ def int_value(name: str, value: Any, low: int, high: int, unit: str = "", error=
         hint = f"Invalid value {shorten(value)} for {name}: must be an integer from {low} to {high}{unit_text}."
         if error is InvalidAttributeValue:
             raise error(f"Invalid value for the parameter {name}.", hint)
-        raise error(f"Value {value} for parameter {name} is invalid. Reason: {_RANGE_REASONS.get(name, 'Must be between ' + str(low) + ' and ' + str(high) + ', if provided.')}", hint)
+        raise error(
+            f"Value {value} for parameter {name} is invalid. Reason: {_RANGE_REASONS.get(name, 'Must be between ' + str(low) + ' and ' + str(high) + ', if provided.')}",
+            hint,
+        )
     return number
 
 
@@ -260,7 +263,8 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
             raise InvalidAttributeName(f"Unknown Attribute {name}.", f"Attribute {name} is read-only.")
         else:
             raise InvalidAttributeName(
-                f"Unknown Attribute {name}.", f"Unknown attribute {shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}."
+                f"Unknown Attribute {name}.",
+                f"Unknown attribute {shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}.",
             )
     return out
 
@@ -328,8 +332,7 @@ def permission(label: Any, account_ids: Any, actions: Any) -> tuple[str, list[st
     for action in actions:
         if action not in PERMISSION_ACTIONS:
             raise InvalidParameterValue(
-                f"Value SQS:{action} for parameter ActionName is invalid. "
-                "Reason: Only the queue owner is allowed to invoke this action."
+                f"Value SQS:{action} for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action."
                 if action in ("CreateQueue", "DeleteQueue", "SetQueueAttributes", "AddPermission", "RemovePermission")
                 else f"Value SQS:{action} for parameter ActionName is invalid. Reason: Please refer to the appropriate WSDL for a list of valid actions."
             )
@@ -423,7 +426,9 @@ def message_body(body: Any) -> bytes:
     if not isinstance(body, str):
         raise InvalidParameterValue(f"MessageBody must be a string, got {type(body).__name__}.")
     if body == "":
-        raise MissingParameter("The request must contain the parameter MessageBody.", "MessageBody must be at least 1 character long, got an empty string.")
+        raise MissingParameter(
+            "The request must contain the parameter MessageBody.", "MessageBody must be at least 1 character long, got an empty string."
+        )
     # Only a body that fails the fast check goes through the regex, which names the character
     # (the regex costs ~9 ns a character). A lone surrogate does not encode at all.
     try:

@@ -88,7 +88,7 @@ class Database:
         if account != self.account_id or region != self.region:
             raise QueueDoesNotExist(
                 "The specified queue does not exist.",
-                f"{what} {arn!r} names account {account} in {region}; this database holds account {self.account_id} in {self.region}."
+                f"{what} {arn!r} names account {account} in {region}; this database holds account {self.account_id} in {self.region}.",
             )
         return name
 
@@ -120,7 +120,7 @@ class Database:
         if name.endswith(".fifo") and not is_fifo:
             raise InvalidParameterValue(
                 "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
-                f"Queue name {name!r} ends in .fifo, which only FIFO queues may use; pass FifoQueue=true to create a FIFO queue."
+                f"Queue name {name!r} ends in .fifo, which only FIFO queues may use; pass FifoQueue=true to create a FIFO queue.",
             )
         if is_fifo and not name.endswith(".fifo"):
             raise InvalidParameterValue(
@@ -140,7 +140,7 @@ class Database:
                         f"A queue already exists with the same name and a different value for attribute {next(iter(differs))}",
                         f"A queue named {name!r} already exists with different attributes: "
                         + ", ".join(f"{k} is {current.get(k, default_string(k))!r}, not {v!r}" for k, v in differs.items())
-                        + "."
+                        + ".",
                     )
                 return Queue(self, name)
             deleted_at = tx.scalar(Q.tombstone, name=name)
@@ -149,7 +149,7 @@ class Database:
                 raise QueueDeletedRecently(
                     f"You must wait {D.QUEUE_NAME_REUSE_SECONDS} seconds after deleting a queue before you can create another with the same name.",
                     f"The queue {name!r} was deleted less than {D.QUEUE_NAME_REUSE_SECONDS} seconds ago; "
-                    f"its name can be reused in {wait:.1f} seconds."
+                    f"its name can be reused in {wait:.1f} seconds.",
                 )
             columns = attribute_columns(self, tx, name, is_fifo, {}, attrs)
             tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **columns)

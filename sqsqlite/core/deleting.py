@@ -40,12 +40,12 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
     if msg["queue_id"] != row["id"]:
         raise ReceiptHandleIsInvalid(
             f'The input receipt handle "{handle}" is not a valid receipt handle.',
-            "The receipt handle is no longer valid: its message was moved to another queue (to the dead-letter queue, or out of it by a move task)."
+            "The receipt handle is no longer valid: its message was moved to another queue (to the dead-letter queue, or out of it by a move task).",
         )
     if msg["receipt_token"] != h.token:
         raise ReceiptHandleIsInvalid(
             f'The input receipt handle "{handle}" is not a valid receipt handle.',
-            "The receipt handle is no longer valid: the message was received again, and only the newest receipt handle can act on it."
+            "The receipt handle is no longer valid: the message was received again, and only the newest receipt handle can act on it.",
         )
     return msg
 
@@ -85,7 +85,7 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
     if row["fifo"] and msg["visible_at"] <= now:
         raise InvalidParameterValue(
             f"Value {handle} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.",
-            f"The receipt handle has expired: on FIFO queue {queue.name!r} a handle is valid only while its message is in flight."
+            f"The receipt handle has expired: on FIFO queue {queue.name!r} a handle is valid only while its message is in flight.",
         )
     gone = tx.one(Q.delete_message, id=msg["id"])
     heads_left(tx, row["id"], [gone])

@@ -148,10 +148,14 @@ def decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> Handle:
             raw = b""
         exact = b64(raw) == handle
     if len(raw) != HANDLE_LAYOUT.size + _MAC_LEN or raw[0] != version or not exact:
-        raise ReceiptHandleIsInvalid(_not_valid(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it is not one sqsqlite issued.")
+        raise ReceiptHandleIsInvalid(
+            _not_valid(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it is not one sqsqlite issued."
+        )
     body, signature = raw[: HANDLE_LAYOUT.size], raw[HANDLE_LAYOUT.size :]
     if not hmac.compare_digest(signature, mac(body)):
-        raise ReceiptHandleIsInvalid(_not_valid(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it was not issued by this database.")
+        raise ReceiptHandleIsInvalid(
+            _not_valid(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it was not issued by this database."
+        )
     _, qid, row_id, message_uuid, token = HANDLE_LAYOUT.unpack(body)
     return Handle(qid, row_id, message_uuid, bytearray(token), uuid_str(message_uuid))
 
@@ -212,7 +216,7 @@ class Handles:
         if h.queue_id != queue_id:
             raise ReceiptHandleIsInvalid(
                 _not_valid(handle),
-                f"The receipt handle {V.shorten(handle, 40)} is not valid for this queue: it was issued by another queue."
+                f"The receipt handle {V.shorten(handle, 40)} is not valid for this queue: it was issued by another queue.",
             )
         return h
 

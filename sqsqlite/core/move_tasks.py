@@ -44,7 +44,10 @@ def start_message_move_task(
     with db.store.write() as tx:
         row = tx.one(Q.queue_by_name, name=source)
         if row is None:
-            raise ResourceNotFoundException("The resource that you specified for the SourceArn parameter doesn't exist.", f"The source queue {source_arn!r} does not exist.")
+            raise ResourceNotFoundException(
+                "The resource that you specified for the SourceArn parameter doesn't exist.",
+                f"The source queue {source_arn!r} does not exist.",
+            )
         if not tx.all(Q.dead_letter_sources, name=source):
             raise InvalidParameterValue(
                 "Source queue must be configured as a Dead Letter Queue.",
@@ -54,7 +57,10 @@ def start_message_move_task(
             dest = _queue_name(db, destination_arn, "DestinationArn")
             dest_row = tx.one(Q.queue_by_name, name=dest)
             if dest_row is None:
-                raise ResourceNotFoundException("The resource that you specified for the DestinationArn parameter doesn't exist.", f"The destination queue {destination_arn!r} does not exist.")
+                raise ResourceNotFoundException(
+                    "The resource that you specified for the DestinationArn parameter doesn't exist.",
+                    f"The destination queue {destination_arn!r} does not exist.",
+                )
             if bool(dest_row["fifo"]) != bool(row["fifo"]):
                 raise InvalidParameterValue("The destination queue must be of the same type (standard or FIFO) as the source.")
         if tx.one(Q.running_move_task, source_queue_id=row["id"]) is not None:
@@ -196,7 +202,10 @@ def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.
     with db.store.read() as tx:
         row = tx.one(Q.queue_by_name, name=source)
         if row is None:
-            raise ResourceNotFoundException("The resource that you specified for the SourceArn parameter doesn't exist.", f"The source queue {source_arn!r} does not exist.")
+            raise ResourceNotFoundException(
+                "The resource that you specified for the SourceArn parameter doesn't exist.",
+                f"The source queue {source_arn!r} does not exist.",
+            )
         return [
             _move_task(t, handle=t["status"] == "RUNNING") for t in tx.all(Q.move_tasks_for, source_queue_id=row["id"], limit=max_results)
         ]

@@ -141,7 +141,7 @@ class Queue:
                 raise PurgeQueueInProgress(
                     f"Only one PurgeQueue operation on {self.name} is allowed every {D.PURGE_INTERVAL_SECONDS} seconds.",
                     f"The queue {self.name!r} was purged less than {D.PURGE_INTERVAL_SECONDS} seconds ago; "
-                    f"purge it again in {(row['purged_at'] + ms(D.PURGE_INTERVAL_SECONDS) - now) / 1000:.1f} seconds."
+                    f"purge it again in {(row['purged_at'] + ms(D.PURGE_INTERVAL_SECONDS) - now) / 1000:.1f} seconds.",
                 )
             tx.run(Q.purge_queue, queue_id=row["id"], now=now)
             tx.run(Q.mark_purged, id=row["id"], now=now)

@@ -209,7 +209,7 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
                     f"One or more parameters {'are invalid' if p.entry_id is None else 'cannot be validated'}. "
                     f"Reason: Message must be shorter than {max_size} bytes.",
                     f"The message is {p.size} bytes (body plus message attributes); queue {queue.name!r} "
-                    f"allows 1 to {max_size} bytes (MaximumMessageSize)."
+                    f"allows 1 to {max_size} bytes (MaximumMessageSize).",
                 )
             if is_fifo:
                 results.append(_insert_fifo(queue, tx, row, p, now))
@@ -247,14 +247,14 @@ def _insert_fifo(queue: Queue, tx: Tx, row, p: Prepared, now: int) -> SendResult
     if p.delay is not None:
         raise InvalidParameterValue(
             f"Value {p.delay} for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.",
-            f"DelaySeconds {p.delay} is not allowed on a message sent to FIFO queue {queue.name!r}; set the queue's DelaySeconds instead."
+            f"DelaySeconds {p.delay} is not allowed on a message sent to FIFO queue {queue.name!r}; set the queue's DelaySeconds instead.",
         )
     dedup = p.dedup_id
     if dedup is None:
         if not row["content_based_dedup"]:
             raise InvalidParameterValue(
                 "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
-                f"The queue {queue.name!r} should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly."
+                f"The queue {queue.name!r} should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly.",
             )
         dedup = hashlib.sha256(p.body_bytes).hexdigest()
     scope = p.group_id if row["dedup_scope"] == "messageGroup" else ""

@@ -175,7 +175,7 @@ class Handler(BaseHTTPRequestHandler):
         if account != self.server.db.account_id:
             raise QueueDoesNotExist(
                 "The specified queue does not exist.",
-                f"The queue {name!r} does not exist in account {account}; this endpoint serves account {self.server.db.account_id}."
+                f"The queue {name!r} does not exist in account {account}; this endpoint serves account {self.server.db.account_id}.",
             )
         if "QueueUrl" in MEMBERS.get(action, ()) and not request.get("QueueUrl"):
             request["QueueUrl"] = name

@@ -460,7 +460,15 @@ def test_a_superseded_receipt_handle_is_refused(sq):
             ["send-message-batch", "--queue-url", "MyQueue", "--entries", "Id=no.dots,MessageBody=a"],
             "AWS.SimpleQueueService.InvalidBatchEntryId",
         ),
-        ([], ["cancel-message-move-task", "--task-handle", "eyJ0YXNrSWQiOiJ4Iiwic291cmNlQXJuIjoiYXJuOmF3czpzcXM6dXMtZWFzdC0xOjAwMDAwMDAwMDAwMDpub25lIn0="], "ResourceNotFoundException"),
+        (
+            [],
+            [
+                "cancel-message-move-task",
+                "--task-handle",
+                "eyJ0YXNrSWQiOiJ4Iiwic291cmNlQXJuIjoiYXJuOmF3czpzcXM6dXMtZWFzdC0xOjAwMDAwMDAwMDAwMDpub25lIn0=",
+            ],
+            "ResourceNotFoundException",
+        ),
         ([], ["start-message-move-task", "--source-arn", "arn:aws:sqs:us-east-1:000000000000:MyQueue"], "InvalidParameterValue"),
     ],
 )

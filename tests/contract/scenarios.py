@@ -172,7 +172,13 @@ def scenario_permissions_are_kept_as_statements_of_the_queue_policy(w: World):
     w.client.add_permission(QueueUrl=url, Label="l", AWSAccountIds=["111111111111"], Actions=["SendMessage"])
     policy = json.loads(w.attrs(url, "Policy")["Policy"])
     assert policy["Statement"] == [
-        {"Sid": "l", "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::111111111111:root"}, "Action": "SQS:SendMessage", "Resource": arn}
+        {
+            "Sid": "l",
+            "Effect": "Allow",
+            "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
+            "Action": "SQS:SendMessage",
+            "Resource": arn,
+        }
     ]
     with expect_error(w.client, "InvalidParameterValue"):
         w.client.add_permission(QueueUrl=url, Label="l", AWSAccountIds=["111111111111"], Actions=["SendMessage"])

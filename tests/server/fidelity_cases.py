@@ -235,7 +235,9 @@ def _fifo_attrs(c: Ctx) -> dict:
     )
     out = {
         "send_message": answer(
-            lambda: c.sqs.send_message(QueueUrl=url, MessageBody="message-body-1", MessageGroupId="group-1", MessageDeduplicationId="dedup-1")
+            lambda: c.sqs.send_message(
+                QueueUrl=url, MessageBody="message-body-1", MessageGroupId="group-1", MessageDeduplicationId="dedup-1"
+            )
         )
     }
     for i in range(2):
@@ -382,9 +384,11 @@ def _fifo_requires(c: Ctx) -> dict:
     url = c.create(fifo=True)
     out = {}
     for suffix, client in (("", c.sqs), ("-query", c.json)):  # the recording's "-query" keys came over JSON
-        out[f"invalid-parameter-value{suffix}"] = answer(lambda: client.send_message(QueueUrl=url, MessageBody="test", MessageGroupId="g"))
+        out[f"invalid-parameter-value{suffix}"] = answer(
+            lambda c=client: c.send_message(QueueUrl=url, MessageBody="test", MessageGroupId="g")
+        )
         out[f"missing-parameter{suffix}"] = answer(
-            lambda: client.send_message(QueueUrl=url, MessageBody="test", MessageDeduplicationId="d")
+            lambda c=client: c.send_message(QueueUrl=url, MessageBody="test", MessageDeduplicationId="d")
         )
     return out
 
@@ -589,7 +593,10 @@ def _fifo_delete_after_timeout(c: Ctx) -> dict:
     received = answer(lambda: c.sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5))
     handle = received["Messages"][0]["ReceiptHandle"]
     c.clock.advance(1)
-    return {"received_sqs_message": received, "delete_after_timeout_fifo": answer(lambda: c.sqs.delete_message(QueueUrl=url, ReceiptHandle=handle))}
+    return {
+        "received_sqs_message": received,
+        "delete_after_timeout_fifo": answer(lambda: c.sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)),
+    }
 
 
 @driver("test_aws_trace_header_propagation")

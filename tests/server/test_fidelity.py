@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import cache
 from pathlib import Path
 
 import pytest

@@ -87,7 +87,12 @@ def test_every_error_class_reaches_boto3_as_its_modelled_exception(server, sqs):
             lambda: sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": "a", "ReceiptHandle": "h"}] * 2),
         ),
         (sqs.exceptions.InvalidBatchEntryId, lambda: sqs.delete_message_batch(QueueUrl=url, Entries=[{"Id": "a b", "ReceiptHandle": "h"}])),
-        (sqs.exceptions.ResourceNotFoundException, lambda: sqs.cancel_message_move_task(TaskHandle="eyJ0YXNrSWQiOiJ4Iiwic291cmNlQXJuIjoiYXJuOmF3czpzcXM6dXMtZWFzdC0xOjAwMDAwMDAwMDAwMDpub25lIn0=")),
+        (
+            sqs.exceptions.ResourceNotFoundException,
+            lambda: sqs.cancel_message_move_task(
+                TaskHandle="eyJ0YXNrSWQiOiJ4Iiwic291cmNlQXJuIjoiYXJuOmF3czpzcXM6dXMtZWFzdC0xOjAwMDAwMDAwMDAwMDpub25lIn0="
+            ),
+        ),
     ]
     for cls, call in cases:
         with pytest.raises(cls):

@@ -361,7 +361,9 @@ def test_errors_raise_what_boto3_raises(local, aws, case):
             "AWS.SimpleQueueService.QueueDeletedRecently",
         ),
         (
-            lambda c: c.cancel_message_move_task(TaskHandle="eyJ0YXNrSWQiOiJ4Iiwic291cmNlQXJuIjoiYXJuOmF3czpzcXM6dXMtZWFzdC0xOjAwMDAwMDAwMDAwMDpub25lIn0="),
+            lambda c: c.cancel_message_move_task(
+                TaskHandle="eyJ0YXNrSWQiOiJ4Iiwic291cmNlQXJuIjoiYXJuOmF3czpzcXM6dXMtZWFzdC0xOjAwMDAwMDAwMDAwMDpub25lIn0="
+            ),
             "ResourceNotFoundException",
             "ResourceNotFoundException",
         ),
