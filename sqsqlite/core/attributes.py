@@ -4,7 +4,7 @@ and the checks that need the database (a RedrivePolicy's dead-letter queue)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import defaults as D
 from .. import queries as Q
@@ -101,10 +101,11 @@ def _server_side_encryption(merged: dict[str, str], changes: dict[str, str]) -> 
 
 def with_permission(policy: str, queue_arn: str, label: str, account_ids: list[str], actions: list[str]) -> str:
     """The Policy document with AddPermission's statement added, as SQS writes it."""
-    doc = json.loads(policy) if policy else {"Version": "2008-10-17", "Id": f"{queue_arn}/SQSDefaultPolicy", "Statement": []}
-    statements = doc.setdefault("Statement", [])
+    doc: dict[str, Any] = json.loads(policy) if policy else {"Version": "2008-10-17", "Id": f"{queue_arn}/SQSDefaultPolicy"}
+    statements: list[dict[str, Any]] = doc.get("Statement") or []
     if isinstance(statements, dict):
-        statements = doc["Statement"] = [statements]
+        statements = [statements]
+    doc["Statement"] = statements
     if any(s.get("Sid") == label for s in statements):
         raise InvalidParameterValue(f"Value {label} for parameter Label is invalid. Reason: Already exists.")
     partition = queue_arn.split(":")[1]
@@ -124,8 +125,8 @@ def with_permission(policy: str, queue_arn: str, label: str, account_ids: list[s
 
 def without_permission(policy: str, label: str) -> str:
     """The Policy document without the statement named label ("" when none is left)."""
-    doc = json.loads(policy) if policy else {}
-    statements = doc.get("Statement", [])
+    doc: dict[str, Any] = json.loads(policy) if policy else {}
+    statements: list[dict[str, Any]] = doc.get("Statement") or []
     if isinstance(statements, dict):
         statements = [statements]
     kept = [s for s in statements if s.get("Sid") != label]
