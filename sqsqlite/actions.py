@@ -280,6 +280,7 @@ class Actions:
             message_attributes=_message_attributes_in(r.get("MessageAttributes")),
             message_group_id=r.get("MessageGroupId"),
             message_deduplication_id=r.get("MessageDeduplicationId"),
+            message_system_attributes=r.get("MessageSystemAttributes"),
         )
         out = _send_result(result)
         system = r.get("MessageSystemAttributes")
@@ -363,8 +364,8 @@ class Actions:
 
 
 def _md5_of_system_attributes(system: Mapping[str, Any]) -> str | None:
-    """MD5OfMessageSystemAttributes (SQS's attribute digest over AWSTraceHeader). sqsqlite
-    digests it so SDKs that check it are satisfied; it does not store it."""
+    """MD5OfMessageSystemAttributes (SQS's attribute digest over AWSTraceHeader), which SDKs
+    check."""
     if not isinstance(system, Mapping):
         raise InvalidParameterValue(f"Invalid MessageSystemAttributes {V.shorten(system)}: expected a map with AWSTraceHeader.")
     unknown = set(system) - {"AWSTraceHeader"}

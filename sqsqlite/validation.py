@@ -339,6 +339,31 @@ def permission(label: Any, account_ids: Any, actions: Any) -> tuple[str, list[st
     return label, list(account_ids), list(actions)
 
 
+def trace_header(system: Any) -> str | None:
+    """The AWSTraceHeader of a send's MessageSystemAttributes (None without one)."""
+    if not system:
+        return None
+    if not isinstance(system, Mapping):
+        raise InvalidParameterValue(f"Invalid MessageSystemAttributes {shorten(system)}: expected a map with AWSTraceHeader.")
+    unknown = set(system) - {"AWSTraceHeader"}
+    if unknown:
+        raise InvalidParameterValue(
+            f"Message system attribute name '{sorted(map(str, unknown))[0]}' is invalid.",
+            f"Unknown message system attribute {', '.join(sorted(map(repr, unknown)))}; only AWSTraceHeader can be sent.",
+        )
+    value = system.get("AWSTraceHeader")
+    if value is None:
+        return None
+    text = value.get("StringValue") if isinstance(value, Mapping) else None
+    if not isinstance(text, str) or not text:
+        raise InvalidParameterValue(
+            "Message (system) attribute 'AWSTraceHeader' must contain a non-empty value of type 'String'.",
+            f"AWSTraceHeader must be given as {{'DataType': 'String', 'StringValue': ...}}, got {shorten(value)}.",
+        )
+    check_text("AWSTraceHeader", text)
+    return text
+
+
 def name_list(names: Iterable[str], what: str = "names") -> list[str]:
     """Requested names as a list: one name given bare is that name, not its characters
     ("All" must not mean "A" and "l"). Anything but strings is refused, naming the value."""

@@ -34,7 +34,7 @@ class Prepared:
     class: one is built per message sent, and a dataclass's __init__ and __post_init__ cost
     twice as much."""
 
-    __slots__ = ("body", "body_bytes", "attributes", "delay", "group_id", "dedup_id", "entry_id", "size")
+    __slots__ = ("body", "body_bytes", "attributes", "delay", "group_id", "dedup_id", "entry_id", "size", "trace_header")
 
     def __init__(
         self,
@@ -45,6 +45,7 @@ class Prepared:
         group_id: str | None,
         dedup_id: str | None,
         entry_id: str | None = None,
+        trace_header: str | None = None,
     ):
         self.body = body
         self.body_bytes = body_bytes
@@ -55,9 +56,10 @@ class Prepared:
         self.entry_id: Any = entry_id  # a batch entry's Id (always set in a batch), None for a single send
         # Read by the batch total and again by the queue's MaximumMessageSize check.
         self.size = V.message_size(body_bytes, attributes)
+        self.trace_header = trace_header  # the AWSTraceHeader system attribute
 
 
-def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_id=None) -> Prepared:
+def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_id=None, system_attributes=None) -> Prepared:
     body_bytes = V.message_body(body)
     attributes = V.message_attributes(message_attributes)
     delay = None if delay_seconds is None else V.delay_seconds(delay_seconds)
@@ -65,7 +67,7 @@ def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_
         group_id = V.dedup_id("MessageGroupId", group_id)
     if dedup_id is not None:
         dedup_id = V.dedup_id("MessageDeduplicationId", dedup_id)
-    return Prepared(body, body_bytes, attributes, delay, group_id, dedup_id, entry_id)
+    return Prepared(body, body_bytes, attributes, delay, group_id, dedup_id, entry_id, V.trace_header(system_attributes))
 
 
 def send_message(
@@ -76,6 +78,7 @@ def send_message(
     message_attributes: Mapping[str, Any] | None = None,
     message_group_id: str | None = None,
     message_deduplication_id: str | None = None,
+    message_system_attributes: Mapping[str, Any] | None = None,
 ) -> SendResult:
     """SendMessage: the message's id and digests (and its sequence number on a FIFO queue).
     A FIFO queue needs message_group_id, and a deduplication id unless the queue has
@@ -83,11 +86,21 @@ def send_message(
     # One of the two is set; Any spares the hot path the checks that would prove it to mypy.
     prepared: Any = None
     plain: Any = None
-    if delay_seconds is None and not message_attributes and message_group_id is None and message_deduplication_id is None:
+    if (
+        delay_seconds is None
+        and not message_attributes
+        and message_group_id is None
+        and message_deduplication_id is None
+        and not message_system_attributes
+    ):
         data = V.message_body(message_body)
         plain = _new_tuple(_Plain, ([None], [message_body], len(data)))
     else:
-        prepared = [_prepare(message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id)]
+        prepared = [
+            _prepare(
+                message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id, None, message_system_attributes
+            )
+        ]
     with queue.db.store.write(sending=True) as tx:
         row = queue_row(tx, queue.name)
         ids = None if plain is None else _insert_plain(queue, tx, row, plain)
@@ -123,6 +136,7 @@ def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
                         entry.get("MessageGroupId"),
                         entry.get("MessageDeduplicationId"),
                         entry_id=entry["Id"],
+                        system_attributes=entry.get("MessageSystemAttributes"),
                     )
                 )
             except SQSError as exc:
@@ -223,7 +237,7 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
         message_id = next(ids)
         # In Q.INSERT_STANDARD_COLUMNS order. A standard queue takes a MessageGroupId as SQS's
         # fair queues do (a tenant's label, returned on receive, ordering nothing).
-        values += (queue_id, message_id, p.body, attributes_json(p.attributes), sender, now, now + delay * 1000)
+        values += (queue_id, message_id, p.body, attributes_json(p.attributes, p.trace_header), sender, now, now + delay * 1000)
         groups.append(p.group_id)
         results.append(SendResult((message_id, p.body, p.attributes, None, p.entry_id)))
     if values:
