@@ -258,7 +258,7 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
 def _insert_fifo(queue: Queue, tx: Tx, row, p: Prepared, now: int) -> SendResult:
     if p.group_id is None:
         raise MissingParameter("The request must contain the parameter MessageGroupId.", f"Queue {queue.name!r} is a FIFO queue.")
-    if p.delay is not None:
+    if p.delay:  # 0 is accepted, as SQS does: the queue's own delay applies
         raise InvalidParameterValue(
             f"Value {p.delay} for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.",
             f"DelaySeconds {p.delay} is not allowed on a message sent to FIFO queue {queue.name!r}; set the queue's DelaySeconds instead.",

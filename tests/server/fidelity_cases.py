@@ -706,3 +706,110 @@ def _two_tasks(c: Ctx) -> dict:
     start = lambda: c.json.start_message_move_task(SourceArn=c.arn(dlq), DestinationArn=destination, MaxNumberOfMessagesPerSecond=1)  # noqa: E731
     start()
     return {"error": answer(start)}
+
+
+def _dedup_after_delete(content_based: bool):
+    def run(c: Ctx) -> dict:
+        url = c.create(fifo=True, attributes={"ContentBasedDeduplication": "true"} if content_based else {})
+        kw = {} if content_based else {"MessageDeduplicationId": "dedup1"}
+        c.sqs.send_message(QueueUrl=url, MessageBody='{"foo": "bar"}', MessageGroupId="group-1", **kw)
+        first = answer(lambda: c.sqs.receive_message(QueueUrl=url, WaitTimeSeconds=3))
+        c.sqs.delete_message(QueueUrl=url, ReceiptHandle=first["Messages"][0]["ReceiptHandle"])
+        c.sqs.send_message(QueueUrl=url, MessageBody='{"foo": "bar"}', MessageGroupId="group-1", **kw)
+        return {"get-messages": first, "get-messages-duplicate": answer(lambda: c.sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1))}
+
+    return run
+
+
+def _dedup_across_groups(content_based: bool):
+    def run(c: Ctx) -> dict:
+        url = c.create(fifo=True, attributes={"ContentBasedDeduplication": "true"} if content_based else {})
+        kw = {} if content_based else {"MessageDeduplicationId": "dedup1"}
+        for group in ("group-1", "group-2"):
+            c.sqs.send_message(QueueUrl=url, MessageBody='{"foo": "bar"}', MessageGroupId=group, **kw)
+        return {
+            "get-messages": answer(lambda: c.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=1, WaitTimeSeconds=2)),
+            "get-dedup-messages": answer(lambda: c.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=1, WaitTimeSeconds=1)),
+        }
+
+    return run
+
+
+for _proto in ("sqs", "sqs_query"):
+    for _flag in (True, False):
+        DRIVERS[f"test_fifo_deduplication_arrives_once_after_delete[{_flag}]"] = _dedup_after_delete(_flag)
+        DRIVERS[f"test_fifo_deduplication_not_on_message_group_id[{_flag}]"] = _dedup_across_groups(_flag)
+
+
+@driver("test_sqs_fifo_same_dedup_id_different_message_groups")
+def _same_dedup_groups(c: Ctx) -> dict:
+    url = c.create(fifo=True, attributes={"FifoQueue": "True", "ContentBasedDeduplication": "False"})
+    c.sqs.send_message(QueueUrl=url, MessageBody="Test", MessageGroupId="group1", MessageDeduplicationId="same-dedup")
+    first = answer(lambda: c.sqs.receive_message(QueueUrl=url))
+    c.sqs.delete_message(QueueUrl=url, ReceiptHandle=first["Messages"][0]["ReceiptHandle"])
+    c.sqs.send_message(QueueUrl=url, MessageBody="Test", MessageGroupId="group2", MessageDeduplicationId="same-dedup")
+    return {"same-dedup-different-grp-1": first, "same-dedup-different-grp-2": answer(lambda: c.sqs.receive_message(QueueUrl=url))}
+
+
+@driver("test_fifo_change_to_high_throughput_after_creation")
+def _to_high_throughput(c: Ctx) -> dict:
+    url = c.create(fifo=True, attributes={"FifoQueue": "True", "ContentBasedDeduplication": "False", "DeduplicationScope": "queue"})
+
+    def send(body: str, group: str, dedup: str) -> None:
+        c.sqs.send_message(QueueUrl=url, MessageBody=body, MessageGroupId=group, MessageDeduplicationId=dedup)
+
+    out = {}
+    send("Test1", "group1", "same-dedup")
+    out["same-dedup-different-grp-1"] = answer(lambda: c.sqs.receive_message(QueueUrl=url))
+    c.sqs.delete_message(QueueUrl=url, ReceiptHandle=out["same-dedup-different-grp-1"]["Messages"][0]["ReceiptHandle"])
+    send("Test2", "group2", "same-dedup")
+    out["same-dedup-different-grp-2"] = answer(lambda: c.sqs.receive_message(QueueUrl=url, VisibilityTimeout=0))
+    c.sqs.set_queue_attributes(QueueUrl=url, Attributes={"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"})
+    out["set-to-high-throughput"] = answer(lambda: c.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"]))
+    out["same-dedup-different-grp-high-throughput"] = answer(lambda: c.sqs.receive_message(QueueUrl=url))
+    send("Test3", "group3", "same-dedup")
+    out["same-dedup-different-grp-high-throughput-2"] = answer(lambda: c.sqs.receive_message(QueueUrl=url))
+    send("Test4", "group4", "dedup_2")
+    out["new-dedup2-high-throughput"] = answer(lambda: c.sqs.receive_message(QueueUrl=url))
+    c.sqs.delete_message(QueueUrl=url, ReceiptHandle=out["new-dedup2-high-throughput"]["Messages"][0]["ReceiptHandle"])
+    send("Test5", "group5", "dedup_2")
+    out["same-dedup2-high-throughput"] = answer(lambda: c.sqs.receive_message(QueueUrl=url))
+    return out
+
+
+@driver("test_send_batch_message_size")
+def _batch_entry_size(c: Ctx) -> dict:
+    url = c.json.create_queue(QueueName=c.name(), Attributes={"MaximumMessageSize": "1024"})["QueueUrl"]
+    entries = [
+        {"Id": "a4cff0d1-1961-44bd-ae53-c6d5ed71ed08", "MessageBody": "a" * 1024},
+        {"Id": "35b535ed-b76a-4ebd-b749-6eb35cdb55ee", "MessageBody": "a" * 1025},
+    ]
+    result = answer(lambda: c.json.send_message_batch(QueueUrl=url, Entries=entries))
+    for entry in result.get("Successful", []) + result.get("Failed", []):
+        entry["Id"] = "<uuid>"  # the recording masks the entry ids
+    return {"send-message-batch-result": result}
+
+
+@driver("test_fifo_queue_send_message_with_zero_delay_defaults_to_queue_delay")
+def _fifo_zero_delay(c: Ctx) -> dict:
+    url = c.create(fifo=True, attributes={"ContentBasedDeduplication": "true", "DelaySeconds": "2"})
+    out = {
+        "send_message_result": answer(lambda: c.sqs.send_message(QueueUrl=url, MessageBody="message-1", MessageGroupId="1", DelaySeconds=0))
+    }
+    out["receive_message_initial_result"] = answer(lambda: c.sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1))
+    c.clock.advance(3)
+    out["receive_message_after_delay_result"] = answer(lambda: c.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=1))
+    return out
+
+
+@driver("test_change_message_visibility_after_visibility_timeout_expiration")
+def _change_after_expiry(c: Ctx) -> dict:
+    url = c.create(attributes={"VisibilityTimeout": "1"})
+    c.sqs.send_message(QueueUrl=url, MessageBody="test")
+    handle = c.sqs.receive_message(QueueUrl=url)["Messages"][0]["ReceiptHandle"]
+    c.clock.advance(2)
+    return {
+        "visibility_timeout_expired": answer(
+            lambda: c.sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=2)
+        )
+    }

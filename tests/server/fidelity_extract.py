@@ -64,6 +64,13 @@ SELECTED = {
     "test_cancel_with_invalid_task_id_in_task_handle",
     "test_destination_needs_to_exist",
     "test_start_multiple_move_tasks",
+    "test_fifo_deduplication_arrives_once_after_delete",
+    "test_fifo_deduplication_not_on_message_group_id",
+    "test_sqs_fifo_same_dedup_id_different_message_groups",
+    "test_fifo_change_to_high_throughput_after_creation",
+    "test_send_batch_message_size",
+    "test_fifo_queue_send_message_with_zero_delay_defaults_to_queue_delay",
+    "test_change_message_visibility_after_visibility_timeout_expiration",
 }
 
 
