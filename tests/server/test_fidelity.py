@@ -141,3 +141,58 @@ if __name__ == "__main__":
         for d in diffs[:6]:
             print("   ", d[:300])
     print(f"matched {matched} of {total} recorded cases ({100 * matched / total:.1f}%)", file=sys.stderr)
+
+
+def test_a_path_style_queue_url_with_a_region_addresses_the_queue_over_the_query_protocol(harness):
+    import urllib.parse
+    import urllib.request
+
+    sqs = harness_client(harness)
+    sqs.create_queue(QueueName="path-style")
+    sqs.send_message(QueueUrl="path-style", MessageBody="hi")
+    data = urllib.parse.urlencode({"Action": "ReceiveMessage", "VisibilityTimeout": "0"}).encode()
+    for path in ("/queue/us-east-1/000000000000/path-style", "/us-east-1/000000000000/path-style"):
+        req = urllib.request.Request(f"{harness.server.url}{path}", data=data, method="POST")
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            assert "<Body>hi</Body>" in resp.read().decode()
+
+
+def test_an_unknown_query_action_is_invalid_action_in_sqs_words(harness):
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    data = urllib.parse.urlencode({"Action": "Explode"}).encode()
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(urllib.request.Request(harness.server.url, data=data, method="POST"), timeout=30)
+    body = err.value.read().decode()
+    assert err.value.code == 400
+    assert "<Code>InvalidAction</Code><Message>The action Explode is not valid for this web service.</Message>" in body
+
+
+def test_a_trace_header_given_as_a_system_attribute_wins_over_the_x_ray_header(harness):
+    sqs = harness_client(harness)
+    url = sqs.create_queue(QueueName="traced")["QueueUrl"]
+
+    def add_header(request, **_):
+        request.headers["X-Amzn-Trace-Id"] = "Root=from-header"
+
+    sqs.meta.events.register("before-send.sqs.SendMessage", add_header)
+    sqs.send_message(
+        QueueUrl=url, MessageBody="a", MessageSystemAttributes={"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=given"}}
+    )
+    sqs.send_message(QueueUrl=url, MessageBody="b")
+    sqs.meta.events.unregister("before-send.sqs.SendMessage", add_header)
+    sqs.send_message(QueueUrl=url, MessageBody="c")
+    got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, MessageSystemAttributeNames=["AWSTraceHeader"])["Messages"]
+    assert {m["Body"]: m.get("Attributes", {}).get("AWSTraceHeader") for m in got} == {
+        "a": "Root=given",
+        "b": "Root=from-header",
+        "c": None,
+    }
+
+
+def harness_client(harness):
+    from .server_helpers import boto3_client
+
+    return boto3_client(harness.server.url)

@@ -606,3 +606,14 @@ def test_an_import_checks_every_record_before_it_writes_any_and_names_the_bad_on
     [first, second] = q.export_messages()
     assert first["MessageId"] == second["MessageId"] == good["MessageId"].lower()  # stored canonical
     assert second["MessageAttributes"] == {"b": {"DataType": "Binary", "BinaryValue": "AAE="}}
+
+
+def test_an_aws_trace_header_is_kept_with_the_message_and_out_of_its_message_attributes(db):
+    q = db.create_queue("traced")
+    trace = {"AWSTraceHeader": {"DataType": "String", "StringValue": "Root=1-5759e988-bd862e3fe1be46a994272793"}}
+    q.send_message("x", message_attributes={"k": "v"}, message_system_attributes=trace)
+    [msg] = q.receive_message(message_attribute_names=["All"], message_system_attribute_names=["All"])
+    assert msg.attributes["AWSTraceHeader"] == "Root=1-5759e988-bd862e3fe1be46a994272793"
+    assert set(msg.message_attributes) == {"k"}
+    with pytest.raises(InvalidParameterValue, match="Message system attribute name 'Other' is invalid."):
+        q.send_message("x", message_system_attributes={"Other": {"DataType": "String", "StringValue": "v"}})

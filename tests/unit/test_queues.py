@@ -398,3 +398,29 @@ def test_a_policy_is_checked_as_json_and_returned_exactly_as_given(db):
         q.set_queue_attributes({"Policy": "[1, 2]"})
     q.set_queue_attributes({"Policy": ""})
     assert "Policy" not in q.get_queue_attributes(["All"])
+
+
+def test_permissions_are_statements_of_the_policy_attribute_named_by_their_labels(db):
+    q = db.create_queue("shared")
+    q.add_permission("both", ["111111111111", "222222222222"], ["SendMessage", "ReceiveMessage"])
+    q.add_permission("one", ["111111111111"], ["*"])
+    policy = json.loads(q.get_queue_attributes(["Policy"])["Policy"])
+    assert policy["Version"] == "2008-10-17" and policy["Id"] == f"{q.arn}/SQSDefaultPolicy"
+    assert policy["Statement"][0]["Principal"] == {"AWS": ["arn:aws:iam::111111111111:root", "arn:aws:iam::222222222222:root"]}
+    assert policy["Statement"][0]["Action"] == ["SQS:SendMessage", "SQS:ReceiveMessage"]
+    assert policy["Statement"][1] == {
+        "Sid": "one",
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
+        "Action": "SQS:*",
+        "Resource": q.arn,
+    }
+    with pytest.raises(InvalidParameterValue, match="Value one for parameter Label is invalid. Reason: Already exists."):
+        q.add_permission("one", ["111111111111"], ["SendMessage"])
+    with pytest.raises(InvalidParameterValue, match="for parameter ActionName is invalid"):
+        q.add_permission("bad", ["111111111111"], ["Explode"])
+    q.remove_permission("both")
+    q.remove_permission("one")
+    assert q.get_queue_attributes(["Policy"]) == {}
+    with pytest.raises(InvalidParameterValue, match="Reason: can't find label."):
+        q.remove_permission("one")
