@@ -285,85 +285,6 @@ def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str
         raise InvalidAttributeValue("FifoThroughputLimit perMessageGroupId needs DeduplicationScope messageGroup.")
 
 
-_LABEL = re.compile(r"[A-Za-z0-9_-]{1,80}")
-_ACCOUNT = re.compile(r"\d{12}")
-# The actions AddPermission may grant ("*": all of them).
-PERMISSION_ACTIONS = frozenset(
-    {
-        "*",
-        "SendMessage",
-        "ReceiveMessage",
-        "DeleteMessage",
-        "ChangeMessageVisibility",
-        "GetQueueAttributes",
-        "GetQueueUrl",
-        "ListDeadLetterSourceQueues",
-        "PurgeQueue",
-        "ListQueueTags",
-    }
-)
-
-
-def permission_label(label: Any) -> str:
-    if label is None or label == "":
-        raise MissingParameter("The request must contain the parameter Label.")
-    if not isinstance(label, str) or not _LABEL.fullmatch(label):
-        raise InvalidParameterValue(
-            f"Value {label} for parameter Label is invalid. Reason: Must be shorter than 80 characters and can only contain "
-            "alphanumeric characters, hyphens and underscores."
-        )
-    return label
-
-
-def permission(label: Any, account_ids: Any, actions: Any) -> tuple[str, list[str], list[str]]:
-    """AddPermission's members, checked: a label, 12-digit accounts, actions SQS lets one grant."""
-    label = permission_label(label)
-    if isinstance(account_ids, str):
-        account_ids = [account_ids]
-    if isinstance(actions, str):
-        actions = [actions]
-    if not account_ids:
-        raise MissingParameter("The request must contain the parameter AWSAccountIds.")
-    if not actions:
-        raise MissingParameter("The request must contain the parameter Actions.")
-    for account in account_ids:
-        if not isinstance(account, str) or not _ACCOUNT.fullmatch(account):
-            raise InvalidParameterValue(f"Value {account} for parameter PrincipalId is invalid. Reason: Unable to verify.")
-    for action in actions:
-        if action not in PERMISSION_ACTIONS:
-            raise InvalidParameterValue(
-                f"Value SQS:{action} for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action."
-                if action in ("CreateQueue", "DeleteQueue", "SetQueueAttributes", "AddPermission", "RemovePermission")
-                else f"Value SQS:{action} for parameter ActionName is invalid. Reason: Please refer to the appropriate WSDL for a list of valid actions."
-            )
-    return label, list(account_ids), list(actions)
-
-
-def trace_header(system: Any) -> str | None:
-    """The AWSTraceHeader of a send's MessageSystemAttributes (None without one)."""
-    if not system:
-        return None
-    if not isinstance(system, Mapping):
-        raise InvalidParameterValue(f"Invalid MessageSystemAttributes {shorten(system)}: expected a map with AWSTraceHeader.")
-    unknown = set(system) - {"AWSTraceHeader"}
-    if unknown:
-        raise InvalidParameterValue(
-            f"Message system attribute name '{sorted(map(str, unknown))[0]}' is invalid.",
-            f"Unknown message system attribute {', '.join(sorted(map(repr, unknown)))}; only AWSTraceHeader can be sent.",
-        )
-    value = system.get("AWSTraceHeader")
-    if value is None:
-        return None
-    text = value.get("StringValue") if isinstance(value, Mapping) else None
-    if not isinstance(text, str) or not text:
-        raise InvalidParameterValue(
-            "Message (system) attribute 'AWSTraceHeader' must contain a non-empty value of type 'String'.",
-            f"AWSTraceHeader must be given as {{'DataType': 'String', 'StringValue': ...}}, got {shorten(value)}.",
-        )
-    check_text("AWSTraceHeader", text)
-    return text
-
-
 def name_list(names: Iterable[str], what: str = "names") -> list[str]:
     """Requested names as a list: one name given bare is that name, not its characters
     ("All" must not mean "A" and "l"). Anything but strings is refused, naming the value."""
@@ -404,7 +325,10 @@ def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: s
         return set(allowed)
     unknown = requested - set(allowed)
     if unknown:
-        raise InvalidAttributeName(f"Unknown {what} {', '.join(sorted(map(str, unknown)))}; allowed: All, {', '.join(allowed)}.")
+        raise InvalidAttributeName(
+            f"Unknown Attribute {sorted(map(str, unknown))[0]}.",
+            f"Unknown {what} {', '.join(sorted(map(str, unknown)))}; allowed: All, {', '.join(allowed)}.",
+        )
     return requested
 
 

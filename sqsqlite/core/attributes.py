@@ -4,12 +4,13 @@ and the checks that need the database (a RedrivePolicy's dead-letter queue)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
-from ..errors import InvalidAttributeName, InvalidParameterValue, QueueDoesNotExist
+from ..errors import InvalidAttributeName, InvalidParameterValue, MissingParameter, QueueDoesNotExist
 from ..store import Tx
 
 if TYPE_CHECKING:
@@ -97,6 +98,60 @@ def _server_side_encryption(merged: dict[str, str], changes: dict[str, str]) -> 
         merged.pop("KmsMasterKeyId", None)
     if not merged.get("KmsMasterKeyId"):
         merged.pop("KmsDataKeyReusePeriodSeconds", None)
+
+
+_LABEL = re.compile(r"[A-Za-z0-9_-]{1,80}")
+_ACCOUNT = re.compile(r"\d{12}")
+# The actions AddPermission may grant ("*": all of them).
+PERMISSION_ACTIONS = frozenset(
+    {
+        "*",
+        "SendMessage",
+        "ReceiveMessage",
+        "DeleteMessage",
+        "ChangeMessageVisibility",
+        "GetQueueAttributes",
+        "GetQueueUrl",
+        "ListDeadLetterSourceQueues",
+        "PurgeQueue",
+        "ListQueueTags",
+    }
+)
+
+
+def permission_label(label: Any) -> str:
+    if label is None or label == "":
+        raise MissingParameter("The request must contain the parameter Label.")
+    if not isinstance(label, str) or not _LABEL.fullmatch(label):
+        raise InvalidParameterValue(
+            f"Value {label} for parameter Label is invalid. Reason: Must be shorter than 80 characters and can only contain "
+            "alphanumeric characters, hyphens and underscores."
+        )
+    return label
+
+
+def permission(label: Any, account_ids: Any, actions: Any) -> tuple[str, list[str], list[str]]:
+    """AddPermission's members, checked: a label, 12-digit accounts, actions SQS lets one grant."""
+    label = permission_label(label)
+    if isinstance(account_ids, str):
+        account_ids = [account_ids]
+    if isinstance(actions, str):
+        actions = [actions]
+    if not account_ids:
+        raise MissingParameter("The request must contain the parameter AWSAccountIds.")
+    if not actions:
+        raise MissingParameter("The request must contain the parameter Actions.")
+    for account in account_ids:
+        if not isinstance(account, str) or not _ACCOUNT.fullmatch(account):
+            raise InvalidParameterValue(f"Value {account} for parameter PrincipalId is invalid. Reason: Unable to verify.")
+    for action in actions:
+        if action not in PERMISSION_ACTIONS:
+            raise InvalidParameterValue(
+                f"Value SQS:{action} for parameter ActionName is invalid. Reason: Only the queue owner is allowed to invoke this action."
+                if action in ("CreateQueue", "DeleteQueue", "SetQueueAttributes", "AddPermission", "RemovePermission")
+                else f"Value SQS:{action} for parameter ActionName is invalid. Reason: Please refer to the appropriate WSDL for a list of valid actions."
+            )
+    return label, list(account_ids), list(actions)
 
 
 def with_permission(policy: str, queue_arn: str, label: str, account_ids: list[str], actions: list[str]) -> str:

@@ -12,7 +12,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgress
 from . import deleting, receiving, sending, transfer
-from .attributes import attribute_columns, queue_attribute_strings, with_permission, without_permission
+from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
 from .buffered import BufferedQueue
 from .rules import counts, ms, queue_row
 
@@ -85,12 +85,12 @@ class Queue:
 
     def add_permission(self, label: str, account_ids: Sequence[str], actions: Sequence[str]) -> None:
         """AddPermission: a statement named label in the queue's Policy (kept, not enforced)."""
-        label, account_ids, actions = V.permission(label, account_ids, actions)
+        label, account_ids, actions = permission(label, account_ids, actions)
         self._change_policy(lambda policy: with_permission(policy, self.arn, label, account_ids, actions))
 
     def remove_permission(self, label: str) -> None:
         """RemovePermission: drop the Policy statement AddPermission named label."""
-        label = V.permission_label(label)
+        label = permission_label(label)
         self._change_policy(lambda policy: without_permission(policy, label))
 
     def _change_policy(self, change) -> None:

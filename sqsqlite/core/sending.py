@@ -59,6 +59,31 @@ class Prepared:
         self.trace_header = trace_header  # the AWSTraceHeader system attribute
 
 
+def trace_header(system: Any) -> str | None:
+    """The AWSTraceHeader of a send's MessageSystemAttributes (None without one)."""
+    if not system:
+        return None
+    if not isinstance(system, Mapping):
+        raise InvalidParameterValue(f"Invalid MessageSystemAttributes {V.shorten(system)}: expected a map with AWSTraceHeader.")
+    unknown = set(system) - {"AWSTraceHeader"}
+    if unknown:
+        raise InvalidParameterValue(
+            f"Message system attribute name '{sorted(map(str, unknown))[0]}' is invalid.",
+            f"Unknown message system attribute {', '.join(sorted(map(repr, unknown)))}; only AWSTraceHeader can be sent.",
+        )
+    value = system.get("AWSTraceHeader")
+    if value is None:
+        return None
+    text = value.get("StringValue") if isinstance(value, Mapping) else None
+    if not isinstance(text, str) or not text:
+        raise InvalidParameterValue(
+            "Message (system) attribute 'AWSTraceHeader' must contain a non-empty value of type 'String'.",
+            f"AWSTraceHeader must be given as {{'DataType': 'String', 'StringValue': ...}}, got {V.shorten(value)}.",
+        )
+    V.check_text("AWSTraceHeader", text)
+    return text
+
+
 def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_id=None, system_attributes=None) -> Prepared:
     body_bytes = V.message_body(body)
     attributes = V.message_attributes(message_attributes)
@@ -67,7 +92,7 @@ def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_
         group_id = V.dedup_id("MessageGroupId", group_id)
     if dedup_id is not None:
         dedup_id = V.dedup_id("MessageDeduplicationId", dedup_id)
-    return Prepared(body, body_bytes, attributes, delay, group_id, dedup_id, entry_id, V.trace_header(system_attributes))
+    return Prepared(body, body_bytes, attributes, delay, group_id, dedup_id, entry_id, trace_header(system_attributes))
 
 
 def send_message(

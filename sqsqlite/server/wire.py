@@ -278,7 +278,9 @@ def _xml(parts: list[str], name: str, value: Any, action: str) -> None:
 
 def xml_response(action: str, result: Mapping[str, Any], request_id: str) -> bytes:
     parts = [f'<?xml version="1.0"?><{action}Response xmlns="{XML_NAMESPACE}">']
-    if action not in _NO_RESULT:
+    if action not in _NO_RESULT and not result:
+        parts.append(f"<{action}Result/>")  # as SQS writes an empty result (<ReceiveMessageResult/>)
+    elif action not in _NO_RESULT:
         parts.append(f"<{action}Result>")
         for k, v in result.items():
             _xml(parts, k, v, action)

@@ -196,3 +196,21 @@ def harness_client(harness):
     from .server_helpers import boto3_client
 
     return boto3_client(harness.server.url)
+
+
+def test_an_empty_receive_over_the_query_protocol_is_an_empty_result_element_as_sqs_writes_it(harness):
+    import urllib.parse
+    import urllib.request
+
+    harness_client(harness).create_queue(QueueName="empty-xml")
+    data = urllib.parse.urlencode({"Action": "ReceiveMessage", "QueueUrl": "empty-xml"}).encode()
+    with urllib.request.urlopen(urllib.request.Request(harness.server.url, data=data, method="POST"), timeout=30) as resp:
+        assert "<ReceiveMessageResult/>" in resp.read().decode()
+
+
+def test_an_unknown_attribute_name_is_refused_in_sqs_words(harness):
+    sqs = harness_client(harness)
+    url = sqs.create_queue(QueueName="unknown-attr")["QueueUrl"]
+    with pytest.raises(sqs.exceptions.InvalidAttributeName) as err:
+        sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Bogus"])
+    assert err.value.response["Error"]["Message"] == "Unknown Attribute Bogus."

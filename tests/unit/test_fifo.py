@@ -196,11 +196,15 @@ def test_a_message_group_id_is_1_to_128_ascii_letters_digits_or_punctuation(fq, 
     assert counts(fq) == (0, 0, 0)
 
 
-@pytest.mark.parametrize("delay", [0, 5])
-def test_per_message_delay_seconds_is_refused_on_a_fifo_queue(fq, delay):
-    with pytest.raises(InvalidParameterValue, match=f"DelaySeconds {delay} is not allowed on a message sent to FIFO queue"):
-        fq.send_message("x", message_group_id="g", message_deduplication_id="d", delay_seconds=delay)
+def test_per_message_delay_seconds_is_refused_on_a_fifo_queue_but_zero_is_the_queues_delay(db, clock, fq):
+    with pytest.raises(InvalidParameterValue, match="Value 5 for parameter DelaySeconds is invalid. Reason: The request include parameter"):
+        fq.send_message("x", message_group_id="g", message_deduplication_id="d", delay_seconds=5)
     assert counts(fq) == (0, 0, 0)
+    delayed = make_fifo(db, "delayed.fifo", DelaySeconds=2)
+    delayed.send_message("x", message_group_id="g", message_deduplication_id="d", delay_seconds=0)
+    assert counts(delayed) == (0, 0, 1)
+    clock.advance(2)
+    assert counts(delayed) == (1, 0, 0)
 
 
 def test_a_batch_entry_with_delay_seconds_fails_alone_on_a_fifo_queue(fq):
