@@ -813,3 +813,45 @@ def _change_after_expiry(c: Ctx) -> dict:
             lambda: c.sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=2)
         )
     }
+
+
+@driver("test_fifo_delete_after_visibility_timeout_extended")
+def _fifo_delete_extended(c: Ctx) -> dict:
+    url = c.create(fifo=True, attributes={"VisibilityTimeout": "1", "ContentBasedDeduplication": "True"})
+    c.sqs.send_message(QueueUrl=url, MessageBody="foobar", MessageGroupId="1")
+    received = answer(lambda: c.sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5))
+    handle = received["Messages"][0]["ReceiptHandle"]
+    c.sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=5)
+    c.clock.advance(1.5)
+    c.sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)
+    return {"received_sqs_message": received, "delete_after_timeout_fifo_extended": answer(lambda: c.sqs.receive_message(QueueUrl=url))}
+
+
+@driver("test_send_message_via_queue_url_with_json_protocol")
+def _json_on_queue_url(c: Ctx) -> dict:
+    url = c.json.create_queue(QueueName=c.name())["QueueUrl"]
+    on_url = boto3_client(url)  # as the PHP SDK does: JSON requests sent to the queue's own URL
+    response = on_url.receive_message(QueueUrl=url, WaitTimeSeconds=1)
+    assert response["ResponseMetadata"]["HTTPHeaders"]["content-type"] == "application/x-amz-json-1.0"
+    return {"receive-json-on-queue-url": clean(response)}
+
+
+@driver("test_fair_queue_with_message_group_id")
+def _fair_queue(c: Ctx) -> dict:
+    url = c.create()
+    return {
+        "send_message": answer(lambda: c.sqs.send_message(QueueUrl=url, MessageBody="message", MessageGroupId="test")),
+        "get-message-with-deduplication-id": answer(lambda: c.sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5, AttributeNames=["All"])),
+    }
+
+
+@driver("test_fifo_empty_message_groups_added_back_to_queue")
+def _fifo_empty_group(c: Ctx) -> dict:
+    url = c.create(fifo=True, attributes={"FifoQueue": "True"})
+    c.sqs.send_message(QueueUrl=url, MessageDeduplicationId="1", MessageGroupId="g1", MessageBody="Message 1")
+    first = answer(lambda: c.sqs.receive_message(QueueUrl=url))
+    c.sqs.delete_message(QueueUrl=url, ReceiptHandle=first["Messages"][0]["ReceiptHandle"])
+    out = {"inital-fifo-receive": first, "empty-fifo-receive": answer(lambda: c.sqs.receive_message(QueueUrl=url))}
+    c.sqs.send_message(QueueUrl=url, MessageDeduplicationId="2", MessageGroupId="g1", MessageBody="Message 2")
+    out["final-fifo-receive"] = answer(lambda: c.sqs.receive_message(QueueUrl=url))
+    return out

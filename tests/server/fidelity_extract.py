@@ -71,6 +71,10 @@ SELECTED = {
     "test_send_batch_message_size",
     "test_fifo_queue_send_message_with_zero_delay_defaults_to_queue_delay",
     "test_change_message_visibility_after_visibility_timeout_expiration",
+    "test_fifo_delete_after_visibility_timeout_extended",
+    "test_send_message_via_queue_url_with_json_protocol",
+    "test_fair_queue_with_message_group_id",
+    "test_fifo_empty_message_groups_added_back_to_queue",
 }
 
 
