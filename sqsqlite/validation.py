@@ -157,17 +157,30 @@ def redrive_policy(value: Any) -> dict | None:
     if value in ("", None, {}):
         return None
     policy = _json_object("RedrivePolicy", value)
-    unknown = set(policy) - {"deadLetterTargetArn", "maxReceiveCount"}
-    if unknown or "deadLetterTargetArn" not in policy or "maxReceiveCount" not in policy:
-        raise InvalidAttributeValue(
-            f"Invalid value {shorten(value)} for RedrivePolicy: expected JSON with exactly deadLetterTargetArn and maxReceiveCount."
-        )
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+
+    def refused(reason: str, hint: str) -> InvalidParameterValue:
+        # SQS's code for a bad RedrivePolicy is InvalidParameterValue, in this form.
+        return InvalidParameterValue(f"Value {text} for parameter RedrivePolicy is invalid. Reason: {reason}", hint)
+
+    expected = f"Invalid value {shorten(value)} for RedrivePolicy: expected JSON with exactly deadLetterTargetArn and maxReceiveCount."
+    for member in ("deadLetterTargetArn", "maxReceiveCount"):
+        if member not in policy:
+            raise refused(f"Redrive policy does not contain mandatory attribute: {member}.", expected)
+    if set(policy) - {"deadLetterTargetArn", "maxReceiveCount"}:
+        raise refused("Only following attributes are supported: [deadLetterTargetArn, maxReceiveCount].", expected)
     try:
         parse_arn(policy["deadLetterTargetArn"], "deadLetterTargetArn")
     except InvalidParameterValue as exc:
-        raise InvalidAttributeValue(f"Invalid value for RedrivePolicy: {exc.message}") from None
+        raise refused("Invalid value for deadLetterTargetArn.", f"Invalid value for RedrivePolicy: {exc.message}") from None
     r = D.MAX_RECEIVE_COUNT_RANGE
-    count = int_value("RedrivePolicy maxReceiveCount", policy["maxReceiveCount"], r.low, r.high, error=InvalidAttributeValue)
+    try:
+        count = int_value("RedrivePolicy maxReceiveCount", policy["maxReceiveCount"], r.low, r.high)
+    except InvalidParameterValue as exc:
+        reason = (
+            f"Invalid value for maxReceiveCount: {policy['maxReceiveCount']}, valid values are from {r.low} to {r.high} both inclusive."
+        )
+        raise refused(reason, exc.hint or exc.message) from None
     return {"deadLetterTargetArn": policy["deadLetterTargetArn"], "maxReceiveCount": count}
 
 

@@ -195,19 +195,28 @@ def without_permission(policy: str, label: str) -> str:
 
 def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, policy: dict) -> None:
     arn = policy["deadLetterTargetArn"]
+
+    def refused(reason: str, hint: str) -> InvalidParameterValue:
+        return InvalidParameterValue(
+            f"Value {json.dumps(policy, separators=(',', ':'))} for parameter RedrivePolicy is invalid. Reason: {reason}", hint
+        )
+
     try:
         target = db.name_from_arn(arn, "deadLetterTargetArn")
     except QueueDoesNotExist as exc:
-        raise InvalidParameterValue(f"Invalid RedrivePolicy: {exc.message}") from None
+        raise refused("Dead letter target does not exist.", f"Invalid RedrivePolicy: {exc.hint or exc.message}") from None
     if target == name:
-        raise InvalidParameterValue(f"Invalid RedrivePolicy: queue {name!r} can't be its own dead-letter queue.")
+        raise refused(
+            "Dead letter target can not be the source queue.", f"Invalid RedrivePolicy: queue {name!r} can't be its own dead-letter queue."
+        )
     row = tx.one(Q.queue_by_name, name=target)
     if row is None:
-        raise InvalidParameterValue(f"Invalid RedrivePolicy: the dead-letter queue {arn!r} does not exist.")
+        raise refused("Dead letter target does not exist.", f"Invalid RedrivePolicy: the dead-letter queue {arn!r} does not exist.")
     if bool(row["fifo"]) != is_fifo:
         kind = "FIFO" if is_fifo else "standard"
-        raise InvalidParameterValue(
-            f"Invalid RedrivePolicy: the dead-letter queue of a {kind} queue must also be a {kind} queue; {target!r} is not."
+        raise refused(
+            "Dead-letter target and source queue must be of the same type (standard or FIFO).",
+            f"Invalid RedrivePolicy: the dead-letter queue of a {kind} queue must also be a {kind} queue; {target!r} is not.",
         )
     allow = json.loads(row["attributes"]).get("RedriveAllowPolicy")
     if allow:
@@ -216,6 +225,7 @@ def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, pol
         if allow["redrivePermission"] == "denyAll" or (
             allow["redrivePermission"] == "byQueue" and source not in allow.get("sourceQueueArns", [])
         ):
-            raise InvalidParameterValue(
-                f"Invalid RedrivePolicy: the RedriveAllowPolicy of {target!r} does not allow {source} as a source queue."
+            raise refused(
+                "Queue is not allowed by the dead letter target's RedriveAllowPolicy.",
+                f"Invalid RedrivePolicy: the RedriveAllowPolicy of {target!r} does not allow {source} as a source queue.",
             )

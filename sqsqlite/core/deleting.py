@@ -122,7 +122,8 @@ def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
     msg = _locate(queue, tx, row, handle, now)
     if msg is None or msg["sent_at"] <= retention_cutoff(row, now):
         raise InvalidParameterValue(
-            "Value for parameter ReceiptHandle is invalid: the message does not exist any more (deleted, purged or expired)."
+            f"Value {handle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.",
+            "The message does not exist any more (deleted, purged or expired).",
         )
     if msg["visible_at"] <= now:
         raise MessageNotInflight(

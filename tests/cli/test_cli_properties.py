@@ -336,7 +336,7 @@ def test_a_queue_attribute_outside_its_range_is_refused_in_sqs_words(cw, attribu
 def test_a_redrive_policy_with_max_receive_count_outside_1_to_1000_is_refused(cw, count):
     policy = json.loads(as_json({"deadLetterTargetArn": cw.dlq.arn, "maxReceiveCount": count}))
     attrs = as_json({"RedrivePolicy": json.dumps(policy)})
-    cw.rejects("SetQueueAttributes", ("InvalidAttributeValue",), "set-queue-attributes", "--queue-url=std", f"--attributes={attrs}")
+    cw.rejects("SetQueueAttributes", ("InvalidParameterValue",), "set-queue-attributes", "--queue-url=std", f"--attributes={attrs}")
 
 
 @CLI_SETTINGS

@@ -557,7 +557,7 @@ def scenario_a_redrive_policy_must_name_an_existing_queue_of_the_same_kind(w: Wo
     fifo = w.fifo("dl")
     with expect_error(w.client, "InvalidParameterValue"):
         w.queue("std", RedrivePolicy=json.dumps({"deadLetterTargetArn": w.arn(fifo), "maxReceiveCount": 3}))
-    with expect_error(w.client, "InvalidAttributeValue"):
+    with expect_error(w.client, "InvalidParameterValue"):  # SQS's code for any bad RedrivePolicy
         w.queue("std2", RedrivePolicy=json.dumps({"deadLetterTargetArn": w.arn(fifo), "maxReceiveCount": 1001}))
 
 

@@ -296,7 +296,7 @@ def test_a_queue_attribute_outside_its_range_is_refused_naming_the_range(world, 
 @given(count=st.one_of(out_of(1, D.MAX_RECEIVE_COUNT), NOT_INT))
 def test_a_redrive_policy_with_max_receive_count_outside_1_to_1000_is_refused(world, count):
     policy = {"deadLetterTargetArn": world.dlq.arn, "maxReceiveCount": count}
-    world.rejects(lambda: world.std.set_queue_attributes({"RedrivePolicy": policy}), "InvalidAttributeValue")
+    world.rejects(lambda: world.std.set_queue_attributes({"RedrivePolicy": policy}), "InvalidParameterValue")
 
 
 @SETTINGS

@@ -350,9 +350,9 @@ def test_a_queue_cannot_be_its_own_dead_letter_queue(db):
 def test_max_receive_count_must_be_1_to_1000(db, count):
     db.create_queue("dlq")
     q = db.create_queue("src")
-    with pytest.raises(InvalidAttributeValue) as err:
+    with pytest.raises(InvalidParameterValue) as err:
         q.set_queue_attributes({"RedrivePolicy": json.dumps({"deadLetterTargetArn": db.queue_arn("dlq"), "maxReceiveCount": count})})
-    assert "1 to 1000" in str(err.value)
+    assert f"Reason: Invalid value for maxReceiveCount: {count}, valid values are from 1 to 1000 both inclusive." in err.value.message
 
 
 def test_redrive_allow_policy_deny_all_refuses_every_source(db):
