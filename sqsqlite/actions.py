@@ -65,12 +65,15 @@ MEMBERS: dict[str, tuple[str, ...]] = {
     "StartMessageMoveTask": ("SourceArn", "DestinationArn", "MaxNumberOfMessagesPerSecond"),
     "ListMessageMoveTasks": ("SourceArn", "MaxResults"),
     "CancelMessageMoveTask": ("TaskHandle",),
+    "AddPermission": ("QueueUrl", "Label", "AWSAccountIds", "Actions"),
+    "RemovePermission": ("QueueUrl", "Label"),
     "TagQueue": ("QueueUrl", "Tags"),
     "UntagQueue": ("QueueUrl", "TagKeys"),
     "ListQueueTags": ("QueueUrl",),
 }
-# Known to SQS, deliberately not offered: sqsqlite has no IAM principals to grant to.
-UNSUPPORTED = ("AddPermission", "RemovePermission")
+# Known to SQS, deliberately not offered (none today: AddPermission and RemovePermission keep
+# their statements in the Policy attribute, enforced by nobody, as a local file has no IAM).
+UNSUPPORTED: tuple[str, ...] = ()
 
 ACTIONS = tuple(MEMBERS)
 _ALLOWED = {action: frozenset(members) for action, members in MEMBERS.items()}
@@ -226,7 +229,8 @@ class Actions:
         name = V.queue_name(_required(r, "QueueName"))
         if owner not in (None, "", self.db.account_id):
             raise QueueDoesNotExist(
-                f"The queue {name!r} does not exist in account {owner}; this database holds account {self.db.account_id}."
+                "The specified queue does not exist.",
+                f"The queue {name!r} does not exist in account {owner}; this database holds account {self.db.account_id}.",
             )
         return {"QueueUrl": self.db.get_queue_url(name)}
 
@@ -239,6 +243,14 @@ class Actions:
 
     def SetQueueAttributes(self, r: Request) -> Response:
         self._queue(r).set_queue_attributes(_required(r, "Attributes"))
+        return {}
+
+    def AddPermission(self, r: Request) -> Response:
+        self._queue(r).add_permission(_required(r, "Label"), _required(r, "AWSAccountIds"), _required(r, "Actions"))
+        return {}
+
+    def RemovePermission(self, r: Request) -> Response:
+        self._queue(r).remove_permission(_required(r, "Label"))
         return {}
 
     def TagQueue(self, r: Request) -> Response:
@@ -284,6 +296,7 @@ class Actions:
             message_attributes=_message_attributes_in(r.get("MessageAttributes")),
             message_group_id=r.get("MessageGroupId"),
             message_deduplication_id=r.get("MessageDeduplicationId"),
+            message_system_attributes=r.get("MessageSystemAttributes"),
         )
         out = _send_result(result)
         system = r.get("MessageSystemAttributes")
@@ -383,8 +396,8 @@ class Actions:
 
 
 def _md5_of_system_attributes(system: Mapping[str, Any]) -> str | None:
-    """MD5OfMessageSystemAttributes (SQS's attribute digest over AWSTraceHeader). sqsqlite
-    digests it so SDKs that check it are satisfied; it does not store it."""
+    """MD5OfMessageSystemAttributes (SQS's attribute digest over AWSTraceHeader), which SDKs
+    check."""
     if not isinstance(system, Mapping):
         raise InvalidParameterValue(f"Invalid MessageSystemAttributes {V.shorten(system)}: expected a map with AWSTraceHeader.")
     unknown = set(system) - {"AWSTraceHeader"}

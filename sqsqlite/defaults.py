@@ -175,6 +175,5 @@ MESSAGE_SYSTEM_ATTRIBUTES = (
     "MessageDeduplicationId",
     "SequenceNumber",
     "DeadLetterQueueSourceArn",
-    # Accepted on receive as SQS accepts it; never returned, since sqsqlite doesn't store it.
-    "AWSTraceHeader",
+    "AWSTraceHeader",  # returned when the message was sent with one
 )

@@ -14,12 +14,15 @@ class SQSError(Exception):
     code = "InternalError"
     sender_fault = True
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, hint: str | None = None):
         super().__init__(message)
         self.message = message
+        # sqsqlite's own fuller explanation (which queue, what is allowed); the message is
+        # worded as Amazon SQS words it, so code matching on AWS's texts works unchanged.
+        self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
+        return f"{self.code}: {self.message}" + (f" ({self.hint})" if self.hint else "")
 
 
 class QueueDoesNotExist(SQSError):
@@ -169,7 +172,14 @@ BOTOCORE_NAMES = {
 
 def wire_error(code: str) -> tuple[str, str, int]:
     """(query error code, JSON __type shape, HTTP status) for an SQS error code."""
-    status = 403 if code in ("PurgeQueueInProgress", "OverLimit") else (500 if code in ("DatabaseError", "InternalError") else 400)
+    if code in ("PurgeQueueInProgress", "OverLimit"):
+        status = 403
+    elif code == "ResourceNotFoundException":
+        status = 404
+    elif code in ("DatabaseError", "InternalError"):
+        status = 500
+    else:
+        status = 400
     if code in _WIRE:
         header, shape = _WIRE[code]
     elif code in _PREFIXED:

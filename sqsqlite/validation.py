@@ -84,8 +84,9 @@ def queue_name(name: Any) -> str:
     base = name[:-5] if name.endswith(".fifo") else name
     if len(name) > D.MAX_QUEUE_NAME_LENGTH or not _QUEUE_NAME.fullmatch(base):
         raise InvalidParameterValue(
+            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
             f"Invalid QueueName {shorten(name)}: use 1 to 80 characters of A-Z, a-z, 0-9, "
-            "hyphen and underscore; a FIFO queue's name ends in .fifo (counted in the 80)."
+            "hyphen and underscore; a FIFO queue's name ends in .fifo (counted in the 80).",
         )
     return name
 
@@ -121,8 +122,21 @@ def int_value(name: str, value: Any, low: int, high: int, unit: str = "", error=
         number = int(value)
     if number is None or not (low <= number <= high):
         unit_text = f" {unit}" if unit else ""
-        raise error(f"Invalid value {shorten(value)} for {name}: must be an integer from {low} to {high}{unit_text}.")
+        hint = f"Invalid value {shorten(value)} for {name}: must be an integer from {low} to {high}{unit_text}."
+        if error is InvalidAttributeValue:
+            raise error(f"Invalid value for the parameter {name}.", hint)
+        raise error(
+            f"Value {value} for parameter {name} is invalid. Reason: {_RANGE_REASONS.get(name, 'Must be between ' + str(low) + ' and ' + str(high) + ', if provided.')}",
+            hint,
+        )
     return number
+
+
+# How SQS words an out-of-range request parameter.
+_RANGE_REASONS = {
+    "MaxNumberOfMessages": "Must be between 1 and 10, if provided.",
+    "WaitTimeSeconds": "Must be >= 0 and <= 20, if provided.",
+}
 
 
 def _bool_value(name: str, value: Any) -> str:
@@ -143,17 +157,30 @@ def redrive_policy(value: Any) -> dict | None:
     if value in ("", None, {}):
         return None
     policy = _json_object("RedrivePolicy", value)
-    unknown = set(policy) - {"deadLetterTargetArn", "maxReceiveCount"}
-    if unknown or "deadLetterTargetArn" not in policy or "maxReceiveCount" not in policy:
-        raise InvalidAttributeValue(
-            f"Invalid value {shorten(value)} for RedrivePolicy: expected JSON with exactly deadLetterTargetArn and maxReceiveCount."
-        )
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+
+    def refused(reason: str, hint: str) -> InvalidParameterValue:
+        # SQS's code for a bad RedrivePolicy is InvalidParameterValue, in this form.
+        return InvalidParameterValue(f"Value {text} for parameter RedrivePolicy is invalid. Reason: {reason}", hint)
+
+    expected = f"Invalid value {shorten(value)} for RedrivePolicy: expected JSON with exactly deadLetterTargetArn and maxReceiveCount."
+    for member in ("deadLetterTargetArn", "maxReceiveCount"):
+        if member not in policy:
+            raise refused(f"Redrive policy does not contain mandatory attribute: {member}.", expected)
+    if set(policy) - {"deadLetterTargetArn", "maxReceiveCount"}:
+        raise refused("Only following attributes are supported: [deadLetterTargetArn, maxReceiveCount].", expected)
     try:
         parse_arn(policy["deadLetterTargetArn"], "deadLetterTargetArn")
     except InvalidParameterValue as exc:
-        raise InvalidAttributeValue(f"Invalid value for RedrivePolicy: {exc.message}") from None
+        raise refused("Invalid value for deadLetterTargetArn.", f"Invalid value for RedrivePolicy: {exc.message}") from None
     r = D.MAX_RECEIVE_COUNT_RANGE
-    count = int_value("RedrivePolicy maxReceiveCount", policy["maxReceiveCount"], r.low, r.high, error=InvalidAttributeValue)
+    try:
+        count = int_value("RedrivePolicy maxReceiveCount", policy["maxReceiveCount"], r.low, r.high)
+    except InvalidParameterValue as exc:
+        reason = (
+            f"Invalid value for maxReceiveCount: {policy['maxReceiveCount']}, valid values are from {r.low} to {r.high} both inclusive."
+        )
+        raise refused(reason, exc.hint or exc.message) from None
     return {"deadLetterTargetArn": policy["deadLetterTargetArn"], "maxReceiveCount": count}
 
 
@@ -240,26 +267,30 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
         elif name in ("SqsManagedSseEnabled", "ContentBasedDeduplication"):
             out[name] = _bool_value(name, value)
         elif name == "FifoQueue":
-            out[name] = _bool_value(name, value)
-            if not creating:
-                raise InvalidAttributeName("FifoQueue can be set only when the queue is created, and never changed.")
+            out[name] = _bool_value(name, value)  # on an existing queue: checked against its type
         elif name == "DeduplicationScope":
             out[name] = _choice(name, value, ("queue", "messageGroup"))
         elif name == "FifoThroughputLimit":
             out[name] = _choice(name, value, ("perQueue", "perMessageGroupId"))
         elif name in D.READ_ONLY_ATTRIBUTES:
-            raise InvalidAttributeName(f"Attribute {name} is read-only.")
+            raise InvalidAttributeName(f"Unknown Attribute {name}.", f"Attribute {name} is read-only.")
         else:
-            raise InvalidAttributeName(f"Unknown attribute {shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}.")
+            raise InvalidAttributeName(
+                f"Unknown Attribute {name}.",
+                f"Unknown attribute {shorten(name)}; settable attributes are: {', '.join(D.SETTABLE_ATTRIBUTES)}.",
+            )
     return out
 
 
 def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str]) -> None:
     """FIFO-only attributes on a standard queue, and the FIFO combination rules."""
     if not is_fifo:
-        for attr in ("ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"):
+        for attr in ("FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"):
             if attr in attributes:
-                raise InvalidAttributeName(f"Attribute {attr} is for FIFO queues only; queue {name!r} is a standard queue.")
+                hint = f"Attribute {attr} is for FIFO queues only; queue {name!r} is a standard queue."
+                if attr in ("DeduplicationScope", "FifoThroughputLimit"):
+                    raise InvalidAttributeName(f"You can specify the {attr} only when FifoQueue is set to true.", hint)
+                raise InvalidAttributeName(f"Unknown Attribute {attr}.", hint)
         return
     scope = attributes.get("DeduplicationScope", D.FIFO_DEFAULTS["DeduplicationScope"])
     limit = attributes.get("FifoThroughputLimit", D.FIFO_DEFAULTS["FifoThroughputLimit"])
@@ -307,7 +338,10 @@ def attribute_names(names: Iterable[str] | None, allowed: Iterable[str], what: s
         return set(allowed)
     unknown = requested - set(allowed)
     if unknown:
-        raise InvalidAttributeName(f"Unknown {what} {', '.join(sorted(map(str, unknown)))}; allowed: All, {', '.join(allowed)}.")
+        raise InvalidAttributeName(
+            f"Unknown Attribute {sorted(map(str, unknown))[0]}.",
+            f"Unknown {what} {', '.join(sorted(map(str, unknown)))}; allowed: All, {', '.join(allowed)}.",
+        )
     return requested
 
 
@@ -354,7 +388,9 @@ def message_body(body: Any) -> bytes:
     if not isinstance(body, str):
         raise InvalidParameterValue(f"MessageBody must be a string, got {type(body).__name__}.")
     if body == "":
-        raise InvalidParameterValue("MessageBody must be at least 1 character long, got an empty string.")
+        raise MissingParameter(
+            "The request must contain the parameter MessageBody.", "MessageBody must be at least 1 character long, got an empty string."
+        )
     # Only a body that fails the fast check goes through the regex, which names the character
     # (the regex costs ~9 ns a character). A lone surrogate does not encode at all.
     try:
@@ -469,11 +505,17 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
             except ValueError:
                 raise InvalidParameterValue(f"Message attribute {name!r}: BinaryValue is not valid base64.") from None
         if not isinstance(value, (bytes, bytearray)) or len(value) == 0:
-            raise InvalidParameterValue(f"Message attribute {name!r} of type {data_type} needs a non-empty BinaryValue.")
+            raise InvalidParameterValue(
+                f"Message (user) attribute '{name}' must contain a non-empty value of type '{data_type}'.",
+                f"Message attribute {name!r} of type {data_type} needs a non-empty BinaryValue.",
+            )
         return MessageAttribute(data_type, binary_value=bytes(value))
     value = raw.get("StringValue")
     if not isinstance(value, str) or value == "":
-        raise InvalidParameterValue(f"Message attribute {name!r} of type {data_type} needs a non-empty StringValue.")
+        raise InvalidParameterValue(
+            f"Message (user) attribute '{name}' must contain a non-empty value of type '{data_type}'.",
+            f"Message attribute {name!r} of type {data_type} needs a non-empty StringValue.",
+        )
     check_text(f"message attribute {name!r}", value)
     if base == "Number":
         if not _NUMBER.fullmatch(value.strip()) or len(value.replace("-", "").replace(".", "")) > 38 + 6:
@@ -551,7 +593,10 @@ def visibility_timeout(value: Any) -> int:
 
 def dedup_id(name: str, value: Any) -> str:
     if not isinstance(value, str) or not _DEDUP_ID.fullmatch(value):
-        raise InvalidParameterValue(f"Invalid {name} {shorten(value)}: use 1 to 128 characters of ASCII letters, digits and punctuation.")
+        raise InvalidParameterValue(
+            f"Value {value} for parameter {name} is invalid. Reason: {name} can only include alphanumeric and punctuation characters. 1 to 128 in length.",
+            f"Invalid {name} {shorten(value)}: use 1 to 128 characters of ASCII letters, digits and punctuation.",
+        )
     return value
 
 
@@ -585,7 +630,10 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> Batch:
         raise InvalidParameterValue(f"Invalid Entries {shorten(entries)}: expected a list of 1 to {D.MAX_BATCH_ENTRIES} entries.")
     entries = list(entries)
     if len(entries) > D.MAX_BATCH_ENTRIES:
-        raise TooManyEntriesInBatchRequest(f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed.")
+        raise TooManyEntriesInBatchRequest(
+            f"Maximum number of entries per request are {D.MAX_BATCH_ENTRIES}. You have sent {len(entries)}.",
+            f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed.",
+        )
     ids = _ids_at_once(entries, id_key)
     if ids is not None:
         return Batch(entries, ids, True)
@@ -599,7 +647,8 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> Batch:
         entry_id = entry.get(id_key)
         if not isinstance(entry_id, str) or not _BATCH_ID.fullmatch(entry_id):
             raise InvalidBatchEntryId(
-                f"Invalid batch entry Id {shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore."
+                "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",
+                f"Invalid batch entry Id {shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore.",
             )
         if entry_id in ids:
             raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the Id {entry_id!r}; Ids must be distinct.")
@@ -626,4 +675,7 @@ def _ids_at_once(entries: list, id_key: str) -> list[str] | None:
 
 def check_batch_size(total: int) -> None:
     if total > D.MAX_BATCH_PAYLOAD:
-        raise BatchRequestTooLong(f"The batch's messages add up to {total} bytes; at most {D.MAX_BATCH_PAYLOAD} bytes are allowed.")
+        raise BatchRequestTooLong(
+            f"Batch requests cannot be longer than {D.MAX_BATCH_PAYLOAD} bytes. You have sent {total} bytes.",
+            f"The batch's messages add up to {total} bytes; at most {D.MAX_BATCH_PAYLOAD} bytes are allowed.",
+        )

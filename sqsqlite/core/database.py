@@ -92,7 +92,8 @@ class Database:
         region, account, name = V.parse_arn(arn, what)
         if account != self.account_id or region != self.region:
             raise QueueDoesNotExist(
-                f"{what} {arn!r} names account {account} in {region}; this database holds account {self.account_id} in {self.region}."
+                "The specified queue does not exist.",
+                f"{what} {arn!r} names account {account} in {region}; this database holds account {self.account_id} in {self.region}.",
             )
         return name
 
@@ -123,10 +124,15 @@ class Database:
         is_fifo = attrs.get("FifoQueue") == "true"
         if name.endswith(".fifo") and not is_fifo:
             raise InvalidParameterValue(
-                f"Queue name {name!r} ends in .fifo, which only FIFO queues may use; pass FifoQueue=true to create a FIFO queue."
+                "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
+                f"Queue name {name!r} ends in .fifo, which only FIFO queues may use; pass FifoQueue=true to create a FIFO queue.",
             )
         if is_fifo and not name.endswith(".fifo"):
-            raise InvalidParameterValue(f"A FIFO queue's name must end in .fifo; got {name!r}.")
+            raise InvalidParameterValue(
+                "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, "
+                "must end with .fifo suffix and be 1 to 80 in length.",
+                f"A FIFO queue's name must end in .fifo; got {name!r}.",
+            )
         V.check_fifo_attributes(name, is_fifo, attrs)
         now = self.now()
         with self.store.write() as tx:
@@ -136,17 +142,19 @@ class Database:
                 differs = {k: v for k, v in attrs.items() if current.get(k, default_string(k)) != v}
                 if differs:
                     raise QueueAlreadyExists(
+                        f"A queue already exists with the same name and a different value for attribute {next(iter(differs))}",
                         f"A queue named {name!r} already exists with different attributes: "
                         + ", ".join(f"{k} is {current.get(k, default_string(k))!r}, not {v!r}" for k, v in differs.items())
-                        + "."
+                        + ".",
                     )
                 return Queue(self, name)
             deleted_at = tx.scalar(Q.tombstone, name=name)
             if deleted_at is not None and now - deleted_at < ms(D.QUEUE_NAME_REUSE_SECONDS):
                 wait = (deleted_at + ms(D.QUEUE_NAME_REUSE_SECONDS) - now) / 1000
                 raise QueueDeletedRecently(
+                    f"You must wait {D.QUEUE_NAME_REUSE_SECONDS} seconds after deleting a queue before you can create another with the same name.",
                     f"The queue {name!r} was deleted less than {D.QUEUE_NAME_REUSE_SECONDS} seconds ago; "
-                    f"its name can be reused in {wait:.1f} seconds."
+                    f"its name can be reused in {wait:.1f} seconds.",
                 )
             columns = attribute_columns(self, tx, name, is_fifo, {}, attrs)
             tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **columns)

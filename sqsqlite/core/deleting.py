@@ -39,11 +39,13 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
         return None  # expired is gone for good, even before a clean-up removes the row
     if msg["queue_id"] != row["id"]:
         raise ReceiptHandleIsInvalid(
-            "The receipt handle is no longer valid: its message was moved to another queue (to the dead-letter queue, or out of it by a move task)."
+            f'The input receipt handle "{handle}" is not a valid receipt handle.',
+            "The receipt handle is no longer valid: its message was moved to another queue (to the dead-letter queue, or out of it by a move task).",
         )
     if msg["receipt_token"] != h.token:
         raise ReceiptHandleIsInvalid(
-            "The receipt handle is no longer valid: the message was received again, and only the newest receipt handle can act on it."
+            f'The input receipt handle "{handle}" is not a valid receipt handle.',
+            "The receipt handle is no longer valid: the message was received again, and only the newest receipt handle can act on it.",
         )
     return msg
 
@@ -82,7 +84,8 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
         return  # already deleted with its last handle: deleting again is fine
     if row["fifo"] and msg["visible_at"] <= now:
         raise InvalidParameterValue(
-            f"The receipt handle has expired: on FIFO queue {queue.name!r} a handle is valid only while its message is in flight."
+            f"Value {handle} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.",
+            f"The receipt handle has expired: on FIFO queue {queue.name!r} a handle is valid only while its message is in flight.",
         )
     gone = tx.one(Q.delete_message, id=msg["id"])
     heads_left(tx, row["id"], [gone])
@@ -119,7 +122,8 @@ def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
     msg = _locate(queue, tx, row, handle, now)
     if msg is None or msg["sent_at"] <= retention_cutoff(row, now):
         raise InvalidParameterValue(
-            "Value for parameter ReceiptHandle is invalid: the message does not exist any more (deleted, purged or expired)."
+            f"Value {handle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.",
+            "The message does not exist any more (deleted, purged or expired).",
         )
     if msg["visible_at"] <= now:
         raise MessageNotInflight(
@@ -190,7 +194,7 @@ def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
                     _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # type: ignore[arg-type]  # decides the rest exactly, a missing handle included
                 successful.append({"Id": e["Id"]})
             except SQSError as exc:
-                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault))
+                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
     return BatchResult(successful, failed)
 
 
@@ -216,7 +220,7 @@ def _batch(queue: Queue, entries, action) -> BatchResult:
                 action(tx, row, e, now)  # raises before it writes, so a failure changes nothing
                 successful.append({"Id": e["Id"]})
             except SQSError as exc:
-                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault))
+                failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
     return BatchResult(successful, failed)
 
 

@@ -4,6 +4,7 @@ A task's progress is stored, so a task interrupted anywhere is resumed by runnin
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import uuid
@@ -13,9 +14,8 @@ from typing import TYPE_CHECKING
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
-from ..errors import InvalidParameterValue, ResourceNotFoundException, SQSError, UnsupportedOperation
+from ..errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFoundException, SQSError
 from ..store import Tx
-from .handles import b64
 from .results import MoveTask
 from .rules import retention_cutoff
 
@@ -34,7 +34,7 @@ def start_message_move_task(
     """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
     (or to destination_arn). Runs in a background thread unless ``background=False``, in
     which case call :meth:`run_message_move_task` (the CLI does, with a progress bar)."""
-    source = db.name_from_arn(source_arn, "SourceArn")
+    source = _queue_name(db, source_arn, "SourceArn")
     rate = None
     if max_number_of_messages_per_second is not None:
         rate = V.int_value(
@@ -44,21 +44,31 @@ def start_message_move_task(
     with db.store.write() as tx:
         row = tx.one(Q.queue_by_name, name=source)
         if row is None:
-            raise ResourceNotFoundException(f"The source queue {source_arn!r} does not exist.")
+            raise ResourceNotFoundException(
+                "The resource that you specified for the SourceArn parameter doesn't exist.",
+                f"The source queue {source_arn!r} does not exist.",
+            )
         if not tx.all(Q.dead_letter_sources, name=source):
-            raise InvalidParameterValue(f"The queue {source_arn!r} is not a dead-letter queue: no queue's RedrivePolicy targets it.")
+            raise InvalidParameterValue(
+                "Source queue must be configured as a Dead Letter Queue.",
+                f"The queue {source_arn!r} is not a dead-letter queue: no queue's RedrivePolicy targets it.",
+            )
         if destination_arn is not None:
-            dest = db.name_from_arn(destination_arn, "DestinationArn")
+            dest = _queue_name(db, destination_arn, "DestinationArn")
             dest_row = tx.one(Q.queue_by_name, name=dest)
             if dest_row is None:
-                raise ResourceNotFoundException(f"The destination queue {destination_arn!r} does not exist.")
+                raise ResourceNotFoundException(
+                    "The resource that you specified for the DestinationArn parameter doesn't exist.",
+                    f"The destination queue {destination_arn!r} does not exist.",
+                )
             if bool(dest_row["fifo"]) != bool(row["fifo"]):
                 raise InvalidParameterValue("The destination queue must be of the same type (standard or FIFO) as the source.")
         if tx.one(Q.running_move_task, source_queue_id=row["id"]) is not None:
-            raise UnsupportedOperation(
-                f"A message move task is already running on {source_arn!r}; cancel it or wait for it (one task per queue)."
+            raise InvalidParameterValue(
+                "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
+                f"A message move task is already running on {source_arn!r}; cancel it or wait for it (one task per queue).",
             )
-        handle = b64(json.dumps({"q": row["id"], "t": uuid.uuid4().hex}).encode())
+        handle = task_handle_for(str(uuid.uuid4()), source_arn)
         tx.run(
             Q.insert_move_task,
             task_handle=handle,
@@ -89,18 +99,45 @@ def run_message_move_task(db: Database, task_handle: str, progress: Callable[[Mo
             db.clock.sleep(batch / task.max_number_of_messages_per_second)
 
 
-def _task_row(tx: Tx, task_handle: str):
+def task_handle_for(task_id: str, source_arn: str) -> str:
+    """A TaskHandle as SQS makes them: base64 of a JSON object with the task's id and source
+    ARN, which clients decode."""
+    return base64.b64encode(json.dumps({"taskId": task_id, "sourceArn": source_arn}, separators=(",", ":")).encode()).decode("ascii")
+
+
+def _queue_name(db: Database, arn: str, member: str) -> str:
+    try:
+        return db.name_from_arn(arn, member)
+    except QueueDoesNotExist as exc:  # another account or region: nothing of this database
+        raise ResourceNotFoundException(f"The resource that you specified for the {member} parameter doesn't exist.", exc.hint) from None
+
+
+def _task_row(db: Database, tx: Tx, task_handle: str):
     task = tx.one(Q.move_task, task_handle=task_handle)
-    if task is None:
-        raise ResourceNotFoundException(f"No message move task has the handle {V.shorten(task_handle)}.")
-    return task
+    if task is not None:
+        return task
+    hint = f"No message move task has the handle {V.shorten(task_handle)}."
+    try:
+        decoded = json.loads(base64.b64decode(task_handle, validate=True))
+        source_arn = decoded["sourceArn"]
+        decoded["taskId"]
+        V.parse_arn(source_arn)
+    except (ValueError, TypeError, KeyError, SQSError):
+        raise InvalidParameterValue("Value for parameter TaskHandle is invalid.", hint) from None
+    try:
+        name = db.name_from_arn(source_arn, "SourceArn")
+    except QueueDoesNotExist:
+        name = None
+    if name is None or tx.one(Q.queue_by_name, name=name) is None:
+        raise ResourceNotFoundException("The resource that you specified for the SourceArn parameter doesn't exist.", hint)
+    raise ResourceNotFoundException("Task does not exist.", hint)
 
 
 def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
     V.text("TaskHandle", task_handle)
     now = db.now()
     with db.store.write() as tx:
-        task = _task_row(tx, task_handle)
+        task = _task_row(db, tx, task_handle)
         if task["status"] != "RUNNING":
             return _move_task(task, handle=False), 0
         source = tx.one(Q.queue_by_id, id=task["source_queue_id"])
@@ -159,13 +196,16 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
 
 
 def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:
-    source = db.name_from_arn(source_arn, "SourceArn")
+    source = _queue_name(db, source_arn, "SourceArn")
     r = D.MOVE_TASKS_LISTED
     max_results = V.int_value(r.name, max_results, r.low, r.high)
     with db.store.read() as tx:
         row = tx.one(Q.queue_by_name, name=source)
         if row is None:
-            raise ResourceNotFoundException(f"The source queue {source_arn!r} does not exist.")
+            raise ResourceNotFoundException(
+                "The resource that you specified for the SourceArn parameter doesn't exist.",
+                f"The source queue {source_arn!r} does not exist.",
+            )
         return [
             _move_task(t, handle=t["status"] == "RUNNING") for t in tx.all(Q.move_tasks_for, source_queue_id=row["id"], limit=max_results)
         ]
@@ -176,9 +216,11 @@ def cancel_message_move_task(db: Database, task_handle: str) -> int:
     V.text("TaskHandle", task_handle)
     now = db.now()
     with db.store.write() as tx:
-        task = _task_row(tx, task_handle)
+        task = _task_row(db, tx, task_handle)
         if task["status"] != "RUNNING":
-            raise UnsupportedOperation(f"The message move task is {task['status']}, not RUNNING; only a running task can be cancelled.")
+            raise ResourceNotFoundException(
+                "Task does not exist.", f"The message move task is {task['status']}, not RUNNING; only a running task can be cancelled."
+            )
         tx.run(
             Q.update_move_task,
             task_handle=task_handle,

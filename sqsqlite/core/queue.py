@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
-from ..errors import MissingParameter, PurgeQueueInProgress
+from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgress
 from . import deleting, receiving, sending, transfer
-from .attributes import attribute_columns, queue_attribute_strings
+from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
 from .buffered import BufferedQueue
 from .rules import counts, ms, queue_row
 
@@ -72,8 +72,33 @@ class Queue:
         changes = V.queue_attributes(attributes, creating=False)
         with self.db.store.write() as tx:
             row = queue_row(tx, self.name)
+            if "FifoQueue" in changes and row["fifo"]:
+                if changes.pop("FifoQueue") != "true":
+                    raise InvalidAttributeValue(
+                        "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.",
+                        "FifoQueue can be set only when the queue is created, and never changed.",
+                    )
             V.check_fifo_attributes(self.name, bool(row["fifo"]), {**queue_attribute_strings(row), **changes} if row["fifo"] else changes)
             columns = attribute_columns(self.db, tx, self.name, bool(row["fifo"]), queue_attribute_strings(row), changes)
+            tx.run(Q.update_queue_attributes, id=row["id"], now=self.db.now(), **columns)
+            tx.forget_queues()
+
+    def add_permission(self, label: str, account_ids: Sequence[str], actions: Sequence[str]) -> None:
+        """AddPermission: a statement named label in the queue's Policy (kept, not enforced)."""
+        label, account_ids, actions = permission(label, account_ids, actions)
+        self._change_policy(lambda policy: with_permission(policy, self.arn, label, account_ids, actions))
+
+    def remove_permission(self, label: str) -> None:
+        """RemovePermission: drop the Policy statement AddPermission named label."""
+        label = permission_label(label)
+        self._change_policy(lambda policy: without_permission(policy, label))
+
+    def _change_policy(self, change) -> None:
+        with self.db.store.write() as tx:
+            row = queue_row(tx, self.name)
+            current = queue_attribute_strings(row)
+            changes = {"Policy": change(current.get("Policy", ""))}
+            columns = attribute_columns(self.db, tx, self.name, bool(row["fifo"]), current, changes)
             tx.run(Q.update_queue_attributes, id=row["id"], now=self.db.now(), **columns)
             tx.forget_queues()
 
@@ -114,8 +139,9 @@ class Queue:
             row = queue_row(tx, self.name)
             if row["purged_at"] is not None and now - row["purged_at"] < ms(D.PURGE_INTERVAL_SECONDS):
                 raise PurgeQueueInProgress(
+                    f"Only one PurgeQueue operation on {self.name} is allowed every {D.PURGE_INTERVAL_SECONDS} seconds.",
                     f"The queue {self.name!r} was purged less than {D.PURGE_INTERVAL_SECONDS} seconds ago; "
-                    f"purge it again in {(row['purged_at'] + ms(D.PURGE_INTERVAL_SECONDS) - now) / 1000:.1f} seconds."
+                    f"purge it again in {(row['purged_at'] + ms(D.PURGE_INTERVAL_SECONDS) - now) / 1000:.1f} seconds.",
                 )
             tx.run(Q.purge_queue, queue_id=row["id"], now=now)
             tx.run(Q.mark_purged, id=row["id"], now=now)

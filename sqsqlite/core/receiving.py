@@ -23,6 +23,7 @@ from ..errors import InvalidParameterValue, OverLimit
 from ..store import Tx
 from .results import Message
 from .rules import (
+    add_trace_headers,
     decode_attributes,
     everything,
     heads_left,
@@ -82,8 +83,12 @@ def receive(
             deadline = start + ms(queue_wait if wait is None else wait)
         if rows or (not cleared and db.now() >= deadline):
             if lease is not None:
-                return _claimed_messages(queue, rows, queue_id, system, wanted, lease)
-            return [_message(queue, row, queue_id, system, wanted) for row in rows]
+                messages = _claimed_messages(queue, rows, queue_id, system, wanted, lease)
+            else:
+                messages = [_message(queue, row, queue_id, system, wanted) for row in rows]
+            if "AWSTraceHeader" in system:
+                add_trace_headers(messages, rows, _ATTRIBUTES_AT)
+            return messages
         # A claim that only cleared poison or expired messages out of the way tries again
         # at once, even a short poll: what they hid may be receivable now, and its own
         # writes wake no waiting (data_version counts other connections' commits only).
@@ -444,6 +449,8 @@ assert Q.CLAIMED_COLUMNS == (
 # Where a claim's rows hold the receive count (_claim reads them by position), and the
 # id first in both.
 _RECEIVED_COUNT_AT = tuple(Q.RECEIVED_COLUMNS).index("receive_count")
+_ATTRIBUTES_AT = tuple(Q.RECEIVED_COLUMNS).index("attributes")
+assert _ATTRIBUTES_AT == tuple(Q.CLAIMED_COLUMNS).index("attributes")
 _CLAIMED_COUNT_AT = tuple(Q.CLAIMED_COLUMNS).index("receive_count")
 _first, _second = operator.itemgetter(0), operator.itemgetter(1)  # a claimed row's id and message id
 assert tuple(Q.RECEIVED_COLUMNS)[0] == tuple(Q.CLAIMED_COLUMNS)[0] == "id"

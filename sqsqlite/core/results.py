@@ -109,6 +109,7 @@ class BatchResultErrorEntry:
     code: str
     message: str
     sender_fault: bool = True
+    hint: str | None = None  # sqsqlite's fuller explanation, beside SQS's own message
 
 
 class BatchResult(NamedTuple):

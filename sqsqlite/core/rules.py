@@ -54,10 +54,34 @@ def system_attributes(m: Message, wanted: set[str]) -> dict[str, str]:
     return {k: v for k, v in values.items() if k in wanted and v is not None}
 
 
+# The AWSTraceHeader a message was sent with is kept in its attributes column under a name no
+# message attribute can have (the AWS. prefix is refused), so that the column, the claim and the
+# move to a dead-letter queue carry it with no column of its own.
+TRACE_KEY = "AWS.TraceHeader"
+_TRACE_MARK = json.dumps(TRACE_KEY)
+
+
 def decode_attributes(text: str | None) -> dict[str, V.MessageAttribute]:
     if not text:
         return {}
-    return {name: V.MessageAttribute.from_json(data) for name, data in json.loads(text).items()}
+    stored = json.loads(text)
+    stored.pop(TRACE_KEY, None)
+    return {name: V.MessageAttribute.from_json(data) for name, data in stored.items()}
+
+
+def trace_header(text: str | None) -> str | None:
+    """The AWSTraceHeader kept in an attributes column, if any."""
+    if not text or _TRACE_MARK not in text:
+        return None
+    return json.loads(text).get(TRACE_KEY)
+
+
+def add_trace_headers(messages: list[Message], rows: list, attributes_at: int) -> None:
+    """Each message's AWSTraceHeader system attribute, from its row's attributes column."""
+    for message, row in zip(messages, rows):
+        trace = trace_header(row[attributes_at])
+        if trace is not None:
+            message.attributes["AWSTraceHeader"] = trace
 
 
 def nothing(name: str) -> bool:
@@ -72,10 +96,11 @@ def wanted_message_attributes(names: Iterable[str] | None) -> Callable[[str], bo
     if not names:
         return nothing
     names = V.name_list(names, "message attribute names")
-    if "All" in names or ".*" in names:
+    if "All" in names or ".*" in names or "*" in names:
         return everything
+    # As SQS: "Hel.*" returns Hello and Help.Me (the pattern's text before ".*" is the prefix).
     exact = {n for n in names if not n.endswith(".*")}
-    prefixes = tuple(n[:-1] for n in names if n.endswith(".*"))
+    prefixes = tuple(n[:-2] for n in names if n.endswith(".*"))
     return lambda name: name in exact or name.startswith(prefixes)
 
 
@@ -121,13 +146,15 @@ def prune_window(tx: Tx, row, now: int, window: int) -> int:
     return len(removed)
 
 
-def attributes_json(attributes: Mapping[str, V.MessageAttribute]) -> str | None:
-    """The messages.attributes column: JSON, or None for a message without attributes."""
+def attributes_json(attributes: Mapping[str, V.MessageAttribute], trace: str | None = None) -> str | None:
+    """The messages.attributes column: JSON, or None for a message without attributes (or trace header)."""
+    if trace is not None:
+        return json.dumps({**{k: v.to_json() for k, v in attributes.items()}, TRACE_KEY: trace})
     return json.dumps({k: v.to_json() for k, v in attributes.items()}) if attributes else None
 
 
 def no_queue(name: str) -> QueueDoesNotExist:
-    return QueueDoesNotExist(f"The queue {name!r} does not exist.")
+    return QueueDoesNotExist("The specified queue does not exist.", f"The queue {name!r} does not exist.")
 
 
 def message_row(queue_id, message_id, p: Prepared, sender_id, sent_at, visible_at) -> dict:
@@ -135,7 +162,7 @@ def message_row(queue_id, message_id, p: Prepared, sender_id, sent_at, visible_a
         "queue_id": queue_id,
         "message_id": message_id,
         "body": p.body,
-        "attributes": attributes_json(p.attributes),
+        "attributes": attributes_json(p.attributes, p.trace_header),
         "sender_id": sender_id,
         "sent_at": sent_at,
         "visible_at": visible_at,

@@ -34,7 +34,7 @@ class Prepared:
     class: one is built per message sent, and a dataclass's __init__ and __post_init__ cost
     twice as much."""
 
-    __slots__ = ("body", "body_bytes", "attributes", "delay", "group_id", "dedup_id", "entry_id", "size")
+    __slots__ = ("body", "body_bytes", "attributes", "delay", "group_id", "dedup_id", "entry_id", "size", "trace_header")
 
     def __init__(
         self,
@@ -45,6 +45,7 @@ class Prepared:
         group_id: str | None,
         dedup_id: str | None,
         entry_id: str | None = None,
+        trace_header: str | None = None,
     ):
         self.body = body
         self.body_bytes = body_bytes
@@ -55,9 +56,35 @@ class Prepared:
         self.entry_id: Any = entry_id  # a batch entry's Id (always set in a batch), None for a single send
         # Read by the batch total and again by the queue's MaximumMessageSize check.
         self.size = V.message_size(body_bytes, attributes)
+        self.trace_header = trace_header  # the AWSTraceHeader system attribute
 
 
-def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_id=None) -> Prepared:
+def trace_header(system: Any) -> str | None:
+    """The AWSTraceHeader of a send's MessageSystemAttributes (None without one)."""
+    if not system:
+        return None
+    if not isinstance(system, Mapping):
+        raise InvalidParameterValue(f"Invalid MessageSystemAttributes {V.shorten(system)}: expected a map with AWSTraceHeader.")
+    unknown = set(system) - {"AWSTraceHeader"}
+    if unknown:
+        raise InvalidParameterValue(
+            f"Message system attribute name '{sorted(map(str, unknown))[0]}' is invalid.",
+            f"Unknown message system attribute {', '.join(sorted(map(repr, unknown)))}; only AWSTraceHeader can be sent.",
+        )
+    value = system.get("AWSTraceHeader")
+    if value is None:
+        return None
+    text = value.get("StringValue") if isinstance(value, Mapping) else None
+    if not isinstance(text, str) or not text:
+        raise InvalidParameterValue(
+            "Message (system) attribute 'AWSTraceHeader' must contain a non-empty value of type 'String'.",
+            f"AWSTraceHeader must be given as {{'DataType': 'String', 'StringValue': ...}}, got {V.shorten(value)}.",
+        )
+    V.check_text("AWSTraceHeader", text)
+    return text
+
+
+def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_id=None, system_attributes=None) -> Prepared:
     body_bytes = V.message_body(body)
     attributes = V.message_attributes(message_attributes)
     delay = None if delay_seconds is None else V.delay_seconds(delay_seconds)
@@ -65,7 +92,7 @@ def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_
         group_id = V.dedup_id("MessageGroupId", group_id)
     if dedup_id is not None:
         dedup_id = V.dedup_id("MessageDeduplicationId", dedup_id)
-    return Prepared(body, body_bytes, attributes, delay, group_id, dedup_id, entry_id)
+    return Prepared(body, body_bytes, attributes, delay, group_id, dedup_id, entry_id, trace_header(system_attributes))
 
 
 def send_message(
@@ -76,6 +103,7 @@ def send_message(
     message_attributes: Mapping[str, Any] | None = None,
     message_group_id: str | None = None,
     message_deduplication_id: str | None = None,
+    message_system_attributes: Mapping[str, Any] | None = None,
 ) -> SendResult:
     """SendMessage: the message's id and digests (and its sequence number on a FIFO queue).
     A FIFO queue needs message_group_id, and a deduplication id unless the queue has
@@ -83,11 +111,21 @@ def send_message(
     # One of the two is set; Any spares the hot path the checks that would prove it to mypy.
     prepared: Any = None
     plain: Any = None
-    if delay_seconds is None and not message_attributes and message_group_id is None and message_deduplication_id is None:
+    if (
+        delay_seconds is None
+        and not message_attributes
+        and message_group_id is None
+        and message_deduplication_id is None
+        and not message_system_attributes
+    ):
         data = V.message_body(message_body)
         plain = _new_tuple(_Plain, ([None], [message_body], len(data)))
     else:
-        prepared = [_prepare(message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id)]
+        prepared = [
+            _prepare(
+                message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id, None, message_system_attributes
+            )
+        ]
     with queue.db.store.write(sending=True) as tx:
         row = queue_row(tx, queue.name)
         ids = None if plain is None else _insert_plain(queue, tx, row, plain)
@@ -123,15 +161,19 @@ def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
                         entry.get("MessageGroupId"),
                         entry.get("MessageDeduplicationId"),
                         entry_id=entry["Id"],
+                        system_attributes=entry.get("MessageSystemAttributes"),
                     )
                 )
             except SQSError as exc:
-                failed.append(BatchResultErrorEntry(entry["Id"], exc.code, exc.message, exc.sender_fault))
+                failed.append(BatchResultErrorEntry(entry["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
         V.check_batch_size(sum(p.size for p in prepared))
         if not prepared:
             return BatchResult([], failed)
     with queue.db.store.write(sending=True) as tx:
         row = queue_row(tx, queue.name)
+        if row["fifo"]:
+            prepared = prepared or _prepared_plain(plain)
+            _check_fifo_batch(queue, row, prepared)
         ids = None if plain is None else _insert_plain(queue, tx, row, plain)
         if ids is None:
             prepared = prepared or _prepared_plain(plain)
@@ -142,13 +184,28 @@ def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     successful = []
     for p, result in zip(prepared, results):
         if isinstance(result, SQSError):
-            failed.append(BatchResultErrorEntry(p.entry_id, result.code, result.message, result.sender_fault))
+            failed.append(BatchResultErrorEntry(p.entry_id, result.code, result.message, result.sender_fault, result.hint))
         else:
             successful.append(result)
     if failed:
         order = {e["Id"]: i for i, e in enumerate(entries)}
         failed.sort(key=lambda f: order[f.id])
     return BatchResult(successful, failed)
+
+
+def _check_fifo_batch(queue: Queue, row, prepared: list[Prepared]) -> None:
+    """SQS refuses a whole FIFO batch, not the one entry, when an entry lacks its group or
+    deduplication id."""
+    for p in prepared:
+        if p.group_id is None:
+            raise InvalidParameterValue(
+                "The request must contain the parameter MessageGroupId.", f"Entry {p.entry_id!r}: queue {queue.name!r} is a FIFO queue."
+            )
+        if p.dedup_id is None and not row["content_based_dedup"]:
+            raise InvalidParameterValue(
+                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+                f"Entry {p.entry_id!r} has no MessageDeduplicationId and queue {queue.name!r} has no ContentBasedDeduplication.",
+            )
 
 
 def _insert_plain(queue: Queue, tx: Tx, row, plain: _Plain) -> list[str] | None:
@@ -188,8 +245,10 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
         try:
             if p.size > max_size:
                 raise InvalidParameterValue(
+                    f"One or more parameters {'are invalid' if p.entry_id is None else 'cannot be validated'}. "
+                    f"Reason: Message must be shorter than {max_size} bytes.",
                     f"The message is {p.size} bytes (body plus message attributes); queue {queue.name!r} "
-                    f"allows 1 to {max_size} bytes (MaximumMessageSize)."
+                    f"allows 1 to {max_size} bytes (MaximumMessageSize).",
                 )
             if is_fifo:
                 results.append(_insert_fifo(queue, tx, row, p, now))
@@ -203,7 +262,7 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
         message_id = next(ids)
         # In Q.INSERT_STANDARD_COLUMNS order. A standard queue takes a MessageGroupId as SQS's
         # fair queues do (a tenant's label, returned on receive, ordering nothing).
-        values += (queue_id, message_id, p.body, attributes_json(p.attributes), sender, now, now + delay * 1000)
+        values += (queue_id, message_id, p.body, attributes_json(p.attributes, p.trace_header), sender, now, now + delay * 1000)
         groups.append(p.group_id)
         results.append(SendResult((message_id, p.body, p.attributes, None, p.entry_id)))
     if values:
@@ -223,16 +282,18 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
 
 def _insert_fifo(queue: Queue, tx: Tx, row, p: Prepared, now: int) -> SendResult:
     if p.group_id is None:
-        raise MissingParameter(f"The request must contain the parameter MessageGroupId: {queue.name!r} is a FIFO queue.")
-    if p.delay is not None:
+        raise MissingParameter("The request must contain the parameter MessageGroupId.", f"Queue {queue.name!r} is a FIFO queue.")
+    if p.delay:  # 0 is accepted, as SQS does: the queue's own delay applies
         raise InvalidParameterValue(
-            f"DelaySeconds {p.delay} is not allowed on a message sent to FIFO queue {queue.name!r}; set the queue's DelaySeconds instead."
+            f"Value {p.delay} for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.",
+            f"DelaySeconds {p.delay} is not allowed on a message sent to FIFO queue {queue.name!r}; set the queue's DelaySeconds instead.",
         )
     dedup = p.dedup_id
     if dedup is None:
         if not row["content_based_dedup"]:
             raise InvalidParameterValue(
-                f"The queue {queue.name!r} should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly."
+                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+                f"The queue {queue.name!r} should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly.",
             )
         dedup = hashlib.sha256(p.body_bytes).hexdigest()
     scope = p.group_id if row["dedup_scope"] == "messageGroup" else ""

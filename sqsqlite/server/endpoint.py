@@ -140,11 +140,19 @@ class Handler(BaseHTTPRequestHandler):
                 if not action:
                     raise wire.WireError("MissingAction", "The request must contain the parameter Action.")
                 if action not in MEMBERS and action not in UNSUPPORTED:
-                    raise wire.WireError(
-                        "InvalidAction", f"The action {V.shorten(action)} is not valid for this endpoint; supported: {', '.join(MEMBERS)}."
-                    )
+                    raise wire.WireError("InvalidAction", f"The action {action} is not valid for this web service.")
                 request = wire.query_request(params, action)
+                if request.get("AttributeNames") and "MessageSystemAttributeNames" in request:
+                    # SQS's query API answers AttributeNames alone when a receive gives both.
+                    del request["MessageSystemAttributeNames"]
             self._queue_from_path(path, action, request)
+            trace = self.headers.get("X-Amzn-Trace-Id")
+            if trace and action == "SendMessage":
+                # As SQS: the X-Ray header of a SendMessage becomes the message's AWSTraceHeader,
+                # unless the request gives one as a message system attribute.
+                system = request.setdefault("MessageSystemAttributes", {})
+                if isinstance(system, dict):
+                    system.setdefault("AWSTraceHeader", {"DataType": "String", "StringValue": trace})
             result = self._call(action, request)
         except SQSError as err:
             self._send_error(err, is_json, request_id)
@@ -167,6 +175,8 @@ class Handler(BaseHTTPRequestHandler):
         parts = [p for p in path.split("/") if p]
         if not parts:
             return
+        if parts[:-2] in (["queue"], [self.server.db.region], ["queue", self.server.db.region]):
+            parts = parts[-2:]  # the path-style URLs emulators give: /queue/<region>/<account>/<name>
         if len(parts) != 2:
             raise wire.WireError(
                 "InvalidAddress", f"The address {path!r} is not valid for this endpoint: use / or /<account>/<queue>.", 404
@@ -174,7 +184,8 @@ class Handler(BaseHTTPRequestHandler):
         account, name = parts
         if account != self.server.db.account_id:
             raise QueueDoesNotExist(
-                f"The queue {name!r} does not exist in account {account}; this endpoint serves account {self.server.db.account_id}."
+                "The specified queue does not exist.",
+                f"The queue {name!r} does not exist in account {account}; this endpoint serves account {self.server.db.account_id}.",
             )
         if "QueueUrl" in MEMBERS.get(action, ()) and not request.get("QueueUrl"):
             request["QueueUrl"] = name

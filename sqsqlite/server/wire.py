@@ -278,7 +278,9 @@ def _xml(parts: list[str], name: str, value: Any, action: str) -> None:
 
 def xml_response(action: str, result: Mapping[str, Any], request_id: str) -> bytes:
     parts = [f'<?xml version="1.0"?><{action}Response xmlns="{XML_NAMESPACE}">']
-    if action not in _NO_RESULT:
+    if action not in _NO_RESULT and not result:
+        parts.append(f"<{action}Result/>")  # as SQS writes an empty result (<ReceiveMessageResult/>)
+    elif action not in _NO_RESULT:
         parts.append(f"<{action}Result>")
         for k, v in result.items():
             _xml(parts, k, v, action)
@@ -290,8 +292,11 @@ def xml_response(action: str, result: Mapping[str, Any], request_id: str) -> byt
 def xml_error(err: SQSError, request_id: str) -> bytes:
     code, _, _ = error_parts(err)
     kind = "Sender" if err.sender_fault else "Receiver"
+    message = err.message
+    if err.code == "QueueDoesNotExist" and message == "The specified queue does not exist.":
+        message = "The specified queue does not exist for this wsdl version."  # SQS's query wording
     return (
         f'<?xml version="1.0"?><ErrorResponse xmlns="{XML_NAMESPACE}"><Error><Type>{kind}</Type>'
-        f"<Code>{_text(code)}</Code><Message>{_text(err.message)}</Message><Detail/></Error>"
+        f"<Code>{_text(code)}</Code><Message>{_text(message)}</Message><Detail/></Error>"
         f"<RequestId>{request_id}</RequestId></ErrorResponse>"
     ).encode()

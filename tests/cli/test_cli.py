@@ -320,12 +320,12 @@ def test_start_message_move_task_with_a_destination_and_a_rate(sq):
     assert task["DestinationArn"] == dest and task["MaxNumberOfMessagesPerSecond"] == 500
 
 
-def test_cancel_message_move_task_of_a_finished_task_is_an_unsupported_operation(sq):
+def test_cancel_message_move_task_of_a_finished_task_is_resource_not_found_as_in_sqs(sq):
     _, arn = _dead_letters(sq, 1)
     handle = sq.json("start-message-move-task", "--source-arn", arn)["TaskHandle"]
     r = sq("cancel-message-move-task", "--task-handle", handle, code=254)
     assert r.stderr.startswith(
-        "An error occurred (AWS.SimpleQueueService.UnsupportedOperation) when calling the CancelMessageMoveTask operation: "
+        "An error occurred (ResourceNotFoundException) when calling the CancelMessageMoveTask operation: Task does not exist."
     )
 
 
@@ -409,7 +409,7 @@ def test_a_missing_queue_prints_the_aws_error_line_and_exits_254(sq):
     line = _error(sq, "get-queue-url", "--queue-name", "Nope")
     assert (
         line
-        == "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the GetQueueUrl operation: The queue 'Nope' does not exist."
+        == "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the GetQueueUrl operation: The specified queue does not exist."
     )
 
 
@@ -464,7 +464,15 @@ def test_a_superseded_receipt_handle_is_refused(sq):
             ["send-message-batch", "--queue-url", "MyQueue", "--entries", "Id=no.dots,MessageBody=a"],
             "AWS.SimpleQueueService.InvalidBatchEntryId",
         ),
-        ([], ["cancel-message-move-task", "--task-handle", "nope"], "ResourceNotFoundException"),
+        (
+            [],
+            [
+                "cancel-message-move-task",
+                "--task-handle",
+                "eyJ0YXNrSWQiOiJ4Iiwic291cmNlQXJuIjoiYXJuOmF3czpzcXM6dXMtZWFzdC0xOjAwMDAwMDAwMDAwMDpub25lIn0=",
+            ],
+            "ResourceNotFoundException",
+        ),
         ([], ["start-message-move-task", "--source-arn", "arn:aws:sqs:us-east-1:000000000000:MyQueue"], "InvalidParameterValue"),
     ],
 )

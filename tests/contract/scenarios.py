@@ -166,10 +166,26 @@ def scenario_tags_are_added_listed_and_removed(w: World):
 
 
 @scenario
-def scenario_actions_sqsqlite_does_not_offer_fail_with_unsupported_operation(w: World):
+def scenario_permissions_are_kept_as_statements_of_the_queue_policy(w: World):
     url = w.queue("perm")
-    with expect_error(w.client, "UnsupportedOperation"):
+    arn = w.arn(url)
+    w.client.add_permission(QueueUrl=url, Label="l", AWSAccountIds=["111111111111"], Actions=["SendMessage"])
+    policy = json.loads(w.attrs(url, "Policy")["Policy"])
+    assert policy["Statement"] == [
+        {
+            "Sid": "l",
+            "Effect": "Allow",
+            "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
+            "Action": "SQS:SendMessage",
+            "Resource": arn,
+        }
+    ]
+    with expect_error(w.client, "InvalidParameterValue"):
         w.client.add_permission(QueueUrl=url, Label="l", AWSAccountIds=["111111111111"], Actions=["SendMessage"])
+    w.client.remove_permission(QueueUrl=url, Label="l")
+    assert "Policy" not in w.attrs(url, "Policy")
+    with expect_error(w.client, "InvalidParameterValue"):
+        w.client.remove_permission(QueueUrl=url, Label="l")
 
 
 # ---------------------------------------------------------------------- sending and receiving
@@ -541,7 +557,7 @@ def scenario_a_redrive_policy_must_name_an_existing_queue_of_the_same_kind(w: Wo
     fifo = w.fifo("dl")
     with expect_error(w.client, "InvalidParameterValue"):
         w.queue("std", RedrivePolicy=json.dumps({"deadLetterTargetArn": w.arn(fifo), "maxReceiveCount": 3}))
-    with expect_error(w.client, "InvalidAttributeValue"):
+    with expect_error(w.client, "InvalidParameterValue"):  # SQS's code for any bad RedrivePolicy
         w.queue("std2", RedrivePolicy=json.dumps({"deadLetterTargetArn": w.arn(fifo), "maxReceiveCount": 1001}))
 
 
@@ -563,7 +579,9 @@ def scenario_a_move_task_returns_dead_letters_to_their_source(w: World):
     assert task["Status"] == "COMPLETED" and task["ApproximateNumberOfMessagesMoved"] == 1
     assert w.bodies(src) == ["back"]
     with expect_error(w.client, "ResourceNotFoundException"):
-        w.client.cancel_message_move_task(TaskHandle=handle + "x")
+        w.client.cancel_message_move_task(TaskHandle=handle)  # finished: no task to cancel
+    with expect_error(w.client, "InvalidParameterValue"):
+        w.client.cancel_message_move_task(TaskHandle=handle + "x")  # not a handle at all
     with expect_error(w.client, "InvalidParameterValue"):
         w.client.start_message_move_task(SourceArn=w.arn(src))  # not a dead-letter queue
 

@@ -42,9 +42,8 @@ def cli_world(tmp_path):
 
 # Scenarios the CLI cannot express, each with the reason; the rest run through it unchanged.
 CLI_CANNOT = {
-    scenarios.scenario_actions_sqsqlite_does_not_offer_fail_with_unsupported_operation: (
-        "the CLI has no add-permission/remove-permission commands (sqsqlite offers no permissions), "
-        "so there is no command to fail with UnsupportedOperation; `sqsqlite add-permission` is a usage error"
+    scenarios.scenario_permissions_are_kept_as_statements_of_the_queue_policy: (
+        "the CLI has no add-permission/remove-permission commands yet; the action layer, the client and both HTTP protocols have them"
     ),
 }
 

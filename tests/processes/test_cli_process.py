@@ -76,7 +76,7 @@ def test_an_unknown_queue_in_a_real_process_exits_254_with_one_line(sh):
     proc = sh("sqsqlite get-queue-url --queue-name missing", code=254)
     assert (
         proc.stderr
-        == "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the GetQueueUrl operation: The queue 'missing' does not exist.\n"
+        == "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the GetQueueUrl operation: The specified queue does not exist.\n"
     )
 
 

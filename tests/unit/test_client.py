@@ -360,11 +360,12 @@ def test_errors_raise_what_boto3_raises(local, aws, case):
             "QueueDeletedRecently",
             "AWS.SimpleQueueService.QueueDeletedRecently",
         ),
-        (lambda c: c.cancel_message_move_task(TaskHandle="nope"), "ResourceNotFoundException", "ResourceNotFoundException"),
         (
-            lambda c: c.add_permission(QueueUrl="q", Label="l", AWSAccountIds=["123456789012"], Actions=["SendMessage"]),
-            "UnsupportedOperation",
-            "AWS.SimpleQueueService.UnsupportedOperation",
+            lambda c: c.cancel_message_move_task(
+                TaskHandle="eyJ0YXNrSWQiOiJ4Iiwic291cmNlQXJuIjoiYXJuOmF3czpzcXM6dXMtZWFzdC0xOjAwMDAwMDAwMDAwMDpub25lIn0="
+            ),
+            "ResourceNotFoundException",
+            "ResourceNotFoundException",
         ),
     ],
 )

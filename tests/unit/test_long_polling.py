@@ -62,7 +62,7 @@ def test_wait_time_seconds_is_0_to_20(db, bad):
     q = db.create_queue("lp6")
     with pytest.raises(InvalidParameterValue) as err:
         q.receive_message(wait_time_seconds=bad)
-    assert "0 to 20" in err.value.message
+    assert "0 to 20" in str(err.value)
 
 
 # ------------------------------------------------------------------ real time, bounded

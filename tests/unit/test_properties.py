@@ -82,7 +82,7 @@ class World:
         with pytest.raises(SQSError) as err:
             call()
         assert err.value.code in codes, err.value
-        assert err.value.message
+        assert str(err.value)
         assert snapshot(self.path) == before
         return err.value
 
@@ -96,8 +96,8 @@ def world(tmp_path_factory):
 
 def names_value_and_range(err, value, low, high):
     if len(repr(value)) <= 50:
-        assert repr(value) in err.message or str(value) in err.message
-    assert str(low) in err.message and str(high) in err.message
+        assert repr(value) in str(err) or str(value) in str(err)
+    assert str(low) in str(err) and str(high) in str(err)
 
 
 # ------------------------------------------------------------------ queue names
@@ -144,7 +144,7 @@ def test_a_body_with_a_forbidden_character_is_refused_naming_the_code_point(worl
     bad = next(c for c in body if not (c in "\t\n\r" or " " <= c <= "\ud7ff" or "\ue000" <= c <= "\ufffd" or c >= "\U00010000"))
     if where == "send":
         err = world.rejects(lambda: world.std.send_message(body), "InvalidMessageContents")
-        assert f"U+{ord(bad):04X}" in err.message
+        assert f"U+{ord(bad):04X}" in str(err)
     else:
         result = world.std.send_message_batch([{"Id": "only", "MessageBody": body}])  # checked by rejects below
         assert [f.code for f in result.failed] == ["InvalidMessageContents"] and result.successful == []
@@ -164,7 +164,7 @@ def test_a_body_one_byte_or_more_over_maximum_message_size_is_refused_naming_the
     body = char * ((1024 + extra + size - 1) // size)
     assert len(body.encode()) > 1024
     err = world.rejects(lambda: world.small.send_message(body), "InvalidParameterValue")
-    assert "1024" in err.message
+    assert "1024" in str(err)
 
 
 @SETTINGS
@@ -244,7 +244,7 @@ def test_an_invalid_message_attribute_type_or_value_is_refused(world, value):
 def test_more_than_ten_message_attributes_are_refused(world, n):
     attrs = {f"a{i}": "v" for i in range(n)}
     err = world.rejects(lambda: world.std.send_message("b", message_attributes=attrs), "InvalidParameterValue")
-    assert str(n) in err.message and "10" in err.message
+    assert str(n) in str(err) and "10" in str(err)
 
 
 # ------------------------------------------------------------------ numbers outside every range
@@ -289,14 +289,14 @@ def test_a_queue_attribute_outside_its_range_is_refused_naming_the_range(world, 
     else:
         call = lambda: world.std.set_queue_attributes({attribute: value})  # noqa: E731
     err = world.rejects(call, "InvalidAttributeValue")
-    assert r.describe() in err.message
+    assert r.describe() in str(err)
 
 
 @SETTINGS
 @given(count=st.one_of(out_of(1, D.MAX_RECEIVE_COUNT), NOT_INT))
 def test_a_redrive_policy_with_max_receive_count_outside_1_to_1000_is_refused(world, count):
     policy = {"deadLetterTargetArn": world.dlq.arn, "maxReceiveCount": count}
-    world.rejects(lambda: world.std.set_queue_attributes({"RedrivePolicy": policy}), "InvalidAttributeValue")
+    world.rejects(lambda: world.std.set_queue_attributes({"RedrivePolicy": policy}), "InvalidParameterValue")
 
 
 @SETTINGS
@@ -359,12 +359,12 @@ def test_a_malformed_batch_is_refused_as_a_whole(world, kind, shape, data):
 def test_a_batch_over_one_mebibyte_in_total_is_refused(world, sizes):
     entries = [{"Id": f"e{i}", "MessageBody": "x" * n} for i, n in enumerate(sizes)]
     err = world.rejects(lambda: world.std.send_message_batch(entries), "BatchRequestTooLong")
-    assert str(D.MAX_BATCH_PAYLOAD) in err.message
+    assert str(D.MAX_BATCH_PAYLOAD) in str(err)
 
 
 BAD_ENTRY = st.one_of(
     BAD_TEXT.map(lambda b: ({"MessageBody": b}, "InvalidMessageContents")),
-    st.just(({"MessageBody": ""}, "InvalidParameterValue")),
+    st.just(({"MessageBody": ""}, "MissingParameter")),
     st.just(({}, "MissingParameter")),
     out_of(0, 900).map(lambda d: ({"MessageBody": "b", "DelaySeconds": d}, "InvalidParameterValue")),
     BAD_ATTRIBUTE_VALUE.map(lambda v: ({"MessageBody": "b", "MessageAttributes": {"a": v}}, "InvalidParameterValue")),

@@ -64,7 +64,7 @@ def test_creating_a_queue_again_with_different_attributes_is_queue_already_exist
     db.create_queue("taken", attributes={"VisibilityTimeout": "45"})
     with pytest.raises(QueueAlreadyExists) as err:
         db.create_queue("taken", attributes={"VisibilityTimeout": "46"})
-    assert "VisibilityTimeout" in err.value.message and "45" in err.value.message
+    assert "VisibilityTimeout" in str(err.value) and "45" in str(err.value)
     assert err.value.code == "QueueAlreadyExists"
     assert db.queue("taken").get_queue_attributes(["VisibilityTimeout"]) == {"VisibilityTimeout": "45"}
 
@@ -75,7 +75,7 @@ def test_a_queue_name_is_1_to_80_characters_of_letters_digits_hyphen_underscore(
     for bad in ("a" * 81, "has space", "dot.name", "ümlaut", "slash/name"):
         with pytest.raises(InvalidParameterValue) as err:
             db.create_queue(bad)
-        assert "80" in err.value.message
+        assert "80" in str(err.value)
     assert len(db.list_queues()[0]) == 2
 
 
@@ -91,7 +91,7 @@ def test_a_deleted_queue_is_gone_and_its_name_is_reusable_only_after_60_seconds(
     clock.advance(59.999)
     with pytest.raises(QueueDeletedRecently) as err:
         db.create_queue("short-lived")
-    assert "60" in err.value.message
+    assert "60" in str(err.value)
     clock.advance(0.001)
     again = db.create_queue("short-lived")
     # The new queue starts empty: the old queue's messages went with it.
@@ -101,7 +101,7 @@ def test_a_deleted_queue_is_gone_and_its_name_is_reusable_only_after_60_seconds(
 def test_deleting_a_queue_that_does_not_exist_is_queue_does_not_exist(db):
     with pytest.raises(QueueDoesNotExist) as err:
         db.delete_queue("never-was")
-    assert "never-was" in err.value.message
+    assert "never-was" in str(err.value)
 
 
 # ------------------------------------------------------------------ list and URLs
@@ -153,7 +153,7 @@ def test_list_queues_rejects_max_results_outside_1_to_1000(db):
     for bad in (0, 1001, "x"):
         with pytest.raises(InvalidParameterValue) as err:
             db.list_queues(max_results=bad)
-        assert "1 to 1000" in err.value.message
+        assert "1 to 1000" in str(err.value)
 
 
 def test_get_queue_url_returns_endpoint_account_and_name(db):
@@ -196,7 +196,7 @@ def test_every_integer_attribute_accepts_its_bounds_and_refuses_one_past_them(db
     for bad in (r.low - 1, r.high + 1, "ten", "1.5"):
         with pytest.raises(InvalidAttributeValue) as err:
             q.set_queue_attributes({name: bad})
-        assert f"{r.low} to {r.high}" in err.value.message and repr(bad) in err.value.message
+        assert f"{r.low} to {r.high}" in str(err.value) and repr(bad) in str(err.value)
         with pytest.raises(InvalidAttributeValue):
             db.create_queue(f"bad-{name}", attributes={name: bad})
     assert q.get_queue_attributes([name]) == {name: str(r.high)}
@@ -208,10 +208,10 @@ def test_an_unknown_or_read_only_attribute_name_is_invalid_attribute_name(db):
     for bad in ("Visibility", "ApproximateNumberOfMessages", "QueueArn"):
         with pytest.raises(InvalidAttributeName) as err:
             q.set_queue_attributes({bad: "1"})
-        assert bad in err.value.message
+        assert bad in str(err.value)
     with pytest.raises(InvalidAttributeName) as err:
         q.get_queue_attributes(["NoSuchThing"])
-    assert "NoSuchThing" in err.value.message
+    assert "NoSuchThing" in str(err.value)
 
 
 def test_fifo_queue_cannot_be_set_after_creation(db):
@@ -221,9 +221,22 @@ def test_fifo_queue_cannot_be_set_after_creation(db):
 
 
 def test_passthrough_attributes_are_stored_and_returned_as_given(db):
-    q = db.create_queue("kms", attributes={"KmsMasterKeyId": "alias/aws/sqs", "SqsManagedSseEnabled": "true"})
-    attrs = q.get_queue_attributes(["KmsMasterKeyId", "SqsManagedSseEnabled"])
-    assert attrs == {"KmsMasterKeyId": "alias/aws/sqs", "SqsManagedSseEnabled": "true"}
+    q = db.create_queue("kms", attributes={"KmsMasterKeyId": "alias/aws/sqs", "KmsDataKeyReusePeriodSeconds": "600"})
+    attrs = q.get_queue_attributes(["KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled"])
+    assert attrs == {"KmsMasterKeyId": "alias/aws/sqs", "KmsDataKeyReusePeriodSeconds": "600", "SqsManagedSseEnabled": "false"}
+
+
+def test_a_new_queue_is_encrypted_by_sqs_until_a_kms_key_is_set_and_the_two_exclude_each_other(db):
+    q = db.create_queue("sse")
+    assert q.get_queue_attributes(["All"])["SqsManagedSseEnabled"] == "true"
+    with pytest.raises(InvalidAttributeName, match="You can use one type of server-side encryption"):
+        q.set_queue_attributes({"KmsMasterKeyId": "k", "SqsManagedSseEnabled": "true"})
+    q.set_queue_attributes({"KmsMasterKeyId": "k", "KmsDataKeyReusePeriodSeconds": "6000"})
+    assert q.get_queue_attributes(["SqsManagedSseEnabled", "KmsMasterKeyId"]) == {"SqsManagedSseEnabled": "false", "KmsMasterKeyId": "k"}
+    q.set_queue_attributes({"KmsMasterKeyId": "", "KmsDataKeyReusePeriodSeconds": "300"})
+    attrs = q.get_queue_attributes(["All"])
+    assert "KmsMasterKeyId" not in attrs and "KmsDataKeyReusePeriodSeconds" not in attrs
+    assert attrs["SqsManagedSseEnabled"] == "false"
 
 
 def test_get_queue_attributes_returns_only_the_names_asked_for(db):
@@ -264,7 +277,7 @@ def test_more_than_50_tags_is_refused_and_changes_nothing(db):
     q = db.create_queue("many-tags", tags={"keep": "1"})
     with pytest.raises(InvalidParameterValue) as err:
         q.tag_queue({f"k{i}": "v" for i in range(50)})
-    assert "50" in err.value.message
+    assert "50" in str(err.value)
     assert q.list_queue_tags() == {"keep": "1"}
 
 
@@ -283,7 +296,7 @@ def test_purge_deletes_every_message_and_a_second_purge_within_60_seconds_is_ref
     clock.advance(59)
     with pytest.raises(PurgeQueueInProgress) as err:
         q.purge_queue()
-    assert "60" in err.value.message
+    assert "60" in str(err.value)
     # The refused purge changed nothing.
     assert [m.body for m in q.receive_message()] == ["after purge"]
     clock.advance(1)
@@ -297,7 +310,7 @@ def test_purge_deletes_every_message_and_a_second_purge_within_60_seconds_is_ref
 def test_a_redrive_policy_needs_an_existing_dead_letter_queue(db):
     with pytest.raises(InvalidParameterValue) as err:
         db.create_queue("src", attributes={"RedrivePolicy": _redrive(db, "missing-dlq")})
-    assert "missing-dlq" in err.value.message
+    assert "missing-dlq" in str(err.value)
     with pytest.raises(QueueDoesNotExist):
         db.queue("src")
     q = db.create_queue("src2")
@@ -320,11 +333,11 @@ def test_a_dead_letter_queue_must_be_the_same_type_as_its_source(db):
     db.create_queue("fifo-dlq.fifo", attributes={"FifoQueue": "true"})
     with pytest.raises(InvalidParameterValue) as err:
         db.create_queue("std-src", attributes={"RedrivePolicy": _redrive(db, "fifo-dlq.fifo")})
-    assert "standard" in err.value.message
+    assert "standard" in str(err.value)
     db.create_queue("std-dlq")
     with pytest.raises(InvalidParameterValue) as err:
         db.create_queue("fifo-src.fifo", attributes={"FifoQueue": "true", "RedrivePolicy": _redrive(db, "std-dlq")})
-    assert "FIFO" in err.value.message
+    assert "FIFO" in str(err.value)
 
 
 def test_a_queue_cannot_be_its_own_dead_letter_queue(db):
@@ -337,16 +350,16 @@ def test_a_queue_cannot_be_its_own_dead_letter_queue(db):
 def test_max_receive_count_must_be_1_to_1000(db, count):
     db.create_queue("dlq")
     q = db.create_queue("src")
-    with pytest.raises(InvalidAttributeValue) as err:
+    with pytest.raises(InvalidParameterValue) as err:
         q.set_queue_attributes({"RedrivePolicy": json.dumps({"deadLetterTargetArn": db.queue_arn("dlq"), "maxReceiveCount": count})})
-    assert "1 to 1000" in err.value.message
+    assert f"Reason: Invalid value for maxReceiveCount: {count}, valid values are from 1 to 1000 both inclusive." in err.value.message
 
 
 def test_redrive_allow_policy_deny_all_refuses_every_source(db):
     db.create_queue("closed", attributes={"RedriveAllowPolicy": json.dumps({"redrivePermission": "denyAll"})})
     with pytest.raises(InvalidParameterValue) as err:
         db.create_queue("src", attributes={"RedrivePolicy": _redrive(db, "closed")})
-    assert "RedriveAllowPolicy" in err.value.message
+    assert "RedriveAllowPolicy" in str(err.value)
 
 
 def test_redrive_allow_policy_by_queue_allows_only_the_listed_sources(db):
@@ -385,3 +398,29 @@ def test_a_policy_is_checked_as_json_and_returned_exactly_as_given(db):
         q.set_queue_attributes({"Policy": "[1, 2]"})
     q.set_queue_attributes({"Policy": ""})
     assert "Policy" not in q.get_queue_attributes(["All"])
+
+
+def test_permissions_are_statements_of_the_policy_attribute_named_by_their_labels(db):
+    q = db.create_queue("shared")
+    q.add_permission("both", ["111111111111", "222222222222"], ["SendMessage", "ReceiveMessage"])
+    q.add_permission("one", ["111111111111"], ["*"])
+    policy = json.loads(q.get_queue_attributes(["Policy"])["Policy"])
+    assert policy["Version"] == "2008-10-17" and policy["Id"] == f"{q.arn}/SQSDefaultPolicy"
+    assert policy["Statement"][0]["Principal"] == {"AWS": ["arn:aws:iam::111111111111:root", "arn:aws:iam::222222222222:root"]}
+    assert policy["Statement"][0]["Action"] == ["SQS:SendMessage", "SQS:ReceiveMessage"]
+    assert policy["Statement"][1] == {
+        "Sid": "one",
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
+        "Action": "SQS:*",
+        "Resource": q.arn,
+    }
+    with pytest.raises(InvalidParameterValue, match="Value one for parameter Label is invalid. Reason: Already exists."):
+        q.add_permission("one", ["111111111111"], ["SendMessage"])
+    with pytest.raises(InvalidParameterValue, match="for parameter ActionName is invalid"):
+        q.add_permission("bad", ["111111111111"], ["Explode"])
+    q.remove_permission("both")
+    q.remove_permission("one")
+    assert q.get_queue_attributes(["Policy"]) == {}
+    with pytest.raises(InvalidParameterValue, match="Reason: can't find label."):
+        q.remove_permission("one")
