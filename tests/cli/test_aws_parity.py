@@ -86,7 +86,7 @@ _TOKEN = re.compile(r"eyJOZXh0VG9rZW4i[A-Za-z0-9+/]*=*")
 _NORMALISE = [
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<id>"),
     (re.compile(r"\b[0-9a-f]{130}\b"), "<receipt-handle>"),
-    (re.compile(r"eyJxIj[A-Za-z0-9_=-]+"), "<task-handle>"),
+    (re.compile(r"eyJ0YXNrSWQi[A-Za-z0-9+/_=-]+"), "<task-handle>"),  # SQS's: base64 JSON of taskId and sourceArn
     (re.compile(r"\b1[0-9]{12}\b"), "<epoch-ms>"),
     (re.compile(r"\b1[0-9]{9}\b"), "<epoch-s>"),
 ]
