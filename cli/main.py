@@ -102,6 +102,8 @@ class Group(click.Group):
             rv = super().main(args, prog_name or "sqsqlite", complete_var, standalone_mode=False, **extra)
         except OperationError as err:
             click.echo(err.line(), err=True)
+            if err.hint():
+                click.echo(err.hint(), err=True)
             sys.exit(EXIT_SERVICE)
         except click.UsageError as err:
             err.show()

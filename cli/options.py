@@ -41,6 +41,12 @@ class OperationError(Exception):
         message = _LINE_BREAK.sub(lambda m: m.group().encode("unicode_escape").decode(), self.error.message)
         return f"An error occurred ({code}) when calling the {self.operation} operation: {message}"
 
+    def hint(self) -> str | None:
+        """sqsqlite's fuller explanation, for a second line after SQS's own (the first line is
+        what the aws CLI prints, for scripts that match it)."""
+        hint = self.error.hint
+        return None if not hint else "hint: " + _LINE_BREAK.sub(" ", hint)
+
 
 EXIT_OTHER = 255  # the aws CLI's code for anything that is neither bad usage nor an SQS error
 

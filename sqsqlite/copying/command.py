@@ -99,7 +99,7 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
             print(file=sys.stderr)
             raise click.ClickException(str(exc)) from None
         except SQSError as exc:  # this database's side: a queue that is not there, a record refused
-            raise _SQSFailure(f"{exc.code}: {exc.message}") from None
+            raise _SQSFailure(f"{exc.code}: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

@@ -401,7 +401,8 @@ def test_text_output_follows_the_aws_cli_rules(sq):
 def _error(sq, *args: str) -> str:
     r = sq(*args, code=254)
     assert r.stdout == ""
-    [line] = r.stderr.splitlines()
+    line, *hint = r.stderr.splitlines()  # SQS's error as aws prints it, then at most sqsqlite's hint
+    assert hint == [] or (len(hint) == 1 and hint[0].startswith("hint: ")), r.stderr
     return line
 
 

@@ -89,7 +89,7 @@ class CliWorld:
         assert result.exit_code == EXIT_SERVICE, (result.exit_code, result.stdout, result.stderr)
         assert result.stdout == ""
         lines = result.stderr.splitlines()
-        assert len(lines) == 1, result.stderr
+        assert len(lines) == 1 or (len(lines) == 2 and lines[1].startswith("hint: ")), result.stderr
         m = ERROR_LINE.fullmatch(lines[0])
         assert m, lines[0]
         assert code_from_wire(m["wire"]) in codes, lines[0]

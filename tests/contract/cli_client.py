@@ -105,7 +105,8 @@ class CliClient:
             return response
         if result.exit_code == EXIT_SERVICE:
             lines = result.stderr.splitlines()
-            assert len(lines) == 1, f"an SQS error is one line on stderr: {result.stderr!r}"
+            # SQS's error as the aws CLI prints it, then at most sqsqlite's hint
+            assert len(lines) == 1 or (len(lines) == 2 and lines[1].startswith("hint: ")), result.stderr
             m = ERROR_LINE.fullmatch(lines[0])
             assert m and m["operation"] == action, lines[0]
             code = errors.code_from_wire(m["wire"])

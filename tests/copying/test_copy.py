@@ -252,8 +252,11 @@ def test_a_copy_to_an_endpoint_that_is_not_there_fails_in_one_line(tmp_path, rem
     assert "could not create queue orders" in done.stderr
 
 
-def test_copying_a_queue_this_database_does_not_hold_is_an_sqs_error_in_one_line(tmp_path, remote):
+def test_copying_a_queue_this_database_does_not_hold_is_an_sqs_error_with_a_hint(tmp_path, remote):
     endpoint, env, client = remote
     sqsqlite.connect(str(tmp_path / "q.db")).close()
     done = cli("copy", "--db", str(tmp_path / "q.db"), "--to-endpoint-url", endpoint, "--queue-url", "nope", env=env, code=254)
-    assert done.stderr.strip().endswith("QueueDoesNotExist: The queue 'nope' does not exist.") and "unexpected" not in done.stderr
+    assert done.stderr.splitlines() == [
+        "Error: QueueDoesNotExist: The specified queue does not exist.",
+        "hint: The queue 'nope' does not exist.",
+    ]

@@ -53,7 +53,7 @@ def test_every_seed_command_runs_verbatim_with_sqsqlite_in_place_of_aws_sqs(sh):
     failed = sh(change, code=254)
     assert failed.stdout == ""
     assert failed.stderr.startswith("An error occurred (ReceiptHandleIsInvalid) when calling the ChangeMessageVisibility operation: ")
-    assert len(failed.stderr.splitlines()) == 1
+    assert failed.stderr.splitlines()[1:] == ["hint: The receipt handle 'AQEB...' is not valid: it is not one sqsqlite issued."]
     # ... and with a real handle in its place the same command hides the message for 300 s.
     sh("sqsqlite send-message --queue-url MyQueue --message-body work")
     [msg] = json.loads(sh("sqsqlite receive-message --queue-url MyQueue").stdout)["Messages"]
@@ -72,11 +72,11 @@ def test_a_usage_error_in_a_real_process_exits_252_with_clicks_message(sh):
     assert "Missing option '--message-body'" in proc.stderr and proc.stdout == ""
 
 
-def test_an_unknown_queue_in_a_real_process_exits_254_with_one_line(sh):
+def test_an_unknown_queue_in_a_real_process_exits_254_with_sqss_line_then_sqsqlites_hint(sh):
     proc = sh("sqsqlite get-queue-url --queue-name missing", code=254)
-    assert (
-        proc.stderr
-        == "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the GetQueueUrl operation: The specified queue does not exist.\n"
+    assert proc.stderr == (
+        "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the GetQueueUrl operation: The specified queue does not exist.\n"
+        "hint: The queue 'missing' does not exist.\n"
     )
 
 
