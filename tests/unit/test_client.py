@@ -414,3 +414,16 @@ def test_the_client_follows_the_sqs_lifecycle_on_a_manual_clock(local, clock):
     with pytest.raises(local.exceptions.ReceiptHandleIsInvalid):
         local.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
     local.delete_message(QueueUrl=url, ReceiptHandle=again["ReceiptHandle"])
+
+
+def test_a_client_error_carries_sqss_text_in_its_response_and_sqsqlites_hint_beside_it(tmp_path):
+    import sqsqlite
+
+    sqs = sqsqlite.client(str(tmp_path / "c.db"))
+    try:
+        sqs.get_queue_url(QueueName="nope")
+    except sqs.exceptions.QueueDoesNotExist as err:
+        assert err.response["Error"]["Message"] == "The specified queue does not exist."
+        assert err.hint == "The queue 'nope' does not exist."
+    else:
+        raise AssertionError("no error")
