@@ -31,7 +31,6 @@ import string
 import uuid
 from datetime import datetime, timezone
 from queue import Empty
-from time import monotonic, sleep
 from typing import Any
 
 from kombu.log import get_logger
@@ -41,6 +40,7 @@ from kombu.utils.json import dumps, loads
 import sqsqlite
 from sqsqlite import defaults as D
 from sqsqlite import errors
+from sqsqlite.clock import SYSTEM_CLOCK, Clock
 
 logger = get_logger(__name__)
 
@@ -374,12 +374,14 @@ class Transport(virtual.Transport):
     def __init__(self, client: Any, **kwargs: Any) -> None:
         super().__init__(client, **kwargs)
         self.database: sqsqlite.Database | None = None
+        # Every wait and deadline reads the database's clock, so a test's ManualClock moves
+        # them all (a long poll then advances it instead of sleeping).
+        self.clock: Clock = client.transport_options.get("clock") or SYSTEM_CLOCK
 
     @property
     def db(self) -> sqsqlite.Database:
         if self.database is None:
-            options = {"clock": self.client.transport_options["clock"]} if "clock" in self.client.transport_options else {}
-            self.database = sqsqlite.connect(database_path(self.client.hostname), **options)
+            self.database = sqsqlite.connect(database_path(self.client.hostname), clock=self.clock)
         return self.database
 
     def establish_connection(self) -> Any:
@@ -400,19 +402,20 @@ class Transport(virtual.Transport):
     def drain_events(self, connection: Any, timeout: float | None = None) -> None:
         """Deliver one receive's messages. Channels wait through the engine, so there is no
         polling interval; only a channel whose prefetch is full is looked at again shortly."""
-        deadline = None if timeout is None else monotonic() + timeout
+        clock = self.clock
+        deadline = None if timeout is None else clock.now_ms() + timeout * 1000
         while True:
-            remaining = None if deadline is None else max(0.0, deadline - monotonic())
+            remaining = None if deadline is None else max(0.0, (deadline - clock.now_ms()) / 1000)
             try:
                 self.cycle.get(self.deliver, timeout=remaining)
                 return
             except Empty:
                 pass
-            if deadline is not None and monotonic() >= deadline:
+            if deadline is not None and clock.now_ms() >= deadline:
                 raise socket.timeout()
             if not any(c.consuming and c.qos.can_consume() for c in self.channels):
                 # Nothing to wait for in the database: room comes from acks in this process.
-                sleep(D.LONG_POLL_MAX_INTERVAL if remaining is None else min(D.LONG_POLL_MAX_INTERVAL, remaining))
+                clock.sleep(D.LONG_POLL_MAX_INTERVAL if remaining is None else min(D.LONG_POLL_MAX_INTERVAL, remaining))
 
     @property
     def default_connection_params(self) -> dict[str, Any]:
@@ -425,7 +428,7 @@ def database_path(url: str | None) -> str | None:
         return None
     _, sep, rest = url.partition("://")
     path = rest if sep else url
-    if sep:
+    if sep and path:
         if not path.startswith("/"):
             raise ValueError(f"{url!r}: expected sqsqlite:///relative/path.db or sqsqlite:////absolute/path.db")
         path = path[1:]
