@@ -400,8 +400,10 @@ class Transport(virtual.Transport):
         self.on_message_ready(None, payload, queue)
 
     def drain_events(self, connection: Any, timeout: float | None = None) -> None:
-        """Deliver one receive's messages. Channels wait through the engine, so there is no
-        polling interval; only a channel whose prefetch is full is looked at again shortly."""
+        """Deliver one receive's messages, or raise socket.timeout after one long poll found
+        none (of up to ``wait_time_seconds``, or ``timeout`` if shorter; with no timeout, poll
+        again). Channels wait through the engine, so there is no polling interval; only while
+        every channel's prefetch is full is it looked at again every few milliseconds."""
         clock = self.clock
         deadline = None if timeout is None else clock.now_ms() + timeout * 1000
         while True:
@@ -411,9 +413,12 @@ class Transport(virtual.Transport):
                 return
             except Empty:
                 pass
-            if deadline is not None and clock.now_ms() >= deadline:
+            waited = any(c.consuming and c.qos.can_consume() for c in self.channels)
+            if deadline is not None and (waited or clock.now_ms() >= deadline):
+                # Returning after the long poll rather than at the deadline lets a caller such as
+                # Celery's worker loop see a shutdown within wait_time_seconds.
                 raise socket.timeout()
-            if not any(c.consuming and c.qos.can_consume() for c in self.channels):
+            if not waited:
                 # Nothing to wait for in the database: room comes from acks in this process.
                 clock.sleep(D.LONG_POLL_MAX_INTERVAL if remaining is None else min(D.LONG_POLL_MAX_INTERVAL, remaining))
 
