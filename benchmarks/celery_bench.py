@@ -112,7 +112,13 @@ def _publish(broker: Broker, n: int) -> float:
 
 def _consume(broker: Broker, n: int, workdir: Path, pool: str, concurrency: int, timeout: float) -> dict:
     log = workdir / "done.log"
-    env = {**os.environ, "PYTHONPATH": str(workdir), "BENCH_BROKER": broker.url, "BENCH_OPTIONS": json.dumps(broker.options), "BENCH_LOG": str(log)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(workdir),
+        "BENCH_BROKER": broker.url,
+        "BENCH_OPTIONS": json.dumps(broker.options),
+        "BENCH_LOG": str(log),
+    }
     command = [sys.executable, "-m", "celery", "-A", "bench_tasks", "worker", "-P", pool, "-l", "warning"]
     command += ["--without-mingle", "--without-gossip", "--without-heartbeat"]
     if pool != "solo":
@@ -170,7 +176,8 @@ def run(tasks: int = 2000, rounds: int = 3, pool: str = "solo", concurrency: int
         for name in brokers:
             if name != "sqsqlite://":
                 ratios[f"sqsqlite vs {name}"] = {
-                    kind: round(ours[f"{kind}_tasks_per_second"] / figures[name][f"{kind}_tasks_per_second"], 2) for kind in ("publish", "worker")
+                    kind: round(ours[f"{kind}_tasks_per_second"] / figures[name][f"{kind}_tasks_per_second"], 2)
+                    for kind in ("publish", "worker")
                 }
     return {"figures": figures, "ratios": ratios, "samples": samples}
 
@@ -201,7 +208,12 @@ def main(argv: list[str] | None = None) -> dict:
         "benchmark": "celery_bench",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "commit": _commit(),
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "loadavg_at_start": load_at_start, "loadavg_at_end": os.getloadavg()},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "loadavg_at_start": load_at_start,
+            "loadavg_at_end": os.getloadavg(),
+        },
         "versions": {"celery": celery.__version__, "kombu": kombu.__version__},
         "workload": f"{args.tasks} no-op tasks published, then one worker ({args.pool} pool) drains them; results ignored",
         "rounds": args.rounds,

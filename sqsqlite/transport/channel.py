@@ -26,7 +26,6 @@ Only sqsqlite's public API is used: ``sqsqlite.connect``, ``Database``, ``Queue`
 from __future__ import annotations
 
 import os
-import socket
 import string
 import uuid
 from datetime import datetime, timezone
@@ -89,7 +88,12 @@ def _capped(seconds: float) -> int | None:
     if not seconds > 0:
         return None
     if seconds > D.MAX_DELAY_SECONDS:
-        logger.info("delay of %.0f s is over SQS's %d s: sent with %d s, the worker holds it for the rest", seconds, D.MAX_DELAY_SECONDS, D.MAX_DELAY_SECONDS)
+        logger.info(
+            "delay of %.0f s is over SQS's %d s: sent with %d s, the worker holds it for the rest",
+            seconds,
+            D.MAX_DELAY_SECONDS,
+            D.MAX_DELAY_SECONDS,
+        )
         return D.MAX_DELAY_SECONDS
     return int(seconds)
 
@@ -98,7 +102,7 @@ class Channel(virtual.Channel):
     """A Kombu channel whose queues are sqsqlite queues."""
 
     #: Transport options read into attributes of the same name.
-    from_transport_options = virtual.Channel.from_transport_options + (
+    from_transport_options: tuple[str, ...] = virtual.Channel.from_transport_options + (  # type: ignore[assignment]
         "visibility_timeout",
         "wait_time_seconds",
         "queue_name_prefix",
@@ -242,7 +246,7 @@ class Channel(virtual.Channel):
             props.setdefault("delivery_info", {})["sqsqlite_queue"] = queue
             payload["redelivered"] = m.receive_count > 1
             if queue in self.no_ack_queues:
-                q.delete_message(m.receipt_handle)
+                q.delete_message(str(m.receipt_handle))
             payloads.append(payload)
         return payloads
 
@@ -369,19 +373,20 @@ class Transport(virtual.Transport):
         heartbeats=False,
     )
 
-    connection_errors = virtual.Transport.connection_errors + (errors.DatabaseError,)
+    connection_errors: tuple[type[BaseException], ...] = virtual.Transport.connection_errors + (errors.DatabaseError,)  # type: ignore[assignment]
 
     def __init__(self, client: Any, **kwargs: Any) -> None:
         super().__init__(client, **kwargs)
         self.database: sqsqlite.Database | None = None
         # Every wait and deadline reads the database's clock, so a test's ManualClock moves
         # them all (a long poll then advances it instead of sleeping).
+        self.conninfo = client
         self.clock: Clock = client.transport_options.get("clock") or SYSTEM_CLOCK
 
     @property
     def db(self) -> sqsqlite.Database:
         if self.database is None:
-            self.database = sqsqlite.connect(database_path(self.client.hostname), clock=self.clock)
+            self.database = sqsqlite.connect(database_path(self.conninfo.hostname), clock=self.clock)
         return self.database
 
     def establish_connection(self) -> Any:
@@ -399,17 +404,18 @@ class Transport(virtual.Transport):
     def deliver(self, payload: dict[str, Any], queue: str) -> None:
         self.on_message_ready(None, payload, queue)
 
-    def drain_events(self, connection: Any, timeout: float | None = None) -> None:
+    def drain_events(self, connection: Any, timeout: float | None = None, **kwargs: Any) -> None:
         """Deliver one receive's messages, or raise socket.timeout after one long poll found
         none (of up to ``wait_time_seconds``, or ``timeout`` if shorter; with no timeout, poll
         again). Channels wait through the engine, so there is no polling interval; only while
         every channel's prefetch is full is it looked at again every few milliseconds."""
-        clock = self.clock
+        clock, cycle = self.clock, self.cycle
+        assert cycle is not None  # made by the constructor
         deadline = None if timeout is None else clock.now_ms() + timeout * 1000
         while True:
             remaining = None if deadline is None else max(0.0, (deadline - clock.now_ms()) / 1000)
             try:
-                self.cycle.get(self.deliver, timeout=remaining)
+                cycle.get(self.deliver, timeout=remaining)
                 return
             except Empty:
                 pass
@@ -417,7 +423,7 @@ class Transport(virtual.Transport):
             if deadline is not None and (waited or clock.now_ms() >= deadline):
                 # Returning after the long poll rather than at the deadline lets a caller such as
                 # Celery's worker loop see a shutdown within wait_time_seconds.
-                raise socket.timeout()
+                raise TimeoutError()  # socket.timeout, which Kombu's callers catch
             if not waited:
                 # Nothing to wait for in the database: room comes from acks in this process.
                 clock.sleep(D.LONG_POLL_MAX_INTERVAL if remaining is None else min(D.LONG_POLL_MAX_INTERVAL, remaining))

@@ -162,7 +162,9 @@ def test_a_delay_over_sqs_limit_is_sent_with_900_seconds_and_an_explicit_delay_p
 def test_a_drain_long_polls_and_wakes_when_a_delayed_message_becomes_visible(conn, db, clock):
     publish(conn, "late", delay_seconds=5)
     got = []
-    consumer = conn.Consumer(KombuQueue("jobs", Exchange("jobs"), routing_key="jobs"), callbacks=[lambda body, m: (got.append(body), m.ack())])
+    consumer = conn.Consumer(
+        KombuQueue("jobs", Exchange("jobs"), routing_key="jobs"), callbacks=[lambda body, m: (got.append(body), m.ack())]
+    )
     start = clock.now_ms()
     with consumer:
         conn.drain_events(timeout=20)

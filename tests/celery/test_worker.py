@@ -6,12 +6,15 @@ through SQLAlchemy's result backend on another SQLite file, so nothing but files
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+import types
+import uuid
 from pathlib import Path
 
 import pytest
@@ -62,18 +65,20 @@ DEADLINE = 30  # seconds for any one result
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    (tmp_path / "tasks.py").write_text(TASKS)
+    """A directory with a task module of its own name (Celery names tasks after their module, and
+    one name defined twice in a process is refused), `project.tasks` (in `project.path`)."""
+    name = f"tasks_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(TASKS)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("tasks", None)
-    yield tmp_path
-    sys.modules.pop("tasks", None)
+    yield types.SimpleNamespace(path=tmp_path, tasks=importlib.import_module(name))
+    sys.modules.pop(name, None)
 
 
 class Worker:
-    def __init__(self, cwd: Path, pool: str, **env: str):
+    def __init__(self, cwd: Path, tasks_module: str, pool: str, **env: str):
         self.log = cwd / f"worker-{pool}-{time.monotonic_ns()}.log"
-        command = [sys.executable, "-m", "celery", "-A", "tasks", "worker", "-P", pool, "-l", "info"]
+        command = [sys.executable, "-m", "celery", "-A", tasks_module, "worker", "-P", pool, "-l", "info"]
         command += ["--without-mingle", "--without-gossip", "--without-heartbeat"]
         if pool == "prefork":
             command += ["-c", "2"]
@@ -110,9 +115,8 @@ def workers():
 
 @pytest.mark.parametrize("pool", ["solo", "prefork"])
 def test_a_worker_runs_tasks_returns_their_results_and_retries_with_a_countdown(project, workers, pool):
-    import tasks
-
-    workers.append(Worker(project, pool))
+    tasks = project.tasks
+    workers.append(Worker(project.path, tasks.__name__, pool))
     try:
         assert tasks.add.delay(2, 3).get(timeout=DEADLINE) == 5
         results = [tasks.add.delay(n, n) for n in range(20)]
@@ -125,7 +129,7 @@ def test_a_worker_runs_tasks_returns_their_results_and_retries_with_a_countdown(
         raise
     workers[-1].stop()
     assert workers[-1].process.returncode == 0, workers[-1].output()
-    db = sqsqlite.connect(project / "broker.db")
+    db = sqsqlite.connect(project.path / "broker.db")
     (celery_queue,) = [s for s in db.stats() if s.name == "celery"]
     assert (celery_queue.visible, celery_queue.in_flight, celery_queue.delayed) == (0, 0, 0)  # every message acked
     db.close()
@@ -133,11 +137,10 @@ def test_a_worker_runs_tasks_returns_their_results_and_retries_with_a_countdown(
 
 @pytest.mark.parametrize("pool", ["solo", "prefork"])
 def test_a_task_whose_worker_is_killed_mid_task_runs_again_after_the_visibility_timeout(project, workers, pool):
-    import tasks
-
-    marker = project / "attempts.txt"
+    tasks = project.tasks
+    marker = project.path / "attempts.txt"
     env = {"VISIBILITY_TIMEOUT": "3"}
-    workers.append(Worker(project, pool, **env))
+    workers.append(Worker(project.path, tasks.__name__, pool, **env))
     result = tasks.slow.delay(str(marker))
     deadline = time.monotonic() + DEADLINE
     while not marker.exists() and time.monotonic() < deadline:
@@ -146,7 +149,7 @@ def test_a_task_whose_worker_is_killed_mid_task_runs_again_after_the_visibility_
     workers[-1].kill()  # SIGKILL mid-task: no ack, no warm shutdown, no release
     killed_at = time.time()
 
-    workers.append(Worker(project, pool, **env))
+    workers.append(Worker(project.path, tasks.__name__, pool, **env))
     try:
         assert result.get(timeout=DEADLINE) == "done"
     except BaseException:
