@@ -274,27 +274,29 @@ class Channel(virtual.Channel):
             raise Empty()
         deliver = callback or self.connection.deliver
         count = self.batch_size()
-        # One turn over the queues without waiting, the first one moving each call so no queue
-        # starves the others.
+        wait = self.wait_time_seconds if timeout is None else min(self.wait_time_seconds, timeout)
+        if len(queues) == 1 and wait >= 1:
+            # The engine's long poll: it claims at once what is there, and otherwise wakes on a
+            # commit to the queue by any process, or when a delayed or leased message becomes
+            # visible.
+            payloads = self.receive(queues[0], count, int(wait))
+            if payloads:
+                return self.hand_over(payloads, queues[0], deliver)
+            raise Empty()
+        # Several queues (or under a second to wait): one turn over them without waiting, the
+        # first one moving each call so no queue starves the others; then a wait for any commit
+        # through the engine's wakeups seam, a second at most so a delay ending in any of them
+        # is seen.
         start = self.rotation = (self.rotation + 1) % len(queues)
         order = queues[start:] + queues[:start]
-        marks = {q: self.db.wakeups.mark(self.sqs_name(q)) for q in order}
+        name = self.sqs_name(order[0])
+        mark = self.db.wakeups.mark(name)
         for queue in order:
             payloads = self.receive(queue, count)
             if payloads:
                 return self.hand_over(payloads, queue, deliver)
-        wait = self.wait_time_seconds if timeout is None else min(self.wait_time_seconds, timeout)
-        if len(order) == 1 and wait >= 1:
-            # The engine's long poll: it wakes on a commit to the queue by any process, and when a
-            # delayed or leased message becomes visible.
-            payloads = self.receive(order[0], count, int(wait))
-            if payloads:
-                return self.hand_over(payloads, order[0], deliver)
-        elif wait > 0:
-            # Several queues (or less than a second): wait for any commit through the engine's
-            # wakeups seam, a second at most so a delay ending in any of them is seen.
-            name = self.sqs_name(order[0])
-            self.db.wakeups.wait(name, marks[order[0]], self.db.now() + int(min(wait, 1.0) * 1000))
+        if wait > 0:
+            self.db.wakeups.wait(name, mark, self.db.now() + int(min(wait, 1.0) * 1000))
         raise Empty()
 
     def hand_over(self, payloads: list[dict[str, Any]], queue: str, deliver: Any) -> None:

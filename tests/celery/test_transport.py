@@ -226,3 +226,25 @@ def test_an_ack_whose_lease_was_lost_to_another_consumer_is_logged_not_raised(co
     assert counts(db, "jobs") == (0, 1, 0)
     second.ack()
     assert counts(db, "jobs") == (0, 0, 0)
+
+
+def test_a_consumer_of_several_queues_takes_from_each_in_turn_and_waits_through_the_wakeups_seam(conn, db, clock):
+    got = []
+    queues = [KombuQueue(name, Exchange(name), routing_key=name) for name in ("a", "b")]
+    consumer = conn.Consumer(queues, callbacks=[lambda body, m: (got.append(body), m.ack())])
+    with consumer:
+        publish(conn, "b1", queue="b")
+        conn.drain_events(timeout=5)
+        assert got == ["b1"]
+        for n in range(2):
+            publish(conn, f"a{n}", queue="a")
+            publish(conn, f"b{n + 2}", queue="b")
+        conn.drain_events(timeout=5)  # one queue's messages, in one receive
+        assert sorted(got[1:]) in (["a0", "a1"], ["b2", "b3"])
+        conn.drain_events(timeout=5)  # the next drain starts at the other queue
+        assert sorted(got) == ["a0", "a1", "b1", "b2", "b3"]
+        start = clock.now_ms()
+        with pytest.raises(socket.timeout):
+            conn.drain_events(timeout=5)  # nothing: one wait of at most a second, then a timeout
+        assert 0 < clock.now_ms() - start <= 1000
+    assert counts(db, "a") == counts(db, "b") == (0, 0, 0)
