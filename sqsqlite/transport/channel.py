@@ -1,0 +1,452 @@
+"""The Kombu virtual transport over a sqsqlite file: ``sqsqlite:///queue.db``.
+
+Each Kombu queue is a sqsqlite queue (its name made SQS-safe, with ``queue_name_prefix`` before
+it). A message Kombu publishes is sent as one SQS message whose body is Kombu's JSON payload; a
+consumer receives it, which leases it for the visibility timeout, and then:
+
+- **ack** deletes it (with its receipt handle, which is the delivery tag);
+- **reject with requeue**, and unacknowledged deliveries when a channel closes (a worker's warm
+  shutdown), release it: visible again at once (ChangeMessageVisibility to 0);
+- **reject without requeue** deletes it, unless its queue has a RedrivePolicy: then it is left
+  to come back after the visibility timeout and, after ``maxReceiveCount`` receives, to move to
+  the dead-letter queue, as Kombu's SQS transport does;
+- a consumer that dies holding it acks nothing, and the message is received again when its
+  visibility timeout ends.
+
+A countdown or ETA becomes the message's DelaySeconds, so the message waits in the database and
+not leased in a worker's memory; SQS's limit is 900 s, and a longer one is sent with 900 s, as
+Kombu's SQS transport clamps it, and the worker holds it for the rest (Celery's own ETA handling).
+An empty receive waits through the engine's long poll (one queue) or its ``wakeups`` seam
+(several queues), so a message sent by any process is delivered as soon as its commit lands,
+with no polling interval.
+
+Only sqsqlite's public API is used: ``sqsqlite.connect``, ``Database``, ``Queue``.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+import uuid
+from datetime import datetime, timezone
+from queue import Empty
+from typing import Any
+
+from kombu.log import get_logger
+from kombu.transport import virtual
+from kombu.utils.json import dumps, loads
+
+import sqsqlite
+from sqsqlite import defaults as D
+from sqsqlite import errors
+from sqsqlite.clock import SYSTEM_CLOCK, Clock
+
+logger = get_logger(__name__)
+
+# SQS queue names take letters, digits, "-" and "_": Kombu's names often have dots ("celery.pidbox",
+# "a.b.c"), and its SQS transport maps "." to "-" and other punctuation to "_"; so does this one, so
+# queue names come out the same on both.
+_NAME_TABLE = {ord(c): ord("_") for c in string.punctuation if c not in "-_."}
+_NAME_TABLE[ord(".")] = ord("-")
+_FIFO_SUFFIX = ".fifo"
+
+
+def queue_name(prefix: str, name: str) -> str:
+    """The SQS name of Kombu queue ``name``: ``prefix`` + the name, punctuation made SQS-safe."""
+    if name.endswith(_FIFO_SUFFIX):
+        return prefix + name[: -len(_FIFO_SUFFIX)].translate(_NAME_TABLE) + _FIFO_SUFFIX
+    return prefix + name.translate(_NAME_TABLE)
+
+
+def delay_seconds(message: dict[str, Any], now_ms: int) -> int | None:
+    """The DelaySeconds a published Kombu message asks for: an explicit ``delay_seconds`` (or
+    ``DelaySeconds``) property, else Celery's ``eta`` header, as whole seconds from ``now_ms``
+    (rounded down: the worker holds an early message until its ETA, it never runs one late),
+    capped at SQS's 900. None: no delay."""
+    props = message.get("properties") or {}
+    for key in ("delay_seconds", "DelaySeconds"):
+        if props.get(key) is not None:
+            try:
+                seconds = float(props[key])
+            except (TypeError, ValueError):
+                logger.warning("delay %r is not a number: sent without a delay", props[key])
+                return None
+            return _capped(seconds)
+    eta = (message.get("headers") or {}).get("eta")
+    if not eta:
+        return None
+    try:
+        when = datetime.fromisoformat(eta)
+    except (TypeError, ValueError):
+        return None  # not Celery's: the worker reads it, or not, as it would on any broker
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)  # Celery writes naive ETAs in UTC
+    return _capped(when.timestamp() - now_ms / 1000)
+
+
+def _capped(seconds: float) -> int | None:
+    if not seconds > 0:
+        return None
+    if seconds > D.MAX_DELAY_SECONDS:
+        logger.info(
+            "delay of %.0f s is over SQS's %d s: sent with %d s, the worker holds it for the rest",
+            seconds,
+            D.MAX_DELAY_SECONDS,
+            D.MAX_DELAY_SECONDS,
+        )
+        return D.MAX_DELAY_SECONDS
+    return int(seconds)
+
+
+class Channel(virtual.Channel):
+    """A Kombu channel whose queues are sqsqlite queues."""
+
+    #: Transport options read into attributes of the same name.
+    from_transport_options: tuple[str, ...] = virtual.Channel.from_transport_options + (  # type: ignore[assignment]
+        "visibility_timeout",
+        "wait_time_seconds",
+        "queue_name_prefix",
+        "queue_attributes",
+        "dead_letter_queue",
+        "max_receive_count",
+    )
+
+    #: Seconds a received message stays leased (None: the queue's VisibilityTimeout, 30 s unless
+    #: set); also the VisibilityTimeout of the queues the channel creates.
+    visibility_timeout: int | None = None
+    #: The longest one long poll waits, 0-20 s (a drain's timeout shortens it).
+    wait_time_seconds: int = D.MAX_WAIT_TIME_SECONDS
+    #: Put before every queue's name.
+    queue_name_prefix: str = ""
+    #: SQS attributes of the queues the channel creates (e.g. ``{"MessageRetentionPeriod": 86400}``).
+    queue_attributes: dict[str, Any] | None = None
+    #: A Kombu queue name: every queue the channel creates gets a RedrivePolicy to it.
+    dead_letter_queue: str | None = None
+    #: The RedrivePolicy's maxReceiveCount.
+    max_receive_count: int = D.MAX_RECEIVE_COUNT_RANGE.default
+
+    def __init__(self, connection: Any, **kwargs: Any) -> None:
+        super().__init__(connection, **kwargs)
+        self.queues: dict[str, sqsqlite.Queue] = {}
+        self.consuming: dict[str, str] = {}  # consumer tag -> Kombu queue name
+        self.no_ack_queues: set[str] = set()
+        self.rotation = 0
+
+    @property
+    def db(self) -> sqsqlite.Database:
+        return self.connection.db
+
+    # -- queues --------------------------------------------------------------------------------
+
+    def sqs_name(self, queue: str) -> str:
+        return queue_name(self.queue_name_prefix, queue)
+
+    def queue(self, queue: str) -> sqsqlite.Queue:
+        """The sqsqlite queue of Kombu queue ``queue``, created on first use."""
+        q = self.queues.get(queue)
+        if q is None:
+            q = self.queues[queue] = self.ensure_queue(self.sqs_name(queue), self.redrive_policy(queue))
+        return q
+
+    def ensure_queue(self, name: str, redrive: dict[str, Any] | None) -> sqsqlite.Queue:
+        try:
+            return self.db.queue(name)
+        except errors.QueueDoesNotExist:
+            pass
+        attributes = dict(self.queue_attributes or {})
+        if self.visibility_timeout is not None:
+            attributes["VisibilityTimeout"] = self.visibility_timeout
+        if redrive is not None:
+            attributes["RedrivePolicy"] = redrive
+        if name.endswith(_FIFO_SUFFIX):
+            attributes["FifoQueue"] = "true"
+        try:
+            return self.db.create_queue(name, attributes)
+        except errors.QueueAlreadyExists:  # another process created it first, maybe otherwise
+            return self.db.queue(name)
+
+    def redrive_policy(self, queue: str) -> dict[str, Any] | None:
+        if not self.dead_letter_queue or queue == self.dead_letter_queue:
+            return None
+        dlq = self.ensure_queue(self.sqs_name(self.dead_letter_queue), None)
+        return {"deadLetterTargetArn": dlq.arn, "maxReceiveCount": int(self.max_receive_count)}
+
+    def _new_queue(self, queue: str, **kwargs: Any) -> None:
+        self.queue(queue)
+
+    def _has_queue(self, queue: str, **kwargs: Any) -> bool:
+        try:
+            self.db.queue(self.sqs_name(queue))
+        except errors.QueueDoesNotExist:
+            return False
+        return True
+
+    def _delete(self, queue: str, *args: Any, **kwargs: Any) -> None:
+        self.queues.pop(queue, None)
+        try:
+            self.db.delete_queue(self.sqs_name(queue))
+        except errors.QueueDoesNotExist:
+            pass
+
+    def _size(self, queue: str) -> int:
+        attrs = self.queue(queue).get_queue_attributes(["ApproximateNumberOfMessages"])
+        return int(attrs["ApproximateNumberOfMessages"])
+
+    def _purge(self, queue: str) -> int:
+        """Delete the messages ready now (not those delayed or in flight, as AMQP's purge) and
+        return how many. PurgeQueue would take those too, and runs once a minute at most."""
+        q, count = self.queue(queue), 0
+        while batch := q.receive_message(max_number_of_messages=D.MAX_MESSAGES_PER_RECEIVE, wait_time_seconds=0):
+            q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(batch)])
+            count += len(batch)
+        return count
+
+    # -- publishing ----------------------------------------------------------------------------
+
+    def _put(self, queue: str, message: dict[str, Any], **kwargs: Any) -> None:
+        q = self.queue(queue)
+        delay = delay_seconds(message, self.db.now())
+        body = dumps(message)
+        if q.fifo:
+            if delay:
+                logger.warning("a FIFO queue takes no per-message delay: %s s ignored", delay)
+            props = message.get("properties") or {}
+            q.send_message(
+                body,
+                message_group_id=props.get("MessageGroupId", "default"),
+                message_deduplication_id=props.get("MessageDeduplicationId") or uuid.uuid4().hex,
+            )
+        else:
+            q.send_message(body, delay_seconds=delay)
+
+    # -- consuming -----------------------------------------------------------------------------
+
+    def basic_consume(self, queue: str, no_ack: bool, callback: Any, consumer_tag: str, **kwargs: Any) -> Any:
+        self.queue(queue)
+        self.consuming[consumer_tag] = queue
+        if no_ack:
+            self.no_ack_queues.add(queue)
+        return super().basic_consume(queue, no_ack, callback, consumer_tag, **kwargs)
+
+    def basic_cancel(self, consumer_tag: str) -> Any:
+        queue = self.consuming.pop(consumer_tag, None)
+        if queue is not None and queue not in self.consuming.values():
+            self.no_ack_queues.discard(queue)
+        return super().basic_cancel(consumer_tag)
+
+    def receive(self, queue: str, count: int, wait: int = 0) -> list[dict[str, Any]]:
+        """Up to ``count`` messages of ``queue`` as Kombu payloads, long-polling ``wait`` s."""
+        q = self.queue(queue)
+        messages = q.receive_message(max_number_of_messages=count, wait_time_seconds=wait, visibility_timeout=self.visibility_timeout)
+        payloads = []
+        for m in messages:
+            payload = loads(m.body)
+            props = payload["properties"]
+            props["delivery_tag"] = m.receipt_handle
+            props.setdefault("delivery_info", {})["sqsqlite_queue"] = queue
+            payload["redelivered"] = m.receive_count > 1
+            if queue in self.no_ack_queues:
+                q.delete_message(str(m.receipt_handle))
+            payloads.append(payload)
+        return payloads
+
+    def _get(self, queue: str, timeout: float | None = None) -> dict[str, Any]:
+        payloads = self.receive(queue, 1)
+        if not payloads:
+            raise Empty()
+        return payloads[0]
+
+    def basic_get(self, queue: str, no_ack: bool = False, **kwargs: Any) -> Any:
+        message = super().basic_get(queue, no_ack=no_ack, **kwargs)
+        if message is not None and no_ack:
+            self.settle((self.queue(queue), message.delivery_tag), lambda q, handle: q.delete_message(handle), "ack")
+        return message
+
+    def batch_size(self) -> int:
+        room = self.qos.can_consume_max_estimate()  # None: no prefetch limit
+        return D.MAX_MESSAGES_PER_RECEIVE if room is None else max(1, min(room, D.MAX_MESSAGES_PER_RECEIVE))
+
+    def drain_events(self, timeout: float | None = None, callback: Any = None) -> None:
+        """Deliver the messages of one receive to ``callback``; Empty when there were none
+        within ``timeout`` seconds (None: the longest long poll)."""
+        queues = list(dict.fromkeys(self.consuming.values()))
+        if not queues or not self.qos.can_consume():
+            raise Empty()
+        deliver = callback or self.connection.deliver
+        count = self.batch_size()
+        wait = self.wait_time_seconds if timeout is None else min(self.wait_time_seconds, timeout)
+        if len(queues) == 1 and wait >= 1:
+            # The engine's long poll: it claims at once what is there, and otherwise wakes on a
+            # commit to the queue by any process, or when a delayed or leased message becomes
+            # visible.
+            payloads = self.receive(queues[0], count, int(wait))
+            if payloads:
+                return self.hand_over(payloads, queues[0], deliver)
+            raise Empty()
+        # Several queues (or under a second to wait): one turn over them without waiting, the
+        # first one moving each call so no queue starves the others; then a wait for any commit
+        # through the engine's wakeups seam, a second at most so a delay ending in any of them
+        # is seen.
+        start = self.rotation = (self.rotation + 1) % len(queues)
+        order = queues[start:] + queues[:start]
+        name = self.sqs_name(order[0])
+        mark = self.db.wakeups.mark(name)
+        for queue in order:
+            payloads = self.receive(queue, count)
+            if payloads:
+                return self.hand_over(payloads, queue, deliver)
+        if wait > 0:
+            self.db.wakeups.wait(name, mark, self.db.now() + int(min(wait, 1.0) * 1000))
+        raise Empty()
+
+    def hand_over(self, payloads: list[dict[str, Any]], queue: str, deliver: Any) -> None:
+        for payload in payloads:
+            deliver(payload, queue)
+
+    # -- acknowledging -------------------------------------------------------------------------
+
+    def delivered(self, delivery_tag: str) -> tuple[sqsqlite.Queue, str] | None:
+        try:
+            message = self.qos.get(delivery_tag)
+        except KeyError:
+            return None
+        queue = (message.delivery_info or {}).get("sqsqlite_queue")
+        return None if queue is None else (self.queue(queue), delivery_tag)
+
+    def basic_ack(self, delivery_tag: str, multiple: bool = False) -> None:
+        """Delete the message."""
+        found = self.delivered(delivery_tag)
+        try:
+            if found is not None:
+                self.settle(found, lambda q, handle: q.delete_message(handle), "ack")
+        finally:
+            super().basic_ack(delivery_tag)
+
+    def basic_reject(self, delivery_tag: str, requeue: bool = False) -> None:
+        """Requeue: release the message, visible again at once. Otherwise delete it, unless its
+        queue has a dead-letter queue: then it comes back after its visibility timeout until its
+        receives pass maxReceiveCount, and then goes to the dead-letter queue."""
+        found = self.delivered(delivery_tag)
+        try:
+            if found is not None:
+                if requeue:
+                    self.settle(found, lambda q, handle: q.change_message_visibility(handle, 0), "release")
+                elif not self.has_redrive_policy(found[0]):
+                    self.settle(found, lambda q, handle: q.delete_message(handle), "reject")
+        finally:
+            # Settled here: the base class would requeue by publishing a copy.
+            super().basic_reject(delivery_tag, requeue=False)
+
+    def _restore(self, message: Any) -> None:
+        """An unacknowledged delivery when the channel closes: released, visible again at once."""
+        queue = (message.delivery_info or {}).get("sqsqlite_queue")
+        if queue is not None:
+            self.settle((self.queue(queue), message.delivery_tag), lambda q, handle: q.change_message_visibility(handle, 0), "release")
+
+    def settle(self, found: tuple[sqsqlite.Queue, str], action: Any, verb: str) -> None:
+        q, handle = found
+        try:
+            action(q, handle)
+        except (errors.ReceiptHandleIsInvalid, errors.MessageNotInflight) as err:
+            # The lease ended and another consumer received the message (or it expired): that
+            # consumer settles it now. An ack lost so is a duplicate delivery, as SQS allows.
+            logger.warning("could not %s a message of %s: %s", verb, q.name, err)
+
+    def has_redrive_policy(self, q: sqsqlite.Queue) -> bool:
+        return "RedrivePolicy" in q.get_queue_attributes(["RedrivePolicy"])
+
+
+class Transport(virtual.Transport):
+    """``sqsqlite:///path/to/file.db`` (SQLAlchemy's convention: three slashes and a relative
+    path, four for an absolute one; ``sqsqlite://`` alone: ``$SQSQLITE_DB`` or ./sqsqlite.db).
+    Transport options: see :class:`Channel`, and ``clock`` (a sqsqlite clock, for tests)."""
+
+    Channel = Channel
+
+    #: Kombu leaves the URL to the transport (a file path is not a host).
+    can_parse_url = True
+    driver_type = "sqsqlite"
+    driver_name = "sqsqlite"
+    default_port = None
+
+    implements = virtual.Transport.implements.extend(
+        asynchronous=False,
+        exchange_type=frozenset(["direct", "topic"]),
+        heartbeats=False,
+    )
+
+    connection_errors: tuple[type[BaseException], ...] = virtual.Transport.connection_errors + (errors.DatabaseError,)  # type: ignore[assignment]
+
+    def __init__(self, client: Any, **kwargs: Any) -> None:
+        super().__init__(client, **kwargs)
+        self.database: sqsqlite.Database | None = None
+        # Every wait and deadline reads the database's clock, so a test's ManualClock moves
+        # them all (a long poll then advances it instead of sleeping).
+        self.conninfo = client
+        self.clock: Clock = client.transport_options.get("clock") or SYSTEM_CLOCK
+
+    @property
+    def db(self) -> sqsqlite.Database:
+        if self.database is None:
+            self.database = sqsqlite.connect(database_path(self.conninfo.hostname), clock=self.clock)
+        return self.database
+
+    def establish_connection(self) -> Any:
+        self.db  # noqa: B018 - opens (creating and migrating) the file now, so a bad path fails here
+        return super().establish_connection()
+
+    def close_connection(self, connection: Any) -> None:
+        try:
+            super().close_connection(connection)
+        finally:
+            if self.database is not None:
+                self.database.close()
+                self.database = None
+
+    def deliver(self, payload: dict[str, Any], queue: str) -> None:
+        self.on_message_ready(None, payload, queue)
+
+    def drain_events(self, connection: Any, timeout: float | None = None, **kwargs: Any) -> None:
+        """Deliver one receive's messages, or raise socket.timeout after one long poll found
+        none (of up to ``wait_time_seconds``, or ``timeout`` if shorter; with no timeout, poll
+        again). Channels wait through the engine, so there is no polling interval; only while
+        every channel's prefetch is full is it looked at again every few milliseconds."""
+        clock, cycle = self.clock, self.cycle
+        assert cycle is not None  # made by the constructor
+        deadline = None if timeout is None else clock.now_ms() + timeout * 1000
+        while True:
+            remaining = None if deadline is None else max(0.0, (deadline - clock.now_ms()) / 1000)
+            try:
+                cycle.get(self.deliver, timeout=remaining)
+                return
+            except Empty:
+                pass
+            waited = any(c.consuming and c.qos.can_consume() for c in self.channels)
+            if deadline is not None and (waited or clock.now_ms() >= deadline):
+                # Returning after the long poll rather than at the deadline lets a caller such as
+                # Celery's worker loop see a shutdown within wait_time_seconds.
+                raise TimeoutError()  # socket.timeout, which Kombu's callers catch
+            if not waited:
+                # Nothing to wait for in the database: room comes from acks in this process.
+                clock.sleep(D.LONG_POLL_MAX_INTERVAL if remaining is None else min(D.LONG_POLL_MAX_INTERVAL, remaining))
+
+    @property
+    def default_connection_params(self) -> dict[str, Any]:
+        return {"port": None, "hostname": "sqsqlite://"}
+
+
+def database_path(url: str | None) -> str | None:
+    """The file a ``sqsqlite://`` URL names (None: sqsqlite's default)."""
+    if not url:
+        return None
+    _, sep, rest = url.partition("://")
+    path = rest if sep else url
+    if sep and path:
+        if not path.startswith("/"):
+            raise ValueError(f"{url!r}: expected sqsqlite:///relative/path.db or sqsqlite:////absolute/path.db")
+        path = path[1:]
+    path = path.split("?", 1)[0]
+    return os.path.expanduser(path) or None
+
+
+__all__ = ["Channel", "Transport", "database_path", "delay_seconds", "queue_name"]

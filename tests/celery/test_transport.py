@@ -1,0 +1,250 @@
+"""The Kombu transport's rules, through Kombu's own API, on a manual clock: no sleeps, no worker.
+
+A second Database on the same file (the `db` fixture, same clock) looks at what the transport did.
+"""
+
+from __future__ import annotations
+
+import socket
+from datetime import datetime, timedelta, timezone
+
+import kombu
+import pytest
+from kombu import Connection, Exchange, Producer
+from kombu import Queue as KombuQueue
+
+import sqsqlite
+from sqsqlite.transport import channel as transport
+
+
+def counts(db, name):
+    (stats,) = [s for s in db.stats() if s.name == name]
+    return stats.visible, stats.in_flight, stats.delayed
+
+
+@pytest.fixture
+def connect(db_path, clock):
+    opened = []
+
+    def make(**options):
+        conn = Connection("sqsqlite:///" + db_path, transport_options={"clock": clock, **options})
+        opened.append(conn)
+        return conn
+
+    yield make
+    for conn in opened:
+        conn.release()
+
+
+@pytest.fixture
+def conn(connect):
+    return connect(visibility_timeout=30)
+
+
+def publish(conn, body, queue="jobs", **kwargs):
+    q = KombuQueue(queue, Exchange(queue), routing_key=queue)
+    with conn.channel() as channel:
+        Producer(channel).publish(body, exchange=q.exchange, routing_key=queue, declare=[q], serializer="json", **kwargs)
+
+
+def receive(conn, queue="jobs", timeout=1):
+    """The next message of `queue` through a Kombu SimpleQueue's consumer (real Kombu code path)."""
+    return conn.SimpleQueue(queue).get(timeout=timeout)
+
+
+def test_a_url_with_the_sqsqlite_scheme_resolves_to_the_transport_once_celery_or_the_package_is_imported():
+    assert kombu.transport.TRANSPORT_ALIASES["sqsqlite"] == "sqsqlite.transport.channel:Transport"
+    assert Connection("sqsqlite:///x.db").transport_cls == "sqsqlite"
+    assert Connection("sqsqlite:///x.db").get_transport_cls() is transport.Transport
+
+
+def test_urls_name_files_as_sqlalchemy_does():
+    assert transport.database_path("sqsqlite:///queue.db") == "queue.db"
+    assert transport.database_path("sqsqlite:////var/lib/queue.db") == "/var/lib/queue.db"
+    assert transport.database_path("sqsqlite://") is None  # $SQSQLITE_DB or ./sqsqlite.db
+    with pytest.raises(ValueError, match="sqsqlite:///relative"):
+        transport.database_path("sqsqlite://host/queue.db")
+
+
+def test_a_published_message_is_received_with_its_body_and_an_ack_deletes_it(conn, db):
+    publish(conn, {"n": 1})
+    message = receive(conn)
+    assert message.payload == {"n": 1}
+    assert counts(db, "jobs") == (0, 1, 0)
+    message.ack()
+    assert counts(db, "jobs") == (0, 0, 0)
+
+
+def test_an_unacked_message_comes_back_after_the_visibility_timeout_and_not_before(conn, db, clock):
+    publish(conn, "work")
+    first = receive(conn)
+    assert not first.delivery_info.get("redelivered")
+    clock.advance(29)
+    assert counts(db, "jobs") == (0, 1, 0)
+    clock.advance(1)
+    again = receive(conn)
+    assert again.payload == "work" and again.delivery_tag != first.delivery_tag
+    assert again.properties["delivery_info"]["sqsqlite_queue"] == "jobs"
+    again.ack()
+    assert counts(db, "jobs") == (0, 0, 0)
+
+
+def test_the_visibility_timeout_option_sets_the_lease_and_the_new_queues_attribute(connect, db, clock):
+    conn = connect(visibility_timeout=5)
+    publish(conn, "x")
+    receive(conn)
+    assert db.queue("jobs").get_queue_attributes(["VisibilityTimeout"]) == {"VisibilityTimeout": "5"}
+    clock.advance(5)
+    assert counts(db, "jobs") == (1, 0, 0)
+
+
+def test_reject_with_requeue_releases_the_message_visible_again_at_once(conn, db):
+    publish(conn, "again")
+    receive(conn).requeue()
+    assert counts(db, "jobs") == (1, 0, 0)
+    assert receive(conn).payload == "again"
+
+
+def test_reject_without_requeue_deletes_the_message(conn, db):
+    publish(conn, "poison")
+    receive(conn).reject()
+    assert counts(db, "jobs") == (0, 0, 0)
+
+
+def test_with_a_dead_letter_queue_a_rejected_message_moves_there_after_max_receive_count_receives(connect, db, clock):
+    conn = connect(visibility_timeout=10, dead_letter_queue="jobs.dead", max_receive_count=2)
+    publish(conn, "poison")
+    policy = db.queue("jobs").get_queue_attributes(["RedrivePolicy"])["RedrivePolicy"]
+    assert db.queue_arn("jobs-dead") in policy and '"maxReceiveCount": 2' in policy.replace(":2", ": 2")
+    for _ in range(2):
+        receive(conn).reject()  # left for the redrive policy, not deleted
+        assert counts(db, "jobs") == (0, 1, 0)
+        clock.advance(10)
+    with pytest.raises(kombu.simple.SimpleQueue.Empty):
+        receive(conn)  # the third receive moves it instead of returning it
+    assert counts(db, "jobs") == (0, 0, 0)
+    assert counts(db, "jobs-dead") == (1, 0, 0)
+    assert [m.body for m in db.queue("jobs-dead").peek()][0].startswith("{")
+
+
+def test_closing_a_channel_releases_its_unacked_deliveries_at_once(conn, db):
+    publish(conn, "a")
+    publish(conn, "b")
+    simple = conn.SimpleQueue("jobs")
+    simple.get(timeout=1)
+    assert counts(db, "jobs")[1] >= 1
+    simple.close()
+    conn.release()
+    assert counts(db, "jobs") == (2, 0, 0)
+
+
+def test_a_countdown_becomes_the_messages_delay_in_the_database(conn, db, clock):
+    eta = datetime.fromtimestamp(clock.now_ms() / 1000, timezone.utc) + timedelta(seconds=60)
+    publish(conn, "later", headers={"eta": eta.isoformat()})
+    assert counts(db, "jobs") == (0, 0, 1)
+    clock.advance(59)
+    assert counts(db, "jobs") == (0, 0, 1)
+    clock.advance(1)
+    assert receive(conn).payload == "later"
+
+
+def test_a_delay_over_sqs_limit_is_sent_with_900_seconds_and_an_explicit_delay_property_wins():
+    now = 1_700_000_000_000
+    eta = datetime.fromtimestamp(now / 1000, timezone.utc) + timedelta(hours=2)
+    assert transport.delay_seconds({"headers": {"eta": eta.isoformat()}}, now) == 900
+    assert transport.delay_seconds({"headers": {"eta": eta.isoformat()}, "properties": {"delay_seconds": 7}}, now) == 7
+    naive = datetime.fromtimestamp(now / 1000, timezone.utc).replace(tzinfo=None) + timedelta(seconds=3.5)
+    assert transport.delay_seconds({"headers": {"eta": naive.isoformat()}}, now) == 3  # rounded down: never late
+    assert transport.delay_seconds({"headers": {"eta": "2000-01-01T00:00:00+00:00"}}, now) is None  # past: none
+    assert transport.delay_seconds({"headers": {}}, now) is None
+
+
+def test_a_drain_long_polls_and_wakes_when_a_delayed_message_becomes_visible(conn, db, clock):
+    publish(conn, "late", delay_seconds=5)
+    got = []
+    consumer = conn.Consumer(
+        KombuQueue("jobs", Exchange("jobs"), routing_key="jobs"), callbacks=[lambda body, m: (got.append(body), m.ack())]
+    )
+    start = clock.now_ms()
+    with consumer:
+        conn.drain_events(timeout=20)
+        assert got == ["late"]
+        assert clock.now_ms() - start == 5000  # woke when the delay ended, not at the drain's end
+        with pytest.raises(socket.timeout):
+            conn.drain_events(timeout=3)
+    assert clock.now_ms() - start == 8000
+
+
+def test_queue_names_get_the_prefix_and_dots_become_dashes(connect, db):
+    conn = connect(queue_name_prefix="app1-")
+    publish(conn, "x", queue="celery.tasks")
+    assert [s.name for s in db.stats()] == ["app1-celery-tasks"]
+    assert receive(conn, "celery.tasks").payload == "x"
+    assert transport.queue_name("", "a.b:c.fifo") == "a-b_c.fifo"
+
+
+def test_a_fifo_queue_keeps_order_and_needs_no_group_from_the_caller(conn, db):
+    for n in range(3):
+        publish(conn, n, queue="ordered.fifo")
+    assert db.queue("ordered.fifo").fifo
+    simple, got = conn.SimpleQueue("ordered.fifo"), []
+    for _ in range(3):
+        m = simple.get(timeout=1)
+        got.append(m.payload)
+        m.ack()
+    assert got == [0, 1, 2]
+    assert counts(db, "ordered.fifo") == (0, 0, 0)
+
+
+def test_purge_removes_the_ready_messages_and_size_counts_them(conn, db, clock):
+    for n in range(12):
+        publish(conn, n)
+    publish(conn, "delayed", delay_seconds=60)
+    with conn.channel() as channel:
+        assert channel._size("jobs") == 12
+        assert channel.queue_purge("jobs") == 12
+    assert counts(db, "jobs") == (0, 0, 1)
+
+
+def test_queue_attributes_apply_to_new_queues_and_a_bad_one_is_a_clear_error(connect, db):
+    conn = connect(queue_attributes={"MessageRetentionPeriod": 3600})
+    publish(conn, "x")
+    assert db.queue("jobs").get_queue_attributes(["MessageRetentionPeriod"]) == {"MessageRetentionPeriod": "3600"}
+    bad = connect(queue_attributes={"MessageRetentionPeriod": 1})
+    with pytest.raises(sqsqlite.SQSError, match="MessageRetentionPeriod"):
+        publish(bad, "y", queue="other")
+    assert "other" not in [s.name for s in db.stats()]
+
+
+def test_an_ack_whose_lease_was_lost_to_another_consumer_is_logged_not_raised(conn, db, clock, caplog):
+    publish(conn, "slow")
+    first = receive(conn)
+    clock.advance(30)
+    second = receive(conn)
+    first.ack()  # its handle is no longer the newest: the other consumer settles the message
+    assert "could not ack" in caplog.text
+    assert counts(db, "jobs") == (0, 1, 0)
+    second.ack()
+    assert counts(db, "jobs") == (0, 0, 0)
+
+
+def test_a_consumer_of_several_queues_takes_from_each_in_turn_and_waits_through_the_wakeups_seam(conn, db, clock):
+    got = []
+    queues = [KombuQueue(name, Exchange(name), routing_key=name) for name in ("a", "b")]
+    consumer = conn.Consumer(queues, callbacks=[lambda body, m: (got.append(body), m.ack())])
+    with consumer:
+        publish(conn, "b1", queue="b")
+        conn.drain_events(timeout=5)
+        assert got == ["b1"]
+        for n in range(2):
+            publish(conn, f"a{n}", queue="a")
+            publish(conn, f"b{n + 2}", queue="b")
+        conn.drain_events(timeout=5)  # one queue's messages, in one receive
+        assert sorted(got[1:]) in (["a0", "a1"], ["b2", "b3"])
+        conn.drain_events(timeout=5)  # the next drain starts at the other queue
+        assert sorted(got) == ["a0", "a1", "b1", "b2", "b3"]
+        start = clock.now_ms()
+        with pytest.raises(socket.timeout):
+            conn.drain_events(timeout=5)  # nothing: one wait of at most a second, then a timeout
+        assert 0 < clock.now_ms() - start <= 1000
+    assert counts(db, "a") == counts(db, "b") == (0, 0, 0)
