@@ -504,6 +504,58 @@ peek_messages = compile_sql(
     .order_by(m.c.visible_at, m.c.id)
     .limit(P("limit"))
 )
+# The console's pages of one queue's messages: keyset pagination in the order receives see
+# them, never OFFSET. A page is a range of ix_messages_visible from (after_visible_at,
+# after_id) on: visible_at between :low and :high (the state's range, raised to the cursor) and
+# receive_count between :min_receives and :max_receives pick the state, so an in-flight page on
+# a queue of a million visible messages reads only the hidden end of the index. Ties on
+# visible_at are put in row order (SQLite sorts each run of equal visible_at, no more).
+peek_page = compile_sql(
+    select(*RECEIVED_COLUMNS)
+    .where(
+        m.c.queue_id == P("queue_id"),
+        m.c.visible_at >= P("low"),
+        m.c.visible_at <= P("high"),
+        or_(m.c.visible_at > P("after_visible_at"), m.c.id > P("after_id")),
+        m.c.receive_count >= P("min_receives"),
+        m.c.receive_count <= P("max_receives"),
+        _alive,
+    )
+    .order_by(m.c.visible_at, m.c.id)
+    .limit(P("limit"))
+)
+# Every queue's figures in one statement (stats, the console, /metrics): one walk of each
+# queue's visible range of ix_messages_visible counts it and finds its oldest send, and the
+# hidden range (in flight and delayed, usually short) is read by three subqueries. No table
+# rows are read, only the index.
+_h = m.alias("hidden")
+_queue_cutoff = P("now") - q.c.retention_period * literal_column("1000")
+
+
+def _hidden_figure(column: Any, *where: Any) -> Any:
+    return (
+        select(column)
+        .where(_h.c.queue_id == q.c.id, _h.c.visible_at > P("now"), _h.c.sent_at > _queue_cutoff, *where)
+        .scalar_subquery()
+    )
+
+
+queue_stats = compile_sql(
+    select(
+        q.c.id,
+        q.c.name,
+        q.c.fifo,
+        q.c.dead_letter_target,
+        func.count(m.c.id).label("visible"),
+        _hidden_figure(func.count(), _h.c.receive_count > 0).label("in_flight"),
+        _hidden_figure(func.count(), _h.c.receive_count == 0).label("delayed"),
+        func.min(m.c.sent_at).label("oldest_visible_sent_at"),
+        _hidden_figure(func.min(_h.c.sent_at)).label("oldest_hidden_sent_at"),
+    )
+    .select_from(q.outerjoin(m, and_(m.c.queue_id == q.c.id, _visible, m.c.sent_at > _queue_cutoff)))
+    .group_by(q.c.id)
+    .order_by(q.c.name)
+)
 # Export / move tasks: every live message of a queue in id order, a page at a time.
 # Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead
 # reading every live message of the queue off an index on queue_id and sorting them per page,

@@ -133,6 +133,7 @@ class Queue:
     change_message_visibility = deleting.change_message_visibility
     change_message_visibility_batch = deleting.change_message_visibility_batch
     peek = receiving.peek
+    peek_page = receiving.peek_page
     export_messages = transfer.export_messages
     import_messages = transfer.import_messages
 
