@@ -85,6 +85,8 @@ CONSOLE_PAGE_SIZE = 50
 CONSOLE_BODY_PREVIEW = 200
 CONSOLE_REFRESH_SECONDS = 3
 CONSOLE_MAX_FORM_BYTES = 64 * 1024
+# /metrics' request latency histogram's buckets (seconds): from a fast send to a 20-second long poll.
+METRICS_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
 
 
 @dataclass(frozen=True)
