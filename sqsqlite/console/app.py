@@ -71,6 +71,11 @@ def age(seconds: float | None) -> str:
     return f"{s // 86400} d {s % 86400 // 3600} h"
 
 
+def num(value: int | None) -> str:
+    """A count with thousands separators, as the page's script writes it."""
+    return "-" if value is None else f"{value:,}"
+
+
 def _when(epoch_ms: int | None) -> str:
     if epoch_ms is None:
         return "-"
@@ -114,6 +119,7 @@ class Console:
         )
         self.templates.filters["age"] = age
         self.templates.filters["when"] = _when
+        self.templates.filters["num"] = num
         get: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(r"/console/?"), self.index),
             (re.compile(r"/console/api/stats"), self.stats_json),
@@ -166,7 +172,7 @@ class Console:
             traceback.print_exc()
             response = self._error_page(500, "The console could not answer; the server's log has the details.", {})
         if method == "HEAD":
-            response = response._replace(body=b"")
+            response = response._replace(body=b"", headers={**response.headers, "Content-Length": str(len(response.body))})
         return response
 
     def observe(self, action: str | None, status: int, code: str | None, seconds: float) -> None:

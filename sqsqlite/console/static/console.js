@@ -12,7 +12,7 @@ function age(seconds) {
 }
 
 function show(cell, value) {
-  const text = cell.dataset.kind === "age" ? age(value) : (value === null ? "-" : String(value));
+  const text = cell.dataset.kind === "age" ? age(value) : value === null || value === undefined ? "-" : value.toLocaleString("en-US");
   if (cell.textContent !== text) cell.textContent = text;
 }
 
