@@ -37,6 +37,9 @@ _HERE = Path(__file__).resolve().parent
 _STATIC = _HERE / "static"
 _QUEUE = r"(?P<name>[A-Za-z0-9_-]{1,80}(?:\.fifo)?)"
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+# A queue page's attributes: all but the counts, which the page shows from stats already (and
+# which would count a big queue a second time).
+_SETTINGS = tuple(n for n in D.ALL_ATTRIBUTES if not n.startswith("ApproximateNumberOf"))
 # No inline script or style, nothing from another origin, never inside a frame (a purge button
 # in someone else's page).
 _SECURITY_HEADERS = {
@@ -268,7 +271,7 @@ class Console:
             "queue.html",
             queue=queue,
             stats=stats,
-            attributes=sorted(queue.get_queue_attributes().items()),
+            attributes=sorted(queue.get_queue_attributes(_SETTINGS).items()),
             messages=rows,
             state=state,
             first_page=after is None,

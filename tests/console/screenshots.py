@@ -7,6 +7,7 @@ and photographed by the same headless chromium the browser tests drive.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import time
@@ -44,15 +45,18 @@ def build(path: str) -> None:
 def main(out: str) -> None:
     if browser.missing():
         sys.exit(browser.missing())
-    folder = Path(out)
+    folder = Path(out).resolve()
+    here = os.getcwd()
     with tempfile.TemporaryDirectory() as tmp:
-        path = str(Path(tmp) / "shop.db")
+        os.chdir(tmp)  # so the page's header names the file as one would: shop.db
+        path = "shop.db"
         build(path)
         with BackgroundServer(path) as server, browser.chromium() as chromium:
-            page = chromium.new_page(viewport=VIEWPORT)
+            page = chromium.new_page(viewport={**VIEWPORT, "height": 330})  # the list is short
             page.goto(server.url + "/console")
             page.wait_for_selector("#updated:not(:empty)")
             page.screenshot(path=str(folder / "console-queues.png"))
+            page.set_viewport_size(VIEWPORT)
             page.goto(server.url + "/console/queues/orders?state=in-flight")
             page.screenshot(path=str(folder / "console-messages.png"))
             page.goto(server.url + "/console/queues/orders-dlq")
@@ -61,6 +65,7 @@ def main(out: str) -> None:
             time.sleep(2.5)  # a few moved, the progress bar part-way
             page.reload()
             page.screenshot(path=str(folder / "console-dead-letters.png"))
+        os.chdir(here)
 
 
 if __name__ == "__main__":

@@ -51,3 +51,15 @@ def test_the_console_command_is_listed_and_has_help_with_an_example():
     assert re.search(r"console\s+The web console and /metrics alone", r.output)
     r = CliRunner().invoke(cli, ["console", "--help"])
     assert r.exit_code == 0 and "Example: sqsqlite console --db app.db --read-only" in r.output and "--read-only" in r.output
+
+
+def test_without_the_console_extra_the_command_says_what_to_install_and_exits_255(monkeypatch):
+    from sqsqlite.cli import main
+
+    for module in ("sqsqlite.console.command", "sqsqlite.console.app"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.setitem(sys.modules, "jinja2", None)  # as if Jinja2 were not installed
+    monkeypatch.delitem(main.cli.commands, "console", raising=False)
+    r = CliRunner().invoke(main.cli, ["console"], standalone_mode=True)
+    assert r.exit_code == 255
+    assert "`sqsqlite console` needs jinja2, which is not installed: pip install 'sqsqlite[console]'." in r.output

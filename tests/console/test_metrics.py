@@ -85,3 +85,21 @@ def test_every_queue_s_figures_come_from_one_statement_that_reads_only_the_index
     conn.close()
     assert plan.count("COVERING INDEX ix_messages_visible") == 4, plan  # the visible range, then the hidden range thrice
     assert "SCAN messages" not in plan and "SCAN hidden" not in plan
+
+
+def test_every_metric_the_grafana_dashboard_queries_is_one_metrics_exposes(web, served):
+    import json
+    import re
+    from pathlib import Path
+
+    sqs = boto3_client(served.url)
+    sqs.list_queues()  # so the request counters have samples, the errors' too
+    with pytest.raises(sqs.exceptions.QueueDoesNotExist):
+        sqs.get_queue_url(QueueName="missing")
+    exposed = set(scrape(web))
+    dashboard = json.loads((Path(__file__).parents[2] / "docs" / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    assert len(exprs) >= 10
+    for expr in exprs:
+        names = set(re.findall(r"\b((?:approximate|sqsqlite)_[a-z_]+)", expr))
+        assert names and names <= exposed, expr
