@@ -99,7 +99,10 @@ def main(argv: list[str] | None = None) -> None:
                 ("GET /console/api/stats (the pages' poll)", get("/console/api/stats")),
                 ("GET /console/queues/orders (first page)", get("/console/queues/orders")),
                 ("GET /console/queues/orders?state=in-flight", get("/console/queues/orders?state=in-flight")),
-                (f"GET /console/queues/orders?after=... ({half:,} messages down)", get(f"/console/queues/orders?state=visible&after={deep_cursor}")),
+                (
+                    f"GET /console/queues/orders?after=... ({half:,} messages down)",
+                    get(f"/console/queues/orders?state=visible&after={deep_cursor}"),
+                ),
                 ("Queue.peek_page: a page of 50 alone", lambda: db.queue("orders").peek_page("all", 50)),
             ]
             times: dict[str, list[float]] = {name: [] for name, _ in table}

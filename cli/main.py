@@ -23,7 +23,7 @@ EXIT_USAGE, EXIT_SERVICE, EXIT_INTERRUPTED = 252, 254, 130
 LAZY = {
     "report": ("sqsqlite.report.cli", "report", "Analytics report over a database (needs the spark extra).", "sqsqlite[spark]"),
     "serve": ("sqsqlite.server", "serve", "Serve the database over the SQS HTTP protocols (boto3, aws CLI).", "sqsqlite"),
-    "console": ("sqsqlite.console.command", "console", "The web console and /metrics alone (needs the console extra).", "sqsqlite[console]"),
+    "console": ("sqsqlite.console.command", "console", "The web console and /metrics (needs the console extra).", "sqsqlite[console]"),
 }
 
 SECTIONS: tuple[tuple[str, list[str]], ...] = (

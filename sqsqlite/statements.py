@@ -533,11 +533,7 @@ _queue_cutoff = P("now") - q.c.retention_period * literal_column("1000")
 
 
 def _hidden_figure(column: Any, *where: Any) -> Any:
-    return (
-        select(column)
-        .where(_h.c.queue_id == q.c.id, _h.c.visible_at > P("now"), _h.c.sent_at > _queue_cutoff, *where)
-        .scalar_subquery()
-    )
+    return select(column).where(_h.c.queue_id == q.c.id, _h.c.visible_at > P("now"), _h.c.sent_at > _queue_cutoff, *where).scalar_subquery()
 
 
 queue_stats = compile_sql(

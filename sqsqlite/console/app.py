@@ -118,7 +118,10 @@ class Console:
         # Forms carry this token, so a page of another site can't make the browser purge a queue.
         self.token = secrets.token_urlsafe(24)
         self.templates = Environment(
-            loader=FileSystemLoader(str(_HERE / "templates")), autoescape=select_autoescape(default=True), trim_blocks=True, lstrip_blocks=True
+            loader=FileSystemLoader(str(_HERE / "templates")),
+            autoescape=select_autoescape(default=True),
+            trim_blocks=True,
+            lstrip_blocks=True,
         )
         self.templates.filters["age"] = age
         self.templates.filters["when"] = _when
@@ -148,14 +151,12 @@ class Console:
                 raise Refused(404, f"Nothing at {path}.")
             self._check_host(headers)
             self._check_credentials(headers)
-            for pattern, view in self.routes.get(method, []):
-                match = pattern.fullmatch(path)
-                if match:
-                    break
-            else:
+            found = next(((view, m) for pattern, view in self.routes.get(method, []) if (m := pattern.fullmatch(path))), None)
+            if found is None:
                 if any(p.fullmatch(path) for routes in self.routes.values() for p, _ in routes):
                     raise Refused(405, f"{method} is not allowed on {path}.", {"Allow": "GET, POST"})
                 raise Refused(404, f"Nothing at {path}.")
+            view, match = found
             params = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
             if method == "POST":
                 if self.read_only:
@@ -325,7 +326,9 @@ class Console:
         to = params.get("to") or None
         rate_text = (params.get("rate") or "").strip()
         if rate_text and not rate_text.isdigit():
-            return self._redirect(f"/console/queues/{name}", error=f"The rate {rate_text[:20]!r} is not a whole number of messages per second.")
+            return self._redirect(
+                f"/console/queues/{name}", error=f"The rate {rate_text[:20]!r} is not a whole number of messages per second."
+            )
         rate = int(rate_text) if rate_text else None
 
         def start() -> None:

@@ -126,7 +126,9 @@ def _global(ctx: click.Context, name: str, own: Any, default: Any) -> Any:
 @click.option("--read-only", is_flag=True, help="Show everything, change nothing: redrive, purge and delete answer 403.")
 @click.option("--account-id", default=None, help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).")
 @click.option("--region", default=None, help=f"Region in queue ARNs (default {D.DEFAULT_REGION}).")
-@click.option("--access-key", default=None, envvar="SQSQLITE_ACCESS_KEY", help="Require HTTP basic credentials: this access key as user ...")
+@click.option(
+    "--access-key", default=None, envvar="SQSQLITE_ACCESS_KEY", help="Require HTTP basic credentials: this access key as user ..."
+)
 @click.option("--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key as password.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 @click.pass_context
@@ -151,9 +153,7 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
     except SQSError as exc:
         raise click.ClickException(exc.message) from None
     try:
-        server = make_console_server(
-            db, host, port, read_only=read_only, access_key=access_key, secret_key=secret_key, verbose=verbose
-        )
+        server = make_console_server(db, host, port, read_only=read_only, access_key=access_key, secret_key=secret_key, verbose=verbose)
     except OSError as exc:
         db.close()
         raise click.ClickException(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None

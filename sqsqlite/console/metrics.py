@@ -24,13 +24,21 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # (QueueStats field, metric name, help). A queue whose figure is None (no messages: no age; no
 # dead-letter queue: no depth) has no sample of that metric.
 QUEUE_FIGURES: tuple[tuple[str, str, str], ...] = (
-    ("visible", "approximate_number_of_messages_visible", "Messages available for retrieval (CloudWatch ApproximateNumberOfMessagesVisible)."),
+    (
+        "visible",
+        "approximate_number_of_messages_visible",
+        "Messages available for retrieval (CloudWatch ApproximateNumberOfMessagesVisible).",
+    ),
     (
         "in_flight",
         "approximate_number_of_messages_not_visible",
         "Messages in flight: received, visibility timeout running (CloudWatch ApproximateNumberOfMessagesNotVisible).",
     ),
-    ("delayed", "approximate_number_of_messages_delayed", "Messages delayed, not yet visible (CloudWatch ApproximateNumberOfMessagesDelayed)."),
+    (
+        "delayed",
+        "approximate_number_of_messages_delayed",
+        "Messages delayed, not yet visible (CloudWatch ApproximateNumberOfMessagesDelayed).",
+    ),
     (
         "oldest_age_seconds",
         "approximate_age_of_oldest_message",
@@ -83,7 +91,12 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(QueueFigures(db))
         self.requests = Counter("sqsqlite_requests", "Requests served, by action.", ["action"], registry=self.registry)
-        self.errors = Counter("sqsqlite_request_errors", "Requests answered with an error, by action and error code.", ["action", "code"], registry=self.registry)
+        self.errors = Counter(
+            "sqsqlite_request_errors",
+            "Requests answered with an error, by action and error code.",
+            ["action", "code"],
+            registry=self.registry,
+        )
         self.latency = Histogram(
             "sqsqlite_request_duration_seconds",
             "Time from reading a request to writing its answer, by action (a long poll counts its wait).",

@@ -22,7 +22,7 @@ from .attributes import attribute_columns, attribute_name, default_string, queue
 from .handles import Handles
 from .queue import Queue
 from .results import QueueStats
-from .rules import counts, heads_left, ms, queue_row, retention_cutoff
+from .rules import heads_left, ms, queue_row, retention_cutoff
 from .wakeups import PollingWakeups, Wakeups
 
 

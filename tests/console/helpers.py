@@ -27,7 +27,9 @@ def populate(db: sqsqlite.Database, clock: sqsqlite.ManualClock | None = None) -
     if clock is not None:
         clock.advance(95)  # so the ages differ
     for i in range(4):
-        orders.send_message(f'{{"order": {i}}}', message_attributes={"priority": "high", "attempt": {"DataType": "Number", "StringValue": "1"}})
+        orders.send_message(
+            f'{{"order": {i}}}', message_attributes={"priority": "high", "attempt": {"DataType": "Number", "StringValue": "1"}}
+        )
     orders.receive_message(max_number_of_messages=2, visibility_timeout=300)  # two in flight
     if clock is not None:
         clock.advance(40)

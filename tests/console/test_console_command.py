@@ -48,7 +48,7 @@ def test_an_access_key_without_its_secret_key_is_bad_usage(tmp_path):
 
 def test_the_console_command_is_listed_and_has_help_with_an_example():
     r = CliRunner().invoke(cli, ["--help"])
-    assert re.search(r"console\s+The web console and /metrics alone", r.output)
+    assert re.search(r"console\s+The web console and /metrics", r.output)
     r = CliRunner().invoke(cli, ["console", "--help"])
     assert r.exit_code == 0 and "Example: sqsqlite console --db app.db --read-only" in r.output and "--read-only" in r.output
 

@@ -220,7 +220,12 @@ def test_a_read_only_console_shows_everything_and_refuses_every_action_with_403(
     assert re.search(r'id="purge" disabled', page.text) and re.search(r'id="start-redrive" disabled', page.text)
     before = read_only.db.stats()
     token = re.search(r'name="token" value="([^"]+)"', page.text).group(1)
-    for action, form in (("redrive", {}), ("cancel-redrive", {"task_handle": "x"}), ("purge", {"confirm": "orders"}), ("delete", {"confirm": "orders"})):
+    for action, form in (
+        ("redrive", {}),
+        ("cancel-redrive", {"task_handle": "x"}),
+        ("purge", {"confirm": "orders"}),
+        ("delete", {"confirm": "orders"}),
+    ):
         answer = web.post(f"/console/queues/orders/{action}", {"token": token, **form})
         assert answer.status == 403 and "read-only" in answer.text
     assert read_only.db.stats() == before

@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+import sqsqlite
 from sqsqlite import queries as Q
 from sqsqlite.console.metrics import FAIR_QUEUE_FIGURES, QUEUE_FIGURES
 from tests.server.server_helpers import boto3_client
@@ -73,9 +74,12 @@ def test_an_action_no_sqs_has_is_counted_as_unknown_so_clients_cannot_grow_the_l
     assert "Unknown" in actions and not actions & {"Nope1", "Nope2"}
 
 
-def test_every_figure_has_a_cloudwatch_style_snake_case_name_and_help():
+def test_every_figure_is_a_stats_field_under_a_cloudwatch_style_snake_case_name_with_help():
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(sqsqlite.QueueStats)}
     for field, name, help_text in QUEUE_FIGURES + FAIR_QUEUE_FIGURES:
-        assert name == name.lower() and name.startswith("approximate_") and help_text.endswith(".")
+        assert field in fields and name == name.lower() and name.startswith("approximate_") and help_text.endswith(".")
 
 
 def test_every_queue_s_figures_come_from_one_statement_that_reads_only_the_index(db):

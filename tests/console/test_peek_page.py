@@ -66,7 +66,13 @@ def test_expired_messages_are_on_no_page(queue, clock):
 
 @pytest.mark.parametrize(
     "args, problem",
-    [(("everything",), "Invalid state"), (("all", 0), "limit"), (("all", 1001), "limit"), (("all", 10, "12"), "cursor"), (("all", 10, "a.b"), "cursor")],
+    [
+        (("everything",), "Invalid state"),
+        (("all", 0), "limit"),
+        (("all", 1001), "limit"),
+        (("all", 10, "12"), "cursor"),
+        (("all", 10, "a.b"), "cursor"),
+    ],
 )
 def test_a_bad_state_limit_or_cursor_is_refused(queue, args, problem):
     with pytest.raises(sqsqlite.SQSError) as err:

@@ -36,6 +36,9 @@ HOT_PATH = {
     "count_delayed": ("ix_messages_visible", False),
     "count_alive": ("ix_messages_visible", False),
     "oldest_sent": ("ix_messages_visible", False),
+    "queue_stats": ("ix_messages_visible", False),
+    # the console's pages: a range of the index from the cursor on (ties on visible_at sorted)
+    "peek_page": ("ix_messages_visible", False),
     # pruning and purging
     "prune_expired": ("ix_messages_visible", True),
     "prune_all_expired": ("ix_messages_visible", False),
