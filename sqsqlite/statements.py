@@ -524,16 +524,18 @@ peek_page = compile_sql(
     .order_by(m.c.visible_at, m.c.id)
     .limit(P("limit"))
 )
-# Every queue's figures in one statement (stats, the console, /metrics): one walk of each
-# queue's visible range of ix_messages_visible counts it and finds its oldest send, and the
-# hidden range (in flight and delayed, usually short) is read by three subqueries. No table
-# rows are read, only the index.
+# Every queue's figures in one statement (stats, the console, /metrics). Per queue, one walk of
+# its visible range of ix_messages_visible counts it and finds its oldest send, and one walk of
+# its hidden range (in flight and delayed, usually short) counts each and finds its oldest: no
+# table rows, only the index. A scalar subquery returns one value, so each walk's figures come
+# back together as a JSON array. (A LEFT JOIN ... GROUP BY over the messages reads the same
+# entries but took a third longer on a million messages: its grouping costs more per row.)
 _h = m.alias("hidden")
-_queue_cutoff = P("now") - q.c.retention_period * literal_column("1000")
 
 
-def _hidden_figure(column: Any, *where: Any) -> Any:
-    return select(column).where(_h.c.queue_id == q.c.id, _h.c.visible_at > P("now"), _h.c.sent_at > _queue_cutoff, *where).scalar_subquery()
+def _walk(rows: Any, where: Any, *figures: Any) -> Any:
+    cutoff = P("now") - q.c.retention_period * literal_column("1000")
+    return select(func.json_array(*figures)).where(rows.c.queue_id == q.c.id, where, rows.c.sent_at > cutoff).scalar_subquery()
 
 
 queue_stats = compile_sql(
@@ -542,15 +544,15 @@ queue_stats = compile_sql(
         q.c.name,
         q.c.fifo,
         q.c.dead_letter_target,
-        func.count(m.c.id).label("visible"),
-        _hidden_figure(func.count(), _h.c.receive_count > 0).label("in_flight"),
-        _hidden_figure(func.count(), _h.c.receive_count == 0).label("delayed"),
-        func.min(m.c.sent_at).label("oldest_visible_sent_at"),
-        _hidden_figure(func.min(_h.c.sent_at)).label("oldest_hidden_sent_at"),
-    )
-    .select_from(q.outerjoin(m, and_(m.c.queue_id == q.c.id, _visible, m.c.sent_at > _queue_cutoff)))
-    .group_by(q.c.id)
-    .order_by(q.c.name)
+        _walk(m, _visible, func.count(), func.min(m.c.sent_at)).label("visible_figures"),
+        _walk(
+            _h,
+            _h.c.visible_at > P("now"),
+            func.count().filter(_h.c.receive_count > 0),
+            func.count().filter(_h.c.receive_count == 0),
+            func.min(_h.c.sent_at),
+        ).label("hidden_figures"),
+    ).order_by(q.c.name)
 )
 # Export / move tasks: every live message of a queue in id order, a page at a time.
 # Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead

@@ -198,22 +198,27 @@ class Database:
         now = self.now()
         with self.store.read() as tx:
             rows = tx.all(Q.queue_stats, now=now)
-        depth = {r["name"]: r["visible"] + r["in_flight"] + r["delayed"] for r in rows}
+        figures = {}  # name -> (visible, in flight, delayed, oldest sent_at or None)
+        for row in rows:
+            visible, oldest_visible = json.loads(row["visible_figures"])
+            in_flight, delayed, oldest_hidden = json.loads(row["hidden_figures"])
+            sent = [t for t in (oldest_visible, oldest_hidden) if t is not None]
+            figures[row["name"]] = (visible, in_flight, delayed, min(sent) if sent else None)
         out = []
         for row in rows:
-            sent = [t for t in (row["oldest_visible_sent_at"], row["oldest_hidden_sent_at"]) if t is not None]
+            visible, in_flight, delayed, oldest = figures[row["name"]]
             dlq = row["dead_letter_target"]
             out.append(
                 QueueStats(
                     name=row["name"],
                     url=self.queue_url(row["name"]),
                     fifo=bool(row["fifo"]),
-                    visible=row["visible"],
-                    in_flight=row["in_flight"],
-                    delayed=row["delayed"],
-                    oldest_age_seconds=(now - min(sent)) / 1000 if sent else None,
+                    visible=visible,
+                    in_flight=in_flight,
+                    delayed=delayed,
+                    oldest_age_seconds=None if oldest is None else (now - oldest) / 1000,
                     dead_letter_queue=dlq,
-                    dead_letter_depth=depth.get(dlq) if dlq else None,
+                    dead_letter_depth=sum(figures[dlq][:3]) if dlq in figures else None,
                 )
             )
         return out
