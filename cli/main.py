@@ -23,13 +23,20 @@ EXIT_USAGE, EXIT_SERVICE, EXIT_INTERRUPTED = 252, 254, 130
 LAZY = {
     "report": ("sqsqlite.report.cli", "report", "Analytics report over a database (needs the spark extra).", "sqsqlite[spark]"),
     "serve": ("sqsqlite.server", "serve", "Serve the database over the SQS HTTP protocols (boto3, aws CLI).", "sqsqlite"),
+    "replicate": (
+        "sqsqlite.replication.command",
+        "replicate_command",
+        "Replicate the database continuously to a directory or S3 (Litestream).",
+        "sqsqlite[replication]",
+    ),
+    "restore": ("sqsqlite.replication.command", "restore_command", "Rebuild the database from a replica.", "sqsqlite[replication]"),
     "console": ("sqsqlite.console.command", "console", "The web console and /metrics (needs the console extra).", "sqsqlite[console]"),
 }
 
 SECTIONS: tuple[tuple[str, list[str]], ...] = (
     ("aws sqs commands (same names, flags and JSON as `aws sqs`)", [c.name for c in aws.COMMANDS if c.name]),
     ("Administration", [c.name for c in admin.COMMANDS if c.name]),
-    ("Serving and analytics", list(LAZY)),
+    ("Serving, analytics and replication", list(LAZY)),
 )
 
 

@@ -13,6 +13,9 @@ DB_PATH_ENV = "SQSQLITE_DB"
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "000000000000"
 DEFAULT_ENDPOINT = "http://localhost:9324"
+# How often Litestream ships the WAL's new transactions to a replica (a Go duration): the
+# replica's durability window, beyond the time a transfer takes.
+REPLICA_SYNC_INTERVAL = "1s"
 
 MAX_VISIBILITY_TIMEOUT = 43_200  # 12 hours, also the cap for one receive's total
 MAX_DELAY_SECONDS = 900

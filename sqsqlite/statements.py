@@ -136,41 +136,31 @@ list_queues = compile_sql(
     .order_by(q.c.name)
     .limit(P("limit"))
 )
+# The columns that hold a queue's attributes: set on create, replaced on SetQueueAttributes.
+_QUEUE_SETTINGS = (
+    "visibility_timeout",
+    "delay_seconds",
+    "retention_period",
+    "max_message_size",
+    "receive_wait_time",
+    "dead_letter_target",
+    "max_receive_count",
+    "content_based_dedup",
+    "dedup_scope",
+    "attributes",
+)
 insert_queue = compile_sql(
     insert(q).values(
         name=P("name"),
         fifo=P("fifo"),
         created_at=P("now"),
         modified_at=P("now"),
-        visibility_timeout=P("visibility_timeout"),
-        delay_seconds=P("delay_seconds"),
-        retention_period=P("retention_period"),
-        max_message_size=P("max_message_size"),
-        receive_wait_time=P("receive_wait_time"),
-        dead_letter_target=P("dead_letter_target"),
-        max_receive_count=P("max_receive_count"),
-        content_based_dedup=P("content_based_dedup"),
-        dedup_scope=P("dedup_scope"),
-        attributes=P("attributes"),
         tags=P("tags"),
+        **{name: P(name) for name in _QUEUE_SETTINGS},
     )
 )
 update_queue_attributes = compile_sql(
-    update(q)
-    .where(q.c.id == P("id"))
-    .values(
-        modified_at=P("now"),
-        visibility_timeout=P("visibility_timeout"),
-        delay_seconds=P("delay_seconds"),
-        retention_period=P("retention_period"),
-        max_message_size=P("max_message_size"),
-        receive_wait_time=P("receive_wait_time"),
-        dead_letter_target=P("dead_letter_target"),
-        max_receive_count=P("max_receive_count"),
-        content_based_dedup=P("content_based_dedup"),
-        dedup_scope=P("dedup_scope"),
-        attributes=P("attributes"),
-    )
+    update(q).where(q.c.id == P("id")).values(modified_at=P("now"), **{name: P(name) for name in _QUEUE_SETTINGS})
 )
 update_queue_tags = compile_sql(update(q).where(q.c.id == P("id")).values(tags=P("tags")))
 delete_queue = compile_sql(delete(q).where(q.c.id == P("id")))

@@ -556,6 +556,11 @@ class Store:
             if conn.in_transaction:
                 conn.execute("COMMIT")
 
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` over the whole file: ``ok``, or what it found."""
+        with self.read():
+            return "\n".join(row[0] for row in self.connection().execute("PRAGMA integrity_check"))
+
     def seen_version(self) -> int | None:
         """PRAGMA data_version as this thread's last write transaction read it, under the write
         lock. A long poll compares against this, not a fresh read: a commit landing between

@@ -71,6 +71,10 @@ class Database:
             task.join(timeout=5)
         self.store.close()
 
+    def integrity_check(self) -> str:
+        """SQLite's integrity check of the file: ``ok``, or the problems it found."""
+        return self.store.integrity_check()
+
     def now(self) -> int:
         return self.clock.now_ms()
 

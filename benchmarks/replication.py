@@ -1,0 +1,72 @@
+"""How far a Litestream replica trails the database: the durability window of `sqsqlite replicate`.
+
+    python -m benchmarks.replication                       # sync interval 1s, 20 sends
+    python -m benchmarks.replication --sync-interval 100ms --sends 50
+
+Replicates a fresh database to a directory, then sends one message at a time and measures how
+long each committed send takes to reach the replica: from the send's return to the moment a new
+transaction file appears in the replica's level-0 folder (polled every millisecond). A disk lost
+at any instant loses the transactions of at most this long.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import sqsqlite
+
+
+def transaction_files(replica: Path) -> int:
+    level0 = replica / "ltx" / "0"
+    return len(os.listdir(level0)) if level0.exists() else 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sync-interval", default="1s")
+    parser.add_argument("--sends", type=int, default=20)
+    args = parser.parse_args(argv)
+    script = str(Path(sys.executable).with_name("sqsqlite"))
+    with tempfile.TemporaryDirectory() as tmp:
+        db_path, replica = Path(tmp) / "q.db", Path(tmp) / "replica"
+        with sqsqlite.connect(str(db_path)) as db:
+            db.create_queue("q")
+        proc = subprocess.Popen(
+            [sys.executable, script, "replicate", "--db", str(db_path), "--to", str(replica), "--sync-interval", args.sync_interval],
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        lags = []
+        try:
+            deadline = time.monotonic() + 30
+            while transaction_files(replica) == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)  # the first snapshot
+            with sqsqlite.connect(str(db_path)) as db:
+                queue = db.queue("q")
+                for i in range(args.sends):
+                    before = transaction_files(replica)
+                    queue.send_message(f"m{i}")
+                    sent = time.monotonic()
+                    while transaction_files(replica) == before:
+                        time.sleep(0.001)
+                    lags.append(time.monotonic() - sent)
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
+    lags.sort()
+    p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+    print(
+        f"sync interval {args.sync_interval}, {len(lags)} sends: lag to the replica p50 {statistics.median(lags) * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {lags[-1] * 1000:.0f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""Continuous replication and point-in-time restore of a sqsqlite database with Litestream.
+
+Litestream (https://litestream.io) runs beside the processes that use the database, reads each
+transaction from the WAL as it is committed and ships it to a replica: a directory, or an
+S3-compatible object store. ``restore`` rebuilds the database from a replica, as of its newest
+transaction or of a point in time. This module writes Litestream's configuration from a
+database path and replica URLs, finds the ``litestream`` program, and runs it.
+
+Why it cooperates with the engine: sqsqlite's own checkpoints are PASSIVE (they never restart or
+truncate the WAL, so Litestream never misses a frame), and every write transaction waits for a
+busy database (for up to ``BUSY_TIMEOUT_SECONDS``), so the short write lock Litestream takes
+when it checkpoints delays a writer and never fails it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .. import defaults as D
+from ..core import connect
+
+
+class ReplicationError(Exception):
+    """A replica URL, the litestream program or a restore went wrong; the message says what."""
+
+
+@dataclass(frozen=True)
+class Replica:
+    """Where a database is replicated to: a directory, or a bucket and a path in an S3-compatible
+    store (``endpoint`` for one that is not Amazon S3: MinIO, moto, Ceph ...)."""
+
+    url: str
+    endpoint: str | None = None
+    region: str | None = None
+
+    def config(self) -> dict[str, Any]:
+        """This replica as an entry of Litestream's ``replicas:`` list."""
+        parts = urlsplit(self.url)
+        if parts.scheme == "s3":
+            if not parts.netloc:
+                raise ReplicationError(f"{self.url}: an S3 replica is s3://BUCKET/PATH")
+            entry: dict[str, Any] = {"type": "s3", "bucket": parts.netloc, "path": parts.path.strip("/") or "sqsqlite"}
+            if self.endpoint:
+                # Stores other than Amazon S3 mostly serve buckets as paths, not host names.
+                entry.update(endpoint=self.endpoint, **{"force-path-style": True})
+            entry["region"] = self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION
+            return entry
+        if parts.scheme in ("", "file"):
+            path = parts.path if parts.scheme == "file" else self.url
+            if not path:
+                raise ReplicationError(f"{self.url!r}: a file replica is a directory path or file:///PATH")
+            return {"type": "file", "path": str(Path(path).resolve())}
+        raise ReplicationError(f"{self.url}: replicas are a directory, file:///PATH or s3://BUCKET/PATH")
+
+
+def config_text(db_path: str, replicas: list[Replica], sync_interval: str = D.REPLICA_SYNC_INTERVAL) -> str:
+    """Litestream's YAML configuration for one database and its replicas (JSON is YAML)."""
+    import json
+
+    entries = [{**replica.config(), "sync-interval": sync_interval} for replica in replicas]
+    # Litestream looks at the WAL every monitor-interval (1 s unless set) and ships what it found
+    # every sync-interval: the window is the longer of the two, so both follow the one setting.
+    db = {"path": str(Path(db_path).resolve()), "monitor-interval": sync_interval, "replicas": entries}
+    return json.dumps({"dbs": [db]}, indent=2)
+
+
+def litestream_program() -> str:
+    """The litestream executable: on PATH, or beside this Python (a virtual environment's bin,
+    where ``pip install 'sqsqlite[replication]'`` puts it, is not always on PATH)."""
+    found = shutil.which("litestream") or shutil.which("litestream", path=str(Path(sys.executable).parent))
+    if not found:
+        raise ReplicationError("litestream is not installed: pip install 'sqsqlite[replication]' (or put litestream on PATH)")
+    return found
+
+
+def _environment() -> dict[str, str]:
+    # Litestream 0.5 cannot load a custom certificate bundle (it fails with "unable to add
+    # custom RootCAs HTTPClient"), and machines that route boto3 through a proxy often set one.
+    return {k: v for k, v in os.environ.items() if k != "AWS_CA_BUNDLE"}
+
+
+def _config_file(text: str) -> str:
+    fd, path = tempfile.mkstemp(prefix="sqsqlite-litestream-", suffix=".yml")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return path
+
+
+def replicate(db_path: str, replicas: list[Replica], sync_interval: str = D.REPLICA_SYNC_INTERVAL, exec_command: str | None = None) -> int:
+    """Run Litestream in the foreground until it is stopped (SIGTERM, SIGINT) or, with
+    ``exec_command``, until that command exits. Returns Litestream's exit status."""
+    config = _config_file(config_text(db_path, replicas, sync_interval))
+    argv = [litestream_program(), "replicate", "-config", config]
+    if exec_command:
+        argv += ["-exec", exec_command]
+    try:
+        child = subprocess.Popen(argv, env=_environment())
+
+        def forward(signum: int, _frame: Any) -> None:
+            child.send_signal(signum)  # Litestream syncs what it holds, then exits
+
+        previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            return child.wait()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    finally:
+        os.unlink(config)
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What a restore produced: the file, and its integrity check's answer."""
+
+    path: str
+    integrity: str
+
+
+def restore(db_path: str, replica: Replica, timestamp: str | None = None, force: bool = False) -> Restored:
+    """Rebuild ``db_path`` from ``replica``: its newest transaction, or the last one at or
+    before ``timestamp`` (RFC 3339, e.g. ``2026-11-25T06:30:00Z``). Refuses to overwrite an
+    existing database unless ``force``. The result passes SQLite's integrity check or this
+    raises ReplicationError."""
+    target = Path(db_path)
+    if target.exists() and not force:
+        raise ReplicationError(f"{db_path} exists: restore writes a new database (--force replaces it)")
+    config = _config_file(config_text(db_path, [replica]))
+    argv = [litestream_program(), "restore", "-config", config]
+    if timestamp:
+        argv += ["-timestamp", timestamp]
+    if force:
+        argv.append("-force")
+    try:
+        done = subprocess.run([*argv, str(target.resolve())], env=_environment(), capture_output=True, text=True)
+    finally:
+        os.unlink(config)
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip().splitlines()
+        raise ReplicationError(f"litestream could not restore {db_path} from {replica.url}: {said[-1] if said else done.returncode}")
+    # Opened as sqsqlite opens it: a restore from an older sqsqlite is brought to this schema.
+    with connect(str(target)) as db:
+        integrity = db.integrity_check()
+    if integrity != "ok":
+        raise ReplicationError(f"{db_path} restored from {replica.url} fails SQLite's integrity check: {integrity}")
+    return Restored(str(target), integrity)

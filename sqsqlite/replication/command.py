@@ -1,0 +1,103 @@
+"""``sqsqlite replicate`` and ``sqsqlite restore``: Litestream driven from the CLI."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import defaults as D
+from . import Replica, ReplicationError, replicate, restore
+
+
+def _db_path(ctx: click.Context, own: str | None) -> str:
+    """This command's own --db; else the group's global --db (kept in the group's context
+    object); else $SQSQLITE_DB or the default."""
+    given = getattr(ctx.find_root().obj, "db_path", None) if ctx.find_root() is not ctx else None
+    return own or given or os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
+
+
+def _s3_options(f):
+    f = click.option(
+        "--s3-endpoint",
+        metavar="URL",
+        envvar="SQSQLITE_S3_ENDPOINT",
+        help="An S3-compatible store's endpoint (MinIO, Ceph, moto ...); without it, Amazon S3.",
+    )(f)
+    f = click.option("--s3-region", metavar="REGION", help="The bucket's region (default $AWS_REGION, else us-east-1).")(f)
+    return f
+
+
+@click.command("replicate")
+@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
+@click.option(
+    "--to",
+    "targets",
+    multiple=True,
+    required=True,
+    metavar="URL",
+    help="Replica: a directory, file:///PATH or s3://BUCKET/PATH (repeat for several).",
+)
+@click.option(
+    "--sync-interval",
+    default=D.REPLICA_SYNC_INTERVAL,
+    show_default=True,
+    metavar="DURATION",
+    help="How often new transactions are shipped (1s, 500ms ...): the most a lost disk can lose.",
+)
+@click.option("--exec", "exec_command", metavar="COMMAND", help="Run COMMAND beside replication and stop when it exits.")
+@_s3_options
+@click.pass_context
+def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_endpoint, s3_region):
+    """Replicate the database continuously to a directory or an S3-compatible store (Litestream).
+
+    Runs in the foreground beside the processes that use the database, shipping each committed
+    transaction within --sync-interval. SIGTERM or Ctrl-C stops it after a last sync. S3
+    credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+
+    \b
+    Example: sqsqlite replicate --db app.db --to s3://backups/app
+             sqsqlite replicate --db app.db --to /mnt/replica --exec "sqsqlite serve --db app.db"
+    """
+    path = _db_path(ctx, db_path)
+    try:
+        # Opened (and migrated) first, so the replica starts from a sqsqlite database in WAL mode.
+        from ..core import connect
+
+        connect(path).close()
+        replicas = [Replica(url, endpoint=s3_endpoint, region=s3_region) for url in targets]
+        for replica in replicas:
+            replica.config()  # every URL checked before Litestream starts
+        print(f"sqsqlite replicating {path} to {', '.join(targets)} every {sync_interval}", file=sys.stderr, flush=True)
+        code = replicate(path, replicas, sync_interval, exec_command)
+    except ReplicationError as exc:
+        raise click.ClickException(str(exc)) from None
+    ctx.exit(code)
+
+
+@click.command("restore")
+@click.option(
+    "--db", "db_path", default=None, metavar="PATH", help=f"Database file to write (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH})."
+)
+@click.option("--from", "source", required=True, metavar="URL", help="Replica: a directory, file:///PATH or s3://BUCKET/PATH.")
+@click.option("--timestamp", metavar="TIME", help="Restore as of this instant (RFC 3339, e.g. 2026-11-25T06:30:00Z); default the newest.")
+@click.option("--force", is_flag=True, help="Replace the database file if it exists.")
+@_s3_options
+@click.pass_context
+def restore_command(ctx, db_path, source, timestamp, force, s3_endpoint, s3_region):
+    """Rebuild the database from a replica that `sqsqlite replicate` wrote.
+
+    Writes a new file (an existing one only with --force), checks its integrity, and prints
+    where it is. Messages that were in flight when the replica was written become visible
+    again when their visibility timeout ends, as after a crash.
+
+    \b
+    Example: sqsqlite restore --db app.db --from s3://backups/app
+    """
+    path = _db_path(ctx, db_path)
+    try:
+        done = restore(path, Replica(source, endpoint=s3_endpoint, region=s3_region), timestamp, force)
+    except ReplicationError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"restored {done.path} from {source}: integrity {done.integrity}")

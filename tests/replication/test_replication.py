@@ -1,0 +1,367 @@
+"""Replication and restore with Litestream: URLs and errors, round trips to a directory and to an
+S3-compatible store (moto's server on loopback), sqsqlite's checkpoints under Litestream, and a
+crash of everything with the database deleted and restored."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import sqsqlite
+from sqsqlite.replication import Replica, ReplicationError, config_text, litestream_program
+
+SQSQLITE = [sys.executable, str(Path(sys.executable).with_name("sqsqlite"))]
+
+
+def _have_litestream() -> bool:
+    try:
+        litestream_program()
+    except ReplicationError:
+        return False
+    return True
+
+
+needs_litestream = pytest.mark.skipif(not _have_litestream(), reason="litestream is not installed (pip install 'sqsqlite[replication]')")
+
+
+def run_cli(*args: str, code: int = 0, env: dict | None = None) -> subprocess.CompletedProcess:
+    done = subprocess.run([*SQSQLITE, *args], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    return done
+
+
+def start_replication(db: Path, *targets: str, env: dict | None = None, extra: tuple[str, ...] = ()) -> subprocess.Popen:
+    args = [a for t in targets for a in ("--to", t)]
+    proc = subprocess.Popen(
+        [*SQSQLITE, "replicate", "--db", str(db), "--sync-interval", "100ms", *args, *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: litestream is killed with it
+        env=env,
+    )
+    return proc
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=30)
+
+
+def delete_database(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    for side in db.parent.glob(f".{db.name}-litestream"):
+        shutil.rmtree(side)
+
+
+def messages(path: Path, now_ms: int | None = None) -> dict[str, str]:
+    """Every message the database holds, by message id: body. Read without receiving (peek)."""
+    with sqsqlite.connect(str(path)) as db:
+        out = {}
+        for url in db.list_queues()[0]:
+            for message in db.queue(url).peek(limit=1_000_000):
+                out[message.message_id] = message.body
+        return out
+
+
+def restored_once_caught_up(replica: str, want: dict[str, str], tmp: Path, extra: tuple[str, ...] = (), env: dict | None = None) -> dict:
+    """Restore into a scratch file until the replica holds ``want`` (Litestream ships within its
+    sync interval; a loaded machine may take longer), at most 30 s."""
+    deadline = time.monotonic() + 30
+    while True:
+        scratch = tmp / "scratch.db"
+        delete_database(scratch)
+        done = subprocess.run(
+            [*SQSQLITE, "restore", "--db", str(scratch), "--from", replica, *extra], capture_output=True, text=True, env=env
+        )
+        got = messages(scratch) if done.returncode == 0 else {}
+        if got == want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.2)
+
+
+# ------------------------------------------------------------------ URLs and errors
+
+
+def test_a_directory_a_file_url_and_an_s3_url_become_litestream_replicas(tmp_path):
+    assert Replica(str(tmp_path / "r")).config() == {"type": "file", "path": str(tmp_path / "r")}
+    assert Replica(f"file://{tmp_path}/r").config() == {"type": "file", "path": str(tmp_path / "r")}
+    s3 = Replica("s3://backups/app/main", endpoint="http://127.0.0.1:9000", region="eu-west-1").config()
+    assert s3 == {
+        "type": "s3",
+        "bucket": "backups",
+        "path": "app/main",
+        "endpoint": "http://127.0.0.1:9000",
+        "force-path-style": True,
+        "region": "eu-west-1",
+    }
+    config = json.loads(config_text(str(tmp_path / "q.db"), [Replica("s3://b/p")], "2s"))
+    assert config["dbs"][0]["path"] == str(tmp_path / "q.db")
+    assert config["dbs"][0]["replicas"][0]["sync-interval"] == "2s"
+    assert "endpoint" not in config["dbs"][0]["replicas"][0]  # Amazon S3 itself
+
+
+@pytest.mark.parametrize("url", ["ftp://host/x", "s3:///no-bucket", "gs://bucket/x"])
+def test_a_replica_url_of_another_kind_is_refused_naming_the_forms_that_work(url):
+    with pytest.raises(ReplicationError, match="s3://BUCKET/PATH"):
+        Replica(url).config()
+
+
+def test_replicate_to_an_unknown_kind_of_url_says_so_in_one_line_and_starts_nothing(tmp_path):
+    done = run_cli("replicate", "--db", str(tmp_path / "q.db"), "--to", "ftp://host/x", code=255)
+    assert "ftp://host/x: replicas are a directory, file:///PATH or s3://BUCKET/PATH" in done.stderr
+
+
+@needs_litestream
+def test_restore_refuses_to_overwrite_an_existing_database_without_force(tmp_path):
+    sqsqlite.connect(str(tmp_path / "q.db")).close()
+    done = run_cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
+    assert "exists: restore writes a new database (--force replaces it)" in done.stderr
+
+
+@needs_litestream
+def test_restore_from_an_empty_replica_says_litestream_found_nothing(tmp_path):
+    (tmp_path / "replica").mkdir()
+    done = run_cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
+    assert "litestream could not restore" in done.stderr and not (tmp_path / "q.db").exists()
+
+
+# ------------------------------------------------------------------ round trips
+
+
+@needs_litestream
+def test_a_restore_from_a_directory_replica_holds_what_was_sent_and_not_what_was_deleted(tmp_path):
+    db_path = tmp_path / "q.db"
+    with sqsqlite.connect(str(db_path)) as db:
+        queue = db.create_queue("jobs")
+        for i in range(30):
+            queue.send_message(f"job {i}")
+    replication = start_replication(db_path, str(tmp_path / "replica"))
+    try:
+        with sqsqlite.connect(str(db_path)) as db:
+            queue = db.queue("jobs")
+            for message in queue.receive_message(max_number_of_messages=10):
+                message.delete()
+            queue.receive_message(max_number_of_messages=5, visibility_timeout=600)  # left in flight
+            want = messages(db_path)
+        assert len(want) == 20
+        assert restored_once_caught_up(str(tmp_path / "replica"), want, tmp_path) == want
+    finally:
+        kill_group(replication)
+    delete_database(db_path)
+    done = run_cli("restore", "--db", str(db_path), "--from", str(tmp_path / "replica"))
+    assert done.stdout.strip() == f"restored {db_path} from {tmp_path / 'replica'}: integrity ok"
+    assert messages(db_path) == want
+    # The five in flight come back when their visibility timeout ends, as after a crash.
+    clock = sqsqlite.ManualClock(int((time.time() + 601) * 1000))
+    with sqsqlite.connect(str(db_path), clock=clock) as db:
+        got = [m.body for _ in range(3) for m in db.queue("jobs").receive_message(max_number_of_messages=10)]
+    assert sorted(got) == sorted(want.values())
+
+
+@needs_litestream
+def test_a_restore_with_a_timestamp_gives_the_database_as_that_instant_saw_it(tmp_path):
+    from datetime import datetime, timezone
+
+    db_path = tmp_path / "q.db"
+    with sqsqlite.connect(str(db_path)) as db:
+        db.create_queue("jobs").send_message("before")
+    replication = start_replication(db_path, str(tmp_path / "replica"))
+    try:
+        before = messages(db_path)
+        assert restored_once_caught_up(str(tmp_path / "replica"), before, tmp_path) == before
+        time.sleep(1.1)  # real time: the replica stamps its transaction files with the wall clock
+        instant = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        time.sleep(1.1)
+        with sqsqlite.connect(str(db_path)) as db:
+            db.queue("jobs").send_message("after")
+        after = messages(db_path)
+        assert restored_once_caught_up(str(tmp_path / "replica"), after, tmp_path) == after
+    finally:
+        kill_group(replication)
+    run_cli("restore", "--db", str(tmp_path / "then.db"), "--from", str(tmp_path / "replica"), "--timestamp", instant)
+    assert messages(tmp_path / "then.db") == before
+
+
+@needs_litestream
+def test_sqsqlites_checkpoints_under_litestream_lose_no_transaction(tmp_path):
+    # Enough writes to pass the WAL's checkpoint size many times over: the engine's passive
+    # checkpoints run beside Litestream's, and the replica still holds every transaction.
+    db_path = tmp_path / "q.db"
+    sqsqlite.connect(str(db_path)).close()
+    replication = start_replication(db_path, str(tmp_path / "replica"))
+    try:
+        with sqsqlite.connect(str(db_path)) as db:
+            queue = db.create_queue("bulk")
+            body = "x" * 4000
+            for i in range(400):
+                queue.send_message_batch([{"Id": str(j), "MessageBody": body + str(i * 10 + j)} for j in range(10)])
+                if i % 2:
+                    received = queue.receive_message(max_number_of_messages=10)
+                    queue.delete_message_batch([{"Id": str(n), "ReceiptHandle": m.receipt_handle} for n, m in enumerate(received)])
+            want = messages(db_path)
+        assert 2000 <= len(want) < 4000
+        assert restored_once_caught_up(str(tmp_path / "replica"), want, tmp_path) == want
+        assert replication.poll() is None, replication.stderr.read() if replication.stderr else ""
+    finally:
+        kill_group(replication)
+
+
+@pytest.fixture
+def s3(tmp_path):
+    """moto's server on loopback as the S3-compatible store, with a bucket."""
+    boto3 = pytest.importorskip("boto3")
+    pytest.importorskip("moto")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}
+    env.pop("AWS_CA_BUNDLE", None)
+    client = boto3.client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            client.create_bucket(Bucket="sqsqlite-replica")
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    yield endpoint, env
+    server.terminate()
+    server.wait(timeout=10)
+
+
+@needs_litestream
+def test_a_database_replicated_to_an_s3_compatible_store_restores_whole(tmp_path, s3):
+    endpoint, env = s3
+    db_path = tmp_path / "q.db"
+    with sqsqlite.connect(str(db_path)) as db:
+        fifo = db.create_queue("orders.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+        for i in range(12):
+            fifo.send_message(f"order {i}", message_group_id=f"customer-{i % 3}")
+        db.create_queue("plain").send_message("hello", message_attributes={"kind": {"DataType": "String", "StringValue": "greeting"}})
+        want = messages(db_path)
+    url = "s3://sqsqlite-replica/app"
+    replication = start_replication(db_path, url, env=env, extra=("--s3-endpoint", endpoint))
+    try:
+        assert restored_once_caught_up(url, want, tmp_path, ("--s3-endpoint", endpoint), env) == want
+    finally:
+        kill_group(replication)
+    delete_database(db_path)
+    run_cli("restore", "--db", str(db_path), "--from", url, "--s3-endpoint", endpoint, env=env)
+    with sqsqlite.connect(str(db_path)) as db:
+        got = db.queue("orders.fifo").receive_message(max_number_of_messages=10)
+        assert [m.body for m in got][:4] == ["order 0", "order 3", "order 6", "order 9"]  # group order kept
+        (plain,) = db.queue("plain").receive_message(message_attribute_names=["All"])
+        assert plain.message_attributes["kind"].string_value == "greeting"
+
+
+# ------------------------------------------------------------------ a crash of everything
+
+PRODUCER = """
+import os, sys, time, sqsqlite
+db = sqsqlite.connect(sys.argv[1]); q = db.queue("jobs"); log = os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+i = 0
+while True:
+    body = f"{sys.argv[3]}-{i}"
+    q.send_message(body)
+    os.write(log, f"{time.monotonic()} {body}\\n".encode())
+    i += 1
+"""
+
+CONSUMER = """
+import os, sys, time, sqsqlite
+db = sqsqlite.connect(sys.argv[1]); q = db.queue("jobs"); log = os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+n = 0
+while True:
+    for m in q.receive_message(max_number_of_messages=10, wait_time_seconds=1):
+        os.write(log, f"{time.monotonic()} received {m.body}\\n".encode())
+        n += 1
+        if n % 7:  # every seventh message stays in flight
+            m.delete()
+            os.write(log, f"{time.monotonic()} deleted {m.body}\\n".encode())
+"""
+
+# A transaction is in the replica within the sync interval (100 ms here) plus the time to copy
+# it; checked with a wide margin so that a loaded machine does not fail the test.
+WINDOW_S = 3.0
+
+
+def _log(path: Path) -> list[tuple[float, str]]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        stamp, _, rest = line.partition(" ")
+        out.append((float(stamp), rest))
+    return out
+
+
+@needs_litestream
+@pytest.mark.slow
+def test_everything_killed_and_the_database_deleted_a_restore_keeps_every_replicated_send_and_delete(tmp_path):
+    db_path = tmp_path / "q.db"
+    with sqsqlite.connect(str(db_path)) as db:
+        db.create_queue("jobs", attributes={"VisibilityTimeout": "60"})
+    replication = start_replication(db_path, str(tmp_path / "replica"))
+    workers = []
+    for n in range(2):
+        workers.append(subprocess.Popen([sys.executable, "-c", PRODUCER, str(db_path), str(tmp_path / f"p{n}.log"), f"p{n}"]))
+        workers.append(subprocess.Popen([sys.executable, "-c", CONSUMER, str(db_path), str(tmp_path / f"c{n}.log")]))
+    try:
+        time.sleep(6)  # real processes under real load: the point of this test
+    finally:
+        for worker in workers:
+            worker.kill()
+        kill_group(replication)
+        killed_at = time.monotonic()
+        for worker in workers:
+            worker.wait(timeout=30)
+    delete_database(db_path)
+    run_cli("restore", "--db", str(db_path), "--from", str(tmp_path / "replica"))
+
+    sent = [(t, body) for n in range(2) for t, body in _log(tmp_path / f"p{n}.log")]
+    events = [entry for n in range(2) for entry in _log(tmp_path / f"c{n}.log")]
+    received = {rest.split(" ", 1)[1] for _, rest in events if rest.startswith("received ")}
+    deleted = {rest.split(" ", 1)[1]: t for t, rest in events if rest.startswith("deleted ")}
+    settled = killed_at - WINDOW_S
+    # In flight ones become visible after their timeout: receive everything as of a minute on.
+    clock = sqsqlite.ManualClock(int((time.time() + 61) * 1000))
+    with sqsqlite.connect(str(db_path), clock=clock) as db:
+        assert db.integrity_check() == "ok"
+        restored = []
+        while batch := db.queue("jobs").receive_message(max_number_of_messages=10):
+            restored += [m.body for m in batch]
+    assert len(restored) == len(set(restored)), "a message restored twice"
+    restored_set = set(restored)
+    early_sends = [body for t, body in sent if t < settled]
+    assert len(early_sends) > 20 and len([b for b, t in deleted.items() if t < settled]) > 5, "too little traffic to prove anything"
+    # Every send replicated is there, unless a consumer deleted it.
+    lost = [body for body in early_sends if body not in restored_set and body not in received]
+    assert lost == []
+    # No delete replicated comes back.
+    back = [body for body, t in deleted.items() if t < settled and body in restored_set]
+    assert back == []
+    # Nothing that was never sent appears (a producer's last send may be unlogged: its next id).
+    logged = {body for _, body in sent}
+    last = {f"p{n}": max((int(b.rsplit("-", 1)[1]) for _, b in _log(tmp_path / f"p{n}.log")), default=-1) for n in range(2)}
+    phantoms = [b for b in restored_set - logged if int(b.rsplit("-", 1)[1]) != last[b.rsplit("-", 1)[0]] + 1]
+    assert phantoms == []
