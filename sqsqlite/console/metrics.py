@@ -20,6 +20,7 @@ from .. import defaults as D
 from ..actions import MEMBERS, UNSUPPORTED
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_KNOWN = frozenset(MEMBERS) | frozenset(UNSUPPORTED) | {"Console", "Metrics"}
 
 # (QueueStats field, metric name, help). A queue whose figure is None (no messages: no age; no
 # dead-letter queue: no depth) has no sample of that metric.
@@ -104,14 +105,19 @@ class Metrics:
             buckets=D.METRICS_LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self._children: dict[str, tuple[Any, Any]] = {}
 
     def observe(self, action: str | None, status: int, code: str | None, seconds: float) -> None:
+        """Count one request (the endpoint calls this for every request it answers)."""
         # Only names the server knows become labels: a client can't grow the label set.
-        label = action if action in MEMBERS or action in UNSUPPORTED or action in ("Console", "Metrics") else "Unknown"
-        self.requests.labels(label).inc()
+        label = action if action in _KNOWN else "Unknown"
+        children = self._children.get(label)
+        if children is None:  # labels() costs more than the count itself: look each up once
+            children = self._children.setdefault(label, (self.requests.labels(label), self.latency.labels(label)))
+        children[0].inc()
+        children[1].observe(seconds)
         if status >= 400:
             self.errors.labels(label, code if code and code.isascii() and len(code) <= 80 else str(status)).inc()
-        self.latency.labels(label).observe(seconds)
 
     def text(self) -> bytes:
         return generate_latest(self.registry)
