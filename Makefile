@@ -3,8 +3,9 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 JDBC_JAR ?= /usr/share/java/sqlite-jdbc.jar
+CHROMIUM ?= $(or $(SQSQLITE_CHROMIUM),/usr/bin/chromium)
 
-.PHONY: demo test bench jdbc
+.PHONY: demo test bench jdbc chromium
 
 $(VENV)/.base: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,11 +30,24 @@ jdbc:
 	    echo "no SQLite JDBC driver at $(JDBC_JAR): install it (Debian: apt-get install libxerial-sqlite-jdbc-java) or set SQSQLITE_JDBC_JAR; until then the Spark report's tests are skipped"; \
 	  fi; }
 
+# Debian's chromium, which the web console's browser tests drive with Playwright (Playwright never
+# downloads a browser here), installed where missing and possible; elsewhere one line says what to
+# install, and those tests are skipped while every other test runs.
+chromium:
+	@test -x $(CHROMIUM) || { \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's chromium ($(CHROMIUM)) for the web console's browser tests"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	      || echo "could not install it: the console's browser tests will be skipped"; \
+	  else \
+	    echo "no chromium at $(CHROMIUM): install it (Debian: apt-get install chromium) or set SQSQLITE_CHROMIUM; until then the console's browser tests are skipped"; \
+	  fi; }
+
 demo: $(VENV)/.base
 	$(BIN)/sqsqlite demo
 
 # Lint, format check and type check first (seconds), then the suite.
-test: $(VENV)/.dev jdbc
+test: $(VENV)/.dev jdbc chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

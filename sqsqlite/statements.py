@@ -548,6 +548,57 @@ peek_messages = compile_sql(
     .order_by(m.c.visible_at, m.c.id)
     .limit(P("limit"))
 )
+# The console's pages of one queue's messages: keyset pagination in the order receives see
+# them, never OFFSET. A page is a range of ix_messages_visible from (after_visible_at,
+# after_id) on: visible_at between :low and :high (the state's range, raised to the cursor) and
+# receive_count between :min_receives and :max_receives pick the state, so an in-flight page on
+# a queue of a million visible messages reads only the hidden end of the index. Ties on
+# visible_at are put in row order (SQLite sorts each run of equal visible_at, no more).
+peek_page = compile_sql(
+    select(*RECEIVED_COLUMNS)
+    .where(
+        m.c.queue_id == P("queue_id"),
+        m.c.visible_at >= P("low"),
+        m.c.visible_at <= P("high"),
+        or_(m.c.visible_at > P("after_visible_at"), m.c.id > P("after_id")),
+        m.c.receive_count >= P("min_receives"),
+        m.c.receive_count <= P("max_receives"),
+        _alive,
+    )
+    .order_by(m.c.visible_at, m.c.id)
+    .limit(P("limit"))
+)
+# Every queue's figures in one statement (stats, the console, /metrics). Per queue, one walk of
+# its visible range of ix_messages_visible counts it and finds its oldest send, and one walk of
+# its hidden range (in flight and delayed, usually short) counts each and finds its oldest: no
+# table rows, only the index. A scalar subquery returns one value, so each walk's figures come
+# back together as a JSON array. (A LEFT JOIN ... GROUP BY over the messages reads the same
+# entries but took a third longer on a million messages: its grouping costs more per row.)
+_h = m.alias("hidden")
+
+
+def _walk(rows: Any, where: Any, *figures: Any) -> Any:
+    cutoff = P("now") - q.c.retention_period * literal_column("1000")
+    return select(func.json_array(*figures)).where(rows.c.queue_id == q.c.id, where, rows.c.sent_at > cutoff).scalar_subquery()
+
+
+queue_stats = compile_sql(
+    select(
+        q.c.id,
+        q.c.name,
+        q.c.fifo,
+        q.c.dead_letter_target,
+        q.c.retention_period,  # the fair-queue figures' retention cutoff
+        _walk(m, _visible, func.count(), func.min(m.c.sent_at)).label("visible_figures"),
+        _walk(
+            _h,
+            _h.c.visible_at > P("now"),
+            func.count().filter(_h.c.receive_count > 0),
+            func.count().filter(_h.c.receive_count == 0),
+            func.min(_h.c.sent_at),
+        ).label("hidden_figures"),
+    ).order_by(q.c.name)
+)
 # Export / move tasks: every live message of a queue in id order, a page at a time.
 # Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead
 # reading every live message of the queue off an index on queue_id and sorting them per page,

@@ -23,7 +23,7 @@ from .attributes import attribute_columns, attribute_name, default_string, queue
 from .handles import Handles
 from .queue import Queue
 from .results import QueueStats
-from .rules import counts, fair_counts, heads_left, ms, queue_row, retention_cutoff
+from .rules import fair_counts, heads_left, ms, queue_row, retention_cutoff
 from .wakeups import PollingWakeups, Wakeups
 
 
@@ -206,38 +206,40 @@ class Database:
     # ------------------------------------------------------------ administration
 
     def stats(self) -> list[QueueStats]:
-        """Every queue's exact counts, read from one consistent snapshot."""
+        """Every queue's exact counts, read from one consistent snapshot by one statement (the
+        console and /metrics read it every few seconds)."""
         now = self.now()
-        out = []
+        figures = {}  # name -> (visible, in flight, delayed, oldest sent_at or None)
         with self.store.read() as tx:
-            rows = tx.all(Q.all_queues)
-            by_name = {r["name"]: r for r in rows}
+            rows = tx.all(Q.queue_stats, now=now)
             for row in rows:
-                visible, in_flight, delayed = counts(tx, row, now)
-                oldest = tx.scalar(Q.oldest_sent, queue_id=row["id"], cutoff=retention_cutoff(row, now))
-                fair = fair_counts(tx, row, now)
-                dlq = row["dead_letter_target"]
-                depth = None
-                if dlq and dlq in by_name:
-                    depth = sum(counts(tx, by_name[dlq], now))
-                out.append(
-                    QueueStats(
-                        name=row["name"],
-                        url=self.queue_url(row["name"]),
-                        fifo=bool(row["fifo"]),
-                        visible=visible,
-                        in_flight=in_flight,
-                        delayed=delayed,
-                        oldest_age_seconds=None if oldest is None else (now - oldest) / 1000,
-                        dead_letter_queue=dlq,
-                        dead_letter_depth=depth,
-                        noisy_groups=fair[0],
-                        visible_in_quiet_groups=fair[1],
-                        in_flight_in_quiet_groups=fair[2],
-                        delayed_in_quiet_groups=fair[3],
-                        oldest_age_in_quiet_groups_seconds=None if fair[4] is None else (now - fair[4]) / 1000,
-                    )
+                visible, oldest_visible = json.loads(row["visible_figures"])
+                in_flight, delayed, oldest_hidden = json.loads(row["hidden_figures"])
+                sent = [t for t in (oldest_visible, oldest_hidden) if t is not None]
+                figures[row["name"]] = (visible, in_flight, delayed, min(sent) if sent else None)
+            fair = {row["name"]: fair_counts(tx, row, now, figures[row["name"]]) for row in rows}
+        out = []
+        for row in rows:
+            visible, in_flight, delayed, oldest = figures[row["name"]]
+            dlq = row["dead_letter_target"]
+            out.append(
+                QueueStats(
+                    name=row["name"],
+                    url=self.queue_url(row["name"]),
+                    fifo=bool(row["fifo"]),
+                    visible=visible,
+                    in_flight=in_flight,
+                    delayed=delayed,
+                    oldest_age_seconds=None if oldest is None else (now - oldest) / 1000,
+                    dead_letter_queue=dlq,
+                    dead_letter_depth=sum(figures[dlq][:3]) if dlq in figures else None,
+                    noisy_groups=fair[row["name"]][0],
+                    visible_in_quiet_groups=fair[row["name"]][1],
+                    in_flight_in_quiet_groups=fair[row["name"]][2],
+                    delayed_in_quiet_groups=fair[row["name"]][3],
+                    oldest_age_in_quiet_groups_seconds=None if fair[row["name"]][4] is None else (now - fair[row["name"]][4]) / 1000,
                 )
+            )
         return out
 
     def prune(self) -> int:

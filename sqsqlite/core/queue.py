@@ -159,6 +159,7 @@ class Queue:
     change_message_visibility = deleting.change_message_visibility
     change_message_visibility_batch = deleting.change_message_visibility_batch
     peek = receiving.peek
+    peek_page = receiving.peek_page
     export_messages = transfer.export_messages
     message_records = transfer.message_records
     import_messages = transfer.import_messages

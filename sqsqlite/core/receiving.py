@@ -397,6 +397,56 @@ def peek(queue: Queue, state: str = "all", limit: int = 10) -> list[Message]:
     return out
 
 
+# Each state's range of visible_at and of receive_count, given now (peek_page).
+_PAGE_STATES = {
+    "all": lambda now: (-D.MAX_EPOCH_MS, D.MAX_EPOCH_MS, 0, D.MAX_EPOCH_MS),
+    "visible": lambda now: (-D.MAX_EPOCH_MS, now, 0, D.MAX_EPOCH_MS),
+    "in-flight": lambda now: (now + 1, D.MAX_EPOCH_MS, 1, D.MAX_EPOCH_MS),
+    "delayed": lambda now: (now + 1, D.MAX_EPOCH_MS, 0, 0),
+}
+
+
+def peek_page(queue: Queue, state: str = "all", limit: int = 50, after: str | None = None) -> tuple[list[Message], str | None]:
+    """One page of the messages in a state, without receiving them (as peek), in the order
+    receives see them, and the cursor of the next page (None after the last). ``after`` is the
+    cursor a previous page returned: a page costs the same on the first page as on the
+    millionth (keyset pagination on ix_messages_visible, never OFFSET). The cursor is opaque
+    text; a message that changes state between pages may be seen twice or not at all."""
+    if state not in _PAGE_STATES:
+        raise InvalidParameterValue(f"Invalid state {state!r}: use visible, in-flight, delayed or all.")
+    limit = V.int_value("limit", limit, 1, D.MAX_PEEK_PAGE)
+    after_visible_at, after_id = -1, 0
+    if after:
+        try:
+            after_visible_at, after_id = (int(part) for part in after.split(".", 1))
+        except ValueError:
+            raise InvalidParameterValue(f"Invalid page cursor {V.shorten(after)!r}: use the cursor a page returned.") from None
+    now = queue.db.now()
+    low, high, min_receives, max_receives = _PAGE_STATES[state](now)
+    with queue.db.store.read() as tx:
+        row = queue_row(tx, queue.name)
+        rows = tx.all(
+            Q.peek_page,
+            queue_id=row["id"],
+            cutoff=retention_cutoff(row, now),
+            low=max(low, after_visible_at),
+            high=high,
+            after_visible_at=after_visible_at,
+            after_id=after_id,
+            min_receives=min_receives,
+            max_receives=max_receives,
+            limit=limit,
+        )
+    system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
+    out = []
+    for r in rows:
+        m = _message(queue, r, row["id"], system, everything, issue_handle=False)
+        m.queue = None
+        out.append(m)
+    cursor = f"{rows[-1]['visible_at']}.{rows[-1]['id']}" if len(rows) == limit else None
+    return out, cursor
+
+
 # _message and _claimed_messages build a Message by position, in this order.
 assert tuple(f.name for f in fields(Message) if f.init) == (
     "message_id",

@@ -36,13 +36,15 @@ def _option(ctx: click.Context, name: str, own, default):
 @click.option(
     "--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 3 MiB + 256 KiB)."
 )
+@click.option("--console-read-only", is_flag=True, help="The web console at /console shows everything and changes nothing.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 @click.pass_context
-def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, max_request_bytes, verbose):
+def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, max_request_bytes, console_read_only, verbose):
     """Serve the database over SQS's HTTP protocols (JSON 1.0 and query/XML).
 
     Point any SDK at it: boto3.client("sqs", endpoint_url="http://127.0.0.1:9324"), or
-    aws sqs ... --endpoint-url http://127.0.0.1:9324. SIGTERM or Ctrl-C stops it cleanly:
+    aws sqs ... --endpoint-url http://127.0.0.1:9324. A browser finds the web console at /console
+    and Prometheus its metrics at /metrics. SIGTERM or Ctrl-C stops it cleanly:
     no new connections, requests in progress finish, long polls end empty.
 
     \b
@@ -64,6 +66,7 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
             secret_key=secret_key,
             max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
             verbose=verbose,
+            console_read_only=console_read_only,
         )
     except OSError as exc:
         raise click.ClickException(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None

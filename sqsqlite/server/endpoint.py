@@ -7,6 +7,7 @@ written in one piece with Nagle off, so small requests don't wait on delayed ACK
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 import socket
@@ -19,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
 
+from .. import console
 from .. import defaults as D
 from .. import validation as V
 from ..actions import MEMBERS, UNSUPPORTED, Actions
@@ -108,11 +110,16 @@ class Handler(BaseHTTPRequestHandler):
             prefix, _, action = target.partition(".")
             if prefix != "AmazonSQS":
                 action = target
+        self.action = action
         try:
             try:
                 body = self._read_body(srv.max_request_bytes)
             except _TooLarge as big:
                 self._refuse_large(big.size, is_json, action, request_id)
+                return
+            if console.serves(path):  # the web console and /metrics: their own auth, pages and errors
+                self.action, answer = console.action(path), srv.console.handle(self.command, path, raw_query, self.headers, body)
+                self._send(answer.status, answer.content_type, answer.body, request_id, answer.headers)
                 return
             if srv.verifier is not None:
                 srv.verifier.verify(self.command, path, raw_query, self.headers.items(), body)
@@ -145,6 +152,7 @@ class Handler(BaseHTTPRequestHandler):
                 if request.get("AttributeNames") and "MessageSystemAttributeNames" in request:
                     # SQS's query API answers AttributeNames alone when a receive gives both.
                     del request["MessageSystemAttributeNames"]
+            self.action = action
             self._queue_from_path(path, action, request)
             trace = self.headers.get("X-Amzn-Trace-Id")
             if trace and action == "SendMessage":
@@ -303,7 +311,7 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client went away; nothing to tell it
         if self.server.verbose:
             self.log_request(status, len(payload))
-        self.server.count(elapsed)
+        self.server.count(elapsed, self.action, status, (extra or {}).get("x-amzn-query-error"))
 
 
 class EndpointServer(ThreadingHTTPServer):
@@ -322,8 +330,10 @@ class EndpointServer(ThreadingHTTPServer):
         verifier: Verifier | None = None,
         max_request_bytes: int = MAX_REQUEST_BYTES,
         verbose: bool = False,
+        console: Any = None,
     ):
         self.db = db
+        self.console = console
         self.actions = Actions(db)
         self.verifier = verifier
         self.max_request_bytes = max_request_bytes
@@ -350,10 +360,12 @@ class EndpointServer(ThreadingHTTPServer):
             else:
                 self._handlers.discard(handler)
 
-    def count(self, ms: float) -> None:
+    def count(self, ms: float, action: str | None = None, status: int = 200, error: str | None = None) -> None:
         # Unlocked on purpose: a statistic, and += on a float under the GIL loses nothing that matters.
         self.requests += 1
         self.server_ms += ms
+        if self.console is not None:  # /metrics' request counts, errors and latencies
+            self.console.observe(action, status, error.partition(";")[0] if error else None, ms / 1000)
 
     def process_request(self, request, client_address) -> None:
         if self.stopping:
@@ -421,17 +433,30 @@ def make_server(
     clock=None,
     max_request_bytes: int = MAX_REQUEST_BYTES,
     verbose: bool = False,
+    console_read_only: bool = False,
 ) -> EndpointServer:
-    """An endpoint bound to host:port (port 0: any free port), not yet serving."""
+    """An endpoint bound to host:port (port 0: any free port), not yet serving; the web console
+    at /console and Prometheus metrics at /metrics (``console_read_only``: it changes nothing)."""
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
     db = ServedDatabase(db_path, clock=clock, region=region, account_id=account_id)
     verifier = Verifier(access_key, secret_key) if access_key is not None and secret_key is not None else None
     try:
-        return EndpointServer((host, port), db, verifier=verifier, max_request_bytes=max_request_bytes, verbose=verbose)
+        server = EndpointServer((host, port), db, verifier=verifier, max_request_bytes=max_request_bytes, verbose=verbose)
+        server.console = console.for_endpoint(
+            db, read_only=console_read_only, access_key=access_key, secret_key=secret_key, loopback=_loopback(server.server_address[0])
+        )
+        return server
     except BaseException:
         db.close()
         raise
+
+
+def _loopback(host: Any) -> bool:
+    try:
+        return ipaddress.ip_address(str(host)).is_loopback
+    except ValueError:
+        return False
 
 
 class BackgroundServer:

@@ -42,6 +42,9 @@ HOT_PATH = {
     "count_in_flight_quiet": (("ix_messages_visible", "ix_messages_fair"), False),
     "count_delayed_quiet": (("ix_messages_visible", "ix_messages_fair"), False),
     "oldest_sent_quiet": (("ix_messages_visible", "ix_messages_fair"), False),
+    "queue_stats": ("ix_messages_visible", False),
+    # the console's pages: a range of the index from the cursor on (ties on visible_at sorted)
+    "peek_page": ("ix_messages_visible", False),
     # pruning and purging
     "prune_expired": ("ix_messages_visible", True),
     "prune_all_expired": ("ix_messages_visible", False),

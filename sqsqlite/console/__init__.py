@@ -1,0 +1,61 @@
+"""The web console (``/console``) and Prometheus metrics (``/metrics``) over a Database.
+
+Served by ``sqsqlite serve`` beside the SQS protocols, or alone by ``sqsqlite console``. Pages are
+rendered on the server (Jinja2) with a little JavaScript served from the package: nothing from
+the network, no build step. It reads through the engine's public API only (``Database.stats``,
+``Queue.peek_page``, the move-task methods) and never receives a message.
+
+Both need the ``console`` extra (Jinja2, prometheus_client); without it ``for_endpoint`` returns
+a stand-in that answers those two paths with the command that installs it, and the endpoint
+serves SQS as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+PATHS = ("/console", "/metrics")
+EXTRA = "sqsqlite[console]"
+
+
+class Response(NamedTuple):
+    status: int
+    content_type: str
+    body: bytes
+    headers: dict[str, str]
+
+
+def serves(path: str) -> bool:
+    """Whether a request path is the console's or the metrics' (the rest is SQS's)."""
+    return path in PATHS or path.startswith("/console/")
+
+
+def action(path: str) -> str:
+    """The action a console or metrics request counts under in /metrics."""
+    return "Metrics" if path == "/metrics" else "Console"
+
+
+class Missing:
+    """What answers /console and /metrics when the console extra is not installed."""
+
+    def __init__(self, missing: str):
+        self.missing = missing
+
+    def handle(self, method: str, path: str, query: str, headers: Any, body: bytes) -> Response:
+        text = f"The console and /metrics need {self.missing}, which is not installed: pip install '{EXTRA}'.\n"
+        return Response(501, "text/plain; charset=utf-8", text.encode(), {})
+
+    def observe(self, action: str | None, status: int, code: str | None, seconds: float) -> None:
+        pass
+
+
+def for_endpoint(db: Any, **options: Any) -> Any:
+    """The console for an endpoint on ``db``: a Console, or a Missing without the extra."""
+    try:
+        from .app import Console
+    except ImportError as exc:
+        return Missing(exc.name or str(exc))
+    return Console(db, **options)
+
+
+__all__ = ["PATHS", "EXTRA", "Response", "Missing", "action", "serves", "for_endpoint"]

@@ -1,0 +1,362 @@
+"""The console's routes: server-rendered pages, the JSON the pages poll, the forms that act.
+
+``Console.handle(method, path, query, headers, body)`` answers one request with a ``Response``;
+the endpoint (``sqsqlite serve``) and the console's own server (``sqsqlite console``) both call
+it, so the two serve the same thing. Reading never changes a message: pages come from
+``Database.stats`` and ``Queue.peek_page``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import hmac
+import json
+import mimetypes
+import re
+import secrets
+import traceback
+from collections.abc import Callable
+from datetime import datetime, timezone
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from .. import defaults as D
+from ..core.rules import message_state
+from ..errors import QueueDoesNotExist, SQSError
+from . import Response, serves
+from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from .metrics import Metrics
+
+_HERE = Path(__file__).resolve().parent
+_STATIC = _HERE / "static"
+_QUEUE = r"(?P<name>[A-Za-z0-9_-]{1,80}(?:\.fifo)?)"
+_LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+# A queue page's attributes: all but the counts, which the page shows from stats already (and
+# which would count a big queue a second time).
+_SETTINGS = tuple(n for n in D.ALL_ATTRIBUTES if not n.startswith("ApproximateNumberOf"))
+# No inline script or style, nothing from another origin, never inside a frame (a purge button
+# in someone else's page).
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class Refused(Exception):
+    """A request the console answers with an error page: status and a sentence."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+def age(seconds: float | None) -> str:
+    """Seconds as people read them: 42 s, 3 min 12 s, 2 h 5 min, 3 d 4 h."""
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60} min"
+    return f"{s // 86400} d {s % 86400 // 3600} h"
+
+
+def num(value: int | None) -> str:
+    """A count with thousands separators, as the page's script writes it."""
+    return "-" if value is None else f"{value:,}"
+
+
+def _when(epoch_ms: int | None) -> str:
+    if epoch_ms is None:
+        return "-"
+    return datetime.fromtimestamp(epoch_ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _queue_name(arn: str | None) -> str | None:
+    return arn.rsplit(":", 1)[-1] if arn else None
+
+
+class Console:
+    """The console and /metrics over one Database.
+
+    ``read_only`` refuses every action with 403. With ``access_key`` and ``secret_key`` every
+    request must carry them as HTTP basic credentials (user and password). ``loopback``: the
+    server listens on a loopback address only, so a request must name the host as such (a page
+    elsewhere can't reach the console by pointing its own name at 127.0.0.1).
+    """
+
+    def __init__(
+        self,
+        db: Any,
+        *,
+        read_only: bool = False,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        loopback: bool = True,
+        metrics: Metrics | None = None,
+    ):
+        if (access_key is None) != (secret_key is None):
+            raise ValueError("give both access_key and secret_key, or neither")
+        self.db = db
+        self.read_only = read_only
+        self.loopback = loopback
+        self.credentials = None if access_key is None else f"{access_key}:{secret_key}".encode()
+        self.metrics = metrics or Metrics(db)
+        # Forms carry this token, so a page of another site can't make the browser purge a queue.
+        self.token = secrets.token_urlsafe(24)
+        self.templates = Environment(
+            loader=FileSystemLoader(str(_HERE / "templates")),
+            autoescape=select_autoescape(default=True),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.templates.filters["age"] = age
+        self.templates.filters["when"] = _when
+        self.templates.filters["num"] = num
+        get: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
+            (re.compile(r"/console/?"), self.index),
+            (re.compile(r"/console/api/stats"), self.stats_json),
+            (re.compile(rf"/console/queues/{_QUEUE}"), self.queue_page),
+            (re.compile(rf"/console/queues/{_QUEUE}/tasks"), self.tasks_fragment),
+            (re.compile(r"/console/static/(?P<file>[a-z]+\.(?:js|css))"), self.static),
+            (re.compile(r"/metrics"), self.metrics_text),
+        ]
+        post: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
+            (re.compile(rf"/console/queues/{_QUEUE}/redrive"), self.redrive),
+            (re.compile(rf"/console/queues/{_QUEUE}/cancel-redrive"), self.cancel_redrive),
+            (re.compile(rf"/console/queues/{_QUEUE}/purge"), self.purge),
+            (re.compile(rf"/console/queues/{_QUEUE}/delete"), self.delete),
+        ]
+        self.routes = {"GET": get, "HEAD": get, "POST": post}
+
+    # ------------------------------------------------------------ dispatch
+
+    def handle(self, method: str, path: str, query: str, headers: Any, body: bytes) -> Response:
+        """Answer one request; never raises."""
+        try:
+            if not serves(path):
+                raise Refused(404, f"Nothing at {path}.")
+            self._check_host(headers)
+            self._check_credentials(headers)
+            found = next(((view, m) for pattern, view in self.routes.get(method, []) if (m := pattern.fullmatch(path))), None)
+            if found is None:
+                if any(p.fullmatch(path) for routes in self.routes.values() for p, _ in routes):
+                    raise Refused(405, f"{method} is not allowed on {path}.", {"Allow": "GET, POST"})
+                raise Refused(404, f"Nothing at {path}.")
+            view, match = found
+            params = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
+            if method == "POST":
+                if self.read_only:
+                    raise Refused(403, "This console is read-only (--read-only): it shows queues and changes nothing.")
+                if len(body) > D.CONSOLE_MAX_FORM_BYTES:
+                    raise Refused(413, "The form is larger than the console reads.")
+                form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+                if not hmac.compare_digest(form.get("token", ""), self.token):
+                    raise Refused(403, "The form is stale or came from another page: reload the console and try again.")
+                params.update(form)
+            response = view(params, **match.groupdict())
+        except Refused as r:
+            response = self._error_page(r.status, r.message, r.headers)
+        except QueueDoesNotExist as err:
+            response = self._error_page(404, err.message, {})
+        except Exception:
+            traceback.print_exc()
+            response = self._error_page(500, "The console could not answer; the server's log has the details.", {})
+        if method == "HEAD":
+            response = response._replace(body=b"", headers={**response.headers, "Content-Length": str(len(response.body))})
+        return response
+
+    def observe(self, action: str | None, status: int, code: str | None, seconds: float) -> None:
+        self.metrics.observe(action, status, code, seconds)
+
+    def _check_host(self, headers: Any) -> None:
+        if not self.loopback:
+            return
+        host = (headers.get("Host") or "").strip().lower()
+        name = host[1 : host.find("]")] if host.startswith("[") else host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        if name not in _LOOPBACK_NAMES:
+            raise Refused(403, "This console listens on loopback only: open it as localhost or 127.0.0.1 (--host to listen elsewhere).")
+
+    def _check_credentials(self, headers: Any) -> None:
+        if self.credentials is None:
+            return
+        scheme, _, value = (headers.get("Authorization") or "").partition(" ")
+        try:
+            given = base64.b64decode(value.strip(), validate=True) if scheme.lower() == "basic" else b""
+        except (binascii.Error, ValueError):
+            given = b""
+        if not hmac.compare_digest(given, self.credentials):
+            raise Refused(
+                401,
+                "The endpoint's credentials are required: user name the access key, password the secret key.",
+                {"WWW-Authenticate": 'Basic realm="sqsqlite", charset="UTF-8"'},
+            )
+
+    # ------------------------------------------------------------ rendering
+
+    def _page(self, template: str, code: int = 200, **values: Any) -> Response:
+        html = self.templates.get_template(template).render(
+            read_only=self.read_only, token=self.token, refresh_seconds=D.CONSOLE_REFRESH_SECONDS, db_path=str(self.db.path), **values
+        )
+        return Response(code, "text/html; charset=utf-8", html.encode("utf-8"), dict(_SECURITY_HEADERS))
+
+    def _error_page(self, status: int, message: str, headers: dict[str, str]) -> Response:
+        page = self._page("error.html", status, status=status, title=HTTPStatus(status).phrase, message=message)
+        page.headers.update(headers)
+        return page
+
+    def _json(self, value: Any) -> Response:
+        return Response(200, "application/json", json.dumps(value).encode(), dict(_SECURITY_HEADERS))
+
+    def _redirect(self, location: str, **message: str) -> Response:
+        if message:
+            location += "?" + urlencode(message)
+        return Response(303, "text/plain; charset=utf-8", b"", {"Location": location, **_SECURITY_HEADERS})
+
+    def _stats(self) -> list[dict[str, Any]]:
+        return [dataclasses.asdict(s) for s in self.db.stats()]
+
+    # ------------------------------------------------------------ pages
+
+    def index(self, params: dict[str, str]) -> Response:
+        return self._page("index.html", queues=self._stats(), notice=params.get("notice"), error=params.get("error"))
+
+    def stats_json(self, params: dict[str, str]) -> Response:
+        return self._json({"queues": self._stats(), "now": self.db.now()})
+
+    def queue_page(self, params: dict[str, str], name: str) -> Response:
+        queue = self.db.queue(name)
+        state = params.get("state", "all")
+        if state not in ("all", "visible", "in-flight", "delayed"):
+            raise Refused(400, f"Unknown state {state[:40]!r}: all, visible, in-flight or delayed.")
+        after = params.get("after") or None
+        try:
+            messages, cursor = queue.peek_page(state, D.CONSOLE_PAGE_SIZE, after)
+        except SQSError as err:
+            raise Refused(400, err.message) from None
+        now = self.db.now()
+        rows = []
+        for m in messages:
+            body = m.body
+            rows.append(
+                {
+                    "id": m.message_id,
+                    "state": message_state(m.visible_at, m.receive_count, now),
+                    "time_left": (m.visible_at - now) / 1000 if m.visible_at is not None and m.visible_at > now else None,
+                    "sent": m.sent_timestamp,
+                    "receive_count": m.receive_count,
+                    "source": _queue_name(m.dead_letter_queue_source_arn),
+                    "group": m.message_group_id,
+                    "preview": body[: D.CONSOLE_BODY_PREVIEW],
+                    "more": body if len(body) > D.CONSOLE_BODY_PREVIEW else None,
+                    "attributes": [(k, a.data_type, _attribute_text(a)) for k, a in sorted(m.message_attributes.items())],
+                }
+            )
+        every = self._stats()
+        stats = next((s for s in every if s["name"] == queue.name), None)
+        sources = [u.rsplit("/", 1)[-1] for u in queue.list_dead_letter_source_queues()]
+        return self._page(
+            "queue.html",
+            queue=queue,
+            stats=stats,
+            attributes=sorted(queue.get_queue_attributes(_SETTINGS).items()),
+            messages=rows,
+            state=state,
+            first_page=after is None,
+            next_page=f"?state={state}&after={quote(cursor)}" if cursor else None,
+            sources=sources,
+            queue_names=[s["name"] for s in every],
+            tasks=self._tasks(queue),
+            notice=params.get("notice"),
+            error=params.get("error"),
+        )
+
+    def tasks_fragment(self, params: dict[str, str], name: str) -> Response:
+        queue = self.db.queue(name)
+        return self._page("tasks.html", queue=queue, tasks=self._tasks(queue))
+
+    def _tasks(self, queue: Any) -> list[dict[str, Any]]:
+        out = []
+        for t in self.db.list_message_move_tasks(queue.arn, 10):
+            total = t.approximate_number_of_messages_to_move
+            done = t.approximate_number_of_messages_moved
+            out.append(
+                {
+                    **dataclasses.asdict(t),
+                    "destination": _queue_name(t.destination_arn) or "each message's source queue",
+                    "percent": 100 if not total else min(100, round(100 * done / total)),
+                }
+            )
+        return out
+
+    def static(self, params: dict[str, str], file: str) -> Response:
+        path = _STATIC / file
+        if not path.is_file():
+            raise Refused(404, f"No file {file}.")
+        kind = mimetypes.guess_type(file)[0] or "application/octet-stream"
+        return Response(200, f"{kind}; charset=utf-8", path.read_bytes(), {**_SECURITY_HEADERS, "Cache-Control": "max-age=300"})
+
+    def metrics_text(self, params: dict[str, str]) -> Response:
+        return Response(200, METRICS_CONTENT_TYPE, self.metrics.text(), {"Cache-Control": "no-store"})
+
+    # ------------------------------------------------------------ actions
+
+    def _act(self, name: str, done: str, act: Callable[[], Any]) -> Response:
+        try:
+            act()
+        except SQSError as err:
+            return self._redirect(f"/console/queues/{name}", error=err.message)
+        return self._redirect(f"/console/queues/{name}", notice=done)
+
+    def redrive(self, params: dict[str, str], name: str) -> Response:
+        queue = self.db.queue(name)
+        to = params.get("to") or None
+        rate_text = (params.get("rate") or "").strip()
+        if rate_text and not rate_text.isdigit():
+            return self._redirect(
+                f"/console/queues/{name}", error=f"The rate {rate_text[:20]!r} is not a whole number of messages per second."
+            )
+        rate = int(rate_text) if rate_text else None
+
+        def start() -> None:
+            self.db.start_message_move_task(queue.arn, self.db.queue(to).arn if to else None, rate)
+
+        return self._act(name, f"Redrive of {name} started.", start)
+
+    def cancel_redrive(self, params: dict[str, str], name: str) -> Response:
+        self.db.queue(name)
+        handle = params.get("task_handle", "")
+        return self._act(name, "Redrive cancelled.", lambda: self.db.cancel_message_move_task(handle))
+
+    def _confirmed(self, params: dict[str, str], name: str, what: str) -> None:
+        if params.get("confirm", "").strip() != name:
+            raise Refused(400, f"To {what} {name}, type its name in the box: nothing was changed.")
+
+    def purge(self, params: dict[str, str], name: str) -> Response:
+        queue = self.db.queue(name)
+        self._confirmed(params, name, "purge")
+        return self._act(name, f"Purged {name}: every message sent before now is gone.", queue.purge_queue)
+
+    def delete(self, params: dict[str, str], name: str) -> Response:
+        self._confirmed(params, name, "delete")
+        self.db.delete_queue(name)
+        return self._redirect("/console", notice=f"Deleted queue {name}.")
+
+
+def _attribute_text(a: Any) -> str:
+    if a.binary_value is not None:
+        return base64.b64encode(a.binary_value).decode()
+    return a.string_value or ""

@@ -1,0 +1,176 @@
+"""``sqsqlite console``: the web console and /metrics alone, without the SQS endpoint.
+
+Its own small server (``http.server``, a thread per connection), answering every request
+through the same ``Console.handle`` that ``sqsqlite serve`` calls for ``/console``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import click
+
+from .. import defaults as D
+from ..core import Database
+from ..errors import SQSError
+from . import serves
+from .app import Console
+
+
+def is_loopback(host: str) -> bool:
+    """Whether listening on ``host`` keeps the server to this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "sqsqlite-console"
+    sys_version = ""
+    timeout = 75
+    server: ConsoleServer
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    do_HEAD = do_POST = do_GET
+
+    def _answer(self) -> None:
+        started = time.perf_counter()
+        path, _, query = self.path.partition("?")
+        if path == "/":
+            path = "/console"  # alone, the console is the whole site
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= D.CONSOLE_MAX_FORM_BYTES:
+            self.close_connection = True
+            body = b"\0" * (D.CONSOLE_MAX_FORM_BYTES + 1)  # refused as too large by the console
+        else:
+            body = self.rfile.read(length) if length else b""
+        console = self.server.console
+        r = console.handle(self.command, path, query, self.headers, body)
+        self.send_response(r.status)
+        for k, v in {"Content-Type": r.content_type, "Content-Length": str(len(r.body)), **r.headers}.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(r.body)
+        action = ("Metrics" if path == "/metrics" else "Console") if serves(path) else None
+        console.observe(action, r.status, None, time.perf_counter() - started)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            sys.stderr.write(f"{self.address_string()} {format % args}\n")
+
+
+class ConsoleServer(ThreadingHTTPServer):
+    """The console alone on host:port (port 0: any free port)."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], console: Console, verbose: bool = False):
+        self.console = console
+        self.verbose = verbose
+        super().__init__(address, _Handler)
+        host, port = str(self.server_address[0]), self.server_address[1]
+        self.url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            # Each client connection has its thread and that thread its SQLite connection.
+            self.console.db.store.release_connection()
+
+
+def make_console_server(
+    db: Database,
+    host: str = "127.0.0.1",
+    port: int = D.CONSOLE_PORT,
+    *,
+    read_only: bool = False,
+    access_key: str | None = None,
+    secret_key: str | None = None,
+    verbose: bool = False,
+) -> ConsoleServer:
+    console = Console(db, read_only=read_only, access_key=access_key, secret_key=secret_key, loopback=is_loopback(host))
+    return ConsoleServer((host, port), console, verbose)
+
+
+def _global(ctx: click.Context, name: str, own: Any, default: Any) -> Any:
+    """Our option if given, else the main group's global option (kept on its context object)."""
+    if own is not None:
+        return own
+    root = ctx.find_root()
+    given = getattr(root.obj, name, None) if root is not ctx else None
+    return default if given is None else given
+
+
+@click.command("console")
+@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
+@click.option("--port", default=D.CONSOLE_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
+@click.option("--read-only", is_flag=True, help="Show everything, change nothing: redrive, purge and delete answer 403.")
+@click.option("--account-id", default=None, help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).")
+@click.option("--region", default=None, help=f"Region in queue ARNs (default {D.DEFAULT_REGION}).")
+@click.option(
+    "--access-key", default=None, envvar="SQSQLITE_ACCESS_KEY", help="Require HTTP basic credentials: this access key as user ..."
+)
+@click.option("--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key as password.")
+@click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
+@click.pass_context
+def console(ctx, db_path, host, port, read_only, account_id, region, access_key, secret_key, verbose):
+    """The web console alone: queues with live counts, messages looked at without receiving
+    them, redrive, purge and delete; Prometheus metrics at /metrics.
+
+    Open the printed address in a browser. `sqsqlite serve` serves the same console at
+    /console beside the SQS endpoint. Needs the console extra: pip install 'sqsqlite[console]'.
+
+    \b
+    Example: sqsqlite console --db app.db --read-only
+    """
+    if (access_key is None) != (secret_key is None):
+        raise click.UsageError("--access-key and --secret-key go together: give both, or neither.")
+    try:
+        db = Database(
+            _global(ctx, "db_path", db_path, None),
+            account_id=_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
+            region=_global(ctx, "region", region, D.DEFAULT_REGION),
+        )
+    except SQSError as exc:
+        raise click.ClickException(exc.message) from None
+    try:
+        server = make_console_server(db, host, port, read_only=read_only, access_key=access_key, secret_key=secret_key, verbose=verbose)
+    except OSError as exc:
+        db.close()
+        raise click.ClickException(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda signum, frame: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
+    loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="sqsqlite-console", daemon=True)
+    loop.start()
+    mode = "read-only" if read_only else "read-write"
+    auth = "basic credentials required" if access_key else "no credentials asked"
+    click.echo(f"sqsqlite console on {db.path} at {server.url}/console ({mode}; {auth}); metrics at {server.url}/metrics", err=True)
+    try:
+        while not stop.wait(0.5) and loop.is_alive():
+            pass
+    finally:
+        server.shutdown()
+        server.server_close()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        db.close()
+    click.echo("sqsqlite console stopped", err=True)

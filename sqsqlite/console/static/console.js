@@ -1,0 +1,65 @@
+// The console's live figures: poll the JSON of every queue's stats and the redrive progress,
+// update the page in place. Pages work without it; it only keeps them current.
+"use strict";
+
+function age(seconds) {
+  if (seconds === null || seconds === undefined) return "-";
+  const s = Math.floor(seconds);
+  if (s < 60) return s + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
+  if (s < 86400) return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+  return Math.floor(s / 86400) + " d " + Math.floor((s % 86400) / 3600) + " h";
+}
+
+function show(cell, value) {
+  const text = cell.dataset.kind === "age" ? age(value) : value === null || value === undefined ? "-" : value.toLocaleString("en-US");
+  if (cell.textContent !== text) cell.textContent = text;
+}
+
+async function refreshStats(page) {
+  const response = await fetch("/console/api/stats", { headers: { Accept: "application/json" } });
+  if (!response.ok) return;
+  const data = await response.json();
+  const byName = new Map(data.queues.map((q) => [q.name, q]));
+  if (page === "index") {
+    const shown = [...document.querySelectorAll("tr[data-queue]")].map((r) => r.dataset.queue);
+    if (shown.length !== byName.size || shown.some((n) => !byName.has(n))) {
+      location.reload(); // a queue came or went
+      return;
+    }
+  }
+  for (const holder of document.querySelectorAll("[data-queue]")) {
+    const q = byName.get(holder.dataset.queue);
+    if (!q || holder.tagName === "BODY") continue;
+    for (const cell of holder.querySelectorAll("[data-figure]")) show(cell, q[cell.dataset.figure]);
+  }
+  const updated = document.getElementById("updated");
+  if (updated) updated.textContent = "updated " + new Date().toLocaleTimeString();
+}
+
+async function refreshTasks() {
+  const box = document.getElementById("tasks");
+  if (!box) return;
+  const response = await fetch(box.dataset.src);
+  if (response.ok) box.innerHTML = await response.text(); // rendered and escaped by the server
+}
+
+function start() {
+  const page = document.body.dataset.page;
+  if (!page) return;
+  const every = (Number(document.body.dataset.refresh) || 3) * 1000;
+  const tick = async () => {
+    if (!document.hidden) {
+      try {
+        await refreshStats(page);
+        if (page === "queue") await refreshTasks();
+      } catch (e) {
+        // The server is restarting or gone; try again at the next tick.
+      }
+    }
+    setTimeout(tick, every);
+  };
+  setTimeout(tick, every);
+}
+
+document.addEventListener("DOMContentLoaded", start);

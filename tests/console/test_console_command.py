@@ -1,0 +1,65 @@
+"""``sqsqlite console`` as a real process: it says where it listens, serves, and stops on SIGTERM."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+import sqsqlite
+from sqsqlite.cli.main import cli
+
+from .helpers import Browserless, populate
+
+
+@pytest.mark.slow
+def test_the_console_command_serves_until_sigterm_and_then_exits_0(tmp_path):
+    path = str(tmp_path / "cmd.db")
+    with sqsqlite.connect(path) as db:
+        populate(db)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqlite.cli.main", "--db", path, "console", "--port", "0", "--read-only"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()
+        assert "(read-only; no credentials asked)" in line, line
+        url = re.search(r"at (http://127\.0\.0\.1:\d+)/console", line).group(1)
+        page = Browserless(url).get("/console")
+        assert page.status == 200 and 'data-queue="orders-dlq"' in page.text and path in page.text
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        assert "sqsqlite console stopped" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_an_access_key_without_its_secret_key_is_bad_usage(tmp_path):
+    r = CliRunner().invoke(cli, ["console", "--db", str(tmp_path / "x.db"), "--access-key", "AKID"], env={"SQSQLITE_SECRET_KEY": None})
+    assert r.exit_code == 252 and "--access-key and --secret-key go together" in r.output
+
+
+def test_the_console_command_is_listed_and_has_help_with_an_example():
+    r = CliRunner().invoke(cli, ["--help"])
+    assert re.search(r"console\s+The web console and /metrics", r.output)
+    r = CliRunner().invoke(cli, ["console", "--help"])
+    assert r.exit_code == 0 and "Example: sqsqlite console --db app.db --read-only" in r.output and "--read-only" in r.output
+
+
+def test_without_the_console_extra_the_command_says_what_to_install_and_exits_255(monkeypatch):
+    from sqsqlite.cli import main
+
+    for module in ("sqsqlite.console.command", "sqsqlite.console.app"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.setitem(sys.modules, "jinja2", None)  # as if Jinja2 were not installed
+    monkeypatch.delitem(main.cli.commands, "console", raising=False)
+    r = CliRunner().invoke(main.cli, ["console"], standalone_mode=True)
+    assert r.exit_code == 255
+    assert "`sqsqlite console` needs jinja2, which is not installed: pip install 'sqsqlite[console]'." in r.output

@@ -1,0 +1,293 @@
+"""Every console route over plain HTTP, no browser: pages, the JSON the pages poll, the actions
+and what guards them (read-only, credentials, the form token, loopback's Host)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sys
+import threading
+import time
+
+import pytest
+
+import sqsqlite
+from sqsqlite.console import Missing, for_endpoint
+from sqsqlite.console.command import is_loopback, make_console_server
+from sqsqlite.server import BackgroundServer
+
+from .helpers import POISON, Browserless, populate
+
+
+def test_the_queue_list_shows_every_queue_with_its_figures(web):
+    page = web.get("/console")
+    assert page.status == 200 and page.headers["content-type"] == "text/html; charset=utf-8"
+    for name in ("emails", "orders", "orders-dlq"):
+        assert f'href="/console/queues/{name}"' in page.text
+    row = re.search(r'<tr data-queue="orders">(.*?)</tr>', page.text, re.S).group(1)
+    assert '<td class="n" data-figure="visible">2</td>' in row
+    assert '<td class="n" data-figure="in_flight">2</td>' in row
+    assert '<td class="n" data-figure="delayed">1</td>' in row
+    assert '<td class="n" data-figure="oldest_age_seconds" data-kind="age">40 s</td>' in row  # sent 40 s ago on the manual clock
+    assert '<td class="n" data-figure="dead_letter_depth">3</td>' in row
+
+
+def test_the_stats_json_the_page_polls_has_every_stats_figure(web, served):
+    answer = web.get("/console/api/stats")
+    assert answer.status == 200 and answer.headers["content-type"] == "application/json"
+    data = json.loads(answer.text)
+    orders = next(q for q in data["queues"] if q["name"] == "orders")
+    expected = next(s for s in served.db.stats() if s.name == "orders")
+    assert orders == {field: getattr(expected, field) for field in orders}
+    assert set(orders) >= {"visible", "in_flight", "delayed", "oldest_age_seconds", "dead_letter_queue", "dead_letter_depth"}
+
+
+def test_a_queue_page_shows_each_state_with_time_left_bodies_and_attributes(web):
+    page = web.get("/console/queues/orders")
+    assert page.status == 200
+    states = re.findall(r'<tr class="message" data-state="([a-z-]+)">', page.text)
+    assert sorted(states) == ["delayed", "in-flight", "in-flight", "visible", "visible"]
+    assert "5 min 0 s" not in page.text and "4 min 20 s" in page.text  # in flight: 300 s lease, 40 s gone
+    assert "10 min 0 s" in page.text  # delayed by 600 s just now
+    assert html.escape('{"order": 0}', quote=False) in page.text or "{&#34;order&#34;: 0}" in page.text
+    assert "<b>priority</b> <i>String</i> high" in page.text and "<b>attempt</b> <i>Number</i> 1" in page.text
+
+
+def test_a_dead_letter_queue_page_shows_each_message_s_source_queue_and_receive_count(web):
+    page = web.get("/console/queues/orders-dlq")
+    assert page.text.count('<td class="source">orders</td>') == POISON
+    rows = re.findall(r'<tr class="message".*?</tr>', page.text, re.S)
+    assert all('<td class="n">2</td>' in r for r in rows)
+    assert 'id="start-redrive"' in page.text and "Dead-letter queue of orders" in page.text
+
+
+def test_a_body_is_shown_as_text_never_as_markup(web):
+    page = web.get("/console/queues/orders-dlq")
+    assert "<b>bad</b>" not in page.text and "&lt;b&gt;bad&lt;/b&gt;" in page.text
+
+
+def test_looking_at_messages_changes_nothing(web, served):
+    before = served.db.stats()
+    peeked = [m.receive_count for m in served.db.queue("orders").peek("all", 100)]
+    for state in ("all", "visible", "in-flight", "delayed"):
+        assert web.get(f"/console/queues/orders?state={state}").status == 200
+    assert served.db.stats() == before
+    assert [m.receive_count for m in served.db.queue("orders").peek("all", 100)] == peeked
+
+
+def test_a_state_tab_shows_only_that_state(web):
+    page = web.get("/console/queues/orders?state=in-flight")
+    assert re.findall(r'data-state="([a-z-]+)">', page.text) == ["in-flight", "in-flight"]
+    assert 'id="no-messages"' in web.get("/console/queues/emails?state=delayed").text
+
+
+def test_pages_of_messages_follow_each_other_by_cursor_and_cover_the_queue_once(web, served):
+    q = served.db.create_queue("bulk")
+    for i in range(0, 120, 10):  # each batch shares its send time: ties the cursor must break
+        q.send_message_batch([{"Id": str(j), "MessageBody": f"m{i + j}"} for j in range(10)])
+    seen, path = [], "/console/queues/bulk"
+    while path:
+        page = web.get(path)
+        seen += re.findall(r"<pre>(m\d+)</pre>", page.text)
+        link = re.search(r'<a href="([^"]+)" id="next-page">', page.text)
+        path = "/console/queues/bulk" + html.unescape(link.group(1)) if link else None
+    assert sorted(seen, key=lambda b: int(b[1:])) == [f"m{i}" for i in range(120)]
+
+
+def test_a_made_up_page_cursor_is_refused_with_400(web):
+    answer = web.get("/console/queues/orders?after=not-a-cursor")
+    assert answer.status == 400 and "Invalid page cursor" in answer.text
+
+
+def test_an_unknown_state_is_refused_with_400(web):
+    assert web.get("/console/queues/orders?state=gone").status == 400
+
+
+def test_an_unknown_queue_is_404_and_an_unknown_path_too(web):
+    assert web.get("/console/queues/missing").status == 404
+    assert web.get("/console/nothing-here").status == 404
+    assert web.get("/console/static/nothing.js").status == 404
+
+
+def test_a_get_of_an_action_is_405(web):
+    answer = web.get("/console/queues/orders/purge")
+    assert answer.status == 405 and "POST" in answer.headers["allow"]
+
+
+def test_the_script_and_style_are_served_from_the_package(web):
+    script = web.get("/console/static/console.js")
+    assert script.status == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert web.get("/console/static/console.css").headers["content-type"].startswith("text/css")
+
+
+def test_pages_forbid_inline_script_other_origins_and_framing(web):
+    policy = web.get("/console").headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy
+
+
+# ---------------------------------------------------------------------- actions
+
+
+def test_a_redrive_moves_the_dead_letters_back_and_shows_its_progress(web, served):
+    answer = web.act("/console/queues/orders-dlq/redrive")
+    assert answer.status == 303 and answer.headers["location"].startswith("/console/queues/orders-dlq?notice=")
+    deadline = time.monotonic() + 10
+    while [t.status for t in served.db.list_message_move_tasks(served.db.queue("orders-dlq").arn)] != ["COMPLETED"]:
+        assert time.monotonic() < deadline, "the redrive did not finish"
+        time.sleep(0.02)
+    fragment = web.get("/console/queues/orders-dlq/tasks").text
+    assert 'data-status="COMPLETED"' in fragment and 'value="100"' in fragment
+    counts = {s.name: s.visible for s in served.db.stats()}
+    assert counts["orders-dlq"] == 0 and counts["orders"] == 2 + POISON
+
+
+def test_a_redrive_at_a_bad_rate_is_answered_on_the_page_and_starts_nothing(web, served):
+    answer = web.act("/console/queues/orders-dlq/redrive", rate="fast")
+    assert answer.status == 303 and "error=" in answer.headers["location"]
+    assert served.db.list_message_move_tasks(served.db.queue("orders-dlq").arn) == []
+
+
+def test_a_redrive_of_a_queue_that_is_no_dead_letter_queue_says_why(web):
+    answer = web.act("/console/queues/emails/redrive")
+    page = web.get(answer.headers["location"])
+    assert "is not a dead-letter queue" in page.text
+
+
+@pytest.mark.slow
+def test_a_running_redrive_can_be_cancelled(tmp_path):
+    path = str(tmp_path / "real-clock.db")
+    with sqsqlite.connect(path) as db:
+        populate(db)
+    with BackgroundServer(path) as server:
+        web = Browserless(server.url)
+        web.act("/console/queues/orders-dlq/redrive", rate="1")  # one a second: still running below
+        fragment = web.get("/console/queues/orders-dlq/tasks").text
+        handle = html.unescape(re.search(r'name="task_handle" value="([^"]+)"', fragment).group(1))
+        answer = web.act("/console/queues/orders-dlq/cancel-redrive", task_handle=handle)
+        assert answer.status == 303 and "notice=" in answer.headers["location"]
+        [task] = server.db.list_message_move_tasks(server.db.queue("orders-dlq").arn)
+        assert task.status == "CANCELLED" and task.approximate_number_of_messages_moved < POISON
+
+
+def test_a_purge_needs_the_queue_name_typed(web, served):
+    answer = web.act("/console/queues/orders/purge", confirm="order")
+    assert answer.status == 400 and "type its name" in answer.text
+    assert next(s for s in served.db.stats() if s.name == "orders").visible == 2
+
+
+def test_a_purge_with_the_name_typed_empties_the_queue_and_a_second_says_why_not(web, served):
+    answer = web.act("/console/queues/orders/purge", confirm="orders")
+    assert answer.status == 303 and "notice=Purged" in answer.headers["location"]
+    orders = next(s for s in served.db.stats() if s.name == "orders")
+    assert (orders.visible, orders.in_flight, orders.delayed) == (0, 0, 0)
+    again = web.act("/console/queues/orders/purge", confirm="orders")
+    assert "error=" in again.headers["location"]
+    assert "purge" in web.get(again.headers["location"]).text.lower()
+
+
+def test_a_delete_with_the_name_typed_removes_the_queue_and_returns_to_the_list(web, served):
+    assert web.act("/console/queues/emails/delete", confirm="email").status == 400
+    answer = web.act("/console/queues/emails/delete", confirm="emails")
+    assert answer.status == 303 and answer.headers["location"].startswith("/console?notice=Deleted")
+    assert "emails" not in [s.name for s in served.db.stats()]
+    assert "Deleted queue emails." in web.get(answer.headers["location"]).text
+
+
+def test_an_action_without_the_page_s_token_is_refused_and_changes_nothing(web, served):
+    for form in ({"confirm": "orders"}, {"confirm": "orders", "token": "guessed"}):
+        answer = web.post("/console/queues/orders/purge", form)
+        assert answer.status == 403 and "stale" in answer.text
+    assert next(s for s in served.db.stats() if s.name == "orders").visible == 2
+
+
+# ---------------------------------------------------------------------- guards
+
+
+@pytest.fixture
+def read_only(tmp_path, clock):
+    path = str(tmp_path / "ro.db")
+    with sqsqlite.connect(path, clock=clock) as db:
+        populate(db, clock)
+    with BackgroundServer(path, clock=clock, console_read_only=True) as server:
+        yield server
+
+
+def test_a_read_only_console_shows_everything_and_refuses_every_action_with_403(read_only):
+    web = Browserless(read_only.url)
+    page = web.get("/console/queues/orders-dlq")
+    assert page.status == 200 and 'id="read-only"' in page.text
+    assert re.search(r'id="purge" disabled', page.text) and re.search(r'id="start-redrive" disabled', page.text)
+    before = read_only.db.stats()
+    token = re.search(r'name="token" value="([^"]+)"', page.text).group(1)
+    for action, form in (
+        ("redrive", {}),
+        ("cancel-redrive", {"task_handle": "x"}),
+        ("purge", {"confirm": "orders"}),
+        ("delete", {"confirm": "orders"}),
+    ):
+        answer = web.post(f"/console/queues/orders/{action}", {"token": token, **form})
+        assert answer.status == 403 and "read-only" in answer.text
+    assert read_only.db.stats() == before
+
+
+@pytest.fixture
+def guarded(tmp_path):
+    with BackgroundServer(str(tmp_path / "auth.db"), access_key="AKIDCONSOLE", secret_key="s3cret") as server:
+        yield server
+
+
+def test_with_credentials_set_the_console_and_metrics_ask_for_them(guarded):
+    for path in ("/console", "/metrics", "/console/api/stats"):
+        answer = Browserless(guarded.url).get(path)
+        assert answer.status == 401 and answer.headers["www-authenticate"].startswith("Basic")
+        assert Browserless(guarded.url, user="AKIDCONSOLE", password="wrong").get(path).status == 401
+        assert Browserless(guarded.url, user="AKIDCONSOLE", password="s3cret").get(path).status == 200
+
+
+def test_the_console_on_loopback_refuses_a_request_for_another_host_name(web, served):
+    port = served.url.rsplit(":", 1)[1]
+    assert Browserless(served.url, host=f"attacker.example:{port}").get("/console").status == 403
+    assert Browserless(served.url, host=f"localhost:{port}").get("/console").status == 200
+
+
+def test_listening_on_loopback_is_told_from_listening_elsewhere():
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("example.com")
+
+
+def test_without_the_console_extra_both_paths_say_what_to_install(monkeypatch, served):
+    monkeypatch.setitem(sys.modules, "sqsqlite.console.app", None)  # as if jinja2 were missing
+    stand_in = for_endpoint(served.db)
+    assert isinstance(stand_in, Missing)
+    answer = stand_in.handle("GET", "/console", "", {}, b"")
+    assert answer.status == 501 and b"pip install 'sqsqlite[console]'" in answer.body
+
+
+def test_the_sqs_endpoint_beside_the_console_still_answers_sqs(served):
+    from tests.server.server_helpers import boto3_client
+
+    sqs = boto3_client(served.url)
+    assert sqs.get_queue_url(QueueName="orders")["QueueUrl"].endswith("/orders")
+
+
+# ---------------------------------------------------------------------- alone
+
+
+def test_the_console_alone_serves_the_same_pages_and_its_root_is_the_queue_list(tmp_path, clock):
+    with sqsqlite.connect(str(tmp_path / "alone.db"), clock=clock) as db:
+        populate(db, clock)
+        server = make_console_server(db, "127.0.0.1", 0)
+        loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        loop.start()
+        try:
+            web = Browserless(server.url)
+            assert 'data-queue="orders"' in web.get("/").text
+            assert web.get("/console/queues/orders-dlq").text.count('<td class="source">orders</td>') == POISON
+            assert "approximate_number_of_messages_visible" in web.get("/metrics").text
+            assert web.get("/elsewhere").status == 404
+            head = web.request("HEAD", "/console")
+            assert head.status == 200 and head.text == "" and int(head.headers["content-length"]) > 0
+        finally:
+            server.shutdown()
+            server.server_close()

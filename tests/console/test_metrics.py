@@ -1,0 +1,109 @@
+"""/metrics: every queue's stats figures under CloudWatch's names, the server's own requests by
+action, in a text Prometheus parses; and the one statement behind the figures."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+import sqsqlite
+from sqsqlite import queries as Q
+from sqsqlite.console.metrics import FAIR_QUEUE_FIGURES, QUEUE_FIGURES
+from tests.server.server_helpers import boto3_client
+
+from .helpers import POISON
+
+
+def scrape(web) -> dict[str, dict[tuple, float]]:
+    """Each metric's samples, by their sorted labels."""
+    answer = web.get("/metrics")
+    assert answer.status == 200 and answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+    out: dict[str, dict[tuple, float]] = {}
+    for family in text_string_to_metric_families(answer.text):
+        for sample in family.samples:
+            out.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return out
+
+
+def test_every_stats_figure_of_every_queue_is_a_metric_under_its_cloudwatch_name(web, served):
+    metrics = scrape(web)
+    for s in served.db.stats():
+        label = (("queue_name", s.name),)
+        assert metrics["approximate_number_of_messages_visible"][label] == s.visible
+        assert metrics["approximate_number_of_messages_not_visible"][label] == s.in_flight
+        assert metrics["approximate_number_of_messages_delayed"][label] == s.delayed
+    ages = metrics["approximate_age_of_oldest_message"]
+    assert ages[(("queue_name", "orders"),)] == 40 and ages[(("queue_name", "orders-dlq"),)] == 135
+    assert (("queue_name", "emails"),) not in ages  # no message, no age
+    depth = metrics["sqsqlite_dead_letter_queue_messages"]
+    assert depth == {(("dead_letter_queue_name", "orders-dlq"), ("queue_name", "orders")): POISON}
+    assert metrics["sqsqlite_queues"] == {(): 3}
+
+
+def test_the_figures_are_read_at_each_scrape(web, served):
+    served.db.queue("emails").send_message("new")
+    assert scrape(web)["approximate_number_of_messages_visible"][(("queue_name", "emails"),)] == 1
+
+
+def test_requests_errors_and_latency_are_counted_by_action(web, served):
+    sqs = boto3_client(served.url)
+    url = sqs.get_queue_url(QueueName="emails")["QueueUrl"]
+    for _ in range(3):
+        sqs.send_message(QueueUrl=url, MessageBody="hi")
+    with pytest.raises(sqs.exceptions.QueueDoesNotExist):
+        sqs.get_queue_url(QueueName="missing")
+    metrics = scrape(web)
+    assert metrics["sqsqlite_requests_total"][(("action", "SendMessage"),)] == 3
+    assert metrics["sqsqlite_requests_total"][(("action", "GetQueueUrl"),)] == 2
+    errors = metrics["sqsqlite_request_errors_total"]
+    assert errors == {(("action", "GetQueueUrl"), ("code", "AWS.SimpleQueueService.NonExistentQueue")): 1}
+    assert metrics["sqsqlite_request_duration_seconds_count"][(("action", "SendMessage"),)] == 3
+    assert metrics["sqsqlite_request_duration_seconds_bucket"][(("action", "SendMessage"), ("le", "+Inf"))] == 3
+
+
+def test_an_action_no_sqs_has_is_counted_as_unknown_so_clients_cannot_grow_the_labels(web, served):
+    import urllib.error
+    import urllib.request
+
+    for made_up in ("Nope1", "Nope2"):
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(f"{served.url}/?Action={made_up}")
+    actions = {dict(k)["action"] for k in scrape(web)["sqsqlite_requests_total"]}
+    assert "Unknown" in actions and not actions & {"Nope1", "Nope2"}
+
+
+def test_every_figure_is_a_stats_field_under_a_cloudwatch_style_snake_case_name_with_help():
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(sqsqlite.QueueStats)}
+    for field, name, help_text in QUEUE_FIGURES + FAIR_QUEUE_FIGURES:
+        assert field in fields and name == name.lower() and name.startswith("approximate_") and help_text.endswith(".")
+
+
+def test_every_queue_s_figures_come_from_one_statement_that_reads_only_the_index(db):
+    db.create_queue("orders").send_message("x")
+    conn = sqlite3.connect(db.path)
+    plan = " / ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + Q.queue_stats, Q.queue_stats.bind({"now": db.now()})))
+    conn.close()
+    assert plan.count("COVERING INDEX ix_messages_visible") == 2, plan  # each queue's visible range, then its hidden range
+    assert "SCAN messages" not in plan and "SCAN hidden" not in plan
+
+
+def test_every_metric_the_grafana_dashboard_queries_is_one_metrics_exposes(web, served):
+    import json
+    import re
+    from pathlib import Path
+
+    sqs = boto3_client(served.url)
+    sqs.list_queues()  # so the request counters have samples, the errors' too
+    with pytest.raises(sqs.exceptions.QueueDoesNotExist):
+        sqs.get_queue_url(QueueName="missing")
+    exposed = set(scrape(web))
+    dashboard = json.loads((Path(__file__).parents[2] / "docs" / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    assert len(exprs) >= 10
+    for expr in exprs:
+        names = set(re.findall(r"\b((?:approximate|sqsqlite)_[a-z_]+)", expr))
+        assert names and names <= exposed, expr
