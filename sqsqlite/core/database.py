@@ -221,6 +221,7 @@ class Database:
         out = []
         for row in rows:
             visible, in_flight, delayed, oldest = figures[row["name"]]
+            noisy, quiet_visible, quiet_in_flight, quiet_delayed, quiet_oldest = fair[row["name"]]
             dlq = row["dead_letter_target"]
             out.append(
                 QueueStats(
@@ -233,11 +234,11 @@ class Database:
                     oldest_age_seconds=None if oldest is None else (now - oldest) / 1000,
                     dead_letter_queue=dlq,
                     dead_letter_depth=sum(figures[dlq][:3]) if dlq in figures else None,
-                    noisy_groups=fair[row["name"]][0],
-                    visible_in_quiet_groups=fair[row["name"]][1],
-                    in_flight_in_quiet_groups=fair[row["name"]][2],
-                    delayed_in_quiet_groups=fair[row["name"]][3],
-                    oldest_age_in_quiet_groups_seconds=None if fair[row["name"]][4] is None else (now - fair[row["name"]][4]) / 1000,
+                    noisy_groups=noisy,
+                    visible_in_quiet_groups=quiet_visible,
+                    in_flight_in_quiet_groups=quiet_in_flight,
+                    delayed_in_quiet_groups=quiet_delayed,
+                    oldest_age_in_quiet_groups_seconds=None if quiet_oldest is None else (now - quiet_oldest) / 1000,
                 )
             )
         return out
