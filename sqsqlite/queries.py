@@ -3,7 +3,7 @@ the statements.
 
 :mod:`sqsqlite.statements` builds them with SQLAlchemy Core and is the source of the SQL. Its
 compiled output is cached in a JSON file keyed by a digest of the files the SQL depends on
-(``statements.py``, ``schema.py``, ``defaults.py``) and of the SQLAlchemy installed; a process
+(``statements.py``, ``sqlcompile.py``, ``schema.py``, ``defaults.py``) and of the SQLAlchemy installed; a process
 whose cache matches loads the text and never imports SQLAlchemy (a third of a second of start-up
 for every CLI command). A missing or stale cache is rebuilt from the statements and written
 beside this file, or where that is read-only, under ``$XDG_CACHE_HOME/sqsqlite`` (or
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
-_SOURCES = ("statements.py", "schema.py", "defaults.py")
+_SOURCES = ("statements.py", "sqlcompile.py", "schema.py", "defaults.py")
 
 
 class Sql(str):

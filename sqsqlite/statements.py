@@ -9,59 +9,17 @@ the statements stay declarative and testable (``tests/unit/test_queries.py`` che
 
 from __future__ import annotations
 
-import re
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, literal_column, or_, select, tuple_, union_all, update
-from sqlalchemy.dialects import sqlite
-from sqlalchemy.sql import ClauseElement
-from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy import and_, delete, func, insert, literal_column, or_, select, tuple_, union_all, update
 
 from . import defaults as D
 from .schema import fifo_dedup, messages, meta, move_tasks, queue_tombstones, queues, receive_attempts
-
-_DIALECT = sqlite.dialect(paramstyle="named")
+from .sqlcompile import NO_ROWS as _NO_ROWS
+from .sqlcompile import P, Sql, compile_numbered, compile_positional, compile_sql
 
 m = messages
 q = queues
-
-
-class Sql(str):
-    """Compiled SQL text plus the values of the literals SQLAlchemy turned into parameters."""
-
-    defaults: dict
-
-    def bind(self, params: dict) -> dict:
-        return {**self.defaults, **params} if self.defaults else params
-
-
-_POSITIONAL = sqlite.dialect()  # qmark: binding by position skips a name lookup per value
-
-
-def compile_positional(stmt: ClauseElement) -> tuple[Sql, tuple[str, ...]]:
-    """SQL with ? placeholders and the parameter names in their order, for the hottest
-    executemany, where binding by position is measurably cheaper than by name."""
-    compiled = cast(SQLCompiler, stmt.compile(dialect=_POSITIONAL))
-    assert not [b for b in compiled.binds.values() if not b.required], "literal values would need defaults"
-    sql = Sql(str(compiled))
-    sql.defaults = {}
-    return sql, tuple(compiled.positiontup or ())
-
-
-def compile_sql(stmt: ClauseElement) -> Sql:
-    compiled = cast(SQLCompiler, stmt.compile(dialect=_DIALECT))
-    sql = Sql(str(compiled))
-    sql.defaults = {name: b.effective_value for b, name in compiled.bind_names.items() if not b.required}
-    return sql
-
-
-# Index 0 of the per-batch-size statement tuples below: no batch has no rows.
-_NO_ROWS = Sql("")
-_NO_ROWS.defaults = {}
-
-
-def P(name: str):
-    return bindparam(name)
 
 
 MESSAGE_COLUMNS = (
@@ -244,18 +202,6 @@ INSERT_GROUPED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_G
 # rows use it (qmark binds every use: 60 values for 10 rows, here 24). Parameters:
 # INSERT_SHARED_PARAMS, then the rows' message ids, then their bodies.
 INSERT_SHARED_PARAMS = ("queue_id", "sender_id", "sent_at", "visible_at")
-
-
-def compile_numbered(stmt: ClauseElement, order: tuple[str, ...]) -> Sql:
-    """SQL whose named parameters become ?1, ?2 ... in ``order``; SQLite binds a number used
-    several times once."""
-    sql = compile_sql(stmt)
-    assert not sql.defaults, "literal values would need defaults"
-    number = {name: i for i, name in enumerate(order, 1)}
-    assert set(re.findall(r":(\w+)", sql)) == set(number), (sql, order)
-    numbered = Sql(re.sub(r":(\w+)", lambda found: f"?{number[found.group(1)]}", sql))
-    numbered.defaults = {}
-    return numbered
 
 
 def _insert_shared_rows(n: int) -> Sql:

@@ -50,6 +50,11 @@ _SECURITY_HEADERS = {
 }
 
 
+def said(err: SQSError) -> str:
+    """An error as an operator reads it: SQS's text, then sqsqlite's fuller explanation."""
+    return f"{err.message} ({err.hint})" if err.hint else err.message
+
+
 class Refused(Exception):
     """A request the console answers with an error page: status and a sentence."""
 
@@ -171,7 +176,7 @@ class Console:
         except Refused as r:
             response = self._error_page(r.status, r.message, r.headers)
         except QueueDoesNotExist as err:
-            response = self._error_page(404, err.message, {})
+            response = self._error_page(404, said(err), {})
         except Exception:
             traceback.print_exc()
             response = self._error_page(500, "The console could not answer; the server's log has the details.", {})
@@ -246,7 +251,7 @@ class Console:
         try:
             messages, cursor = queue.peek_page(state, D.CONSOLE_PAGE_SIZE, after)
         except SQSError as err:
-            raise Refused(400, err.message) from None
+            raise Refused(400, said(err)) from None
         now = self.db.now()
         rows = []
         for m in messages:
@@ -318,7 +323,7 @@ class Console:
         try:
             act()
         except SQSError as err:
-            return self._redirect(f"/console/queues/{name}", error=err.message)
+            return self._redirect(f"/console/queues/{name}", error=said(err))
         return self._redirect(f"/console/queues/{name}", notice=done)
 
     def redrive(self, params: dict[str, str], name: str) -> Response:
