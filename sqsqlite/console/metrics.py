@@ -46,9 +46,34 @@ QUEUE_FIGURES: tuple[tuple[str, str, str], ...] = (
         "Seconds since the oldest live message was sent (CloudWatch ApproximateAgeOfOldestMessage).",
     ),
 )
-# Fair queues' figures (CloudWatch ApproximateNumberOfNoisyGroups and the like) go here, in the
-# same form, once QueueStats carries them: ("noisy_groups", "approximate_number_of_noisy_groups", "...").
-FAIR_QUEUE_FIGURES: tuple[tuple[str, str, str], ...] = ()
+# Fair queues' figures (docs/fair-queues.md), under CloudWatch's names.
+FAIR_QUEUE_FIGURES: tuple[tuple[str, str, str], ...] = (
+    (
+        "noisy_groups",
+        "approximate_number_of_noisy_groups",
+        "Message groups holding a disproportionate share of the in-flight messages (CloudWatch ApproximateNumberOfNoisyGroups).",
+    ),
+    (
+        "visible_in_quiet_groups",
+        "approximate_number_of_messages_visible_in_quiet_groups",
+        "Visible messages of quiet groups and of no group (CloudWatch ApproximateNumberOfMessagesVisibleInQuietGroups).",
+    ),
+    (
+        "in_flight_in_quiet_groups",
+        "approximate_number_of_messages_not_visible_in_quiet_groups",
+        "In-flight messages of quiet groups and of no group (CloudWatch ApproximateNumberOfMessagesNotVisibleInQuietGroups).",
+    ),
+    (
+        "delayed_in_quiet_groups",
+        "approximate_number_of_messages_delayed_in_quiet_groups",
+        "Delayed messages of quiet groups and of no group (CloudWatch ApproximateNumberOfMessagesDelayedInQuietGroups).",
+    ),
+    (
+        "oldest_age_in_quiet_groups_seconds",
+        "approximate_age_of_oldest_message_in_quiet_groups",
+        "Seconds since the oldest live message of a quiet group was sent (CloudWatch ApproximateAgeOfOldestMessageInQuietGroups).",
+    ),
+)
 
 
 class QueueFigures(Collector):

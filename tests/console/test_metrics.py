@@ -34,6 +34,10 @@ def test_every_stats_figure_of_every_queue_is_a_metric_under_its_cloudwatch_name
         assert metrics["approximate_number_of_messages_visible"][label] == s.visible
         assert metrics["approximate_number_of_messages_not_visible"][label] == s.in_flight
         assert metrics["approximate_number_of_messages_delayed"][label] == s.delayed
+        assert metrics["approximate_number_of_noisy_groups"][label] == s.noisy_groups == 0
+        assert metrics["approximate_number_of_messages_visible_in_quiet_groups"][label] == s.visible_in_quiet_groups == s.visible
+        assert metrics["approximate_number_of_messages_not_visible_in_quiet_groups"][label] == s.in_flight
+        assert metrics["approximate_number_of_messages_delayed_in_quiet_groups"][label] == s.delayed
     ages = metrics["approximate_age_of_oldest_message"]
     assert ages[(("queue_name", "orders"),)] == 40 and ages[(("queue_name", "orders-dlq"),)] == 135
     assert (("queue_name", "emails"),) not in ages  # no message, no age
