@@ -176,6 +176,32 @@ def untag_queue(s: Settings, queue_url, tag_keys):
     s.call("UntagQueue", QueueUrl=queue_url, TagKeys=tag_keys)
 
 
+@command("add-permission", "AddPermission")
+@queue_url_option()
+@click.option("--label", type=TEXT, required=True, help="The permission's name, unique in the queue's policy.")
+@_list("--aws-account-ids", help="The AWS account ids the permission grants to.")
+@_list("--actions", help="The actions it grants: SendMessage, ReceiveMessage, ... or *.")
+def add_permission(s: Settings, queue_url, label, aws_account_ids, actions):
+    """Add a statement to the queue's Policy, as SQS writes it (kept, not enforced locally).
+
+    \b
+    Example: sqsqlite add-permission --queue-url MyQueue --label Send --aws-account-ids 111122223333 --actions SendMessage
+    """
+    s.call("AddPermission", QueueUrl=queue_url, Label=label, AWSAccountIds=aws_account_ids, Actions=actions)
+
+
+@command("remove-permission", "RemovePermission")
+@queue_url_option()
+@click.option("--label", type=TEXT, required=True, help="The permission to remove.")
+def remove_permission(s: Settings, queue_url, label):
+    """Remove a statement add-permission added to the queue's Policy.
+
+    \b
+    Example: sqsqlite remove-permission --queue-url MyQueue --label Send
+    """
+    s.call("RemovePermission", QueueUrl=queue_url, Label=label)
+
+
 @command("list-queue-tags", "ListQueueTags")
 @queue_url_option()
 def list_queue_tags(s: Settings, queue_url):

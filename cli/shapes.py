@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 MEMBERS: dict[str, dict[str, str]] = {
+    "AddPermission": {"QueueUrl": "string", "Label": "string", "AWSAccountIds": "list", "Actions": "list"},
+    "RemovePermission": {"QueueUrl": "string", "Label": "string"},
     "CancelMessageMoveTask": {"TaskHandle": "string"},
     "ChangeMessageVisibility": {"QueueUrl": "string", "ReceiptHandle": "string", "VisibilityTimeout": "integer"},
     "ChangeMessageVisibilityBatch": {"QueueUrl": "string", "Entries": "list"},
@@ -53,6 +55,8 @@ MEMBERS: dict[str, dict[str, str]] = {
 }
 
 REQUIRED: dict[str, tuple[str, ...]] = {
+    "AddPermission": ("QueueUrl", "Label", "AWSAccountIds", "Actions"),
+    "RemovePermission": ("QueueUrl", "Label"),
     "CancelMessageMoveTask": ("TaskHandle",),
     "ChangeMessageVisibility": ("QueueUrl", "ReceiptHandle", "VisibilityTimeout"),
     "ChangeMessageVisibilityBatch": ("QueueUrl", "Entries"),
@@ -77,6 +81,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 
 INPUT_SKELETONS: dict[str, dict[str, Any]] = {
+    "AddPermission": {"QueueUrl": "", "Label": "", "AWSAccountIds": [""], "Actions": [""]},
+    "RemovePermission": {"QueueUrl": "", "Label": ""},
     "CancelMessageMoveTask": {"TaskHandle": ""},
     "ChangeMessageVisibility": {"QueueUrl": "", "ReceiptHandle": "", "VisibilityTimeout": 0},
     "ChangeMessageVisibilityBatch": {"QueueUrl": "", "Entries": [{"Id": "", "ReceiptHandle": "", "VisibilityTimeout": 0}]},
@@ -151,6 +157,8 @@ INPUT_SKELETONS: dict[str, dict[str, Any]] = {
 }
 
 OUTPUT_SKELETONS: dict[str, dict[str, Any]] = {
+    "AddPermission": {},
+    "RemovePermission": {},
     "CancelMessageMoveTask": {"ApproximateNumberOfMessagesMoved": 0},
     "ChangeMessageVisibility": {},
     "ChangeMessageVisibilityBatch": {

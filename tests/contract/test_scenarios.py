@@ -41,11 +41,7 @@ def cli_world(tmp_path):
 
 
 # Scenarios the CLI cannot express, each with the reason; the rest run through it unchanged.
-CLI_CANNOT = {
-    scenarios.scenario_permissions_are_kept_as_statements_of_the_queue_policy: (
-        "the CLI has no add-permission/remove-permission commands yet; the action layer, the client and both HTTP protocols have them"
-    ),
-}
+CLI_CANNOT: dict = {}
 
 
 def _cli_params():
