@@ -547,7 +547,7 @@ def test_help_groups_the_commands_into_aws_and_administration_sections(sq):
     out = sq("--help").stdout
     aws_at = out.index("aws sqs commands")
     admin_at = out.index("Administration:")
-    assert aws_at < out.index("  receive-message ") < admin_at < out.index("  redrive ") < out.index("Serving and analytics:")
+    assert aws_at < out.index("  receive-message ") < admin_at < out.index("  redrive ") < out.index("Serving, analytics and replication:")
 
 
 @pytest.mark.parametrize("name, cmd", _all_commands(), ids=[n for n, _ in _all_commands()])
