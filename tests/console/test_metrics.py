@@ -4,6 +4,7 @@ action, in a text Prometheus parses; and the one statement behind the figures.""
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -58,7 +59,10 @@ def test_requests_errors_and_latency_are_counted_by_action(web, served):
         sqs.send_message(QueueUrl=url, MessageBody="hi")
     with pytest.raises(sqs.exceptions.QueueDoesNotExist):
         sqs.get_queue_url(QueueName="missing")
-    metrics = scrape(web)
+    # The server counts a request just after writing its answer: give the last one a moment.
+    deadline = time.monotonic() + 10
+    while (metrics := scrape(web))["sqsqlite_requests_total"].get((("action", "GetQueueUrl"),)) != 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert metrics["sqsqlite_requests_total"][(("action", "SendMessage"),)] == 3
     assert metrics["sqsqlite_requests_total"][(("action", "GetQueueUrl"),)] == 2
     errors = metrics["sqsqlite_request_errors_total"]
