@@ -144,9 +144,10 @@ def _entry(number: int, record: dict[str, Any], fifo: bool, now_ms: int) -> dict
     if record["MessageGroupId"] is not None:
         entry["MessageGroupId"] = record["MessageGroupId"]
     if fifo:
-        # The endpoint drops a second send with the same id for five minutes: a batch sent again
-        # after a crash before its bookmark was kept is not delivered twice.
-        entry["MessageDeduplicationId"] = record["MessageDeduplicationId"] or record["MessageId"]
+        # The message's own id, not its deduplication id: two live messages here may share one
+        # (sent over five minutes apart), and the endpoint would drop the second. The MessageId is
+        # unique and the same on a re-run, so a batch sent again within five minutes is dropped.
+        entry["MessageDeduplicationId"] = record["MessageId"]
     elif not record["ApproximateReceiveCount"] and record["VisibleAt"] > now_ms:
         # Still delayed here: the rest of its delay there. (An in-flight message is sent visible:
         # its lease belongs to a consumer of this database.)
