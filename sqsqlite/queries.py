@@ -3,7 +3,7 @@ the statements.
 
 :mod:`sqsqlite.statements` builds them with SQLAlchemy Core and is the source of the SQL. Its
 compiled output is cached in a JSON file keyed by a digest of the files the SQL depends on
-(``statements.py``, ``sqlcompile.py``, ``schema.py``, ``defaults.py``) and of the SQLAlchemy installed; a process
+(``statements.py``, ``sqlcompile.py``, ``sqltext.py``, ``schema.py``, ``defaults.py``) and of the SQLAlchemy installed; a process
 whose cache matches loads the text and never imports SQLAlchemy (a third of a second of start-up
 for every CLI command). A missing or stale cache is rebuilt from the statements and written
 beside this file, or where that is read-only, under ``$XDG_CACHE_HOME/sqsqlite`` (or
@@ -24,17 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .sqltext import Sql
+
 _HERE = Path(__file__).resolve().parent
-_SOURCES = ("statements.py", "sqlcompile.py", "schema.py", "defaults.py")
-
-
-class Sql(str):
-    """Compiled SQL text plus the values of the literals SQLAlchemy turned into parameters."""
-
-    defaults: dict
-
-    def bind(self, params: dict) -> dict:
-        return {**self.defaults, **params} if self.defaults else params
+_SOURCES = ("statements.py", "sqlcompile.py", "sqltext.py", "schema.py", "defaults.py")
 
 
 def cache_key() -> str:

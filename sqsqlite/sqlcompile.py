@@ -12,16 +12,9 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from .sqltext import Sql
+
 _DIALECT = sqlite.dialect(paramstyle="named")
-
-
-class Sql(str):
-    """Compiled SQL text plus the values of the literals SQLAlchemy turned into parameters."""
-
-    defaults: dict
-
-    def bind(self, params: dict) -> dict:
-        return {**self.defaults, **params} if self.defaults else params
 
 
 _POSITIONAL = sqlite.dialect()  # qmark: binding by position skips a name lookup per value

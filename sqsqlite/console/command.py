@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from .. import defaults as D
+from ..command_options import own_or_global
 from ..core import Database
 from ..errors import SQSError
 from . import serves
@@ -110,15 +111,6 @@ def make_console_server(
     return ConsoleServer((host, port), console, verbose)
 
 
-def _global(ctx: click.Context, name: str, own: Any, default: Any) -> Any:
-    """Our option if given, else the main group's global option (kept on its context object)."""
-    if own is not None:
-        return own
-    root = ctx.find_root()
-    given = getattr(root.obj, name, None) if root is not ctx else None
-    return default if given is None else given
-
-
 @click.command("console")
 @click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
@@ -146,9 +138,9 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
         raise click.UsageError("--access-key and --secret-key go together: give both, or neither.")
     try:
         db = Database(
-            _global(ctx, "db_path", db_path, None),
-            account_id=_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
-            region=_global(ctx, "region", region, D.DEFAULT_REGION),
+            own_or_global(ctx, "db_path", db_path, None),
+            account_id=own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
+            region=own_or_global(ctx, "region", region, D.DEFAULT_REGION),
         )
     except SQSError as exc:
         raise click.ClickException(exc.message) from None

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from .. import command_options
 from .. import defaults as D
 from ..errors import SQSError
 from . import CopyError, copy_from, copy_to
@@ -15,13 +16,6 @@ from . import CopyError, copy_from, copy_to
 
 class _SQSFailure(click.ClickException):
     exit_code = 254  # an SQS error, as the aws CLI exits for one
-
-
-def _db_path(ctx: click.Context, own: str | None) -> str:
-    """This command's own --db; else the group's global --db; else $SQSQLITE_DB or the default."""
-    root = ctx.find_root()
-    given = getattr(root.obj, "db_path", None) if root is not ctx else None
-    return own or given or os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
 
 
 @click.command("copy")
@@ -88,7 +82,7 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     if to_url:
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, lambda signum, _frame: asked_to_stop.append(signum))
-    with connect(_db_path(ctx, db_path)) as db:
+    with connect(command_options.db_path(ctx, db_path)) as db:
         try:
             if to_url:
                 names = [db.queue(q).name for q in queue_urls] if queue_urls else None

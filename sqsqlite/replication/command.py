@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
+from .. import command_options
 from .. import defaults as D
 from . import Replica, ReplicationError, replicate, restore
-
-
-def _db_path(ctx: click.Context, own: str | None) -> str:
-    """This command's own --db; else the group's global --db (kept in the group's context
-    object); else $SQSQLITE_DB or the default."""
-    given = getattr(ctx.find_root().obj, "db_path", None) if ctx.find_root() is not ctx else None
-    return own or given or os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
 
 
 def _s3_options(f):
@@ -60,7 +53,7 @@ def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_end
     Example: sqsqlite replicate --db app.db --to s3://backups/app
              sqsqlite replicate --db app.db --to /mnt/replica --exec "sqsqlite serve --db app.db"
     """
-    path = _db_path(ctx, db_path)
+    path = command_options.db_path(ctx, db_path)
     try:
         # Opened (and migrated) first, so the replica starts from a sqsqlite database in WAL mode.
         from ..core import connect
@@ -95,7 +88,7 @@ def restore_command(ctx, db_path, source, timestamp, force, s3_endpoint, s3_regi
     \b
     Example: sqsqlite restore --db app.db --from s3://backups/app
     """
-    path = _db_path(ctx, db_path)
+    path = command_options.db_path(ctx, db_path)
     try:
         done = restore(path, Replica(source, endpoint=s3_endpoint, region=s3_region), timestamp, force)
     except ReplicationError as exc:

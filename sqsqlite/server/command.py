@@ -10,17 +10,8 @@ import threading
 import click
 
 from .. import defaults as D
+from ..command_options import own_or_global
 from ..errors import InvalidParameterValue, SQSError
-
-
-def _option(ctx: click.Context, name: str, own, default):
-    """Our own option if given, else the main group's global option of the same name (the group
-    keeps its global options in its context object, as attributes), else the default."""
-    if own is not None:
-        return own
-    root = ctx.find_root()
-    given = getattr(root.obj, name, None) if root is not ctx else None
-    return default if given is None else given
 
 
 @click.command("serve")
@@ -57,11 +48,11 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     try:
         server = make_server(
-            _option(ctx, "db_path", db_path, None),
+            own_or_global(ctx, "db_path", db_path, None),
             host=host,
             port=port,
-            account_id=_option(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
-            region=_option(ctx, "region", region, D.DEFAULT_REGION),
+            account_id=own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
+            region=own_or_global(ctx, "region", region, D.DEFAULT_REGION),
             access_key=access_key,
             secret_key=secret_key,
             max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
