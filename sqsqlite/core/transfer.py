@@ -25,9 +25,13 @@ def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
 
 
 def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
-    """export_messages's records in send order, each with its position in the queue: a number
-    that only grows, so a reader that keeps the last position it handled resumes after it
-    (``after``), whatever was deleted in between."""
+    """export_messages's records in send order, each with its position: the message's row id.
+    Ids are never given out twice (the table is AUTOINCREMENT) and writers commit one at a
+    time, so a message committed after a reader's last page has a higher position than any it
+    saw, whatever was deleted in between: a reader that keeps the last position it handled
+    resumes after it (``after``) and misses nothing sent since. A message moved in from
+    another queue (to a dead-letter queue, or back by a redrive) keeps the position it was
+    sent with, so a reader already past it does not see it again here."""
     while True:
         now = queue.db.now()
         with queue.db.store.read() as tx:
