@@ -86,11 +86,13 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
         try:
             if to_url:
                 names = [db.queue(q).name for q in queue_urls] if queue_urls else None
-                report = copy_to(db, client, to_url, names, progress, stop=lambda: bool(asked_to_stop))
+                report = copy_to(db, client, names, progress, stop=lambda: bool(asked_to_stop))
             else:
                 report = copy_from(db, client, queue_urls, wait_seconds=wait_seconds, progress=progress)
         except CopyError as exc:
             print(file=sys.stderr)
+            if exc.sqs_error:
+                raise _SQSFailure(str(exc)) from None
             raise click.ClickException(str(exc)) from None
         except SQSError as exc:  # this database's side: a queue that is not there, a record refused
             raise _SQSFailure(f"{exc.code}: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
@@ -98,6 +100,8 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
     print(file=sys.stderr)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
     verb = "copied to" if to_url else "copied from"
     for name in report.queues:
         left = report.left_remotely.get(name)

@@ -63,7 +63,7 @@ def test_a_copy_makes_each_queue_there_with_its_attributes_tags_and_redrive_poli
             attributes={"VisibilityTimeout": "45", "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 3})},
         )
         db.create_queue("events.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
-        report = copy_to(db, client, endpoint, ["orders", "events.fifo"])
+        report = copy_to(db, client, ["orders", "events.fifo"])
     assert report.queues == ["orders-dlq", "orders", "events.fifo"]  # the dead-letter queue first, and with it
     url = client.get_queue_url(QueueName="orders")["QueueUrl"]
     attributes = client.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
@@ -85,7 +85,7 @@ def test_messages_arrive_with_bodies_attributes_groups_and_what_is_left_of_their
         fifo = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true"})
         for i in range(6):
             fifo.send_message(f"job {i}", message_group_id=f"g{i % 2}", message_deduplication_id=f"d{i}")
-        report = copy_to(db, client, endpoint)
+        report = copy_to(db, client)
     assert report.messages == {"plain": 2, "jobs.fifo": 6}
     plain_url = client.get_queue_url(QueueName="plain")["QueueUrl"]
     (hello,) = drain(client, plain_url)
@@ -106,10 +106,10 @@ def test_a_copy_run_again_sends_only_what_arrived_since(tmp_path, remote):
         queue = db.create_queue("orders")
         for i in range(25):
             queue.send_message(f"m{i}")
-        assert copy_to(db, client, endpoint).messages == {"orders": 25}
-        assert copy_to(db, client, endpoint).messages == {"orders": 0}
+        assert copy_to(db, client).messages == {"orders": 25}
+        assert copy_to(db, client).messages == {"orders": 0}
         queue.send_message("m25")
-        assert copy_to(db, client, endpoint).messages == {"orders": 1}
+        assert copy_to(db, client).messages == {"orders": 1}
     bodies = [m["Body"] for m in drain(client, client.get_queue_url(QueueName="orders")["QueueUrl"])]
     assert sorted(bodies) == sorted(f"m{i}" for i in range(26))
 
@@ -217,7 +217,8 @@ def test_a_drain_from_an_endpoint_imports_each_message_once_and_deletes_it_there
         assert int(imported_before["ApproximateNumberOfMessages"]) == 10
         assert report.messages["inbox"] == 5 and report.messages["inbox.fifo"] == 6
         assert inbox.list_queue_tags() == {"env": "prod"}
-        assert db.bookmarks("copy-from ") == {}
+        notes = db.bookmarks("copy-from ")  # kept a while: the endpoint may deliver a message again
+        assert len(notes) == 21 and all(key.startswith("copy-from arn:aws:sqs:") for key in notes)
         (first,) = [m for m in inbox.receive_message(max_number_of_messages=10, message_attribute_names=["All"]) if m.body == "m0"] or [
             None
         ]
