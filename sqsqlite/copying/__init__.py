@@ -2,18 +2,20 @@
 API), and drain queues from one into this database, resumably.
 
 To an endpoint (:func:`copy_to`): each queue is created there with its attributes, tags and
-redrive policies (ARNs rewritten to the endpoint's account and region), then its messages are
-sent in send order, in batches, without receiving them here: bodies, message attributes, group
-and deduplication ids, and what is left of a delay. After each batch the position of its last
-message is kept in this database (a bookmark), so a copy run again continues after it, and sends
-messages that arrived since.
+redrive policies (ARNs rewritten to the endpoint's account and region; a Policy is left out,
+with a note), then its messages are sent in send order, in batches, without receiving them
+here: bodies, message attributes, group and deduplication ids, and what is left of a delay.
+After each batch the position of its last message is kept in this database (a bookmark named
+by the queue's ARN there), so a copy run again continues after it, and sends messages that
+arrived since. Positions are message row ids, which are never given out twice.
 
 From an endpoint (:func:`copy_from`): each remote queue is created here, then drained: a
-batch is received there, imported here (with the remote MessageIds) in one transaction together
-with a note of each message's id, deleted there, and the notes removed. A message received
-again after a crash between the import and the remote delete is recognised by its note and only
-deleted there, so nothing is imported twice and nothing is deleted remotely before it is
-committed here.
+batch is received there and imported here (with the remote MessageIds) in one transaction that
+also notes each message's id, leaving out any already noted; then it is deleted there. A
+message delivered again (after a crash between the import and the remote delete, to a second
+drain, or by the endpoint after its delete) is recognised by its note and only deleted there,
+so nothing is imported twice while its note is kept, and nothing is deleted remotely before it
+is committed here.
 
 Both take any boto3-shaped SQS client: ``boto3.client("sqs", endpoint_url=...)``.
 """

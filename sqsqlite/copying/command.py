@@ -47,12 +47,13 @@ class _SQSFailure(click.ClickException):
 def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_seconds):
     """Copy queues and messages to another SQS endpoint (Amazon SQS too), or drain them from one.
 
-    --to-endpoint-url creates each queue there with its attributes, tags and redrive policy and
-    sends its messages in send order without receiving them here. Run again after an
-    interruption, it continues after the last batch sent (and sends what arrived since).
-    --from-endpoint-url creates each remote queue here and moves its messages: each is deleted
-    there only after it is committed here, and none is imported twice. Credentials as boto3
-    finds them (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, profiles).
+    --to-endpoint-url creates each queue there with its attributes, tags and redrive policy (a
+    Policy is left out, with a note) and sends its messages in send order without receiving
+    them here. Run again after an interruption, it continues after the last batch that queue
+    there accepted (and sends what arrived since). --from-endpoint-url creates each remote
+    queue here and moves its messages: each is deleted there only after it is committed here,
+    and none is imported twice. Credentials as boto3 finds them (AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY, profiles). A failure there exits 254 (an SQS error) or 255.
 
     \b
     Example: sqsqlite copy --db app.db --to-endpoint-url https://sqs.eu-west-1.amazonaws.com
