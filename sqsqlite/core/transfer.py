@@ -31,7 +31,7 @@ def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[
     saw, whatever was deleted in between: a reader that keeps the last position it handled
     resumes after it (``after``) and misses nothing sent since. A message moved in from
     another queue (to a dead-letter queue, or back by a redrive) keeps the position it was
-    sent with, so a reader already past it does not see it again here."""
+    sent with: a reader of this queue already past that position does not see it."""
     while True:
         now = queue.db.now()
         with queue.db.store.read() as tx:
