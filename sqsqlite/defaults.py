@@ -16,6 +16,13 @@ DEFAULT_ENDPOINT = "http://localhost:9324"
 # How often Litestream ships the WAL's new transactions to a replica (a Go duration): the
 # replica's durability window, beyond the time a transfer takes.
 REPLICA_SYNC_INTERVAL = "1s"
+# A drain from another endpoint (sqsqlite copy --from-endpoint-url) notes each message it imports
+# and keeps the note this long: the endpoint may deliver a message again even after its delete
+# (SQS is at-least-once), and a message it delivers again within this window is recognised and
+# only deleted there, not imported twice. Older notes are removed when a drain starts.
+COPY_FROM_NOTE_SECONDS = 3600
+# A copy to another endpoint sends a batch's failed entries again, up to this many sends in all.
+COPY_SEND_ATTEMPTS = 3
 
 MAX_VISIBILITY_TIMEOUT = 43_200  # 12 hours, also the cap for one receive's total
 MAX_DELAY_SECONDS = 900

@@ -144,6 +144,10 @@ messages = Table(
         "sent_at",
         sqlite_where=text("is_head = 1"),
     ),
+    # Never reuse an id: it is the message's position in its queue, and a reader that resumes
+    # after the last position it handled (a copy to another endpoint) must not pass over a
+    # message sent after the newest ones were deleted.
+    sqlite_autoincrement=True,
 )
 
 fifo_dedup = Table(

@@ -51,7 +51,7 @@ try:
 except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
     fcntl = None
 
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 _RETRYABLE = ("database is locked", "database is busy", "database table is locked")
 
 

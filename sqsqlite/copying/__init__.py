@@ -2,18 +2,20 @@
 API), and drain queues from one into this database, resumably.
 
 To an endpoint (:func:`copy_to`): each queue is created there with its attributes, tags and
-redrive policies (ARNs rewritten to the endpoint's account and region), then its messages are
-sent in send order, in batches, without receiving them here: bodies, message attributes, group
-and deduplication ids, and what is left of a delay. After each batch the position of its last
-message is kept in this database (a bookmark), so a copy run again continues after it, and sends
-messages that arrived since.
+redrive policies (ARNs rewritten to the endpoint's account and region; a Policy is left out,
+with a note), then its messages are sent in send order, in batches, without receiving them
+here: bodies, message attributes, group and deduplication ids, and what is left of a delay.
+After each batch the position of its last message is kept in this database (a bookmark named
+by the queue's ARN there), so a copy run again continues after it, and sends messages that
+arrived since. Positions are message row ids, which are never given out twice.
 
 From an endpoint (:func:`copy_from`): each remote queue is created here, then drained: a
-batch is received there, imported here (with the remote MessageIds) in one transaction together
-with a note of each message's id, deleted there, and the notes removed. A message received
-again after a crash between the import and the remote delete is recognised by its note and only
-deleted there, so nothing is imported twice and nothing is deleted remotely before it is
-committed here.
+batch is received there and imported here (with the remote MessageIds) in one transaction that
+also notes each message's id, leaving out any already noted; then it is deleted there. A
+message delivered again (after a crash between the import and the remote delete, to a second
+drain, or by the endpoint after its delete) is recognised by its note and only deleted there,
+so nothing is imported twice while its note is kept, and nothing is deleted remotely before it
+is committed here.
 
 Both take any boto3-shaped SQS client: ``boto3.client("sqs", endpoint_url=...)``.
 """
@@ -34,6 +36,8 @@ from ..core import Database
 from ..errors import QueueDoesNotExist
 
 # The queue attributes a queue is made with; the rest are counts and stamps the endpoint keeps.
+# Policy is not among them: it names ARNs and principals that mean something else at the other
+# end (the copy says so when a queue has one).
 SETTABLE_ATTRIBUTES = (
     "DelaySeconds",
     "MaximumMessageSize",
@@ -44,7 +48,6 @@ SETTABLE_ATTRIBUTES = (
     "ContentBasedDeduplication",
     "DeduplicationScope",
     "FifoThroughputLimit",
-    "Policy",
     "KmsMasterKeyId",
     "KmsDataKeyReusePeriodSeconds",
     "SqsManagedSseEnabled",
@@ -54,7 +57,12 @@ REDRIVE_ATTRIBUTES = ("RedrivePolicy", "RedriveAllowPolicy")
 
 
 class CopyError(Exception):
-    """The other endpoint refused something; the message names the queue, the message and why."""
+    """The other endpoint refused something, or could not be reached; the message names the
+    queue, the message and why. ``sqs_error``: the endpoint answered with an SQS error code."""
+
+    def __init__(self, message: str, sqs_error: bool = False) -> None:
+        super().__init__(message)
+        self.sqs_error = sqs_error
 
 
 @dataclass
@@ -65,17 +73,44 @@ class CopyReport:
     messages: dict[str, int] = field(default_factory=dict)
     left_remotely: dict[str, int] = field(default_factory=dict)  # copy_from: in flight or delayed there
     stopped: bool = False  # copy_to: ended early, when asked to
+    notes: list[str] = field(default_factory=list)  # what was left out, and why
 
 
 def _name(url_or_arn: str) -> str:
     return url_or_arn.rstrip("/").replace(":", "/").rsplit("/", 1)[-1]
 
 
-def _error(exc: Exception) -> str:
+def _code(exc: Exception) -> str | None:
     response = getattr(exc, "response", None)
-    if isinstance(response, dict) and "Error" in response:
-        return f"{response['Error'].get('Code')}: {response['Error'].get('Message')}"
+    if isinstance(response, dict) and isinstance(response.get("Error"), dict):
+        return response["Error"].get("Code") or None
+    return None
+
+
+def _error(exc: Exception) -> str:
+    code = _code(exc)
+    if code is not None:
+        return f"{code}: {getattr(exc, 'response', {})['Error'].get('Message')}"
     return f"{type(exc).__name__}: {exc}"
+
+
+def _failure(what: str, exc: Exception) -> CopyError:
+    return CopyError(f"{what}: {_error(exc)}", sqs_error=_code(exc) is not None)
+
+
+def _call(what: str, method: Callable[..., Any], **kwargs: Any) -> Any:
+    """One request to the other endpoint; any failure a CopyError that starts with ``what``."""
+    try:
+        return method(**kwargs)
+    except Exception as exc:
+        raise _failure(what, exc) from None
+
+
+def _policy_note(name: str) -> str:
+    return (
+        f"{name}: its Policy was not copied: it names the queue's ARN and principals where it is now, "
+        "which mean something else at the other end; set the policy there anew"
+    )
 
 
 def _rewrite_arns(value: str, arn_of: Callable[[str], str]) -> str:
@@ -115,16 +150,16 @@ def _ensure_queue(client: Any, name: str, attributes: dict[str, str], tags: dict
     try:
         return client.create_queue(**kwargs)["QueueUrl"]
     except Exception as exc:
-        code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code", "")
+        code = _code(exc) or ""
         if "QueueAlreadyExists" not in code and "QueueNameExists" not in code:
-            raise CopyError(f"could not create queue {name}: {_error(exc)}") from None
+            raise _failure(f"could not create queue {name}", exc) from None
     # Made by an earlier run, since changed: brought to these attributes.
-    url = client.get_queue_url(QueueName=name)["QueueUrl"]
+    url = _call(f"{name}: could not find the queue there", client.get_queue_url, QueueName=name)["QueueUrl"]
     settable = {k: v for k, v in attributes.items() if k != "FifoQueue"}
     if settable:
-        client.set_queue_attributes(QueueUrl=url, Attributes=settable)
+        _call(f"{name}: could not set its attributes there", client.set_queue_attributes, QueueUrl=url, Attributes=settable)
     if tags:
-        client.tag_queue(QueueUrl=url, Tags=tags)
+        _call(f"{name}: could not tag it there", client.tag_queue, QueueUrl=url, Tags=tags)
     return url
 
 
@@ -147,11 +182,15 @@ def _entry(number: int, record: dict[str, Any], fifo: bool, now_ms: int) -> dict
         # The message's own id, not its deduplication id: two live messages here may share one
         # (sent over five minutes apart), and the endpoint would drop the second. The MessageId is
         # unique and the same on a re-run, so a batch sent again within five minutes is dropped.
+        # (No DelaySeconds: a FIFO queue takes none per message; each waits the queue's own.)
         entry["MessageDeduplicationId"] = record["MessageId"]
     elif not record["ApproximateReceiveCount"] and record["VisibleAt"] > now_ms:
-        # Still delayed here: the rest of its delay there. (An in-flight message is sent visible:
-        # its lease belongs to a consumer of this database.)
+        # Still delayed here: the rest of its delay there.
         entry["DelaySeconds"] = min(D.MAX_DELAY_SECONDS, math.ceil((record["VisibleAt"] - now_ms) / 1000))
+    else:
+        # Visible here (or in flight: its lease belongs to a consumer of this database): visible
+        # there at once, not after the queue's own delay a second time.
+        entry["DelaySeconds"] = 0
     return entry
 
 
@@ -178,38 +217,77 @@ def _batches(records: Iterable[tuple[int, dict]], fifo: bool, now: Callable[[], 
         yield batch
 
 
-def _send(client: Any, url: str, name: str, batch: list[tuple[int, dict]]) -> None:
-    """Send one batch; entries that fail are tried again twice, then the copy stops."""
-    entries = {entry["Id"]: entry for _, entry in batch}
-    for _ in range(3):
+def _overtaken_group(pending: list[str], accepted: set[str], order: list[str], by_id: dict[str, dict]) -> str | None:
+    """A group one of whose failed entries the endpoint passed over, accepting a later entry of
+    that group: sent now, the failed one would land after it."""
+    for failed in pending:
+        group = by_id[failed].get("MessageGroupId")
+        later = order[order.index(failed) + 1 :]
+        if any(i in accepted and by_id[i].get("MessageGroupId") == group for i in later):
+            return group
+    return None
+
+
+def _send(client: Any, url: str, name: str, batch: list[tuple[int, dict]], fifo: bool) -> tuple[set[str], CopyError | None]:
+    """Send one batch: the entry Ids the endpoint accepted, and why it stopped short of all.
+
+    Entries that fail (not by the sender's fault) are sent again, in their order, twice at most.
+    On a FIFO queue only while no later entry of their group was accepted: after one was, a
+    failed entry sent again would land behind it, so the copy stops and says so."""
+    order = [entry["Id"] for _, entry in batch]
+    by_id = {entry["Id"]: entry for _, entry in batch}
+    accepted: set[str] = set()
+    pending = order
+    why = ""
+    for _ in range(D.COPY_SEND_ATTEMPTS):
         try:
-            result = client.send_message_batch(QueueUrl=url, Entries=list(entries.values()))
+            result = client.send_message_batch(QueueUrl=url, Entries=[by_id[i] for i in pending])
         except Exception as exc:
-            raise CopyError(f"{name}: sending a batch failed: {_error(exc)}") from None
+            return accepted, _failure(f"{name}: sending a batch failed", exc)
         failed = {f["Id"]: f for f in result.get("Failed", [])}
+        accepted.update(i for i in pending if i not in failed)
         if not failed:
-            return
+            return accepted, None
+        pending = [i for i in pending if i in failed]
+        first = failed[pending[0]]
+        why = f"{first.get('Code')}: {first.get('Message')}"
         if any(f.get("SenderFault") for f in failed.values()):
-            first = next(iter(failed.values()))
-            raise CopyError(f"{name}: the endpoint refused a message: {first.get('Code')}: {first.get('Message')}")
-        entries = {k: v for k, v in entries.items() if k in failed}
-    first = next(iter(failed.values()))
-    raise CopyError(f"{name}: the endpoint kept failing a message: {first.get('Code')}: {first.get('Message')}")
+            return accepted, CopyError(f"{name}: the endpoint refused a message: {why}", sqs_error=True)
+        group = _overtaken_group(pending, accepted, order, by_id) if fifo else None
+        if group is not None:
+            return accepted, CopyError(
+                f"{name}: the endpoint failed a message of group {group} ({why}) and accepted a later one of that group; "
+                "a run again sends the failed one, behind it",
+                sqs_error=True,
+            )
+    return accepted, CopyError(f"{name}: the endpoint kept failing a message: {why}", sqs_error=True)
+
+
+def _progress(value: bytes | None) -> tuple[int, set[int]]:
+    """A copy's bookmark: the position it has sent everything up to, and positions past it the
+    endpoint accepted out of turn (the rest of a batch it accepted in part)."""
+    numbers = [int(word) for word in (value or b"0").split()]
+    return numbers[0], set(numbers[1:])
+
+
+def _bookmark(after: int, ahead: set[int]) -> bytes:
+    return " ".join(str(n) for n in (after, *sorted(ahead))).encode()
 
 
 def copy_to(
     db: Database,
     client: Any,
-    destination: str,
     queue_names: Iterable[str] | None = None,
     progress: Callable[[str, int], None] | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> CopyReport:
     """Copy queues (all, or those named, with the dead-letter queues they need) and their
-    messages to the endpoint ``client`` talks to. ``destination`` names that endpoint in the
-    bookmarks (its URL): a copy to another endpoint starts from the beginning. ``stop`` is asked
-    between batches: when it says True the copy ends there, its last batch's position kept
-    (``report.stopped``), so that a run again sends nothing twice."""
+    messages to the endpoint ``client`` talks to. What each queue has sent is kept in a bookmark
+    named by the queue's ARN there (as the endpoint gives it): a copy run again to that queue,
+    whatever the spelling of the endpoint's URL, continues; a copy to another queue (another
+    account or region) starts from the beginning. ``stop`` is asked between batches: when it
+    says True the copy ends there, its last batch's position kept (``report.stopped``), so that
+    a run again sends nothing twice."""
     names = list(queue_names) if queue_names is not None else [_name(url) for url in db.list_queues()[0]]
     attributes = {}
 
@@ -223,36 +301,46 @@ def copy_to(
     for name in ordered:
         target_of(name)  # every queue's attributes read
     report = CopyReport(queues=ordered)
-    urls = {}
+    urls, arns = {}, {}
     for name in ordered:
         plain = {k: attributes[name][k] for k in SETTABLE_ATTRIBUTES if k in attributes[name]}
+        if attributes[name].get("Policy"):
+            report.notes.append(_policy_note(name))
         urls[name] = _ensure_queue(client, name, plain, db.queue(name).list_queue_tags())
-    arn_prefix = ""
+        got = _call(f"{name}: could not read its ARN there", client.get_queue_attributes, QueueUrl=urls[name], AttributeNames=["QueueArn"])
+        arns[name] = got["Attributes"]["QueueArn"]
     for name in ordered:
         if any(attributes[name].get(k) for k in REDRIVE_ATTRIBUTES):
-            if not arn_prefix:
-                arn = client.get_queue_attributes(QueueUrl=urls[name], AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-                arn_prefix = arn.rsplit(":", 1)[0] + ":"
-            there = functools.partial(operator.add, arn_prefix)  # a queue name -> its ARN there
+            there = functools.partial(operator.add, arns[name].rsplit(":", 1)[0] + ":")  # a queue name -> its ARN there
             redrive = {k: _rewrite_arns(attributes[name][k], there) for k in REDRIVE_ATTRIBUTES if attributes[name].get(k)}
-            try:
-                client.set_queue_attributes(QueueUrl=urls[name], Attributes=redrive)
-            except Exception as exc:
-                raise CopyError(f"{name}: could not set its redrive policy there: {_error(exc)}") from None
+            _call(f"{name}: could not set its redrive policy there", client.set_queue_attributes, QueueUrl=urls[name], Attributes=redrive)
     for name in ordered:
         queue = db.queue(name)
-        key = f"copy-to {destination} {name}"
-        after = int(db.bookmark(key) or b"0")
+        fifo = name.endswith(".fifo")
+        key = f"copy-to {arns[name]}"
+        after, ahead = _progress(db.bookmark(key))
+        records = ((p, r) for p, r in queue.message_records(after=after) if p not in ahead)
         sent = 0
-        for batch in _batches(queue.message_records(after=after), name.endswith(".fifo"), db.now):
+        for batch in _batches(records, fifo, db.now):
             if stop and stop():
                 report.stopped = True
                 break
-            _send(client, urls[name], name, batch)
-            db.set_bookmark(key, str(batch[-1][0]).encode())
-            sent += len(batch)
-            if progress:
-                progress(name, sent)
+            accepted, error = _send(client, urls[name], name, batch, fifo)
+            taken = [position for position, entry in batch if entry["Id"] in accepted]
+            if taken:
+                # Everything up to the first entry not accepted is sent; what the endpoint
+                # accepted beyond it is kept apart, so a run again sends only the rest.
+                for position, entry in batch:
+                    if entry["Id"] not in accepted:
+                        break
+                    after = position
+                ahead = {position for position in ahead | set(taken) if position > after}
+                db.set_bookmark(key, _bookmark(after, ahead))
+                sent += len(taken)
+                if progress:
+                    progress(name, sent)
+            if error is not None:
+                raise error
         report.messages[name] = sent
         if report.stopped:
             break
@@ -294,6 +382,21 @@ def _record(message: dict[str, Any], fifo: bool, now_ms: int) -> dict[str, Any]:
     return record
 
 
+def _prune_notes(db: Database, prefix: str, keep_seconds: int) -> None:
+    """Remove the notes under ``prefix`` older than ``keep_seconds``."""
+    oldest = db.now() - keep_seconds * 1000
+    old: dict[str, bytes | None] = {}
+    for key, value in db.bookmarks(prefix).items():
+        try:
+            stamp = int(value)
+        except ValueError:  # not a stamp: an older sqsqlite's note
+            stamp = 0
+        if stamp < oldest:
+            old[key] = None
+    if old:
+        db.set_bookmarks(old)
+
+
 def copy_from(
     db: Database,
     client: Any,
@@ -301,72 +404,90 @@ def copy_from(
     wait_seconds: int = 2,
     visibility_timeout: int = 60,
     progress: Callable[[str, int], None] | None = None,
+    note_seconds: int = D.COPY_FROM_NOTE_SECONDS,
 ) -> CopyReport:
     """Drain the remote queues at ``queue_urls`` into this database: their attributes, tags and
-    redrive policies (where the dead-letter queue is copied too), then every message they
-    deliver, each deleted there only once committed here. Stops when a receive waiting
-    ``wait_seconds`` gets nothing; messages in flight or delayed there are counted in the
-    report's ``left_remotely`` (run again to take them)."""
+    redrive policies (a RedrivePolicy where the dead-letter queue is copied too), then every
+    message they deliver, each deleted there only once committed here. Stops when a receive
+    waiting ``wait_seconds`` gets nothing; messages in flight or delayed there are counted in
+    the report's ``left_remotely`` (run again to take them).
+
+    Each message imported is noted, in its import's transaction, by the remote queue's ARN and
+    its MessageId, and the note is kept ``note_seconds``: a message delivered again in that time
+    (after a crash before its delete, by another drain of the same queue, or by the endpoint
+    after its delete) is only deleted there. Older notes are removed when a drain starts."""
     urls = list(queue_urls)
     report = CopyReport(queues=[_name(u) for u in urls])
     remote_attributes = {}
     for url in urls:
         name = _name(url)
-        try:
-            remote = client.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
-            tags = client.list_queue_tags(QueueUrl=url).get("Tags", {})
-        except Exception as exc:
-            raise CopyError(f"{url}: {_error(exc)}") from None
+        remote = _call(url, client.get_queue_attributes, QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        tags = _call(url, client.list_queue_tags, QueueUrl=url).get("Tags", {})
         remote_attributes[name] = remote
         plain = {k: remote[k] for k in SETTABLE_ATTRIBUTES if k in remote and k not in ("KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds")}
+        if remote.get("Policy"):
+            report.notes.append(_policy_note(name))
         try:
             db.queue(name)
         except QueueDoesNotExist:
             db.create_queue(name, attributes=plain, tags=tags or None)
     for name, remote in remote_attributes.items():
+        redrive = {}
         policy = remote.get("RedrivePolicy")
-        if policy and _name(json.loads(policy)["deadLetterTargetArn"]) in remote_attributes:
-            db.queue(name).set_queue_attributes({"RedrivePolicy": _rewrite_arns(policy, db.queue_arn)})
+        if policy:
+            target = _name(json.loads(policy)["deadLetterTargetArn"])
+            if target in remote_attributes:
+                redrive["RedrivePolicy"] = _rewrite_arns(policy, db.queue_arn)
+            else:
+                report.notes.append(f"{name}: its RedrivePolicy was not copied: its dead-letter queue {target} is not drained with it")
+        if remote.get("RedriveAllowPolicy"):
+            redrive["RedriveAllowPolicy"] = _rewrite_arns(remote["RedriveAllowPolicy"], db.queue_arn)
+        if redrive:
+            db.queue(name).set_queue_attributes(redrive)
     for url in urls:
         name = _name(url)
         queue = db.queue(name)
         fifo = name.endswith(".fifo")
-        prefix = f"copy-from {url} "
+        # By the queue's ARN as the endpoint gives it, not by the URL: one queue, however spelled.
+        prefix = f"copy-from {remote_attributes[name].get('QueueArn') or url} "
+        _prune_notes(db, prefix, note_seconds)
         imported = 0
         while True:
-            try:
-                got = client.receive_message(
-                    QueueUrl=url,
-                    MaxNumberOfMessages=D.MAX_MESSAGES_PER_RECEIVE,
-                    WaitTimeSeconds=wait_seconds,
-                    VisibilityTimeout=visibility_timeout,
-                    AttributeNames=["All"],
-                    MessageAttributeNames=["All"],
-                ).get("Messages", [])
-            except Exception as exc:
-                raise CopyError(f"{url}: receiving failed: {_error(exc)}") from None
+            got = _call(
+                f"{url}: receiving failed",
+                client.receive_message,
+                QueueUrl=url,
+                MaxNumberOfMessages=D.MAX_MESSAGES_PER_RECEIVE,
+                WaitTimeSeconds=wait_seconds,
+                VisibilityTimeout=visibility_timeout,
+                AttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            ).get("Messages", [])
             if not got:
                 break
-            noted = db.bookmarks(prefix)
-            fresh = [m for m in got if prefix + m["MessageId"] not in noted]
-            if fresh:
-                now = db.now()
-                queue.import_messages([_record(m, fifo, now) for m in fresh], bookmarks={prefix + m["MessageId"]: b"1" for m in fresh})
-                imported += len(fresh)
+            now = db.now()
+            notes = [prefix + m["MessageId"] for m in got]
+            # The notes are looked up inside the import's transaction: of two drains that got
+            # the same messages, the second to commit skips them.
+            imported += queue.import_messages(
+                [_record(m, fifo, now) for m in got], bookmarks=dict.fromkeys(notes, str(now).encode()), skip_bookmarked=notes
+            )
             entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
-            try:
-                result = client.delete_message_batch(QueueUrl=url, Entries=entries)
-            except Exception as exc:
-                raise CopyError(f"{url}: deleting what was imported failed (it is imported; run again): {_error(exc)}") from None
-            failed = {f["Id"] for f in result.get("Failed", [])}
-            for i, m in enumerate(got):
-                if str(i) not in failed:
-                    db.set_bookmark(prefix + m["MessageId"], None)
+            # A delete that fails leaves the message there; it comes back and is recognised.
+            _call(
+                f"{url}: deleting what was imported failed (it is imported; run again)",
+                client.delete_message_batch,
+                QueueUrl=url,
+                Entries=entries,
+            )
             if progress:
                 progress(name, imported)
         report.messages[name] = imported
-        left = client.get_queue_attributes(
-            QueueUrl=url, AttributeNames=["ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"]
+        left = _call(
+            f"{url}: counting what is left there failed (what was received is imported)",
+            client.get_queue_attributes,
+            QueueUrl=url,
+            AttributeNames=["ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"],
         )["Attributes"]
         report.left_remotely[name] = sum(int(v) for v in left.values())
     return report

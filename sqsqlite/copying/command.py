@@ -47,12 +47,13 @@ class _SQSFailure(click.ClickException):
 def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_seconds):
     """Copy queues and messages to another SQS endpoint (Amazon SQS too), or drain them from one.
 
-    --to-endpoint-url creates each queue there with its attributes, tags and redrive policy and
-    sends its messages in send order without receiving them here. Run again after an
-    interruption, it continues after the last batch sent (and sends what arrived since).
-    --from-endpoint-url creates each remote queue here and moves its messages: each is deleted
-    there only after it is committed here, and none is imported twice. Credentials as boto3
-    finds them (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, profiles).
+    --to-endpoint-url creates each queue there with its attributes, tags and redrive policy (a
+    Policy is left out, with a note) and sends its messages in send order without receiving
+    them here. Run again after an interruption, it continues after the last batch that queue
+    there accepted (and sends what arrived since). --from-endpoint-url creates each remote
+    queue here and moves its messages: each is deleted there only after it is committed here,
+    and none is imported twice. Credentials as boto3 finds them (AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY, profiles). A failure there exits 254 (an SQS error) or 255.
 
     \b
     Example: sqsqlite copy --db app.db --to-endpoint-url https://sqs.eu-west-1.amazonaws.com
@@ -86,11 +87,13 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
         try:
             if to_url:
                 names = [db.queue(q).name for q in queue_urls] if queue_urls else None
-                report = copy_to(db, client, to_url, names, progress, stop=lambda: bool(asked_to_stop))
+                report = copy_to(db, client, names, progress, stop=lambda: bool(asked_to_stop))
             else:
                 report = copy_from(db, client, queue_urls, wait_seconds=wait_seconds, progress=progress)
         except CopyError as exc:
             print(file=sys.stderr)
+            if exc.sqs_error:
+                raise _SQSFailure(str(exc)) from None
             raise click.ClickException(str(exc)) from None
         except SQSError as exc:  # this database's side: a queue that is not there, a record refused
             raise _SQSFailure(f"{exc.code}: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
@@ -98,6 +101,8 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
     print(file=sys.stderr)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
     verb = "copied to" if to_url else "copied from"
     for name in report.queues:
         left = report.left_remotely.get(name)

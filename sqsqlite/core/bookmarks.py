@@ -4,6 +4,7 @@ own, so they never meet the engine's own settings there."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import queries as Q
@@ -29,10 +30,21 @@ def bookmark(db: Database, key: str) -> bytes | None:
     return None if value is None else bytes(value)
 
 
+def is_bookmarked(tx: Any, key: str) -> bool:
+    """Whether ``key`` is set, inside the caller's transaction."""
+    return tx.scalar(Q.get_meta, key=_PREFIX + key) is not None
+
+
 def set_bookmark(db: Database, key: str, value: bytes | None) -> None:
     """Set ``key`` to ``value`` in a transaction of its own (None removes it)."""
+    set_bookmarks(db, {key: value})
+
+
+def set_bookmarks(db: Database, values: Mapping[str, bytes | None]) -> None:
+    """Set every key to its value (None removes it), all in one transaction."""
     with db.store.write() as tx:
-        write_bookmark(tx, key, value)
+        for key, value in values.items():
+            write_bookmark(tx, key, value)
 
 
 def bookmarks(db: Database, prefix: str) -> dict[str, bytes]:

@@ -278,6 +278,7 @@ class Database:
 
     bookmark = bookmark_functions.bookmark
     set_bookmark = bookmark_functions.set_bookmark
+    set_bookmarks = bookmark_functions.set_bookmarks
     bookmarks = bookmark_functions.bookmarks
 
 

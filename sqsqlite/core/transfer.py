@@ -3,14 +3,14 @@ back into a queue as they were (ids, timestamps, receive counts)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidExportRecord, SQSError
 from ..records import exported_message
-from .bookmarks import write_bookmark
+from .bookmarks import is_bookmarked, write_bookmark
 from .rules import decode_attributes, message_row, queue_row, retention_cutoff
 from .sending import Prepared
 
@@ -25,9 +25,13 @@ def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
 
 
 def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
-    """export_messages's records in send order, each with its position in the queue: a number
-    that only grows, so a reader that keeps the last position it handled resumes after it
-    (``after``), whatever was deleted in between."""
+    """export_messages's records in send order, each with its position: the message's row id.
+    Ids are never given out twice (the table is AUTOINCREMENT) and writers commit one at a
+    time, so a message committed after a reader's last page has a higher position than any it
+    saw, whatever was deleted in between: a reader that keeps the last position it handled
+    resumes after it (``after``) and misses nothing sent since. A message moved in from
+    another queue (to a dead-letter queue, or back by a redrive) keeps the position it was
+    sent with: a reader of this queue already past that position does not see it."""
     while True:
         now = queue.db.now()
         with queue.db.store.read() as tx:
@@ -62,7 +66,12 @@ def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[
         after = rows[-1]["id"]
 
 
-def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]], bookmarks: Mapping[str, bytes | None] | None = None) -> int:
+def import_messages(
+    queue: Queue,
+    records: Iterable[Mapping[str, Any]],
+    bookmarks: Mapping[str, bytes | None] | None = None,
+    skip_bookmarked: Sequence[str] | None = None,
+) -> int:
     """Insert exported messages as they were (ids, timestamps, receive counts); a message
     that was in flight comes back visible, since its receipt handle did not travel.
 
@@ -71,8 +80,12 @@ def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]], bookmark
     has ..."), or a failed write, leaves the queue as it was. Returns the count imported.
 
     ``bookmarks`` are set (or, as None, removed) in the same transaction: what a copy from
-    another queue records of its progress commits with the messages or not at all."""
+    another queue records of its progress commits with the messages or not at all.
+    ``skip_bookmarked`` names a bookmark for each record, in order: a record whose bookmark is
+    set is left out, as that transaction sees it, so two imports of the same records at once
+    take each in once."""
     fifo = queue.name.endswith(".fifo")  # create_queue allows the suffix on FIFO queues only
+    keys = list(skip_bookmarked) if skip_bookmarked is not None else None
     checked = []
     for number, rec in enumerate(records, 1):
         try:
@@ -83,10 +96,16 @@ def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]], bookmark
         except SQSError as err:
             err.message = f"record {number}: {err.message}"
             raise
+    if keys is not None and len(keys) != len(checked):
+        raise ValueError(f"skip_bookmarked names {len(keys)} bookmarks for {len(checked)} records")
+    imported = 0
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
         now = queue.db.now()
-        for rec in checked:
+        for number, rec in enumerate(checked):
+            if keys is not None and is_bookmarked(tx, keys[number]):
+                continue
+            imported += 1
             attrs = rec["MessageAttributes"]
             p = Prepared(
                 rec["Body"], V.message_body(rec["Body"]), attrs, None, rec.get("MessageGroupId"), rec.get("MessageDeduplicationId")
@@ -111,6 +130,6 @@ def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]], bookmark
             tx.run(Q.insert_message, **values)
         for key, value in (bookmarks or {}).items():
             write_bookmark(tx, key, value)
-    if checked:
+    if imported:
         queue.db.wakeups.notify(queue.name)
-    return len(checked)
+    return imported

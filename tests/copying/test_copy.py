@@ -4,54 +4,17 @@ loopback standing in for Amazon SQS."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 import sqsqlite
 from sqsqlite.copying import copy_from, copy_to
 
-boto3 = pytest.importorskip("boto3")
-
-SQSQLITE = [sys.executable, str(Path(sys.executable).with_name("sqsqlite"))]
-
-
-@pytest.fixture
-def remote(moto_server, request):
-    """A boto3 SQS client on moto's server, and the names this test may use (unique per test)."""
-    endpoint, env = moto_server
-    client = boto3.client(
-        "sqs", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
-    )
-    yield endpoint, env, client
-    for url in client.list_queues().get("QueueUrls", []):
-        client.delete_queue(QueueUrl=url)
-
-
-def drain(client, url: str) -> list[dict]:
-    out = []
-    while True:
-        got = client.receive_message(
-            QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"], MessageAttributeNames=["All"], VisibilityTimeout=300
-        ).get("Messages", [])
-        if not got:
-            return out
-        out += got
-        # Deleted as they come: a FIFO queue holds a group back while its messages are in flight.
-        client.delete_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)])
-
-
-def cli(*args: str, env: dict, code: int = 0) -> subprocess.CompletedProcess:
-    done = subprocess.run([*SQSQLITE, *args], capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
-    assert "Traceback" not in done.stderr
-    return done
+from .helpers import SQSQLITE, cli, drain
 
 
 def test_a_copy_makes_each_queue_there_with_its_attributes_tags_and_redrive_policy(tmp_path, remote):
@@ -63,7 +26,7 @@ def test_a_copy_makes_each_queue_there_with_its_attributes_tags_and_redrive_poli
             attributes={"VisibilityTimeout": "45", "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 3})},
         )
         db.create_queue("events.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
-        report = copy_to(db, client, endpoint, ["orders", "events.fifo"])
+        report = copy_to(db, client, ["orders", "events.fifo"])
     assert report.queues == ["orders-dlq", "orders", "events.fifo"]  # the dead-letter queue first, and with it
     url = client.get_queue_url(QueueName="orders")["QueueUrl"]
     attributes = client.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
@@ -85,7 +48,7 @@ def test_messages_arrive_with_bodies_attributes_groups_and_what_is_left_of_their
         fifo = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true"})
         for i in range(6):
             fifo.send_message(f"job {i}", message_group_id=f"g{i % 2}", message_deduplication_id=f"d{i}")
-        report = copy_to(db, client, endpoint)
+        report = copy_to(db, client)
     assert report.messages == {"plain": 2, "jobs.fifo": 6}
     plain_url = client.get_queue_url(QueueName="plain")["QueueUrl"]
     (hello,) = drain(client, plain_url)
@@ -106,50 +69,12 @@ def test_a_copy_run_again_sends_only_what_arrived_since(tmp_path, remote):
         queue = db.create_queue("orders")
         for i in range(25):
             queue.send_message(f"m{i}")
-        assert copy_to(db, client, endpoint).messages == {"orders": 25}
-        assert copy_to(db, client, endpoint).messages == {"orders": 0}
+        assert copy_to(db, client).messages == {"orders": 25}
+        assert copy_to(db, client).messages == {"orders": 0}
         queue.send_message("m25")
-        assert copy_to(db, client, endpoint).messages == {"orders": 1}
+        assert copy_to(db, client).messages == {"orders": 1}
     bodies = [m["Body"] for m in drain(client, client.get_queue_url(QueueName="orders")["QueueUrl"])]
     assert sorted(bodies) == sorted(f"m{i}" for i in range(26))
-
-
-def test_a_copy_killed_midway_and_run_again_delivers_every_message_and_doubles_none_on_a_fifo_queue(tmp_path, remote):
-    endpoint, env, client = remote
-    db_path = tmp_path / "q.db"
-    with sqsqlite.connect(str(db_path)) as db:
-        std, fifo = db.create_queue("bulk"), db.create_queue("bulk.fifo", attributes={"FifoQueue": "true"})
-        for i in range(30):
-            std.send_message_batch([{"Id": str(j), "MessageBody": f"s{i * 10 + j}"} for j in range(10)])
-            fifo.send_message_batch(
-                [
-                    {
-                        "Id": str(j),
-                        "MessageBody": f"f{i * 10 + j}",
-                        "MessageGroupId": f"g{j % 3}",
-                        "MessageDeduplicationId": f"f{i * 10 + j}",
-                    }
-                    for j in range(10)
-                ]
-            )
-    args = ("copy", "--db", str(db_path), "--to-endpoint-url", endpoint)
-    first = subprocess.Popen([*SQSQLITE, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    with sqsqlite.connect(str(db_path)) as db:
-        while not db.bookmarks("copy-to ") and time.monotonic() < deadline:
-            time.sleep(0.05)  # until its first batches are out
-    time.sleep(0.2)
-    os.kill(first.pid, signal.SIGKILL)
-    first.wait()
-    assert first.returncode == -signal.SIGKILL, "the copy finished before it could be killed"
-    done = cli(*args, env=env)
-    assert "bulk" in done.stdout
-    std_bodies = Counter(m["Body"] for m in drain(client, client.get_queue_url(QueueName="bulk")["QueueUrl"]))
-    fifo_bodies = Counter(m["Body"] for m in drain(client, client.get_queue_url(QueueName="bulk.fifo")["QueueUrl"]))
-    assert set(fifo_bodies) == {f"f{i}" for i in range(300)} and max(fifo_bodies.values()) == 1
-    assert set(std_bodies) == {f"s{i}" for i in range(300)}
-    # A standard queue has no deduplication: at most the one batch in flight at the kill again.
-    assert sum(std_bodies.values()) - 300 <= 10
 
 
 def test_a_copy_stopped_by_sigterm_ends_between_batches_and_run_again_sends_nothing_twice(tmp_path, remote):
@@ -217,7 +142,8 @@ def test_a_drain_from_an_endpoint_imports_each_message_once_and_deletes_it_there
         assert int(imported_before["ApproximateNumberOfMessages"]) == 10
         assert report.messages["inbox"] == 5 and report.messages["inbox.fifo"] == 6
         assert inbox.list_queue_tags() == {"env": "prod"}
-        assert db.bookmarks("copy-from ") == {}
+        notes = db.bookmarks("copy-from ")  # kept a while: the endpoint may deliver a message again
+        assert len(notes) == 21 and all(key.startswith("copy-from arn:aws:sqs:") for key in notes)
         (first,) = [m for m in inbox.receive_message(max_number_of_messages=10, message_attribute_names=["All"]) if m.body == "m0"] or [
             None
         ]

@@ -115,3 +115,63 @@ def test_downgrading_past_0004_stores_the_digests_send_returned(tmp_path, clock)
         stored = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT message_id, md5_of_body, md5_of_attributes FROM messages")}
     assert stored == {r.message_id: (r.md5_of_message_body, r.md5_of_message_attributes) for r in results}
     assert results[0].md5_of_message_attributes is None
+
+
+def _table_sql(path, name):
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone()[0]
+
+
+def test_a_new_database_never_gives_a_deleted_messages_position_out_again(tmp_path, clock):
+    path = tmp_path / "fresh.db"
+    db = sqsqlite.connect(path, clock=clock)
+    try:
+        q = db.create_queue("q")
+        for body in "abc":
+            q.send_message(body)
+        positions = [p for p, _ in q.message_records()]
+        for m in q.receive_message(max_number_of_messages=10):
+            m.delete()  # the newest among them: SQLite's plain rowid would hand its id out again
+        q.send_message("d")
+        [(position, _)] = list(q.message_records())
+    finally:
+        db.close()
+    assert position > max(positions)
+    assert "AUTOINCREMENT" in _table_sql(path, "messages")
+
+
+def test_upgrading_from_0007_rebuilds_messages_with_autoincrement_keeping_rows_and_indexes(tmp_path, clock):
+    path = tmp_path / "old.db"
+    db = sqsqlite.connect(path, clock=clock)
+    q = db.create_queue("keep")
+    fifo = db.create_queue("keep.fifo", attributes={"FifoQueue": "true"})
+    for i in range(5):
+        q.send_message(f"m{i}", message_group_id=f"g{i % 2}")
+        fifo.send_message(f"f{i}", message_group_id=f"g{i % 2}", message_deduplication_id=f"d{i}")
+    [held] = q.receive_message()
+    db.close()
+    store = Store(str(path))
+    migrate.downgrade(store, "0007")
+    store.close()
+    assert "AUTOINCREMENT" not in _table_sql(path, "messages")
+    with sqlite3.connect(path) as conn:
+        rows_before = conn.execute("SELECT * FROM messages ORDER BY id").fetchall()
+    indexes_before = {i for i in _indexes(path) if i[1] == "messages"}
+
+    store = Store(str(path))
+    migrate.upgrade(store)
+    store.close()
+    assert "AUTOINCREMENT" in _table_sql(path, "messages")
+    assert _diff(path) == []
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT * FROM messages ORDER BY id").fetchall() == rows_before
+        assert conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()[0] == rows_before[-1][0]
+    assert {i for i in _indexes(path) if i[1] == "messages"} == indexes_before
+    db = sqsqlite.connect(path, clock=clock)
+    try:
+        db.queue("keep").delete_message(held.receipt_handle)  # state columns came through
+        bodies = [m.body for m in db.queue("keep.fifo").receive_message(max_number_of_messages=10)]
+        assert [b for b in bodies if int(b[1]) % 2 == 0] == ["f0", "f2", "f4"]  # each group in send order
+        assert [b for b in bodies if int(b[1]) % 2 == 1] == ["f1", "f3"]
+    finally:
+        db.close()

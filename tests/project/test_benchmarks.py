@@ -108,3 +108,17 @@ def test_the_fair_queue_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
     assert [r["run"] for r in result["dwell"]] == ["fair", "plain order", "no noisy tenant"]
     assert all(r["quiet"] > 0 and r["quiet p99 ms"] >= r["quiet p50 ms"] for r in result["dwell"])
     assert len(result["claims"]) == 3 and all(r["fair (msgs/s)"] > 0 for r in result["claims"])
+
+
+def test_the_positions_benchmark_compares_the_engine_on_both_layouts_at_a_tiny_size(tmp_path):
+    import sqlite3
+
+    from benchmarks import positions
+
+    res = positions.measure(1, {"send 1/call 200B": (5, 1, 200)})
+    assert set(res["send 1/call 200B"]) == {"sqsqlite", "sqsqlite, plain rowid"}
+    template = positions.PlainRowid._template(str(tmp_path))
+    with sqlite3.connect(template) as c:
+        table = c.execute("SELECT sql FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
+        indexes = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'").fetchone()[0]
+    assert "AUTOINCREMENT" not in table and indexes == 5

@@ -43,3 +43,23 @@ def test_message_records_resume_after_the_last_position_whatever_was_deleted_bet
     received.delete()  # "a" is gone
     assert [r["Body"] for _, r in queue.message_records(after=positions[1])] == list("cde")
     assert [r["Body"] for _, r in queue.message_records(after=positions[1], page=1)] == list("cde")
+
+
+def test_an_import_leaves_out_the_records_whose_bookmark_is_set_and_counts_the_rest(db, queue):
+    source = db.create_queue("source")
+    for body in "abc":
+        source.send_message(body)
+    records = list(source.export_messages())
+    db.set_bookmark("seen b", b"1")
+    keys = ["seen a", "seen b", "seen c"]
+    assert queue.import_messages(records, bookmarks=dict.fromkeys(keys, b"2"), skip_bookmarked=keys) == 2
+    assert sorted(m.body for m in queue.peek(limit=10)) == ["a", "c"]
+    assert queue.import_messages(records, skip_bookmarked=keys) == 0  # every one noted now
+    with pytest.raises(ValueError, match="names 1 bookmarks for 3 records"):
+        queue.import_messages(records, skip_bookmarked=["seen a"])
+
+
+def test_several_bookmarks_are_set_and_removed_in_one_call(db):
+    db.set_bookmarks({"n a": b"1", "n b": b"2"})
+    db.set_bookmarks({"n a": None, "n c": b"3"})
+    assert db.bookmarks("n ") == {"n b": b"2", "n c": b"3"}

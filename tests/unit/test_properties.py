@@ -389,7 +389,7 @@ def test_bad_batch_entries_fail_alone_and_only_the_good_ones_are_stored(world, b
     added = sorted(set(after["messages"]) - set(before["messages"]))
     assert sorted(row[3] for row in added) == sorted(f"good {i}" for i in range(good))  # body column
     assert len(after["messages"]) == len(before["messages"]) + good
-    assert {k: v for k, v in after.items() if k != "messages"} == {k: v for k, v in before.items() if k != "messages"}
+    assert _besides_messages(after) == _besides_messages(before)
 
 
 # ------------------------------------------------------------------ receipt handles
@@ -452,3 +452,11 @@ def test_a_missing_receipt_handle_is_refused_as_missing(world, handle):
 
 def test_a_handle_for_a_deleted_message_cannot_change_its_visibility(world):
     world.rejects(lambda: world.dlq.change_message_visibility(world.deleted_handle, 30), "InvalidParameterValue")
+
+
+def _besides_messages(snap: dict) -> dict:
+    """Every table but messages, and sqlite_sequence without its messages row (the highest
+    message id ever given out, which each stored message advances)."""
+    rest = {k: v for k, v in snap.items() if k != "messages"}
+    rest["sqlite_sequence"] = [row for row in rest.get("sqlite_sequence", []) if row[0] != "messages"]
+    return rest

@@ -1,0 +1,105 @@
+"""What a message's position costs the send path: the engine on its own schema, where messages.id
+is AUTOINCREMENT (a deleted message's id is never given out again), next to the same engine on
+the same file with the table rebuilt as a plain INTEGER PRIMARY KEY (SQLite then hands out the
+highest id plus one, and keeps no sequence). The same code, in one process, the two layouts in
+turn on fresh files each round; per workload the best of the rounds, in CPU microseconds per
+message (user and system time, so the WAL's writes count) and in messages per wall-clock second.
+
+    python -m benchmarks.positions              # the table
+    python -m benchmarks.positions --rounds 9
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import tempfile
+import time
+
+from .systems import Engine, body_of
+
+WORKLOADS = {
+    # name: (calls, messages per call, body bytes)
+    "send 1/call 200B": (2000, 1, 200),
+    "send batch10 200B": (500, 10, 200),
+    "send 1/call 64KiB": (500, 1, 65536),
+}
+
+
+class PlainRowid(Engine):
+    """The engine on a file whose messages table is a plain rowid table."""
+
+    name = "sqsqlite, plain rowid"
+    _templates: dict[str, str] = {}
+
+    @classmethod
+    def _template(cls, directory: str) -> str:
+        path = cls._templates.get(directory)
+        if path is None or not os.path.exists(path):
+            import sqsqlite
+
+            path = os.path.join(directory, "template-plain-rowid.db")
+            if os.path.exists(path):
+                os.remove(path)
+            sqsqlite.connect(path).close()
+            with sqlite3.connect(path) as c:
+                table = c.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone()[0]
+                indexes = [
+                    r[0]
+                    for r in c.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL")
+                ]
+                assert "AUTOINCREMENT" in table, table
+                c.execute("DROP TABLE messages")
+                c.execute(table.replace("AUTOINCREMENT", ""))
+                for sql in indexes:
+                    c.execute(sql)
+                c.execute("DELETE FROM sqlite_sequence WHERE name = 'messages'")
+            cls._templates[directory] = path
+        return path
+
+
+def _one(system, calls: int, batch: int, size: int, work: str) -> tuple[float, float]:
+    """(CPU seconds per message, messages per second) for one round on a fresh file."""
+    s = system(os.path.join(work, f"{system.name.replace(' ', '-').replace(',', '')}.db"))
+    try:
+        cpu = time.process_time()
+        run = s.send(calls, batch, body_of(size))
+        return (time.process_time() - cpu) / run.messages, run.rate
+    finally:
+        s.close()
+
+
+def measure(rounds: int, workloads=WORKLOADS) -> dict:
+    """Per workload and system: (best CPU seconds per message, best messages per second)."""
+    out: dict = {}
+    with tempfile.TemporaryDirectory(prefix="sqsqlite-positions-") as work:
+        for name, (calls, batch, size) in workloads.items():
+            best = {s.name: (float("inf"), 0.0) for s in (Engine, PlainRowid)}
+            for _ in range(rounds):
+                for s in (Engine, PlainRowid):
+                    cpu, rate = _one(s, calls, batch, size, work)
+                    best[s.name] = (min(best[s.name][0], cpu), max(best[s.name][1], rate))
+            out[name] = best
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.positions")
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args(argv)
+    print(f"load average {os.getloadavg()}")
+    res = measure(args.rounds)
+    print(
+        f"{'workload':20s} {'CPU us/msg: AUTOINCREMENT':>26s} {'plain':>7s} {'ratio':>6s} {'msgs/s: AUTOINCREMENT':>22s} {'plain':>8s} {'ratio':>6s}"
+    )
+    for name, r in res.items():
+        (cpu_a, rate_a), (cpu_p, rate_p) = r[Engine.name], r[PlainRowid.name]
+        print(
+            f"{name:20s} {cpu_a * 1e6:26.1f} {cpu_p * 1e6:7.1f} {cpu_p / cpu_a:6.3f} {rate_a:22,.0f} {rate_p:8,.0f} {rate_a / rate_p:6.3f}"
+        )
+    print(f"load average {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
