@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -136,6 +137,86 @@ def test_restore_from_an_empty_replica_says_litestream_found_nothing(tmp_path):
     (tmp_path / "replica").mkdir()
     done = run_cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
     assert "litestream could not restore" in done.stderr and not (tmp_path / "q.db").exists()
+
+
+def _cli(*args: str):
+    """The sqsqlite group in this process, as the console script runs it (exit codes included)."""
+    from click.testing import CliRunner
+
+    from sqsqlite.cli.main import cli
+
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback" not in result.output and "unexpected error" not in result.output, result.output
+    return result
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _fake_litestream(tmp_path: Path, script: str, monkeypatch) -> Path:
+    program = tmp_path / "litestream"
+    program.write_text(script)
+    program.chmod(0o755)
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: str(program) if name == "litestream" else None)
+    return program
+
+
+def test_replicate_on_a_file_that_is_not_a_database_is_one_line(tmp_path, monkeypatch):
+    _fake_litestream(tmp_path, "#!/bin/sh\nexit 0\n", monkeypatch)
+    (tmp_path / "q.db").write_text("not a database\n" * 100)
+    result = _cli("replicate", "--db", str(tmp_path / "q.db"), "--to", str(tmp_path / "replica"))
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+    assert "is not a SQLite database" in result.output
+
+
+@pytest.mark.parametrize("command", ["replicate", "restore"])
+def test_a_missing_litestream_is_one_line_saying_how_to_install_it(tmp_path, monkeypatch, command):
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: None)
+    where = "--to" if command == "replicate" else "--from"
+    result = _cli(command, "--db", str(tmp_path / "q.db"), where, str(tmp_path / "replica"))
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+    assert "litestream is not installed: pip install 'sqsqlite[replication]'" in result.output
+
+
+@pytest.mark.parametrize("command", ["replicate", "restore"])
+def test_a_litestream_that_cannot_be_run_is_one_line(tmp_path, monkeypatch, command):
+    program = _fake_litestream(tmp_path, "not a program\n", monkeypatch)  # executable, but no format the kernel runs
+    where = "--to" if command == "replicate" else "--from"
+    result = _cli(command, "--db", str(tmp_path / "q.db"), where, str(tmp_path / "replica"))
+    assert result.exit_code == 255 and result.output.count("\n") <= 2, result.output
+    assert result.output.rstrip().splitlines()[-1] == f"Error: cannot run {program}: Exec format error"
+
+
+@pytest.mark.parametrize("command", ["replicate", "restore"])
+def test_an_s3_endpoint_that_is_not_a_url_is_one_line(tmp_path, monkeypatch, command):
+    _fake_litestream(tmp_path, "#!/bin/sh\nexit 0\n", monkeypatch)
+    where = "--to" if command == "replicate" else "--from"
+    result = _cli(command, "--db", str(tmp_path / "q.db"), where, "s3://bucket/app", "--s3-endpoint", "ht!tp://::")
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+    assert "--s3-endpoint 'ht!tp://::' is not an endpoint URL: http(s)://HOST[:PORT]" in result.output
+    assert not (tmp_path / "q.db").exists()
+
+
+@pytest.mark.parametrize("command", ["replicate", "restore"])
+def test_an_unreachable_s3_store_is_one_line_at_once_not_after_litestreams_minutes_of_retries(tmp_path, monkeypatch, command):
+    _fake_litestream(tmp_path, "#!/bin/sh\nsleep 600\n", monkeypatch)  # were it started, the test would hang
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    where = "--to" if command == "replicate" else "--from"
+    result = _cli(command, "--db", str(tmp_path / "q.db"), where, "s3://bucket/app", "--s3-endpoint", endpoint)
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+    assert f"cannot reach the S3 store at {endpoint} for s3://bucket/app: Connection refused" in result.output
+
+
+def test_a_restored_file_sqsqlite_cannot_open_is_one_line(tmp_path, monkeypatch):
+    # A litestream that "restores" garbage: the file is opened afterwards, and that fails.
+    _fake_litestream(tmp_path, '#!/bin/sh\nfor last; do :; done\necho garbage > "$last"\n', monkeypatch)
+    result = _cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"))
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+    assert f"{tmp_path / 'q.db'} restored from {tmp_path / 'replica'} cannot be opened:" in result.output
+    assert "is not a SQLite database" in result.output
 
 
 # ------------------------------------------------------------------ round trips
