@@ -16,9 +16,6 @@ DEFAULT_ENDPOINT = "http://localhost:9324"
 # How often Litestream ships the WAL's new transactions to a replica (a Go duration): the
 # replica's durability window, beyond the time a transfer takes.
 REPLICA_SYNC_INTERVAL = "1s"
-# How long replicate and restore wait to connect to an S3 store before saying it is
-# unreachable: Litestream itself retries for minutes (a restore, 3.5 minutes) before it fails.
-S3_CONNECT_TIMEOUT_SECONDS = 5.0
 
 MAX_VISIBILITY_TIMEOUT = 43_200  # 12 hours, also the cap for one receive's total
 MAX_DELAY_SECONDS = 900
@@ -195,3 +192,7 @@ MESSAGE_SYSTEM_ATTRIBUTES = (
     "DeadLetterQueueSourceArn",
     "AWSTraceHeader",  # returned when the message was sent with one
 )
+
+# How long replicate and restore wait to connect to an S3 store before saying it is
+# unreachable: Litestream itself retries for minutes (a restore, 3.5 minutes) before it fails.
+S3_CONNECT_TIMEOUT_SECONDS = 5.0
