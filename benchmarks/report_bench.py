@@ -4,6 +4,7 @@ messages.
     python benchmarks/report_bench.py                   # 1M and 10M messages
     python benchmarks/report_bench.py --sizes 1000000 --data /tmp/bench
     python benchmarks/report_bench.py --master 'local-cluster[2,1,2048]' --snapshot-dir /tmp/shared   # a cluster
+    python benchmarks/report_bench.py --parquet-only --sizes 10000000     # the snapshot and its Parquet copy alone
 
 Databases are built once by raw inserts (sqsqlite.report.synthetic) and kept in --data.
 Each report runs in a fresh process, exactly as the command does (new JVM, snapshot, Spark job,
@@ -59,6 +60,25 @@ print(json.dumps(t))
 """
 
 
+# --parquet-only: the snapshot and its Parquet copy alone, no Spark: the Python process's own
+# peak memory while it writes (with Spark, the JVMs' memory hides it).
+PARQUET_CHILD = r"""
+import json, os, sys, tempfile, time
+from sqsqlite.report import snapshot
+path, as_of, shared = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+t = {"spark_start": 0.0, "spark_job": 0.0, "outputs": 0.0}
+t0 = time.perf_counter()
+with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+    snap = snapshot.take(path, os.path.join(tmp, "s.db"), as_of)
+    t["snapshot"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    snapshot.to_parquet(snap, shared)
+    t["parquet"] = time.perf_counter() - t1
+t["total"] = time.perf_counter() - t0
+print(json.dumps(t))
+"""
+
+
 def _tree(pid: int) -> list[int]:
     out, todo = [], [pid]
     while todo:
@@ -86,11 +106,16 @@ def _rss(pid: int) -> int:
     return total
 
 
-def run_report(path: str, master: str, snapshot_dir: str = "") -> dict:
+def run_report(path: str, master: str, snapshot_dir: str = "", parquet_only: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory(dir=snapshot_dir or None) as shared:
         t0 = time.perf_counter()
+        argv = (
+            [PARQUET_CHILD, path, str(AS_OF), shared]
+            if parquet_only
+            else [CHILD, path, str(AS_OF), master, out, shared if snapshot_dir else ""]
+        )
         proc = subprocess.Popen(
-            [sys.executable, "-c", CHILD, path, str(AS_OF), master, out, shared if snapshot_dir else ""],
+            [sys.executable, "-c", *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -123,6 +148,7 @@ def main() -> None:
     ap.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "sqsqlite-report-bench"))
     ap.add_argument("--master", default="local[*]")
     ap.add_argument("--snapshot-dir", default="", help="Write the snapshot as Parquet here and read that (as on a cluster).")
+    ap.add_argument("--parquet-only", action="store_true", help="Only the snapshot and its Parquet copy (no Spark): their time and memory.")
     ap.add_argument("--json", help="Also write the results here.")
     args = ap.parse_args()
     from sqsqlite.report import synthetic
@@ -138,7 +164,7 @@ def main() -> None:
             t0 = time.perf_counter()
             synthetic.build(path, n, AS_OF)
             build = time.perf_counter() - t0
-        r = run_report(path, args.master, args.snapshot_dir)
+        r = run_report(path, args.master, args.snapshot_dir, args.parquet_only)
         r.update(messages=n, db_mb=os.path.getsize(path) / 2**20, build_seconds=build)
         results.append(r)
         print(json.dumps(r), flush=True)

@@ -199,3 +199,7 @@ MESSAGE_SYSTEM_ATTRIBUTES = (
     "DeadLetterQueueSourceArn",
     "AWSTraceHeader",  # returned when the message was sent with one
 )
+
+# How long replicate and restore wait to connect to an S3 store before saying it is
+# unreachable: Litestream itself retries for minutes (a restore, 3.5 minutes) before it fails.
+S3_CONNECT_TIMEOUT_SECONDS = 5.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,7 @@ from urllib.parse import urlsplit
 
 from .. import defaults as D
 from ..core import connect
+from ..errors import SQSError
 
 
 class ReplicationError(Exception):
@@ -50,6 +52,7 @@ class Replica:
                 raise ReplicationError(f"{self.url}: an S3 replica is s3://BUCKET/PATH")
             entry: dict[str, Any] = {"type": "s3", "bucket": parts.netloc, "path": parts.path.strip("/") or "sqsqlite"}
             if self.endpoint:
+                _address(self.endpoint)  # a malformed endpoint is said now, not by Litestream's retries
                 # Stores other than Amazon S3 mostly serve buckets as paths, not host names.
                 entry.update(endpoint=self.endpoint, **{"force-path-style": True})
             entry["region"] = self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION
@@ -60,6 +63,43 @@ class Replica:
                 raise ReplicationError(f"{self.url!r}: a file replica is a directory path or file:///PATH")
             return {"type": "file", "path": str(Path(path).resolve())}
         raise ReplicationError(f"{self.url}: replicas are a directory, file:///PATH or s3://BUCKET/PATH")
+
+    def check_reachable(self) -> None:
+        """Raise ReplicationError unless an S3 replica's store accepts a connection within
+        ``S3_CONNECT_TIMEOUT_SECONDS`` (a directory replica: nothing to check). Litestream,
+        given a store it cannot reach, retries for minutes before it says so. Skipped where a
+        proxy carries the traffic: then only the proxy could be tried, not the store."""
+        if urlsplit(self.url).scheme != "s3":
+            return
+        region = self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION
+        endpoint = self.endpoint or f"https://s3.{region}.amazonaws.com"
+        host, port = _address(endpoint)
+        if _proxied(endpoint, host):
+            return
+        try:
+            socket.create_connection((host, port), timeout=D.S3_CONNECT_TIMEOUT_SECONDS).close()
+        except OSError as exc:
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            raise ReplicationError(f"cannot reach the S3 store at {endpoint} for {self.url}: {reason}") from None
+
+
+def _address(endpoint: str) -> tuple[str, int]:
+    """The host and port an S3 endpoint URL names; ReplicationError for anything else."""
+    try:
+        parts = urlsplit(endpoint)
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number, an unbalanced [ ...
+        host = port = None
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise ReplicationError(f"--s3-endpoint {endpoint!r} is not an endpoint URL: http(s)://HOST[:PORT]")
+    return host, port or (443 if parts.scheme == "https" else 80)
+
+
+def _proxied(endpoint: str, host: str) -> bool:
+    from urllib.request import getproxies, proxy_bypass
+
+    return urlsplit(endpoint).scheme in getproxies() and not proxy_bypass(host)
 
 
 def config_text(db_path: str, replicas: list[Replica], sync_interval: str = D.REPLICA_SYNC_INTERVAL) -> str:
@@ -98,12 +138,19 @@ def _config_file(text: str) -> str:
 def replicate(db_path: str, replicas: list[Replica], sync_interval: str = D.REPLICA_SYNC_INTERVAL, exec_command: str | None = None) -> int:
     """Run Litestream in the foreground until it is stopped (SIGTERM, SIGINT) or, with
     ``exec_command``, until that command exits. Returns Litestream's exit status."""
-    config = _config_file(config_text(db_path, replicas, sync_interval))
-    argv = [litestream_program(), "replicate", "-config", config]
+    text = config_text(db_path, replicas, sync_interval)
+    program = litestream_program()
+    for replica in replicas:
+        replica.check_reachable()
+    config = _config_file(text)
+    argv = [program, "replicate", "-config", config]
     if exec_command:
         argv += ["-exec", exec_command]
     try:
-        child = subprocess.Popen(argv, env=_environment())
+        try:
+            child = subprocess.Popen(argv, env=_environment())
+        except OSError as exc:
+            raise ReplicationError(f"cannot run {program}: {exc.strerror or exc}") from None
 
         def forward(signum: int, _frame: Any) -> None:
             child.send_signal(signum)  # Litestream syncs what it holds, then exits
@@ -134,22 +181,30 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
     target = Path(db_path)
     if target.exists() and not force:
         raise ReplicationError(f"{db_path} exists: restore writes a new database (--force replaces it)")
-    config = _config_file(config_text(db_path, [replica]))
-    argv = [litestream_program(), "restore", "-config", config]
+    text = config_text(db_path, [replica])  # a bad URL is said before anything is tried
+    program = litestream_program()
+    replica.check_reachable()
+    config = _config_file(text)
+    argv = [program, "restore", "-config", config]
     if timestamp:
         argv += ["-timestamp", timestamp]
     if force:
         argv.append("-force")
     try:
         done = subprocess.run([*argv, str(target.resolve())], env=_environment(), capture_output=True, text=True)
+    except OSError as exc:
+        raise ReplicationError(f"cannot run {program}: {exc.strerror or exc}") from None
     finally:
         os.unlink(config)
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
         raise ReplicationError(f"litestream could not restore {db_path} from {replica.url}: {said[-1] if said else done.returncode}")
     # Opened as sqsqlite opens it: a restore from an older sqsqlite is brought to this schema.
-    with connect(str(target)) as db:
-        integrity = db.integrity_check()
+    try:
+        with connect(str(target)) as db:
+            integrity = db.integrity_check()
+    except SQSError as exc:
+        raise ReplicationError(f"{db_path} restored from {replica.url} cannot be opened: {exc.message}") from None
     if integrity != "ok":
         raise ReplicationError(f"{db_path} restored from {replica.url} fails SQLite's integrity check: {integrity}")
     return Restored(str(target), integrity)

@@ -8,7 +8,8 @@ import click
 
 from .. import command_options
 from .. import defaults as D
-from . import Replica, ReplicationError, replicate, restore
+from ..errors import SQSError
+from . import Replica, ReplicationError, litestream_program, replicate, restore
 
 
 def _s3_options(f):
@@ -55,17 +56,22 @@ def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_end
     """
     path = command_options.db_path(ctx, db_path)
     try:
+        replicas = [Replica(url, endpoint=s3_endpoint, region=s3_region) for url in targets]
+        for replica in replicas:
+            replica.config()  # every URL checked before anything else happens
+        litestream_program()
+        for replica in replicas:
+            replica.check_reachable()  # before the line saying replication runs
         # Opened (and migrated) first, so the replica starts from a sqsqlite database in WAL mode.
         from ..core import connect
 
         connect(path).close()
-        replicas = [Replica(url, endpoint=s3_endpoint, region=s3_region) for url in targets]
-        for replica in replicas:
-            replica.config()  # every URL checked before Litestream starts
         print(f"sqsqlite replicating {path} to {', '.join(targets)} every {sync_interval}", file=sys.stderr, flush=True)
         code = replicate(path, replicas, sync_interval, exec_command)
     except ReplicationError as exc:
         raise click.ClickException(str(exc)) from None
+    except SQSError as exc:  # the database can't be opened: not a sqsqlite database, unwritable ...
+        raise click.ClickException(exc.message) from None
     ctx.exit(code)
 
 

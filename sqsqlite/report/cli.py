@@ -128,9 +128,12 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
         except snapshot.SnapshotError as exc:
             raise click.ClickException(str(exc)) from None
         if snapshot_dir:
-            os.makedirs(snapshot_dir, exist_ok=True)
-            snap = snapshot.to_parquet(snap, snapshot_dir)
-            stack.callback(shutil.rmtree, str(snap.parquet), True)
+            folder = snapshot.parquet_folder(snap, snapshot_dir)
+            stack.callback(shutil.rmtree, folder, True)  # before writing: a failed write leaves nothing either
+            try:
+                snap = snapshot.write_parquet(snap, folder)
+            except snapshot.SnapshotError as exc:
+                raise click.ClickException(str(exc)) from None
         try:
             jar = None if snap.parquet else resolve_jar(jdbc_jar)
             spark, created = get_session(master, jar, verbose, driver_memory, jdbc=not snap.parquet)

@@ -19,6 +19,7 @@ Spark would silently keep only the low 32 bits of a timestamp.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -72,41 +73,92 @@ class Snapshot:
 # text where the copy holds text, every other column a 64-bit integer, as the copy declares them.
 _TEXT_COLUMNS = {"name", "dead_letter_target", "message_id", "group_id", "dead_letter_source_arn"}
 _PARQUET_COLUMNS = {"queues": QUEUE_COLUMNS.split(", "), "messages": MESSAGE_COLUMNS.split(", ")}
-ROWS_PER_PARQUET_FILE = 1_000_000
+ROWS_PER_PARQUET_FILE = 1_000_000  # so the read splits across executors
+# Rows held in Python at once while writing: a file is written in row groups of this many, so
+# the writer's memory stays flat however large the snapshot (a million rows as Python tuples
+# took about a gigabyte).
+ROWS_PER_PARQUET_CHUNK = 100_000
+
+
+def parquet_folder(snap: Snapshot, directory: str) -> str:
+    """The path of a new folder for ``snap`` under ``directory`` (not yet created), so a caller
+    can arrange its removal before anything is written there."""
+    import secrets
+
+    return os.path.join(os.path.abspath(directory), f"sqsqlite-snapshot-{snap.as_of_ms}-{secrets.token_hex(4)}")
 
 
 def to_parquet(snap: Snapshot, directory: str) -> Snapshot:
     """Write the snapshot as Parquet into a new folder under ``directory`` (a path every Spark
-    executor can read: a shared mount on a cluster) and return it with ``parquet`` set.
+    executor can read: a shared mount on a cluster) and return it with ``parquet`` set; on any
+    failure the folder is removed and a write error is a SnapshotError."""
+    folder = parquet_folder(snap, directory)
+    try:
+        return write_parquet(snap, folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def write_parquet(snap: Snapshot, folder: str) -> Snapshot:
+    """Write the snapshot as Parquet into ``folder`` (created here, with its parents) and return
+    it with ``parquet`` set. The caller removes ``folder`` if this fails part-way.
 
     Executors on other machines cannot open this machine's SQLite file; they can read files on
     a shared path. The folder holds ``queues/`` and ``messages/`` (one file per million
-    messages, so the read is split across executors)."""
-    import secrets
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    folder = os.path.join(os.path.abspath(directory), f"sqsqlite-snapshot-{snap.as_of_ms}-{secrets.token_hex(4)}")
-    conn = sqlite3.connect(file_uri(snap.path, "ro"), uri=True)
+    messages, so the read is split across executors). Both tables are read in one transaction
+    of the copy, and streamed: at most ROWS_PER_PARQUET_CHUNK rows are in memory at a time.
+    A folder that cannot be created or written is a SnapshotError of one line."""
+    conn = sqlite3.connect(file_uri(snap.path, "ro"), uri=True, isolation_level=None)
     try:
+        conn.execute("BEGIN")  # the copy is private already; one transaction keeps it one instant regardless
         for table, columns in _PARQUET_COLUMNS.items():
-            os.makedirs(os.path.join(folder, table))
-            schema = pa.schema([(name, pa.string() if name in _TEXT_COLUMNS else pa.int64()) for name in columns])
-            cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY id")
-            part = 0
-            while True:
-                rows = cursor.fetchmany(ROWS_PER_PARQUET_FILE)
-                if not rows and part:
-                    break
-                arrays = [pa.array([row[i] for row in rows], type=field.type) for i, field in enumerate(schema)]
-                pq.write_table(pa.Table.from_arrays(arrays, schema=schema), os.path.join(folder, table, f"part-{part:05d}.parquet"))
-                part += 1
-                if len(rows) < ROWS_PER_PARQUET_FILE:
-                    break
+            destination = os.path.join(folder, table)
+            try:
+                os.makedirs(destination)
+                _stream_table(conn, table, columns, destination)
+            except OSError as exc:  # pyarrow's I/O errors are OSErrors too
+                raise SnapshotError(f"cannot write the snapshot to {folder}: {_reason(exc)}") from None
+        conn.execute("COMMIT")
     finally:
         conn.close()
     return Snapshot(snap.path, snap.as_of_ms, snap.messages, snap.min_id, snap.max_id, parquet=folder)
+
+
+def _reason(exc: OSError) -> str:
+    if exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _stream_table(conn: sqlite3.Connection, table: str, columns: list[str], destination: str) -> None:
+    """Write ``table`` into ``destination`` as part files of up to ROWS_PER_PARQUET_FILE rows,
+    each written a chunk (one row group) at a time. An empty table still gets one file, which
+    carries the schema Spark reads."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(name, pa.string() if name in _TEXT_COLUMNS else pa.int64()) for name in columns])
+    cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY id")
+    part, in_part, writer = 0, 0, None
+    try:
+        while True:
+            room = ROWS_PER_PARQUET_FILE - in_part if writer is not None else 0  # 0: a new file comes next
+            rows = cursor.fetchmany(min(ROWS_PER_PARQUET_CHUNK, room) if room > 0 else ROWS_PER_PARQUET_CHUNK)
+            if writer is None or (rows and in_part >= ROWS_PER_PARQUET_FILE):
+                if writer is not None:
+                    writer.close()
+                writer = pq.ParquetWriter(os.path.join(destination, f"part-{part:05d}.parquet"), schema)
+                part, in_part = part + 1, 0
+            if not rows:
+                break
+            arrays = [pa.array(values, type=field.type) for values, field in zip(zip(*rows), schema)]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+            in_part += len(rows)
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def file_uri(path: str, mode: str | None = None) -> str:

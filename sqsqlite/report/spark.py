@@ -141,7 +141,7 @@ def _remove_quietly(path: str) -> None:
 
 def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None = None):
     if snap.parquet:  # written for a cluster: typed already, one file per million messages
-        return spark.read.parquet(os.path.join(snap.parquet, table))
+        return spark.read.parquet(local_uri(os.path.join(snap.parquet, table)))
     url = "jdbc:sqlite:" + file_uri(snap.path, "ro")
     props = {"driver": "org.sqlite.JDBC", "customSchema": types, "fetchsize": "10000"}
     if partitions is None:
@@ -156,6 +156,13 @@ def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None 
         numPartitions=partitions,
         properties=props,
     )
+
+
+def local_uri(path: str) -> str:
+    """A ``file://`` URI for a local path. Spark resolves a bare path against its default file
+    system, which on a cluster is often HDFS, not the shared mount the snapshot is on. Hadoop
+    quotes the path itself, so it goes in unquoted (``%20`` would become ``%2520``)."""
+    return "file://" + os.path.abspath(path)
 
 
 def default_partitions(snap: Snapshot) -> int:

@@ -475,3 +475,75 @@ def test_the_report_on_a_two_worker_cluster_equals_local_mode(jdbc_jar, every_st
     assert local.returncode == 0 and cluster.returncode == 0, (local.stderr, cluster.stderr)
     assert json.loads(cluster.stdout) == json.loads(local.stdout)
     assert os.listdir(shared) == []  # the snapshot is removed after the report
+
+
+def test_a_parquet_snapshot_is_streamed_in_chunks_into_files_of_bounded_size(snap, tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(snapshot, "ROWS_PER_PARQUET_FILE", 20)
+    monkeypatch.setattr(snapshot, "ROWS_PER_PARQUET_CHUNK", 7)  # not a divisor: a file's last chunk is cut to fit
+    shared = snapshot.to_parquet(snap, str(tmp_path))
+    files = sorted((Path(shared.parquet) / "messages").iterdir())
+    assert len(files) == -(-snap.messages // 20) and snap.messages > 40
+    groups = [pq.ParquetFile(f).metadata for f in files]
+    assert [m.num_rows for m in groups[:-1]] == [20] * (len(files) - 1)
+    assert max(m.row_group(i).num_rows for m in groups for i in range(m.num_row_groups)) == 7  # never more held at once
+    written = [tuple(row.values()) for f in files for row in pq.read_table(f).to_pylist()]
+    with sqlite3.connect(snap.path) as conn:
+        assert written == conn.execute(f"SELECT {figures.MESSAGE_COLUMNS} FROM messages ORDER BY id").fetchall()
+
+
+def test_an_empty_table_is_written_as_one_parquet_file_carrying_its_columns(tmp_path):
+    import pyarrow.parquet as pq
+
+    sqsqlite.connect(str(tmp_path / "empty.db")).create_queue("idle").db.close()
+    snap = snapshot.take(str(tmp_path / "empty.db"), str(tmp_path / "s.db"))
+    shared = snapshot.to_parquet(snap, str(tmp_path / "shared"))
+    (only,) = (Path(shared.parquet) / "messages").iterdir()
+    table = pq.read_table(only)
+    assert table.num_rows == 0 and table.column_names == figures.MESSAGE_COLUMNS.split(", ")
+
+
+def test_spark_reads_the_parquet_snapshot_by_a_file_uri_not_against_its_default_file_system(spark, snap, every_state, tmp_path):
+    # A cluster's default file system is often HDFS; a bare path would be looked for there.
+    path, as_of = every_state
+    shared = snapshot.to_parquet(snap, str(tmp_path / "a shared dir"))
+    spark.conf.set("fs.defaultFS", "nowhere:///")
+    try:
+        result = sj.compute(spark, shared, top=3, database=path)
+    finally:
+        spark.conf.unset("fs.defaultFS")
+    assert result.to_dict() == figures.compute(path, as_of, top=3).to_dict()
+    assert sj.local_uri(str(tmp_path / "a b")) == f"file://{tmp_path}/a b"
+
+
+def _no_spark_needed(*args, **kwargs):
+    raise AssertionError("Spark started after the snapshot failed")
+
+
+def test_a_snapshot_dir_that_cannot_be_created_is_one_line_exit_255_and_no_traceback(every_state, tmp_path, monkeypatch):
+    from sqsqlite.cli.main import cli
+
+    monkeypatch.setattr(report_cli, "get_session", _no_spark_needed)
+    (tmp_path / "a-file").write_text("")
+    blocked = tmp_path / "a-file" / "shared"  # under a regular file: nothing can be created there, even by root
+    result = CliRunner().invoke(cli, ["report", "--db", every_state[0], "--master", "spark://head:7077", "--snapshot-dir", str(blocked)])
+    assert result.exit_code == 255, result.output
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output and "unexpected error" not in result.output
+    assert result.output.startswith(f"Error: cannot write the snapshot to {blocked}/sqsqlite-snapshot-")
+    assert result.output.rstrip().endswith(f"Not a directory: {blocked}")
+
+
+def test_a_write_that_fails_part_way_is_one_line_and_leaves_no_folder_behind(every_state, tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    def disk_full(self, table, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(report_cli, "get_session", _no_spark_needed)
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", disk_full)
+    shared = tmp_path / "shared"
+    result = CliRunner().invoke(report, ["--db", every_state[0], "--snapshot-dir", str(shared)])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "cannot write the snapshot to" in result.output and result.output.rstrip().endswith("No space left on device")
+    assert os.listdir(shared) == []

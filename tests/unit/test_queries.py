@@ -9,8 +9,11 @@ statistics, as sqsqlite runs) and again after ANALYZE, so neither planner mode r
 
 import contextlib
 import json
+import multiprocessing
+import os
 import re
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -239,3 +242,73 @@ def test_a_warm_process_runs_a_cli_command_without_importing_sqlalchemy_or_alemb
     done = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_writing_a_new_cache_removes_this_installations_older_ones_and_keeps_other_installations(tmp_path, monkeypatch):
+    monkeypatch.setattr(Q, "cache_dirs", lambda: [tmp_path])
+    own = Q.installation()
+    other = "0" * 8 if own != "0" * 8 else "1" * 8
+    older = tmp_path / f"queries-{own}-{'a' * 20}.json"
+    unowned = tmp_path / f"queries-{'b' * 20}.json"  # an older sqsqlite's name, before installations
+    others = tmp_path / f"queries-{other}-{'c' * 20}.json"  # another virtual environment's, current
+    unrelated = tmp_path / "notes.json"
+    for path in (older, unowned, others, unrelated):
+        path.write_text("{}")
+    key = f"{own}-{'d' * 20}"
+    monkeypatch.setattr(Q, "cache_key", lambda: key)
+    Q.compiled_statements()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"queries-{key}.json", others.name, unrelated.name])
+
+
+def test_the_cache_key_begins_with_the_installations_digest():
+    assert Q.cache_key().startswith(Q.installation() + "-")
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{20}", Q.cache_key())
+
+
+def test_a_removal_that_loses_a_race_or_is_refused_fails_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(Q, "cache_dirs", lambda: [tmp_path])
+    stale = [tmp_path / f"queries-{Q.installation()}-{str(n) * 20}.json" for n in range(3)]
+    for path in stale:
+        path.write_text("{}")
+    real_unlink = os.unlink
+    refusals = iter([FileNotFoundError, PermissionError])
+
+    def racing_unlink(path, *args, **kwargs):
+        error = next(refusals, None)
+        if error is FileNotFoundError:
+            real_unlink(path)  # another process removed it first
+        if error is not None:
+            raise error(path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", racing_unlink)
+    monkeypatch.setattr(Q, "cache_key", lambda: f"{Q.installation()}-{'e' * 20}")
+    data = Q.compiled_statements()
+    assert data["claim_standard"]["sql"] == str(Q.claim_standard)
+    assert (tmp_path / f"queries-{Q.installation()}-{'e' * 20}.json").exists()
+    assert sum(path.exists() for path in stale) == 1  # the refused one stays; the others are gone
+
+
+def _write_new_cache(folder: str, key: str, go) -> None:
+    Q.cache_dirs = lambda: [Path(folder)]  # a forked child: its own module state
+    Q.cache_key = lambda: key
+    go.wait()
+    Q.compiled_statements()
+
+
+def test_processes_starting_at_once_each_write_the_cache_and_remove_the_stale_ones_without_failing(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    own = Q.installation()
+    for n in range(20):
+        (tmp_path / f"queries-{own}-{n:020x}.json").write_text("{}")
+    new = f"{own}-{'f' * 20}"
+    go = ctx.Event()
+    children = [ctx.Process(target=_write_new_cache, args=(str(tmp_path), new, go)) for _ in range(6)]
+    for child in children:
+        child.start()
+    go.set()
+    for child in children:
+        child.join(timeout=60)
+    assert [child.exitcode for child in children] == [0] * 6
+    assert [p.name for p in tmp_path.iterdir()] == [f"queries-{new}.json"]
+    assert json.loads((tmp_path / f"queries-{new}.json").read_text()) == Q.compiled_statements()
