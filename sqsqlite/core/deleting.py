@@ -115,7 +115,7 @@ def change_message_visibility(queue: Queue, receipt_handle: str, visibility_time
     with queue.db.store.write() as tx:
         _change(queue, tx, queue_row(tx, queue.name), receipt_handle, vt, queue.db.now())
     if vt == 0:
-        queue.db.wakeups.notify(queue.name)
+        queue.db.wakeups.notify(queue.name, 1)
 
 
 def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
@@ -206,7 +206,7 @@ def change_message_visibility_batch(queue: Queue, entries: V.Entries) -> BatchRe
         _change(queue, tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e.get("VisibilityTimeout")), now)
 
     result = _batch(queue, entries, one)
-    queue.db.wakeups.notify(queue.name)
+    queue.db.wakeups.notify(queue.name, len(entries))
     return result
 
 

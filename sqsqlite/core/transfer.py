@@ -112,5 +112,5 @@ def import_messages(queue: Queue, records: Iterable[Mapping[str, Any]], bookmark
         for key, value in (bookmarks or {}).items():
             write_bookmark(tx, key, value)
     if checked:
-        queue.db.wakeups.notify(queue.name)
+        queue.db.wakeups.notify(queue.name, len(checked))
     return len(checked)
