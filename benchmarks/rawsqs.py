@@ -64,7 +64,7 @@ class Connection:
             raise ConnectionError("the server closed the connection")
         status = int(status_line.split()[1])
         length = 0
-        chunked = False
+        chunked = closing = False
         while True:
             line = await self.reader.readline()
             if line in (b"\r\n", b"\n", b""):
@@ -75,6 +75,8 @@ class Connection:
                 length = int(value)
             elif name == b"transfer-encoding" and b"chunked" in value.lower():
                 chunked = True
+            elif name == b"connection" and b"close" in value.lower():
+                closing = True
         if chunked:
             parts = []
             while True:
@@ -87,11 +89,15 @@ class Connection:
             data = b"".join(parts)
         else:
             data = await self.reader.readexactly(length) if length else b""
+        if closing:  # a server without keep-alive (moto_server): the next call opens a new connection
+            self.close()
         answer = json.loads(data) if data else {}
         if status != 200:
             raise SQSError(status, answer)
         return answer
 
     async def call(self, action: str, members: dict) -> dict:
+        if self.writer is None:
+            await self.open()
         self.write(action, members)
         return await self.read()

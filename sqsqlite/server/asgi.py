@@ -35,6 +35,10 @@ MAX_REQUEST_BYTES = 3 * D.MAX_BATCH_PAYLOAD + 256 * 1024
 # before the answer, so the client sees the answer rather than a reset connection.
 DRAIN_BYTES = 16 * 1024 * 1024
 DRAIN_SECONDS = 2.0
+# An engine call runs on the loop itself while fewer requests than this are being served: a
+# hand-off to a thread costs more than the call then. With more, the pool lets SQLite's C code
+# (which releases the GIL) overlap the loop's HTTP and JSON work. Measured: docs/server.md.
+INLINE_BELOW = 3
 
 
 class _TooLarge(Exception):
@@ -45,16 +49,27 @@ class _TooLarge(Exception):
 class App:
     """The ASGI application (HTTP only; no lifespan: the server object starts and stops it)."""
 
-    def __init__(self, dispatcher: Dispatcher, wakeups: AsyncWakeups, executor: ThreadPoolExecutor | None):
+    def __init__(
+        self, dispatcher: Dispatcher, wakeups: AsyncWakeups, executor: ThreadPoolExecutor | None, inline_below: int = INLINE_BELOW
+    ):
         self.dispatcher = dispatcher
         self.wakeups = wakeups
-        self.executor = executor  # None: engine calls run on the loop itself (measured, not the default)
+        self.executor = executor  # None: every engine call runs on the loop itself
+        self.inline_below = inline_below
+        self.active = 0  # requests being served now, parked polls not counted
         self.requests = 0
         self.server_ms = 0.0
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
             return
+        self.active += 1
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.active -= 1
+
+    async def _serve(self, scope: dict, receive: Callable, send: Callable) -> None:
         started = time.perf_counter()
         headers = Headers([(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]])
         path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1").partition("?")[0]
@@ -70,7 +85,7 @@ class App:
             return
         req = Request(method, path, scope["query_string"].decode("latin-1"), headers, body)
         if console_serves(path):  # the web console and /metrics: their own auth, pages and errors
-            answer = await self._engine(lambda: d.console_page(req))
+            answer = await self._engine(lambda: d.console_page(req), pooled=True)
             await self._respond(send, answer, "", started, console_action(path))
             return
         try:
@@ -87,8 +102,8 @@ class App:
             answer = await self._engine(lambda: d.outcome(call, lambda: d.run(call)))
         await self._respond(send, answer, call.request_id, started, call.action)
 
-    async def _engine(self, work: Callable[[], Any]) -> Any:
-        if self.executor is None:
+    async def _engine(self, work: Callable[[], Any], pooled: bool = False) -> Any:
+        if self.executor is None or (self.active < self.inline_below and not pooled):
             return work()
         return await asyncio.get_running_loop().run_in_executor(self.executor, work)
 
@@ -127,7 +142,11 @@ class App:
                 if gone is None:
                     gone = asyncio.get_running_loop().create_future()
                     listener = asyncio.ensure_future(_listen(receive, gone))
-                state = await wakeups.park(queue, park.mark, min(park.until, deadline), gone, front=woken)
+                self.active -= 1
+                try:
+                    state = await wakeups.park(queue, park.mark, min(park.until, deadline), gone, front=woken)
+                finally:
+                    self.active += 1
                 if state == "gone":
                     return None
                 woken = state == "woken"
