@@ -69,6 +69,24 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
+def _cpu_seconds(pid: int) -> float:
+    total = 0.0
+    for p in _tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    return total
+
+
+def idle_cpu_percent(pid: int, seconds: float = 3.0) -> float:
+    """The share of one core a process and its workers use while nobody calls them."""
+    before = _cpu_seconds(pid)
+    time.sleep(seconds)
+    return round((_cpu_seconds(pid) - before) / seconds * 100, 2)
+
+
 def _status(pid: int) -> tuple[int, int]:
     """(RSS bytes, threads) of a process and its descendants."""
     rss = threads = 0
@@ -229,6 +247,7 @@ def throughput(servers: list[Server], levels: tuple[int, ...], seconds: float, r
     for s in servers:
         rss, threads = s.status()
         out[s.name]["idle_rss_mib"], out[s.name]["idle_threads"] = round(rss / 2**20, 1), threads
+        out[s.name]["idle_cpu_percent"] = idle_cpu_percent(s.proc.pid)
     samples: dict[tuple[str, int], list[dict]] = {}
     for r in range(rounds):
         for clients in levels:
@@ -276,6 +295,7 @@ async def _parked(server: Server, polls: int, batches: int, per_batch: int) -> d
         rss, threads = server.status()
         await asyncio.sleep(0.05)
     rss, threads = server.status()
+    parked_cpu = await asyncio.get_running_loop().run_in_executor(None, idle_cpu_percent, server.proc.pid, 2.0)
     sender = await Connection(url).open()
     sent_at: dict[str, float] = {}
     start = time.perf_counter()
@@ -319,6 +339,7 @@ async def _parked(server: Server, polls: int, batches: int, per_batch: int) -> d
         "extra_rss_mib": round((rss - idle_rss) / 2**20, 1),
         "idle_threads": idle_threads,
         "parked_threads": threads,
+        "parked_cpu_percent": parked_cpu,
         "send_seconds": round(send_seconds, 3),
         "wake_ms_p50": pct(0.5),
         "wake_ms_p99": pct(0.99),
