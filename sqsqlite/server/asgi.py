@@ -1,9 +1,10 @@
 """The endpoint as an ASGI application: bodies in, answers out, long polls parked on the loop.
 
 ``dispatch.py`` does everything SQS-shaped; this module only moves bytes and decides where the
-engine runs. Engine calls (about 0.1 ms of SQLite each) run on a small thread pool, so a
-write that waits on another process's lock (SQLite's busy timeout) never stalls the loop that
-every other connection and parked poll shares (docs/server.md has the measurements).
+engine runs. Engine calls (about 0.1 ms of SQLite each) run on the loop while the server is
+nearly idle and on a small thread pool under load or with several workers, so a write that
+waits on another process's lock never stalls the loop that every other connection and parked
+poll shares (docs/server.md has the measurements).
 
 A ReceiveMessage is called parkable: when its claim comes back empty the engine raises
 ``Park`` instead of blocking, and the poll waits here as a future in its queue's line (see
@@ -17,14 +18,13 @@ import asyncio
 import contextlib
 import functools
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import defaults as D
 from ..errors import SQSError
-from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, queue_name
+from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, new_request_id, queue_name
 from .waiting import AsyncWakeups, Park, Stopping
 
 # The largest request body read. A request carries at most 1 MiB of payload (one message or a
@@ -37,7 +37,9 @@ DRAIN_BYTES = 16 * 1024 * 1024
 DRAIN_SECONDS = 2.0
 # An engine call runs on the loop itself while fewer requests than this are being served: a
 # hand-off to a thread costs more than the call then. With more, the pool lets SQLite's C code
-# (which releases the GIL) overlap the loop's HTTP and JSON work. Measured: docs/server.md.
+# (which releases the GIL) overlap the loop's HTTP and JSON work. Workers of one file always use
+# the pool: there a write often waits for another process's lock, and the loop must not.
+# Measured: docs/server.md.
 INLINE_BELOW = 3
 
 
@@ -78,10 +80,12 @@ class App:
         try:
             body = await self._read_body(method, headers, receive)
         except _TooLarge as big:
-            await self._respond(send, d.too_large(big.size, headers), "", started, d.protocol(headers)[1])
+            rid = new_request_id()
+            await self._respond(send, d.too_large(big.size, headers, rid), rid, started, d.protocol(headers)[1])
             return
         except ValueError as exc:
-            await self._respond(send, d.bad_request(str(exc), headers), "", started, None)
+            rid = new_request_id()
+            await self._respond(send, d.bad_request(str(exc), headers, rid), rid, started, None)
             return
         req = Request(method, path, scope["query_string"].decode("latin-1"), headers, body)
         if console_serves(path):  # the web console and /metrics: their own auth, pages and errors
@@ -116,6 +120,7 @@ class App:
         gone: asyncio.Future | None = None
         listener: asyncio.Task | None = None
         woken = False
+        nudged = False
         try:
             start = d.db.now()
             while True:
@@ -125,12 +130,17 @@ class App:
                     request = {**request, "WaitTimeSeconds": max(0, -(-left // 1000))}
                 first = start if deadline is None else None
                 kind, value = await self._engine(functools.partial(self._claim, call, request, first))
-                if woken:
-                    wakeups.looked(queue or queue_name(call), kind == "done" and _full(call, value))
-                    woken = False
+                if nudged and kind == "done" and _full(call, value):
+                    wakeups.pass_baton(queue or queue_name(call))
+                nudged = False
                 if kind == "answer":
                     return value
                 if kind == "done":
+                    if gone is not None and value.get("Messages"):
+                        # Let the loop read a connection that dropped while the claim ran (its
+                        # close is an I/O event, then the listener's wake-up) before answering.
+                        for _ in range(3):
+                            await asyncio.sleep(0)
                     if gone is not None and gone.done() and value.get("Messages"):
                         await self._engine(functools.partial(self._release, call, value["Messages"]))
                         return None
@@ -149,7 +159,7 @@ class App:
                     self.active += 1
                 if state == "gone":
                     return None
-                woken = state == "woken"
+                woken, nudged = state in ("woken", "nudged"), state == "nudged"
         except Stopping:
             return d.success(call, {})  # shutting down: the poll ends with no messages, as at its deadline
         finally:
@@ -218,7 +228,7 @@ class App:
     async def _respond(self, send: Callable, answer: Answer, request_id: str, started: float, action: str | None) -> None:
         d = self.dispatcher
         if not request_id:
-            request_id = str(uuid.uuid4())
+            request_id = new_request_id()
         await send({"type": "http.response.start", "status": answer.status, "headers": d.head(answer, request_id, started)})
         await send({"type": "http.response.body", "body": answer.body})
         elapsed = (time.perf_counter() - started) * 1000

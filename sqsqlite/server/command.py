@@ -86,8 +86,8 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
             "console_read_only": console_read_only,
         }
         server.db.close()  # it checked the file; each worker opens its own
-        click.echo(f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})", err=True)
-        clean = run_workers(options, workers, server.socket)
+        line = f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})"
+        clean = run_workers(options, workers, server.socket, lambda: click.echo(line, err=True))
     else:
 
         def on_signal(signum, frame):

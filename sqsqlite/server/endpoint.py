@@ -22,7 +22,7 @@ import uvicorn
 
 from .. import console
 from .. import defaults as D
-from .asgi import MAX_REQUEST_BYTES, App
+from .asgi import INLINE_BELOW, MAX_REQUEST_BYTES, App
 from .dispatch import Dispatcher
 from .peers import Peers
 from .sigv4 import Verifier
@@ -74,6 +74,7 @@ class EndpointServer:
         verbose: bool = False,
         console: Any = None,
         engine_threads: int = ENGINE_THREADS,
+        inline_below: int = INLINE_BELOW,
         peers: bool = True,
         stop_timeout: float = 30.0,
     ):
@@ -87,7 +88,7 @@ class EndpointServer:
             db, verifier=verifier, console=console, max_request_bytes=max_request_bytes, default_host=self.default_host
         )
         self.executor = ThreadPoolExecutor(engine_threads, thread_name_prefix="sqsqlite-engine") if engine_threads else None
-        self.app = App(self.dispatcher, db.wakeups, self.executor)
+        self.app = App(self.dispatcher, db.wakeups, self.executor, inline_below)
         self.verbose = verbose
         self.use_peers = peers
         self.stopping = False
@@ -201,10 +202,12 @@ def make_server(
     console_read_only: bool = False,
     sock: socket.socket | None = None,
     engine_threads: int = ENGINE_THREADS,
+    inline_below: int = INLINE_BELOW,
 ) -> EndpointServer:
     """An endpoint bound to host:port (port 0: any free port; ``sock``: an already listening
     socket), not yet serving; the web console at /console and Prometheus metrics at /metrics
-    (``console_read_only``: it changes nothing)."""
+    (``console_read_only``: it changes nothing). ``inline_below``: engine calls run on the event
+    loop while fewer requests are being served (0: always on the thread pool)."""
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
     db = ServedDatabase(db_path, clock=clock, region=region, account_id=account_id)
@@ -213,7 +216,13 @@ def make_server(
         if sock is None:
             sock = listen(host, port)
         server = EndpointServer(
-            sock, db, verifier=verifier, max_request_bytes=max_request_bytes, verbose=verbose, engine_threads=engine_threads
+            sock,
+            db,
+            verifier=verifier,
+            max_request_bytes=max_request_bytes,
+            verbose=verbose,
+            engine_threads=engine_threads,
+            inline_below=inline_below,
         )
         server.console = console.for_endpoint(
             db, read_only=console_read_only, access_key=access_key, secret_key=secret_key, loopback=_loopback(server.server_address[0])

@@ -12,8 +12,8 @@ timeout ending). A parked poll is woken:
   waiting poll to find one message;
 - by the same from another process serving the file (``peers.py``): the sender wakes its own
   polls first and tells the others how many messages are left over;
-- by the previous woken poll of the queue, when that one got a full answer and no other woken
-  poll is still looking (a baton): it covers commits whose count nobody knew;
+- by the previous poll of the queue, when that one was woken by a commit whose count nobody
+  knew and got a full answer (a baton): more may be left;
 - by a watcher on the event loop, when ``PRAGMA data_version`` shows a commit nobody announced
   (the CLI or the library writing to the file), rate-limited; it looks only while polls wait;
 - by shutdown, which ends every poll with an empty answer.
@@ -69,7 +69,6 @@ class AsyncWakeups:
         self._epochs: dict[str, int] = {}
         self._any_epoch = 0
         self._queues: dict[str, deque[asyncio.Future]] = {}
-        self._looking: dict[str, int] = {}  # polls woken and not yet done claiming, by queue
         self._local = threading.local()
         self._parked_event: asyncio.Event | None = None
         self._watcher: asyncio.Task | None = None
@@ -101,8 +100,9 @@ class AsyncWakeups:
         self._local.parkable = on and self.clock is SYSTEM_CLOCK
 
     async def park(self, queue: str, mark: object, until: int, gone: asyncio.Future | None = None, front: bool = False) -> str:
-        """Wait in ``queue``'s line until woken ('woken'), ``until`` (epoch ms: 'timeout') or
-        the client leaves ('gone'); 'changed' at once if a commit landed since ``mark``."""
+        """Wait in ``queue``'s line until woken ('woken' for a counted wake-up, 'nudged' for
+        one whose count nobody knew), ``until`` (epoch ms: 'timeout') or the client leaves
+        ('gone'); 'changed' at once if a commit landed since ``mark``."""
         if self.stopping:
             raise Stopping()
         if self.mark(queue) != mark:
@@ -129,24 +129,18 @@ class AsyncWakeups:
                         still.remove(fut)
                     if not still:
                         del self._queues[queue]
+        counted = woken and fut.result()
         if gone is not None and gone.done():
             if woken:
-                self.looked(queue, False)
-                self._wake(queue, 1, False)  # hand the wake-up on to the next in line
+                self._wake(queue, 1 if counted else None, False)  # hand the wake-up on to the next in line
             return "gone"
         if self.stopping:
             raise Stopping()
-        return "woken" if woken else "timeout"
+        return ("woken" if counted else "nudged") if woken else "timeout"
 
-    def looked(self, queue: str, full: bool) -> None:
-        """A woken poll has claimed; ``full``: it got all it asked for, so more may be left."""
-        left = self._looking.get(queue, 0) - 1
-        if left > 0:
-            self._looking[queue] = left
-            return
-        self._looking.pop(queue, None)
-        if full:
-            self._wake(queue, 1, False)  # the baton
+    def pass_baton(self, queue: str) -> None:
+        """A nudged poll got all it asked for: more may be left, so the next in line looks."""
+        self._wake(queue, None, False)
 
     def _wake(self, queue: str | None, count: int | None, broadcast: bool) -> None:
         if queue is None:  # messages appeared in queues nobody named (a move task): each line's head
@@ -161,13 +155,11 @@ class AsyncWakeups:
         while line and woken < wanted:
             fut = line.popleft()
             if not fut.done():
-                fut.set_result(True)
+                fut.set_result(count is not None)
                 woken += 1
         if line is not None and not line:
             del self._queues[queue]
-        if woken:
-            self._looking[queue] = self._looking.get(queue, 0) + woken
-            self.wakes += woken
+        self.wakes += woken
         if broadcast and self.peers is not None and (count is None or count > woken):
             self.peers.send(queue, None if count is None else count - woken)
 

@@ -16,14 +16,16 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 # How long (seconds) the parent waits for a stopping worker before killing it.
 STOP_WAIT = 40
 
 
-def run_workers(options: dict[str, Any], workers: int, sock: socket.socket) -> bool:
-    """Serve with ``workers`` processes until SIGTERM/SIGINT; True if every worker stopped cleanly."""
+def run_workers(options: dict[str, Any], workers: int, sock: socket.socket, started: Callable[[], None] = lambda: None) -> bool:
+    """Serve with ``workers`` processes until SIGTERM/SIGINT (``started`` is called once they
+    run); True if every worker stopped cleanly."""
     fd = sock.fileno()
     argv = [sys.executable, "-m", "sqsqlite.server.workers", json.dumps({**options, "fd": fd})]
     procs = [subprocess.Popen(argv, pass_fds=[fd]) for _ in range(workers)]
@@ -33,6 +35,7 @@ def run_workers(options: dict[str, Any], workers: int, sock: socket.socket) -> b
         stop.set()
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    started()
     unexpected = False
     try:
         while not stop.wait(0.2):
@@ -60,7 +63,9 @@ def main() -> None:
 
     options = json.loads(sys.argv[1])
     sock = socket.socket(fileno=options.pop("fd"))
-    server = make_server(options.pop("db_path"), sock=sock, **options)
+    # Workers contend for the file's write lock by design: an engine call waiting for it must
+    # not stall the loop, so every call goes to the thread pool (docs/server.md).
+    server = make_server(options.pop("db_path"), sock=sock, inline_below=0, **options)
 
     def on_signal(signum, frame):
         server.request_stop()

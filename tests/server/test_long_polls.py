@@ -80,8 +80,9 @@ def test_a_send_wakes_only_as_many_parked_polls_as_it_has_messages(tmp_path):
             return woken
 
         woken = asyncio.run(scenario())
-    # Three messages: three polls woken, and at most one more handed the baton after the last of them.
-    assert 3 <= woken <= 4
+    # Three messages: three polls woken (and, rarely, one more by the watcher of commits nobody
+    # announced, which may pass the baton once).
+    assert 3 <= woken <= 5
 
 
 def test_a_client_that_leaves_mid_poll_frees_its_wait_and_a_later_send_is_not_lost(tmp_path):
@@ -115,7 +116,8 @@ def test_a_message_claimed_for_a_poll_whose_client_left_is_visible_again_at_once
         def claim_then_leave(call, request, start):
             # The client goes away just as its claim comes back with a message.
             kind, value = claim(call, request, start)
-            if kind == "done" and value.get("Messages"):
+            if kind == "done" and value.get("Messages") and "claimed" not in left:
+                left["claimed"] = True
                 left["conn"].abort()
                 time.sleep(0.3)  # bounded: the loop sees the connection drop before this claim's answer
             return kind, value
@@ -129,8 +131,8 @@ def test_a_message_claimed_for_a_poll_whose_client_left_is_visible_again_at_once
             left["conn"].write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "VisibilityTimeout": 600})
             await _until(lambda: server.db.wakeups.parked("claimed") == 1)
             await admin.call("SendMessage", {"QueueUrl": url, "MessageBody": "not lost"})
+            await _until(lambda: "claimed" in left)
             await _until(lambda: _visible_and_hidden(path, "claimed") == (1, 0))
-            monkeypatch.undo()
             got = await admin.call("ReceiveMessage", {"QueueUrl": url})
             admin.close()
             return got
