@@ -59,6 +59,8 @@ class App:
         self.executor = executor  # None: every engine call runs on the loop itself
         self.inline_below = inline_below
         self.active = 0  # requests being served now, parked polls not counted
+        self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
+        self._tasks: set[asyncio.Future] = set()
         self.requests = 0
         self.server_ms = 0.0
 
@@ -129,7 +131,12 @@ class App:
                     left = deadline - d.db.now()
                     request = {**request, "WaitTimeSeconds": max(0, -(-left // 1000))}
                 first = start if deadline is None else None
-                kind, value = await self._engine(functools.partial(self._claim, call, request, first))
+                kind: str = "done"
+                value: Any = {}
+                if woken:  # one claim for every poll of the queue woken in this turn of the loop
+                    kind, value = await self._claim_together(call, request)
+                if not value:  # not woken, or the shared claim left none for it: its own claim (which may park)
+                    kind, value = await self._engine(functools.partial(self._claim, call, request, first))
                 if nudged and kind == "done" and _full(call, value):
                     wakeups.pass_baton(queue or queue_name(call))
                 nudged = False
@@ -165,6 +172,58 @@ class App:
         finally:
             if listener is not None:
                 listener.cancel()
+
+    async def _claim_together(self, call: Call, request: dict) -> tuple[str, Any]:
+        """A woken poll's claim, made as one claim with the other polls of its queue (same
+        request but for the count) woken in the same turn of the loop: a send of 10 messages
+        to 10 parked polls costs one write transaction, not ten. The messages are shared out in
+        the order the polls were woken. FIFO queues and receive attempt ids are left alone."""
+        want = request.get("MaxNumberOfMessages", 1)
+        if type(want) is str and want.isdigit():
+            want = int(want)
+        url = request.get("QueueUrl")
+        if (
+            type(want) is not int
+            or not 1 <= want <= 10
+            or type(url) is not str
+            or url.endswith(".fifo")
+            or "ReceiveRequestAttemptId" in request
+        ):
+            return "done", {}
+        key = (url, repr(sorted((k, v) for k, v in request.items() if k not in ("MaxNumberOfMessages", "WaitTimeSeconds"))))
+        loop = asyncio.get_running_loop()
+        mine: asyncio.Future = loop.create_future()
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = []
+            loop.call_soon(lambda: self._tasks.add(asyncio.ensure_future(self._claim_group(key, call, request))))
+        group.append((want, mine))
+        return await mine
+
+    async def _claim_group(self, key: tuple, call: Call, request: dict) -> None:
+        members = self._groups.pop(key, [])
+        try:
+            while members:
+                chunk, total = [], 0
+                while members and total + members[0][0] <= D.MAX_MESSAGES.high:
+                    want, fut = members.pop(0)
+                    chunk.append((want, fut))
+                    total += want
+                shared = {**request, "MaxNumberOfMessages": total, "WaitTimeSeconds": 0}
+                kind, value = await self._engine(functools.partial(self._claim, call, shared, None))
+                messages = list(value.get("Messages") or ()) if kind == "done" else []
+                for want, fut in chunk:
+                    if fut.done():
+                        continue  # its poll ended meanwhile (shutdown): it takes no share
+                    share, messages = messages[:want], messages[want:]
+                    fut.set_result(("done", {"Messages": share} if share else {}))
+                if messages:  # a member left meanwhile: nobody to hand these to
+                    await self._engine(functools.partial(self._release, call, messages))
+        finally:
+            for _, fut in members:
+                if not fut.done():
+                    fut.set_result(("done", {}))
+            self._tasks.discard(asyncio.current_task())
 
     def _claim(self, call: Call, request: dict, start: int | None) -> tuple[str, Any]:
         """One round of a receive, in an engine thread: ('done', result), ('park', (Park,
