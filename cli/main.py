@@ -22,7 +22,7 @@ EXIT_USAGE, EXIT_SERVICE, EXIT_INTERRUPTED = 252, 254, 130
 # Commands that live elsewhere and may need extras (pyspark): imported only when run.
 LAZY = {
     "report": ("sqsqlite.report.cli", "report", "Analytics report over a database (needs the spark extra).", "sqsqlite[spark]"),
-    "serve": ("sqsqlite.server", "serve", "Serve the database over the SQS HTTP protocols (boto3, aws CLI).", "sqsqlite"),
+    "serve": ("sqsqlite.server", "serve", "Serve the database over the SQS HTTP protocols (needs the server extra).", "sqsqlite[server]"),
     "replicate": (
         "sqsqlite.replication.command",
         "replicate_command",

@@ -54,7 +54,10 @@ def delete_message(queue: Queue, receipt_handle: str) -> None:
     """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
     with that handle succeeds."""
     with queue.db.store.write() as tx:
-        _delete(queue, tx, queue_row(tx, queue.name), receipt_handle, queue.db.now())
+        row = queue_row(tx, queue.name)
+        _delete(queue, tx, row, receipt_handle, queue.db.now())
+    if row["fifo"]:  # the group's next message may be receivable now
+        queue.db.wakeups.notify(queue.name, 1)
 
 
 def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
@@ -115,7 +118,7 @@ def change_message_visibility(queue: Queue, receipt_handle: str, visibility_time
     with queue.db.store.write() as tx:
         _change(queue, tx, queue_row(tx, queue.name), receipt_handle, vt, queue.db.now())
     if vt == 0:
-        queue.db.wakeups.notify(queue.name)
+        queue.db.wakeups.notify(queue.name, 1)
 
 
 def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
@@ -142,6 +145,14 @@ def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
 
 def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
+    fifo: list[bool] = []
+    result = _delete_message_batch(queue, entries, fifo)
+    if fifo and fifo[0] and result.successful:  # the groups' next messages may be receivable now
+        queue.db.wakeups.notify(queue.name, len(result.successful))
+    return result
+
+
+def _delete_message_batch(queue: Queue, entries: V.Entries, fifo: list[bool]) -> BatchResult:
     entries, entry_ids, _ = V.batch_entry_ids(entries)
     check = queue.db.handles.check
     successful: list[dict] = []
@@ -149,6 +160,7 @@ def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     tried = False  # the fast path below ran, and fell short
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
+        fifo.append(bool(row["fifo"]))
         if not row["fifo"]:
             # The common case first: handles this process issued for this queue (_delete_issued).
             # A shortfall (a handle superseded or repeated) leaves each entry to the exact
@@ -206,7 +218,7 @@ def change_message_visibility_batch(queue: Queue, entries: V.Entries) -> BatchRe
         _change(queue, tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e.get("VisibilityTimeout")), now)
 
     result = _batch(queue, entries, one)
-    queue.db.wakeups.notify(queue.name)
+    queue.db.wakeups.notify(queue.name, len(entries))
     return result
 
 

@@ -131,7 +131,7 @@ def send_message(
         ids = None if plain is None else _insert_plain(queue, tx, row, plain)
         if ids is None:
             results = _insert(queue, tx, row, prepared or _prepared_plain(plain))
-    queue.db.wakeups.notify(queue.name)
+    queue.db.wakeups.notify(queue.name, 1)
     if ids is not None:
         return SendResult((ids[0], message_body, None, None, None))
     result = results[0]
@@ -178,7 +178,7 @@ def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
         if ids is None:
             prepared = prepared or _prepared_plain(plain)
             results = _insert(queue, tx, row, prepared)
-    queue.db.wakeups.notify(queue.name)
+    queue.db.wakeups.notify(queue.name, len(entries))
     if ids is not None:  # _insert_plain sent every message
         return BatchResult(SentMessages(ids, plain.bodies, plain.entry_ids), failed)
     successful = []

@@ -131,5 +131,5 @@ def import_messages(
         for key, value in (bookmarks or {}).items():
             write_bookmark(tx, key, value)
     if imported:
-        queue.db.wakeups.notify(queue.name)
+        queue.db.wakeups.notify(queue.name, imported)
     return imported

@@ -35,9 +35,10 @@ class Wakeups(Protocol):
         or at ``until`` (epoch ms, by the database's clock), whichever comes first."""
         ...
 
-    def notify(self, queue: str | None) -> None:
+    def notify(self, queue: str | None, count: int | None = None) -> None:
         """After a commit that may have made messages of ``queue`` receivable (None: of queues
-        the caller can't name, as a move task's)."""
+        the caller can't name, as a move task's). ``count``: how many at most (None: unknown),
+        so an implementation can wake only as many waiting polls as there are messages."""
         ...
 
 
@@ -52,7 +53,7 @@ class PollingWakeups:
     def mark(self, queue: str) -> object:
         return None  # the store remembers the data_version each write transaction read
 
-    def notify(self, queue: str | None) -> None:
+    def notify(self, queue: str | None, count: int | None = None) -> None:
         if self._waiters:
             self.notify_all()
 

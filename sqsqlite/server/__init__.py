@@ -8,8 +8,9 @@ protocol and the older query protocol, and answers with SQS's shapes and errors.
         sqs = boto3.client("sqs", endpoint_url=s.url, region_name="us-east-1", ...)
 """
 
+from .asgi import MAX_REQUEST_BYTES
 from .command import serve
-from .endpoint import MAX_REQUEST_BYTES, BackgroundServer, EndpointServer, make_server
+from .endpoint import BackgroundServer, EndpointServer, make_server
 from .waiting import ServedDatabase
 
 __all__ = ["serve", "make_server", "BackgroundServer", "EndpointServer", "ServedDatabase", "MAX_REQUEST_BYTES"]

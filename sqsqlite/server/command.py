@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import signal
 import sys
-import threading
 
 import click
 
@@ -28,18 +27,23 @@ from ..errors import InvalidParameterValue, SQSError
     "--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 3 MiB + 256 KiB)."
 )
 @click.option("--console-read-only", is_flag=True, help="The web console at /console shows everything and changes nothing.")
+@click.option(
+    "--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes serving the one port and database file."
+)
 @click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 @click.pass_context
-def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, max_request_bytes, console_read_only, verbose):
+def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, max_request_bytes, console_read_only, workers, verbose):
     """Serve the database over SQS's HTTP protocols (JSON 1.0 and query/XML).
 
     Point any SDK at it: boto3.client("sqs", endpoint_url="http://127.0.0.1:9324"), or
     aws sqs ... --endpoint-url http://127.0.0.1:9324. A browser finds the web console at /console
     and Prometheus its metrics at /metrics. SIGTERM or Ctrl-C stops it cleanly:
     no new connections, requests in progress finish, long polls end empty.
+    --workers N serves from N processes on one port and file; a send through any
+    of them wakes long polls waiting in the others.
 
     \b
-    Example: sqsqlite serve --db app.db --port 9324
+    Example: sqsqlite serve --db app.db --port 9324 --workers 2
     """
     from .endpoint import MAX_REQUEST_BYTES, make_server
 
@@ -66,27 +70,38 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
     except SQSError as exc:  # the database: not one, unreadable, from a newer sqsqlite ...
         raise click.ClickException(exc.message) from None
 
-    stop = threading.Event()
-
-    def on_signal(signum, frame):
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="sqsqlite-serve", daemon=True)
-    loop.start()
     auth = "SigV4 signatures required" if access_key else "any signature accepted"
-    click.echo(
-        f"sqsqlite serving {server.db.path} at {server.url} (account {server.db.account_id}, region {server.db.region}; {auth})", err=True
-    )
-    try:
-        while not stop.wait(0.5):
-            if not loop.is_alive():
-                break
-    finally:
-        clean = server.graceful_stop()
-        loop.join(5)
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    where = f"{server.db.path} at {server.url}" + (f" with {workers} workers" if workers > 1 else "")
+    if workers > 1:
+        from .workers import run_workers
+
+        options = {
+            "db_path": server.db.path,
+            "account_id": server.db.account_id,
+            "region": server.db.region,
+            "access_key": access_key,
+            "secret_key": secret_key,
+            "max_request_bytes": server.dispatcher.max_request_bytes,
+            "verbose": verbose,
+            "console_read_only": console_read_only,
+        }
+        server.db.close()  # it checked the file; each worker opens its own
+        line = f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})"
+        clean = run_workers(options, workers, server.socket, lambda: click.echo(line, err=True))
+    else:
+
+        def on_signal(signum, frame):
+            server.request_stop(force=server.stopping and signum == signal.SIGINT)  # a second Ctrl-C: now
+            server.stopping = True
+
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        click.echo(f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})", err=True)
+        try:
+            server.serve()
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        clean = server.clean
     click.echo("sqsqlite stopped" + ("" if clean else " (some requests did not finish in time)"), err=True)
     if not clean:
         ctx.exit(1)

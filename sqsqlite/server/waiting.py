@@ -1,25 +1,31 @@
-"""The database as the endpoint uses it: per-request queue URLs, and long polls that cost
-nothing while they wait.
+"""The database as the endpoint uses it: per-request queue URLs, and long polls that are waits
+on the event loop, not threads.
 
-The engine's own long poll checks ``PRAGMA data_version`` every few milliseconds in each
-waiting thread; that is right for a library with a few consumers, but 100 concurrent 20-second
-polls would make 20,000 checks a second and slow every other request. Here a waiting poll
-sleeps on its own event instead, and is woken:
+A receive that claims nothing raises :class:`Park` out of the engine's wait (the endpoint marks
+its engine calls parkable); the endpoint then parks the poll as an asyncio future in its
+queue's line (oldest first) and calls the engine again when the future is woken, or at the time
+the engine asked for (the poll's deadline, or sooner the queue's next delay or visibility
+timeout ending). A parked poll is woken:
 
-- by the request that made its queue receivable (a send, a visibility change to 0), at once;
-- by the previous poller of the same queue, after that one got messages: one waiter at a time
-  (a baton), so one send never wakes 100 polls to find one message;
-- by a single watcher thread, when ``data_version`` shows a commit it can't attribute (another
-  process sending into the file), rate-limited so busy traffic can't make waiters spin;
-- when the queue's next delay or visibility timeout ends, or its deadline passes;
+- by a commit in this process that may have made messages of its queue receivable: a commit
+  of k messages wakes at most k polls (``notify(queue, count)``), so a send never wakes every
+  waiting poll to find one message;
+- by the same from another process serving the file (``peers.py``): the sender wakes its own
+  polls first and tells the others how many messages are left over;
+- by the previous poll of the queue, when that one was woken by a commit whose count nobody
+  knew and got a full answer (a baton): more may be left;
+- by a watcher on the event loop, when ``PRAGMA data_version`` shows a commit nobody announced
+  (the CLI or the library writing to the file), rate-limited; it looks only while polls wait;
 - by shutdown, which ends every poll with an empty answer.
 
-Only the system clock takes this path; with an injected clock (tests) the engine's own wait
-runs, so a ManualClock still moves time exactly.
+Only the system clock takes this path; with an injected clock (tests) the engine's own polling
+wait runs in the calling thread, so a ManualClock still moves time exactly.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 from collections import deque
@@ -28,9 +34,10 @@ from typing import Any
 from ..clock import SYSTEM_CLOCK, Clock
 from ..core import Database, PollingWakeups
 from ..store import Store
+from .peers import Peers
 
-# How often the watcher looks for commits by other processes, and how often at most it wakes
-# waiters because of them (seconds).
+# How often (seconds) the watcher reads data_version while polls wait, and how often at most it
+# wakes polls because of a commit nobody announced (seconds).
 WATCH_INTERVAL = 0.005
 WATCH_MIN_GAP = 0.05
 
@@ -39,135 +46,228 @@ class Stopping(Exception):
     """Raised inside a long poll when the server shuts down; the poll answers with no messages."""
 
 
-class EndpointWakeups:
-    """The engine's Wakeups for a server: a parked poll costs an Event, not a polling thread."""
+class Park(Exception):
+    """Raised out of the engine's wait in a parkable call: park the poll, then call again."""
+
+    def __init__(self, queue: str, mark: object, until: int):
+        super().__init__(queue)
+        self.queue, self.mark, self.until = queue, mark, until
+
+
+class AsyncWakeups:
+    """The engine's Wakeups for a server: a parked poll costs a future on the event loop."""
 
     def __init__(self, store: Store, clock: Clock):
         self.store, self.clock = store, clock
-        # With an injected clock the engine's own polling wait runs, so time moves exactly.
+        # Waits the endpoint didn't mark parkable (and all waits under an injected clock) poll.
         self.polling = PollingWakeups(store, clock)
-        self.stopping = threading.Event()
+        self.stopping = False
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.peers: Peers | None = None
+        self._loop_thread: int | None = None
         self._lock = threading.Lock()
-        self._queues: dict[str, deque[threading.Event]] = {}
         self._epochs: dict[str, int] = {}
-        self._watcher: threading.Thread | None = None
-        self._external = threading.Event()
+        self._any_epoch = 0
+        self._queues: dict[str, deque[asyncio.Future]] = {}
+        self._local = threading.local()
+        self._parked_event: asyncio.Event | None = None
+        self._watcher: asyncio.Task | None = None
+        self.wakes = 0  # polls woken, all told (the benchmark reads it)
 
-    def mark(self, queue: str) -> object:
-        with self._lock:
-            return self._epochs.get(queue, 0)
+    # ------------------------------------------------------------ the event loop's side
 
-    def notify(self, queue: str | None) -> None:
-        self.polling.notify(queue)
-        if queue is None:
-            self._wake_heads()  # messages appeared in queues the caller can't name (a move task)
-        else:
-            self.wake(queue)
+    def attach(self, loop: asyncio.AbstractEventLoop, peers: Peers | None) -> None:
+        """Called on the loop that serves: parked polls live there from now on."""
+        self.loop, self.peers, self._loop_thread = loop, peers, threading.get_ident()
+        self._parked_event = asyncio.Event()
+        if peers is not None:
+            loop.add_reader(peers.fileno(), self._on_peers)
+        if self.clock is SYSTEM_CLOCK:
+            self._watcher = loop.create_task(self._watch())
 
-    def parked(self, queue: str) -> int:
-        """How many long polls wait on ``queue`` now."""
-        with self._lock:
-            return len(self._queues.get(queue, ()))
-
-    def wake(self, queue: str) -> None:
-        """Something in ``queue`` may be receivable: wake its longest-waiting poll."""
-        with self._lock:
-            self._epochs[queue] = self._epochs.get(queue, 0) + 1
-            waiters = self._queues.get(queue)
-            if waiters:
-                waiters.popleft().set()
-
-    def _wake_heads(self) -> None:
-        with self._lock:
-            for waiters in self._queues.values():
-                if waiters:
-                    waiters.popleft().set()
-
-    def stop(self) -> None:
-        """End every long poll now (shutdown)."""
-        self.stopping.set()
-        with self._lock:
-            for waiters in self._queues.values():
-                while waiters:
-                    waiters.popleft().set()
-        self.polling.notify_all()
-        self._external.set()
-
-    def wait(self, queue: str, mark: object, until: int) -> None:
-        if self.stopping.is_set():
-            raise Stopping()
-        if self.clock is not SYSTEM_CLOCK:
-            self.polling.wait(queue, mark, until)
-            if self.stopping.is_set():
-                raise Stopping()
-            return
-        self._ensure_watcher()
-        now = self.clock.now_ms()
-        event = threading.Event()
-        with self._lock:
-            if self._epochs.get(queue, 0) != mark:
-                return  # woken between the claim and now: claim again at once
-            self._queues.setdefault(queue, deque()).append(event)
-        try:
-            event.wait(max(0.0, (until - now) / 1000))
-        finally:
-            with self._lock:
-                waiters = self._queues.get(queue)
-                if waiters is not None:
-                    try:
-                        waiters.remove(event)
-                    except ValueError:
-                        pass  # already taken off by whoever woke us
-                    if not waiters:
-                        del self._queues[queue]
-        if self.stopping.is_set():
-            raise Stopping()
-
-    def _ensure_watcher(self) -> None:
+    async def detach(self) -> None:
         if self._watcher is not None:
-            return
-        with self._lock:
-            if self._watcher is None:
-                self._watcher = threading.Thread(target=self._watch, name="sqsqlite-watch", daemon=True)
-                self._watcher.start()
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        if self.peers is not None and self.loop is not None:
+            self.loop.remove_reader(self.peers.fileno())
+            self.peers.close()
+        self.peers = None
 
-    def _watch(self) -> None:
-        """Notice commits made by other processes; wake one waiter per queue for them."""
+    def parkable(self, on: bool) -> None:
+        """Whether the engine calls of this thread may raise Park instead of blocking."""
+        self._local.parkable = on and self.clock is SYSTEM_CLOCK
+
+    async def park(self, queue: str, mark: object, until: int, gone: asyncio.Future | None = None, front: bool = False) -> str:
+        """Wait in ``queue``'s line until woken ('woken' for a counted wake-up, 'nudged' for
+        one whose count nobody knew), ``until`` (epoch ms: 'timeout') or the client leaves
+        ('gone'); 'changed' at once if a commit landed since ``mark``."""
+        if self.stopping:
+            raise Stopping()
+        if self.mark(queue) != mark:
+            return "changed"
+        assert self.loop is not None and self._parked_event is not None
+        fut = self.loop.create_future()
+        line = self._queues.setdefault(queue, deque())
+        if front:
+            line.appendleft(fut)  # woken for nothing: keep its place
+        else:
+            line.append(fut)
+        self._parked_event.set()
+        timeout = max(0.0, (until - self.clock.now_ms()) / 1000)
+        try:
+            waits: set[asyncio.Future] = {fut} if gone is None else {fut, gone}
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken = fut.done() and not fut.cancelled()
+            if not woken:
+                fut.cancel()
+                still = self._queues.get(queue)
+                if still is not None:
+                    with contextlib.suppress(ValueError):
+                        still.remove(fut)
+                    if not still:
+                        del self._queues[queue]
+        counted = woken and fut.result()
+        if gone is not None and gone.done():
+            if woken:
+                self._wake(queue, 1 if counted else None, False)  # hand the wake-up on to the next in line
+            return "gone"
+        if self.stopping:
+            raise Stopping()
+        return ("woken" if counted else "nudged") if woken else "timeout"
+
+    def pass_baton(self, queue: str) -> None:
+        """A nudged poll got all it asked for: more may be left, so the next in line looks."""
+        self._wake(queue, None, False)
+
+    def _wake(self, queue: str | None, count: int | None, broadcast: bool) -> None:
+        if queue is None:  # messages appeared in queues nobody named (a move task): each line's head
+            for name in list(self._queues):
+                self._wake(name, None, False)
+            if broadcast and self.peers is not None:
+                self.peers.send(None, None)
+            return
+        line = self._queues.get(queue)
+        wanted = 1 if count is None else count
+        woken = 0
+        while line and woken < wanted:
+            fut = line.popleft()
+            if not fut.done():
+                fut.set_result(count is not None)
+                woken += 1
+        if line is not None and not line:
+            del self._queues[queue]
+        self.wakes += woken
+        if broadcast and self.peers is not None and (count is None or count > woken):
+            self.peers.send(queue, None if count is None else count - woken)
+
+    def _on_peers(self) -> None:
+        assert self.peers is not None
+        for queue, count in self.peers.received():
+            self._bump(queue)
+            self._wake(queue, count, False)
+
+    def _bump(self, queue: str | None) -> None:
+        with self._lock:
+            if queue is None:
+                self._any_epoch += 1
+            else:
+                self._epochs[queue] = self._epochs.get(queue, 0) + 1
+
+    def _stop_all(self) -> None:
+        for line in self._queues.values():
+            while line:
+                fut = line.popleft()
+                if not fut.done():
+                    fut.set_result(True)
+        self._queues.clear()
+
+    async def _watch(self) -> None:
+        """Notice commits nobody announced (another program writing to the file); wake one poll
+        per queue for them, at most every WATCH_MIN_GAP, and only while polls wait."""
+        assert self._parked_event is not None
         try:
             version = self.store.data_version()
             last_wake = 0.0
             pending = False
-            while not self.stopping.is_set():
-                self._external.wait(WATCH_INTERVAL)
-                if self.stopping.is_set():
-                    return
-                with self._lock:
-                    idle = not self._queues
-                if idle:
-                    pending = False
-                    version = self.store.data_version()
+            while not self.stopping:
+                if not self._queues:
+                    self._parked_event.clear()
+                    await self._parked_event.wait()  # idle: no reads, no timers
                     continue
+                await asyncio.sleep(WATCH_INTERVAL)
                 current = self.store.data_version()
                 if current != version:
-                    version = current
-                    pending = True
+                    version, pending = current, True
                 if pending and time.monotonic() - last_wake >= WATCH_MIN_GAP:
-                    pending = False
-                    last_wake = time.monotonic()
-                    self._wake_heads()
+                    pending, last_wake = False, time.monotonic()
+                    for name in list(self._queues):
+                        self._wake(name, None, False)
+        except asyncio.CancelledError:
+            raise
         except Exception:  # the database was closed under us: nothing left to watch
             return
+
+    # ------------------------------------------------------------ the Wakeups interface (any thread)
+
+    def mark(self, queue: str) -> object:
+        with self._lock:
+            return (self._epochs.get(queue, 0), self._any_epoch)
+
+    def notify(self, queue: str | None, count: int | None = None) -> None:
+        self.polling.notify(queue, count)
+        self._bump(queue)
+        loop = self.loop
+        if loop is None or (not self._queues and (self.peers is None or not self.peers.others())):
+            return  # nobody to wake; a poll about to park sees the new mark
+        if threading.get_ident() == self._loop_thread:
+            self._wake(queue, count, True)
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(self._wake, queue, count, True)
+
+    def wait(self, queue: str, mark: object, until: int) -> None:
+        if self.stopping:
+            raise Stopping()
+        if getattr(self._local, "parkable", False):
+            raise Park(queue, mark, until)
+        self.polling.wait(queue, mark, until)
+        if self.stopping:
+            raise Stopping()
+
+    # ------------------------------------------------------------ for tests and shutdown (any thread)
+
+    def parked(self, queue: str) -> int:
+        """How many long polls wait on ``queue`` now."""
+        return len(self._queues.get(queue, ()))
+
+    def wake(self, queue: str) -> None:
+        """Wake ``queue``'s longest-waiting poll."""
+        self._bump(queue)
+        if self.loop is not None:
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(self._wake, queue, 1, False)
+
+    def stop(self) -> None:
+        """End every long poll now (shutdown)."""
+        self.stopping = True
+        self.polling.notify_all()
+        if self.loop is not None:
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(self._stop_all)
 
 
 class ServedDatabase(Database):
     """A Database whose URLs name the endpoint each request came to, and whose long polls
-    wait through EndpointWakeups."""
+    wait through AsyncWakeups."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         self._request = threading.local()
         self._default_endpoint = ""
         super().__init__(*args, **kwargs)
-        self.wakeups: EndpointWakeups = EndpointWakeups(self.store, self.clock)
+        self.wakeups: AsyncWakeups = AsyncWakeups(self.store, self.clock)
 
     @property
     def endpoint(self) -> str:
@@ -178,7 +278,7 @@ class ServedDatabase(Database):
         self._default_endpoint = value
 
     def begin_request(self, endpoint: str) -> None:
-        """Called by the serving thread before an action runs: URLs it returns name ``endpoint``."""
+        """Called before an action runs: URLs it returns name ``endpoint``."""
         self._request.endpoint = endpoint
 
     def end_request(self) -> None:

@@ -1,0 +1,434 @@
+"""The endpoint under load, side by side with moto_server in one run.
+
+    python -m benchmarks.endpoint_bench [--seconds 3] [--rounds 2] [--polls 1000] [--quick]
+
+Every server runs as its own process, started as a user would (``sqsqlite serve --workers N``,
+``python -m moto.server``). The load generator is one process of asyncio (uvloop when
+installed) writing raw JSON 1.0 requests over keep-alive connections (``rawsqs.py``), so it
+costs a few microseconds a request and the servers, not the client, set the pace.
+
+1. Throughput: C concurrent clients (1, 4, 16, 64), each repeating SendMessage ->
+   ReceiveMessage -> DeleteMessage on one shared queue for --seconds; requests/s and errors.
+   Systems and levels are interleaved in --rounds rounds so machine noise hits all alike; each
+   figure is the median of its rounds. Server RSS and threads are read from /proc (the
+   parent and its workers) when idle and at the end of the 64-client level.
+2. Parked long polls: --polls connections each send ReceiveMessage(WaitTimeSeconds=20) to one
+   queue; once they wait, the server's extra RSS and its threads are read, then 100 batches of
+   10 messages are sent, one after the other, through one connection. Figures: the time to send
+   them all, each poll's wake latency (its answer's arrival minus the start of the send that
+   carried its message), polls answered empty or with an error, messages answered twice.
+3. Candidate stacks: the same dispatcher behind uvicorn (engine calls on a thread pool, or
+   inline on the loop) and behind aiohttp, at 1 and 64 clients, to record why uvicorn.
+
+Results go to benchmarks/results/endpoint_bench.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from benchmarks.rawsqs import Connection
+
+RESULTS = Path(__file__).resolve().parent / "results" / "endpoint_bench.json"
+LEVELS = (1, 4, 16, 64)
+STACKS = ("uvicorn-adaptive", "uvicorn-pool", "uvicorn-inline", "aiohttp-pool")
+
+
+# ---------------------------------------------------------------------- servers
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tree(pid: int) -> list[int]:
+    out = [pid]
+    try:
+        kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    except OSError:
+        kids = []
+    for k in kids:
+        out += _tree(int(k))
+    return out
+
+
+def _cpu_seconds(pid: int) -> float:
+    total = 0.0
+    for p in _tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    return total
+
+
+def idle_cpu_percent(pid: int, seconds: float = 3.0) -> float:
+    """The share of one core a process and its workers use while nobody calls them."""
+    before = _cpu_seconds(pid)
+    time.sleep(seconds)
+    return round((_cpu_seconds(pid) - before) / seconds * 100, 2)
+
+
+def _status(pid: int) -> tuple[int, int]:
+    """(RSS bytes, threads) of a process and its descendants."""
+    rss = threads = 0
+    for p in _tree(pid):
+        try:
+            text = Path(f"/proc/{p}/status").read_text()
+        except OSError:
+            continue
+        rss += int(re.search(r"VmRSS:\s+(\d+)", text).group(1)) * 1024  # type: ignore[union-attr]
+        threads += int(re.search(r"Threads:\s+(\d+)", text).group(1))  # type: ignore[union-attr]
+    return rss, threads
+
+
+class Server:
+    def __init__(self, name: str, argv: list[str], url: str, ready_path: str = "/"):
+        self.name, self.url = name, url
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                asyncio.run(_ping(url))
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.proc.kill()
+                    raise RuntimeError(f"{name} did not start") from None
+                time.sleep(0.1)
+
+    def status(self) -> tuple[int, int]:
+        return _status(self.proc.pid)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(40)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+async def _ping(url: str) -> None:
+    c = await Connection(url).open()
+    try:
+        await c.call("ListQueues", {})
+    finally:
+        c.close()
+
+
+def sqsqlite_server(workdir: str, workers: int) -> Server:
+    port = _free_port()
+    db = os.path.join(workdir, f"w{workers}-{uuid.uuid4().hex[:6]}.db")
+    argv = [sys.executable, "-m", "sqsqlite.server", "--db", db, "--port", str(port), "--workers", str(workers)]
+    return Server(f"sqsqlite --workers {workers}", argv, f"http://127.0.0.1:{port}")
+
+
+def moto_server() -> Server:
+    port = _free_port()
+    return Server("moto_server", [sys.executable, "-m", "moto.server", "-p", str(port)], f"http://127.0.0.1:{port}")
+
+
+def stack_server(workdir: str, stack: str) -> Server:
+    port = _free_port()
+    db = os.path.join(workdir, f"{stack}-{uuid.uuid4().hex[:6]}.db")
+    argv = [sys.executable, "-m", "benchmarks.endpoint_bench", "--serve-stack", stack, "--db", db, "--port", str(port)]
+    return Server(stack, argv, f"http://127.0.0.1:{port}")
+
+
+# ---------------------------------------------------------------------- the candidate stacks, served
+
+
+def serve_stack(stack: str, db_path: str, port: int) -> None:
+    """Serve sqsqlite's dispatcher behind one candidate stack (a benchmark's server process)."""
+    import signal
+
+    from sqsqlite.server.endpoint import make_server
+
+    if stack.startswith("uvicorn-"):
+        server = make_server(db_path, port=port, engine_threads=0 if stack == "uvicorn-inline" else 4)
+        if stack == "uvicorn-pool":
+            server.app.inline_below = 0  # every engine call on the pool
+        signal.signal(signal.SIGTERM, lambda *a: server.request_stop())
+        server.serve()
+        return
+    assert stack == "aiohttp-pool"
+    from concurrent.futures import ThreadPoolExecutor
+
+    from aiohttp import web
+
+    from sqsqlite.server.dispatch import Headers, Refused, Request
+
+    server = make_server(db_path, port=port)
+    d = server.dispatcher
+    pool = ThreadPoolExecutor(4)
+
+    async def handle(request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        body = await request.read()
+        req = Request(
+            request.method, request.raw_path.partition("?")[0], request.query_string, Headers(list(request.headers.items())), body
+        )
+        try:
+            call = d.parse(req, started)
+        except Refused as refused:
+            answer, rid = refused.answer, refused.request_id
+        else:
+            answer = await asyncio.get_running_loop().run_in_executor(pool, d.outcome, call, lambda: d.run(call))
+            rid = call.request_id
+        headers = {k.decode(): v.decode() for k, v in d.head(answer, rid, started) if k.lower() not in (b"content-length", b"content-type")}
+        return web.Response(status=answer.status, body=answer.body, headers={**headers, "Content-Type": answer.content_type})
+
+    app = web.Application(client_max_size=4 * 1024 * 1024)
+    app.router.add_route("*", "/{tail:.*}", handle)
+    server.socket.close()
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+# ---------------------------------------------------------------------- load
+
+
+async def _client(url: str, queue_url: str, stop_at: float, counts: dict) -> None:
+    c = await Connection(url).open()
+    try:
+        while time.perf_counter() < stop_at:
+            try:
+                await c.call("SendMessage", {"QueueUrl": queue_url, "MessageBody": "x" * 200})
+                got = await c.call("ReceiveMessage", {"QueueUrl": queue_url, "MaxNumberOfMessages": 1})
+                counts["requests"] += 2
+                for m in got.get("Messages", []):
+                    await c.call("DeleteMessage", {"QueueUrl": queue_url, "ReceiptHandle": m["ReceiptHandle"]})
+                    counts["requests"] += 1
+            except Exception:
+                counts["errors"] += 1
+                c.close()
+                c = await Connection(url).open()
+    finally:
+        c.close()
+
+
+async def _throughput(url: str, queue_url: str, clients: int, seconds: float) -> dict:
+    counts = {"requests": 0, "errors": 0}
+    start = time.perf_counter()
+    await asyncio.gather(*(_client(url, queue_url, start + seconds, counts) for _ in range(clients)))
+    took = time.perf_counter() - start
+    return {"rps": counts["requests"] / took, "errors": counts["errors"]}
+
+
+async def _create(url: str, name: str) -> str:
+    c = await Connection(url).open()
+    try:
+        return (await c.call("CreateQueue", {"QueueName": name}))["QueueUrl"]
+    finally:
+        c.close()
+
+
+def throughput(servers: list[Server], levels: tuple[int, ...], seconds: float, rounds: int) -> dict:
+    out: dict[str, Any] = {s.name: {"levels": {}, "idle_rss_mib": None, "idle_threads": None} for s in servers}
+    queues = {s.name: asyncio.run(_create(s.url, f"load-{uuid.uuid4().hex[:6]}")) for s in servers}
+    for s in servers:
+        rss, threads = s.status()
+        out[s.name]["idle_rss_mib"], out[s.name]["idle_threads"] = round(rss / 2**20, 1), threads
+        out[s.name]["idle_cpu_percent"] = idle_cpu_percent(s.proc.pid)
+    samples: dict[tuple[str, int], list[dict]] = {}
+    for r in range(rounds):
+        for clients in levels:
+            for s in servers if r % 2 == 0 else reversed(servers):
+                res = asyncio.run(_throughput(s.url, queues[s.name], clients, seconds))
+                if clients == max(levels):
+                    rss, threads = s.status()
+                    res["rss_mib"], res["threads"] = round(rss / 2**20, 1), threads
+                samples.setdefault((s.name, clients), []).append(res)
+                print(f"  round {r + 1} {s.name:24} {clients:3} clients: {res['rps']:8.0f} req/s, {res['errors']} errors", flush=True)
+    for (name, clients), runs in samples.items():
+        level = {
+            "rps": round(statistics.median(x["rps"] for x in runs)),
+            "errors": sum(x["errors"] for x in runs),
+            "runs": [round(x["rps"]) for x in runs],
+        }
+        if "rss_mib" in runs[-1]:
+            level["rss_mib"], level["threads"] = runs[-1]["rss_mib"], runs[-1]["threads"]
+        out[name]["levels"][str(clients)] = level
+    return out
+
+
+# ---------------------------------------------------------------------- parked long polls
+
+
+async def _parked(server: Server, polls: int, batches: int, per_batch: int) -> dict:
+    url = server.url
+    queue_url = await _create(url, f"parked-{uuid.uuid4().hex[:6]}")
+    idle_rss, idle_threads = server.status()
+    conns = []
+    for _ in range(polls):
+        conns.append(await Connection(url).open())
+    answers: dict[int, tuple[float, dict | Exception]] = {}
+
+    async def poll(i: int, c: Connection) -> None:
+        try:
+            got: dict | Exception = await c.call("ReceiveMessage", {"QueueUrl": queue_url, "WaitTimeSeconds": 20, "VisibilityTimeout": 600})
+        except Exception as exc:
+            got = exc
+        answers[i] = (time.perf_counter(), got)
+
+    tasks = [asyncio.ensure_future(poll(i, c)) for i, c in enumerate(conns)]
+    await asyncio.sleep(2.0)  # every request is in and waiting (the server is idle once they are)
+    for _ in range(50):
+        rss, threads = server.status()
+        await asyncio.sleep(0.05)
+    rss, threads = server.status()
+    parked_cpu = await asyncio.get_running_loop().run_in_executor(None, idle_cpu_percent, server.proc.pid, 2.0)
+    sender = await Connection(url).open()
+    sent_at: dict[str, float] = {}
+    start = time.perf_counter()
+    errors = 0
+    for b in range(batches):
+        t = time.perf_counter()
+        entries = [{"Id": str(i), "MessageBody": f"{b}-{i}"} for i in range(per_batch)]
+        for e in entries:
+            sent_at[e["MessageBody"]] = t
+        try:
+            await sender.call("SendMessageBatch", {"QueueUrl": queue_url, "Entries": entries})
+        except Exception:
+            errors += 1
+    send_seconds = time.perf_counter() - start
+    await asyncio.wait(tasks, timeout=25)
+    sender.close()
+    for c in conns:
+        c.close()
+    lat, empty, failed, seen, twice = [], 0, 0, set(), 0
+    for arrived, got in answers.values():
+        if isinstance(got, Exception):
+            failed += 1
+            continue
+        msgs = got.get("Messages", [])
+        if not msgs:
+            empty += 1
+        for m in msgs:
+            twice += m["Body"] in seen
+            seen.add(m["Body"])
+            lat.append((arrived - sent_at[m["Body"]]) * 1000)
+    lat.sort()
+
+    def pct(p: float) -> float | None:
+        return round(lat[min(len(lat) - 1, int(p * len(lat)))], 1) if lat else None
+
+    return {
+        "polls": polls,
+        "messages": batches * per_batch,
+        "idle_rss_mib": round(idle_rss / 2**20, 1),
+        "parked_rss_mib": round(rss / 2**20, 1),
+        "extra_rss_mib": round((rss - idle_rss) / 2**20, 1),
+        "idle_threads": idle_threads,
+        "parked_threads": threads,
+        "parked_cpu_percent": parked_cpu,
+        "send_seconds": round(send_seconds, 3),
+        "wake_ms_p50": pct(0.5),
+        "wake_ms_p99": pct(0.99),
+        "wake_ms_max": round(lat[-1], 1) if lat else None,
+        "answered_with_message": len(lat),
+        "answered_empty": empty,
+        "errors": failed + errors,
+        "answered_twice": twice,
+        "unanswered": polls - len(answers),
+    }
+
+
+# ---------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--polls", type=int, default=1000)
+    p.add_argument("--quick", action="store_true", help="1 second, 1 round, 200 polls: a smoke run")
+    p.add_argument("--stacks-only", action="store_true", help="only part 3, the candidate stacks")
+    p.add_argument("--serve-stack", help=argparse.SUPPRESS)
+    p.add_argument("--db", help=argparse.SUPPRESS)
+    p.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.serve_stack:
+        serve_stack(a.serve_stack, a.db, a.port)
+        return {}
+    if a.quick:
+        a.seconds, a.rounds, a.polls = 1.0, 1, 200
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    workdir = tempfile.mkdtemp(prefix="endpoint-bench-")
+    result: dict[str, Any] = {
+        "benchmark": "endpoint_bench",
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": _commit(),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_before": os.getloadavg()},
+        "method": {"seconds": a.seconds, "rounds": a.rounds, "levels": list(LEVELS), "polls": a.polls},
+    }
+    servers: list[Server] = []
+    try:
+        if a.stacks_only:
+            servers = [stack_server(workdir, st) for st in STACKS]
+            result["stacks"] = throughput(servers, (1, 16, 64), a.seconds, a.rounds)
+            return result
+        print("throughput", flush=True)
+        servers = [sqsqlite_server(workdir, 1), sqsqlite_server(workdir, 2), moto_server()]
+        result["throughput"] = throughput(servers, LEVELS, a.seconds, a.rounds)
+        moto = result["throughput"]["moto_server"]["levels"]
+        for name in ("sqsqlite --workers 1", "sqsqlite --workers 2"):
+            mine = result["throughput"][name]["levels"]
+            result["throughput"][name]["vs_moto"] = {k: round(mine[k]["rps"] / max(1, moto[k]["rps"]), 1) for k in mine}
+            result["throughput"][name]["rise_1_to_64"] = round(mine["64"]["rps"] / max(1, mine["1"]["rps"]), 2)
+        print("parked long polls", flush=True)
+        result["long_polls"] = {}
+        for s in servers:
+            result["long_polls"][s.name] = asyncio.run(_parked(s, a.polls, a.polls // 10, 10))
+            print(f"  {s.name}: {result['long_polls'][s.name]}", flush=True)
+        for s in servers:
+            s.stop()
+        servers = []
+        print("candidate stacks", flush=True)
+        servers = [stack_server(workdir, st) for st in STACKS]
+        result["stacks"] = throughput(servers, (1, 16, 64), a.seconds, a.rounds)
+    finally:
+        for s in servers:
+            s.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    result["machine"]["load_after"] = os.getloadavg()
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: result[k] for k in ("throughput", "stacks") if k in result}, indent=1))
+    return result
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

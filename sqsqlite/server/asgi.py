@@ -1,0 +1,335 @@
+"""The endpoint as an ASGI application: bodies in, answers out, long polls parked on the loop.
+
+``dispatch.py`` does everything SQS-shaped; this module only moves bytes and decides where the
+engine runs. Engine calls (about 0.1 ms of SQLite each) run on the loop while the server is
+nearly idle and on a small thread pool under load or with several workers, so a write that
+waits on another process's lock never stalls the loop that every other connection and parked
+poll shares (docs/server.md has the measurements).
+
+A ReceiveMessage is called parkable: when its claim comes back empty the engine raises
+``Park`` instead of blocking, and the poll waits here as a future in its queue's line (see
+``waiting.py``) while listening for the client to leave. A client that leaves frees its place at
+once, and any messages claimed for it in that moment are made visible again (visibility 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from .. import defaults as D
+from ..errors import SQSError
+from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, new_request_id, queue_name
+from .waiting import AsyncWakeups, Park, Stopping
+
+# The largest request body read. A request carries at most 1 MiB of payload (one message or a
+# batch), and neither encoding grows it more than 3 times (percent-encoding a byte: %XX; JSON
+# escaping a supplementary character: two \\uXXXX for 4 bytes), plus room for the envelope.
+MAX_REQUEST_BYTES = 3 * D.MAX_BATCH_PAYLOAD + 256 * 1024
+# A refused oversized body still being sent is read and dropped up to this much (bytes, seconds)
+# before the answer, so the client sees the answer rather than a reset connection.
+DRAIN_BYTES = 16 * 1024 * 1024
+DRAIN_SECONDS = 2.0
+# An engine call runs on the loop itself while fewer requests than this are being served: a
+# hand-off to a thread costs more than the call then. With more, the pool lets SQLite's C code
+# (which releases the GIL) overlap the loop's HTTP and JSON work. Workers of one file always use
+# the pool: there a write often waits for another process's lock, and the loop must not.
+# Measured: docs/server.md.
+INLINE_BELOW = 3
+
+
+class _TooLarge(Exception):
+    def __init__(self, size: int | None):
+        self.size = size
+
+
+class App:
+    """The ASGI application (HTTP only; no lifespan: the server object starts and stops it)."""
+
+    def __init__(
+        self, dispatcher: Dispatcher, wakeups: AsyncWakeups, executor: ThreadPoolExecutor | None, inline_below: int = INLINE_BELOW
+    ):
+        self.dispatcher = dispatcher
+        self.wakeups = wakeups
+        self.executor = executor  # None: every engine call runs on the loop itself
+        self.inline_below = inline_below
+        self.active = 0  # requests being served now, parked polls not counted
+        self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
+        self._tasks: set[asyncio.Future] = set()
+        self.requests = 0
+        self.server_ms = 0.0
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return
+        self.active += 1
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.active -= 1
+
+    async def _serve(self, scope: dict, receive: Callable, send: Callable) -> None:
+        started = time.perf_counter()
+        headers = Headers([(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]])
+        path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1").partition("?")[0]
+        method = scope["method"]
+        d = self.dispatcher
+        try:
+            body = await self._read_body(method, headers, receive)
+        except _TooLarge as big:
+            rid = new_request_id()
+            await self._respond(send, d.too_large(big.size, headers, rid), rid, started, d.protocol(headers)[1])
+            return
+        except ValueError as exc:
+            rid = new_request_id()
+            await self._respond(send, d.bad_request(str(exc), headers, rid), rid, started, None)
+            return
+        req = Request(method, path, scope["query_string"].decode("latin-1"), headers, body)
+        if console_serves(path):  # the web console and /metrics: their own auth, pages and errors
+            answer = await self._engine(lambda: d.console_page(req), pooled=True)
+            await self._respond(send, answer, "", started, console_action(path))
+            return
+        try:
+            call = d.parse(req, started)
+        except Refused as refused:
+            await self._respond(send, refused.answer, refused.request_id, started, refused.action)
+            return
+        if call.action == "ReceiveMessage":
+            answer_or_none = await self._receive(call, receive)
+            if answer_or_none is None:
+                return  # the client left: nobody to answer
+            answer = answer_or_none
+        else:
+            answer = await self._engine(lambda: d.outcome(call, lambda: d.run(call)))
+        await self._respond(send, answer, call.request_id, started, call.action)
+
+    async def _engine(self, work: Callable[[], Any], pooled: bool = False) -> Any:
+        if self.executor is None or (self.active < self.inline_below and not pooled):
+            return work()
+        return await asyncio.get_running_loop().run_in_executor(self.executor, work)
+
+    # ------------------------------------------------------------ long polls
+
+    async def _receive(self, call: Call, receive: Callable) -> Answer | None:
+        d, wakeups = self.dispatcher, self.wakeups
+        queue: str | None = None
+        deadline: int | None = None
+        gone: asyncio.Future | None = None
+        listener: asyncio.Task | None = None
+        woken = False
+        nudged = False
+        try:
+            start = d.db.now()
+            while True:
+                request = call.request
+                if deadline is not None:  # a later round: the engine waits no longer than the first round's deadline
+                    left = deadline - d.db.now()
+                    request = {**request, "WaitTimeSeconds": max(0, -(-left // 1000))}
+                first = start if deadline is None else None
+                kind: str = "done"
+                value: Any = {}
+                if woken:  # one claim for every poll of the queue woken in this turn of the loop
+                    kind, value = await self._claim_together(call, request)
+                if not value:  # not woken, or the shared claim left none for it: its own claim (which may park)
+                    kind, value = await self._engine(functools.partial(self._claim, call, request, first))
+                if nudged and kind == "done" and _full(call, value):
+                    wakeups.pass_baton(queue or queue_name(call))
+                nudged = False
+                if kind == "answer":
+                    return value
+                if kind == "done":
+                    if gone is not None and value.get("Messages"):
+                        # Let the loop read a connection that dropped while the claim ran (its
+                        # close is an I/O event, then the listener's wake-up) before answering.
+                        for _ in range(3):
+                            await asyncio.sleep(0)
+                    if gone is not None and gone.done() and value.get("Messages"):
+                        await self._engine(functools.partial(self._release, call, value["Messages"]))
+                        return None
+                    return d.success(call, value)
+                park: Park = value[0]
+                queue = park.queue
+                if deadline is None:
+                    deadline = value[1]
+                if gone is None:
+                    gone = asyncio.get_running_loop().create_future()
+                    listener = asyncio.ensure_future(_listen(receive, gone))
+                self.active -= 1
+                try:
+                    state = await wakeups.park(queue, park.mark, min(park.until, deadline), gone, front=woken)
+                finally:
+                    self.active += 1
+                if state == "gone":
+                    return None
+                woken, nudged = state in ("woken", "nudged"), state == "nudged"
+        except Stopping:
+            return d.success(call, {})  # shutting down: the poll ends with no messages, as at its deadline
+        finally:
+            if listener is not None:
+                listener.cancel()
+
+    async def _claim_together(self, call: Call, request: dict) -> tuple[str, Any]:
+        """A woken poll's claim, made as one claim with the other polls of its queue (same
+        request but for the count) woken in the same turn of the loop: a send of 10 messages
+        to 10 parked polls costs one write transaction, not ten. The messages are shared out in
+        the order the polls were woken. FIFO queues and receive attempt ids are left alone."""
+        want = request.get("MaxNumberOfMessages", 1)
+        if type(want) is str and want.isdigit():
+            want = int(want)
+        url = request.get("QueueUrl")
+        if (
+            type(want) is not int
+            or not 1 <= want <= 10
+            or type(url) is not str
+            or url.endswith(".fifo")
+            or "ReceiveRequestAttemptId" in request
+        ):
+            return "done", {}
+        key = (url, repr(sorted((k, v) for k, v in request.items() if k not in ("MaxNumberOfMessages", "WaitTimeSeconds"))))
+        loop = asyncio.get_running_loop()
+        mine: asyncio.Future = loop.create_future()
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = []
+            loop.call_soon(lambda: self._tasks.add(asyncio.ensure_future(self._claim_group(key, call, request))))
+        group.append((want, mine))
+        return await mine
+
+    async def _claim_group(self, key: tuple, call: Call, request: dict) -> None:
+        members = self._groups.pop(key, [])
+        try:
+            while members:
+                chunk, total = [], 0
+                while members and total + members[0][0] <= D.MAX_MESSAGES.high:
+                    want, fut = members.pop(0)
+                    chunk.append((want, fut))
+                    total += want
+                shared = {**request, "MaxNumberOfMessages": total, "WaitTimeSeconds": 0}
+                kind, value = await self._engine(functools.partial(self._claim, call, shared, None))
+                messages = list(value.get("Messages") or ()) if kind == "done" else []
+                for want, fut in chunk:
+                    if fut.done():
+                        continue  # its poll ended meanwhile (shutdown): it takes no share
+                    share, messages = messages[:want], messages[want:]
+                    fut.set_result(("done", {"Messages": share} if share else {}))
+                if messages:  # a member left meanwhile: nobody to hand these to
+                    await self._engine(functools.partial(self._release, call, messages))
+        finally:
+            for _, fut in members:
+                if not fut.done():
+                    fut.set_result(("done", {}))
+            self._tasks.discard(asyncio.current_task())
+
+    def _claim(self, call: Call, request: dict, start: int | None) -> tuple[str, Any]:
+        """One round of a receive, in an engine thread: ('done', result), ('park', (Park,
+        deadline)) or ('answer', an error Answer)."""
+        d = self.dispatcher
+        self.wakeups.parkable(True)
+        try:
+            return "done", d.run(call, request)
+        except Park as park:
+            deadline = None
+            if start is not None:
+                wait = call.request.get("WaitTimeSeconds")
+                if wait is None:  # the queue's ReceiveMessageWaitTimeSeconds
+                    attrs = d.actions.call(
+                        "GetQueueAttributes", {"QueueUrl": call.request["QueueUrl"], "AttributeNames": ["ReceiveMessageWaitTimeSeconds"]}
+                    )
+                    wait = attrs["Attributes"]["ReceiveMessageWaitTimeSeconds"]
+                deadline = start + int(wait) * 1000
+            return "park", (park, deadline)
+        except Stopping:
+            return "done", {}
+        except SQSError as err:
+            return "answer", d.error(err, call.is_json, call.request_id)
+        except Exception:
+            return "answer", d.internal(call.is_json, call.request_id)
+        finally:
+            self.wakeups.parkable(False)
+
+    def _release(self, call: Call, messages: list[dict]) -> None:
+        """Messages claimed for a client that left: visible again now, not at their visibility timeout."""
+        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0} for i, m in enumerate(messages)]
+        with contextlib.suppress(SQSError):
+            self.dispatcher.actions.call("ChangeMessageVisibilityBatch", {"QueueUrl": call.request["QueueUrl"], "Entries": entries})
+
+    # ------------------------------------------------------------ bodies and answers
+
+    async def _read_body(self, method: str, headers: Headers, receive: Callable) -> bytes:
+        if method in ("GET", "HEAD"):
+            return b""
+        limit = self.dispatcher.max_request_bytes
+        length = headers.get("Content-Length")
+        if length is not None and length.strip().isdigit() and int(length) > limit:
+            if int(length) <= DRAIN_BYTES:
+                await _drain(receive)
+            raise _TooLarge(int(length))
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                raise ValueError("The client went away before sending the whole body.")
+            chunk = message.get("body", b"")
+            total += len(chunk)
+            if total > limit:
+                await _drain(receive)
+                raise _TooLarge(None if length is None else total)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _respond(self, send: Callable, answer: Answer, request_id: str, started: float, action: str | None) -> None:
+        d = self.dispatcher
+        if not request_id:
+            request_id = new_request_id()
+        await send({"type": "http.response.start", "status": answer.status, "headers": d.head(answer, request_id, started)})
+        await send({"type": "http.response.body", "body": answer.body})
+        elapsed = (time.perf_counter() - started) * 1000
+        self.requests += 1
+        self.server_ms += elapsed
+        if d.console is not None:  # /metrics' request counts, errors and latencies
+            error = answer.headers.get("x-amzn-query-error")
+            d.console.observe(action, answer.status, error.partition(";")[0] if error else None, elapsed / 1000)
+
+
+async def _listen(receive: Callable, gone: asyncio.Future) -> None:
+    """Resolve ``gone`` when the client disconnects (the body is read: nothing else comes)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            if not gone.done():
+                gone.set_result(True)
+            return
+
+
+async def _drain(receive: Callable) -> None:
+    deadline, dropped = time.monotonic() + DRAIN_SECONDS, 0
+    while dropped < DRAIN_BYTES:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        try:
+            message = await asyncio.wait_for(receive(), left)
+        except asyncio.TimeoutError:
+            return
+        if message["type"] != "http.request":
+            return
+        dropped += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
+def _full(call: Call, result: Any) -> bool:
+    if not isinstance(result, dict):
+        return False
+    try:
+        wanted = int(call.request.get("MaxNumberOfMessages", D.MAX_MESSAGES.default))
+    except (TypeError, ValueError):
+        wanted = 1
+    return len(result.get("Messages") or ()) >= wanted

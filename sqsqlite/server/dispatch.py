@@ -1,0 +1,273 @@
+"""One request, whatever carried it: SQS's JSON 1.0 and query protocols over the action layer.
+
+The transport (``asgi.py``) reads the request, hands it here as a :class:`Request` and writes the
+:class:`Answer` back. Everything SQS-shaped lives here: which action, signature checks, the
+queue named by the path, errors in each protocol's words. Only the engine call itself is left to
+the transport, because a long poll parks there instead of blocking a thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+import traceback
+import uuid
+from email.utils import formatdate
+from typing import Any, NamedTuple
+from urllib.parse import parse_qsl
+
+from .. import console as console_module
+from .. import defaults as D
+from .. import validation as V
+from ..actions import MEMBERS, UNSUPPORTED, Actions
+from ..errors import BatchRequestTooLong, InvalidParameterValue, QueueDoesNotExist, SQSError
+from . import wire
+from .sigv4 import Verifier
+from .waiting import ServedDatabase, Stopping
+
+log = logging.getLogger("sqsqlite.server")
+
+_HOST = re.compile(r"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
+_BATCH_ACTIONS = {"SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"}
+
+
+def new_request_id() -> str:
+    """A request id as SQS's: a version-4 UUID (from the random module: no system call per request)."""
+    return str(uuid.UUID(int=random.getrandbits(128), version=4))
+
+
+class Headers:
+    """A request's headers, found by name whatever its case (the first of a repeated name)."""
+
+    def __init__(self, pairs: list[tuple[str, str]]):
+        self._pairs = pairs
+        self._by_name: dict[str, str] = {}
+        for name, value in pairs:
+            self._by_name.setdefault(name.lower(), value)
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self._by_name.get(name.lower(), default)
+
+    def items(self) -> list[tuple[str, str]]:
+        return self._pairs
+
+
+class Request(NamedTuple):
+    method: str
+    path: str
+    raw_query: str
+    headers: Headers
+    body: bytes
+
+
+class Answer(NamedTuple):
+    status: int
+    content_type: str
+    body: bytes
+    headers: dict[str, str]
+
+
+class Call:
+    """An SQS request parsed and checked, ready for the engine."""
+
+    __slots__ = ("action", "request", "is_json", "request_id", "endpoint", "started")
+
+    def __init__(self, action: str, request: dict, is_json: bool, request_id: str, endpoint: str, started: float):
+        self.action, self.request, self.is_json = action, request, is_json
+        self.request_id, self.endpoint, self.started = request_id, endpoint, started
+
+
+class Refused(Exception):
+    """Parsing ended in an answer (an error, or a console page) instead of a Call."""
+
+    def __init__(self, answer: Answer, action: str | None, request_id: str):
+        self.answer, self.action, self.request_id = answer, action, request_id
+
+
+class Dispatcher:
+    """Parses requests into Calls, runs them through the action layer, and words the answers."""
+
+    def __init__(self, db: ServedDatabase, *, verifier: Verifier | None, console: Any, max_request_bytes: int, default_host: str):
+        self.db = db
+        self.actions = Actions(db)
+        self.verifier = verifier
+        self.console = console
+        self.max_request_bytes = max_request_bytes
+        self.default_host = default_host
+        self.stopping = False
+
+    # ------------------------------------------------------------ parsing
+
+    @staticmethod
+    def protocol(headers: Headers) -> tuple[bool, str | None]:
+        """(is the request JSON 1.0, its action as far as the headers tell)."""
+        target = headers.get("X-Amz-Target")
+        content_type = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        is_json = target is not None or content_type.startswith("application/x-amz-json")
+        action = None
+        if is_json and target:
+            prefix, _, action = target.partition(".")
+            if prefix != "AmazonSQS":
+                action = target
+        return is_json, action
+
+    def parse(self, req: Request, started: float) -> Call:
+        """The Call a request makes; raises Refused with the answer when it makes none."""
+        request_id = new_request_id()
+        is_json, action = self.protocol(req.headers)
+        try:
+            if self.verifier is not None:
+                self.verifier.verify(req.method, req.path, req.raw_query, req.headers.items(), req.body)
+            if is_json:
+                if not action or action not in MEMBERS and action not in UNSUPPORTED:
+                    raise wire.WireError(
+                        "InvalidAction",
+                        f"Unknown X-Amz-Target {req.headers.get('X-Amz-Target')!r}: expected AmazonSQS.<Action>, one of {', '.join(MEMBERS)}.",
+                        json_type="com.amazon.coral.service#UnknownOperationException",
+                    )
+                request = wire.json_request(req.body)
+            else:
+                # errors="strict": a percent-escape that decodes to no UTF-8 is refused, not
+                # stored as U+FFFD (parse_qsl's default replaces it).
+                try:
+                    params = parse_qsl(req.raw_query, keep_blank_values=True, errors="strict")
+                except UnicodeDecodeError:
+                    raise InvalidParameterValue("The query string is not valid UTF-8 once percent-decoded.") from None
+                if req.method == "POST" and req.body:
+                    try:
+                        params += parse_qsl(req.body.decode("utf-8"), keep_blank_values=True, errors="strict")
+                    except UnicodeDecodeError:
+                        raise InvalidParameterValue("The form-encoded request body is not valid UTF-8 once percent-decoded.") from None
+                action = next((v for k, v in params if k == "Action"), None)
+                if not action:
+                    raise wire.WireError("MissingAction", "The request must contain the parameter Action.")
+                if action not in MEMBERS and action not in UNSUPPORTED:
+                    raise wire.WireError("InvalidAction", f"The action {action} is not valid for this web service.")
+                request = wire.query_request(params, action)
+                if request.get("AttributeNames") and "MessageSystemAttributeNames" in request:
+                    # SQS's query API answers AttributeNames alone when a receive gives both.
+                    del request["MessageSystemAttributeNames"]
+            self._queue_from_path(req.path, action, request)
+            trace = req.headers.get("X-Amzn-Trace-Id")
+            if trace and action == "SendMessage":
+                # As SQS: the X-Ray header of a SendMessage becomes the message's AWSTraceHeader,
+                # unless the request gives one as a message system attribute.
+                system = request.setdefault("MessageSystemAttributes", {})
+                if isinstance(system, dict):
+                    system.setdefault("AWSTraceHeader", {"DataType": "String", "StringValue": trace})
+        except SQSError as err:
+            raise Refused(self.error(err, is_json, request_id), action, request_id) from None
+        return Call(action, request, is_json, request_id, self._endpoint(req.headers), started)
+
+    def _queue_from_path(self, path: str, action: str, request: dict) -> None:
+        """Query requests may be sent to the queue's own URL; the path then names the queue."""
+        parts = [p for p in path.split("/") if p]
+        if not parts:
+            return
+        if parts[:-2] in (["queue"], [self.db.region], ["queue", self.db.region]):
+            parts = parts[-2:]  # the path-style URLs emulators give: /queue/<region>/<account>/<name>
+        if len(parts) != 2:
+            raise wire.WireError(
+                "InvalidAddress", f"The address {path!r} is not valid for this endpoint: use / or /<account>/<queue>.", 404
+            )
+        account, name = parts
+        if account != self.db.account_id:
+            raise QueueDoesNotExist(
+                "The specified queue does not exist.",
+                f"The queue {name!r} does not exist in account {account}; this endpoint serves account {self.db.account_id}.",
+            )
+        if "QueueUrl" in MEMBERS.get(action, ()) and not request.get("QueueUrl"):
+            request["QueueUrl"] = name
+
+    def _endpoint(self, headers: Headers) -> str:
+        host = (headers.get("Host") or "").strip()
+        if not _HOST.fullmatch(host):
+            host = self.default_host
+        return f"http://{host}"
+
+    # ------------------------------------------------------------ running
+
+    def run(self, call: Call, request: dict | None = None) -> dict:
+        """The engine's answer to a Call (blocking; a long poll may raise waiting.Park)."""
+        db = self.db
+        db.begin_request(call.endpoint)
+        try:
+            return self.actions.call(call.action, call.request if request is None else request)
+        finally:
+            db.end_request()
+
+    def console_page(self, req: Request) -> Answer:
+        answer = self.console.handle(req.method, req.path, req.raw_query, req.headers, req.body)
+        return Answer(answer.status, answer.content_type, answer.body, dict(answer.headers))
+
+    # ------------------------------------------------------------ answers
+
+    def success(self, call: Call, result: dict) -> Answer:
+        if call.is_json:
+            return Answer(200, wire.JSON_CONTENT_TYPE, wire.json_response(result), {})
+        return Answer(200, wire.XML_CONTENT_TYPE, wire.xml_response(call.action, result, call.request_id), {})
+
+    def outcome(self, call: Call, run: Any) -> Answer:
+        """The answer to a Call whose engine work is ``run()``; any error becomes SQS's answer."""
+        try:
+            return self.success(call, run())
+        except Stopping:
+            return self.success(call, {})  # shutting down: a long poll ends with no messages, as at its deadline
+        except SQSError as err:
+            return self.error(err, call.is_json, call.request_id)
+        except Exception:
+            return self.internal(call.is_json, call.request_id)
+
+    def internal(self, is_json: bool, request_id: str) -> Answer:
+        """A bug, not the caller's fault: say so without leaking internals."""
+        log.error("request %s failed:\n%s", request_id, traceback.format_exc())
+        err = wire.WireError(
+            "InternalError", f"The server could not complete request {request_id}.", 500, "com.amazonaws.sqs#InternalError", False
+        )
+        return self.error(err, is_json, request_id)
+
+    def error(self, err: SQSError, is_json: bool, request_id: str, status: int | None = None) -> Answer:
+        code, _, wire_status = wire.error_parts(err)
+        headers = {"x-amzn-query-error": f"{code};{'Sender' if err.sender_fault else 'Receiver'}"}
+        if is_json:
+            return Answer(status or wire_status, wire.JSON_CONTENT_TYPE, wire.json_error(err), headers)
+        return Answer(status or wire_status, wire.XML_CONTENT_TYPE, wire.xml_error(err, request_id), headers)
+
+    def too_large(self, size: int | None, headers: Headers, request_id: str) -> Answer:
+        is_json, action = self.protocol(headers)
+        limit = self.max_request_bytes
+        what = f"of {size} bytes" if size is not None else "(chunked)"
+        message = f"The request body {what} is larger than this endpoint accepts ({limit} bytes); a message or batch carries at most {D.MAX_BATCH_PAYLOAD} bytes."
+        err: SQSError = BatchRequestTooLong(message) if action in _BATCH_ACTIONS else InvalidParameterValue(message)
+        answer = self.error(err, is_json, request_id, status=413)
+        return answer._replace(headers={**answer.headers, "Connection": "close"})
+
+    def bad_request(self, message: str, headers: Headers, request_id: str) -> Answer:
+        is_json, _ = self.protocol(headers)
+        return self.error(wire.WireError("InvalidRequest", message), is_json, request_id)
+
+    def head(self, answer: Answer, request_id: str, started: float) -> list[tuple[bytes, bytes]]:
+        """The response's headers, as bytes pairs."""
+        elapsed = (time.perf_counter() - started) * 1000
+        pairs = [
+            (b"Content-Type", answer.content_type.encode("latin-1")),
+            (b"Content-Length", str(len(answer.body)).encode()),
+            (b"x-amzn-RequestId", request_id.encode()),
+            (b"Server-Timing", f"sqsqlite;dur={elapsed:.3f}".encode()),
+            (b"Date", formatdate(usegmt=True).encode()),
+            (b"Server", b"sqsqlite"),
+        ]
+        pairs += [(k.encode("latin-1"), str(v).encode("latin-1")) for k, v in answer.headers.items()]
+        if self.stopping and "Connection" not in answer.headers:
+            pairs.append((b"Connection", b"close"))
+        return pairs
+
+
+def queue_name(call: Call) -> str:
+    return V.queue_name_from_url(call.request["QueueUrl"])
+
+
+console_serves = console_module.serves
+console_action = console_module.action

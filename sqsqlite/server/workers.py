@@ -1,0 +1,80 @@
+"""``sqsqlite serve --workers N``: N processes accepting on one listening socket.
+
+The parent binds the socket and checks the database, then starts N workers, each a fresh
+interpreter (``python -m sqsqlite.server.workers``) handed the socket's descriptor: each runs
+its own event loop, engine threads and SQLite connections on the one file, and the kernel
+spreads connections over the processes accepting on the socket. A send through any worker
+wakes long polls waiting in the others (``peers.py``). SIGTERM or SIGINT to the parent stops
+every worker cleanly; a worker that dies unexpectedly stops the others and the parent exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+# How long (seconds) the parent waits for a stopping worker before killing it.
+STOP_WAIT = 40
+
+
+def run_workers(options: dict[str, Any], workers: int, sock: socket.socket, started: Callable[[], None] = lambda: None) -> bool:
+    """Serve with ``workers`` processes until SIGTERM/SIGINT (``started`` is called once they
+    run); True if every worker stopped cleanly."""
+    fd = sock.fileno()
+    argv = [sys.executable, "-m", "sqsqlite.server.workers", json.dumps({**options, "fd": fd})]
+    procs = [subprocess.Popen(argv, pass_fds=[fd]) for _ in range(workers)]
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    started()
+    unexpected = False
+    try:
+        while not stop.wait(0.2):
+            if any(p.poll() is not None for p in procs):
+                unexpected = True
+                break
+    finally:
+        sock.close()
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(STOP_WAIT)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return not unexpected and all(p.returncode == 0 for p in procs)
+
+
+def main() -> None:
+    from .endpoint import make_server
+
+    options = json.loads(sys.argv[1])
+    sock = socket.socket(fileno=options.pop("fd"))
+    # Workers contend for the file's write lock by design: an engine call waiting for it must
+    # not stall the loop, so every call goes to the thread pool (docs/server.md).
+    server = make_server(options.pop("db_path"), sock=sock, inline_below=0, **options)
+
+    def on_signal(signum, frame):
+        server.request_stop()
+
+    for s in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(s, on_signal)
+    server.serve()
+    sys.exit(0 if server.clean else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""Long polls as waits on the event loop: woken across processes, freed when their client leaves,
+each message answered once. Correctness only; the figures are benchmarks/endpoint_bench.py's."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import sqsqlite
+from benchmarks.rawsqs import Connection
+from sqsqlite.server import BackgroundServer, waiting
+from sqsqlite.server.asgi import App
+
+pytestmark = pytest.mark.slow
+
+
+async def _until(predicate, seconds: float = 15.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.005)
+
+
+def _visible_and_hidden(db_path: str, queue: str) -> tuple[int, int]:
+    with sqsqlite.connect(db_path) as db:
+        attrs = db.queue(queue).get_queue_attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+    return int(attrs["ApproximateNumberOfMessages"]), int(attrs["ApproximateNumberOfMessagesNotVisible"])
+
+
+def test_two_hundred_parked_polls_are_all_woken_by_sends_and_no_message_is_answered_twice(tmp_path):
+    with BackgroundServer(str(tmp_path / "many.db")) as server:
+
+        async def scenario():
+            admin = await Connection(server.url).open()
+            url = (await admin.call("CreateQueue", {"QueueName": "many"}))["QueueUrl"]
+            polls = [await Connection(server.url).open() for _ in range(200)]
+            for c in polls:
+                c.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "VisibilityTimeout": 300})
+            await _until(lambda: server.db.wakeups.parked("many") == 200)
+            for b in range(20):
+                entries = [{"Id": str(i), "MessageBody": f"{b}-{i}"} for i in range(10)]
+                await admin.call("SendMessageBatch", {"QueueUrl": url, "Entries": entries})
+            answers = await asyncio.wait_for(asyncio.gather(*(c.read() for c in polls)), 30)
+            for c in [admin, *polls]:
+                c.close()
+            return answers
+
+        answers = asyncio.run(scenario())
+    bodies = [m["Body"] for a in answers for m in a.get("Messages", [])]
+    assert len(bodies) == 200 and len(set(bodies)) == 200  # every poll got one, none got one twice
+    assert all(len(a["Messages"]) == 1 for a in answers)
+
+
+def test_a_send_wakes_only_as_many_parked_polls_as_it_has_messages(tmp_path):
+    with BackgroundServer(str(tmp_path / "herd.db")) as server:
+
+        async def scenario():
+            admin = await Connection(server.url).open()
+            url = (await admin.call("CreateQueue", {"QueueName": "herd"}))["QueueUrl"]
+            polls = [await Connection(server.url).open() for _ in range(50)]
+            for c in polls:
+                c.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20})
+            await _until(lambda: server.db.wakeups.parked("herd") == 50)
+            before = server.db.wakeups.wakes
+            await admin.call("SendMessageBatch", {"QueueUrl": url, "Entries": [{"Id": str(i), "MessageBody": str(i)} for i in range(3)]})
+            reads = [asyncio.ensure_future(c.read()) for c in polls]
+            await _until(lambda: sum(r.done() for r in reads) == 3)
+            await _until(lambda: server.db.wakeups.parked("herd") == 47)
+            woken = server.db.wakeups.wakes - before
+            server.db.wakeups.stop()  # the rest answer empty
+            await asyncio.gather(*reads)
+            for c in [admin, *polls]:
+                c.close()
+            return woken
+
+        woken = asyncio.run(scenario())
+    # Three messages: three polls woken (and, rarely, one more by the watcher of commits nobody
+    # announced, which may pass the baton once).
+    assert 3 <= woken <= 5
+
+
+def test_a_client_that_leaves_mid_poll_frees_its_wait_and_a_later_send_is_not_lost(tmp_path):
+    path = str(tmp_path / "leave.db")
+    with BackgroundServer(path) as server:
+
+        async def scenario():
+            admin = await Connection(server.url).open()
+            url = (await admin.call("CreateQueue", {"QueueName": "leave"}))["QueueUrl"]
+            leaver = await Connection(server.url).open()
+            leaver.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "VisibilityTimeout": 600})
+            await _until(lambda: server.db.wakeups.parked("leave") == 1)
+            leaver.abort()
+            await _until(lambda: server.db.wakeups.parked("leave") == 0)  # its place in line is freed
+            await admin.call("SendMessage", {"QueueUrl": url, "MessageBody": "for whoever is still here"})
+            got = await admin.call("ReceiveMessage", {"QueueUrl": url})
+            admin.close()
+            return got
+
+        got = asyncio.run(scenario())
+    assert [m["Body"] for m in got["Messages"]] == ["for whoever is still here"]
+
+
+def test_a_message_claimed_for_a_poll_whose_client_left_is_visible_again_at_once(tmp_path, monkeypatch):
+    path = str(tmp_path / "claimed.db")
+    with BackgroundServer(path) as server:
+        app: App = server.server.app
+        claim = app._claim
+        left = {}
+
+        def claim_then_leave(call, request, start):
+            # The client goes away just as its claim comes back with a message.
+            kind, value = claim(call, request, start)
+            if kind == "done" and value.get("Messages") and "claimed" not in left:
+                left["claimed"] = True
+                left["conn"].abort()
+                time.sleep(0.3)  # bounded: the loop sees the connection drop before this claim's answer
+            return kind, value
+
+        monkeypatch.setattr(app, "_claim", claim_then_leave)
+
+        async def scenario():
+            admin = await Connection(server.url).open()
+            url = (await admin.call("CreateQueue", {"QueueName": "claimed"}))["QueueUrl"]
+            left["conn"] = await Connection(server.url).open()
+            left["conn"].write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "VisibilityTimeout": 600})
+            await _until(lambda: server.db.wakeups.parked("claimed") == 1)
+            await admin.call("SendMessage", {"QueueUrl": url, "MessageBody": "not lost"})
+            await _until(lambda: "claimed" in left)
+            await _until(lambda: _visible_and_hidden(path, "claimed") == (1, 0))
+            got = await admin.call("ReceiveMessage", {"QueueUrl": url})
+            admin.close()
+            return got
+
+        got = asyncio.run(scenario())
+    assert got["Messages"][0]["Body"] == "not lost"  # visible again long before its 600-second timeout
+
+
+def test_a_poll_parked_in_one_server_is_woken_by_a_send_through_another_serving_the_same_file(tmp_path, monkeypatch):
+    # The data_version watcher would also notice the other server's commit: silence it, so only
+    # the wake-up sent between the servers can answer the poll before its deadline.
+    monkeypatch.setattr(waiting, "WATCH_MIN_GAP", 3600.0)
+    path = str(tmp_path / "peers.db")
+    sqsqlite.connect(path).close()
+    with BackgroundServer(path) as a, BackgroundServer(path) as b:
+
+        async def scenario():
+            admin_b = await Connection(b.url).open()
+            url = (await admin_b.call("CreateQueue", {"QueueName": "across"}))["QueueUrl"]
+            polls = [await Connection(a.url).open() for _ in range(5)]
+            for c in polls:
+                c.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20})
+            await _until(lambda: a.db.wakeups.parked("across") == 5)
+            started = time.monotonic()
+            await admin_b.call("SendMessageBatch", {"QueueUrl": url, "Entries": [{"Id": str(i), "MessageBody": str(i)} for i in range(5)]})
+            answers = await asyncio.wait_for(asyncio.gather(*(c.read() for c in polls)), 15)
+            for c in [admin_b, *polls]:
+                c.close()
+            return answers, time.monotonic() - started
+
+        answers, took = asyncio.run(scenario())
+    assert sorted(m["Body"] for a in answers for m in a["Messages"]) == ["0", "1", "2", "3", "4"]
+    assert took < 15  # woken, not answered at the 20-second deadline
+
+
+def test_serve_with_two_workers_wakes_polls_in_both_and_stops_cleanly_on_sigterm(tmp_path):
+    path = str(tmp_path / "workers.db")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqlite.server", "--db", path, "--port", "0", "--workers", "2"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = proc.stderr.readline()
+        m = re.search(r"at (http://\S+) with 2 workers", line)
+        assert m, line
+        url = m.group(1)
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        assert len(children) == 2
+
+        async def scenario():
+            admin = await Connection(url).open()
+            q = (await admin.call("CreateQueue", {"QueueName": "w"}))["QueueUrl"]
+            polls = [await Connection(url).open() for _ in range(16)]  # spread over both workers by the kernel
+            for c in polls:
+                c.write("ReceiveMessage", {"QueueUrl": q, "WaitTimeSeconds": 20})
+            await asyncio.sleep(0.5)  # let them park
+            started = time.monotonic()
+            for i in range(16):
+                sender = await Connection(url).open()  # each through whichever worker accepts it
+                await sender.call("SendMessage", {"QueueUrl": q, "MessageBody": str(i)})
+                sender.close()
+            answers = await asyncio.wait_for(asyncio.gather(*(c.read() for c in polls)), 18)
+            idle = await Connection(url).open()
+            idle.write("ReceiveMessage", {"QueueUrl": q, "WaitTimeSeconds": 20})
+            await asyncio.sleep(0.3)
+            for c in [admin, *polls]:
+                c.close()
+            return answers, time.monotonic() - started, idle
+
+        async def run():
+            answers, took, idle = await scenario()
+            proc.send_signal(signal.SIGTERM)
+            last = await asyncio.wait_for(idle.read(), 30)  # a parked poll ends empty at shutdown
+            return answers, took, last
+
+        answers, took, last = asyncio.run(run())
+        code = proc.wait(30)
+        stderr = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert sorted(int(m["Body"]) for a in answers for m in a["Messages"]) == list(range(16))
+    assert took < 18 and last == {}
+    assert code == 0 and "sqsqlite stopped" in stderr, stderr
