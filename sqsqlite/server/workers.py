@@ -6,11 +6,15 @@ its own event loop, engine threads and SQLite connections on the one file, and t
 spreads connections over the processes accepting on the socket. A send through any worker
 wakes long polls waiting in the others (``peers.py``). SIGTERM or SIGINT to the parent stops
 every worker cleanly; a worker that dies unexpectedly stops the others and the parent exits 1.
+A parent killed outright (SIGKILL) can stop nothing: on Linux each worker asks the kernel for a
+SIGTERM when its parent dies, and stops as it would on the parent's own.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -27,7 +31,7 @@ def run_workers(options: dict[str, Any], workers: int, sock: socket.socket, star
     """Serve with ``workers`` processes until SIGTERM/SIGINT (``started`` is called once they
     run); True if every worker stopped cleanly."""
     fd = sock.fileno()
-    argv = [sys.executable, "-m", "sqsqlite.server.workers", json.dumps({**options, "fd": fd})]
+    argv = [sys.executable, "-m", "sqsqlite.server.workers", json.dumps({**options, "fd": fd, "parent": os.getpid()})]
     procs = [subprocess.Popen(argv, pass_fds=[fd]) for _ in range(workers)]
     stop = threading.Event()
 
@@ -58,10 +62,27 @@ def run_workers(options: dict[str, Any], workers: int, sock: socket.socket, star
     return not unexpected and all(p.returncode == 0 for p in procs)
 
 
+# prctl's option for the signal a process gets when its parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _stop_with_parent(parent: int) -> None:
+    """SIGTERM to this worker when its parent dies, where the kernel offers it (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request: no signal will come
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def main() -> None:
     from .endpoint import make_server
 
     options = json.loads(sys.argv[1])
+    parent = options.pop("parent")
     sock = socket.socket(fileno=options.pop("fd"))
     # Workers contend for the file's write lock by design: an engine call waiting for it must
     # not stall the loop, so every call goes to the thread pool (docs/server.md).
@@ -72,6 +93,7 @@ def main() -> None:
 
     for s in (signal.SIGTERM, signal.SIGINT):
         signal.signal(s, on_signal)
+    _stop_with_parent(parent)
     server.serve()
     sys.exit(0 if server.clean else 1)
 

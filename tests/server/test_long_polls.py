@@ -217,3 +217,34 @@ def test_serve_with_two_workers_wakes_polls_in_both_and_stops_cleanly_on_sigterm
     assert sorted(int(m["Body"]) for a in answers for m in a["Messages"]) == list(range(16))
     assert took < 18 and last == {}
     assert code == 0 and "sqsqlite stopped" in stderr, stderr
+
+
+def test_workers_stop_when_their_parent_is_killed_outright(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqlite.server", "--db", str(tmp_path / "orphans.db"), "--port", "0", "--workers", "2"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "with 2 workers" in proc.stderr.readline()
+        children = [int(p) for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()]
+        assert len(children) == 2
+        proc.kill()
+        proc.wait(10)
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in children):
+            assert time.monotonic() < deadline, "a worker outlived its parent"
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _alive(pid: int) -> bool:
+    # The workers are the test's grandchildren: once orphaned, init reaps them, and the pid is gone.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
