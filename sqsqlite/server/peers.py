@@ -31,6 +31,10 @@ class Peers:
         key = hashlib.sha1(f"{st.st_dev}:{st.st_ino}".encode()).hexdigest()[:16]
         self.directory = os.path.join(tempfile.gettempdir(), f"sqsqlite-wake-{key}")
         os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        if os.stat(self.directory).st_uid != os.getuid():
+            # Made by another user (the temporary directory is shared): its sockets are not
+            # ours to trust or to remove; the data_version watcher wakes polls instead.
+            raise PermissionError(f"{self.directory} belongs to another user")
         self.name = f"{os.getpid()}-{os.urandom(4).hex()}"
         self.path = os.path.join(self.directory, self.name)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

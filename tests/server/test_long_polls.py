@@ -4,6 +4,7 @@ each message answered once. Correctness only; the figures are benchmarks/endpoin
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import signal
 import subprocess
@@ -248,3 +249,17 @@ def _alive(pid: int) -> bool:
             return f.read().split(") ", 1)[1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_wake_up_directory_made_by_another_user_is_not_used(tmp_path, monkeypatch):
+    from sqsqlite.server.peers import Peers
+
+    path = tmp_path / "shared.db"
+    path.write_bytes(b"")
+    mine = Peers(str(path))
+    try:
+        monkeypatch.setattr("os.getuid", lambda: os.stat(mine.directory).st_uid + 1)
+        with pytest.raises(PermissionError, match="another user"):
+            Peers(str(path))
+    finally:
+        mine.close()
