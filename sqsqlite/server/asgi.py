@@ -37,9 +37,8 @@ DRAIN_BYTES = 16 * 1024 * 1024
 DRAIN_SECONDS = 2.0
 # An engine call runs on the loop itself while fewer requests than this are being served: a
 # hand-off to a thread costs more than the call then. With more, the pool lets SQLite's C code
-# (which releases the GIL) overlap the loop's HTTP and JSON work. Workers of one file always use
-# the pool: there a write often waits for another process's lock, and the loop must not.
-# Measured: docs/server.md.
+# (which releases the GIL) overlap the loop's HTTP and JSON work, and a write that waits for
+# another process's lock (workers of one file) waits off the loop. Measured: docs/server.md.
 INLINE_BELOW = 3
 
 

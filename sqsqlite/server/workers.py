@@ -84,9 +84,9 @@ def main() -> None:
     options = json.loads(sys.argv[1])
     parent = options.pop("parent")
     sock = socket.socket(fileno=options.pop("fd"))
-    # Workers contend for the file's write lock by design: an engine call waiting for it must
-    # not stall the loop, so every call goes to the thread pool (docs/server.md).
-    server = make_server(options.pop("db_path"), sock=sock, inline_below=0, **options)
+    # The same rule as one process: inline while nearly idle (a wait there for the other
+    # worker's write lock is one call's), on the pool once requests queue up (docs/server.md).
+    server = make_server(options.pop("db_path"), sock=sock, **options)
 
     def on_signal(signum, frame):
         server.request_stop()
