@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,9 +136,16 @@ def _config_file(text: str) -> str:
     return path
 
 
-def replicate(db_path: str, replicas: list[Replica], sync_interval: str = D.REPLICA_SYNC_INTERVAL, exec_command: str | None = None) -> int:
+def replicate(
+    db_path: str,
+    replicas: list[Replica],
+    sync_interval: str = D.REPLICA_SYNC_INTERVAL,
+    exec_command: str | None = None,
+    started: Callable[[], None] = lambda: None,
+) -> int:
     """Run Litestream in the foreground until it is stopped (SIGTERM, SIGINT) or, with
-    ``exec_command``, until that command exits. Returns Litestream's exit status."""
+    ``exec_command``, until that command exits. ``started`` is called once Litestream runs.
+    Returns Litestream's exit status."""
     text = config_text(db_path, replicas, sync_interval)
     program = litestream_program()
     for replica in replicas:
@@ -151,6 +159,7 @@ def replicate(db_path: str, replicas: list[Replica], sync_interval: str = D.REPL
             child = subprocess.Popen(argv, env=_environment())
         except OSError as exc:
             raise ReplicationError(f"cannot run {program}: {exc.strerror or exc}") from None
+        started()
 
         def forward(signum: int, _frame: Any) -> None:
             child.send_signal(signum)  # Litestream syncs what it holds, then exits

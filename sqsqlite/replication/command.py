@@ -61,13 +61,15 @@ def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_end
             replica.config()  # every URL checked before anything else happens
         litestream_program()
         for replica in replicas:
-            replica.check_reachable()  # before the line saying replication runs
+            replica.check_reachable()  # before the database is opened (and made, if new)
         # Opened (and migrated) first, so the replica starts from a sqsqlite database in WAL mode.
         from ..core import connect
 
         connect(path).close()
-        print(f"sqsqlite replicating {path} to {', '.join(targets)} every {sync_interval}", file=sys.stderr, flush=True)
-        code = replicate(path, replicas, sync_interval, exec_command)
+        line = f"sqsqlite replicating {path} to {', '.join(targets)} every {sync_interval}"
+        # Said once Litestream runs: every failure before that (an unreachable store, a program
+        # that can't be run) is the command's one line.
+        code = replicate(path, replicas, sync_interval, exec_command, started=lambda: print(line, file=sys.stderr, flush=True))
     except ReplicationError as exc:
         raise click.ClickException(str(exc)) from None
     except SQSError as exc:  # the database can't be opened: not a sqsqlite database, unwritable ...
