@@ -80,6 +80,20 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "UntagQueue": ("QueueUrl", "TagKeys"),
 }
 
+# Pieces the skeletons repeat, shared (the skeletons are only read).
+_ATTRIBUTE_VALUES = {
+    "KeyName": {"StringValue": "", "BinaryValue": None, "StringListValues": [""], "BinaryListValues": [None], "DataType": ""}
+}
+_SEND_MEMBERS: dict[str, Any] = {
+    "MessageBody": "",
+    "DelaySeconds": 0,
+    "MessageAttributes": _ATTRIBUTE_VALUES,
+    "MessageSystemAttributes": _ATTRIBUTE_VALUES,
+    "MessageDeduplicationId": "",
+    "MessageGroupId": "",
+}
+_FAILED = {"Id": "Id", "SenderFault": True, "Code": "Code", "Message": "Message"}
+
 INPUT_SKELETONS: dict[str, dict[str, Any]] = {
     "AddPermission": {"QueueUrl": "", "Label": "", "AWSAccountIds": [""], "Actions": [""]},
     "RemovePermission": {"QueueUrl": "", "Label": ""},
@@ -107,49 +121,8 @@ INPUT_SKELETONS: dict[str, dict[str, Any]] = {
         "WaitTimeSeconds": 0,
         "ReceiveRequestAttemptId": "",
     },
-    "SendMessage": {
-        "QueueUrl": "",
-        "MessageBody": "",
-        "DelaySeconds": 0,
-        "MessageAttributes": {
-            "KeyName": {"StringValue": "", "BinaryValue": None, "StringListValues": [""], "BinaryListValues": [None], "DataType": ""}
-        },
-        "MessageSystemAttributes": {
-            "KeyName": {"StringValue": "", "BinaryValue": None, "StringListValues": [""], "BinaryListValues": [None], "DataType": ""}
-        },
-        "MessageDeduplicationId": "",
-        "MessageGroupId": "",
-    },
-    "SendMessageBatch": {
-        "QueueUrl": "",
-        "Entries": [
-            {
-                "Id": "",
-                "MessageBody": "",
-                "DelaySeconds": 0,
-                "MessageAttributes": {
-                    "KeyName": {
-                        "StringValue": "",
-                        "BinaryValue": None,
-                        "StringListValues": [""],
-                        "BinaryListValues": [None],
-                        "DataType": "",
-                    }
-                },
-                "MessageSystemAttributes": {
-                    "KeyName": {
-                        "StringValue": "",
-                        "BinaryValue": None,
-                        "StringListValues": [""],
-                        "BinaryListValues": [None],
-                        "DataType": "",
-                    }
-                },
-                "MessageDeduplicationId": "",
-                "MessageGroupId": "",
-            }
-        ],
-    },
+    "SendMessage": {"QueueUrl": "", **_SEND_MEMBERS},
+    "SendMessageBatch": {"QueueUrl": "", "Entries": [{"Id": "", **_SEND_MEMBERS}]},
     "SetQueueAttributes": {"QueueUrl": "", "Attributes": {"KeyName": ""}},
     "StartMessageMoveTask": {"SourceArn": "", "DestinationArn": "", "MaxNumberOfMessagesPerSecond": 0},
     "TagQueue": {"QueueUrl": "", "Tags": {"KeyName": ""}},
@@ -163,13 +136,13 @@ OUTPUT_SKELETONS: dict[str, dict[str, Any]] = {
     "ChangeMessageVisibility": {},
     "ChangeMessageVisibilityBatch": {
         "Successful": [{"Id": "Id"}],
-        "Failed": [{"Id": "Id", "SenderFault": True, "Code": "Code", "Message": "Message"}],
+        "Failed": [_FAILED],
     },
     "CreateQueue": {"QueueUrl": "QueueUrl"},
     "DeleteMessage": {},
     "DeleteMessageBatch": {
         "Successful": [{"Id": "Id"}],
-        "Failed": [{"Id": "Id", "SenderFault": True, "Code": "Code", "Message": "Message"}],
+        "Failed": [_FAILED],
     },
     "DeleteQueue": {},
     "GetQueueAttributes": {"Attributes": {"KeyName": ""}},
@@ -232,7 +205,7 @@ OUTPUT_SKELETONS: dict[str, dict[str, Any]] = {
                 "SequenceNumber": "SequenceNumber",
             }
         ],
-        "Failed": [{"Id": "Id", "SenderFault": True, "Code": "Code", "Message": "Message"}],
+        "Failed": [_FAILED],
     },
     "SetQueueAttributes": {},
     "StartMessageMoveTask": {"TaskHandle": "TaskHandle"},

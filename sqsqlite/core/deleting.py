@@ -17,7 +17,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidParameterValue, MessageNotInflight, ReceiptHandleIsInvalid, SQSError
 from ..store import Tx
-from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, uuid_bytes
+from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, invalid_handle_text, uuid_bytes
 from .results import BatchResult, BatchResultErrorEntry
 from .rules import heads_left, ms, queue_row, retention_cutoff
 
@@ -39,12 +39,12 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
         return None  # expired is gone for good, even before a clean-up removes the row
     if msg["queue_id"] != row["id"]:
         raise ReceiptHandleIsInvalid(
-            f'The input receipt handle "{handle}" is not a valid receipt handle.',
+            invalid_handle_text(handle),
             "The receipt handle is no longer valid: its message was moved to another queue (to the dead-letter queue, or out of it by a move task).",
         )
     if msg["receipt_token"] != h.token:
         raise ReceiptHandleIsInvalid(
-            f'The input receipt handle "{handle}" is not a valid receipt handle.',
+            invalid_handle_text(handle),
             "The receipt handle is no longer valid: the message was received again, and only the newest receipt handle can act on it.",
         )
     return msg
@@ -145,14 +145,14 @@ def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
 
 def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
-    fifo: list[bool] = []
-    result = _delete_message_batch(queue, entries, fifo)
-    if fifo and fifo[0] and result.successful:  # the groups' next messages may be receivable now
+    result = _delete_message_batch(queue, entries)
+    # Only FIFO queues end in .fifo (create_queue refuses the suffix elsewhere).
+    if queue.name.endswith(".fifo") and result.successful:  # the groups' next messages may be receivable now
         queue.db.wakeups.notify(queue.name, len(result.successful))
     return result
 
 
-def _delete_message_batch(queue: Queue, entries: V.Entries, fifo: list[bool]) -> BatchResult:
+def _delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     entries, entry_ids, _ = V.batch_entry_ids(entries)
     check = queue.db.handles.check
     successful: list[dict] = []
@@ -160,7 +160,6 @@ def _delete_message_batch(queue: Queue, entries: V.Entries, fifo: list[bool]) ->
     tried = False  # the fast path below ran, and fell short
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
-        fifo.append(bool(row["fifo"]))
         if not row["fifo"]:
             # The common case first: handles this process issued for this queue (_delete_issued).
             # A shortfall (a handle superseded or repeated) leaves each entry to the exact

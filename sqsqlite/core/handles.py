@@ -122,7 +122,7 @@ def new_message_ids(n: int) -> list[str]:
 _HEX_HANDLE_LEN = 2 * (HANDLE_LAYOUT.size + _MAC_LEN)
 
 
-def _not_valid(handle: Any) -> str:
+def invalid_handle_text(handle: Any) -> str:
     return f'The input receipt handle "{handle}" is not a valid receipt handle.'
 
 
@@ -131,7 +131,7 @@ def decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> Handle:
     if handle is None or handle == "":
         raise MissingParameter("The request must contain the parameter ReceiptHandle.")
     if not isinstance(handle, str) or len(handle) > 200:
-        raise ReceiptHandleIsInvalid(_not_valid(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid.")
+        raise ReceiptHandleIsInvalid(invalid_handle_text(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid.")
     # Only the exact text we issued: fromhex would also take capitals and spaces, and lenient
     # base64 other spellings (spare low bits in the last character, characters outside the
     # alphabet); so the bytes are encoded again and compared.
@@ -151,12 +151,12 @@ def decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> Handle:
         exact = b64(raw) == handle
     if len(raw) != HANDLE_LAYOUT.size + _MAC_LEN or raw[0] != version or not exact:
         raise ReceiptHandleIsInvalid(
-            _not_valid(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it is not one sqsqlite issued."
+            invalid_handle_text(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it is not one sqsqlite issued."
         )
     body, signature = raw[: HANDLE_LAYOUT.size], raw[HANDLE_LAYOUT.size :]
     if not hmac.compare_digest(signature, mac(body)):
         raise ReceiptHandleIsInvalid(
-            _not_valid(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it was not issued by this database."
+            invalid_handle_text(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it was not issued by this database."
         )
     _, qid, row_id, message_uuid, token = HANDLE_LAYOUT.unpack(body)
     return Handle(qid, row_id, message_uuid, bytearray(token), uuid_str(message_uuid))
@@ -247,7 +247,7 @@ class Handles:
             h = decode_handle(self._mac, handle)
         if h.queue_id != queue_id:
             raise ReceiptHandleIsInvalid(
-                _not_valid(handle),
+                invalid_handle_text(handle),
                 f"The receipt handle {V.shorten(handle, 40)} is not valid for this queue: it was issued by another queue.",
             )
         return h

@@ -79,9 +79,7 @@ class Queue:
                         "FifoQueue can be set only when the queue is created, and never changed.",
                     )
             V.check_fifo_attributes(self.name, bool(row["fifo"]), {**queue_attribute_strings(row), **changes} if row["fifo"] else changes)
-            columns = attribute_columns(self.db, tx, self.name, bool(row["fifo"]), queue_attribute_strings(row), changes)
-            tx.run(Q.update_queue_attributes, id=row["id"], now=self.db.now(), **columns)
-            tx.forget_queues()
+            self._write_attributes(tx, row, queue_attribute_strings(row), changes)
 
     def add_permission(self, label: str, account_ids: Sequence[str], actions: Sequence[str]) -> None:
         """AddPermission: a statement named label in the queue's Policy (kept, not enforced)."""
@@ -97,10 +95,12 @@ class Queue:
         with self.db.store.write() as tx:
             row = queue_row(tx, self.name)
             current = queue_attribute_strings(row)
-            changes = {"Policy": change(current.get("Policy", ""))}
-            columns = attribute_columns(self.db, tx, self.name, bool(row["fifo"]), current, changes)
-            tx.run(Q.update_queue_attributes, id=row["id"], now=self.db.now(), **columns)
-            tx.forget_queues()
+            self._write_attributes(tx, row, current, {"Policy": change(current.get("Policy", ""))})
+
+    def _write_attributes(self, tx, row, current: dict[str, str], changes: dict[str, str]) -> None:
+        columns = attribute_columns(self.db, tx, self.name, bool(row["fifo"]), current, changes)
+        tx.run(Q.update_queue_attributes, id=row["id"], now=self.db.now(), **columns)
+        tx.forget_queues()
 
     def tag_queue(self, tags: Mapping[str, str]) -> None:
         if not tags:

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
 from ..errors import QueueDoesNotExist
@@ -123,6 +124,8 @@ def fair_counts(tx: Tx, row, now: int, overall: tuple[int, int, int, int | None]
     and delayed messages of quiet groups (and of no group); their oldest sent_at. With no noisy
     group every message is in a quiet one: ``overall`` (the queue's visible, in-flight, delayed
     and oldest sent_at, when the caller has them) is the answer, and nothing more is counted."""
+    if overall is not None and overall[1] < D.FAIR_NOISY_MIN_IN_FLIGHT:
+        return (0, *overall)  # too few in flight for any group to be noisy: nothing to count
     params = {"queue_id": row["id"], "now": now, "cutoff": retention_cutoff(row, now)}
     noisy = tx.scalar(Q.count_noisy_groups, **params)
     if not noisy and overall is not None:

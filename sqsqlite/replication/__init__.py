@@ -56,7 +56,7 @@ class Replica:
                 _address(self.endpoint)  # a malformed endpoint is said now, not by Litestream's retries
                 # Stores other than Amazon S3 mostly serve buckets as paths, not host names.
                 entry.update(endpoint=self.endpoint, **{"force-path-style": True})
-            entry["region"] = self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION
+            entry["region"] = self._region()
             return entry
         if parts.scheme in ("", "file"):
             path = parts.path if parts.scheme == "file" else self.url
@@ -65,6 +65,9 @@ class Replica:
             return {"type": "file", "path": str(Path(path).resolve())}
         raise ReplicationError(f"{self.url}: replicas are a directory, file:///PATH or s3://BUCKET/PATH")
 
+    def _region(self) -> str:
+        return self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION
+
     def check_reachable(self) -> None:
         """Raise ReplicationError unless an S3 replica's store accepts a connection within
         ``S3_CONNECT_TIMEOUT_SECONDS`` (a directory replica: nothing to check). Litestream,
@@ -72,8 +75,7 @@ class Replica:
         proxy carries the traffic: then only the proxy could be tried, not the store."""
         if urlsplit(self.url).scheme != "s3":
             return
-        region = self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION
-        endpoint = self.endpoint or f"https://s3.{region}.amazonaws.com"
+        endpoint = self.endpoint or f"https://s3.{self._region()}.amazonaws.com"
         host, port = _address(endpoint)
         if _proxied(endpoint, host):
             return
@@ -146,10 +148,12 @@ def replicate(
     """Run Litestream in the foreground until it is stopped (SIGTERM, SIGINT) or, with
     ``exec_command``, until that command exits. ``started`` is called once Litestream runs.
     Returns Litestream's exit status."""
-    text = config_text(db_path, replicas, sync_interval)
+    text = config_text(db_path, replicas, sync_interval)  # every URL checked before anything else happens
     program = litestream_program()
     for replica in replicas:
-        replica.check_reachable()
+        replica.check_reachable()  # before the database is opened (and made, if new)
+    # Opened (and migrated) first, so the replica starts from a sqsqlite database in WAL mode.
+    connect(db_path).close()
     config = _config_file(text)
     argv = [program, "replicate", "-config", config]
     if exec_command:

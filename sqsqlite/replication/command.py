@@ -9,7 +9,7 @@ import click
 from .. import command_options
 from .. import defaults as D
 from ..errors import SQSError
-from . import Replica, ReplicationError, litestream_program, replicate, restore
+from . import Replica, ReplicationError, replicate, restore
 
 
 def _s3_options(f):
@@ -57,15 +57,6 @@ def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_end
     path = command_options.db_path(ctx, db_path)
     try:
         replicas = [Replica(url, endpoint=s3_endpoint, region=s3_region) for url in targets]
-        for replica in replicas:
-            replica.config()  # every URL checked before anything else happens
-        litestream_program()
-        for replica in replicas:
-            replica.check_reachable()  # before the database is opened (and made, if new)
-        # Opened (and migrated) first, so the replica starts from a sqsqlite database in WAL mode.
-        from ..core import connect
-
-        connect(path).close()
         line = f"sqsqlite replicating {path} to {', '.join(targets)} every {sync_interval}"
         # Said once Litestream runs: every failure before that (an unreachable store, a program
         # that can't be run) is the command's one line.

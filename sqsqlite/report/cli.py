@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 import click
 from click.core import ParameterSource
 
+from .. import command_options
 from .. import defaults as D
 from . import render, snapshot
 from .spark import JAR_ENV, SetupError, compute, get_session, resolve_jar
@@ -56,10 +57,8 @@ def parse_as_of(value: str) -> int:
 def _db_path(ctx: click.Context, own: str) -> str:
     """This command's own --db when given on its command line; else the group's global --db
     (kept in the group's Settings) when that was given; else $SQSQLITE_DB or the default."""
-    if ctx.get_parameter_source("db") == ParameterSource.COMMANDLINE:
-        return own
-    given = getattr(ctx.find_root().obj, "db_path", None)  # no group: run on its own
-    return given or own
+    given_here = ctx.get_parameter_source("db") == ParameterSource.COMMANDLINE
+    return command_options.own_or_global(ctx, "db_path", own if given_here else None, own)
 
 
 @click.command("report")

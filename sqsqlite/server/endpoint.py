@@ -26,7 +26,7 @@ from .asgi import INLINE_BELOW, MAX_REQUEST_BYTES, App
 from .dispatch import Dispatcher
 from .peers import Peers
 from .sigv4 import Verifier
-from .waiting import ServedDatabase
+from .waiting import WATCH_MIN_GAP, ServedDatabase
 
 log = logging.getLogger("sqsqlite.server")
 
@@ -36,6 +36,8 @@ IDLE_TIMEOUT = 75
 # lock, so a few threads keep the loop free while one waits on a lock (docs/server.md).
 ENGINE_THREADS = 4
 BACKLOG = 2048
+# How long a stopping server waits for requests in progress (seconds).
+GRACEFUL_STOP_SECONDS = 30
 
 
 class _Uvicorn(uvicorn.Server):
@@ -75,8 +77,6 @@ class EndpointServer:
         console: Any = None,
         engine_threads: int = ENGINE_THREADS,
         inline_below: int = INLINE_BELOW,
-        peers: bool = True,
-        stop_timeout: float = 30.0,
     ):
         self.socket = sock
         self.db = db
@@ -90,7 +90,6 @@ class EndpointServer:
         self.executor = ThreadPoolExecutor(engine_threads, thread_name_prefix="sqsqlite-engine") if engine_threads else None
         self.app = App(self.dispatcher, db.wakeups, self.executor, inline_below)
         self.verbose = verbose
-        self.use_peers = peers
         self.stopping = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stopped = threading.Event()
@@ -101,7 +100,7 @@ class EndpointServer:
             access_log=verbose,
             log_level="info" if verbose else "warning",
             timeout_keep_alive=IDLE_TIMEOUT,
-            timeout_graceful_shutdown=int(stop_timeout),
+            timeout_graceful_shutdown=GRACEFUL_STOP_SECONDS,
             backlog=BACKLOG,
             server_header=False,
             date_header=False,
@@ -131,11 +130,12 @@ class EndpointServer:
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         peers = None
-        if self.use_peers:
-            try:
-                peers = Peers(self.db.path)
-            except OSError as exc:  # no shared temporary directory: other processes' sends are seen by the watcher
-                log.warning("cross-process wake-ups are off (%s); commits by other processes wake polls within %d ms", exc, 50)
+        try:
+            peers = Peers(self.db.path)
+        except OSError as exc:  # no usable wake-up directory: the watcher sees other processes' sends
+            log.warning(
+                "cross-process wake-ups are off (%s); commits by other processes wake polls within %d ms", exc, WATCH_MIN_GAP * 1000
+            )
         self.db.wakeups.attach(loop, peers)
 
     def begin_stop(self) -> None:

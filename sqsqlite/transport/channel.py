@@ -245,9 +245,9 @@ class Channel(virtual.Channel):
             props["delivery_tag"] = m.receipt_handle
             props.setdefault("delivery_info", {})["sqsqlite_queue"] = queue
             payload["redelivered"] = m.receive_count > 1
-            if queue in self.no_ack_queues:
-                q.delete_message(str(m.receipt_handle))
             payloads.append(payload)
+        if messages and queue in self.no_ack_queues:  # one transaction for the receive's messages
+            q.delete_message_batch([{"Id": str(i), "ReceiptHandle": str(m.receipt_handle)} for i, m in enumerate(messages)])
         return payloads
 
     def _get(self, queue: str, timeout: float | None = None) -> dict[str, Any]:
