@@ -18,7 +18,7 @@ from typing import Any
 from . import errors
 from .actions import ACTIONS, UNSUPPORTED, Actions
 from .core import Database, connect
-from .core.handles import new_message_ids
+from .core.handles import new_request_id
 
 try:  # the drop-in is most faithful with botocore around, but doesn't need it
     from botocore.exceptions import ClientError as _ClientErrorBase
@@ -39,19 +39,10 @@ def _snake(name: str) -> str:
 
 
 def _metadata(status: int) -> dict:
-    # Version 4 uuids as str(uuid.uuid4()) spells them, drawn ten at a time: a tenth of its cost
-    # a call (list.pop is atomic, so threads sharing a client never get the same id).
-    try:
-        request_id = _REQUEST_IDS.pop()
-    except IndexError:
-        _REQUEST_IDS.extend(new_message_ids(10))
-        request_id = _REQUEST_IDS.pop()
+    request_id = new_request_id()
     # The headers code reads from boto3's responses: the request id, under SQS's header name.
     headers = {"x-amzn-requestid": request_id, "content-type": "application/x-amz-json-1.0"}
     return {"RequestId": request_id, "HTTPStatusCode": status, "HTTPHeaders": headers, "RetryAttempts": 0}
-
-
-_REQUEST_IDS: list[str] = []
 
 
 def error_response(err: errors.SQSError) -> dict:

@@ -9,11 +9,9 @@ the transport, because a long poll parks there instead of blocking a thread.
 from __future__ import annotations
 
 import logging
-import random
 import re
 import time
 import traceback
-import uuid
 from email.utils import formatdate
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
@@ -22,6 +20,7 @@ from .. import console as console_module
 from .. import defaults as D
 from .. import validation as V
 from ..actions import MEMBERS, UNSUPPORTED, Actions
+from ..core.handles import new_request_id
 from ..errors import BatchRequestTooLong, InvalidParameterValue, QueueDoesNotExist, SQSError
 from . import wire
 from .sigv4 import Verifier
@@ -31,11 +30,6 @@ log = logging.getLogger("sqsqlite.server")
 
 _HOST = re.compile(r"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
 _BATCH_ACTIONS = {"SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"}
-
-
-def new_request_id() -> str:
-    """A request id as SQS's: a version-4 UUID (from the random module: no system call per request)."""
-    return str(uuid.UUID(int=random.getrandbits(128), version=4))
 
 
 class Headers:
@@ -256,13 +250,27 @@ class Dispatcher:
             (b"Content-Length", str(len(answer.body)).encode()),
             (b"x-amzn-RequestId", request_id.encode()),
             (b"Server-Timing", f"sqsqlite;dur={elapsed:.3f}".encode()),
-            (b"Date", formatdate(usegmt=True).encode()),
-            (b"Server", b"sqsqlite"),
+            (b"Date", _date()),
+            _SERVER,
         ]
         pairs += [(k.encode("latin-1"), str(v).encode("latin-1")) for k, v in answer.headers.items()]
         if self.stopping and "Connection" not in answer.headers:
             pairs.append((b"Connection", b"close"))
         return pairs
+
+
+_SERVER = (b"Server", b"sqsqlite")
+_DATES: list = [0, b""]  # [epoch second, its Date header], shared by the loop and its threads
+
+
+def _date() -> bytes:
+    """The Date header, formatted once a second rather than once per response."""
+    now = int(time.time())
+    cached = _DATES
+    if cached[0] != now:  # threads racing here write the same text, or the next second's
+        cached[1] = formatdate(now, usegmt=True).encode()
+        cached[0] = now
+    return cached[1]
 
 
 def queue_name(call: Call) -> str:

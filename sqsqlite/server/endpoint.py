@@ -104,6 +104,8 @@ class EndpointServer:
             backlog=BACKLOG,
             server_header=False,
             date_header=False,
+            # Nothing here reads the client's address, so no X-Forwarded-* rewriting per request.
+            proxy_headers=False,
         )
         self._uvicorn = _Uvicorn(config, self)
 

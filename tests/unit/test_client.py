@@ -225,6 +225,23 @@ def test_the_response_headers_carry_the_request_id_as_sqss_do(local):
     assert local.meta.service_model.service_name == "sqs"
 
 
+def test_a_forked_child_never_repeats_its_parents_request_ids(local):
+    import os
+
+    local.list_queues()  # draws a pool of ids in the parent
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(write, local.list_queues()["ResponseMetadata"]["RequestId"].encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 100).decode()
+    os.close(read)
+    parent = {local.list_queues()["ResponseMetadata"]["RequestId"] for _ in range(20)}
+    assert len(child) == 36 and child not in parent
+
+
 def test_fifo_and_move_task_responses_conform_to_botocores_model(local, clock):
     f = check(local, "create_queue", QueueName="jobs.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})[
         "QueueUrl"
