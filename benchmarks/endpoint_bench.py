@@ -18,7 +18,8 @@ costs a few microseconds a request and the servers, not the client, set the pace
    them all, each poll's wake latency (its answer's arrival minus the start of the send that
    carried its message), polls answered empty or with an error, messages answered twice.
 3. Candidate stacks: the same dispatcher behind uvicorn (engine calls on a thread pool, or
-   inline on the loop) and behind aiohttp, at 1 and 64 clients, to record why uvicorn.
+   inline on the loop), behind aiohttp, and behind granian's RSGI interface (HTTP in Rust,
+   engine calls inline on its loop; no long polls in this adapter), at 1, 16 and 64 clients.
 
 Results go to benchmarks/results/endpoint_bench.json.
 """
@@ -46,7 +47,7 @@ from benchmarks.rawsqs import Connection
 
 RESULTS = Path(__file__).resolve().parent / "results" / "endpoint_bench.json"
 LEVELS = (1, 4, 16, 64)
-STACKS = ("uvicorn-adaptive", "uvicorn-pool", "uvicorn-inline", "aiohttp-pool")
+STACKS = ("uvicorn-adaptive", "uvicorn-pool", "uvicorn-inline", "aiohttp-pool", "granian-rsgi")
 
 
 # ---------------------------------------------------------------------- servers
@@ -170,6 +171,11 @@ def serve_stack(stack: str, db_path: str, port: int) -> None:
         signal.signal(signal.SIGTERM, lambda *a: server.request_stop())
         server.serve()
         return
+    if stack == "granian-rsgi":
+        os.environ["SQSQLITE_BENCH_DB"] = db_path
+        argv = ["-m", "granian", "--interface", "rsgi", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
+        argv += ["--loop", "uvloop", "--log-level", "warning", "--no-ws", "--factory", "benchmarks.endpoint_bench:rsgi_app"]
+        os.execv(sys.executable, [sys.executable, *argv])
     assert stack == "aiohttp-pool"
     from concurrent.futures import ThreadPoolExecutor
 
@@ -201,6 +207,41 @@ def serve_stack(stack: str, db_path: str, port: int) -> None:
     app.router.add_route("*", "/{tail:.*}", handle)
     server.socket.close()
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+class _RSGIApp:
+    """sqsqlite's dispatcher behind granian's RSGI interface: one call reads the body, one
+    writes the whole answer; engine calls inline on granian's loop."""
+
+    def __init__(self, db_path: str):
+        from sqsqlite.server.endpoint import make_server
+
+        self.server = make_server(db_path, port=0)  # its own socket goes unused: granian listens
+        self.attached = False
+
+    async def __rsgi__(self, scope: Any, protocol: Any) -> None:
+        from sqsqlite.server.dispatch import Headers, Refused, Request
+
+        if not self.attached:
+            self.server.attach(asyncio.get_running_loop())
+            self.attached = True
+        d = self.server.dispatcher
+        started = time.perf_counter()
+        body = await protocol()
+        req = Request(scope.method, scope.path, scope.query_string, Headers(list(scope.headers.items())), body)
+        try:
+            call = d.parse(req, started)
+        except Refused as refused:
+            answer, rid = refused.answer, refused.request_id
+        else:
+            answer = d.outcome(call, lambda: d.run(call))
+            rid = call.request_id
+        protocol.response_bytes(answer.status, [(k.decode(), v.decode()) for k, v in d.head(answer, rid, started)], answer.body)
+
+
+def rsgi_app() -> _RSGIApp:
+    """granian's factory for the granian-rsgi candidate (the database from the environment)."""
+    return _RSGIApp(os.environ["SQSQLITE_BENCH_DB"])
 
 
 # ---------------------------------------------------------------------- load
