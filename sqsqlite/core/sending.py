@@ -202,10 +202,16 @@ def _check_fifo_batch(queue: Queue, row, prepared: list[Prepared]) -> None:
                 "The request must contain the parameter MessageGroupId.", f"Entry {p.entry_id!r}: queue {queue.name!r} is a FIFO queue."
             )
         if p.dedup_id is None and not row["content_based_dedup"]:
-            raise InvalidParameterValue(
-                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
-                f"Entry {p.entry_id!r} has no MessageDeduplicationId and queue {queue.name!r} has no ContentBasedDeduplication.",
-            )
+            raise _dedup_id_required(queue, p)
+
+
+def _dedup_id_required(queue: Queue, p: Prepared) -> InvalidParameterValue:
+    """A FIFO send without a deduplication id to a queue without content-based deduplication."""
+    what = "The message" if p.entry_id is None else f"Entry {p.entry_id!r}"
+    return InvalidParameterValue(
+        "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
+        f"{what} has no MessageDeduplicationId and queue {queue.name!r} has no ContentBasedDeduplication.",
+    )
 
 
 def _insert_plain(queue: Queue, tx: Tx, row, plain: _Plain) -> list[str] | None:
@@ -291,10 +297,7 @@ def _insert_fifo(queue: Queue, tx: Tx, row, p: Prepared, now: int) -> SendResult
     dedup = p.dedup_id
     if dedup is None:
         if not row["content_based_dedup"]:
-            raise InvalidParameterValue(
-                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly",
-                f"The queue {queue.name!r} should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly.",
-            )
+            raise _dedup_id_required(queue, p)
         dedup = hashlib.sha256(p.body_bytes).hexdigest()
     scope = p.group_id if row["dedup_scope"] == "messageGroup" else ""
     window_start = now - ms(D.FIFO_DEDUP_WINDOW_SECONDS)
