@@ -12,6 +12,7 @@ serves SQS as before.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any, NamedTuple
 
 PATHS = ("/console", "/metrics")
@@ -28,6 +29,17 @@ class Response(NamedTuple):
 def serves(path: str) -> bool:
     """Whether a request path is the console's or the metrics' (the rest is SQS's)."""
     return path in PATHS or path.startswith("/console/")
+
+
+def is_loopback(host: Any) -> bool:
+    """Whether a server listening on ``host`` is reachable from this machine only (the
+    console then also checks that requests name a loopback host, against DNS rebinding)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(str(host).strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def action(path: str) -> str:

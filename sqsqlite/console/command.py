@@ -6,7 +6,6 @@ through the same ``Console.handle`` that ``sqsqlite serve`` calls for ``/console
 
 from __future__ import annotations
 
-import ipaddress
 import signal
 import sys
 import threading
@@ -20,18 +19,8 @@ from .. import defaults as D
 from ..command_options import own_or_global
 from ..core import Database
 from ..errors import SQSError
-from . import serves
+from . import is_loopback, serves
 from .app import Console
-
-
-def is_loopback(host: str) -> bool:
-    """Whether listening on ``host`` keeps the server to this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import socket
 import threading
@@ -227,19 +226,16 @@ def make_server(
             inline_below=inline_below,
         )
         server.console = console.for_endpoint(
-            db, read_only=console_read_only, access_key=access_key, secret_key=secret_key, loopback=_loopback(server.server_address[0])
+            db,
+            read_only=console_read_only,
+            access_key=access_key,
+            secret_key=secret_key,
+            loopback=console.is_loopback(server.server_address[0]),
         )
         return server
     except BaseException:
         db.close()
         raise
-
-
-def _loopback(host: Any) -> bool:
-    try:
-        return ipaddress.ip_address(str(host)).is_loopback
-    except ValueError:
-        return False
 
 
 class BackgroundServer:

@@ -13,8 +13,8 @@ import time
 import pytest
 
 import sqsqlite
-from sqsqlite.console import Missing, for_endpoint
-from sqsqlite.console.command import is_loopback, make_console_server
+from sqsqlite.console import Missing, for_endpoint, is_loopback
+from sqsqlite.console.command import make_console_server
 from sqsqlite.server import BackgroundServer
 
 from .helpers import POISON, Browserless, populate
