@@ -387,11 +387,16 @@ def peek(queue: Queue, state: str = "all", limit: int = 10) -> list[Message]:
     with queue.db.store.read() as tx:
         row = queue_row(tx, queue.name)
         rows = tx.all(Q.peek_messages, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now), state=state, limit=limit)
+    return _peeked(queue, rows, row["id"])
+
+
+def _peeked(queue: Queue, rows: list, queue_id: int) -> list[Message]:
+    """Messages read without receiving them: every attribute, and no receipt handle (peeking
+    receives nothing, and fills no memory of issued handles)."""
     out = []
     system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
     for r in rows:
-        # No handle: peeking receives nothing (and fills no memory of issued handles).
-        m = _message(queue, r, row["id"], system, everything, issue_handle=False)
+        m = _message(queue, r, queue_id, system, everything, issue_handle=False)
         m.queue = None
         out.append(m)
     return out
@@ -437,12 +442,7 @@ def peek_page(queue: Queue, state: str = "all", limit: int = 50, after: str | No
             max_receives=max_receives,
             limit=limit,
         )
-    system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
-    out = []
-    for r in rows:
-        m = _message(queue, r, row["id"], system, everything, issue_handle=False)
-        m.queue = None
-        out.append(m)
+    out = _peeked(queue, rows, row["id"])
     cursor = f"{rows[-1]['visible_at']}.{rows[-1]['id']}" if len(rows) == limit else None
     return out, cursor
 
