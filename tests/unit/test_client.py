@@ -231,9 +231,11 @@ def test_a_forked_child_never_repeats_its_parents_request_ids(local):
     local.list_queues()  # draws a pool of ids in the parent
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.write(write, local.list_queues()["ResponseMetadata"]["RequestId"].encode())
-        os._exit(0)
+    if pid == 0:  # pragma: no cover - the child, which must never return into pytest
+        try:
+            os.write(write, local.list_queues()["ResponseMetadata"]["RequestId"].encode())
+        finally:
+            os._exit(0)
     os.close(write)
     os.waitpid(pid, 0)
     child = os.read(read, 100).decode()
