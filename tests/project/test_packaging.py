@@ -18,3 +18,14 @@ def test_every_python_package_in_the_tree_is_listed_for_the_wheel():
         for init in (ROOT / path).glob("**/__init__.py"):
             found.add(".".join((name, *init.parent.relative_to(ROOT / path).parts)))
     assert found <= listed, f"not shipped: {sorted(found - listed)}"
+
+
+def test_every_console_page_and_asset_is_listed_as_package_data():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    for folder in ("static", "templates"):
+        package = f"sqsqlite.console.{folder}"
+        assert package in config["packages"]
+        patterns = config["package-data"][package]
+        for path in (ROOT / "sqsqlite" / "console" / folder).iterdir():
+            if path.name != "__pycache__":
+                assert any(path.match(p) for p in patterns), f"{path.name} is not shipped"
