@@ -161,6 +161,8 @@ def source_name(arn: str) -> str:
     return arn.rsplit(":", 1)[-1]
 
 
+_STATE_AT = {"visible": 0, "in_flight": 1, "delayed": 2}
+
 QUEUE_COLUMNS = "id, name, fifo, retention_period, dead_letter_target"
 MESSAGE_COLUMNS = "id, queue_id, message_id, sent_at, visible_at, receive_count, group_id, sequence_number, dead_letter_source_arn"
 
@@ -181,8 +183,10 @@ def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
     ages: dict[str, list[int]] = {name: [] for name in figs}
     tops: dict[str, list] = {name: [] for name in figs}
     groups: dict[str, dict[str, GroupFigures]] = {name: {} for name in figs}
-    # Fair queues: (state, age, fair group or None) of every live message, per queue.
-    fair: dict[str, list[tuple[str, int, str | None]]] = {name: [] for name in figs}
+    # Fair queues, counted as the messages go by (no list of every live message): per fair
+    # group, its [visible, in_flight, delayed, oldest age]; and the oldest age of no group.
+    fair: dict[str, dict[str, list[int]]] = {name: {} for name in figs}
+    ungrouped_oldest: dict[str, int | None] = {name: None for name in figs}
     for m in mrows:
         qrow = by_id.get(m["queue_id"])
         if qrow is None:
@@ -213,7 +217,15 @@ def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
             src = source_name(m["dead_letter_source_arn"])
             f.dead_lettered_from[src] = f.dead_lettered_from.get(src, 0) + 1
         fair_group = m["group_id"] if not f.fifo and m["sequence_number"] is None else None
-        fair[f.queue].append((state, age, fair_group))
+        if fair_group is None:
+            oldest = ungrouped_oldest[f.queue]
+            ungrouped_oldest[f.queue] = age if oldest is None else max(oldest, age)
+        else:
+            counts = fair[f.queue].get(fair_group)
+            if counts is None:
+                counts = fair[f.queue][fair_group] = [0, 0, 0, age]
+            counts[_STATE_AT[state]] += 1
+            counts[3] = max(counts[3], age)
         if f.fifo and m["group_id"] is not None:
             g = groups[f.queue].get(m["group_id"])
             if g is None:
@@ -230,15 +242,16 @@ def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
         f.dead_lettered_from = dict(sorted(f.dead_lettered_from.items()))
         f.top_received = [t for _, _, t in sorted(tops[name], key=lambda x: (x[0], x[1]))[:top]]
         f.groups = sorted(groups[name].values(), key=lambda g: (-g.backlog, g.group_id))
-        flying: dict[str, int] = {}
-        for state, _, group in fair[name]:
-            if group is not None and state == "in_flight":
-                flying[group] = flying.get(group, 0) + 1
-        loud = noisy(flying, f.in_flight)
+        groups_counts = fair[name]
+        loud = noisy({g: c[1] for g, c in groups_counts.items() if c[1]}, f.in_flight)
         f.noisy_groups = len(loud)
-        quiet = [(state, age) for state, age, group in fair[name] if group is None or group not in loud]
-        f.visible_in_quiet_groups = sum(state == "visible" for state, _ in quiet)
-        f.in_flight_in_quiet_groups = sum(state == "in_flight" for state, _ in quiet)
-        f.delayed_in_quiet_groups = sum(state == "delayed" for state, _ in quiet)
-        f.oldest_age_in_quiet_groups_ms = max((age for _, age in quiet), default=None)
+        quiet = [c for g, c in groups_counts.items() if g not in loud]
+        f.visible_in_quiet_groups = f.visible - sum(groups_counts[g][0] for g in loud)
+        f.in_flight_in_quiet_groups = f.in_flight - sum(groups_counts[g][1] for g in loud)
+        f.delayed_in_quiet_groups = f.delayed - sum(groups_counts[g][2] for g in loud)
+        ages_quiet = [c[3] for c in quiet]
+        ungrouped = ungrouped_oldest[name]
+        if ungrouped is not None:
+            ages_quiet.append(ungrouped)
+        f.oldest_age_in_quiet_groups_ms = max(ages_quiet, default=None)
     return Report(database=str(path), as_of_ms=as_of_ms, top=top, queues=finish(figs))
