@@ -10,7 +10,8 @@ costs a few microseconds a request and the servers, not the client, set the pace
 1. Throughput: C concurrent clients (1, 4, 16, 64), each repeating SendMessage ->
    ReceiveMessage -> DeleteMessage on one shared queue for --seconds; requests/s and errors.
    Systems and levels are interleaved in --rounds rounds so machine noise hits all alike; each
-   figure is the median of its rounds. Server RSS and threads are read from /proc (the
+   figure is the median of its rounds. CPU per request is read from /proc for the server's
+   processes and from os.times() for the load generator. Server RSS and threads are read from /proc (the
    parent and its workers) when idle and at the end of the 64-client level.
 2. Parked long polls: --polls connections each send ReceiveMessage(WaitTimeSeconds=20) to one
    queue; once they wait, the server's extra RSS and its threads are read, then 100 batches of
@@ -271,7 +272,7 @@ async def _throughput(url: str, queue_url: str, clients: int, seconds: float) ->
     start = time.perf_counter()
     await asyncio.gather(*(_client(url, queue_url, start + seconds, counts) for _ in range(clients)))
     took = time.perf_counter() - start
-    return {"rps": counts["requests"] / took, "errors": counts["errors"]}
+    return {"rps": counts["requests"] / took, "errors": counts["errors"], "seconds": took}
 
 
 async def _create(url: str, name: str) -> str:
@@ -293,7 +294,13 @@ def throughput(servers: list[Server], levels: tuple[int, ...], seconds: float, r
     for r in range(rounds):
         for clients in levels:
             for s in servers if r % 2 == 0 else reversed(servers):
+                server_cpu, own = _cpu_seconds(s.proc.pid), os.times()
                 res = asyncio.run(_throughput(s.url, queues[s.name], clients, seconds))
+                served = res["rps"] * res["seconds"]
+                # CPU per request: the server's processes, and this load generator's.
+                res["server_cpu_us"] = (_cpu_seconds(s.proc.pid) - server_cpu) / max(1, served) * 1e6
+                after = os.times()
+                res["client_cpu_us"] = (after.user - own.user + after.system - own.system) / max(1, served) * 1e6
                 if clients == max(levels):
                     rss, threads = s.status()
                     res["rss_mib"], res["threads"] = round(rss / 2**20, 1), threads
@@ -304,6 +311,8 @@ def throughput(servers: list[Server], levels: tuple[int, ...], seconds: float, r
             "rps": round(statistics.median(x["rps"] for x in runs)),
             "errors": sum(x["errors"] for x in runs),
             "runs": [round(x["rps"]) for x in runs],
+            "server_cpu_us_per_request": round(statistics.median(x["server_cpu_us"] for x in runs)),
+            "client_cpu_us_per_request": round(statistics.median(x["client_cpu_us"] for x in runs)),
         }
         if "rss_mib" in runs[-1]:
             level["rss_mib"], level["threads"] = runs[-1]["rss_mib"], runs[-1]["threads"]

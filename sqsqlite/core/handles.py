@@ -117,8 +117,10 @@ def new_message_ids(n: int) -> list[str]:
 
 
 _REQUEST_IDS: list[str] = []
-# A forked child (serve --workers, a user's own fork) must not hand out its parent's drawn ids.
-os.register_at_fork(after_in_child=_REQUEST_IDS.clear)
+# A forked child (a program's own os.fork; serve's workers are new processes) must not hand
+# out the ids its parent drew.
+if hasattr(os, "register_at_fork"):  # POSIX only
+    os.register_at_fork(after_in_child=_REQUEST_IDS.clear)
 
 
 def new_request_id() -> str:

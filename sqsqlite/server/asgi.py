@@ -23,8 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import defaults as D
+from ..core.handles import new_request_id
 from ..errors import SQSError
-from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, new_request_id, queue_name
+from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, queue_name
 from .waiting import AsyncWakeups, Park, Stopping
 
 # The largest request body read. A request carries at most 1 MiB of payload (one message or a

@@ -260,17 +260,20 @@ class Dispatcher:
 
 
 _SERVER = (b"Server", b"sqsqlite")
-_DATES: list = [0, b""]  # [epoch second, its Date header], shared by the loop and its threads
+# (epoch second, its Date header), replaced whole in one assignment: the loop and the engine
+# threads read it without a lock.
+_date_cache: tuple[int, bytes] = (0, b"")
 
 
 def _date() -> bytes:
     """The Date header, formatted once a second rather than once per response."""
+    global _date_cache
     now = int(time.time())
-    cached = _DATES
-    if cached[0] != now:  # threads racing here write the same text, or the next second's
-        cached[1] = formatdate(now, usegmt=True).encode()
-        cached[0] = now
-    return cached[1]
+    second, text = _date_cache
+    if second != now:
+        text = formatdate(now, usegmt=True).encode()
+        _date_cache = (now, text)
+    return text
 
 
 def queue_name(call: Call) -> str:
