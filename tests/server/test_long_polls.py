@@ -28,6 +28,14 @@ async def _until(predicate, seconds: float = 15.0) -> None:
         await asyncio.sleep(0.005)
 
 
+async def _parked_polls(url: str, queue_url: str, n: int, **receive) -> list[Connection]:
+    """n connections, each with a ReceiveMessage (WaitTimeSeconds=20, plus ``receive``) sent."""
+    polls = [await Connection(url).open() for _ in range(n)]
+    for c in polls:
+        c.write("ReceiveMessage", {"QueueUrl": queue_url, "WaitTimeSeconds": 20, **receive})
+    return polls
+
+
 def _visible_and_hidden(db_path: str, queue: str) -> tuple[int, int]:
     with sqsqlite.connect(db_path) as db:
         attrs = db.queue(queue).get_queue_attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
@@ -40,9 +48,7 @@ def test_two_hundred_parked_polls_are_all_woken_by_sends_and_no_message_is_answe
         async def scenario():
             admin = await Connection(server.url).open()
             url = (await admin.call("CreateQueue", {"QueueName": "many"}))["QueueUrl"]
-            polls = [await Connection(server.url).open() for _ in range(200)]
-            for c in polls:
-                c.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "VisibilityTimeout": 300})
+            polls = await _parked_polls(server.url, url, 200, VisibilityTimeout=300)
             await _until(lambda: server.db.wakeups.parked("many") == 200)
             for b in range(20):
                 entries = [{"Id": str(i), "MessageBody": f"{b}-{i}"} for i in range(10)]
@@ -64,9 +70,7 @@ def test_a_send_wakes_only_as_many_parked_polls_as_it_has_messages(tmp_path):
         async def scenario():
             admin = await Connection(server.url).open()
             url = (await admin.call("CreateQueue", {"QueueName": "herd"}))["QueueUrl"]
-            polls = [await Connection(server.url).open() for _ in range(50)]
-            for c in polls:
-                c.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20})
+            polls = await _parked_polls(server.url, url, 50)
             await _until(lambda: server.db.wakeups.parked("herd") == 50)
             before = server.db.wakeups.wakes
             await admin.call("SendMessageBatch", {"QueueUrl": url, "Entries": [{"Id": str(i), "MessageBody": str(i)} for i in range(3)]})
@@ -93,8 +97,7 @@ def test_a_client_that_leaves_mid_poll_frees_its_wait_and_a_later_send_is_not_lo
         async def scenario():
             admin = await Connection(server.url).open()
             url = (await admin.call("CreateQueue", {"QueueName": "leave"}))["QueueUrl"]
-            leaver = await Connection(server.url).open()
-            leaver.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "VisibilityTimeout": 600})
+            [leaver] = await _parked_polls(server.url, url, 1, VisibilityTimeout=600)
             await _until(lambda: server.db.wakeups.parked("leave") == 1)
             leaver.abort()
             await _until(lambda: server.db.wakeups.parked("leave") == 0)  # its place in line is freed
@@ -128,8 +131,7 @@ def test_a_message_claimed_for_a_poll_whose_client_left_is_visible_again_at_once
         async def scenario():
             admin = await Connection(server.url).open()
             url = (await admin.call("CreateQueue", {"QueueName": "claimed"}))["QueueUrl"]
-            left["conn"] = await Connection(server.url).open()
-            left["conn"].write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "VisibilityTimeout": 600})
+            [left["conn"]] = await _parked_polls(server.url, url, 1, VisibilityTimeout=600)
             await _until(lambda: server.db.wakeups.parked("claimed") == 1)
             await admin.call("SendMessage", {"QueueUrl": url, "MessageBody": "not lost"})
             await _until(lambda: "claimed" in left)
@@ -153,9 +155,7 @@ def test_a_poll_parked_in_one_server_is_woken_by_a_send_through_another_serving_
         async def scenario():
             admin_b = await Connection(b.url).open()
             url = (await admin_b.call("CreateQueue", {"QueueName": "across"}))["QueueUrl"]
-            polls = [await Connection(a.url).open() for _ in range(5)]
-            for c in polls:
-                c.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20})
+            polls = await _parked_polls(a.url, url, 5)
             await _until(lambda: a.db.wakeups.parked("across") == 5)
             started = time.monotonic()
             await admin_b.call("SendMessageBatch", {"QueueUrl": url, "Entries": [{"Id": str(i), "MessageBody": str(i)} for i in range(5)]})
@@ -185,9 +185,7 @@ def test_serve_with_two_workers_wakes_polls_in_both_and_stops_cleanly_on_sigterm
         async def scenario():
             admin = await Connection(url).open()
             q = (await admin.call("CreateQueue", {"QueueName": "w"}))["QueueUrl"]
-            polls = [await Connection(url).open() for _ in range(16)]  # spread over both workers by the kernel
-            for c in polls:
-                c.write("ReceiveMessage", {"QueueUrl": q, "WaitTimeSeconds": 20})
+            polls = await _parked_polls(url, q, 16)  # spread over both workers by the kernel
             await asyncio.sleep(0.5)  # let them park
             started = time.monotonic()
             for i in range(16):
