@@ -128,9 +128,15 @@ class Checkpointer:
                 # copied counts from the WAL's last restart, so it can fall back to a few.
                 fresh, done = (copied - done if copied >= done else copied), copied
                 now = time.monotonic()
-                light = fresh < D.CHECKPOINT_BUSY_RATE * (now - last)
+                rate = fresh / max(now - last, 1e-3)  # WAL pages a second since the last pass
                 last = now
-                if light and stop.wait(D.CHECKPOINT_LIGHT_WAIT):
+                if rate < D.CHECKPOINT_BUSY_RATE:
+                    wait = D.CHECKPOINT_LIGHT_WAIT
+                else:
+                    # Busy: every pass costs two fsyncs whatever it copies, so the next one waits
+                    # until about CHECKPOINT_PAGES more pages have come.
+                    wait = min(D.CHECKPOINT_LIGHT_WAIT, D.CHECKPOINT_PAGES / rate) - D.CHECKPOINT_GATHER
+                if wait > 0 and stop.wait(wait):
                     return
         finally:
             with self.in_sqlite:
