@@ -1,4 +1,4 @@
-"""The one module that executes SQL: connections, pragmas, migrations and transactions.
+"""With ``tx.py``, the one place that executes SQL: connections, pragmas, migrations, transactions.
 
 Each thread gets its own sqlite3 connection (SQLite connections must not be shared between
 threads or carried across fork). Writes run in ``BEGIN IMMEDIATE`` so the write lock is taken
@@ -36,7 +36,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -44,6 +44,7 @@ from . import defaults as D
 from . import queries as Q
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
+from .tx import ConnectionState, Tx
 
 fcntl: Any
 try:
@@ -53,99 +54,6 @@ except ImportError:  # not a POSIX system: SQLite's busy handler alone orders th
 
 HEAD_REVISION = "0008"
 _RETRYABLE = ("database is locked", "database is busy", "database table is locked")
-
-
-class _Local(threading.local):
-    """What one thread keeps about its connection."""
-
-    conn: sqlite3.Connection | None = None
-    pid: int | None = None
-    # Queue rows read by this connection, valid while no other connection has committed
-    # (PRAGMA data_version unchanged) and this one has not written them (forget_queues).
-    version: int | None = None
-    # This connection's descriptor of the writers' lock file: None until its first write,
-    # -1 where there is none (no fcntl, an in-memory database, a directory we can't write).
-    # One per connection, never inherited: flock belongs to the open file, so a descriptor
-    # shared across fork or between threads would let both sides "hold" the lock at once.
-    lockfd: int | None = None
-    # Its descriptor of the senders' gate file, the same way; opened on its first contended send.
-    gatefd: int | None = None
-    # A cursor of the connection kept for the transactions' own statements (BEGIN, COMMIT,
-    # PRAGMA data_version) and Tx's positional statements: conn.execute makes a cursor each
-    # time, 1,000-2,000 instructions. Any: None until the connection opens, then always set.
-    cursor: Any = None
-
-    def __init__(self) -> None:
-        self.queues: dict = {}
-        # Per-connection engine state that must not outlive a rolled-back write (see core).
-        self.state: dict = {}
-
-
-class Tx:
-    """One open transaction. Methods are named after what they do, never take SQL."""
-
-    __slots__ = ("c", "local", "writing")
-
-    def __init__(self, conn: sqlite3.Connection, local: Any = None, writing: bool = False):
-        self.c = conn
-        self.local = local  # the connection's _Local; None for a read
-        self.writing = writing
-
-    def queue(self, name: str):
-        """The queue row named ``name`` (or None). In a write transaction it comes from this
-        connection's cache when nothing was committed by another connection since it was read:
-        data_version, read under the write lock, proves that. Saves a lookup per operation."""
-        local = self.local
-        if not self.writing or local is None:
-            return self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
-        version = local.cursor.execute("PRAGMA data_version").fetchone()[0]
-        if version != local.version:
-            local.queues.clear()
-            local.version = version
-        row = local.queues.get(name)
-        if row is None:
-            row = self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
-            if row is not None:
-                # Kept as a dict: sqlite3.Row finds a name by a case-insensitive scan of its
-                # columns (up to 0.5 us for the queue row's last ones), and every operation
-                # reads a dozen of them.
-                row = local.queues[name] = dict(zip(row.keys(), row))
-        return row
-
-    def forget_queues(self) -> None:
-        """This transaction wrote to the queues table: cached rows may be stale."""
-        if self.local is not None:
-            self.local.queues.clear()
-
-    @property
-    def state(self) -> dict:
-        return self.local.state
-
-    def one(self, sql: Q.Sql, **params: Any):
-        return self.c.execute(sql, sql.bind(params)).fetchone()
-
-    def all(self, sql: Q.Sql, **params: Any) -> list:
-        return self.c.execute(sql, sql.bind(params)).fetchall()
-
-    def all_positional(self, sql: str, values: tuple) -> list[tuple]:
-        """Rows as plain tuples (the write cursor has no row factory): read by position, they
-        skip a sqlite3.Row each and unpack as tuples do. Write transactions only."""
-        return self.local.cursor.execute(sql, values).fetchall()
-
-    def run(self, sql: Q.Sql, **params: Any) -> int:
-        return self.c.execute(sql, sql.bind(params)).rowcount
-
-    def run_positional(self, sql: str, values: list) -> int:
-        """Rows changed. Write transactions only (on the kept cursor, like all_positional)."""
-        return self.local.cursor.execute(sql, values).rowcount
-
-    def run_many_positional(self, sql: str, rows: list[tuple]) -> int:
-        """Rows changed in all (what sqlite3's executemany rowcount sums). Write transactions only."""
-        return self.local.cursor.executemany(sql, rows).rowcount
-
-    def scalar(self, sql: Q.Sql, **params: Any):
-        row = self.c.execute(sql, sql.bind(params)).fetchone()
-        return None if row is None else row[0]
 
 
 _HOLDING = threading.local()
@@ -212,16 +120,24 @@ class _Write:
     uncontended lock and a BEGIN and COMMIT that succeed at once, is written out in
     __enter__ and __exit__: each call it saves is about 1,000 instructions of CPython 3.11."""
 
-    __slots__ = ("store", "conn", "local", "held", "gate", "sending", "holding")
+    __slots__ = ("store", "conn", "local", "held", "gate", "sending", "holding", "grouped")
 
-    def __init__(self, store: Store, conn: sqlite3.Connection, local: _Local, sending: bool = False):
+    def __init__(self, store: Store, conn: sqlite3.Connection, local: ConnectionState, sending: bool = False):
         self.store, self.conn, self.local = store, conn, local
         self.held = -1  # the descriptor this transaction locked, if it locked one
         self.gate = -1  # the senders' gate descriptor while this send may hold the gate
         self.sending = sending
         self.holding: Any = None  # this thread's _holding() set, once it locked
+        self.grouped = False  # a savepoint of its thread's Group, not a transaction of its own
 
     def __enter__(self) -> Tx:
+        if self.local.group is not None:
+            return self._enter_group(self.local.group)
+        self._begin()
+        return Tx(self.conn, self.local, True)
+
+    def _begin(self) -> None:
+        """Take the writers' lock, then BEGIN IMMEDIATE."""
         local = self.local
         fd = local.lockfd
         if fd is None:
@@ -261,7 +177,45 @@ class _Write:
                 self.store._rollback(self.conn)
             self._unlock()
             raise
-        return Tx(self.conn, local, True)
+
+    def _enter_group(self, group: Group) -> Tx:
+        if group.writer is None:  # the group's first write: the transaction begins here
+            self._begin()
+            group.writer = self
+        try:
+            self.local.cursor.execute("SAVEPOINT grouped")
+        except sqlite3.Error as exc:
+            group.broken = True
+            raise DatabaseError(self.store.explain(exc)) from None
+        self.grouped = True
+        return Tx(self.conn, self.local, True)
+
+    def _exit_group(self, kind, exc) -> bool:
+        """Kept in the group's transaction; on an exception, only this write is undone."""
+        local = self.local
+        group = local.group
+        if kind is None:
+            try:
+                local.cursor.execute("RELEASE grouped")
+            except sqlite3.Error as failed:
+                if group is not None:
+                    group.broken = True
+                raise DatabaseError(self.store.explain(failed)) from None
+            return False
+        try:
+            if self.conn.in_transaction:
+                local.cursor.execute("ROLLBACK TO grouped")
+                local.cursor.execute("RELEASE grouped")
+            elif group is not None:
+                group.broken = True  # SQLite undid the whole transaction (SQLITE_FULL does)
+        except sqlite3.Error:
+            if group is not None:
+                group.broken = True
+        local.queues.clear()
+        local.state.clear()
+        if issubclass(kind, sqlite3.DatabaseError):
+            raise DatabaseError(self.store.explain(exc)) from None
+        return False
 
     def _lock_behind_senders(self, fd: int) -> None:
         """Take the writers' lock for a send that found it taken: behind the senders' gate."""
@@ -300,6 +254,8 @@ class _Write:
             fcntl.flock(held, fcntl.LOCK_UN)
 
     def __exit__(self, kind, exc, tb) -> bool:
+        if self.grouped:
+            return self._exit_group(kind, exc)
         try:
             if kind is None:
                 try:
@@ -341,6 +297,23 @@ class _Write:
         self.local.state.clear()
 
 
+class Group:
+    """One thread's write transactions made as one (Store.begin_group .. end_group).
+
+    Each write of the group is a savepoint of one transaction, begun by its first write and
+    committed by end_group: concurrent requests served by one event loop pay for one lock,
+    BEGIN and COMMIT, and write each page they share to the WAL once. A write that fails is
+    undone alone. Nothing a group's write did is visible to other connections, or may be
+    reported as done, before end_group returns."""
+
+    __slots__ = ("writer", "after", "broken")
+
+    def __init__(self) -> None:
+        self.writer: _Write | None = None  # the write that took the lock and began
+        self.after: list[Callable[[], None]] = []  # run once the group has committed
+        self.broken = False  # SQLite undid the transaction: end_group reports it
+
+
 class Store:
     """A sqsqlite database file: opens it, migrates it, runs transactions on it."""
 
@@ -352,7 +325,7 @@ class Store:
         self.synchronous = synchronous.upper()
         if self.synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
-        self._local = _Local()
+        self._local = ConnectionState()
         self._all: list[sqlite3.Connection] = []
         # Emptied in place, never replaced: the finalizer below holds this very list, so the
         # descriptors of a Store dropped without close() are closed when it is collected.
@@ -460,7 +433,7 @@ class Store:
             self._lockfds.append(fd)
         return fd
 
-    def _forget_lock_fds(self, local: _Local) -> None:
+    def _forget_lock_fds(self, local: ConnectionState) -> None:
         for fd in (local.lockfd, local.gatefd):
             if fd is not None and fd >= 0:
                 self._close_fd(fd)
@@ -501,7 +474,7 @@ class Store:
                 conn.close()
             except sqlite3.Error:
                 pass
-        self._local = _Local()
+        self._local = ConnectionState()
 
     # ------------------------------------------------------------ transactions
 
@@ -542,10 +515,60 @@ class Store:
             except sqlite3.Error:
                 pass
 
+    def begin_group(self) -> Group:
+        """Make this thread's writes one transaction until end_group (see Group)."""
+        self.connection()
+        local = self._local
+        if local.group is not None:
+            raise RuntimeError("this thread's writes are grouped already")
+        group = local.group = Group()
+        return group
+
+    def end_group(self, group: Group) -> None:
+        """Commit the group's writes, then run what they deferred (after_commit). Raises
+        DatabaseError when they could not be committed: then none of them happened."""
+        local = self._local
+        local.group = None
+        writer = group.writer
+        if writer is None:  # no write happened
+            return
+        try:
+            if group.broken or not writer.conn.in_transaction:
+                self._rollback(writer.conn)
+                local.queues.clear()
+                local.state.clear()
+                raise DatabaseError("The grouped writes were undone: a statement of one of them failed the transaction.")
+            try:
+                local.cursor.execute("COMMIT")
+            except BaseException as failed:
+                writer._commit_failed(failed)
+        finally:
+            writer._unlock()
+        if not self._checkpointer.wanted:
+            self._checkpointer.want()
+        for fn in group.after:
+            fn()
+
+    def after_commit(self, fn: Callable[[], None]) -> bool:
+        """Defer ``fn`` until this thread's open group commits: True if deferred, False if
+        nothing of this thread is waiting to commit (call it now)."""
+        group = self._local.group
+        if group is None or group.writer is None:
+            return False
+        group.after.append(fn)
+        return True
+
     @contextmanager
     def read(self) -> Iterator[Tx]:
         """A read transaction: one consistent snapshot, never blocking writers (WAL)."""
         conn = self.connection()
+        group = self._local.group
+        if group is not None and group.writer is not None:  # inside the group's transaction, which it sees
+            try:
+                yield Tx(conn)
+            except sqlite3.DatabaseError as exc:
+                raise DatabaseError(self.explain(exc)) from None
+            return
         try:
             # Inside the try: an interrupt landing just after BEGIN still ends the transaction.
             self._retrying(lambda: conn.execute("BEGIN DEFERRED"))

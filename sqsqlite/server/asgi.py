@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +28,8 @@ from ..core.handles import new_request_id
 from ..errors import SQSError
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, queue_name
 from .waiting import AsyncWakeups, Park, Stopping
+
+log = logging.getLogger("sqsqlite.server")
 
 # The largest request body read. A request carries at most 1 MiB of payload (one message or a
 # batch), and neither encoding grows it more than 3 times (percent-encoding a byte: %XX; JSON
@@ -52,17 +55,30 @@ class App:
     """The ASGI application (HTTP only; no lifespan: the server object starts and stops it)."""
 
     def __init__(
-        self, dispatcher: Dispatcher, wakeups: AsyncWakeups, executor: ThreadPoolExecutor | None, inline_below: int = INLINE_BELOW
+        self,
+        dispatcher: Dispatcher,
+        wakeups: AsyncWakeups,
+        executor: ThreadPoolExecutor | None,
+        inline_below: int = INLINE_BELOW,
+        grouping: bool = True,
     ):
         self.dispatcher = dispatcher
         self.wakeups = wakeups
         self.executor = executor  # None: every engine call runs on the loop itself
         self.inline_below = inline_below
-        self.active = 0  # requests being served now, parked polls not counted
+        self.grouping = grouping
+        self.active = 0  # requests being served now, parked polls and grouped answers not counted
+        # Inline engine calls after the first of a turn of the loop join one write transaction,
+        # committed at the end of the turn (store.Group); their answers wait for that commit.
+        self._turn = False
+        self._group: Any = None
+        self._grouped: list[asyncio.Future] = []
         self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
         self._tasks: set[asyncio.Future] = set()
         self.requests = 0
         self.server_ms = 0.0
+        self.groups = 0  # groups committed, and the calls answered after one (for tests and benchmarks)
+        self.grouped = 0
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -105,13 +121,59 @@ class App:
                 return  # the client left: nobody to answer
             answer = answer_or_none
         else:
-            answer = await self._engine(lambda: d.outcome(call, lambda: d.run(call)))
+            answer = await self._engine(
+                lambda: d.outcome(call, lambda: d.run(call)), failed=lambda: d.internal(call.is_json, call.request_id)
+            )
         await self._respond(send, answer, call.request_id, started, call.action)
 
-    async def _engine(self, work: Callable[[], Any], pooled: bool = False) -> Any:
-        if self.executor is None or (self.active < self.inline_below and not pooled):
+    async def _engine(self, work: Callable[[], Any], pooled: bool = False, failed: Callable[[], Any] | None = None) -> Any:
+        """Run one engine call: on the pool, or inline on the loop. An inline call that may be
+        grouped (``failed``: what it answers if its group can't commit) joins the group of its
+        turn of the loop unless it is the turn's first; one that may not commits the open group
+        first, since its own transaction can't begin inside it."""
+        if self.executor is not None and (pooled or self.active >= self.inline_below):
+            return await asyncio.get_running_loop().run_in_executor(self.executor, work)
+        if failed is None or not self.grouping:
+            if self._group is not None:
+                self._commit_group()
             return work()
-        return await asyncio.get_running_loop().run_in_executor(self.executor, work)
+        loop = asyncio.get_running_loop()
+        if self._group is None:
+            if not self._turn:  # the first of its turn: alone, answered at once
+                self._turn = True
+                loop.call_soon(self._end_turn)
+                return work()
+            self._group = self.dispatcher.db.store.begin_group()
+            loop.call_soon(self._commit_group)
+        result = work()
+        committed = loop.create_future()
+        self._grouped.append(committed)
+        self.active -= 1
+        try:
+            ok = await committed
+        finally:
+            self.active += 1
+        return result if ok else failed()
+
+    def _end_turn(self) -> None:
+        self._turn = False
+
+    def _commit_group(self) -> None:
+        group, waiting = self._group, self._grouped
+        if group is None:
+            return  # committed early, for a call that could not join it
+        self._group, self._grouped = None, []
+        ok = True
+        try:
+            self.dispatcher.db.store.end_group(group)
+        except Exception:
+            log.exception("a group of %d writes could not be committed", len(waiting))
+            ok = False
+        self.groups += 1
+        self.grouped += len(waiting)
+        for fut in waiting:
+            if not fut.done():
+                fut.set_result(ok)
 
     # ------------------------------------------------------------ long polls
 
@@ -136,7 +198,9 @@ class App:
                 if woken:  # one claim for every poll of the queue woken in this turn of the loop
                     kind, value = await self._claim_together(call, request)
                 if not value:  # not woken, or the shared claim left none for it: its own claim (which may park)
-                    kind, value = await self._engine(functools.partial(self._claim, call, request, first))
+                    # Grouped only where an empty claim parks: under an injected clock it waits in the call.
+                    failed = (lambda: ("answer", d.internal(call.is_json, call.request_id))) if wakeups.parks else None
+                    kind, value = await self._engine(functools.partial(self._claim, call, request, first), failed=failed)
                 if nudged and kind == "done" and _full(call, value):
                     wakeups.pass_baton(queue or queue_name(call))
                 nudged = False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import time
 import traceback
 from email.utils import formatdate
@@ -216,7 +217,8 @@ class Dispatcher:
 
     def internal(self, is_json: bool, request_id: str) -> Answer:
         """A bug, not the caller's fault: say so without leaking internals."""
-        log.error("request %s failed:\n%s", request_id, traceback.format_exc())
+        # Outside an except block (a grouped call whose group failed), the cause is logged already.
+        log.error("request %s failed:\n%s", request_id, traceback.format_exc() if sys.exc_info()[0] else "its write was not committed")
         err = wire.WireError(
             "InternalError", f"The server could not complete request {request_id}.", 500, "com.amazonaws.sqs#InternalError", False
         )

@@ -95,9 +95,14 @@ class AsyncWakeups:
             self.peers.close()
         self.peers = None
 
+    @property
+    def parks(self) -> bool:
+        """Whether a parkable call's wait parks (the system clock), not blocks (an injected one)."""
+        return self.clock is SYSTEM_CLOCK
+
     def parkable(self, on: bool) -> None:
         """Whether the engine calls of this thread may raise Park instead of blocking."""
-        self._local.parkable = on and self.clock is SYSTEM_CLOCK
+        self._local.parkable = on and self.parks
 
     async def park(self, queue: str, mark: object, until: int, gone: asyncio.Future | None = None, front: bool = False) -> str:
         """Wait in ``queue``'s line until woken ('woken' for a counted wake-up, 'nudged' for
@@ -217,6 +222,8 @@ class AsyncWakeups:
             return (self._epochs.get(queue, 0), self._any_epoch)
 
     def notify(self, queue: str | None, count: int | None = None) -> None:
+        if self.store.after_commit(lambda: self.notify(queue, count)):
+            return  # a grouped write (asgi.py): nothing to find before its group commits
         self.polling.notify(queue, count)
         self._bump(queue)
         loop = self.loop

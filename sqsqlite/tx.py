@@ -1,0 +1,109 @@
+"""What a thread keeps about its SQLite connection, and Tx: the statements run inside one open
+transaction. ``store.py`` opens and ends the transactions (locks, BEGIN, COMMIT, groups); the
+engine gets a Tx and never sees SQL, only the compiled statements of ``queries.py``."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from typing import TYPE_CHECKING, Any
+
+from . import queries as Q
+
+if TYPE_CHECKING:
+    from .store import Group
+
+
+class ConnectionState(threading.local):
+    """What one thread keeps about its connection (the Store's, per thread)."""
+
+    conn: sqlite3.Connection | None = None
+    pid: int | None = None
+    # Queue rows read by this connection, valid while no other connection has committed
+    # (PRAGMA data_version unchanged) and this one has not written them (forget_queues).
+    version: int | None = None
+    # This connection's descriptor of the writers' lock file: None until its first write,
+    # -1 where there is none (no fcntl, an in-memory database, a directory we can't write).
+    # One per connection, never inherited: flock belongs to the open file, so a descriptor
+    # shared across fork or between threads would let both sides "hold" the lock at once.
+    lockfd: int | None = None
+    # Its descriptor of the senders' gate file, the same way; opened on its first contended send.
+    gatefd: int | None = None
+    # A cursor of the connection kept for the transactions' own statements (BEGIN, COMMIT,
+    # PRAGMA data_version) and Tx's positional statements: conn.execute makes a cursor each
+    # time, 1,000-2,000 instructions. Any: None until the connection opens, then always set.
+    cursor: Any = None
+    # The Group this thread's writes join, while one is open (Store.begin_group).
+    group: Group | None = None
+
+    def __init__(self) -> None:
+        self.queues: dict = {}
+        # Per-connection engine state that must not outlive a rolled-back write (see core).
+        self.state: dict = {}
+
+
+class Tx:
+    """One open transaction. Methods are named after what they do, never take SQL."""
+
+    __slots__ = ("c", "local", "writing")
+
+    def __init__(self, conn: sqlite3.Connection, local: Any = None, writing: bool = False):
+        self.c = conn
+        self.local = local  # the connection's ConnectionState; None for a read
+        self.writing = writing
+
+    def queue(self, name: str):
+        """The queue row named ``name`` (or None). In a write transaction it comes from this
+        connection's cache when nothing was committed by another connection since it was read:
+        data_version, read under the write lock, proves that. Saves a lookup per operation."""
+        local = self.local
+        if not self.writing or local is None:
+            return self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
+        version = local.cursor.execute("PRAGMA data_version").fetchone()[0]
+        if version != local.version:
+            local.queues.clear()
+            local.version = version
+        row = local.queues.get(name)
+        if row is None:
+            row = self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
+            if row is not None:
+                # Kept as a dict: sqlite3.Row finds a name by a case-insensitive scan of its
+                # columns (up to 0.5 us for the queue row's last ones), and every operation
+                # reads a dozen of them.
+                row = local.queues[name] = dict(zip(row.keys(), row))
+        return row
+
+    def forget_queues(self) -> None:
+        """This transaction wrote to the queues table: cached rows may be stale."""
+        if self.local is not None:
+            self.local.queues.clear()
+
+    @property
+    def state(self) -> dict:
+        return self.local.state
+
+    def one(self, sql: Q.Sql, **params: Any):
+        return self.c.execute(sql, sql.bind(params)).fetchone()
+
+    def all(self, sql: Q.Sql, **params: Any) -> list:
+        return self.c.execute(sql, sql.bind(params)).fetchall()
+
+    def all_positional(self, sql: str, values: tuple) -> list[tuple]:
+        """Rows as plain tuples (the write cursor has no row factory): read by position, they
+        skip a sqlite3.Row each and unpack as tuples do. Write transactions only."""
+        return self.local.cursor.execute(sql, values).fetchall()
+
+    def run(self, sql: Q.Sql, **params: Any) -> int:
+        return self.c.execute(sql, sql.bind(params)).rowcount
+
+    def run_positional(self, sql: str, values: list) -> int:
+        """Rows changed. Write transactions only (on the kept cursor, like all_positional)."""
+        return self.local.cursor.execute(sql, values).rowcount
+
+    def run_many_positional(self, sql: str, rows: list[tuple]) -> int:
+        """Rows changed in all (what sqlite3's executemany rowcount sums). Write transactions only."""
+        return self.local.cursor.executemany(sql, rows).rowcount
+
+    def scalar(self, sql: Q.Sql, **params: Any):
+        row = self.c.execute(sql, sql.bind(params)).fetchone()
+        return None if row is None else row[0]

@@ -1,0 +1,170 @@
+"""The engine calls of one turn of the endpoint's event loop made as one write transaction (the
+first alone, the rest grouped): each answer leaves only after the commit that holds its work, a
+call that fails is undone alone, and polls wake once the group's messages are there."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+import sqsqlite
+from benchmarks.rawsqs import Connection, SQSError
+from sqsqlite.server import BackgroundServer
+
+pytestmark = pytest.mark.slow
+
+
+def _visible(path: str, queue: str) -> int:
+    with sqsqlite.connect(path) as other:  # another connection: it sees committed work only
+        return int(other.queue(queue).get_queue_attributes(["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"])
+
+
+def _hold(server: BackgroundServer) -> threading.Event:
+    """Block the server's loop until the returned event is set: requests sent meanwhile are all
+    read in its next turn. Bounded: the loop goes on by itself after 10 seconds."""
+    release, held = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        held.set()
+        release.wait(10)
+
+    for _ in range(500):  # the server's thread attaches its loop as it starts
+        if server.server.loop is not None:
+            break
+        threading.Event().wait(0.01)
+    assert server.server.loop is not None
+    server.server.loop.call_soon_threadsafe(hold)
+    assert held.wait(5)
+    return release
+
+
+async def _in_one_turn(server: BackgroundServer, requests: list[tuple[str, dict]]) -> list[Connection]:
+    """One connection per request, opened first; the requests sent while the loop is held."""
+    conns = [await Connection(server.url).open() for _ in requests]
+    for c in conns:  # each accepted and read from by the server before the turn (one at a time: none grouped)
+        await c.call("ListQueues", {})
+    release = _hold(server)
+    try:
+        for c, (action, members) in zip(conns, requests, strict=True):
+            c.write(action, members)
+            assert c.writer is not None
+            await c.writer.drain()
+    finally:
+        release.set()
+    return conns
+
+
+async def _answers(conns: list[Connection]) -> list[dict | SQSError]:
+    async def one(c: Connection) -> dict | SQSError:
+        try:
+            return await c.read()
+        except SQSError as err:
+            return err
+        finally:
+            c.close()
+
+    return await asyncio.wait_for(asyncio.gather(*(one(c) for c in conns)), 30)
+
+
+def test_requests_read_in_one_turn_of_the_loop_are_committed_as_one_group_and_each_answer_follows_its_commit(tmp_path):
+    path = str(tmp_path / "group.db")
+    with BackgroundServer(path) as server:
+        url = server.db.create_queue("orders").url
+
+        async def scenario():
+            conns = await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(16)])
+            seen = []  # at each answer's arrival, what another connection sees
+            for arrived in asyncio.as_completed([c.read() for c in conns]):
+                await arrived
+                seen.append(_visible(path, "orders"))
+            for c in conns:
+                c.close()
+            return seen
+
+        seen = asyncio.run(scenario())
+        app = server.server.app
+        assert (app.groups, app.grouped) == (1, 15)  # the turn's first answered alone, the other 15 after one commit
+    assert all(count >= answered for answered, count in enumerate(seen, 1))
+    assert _visible(path, "orders") == 16
+
+
+def test_a_call_that_fails_in_a_group_is_undone_alone_and_the_others_are_kept(tmp_path):
+    path = str(tmp_path / "mixed.db")
+    with BackgroundServer(path) as server:
+        url = server.db.create_queue("orders").url
+        requests = []
+        for i in range(8):
+            requests.append(("SendMessage", {"QueueUrl": url, "MessageBody": f"kept {i}"}))
+            requests.append(("DeleteMessage", {"QueueUrl": url, "ReceiptHandle": f"forged-{i}"}))
+
+        async def scenario():
+            return await _answers(await _in_one_turn(server, requests))
+
+        answers = asyncio.run(scenario())
+        assert server.server.app.groups == 1
+    sent, refused = answers[0::2], answers[1::2]
+    assert all(isinstance(a, dict) and "MessageId" in a for a in sent)
+    assert all(isinstance(a, SQSError) and a.status == 400 and "ReceiptHandleIsInvalid" in a.body["__type"] for a in refused)
+    assert _visible(path, "orders") == 8
+
+
+def test_when_a_group_cannot_commit_each_of_its_calls_answers_internal_error_and_none_of_them_happened(tmp_path, monkeypatch):
+    path = str(tmp_path / "failed.db")
+    with BackgroundServer(path) as server:
+        url = server.db.create_queue("orders").url
+        store = server.db.store
+        end_group = store.end_group
+
+        def undone_then_end(group):
+            store.connection().execute("ROLLBACK")  # as SQLite may on a full disk or an I/O error
+            end_group(group)
+
+        monkeypatch.setattr(store, "end_group", undone_then_end)
+
+        async def scenario():
+            return await _answers(await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(6)]))
+
+        answers = asyncio.run(scenario())
+    alone, grouped = answers[0], answers[1:]
+    assert isinstance(alone, dict) and "MessageId" in alone  # the turn's first committed on its own
+    assert all(isinstance(a, SQSError) and a.status == 500 and a.body["__type"].endswith("InternalError") for a in grouped)
+    assert _visible(path, "orders") == 1
+
+
+def test_grouped_receives_each_claim_different_messages(tmp_path):
+    path = str(tmp_path / "receives.db")
+    with BackgroundServer(path) as server:
+        q = server.db.create_queue("orders")
+        q.send_message_batch([{"Id": str(i), "MessageBody": str(i)} for i in range(8)])
+
+        async def scenario():
+            requests = [("ReceiveMessage", {"QueueUrl": q.url, "VisibilityTimeout": 600}) for _ in range(8)]
+            return await _answers(await _in_one_turn(server, requests))
+
+        answers = asyncio.run(scenario())
+        assert server.server.app.grouped == 7
+    bodies = [m["Body"] for a in answers for m in a["Messages"]]  # type: ignore[index]
+    assert sorted(bodies) == [str(i) for i in range(8)]
+
+
+def test_polls_parked_before_a_group_are_woken_by_its_sends_once_it_commits(tmp_path):
+    path = str(tmp_path / "woken.db")
+    with BackgroundServer(path) as server:
+        url = server.db.create_queue("orders").url
+
+        async def scenario():
+            polls = [await Connection(server.url).open() for _ in range(10)]
+            for c in polls:
+                c.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20, "VisibilityTimeout": 600})
+            while server.db.wakeups.parked("orders") < 10:
+                await asyncio.sleep(0.005)
+            sends = await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(10)])
+            await _answers(sends)
+            return await _answers(polls)
+
+        answers = asyncio.run(scenario())
+        assert server.server.app.groups >= 1
+    bodies = [m["Body"] for a in answers for m in a["Messages"]]  # type: ignore[index]
+    assert sorted(bodies) == sorted(str(i) for i in range(10))  # each poll one message, none twice
