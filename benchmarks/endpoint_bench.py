@@ -18,9 +18,11 @@ costs a few microseconds a request and the servers, not the client, set the pace
    10 messages are sent, one after the other, through one connection. Figures: the time to send
    them all, each poll's wake latency (its answer's arrival minus the start of the send that
    carried its message), polls answered empty or with an error, messages answered twice.
-3. Candidate stacks: the same dispatcher behind uvicorn (engine calls on a thread pool, or
-   inline on the loop), behind aiohttp, and behind granian's RSGI interface (HTTP in Rust,
-   engine calls inline on its loop; no long polls in this adapter), at 1, 16 and 64 clients.
+3. Candidate stacks: the same dispatcher behind uvicorn (engine calls adaptive as served, the
+   same without grouping a turn's calls into one transaction, always on a thread pool, or always
+   inline on the loop), behind aiohttp, and behind granian's RSGI interface (HTTP in Rust, engine
+   calls inline on its loop, each its own transaction; no long polls in this adapter), at 1, 16
+   and 64 clients.
 
 Results go to benchmarks/results/endpoint_bench.json.
 """
@@ -48,7 +50,7 @@ from benchmarks.rawsqs import Connection
 
 RESULTS = Path(__file__).resolve().parent / "results" / "endpoint_bench.json"
 LEVELS = (1, 4, 16, 64)
-STACKS = ("uvicorn-adaptive", "uvicorn-pool", "uvicorn-inline", "aiohttp-pool", "granian-rsgi")
+STACKS = ("uvicorn-adaptive", "uvicorn-ungrouped", "uvicorn-pool", "uvicorn-inline", "aiohttp-pool", "granian-rsgi")
 
 
 # ---------------------------------------------------------------------- servers
@@ -169,6 +171,8 @@ def serve_stack(stack: str, db_path: str, port: int) -> None:
         server = make_server(db_path, port=port, engine_threads=0 if stack == "uvicorn-inline" else 4)
         if stack == "uvicorn-pool":
             server.app.inline_below = 0  # every engine call on the pool
+        if stack == "uvicorn-ungrouped":
+            server.app.grouping = False  # the adaptive rule, each call its own transaction
         signal.signal(signal.SIGTERM, lambda *a: server.request_stop())
         server.serve()
         return
