@@ -68,11 +68,11 @@ class App:
         self.inline_below = inline_below
         self.grouping = grouping
         self.active = 0  # requests being served now, parked polls and grouped answers not counted
-        # Inline engine calls after the first of a turn of the loop join one write transaction,
-        # committed at the end of the turn (store.Group); their answers wait for that commit.
+        # Inline engine calls after the first of a turn of the loop wait for the end of the turn,
+        # then run one after another in one write transaction (store.Group); their answers wait
+        # for its commit.
         self._turn = False
-        self._group: Any = None
-        self._grouped: list[asyncio.Future] = []
+        self._pending: list[tuple[Callable[[], Any], asyncio.Future]] | None = None
         self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
         self._tasks: set[asyncio.Future] = set()
         self.requests = 0
@@ -128,29 +128,25 @@ class App:
 
     async def _engine(self, work: Callable[[], Any], pooled: bool = False, failed: Callable[[], Any] | None = None) -> Any:
         """Run one engine call: on the pool, or inline on the loop. An inline call that may be
-        grouped (``failed``: what it answers if its group can't commit) joins the group of its
-        turn of the loop unless it is the turn's first; one that may not commits the open group
-        first, since its own transaction can't begin inside it."""
+        grouped (``failed``: what it answers if its group can't commit) and is not the first of
+        its turn of the loop runs at the end of the turn, in the turn's group."""
         if self.executor is not None and (pooled or self.active >= self.inline_below):
             return await asyncio.get_running_loop().run_in_executor(self.executor, work)
         if failed is None or not self.grouping:
-            if self._group is not None:
-                self._commit_group()
             return work()
         loop = asyncio.get_running_loop()
-        if self._group is None:
+        if self._pending is None:
             if not self._turn:  # the first of its turn: alone, answered at once
                 self._turn = True
                 loop.call_soon(self._end_turn)
                 return work()
-            self._group = self.dispatcher.db.store.begin_group()
-            loop.call_soon(self._commit_group)
-        result = work()
-        committed = loop.create_future()
-        self._grouped.append(committed)
+            self._pending = []
+            loop.call_soon(self._run_group)
+        done = loop.create_future()
+        self._pending.append((work, done))
         self.active -= 1
         try:
-            ok = await committed
+            ok, result = await done
         finally:
             self.active += 1
         return result if ok else failed()
@@ -158,22 +154,33 @@ class App:
     def _end_turn(self) -> None:
         self._turn = False
 
-    def _commit_group(self) -> None:
-        group, waiting = self._group, self._grouped
-        if group is None:
-            return  # committed early, for a call that could not join it
-        self._group, self._grouped = None, []
+    def _run_group(self) -> None:
+        """The turn's grouped calls, back to back in one transaction (the writers' lock is held
+        for their engine work only, not for the HTTP and JSON work around it), then committed."""
+        pending, self._pending = self._pending or [], None
+        store = self.dispatcher.db.store
+        group = store.begin_group()
+        results: list[tuple[bool, Any]] = []
+        for work, _ in pending:
+            try:
+                results.append((True, work()))
+            except Exception as exc:  # a bug: that call's task raises it
+                results.append((False, exc))
         ok = True
         try:
-            self.dispatcher.db.store.end_group(group)
+            store.end_group(group)
         except Exception:
-            log.exception("a group of %d writes could not be committed", len(waiting))
+            log.exception("a group of %d engine calls could not be committed", len(pending))
             ok = False
         self.groups += 1
-        self.grouped += len(waiting)
-        for fut in waiting:
-            if not fut.done():
-                fut.set_result(ok)
+        self.grouped += len(pending)
+        for (_, done), (ran, value) in zip(pending, results, strict=True):
+            if done.done():
+                continue
+            if not ran:
+                done.set_exception(value)
+            else:
+                done.set_result((ok, value))
 
     # ------------------------------------------------------------ long polls
 
