@@ -29,6 +29,7 @@ no writer waits inside its COMMIT for the fsync of the WAL.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import secrets
@@ -53,6 +54,7 @@ except ImportError:  # not a POSIX system: SQLite's busy handler alone orders th
     fcntl = None
 
 HEAD_REVISION = "0008"
+log = logging.getLogger("sqsqlite.store")
 _RETRYABLE = ("database is locked", "database is busy", "database table is locked")
 
 
@@ -182,6 +184,11 @@ class _Write:
         if group.writer is None:  # the group's first write: the transaction begins here
             self._begin()
             group.writer = self
+        elif group.broken or not self.conn.in_transaction:
+            # SQLite undid the group's transaction: a SAVEPOINT now would begin (and its RELEASE
+            # commit) a transaction of this write's own, outside the group that fails.
+            group.broken = True
+            raise DatabaseError("The grouped writes were undone: a statement of one of them failed the transaction.")
         try:
             self.local.cursor.execute("SAVEPOINT grouped")
         except sqlite3.Error as exc:
@@ -547,7 +554,10 @@ class Store:
         if not self._checkpointer.wanted:
             self._checkpointer.want()
         for fn in group.after:
-            fn()
+            try:
+                fn()
+            except Exception:  # committed all the same: one failing wake-up must not stop the others
+                log.exception("a step after a grouped commit failed")
 
     def after_commit(self, fn: Callable[[], None]) -> bool:
         """Defer ``fn`` until this thread's open group commits: True if deferred, False if
@@ -567,6 +577,8 @@ class Store:
             try:
                 yield Tx(conn)
             except sqlite3.DatabaseError as exc:
+                if not conn.in_transaction:  # SQLite undid the group's transaction with it
+                    group.broken = True
                 raise DatabaseError(self.explain(exc)) from None
             return
         try:

@@ -159,28 +159,31 @@ class App:
         for their engine work only, not for the HTTP and JSON work around it), then committed."""
         pending, self._pending = self._pending or [], None
         store = self.dispatcher.db.store
-        group = store.begin_group()
         results: list[tuple[bool, Any]] = []
-        for work, _ in pending:
-            try:
-                results.append((True, work()))
-            except Exception as exc:  # a bug: that call's task raises it
-                results.append((False, exc))
-        ok = True
+        ok = False
         try:
-            store.end_group(group)
-        except Exception:
-            log.exception("a group of %d engine calls could not be committed", len(pending))
-            ok = False
-        self.groups += 1
-        self.grouped += len(pending)
-        for (_, done), (ran, value) in zip(pending, results, strict=True):
-            if done.done():
-                continue
-            if not ran:
-                done.set_exception(value)
-            else:
-                done.set_result((ok, value))
+            group = store.begin_group()
+            for work, _ in pending:
+                try:
+                    results.append((True, work()))
+                except Exception as exc:  # a bug: that call's task raises it
+                    results.append((False, exc))
+            try:
+                store.end_group(group)
+                ok = True
+            except Exception:
+                log.exception("a group of %d engine calls could not be committed", len(pending))
+        finally:  # whatever happened, no call waits for ever
+            self.groups += 1
+            self.grouped += len(pending)
+            for i, (_, done) in enumerate(pending):
+                if done.done():
+                    continue
+                ran, value = results[i] if i < len(results) else (True, None)  # not run: answered as failed
+                if isinstance(value, BaseException) and not ran:
+                    done.set_exception(value)
+                else:
+                    done.set_result((ok, value))
 
     # ------------------------------------------------------------ long polls
 

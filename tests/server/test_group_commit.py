@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
 import sqsqlite
 from benchmarks.rawsqs import Connection, SQSError
-from sqsqlite.server import BackgroundServer
+from sqsqlite.server import BackgroundServer, waiting
 
 pytestmark = pytest.mark.slow
 
@@ -68,29 +69,43 @@ async def _answers(conns: list[Connection]) -> list[dict | SQSError]:
     return await asyncio.wait_for(asyncio.gather(*(one(c) for c in conns)), 30)
 
 
-def test_requests_read_in_one_turn_of_the_loop_are_committed_as_one_group_and_each_answer_follows_its_commit(tmp_path):
+def test_requests_read_in_one_turn_of_the_loop_are_committed_as_one_group_and_each_answer_follows_its_commit(tmp_path, monkeypatch):
     path = str(tmp_path / "group.db")
     with BackgroundServer(path) as server:
         url = server.db.create_queue("orders").url
+        store = server.db.store
+        end_group = store.end_group
+        committed: list[float] = []
+
+        def slow_end_group(group):
+            time.sleep(0.3)  # bounded: an answer written before the commit would arrive in this window
+            end_group(group)
+            committed.append(time.monotonic())
+
+        monkeypatch.setattr(store, "end_group", slow_end_group)
 
         async def scenario():
             conns = await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(16)])
-            seen = []  # at each answer's arrival, what another connection sees
-            for arrived in asyncio.as_completed([c.read() for c in conns]):
-                await arrived
-                seen.append(_visible(path, "orders"))
-            for c in conns:
-                c.close()
-            return seen
 
-        seen = asyncio.run(scenario())
+            async def arrival(c: Connection) -> float:
+                await c.read()
+                c.close()
+                return time.monotonic()
+
+            return await asyncio.gather(*(arrival(c) for c in conns))
+
+        arrived = asyncio.run(scenario())
         app = server.server.app
         assert (app.groups, app.grouped) == (1, 15)  # the turn's first answered alone, the other 15 after one commit
-    assert all(count >= answered for answered, count in enumerate(seen, 1))
+    [commit] = committed
+    assert sum(t < commit - 0.2 for t in arrived) == 1  # the first, alone: answered without waiting for the group
+    assert sum(t >= commit for t in arrived) == 15
     assert _visible(path, "orders") == 16
 
 
-def test_a_call_that_fails_in_a_group_is_undone_alone_and_the_others_are_kept(tmp_path):
+def test_a_call_answered_with_an_error_in_a_group_leaves_the_others_kept(tmp_path):
+    # A forged handle is refused before anything is written; a write undone alone inside a
+    # group (its savepoint rolled back) is tests/unit/test_store_groups.py's.
     path = str(tmp_path / "mixed.db")
     with BackgroundServer(path) as server:
         url = server.db.create_queue("orders").url
@@ -127,9 +142,10 @@ def test_when_a_group_cannot_commit_each_of_its_calls_answers_internal_error_and
             return await _answers(await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(6)]))
 
         answers = asyncio.run(scenario())
-    alone, grouped = answers[0], answers[1:]
-    assert isinstance(alone, dict) and "MessageId" in alone  # the turn's first committed on its own
-    assert all(isinstance(a, SQSError) and a.status == 500 and a.body["__type"].endswith("InternalError") for a in grouped)
+    alone = [a for a in answers if isinstance(a, dict)]
+    grouped = [a for a in answers if isinstance(a, SQSError)]
+    assert len(alone) == 1 and "MessageId" in alone[0]  # the turn's first committed on its own
+    assert len(grouped) == 5 and all(a.status == 500 and a.body["__type"].endswith("InternalError") for a in grouped)
     assert _visible(path, "orders") == 1
 
 
@@ -168,3 +184,37 @@ def test_polls_parked_before_a_group_are_woken_by_its_sends_once_it_commits(tmp_
         assert server.server.app.groups >= 1
     bodies = [m["Body"] for a in answers for m in a["Messages"]]  # type: ignore[index]
     assert sorted(bodies) == sorted(str(i) for i in range(10))  # each poll one message, none twice
+
+
+def test_polls_in_another_server_are_woken_only_once_the_group_that_sent_their_messages_has_committed(tmp_path, monkeypatch):
+    # The data_version watcher would also notice the commit: silence it, so only the wake-up
+    # sent between the servers can answer the polls before their deadline. A wake-up sent before
+    # the (slowed) commit would find nothing, and its polls would wait out the 20 s.
+    monkeypatch.setattr(waiting, "WATCH_MIN_GAP", 3600.0)
+    path = str(tmp_path / "peers.db")
+    sqsqlite.connect(path).close()
+    with BackgroundServer(path) as a, BackgroundServer(path) as b:
+        url = b.db.create_queue("across").url
+        end_group = b.db.store.end_group
+
+        def slow_end_group(group):
+            time.sleep(0.3)
+            end_group(group)
+
+        monkeypatch.setattr(b.db.store, "end_group", slow_end_group)
+
+        async def scenario():
+            polls = [await Connection(a.url).open() for _ in range(5)]
+            for c in polls:
+                c.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 20})
+            while a.db.wakeups.parked("across") < 5:
+                await asyncio.sleep(0.005)
+            started = time.monotonic()
+            await _answers(await _in_one_turn(b, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(5)]))
+            answers = await _answers(polls)
+            return answers, time.monotonic() - started
+
+        answers, took = asyncio.run(scenario())
+        assert b.server.app.grouped == 4
+    assert sorted(m["Body"] for a in answers for m in a["Messages"]) == ["0", "1", "2", "3", "4"]  # type: ignore[index]
+    assert took < 15  # woken, not answered at the 20-second deadline

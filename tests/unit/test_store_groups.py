@@ -83,3 +83,31 @@ def test_a_thread_can_open_one_group_at_a_time(db_path):
     db.store.end_group(group)
     db.store.end_group(db.store.begin_group())  # a group with no write commits nothing
     db.close()
+
+
+def test_after_sqlite_undid_a_group_its_later_writes_fail_instead_of_committing_on_their_own(db_path):
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("orders")
+    group = db.store.begin_group()
+    q.send_message("one")
+    db.store.connection().execute("ROLLBACK")  # as SQLite may on a full disk or an I/O error
+    with pytest.raises(DatabaseError, match="undone"):
+        q.send_message("two")  # a savepoint here would have begun (and committed) a transaction of its own
+    with pytest.raises(DatabaseError, match="undone"):
+        db.store.end_group(group)
+    assert _count(db_path, "orders") == 0
+    db.close()
+
+
+def test_a_failing_step_after_a_grouped_commit_does_not_stop_the_others_or_undo_the_commit(db_path, caplog):
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("orders")
+    ran: list[str] = []
+    group = db.store.begin_group()
+    q.send_message("one")
+    db.store.after_commit(lambda: 1 / 0)
+    db.store.after_commit(lambda: ran.append("second"))
+    db.store.end_group(group)
+    assert ran == ["second"] and _count(db_path, "orders") == 1
+    assert "after a grouped commit failed" in caplog.text
+    db.close()
