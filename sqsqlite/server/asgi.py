@@ -1,10 +1,12 @@
 """The endpoint as an ASGI application: bodies in, answers out, long polls parked on the loop.
 
 ``dispatch.py`` does everything SQS-shaped; this module only moves bytes and decides where the
-engine runs. Engine calls (about 0.1 ms of SQLite each) run on the loop while the server is
-nearly idle and on a small thread pool under load or with several workers, so a write that
-waits on another process's lock never stalls the loop that every other connection and parked
-poll shares (docs/server.md has the measurements).
+engine runs. An engine call runs on the loop while fewer than INLINE_BELOW requests are being
+served, else on a small thread pool. On the loop, the first call of a turn of the loop runs at
+once in a transaction of its own; the turn's later calls wait for the end of the turn and run
+back to back in one transaction (store.Group), and their answers wait for its commit: under
+load, concurrent requests share one lock, BEGIN and COMMIT, and the calls waiting for their
+group don't count as being served (docs/server.md has the measurements).
 
 A ReceiveMessage is called parkable: when its claim comes back empty the engine raises
 ``Park`` instead of blocking, and the poll waits here as a future in its queue's line (see
