@@ -29,6 +29,7 @@ no writer waits inside its COMMIT for the fsync of the WAL.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import random
@@ -188,7 +189,7 @@ class _Write:
             # SQLite undid the group's transaction: a SAVEPOINT now would begin (and its RELEASE
             # commit) a transaction of this write's own, outside the group that fails.
             group.broken = True
-            raise DatabaseError("The grouped writes were undone: a statement of one of them failed the transaction.")
+            raise _undone()
         try:
             self.local.cursor.execute("SAVEPOINT grouped")
         except sqlite3.Error as exc:
@@ -302,6 +303,10 @@ class _Write:
         # Whatever this transaction read or reserved may not have happened.
         self.local.queues.clear()
         self.local.state.clear()
+
+
+def _undone() -> DatabaseError:
+    return DatabaseError("The grouped writes were undone: a statement of one of them failed the transaction.")
 
 
 class Group:
@@ -544,7 +549,7 @@ class Store:
                 self._rollback(writer.conn)
                 local.queues.clear()
                 local.state.clear()
-                raise DatabaseError("The grouped writes were undone: a statement of one of them failed the transaction.")
+                raise _undone()
             try:
                 local.cursor.execute("COMMIT")
             except BaseException as failed:
@@ -559,13 +564,13 @@ class Store:
             except Exception:  # committed all the same: one failing wake-up must not stop the others
                 log.exception("a step after a grouped commit failed")
 
-    def after_commit(self, fn: Callable[[], None]) -> bool:
-        """Defer ``fn`` until this thread's open group commits: True if deferred, False if
+    def after_commit(self, fn: Callable[..., None], *args: Any) -> bool:
+        """Defer ``fn(*args)`` until this thread's open group commits: True if deferred, False if
         nothing of this thread is waiting to commit (call it now)."""
         group = self._local.group
         if group is None or group.writer is None:
             return False
-        group.after.append(fn)
+        group.after.append(functools.partial(fn, *args))
         return True
 
     @contextmanager

@@ -161,15 +161,16 @@ class App:
         for their engine work only, not for the HTTP and JSON work around it), then committed."""
         pending, self._pending = self._pending or [], None
         store = self.dispatcher.db.store
-        results: list[tuple[bool, Any]] = []
+        # (returned, result or exception) of each call; one never run is answered as failed.
+        outcomes: list[tuple[bool, Any]] = [(True, None)] * len(pending)
         ok = False
         try:
             group = store.begin_group()
-            for work, _ in pending:
+            for i, (work, _) in enumerate(pending):
                 try:
-                    results.append((True, work()))
+                    outcomes[i] = (True, work())
                 except Exception as exc:  # a bug: that call's task raises it
-                    results.append((False, exc))
+                    outcomes[i] = (False, exc)
             try:
                 store.end_group(group)
                 ok = True
@@ -178,14 +179,13 @@ class App:
         finally:  # whatever happened, no call waits for ever
             self.groups += 1
             self.grouped += len(pending)
-            for i, (_, done) in enumerate(pending):
+            for (_, done), (returned, value) in zip(pending, outcomes, strict=True):
                 if done.done():
                     continue
-                ran, value = results[i] if i < len(results) else (True, None)  # not run: answered as failed
-                if isinstance(value, BaseException) and not ran:
-                    done.set_exception(value)
-                else:
+                if returned:
                     done.set_result((ok, value))
+                else:
+                    done.set_exception(value)
 
     # ------------------------------------------------------------ long polls
 

@@ -222,7 +222,7 @@ class AsyncWakeups:
             return (self._epochs.get(queue, 0), self._any_epoch)
 
     def notify(self, queue: str | None, count: int | None = None) -> None:
-        if self.store.after_commit(lambda: self.notify(queue, count)):
+        if self.store.after_commit(self.notify, queue, count):
             return  # a grouped write (asgi.py): nothing to find before its group commits
         self.polling.notify(queue, count)
         self._bump(queue)

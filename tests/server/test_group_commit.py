@@ -22,6 +22,25 @@ def _visible(path: str, queue: str) -> int:
         return int(other.queue(queue).get_queue_attributes(["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"])
 
 
+def _around_commits(monkeypatch, server: BackgroundServer, before=None, after=None) -> None:
+    """Run ``before()`` just ahead of each group's commit in ``server``, ``after()`` just behind it."""
+    store = server.db.store
+    end_group = store.end_group
+
+    def wrapped(group):
+        if before is not None:
+            before()
+        end_group(group)
+        if after is not None:
+            after()
+
+    monkeypatch.setattr(store, "end_group", wrapped)
+
+
+def _slow() -> None:
+    time.sleep(0.3)  # bounded: an answer or wake-up sent before the commit would arrive in this window
+
+
 def _hold(server: BackgroundServer) -> threading.Event:
     """Block the server's loop until the returned event is set: requests sent meanwhile are all
     read in its next turn. Bounded: the loop goes on by itself after 10 seconds."""
@@ -73,16 +92,8 @@ def test_requests_read_in_one_turn_of_the_loop_are_committed_as_one_group_and_ea
     path = str(tmp_path / "group.db")
     with BackgroundServer(path) as server:
         url = server.db.create_queue("orders").url
-        store = server.db.store
-        end_group = store.end_group
         committed: list[float] = []
-
-        def slow_end_group(group):
-            time.sleep(0.3)  # bounded: an answer written before the commit would arrive in this window
-            end_group(group)
-            committed.append(time.monotonic())
-
-        monkeypatch.setattr(store, "end_group", slow_end_group)
+        _around_commits(monkeypatch, server, before=_slow, after=lambda: committed.append(time.monotonic()))
 
         async def scenario():
             conns = await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(16)])
@@ -129,14 +140,8 @@ def test_when_a_group_cannot_commit_each_of_its_calls_answers_internal_error_and
     path = str(tmp_path / "failed.db")
     with BackgroundServer(path) as server:
         url = server.db.create_queue("orders").url
-        store = server.db.store
-        end_group = store.end_group
-
-        def undone_then_end(group):
-            store.connection().execute("ROLLBACK")  # as SQLite may on a full disk or an I/O error
-            end_group(group)
-
-        monkeypatch.setattr(store, "end_group", undone_then_end)
+        # As SQLite may undo a transaction on a full disk or an I/O error (on the loop's connection).
+        _around_commits(monkeypatch, server, before=lambda: server.db.store.connection().execute("ROLLBACK"))
 
         async def scenario():
             return await _answers(await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(6)]))
@@ -195,13 +200,7 @@ def test_polls_in_another_server_are_woken_only_once_the_group_that_sent_their_m
     sqsqlite.connect(path).close()
     with BackgroundServer(path) as a, BackgroundServer(path) as b:
         url = b.db.create_queue("across").url
-        end_group = b.db.store.end_group
-
-        def slow_end_group(group):
-            time.sleep(0.3)
-            end_group(group)
-
-        monkeypatch.setattr(b.db.store, "end_group", slow_end_group)
+        _around_commits(monkeypatch, b, before=_slow)
 
         async def scenario():
             polls = [await Connection(a.url).open() for _ in range(5)]

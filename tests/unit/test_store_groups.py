@@ -14,6 +14,15 @@ def _count(path: str, queue: str) -> int:
         return int(other.queue(queue).get_queue_attributes(["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"])
 
 
+def _undone_group(db, q):
+    """A group with one send whose transaction SQLite then undid, as it may on a full disk or an
+    I/O error."""
+    group = db.store.begin_group()
+    q.send_message("one")
+    db.store.connection().execute("ROLLBACK")
+    return group
+
+
 def test_grouped_writes_are_seen_by_other_connections_only_once_the_group_commits(db_path):
     db = sqsqlite.connect(db_path)
     q = db.create_queue("orders")
@@ -62,9 +71,7 @@ def test_what_a_grouped_write_defers_runs_after_the_commit_and_nothing_is_deferr
 def test_a_group_whose_transaction_sqlite_undid_keeps_nothing_and_says_so(db_path):
     db = sqsqlite.connect(db_path)
     q = db.create_queue("orders")
-    group = db.store.begin_group()
-    q.send_message("one")
-    db.store.connection().execute("ROLLBACK")  # as SQLite may on a full disk or an I/O error
+    group = _undone_group(db, q)
     ran: list[bool] = []
     group.after.append(lambda: ran.append(True))
     with pytest.raises(DatabaseError, match="undone"):
@@ -88,9 +95,7 @@ def test_a_thread_can_open_one_group_at_a_time(db_path):
 def test_after_sqlite_undid_a_group_its_later_writes_fail_instead_of_committing_on_their_own(db_path):
     db = sqsqlite.connect(db_path)
     q = db.create_queue("orders")
-    group = db.store.begin_group()
-    q.send_message("one")
-    db.store.connection().execute("ROLLBACK")  # as SQLite may on a full disk or an I/O error
+    group = _undone_group(db, q)
     with pytest.raises(DatabaseError, match="undone"):
         q.send_message("two")  # a savepoint here would have begun (and committed) a transaction of its own
     with pytest.raises(DatabaseError, match="undone"):
