@@ -98,7 +98,7 @@ def receive(
             now = db.now()
             with db.store.read() as tx:
                 due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=now)
-            wakeups.wait(queue.name, mark, deadline if due is None else min(deadline, due))
+            wakeups.wait(queue.name, mark, deadline if due is None else min(deadline, due), deadline)
 
 
 def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:

@@ -198,13 +198,12 @@ class App:
         woken = False
         nudged = False
         try:
-            start = d.db.now()
             while True:
                 request = call.request
                 if deadline is not None:  # a later round: the engine waits no longer than the first round's deadline
                     left = deadline - d.db.now()
                     request = {**request, "WaitTimeSeconds": max(0, -(-left // 1000))}
-                first = start if deadline is None else None
+                first = deadline is None
                 kind: str = "done"
                 value: Any = {}
                 if woken:  # one claim for every poll of the queue woken in this turn of the loop
@@ -286,7 +285,7 @@ class App:
                     chunk.append((want, fut))
                     total += want
                 shared = {**request, "MaxNumberOfMessages": total, "WaitTimeSeconds": 0}
-                kind, value = await self._engine(functools.partial(self._claim, call, shared, None))
+                kind, value = await self._engine(functools.partial(self._claim, call, shared, False))
                 messages = list(value.get("Messages") or ()) if kind == "done" else []
                 for want, fut in chunk:
                     if fut.done():
@@ -301,24 +300,17 @@ class App:
                     fut.set_result(("done", {}))
             self._tasks.discard(asyncio.current_task())
 
-    def _claim(self, call: Call, request: dict, start: int | None) -> tuple[str, Any]:
+    def _claim(self, call: Call, request: dict, first: bool) -> tuple[str, Any]:
         """One round of a receive, in an engine thread: ('done', result), ('park', (Park,
-        deadline)) or ('answer', an error Answer)."""
+        the poll's deadline on its first round, else None)) or ('answer', an error Answer)."""
         d = self.dispatcher
         self.wakeups.parkable(True)
         try:
             return "done", d.run(call, request)
         except Park as park:
-            deadline = None
-            if start is not None:
-                wait = call.request.get("WaitTimeSeconds")
-                if wait is None:  # the queue's ReceiveMessageWaitTimeSeconds
-                    attrs = d.actions.call(
-                        "GetQueueAttributes", {"QueueUrl": call.request["QueueUrl"], "AttributeNames": ["ReceiveMessageWaitTimeSeconds"]}
-                    )
-                    wait = attrs["Attributes"]["ReceiveMessageWaitTimeSeconds"]
-                deadline = start + int(wait) * 1000
-            return "park", (park, deadline)
+            # The first round's deadline is the engine's (its WaitTimeSeconds, or the queue's
+            # ReceiveMessageWaitTimeSeconds); later rounds keep it.
+            return "park", (park, park.deadline if first else None)
         except Stopping:
             return "done", {}
         except SQSError as err:

@@ -49,9 +49,10 @@ class Stopping(Exception):
 class Park(Exception):
     """Raised out of the engine's wait in a parkable call: park the poll, then call again."""
 
-    def __init__(self, queue: str, mark: object, until: int):
+    def __init__(self, queue: str, mark: object, until: int, deadline: int):
         super().__init__(queue)
-        self.queue, self.mark, self.until = queue, mark, until
+        # until: when to call the engine again at the latest; deadline: when the poll ends.
+        self.queue, self.mark, self.until, self.deadline = queue, mark, until, deadline
 
 
 class AsyncWakeups:
@@ -235,11 +236,11 @@ class AsyncWakeups:
             with contextlib.suppress(RuntimeError):  # the loop has closed
                 loop.call_soon_threadsafe(self._wake, queue, count, True)
 
-    def wait(self, queue: str, mark: object, until: int) -> None:
+    def wait(self, queue: str, mark: object, until: int, deadline: int | None = None) -> None:
         if self.stopping:
             raise Stopping()
         if getattr(self._local, "parkable", False):
-            raise Park(queue, mark, until)
+            raise Park(queue, mark, until, until if deadline is None else deadline)
         self.polling.wait(queue, mark, until)
         if self.stopping:
             raise Stopping()

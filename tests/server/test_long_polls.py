@@ -90,6 +90,32 @@ def test_a_send_wakes_only_as_many_parked_polls_as_it_has_messages(tmp_path):
     assert 3 <= woken <= 5
 
 
+def test_a_receive_without_wait_time_parks_for_the_queues_own_wait_and_ends_when_it_does(tmp_path):
+    with BackgroundServer(str(tmp_path / "queuewait.db")) as server:
+
+        async def scenario():
+            admin = await Connection(server.url).open()
+            url = (await admin.call("CreateQueue", {"QueueName": "qw", "Attributes": {"ReceiveMessageWaitTimeSeconds": "1"}}))["QueueUrl"]
+            # Parked by the queue's ReceiveMessageWaitTimeSeconds alone, then woken by a send.
+            woken = await Connection(server.url).open()
+            woken.write("ReceiveMessage", {"QueueUrl": url})
+            await _until(lambda: server.db.wakeups.parked("qw") == 1)
+            await admin.call("SendMessage", {"QueueUrl": url, "MessageBody": "for the parked poll"})
+            got = await asyncio.wait_for(woken.read(), 5)
+            # Nothing to send: the poll ends with no messages at the queue's wait, not before.
+            started = time.monotonic()
+            empty = await asyncio.wait_for(admin.call("ReceiveMessage", {"QueueUrl": url}), 10)
+            waited = time.monotonic() - started
+            for c in (admin, woken):
+                c.close()
+            return got, empty, waited
+
+        got, empty, waited = asyncio.run(scenario())
+    assert [m["Body"] for m in got["Messages"]] == ["for the parked poll"]
+    assert "Messages" not in empty
+    assert 0.9 <= waited < 5
+
+
 def test_a_client_that_leaves_mid_poll_frees_its_wait_and_a_later_send_is_not_lost(tmp_path):
     path = str(tmp_path / "leave.db")
     with BackgroundServer(path) as server:
