@@ -97,7 +97,9 @@ def main(argv: list[str] | None = None) -> None:
                 ("GET /metrics (a scrape)", get("/metrics")),
                 ("GET /console (queue list)", get("/console")),
                 ("GET /console/api/stats (the pages' poll)", get("/console/api/stats")),
+                ("GET /console/api/stats?queue=emails (a queue page's poll)", get("/console/api/stats?queue=emails")),
                 ("GET /console/queues/orders (first page)", get("/console/queues/orders")),
+                ("GET /console/queues/emails (first page)", get("/console/queues/emails")),
                 ("GET /console/queues/orders?state=in-flight", get("/console/queues/orders?state=in-flight")),
                 (
                     f"GET /console/queues/orders?after=... ({half:,} messages down)",

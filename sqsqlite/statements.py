@@ -528,23 +528,30 @@ def _walk(rows: Any, where: Any, *figures: Any) -> Any:
     return select(func.json_array(*figures)).where(rows.c.queue_id == q.c.id, where, rows.c.sent_at > cutoff).scalar_subquery()
 
 
-queue_stats = compile_sql(
-    select(
-        q.c.id,
-        q.c.name,
-        q.c.fifo,
-        q.c.dead_letter_target,
-        q.c.retention_period,  # the fair-queue figures' retention cutoff
-        _walk(m, _visible, func.count(), func.min(m.c.sent_at)).label("visible_figures"),
-        _walk(
-            _h,
-            _h.c.visible_at > P("now"),
-            func.count().filter(_h.c.receive_count > 0),
-            func.count().filter(_h.c.receive_count == 0),
-            func.min(_h.c.sent_at),
-        ).label("hidden_figures"),
-    ).order_by(q.c.name)
+_stats = select(
+    q.c.id,
+    q.c.name,
+    q.c.fifo,
+    q.c.dead_letter_target,
+    q.c.retention_period,  # the fair-queue figures' retention cutoff
+    _walk(m, _visible, func.count(), func.min(m.c.sent_at)).label("visible_figures"),
+    _walk(
+        _h,
+        _h.c.visible_at > P("now"),
+        func.count().filter(_h.c.receive_count > 0),
+        func.count().filter(_h.c.receive_count == 0),
+        func.min(_h.c.sent_at),
+    ).label("hidden_figures"),
+).order_by(q.c.name)
+queue_stats = compile_sql(_stats)
+# The same for the queues named in a JSON array and their dead-letter queues (whose depth each
+# reports): one queue's console page reads its own figures, not every queue's.
+_named: Any = select(literal_column("value")).select_from(func.json_each(P("names")))
+_naming = q.alias("naming")
+queue_stats_named = compile_sql(
+    _stats.where(or_(q.c.name.in_(_named), q.c.name.in_(select(_naming.c.dead_letter_target).where(_naming.c.name.in_(_named)))))
 )
+queue_names = compile_sql(select(q.c.name).order_by(q.c.name))
 # Export / move tasks: every live message of a queue in id order, a page at a time.
 # Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead
 # reading every live message of the queue off an index on queue_id and sorting them per page,

@@ -8,7 +8,7 @@ import binascii
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import defaults as D
@@ -205,18 +205,30 @@ class Database:
 
     # ------------------------------------------------------------ administration
 
-    def stats(self) -> list[QueueStats]:
+    def queue_names(self) -> list[str]:
+        """Every queue's name, in order."""
+        with self.store.read() as tx:
+            return [row["name"] for row in tx.all(Q.queue_names)]
+
+    def stats(self, names: Sequence[str] | None = None) -> list[QueueStats]:
         """Every queue's exact counts, read from one consistent snapshot by one statement (the
-        console and /metrics read it every few seconds)."""
+        console and /metrics read it every few seconds). ``names``: only these queues' (a name
+        no queue has is left out), their dead-letter queues' counts read only for their depth."""
         now = self.now()
         figures = {}  # name -> (visible, in flight, delayed, oldest sent_at or None)
         with self.store.read() as tx:
-            rows = tx.all(Q.queue_stats, now=now)
+            if names is None:
+                rows = tx.all(Q.queue_stats, now=now)
+            else:
+                rows = tx.all(Q.queue_stats_named, now=now, names=json.dumps(list(names)))
             for row in rows:
                 visible, oldest_visible = json.loads(row["visible_figures"])
                 in_flight, delayed, oldest_hidden = json.loads(row["hidden_figures"])
                 sent = [t for t in (oldest_visible, oldest_hidden) if t is not None]
                 figures[row["name"]] = (visible, in_flight, delayed, min(sent) if sent else None)
+            if names is not None:  # the dead-letter queues read for their depth alone are not reported
+                wanted = set(names)
+                rows = [row for row in rows if row["name"] in wanted]
             fair = {row["name"]: fair_counts(tx, row, now, figures[row["name"]]) for row in rows}
         out = []
         for row in rows:

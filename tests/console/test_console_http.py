@@ -43,6 +43,14 @@ def test_the_stats_json_the_page_polls_has_every_stats_figure(web, served):
     assert set(orders) >= {"visible", "in_flight", "delayed", "oldest_age_seconds", "dead_letter_queue", "dead_letter_depth"}
 
 
+def test_the_stats_json_of_one_queue_has_that_queues_figures_alone(web, served):
+    data = json.loads(web.get("/console/api/stats?queue=orders").text)
+    assert [q["name"] for q in data["queues"]] == ["orders"]
+    expected = next(s for s in served.db.stats() if s.name == "orders")
+    assert data["queues"][0] == {field: getattr(expected, field) for field in data["queues"][0]}
+    assert json.loads(web.get("/console/api/stats?queue=no-such-queue").text)["queues"] == []
+
+
 def test_a_queue_page_shows_each_state_with_time_left_bodies_and_attributes(web):
     page = web.get("/console/queues/orders")
     assert page.status == 200

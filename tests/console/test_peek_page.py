@@ -103,3 +103,18 @@ def test_stats_from_one_statement_counts_each_state_and_the_dead_letter_depth(db
     assert stats["q"].oldest_age_seconds == 10  # "first", now in flight, is still the oldest
     assert stats["q"].dead_letter_queue == "dlq" and stats["q"].dead_letter_depth == 1
     assert stats["dlq"].dead_letter_depth is None and stats["dlq"].oldest_age_seconds == 0
+
+
+def test_stats_of_named_queues_reports_only_them_with_their_dead_letter_depth(db):
+    dlq = db.create_queue("dlq")
+    q = db.create_queue("q", RedrivePolicy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 5})
+    other = db.create_queue("other")
+    q.send_message("one")
+    dlq.send_message_batch([{"Id": str(i), "MessageBody": "dead"} for i in range(3)])
+    other.send_message("elsewhere")
+    [only] = db.stats(["q"])
+    assert only == next(s for s in db.stats() if s.name == "q")
+    assert (only.visible, only.dead_letter_queue, only.dead_letter_depth) == (1, "dlq", 3)
+    assert [s.name for s in db.stats(["other", "no-such-queue"])] == ["other"]
+    assert db.stats([]) == []
+    assert db.queue_names() == ["dlq", "other", "q"]

@@ -46,6 +46,7 @@ HOT_PATH = {
     "count_delayed_quiet": (("ix_messages_visible", "ix_messages_fair"), False),
     "oldest_sent_quiet": (("ix_messages_visible", "ix_messages_fair"), False),
     "queue_stats": ("ix_messages_visible", False),
+    "queue_stats_named": ("ix_messages_visible", False),
     # the console's pages: a range of the index from the cursor on (ties on visible_at sorted)
     "peek_page": ("ix_messages_visible", False),
     # pruning and purging
