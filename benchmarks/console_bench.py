@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
                 ("per-queue reads (stats before)", lambda: per_queue_reads(path)),
                 ("GET /metrics (a scrape)", get("/metrics")),
                 ("GET /console (queue list)", get("/console")),
-                ("GET /console/api/stats (the pages' poll)", get("/console/api/stats")),
+                ("GET /console/api/stats (the queue list's poll)", get("/console/api/stats")),
                 ("GET /console/api/stats?queue=emails (a queue page's poll)", get("/console/api/stats?queue=emails")),
                 ("GET /console/queues/orders (first page)", get("/console/queues/orders")),
                 ("GET /console/queues/emails (first page)", get("/console/queues/emails")),

@@ -206,14 +206,17 @@ class Database:
     # ------------------------------------------------------------ administration
 
     def queue_names(self) -> list[str]:
-        """Every queue's name, in order."""
+        """Every queue's name, in order (list_queues gives URLs, and pages them past 1,000)."""
         with self.store.read() as tx:
             return [row["name"] for row in tx.all(Q.queue_names)]
 
     def stats(self, names: Sequence[str] | None = None) -> list[QueueStats]:
         """Every queue's exact counts, read from one consistent snapshot by one statement (the
         console and /metrics read it every few seconds). ``names``: only these queues' (a name
-        no queue has is left out), their dead-letter queues' counts read only for their depth."""
+        no queue has is left out; one name may be given as a str), their dead-letter queues' counts
+        read only for their depth."""
+        if isinstance(names, str):
+            names = [names]
         now = self.now()
         figures = {}  # name -> (visible, in flight, delayed, oldest sent_at or None)
         with self.store.read() as tx:

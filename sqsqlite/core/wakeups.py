@@ -30,11 +30,11 @@ class Wakeups(Protocol):
         an empty claim and the start of the wait is not missed."""
         ...
 
-    def wait(self, queue: str, mark: object, until: int, deadline: int | None = None) -> None:
+    def wait(self, queue: str, mark: object, until: int, deadline: int) -> None:
         """Return when something may have made a message of ``queue`` receivable since ``mark``,
         or at ``until`` (epoch ms, by the database's clock), whichever comes first. ``deadline``:
-        the end of the whole poll (``until`` is sooner when a delay or a visibility timeout ends
-        first), for an implementation that parks the poll and calls the receive again."""
+        when the whole poll ends (``until`` is sooner when a delay or a visibility timeout ends
+        first); an implementation that parks the poll and calls the receive again keeps it."""
         ...
 
     def notify(self, queue: str | None, count: int | None = None) -> None:
@@ -64,7 +64,7 @@ class PollingWakeups:
         with self._changed:
             self._changed.notify_all()
 
-    def wait(self, queue: str, mark: object, until: int, deadline: int | None = None) -> None:
+    def wait(self, queue: str, mark: object, until: int, deadline: int) -> None:
         """Sleep until a commit by any connection (another thread or process), or ``until``.
         Polls PRAGMA data_version, which costs microseconds and no disk I/O."""
         store, clock = self.store, self.clock

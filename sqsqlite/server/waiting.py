@@ -236,12 +236,12 @@ class AsyncWakeups:
             with contextlib.suppress(RuntimeError):  # the loop has closed
                 loop.call_soon_threadsafe(self._wake, queue, count, True)
 
-    def wait(self, queue: str, mark: object, until: int, deadline: int | None = None) -> None:
+    def wait(self, queue: str, mark: object, until: int, deadline: int) -> None:
         if self.stopping:
             raise Stopping()
         if getattr(self._local, "parkable", False):
-            raise Park(queue, mark, until, until if deadline is None else deadline)
-        self.polling.wait(queue, mark, until)
+            raise Park(queue, mark, until, deadline)
+        self.polling.wait(queue, mark, until, deadline)
         if self.stopping:
             raise Stopping()
 

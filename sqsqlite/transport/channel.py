@@ -296,7 +296,8 @@ class Channel(virtual.Channel):
             if payloads:
                 return self.hand_over(payloads, queue, deliver)
         if wait > 0:
-            self.db.wakeups.wait(name, mark, self.db.now() + int(min(wait, 1.0) * 1000))
+            until = self.db.now() + int(min(wait, 1.0) * 1000)
+            self.db.wakeups.wait(name, mark, until, until)
         raise Empty()
 
     def hand_over(self, payloads: list[dict[str, Any]], queue: str, deliver: Any) -> None:

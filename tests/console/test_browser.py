@@ -79,6 +79,18 @@ def test_the_figures_update_live_while_the_page_is_open(page, served):
     expect(cell).to_have_text("1,010")
 
 
+def test_a_queue_page_s_figures_and_dead_letter_depth_update_live(page, served):
+    page.goto(served.url + "/console/queues/orders")
+    figures = page.locator('.figures[data-queue="orders"]')
+    visible, depth = figures.locator('[data-figure="visible"]'), figures.locator('[data-figure="dead_letter_depth"]')
+    before = int(visible.inner_text().replace(",", "")), int(depth.inner_text().replace(",", ""))
+    served.db.queue("orders").send_message_batch([{"Id": str(i), "MessageBody": "x"} for i in range(10)])
+    served.db.queue("orders-dlq").send_message_batch([{"Id": str(i), "MessageBody": "x"} for i in range(3)])
+    expect(visible).to_have_text(f"{before[0] + 10:,}")
+    expect(depth).to_have_text(f"{before[1] + 3:,}")
+    assert page.script_errors == []
+
+
 def test_one_navigates_from_the_list_to_a_queue_its_states_and_its_dead_letter_queue(page, served):
     page.goto(served.url + "/console")
     page.click("text=orders >> nth=0")

@@ -117,4 +117,5 @@ def test_stats_of_named_queues_reports_only_them_with_their_dead_letter_depth(db
     assert (only.visible, only.dead_letter_queue, only.dead_letter_depth) == (1, "dlq", 3)
     assert [s.name for s in db.stats(["other", "no-such-queue"])] == ["other"]
     assert db.stats([]) == []
+    assert db.stats("q") == [only]  # one name as a str
     assert db.queue_names() == ["dlq", "other", "q"]

@@ -15,6 +15,7 @@ import pytest
 
 import sqsqlite
 from benchmarks.rawsqs import Connection
+from sqsqlite.clock import SYSTEM_CLOCK
 from sqsqlite.server import BackgroundServer, waiting
 from sqsqlite.server.asgi import App
 
@@ -95,25 +96,41 @@ def test_a_receive_without_wait_time_parks_for_the_queues_own_wait_and_ends_when
 
         async def scenario():
             admin = await Connection(server.url).open()
-            url = (await admin.call("CreateQueue", {"QueueName": "qw", "Attributes": {"ReceiveMessageWaitTimeSeconds": "1"}}))["QueueUrl"]
+            url = (await admin.call("CreateQueue", {"QueueName": "qw", "Attributes": {"ReceiveMessageWaitTimeSeconds": "2"}}))["QueueUrl"]
             # Parked by the queue's ReceiveMessageWaitTimeSeconds alone, then woken by a send.
             woken = await Connection(server.url).open()
             woken.write("ReceiveMessage", {"QueueUrl": url})
             await _until(lambda: server.db.wakeups.parked("qw") == 1)
             await admin.call("SendMessage", {"QueueUrl": url, "MessageBody": "for the parked poll"})
             got = await asyncio.wait_for(woken.read(), 5)
-            # Nothing to send: the poll ends with no messages at the queue's wait, not before.
+            # That message back in 1 s: the next poll first parks until then, but its deadline
+            # is the queue's 2 s. Held for longer meanwhile, the message never comes back, and
+            # the poll ends empty at its deadline, not at the 1 s it first parked for.
+            handle = got["Messages"][0]["ReceiptHandle"]
+            await admin.call("ChangeMessageVisibility", {"QueueUrl": url, "ReceiptHandle": handle, "VisibilityTimeout": 1})
+            poll = await Connection(server.url).open()
             started = time.monotonic()
-            empty = await asyncio.wait_for(admin.call("ReceiveMessage", {"QueueUrl": url}), 10)
+            poll.write("ReceiveMessage", {"QueueUrl": url})
+            await _until(lambda: server.db.wakeups.parked("qw") == 1)
+            await admin.call("ChangeMessageVisibility", {"QueueUrl": url, "ReceiptHandle": handle, "VisibilityTimeout": 60})
+            empty = await asyncio.wait_for(poll.read(), 10)
             waited = time.monotonic() - started
-            for c in (admin, woken):
+            for c in (admin, woken, poll):
                 c.close()
             return got, empty, waited
 
         got, empty, waited = asyncio.run(scenario())
     assert [m["Body"] for m in got["Messages"]] == ["for the parked poll"]
     assert "Messages" not in empty
-    assert 0.9 <= waited < 5
+    assert 1.9 <= waited < 5
+
+
+def test_a_parked_receive_carries_both_when_to_look_again_and_when_the_poll_ends():
+    wakeups = waiting.AsyncWakeups(None, SYSTEM_CLOCK)  # parking reads no store
+    wakeups.parkable(True)
+    with pytest.raises(waiting.Park) as parked:
+        wakeups.wait("q", None, 1_000, 5_000)
+    assert (parked.value.queue, parked.value.until, parked.value.deadline) == ("q", 1_000, 5_000)
 
 
 def test_a_client_that_leaves_mid_poll_frees_its_wait_and_a_later_send_is_not_lost(tmp_path):

@@ -131,7 +131,32 @@ def test_a_send_committed_between_an_empty_claim_and_the_wait_still_wakes_the_po
     assert q.receive_message() == []  # the empty claim
     sender.queue("raced").send_message("slipped in")
     start = clock.now_ms()
-    waiting.wakeups.wait("raced", None, start + 20_000)
+    waiting.wakeups.wait("raced", None, start + 20_000, start + 20_000)
     assert clock.now_ms() - start < 1000
     waiting.close()
     sender.close()
+
+
+def test_a_wait_is_told_both_when_to_look_again_and_when_the_whole_poll_ends(db, clock):
+    class Recording:
+        def __init__(self, inner):
+            self.inner, self.waits = inner, []
+
+        def mark(self, queue):
+            return self.inner.mark(queue)
+
+        def notify(self, queue, count=None):
+            self.inner.notify(queue, count)
+
+        def wait(self, queue, mark, until, deadline):
+            self.waits.append((until - start, deadline - start))
+            self.inner.wait(queue, mark, until, deadline)
+
+    q = db.create_queue("told", visibility_timeout=7)
+    q.send_message("x")
+    q.receive_message()
+    db.wakeups = recording = Recording(db.wakeups)
+    start = clock.now_ms()
+    [again] = q.receive_message(wait_time_seconds=20)
+    assert again.receive_count == 2
+    assert recording.waits[0] == (7_000, 20_000)  # look again when the message is back; the poll ends at 20 s
