@@ -427,6 +427,8 @@ class Store:
             conn.execute("PRAGMA temp_store=MEMORY")
             # Keep the WAL from growing without bound after a long reader lets go.
             conn.execute("PRAGMA journal_size_limit=67108864")
+            if not self._checkpointer.closed:  # the checkpoint thread's: SQLite's own is the backstop
+                conn.execute(f"PRAGMA wal_autocheckpoint={D.WAL_BACKSTOP_PAGES}")
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(self.explain(exc)) from None
         return conn

@@ -164,7 +164,7 @@ def test_a_long_reader_pins_the_wal_while_it_reads_and_the_wal_stops_growing_onc
     reader.execute("BEGIN")
     seen = reader.execute("SELECT count(*) FROM messages").fetchone()[0]
 
-    # Writers carry on for ~6 MB: more than the 1000-page auto-checkpoint threshold.
+    # Writers carry on for ~22 MB while the reader holds its snapshot.
     churn(queue, 30)
     grown = wal_size(db_path)
     churn(queue, 30)
@@ -176,15 +176,13 @@ def test_a_long_reader_pins_the_wal_while_it_reads_and_the_wal_stops_growing_onc
 
     reader.execute("COMMIT")
     reader.close()
-    churn(queue, 60)
-    settled = wal_size(db_path)
-    churn(queue, 60)  # as much writing again as during the hold
+    churn(queue, 240)  # four times as much writing as during the hold, well past the backstop
 
-    # The first commits after the reader ends still append; the auto-checkpoint then completes
-    # and writers reuse the WAL from its start, so it grows by at most a transaction or two
-    # and then not at all.
-    assert settled - peak < 1_000_000
-    assert wal_size(db_path) == settled
+    # Once the reader ends, checkpoints complete again: the WAL fills up to SQLite's own
+    # checkpoint (D.WAL_BACKSTOP_PAGES, a little more while the checkpoint thread's pass holds
+    # the lock), which completes in a writer's COMMIT, and writers reuse it from its start. It
+    # never passes the journal_size_limit, the size it is cut back to at a reset.
+    assert wal_size(db_path) <= 64 * 1024 * 1024
     log, done = checkpoint(db_path)
     assert done == log  # and everything in it reaches the database
     assert integrity(db_path) == "ok"
