@@ -34,7 +34,10 @@ class Checkpointer:
     milliseconds behind the writers instead (D.CHECKPOINT_GATHER). It takes no write lock, so
     no writer waits for it, and it changes nothing about durability: SQLite syncs the WAL
     before it copies a page back, as in its own checkpoints. SQLite's checkpoint stays as the
-    backstop; when it still comes, all but the newest pages are synced already, and it is cheap.
+    backstop, at D.WAL_BACKSTOP_PAGES (the store sets it on its connections while this thread
+    runs): a pass can't complete while writers keep appending, so under a sustained load a
+    writer's checkpoint completes one every that many pages, with all but the newest already
+    synced, and the WAL starts again from its beginning.
 
     The thread holds no reference to its Store, so a Store dropped without close() is still
     collected; its finalizer (also run at exit) stops the thread."""

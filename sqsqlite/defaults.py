@@ -89,13 +89,13 @@ LONG_POLL_MAX_INTERVAL = 0.02
 CHECKPOINT_GATHER = 0.005
 # While the WAL grows by fewer pages a second than this, the thread waits CHECKPOINT_LIGHT_WAIT
 # more between checkpoints: a light load then costs a few small fsyncs a second, not two per
-# commit, and a light wait gathers ~100 pages, far from the 1,000 at which SQLite's own
-# checkpoint would take over.
+# commit, and a light wait gathers ~100 pages, far from WAL_BACKSTOP_PAGES, at which SQLite's
+# own checkpoint takes over.
 CHECKPOINT_BUSY_RATE = 2000
 CHECKPOINT_LIGHT_WAIT = 0.05
 # Under a heavier load, a checkpoint about every this many WAL pages (and at least every
 # CHECKPOINT_LIGHT_WAIT): each pass syncs the WAL and the database whatever it copies, so
-# fewer, larger passes cost less CPU, and 400 stays well under SQLite's own 1,000.
+# fewer, larger passes cost less CPU.
 CHECKPOINT_PAGES = 400
 # While that thread runs, SQLite's own checkpoint (inside the COMMIT that takes the WAL past this
 # many pages) is only a backstop. At SQLite's default of 1,000 it was not: tens of thousands of
