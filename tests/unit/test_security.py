@@ -9,6 +9,7 @@ import stat
 import pytest
 
 import sqsqlite
+from sqsqlite import defaults as D
 from sqsqlite import queries as Q
 from sqsqlite.core import handles as core_handles
 from sqsqlite.errors import ReceiptHandleIsInvalid
@@ -327,6 +328,7 @@ FIXED = {
     "PRAGMA foreign_keys=OFF",
     "PRAGMA temp_store=MEMORY",
     "PRAGMA journal_size_limit=67108864",
+    f"PRAGMA wal_autocheckpoint={D.WAL_BACKSTOP_PAGES}",
     "PRAGMA data_version",
     "PRAGMA wal_checkpoint(PASSIVE)",
     "PRAGMA synchronous=OFF",
