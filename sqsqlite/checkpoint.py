@@ -1,5 +1,5 @@
-"""WAL checkpoints on a thread of their own, so no writer waits inside its COMMIT for the fsync
-of the whole WAL (see Checkpointer). Used by :mod:`sqsqlite.store`, one per Store."""
+"""WAL checkpoints on a thread of their own, so a writer seldom waits inside its COMMIT for the
+fsync of the whole WAL (see Checkpointer). Used by :mod:`sqsqlite.store`, one per Store."""
 
 from __future__ import annotations
 

@@ -102,6 +102,8 @@ CHECKPOINT_PAGES = 400
 # commits a second pass 1,000 pages between two of the thread's passes, so writers still synced
 # the WAL and the database in their COMMITs, about 8 us a single send on average.
 WAL_BACKSTOP_PAGES = 10_000
+# SQLite's own default, put back on a connection whose checkpoint thread could not run.
+SQLITE_AUTOCHECKPOINT_PAGES = 1000
 # How long a writer keeps retrying a busy database before giving up (seconds).
 BUSY_TIMEOUT_SECONDS = 60.0
 

@@ -24,7 +24,7 @@ With it, producers as a group stand in line as one, and the queue drains as fast
 consumers can take. An uncontended send never touches the gate.
 
 Under synchronous=NORMAL, checkpoints run on a thread of each Store's own (checkpoint.Checkpointer), so
-no writer waits inside its COMMIT for the fsync of the WAL.
+a writer seldom waits inside its COMMIT for the fsync of the WAL.
 """
 
 from __future__ import annotations
@@ -271,9 +271,7 @@ class _Write:
                 except BaseException as failed:
                     self._commit_failed(failed)
                     return False
-                checkpointer = self.store._checkpointer
-                if not checkpointer.wanted:
-                    checkpointer.want()
+                self.store._checkpointed(self.local)
                 return False
             return self._failed(kind, exc)
         finally:
@@ -395,6 +393,11 @@ class Store:
         local.queues.clear()
         local.state.clear()
         local.version = None
+        # While the checkpoint thread runs, SQLite's own checkpoint is only its backstop (see
+        # defaults.WAL_BACKSTOP_PAGES); _checkpointed puts it back should the thread stop.
+        local.backstop = not self._checkpointer.closed
+        if local.backstop:
+            cursor.execute(f"PRAGMA wal_autocheckpoint={D.WAL_BACKSTOP_PAGES}")
         # A descriptor from before a fork belongs to the parent's lock: let it go (closing a
         # duplicate never releases the parent's flock) and open this process's own on its
         # first write.
@@ -427,8 +430,6 @@ class Store:
             conn.execute("PRAGMA temp_store=MEMORY")
             # Keep the WAL from growing without bound after a long reader lets go.
             conn.execute("PRAGMA journal_size_limit=67108864")
-            if not self._checkpointer.closed:  # the checkpoint thread's: SQLite's own is the backstop
-                conn.execute(f"PRAGMA wal_autocheckpoint={D.WAL_BACKSTOP_PAGES}")
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(self.explain(exc)) from None
         return conn
@@ -558,13 +559,23 @@ class Store:
                 writer._commit_failed(failed)
         finally:
             writer._unlock()
-        if not self._checkpointer.wanted:
-            self._checkpointer.want()
+        self._checkpointed(local)
         for fn in group.after:
             try:
                 fn()
             except Exception:  # committed all the same: one failing wake-up must not stop the others
                 log.exception("a step after a grouped commit failed")
+
+    def _checkpointed(self, local: ConnectionState) -> None:
+        """After a commit on ``local``'s connection: wake the checkpoint thread. Without one (it
+        could not start), SQLite's own checkpoint goes back to its default size: else the WAL
+        would be synced only every WAL_BACKSTOP_PAGES pages, all at risk from a power cut."""
+        checkpointer = self._checkpointer
+        if not checkpointer.wanted:
+            checkpointer.want()
+        if checkpointer.closed and local.backstop:
+            local.backstop = False
+            local.cursor.execute(f"PRAGMA wal_autocheckpoint={D.SQLITE_AUTOCHECKPOINT_PAGES}")
 
     def after_commit(self, fn: Callable[..., None], *args: Any) -> bool:
         """Defer ``fn(*args)`` until this thread's open group commits: True if deferred, False if

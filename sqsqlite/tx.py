@@ -35,6 +35,9 @@ class ConnectionState(threading.local):
     cursor: Any = None
     # The Group this thread's writes join, while one is open (Store.begin_group).
     group: Group | None = None
+    # Whether this connection's SQLite checkpoint is the checkpoint thread's backstop
+    # (PRAGMA wal_autocheckpoint=WAL_BACKSTOP_PAGES) rather than SQLite's default.
+    backstop: bool = False
 
     def __init__(self) -> None:
         self.queues: dict = {}

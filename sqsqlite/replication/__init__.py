@@ -6,8 +6,9 @@ S3-compatible object store. ``restore`` rebuilds the database from a replica, as
 transaction or of a point in time. This module writes Litestream's configuration from a
 database path and replica URLs, finds the ``litestream`` program, and runs it.
 
-Why it cooperates with the engine: sqsqlite's own checkpoints are PASSIVE (they never restart or
-truncate the WAL, so Litestream never misses a frame), and every write transaction waits for a
+Why it cooperates with the engine: sqsqlite's checkpoints are PASSIVE (they never truncate the
+WAL; writers start it again only once every reader has let go, and Litestream holds a read
+transaction until it has shipped its frames, so it never misses one), and every write transaction waits for a
 busy database (for up to ``BUSY_TIMEOUT_SECONDS``), so the short write lock Litestream takes
 when it checkpoints delays a writer and never fails it.
 """

@@ -158,7 +158,7 @@ def churn(queue, rounds):
         )
 
 
-def test_a_long_reader_pins_the_wal_while_it_reads_and_the_wal_stops_growing_once_it_ends(db, queue, db_path):
+def test_a_long_reader_pins_the_wal_while_it_reads_and_writers_reuse_it_once_it_ends(db, queue, db_path):
     queue.send_message("seen by the reader")
     reader = sqlite3.connect(db_path)
     reader.execute("BEGIN")

@@ -156,3 +156,33 @@ def test_a_light_load_waits_between_checkpoints(monkeypatch, db_path, clock):
     # Without the wait: a pass after each send's CHECKPOINT_GATHER, dozens in the half second.
     assert sent >= 20
     assert 1 <= passes <= 5
+
+
+def _autocheckpoint(db) -> int:
+    return db.store.connection().execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+
+
+def test_sqlites_own_checkpoint_is_only_a_backstop_while_the_thread_runs(tmp_path):
+    normal = sqsqlite.connect(str(tmp_path / "normal.db"))
+    full = sqsqlite.connect(str(tmp_path / "full.db"), synchronous="FULL")
+    assert _autocheckpoint(normal) == D.WAL_BACKSTOP_PAGES
+    assert _autocheckpoint(full) == D.SQLITE_AUTOCHECKPOINT_PAGES  # no thread under FULL
+    normal.close()
+    full.close()
+
+
+def test_a_checkpoint_thread_that_cannot_start_leaves_sqlites_own_checkpoint_at_its_default(tmp_path, monkeypatch):
+    start = threading.Thread.start
+
+    def refuse_checkpointer(thread):
+        if thread.name == "sqsqlite-checkpoint":
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", refuse_checkpointer)
+    db = sqsqlite.connect(str(tmp_path / "nothread.db"))
+    q = db.create_queue("orders")  # the first commit tries to start the thread
+    q.send_message("still sent")
+    assert _autocheckpoint(db) == D.SQLITE_AUTOCHECKPOINT_PAGES
+    assert [m.body for m in q.receive_message()] == ["still sent"]
+    db.close()
