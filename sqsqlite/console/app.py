@@ -231,8 +231,9 @@ class Console:
             location += "?" + urlencode(message)
         return Response(303, "text/plain; charset=utf-8", b"", {"Location": location, **_SECURITY_HEADERS})
 
-    def _stats(self) -> list[dict[str, Any]]:
-        return [dataclasses.asdict(s) for s in self.db.stats()]
+    def _stats(self, names: list[str] | None = None) -> list[dict[str, Any]]:
+        """Every queue's figures as dicts, or the named queues' (see Database.stats)."""
+        return [dataclasses.asdict(s) for s in self.db.stats(names)]
 
     # ------------------------------------------------------------ pages
 
@@ -242,8 +243,7 @@ class Console:
     def stats_json(self, params: dict[str, str]) -> Response:
         """Every queue's figures, or with ``?queue=NAME`` that queue's alone (a queue page polls them)."""
         name = params.get("queue")
-        queues = self._stats() if name is None else [dataclasses.asdict(s) for s in self.db.stats([name])]
-        return self._json({"queues": queues, "now": self.db.now()})
+        return self._json({"queues": self._stats(None if name is None else [name]), "now": self.db.now()})
 
     def queue_page(self, params: dict[str, str], name: str) -> Response:
         queue = self.db.queue(name)
@@ -275,7 +275,7 @@ class Console:
             )
         # This queue's figures alone: counting every queue's messages would make one small
         # queue's page as slow as the largest queue.
-        stats = next((dataclasses.asdict(s) for s in self.db.stats([queue.name])), None)
+        stats = next(iter(self._stats([queue.name])), None)
         sources = [u.rsplit("/", 1)[-1] for u in queue.list_dead_letter_source_queues()]
         return self._page(
             "queue.html",
