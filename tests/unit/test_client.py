@@ -228,7 +228,7 @@ def test_the_response_headers_carry_the_request_id_as_sqss_do(local):
 def test_a_forked_child_never_repeats_its_parents_request_ids(local):
     import os
 
-    local.list_queues()  # draws a pool of ids in the parent
+    local.list_queues()  # the parent's ids so far: its random prefix and a count
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child, which must never return into pytest
@@ -242,6 +242,15 @@ def test_a_forked_child_never_repeats_its_parents_request_ids(local):
     os.close(read)
     parent = {local.list_queues()["ResponseMetadata"]["RequestId"] for _ in range(20)}
     assert len(child) == 36 and child not in parent
+    assert child[:24] not in {p[:24] for p in parent}  # the child drew a prefix of its own
+
+
+def test_request_ids_are_version_4_uuids_and_never_repeat(local):
+    import uuid
+
+    ids = [local.list_queues()["ResponseMetadata"]["RequestId"] for _ in range(1000)]
+    assert len(set(ids)) == 1000
+    assert {(uuid.UUID(i).version, str(uuid.UUID(i))) == (4, i) for i in ids} == {True}
 
 
 def test_fifo_and_move_task_responses_conform_to_botocores_model(local, clock):

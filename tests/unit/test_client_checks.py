@@ -115,3 +115,13 @@ def test_a_dict_subclass_is_taken_as_botocore_takes_it(local):
     url = local.create_queue(QueueName="q")["QueueUrl"]
     sent = local.send_message_batch(QueueUrl=url, Entries=[Entry(Id="1", MessageBody="b")])
     assert [s["Id"] for s in sent["Successful"]] == ["1"]
+
+
+def test_a_str_subclass_in_a_text_member_is_taken_as_botocore_takes_it(local):
+    class Text(str):
+        pass
+
+    url = local.create_queue(QueueName="q")["QueueUrl"]
+    assert local.send_message(QueueUrl=Text(url), MessageBody=Text("b"))["MD5OfMessageBody"] == "92eb5ffee6ae2fec3ad71c777531578f"
+    with pytest.raises(ParamValidationError, match="Invalid type for parameter MessageBody"):
+        local.send_message(QueueUrl=url, MessageBody=b"b")
