@@ -292,7 +292,7 @@ class Actions:
     def SendMessage(self, r: Request) -> Response:
         q = self._queue(r)
         if len(r) == 2 and "MessageBody" in r:  # a body alone, the common send: no options to read
-            body = r["MessageBody"]
+            body = _required(r, "MessageBody")  # refused as the general path refuses it
             sent = q.send_message(body)  # checks the body first, so it is a str below
             return {"MessageId": sent.message_id, "MD5OfMessageBody": V.md5_hex(body.encode())}
         result = q.send_message(

@@ -139,7 +139,7 @@ if hasattr(os, "register_at_fork"):  # POSIX only
 
 def new_request_id() -> str:
     """A request id as SQS's, a version-4 uuid: the process's random first 24 characters, then
-    a count. Request ids name requests and guard nothing, so 58 random bits a process keep them
+    a count. Request ids name requests and guard nothing, so 74 random bits a process keep them
     apart; a whole uuid drawn for each cost 1,000 instructions more a call. (next() on a count
     is atomic: threads never share an id.)"""
     return f"{_REQUEST_PREFIX}{next(_REQUEST_COUNT) & 0xFFFFFFFFFFFF:012x}"

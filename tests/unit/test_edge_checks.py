@@ -10,7 +10,7 @@ import pytest
 from sqsqlite import Actions
 from sqsqlite import validation as V
 from sqsqlite.core import sending
-from sqsqlite.errors import InvalidParameterValue, MissingParameter
+from sqsqlite.errors import InvalidParameterValue, MissingParameter, SQSError
 
 
 @pytest.fixture
@@ -102,8 +102,19 @@ def test_a_body_alone_that_is_missing_or_not_text_is_refused_with_the_general_pa
         actions.call("SendMessage", request)
     with pytest.raises(error) as general:
         actions.call("SendMessage", {**request, "DelaySeconds": 0})
-    assert alone.value.message == general.value.message
+    assert (alone.value.code, alone.value.message, alone.value.hint) == (general.value.code, general.value.message, general.value.hint)
     assert queue.peek() == []
+
+
+@pytest.mark.parametrize("body", ["fine", "", 5])
+def test_a_body_alone_to_a_missing_queue_meets_the_same_first_error_as_the_general_path(db, body):
+    actions = Actions(db)
+    request = {"QueueUrl": "http://localhost:9324/000000000000/nope", "MessageBody": body}
+    with pytest.raises(SQSError) as alone:
+        actions.call("SendMessage", request)
+    with pytest.raises(SQSError) as general:
+        actions.call("SendMessage", {**request, "DelaySeconds": 0})
+    assert (alone.value.code, alone.value.message, alone.value.hint) == (general.value.code, general.value.message, general.value.hint)
 
 
 def test_a_receive_of_queue_and_count_alone_answers_as_one_with_options_does(db, queue, clock):
@@ -115,3 +126,25 @@ def test_a_receive_of_queue_and_count_alone_answers_as_one_with_options_does(db,
     assert [m.keys() for m in alone] == [m.keys() for m in general]
     assert len({m["MessageId"] for m in alone + general}) == 4
     assert actions.call("ReceiveMessage", {"QueueUrl": queue.url}) == {}  # all four in flight
+
+
+@pytest.mark.parametrize("count", [True, "3", 3.0, None, 0, 11])
+def test_a_receive_of_queue_and_count_alone_refuses_a_count_as_one_with_options_does(db, queue, count):
+    actions = Actions(db)
+    queue.send_message("m")
+
+    def outcome(request):
+        try:
+            actions.call("ReceiveMessage", request)
+        except SQSError as exc:
+            return exc.code, exc.message, exc.hint
+        return "answered"
+
+    request = {"QueueUrl": queue.url, "MaxNumberOfMessages": count}
+    assert outcome(request) == outcome({**request, "VisibilityTimeout": 30})
+
+
+def test_a_batch_body_whose_length_cannot_be_taken_is_refused_as_not_text(db, queue):
+    result = Actions(db).call("SendMessageBatch", {"QueueUrl": queue.url, "Entries": [{"Id": "1", "MessageBody": range(10**20)}]})
+    assert [(f["Id"], f["Code"]) for f in result["Failed"]] == [("1", "InvalidParameterValue")]
+    assert queue.peek() == []
