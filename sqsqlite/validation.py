@@ -7,6 +7,7 @@ SQS error whose message names the value and what is allowed.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import re
@@ -47,10 +48,13 @@ _DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,250})?")
 _ARN = re.compile(r"arn:aws:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})")
 _DEDUP_ID = re.compile(r"[!-~]{1,128}")
 
+# SQS's digests are MD5 checksums, not security: usedforsecurity=False keeps them working where
+# OpenSSL runs in FIPS mode and refuses MD5 otherwise.
+_openssl_md5 = functools.partial(hashlib.md5, usedforsecurity=False)
 try:
     from _md5 import md5 as _builtin_md5  # type: ignore[import-not-found]  # CPython's, no stub
-except ImportError:  # pragma: no cover - a Python built without its own hashes
-    _builtin_md5 = hashlib.md5
+except ImportError:  # pragma: no cover - a Python built without its own hashes (FIPS builds)
+    _builtin_md5 = _openssl_md5
 
 
 def shorten(value: Any, limit: int = 60) -> str:
@@ -561,7 +565,7 @@ def md5_of_attributes(attributes: Mapping[str, MessageAttribute]) -> str | None:
     """SQS's digest: sorted by name, each length-prefixed name, type, transport byte, value."""
     if not attributes:
         return None
-    digest = hashlib.md5()
+    digest = _openssl_md5()
     for name in sorted(attributes):
         attr = attributes[name]
         for part in (name.encode("utf-8"), attr.data_type.encode("utf-8")):
@@ -582,7 +586,7 @@ def md5_hex(data: bytes) -> str:
     """The MD5 of data in hex: CPython's own MD5 below 1 KiB, where it takes 0.32 us against
     OpenSSL's 0.55 for 100 bytes (OpenSSL's per-call set-up), and OpenSSL's above, where its
     hashing is the faster."""
-    return (_builtin_md5 if len(data) < 1024 else hashlib.md5)(data).hexdigest()
+    return (_builtin_md5 if len(data) < 1024 else _openssl_md5)(data).hexdigest()
 
 
 def message_size(body: bytes, attributes: Mapping[str, MessageAttribute]) -> int:

@@ -617,3 +617,33 @@ def test_an_aws_trace_header_is_kept_with_the_message_and_out_of_its_message_att
     assert set(msg.message_attributes) == {"k"}
     with pytest.raises(InvalidParameterValue, match="Message system attribute name 'Other' is invalid."):
         q.send_message("x", message_system_attributes={"Other": {"DataType": "String", "StringValue": "v"}})
+
+
+_FIPS_LIKE = """
+import hashlib, sys
+_md5 = hashlib.md5
+def strict_md5(*args, usedforsecurity=True, **kwargs):
+    # What hashlib.md5 does where OpenSSL runs in FIPS mode: MD5 only for non-security uses.
+    if usedforsecurity:
+        raise ValueError("[digital envelope routines] unsupported")
+    return _md5(*args, usedforsecurity=usedforsecurity, **kwargs)
+hashlib.md5 = strict_md5
+sys.modules["_md5"] = None  # FIPS builds of Python leave out their own MD5
+import sqsqlite
+db = sqsqlite.connect(sys.argv[1])
+q = db.create_queue("q")
+small = q.send_message("small", message_attributes={"a": "b"})
+large = q.send_message("x" * 5000)
+assert small.md5_of_message_body == "SMALL" and small.md5_of_message_attributes
+assert large.md5_of_message_body == "LARGE"
+print("ok")
+"""
+
+
+def test_digests_work_where_openssl_refuses_md5_for_security_uses(tmp_path):
+    import subprocess
+    import sys
+
+    script = _FIPS_LIKE.replace("SMALL", hashlib.md5(b"small").hexdigest()).replace("LARGE", hashlib.md5(b"x" * 5000).hexdigest())
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "f.db")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
