@@ -48,6 +48,25 @@ class Handle(NamedTuple):
     message_id: str  # the message id as text, for the delete's statement (a miss there is decided by message_uuid)
 
 
+def _keyed_blake2b(secret: bytes) -> Any:
+    """A BLAKE2b state keyed with secret, or None where Python refuses BLAKE2 as a MAC: OpenSSL
+    in FIPS mode does (BLAKE2 is not FIPS-approved), and FIPS builds of Python leave it out."""
+    try:
+        return hashlib.blake2b(key=secret, digest_size=_MAC_LEN)
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def _hmac_sha256(secret: bytes) -> Callable[[bytes], bytes]:
+    """Version 3 handles' MAC, HMAC-SHA256 cut to _MAC_LEN bytes: FIPS-approved, for a process
+    without BLAKE2; any process can check it."""
+
+    def mac(body: bytes) -> bytes:
+        return hmac.digest(secret, body, "sha256")[:_MAC_LEN]
+
+    return mac
+
+
 def _keyed_mac(keyed: Any) -> Callable[[bytes], bytes]:  # keyed: a keyed hashlib.blake2b
     """The handles' MAC from a keyed BLAKE2b state (a MAC by design: no HMAC construction, whose
     per-call OpenSSL set-up dominated receive and delete). Each call copies the state, which has
@@ -74,7 +93,13 @@ def uuid_bytes(message_id: str) -> bytes:
             b = b""
         if len(b) == 16:
             return b
-    return hashlib.blake2b(message_id.encode("utf-8", "surrogatepass"), digest_size=16, person=b"sqsqlite-msgid").digest()
+    data = message_id.encode("utf-8", "surrogatepass")
+    try:  # a digest, not a MAC: a non-security use, which FIPS mode allows where it has BLAKE2
+        return hashlib.blake2b(data, digest_size=16, person=b"sqsqlite-msgid", usedforsecurity=False).digest()
+    except (ValueError, TypeError, AttributeError):
+        # Without BLAKE2 at all. Processes with and without it then disagree on these ids, so a
+        # handle for such a message works only in a process of its own kind.
+        return hashlib.sha256(b"sqsqlite-msgid\0" + data).digest()[:16]
 
 
 def uuid_str(b: bytes) -> str:
@@ -155,8 +180,9 @@ def invalid_handle_text(handle: Any) -> str:
     return f'The input receipt handle "{handle}" is not a valid receipt handle.'
 
 
-def decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> Handle:
-    """A receipt handle this database issued (for any queue), or ReceiptHandleIsInvalid."""
+def decode_handle(macs: dict[int, Callable[[bytes], bytes] | None], handle: Any) -> Handle:
+    """A receipt handle this database issued (for any queue), or ReceiptHandleIsInvalid. macs:
+    each handle version's MAC (Handles.macs), None for one this process cannot compute."""
     if handle is None or handle == "":
         raise MissingParameter("The request must contain the parameter ReceiptHandle.")
     if not isinstance(handle, str) or len(handle) > 200:
@@ -165,11 +191,11 @@ def decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> Handle:
     # base64 other spellings (spare low bits in the last character, characters outside the
     # alphabet); so the bytes are encoded again and compared.
     if len(handle) == _HEX_HANDLE_LEN:
-        version = 2
         try:
             raw = bytes.fromhex(handle)
         except ValueError:
             raw = b""
+        version = 3 if raw[:1] == b"\x03" else 2  # hex held version 2 (BLAKE2b) and 3 (HMAC-SHA256)
         exact = raw.hex() == handle
     else:
         version = 1
@@ -181,6 +207,13 @@ def decode_handle(mac: Callable[[bytes], bytes], handle: Any) -> Handle:
     if len(raw) != HANDLE_LAYOUT.size + _MAC_LEN or raw[0] != version or not exact:
         raise ReceiptHandleIsInvalid(
             invalid_handle_text(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it is not one sqsqlite issued."
+        )
+    mac = macs[version]
+    if mac is None:
+        raise ReceiptHandleIsInvalid(
+            invalid_handle_text(handle),
+            f"The receipt handle {V.shorten(handle, 40)} cannot be checked here: a process with BLAKE2b issued it, and this "
+            "Python refuses BLAKE2b (OpenSSL in FIPS mode). Receive and delete in processes of the same kind.",
         )
     body, signature = raw[: HANDLE_LAYOUT.size], raw[HANDLE_LAYOUT.size :]
     if not hmac.compare_digest(signature, mac(body)):
@@ -204,14 +237,30 @@ class Handles:
     (another process's, older ones, forgeries) are checked in full."""
 
     def __init__(self, secret: bytes):
-        # One keyed state: issue() copies it directly, _mac (for checking) through a closure.
-        self._keyed = hashlib.blake2b(key=secret, digest_size=_MAC_LEN)
-        self._mac = _keyed_mac(self._keyed)
+        # One keyed state: issue() copies it directly, macs[2] (for checking) through a closure.
+        # Where BLAKE2b is refused (FIPS mode) it is None, and handles are version 3.
+        self._keyed = _keyed_blake2b(secret)
+        self._hmac_sha256 = _hmac_sha256(secret)
+        blake2b = None if self._keyed is None else _keyed_mac(self._keyed)
+        # Each handle version's MAC (1: base64 text, 2: hex, both BLAKE2b; 3: hex, HMAC-SHA256).
+        self.macs: dict[int, Callable[[bytes], bytes] | None] = {1: blake2b, 2: blake2b, 3: self._hmac_sha256}
         self._issued: dict[str, Handle] = {}
+
+    def _issue_v3(self, queue_id: int, row_id: int, message_id: str, token: bytes) -> str:
+        """issue() where BLAKE2b is refused: a version 3 handle, its MAC HMAC-SHA256."""
+        message_uuid = uuid_bytes(message_id)
+        body = HANDLE_LAYOUT.pack(3, queue_id, row_id, message_uuid, token)
+        text = (body + self._hmac_sha256(body)).hex()
+        if len(self._issued) >= D.ISSUED_HANDLES_KEPT:
+            self._issued.clear()
+        self._issued[text] = _new_tuple(Handle, (queue_id, row_id, message_uuid, token, message_id))
+        return text
 
     def issue(self, queue_id: int, row_id: int, message_id: str, token: bytes) -> str:
         # Written out, uuid_bytes' common case and the MAC: a call costs about 1,000
         # instructions in CPython 3.11, and this runs for every message received.
+        if self._keyed is None:
+            return self._issue_v3(queue_id, row_id, message_id, token)
         try:
             message_uuid = bytes.fromhex(message_id.replace("-", "")) if len(message_id) == 36 else b""
         except ValueError:
@@ -235,7 +284,9 @@ class Handles:
         bytes come from one translation of them all, and each handle costs its MAC and little
         more (a call of issue() a handle cost a third again)."""
         n = len(message_ids)
-        if n == 1:  # a receive of one: issue() as it is
+        if n == 1 or self._keyed is None:  # a receive of one, or no BLAKE2b: issue() as it is
+            if n > 1:
+                return list(map(self.issue, repeat(queue_id), row_ids, message_ids, repeat(token)))
             return [self.issue(queue_id, row_ids[0], message_ids[0], token)]
         digits = list(map(str.replace, message_ids, repeat("-"), repeat("")))
         try:
@@ -273,7 +324,7 @@ class Handles:
         """The handle's fields if this database issued it for this queue, else ReceiptHandleIsInvalid."""
         h = self._issued.get(handle) if type(handle) is str else None
         if h is None:
-            h = decode_handle(self._mac, handle)
+            h = decode_handle(self.macs, handle)
         if h.queue_id != queue_id:
             raise ReceiptHandleIsInvalid(
                 invalid_handle_text(handle),

@@ -621,13 +621,15 @@ def test_an_aws_trace_header_is_kept_with_the_message_and_out_of_its_message_att
 
 _FIPS_LIKE = """
 import hashlib, sys
-_md5 = hashlib.md5
-def strict_md5(*args, usedforsecurity=True, **kwargs):
-    # What hashlib.md5 does where OpenSSL runs in FIPS mode: MD5 only for non-security uses.
-    if usedforsecurity:
-        raise ValueError("[digital envelope routines] unsupported")
-    return _md5(*args, usedforsecurity=usedforsecurity, **kwargs)
-hashlib.md5 = strict_md5
+_md5, _blake2b = hashlib.md5, hashlib.blake2b
+def refusing(real):
+    # What hashlib does where OpenSSL runs in FIPS mode: MD5 and BLAKE2b only for non-security uses.
+    def digest(*args, usedforsecurity=True, **kwargs):
+        if usedforsecurity:
+            raise ValueError("[digital envelope routines] unsupported")
+        return real(*args, usedforsecurity=usedforsecurity, **kwargs)
+    return digest
+hashlib.md5, hashlib.blake2b = refusing(_md5), refusing(_blake2b)
 sys.modules["_md5"] = None  # FIPS builds of Python leave out their own MD5
 import sqsqlite
 db = sqsqlite.connect(sys.argv[1])
@@ -636,14 +638,29 @@ small = q.send_message("small", message_attributes={"a": "b"})
 large = q.send_message("x" * 5000)
 assert small.md5_of_message_body == "SMALL" and small.md5_of_message_attributes
 assert large.md5_of_message_body == "LARGE"
-print("ok")
+q.send_message_batch([{"Id": str(i), "MessageBody": f"b{i}"} for i in range(4)])
+got = q.receive_message(max_number_of_messages=10)
+assert len(got) == 6 and {m.md5_of_body for m in got if m.body == "small"} == {"SMALL"}
+got[0].change_visibility(60)
+got[1].delete()
+assert not q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(got[2:5])]).failed
+print(got[5].receipt_handle)  # left in flight, for a process with BLAKE2b to delete
 """
 
 
-def test_digests_work_where_openssl_refuses_md5_for_security_uses(tmp_path):
+def test_the_lifecycle_works_where_openssl_refuses_md5_and_blake2b_for_security_uses(tmp_path):
     import subprocess
     import sys
 
+    import sqsqlite
+
+    path = str(tmp_path / "f.db")
     script = _FIPS_LIKE.replace("SMALL", hashlib.md5(b"small").hexdigest()).replace("LARGE", hashlib.md5(b"x" * 5000).hexdigest())
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "f.db")], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+    done = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    handle = done.stdout.strip()
+    assert bytes.fromhex(handle)[0] == 3  # HMAC-SHA256, not BLAKE2b
+    with sqsqlite.connect(path) as db:
+        q = db.queue("q")
+        q.delete_message(handle)  # checked by a process that has BLAKE2b
+        assert len(q.peek(limit=10)) == 1  # the one whose visibility changed, still in flight

@@ -115,15 +115,54 @@ def test_a_handle_in_the_version_1_form_base64_still_deletes_its_message(db, que
     # received before an upgrade must still work after it.
     queue.send_message("received before the upgrade")
     [m] = queue.receive_message()
-    h = core_handles.decode_handle(db.handles._mac, m.receipt_handle)
+    h = core_handles.decode_handle(db.handles.macs, m.receipt_handle)
     body = core_handles.HANDLE_LAYOUT.pack(1, h.queue_id, h.row_id, h.message_uuid, bytes(h.token))
-    old = core_handles.b64(body + db.handles._mac(body))
+    old = core_handles.b64(body + db.handles.macs[2](body))
     assert len(old) == 87 and len(m.receipt_handle) == 130
     queue.change_message_visibility(old, 60)
     queue.delete_message(old)
     assert queue.peek(limit=10) == []
     with pytest.raises(ReceiptHandleIsInvalid):  # base64 only ever held version 1
-        queue.delete_message(core_handles.b64(b"\x02" + body[1:] + db.handles._mac(body)))
+        queue.delete_message(core_handles.b64(b"\x02" + body[1:] + db.handles.macs[2](body)))
+
+
+@pytest.fixture
+def fips_like(monkeypatch):
+    """hashlib as where OpenSSL runs in FIPS mode: BLAKE2b only for non-security uses."""
+    import hashlib
+
+    real = hashlib.blake2b
+
+    def blake2b(*args, usedforsecurity=True, **kwargs):
+        if usedforsecurity:
+            raise ValueError("[digital envelope routines] unsupported")
+        return real(*args, usedforsecurity=usedforsecurity, **kwargs)
+
+    monkeypatch.setattr(hashlib, "blake2b", blake2b)
+
+
+def test_where_blake2b_is_refused_handles_are_version_3_and_any_process_checks_them(db, queue, fips_like, monkeypatch):
+    fips = core_handles.Handles(db.store.secret)
+    queue.send_message("m")
+    row = db.store.connection().execute("SELECT id, message_id FROM messages").fetchone()
+    token = os.urandom(16)
+    handle = fips.issue(1, row[0], row[1], token)
+    assert bytes.fromhex(handle)[0] == 3 and len(handle) == 130  # as long as version 2's
+    assert core_handles.decode_handle(core_handles.Handles(db.store.secret).macs, handle).row_id == row[0]  # a fresh FIPS process
+    monkeypatch.undo()  # a process with BLAKE2b checks it too
+    assert core_handles.decode_handle(core_handles.Handles(db.store.secret).macs, handle).message_id == row[1]
+    forged = bytearray(bytes.fromhex(handle))
+    forged[12] ^= 1  # the row id
+    with pytest.raises(ReceiptHandleIsInvalid):
+        core_handles.decode_handle(core_handles.Handles(db.store.secret).macs, forged.hex())
+
+
+def test_where_blake2b_is_refused_a_blake2b_handle_is_refused_saying_why(db, queue, fips_like):
+    queue.send_message("m")
+    [m] = queue.receive_message()  # db's own Handles was made before BLAKE2b was refused: version 2
+    with pytest.raises(ReceiptHandleIsInvalid, match="not a valid receipt handle") as info:
+        core_handles.decode_handle(core_handles.Handles(db.store.secret).macs, m.receipt_handle)
+    assert "FIPS" in info.value.hint
 
 
 def test_random_guesses_shaped_like_real_handles_never_work(queue, db_path):
