@@ -7,7 +7,6 @@ SQS error whose message names the value and what is allowed.
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import json
 import re
@@ -48,9 +47,13 @@ _DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,250})?")
 _ARN = re.compile(r"arn:aws:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})")
 _DEDUP_ID = re.compile(r"[!-~]{1,128}")
 
+
 # SQS's digests are MD5 checksums, not security: usedforsecurity=False keeps them working where
 # OpenSSL runs in FIPS mode and refuses MD5 otherwise.
-_openssl_md5 = functools.partial(hashlib.md5, usedforsecurity=False)
+def _openssl_md5(data: bytes = b"") -> Any:
+    return hashlib.md5(data, usedforsecurity=False)
+
+
 try:
     from _md5 import md5 as _builtin_md5  # type: ignore[import-not-found]  # CPython's, no stub
 except ImportError:  # pragma: no cover - a Python built without its own hashes (FIPS builds)

@@ -17,7 +17,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidParameterValue, MessageNotInflight, ReceiptHandleIsInvalid, SQSError
 from ..store import Tx
-from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, invalid_handle_text, uuid_bytes
+from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, invalid_handle_text, is_message_uuid
 from .results import BatchResult, BatchResultErrorEntry
 from .rules import heads_left, ms, queue_row, retention_cutoff
 
@@ -32,7 +32,7 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
     it is now), or ReceiptHandleIsInvalid."""
     h = queue.db.handles.check(handle, row["id"])
     msg = tx.one(Q.message_by_id, id=h.row_id)
-    if msg is None or uuid_bytes(msg["message_id"]) != h.message_uuid:
+    if msg is None or not is_message_uuid(msg["message_id"], h.message_uuid):
         return None
     home = row if msg["queue_id"] == row["id"] else tx.one(Q.queue_by_id, id=msg["queue_id"])
     if home is None or msg["sent_at"] <= retention_cutoff(home, now):

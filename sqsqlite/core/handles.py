@@ -49,12 +49,16 @@ class Handle(NamedTuple):
 
 
 def _keyed_blake2b(secret: bytes) -> Any:
-    """A BLAKE2b state keyed with secret, or None where Python refuses BLAKE2 as a MAC: OpenSSL
-    in FIPS mode does (BLAKE2 is not FIPS-approved), and FIPS builds of Python leave it out."""
+    """A BLAKE2b state keyed with secret, or None where this Python refuses BLAKE2b as a MAC:
+    builds patched for FIPS mode do (BLAKE2 is not FIPS-approved), or leave it out."""
     try:
         return hashlib.blake2b(key=secret, digest_size=_MAC_LEN)
     except (ValueError, TypeError, AttributeError):
-        return None
+        try:
+            hashlib.blake2b(b"", digest_size=_MAC_LEN)
+        except (ValueError, TypeError, AttributeError):
+            return None  # BLAKE2b refused whatever the key
+        raise  # BLAKE2b works: the key itself is wrong, which must not pass for FIPS mode
 
 
 def _hmac_sha256(secret: bytes) -> Callable[[bytes], bytes]:
@@ -97,9 +101,30 @@ def uuid_bytes(message_id: str) -> bytes:
     try:  # a digest, not a MAC: a non-security use, which FIPS mode allows where it has BLAKE2
         return hashlib.blake2b(data, digest_size=16, person=b"sqsqlite-msgid", usedforsecurity=False).digest()
     except (ValueError, TypeError, AttributeError):
-        # Without BLAKE2 at all. Processes with and without it then disagree on these ids, so a
-        # handle for such a message works only in a process of its own kind.
-        return hashlib.sha256(b"sqsqlite-msgid\0" + data).digest()[:16]
+        return _sha256_id(data)  # a Python without BLAKE2 at all
+
+
+def _sha256_id(data: bytes) -> bytes:
+    return hashlib.sha256(b"sqsqlite-msgid\0" + data).digest()[:16]
+
+
+def is_message_uuid(message_id: str, b: bytes) -> bool:
+    """Whether b, a handle's 16 bytes, are message_id's. An id that is not a uuid has them from
+    BLAKE2b, or from SHA-256 in a Python without BLAKE2 at all; a handle from a process of
+    either kind is its message's, whichever this process derives. (A process without BLAKE2
+    cannot derive the BLAKE2b bytes: it takes such a handle for a message already gone.)"""
+    if uuid_bytes(message_id) == b:
+        return True
+    return not _is_uuid_text(message_id) and _sha256_id(message_id.encode("utf-8", "surrogatepass")) == b
+
+
+def _is_uuid_text(message_id: str) -> bool:
+    if len(message_id) != 36:
+        return False
+    try:
+        return len(bytes.fromhex(message_id.replace("-", ""))) == 16
+    except ValueError:
+        return False
 
 
 def uuid_str(b: bytes) -> str:
@@ -170,7 +195,8 @@ def new_request_id() -> str:
     return f"{_REQUEST_PREFIX}{next(_REQUEST_COUNT) & 0xFFFFFFFFFFFF:012x}"
 
 
-# A handle's text (Handles.issue): its fields and MAC in hex (version 2). Version 1 wrote
+# A handle's text (Handles.issue): its fields and MAC in hex (version 2, or 3 where BLAKE2b is
+# refused and the MAC is HMAC-SHA256). Version 1 wrote
 # them in urlsafe base64, a third shorter but three times the cost to write (4,900 instructions
 # a handle against 1,800); version 1 handles (87 characters, never 130) are still accepted.
 _HEX_HANDLE_LEN = 2 * (HANDLE_LAYOUT.size + _MAC_LEN)
@@ -212,8 +238,9 @@ def decode_handle(macs: dict[int, Callable[[bytes], bytes] | None], handle: Any)
     if mac is None:
         raise ReceiptHandleIsInvalid(
             invalid_handle_text(handle),
-            f"The receipt handle {V.shorten(handle, 40)} cannot be checked here: a process with BLAKE2b issued it, and this "
-            "Python refuses BLAKE2b (OpenSSL in FIPS mode). Receive and delete in processes of the same kind.",
+            f"The receipt handle {V.shorten(handle, 40)} cannot be checked here: if sqsqlite issued it, a process with "
+            "BLAKE2b did, and this Python refuses BLAKE2b as a MAC (a build for FIPS mode). Delete with the handles this "
+            "kind of process received.",
         )
     body, signature = raw[: HANDLE_LAYOUT.size], raw[HANDLE_LAYOUT.size :]
     if not hmac.compare_digest(signature, mac(body)):
@@ -283,10 +310,10 @@ class Handles:
         """issue() for each message of one claim (one token), in one frame: the message ids'
         bytes come from one translation of them all, and each handle costs its MAC and little
         more (a call of issue() a handle cost a third again)."""
+        if self._keyed is None:  # no BLAKE2b: version 3 handles, each by issue()
+            return list(map(self.issue, repeat(queue_id), row_ids, message_ids, repeat(token)))
         n = len(message_ids)
-        if n == 1 or self._keyed is None:  # a receive of one, or no BLAKE2b: issue() as it is
-            if n > 1:
-                return list(map(self.issue, repeat(queue_id), row_ids, message_ids, repeat(token)))
+        if n == 1:  # a receive of one: issue() as it is
             return [self.issue(queue_id, row_ids[0], message_ids[0], token)]
         digits = list(map(str.replace, message_ids, repeat("-"), repeat("")))
         try:

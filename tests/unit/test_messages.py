@@ -634,6 +634,7 @@ sys.modules["_md5"] = None  # FIPS builds of Python leave out their own MD5
 import sqsqlite
 db = sqsqlite.connect(sys.argv[1])
 q = db.create_queue("q")
+assert q.receive_message() == [] and q.receive_message(max_number_of_messages=10) == []
 small = q.send_message("small", message_attributes={"a": "b"})
 large = q.send_message("x" * 5000)
 assert small.md5_of_message_body == "SMALL" and small.md5_of_message_attributes
@@ -641,6 +642,7 @@ assert large.md5_of_message_body == "LARGE"
 q.send_message_batch([{"Id": str(i), "MessageBody": f"b{i}"} for i in range(4)])
 got = q.receive_message(max_number_of_messages=10)
 assert len(got) == 6 and {m.md5_of_body for m in got if m.body == "small"} == {"SMALL"}
+assert q.receive_message(max_number_of_messages=10) == []
 got[0].change_visibility(60)
 got[1].delete()
 assert not q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(got[2:5])]).failed

@@ -165,6 +165,32 @@ def test_where_blake2b_is_refused_a_blake2b_handle_is_refused_saying_why(db, que
     assert "FIPS" in info.value.hint
 
 
+def test_a_legacy_message_id_received_without_blake2_at_all_is_deleted_by_a_process_with_it(db_path, monkeypatch):
+    import hashlib
+
+    def no_blake2(*args, **kwargs):
+        raise ValueError("unsupported hash type blake2b")
+
+    monkeypatch.setattr(hashlib, "blake2b", no_blake2)
+    with sqsqlite.connect(db_path) as without:
+        q = without.create_queue("legacy")
+        q.send_message("imported long ago")
+        with sqlite3.connect(db_path) as raw:  # an id from before ids had to be uuids
+            raw.execute("UPDATE messages SET message_id = 'legacy-import-id'")
+        [m] = q.receive_message()
+        assert bytes.fromhex(m.receipt_handle)[0] == 3
+    monkeypatch.undo()
+    with sqsqlite.connect(db_path) as with_blake2:
+        q = with_blake2.queue("legacy")
+        q.delete_message(m.receipt_handle)
+        assert q.peek(limit=10) == []
+
+
+def test_a_key_blake2b_refuses_is_an_error_not_a_reason_to_leave_blake2b(db):
+    with pytest.raises(ValueError):
+        core_handles.Handles(b"k" * 65)  # BLAKE2b keys are at most 64 bytes
+
+
 def test_random_guesses_shaped_like_real_handles_never_work(queue, db_path):
     queue.send_message("target")
     [m] = queue.receive_message()
