@@ -28,7 +28,8 @@ class Peers:
 
     def __init__(self, db_path: str):
         st = os.stat(db_path)
-        key = hashlib.sha1(f"{st.st_dev}:{st.st_ino}".encode()).hexdigest()[:16]
+        # A name, not a secret: a non-security use, which FIPS-mode builds allow.
+        key = hashlib.sha1(f"{st.st_dev}:{st.st_ino}".encode(), usedforsecurity=False).hexdigest()[:16]
         self.directory = os.path.join(tempfile.gettempdir(), f"sqsqlite-wake-{key}")
         os.makedirs(self.directory, mode=0o700, exist_ok=True)
         if os.stat(self.directory).st_uid != os.getuid():
