@@ -345,24 +345,25 @@ class Actions:
         return _batch(result, success)
 
     def ReceiveMessage(self, r: Request) -> Response:
+        count = r.get("MaxNumberOfMessages", D.MAX_MESSAGES.default)
         if r.keys() <= _PLAIN_RECEIVE:  # no names, no timeouts: the common receive, nothing else to read
-            messages = self._queue(r).receive_message(max_number_of_messages=r.get("MaxNumberOfMessages", D.MAX_MESSAGES.default))
-            return {"Messages": [message_out(m) for m in messages]} if messages else {}
-        # Most receives ask for no names: no check of an empty list.
-        names, system_names = r.get("AttributeNames"), r.get("MessageSystemAttributeNames")
-        system = (V.name_list(names, "AttributeNames") if names else []) + (
-            V.name_list(system_names, "MessageSystemAttributeNames") if system_names else []
-        )
-        # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
-        system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
-        messages = self._queue(r).receive_message(
-            max_number_of_messages=r.get("MaxNumberOfMessages", D.MAX_MESSAGES.default),
-            visibility_timeout=r.get("VisibilityTimeout"),
-            wait_time_seconds=r.get("WaitTimeSeconds"),
-            message_system_attribute_names=system,
-            message_attribute_names=r.get("MessageAttributeNames"),
-            receive_request_attempt_id=r.get("ReceiveRequestAttemptId"),
-        )
+            messages = self._queue(r).receive_message(max_number_of_messages=count)
+        else:
+            # Most receives ask for no names: no check of an empty list.
+            names, system_names = r.get("AttributeNames"), r.get("MessageSystemAttributeNames")
+            system = (V.name_list(names, "AttributeNames") if names else []) + (
+                V.name_list(system_names, "MessageSystemAttributeNames") if system_names else []
+            )
+            # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
+            system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
+            messages = self._queue(r).receive_message(
+                max_number_of_messages=count,
+                visibility_timeout=r.get("VisibilityTimeout"),
+                wait_time_seconds=r.get("WaitTimeSeconds"),
+                message_system_attribute_names=system,
+                message_attribute_names=r.get("MessageAttributeNames"),
+                receive_request_attempt_id=r.get("ReceiveRequestAttemptId"),
+            )
         return {"Messages": [message_out(m) for m in messages]} if messages else {}
 
     def DeleteMessage(self, r: Request) -> Response:

@@ -357,11 +357,10 @@ class _StructCheck:
     """The check of a structure: a dict of known members, the required ones present, each
     member's value passing its own check."""
 
-    __slots__ = ("names", "required", "required_names", "kinds", "texts")
+    __slots__ = ("names", "required_names", "kinds", "texts")
 
     def __init__(self, members: dict[str, Callable[[Any], bool]], required: tuple[str, ...]):
         self.names = members.keys()
-        self.required = required
         self.required_names = frozenset(required)
         # A member that only needs its type checked is checked by isinstance, without a call.
         self.kinds: dict[str, Any] = {name: c.types if isinstance(c, _TypeCheck) else c for name, c in members.items()}
@@ -391,7 +390,7 @@ class _StructCheck:
         if (
             countOf(map(type, values), dict) == len(values)
             and all(map(self.texts.issuperset, map(dict.keys, values)))
-            and all(all(map(contains, values, repeat(name))) for name in self.required)
+            and all(all(map(contains, values, repeat(name))) for name in self.required_names)
             and countOf(map(type, chain.from_iterable(map(dict.values, values))), str) == sum(map(len, values))
         ):
             return True

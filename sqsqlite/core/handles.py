@@ -90,13 +90,9 @@ def uuid_bytes(message_id: str) -> bytes:
     A stored id that is not one (imports accepted any text before sqsqlite refused it) gets 16
     bytes of its digest instead, so its receipt handles still work: a handle's bytes only have to
     tell the message it was issued for from a later one in the same row."""
-    if len(message_id) == 36:
-        try:
-            b = bytes.fromhex(message_id.replace("-", ""))
-        except ValueError:
-            b = b""
-        if len(b) == 16:
-            return b
+    b = _uuid_of_text(message_id)
+    if b:
+        return b
     data = message_id.encode("utf-8", "surrogatepass")
     try:  # a digest, not a MAC: a non-security use, which FIPS mode allows where it has BLAKE2
         return hashlib.blake2b(data, digest_size=16, person=b"sqsqlite-msgid", usedforsecurity=False).digest()
@@ -115,16 +111,18 @@ def is_message_uuid(message_id: str, b: bytes) -> bool:
     cannot derive the BLAKE2b bytes: it takes such a handle for a message already gone.)"""
     if uuid_bytes(message_id) == b:
         return True
-    return not _is_uuid_text(message_id) and _sha256_id(message_id.encode("utf-8", "surrogatepass")) == b
+    return not _uuid_of_text(message_id) and _sha256_id(message_id.encode("utf-8", "surrogatepass")) == b
 
 
-def _is_uuid_text(message_id: str) -> bool:
+def _uuid_of_text(message_id: str) -> bytes:
+    """The 16 bytes of a canonical uuid string, b"" for any other text."""
     if len(message_id) != 36:
-        return False
+        return b""
     try:
-        return len(bytes.fromhex(message_id.replace("-", ""))) == 16
+        b = bytes.fromhex(message_id.replace("-", ""))
     except ValueError:
-        return False
+        return b""
+    return b if len(b) == 16 else b""
 
 
 def uuid_str(b: bytes) -> str:
@@ -273,31 +271,24 @@ class Handles:
         self.macs: dict[int, Callable[[bytes], bytes] | None] = {1: blake2b, 2: blake2b, 3: self._hmac_sha256}
         self._issued: dict[str, Handle] = {}
 
-    def _issue_v3(self, queue_id: int, row_id: int, message_id: str, token: bytes) -> str:
-        """issue() where BLAKE2b is refused: a version 3 handle, its MAC HMAC-SHA256."""
-        message_uuid = uuid_bytes(message_id)
-        body = HANDLE_LAYOUT.pack(3, queue_id, row_id, message_uuid, token)
-        text = (body + self._hmac_sha256(body)).hex()
-        if len(self._issued) >= D.ISSUED_HANDLES_KEPT:
-            self._issued.clear()
-        self._issued[text] = _new_tuple(Handle, (queue_id, row_id, message_uuid, token, message_id))
-        return text
-
     def issue(self, queue_id: int, row_id: int, message_id: str, token: bytes) -> str:
         # Written out, uuid_bytes' common case and the MAC: a call costs about 1,000
         # instructions in CPython 3.11, and this runs for every message received.
-        if self._keyed is None:
-            return self._issue_v3(queue_id, row_id, message_id, token)
         try:
             message_uuid = bytes.fromhex(message_id.replace("-", "")) if len(message_id) == 36 else b""
         except ValueError:
             message_uuid = b""
         if len(message_uuid) != 16:
             message_uuid = uuid_bytes(message_id)  # an id imported before ids had to be uuids
-        body = HANDLE_LAYOUT.pack(2, queue_id, row_id, message_uuid, token)
-        state = self._keyed.copy()
-        state.update(body)
-        text = (body + state.digest()).hex()
+        keyed = self._keyed
+        if keyed is not None:
+            body = HANDLE_LAYOUT.pack(2, queue_id, row_id, message_uuid, token)
+            state = keyed.copy()
+            state.update(body)
+            text = (body + state.digest()).hex()
+        else:  # BLAKE2b refused (a build for FIPS mode): version 3, HMAC-SHA256
+            body = HANDLE_LAYOUT.pack(3, queue_id, row_id, message_uuid, token)
+            text = (body + self._hmac_sha256(body)).hex()
         issued = self._issued
         if len(issued) >= D.ISSUED_HANDLES_KEPT:
             issued.clear()  # bounded; a handle no longer kept is checked in full
