@@ -310,7 +310,7 @@ class Actions:
         return out
 
     def SendMessageBatch(self, r: Request) -> Response:
-        batch = V.batch_entry_ids(r.get("Entries"))  # checked once, here: the queue takes the Batch as it is
+        batch = V.batch_entry_ids(r.get("Entries"), "SendMessageBatch")  # checked once, here: the queue takes the Batch as it is
         digests = {}
         entries = batch.entries
         if any(map(contains, entries, repeat("MessageAttributes"))) or any(map(contains, entries, repeat("MessageSystemAttributes"))):

@@ -633,16 +633,20 @@ class Batch(NamedTuple):
 Entries = Sequence[Mapping[str, Any]] | Batch
 
 
-def batch_entries(entries: Any, id_key: str = "Id") -> list[Mapping[str, Any]]:
-    return batch_entry_ids(entries, id_key).entries
+def batch_entries(entries: Any, action: str, id_key: str = "Id") -> list[Mapping[str, Any]]:
+    return batch_entry_ids(entries, action, id_key).entries
 
 
-def batch_entry_ids(entries: Any, id_key: str = "Id") -> Batch:
-    """The batch checked (a Batch passes as it is: it was checked where it was made)."""
+def batch_entry_ids(entries: Any, action: str, id_key: str = "Id") -> Batch:
+    """The batch checked (a Batch passes as it is: it was checked where it was made). action:
+    the batch action's SQS name, which SQS's text for an empty batch names."""
     if type(entries) is Batch:
         return entries
     if not entries:
-        raise EmptyBatchRequest("The batch request doesn't contain any entries; send 1 to 10.")
+        raise EmptyBatchRequest(
+            f"There should be at least one {action}RequestEntry in the request.",
+            f"The batch request doesn't contain any entries; send 1 to {D.MAX_BATCH_ENTRIES}.",
+        )
     if not isinstance(entries, (list, tuple)):
         raise InvalidParameterValue(f"Invalid Entries {shorten(entries)}: expected a list of 1 to {D.MAX_BATCH_ENTRIES} entries.")
     entries = list(entries)
@@ -668,7 +672,9 @@ def batch_entry_ids(entries: Any, id_key: str = "Id") -> Batch:
                 f"Invalid batch entry Id {shorten(entry_id)}: use 1 to 80 characters of A-Z, a-z, 0-9, hyphen and underscore.",
             )
         if entry_id in ids:
-            raise BatchEntryIdsNotDistinct(f"Two or more batch entries have the Id {entry_id!r}; Ids must be distinct.")
+            raise BatchEntryIdsNotDistinct(
+                f"Id {entry_id} repeated.", f"Two or more batch entries have the Id {entry_id!r}; Ids must be distinct."
+            )
         ids.append(entry_id)
     return Batch(entries, ids, False)
 

@@ -153,7 +153,7 @@ def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
 
 
 def _delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
-    entries, entry_ids, _ = V.batch_entry_ids(entries)
+    entries, entry_ids, _ = V.batch_entry_ids(entries, "DeleteMessageBatch")
     check = queue.db.handles.check
     successful: list[dict] = []
     failed: list[BatchResultErrorEntry] = []
@@ -211,7 +211,7 @@ def _delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
 
 def change_message_visibility_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
-    entries = V.batch_entries(entries)
+    entries = V.batch_entries(entries, "ChangeMessageVisibilityBatch")
 
     def one(tx, row, e, now):
         _change(queue, tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e.get("VisibilityTimeout")), now)

@@ -310,8 +310,11 @@ def _under_cap(queue: Queue, tx: Tx, row, n: int, now: int) -> int:
         if row["fifo"]:
             return 0  # SQS returns no messages and no error for FIFO queues
         raise OverLimit(
+            # SQS's own text, line break included.
+            "Too many messages have been received without being deleted.\n"
+            "Please delete your received messages or let them timeout before receiving more.",
             f"The queue {queue.name!r} has {exact} messages in flight, the most a standard queue allows "
-            f"({cap}); delete or release messages before receiving more."
+            f"({cap}); delete or release messages before receiving more.",
         )
     return take
 

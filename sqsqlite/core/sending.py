@@ -143,7 +143,7 @@ def send_message(
 def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
     MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
-    entries, entry_ids, dicts = V.batch_entry_ids(entries)
+    entries, entry_ids, dicts = V.batch_entry_ids(entries, "SendMessageBatch")
     failed: list[BatchResultErrorEntry] = []
     prepared: Any = None  # when the batch is not plain (see send_message)
     plain: Any = _plain_entries(entries, entry_ids) if dicts else None

@@ -253,6 +253,28 @@ def test_batch_entry_ids_must_be_distinct(db, q):
         q.send_message_batch([{"Id": "same", "MessageBody": "a"}, {"Id": "other", "MessageBody": "b"}, {"Id": "same", "MessageBody": "c"}])
 
 
+def test_an_empty_batch_and_a_repeated_id_are_refused_in_sqs_own_words_for_each_batch_action(db, q):
+    # SQS names the action's entry shape in its text for an empty batch, and the repeated Id in
+    # its text for Ids not distinct; sqsqlite's explanation stays in the hint.
+    q.send_message("x")
+    [m] = q.receive_message()
+    repeated = [{"Id": "dup", "ReceiptHandle": m.receipt_handle, "MessageBody": "x", "VisibilityTimeout": 0}] * 2
+    with q.buffered() as buffered:
+        for action, call in (
+            ("SendMessageBatch", q.send_message_batch),
+            ("DeleteMessageBatch", q.delete_message_batch),
+            ("ChangeMessageVisibilityBatch", q.change_message_visibility_batch),
+            ("DeleteMessageBatch", buffered.delete_message_batch),
+            ("ChangeMessageVisibilityBatch", buffered.change_message_visibility_batch),
+        ):
+            with refused(db, EmptyBatchRequest, "1 to 10") as err:
+                call([])
+            assert err.value.message == f"There should be at least one {action}RequestEntry in the request."
+            with refused(db, BatchEntryIdsNotDistinct, "'dup'") as err:
+                call(repeated)
+            assert err.value.message == "Id dup repeated."
+
+
 @pytest.mark.parametrize("entry_id", ["x" * 81, "has space", "dot.ted", "", None, 7])
 def test_a_bad_batch_entry_id_is_refused_naming_it(db, q, entry_id):
     with refused(db, InvalidBatchEntryId, repr(entry_id)[:20], "1 to 80 characters"):
@@ -287,7 +309,7 @@ def test_batch_ids_checked_at_once_pass_exactly_the_dict_batches_the_entry_by_en
     all_dicts = all(type(e) is dict for e in entries)
     assert (V._ids_at_once(entries, "Id") is not None) == (all_dicts and loop_passes())
     try:
-        assert V.batch_entry_ids(entries) == (entries, [e["Id"] for e in entries], all_dicts)
+        assert V.batch_entry_ids(entries, "SendMessageBatch") == (entries, [e["Id"] for e in entries], all_dicts)
         passed = True
     except (InvalidBatchEntryId, BatchEntryIdsNotDistinct, InvalidParameterValue):  # the last: an entry not a map
         passed = False

@@ -645,7 +645,12 @@ def test_the_receive_past_the_in_flight_cap_fails_with_over_limit(db, clock, mon
     assert len(held) == 2
     with pytest.raises(OverLimit) as err:
         q.receive_message()
-    assert "5" in str(err.value)
+    # SQS's own text; which queue and how many are in flight is sqsqlite's hint.
+    assert err.value.message == (
+        "Too many messages have been received without being deleted.\n"
+        "Please delete your received messages or let them timeout before receiving more."
+    )
+    assert "5 messages in flight" in err.value.hint
     assert counts(q) == (3, 5, 0)  # the refused receive claimed nothing
     held[0].delete()
     assert len(q.receive_message(max_number_of_messages=10)) == 1
