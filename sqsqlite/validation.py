@@ -368,7 +368,10 @@ def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
         raise InvalidParameterValue(f"Too many tags: {len(value)}; a queue can have at most {D.MAX_TAGS}.")
     for key, val in value.items():
         if not isinstance(key, str) or not 1 <= len(key) <= D.MAX_TAG_KEY_LENGTH:
-            raise InvalidParameterValue(f"Invalid tag key {shorten(key)}: must be 1 to {D.MAX_TAG_KEY_LENGTH} characters.")
+            raise InvalidParameterValue(
+                f"Tag keys must be between 1 and {D.MAX_TAG_KEY_LENGTH} characters in length.",
+                f"Invalid tag key {shorten(key)}: must be 1 to {D.MAX_TAG_KEY_LENGTH} characters.",
+            )
         if key[:4].lower() == "aws:":
             raise InvalidParameterValue(f"Invalid tag key {shorten(key)}: the aws: prefix, in any case, is reserved for AWS.")
         if not isinstance(val, str) or len(val) > D.MAX_TAG_VALUE_LENGTH:
@@ -387,10 +390,17 @@ def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
 def check_text(what: str, text: str, error: type[SQSError] = InvalidParameterValue) -> None:
     bad = _BAD_CHAR.search(text)
     if bad:
-        raise error(
+        ours = (
             f"Invalid character U+{ord(bad.group()):04X} at position {bad.start()} of {what}: allowed are "
             "#x9, #xA, #xD, #x20 to #xD7FF, #xE000 to #xFFFD and #x10000 to #x10FFFF."
         )
+        if error is InvalidMessageContents:  # a body: SQS's own text, ours as the hint
+            raise error(
+                f"Invalid binary character '#x{ord(bad.group()):X}' was found in the message body, the set of allowed "
+                "characters is #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].",
+                ours,
+            )
+        raise error(ours)
 
 
 def message_body(body: Any) -> bytes:
@@ -507,8 +517,10 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
     data_type = raw.get("DataType")
     if not isinstance(data_type, str) or not _DATA_TYPE.fullmatch(data_type):
         raise InvalidParameterValue(
+            f"The type of message (user) attribute '{name}' is invalid. You must use only the following supported "
+            "type prefixes: Binary, Number, String.",
             f"Invalid DataType {shorten(data_type)} for message attribute {name!r}: must be String, Number or "
-            "Binary, optionally with a custom suffix such as String.x."
+            "Binary, optionally with a custom suffix such as String.x.",
         )
     base = data_type.split(".", 1)[0]
     if base == "Binary":
@@ -534,7 +546,8 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
     if base == "Number":
         if not _NUMBER.fullmatch(value.strip()) or len(value.replace("-", "").replace(".", "")) > 38 + 6:
             raise InvalidParameterValue(
-                f"Message attribute {name!r}: {shorten(value)} is not a Number (up to 38 significant digits, from -10^128 to 10^126)."
+                f"Can't cast the value of message (user) attribute '{name}' to a number.",
+                f"Message attribute {name!r}: {shorten(value)} is not a Number (up to 38 significant digits, from -10^128 to 10^126).",
             )
     return MessageAttribute(data_type, string_value=value)
 
@@ -545,7 +558,10 @@ def message_attributes(attributes: Mapping[str, Any] | None, what: str = "messag
     if not isinstance(attributes, Mapping):
         raise InvalidParameterValue("MessageAttributes must be a mapping of name to value.")
     if len(attributes) > D.MAX_MESSAGE_ATTRIBUTES:
-        raise InvalidParameterValue(f"Too many message attributes: {len(attributes)}; at most {D.MAX_MESSAGE_ATTRIBUTES} are allowed.")
+        raise InvalidParameterValue(
+            f"Number of message attributes [{len(attributes)}] exceeds the allowed maximum [{D.MAX_MESSAGE_ATTRIBUTES}].",
+            f"Too many message attributes: {len(attributes)}; at most {D.MAX_MESSAGE_ATTRIBUTES} are allowed.",
+        )
     out = {}
     for name, raw in attributes.items():
         if (

@@ -138,7 +138,8 @@ def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
         left = max(0, (limit - now) // 1000)
         raise InvalidParameterValue(
             f"Value {vt} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message "
-            f"is beyond the limit [{D.MAX_VISIBILITY_TIMEOUT} seconds]; at most {left} seconds are left for this receive."
+            f"is beyond the limit [{D.MAX_VISIBILITY_TIMEOUT} seconds].",
+            f"A message stays in flight at most {D.MAX_VISIBILITY_TIMEOUT} seconds from its receive; {left} are left for this one.",
         )
     tx.run(Q.change_visibility, id=msg["id"], visible_at=new_end)
 

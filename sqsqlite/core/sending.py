@@ -260,7 +260,12 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
                 results.append(_insert_fifo(queue, tx, row, p, now))
                 continue
             if p.dedup_id is not None:
-                raise InvalidParameterValue(f"MessageDeduplicationId is for FIFO queues only; {queue.name!r} is a standard queue.")
+                raise InvalidParameterValue(
+                    # SQS's own text, "include" included.
+                    f"Value {p.dedup_id} for parameter MessageDeduplicationId is invalid. Reason: The request include "
+                    "parameter that is not valid for this queue type.",
+                    f"MessageDeduplicationId is for FIFO queues only; {queue.name!r} is a standard queue.",
+                )
         except SQSError as exc:
             results.append(exc)
             continue

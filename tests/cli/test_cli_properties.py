@@ -158,7 +158,7 @@ def test_a_list_queues_prefix_that_looks_like_sql_or_a_wildcard_matches_literall
 def test_a_body_with_a_forbidden_character_is_refused_naming_the_code_point(cw, body):
     bad = next(c for c in body if not (c in "\t\n\r" or " " <= c <= "\ud7ff" or "\ue000" <= c <= "\ufffd" or c >= "\U00010000"))
     message = cw.rejects("SendMessage", ("InvalidMessageContents",), "send-message", "--queue-url=std", f"--message-body={body}")
-    assert f"U+{ord(bad):04X}" in message
+    assert f"Invalid binary character '#x{ord(bad):X}' was found in the message body" in message  # SQS's words
 
 
 @CLI_SETTINGS

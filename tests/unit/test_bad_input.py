@@ -509,3 +509,61 @@ def test_an_in_memory_database_is_refused_saying_a_file_is_needed():
 
     with pytest.raises(DatabaseError, match="needs a database file, not ':memory:'"):
         sqsqlite.connect(":memory:")
+
+
+# ------------------------------------------------------------------ SQS's own words
+
+_ATTRIBUTES_11 = {f"a{i}": "v" for i in range(11)}
+SQS_TEXTS = {
+    "a deduplication id on a standard queue": (
+        lambda q: q.send_message("x", message_deduplication_id="d1"),
+        "Value d1 for parameter MessageDeduplicationId is invalid. Reason: The request include parameter that is not valid for this queue type.",
+        "FIFO queues only",
+    ),
+    "eleven message attributes": (
+        lambda q: q.send_message("x", message_attributes=_ATTRIBUTES_11),
+        "Number of message attributes [11] exceeds the allowed maximum [10].",
+        "at most 10",
+    ),
+    "an attribute type that is not one": (
+        lambda q: q.send_message("x", message_attributes={"n": {"DataType": "Text", "StringValue": "v"}}),
+        "The type of message (user) attribute 'n' is invalid. You must use only the following supported type prefixes: Binary, Number, String.",
+        "'Text'",
+    ),
+    "a Number attribute that is no number": (
+        lambda q: q.send_message("x", message_attributes={"n": {"DataType": "Number", "StringValue": "ten"}}),
+        "Can't cast the value of message (user) attribute 'n' to a number.",
+        "'ten' is not a Number",
+    ),
+    "a body with a bell character": (
+        lambda q: q.send_message("ring \x07"),
+        "Invalid binary character '#x7' was found in the message body, the set of allowed characters is "
+        "#x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].",
+        "U+0007 at position 5",
+    ),
+    "an empty tag key": (
+        lambda q: q.tag_queue({"": "v"}),
+        "Tag keys must be between 1 and 128 characters in length.",
+        "1 to 128 characters",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SQS_TEXTS))
+def test_a_refusal_carries_sqs_own_text_and_sqsqlite_explanation_as_its_hint(db, q, case):
+    call, text, hint = SQS_TEXTS[case]
+    with refused(db, InvalidMessageContents if "body" in case else InvalidParameterValue) as err:
+        call(q)
+    assert err.value.message == text
+    assert hint in err.value.hint
+
+
+def test_a_visibility_change_past_12_hours_carries_sqs_own_text_and_the_seconds_left_as_its_hint(db, q, clock):
+    [m] = q.receive_message(visibility_timeout=43_200)
+    clock.advance(43_000)
+    with refused(db, InvalidParameterValue) as err:
+        m.change_visibility(201)
+    assert err.value.message == (
+        "Value 201 for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]."
+    )
+    assert "200 are left" in err.value.hint
