@@ -53,10 +53,22 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
 def delete_message(queue: Queue, receipt_handle: str) -> None:
     """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
     with that handle succeeds."""
+    handles = queue.db.handles
+    fifo = queue.name.endswith(".fifo")  # only FIFO queues' names end so
+    found = [] if fifo else handles.known([receipt_handle])  # [] for a handle that can't be a key
+    h = found[0] if found else None
     with queue.db.store.write() as tx:
-        row = queue_row(tx, queue.name)
-        _delete(queue, tx, row, receipt_handle, queue.db.now())
-    if row["fifo"]:  # the group's next message may be receivable now
+        # A handle this process issued for the queue it last claimed from by this name, deleted
+        # without reading the queue's row: the row gone proves the queue and the message were
+        # there. Anything else (deleted already, superseded, another queue's) goes the exact way.
+        if (
+            h is not None
+            and h.queue_id == handles.queue_ids.get(queue.name)
+            and tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h))
+        ):
+            return
+        _delete(queue, tx, queue_row(tx, queue.name), receipt_handle, queue.db.now())
+    if fifo:  # the group's next message may be receivable now
         queue.db.wakeups.notify(queue.name, 1)
 
 
@@ -158,21 +170,23 @@ def _delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     check = queue.db.handles.check
     successful: list[dict] = []
     failed: list[BatchResultErrorEntry] = []
-    tried = False  # the fast path below ran, and fell short
+    remembered: list = []
+    if not queue.name.endswith(".fifo"):  # only FIFO queues' names end so
+        try:
+            remembered = queue.db.handles.known(map(_get_receipt_handle, entries))
+        except KeyError:  # an entry without a ReceiptHandle: the exact path names it
+            pass
     with queue.db.store.write() as tx:
+        # The common case first: handles this process issued for the queue it last claimed from
+        # by this name (_delete_issued), deleted without reading the queue's row. All of them
+        # deleted proves the queue and the messages were there. A shortfall (a handle
+        # superseded or repeated, the queue deleted) leaves each entry to the exact path below,
+        # where a message this deleted reads as already deleted.
+        issued = _delete_issued(tx, queue.db.handles.queue_ids.get(queue.name), remembered)
+        if issued == len(entries):
+            return BatchResult([{"Id": i} for i in entry_ids], failed)
+        tried = issued is not None  # the fast path ran, and fell short
         row = queue_row(tx, queue.name)
-        if not row["fifo"]:
-            # The common case first: handles this process issued for this queue (_delete_issued).
-            # A shortfall (a handle superseded or repeated) leaves each entry to the exact
-            # path below, where a message this deleted reads as already deleted.
-            try:
-                remembered = queue.db.handles.known(map(_get_receipt_handle, entries))
-            except KeyError:  # an entry without a ReceiptHandle: the exact path names it
-                remembered = []
-            issued = _delete_issued(tx, row["id"], remembered)
-            if issued == len(entries):
-                return BatchResult([{"Id": i} for i in entry_ids], failed)
-            tried = issued is not None
         now = queue.db.now()
         handles: dict[str, Handle] = {}
         queue_id = row["id"]
@@ -236,7 +250,7 @@ def _batch(queue: Queue, entries, action) -> BatchResult:
     return BatchResult(successful, failed)
 
 
-def _delete_issued(tx: Tx, queue_id: int, remembered: list) -> int | None:
+def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None:
     """Rows deleted for handles this process issued and remembers (Handles.known), or None
     when any is unknown or another queue's. Each receive's run of handles shares its token
     object, and is deleted by one statement of up to ten row ids (Q.DELETE_CLAIMED_ROWS): the

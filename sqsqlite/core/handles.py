@@ -270,6 +270,9 @@ class Handles:
         # Each handle version's MAC (1: base64 text, 2: hex, both BLAKE2b; 3: hex, HMAC-SHA256).
         self.macs: dict[int, Callable[[bytes], bytes] | None] = {1: blake2b, 2: blake2b, 3: self._hmac_sha256}
         self._issued: dict[str, Handle] = {}
+        # The id of the queue each name had when this process last claimed from it: a delete
+        # by handles this process issued (known) goes straight to their rows (deleting.py).
+        self.queue_ids: dict[str, int] = {}
 
     def issue(self, queue_id: int, row_id: int, message_id: str, token: bytes) -> str:
         # Written out, uuid_bytes' common case and the MAC: a call costs about 1,000

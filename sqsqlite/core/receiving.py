@@ -258,6 +258,8 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
         # when one round claimed them all (one token) and none has a deduplication id or
         # sequence number (an older sqsqlite's import).
         usable = is_fifo or (rounds == 1 and _plain_or_grouped(claimed))
+        if claimed:
+            db.handles.queue_ids[queue.name] = queue_id
         if claimed and lease_end <= now:
             for r in claimed:
                 tx.run(Q.change_visibility, id=r[0], visible_at=lease_end)

@@ -8,8 +8,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto.sqs.models import Message as MotoMessage
 
+import sqsqlite
 from sqsqlite import MessageAttribute, SendResult
-from sqsqlite.errors import InvalidAttributeName, InvalidExportRecord, InvalidMessageContents, InvalidParameterValue, ReceiptHandleIsInvalid
+from sqsqlite.errors import (
+    InvalidAttributeName,
+    InvalidExportRecord,
+    InvalidMessageContents,
+    InvalidParameterValue,
+    QueueDoesNotExist,
+    ReceiptHandleIsInvalid,
+)
 from sqsqlite.validation import md5_of_attributes, message_attributes
 
 
@@ -438,6 +446,42 @@ def test_delete_batch_of_one_receives_handles_repeated_or_already_deleted_succee
     result = queue.delete_message_batch([{"Id": f"d{i}", "ReceiptHandle": h} for i, h in enumerate(handles)])
     assert result.successful == [{"Id": f"d{i}"} for i in range(4)] and result.failed == []
     assert queue.peek() == []
+
+
+def test_handles_received_before_their_queue_was_deleted_find_no_queue_and_a_new_queue_of_the_name_refuses_them(db, clock):
+    q = db.create_queue("again")
+    q.send_message_batch([{"Id": "a", "MessageBody": "a"}, {"Id": "b", "MessageBody": "b"}])
+    taken = q.receive_message(max_number_of_messages=2)
+    entries = [{"Id": f"d{i}", "ReceiptHandle": m.receipt_handle} for i, m in enumerate(taken)]
+    db.delete_queue(q.url)
+    with pytest.raises(QueueDoesNotExist):
+        q.delete_message(taken[0].receipt_handle)
+    with pytest.raises(QueueDoesNotExist):
+        q.delete_message_batch(entries)
+    clock.advance(60)
+    again = db.create_queue("again")
+    again.send_message("new")
+    [fresh] = again.receive_message()
+    with pytest.raises(ReceiptHandleIsInvalid):
+        again.delete_message(taken[0].receipt_handle)
+    result = again.delete_message_batch(entries)
+    assert [(f.id, f.code) for f in result.failed] == [("d0", "ReceiptHandleIsInvalid"), ("d1", "ReceiptHandleIsInvalid")]
+    assert [m.message_id for m in again.peek()] == [fresh.message_id]
+
+
+def test_a_delete_by_this_process_handles_still_deletes_after_another_connection_changed_the_queue(db, clock):
+    q = db.create_queue("shared")
+    q.send_message_batch([{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
+    taken = q.receive_message(max_number_of_messages=3)
+    other = sqsqlite.connect(db.path, clock=clock)
+    try:
+        other.queue("shared").set_queue_attributes({"VisibilityTimeout": "5"})
+    finally:
+        other.close()
+    q.delete_message(taken[0].receipt_handle)
+    result = q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(taken[1:])])
+    assert result.failed == [] and q.peek() == []
+    assert q.get_queue_attributes(["VisibilityTimeout"]) == {"VisibilityTimeout": "5"}
 
 
 def test_delete_batch_of_handles_from_two_receives_deletes_them_all(queue):
