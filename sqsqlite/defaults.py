@@ -49,10 +49,14 @@ FIFO_DEDUP_WINDOW_SECONDS = 300
 RECEIVE_ATTEMPT_WINDOW_SECONDS = 300
 MAX_MOVE_TASK_RATE = 500
 
-# Receives remove expired rows from the head of the claim's index walk: every PRUNE_EVERY-th
-# receive of a connection on a standard queue looks at the first PRUNE_WINDOW entries. Bounded,
-# so no single receive stalls; expired rows beyond the window are not in the claim's way.
+# Receives remove expired rows from the head of the claim's index walk: a connection's first
+# receive from a standard queue looks at the first PRUNE_WINDOW entries, and so does every
+# PRUNE_EVERY-th after it while those looks find expired rows; each look that finds none doubles
+# the gap, up to PRUNE_GAP_MAX receives (a walk of the window costs about 30 us, and most queues
+# have nothing expiring). Bounded, so no single receive stalls; expired rows beyond the window
+# are not in the claim's way.
 PRUNE_EVERY = 16
+PRUNE_GAP_MAX = 256
 PRUNE_WINDOW = 256
 # The most messages one receive's transaction moves to the dead-letter queue or deletes as
 # expired FIFO group heads before it returns what it claimed. A receive that cleared some and

@@ -205,12 +205,18 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
             repeated = _repeat_attempt(queue, tx, row, attempt_id, now, vt)
             if repeated is not None:
                 return queue_id, repeated, row["receive_wait_time"], None, 0
-        # Standard queues prune on a connection's first receive and every PRUNE_EVERY-th
-        # after (meanwhile the claim skips expired rows inside its index). FIFO claims
-        # first delete the expired group heads, in flight or not (_claim_fifo).
-        receives = tx.state["receives"] = tx.state.get("receives", 0) + 1
-        if not is_fifo and receives % D.PRUNE_EVERY == 1:
-            prune_window(tx, row, now, D.PRUNE_WINDOW)
+        # Standard queues prune on a connection's first receive from them, then every
+        # PRUNE_EVERY-th while prunes find expired rows, less often (up to PRUNE_GAP_MAX)
+        # while they find none; meanwhile the claim skips expired rows inside its index. FIFO
+        # claims first delete the expired group heads, in flight or not (_claim_fifo).
+        state = tx.state
+        receives = state["receives"] = state.get("receives", 0) + 1
+        if not is_fifo:
+            prune = state.get(("prune", queue_id))  # [the receive due to prune, the gap]
+            if prune is None or receives >= prune[0]:
+                found = prune_window(tx, row, now, D.PRUNE_WINDOW)
+                gap = D.PRUNE_EVERY if found or prune is None else min(2 * prune[1], D.PRUNE_GAP_MAX)
+                state[("prune", queue_id)] = [receives + gap, gap]
         n = _under_cap(queue, tx, row, n, now)
         if n == 0:
             return queue_id, [], row["receive_wait_time"], None, 0
@@ -300,7 +306,9 @@ def _under_cap(queue: Queue, tx: Tx, row, n: int, now: int) -> int:
     block = max(n, D.INFLIGHT_BLOCK)
     if row["inflight_bound"] + block <= cap:
         tx.run(Q.add_inflight, id=row["id"], n=block)
-        tx.forget_queues()
+        # The cached row (a write's, dropped if the transaction rolls back) follows the write,
+        # rather than being dropped and read again by the next operation.
+        row["inflight_bound"] += block
         tx.state[key] = [row["inflight_epoch"], block - n]
         return n
     exact = tx.scalar(Q.count_in_flight, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))

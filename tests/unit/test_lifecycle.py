@@ -570,6 +570,30 @@ def test_an_expired_message_is_never_returned_or_counted_even_before_removal(db,
     assert _rows(db) == 1
 
 
+def test_receives_still_remove_expired_rows_after_a_long_run_of_receives_that_found_none(db, clock):
+    q = db.create_queue("quiet", attributes={"MessageRetentionPeriod": "60"})
+    for _ in range(1000):  # nothing expires: each look at the index's head finds nothing
+        assert q.receive_message() == []
+    q.send_message("old")
+    clock.advance(61)
+    for _ in range(sqsqlite.defaults.PRUNE_GAP_MAX):
+        assert q.receive_message() == []
+    assert _rows(db) == 0
+
+
+def test_receives_look_for_expired_rows_every_prune_every_receives_while_they_find_some(db, clock):
+    q = db.create_queue("expiring", attributes={"MessageRetentionPeriod": "60"})
+    q.send_message("first")
+    clock.advance(61)
+    assert q.receive_message() == [] and _rows(db) == 0  # a connection's first receive looks
+    for _ in range(3):
+        q.send_message("next")
+        clock.advance(61)
+        for _ in range(sqsqlite.defaults.PRUNE_EVERY):
+            assert q.receive_message() == []
+        assert _rows(db) == 0
+
+
 def test_prune_removes_every_expired_message_even_in_flight_ones(db, clock):
     q = db.create_queue("f-prune", attributes={"MessageRetentionPeriod": "60"}, visibility_timeout=600)
     q.send_message("held")
