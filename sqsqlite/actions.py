@@ -313,7 +313,9 @@ class Actions:
         batch = V.batch_entry_ids(r.get("Entries"), "SendMessageBatch")  # checked once, here: the queue takes the Batch as it is
         digests = {}
         entries = batch.entries
-        if any(map(contains, entries, repeat("MessageAttributes"))) or any(map(contains, entries, repeat("MessageSystemAttributes"))):
+        if batch.members is None and (
+            any(map(contains, entries, repeat("MessageAttributes"))) or any(map(contains, entries, repeat("MessageSystemAttributes")))
+        ):
             # Each entry's MessageSystemAttributes are checked before anything is sent, as
             # SendMessage's are, and digested into its own result (SDKs compare per entry).
             entries = []

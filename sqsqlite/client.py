@@ -16,6 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from . import errors
+from . import validation as V
 from .actions import ACTIONS, UNSUPPORTED, Actions
 from .core import Database, connect
 from .core.handles import new_request_id
@@ -163,11 +164,18 @@ class SQSClient:
         self.meta = SimpleNamespace(region_name=db.region, endpoint_url=db.endpoint, service_model=_model())
 
     def _call(self, action: str, params: dict[str, Any]) -> dict:
-        check = _CHECKS.get(action)
-        if check is None or not check(params):  # not compiled yet, or botocore's to judge
-            _validate(action, params)
-        if action in _SENDS and _has_attributes(params):
-            params = _raw_blobs(params)
+        batch = None
+        if action in V.PLAIN_MEMBER and params.keys() == _URL_AND_ENTRIES and type(params["QueueUrl"]) is str:
+            # Most batch sends and deletes: their one check, which botocore's passes too.
+            batch = V.plain_batch(params["Entries"], action) if _plain_batches_pass(action) else None
+        if batch is not None:
+            params = {"QueueUrl": params["QueueUrl"], "Entries": batch}
+        else:
+            check = _CHECKS.get(action)
+            if check is None or not check(params):  # not compiled yet, or botocore's to judge
+                _validate(action, params)
+            if action in _SENDS and _has_attributes(params):
+                params = _raw_blobs(params)
         try:
             response = self._actions.call(action, params)
         except errors.SQSError as err:
@@ -308,6 +316,40 @@ def _validate(action: str, params: dict[str, Any]) -> None:
 
 
 _CHECKS: dict[str, Callable[[Any], bool]] = {}
+_URL_AND_ENTRIES = frozenset(("QueueUrl", "Entries"))
+_PLAIN_PASSES: dict[str, bool] = {}
+
+
+def _plain_batches_pass(action: str) -> bool:
+    """Whether botocore's validator passes every plain batch request of action (a QueueUrl and
+    the entries V.plain_batch takes: an Id and one other member, all text), by the SQS model:
+    no other member required, no minimum length on those strings (botocore checks a string's
+    type and its 'min', nothing else). Decided once per action."""
+    passes = _PLAIN_PASSES.get(action)
+    if passes is None:
+        passes = _PLAIN_PASSES[action] = _plain_shape(action)
+    return passes
+
+
+def _plain_shape(action: str) -> bool:
+    model = _model()
+    if model is None:
+        return True  # no model to check against; the action layer checks what it takes
+    try:
+        shape = model.operation_model(action).input_shape
+        entries = shape.members["Entries"]
+        entry = entries.member
+        member = V.PLAIN_MEMBER[action]
+        texts = (shape.members["QueueUrl"], entry.members["Id"], entry.members[member])
+    except (KeyError, AttributeError):
+        return False
+    return (
+        set(shape.required_members) <= _URL_AND_ENTRIES
+        and set(entry.required_members) <= {"Id", member}
+        and entries.type_name == "list"
+        and entries.metadata.get("min", 0) <= 1
+        and all(s.type_name == "string" and "min" not in s.metadata for s in texts)
+    )
 
 
 def _always(value: Any) -> bool:

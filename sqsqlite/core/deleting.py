@@ -166,14 +166,15 @@ def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
 
 
 def _delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
-    entries, entry_ids, _ = V.batch_entry_ids(entries, "DeleteMessageBatch")
+    batch = V.batch_entry_ids(entries, "DeleteMessageBatch")
+    entries, entry_ids = batch.entries, batch.ids
     check = queue.db.handles.check
     successful: list[dict] = []
     failed: list[BatchResultErrorEntry] = []
     remembered: list = []
     if not queue.name.endswith(".fifo"):  # only FIFO queues' names end so
         try:
-            remembered = queue.db.handles.known(map(_get_receipt_handle, entries))
+            remembered = queue.db.handles.known(map(_get_receipt_handle, entries) if batch.members is None else batch.members)
         except KeyError:  # an entry without a ReceiptHandle: the exact path names it
             pass
     with queue.db.store.write() as tx:

@@ -143,10 +143,11 @@ def send_message(
 def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
     MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
-    entries, entry_ids, dicts = V.batch_entry_ids(entries, "SendMessageBatch")
+    batch = V.batch_entry_ids(entries, "SendMessageBatch")
+    entries, entry_ids = batch.entries, batch.ids
     failed: list[BatchResultErrorEntry] = []
     prepared: Any = None  # when the batch is not plain (see send_message)
-    plain: Any = _plain_entries(entries, entry_ids) if dicts else None
+    plain: Any = _plain_entries(entries, entry_ids, batch.members) if batch.dicts else None
     if plain is not None:
         V.check_batch_size(plain.total)
     else:
@@ -319,19 +320,21 @@ def _insert_fifo(queue: Queue, tx: Tx, row, p: Prepared, now: int) -> SendResult
     return SendResult((message_id, p.body, p.attributes, f"{sequence:020d}", p.entry_id))
 
 
-def _plain_entries(entries: list, entry_ids: list) -> _Plain | None:
+def _plain_entries(entries: list, entry_ids: list, bodies: list | None) -> _Plain | None:
     """The batch's entries when every one is just an Id and a valid MessageBody
     (_insert_plain's kind), else None: the general path then checks each entry and reports
     each one's error. The entries are plain dicts, and they and their Ids passed
-    V.batch_entry_ids (a dict subclass, a defaultdict say, could answer a missing MessageBody)."""
-    # map and itemgetter, not comprehensions: no Python frame per entry. Each entry has an Id
-    # and, if plain, a MessageBody: lengths adding up to two per entry mean just those two.
-    if sum(map(len, entries)) != 2 * len(entries):
-        return None
-    try:
-        bodies = list(map(_get_body, entries))
-    except KeyError:
-        return None
+    V.batch_entry_ids (a dict subclass, a defaultdict say, could answer a missing MessageBody).
+    bodies: the batch's members, when V.plain_batch found them already."""
+    if bodies is None:
+        # map and itemgetter, not comprehensions: no Python frame per entry. Each entry has an
+        # Id and, if plain, a MessageBody: lengths adding up to two per entry mean just those two.
+        if sum(map(len, entries)) != 2 * len(entries):
+            return None
+        try:
+            bodies = list(map(_get_body, entries))
+        except KeyError:
+            return None
     total = V.message_bodies(bodies)
     if total is None:
         return None

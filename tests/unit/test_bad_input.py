@@ -309,7 +309,7 @@ def test_batch_ids_checked_at_once_pass_exactly_the_dict_batches_the_entry_by_en
     all_dicts = all(type(e) is dict for e in entries)
     assert (V._ids_at_once(entries, "Id") is not None) == (all_dicts and loop_passes())
     try:
-        assert V.batch_entry_ids(entries, "SendMessageBatch") == (entries, [e["Id"] for e in entries], all_dicts)
+        assert V.batch_entry_ids(entries, "SendMessageBatch")[:3] == (entries, [e["Id"] for e in entries], all_dicts)
         passed = True
     except (InvalidBatchEntryId, BatchEntryIdsNotDistinct, InvalidParameterValue):  # the last: an entry not a map
         passed = False

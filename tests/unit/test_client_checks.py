@@ -4,6 +4,8 @@ botocore's, request for request, valid or not, and the error text word for word.
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -125,3 +127,53 @@ def test_a_str_subclass_in_a_text_member_is_taken_as_botocore_takes_it(local):
     assert local.send_message(QueueUrl=Text(url), MessageBody=Text("b"))["MD5OfMessageBody"] == "92eb5ffee6ae2fec3ad71c777531578f"
     with pytest.raises(ParamValidationError, match="Invalid type for parameter MessageBody"):
         local.send_message(QueueUrl=url, MessageBody=b"b")
+
+
+# A batch of entries of an Id and its one other member alone, all text, is checked by one pass
+# (V.plain_batch) instead of the compiled check: the outcome must be the one the compiled check
+# and botocore lead to, whatever the Ids, their number and the members hold.
+CLIENT = importlib.import_module("sqsqlite.client")
+plain_entries = st.lists(
+    st.fixed_dictionaries({"Id": st.text(alphabet="ab-_ é", max_size=3), "MessageBody": st.text(alphabet="xé\x07", max_size=3)}),
+    max_size=12,
+)
+
+
+def outcome(call) -> tuple:
+    try:
+        result = call()
+    except Exception as exc:  # the outcome is the error, whatever it is
+        return (type(exc).__name__, str(exc))
+    return ([s["Id"] for s in result["Successful"]], [(f["Id"], f["Code"], f["Message"]) for f in result["Failed"]])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entries=plain_entries, deleting=st.booleans())
+def test_a_batch_of_ids_and_one_member_alone_meets_the_outcome_of_the_general_check(local, entries, deleting):
+    url = local.create_queue(QueueName="plain")["QueueUrl"]
+    action = "DeleteMessageBatch" if deleting else "SendMessageBatch"
+    if deleting:
+        entries = [{"Id": e["Id"], "ReceiptHandle": e["MessageBody"]} for e in entries]
+    call = local.delete_message_batch if deleting else local.send_message_batch
+    fast = outcome(lambda: call(QueueUrl=url, Entries=entries))
+    CLIENT._PLAIN_PASSES[action] = False  # the general way: the compiled check, botocore's if it refuses
+    try:
+        general = outcome(lambda: call(QueueUrl=url, Entries=entries))
+    finally:
+        CLIENT._PLAIN_PASSES.pop(action)
+    assert fast == general
+
+
+def test_a_plain_batch_send_and_delete_are_checked_without_botocores_validator(local, monkeypatch):
+    def refuse(*args):
+        raise AssertionError("botocore's validator was asked")
+
+    monkeypatch.setattr(CLIENT, "_validate", refuse)
+    url = local.create_queue(QueueName="plain-fast")["QueueUrl"]
+    sent = local.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"m{i}"} for i in range(10)])
+    assert len(sent["Successful"]) == 10
+    got = local.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    deleted = local.delete_message_batch(
+        QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
+    )
+    assert len(deleted["Successful"]) == len(got) == 10

@@ -15,15 +15,23 @@ from sqsqlite.errors import InvalidParameterValue, MissingParameter, SQSError
 
 @pytest.fixture
 def checks(monkeypatch):
-    """How often a batch's entry Ids are checked."""
+    """How often a batch's entry Ids are checked: by V.plain_batch, which takes a plain batch
+    whole, or by the general check of any other (V._ids_at_once)."""
     seen = []
-    real = V._ids_at_once
+    real_plain, real_ids = V.plain_batch, V._ids_at_once
 
-    def counted(entries, id_key):
+    def plain(entries, action):
+        batch = real_plain(entries, action)
+        if batch is not None:
+            seen.append(len(entries))
+        return batch
+
+    def ids(entries, id_key):
         seen.append(len(entries))
-        return real(entries, id_key)
+        return real_ids(entries, id_key)
 
-    monkeypatch.setattr(V, "_ids_at_once", counted)
+    monkeypatch.setattr(V, "plain_batch", plain)
+    monkeypatch.setattr(V, "_ids_at_once", ids)
     return seen
 
 
