@@ -164,12 +164,9 @@ class SQSClient:
         self.meta = SimpleNamespace(region_name=db.region, endpoint_url=db.endpoint, service_model=_model())
 
     def _call(self, action: str, params: dict[str, Any]) -> dict:
-        batch = None
-        if action in V.PLAIN_MEMBER and params.keys() == _URL_AND_ENTRIES and type(params["QueueUrl"]) is str:
-            # Most batch sends and deletes: their one check, which botocore's passes too.
-            batch = V.plain_batch(params["Entries"], action) if _plain_batches_pass(action) else None
-        if batch is not None:
-            params = {"QueueUrl": params["QueueUrl"], "Entries": batch}
+        plain = _plain_request(action, params)
+        if plain is not None:
+            params = plain
         else:
             check = _CHECKS.get(action)
             if check is None or not check(params):  # not compiled yet, or botocore's to judge
@@ -317,14 +314,30 @@ def _validate(action: str, params: dict[str, Any]) -> None:
 
 _CHECKS: dict[str, Callable[[Any], bool]] = {}
 _URL_AND_ENTRIES = frozenset(("QueueUrl", "Entries"))
+_URL_AND_BODY = frozenset(("QueueUrl", "MessageBody"))
 _PLAIN_PASSES: dict[str, bool] = {}
 
 
-def _plain_batches_pass(action: str) -> bool:
-    """Whether botocore's validator passes every plain batch request of action (a QueueUrl and
-    the entries V.plain_batch takes: an Id and one other member, all text), by the SQS model:
-    no other member required, no minimum length on those strings (botocore checks a string's
-    type and its 'min', nothing else). Decided once per action."""
+def _plain_request(action: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The request as the action layer takes it, when it is a plain one: a send of a QueueUrl
+    and a MessageBody alone, or a batch send or delete of entries of an Id and one other member
+    alone (V.plain_batch), all text. Their one check is this: botocore's validator passes every
+    such request (_plain_passes). None for any other request, which the compiled check takes."""
+    if action == "SendMessage":
+        if params.keys() == _URL_AND_BODY and type(params["QueueUrl"]) is str and type(params["MessageBody"]) is str:
+            return params if _plain_passes(action) else None
+        return None
+    if action in V.PLAIN_MEMBER and params.keys() == _URL_AND_ENTRIES and type(params["QueueUrl"]) is str and _plain_passes(action):
+        batch = V.plain_batch(params["Entries"], action)
+        if batch is not None:
+            return {"QueueUrl": params["QueueUrl"], "Entries": batch}
+    return None
+
+
+def _plain_passes(action: str) -> bool:
+    """Whether botocore's validator passes every plain request of action (_plain_request), by
+    the SQS model: no other member required, no minimum length on those strings (botocore checks
+    a string's type and its 'min', nothing else). Decided once per action."""
     passes = _PLAIN_PASSES.get(action)
     if passes is None:
         passes = _PLAIN_PASSES[action] = _plain_shape(action)
@@ -337,6 +350,8 @@ def _plain_shape(action: str) -> bool:
         return True  # no model to check against; the action layer checks what it takes
     try:
         shape = model.operation_model(action).input_shape
+        if action == "SendMessage":
+            return set(shape.required_members) <= _URL_AND_BODY and all(_plain_text(shape.members[name]) for name in _URL_AND_BODY)
         entries = shape.members["Entries"]
         entry = entries.member
         member = V.PLAIN_MEMBER[action]
@@ -348,8 +363,12 @@ def _plain_shape(action: str) -> bool:
         and set(entry.required_members) <= {"Id", member}
         and entries.type_name == "list"
         and entries.metadata.get("min", 0) <= 1
-        and all(s.type_name == "string" and "min" not in s.metadata for s in texts)
+        and all(map(_plain_text, texts))
     )
+
+
+def _plain_text(shape: Any) -> bool:
+    return shape.type_name == "string" and "min" not in shape.metadata
 
 
 def _always(value: Any) -> bool:

@@ -164,15 +164,19 @@ def test_a_batch_of_ids_and_one_member_alone_meets_the_outcome_of_the_general_ch
     assert fast == general
 
 
-def test_a_plain_batch_send_and_delete_are_checked_without_botocores_validator(local, monkeypatch):
+def test_a_body_alone_and_plain_batch_sends_and_deletes_are_checked_without_botocores_validator(local, monkeypatch):
+    url = local.create_queue(QueueName="plain-fast")["QueueUrl"]
+
     def refuse(*args):
         raise AssertionError("botocore's validator was asked")
 
     monkeypatch.setattr(CLIENT, "_validate", refuse)
-    url = local.create_queue(QueueName="plain-fast")["QueueUrl"]
-    sent = local.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"m{i}"} for i in range(10)])
-    assert len(sent["Successful"]) == 10
+    assert local.send_message(QueueUrl=url, MessageBody="alone")["MD5OfMessageBody"] == "c42bbd90740264d115048a82c9a10214"
+    sent = local.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"m{i}"} for i in range(9)])
+    assert len(sent["Successful"]) == 9
+    monkeypatch.undo()  # a receive is no plain request
     got = local.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    monkeypatch.setattr(CLIENT, "_validate", refuse)
     deleted = local.delete_message_batch(
         QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
     )
