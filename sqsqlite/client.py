@@ -314,61 +314,82 @@ def _validate(action: str, params: dict[str, Any]) -> None:
 
 _CHECKS: dict[str, Callable[[Any], bool]] = {}
 _URL_AND_ENTRIES = frozenset(("QueueUrl", "Entries"))
-_URL_AND_BODY = frozenset(("QueueUrl", "MessageBody"))
-_PLAIN_PASSES: dict[str, bool] = {}
+# Requests of these members alone, each of exactly this type, are plain (_plain_request).
+_PLAIN_TYPES: dict[str, dict[str, type]] = {
+    "SendMessage": {"QueueUrl": str, "MessageBody": str},
+    "ReceiveMessage": {"QueueUrl": str, "MaxNumberOfMessages": int},
+    "DeleteMessage": {"QueueUrl": str, "ReceiptHandle": str},
+}
+# Per action: the members botocore's model requires when its plain requests pass botocore's
+# validator, None when they might not (_plain_shape).
+_PLAIN_REQUIRED: dict[str, frozenset[str] | None] = {}
+_SHAPE_TYPES = {str: "string", int: "integer"}
 
 
 def _plain_request(action: str, params: dict[str, Any]) -> dict[str, Any] | None:
-    """The request as the action layer takes it, when it is a plain one: a send of a QueueUrl
-    and a MessageBody alone, or a batch send or delete of entries of an Id and one other member
-    alone (V.plain_batch), all text. Their one check is this: botocore's validator passes every
-    such request (_plain_passes). None for any other request, which the compiled check takes."""
-    if action == "SendMessage":
-        if params.keys() == _URL_AND_BODY and type(params["QueueUrl"]) is str and type(params["MessageBody"]) is str:
-            return params if _plain_passes(action) else None
-        return None
-    if action in V.PLAIN_MEMBER and params.keys() == _URL_AND_ENTRIES and type(params["QueueUrl"]) is str and _plain_passes(action):
-        batch = V.plain_batch(params["Entries"], action)
-        if batch is not None:
-            return {"QueueUrl": params["QueueUrl"], "Entries": batch}
+    """The request as the action layer takes it, when it is a plain one: a send of a body alone,
+    a receive of a queue and a count, a delete of one handle (_PLAIN_TYPES), or a batch send or
+    delete of entries of an Id and one other member alone (V.plain_batch), all text. Their one
+    check is this: botocore's validator passes every such request. None for any other request,
+    which the compiled check takes."""
+    types = _PLAIN_TYPES.get(action)
+    if types is not None:
+        required = _plain_required(action)
+        if required is None or not required <= params.keys():
+            return None
+        for name, value in params.items():
+            if type(value) is not types.get(name):  # an unknown member's None included
+                return None
+        return params
+    if action in V.PLAIN_MEMBER and params.keys() == _URL_AND_ENTRIES and type(params["QueueUrl"]) is str:
+        if _plain_required(action) is not None:
+            batch = V.plain_batch(params["Entries"], action)
+            if batch is not None:
+                return {"QueueUrl": params["QueueUrl"], "Entries": batch}
     return None
 
 
-def _plain_passes(action: str) -> bool:
-    """Whether botocore's validator passes every plain request of action (_plain_request), by
-    the SQS model: no other member required, no minimum length on those strings (botocore checks
-    a string's type and its 'min', nothing else). Decided once per action."""
-    passes = _PLAIN_PASSES.get(action)
-    if passes is None:
-        passes = _PLAIN_PASSES[action] = _plain_shape(action)
-    return passes
+def _plain_required(action: str) -> frozenset[str] | None:
+    try:
+        return _PLAIN_REQUIRED[action]
+    except KeyError:
+        required = _PLAIN_REQUIRED[action] = _plain_shape(action)
+        return required
 
 
-def _plain_shape(action: str) -> bool:
+def _plain_shape(action: str) -> frozenset[str] | None:
+    """Whether botocore's validator passes every plain request of action, by the SQS model: no
+    other member required, each member's shape of its type with no minimum (botocore checks a
+    string's or an integer's type and its 'min', nothing else). The required members if so,
+    else None. Decided once per action."""
     model = _model()
     if model is None:
-        return True  # no model to check against; the action layer checks what it takes
+        return frozenset()  # no model to check against; the action layer checks what it takes
     try:
         shape = model.operation_model(action).input_shape
-        if action == "SendMessage":
-            return set(shape.required_members) <= _URL_AND_BODY and all(_plain_text(shape.members[name]) for name in _URL_AND_BODY)
+        required = frozenset(shape.required_members)
+        types = _PLAIN_TYPES.get(action)
+        if types is not None:
+            passes = required <= types.keys() and all(_plain_member(shape.members[name], kind) for name, kind in types.items())
+            return required if passes else None
         entries = shape.members["Entries"]
         entry = entries.member
         member = V.PLAIN_MEMBER[action]
         texts = (shape.members["QueueUrl"], entry.members["Id"], entry.members[member])
     except (KeyError, AttributeError):
-        return False
-    return (
-        set(shape.required_members) <= _URL_AND_ENTRIES
+        return None
+    passes = (
+        required <= _URL_AND_ENTRIES
         and set(entry.required_members) <= {"Id", member}
         and entries.type_name == "list"
         and entries.metadata.get("min", 0) <= 1
-        and all(map(_plain_text, texts))
+        and all(_plain_member(text, str) for text in texts)
     )
+    return required if passes else None
 
 
-def _plain_text(shape: Any) -> bool:
-    return shape.type_name == "string" and "min" not in shape.metadata
+def _plain_member(shape: Any, kind: type) -> bool:
+    return shape.type_name == _SHAPE_TYPES[kind] and "min" not in shape.metadata
 
 
 def _always(value: Any) -> bool:
