@@ -19,6 +19,7 @@ from itertools import repeat
 from operator import contains
 from typing import Any
 
+from . import batches as B
 from . import defaults as D
 from . import validation as V
 from .core import BatchResult, Database, Message, MoveTask, Queue, SendResult, SentMessages
@@ -310,7 +311,7 @@ class Actions:
         return out
 
     def SendMessageBatch(self, r: Request) -> Response:
-        batch = V.batch_entry_ids(r.get("Entries"), "SendMessageBatch")  # checked once, here: the queue takes the Batch as it is
+        batch = B.batch_entry_ids(r.get("Entries"), "SendMessageBatch")  # checked once, here: the queue takes the Batch as it is
         digests = {}
         entries = batch.entries
         if batch.members is None and (

@@ -15,8 +15,8 @@ from operator import contains, countOf
 from types import SimpleNamespace
 from typing import Any
 
+from . import batches as B
 from . import errors
-from . import validation as V
 from .actions import ACTIONS, UNSUPPORTED, Actions
 from .core import Database, connect
 from .core.handles import new_request_id
@@ -329,7 +329,7 @@ _SHAPE_TYPES = {str: "string", int: "integer"}
 def _plain_request(action: str, params: dict[str, Any]) -> dict[str, Any] | None:
     """The request as the action layer takes it, when it is a plain one: a send of a body alone,
     a receive of a queue and a count, a delete of one handle (_PLAIN_TYPES), or a batch send or
-    delete of entries of an Id and one other member alone (V.plain_batch), all text. Their one
+    delete of entries of an Id and one other member alone (B.plain_batch), all text. Their one
     check is this: botocore's validator passes every such request. None for any other request,
     which the compiled check takes."""
     types = _PLAIN_TYPES.get(action)
@@ -341,9 +341,9 @@ def _plain_request(action: str, params: dict[str, Any]) -> dict[str, Any] | None
             if type(value) is not types.get(name):  # an unknown member's None included
                 return None
         return params
-    if action in V.PLAIN_MEMBER and params.keys() == _URL_AND_ENTRIES and type(params["QueueUrl"]) is str:
+    if action in B.PLAIN_MEMBER and params.keys() == _URL_AND_ENTRIES and type(params["QueueUrl"]) is str:
         if _plain_required(action) is not None:
-            batch = V.plain_batch(params["Entries"], action)
+            batch = B.plain_batch(params["Entries"], action)
             if batch is not None:
                 return {"QueueUrl": params["QueueUrl"], "Entries": batch}
     return None
@@ -374,7 +374,7 @@ def _plain_shape(action: str) -> frozenset[str] | None:
             return required if passes else None
         entries = shape.members["Entries"]
         entry = entries.member
-        member = V.PLAIN_MEMBER[action]
+        member = B.PLAIN_MEMBER[action]
         texts = (shape.members["QueueUrl"], entry.members["Id"], entry.members[member])
     except (KeyError, AttributeError):
         return None

@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
 from .deleting import delete_handles
@@ -224,7 +225,7 @@ class BufferedQueue:
     def delete_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """DeleteMessageBatch, at once."""
         self._check_open()
-        batch = V.batch_entry_ids(entries, "DeleteMessageBatch")  # checked here, once: the queue takes it as it is
+        batch = B.batch_entry_ids(entries, "DeleteMessageBatch")  # checked here, once: the queue takes it as it is
         with self._lock:
             for e in batch.entries:
                 if type(e.get("ReceiptHandle")) is str:
@@ -290,7 +291,7 @@ class BufferedQueue:
     def change_message_visibility_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """ChangeMessageVisibilityBatch, at once, after any waiting delete of its messages."""
         self._check_open()
-        batch = V.batch_entry_ids(entries, "ChangeMessageVisibilityBatch")  # checked here, once: the queue takes it as it is
+        batch = B.batch_entry_ids(entries, "ChangeMessageVisibilityBatch")  # checked here, once: the queue takes it as it is
         if any(type(e.get("ReceiptHandle")) is str and e["ReceiptHandle"] in self._pending for e in batch.entries):
             self.flush()
         return self.queue.change_message_visibility_batch(batch)

@@ -12,6 +12,7 @@ import json
 import operator
 from typing import TYPE_CHECKING
 
+from .. import batches as B
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
@@ -156,7 +157,7 @@ def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
     tx.run(Q.change_visibility, id=msg["id"], visible_at=new_end)
 
 
-def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
+def delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
     result = _delete_message_batch(queue, entries)
     # Only FIFO queues end in .fifo (create_queue refuses the suffix elsewhere).
@@ -165,8 +166,8 @@ def delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     return result
 
 
-def _delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
-    batch = V.batch_entry_ids(entries, "DeleteMessageBatch")
+def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
+    batch = B.batch_entry_ids(entries, "DeleteMessageBatch")
     entries, entry_ids = batch.entries, batch.ids
     check = queue.db.handles.check
     successful: list[dict] = []
@@ -225,9 +226,9 @@ def _delete_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
     return BatchResult(successful, failed)
 
 
-def change_message_visibility_batch(queue: Queue, entries: V.Entries) -> BatchResult:
+def change_message_visibility_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
-    entries = V.batch_entries(entries, "ChangeMessageVisibilityBatch")
+    entries = B.batch_entries(entries, "ChangeMessageVisibilityBatch")
 
     def one(tx, row, e, now):
         _change(queue, tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e.get("VisibilityTimeout")), now)

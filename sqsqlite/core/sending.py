@@ -14,6 +14,7 @@ import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .. import batches as B
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
@@ -140,16 +141,16 @@ def send_message(
     return result
 
 
-def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
+def send_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
     MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
-    batch = V.batch_entry_ids(entries, "SendMessageBatch")
+    batch = B.batch_entry_ids(entries, "SendMessageBatch")
     entries, entry_ids = batch.entries, batch.ids
     failed: list[BatchResultErrorEntry] = []
     prepared: Any = None  # when the batch is not plain (see send_message)
     plain: Any = _plain_entries(entries, entry_ids, batch.members) if batch.dicts else None
     if plain is not None:
-        V.check_batch_size(plain.total)
+        B.check_batch_size(plain.total)
     else:
         prepared = []
         for entry in entries:
@@ -167,7 +168,7 @@ def send_message_batch(queue: Queue, entries: V.Entries) -> BatchResult:
                 )
             except SQSError as exc:
                 failed.append(BatchResultErrorEntry(entry["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
-        V.check_batch_size(sum(p.size for p in prepared))
+        B.check_batch_size(sum(p.size for p in prepared))
         if not prepared:
             return BatchResult([], failed)
     with queue.db.store.write(sending=True) as tx:
@@ -324,8 +325,8 @@ def _plain_entries(entries: list, entry_ids: list, bodies: list | None) -> _Plai
     """The batch's entries when every one is just an Id and a valid MessageBody
     (_insert_plain's kind), else None: the general path then checks each entry and reports
     each one's error. The entries are plain dicts, and they and their Ids passed
-    V.batch_entry_ids (a dict subclass, a defaultdict say, could answer a missing MessageBody).
-    bodies: the batch's members, when V.plain_batch found them already."""
+    B.batch_entry_ids (a dict subclass, a defaultdict say, could answer a missing MessageBody).
+    bodies: the batch's members, when B.plain_batch found them already."""
     if bodies is None:
         # map and itemgetter, not comprehensions: no Python frame per entry. Each entry has an
         # Id and, if plain, a MessageBody: lengths adding up to two per entry mean just those two.

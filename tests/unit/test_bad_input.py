@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sqsqlite import batches as B
 from sqsqlite import defaults as D
 from sqsqlite import validation as V
 from sqsqlite.errors import (
@@ -300,16 +301,16 @@ _any_entry = st.one_of(
 @settings(max_examples=300)
 @given(entries=st.lists(_any_entry, min_size=1, max_size=10))
 def test_batch_ids_checked_at_once_pass_exactly_the_dict_batches_the_entry_by_entry_check_passes(entries):
-    # V.batch_entries checks a batch of dicts in C and sends anything else through its loop,
+    # B.batch_entries checks a batch of dicts in C and sends anything else through its loop,
     # which names the first bad entry: the two must agree on every batch of dicts.
     def loop_passes():
         ids = [e.get("Id") if isinstance(e, Mapping) else None for e in entries]
         return all(isinstance(i, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,80}", i) for i in ids) and len(set(ids)) == len(ids)
 
     all_dicts = all(type(e) is dict for e in entries)
-    assert (V._ids_at_once(entries, "Id") is not None) == (all_dicts and loop_passes())
+    assert (B._ids_at_once(entries, "Id") is not None) == (all_dicts and loop_passes())
     try:
-        assert V.batch_entry_ids(entries, "SendMessageBatch")[:3] == (entries, [e["Id"] for e in entries], all_dicts)
+        assert B.batch_entry_ids(entries, "SendMessageBatch")[:3] == (entries, [e["Id"] for e in entries], all_dicts)
         passed = True
     except (InvalidBatchEntryId, BatchEntryIdsNotDistinct, InvalidParameterValue):  # the last: an entry not a map
         passed = False

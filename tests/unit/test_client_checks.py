@@ -130,7 +130,7 @@ def test_a_str_subclass_in_a_text_member_is_taken_as_botocore_takes_it(local):
 
 
 # A batch of entries of an Id and its one other member alone, all text, is checked by one pass
-# (V.plain_batch) instead of the compiled check: the outcome must be the one the compiled check
+# (B.plain_batch) instead of the compiled check: the outcome must be the one the compiled check
 # and botocore lead to, whatever the Ids, their number and the members hold.
 CLIENT = importlib.import_module("sqsqlite.client")
 plain_entries = st.lists(

@@ -8,17 +8,17 @@ import hashlib
 import pytest
 
 from sqsqlite import Actions
-from sqsqlite import validation as V
+from sqsqlite import batches as B
 from sqsqlite.core import sending
 from sqsqlite.errors import InvalidParameterValue, MissingParameter, SQSError
 
 
 @pytest.fixture
 def checks(monkeypatch):
-    """How often a batch's entry Ids are checked: by V.plain_batch, which takes a plain batch
-    whole, or by the general check of any other (V._ids_at_once)."""
+    """How often a batch's entry Ids are checked: by B.plain_batch, which takes a plain batch
+    whole, or by the general check of any other (B._ids_at_once)."""
     seen = []
-    real_plain, real_ids = V.plain_batch, V._ids_at_once
+    real_plain, real_ids = B.plain_batch, B._ids_at_once
 
     def plain(entries, action):
         batch = real_plain(entries, action)
@@ -30,8 +30,8 @@ def checks(monkeypatch):
         seen.append(len(entries))
         return real_ids(entries, id_key)
 
-    monkeypatch.setattr(V, "plain_batch", plain)
-    monkeypatch.setattr(V, "_ids_at_once", ids)
+    monkeypatch.setattr(B, "plain_batch", plain)
+    monkeypatch.setattr(B, "_ids_at_once", ids)
     return seen
 
 
