@@ -24,7 +24,10 @@ _BATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,80}")
 # A batch's Ids joined by newlines (a character no Id may hold), checked by one match. The
 # repeats are possessive: nothing they took could be given back to a match (an Id's characters
 # are never a newline), and SRE then keeps no backtracking state (a third fewer instructions).
-_BATCH_IDS = re.compile(r"[A-Za-z0-9_-]{1,80}+(?:\n[A-Za-z0-9_-]{1,80}+)*+")
+try:
+    _BATCH_IDS = re.compile(r"[A-Za-z0-9_-]{1,80}+(?:\n[A-Za-z0-9_-]{1,80}+)*+")
+except re.error:  # Python 3.10, before possessive repeats: the same language, with backtracking
+    _BATCH_IDS = re.compile(r"[A-Za-z0-9_-]{1,80}(?:\n[A-Za-z0-9_-]{1,80})*")
 
 
 class Batch(NamedTuple):

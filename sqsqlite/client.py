@@ -370,7 +370,11 @@ def _plain_shape(action: str) -> frozenset[str] | None:
         required = frozenset(shape.required_members)
         types = _PLAIN_TYPES.get(action)
         if types is not None:
-            passes = required <= types.keys() and all(_plain_member(shape.members[name], kind) for name, kind in types.items())
+            passes = (
+                not _botocore_decides(shape)
+                and required <= types.keys()
+                and all(_plain_member(shape.members[name], kind) for name, kind in types.items())
+            )
             return required if passes else None
         entries = shape.members["Entries"]
         entry = entries.member
@@ -379,7 +383,8 @@ def _plain_shape(action: str) -> frozenset[str] | None:
     except (KeyError, AttributeError):
         return None
     passes = (
-        required <= _URL_AND_ENTRIES
+        not any(map(_botocore_decides, (shape, entries, entry)))
+        and required <= _URL_AND_ENTRIES
         and set(entry.required_members) <= {"Id", member}
         and entries.type_name == "list"
         and entries.metadata.get("min", 0) <= 1
@@ -389,7 +394,7 @@ def _plain_shape(action: str) -> frozenset[str] | None:
 
 
 def _plain_member(shape: Any, kind: type) -> bool:
-    return shape.type_name == _SHAPE_TYPES[kind] and "min" not in shape.metadata
+    return shape.type_name == _SHAPE_TYPES[kind] and "min" not in shape.metadata and not _botocore_decides(shape)
 
 
 def _always(value: Any) -> bool:
@@ -479,26 +484,32 @@ class _StructCheck:
         return all(map(self, values))
 
 
+def _botocore_decides(shape: Any) -> bool:
+    """A shape with rules the checks here don't model (documents, unions, JSON-value headers,
+    host labels): botocore's validator decides every value of it."""
+    from botocore.utils import is_json_value_header
+
+    return bool(
+        is_json_value_header(shape)
+        or set(shape.metadata) & {"document", "union"}
+        or getattr(shape, "serialization", {}).get("hostLabel")
+        or (shape.type_name == "structure" and shape.is_document_type)
+    )
+
+
 def _compile(shape: Any, done: dict[str, Callable[[Any], bool]]) -> Callable[[Any], bool]:
     """A check that is True only for values botocore's ParamValidator finds no fault with; a
     False sends the request to botocore's validator for its report. What the check does not
     model (documents, unions, JSON-value headers, timestamps, floats, host labels) is always
     False, so botocore decides it. ``done``: the checks compiled so far, by shape name
     (recursive shapes refer to themselves)."""
-    from botocore.utils import is_json_value_header
-
     key = shape.name
     if key in done:
         if done[key] is _COMPILING:  # a shape inside itself: its check, once it is made
             return lambda value: done[key](value)
         return done[key]
     metadata = shape.metadata
-    if (
-        is_json_value_header(shape)
-        or set(metadata) & {"document", "union"}
-        or getattr(shape, "serialization", {}).get("hostLabel")
-        or (shape.type_name == "structure" and shape.is_document_type)
-    ):
+    if _botocore_decides(shape):
         return _never
     low = metadata.get("min")
     kind = shape.type_name

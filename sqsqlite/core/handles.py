@@ -270,8 +270,9 @@ class Handles:
         # Each handle version's MAC (1: base64 text, 2: hex, both BLAKE2b; 3: hex, HMAC-SHA256).
         self.macs: dict[int, Callable[[bytes], bytes] | None] = {1: blake2b, 2: blake2b, 3: self._hmac_sha256}
         self._issued: dict[str, Handle] = {}
-        # The id of the queue each name had when this process last claimed from it: a delete
-        # by handles this process issued (known) goes straight to their rows (deleting.py).
+        # The id of the queue each name had when this process last claimed from it, once the
+        # claim committed: a delete by handles this process issued (known) goes straight to
+        # their rows (deleting.py). Written by claimed_from.
         self.queue_ids: dict[str, int] = {}
 
     def issue(self, queue_id: int, row_id: int, message_id: str, token: bytes) -> str:
@@ -331,6 +332,13 @@ class Handles:
             issued[text] = _new_tuple(Handle, (queue_id, row_id, message_uuid, token, message_id))
             out.append(text)
         return out
+
+    def claimed_from(self, name: str, queue_id: int) -> None:
+        """A claim from the queue ``name``, whose id is ``queue_id``, has committed."""
+        ids = self.queue_ids
+        if len(ids) >= D.QUEUE_URLS_KEPT and name not in ids:
+            ids.clear()  # bounded, as the handles are: a name forgotten takes the exact path
+        ids[name] = queue_id
 
     def known(self, handles: Iterable) -> list[Handle | None]:
         """Each handle's fields if this object issued it and remembers it, else None in its

@@ -264,8 +264,6 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
         # when one round claimed them all (one token) and none has a deduplication id or
         # sequence number (an older sqsqlite's import).
         usable = is_fifo or (rounds == 1 and _plain_or_grouped(claimed))
-        if claimed:
-            db.handles.queue_ids[queue.name] = queue_id
         if claimed and lease_end <= now:
             for r in claimed:
                 tx.run(Q.change_visibility, id=r[0], visible_at=lease_end)
@@ -285,6 +283,11 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
             tx.run(Q.prune_attempts, queue_id=queue_id, window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
     if dlq is not None:
         db.wakeups.notify(dlq["name"])
+    if claimed:
+        # Once the claim has committed (in a group of writes, once the group has): a queue whose
+        # creation rolled back leaves its id to the next queue created.
+        if not db.store.after_commit(db.handles.claimed_from, queue.name, queue_id):
+            db.handles.claimed_from(queue.name, queue_id)
     return queue_id, claimed, row["receive_wait_time"], lease, cleared
 
 

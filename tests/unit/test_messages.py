@@ -11,6 +11,7 @@ from moto.sqs.models import Message as MotoMessage
 import sqsqlite
 from sqsqlite import MessageAttribute, SendResult
 from sqsqlite.errors import (
+    DatabaseError,
     InvalidAttributeName,
     InvalidExportRecord,
     InvalidMessageContents,
@@ -467,6 +468,26 @@ def test_handles_received_before_their_queue_was_deleted_find_no_queue_and_a_new
     result = again.delete_message_batch(entries)
     assert [(f.id, f.code) for f in result.failed] == [("d0", "ReceiptHandleIsInvalid"), ("d1", "ReceiptHandleIsInvalid")]
     assert [m.message_id for m in again.peek()] == [fresh.message_id]
+
+
+def test_a_claim_whose_group_of_writes_rolled_back_vouches_for_no_delete_through_its_queue(db):
+    # A queue whose creation rolled back leaves its id to the next queue created: the handles
+    # of that queue's messages must not delete through the name of the one that never was.
+    group = db.store.begin_group()
+    gone = db.create_queue("gone")
+    gone.send_message("x")
+    gone.receive_message()
+    group.broken = True  # as a failed write inside the group leaves it
+    with pytest.raises(DatabaseError):
+        db.store.end_group(group)
+    other = db.create_queue("other")
+    other.send_message("y")
+    [theirs] = other.receive_message()
+    with pytest.raises(QueueDoesNotExist):
+        gone.delete_message(theirs.receipt_handle)
+    with pytest.raises(QueueDoesNotExist):
+        gone.delete_message_batch([{"Id": "a", "ReceiptHandle": theirs.receipt_handle}])
+    assert other.get_queue_attributes(["ApproximateNumberOfMessagesNotVisible"]) == {"ApproximateNumberOfMessagesNotVisible": "1"}
 
 
 def test_a_delete_by_this_process_handles_still_deletes_after_another_connection_changed_the_queue(db, clock):
