@@ -314,7 +314,7 @@ class Actions:
         batch = B.batch_entry_ids(r.get("Entries"), "SendMessageBatch")  # checked once, here: the queue takes the Batch as it is
         digests = {}
         entries = batch.entries
-        if batch.members is None and (
+        if batch.members_of("MessageBody") is None and (
             any(map(contains, entries, repeat("MessageAttributes"))) or any(map(contains, entries, repeat("MessageSystemAttributes")))
         ):
             # Each entry's MessageSystemAttributes are checked before anything is sent, as

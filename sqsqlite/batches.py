@@ -42,6 +42,11 @@ class Batch(NamedTuple):
     # handles. None for any other batch.
     members: list[str] | None = None
 
+    def members_of(self, member: str) -> list[str] | None:
+        """The entries' ``member`` values when the batch is plain and that is its other member
+        (a plain delete's handles are no send's bodies), else None."""
+        return self.members if self.members is not None and member in self.entries[0] else None
+
 
 # What a batch action takes: the caller's entries, or a Batch checked at the edge.
 Entries = Sequence[Mapping[str, Any]] | Batch

@@ -175,7 +175,8 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     remembered: list = []
     if not queue.name.endswith(".fifo"):  # only FIFO queues' names end so
         try:
-            remembered = queue.db.handles.known(map(_get_receipt_handle, entries) if batch.members is None else batch.members)
+            plain = batch.members_of("ReceiptHandle")
+            remembered = queue.db.handles.known(map(_get_receipt_handle, entries) if plain is None else plain)
         except KeyError:  # an entry without a ReceiptHandle: the exact path names it
             pass
     with queue.db.store.write() as tx:

@@ -148,7 +148,7 @@ def send_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     entries, entry_ids = batch.entries, batch.ids
     failed: list[BatchResultErrorEntry] = []
     prepared: Any = None  # when the batch is not plain (see send_message)
-    plain: Any = _plain_entries(entries, entry_ids, batch.members) if batch.dicts else None
+    plain: Any = _plain_entries(entries, entry_ids, batch.members_of("MessageBody")) if batch.dicts else None
     if plain is not None:
         B.check_batch_size(plain.total)
     else:

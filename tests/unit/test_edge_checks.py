@@ -156,3 +156,9 @@ def test_a_batch_body_whose_length_cannot_be_taken_is_refused_as_not_text(db, qu
     result = Actions(db).call("SendMessageBatch", {"QueueUrl": queue.url, "Entries": [{"Id": "1", "MessageBody": range(10**20)}]})
     assert [(f["Id"], f["Code"]) for f in result["Failed"]] == [("1", "InvalidParameterValue")]
     assert queue.peek() == []
+
+
+def test_a_plain_delete_batch_given_to_a_send_is_taken_as_entries_without_bodies(queue):
+    batch = B.batch_entry_ids([{"Id": "a", "ReceiptHandle": "h"}], "DeleteMessageBatch")
+    result = queue.send_message_batch(batch)
+    assert result.successful == [] and [(f.id, f.code) for f in result.failed] == [("a", "MissingParameter")]
