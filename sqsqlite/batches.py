@@ -58,9 +58,7 @@ def batch_entries(entries: Any, action: str, id_key: str = "Id") -> list[Mapping
 
 # The one member besides Id that a batch action's entries need: with it alone, a batch is plain.
 PLAIN_MEMBER = {"SendMessageBatch": "MessageBody", "DeleteMessageBatch": "ReceiptHandle"}
-_get_id = itemgetter("Id")
 _GET_MEMBER = {action: itemgetter(member) for action, member in PLAIN_MEMBER.items()}
-_new_tuple = tuple.__new__
 
 
 def plain_batch(entries: Any, action: str) -> Batch | None:
@@ -72,27 +70,27 @@ def plain_batch(entries: Any, action: str) -> Batch | None:
 
     Such a request also passes botocore's validator (the client checks that its SQS model
     holds no other rule for these members), so the client takes a plain batch from here alone."""
-    get_member = _GET_MEMBER.get(action)
-    if get_member is None or type(entries) is not list:
+    if action not in PLAIN_MEMBER or type(entries) is not list or not 0 < len(entries) <= D.MAX_BATCH_ENTRIES:
         return None
-    n = len(entries)
-    # Plain dicts of two members each, both of them there: exactly those two.
-    if not 0 < n <= D.MAX_BATCH_ENTRIES or countOf(map(type, entries), dict) != n or sum(map(len, entries)) != 2 * n:
+    ids = _ids_at_once(entries, "Id")
+    if ids is None:
+        return None
+    members = _members(entries, action)
+    return None if members is None else Batch(entries, ids, True, members)
+
+
+def _members(entries: list, action: str) -> list[str] | None:
+    """Each entry's other member, when the entries (plain dicts, their Ids valid) are an Id and
+    the action's other member alone, both text; else None."""
+    get_member = _GET_MEMBER.get(action)
+    # Two members each, both of them there: exactly those two.
+    if get_member is None or sum(map(len, entries)) != 2 * len(entries):
         return None
     try:
-        ids = list(map(_get_id, entries))
         members = list(map(get_member, entries))
-        joined = "\n".join(ids)  # TypeError: an Id not text
-    except (KeyError, TypeError):
+    except KeyError:
         return None
-    if (
-        countOf(map(type, members), str) == n
-        and _BATCH_IDS.fullmatch(joined)
-        and joined.count("\n") == n - 1  # an Id holding a newline would join into more pieces
-        and len(set(ids)) == n
-    ):
-        return _new_tuple(Batch, (entries, ids, True, members))  # Batch's own constructor costs twice as much
-    return None
+    return members if countOf(map(type, members), str) == len(members) else None
 
 
 def batch_entry_ids(entries: Any, action: str, id_key: str = "Id") -> Batch:
@@ -100,9 +98,6 @@ def batch_entry_ids(entries: Any, action: str, id_key: str = "Id") -> Batch:
     the batch action's SQS name, which SQS's text for an empty batch names."""
     if type(entries) is Batch:
         return entries
-    plain = plain_batch(entries, action) if id_key == "Id" else None
-    if plain is not None:
-        return plain
     if not entries:
         raise EmptyBatchRequest(
             f"There should be at least one {action}RequestEntry in the request.",
@@ -118,7 +113,7 @@ def batch_entry_ids(entries: Any, action: str, id_key: str = "Id") -> Batch:
         )
     ids = _ids_at_once(entries, id_key)
     if ids is not None:
-        return Batch(entries, ids, True)
+        return Batch(entries, ids, True, _members(entries, action) if id_key == "Id" else None)
     ids = []
     for number, entry in enumerate(entries, 1):
         if type(entry) is not dict and not isinstance(entry, Mapping):

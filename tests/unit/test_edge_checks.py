@@ -15,23 +15,16 @@ from sqsqlite.errors import InvalidParameterValue, MissingParameter, SQSError
 
 @pytest.fixture
 def checks(monkeypatch):
-    """How often a batch's entry Ids are checked: by B.plain_batch, which takes a plain batch
-    whole, or by the general check of any other (B._ids_at_once)."""
+    """How often a batch's entry Ids are checked (B._ids_at_once, which every check of a batch
+    of plain dicts runs, B.plain_batch's included)."""
     seen = []
-    real_plain, real_ids = B.plain_batch, B._ids_at_once
+    real = B._ids_at_once
 
-    def plain(entries, action):
-        batch = real_plain(entries, action)
-        if batch is not None:
-            seen.append(len(entries))
-        return batch
-
-    def ids(entries, id_key):
+    def counted(entries, id_key):
         seen.append(len(entries))
-        return real_ids(entries, id_key)
+        return real(entries, id_key)
 
-    monkeypatch.setattr(B, "plain_batch", plain)
-    monkeypatch.setattr(B, "_ids_at_once", ids)
+    monkeypatch.setattr(B, "_ids_at_once", counted)
     return seen
 
 

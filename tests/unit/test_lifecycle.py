@@ -565,19 +565,21 @@ def test_an_expired_message_is_never_returned_or_counted_even_before_removal(db,
     assert [m.body for m in q.receive_message(max_number_of_messages=10)] == ["young"]
     # Receives remove expired rows of their queue on their way: every PRUNE_EVERY-th receive
     # of a connection looks at the head of the claim's index, where expired rows gather.
-    for _ in range(sqsqlite.defaults.PRUNE_EVERY):
-        assert q.receive_message() == []
+    _receive_nothing(q, sqsqlite.defaults.PRUNE_EVERY)
     assert _rows(db) == 1
+
+
+def _receive_nothing(q, times: int) -> None:
+    for _ in range(times):
+        assert q.receive_message() == []
 
 
 def test_receives_still_remove_expired_rows_after_a_long_run_of_receives_that_found_none(db, clock):
     q = db.create_queue("quiet", attributes={"MessageRetentionPeriod": "60"})
-    for _ in range(1000):  # nothing expires: each look at the index's head finds nothing
-        assert q.receive_message() == []
+    _receive_nothing(q, 1000)  # nothing expires: each look at the index's head finds nothing
     q.send_message("old")
     clock.advance(61)
-    for _ in range(sqsqlite.defaults.PRUNE_GAP_MAX):
-        assert q.receive_message() == []
+    _receive_nothing(q, sqsqlite.defaults.PRUNE_GAP_MAX)
     assert _rows(db) == 0
 
 
@@ -589,8 +591,7 @@ def test_receives_look_for_expired_rows_every_prune_every_receives_while_they_fi
     for _ in range(3):
         q.send_message("next")
         clock.advance(61)
-        for _ in range(sqsqlite.defaults.PRUNE_EVERY):
-            assert q.receive_message() == []
+        _receive_nothing(q, sqsqlite.defaults.PRUNE_EVERY)
         assert _rows(db) == 0
 
 
