@@ -12,6 +12,7 @@ message (user and system time, so the WAL's writes count) and in messages per wa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sqlite3
 import tempfile
@@ -43,7 +44,11 @@ class PlainRowid(Engine):
             if os.path.exists(path):
                 os.remove(path)
             sqsqlite.connect(path).close()
-            with sqlite3.connect(path) as c:
+            # Closed explicitly, so that its changes reach the file itself before the file is
+            # copied (the copies take the main file alone): a connection left to the garbage
+            # collector keeps them in the WAL, and the copies had the migrated table.
+            with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as c:
+                c.execute("BEGIN")
                 table = c.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone()[0]
                 indexes = [
                     r[0]
@@ -55,8 +60,16 @@ class PlainRowid(Engine):
                 for sql in indexes:
                     c.execute(sql)
                 c.execute("DELETE FROM sqlite_sequence WHERE name = 'messages'")
+                c.execute("COMMIT")
+            assert not os.path.exists(path + "-wal"), "the template's changes are still in its WAL"
             cls._templates[directory] = path
         return path
+
+    def __init__(self, path: str, **kwargs) -> None:
+        super().__init__(path, **kwargs)
+        with contextlib.closing(sqlite3.connect(path)) as c:
+            table = c.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone()[0]
+        assert "AUTOINCREMENT" not in table, "the plain layout's copy has AUTOINCREMENT"
 
 
 def _one(system, calls: int, batch: int, size: int, work: str) -> tuple[float, float]:

@@ -111,14 +111,19 @@ def test_the_fair_queue_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
 
 
 def test_the_positions_benchmark_compares_the_engine_on_both_layouts_at_a_tiny_size(tmp_path):
+    import contextlib
     import sqlite3
 
     from benchmarks import positions
 
     res = positions.measure(1, {"send 1/call 200B": (5, 1, 200)})
     assert set(res["send 1/call 200B"]) == {"sqsqlite", "sqsqlite, plain rowid"}
-    template = positions.PlainRowid._template(str(tmp_path))
-    with sqlite3.connect(template) as c:
-        table = c.execute("SELECT sql FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
-        indexes = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'").fetchone()[0]
+    # The file the plain layout's runs open, a copy of its template's main file alone.
+    plain = positions.PlainRowid(str(tmp_path / "plain.db"))
+    try:
+        with contextlib.closing(sqlite3.connect(plain.path)) as c:
+            table = c.execute("SELECT sql FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
+            indexes = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'").fetchone()[0]
+    finally:
+        plain.close()
     assert "AUTOINCREMENT" not in table and indexes == 5
