@@ -101,6 +101,9 @@ def _check_backlog(path: str, stored: int, in_flight: int) -> None:
         raise RuntimeError(f"backlog file {path} reads as {got}, expected {want}")
 
 
+BACKLOG_CACHE_MAX_AGE_S = 6 * 3600  # half the built leases' 12 hours
+
+
 def backlog_file(cache_dir: str, work_dir: str, stored: int, in_flight: int) -> tuple[str, float]:
     """A working copy of a cached backlog file (built on first use); returns (path, build s)."""
     from sqsqlite.store import HEAD_REVISION
@@ -108,11 +111,14 @@ def backlog_file(cache_dir: str, work_dir: str, stored: int, in_flight: int) -> 
     os.makedirs(cache_dir, exist_ok=True)
     cached = os.path.join(cache_dir, f"backlog-{stored}-{in_flight}-rev{HEAD_REVISION}.db")
     built = 0.0
-    if not os.path.exists(cached):
+    # The file's times are its build's (sent over the hour before, leases ending 12 hours
+    # after): an older copy would hold no message in flight, or none unexpired at all.
+    if not os.path.exists(cached) or time.time() - os.path.getmtime(cached) > BACKLOG_CACHE_MAX_AGE_S:
         t = time.perf_counter()
         tmp = cached + ".building"
         _remove(tmp)
         build_backlog(tmp, stored, in_flight)
+        _remove(cached)  # and its -wal and -shm, which SQLite would read beside the new file
         os.replace(tmp, cached)
         built = time.perf_counter() - t
     path = os.path.join(work_dir, f"backlog-{stored}.db")

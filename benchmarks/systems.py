@@ -418,8 +418,21 @@ class FloorOnLayout(Floor):
 # ---------------------------------------------------------------------- peers
 
 
+def _at_durability(queue: object, synchronous: str) -> None:
+    """Every SQLite connection a peer holds set to the row's ``synchronous``, and checked: a
+    peer left at its own default runs at whatever the SQLite build defaults to (FULL here for
+    persist-queue, which sets only the journal mode), not at the durability its row names."""
+    conns = {id(v): v for v in vars(queue).values() if isinstance(v, sqlite3.Connection)}
+    assert conns, f"{type(queue).__name__} holds no sqlite3 connection the harness can see"
+    level = {"OFF": 0, "NORMAL": 1, "FULL": 2, "EXTRA": 3}[synchronous]
+    for c in conns.values():
+        c.execute(f"PRAGMA synchronous={synchronous}")
+        assert c.execute("PRAGMA synchronous").fetchone()[0] == level
+
+
 class PersistQueue:
-    """persist-queue's SQLiteAckQueue: put; get + ack. Its own defaults (WAL, autocommit)."""
+    """persist-queue's SQLiteAckQueue: put; get + ack. WAL and autocommit (its own settings),
+    at the row's durability."""
 
     name = "persist-queue"
 
@@ -429,6 +442,7 @@ class PersistQueue:
         shutil.rmtree(path, ignore_errors=True)
         self.path = path
         self.q = persistqueue.SQLiteAckQueue(path, auto_commit=True, multithreading=False)
+        _at_durability(self.q, synchronous)
 
     def close(self) -> None:
         self.q.close() if hasattr(self.q, "close") else None
@@ -465,7 +479,8 @@ class PersistQueue:
 
 
 class LiteQueue:
-    """litequeue: put; pop + done. Its own defaults (WAL, synchronous NORMAL, autocommit)."""
+    """litequeue: put; pop + done. WAL and autocommit (its own settings), at the row's
+    durability (NORMAL is its own default)."""
 
     name = "litequeue"
 
@@ -475,6 +490,7 @@ class LiteQueue:
         _remove(path)
         self.path = path
         self.q = litequeue.LiteQueue(path)
+        _at_durability(self.q, synchronous)
 
     def close(self) -> None:
         self.q.close()

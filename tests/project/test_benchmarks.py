@@ -127,3 +127,35 @@ def test_the_positions_benchmark_compares_the_engine_on_both_layouts_at_a_tiny_s
     finally:
         plain.close()
     assert "AUTOINCREMENT" not in table and indexes == 5
+
+
+def test_the_peers_run_at_the_durability_their_rows_name(tmp_path):
+    import sqlite3
+
+    from benchmarks.systems import LiteQueue, PersistQueue
+
+    for system, synchronous, level in ((PersistQueue, "NORMAL", 1), (LiteQueue, "NORMAL", 1), (PersistQueue, "FULL", 2)):
+        peer = system(str(tmp_path / f"{system.name}-{synchronous}"), synchronous=synchronous)
+        try:
+            conns = [v for v in vars(peer.q).values() if isinstance(v, sqlite3.Connection)]
+            assert conns and {c.execute("PRAGMA synchronous").fetchone()[0] for c in conns} == {level}
+        finally:
+            peer.close()
+
+
+def test_a_cached_backlog_file_is_built_again_once_its_leases_could_have_lapsed(tmp_path):
+    import os
+    import time
+
+    from benchmarks import scenarios
+
+    cache, work = str(tmp_path / "cache"), str(tmp_path / "work")
+    os.makedirs(work)
+    _, built = scenarios.backlog_file(cache, work, 20, 5)
+    _, again = scenarios.backlog_file(cache, work, 20, 5)
+    assert built > 0 and again == 0.0
+    [cached] = [os.path.join(cache, f) for f in os.listdir(cache) if f.startswith("backlog-") and f.endswith(".db")]
+    old = time.time() - scenarios.BACKLOG_CACHE_MAX_AGE_S - 60
+    os.utime(cached, (old, old))
+    _, rebuilt = scenarios.backlog_file(cache, work, 20, 5)
+    assert rebuilt > 0 and time.time() - os.path.getmtime(cached) < 600
