@@ -61,7 +61,8 @@ class PlainRowid(Engine):
                     c.execute(sql)
                 c.execute("DELETE FROM sqlite_sequence WHERE name = 'messages'")
                 c.execute("COMMIT")
-            assert not os.path.exists(path + "-wal"), "the template's changes are still in its WAL"
+            if os.path.exists(path + "-wal"):
+                raise RuntimeError("the template's changes are still in its WAL")
             cls._templates[directory] = path
         return path
 
@@ -69,7 +70,8 @@ class PlainRowid(Engine):
         super().__init__(path, **kwargs)
         with contextlib.closing(sqlite3.connect(path)) as c:
             table = c.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone()[0]
-        assert "AUTOINCREMENT" not in table, "the plain layout's copy has AUTOINCREMENT"
+        if "AUTOINCREMENT" in table:
+            raise RuntimeError("the plain layout's copy has AUTOINCREMENT")
 
 
 def _one(system, calls: int, batch: int, size: int, work: str) -> tuple[float, float]:

@@ -362,8 +362,8 @@ def run(
         "default": "journal_mode=WAL, synchronous=NORMAL (sqsqlite.connect(path)); checkpoints on a background thread",
         "strict": 'journal_mode=WAL, synchronous=FULL (sqsqlite.connect(path, synchronous="FULL")); checkpoints inside COMMIT',
         "floor": "the same pragmas as sqsqlite, BEGIN IMMEDIATE ... COMMIT per operation; checkpoints inside COMMIT (SQLite's default)",
-        "persist-queue": "its defaults: WAL, autocommit per statement",
-        "litequeue": "its defaults: WAL, synchronous=NORMAL, autocommit per statement",
+        "persist-queue": "WAL and autocommit per statement (its own), synchronous set to the row's by the harness (NORMAL in the peers group)",
+        "litequeue": "WAL, synchronous=NORMAL and autocommit per statement (its own), synchronous checked by the harness",
     }
     result = {
         "suite": sizes.name,

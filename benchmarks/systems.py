@@ -423,11 +423,13 @@ def _at_durability(queue: object, synchronous: str) -> None:
     peer left at its own default runs at whatever the SQLite build defaults to (FULL here for
     persist-queue, which sets only the journal mode), not at the durability its row names."""
     conns = {id(v): v for v in vars(queue).values() if isinstance(v, sqlite3.Connection)}
-    assert conns, f"{type(queue).__name__} holds no sqlite3 connection the harness can see"
+    if not conns:
+        raise RuntimeError(f"{type(queue).__name__} holds no sqlite3 connection the harness can see")
     level = {"OFF": 0, "NORMAL": 1, "FULL": 2, "EXTRA": 3}[synchronous]
     for c in conns.values():
         c.execute(f"PRAGMA synchronous={synchronous}")
-        assert c.execute("PRAGMA synchronous").fetchone()[0] == level
+        if c.execute("PRAGMA synchronous").fetchone()[0] != level:
+            raise RuntimeError(f"{type(queue).__name__}'s connection refused synchronous={synchronous}")
 
 
 class PersistQueue:
