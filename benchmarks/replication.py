@@ -5,14 +5,19 @@
 
 Replicates a fresh database to a directory, then sends one message at a time and measures how
 long each committed send takes to reach the replica: from the send's return to the moment a new
-transaction file appears in the replica's level-0 folder (polled every millisecond). A disk lost
-at any instant loses the transactions of at most this long.
+transaction file appears in the replica's level-0 folder (polled every millisecond). Each send
+waits a random part of the sync interval first, so the sends fall at random moments of
+Litestream's ticker, as a program's do (sent as soon as the last one arrived, every send would
+fall just after a tick and wait the whole interval). A disk lost at any instant loses the
+transactions of at most the max.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
+import re
 import signal
 import statistics
 import subprocess
@@ -29,11 +34,20 @@ def transaction_files(replica: Path) -> int:
     return len(os.listdir(level0)) if level0.exists() else 0
 
 
+def seconds(interval: str) -> float:
+    """A Litestream duration as ``--sync-interval`` takes it ("1s", "100ms", "1m") in seconds."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", interval)
+    if m is None:
+        raise SystemExit(f"--sync-interval {interval!r}: give a number and ms, s or m, e.g. 100ms")
+    return float(m.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0}[m.group(2)]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sync-interval", default="1s")
     parser.add_argument("--sends", type=int, default=20)
     args = parser.parse_args(argv)
+    interval = seconds(args.sync_interval)
     script = str(Path(sys.executable).with_name("sqsqlite"))
     with tempfile.TemporaryDirectory() as tmp:
         db_path, replica = Path(tmp) / "q.db", Path(tmp) / "replica"
@@ -52,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
             with sqsqlite.connect(str(db_path)) as db:
                 queue = db.queue("q")
                 for i in range(args.sends):
+                    time.sleep(random.uniform(0, interval))
                     before = transaction_files(replica)
                     queue.send_message(f"m{i}")
                     sent = time.monotonic()
