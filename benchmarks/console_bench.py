@@ -16,6 +16,7 @@ statement: four statements per queue and the dead-letter queue counted again.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sqlite3
 import statistics
 import sys
@@ -68,16 +69,15 @@ def main(argv: list[str] | None = None) -> None:
         started = time.perf_counter()
         build(path, args.messages)
         print(f"built {args.messages:,} messages in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        with BackgroundServer(path) as server:
+        with BackgroundServer(path) as server, contextlib.ExitStack() as stack:
             db = server.db
             # A cursor halfway down orders (the cursor is "visible_at.row id"): the page a reader
             # reaches after thousands of clicks costs what the first does.
-            conn = sqlite3.connect(path)
             half = int(args.messages * 0.45)
-            visible_at, row = conn.execute(
-                "SELECT visible_at, id FROM messages WHERE queue_id = 2 ORDER BY visible_at, id LIMIT 1 OFFSET ?", (half,)
-            ).fetchone()
-            conn.close()
+            with contextlib.closing(sqlite3.connect(path)) as conn:
+                visible_at, row = conn.execute(
+                    "SELECT visible_at, id FROM messages WHERE queue_id = 2 ORDER BY visible_at, id LIMIT 1 OFFSET ?", (half,)
+                ).fetchone()
             deep_cursor = f"{visible_at}.{row}"
 
             def get(p: str) -> Callable[[], None]:
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
 
             # The SQLite floors read on one connection kept open, as Database.stats reads on
             # the server's: a connection opened per call would add its opening to every read.
-            floor = sqlite3.connect(path)
+            floor = stack.enter_context(contextlib.closing(sqlite3.connect(path)))
 
             def read_all() -> None:
                 floor.execute("SELECT count(*) FROM messages").fetchall()
@@ -114,7 +114,6 @@ def main(argv: list[str] | None = None) -> None:
                     t = time.perf_counter()
                     call()
                     times[name].append(time.perf_counter() - t)
-            floor.close()
     print(f"| {args.messages:,} messages | median ms | min ms | max ms |")
     print("| --- | ---: | ---: | ---: |")
     for name, _ in table:

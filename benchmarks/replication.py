@@ -29,9 +29,11 @@ from pathlib import Path
 import sqsqlite
 
 
-def transaction_files(replica: Path) -> int:
+def transaction_files(replica: Path) -> set[str]:
+    """The names in the replica's level-0 folder: a send has arrived when a name not there
+    before appears (Litestream also deletes old ones, so a count could stand still or fall)."""
     level0 = replica / "ltx" / "0"
-    return len(os.listdir(level0)) if level0.exists() else 0
+    return set(os.listdir(level0)) if level0.exists() else set()
 
 
 def seconds(interval: str) -> float:
@@ -61,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
         lags = []
         try:
             deadline = time.monotonic() + 30
-            while transaction_files(replica) == 0 and time.monotonic() < deadline:
+            while not transaction_files(replica) and time.monotonic() < deadline:
                 time.sleep(0.01)  # the first snapshot
             with sqsqlite.connect(str(db_path)) as db:
                 queue = db.queue("q")
@@ -70,16 +72,17 @@ def main(argv: list[str] | None = None) -> None:
                     before = transaction_files(replica)
                     queue.send_message(f"m{i}")
                     sent = time.monotonic()
-                    while transaction_files(replica) == before:
+                    while transaction_files(replica) <= before:
+                        if time.monotonic() - sent > 10 * interval + 30:
+                            raise SystemExit(f"send {i} never reached the replica")
                         time.sleep(0.001)
                     lags.append(time.monotonic() - sent)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=30)
     lags.sort()
-    p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
     print(
-        f"sync interval {args.sync_interval}, {len(lags)} sends: lag to the replica p50 {statistics.median(lags) * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {lags[-1] * 1000:.0f} ms"
+        f"sync interval {args.sync_interval}, {len(lags)} sends: lag to the replica p50 {statistics.median(lags) * 1000:.0f} ms, max {lags[-1] * 1000:.0f} ms"
     )
 
 
