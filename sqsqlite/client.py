@@ -8,6 +8,7 @@ that catches ClientError or reads ``err.response["Error"]["Code"]`` keeps workin
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from itertools import chain, repeat
@@ -320,9 +321,6 @@ _PLAIN_TYPES: dict[str, dict[str, type]] = {
     "ReceiveMessage": {"QueueUrl": str, "MaxNumberOfMessages": int},
     "DeleteMessage": {"QueueUrl": str, "ReceiptHandle": str},
 }
-# Per action: the members botocore's model requires when its plain requests pass botocore's
-# validator, None when they might not (_plain_shape).
-_PLAIN_REQUIRED: dict[str, frozenset[str] | None] = {}
 _SHAPE_TYPES = {str: "string", int: "integer"}
 
 
@@ -349,15 +347,8 @@ def _plain_request(action: str, params: dict[str, Any]) -> dict[str, Any] | None
     return None
 
 
+@functools.cache
 def _plain_required(action: str) -> frozenset[str] | None:
-    try:
-        return _PLAIN_REQUIRED[action]
-    except KeyError:
-        required = _PLAIN_REQUIRED[action] = _plain_shape(action)
-        return required
-
-
-def _plain_shape(action: str) -> frozenset[str] | None:
     """Whether botocore's validator passes every plain request of action, by the SQS model: no
     other member required, each member's shape of its type with no minimum (botocore checks a
     string's or an integer's type and its 'min', nothing else). The required members if so,

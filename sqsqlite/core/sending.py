@@ -10,7 +10,6 @@ the whole batch, no Prepared per message.
 from __future__ import annotations
 
 import hashlib
-import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -148,7 +147,8 @@ def send_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     entries, entry_ids = batch.entries, batch.ids
     failed: list[BatchResultErrorEntry] = []
     prepared: Any = None  # when the batch is not plain (see send_message)
-    plain: Any = _plain_entries(entries, entry_ids, batch.members_of("MessageBody")) if batch.dicts else None
+    bodies = batch.members_of("MessageBody")
+    plain: Any = None if bodies is None else _plain_entries(entry_ids, bodies)
     if plain is not None:
         B.check_batch_size(plain.total)
     else:
@@ -321,28 +321,15 @@ def _insert_fifo(queue: Queue, tx: Tx, row, p: Prepared, now: int) -> SendResult
     return SendResult((message_id, p.body, p.attributes, f"{sequence:020d}", p.entry_id))
 
 
-def _plain_entries(entries: list, entry_ids: list, bodies: list | None) -> _Plain | None:
-    """The batch's entries when every one is just an Id and a valid MessageBody
-    (_insert_plain's kind), else None: the general path then checks each entry and reports
-    each one's error. The entries are plain dicts, and they and their Ids passed
-    B.batch_entry_ids (a dict subclass, a defaultdict say, could answer a missing MessageBody).
-    bodies: the batch's members, when B.plain_batch found them already."""
-    if bodies is None:
-        # map and itemgetter, not comprehensions: no Python frame per entry. Each entry has an
-        # Id and, if plain, a MessageBody: lengths adding up to two per entry mean just those two.
-        if sum(map(len, entries)) != 2 * len(entries):
-            return None
-        try:
-            bodies = list(map(_get_body, entries))
-        except KeyError:
-            return None
+def _plain_entries(entry_ids: list, bodies: list) -> _Plain | None:
+    """The batch's messages when every body is valid (_insert_plain's kind), else None: the
+    general path then checks each entry and reports each one's error. bodies: the batch's
+    members when it is plain (B.Batch.members_of: entries of an Id and a MessageBody alone,
+    plain dicts, all text)."""
     total = V.message_bodies(bodies)
     if total is None:
         return None
     return _new_tuple(_Plain, (entry_ids, bodies, total))
-
-
-_get_body = operator.itemgetter("MessageBody")
 
 
 class _Plain(NamedTuple):
