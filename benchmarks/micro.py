@@ -5,15 +5,23 @@ several rounds, systems in turn, so a loaded machine disturbs the comparison lea
     python -m benchmarks.micro               # the table
     python -m benchmarks.micro --profile recv1   # cProfile of one workload, top functions
     python -m benchmarks.micro --profile send10 --client   # the same through sqsqlite.client()
+
+The "its SQL" column (EngineSql) splits sqsqlite's figure into what SQLite spends and what the
+library's Python spends: every statement the engine ran for the workload, with its values,
+recorded on its own connection, then replayed through sqlite3 alone on a copy of the file as it
+was before the workload.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import os
 import pstats
+import sqlite3
 import tempfile
+import threading
 import time
 
 from .systems import ClientEngine, Engine, Floor, FloorOnLayout, body_of
@@ -27,10 +35,130 @@ WORKLOADS = {
 }
 
 
+class _RecordingCursor(sqlite3.Cursor):
+    def execute(self, sql, parameters=()):
+        self.connection.log.append((sql, parameters, False))
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql, seq_of_parameters):
+        rows = list(seq_of_parameters)
+        self.connection.log.append((sql, rows, True))
+        return super().executemany(sql, rows)
+
+
+class _RecordingConnection(sqlite3.Connection):
+    """Notes each statement run on it or on its cursors, with its values, in ``log``."""
+
+    log: list
+
+    def cursor(self, factory=_RecordingCursor):  # type: ignore[override]
+        return super().cursor(factory)
+
+    def execute(self, sql, parameters=()):  # type: ignore[override]
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql, seq_of_parameters):  # type: ignore[override]
+        return self.cursor().executemany(sql, seq_of_parameters)
+
+
+@contextlib.contextmanager
+def _recorded(log: list):
+    """Connections this thread opens meanwhile record into log; the checkpoint thread's do not
+    (the replay checkpoints as SQLite does by default, inside a COMMIT)."""
+    real, main = sqlite3.connect, threading.get_ident()
+
+    def connect(*args, **kwargs):
+        if threading.get_ident() != main:
+            return real(*args, **kwargs)
+        conn = real(*args, factory=_RecordingConnection, **kwargs)
+        conn.log = log
+        return conn
+
+    sqlite3.connect = connect  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sqlite3.connect = real  # type: ignore[assignment]
+
+
+# What sqsqlite's Store.open_connection sets on a connection (the replay's, at NORMAL).
+_ENGINE_PRAGMAS = ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=OFF", "temp_store=MEMORY", "journal_size_limit=67108864")
+
+
+class EngineSql:
+    """Not a queue: the statements sqsqlite ran for a workload (BEGIN, PRAGMA data_version, the
+    claim, COMMIT, ...), replayed with their recorded values through sqlite3 alone, on a copy
+    of the file as the engine had it before the workload, with the engine's pragmas. Its CPU
+    is what SQLite spends of sqsqlite's; the rest is the library's Python (and the checkpoint
+    thread's passes, which the replay makes inside its COMMITs, as SQLite does by default)."""
+
+    name = "its SQL"
+
+    @staticmethod
+    def cpu_per_message(kind: str, batch: int, n: int, body: str, work: str) -> float:
+        path, copy = os.path.join(work, "micro-engine-sql.db"), os.path.join(work, "micro-engine-sql-replay.db")
+        log: list = []
+        with _recorded(log):
+            e = Engine(path)  # its connection, opened here, records from now on
+        try:
+            if kind == "recv":
+                e.fill(n, body)
+            with contextlib.closing(sqlite3.connect(path)) as src, contextlib.closing(sqlite3.connect(copy)) as dst:
+                src.backup(dst)  # the file as the engine has it, its WAL included
+            engine_pragmas = _pragmas(e.db.store.connection())
+            del log[:]
+            if kind == "send":
+                e.send(n // batch, batch, body)
+            else:
+                e.receive_delete(n, batch)
+            left = _messages_state(path)
+        finally:
+            e.close()
+        try:
+            c = sqlite3.connect(copy, isolation_level=None, cached_statements=256)
+            try:
+                for pragma in _ENGINE_PRAGMAS:
+                    c.execute(f"PRAGMA {pragma}")
+                if _pragmas(c) != engine_pragmas:
+                    raise RuntimeError(f"the replay's pragmas {_pragmas(c)} are not the engine's {engine_pragmas}")
+                cur = c.cursor()
+                t = time.process_time()
+                for sql, values, many in log:
+                    if many:
+                        cur.executemany(sql, values)
+                    else:
+                        cur.execute(sql, values).fetchall()
+                cpu = (time.process_time() - t) / n
+            finally:
+                c.close()
+            replayed = _messages_state(copy)
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(copy + suffix)
+        # The replay must leave the rows the engine left, or it measured other work.
+        if replayed != left:
+            raise RuntimeError(f"replaying the engine's statements left {replayed[:3]}, the engine {left[:3]}")
+        return cpu
+
+
+def _pragmas(conn: sqlite3.Connection) -> list:
+    return [conn.execute(f"PRAGMA {pragma.split('=')[0]}").fetchone()[0] for pragma in _ENGINE_PRAGMAS]
+
+
+def _messages_state(path: str) -> tuple:
+    """What a run leaves in the messages table (counts, sizes, ids) and the highest id it gave."""
+    with contextlib.closing(sqlite3.connect(path)) as c:
+        rows = c.execute("SELECT count(*), total(receive_count), total(length(body)), group_concat(message_id) FROM messages").fetchone()
+        return rows + c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
+
+
 def _one(system, kind: str, batch: int, n: int, work: str) -> float:
     """CPU seconds per message for one round on a fresh file."""
-    s = system(os.path.join(work, f"micro-{system.name.replace(' ', '-')}.db"))
     body = body_of(200)
+    if system is EngineSql:
+        return EngineSql.cpu_per_message(kind, batch, n, body, work)
+    s = system(os.path.join(work, f"micro-{system.name.replace(' ', '-')}.db"))
     try:
         if kind == "send":
             t = time.process_time()
@@ -44,7 +172,7 @@ def _one(system, kind: str, batch: int, n: int, work: str) -> float:
         s.close()
 
 
-def measure(rounds: int = 5, systems=(Engine, ClientEngine, Floor, FloorOnLayout), workloads=WORKLOADS) -> dict:
+def measure(rounds: int = 5, systems=(Engine, ClientEngine, EngineSql, Floor, FloorOnLayout), workloads=WORKLOADS) -> dict:
     out: dict = {}
     with tempfile.TemporaryDirectory(prefix="sqsqlite-micro-") as work:
         for name, (kind, batch, n) in workloads.items():
@@ -85,11 +213,14 @@ def main(argv=None) -> None:
         return
     print(f"load average {os.getloadavg()}")
     res = measure(args.rounds)
-    print(f"{'CPU us/msg':10s} {'sqsqlite':>9s} {'client':>9s} {'floor':>9s} {'floor@layout':>13s} {'/floor':>7s} {'client/floor':>13s}")
+    print(
+        f"{'CPU us/msg':10s} {'sqsqlite':>9s} {'its SQL':>8s} {'client':>9s} {'floor':>9s} {'floor@layout':>13s} "
+        f"{'/floor':>7s} {'client/floor':>13s}"
+    )
     for name, r in res.items():
         c = r["sqsqlite client"]
         print(
-            f"{name:10s} {r['sqsqlite']:9.1f} {c:9.1f} {r['floor']:9.1f} {r['floor@layout']:13.1f} "
+            f"{name:10s} {r['sqsqlite']:9.1f} {r['its SQL']:8.1f} {c:9.1f} {r['floor']:9.1f} {r['floor@layout']:13.1f} "
             f"{r['floor'] / r['sqsqlite']:7.2f} {r['floor'] / c:13.2f}"
         )
     print(f"load average {os.getloadavg()}")

@@ -1,6 +1,7 @@
 """The benchmark harness runs end to end at a tiny size. Nothing here is timed: figures come
 from `python -m benchmarks`, never from assertions."""
 
+import contextlib
 import json
 import os
 
@@ -90,8 +91,19 @@ def test_the_micro_measurement_reports_cpu_microseconds_per_message_for_each_sys
     result = micro.measure(rounds=1, workloads={"send10": ("send", 10, 20), "recv1": ("recv", 1, 10)})
     assert set(result) == {"send10", "recv1"}
     for figures in result.values():
-        assert set(figures) == {"sqsqlite", "sqsqlite client", "floor", "floor@layout"}
+        assert set(figures) == {"sqsqlite", "sqsqlite client", "its SQL", "floor", "floor@layout"}
         assert all(us > 0 for us in figures.values())
+
+
+def test_the_engines_replayed_statements_must_leave_the_rows_the_engine_left(tmp_path, monkeypatch):
+    from benchmarks import micro
+
+    # Recorded and replayed, a batch send leaves the engine's very rows (ids included): the check passes.
+    assert micro.EngineSql.cpu_per_message("send", 10, 20, "x" * 200, str(tmp_path)) > 0
+    # Nothing recorded, nothing replayed: the copy keeps none of the messages, and the run refuses.
+    monkeypatch.setattr(micro, "_recorded", lambda log: contextlib.nullcontext())
+    with pytest.raises(RuntimeError, match="replaying the engine's statements"):
+        micro.EngineSql.cpu_per_message("send", 10, 20, "x" * 200, str(tmp_path))
 
 
 def test_the_client_is_judged_against_the_floor_and_the_queue_api_in_the_same_run(tiny_result):
