@@ -5,6 +5,7 @@ several rounds, systems in turn, so a loaded machine disturbs the comparison lea
     python -m benchmarks.micro               # the table
     python -m benchmarks.micro --profile recv1   # cProfile of one workload, top functions
     python -m benchmarks.micro --profile send10 --client   # the same through sqsqlite.client()
+    python -m benchmarks.micro --buffered    # queue.buffered()'s receive + delete, and its SQL
 
 The "its SQL" column (EngineSql) splits sqsqlite's figure into what SQLite spends and what the
 library's Python spends: every statement the engine ran for the workload, with its values,
@@ -24,7 +25,7 @@ import tempfile
 import threading
 import time
 
-from .systems import ClientEngine, Engine, Floor, FloorOnLayout, body_of
+from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, body_of
 
 WORKLOADS = {
     # name: (kind, batch, messages per round)
@@ -93,13 +94,14 @@ class EngineSql:
     thread's passes, which the replay makes inside its COMMITs, as SQLite does by default)."""
 
     name = "its SQL"
+    engine: type[Engine] = Engine  # whose statements
 
-    @staticmethod
-    def cpu_per_message(kind: str, batch: int, n: int, body: str, work: str) -> float:
+    @classmethod
+    def cpu_per_message(cls, kind: str, batch: int, n: int, body: str, work: str) -> float:
         path, copy = os.path.join(work, "micro-engine-sql.db"), os.path.join(work, "micro-engine-sql-replay.db")
         log: list = []
         with _recorded(log):
-            e = Engine(path)  # its connection, opened here, records from now on
+            e = cls.engine(path)  # its connection, opened here, records from now on
         try:
             if kind == "recv":
                 e.fill(n, body)
@@ -142,6 +144,13 @@ class EngineSql:
         return cpu
 
 
+class BufferedSql(EngineSql):
+    """The same for ``queue.buffered()``, one message per call (claims of up to 100, deletes
+    committed together)."""
+
+    engine = BufferedEngine
+
+
 def _pragmas(conn: sqlite3.Connection) -> list:
     return [conn.execute(f"PRAGMA {pragma.split('=')[0]}").fetchone()[0] for pragma in _ENGINE_PRAGMAS]
 
@@ -156,8 +165,8 @@ def _messages_state(path: str) -> tuple:
 def _one(system, kind: str, batch: int, n: int, work: str) -> float:
     """CPU seconds per message for one round on a fresh file."""
     body = body_of(200)
-    if system is EngineSql:
-        return EngineSql.cpu_per_message(kind, batch, n, body, work)
+    if isinstance(system, type) and issubclass(system, EngineSql):
+        return system.cpu_per_message(kind, batch, n, body, work)
     s = system(os.path.join(work, f"micro-{system.name.replace(' ', '-')}.db"))
     try:
         if kind == "send":
@@ -207,11 +216,17 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--profile", choices=sorted(WORKLOADS))
     ap.add_argument("--client", action="store_true", help="profile through sqsqlite.client() instead of the Queue API")
+    ap.add_argument("--buffered", action="store_true", help="receive + delete one at a time through queue.buffered(), and its SQL")
     args = ap.parse_args(argv)
     if args.profile:
         profile(args.profile, system=ClientEngine if args.client else Engine)
         return
     print(f"load average {os.getloadavg()}")
+    if args.buffered:
+        r = measure(args.rounds, systems=(BufferedEngine, BufferedSql), workloads={"recv1": ("recv", 1, 20000)})["recv1"]
+        print(f"CPU us/msg, receive + delete one at a time: sqsqlite buffered {r['sqsqlite buffered']:.1f}, its SQL {r['its SQL']:.1f}")
+        print(f"load average {os.getloadavg()}")
+        return
     res = measure(args.rounds)
     print(
         f"{'CPU us/msg':10s} {'sqsqlite':>9s} {'its SQL':>8s} {'client':>9s} {'floor':>9s} {'floor@layout':>13s} "

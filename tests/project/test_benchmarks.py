@@ -100,6 +100,8 @@ def test_the_engines_replayed_statements_must_leave_the_rows_the_engine_left(tmp
 
     # Recorded and replayed, a batch send leaves the engine's very rows (ids included): the check passes.
     assert micro.EngineSql.cpu_per_message("send", 10, 20, "x" * 200, str(tmp_path)) > 0
+    # And a buffered consumer's receives and deletes of them all.
+    assert micro.BufferedSql.cpu_per_message("recv", 1, 30, "x" * 200, str(tmp_path)) > 0
     # Nothing recorded, nothing replayed: the copy keeps none of the messages, and the run refuses.
     monkeypatch.setattr(micro, "_recorded", lambda log: contextlib.nullcontext())
     with pytest.raises(RuntimeError, match="replaying the engine's statements"):
