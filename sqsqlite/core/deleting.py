@@ -56,7 +56,7 @@ def delete_message(queue: Queue, receipt_handle: str) -> None:
     with that handle succeeds."""
     handles = queue.db.handles
     fifo = queue.name.endswith(".fifo")  # only FIFO queues' names end so
-    found = [] if fifo else handles.known([receipt_handle])  # [] for a handle that can't be a key
+    found = [] if fifo else handles.take([receipt_handle])  # [] for a handle that can't be a key
     h = found[0] if found else None
     with queue.db.store.write() as tx:
         # A handle this process issued for the queue it last claimed from by this name, deleted
@@ -113,7 +113,7 @@ def delete_handles(queue: Queue, handles: list[str]) -> list[tuple[str, SQSError
     failures: list[tuple[str, SQSError]] = []
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
-        if not row["fifo"] and _delete_issued(tx, row["id"], queue.db.handles.known(handles)) == len(handles):
+        if not row["fifo"] and _delete_issued(tx, row["id"], queue.db.handles.take(handles)) == len(handles):
             return failures
         now = queue.db.now()
         for handle in handles:
@@ -176,7 +176,7 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     if not queue.name.endswith(".fifo"):  # only FIFO queues' names end so
         try:
             plain = batch.members_of("ReceiptHandle")
-            remembered = queue.db.handles.known(map(_get_receipt_handle, entries) if plain is None else plain)
+            remembered = queue.db.handles.take(map(_get_receipt_handle, entries) if plain is None else plain)
         except KeyError:  # an entry without a ReceiptHandle: the exact path names it
             pass
     with queue.db.store.write() as tx:
@@ -254,7 +254,7 @@ def _batch(queue: Queue, entries, action) -> BatchResult:
 
 
 def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None:
-    """Rows deleted for handles this process issued and remembers (Handles.known), or None
+    """Rows deleted for handles this process issued and remembers (Handles.take), or None
     when any is unknown or another queue's. Each receive's run of handles shares its token
     object, and is deleted by one statement of up to ten row ids (Q.DELETE_CLAIMED_ROWS): the
     token is fresh per claim and only claims set it, so token and row ids name exactly those

@@ -231,10 +231,37 @@ def test_a_handle_the_database_remembers_issuing_gets_the_same_answers_as_one_ch
                 assert [f.code for f in result.failed] == ["ReceiptHandleIsInvalid"]
             assert snapshot(db_path) == before
         other.queue("alpha").delete_message(again.receipt_handle)  # in full: not remembered there
-        a.delete_message(fresh.receipt_handle)  # remembered
+        a.delete_message(fresh.receipt_handle)  # in full too: the refused deletes above took it
         assert counts_of(a) == 1
     finally:
         other.close()
+
+
+def test_a_delete_takes_its_handle_from_the_memory_and_deleting_again_still_succeeds(queue, db):
+    for body in ("one", "two", "three"):
+        queue.send_message(body)
+    one, two, three = queue.receive_message(max_number_of_messages=3)
+    queue.change_message_visibility(three.receipt_handle, 60)  # not a delete: the handle stays
+    assert {m.receipt_handle for m in (one, two, three)} <= db.handles._issued.keys()
+    queue.delete_message(one.receipt_handle)
+    result = queue.delete_message_batch(
+        [{"Id": "2", "ReceiptHandle": two.receipt_handle}, {"Id": "3", "ReceiptHandle": three.receipt_handle}]
+    )
+    assert len(result.successful) == 2 and not result.failed
+    assert not db.handles._issued  # every handle deleted: nothing kept
+    # Deleting again with the same handles is checked in full, and succeeds as SQS's does.
+    queue.delete_message(one.receipt_handle)
+    again = queue.delete_message_batch([{"Id": "1", "ReceiptHandle": one.receipt_handle}, {"Id": "2", "ReceiptHandle": two.receipt_handle}])
+    assert len(again.successful) == 2 and not again.failed
+    assert counts_of(queue) == 0
+
+
+def test_a_handle_repeated_in_one_batch_delete_is_taken_once_and_both_entries_succeed(queue, db):
+    queue.send_message("one")
+    [m] = queue.receive_message()
+    result = queue.delete_message_batch([{"Id": "a", "ReceiptHandle": m.receipt_handle}, {"Id": "b", "ReceiptHandle": m.receipt_handle}])
+    assert sorted(r["Id"] for r in result.successful) == ["a", "b"] and not result.failed
+    assert counts_of(queue) == 0
 
 
 def test_the_remembered_handles_are_bounded_and_a_forgotten_one_is_checked_in_full(queue, db, monkeypatch):
