@@ -350,7 +350,7 @@ class Handles:
         (deleting twice, a retry) is checked in full. So the memory holds only handles not yet
         deleted, a few hundred kilobytes while consumers keep up instead of filling to
         ISSUED_HANDLES_KEPT and starting again, and a receive's inserts and a delete's look-ups
-        stay in the CPU's caches (a buffered consumer's CPU a message fell 8%)."""
+        stay in the CPU's caches (a buffered consumer's CPU a message fell 7%)."""
         try:
             return list(map(self._issued.pop, handles, repeat(None)))
         except TypeError:  # e.g. a list given as a handle
