@@ -256,9 +256,9 @@ def _batch(queue: Queue, entries, action) -> BatchResult:
 def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None:
     """Rows deleted for handles this process issued and remembers (Handles.take), or None
     when any is unknown or another queue's. Each receive's run of handles shares its token
-    object, and is deleted by one statement of up to ten row ids (Q.DELETE_CLAIMED_ROWS): the
-    token is fresh per claim and only claims set it, so token and row ids name exactly those
-    messages. A handle superseded, repeated or already deleted deletes nothing, so a count
+    object, and is deleted by one statement of up to ten row ids (Q.DELETE_CLAIMED_ROWS), or of
+    up to a claim's most for a buffered consumer's (Q.DELETE_CLAIMED_MANY): the token is fresh
+    per claim and only claims set it, so token and row ids name exactly those messages. A handle superseded, repeated or already deleted deletes nothing, so a count
     short of len(remembered) sends the caller to its exact path."""
     if not remembered or not all(remembered) or set(map(handle_queue, remembered)) != {queue_id}:
         return None
@@ -266,13 +266,19 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
     tokens = list(map(handle_token, remembered))
     if n <= D.MAX_BATCH_ENTRIES and tokens.count(tokens[0]) == n:  # one receive's: count() by identity
         return tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], queue_id, *map(handle_row_id, remembered)])
+    # A buffered consumer's deletes: each run of one claim's handles by one statement of up to
+    # a claim's most (Q.DELETE_CLAIMED_MANY), padded with the run's last row id.
+    many = D.BUFFER_PREFETCH.high
     deleted = start = 0
     while start < n:
         end = start + 1
-        while end < n and end - start < D.MAX_BATCH_ENTRIES and tokens[end] is tokens[start]:
+        while end < n and end - start < many and tokens[end] is tokens[start]:
             end += 1
-        deleted += tx.run_positional(
-            Q.DELETE_CLAIMED_ROWS[end - start], [tokens[start], queue_id, *map(handle_row_id, remembered[start:end])]
-        )
+        ids = list(map(handle_row_id, remembered[start:end]))
+        if len(ids) <= D.MAX_BATCH_ENTRIES:
+            deleted += tx.run_positional(Q.DELETE_CLAIMED_ROWS[len(ids)], [tokens[start], queue_id, *ids])
+        else:
+            ids += [ids[-1]] * (many - len(ids))
+            deleted += tx.run_positional(Q.DELETE_CLAIMED_MANY, [tokens[start], queue_id, *ids])
         start = end
     return deleted

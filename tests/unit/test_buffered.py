@@ -92,6 +92,33 @@ def test_acknowledged_deletes_are_committed_together_when_prefetch_of_them_are_w
     assert len(stored(queue)) == 10
 
 
+def test_each_claims_waiting_deletes_are_committed_by_one_statement_however_many(queue, db):
+    fill(queue, 100)
+    b = queue.buffered(prefetch=100, max_batch_open_ms=60_000)
+    statements = []
+    db.store.connection().set_trace_callback(statements.append)
+    try:
+        for _ in range(70):  # claims of 10, 20 and 40
+            b.receive_message()[0].delete()
+        assert b.flush() == []
+    finally:
+        db.store.connection().set_trace_callback(None)
+    deletes = [s for s in statements if s.startswith("DELETE") and "receipt_token" in s]
+    assert len(deletes) == 3  # one a claim, the 20 and the 40 too
+    assert counts(queue) == (30, 0)
+
+
+def test_a_run_of_waiting_deletes_with_one_deleted_elsewhere_is_decided_handle_by_handle(queue):
+    fill(queue, 30)
+    b = queue.buffered(prefetch=100, max_batch_open_ms=60_000)
+    handed = [b.receive_message()[0] for _ in range(30)]  # claims of 10 and 20
+    for m in handed:
+        m.delete()
+    queue.delete_message(handed[15].receipt_handle)  # through the queue, at once
+    assert b.flush() == []  # deleting again is fine, as in SQS
+    assert counts(queue) == (0, 0)
+
+
 def test_waiting_deletes_are_committed_before_the_next_claim(queue):
     fill(queue, 15)
     b = queue.buffered(max_batch_open_ms=60_000)

@@ -61,6 +61,7 @@ HOT_PATH = {
     "delete_by_handle": ("PRIMARY KEY", False),
     "delete_by_handles": ("PRIMARY KEY", False),
     "delete_standard_by_handle": ("PRIMARY KEY", False),
+    "DELETE_CLAIMED_MANY": ("PRIMARY KEY", False),
     "change_visibility": ("PRIMARY KEY", False),
     "move_message": ("PRIMARY KEY", False),
     # move tasks: one page at a time in id order
