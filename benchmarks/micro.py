@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 
-from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, body_of
+from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, body_of, settle
 
 WORKLOADS = {
     # name: (kind, batch, messages per round)
@@ -105,6 +105,7 @@ class EngineSql:
         try:
             if kind == "recv":
                 e.fill(n, body)
+                settle(path)
             with contextlib.closing(sqlite3.connect(path)) as src, contextlib.closing(sqlite3.connect(copy)) as dst:
                 src.backup(dst)  # the file as the engine has it, its WAL included
             engine_pragmas = _pragmas(e.db.store.connection())
@@ -174,6 +175,7 @@ def _one(system, kind: str, batch: int, n: int, work: str) -> float:
             s.send(n // batch, batch, body)
         else:
             s.fill(n, body)
+            settle(s.path)
             t = time.process_time()
             s.receive_delete(n, batch)
         return (time.process_time() - t) / n
@@ -200,6 +202,7 @@ def profile(name: str, top: int = 25, system=Engine) -> None:
         body = body_of(200)
         if kind == "recv":
             e.fill(n, body)
+            settle(e.path)
         prof = cProfile.Profile()
         prof.enable()
         if kind == "send":

@@ -183,8 +183,9 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         # The common case first: handles this process issued for the queue it last claimed from
         # by this name (_delete_issued), deleted without reading the queue's row. All of them
         # deleted proves the queue and the messages were there. A shortfall (a handle
-        # superseded or repeated, the queue deleted) leaves each entry to the exact path below,
-        # where a message this deleted reads as already deleted.
+        # superseded, the queue deleted) leaves each entry to the exact path below, where a
+        # message this deleted reads as already deleted. (A handle repeated in the batch or
+        # deleted before was taken already: it reads as unknown, and the fast path is not tried.)
         issued = _delete_issued(tx, queue.db.handles.queue_ids.get(queue.name), remembered)
         if issued == len(entries):
             return BatchResult([{"Id": i} for i in entry_ids], failed)
@@ -258,7 +259,8 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
     when any is unknown or another queue's. Each receive's run of handles shares its token
     object, and is deleted by one statement of up to ten row ids (Q.DELETE_CLAIMED_ROWS), or of
     up to a claim's most for a buffered consumer's (Q.DELETE_CLAIMED_MANY): the token is fresh
-    per claim and only claims set it, so token and row ids name exactly those messages. A handle superseded, repeated or already deleted deletes nothing, so a count
+    per claim and only claims set it, so token and row ids name exactly those messages. A
+    handle superseded, or its message deleted by another process, deletes nothing, so a count
     short of len(remembered) sends the caller to its exact path."""
     if not remembered or not all(remembered) or set(map(handle_queue, remembered)) != {queue_id}:
         return None
@@ -266,8 +268,9 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
     tokens = list(map(handle_token, remembered))
     if n <= D.MAX_BATCH_ENTRIES and tokens.count(tokens[0]) == n:  # one receive's: count() by identity
         return tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], queue_id, *map(handle_row_id, remembered)])
-    # A buffered consumer's deletes: each run of one claim's handles by one statement of up to
-    # a claim's most (Q.DELETE_CLAIMED_MANY), padded with the run's last row id.
+    # More than a batch: a buffered consumer's. Its runs go by one cached statement of a claim's
+    # most ids whatever their length (padding, which IN ignores, keeps the row count exact), not
+    # one statement per ten.
     many = D.BUFFER_PREFETCH.high
     deleted = start = 0
     while start < n:

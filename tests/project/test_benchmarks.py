@@ -161,6 +161,28 @@ def test_the_peers_run_at_the_durability_their_rows_name(tmp_path):
             peer.close()
 
 
+def test_a_filled_file_is_settled_so_no_timed_receive_copies_the_fills_wal(tmp_path):
+    import sqlite3
+
+    from benchmarks.systems import Engine, PersistQueue, settle
+
+    for system in (Engine, PersistQueue):
+        s = system(str(tmp_path / system.name.replace(" ", "-")))
+        try:
+            s.fill(300, "x" * 200)
+            settle(s.path)  # a directory for persist-queue: its files inside
+            files = [os.path.join(s.path, f) for f in os.listdir(s.path) if f.endswith(".db")] if os.path.isdir(s.path) else [s.path]
+            for file in files:
+                c = sqlite3.connect(file)
+                try:  # a passive checkpoint now finds every frame copied back already
+                    busy, log, done = c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                finally:
+                    c.close()
+                assert (busy, done) == (0, log), (system.name, busy, log, done)
+        finally:
+            s.close()
+
+
 def test_a_cached_backlog_file_is_built_again_once_its_leases_could_have_lapsed(tmp_path):
     import os
     import time

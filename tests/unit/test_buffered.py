@@ -108,14 +108,27 @@ def test_each_claims_waiting_deletes_are_committed_by_one_statement_however_many
     assert counts(queue) == (30, 0)
 
 
-def test_a_run_of_waiting_deletes_with_one_deleted_elsewhere_is_decided_handle_by_handle(queue):
+def test_a_run_of_waiting_deletes_with_one_deleted_elsewhere_is_decided_handle_by_handle(queue, db, db_path, clock):
     fill(queue, 30)
     b = queue.buffered(prefetch=100, max_batch_open_ms=60_000)
     handed = [b.receive_message()[0] for _ in range(30)]  # claims of 10 and 20
     for m in handed:
         m.delete()
-    queue.delete_message(handed[15].receipt_handle)  # through the queue, at once
-    assert b.flush() == []  # deleting again is fine, as in SQS
+    # Another process's Database deletes one of the second claim's: the run's statement
+    # deletes one row fewer than it has handles, and each handle is decided on its own.
+    other = sqsqlite.connect(db_path, clock=clock)
+    try:
+        other.queue(queue.name).delete_message(handed[15].receipt_handle)
+    finally:
+        other.close()
+    statements = []
+    db.store.connection().set_trace_callback(statements.append)
+    try:
+        assert b.flush() == []  # deleting again is fine, as in SQS
+    finally:
+        db.store.connection().set_trace_callback(None)
+    runs = [s for s in statements if s.startswith("DELETE") and "receipt_token" in s and " IN (" in s]
+    assert len(runs) == 2  # the claim of 10 and the claim of 20, each by one statement
     assert counts(queue) == (0, 0)
 
 
