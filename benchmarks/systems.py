@@ -43,12 +43,14 @@ def _remove(path: str) -> None:
 
 def settle(path: str) -> None:
     """After a fill, before a timed receive: copy the file's WAL back into it (a FULL checkpoint
-    on a connection of its own, tried again while another checkpoint runs), so no system's
-    timed run pays for its set-up. The floor's fill, one transaction, is checkpointed inside its
-    own COMMIT; sqsqlite's, a commit a batch, would otherwise be left to its checkpoint thread
-    during the timed run (in benchmarks.micro, 1.4-1.6 us of CPU a message of a batch
-    receive + delete's 19-20). ``path``: a system's file, or its directory (persist-queue's)."""
+    on a connection of its own, tried again while another checkpoint runs), so that no system's
+    timed run copies its fill's pages. A fill leaves them in the WAL: the floor's, one
+    transaction of a few hundred pages, under SQLite's 1,000-page checkpoint; sqsqlite's, a
+    commit a batch, for its checkpoint thread to copy during the timed run. ``path``: a
+    system's file, or its directory (persist-queue's, whose files end in .db)."""
     files = sorted(glob.glob(os.path.join(path, "*.db"))) if os.path.isdir(path) else [path]
+    if not files:
+        raise RuntimeError(f"{path}: no database file to settle")
     deadline = time.monotonic() + 60
     for file in files:
         c = sqlite3.connect(file, timeout=60, isolation_level=None)

@@ -129,6 +129,8 @@ def test_a_run_of_waiting_deletes_with_one_deleted_elsewhere_is_decided_handle_b
         db.store.connection().set_trace_callback(None)
     runs = [s for s in statements if s.startswith("DELETE") and "receipt_token" in s and " IN (" in s]
     assert len(runs) == 2  # the claim of 10 and the claim of 20, each by one statement
+    singles = [s for s in statements if s.startswith("DELETE") and "messages.id = " in s]
+    assert len(singles) == 30  # then, short of one, each handle on its own
     assert counts(queue) == (0, 0)
 
 
