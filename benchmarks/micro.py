@@ -25,7 +25,9 @@ import tempfile
 import threading
 import time
 
-from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, body_of, settle
+from sqsqlite.store import Store
+
+from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, body_of, filled
 
 WORKLOADS = {
     # name: (kind, batch, messages per round)
@@ -82,10 +84,6 @@ def _recorded(log: list):
         sqlite3.connect = real  # type: ignore[assignment]
 
 
-# What sqsqlite's Store.open_connection sets on a connection (the replay's, at NORMAL).
-_ENGINE_PRAGMAS = ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=OFF", "temp_store=MEMORY", "journal_size_limit=67108864")
-
-
 class EngineSql:
     """Not a queue: the statements sqsqlite ran for a workload (BEGIN, PRAGMA data_version, the
     claim, COMMIT, ...), replayed with their recorded values through sqlite3 alone, on a copy
@@ -104,11 +102,9 @@ class EngineSql:
             e = cls.engine(path)  # its connection, opened here, records from now on
         try:
             if kind == "recv":
-                e.fill(n, body)
-                settle(path)
+                filled(e, n, body)
             with contextlib.closing(sqlite3.connect(path)) as src, contextlib.closing(sqlite3.connect(copy)) as dst:
                 src.backup(dst)  # the file as the engine has it, its WAL included
-            engine_pragmas = _pragmas(e.db.store.connection())
             del log[:]
             if kind == "send":
                 e.send(n // batch, batch, body)
@@ -118,13 +114,12 @@ class EngineSql:
         finally:
             e.close()
         try:
-            c = sqlite3.connect(copy, isolation_level=None, cached_statements=256)
+            # A connection as the engine opens its own (pragmas, statement cache), without the
+            # kept connection's checkpoint settings: SQLite checkpoints the replay itself.
+            c = Store(copy, migrate=False).open_connection()
             try:
-                for pragma in _ENGINE_PRAGMAS:
-                    c.execute(f"PRAGMA {pragma}")
-                if _pragmas(c) != engine_pragmas:
-                    raise RuntimeError(f"the replay's pragmas {_pragmas(c)} are not the engine's {engine_pragmas}")
                 cur = c.cursor()
+                cur.row_factory = None
                 t = time.process_time()
                 for sql, values, many in log:
                     if many:
@@ -152,10 +147,6 @@ class BufferedSql(EngineSql):
     engine = BufferedEngine
 
 
-def _pragmas(conn: sqlite3.Connection) -> list:
-    return [conn.execute(f"PRAGMA {pragma.split('=')[0]}").fetchone()[0] for pragma in _ENGINE_PRAGMAS]
-
-
 def _messages_state(path: str) -> tuple:
     """What a run leaves in the messages table (counts, sizes, ids) and the highest id it gave."""
     with contextlib.closing(sqlite3.connect(path)) as c:
@@ -174,8 +165,7 @@ def _one(system, kind: str, batch: int, n: int, work: str) -> float:
             t = time.process_time()
             s.send(n // batch, batch, body)
         else:
-            s.fill(n, body)
-            settle(s.path)
+            filled(s, n, body)
             t = time.process_time()
             s.receive_delete(n, batch)
         return (time.process_time() - t) / n
@@ -201,8 +191,7 @@ def profile(name: str, top: int = 25, system=Engine) -> None:
         e = system(os.path.join(work, "p.db"))
         body = body_of(200)
         if kind == "recv":
-            e.fill(n, body)
-            settle(e.path)
+            filled(e, n, body)
         prof = cProfile.Profile()
         prof.enable()
         if kind == "send":

@@ -49,7 +49,7 @@ class PlainRowid(Engine):
             # collector keeps them in the WAL, and the copies had the migrated table.
             with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as c:
                 c.execute("BEGIN")
-                table = c.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone()[0]
+                table = _messages_table(c)
                 indexes = [
                     r[0]
                     for r in c.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL")
@@ -69,9 +69,14 @@ class PlainRowid(Engine):
     def __init__(self, path: str, **kwargs) -> None:
         super().__init__(path, **kwargs)
         with contextlib.closing(sqlite3.connect(path)) as c:
-            table = c.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone()[0]
+            table = _messages_table(c)
         if "AUTOINCREMENT" in table:
             raise RuntimeError("the plain layout's copy has AUTOINCREMENT")
+
+
+def _messages_table(c: sqlite3.Connection) -> str:
+    """The messages table's CREATE statement."""
+    return c.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone()[0]
 
 
 def _one(system, calls: int, batch: int, size: int, work: str) -> tuple[float, float]:

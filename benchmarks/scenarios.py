@@ -118,9 +118,7 @@ def backlog_file(cache_dir: str, work_dir: str, stored: int, in_flight: int) -> 
         tmp = cached + ".building"
         _remove(tmp)
         build_backlog(tmp, stored, in_flight)
-        for stale in (cached + "-wal", cached + "-shm"):  # SQLite would read them beside the new file
-            if os.path.exists(stale):
-                os.remove(stale)
+        _remove(cached)  # its -wal and -shm too: SQLite would read them beside the new file
         os.replace(tmp, cached)
         built = time.perf_counter() - t
     path = os.path.join(work_dir, f"backlog-{stored}.db")

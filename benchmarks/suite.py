@@ -22,7 +22,7 @@ from .systems import (
     LiteQueue,
     PersistQueue,
     body_of,
-    settle,
+    filled,
 )
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -103,8 +103,7 @@ def throughput(sizes: Sizes, work: str, rows: list[Row], systems, synchronous: s
             inst = system(path, synchronous=synchronous)
             try:
                 if kind != "send":
-                    inst.fill(count, body)
-                    settle(inst.path)
+                    filled(inst, count, body)
                 cpu = time.process_time()
                 r = inst.send(count, batch, body) if kind == "send" else inst.receive_delete(count, batch)
                 # This process's CPU seconds: on a machine others load too, messages per CPU

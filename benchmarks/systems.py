@@ -68,6 +68,12 @@ def settle(path: str) -> None:
             raise RuntimeError(f"{file}: the checkpoint after the fill copied {done} of {log} WAL frames")
 
 
+def filled(system, n: int, body: str) -> None:
+    """A system's file holding n messages of body, settled: what every timed receive starts from."""
+    system.fill(n, body)
+    settle(system.path)
+
+
 # ---------------------------------------------------------------------- sqsqlite
 
 
