@@ -177,6 +177,9 @@ BUFFER_LEASE_SHARE = 0.25
 BUFFER_MAX_BATCH_OPEN = IntRange("max_batch_open_ms", 0, 60_000, 200, "milliseconds")
 # Deferred deletes the queue refused, kept for the caller to read (the newest).
 BUFFER_FAILURES_KEPT = 1000
+# Its newest claims whose messages' deletes wait to go together; a message of an older one
+# (held through 64 claims since) is deleted at once.
+BUFFER_CLAIMS_KEPT = 64
 
 # Stored and returned as given; sqsqlite enforces and encrypts nothing because of them.
 PASSTHROUGH_ATTRIBUTES = (

@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any
 from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
-from .deleting import delete_handles
+from .deleting import delete_claims
+from .handles import Handle
 from .receiving import receive
 from .results import BatchResult, Message
 from .rules import wanted_message_attributes
@@ -103,8 +104,12 @@ class BufferedQueue:
         # delete never waits for another thread's long poll.
         self._lock = threading.Lock()
         self._ready: deque[Message] = deque()  # fetched, not handed out yet
-        self._out: dict[Any, Any] = {}  # handed out, not deleted here: handle -> lease end
-        self._pending: dict[str, None] = {}  # acknowledged, delete not committed yet (in order)
+        # This object's newest claims (at most BUFFER_CLAIMS_KEPT), by their token's id: a
+        # delete of one of their messages waits; any other goes through at once. The token is
+        # kept in the value, so its id is never another object's while it is a key.
+        self._claims: dict[int, bytearray] = {}
+        # Acknowledged, delete not committed yet (in order): row id -> claim.
+        self._pending: dict[int, Handle] = {}
         self._pending_since = 0
         self._closed = False
         self._now = queue.db.clock.now_ms
@@ -147,12 +152,11 @@ class BufferedQueue:
             if self._closed:
                 self._check_open()
             now = self._now()
-            ready, handed = self._ready, self._out
+            ready = self._ready
             out: list[Message] = []
             while ready and len(out) < n:
                 m = ready.popleft()
                 if m.visible_at > now:  # type: ignore[operator]  # a received message has its lease end
-                    handed[m.receipt_handle] = m.visible_at
                     out.append(m)
                 # else its lease ended while it waited: it is visible in the queue again.
             self._handed += len(out)
@@ -160,7 +164,7 @@ class BufferedQueue:
             # Before a claim, the waiting deletes go first, so that at most a claim's worth of
             # acknowledged messages is ever uncommitted; else when the oldest has waited enough.
             if self._pending and (not out or now - self._pending_since >= self.max_batch_open_ms):
-                due = list(self._pending)
+                due = list(self._pending.values())
                 self._pending.clear()
         if due:
             self._delete_now(due)
@@ -181,13 +185,12 @@ class BufferedQueue:
                 # Just claimed: handed out even with a lease of 0 s, as an unbuffered receive would.
                 out = fetched[:n]
                 self._ready.extend(fetched[n:])
-                for m in out:
-                    handed[m.receipt_handle] = m.visible_at
-                if len(handed) > 8 * self.prefetch:
-                    # Handed out and never deleted here (let lapse, or deleted through another
-                    # object): forget the lapsed ones; a delete of one goes straight through.
-                    for handle in [h for h, end in handed.items() if end <= returned]:
-                        del handed[handle]
+                claims = self._claims
+                # One token a claim (a FIFO claim's messages each hold a copy: all are kept).
+                for token in {id(m.claim[3]): m.claim[3] for m in fetched}.values():
+                    claims[id(token)] = token
+                while len(claims) > D.BUFFER_CLAIMS_KEPT:
+                    del claims[next(iter(claims))]  # the oldest: its messages' deletes go through at once
         if closed:  # closed while this claim long-polled: let them go at once
             self._release(fetched)
             self._check_open()
@@ -195,65 +198,76 @@ class BufferedQueue:
 
     # ------------------------------------------------------------------ delete
 
-    def delete_message(self, receipt_handle: str) -> None:
-        """DeleteMessage. The handle of a message this handed out is committed with others
-        (see the module's notes); any other handle is deleted at once, as Queue does."""
-        if type(receipt_handle) is not str:
+    def delete_message(self, receipt_handle: str | Message) -> None:
+        """DeleteMessage. A message of one of this object's claims, given as itself
+        (``msg.delete()``) or by its handle, is deleted with others (see the module's notes);
+        any other handle is deleted at once, as Queue does."""
+        if isinstance(receipt_handle, Message):
+            claim = receipt_handle.claim
+        elif type(receipt_handle) is str:
+            # Its fields if it is a handle this process issued and still remembers (the text of
+            # one of ours was read, and given). Forgotten below if its delete waits here.
+            claim = self.queue.db.handles.find(receipt_handle)
+        else:
             self._check_open()
             return self.queue.delete_message(receipt_handle)  # which says what is wrong with it
         pending = self._pending
+        due: list[Handle] | None = None
         with self._lock:
             if self._closed:
                 self._check_open()
-            if receipt_handle in pending:
-                return  # deleting again is fine, as in SQS
-            if self._out.pop(receipt_handle, None) is None:
-                due = None
-            else:
-                if not pending:
-                    self._pending_since = self._now()
-                pending[receipt_handle] = None
-                due = []
-                if len(pending) >= self.prefetch or not self.max_batch_open_ms:
-                    due = list(pending)
-                    pending.clear()
+            if claim is not None and id(claim[3]) in self._claims:
+                row = claim[1]
+                waiting = pending.get(row)
+                if waiting is None:
+                    if not pending:
+                        self._pending_since = self._now()
+                    pending[row] = claim
+                    due = []
+                    if len(pending) >= self.prefetch or not self.max_batch_open_ms:
+                        due = list(pending.values())
+                        pending.clear()
+                elif waiting[3] is claim[3]:
+                    return  # deleting again is fine, as in SQS
+                # else the row's delete from an earlier claim waits (its lease lapsed, and a
+                # later claim took the row): this one goes at once, as unbuffered.
         if due is None:
             self.queue.delete_message(receipt_handle)
-        elif due:
+            return
+        if type(receipt_handle) is str:
+            self.queue.db.handles.take([receipt_handle])  # its delete waits here, by its claim
+        if due:
             self._delete_now(due)
 
     def delete_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """DeleteMessageBatch, at once."""
         self._check_open()
         batch = B.batch_entry_ids(entries, "DeleteMessageBatch")  # checked here, once: the queue takes it as it is
-        with self._lock:
-            for e in batch.entries:
-                if type(e.get("ReceiptHandle")) is str:
-                    self._out.pop(e["ReceiptHandle"], None)
         return self.queue.delete_message_batch(batch)
 
     def flush(self) -> list[DeferredDeleteFailure]:
         """Commit the acknowledged deletes now; returns those the queue refused (also kept in
         ``failed_deletes``)."""
         with self._lock:
-            due = list(self._pending)
+            due = list(self._pending.values())
             self._pending.clear()
         return self._delete_now(due) if due else []
 
-    def _delete_now(self, handles: list[str]) -> list[DeferredDeleteFailure]:
+    def _delete_now(self, claims: list[Handle]) -> list[DeferredDeleteFailure]:
         # One transaction for all of them, however many (DeleteMessageBatch takes ten).
         try:
-            refused = delete_handles(self.queue, handles)
+            refused = delete_claims(self.queue, claims)
         except BaseException:
             # Nothing was committed (a full disk, an interrupt): they wait again, for the next
             # flush, claim or close(), rather than come back as if never acknowledged.
             with self._lock:
                 if not self._pending:
                     self._pending_since = self._now()
-                for h in handles:
-                    self._pending.setdefault(h)
+                for c in claims:
+                    self._pending.setdefault(c[1], c)
             raise
-        failures = [DeferredDeleteFailure(h, err.code, err.message) for h, err in refused]
+        text = self.queue.db.handles.text
+        failures = [DeferredDeleteFailure(text(c), err.code, err.message) for c, err in refused]
         for f in failures:
             log.warning("a deferred delete on queue %r failed: %s: %s", self.queue.name, f.code, f.message)
         self.failed_deletes.extend(failures)
@@ -277,22 +291,19 @@ class BufferedQueue:
     # ------------------------------------------------------------------ visibility
 
     def change_message_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
-        """ChangeMessageVisibility, at once; on a message whose delete is waiting, after it (so
-        it finds the message deleted, as it would unbuffered)."""
+        """ChangeMessageVisibility, at once; after the waiting deletes (so that one of its
+        message finds it deleted, as it would unbuffered)."""
         self._check_open()
         vt = V.visibility_timeout(visibility_timeout)
-        if type(receipt_handle) is str and receipt_handle in self._pending:
+        if self._pending:
             self.flush()
         self.queue.change_message_visibility(receipt_handle, vt)
-        with self._lock:
-            if receipt_handle in self._out:  # a str: the change above accepted it
-                self._out[receipt_handle] = self._now() + vt * 1000
 
     def change_message_visibility_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
-        """ChangeMessageVisibilityBatch, at once, after any waiting delete of its messages."""
+        """ChangeMessageVisibilityBatch, at once, after the waiting deletes."""
         self._check_open()
         batch = B.batch_entry_ids(entries, "ChangeMessageVisibilityBatch")  # checked here, once: the queue takes it as it is
-        if any(type(e.get("ReceiptHandle")) is str and e["ReceiptHandle"] in self._pending for e in batch.entries):
+        if self._pending:
             self.flush()
         return self.queue.change_message_visibility_batch(batch)
 

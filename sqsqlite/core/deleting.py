@@ -19,7 +19,7 @@ from .. import validation as V
 from ..errors import InvalidParameterValue, MessageNotInflight, ReceiptHandleIsInvalid, SQSError
 from ..store import Tx
 from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, invalid_handle_text, is_message_uuid
-from .results import BatchResult, BatchResultErrorEntry
+from .results import BatchResult, BatchResultErrorEntry, Message
 from .rules import heads_left, ms, queue_row, retention_cutoff
 
 if TYPE_CHECKING:
@@ -33,7 +33,8 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
     it is now), or ReceiptHandleIsInvalid."""
     h = queue.db.handles.check(handle, row["id"])
     msg = tx.one(Q.message_by_id, id=h.row_id)
-    if msg is None or not is_message_uuid(msg["message_id"], h.message_uuid):
+    # A checked handle's fields hold its message_uuid (only a claim's lack it, and go by text here).
+    if msg is None or h.message_uuid is None or not is_message_uuid(msg["message_id"], h.message_uuid):
         return None
     home = row if msg["queue_id"] == row["id"] else tx.one(Q.queue_by_id, id=msg["queue_id"])
     if home is None or msg["sent_at"] <= retention_cutoff(home, now):
@@ -51,13 +52,21 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
     return msg
 
 
-def delete_message(queue: Queue, receipt_handle: str) -> None:
+def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
     """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
-    with that handle succeeds."""
+    with that handle succeeds. A received Message may stand for its handle: its claim deletes
+    it without the handle's text being made (Message.delete)."""
     handles = queue.db.handles
     fifo = queue.name.endswith(".fifo")  # only FIFO queues' names end so
-    found = [] if fifo else handles.take([receipt_handle])  # [] for a handle that can't be a key
-    h = found[0] if found else None
+    message = receipt_handle if isinstance(receipt_handle, Message) else None
+    h: Handle | None = None
+    if fifo:
+        pass  # FIFO deletes take the exact path, which mends the group's head
+    elif message is not None:
+        h = message.claim
+    else:
+        found = handles.take([receipt_handle])  # [] for a handle that can't be a key
+        h = found[0] if found else None
     with queue.db.store.write() as tx:
         # A handle this process issued for the queue it last claimed from by this name, deleted
         # without reading the queue's row: the row gone proves the queue and the message were
@@ -68,7 +77,9 @@ def delete_message(queue: Queue, receipt_handle: str) -> None:
             and tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h))
         ):
             return
-        _delete(queue, tx, queue_row(tx, queue.name), receipt_handle, queue.db.now())
+        # The exact way reads a message's handle as text (made now if it never was).
+        handle = receipt_handle if message is None else message.receipt_handle
+        _delete(queue, tx, queue_row(tx, queue.name), handle, queue.db.now())  # type: ignore[arg-type]  # None: MissingParameter there
     if fifo:  # the group's next message may be receivable now
         queue.db.wakeups.notify(queue.name, 1)
 
@@ -107,20 +118,22 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
     heads_left(tx, row["id"], [gone])
 
 
-def delete_handles(queue: Queue, handles: list[str]) -> list[tuple[str, SQSError]]:
-    """Delete any number of messages by handle in one write transaction, for BufferedQueue;
-    returns the handles refused, with why. Each handle acts as delete_message's would."""
-    failures: list[tuple[str, SQSError]] = []
+def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[Handle, SQSError]]:
+    """Delete any number of received messages by their claims (Message.claim) in one write
+    transaction, for BufferedQueue; returns the claims refused, with why. Each acts as
+    delete_message's would with the message's handle."""
+    failures: list[tuple[Handle, SQSError]] = []
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
-        if not row["fifo"] and _delete_issued(tx, row["id"], queue.db.handles.take(handles)) == len(handles):
+        if not row["fifo"] and _delete_issued(tx, row["id"], claims) == len(claims):
             return failures
         now = queue.db.now()
-        for handle in handles:
+        text = queue.db.handles.text
+        for claim in claims:
             try:
-                _delete(queue, tx, row, handle, now)
+                _delete(queue, tx, row, text(claim), now)
             except SQSError as exc:
-                failures.append((handle, exc))
+                failures.append((claim, exc))
     return failures
 
 

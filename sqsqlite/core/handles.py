@@ -17,7 +17,6 @@ import os
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from itertools import repeat
-from operator import countOf
 from typing import Any, NamedTuple
 
 from .. import defaults as D
@@ -41,7 +40,8 @@ def b64(data: bytes) -> str:
 class Handle(NamedTuple):
     queue_id: int
     row_id: int
-    message_uuid: bytes
+    # None in a received Message's claim, whose handle text is not made yet (Handles.text).
+    message_uuid: bytes | None
     # bytes, or the claim's bytearray: sqlite3 binds a bytearray as a BLOB directly, bytes
     # through its adapter look-up; both compare equal to the stored BLOB.
     token: bytes | bytearray
@@ -276,7 +276,7 @@ class Handles:
         # their rows (deleting.py). Written by claimed_from.
         self.queue_ids: dict[str, int] = {}
 
-    def issue(self, queue_id: int, row_id: int, message_id: str, token: bytes) -> str:
+    def issue(self, queue_id: int, row_id: int, message_id: str, token: bytes | bytearray) -> str:
         # Written out, uuid_bytes' common case and the MAC: a call costs about 1,000
         # instructions in CPython 3.11, and this runs for every message received.
         try:
@@ -302,37 +302,16 @@ class Handles:
         issued[text] = _new_tuple(Handle, (queue_id, row_id, message_uuid, token, message_id))
         return text
 
-    def issue_claim(self, queue_id: int, row_ids: list[int], message_ids: list[str], token: bytes) -> list[str]:
-        """issue() for each message of one claim (one token), in one frame: the message ids'
-        bytes come from one translation of them all, and each handle costs its MAC and little
-        more (a call of issue() a handle cost a third again)."""
-        if self._keyed is None:  # no BLAKE2b: version 3 handles, each by issue()
-            return list(map(self.issue, repeat(queue_id), row_ids, message_ids, repeat(token)))
-        n = len(message_ids)
-        if n == 1:  # a receive of one: issue() as it is
-            return [self.issue(queue_id, row_ids[0], message_ids[0], token)]
-        digits = list(map(str.replace, message_ids, repeat("-"), repeat("")))
-        try:
-            raw = bytes.fromhex("".join(digits)) if countOf(map(len, message_ids), 36) == n and countOf(map(len, digits), 32) == n else b""
-        except ValueError:
-            raw = b""
-        if len(raw) != 16 * n:  # an id imported before ids had to be uuids: each on its own
-            return list(map(self.issue, repeat(queue_id), row_ids, message_ids, repeat(token)))
-        pack, keyed, issued = HANDLE_LAYOUT.pack, self._keyed, self._issued
-        if len(issued) + n > D.ISSUED_HANDLES_KEPT:
-            issued.clear()  # bounded; a handle no longer kept is checked in full
-        out = []
-        at = 0
-        for row_id, message_id in zip(row_ids, message_ids):
-            message_uuid = raw[at : at + 16]
-            at += 16
-            body = pack(2, queue_id, row_id, message_uuid, token)
-            state = keyed.copy()
-            state.update(body)
-            text = (body + state.digest()).hex()
-            issued[text] = _new_tuple(Handle, (queue_id, row_id, message_uuid, token, message_id))
-            out.append(text)
-        return out
+    def text(self, claim: Handle) -> str:
+        """The receipt handle of a received message's claim, made when first read (a
+        ``Message.delete()`` needs none: it deletes by the claim itself), and remembered as
+        issue() remembers every handle."""
+        return self.issue(claim.queue_id, claim.row_id, claim.message_id, claim.token)
+
+    def find(self, handle: Any) -> Handle | None:
+        """The fields of a handle this object issued and remembers, else None; unlike take() it
+        stays remembered."""
+        return self._issued.get(handle) if type(handle) is str else None
 
     def claimed_from(self, name: str, queue_id: int) -> None:
         """A claim from the queue ``name``, whose id is ``queue_id``, has committed."""

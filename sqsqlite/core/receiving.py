@@ -21,6 +21,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidParameterValue, OverLimit
 from ..store import Tx
+from .handles import Handle
 from .results import Message
 from .rules import (
     add_trace_headers,
@@ -126,7 +127,7 @@ def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callabl
     message = Message(
         message_id,
         body,
-        None if token is None or not issue_handle else queue.db.handles.issue(queue_id, row_id, message_id, token),
+        None,
         receive_count,
         sent_at,
         first_received_at,
@@ -139,6 +140,8 @@ def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callabl
         sender_id,
         visible_at,
         queue,
+        # The handle's fields; its text is made when read (Message.receipt_handle).
+        None if token is None or not issue_handle else _new_tuple(Handle, (queue_id, row_id, None, token, message_id)),
     )
     if system:
         message.attributes = system_attributes(message, system)
@@ -150,12 +153,13 @@ def _claimed_messages(
 ) -> list[Message]:
     """_message for a standard claim's rows (Q.CLAIMED_COLUMNS), in one frame: the token and
     the lease end are the claim's own, and the rows have no FIFO fields but a fair queue's
-    group id (_claim read any other in full). A call per message cost about 1,500 instructions more."""
+    group id (_claim read any other in full). A call per message cost about 1,500 instructions more.
+    Each message's claim shares the claim's token object (deleting.py's fast path tells one
+    claim's run of deletes by it); the handles' texts are made when read."""
     token, visible_at = lease
-    handles = queue.db.handles.issue_claim(queue_id, list(map(_first, rows)), list(map(_second, rows)), token)
     out = []
     for (
-        _,
+        row_id,
         message_id,
         body,
         attributes,
@@ -165,11 +169,11 @@ def _claimed_messages(
         first_received_at,
         dead_letter_source_arn,
         group,
-    ), handle in zip(rows, handles):
+    ) in rows:
         message = Message(
             message_id,
             body,
-            handle,
+            None,
             receive_count,
             sent_at,
             first_received_at,
@@ -182,6 +186,7 @@ def _claimed_messages(
             sender_id,
             visible_at,
             queue,
+            _new_tuple(Handle, (queue_id, row_id, None, token, message_id)),
         )
         if system:
             message.attributes = system_attributes(message, system)
@@ -467,7 +472,7 @@ def peek_page(queue: Queue, state: str = "all", limit: int = 50, after: str | No
 assert tuple(f.name for f in fields(Message) if f.init) == (
     "message_id",
     "body",
-    "receipt_handle",
+    "_receipt_handle",
     "receive_count",
     "sent_timestamp",
     "first_receive_timestamp",
@@ -480,6 +485,7 @@ assert tuple(f.name for f in fields(Message) if f.init) == (
     "sender_id",
     "visible_at",
     "queue",
+    "claim",
 ), "Message's fields changed: update _message and _claimed_messages"
 
 # _message unpacks received rows by position, in this order.
@@ -518,7 +524,8 @@ _RECEIVED_COUNT_AT = tuple(Q.RECEIVED_COLUMNS).index("receive_count")
 _ATTRIBUTES_AT = tuple(Q.RECEIVED_COLUMNS).index("attributes")
 assert _ATTRIBUTES_AT == tuple(Q.CLAIMED_COLUMNS).index("attributes")
 _CLAIMED_COUNT_AT = tuple(Q.CLAIMED_COLUMNS).index("receive_count")
-_first, _second = operator.itemgetter(0), operator.itemgetter(1)  # a claimed row's id and message id
+# A NamedTuple's own constructor costs three times as much as tuple.__new__.
+_new_tuple = tuple.__new__
 assert tuple(Q.RECEIVED_COLUMNS)[0] == tuple(Q.CLAIMED_COLUMNS)[0] == "id"
 _fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: see Q.CLAIMED_COLUMNS
 

@@ -194,6 +194,20 @@ def test_a_prefetched_message_whose_lease_ended_is_never_handed_out(queue, clock
     assert b.receive_message() == []  # the two it held had lapsed: dropped, then nothing to claim
 
 
+def test_a_lapsed_message_deleted_after_its_next_receive_waits_behind_neither(queue, clock):
+    fill(queue, 1)
+    b = queue.buffered(visibility_timeout=30)
+    [old] = b.receive_message()
+    clock.advance(30)
+    [new] = b.receive_message()  # the same message, received again by the next claim
+    assert new.message_id == old.message_id and new.receive_count == 2
+    new.delete()  # waits
+    with pytest.raises(SQSError) as err:
+        old.delete()  # superseded: refused at once, as unbuffered, and new's delete still waits
+    assert err.value.code == "ReceiptHandleIsInvalid"
+    assert b.flush() == [] and stored(queue) == []
+
+
 def test_a_process_that_dies_with_deletes_waiting_loses_no_message(db_path, clock):
     db = sqsqlite.connect(db_path, clock=clock)
     q = db.create_queue("jobs", visibility_timeout=30)
@@ -235,11 +249,11 @@ def test_deletes_whose_commit_failed_wait_for_the_next_flush_and_close_still_rel
         [m] = b.receive_message()
         m.delete()  # acknowledged, waiting
 
-    def disk_full(queue, handles):
+    def disk_full(queue, claims):
         raise DatabaseError("Database error: database or disk is full.")
 
     with monkeypatch.context() as patch:
-        patch.setattr(buffered, "delete_handles", disk_full)
+        patch.setattr(buffered, "delete_claims", disk_full)
         with pytest.raises(DatabaseError):
             b.close()  # its flush fails ...
     assert counts(queue)[0] == 1  # ... and the message fetched, not handed out, is released anyway
@@ -253,6 +267,36 @@ def test_a_handle_it_did_not_hand_out_is_deleted_at_once(queue):
     b = queue.buffered()
     b.delete_message(m.receipt_handle)
     assert stored(queue) == ["m001"]
+
+
+def test_a_handed_out_message_deleted_by_its_handle_waits_like_one_deleted_by_itself(queue, db):
+    fill(queue, 12)
+    b = queue.buffered()
+    [first] = b.receive_message()
+    [second] = b.receive_message()
+    b.delete_message(first.receipt_handle)
+    b.delete_message(second)
+    assert counts(queue) == (2, 10)  # both deletes wait
+    assert not db.handles._issued  # a handle whose delete waits is forgotten
+    b.delete_message(first.receipt_handle)  # again, as SQS allows: no longer known, it goes through at once
+    assert counts(queue) == (2, 9)
+    assert b.flush() == [] and counts(queue) == (2, 8)
+
+
+def test_a_message_of_a_claim_older_than_the_claims_kept_is_deleted_at_once(queue, monkeypatch):
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "BUFFER_CLAIMS_KEPT", 1)
+    fill(queue, 30)
+    b = queue.buffered()
+    first_claim = [b.receive_message()[0] for _ in range(10)]
+    [new] = b.receive_message()  # a second claim: the first is no longer kept
+    new.delete()
+    first_claim[0].delete()
+    assert len(stored(queue)) == 29  # the old claim's message went at once; new's waits
+    assert "m000" not in stored(queue) and new.body in stored(queue)
+    b.flush()
+    assert len(stored(queue)) == 28
 
 
 @pytest.mark.parametrize("handle", ["not-a-handle", "", None, 7, ["x"]])

@@ -546,6 +546,42 @@ def test_message_helpers_act_with_their_own_receipt_handle(queue):
     assert queue.peek() == []
 
 
+def test_a_message_deleted_without_its_handle_read_never_makes_the_handle(queue, db):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(3)])
+    first, second, third = queue.receive_message(max_number_of_messages=3)
+    first.delete()
+    queue.delete_message(second)  # the received message stands for its handle
+    assert not db.handles._issued  # no handle's text was made, so none is remembered
+    handle = third.receipt_handle
+    assert handle == third.receipt_handle and handle in db.handles._issued  # made once, when first read
+    third.delete()
+    assert queue.peek() == [] and not db.handles._issued
+
+
+def test_a_message_given_another_handle_acts_with_that_handle(queue):
+    queue.send_message("x")
+    [msg] = queue.receive_message()
+    [other] = queue.peek()
+    assert msg == msg and msg != other  # equal by their claims: the peeked message has none
+    good = msg.receipt_handle
+    msg.receipt_handle = good[:-1] + ("0" if good[-1] != "0" else "1")
+    with pytest.raises(ReceiptHandleIsInvalid):
+        msg.delete()
+    msg.receipt_handle = good
+    msg.delete()
+    assert queue.peek() == []
+
+
+def test_a_fifo_message_deleted_without_its_handle_read_lets_its_group_go_on(db):
+    q = db.create_queue("jobs.fifo", {"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    q.send_message("a", message_group_id="g")
+    q.send_message("b", message_group_id="g")
+    [a] = q.receive_message()
+    assert q.receive_message() == []  # the group waits for a
+    a.delete()
+    assert [m.body for m in q.receive_message()] == ["b"]
+
+
 def test_a_peeked_message_has_no_handle_and_cannot_be_deleted_through_it(queue):
     queue.send_message("x")
     [peeked] = queue.peek()

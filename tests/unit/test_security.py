@@ -269,8 +269,9 @@ def test_the_remembered_handles_are_bounded_and_a_forgotten_one_is_checked_in_fu
     for i in range(7):
         queue.send_message(f"m{i}")
     received = [queue.receive_message()[0] for _ in range(7)]
+    handles = [m.receipt_handle for m in received]  # a handle's text is made, and remembered, when read
     assert len(db.handles._issued) <= 3
-    forgotten = received[0].receipt_handle
+    forgotten = handles[0]
     assert forgotten not in db.handles._issued
     data = bytearray(raw(forgotten))
     data[-1] ^= 1
