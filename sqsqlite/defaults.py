@@ -76,10 +76,10 @@ FAIR_NOISY_SHARE_PERCENT = 10
 FAIR_WINDOW = 256
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
 INFLIGHT_BLOCK = 256
-# Receipt handles a Database remembers having issued, so their deletes skip the MAC check; a
-# delete on a standard queue takes its handles out (about 4 MB when full, as when messages are
-# received and left to time out, or deleted from FIFO queues); past this the memory is emptied
-# and older handles are checked in full.
+# Receipt handles a Database remembers having issued (a message's is made when first read), so
+# their deletes skip the MAC check; a delete on a standard queue takes its handles out (about
+# 4 MB when full, as when handles read are left to time out, or deleted from FIFO queues); past
+# this the memory is emptied and older handles are checked in full.
 ISSUED_HANDLES_KEPT = 10_000
 # Queue URLs the action layer remembers with their checked queue names (past this it forgets them all).
 QUEUE_URLS_KEPT = 1_000

@@ -13,9 +13,10 @@ consumer that takes one message per call:
   takes 10; each next one at most doubles, up to ``prefetch`` (100, as the SDK's 10 batches of
   10), and holds no more than the consumer handled, since the last claim, in a quarter of a
   visibility timeout, so a slow consumer gets small claims.
-- A delete of a message it handed out waits until ``prefetch`` deletes wait, the next claim, a
-  receive ``max_batch_open_ms`` after the first of them (200), ``flush()`` or ``close()``, and
-  is committed with the others in one transaction.
+- A delete of a message it handed out (of one of its last BUFFER_CLAIMS_KEPT claims) waits
+  until ``prefetch`` deletes wait, the next claim, a receive ``max_batch_open_ms`` after the
+  first of them (200), ``flush()`` or ``close()``, and is committed with the others in one
+  transaction.
 
 A message then costs a share of a claim and of a delete, instead of a transaction of each. What
 it trades, as the SDK's client does:
@@ -104,10 +105,12 @@ class BufferedQueue:
         # delete never waits for another thread's long poll.
         self._lock = threading.Lock()
         self._ready: deque[Message] = deque()  # fetched, not handed out yet
-        # This object's newest claims (at most BUFFER_CLAIMS_KEPT), by their token's id: a
+        # The tokens of this object's newest claims (at most BUFFER_CLAIMS_KEPT), by id: a
         # delete of one of their messages waits; any other goes through at once. The token is
-        # kept in the value, so its id is never another object's while it is a key.
-        self._claims: dict[int, bytearray] = {}
+        # kept in the value, so its id is never another object's while it is a key. A claim
+        # has one token, or one a round when it moved poison messages (_claims_kept: a claim's ids).
+        self._claims: dict[int, bytes | bytearray] = {}
+        self._claims_kept: deque[list[int]] = deque()
         # Acknowledged, delete not committed yet (in order): row id -> claim.
         self._pending: dict[int, Handle] = {}
         self._pending_since = 0
@@ -185,12 +188,14 @@ class BufferedQueue:
                 # Just claimed: handed out even with a lease of 0 s, as an unbuffered receive would.
                 out = fetched[:n]
                 self._ready.extend(fetched[n:])
-                claims = self._claims
-                # One token a claim (a FIFO claim's messages each hold a copy: all are kept).
-                for token in {id(m.claim[3]): m.claim[3] for m in fetched}.values():
-                    claims[id(token)] = token
-                while len(claims) > D.BUFFER_CLAIMS_KEPT:
-                    del claims[next(iter(claims))]  # the oldest: its messages' deletes go through at once
+                if fetched:
+                    claims, kept = self._claims, self._claims_kept
+                    tokens = {id(m.claim[3]): m.claim[3] for m in fetched}  # type: ignore[index]  # received: a claim
+                    claims.update(tokens)
+                    kept.append(list(tokens))
+                    while len(kept) > D.BUFFER_CLAIMS_KEPT:
+                        for key in kept.popleft():  # the oldest claim: its messages' deletes go through at once
+                            del claims[key]
         if closed:  # closed while this claim long-polled: let them go at once
             self._release(fetched)
             self._check_open()
@@ -291,21 +296,34 @@ class BufferedQueue:
     # ------------------------------------------------------------------ visibility
 
     def change_message_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
-        """ChangeMessageVisibility, at once; after the waiting deletes (so that one of its
-        message finds it deleted, as it would unbuffered)."""
+        """ChangeMessageVisibility, at once; on a message whose delete waits, after the waiting
+        deletes (so it finds the message deleted, as it would unbuffered)."""
         self._check_open()
         vt = V.visibility_timeout(visibility_timeout)
-        if self._pending:
+        if self._may_wait([receipt_handle]):
             self.flush()
         self.queue.change_message_visibility(receipt_handle, vt)
 
     def change_message_visibility_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
-        """ChangeMessageVisibilityBatch, at once, after the waiting deletes."""
+        """ChangeMessageVisibilityBatch, at once; after the waiting deletes if one of its
+        messages' does."""
         self._check_open()
         batch = B.batch_entry_ids(entries, "ChangeMessageVisibilityBatch")  # checked here, once: the queue takes it as it is
-        if self._pending:
+        if self._may_wait([e.get("ReceiptHandle") for e in batch.entries]):
             self.flush()
         return self.queue.change_message_visibility_batch(batch)
+
+    def _may_wait(self, handles: list[Any]) -> bool:
+        """Whether a delete of one of these handles' messages may be waiting: a handle this
+        process remembers names its row; any other might be one of ours, forgotten."""
+        if not self._pending:
+            return False
+        find = self.queue.db.handles.find
+        for handle in handles:
+            h = find(handle)
+            if h is None or h.row_id in self._pending:
+                return True
+        return False
 
     # ------------------------------------------------------------------ close
 

@@ -59,6 +59,8 @@ def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
     handles = queue.db.handles
     fifo = queue.name.endswith(".fifo")  # only FIFO queues' names end so
     message = receipt_handle if isinstance(receipt_handle, Message) else None
+    if message is not None and message.claim is None and message.receipt_handle is None:
+        raise ReceiptHandleIsInvalid("This message was not received, so it has no receipt handle.")
     h: Handle | None = None
     if fifo:
         pass  # FIFO deletes take the exact path, which mends the group's head
@@ -68,9 +70,10 @@ def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
         found = handles.take([receipt_handle])  # [] for a handle that can't be a key
         h = found[0] if found else None
     with queue.db.store.write() as tx:
-        # A handle this process issued for the queue it last claimed from by this name, deleted
-        # without reading the queue's row: the row gone proves the queue and the message were
-        # there. Anything else (deleted already, superseded, another queue's) goes the exact way.
+        # A handle this process issued (or a message's claim) for the queue it last claimed from
+        # by this name, deleted without reading the queue's row: the row gone proves the queue
+        # and the message were there. Anything else (deleted already, superseded, another
+        # queue's) goes the exact way.
         if (
             h is not None
             and h.queue_id == handles.queue_ids.get(queue.name)
@@ -134,6 +137,8 @@ def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[Handle, SQSE
                 _delete(queue, tx, row, text(claim), now)
             except SQSError as exc:
                 failures.append((claim, exc))
+    if row["fifo"] and len(failures) < len(claims):  # the groups' next messages may be receivable now
+        queue.db.wakeups.notify(queue.name, len(claims) - len(failures))
     return failures
 
 
@@ -268,8 +273,9 @@ def _batch(queue: Queue, entries, action) -> BatchResult:
 
 
 def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None:
-    """Rows deleted for handles this process issued and remembers (Handles.take), or None
-    when any is unknown or another queue's. Each receive's run of handles shares its token
+    """Rows deleted for handles this process issued and remembers (Handles.take), or for
+    received messages' claims (which have the same fields), or None when any is unknown or
+    another queue's. Each receive's run of handles shares its token
     object, and is deleted by one statement of up to ten row ids (Q.DELETE_CLAIMED_ROWS), or of
     up to a claim's most for a buffered consumer's (Q.DELETE_CLAIMED_MANY): the token is fresh
     per claim and only claims set it, so token and row ids name exactly those messages. A

@@ -277,8 +277,16 @@ class Handles:
         self.queue_ids: dict[str, int] = {}
 
     def issue(self, queue_id: int, row_id: int, message_id: str, token: bytes | bytearray) -> str:
+        """A receipt handle for these fields, remembered (text())."""
+        return self.text(_new_tuple(Handle, (queue_id, row_id, None, token, message_id)))
+
+    def text(self, claim: Handle) -> str:
+        """The receipt handle of a received message's claim, made when first read (a
+        ``Message.delete()`` needs none: it deletes by the claim itself), and remembered with
+        its fields until a delete takes it."""
         # Written out, uuid_bytes' common case and the MAC: a call costs about 1,000
-        # instructions in CPython 3.11, and this runs for every message received.
+        # instructions in CPython 3.11, and this runs for every handle read.
+        queue_id, row_id, _, token, message_id = claim
         try:
             message_uuid = bytes.fromhex(message_id.replace("-", "")) if len(message_id) == 36 else b""
         except ValueError:
@@ -301,12 +309,6 @@ class Handles:
         # the stored text itself, which the delete's statement compares with.
         issued[text] = _new_tuple(Handle, (queue_id, row_id, message_uuid, token, message_id))
         return text
-
-    def text(self, claim: Handle) -> str:
-        """The receipt handle of a received message's claim, made when first read (a
-        ``Message.delete()`` needs none: it deletes by the claim itself), and remembered as
-        issue() remembers every handle."""
-        return self.issue(claim.queue_id, claim.row_id, claim.message_id, claim.token)
 
     def find(self, handle: Any) -> Handle | None:
         """The fields of a handle this object issued and remembers, else None; unlike take() it

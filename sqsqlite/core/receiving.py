@@ -86,7 +86,11 @@ def receive(
             if lease is not None:
                 messages = _claimed_messages(queue, rows, queue_id, system, wanted, lease)
             else:
-                messages = [_message(queue, row, queue_id, system, wanted) for row in rows]
+                # Rows read back hold a token object each: the messages of one claim round share
+                # one (BufferedQueue keeps its claims by token object; deleting.py's fast path
+                # tells a claim's run of deletes by it).
+                tokens: dict = {}
+                messages = [_message(queue, row, queue_id, system, wanted, tokens) for row in rows]
             if "AWSTraceHeader" in system:
                 add_trace_headers(messages, rows, _ATTRIBUTES_AT)
             return messages
@@ -102,7 +106,9 @@ def receive(
             wakeups.wait(queue.name, mark, deadline if due is None else min(deadline, due), deadline)
 
 
-def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], issue_handle: bool = True) -> Message:
+def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], tokens: dict | None) -> Message:
+    """A received message of a row (Q.RECEIVED_COLUMNS), with its claim when ``tokens`` is a
+    dict (the claim's token objects, one kept per value), without when None (peek)."""
     # One unpack of the row (Q.RECEIVED_COLUMNS; the column orders are asserted at the end
     # of this module): sqlite3.Row finds a column by name with a case-insensitive scan.
     (
@@ -141,7 +147,9 @@ def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callabl
         visible_at,
         queue,
         # The handle's fields; its text is made when read (Message.receipt_handle).
-        None if token is None or not issue_handle else _new_tuple(Handle, (queue_id, row_id, None, token, message_id)),
+        None
+        if token is None or tokens is None
+        else _new_tuple(Handle, (queue_id, row_id, None, tokens.setdefault(token, token), message_id)),
     )
     if system:
         message.attributes = system_attributes(message, system)
@@ -417,7 +425,7 @@ def _peeked(queue: Queue, rows: list, queue_id: int) -> list[Message]:
     out = []
     system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
     for r in rows:
-        m = _message(queue, r, queue_id, system, everything, issue_handle=False)
+        m = _message(queue, r, queue_id, system, everything, None)
         m.queue = None
         out.append(m)
     return out

@@ -8,10 +8,13 @@ from collections import abc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import validation as V
 from ..errors import ReceiptHandleIsInvalid
+
+if TYPE_CHECKING:
+    from .handles import Handle
 
 
 class SendResult(tuple):
@@ -126,8 +129,9 @@ class Message:
     A received message's ``claim`` is what the engine needs to act on it: its queue's id, its
     row, the receive's token (sqsqlite's own, not SQS's shape; None for a peeked message). Its
     receipt handle's text, a MAC over the claim, is made when ``receipt_handle`` is first read:
-    ``delete()`` deletes by the claim and needs none, which spared a consumer that deletes each
-    message a tenth of its CPU a message."""
+    on a standard queue ``delete()`` deletes by the claim and needs none, which spared a
+    buffered consumer a tenth of its CPU a message. Made by the engine: its constructor is not
+    part of the API (its third field is the handle's text, ``_receipt_handle``)."""
 
     # slots: a claim makes one a message and the consumer drops it soon after; without an
     # instance dict each is smaller, and a receive + delete in batches of 10 took 2-3% less CPU.
@@ -149,7 +153,7 @@ class Message:
     sender_id: str | None = None
     visible_at: int | None = None
     queue: Any = field(default=None, repr=False, compare=False)  # the Queue (or BufferedQueue) that received it
-    claim: Any = field(default=None, repr=False)  # a handles.Handle without its message_uuid, or None
+    claim: Handle | None = field(default=None, repr=False)  # its message_uuid None: made with the text
     _md5_body: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -157,7 +161,7 @@ class Message:
         """The receipt handle, for DeleteMessage and ChangeMessageVisibility; None for a peeked
         message."""
         text = self._receipt_handle
-        if text is None and self.claim is not None:
+        if text is None and self.claim is not None and self.queue is not None:
             text = self._receipt_handle = self.queue.db.handles.text(self.claim)
         return text
 
@@ -191,8 +195,8 @@ class Message:
 
     def change_visibility(self, visibility_timeout: int) -> None:
         """ChangeMessageVisibility with this message's receipt handle."""
-        handle = self.receipt_handle
-        if self.queue is None or handle is None:
+        handle = None if self.queue is None else self.receipt_handle
+        if handle is None:
             raise ReceiptHandleIsInvalid("This message was not received, so it has no receipt handle.")
         self.queue.change_message_visibility(handle, visibility_timeout)
 

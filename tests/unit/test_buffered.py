@@ -203,8 +203,9 @@ def test_a_lapsed_message_deleted_after_its_next_receive_waits_behind_neither(qu
     assert new.message_id == old.message_id and new.receive_count == 2
     new.delete()  # waits
     with pytest.raises(SQSError) as err:
-        old.delete()  # superseded: refused at once, as unbuffered, and new's delete still waits
+        old.delete()  # superseded: refused at once, as unbuffered
     assert err.value.code == "ReceiptHandleIsInvalid"
+    assert stored(queue) == [new.body]  # new's delete still waits
     assert b.flush() == [] and stored(queue) == []
 
 
@@ -297,6 +298,55 @@ def test_a_message_of_a_claim_older_than_the_claims_kept_is_deleted_at_once(queu
     assert "m000" not in stored(queue) and new.body in stored(queue)
     b.flush()
     assert len(stored(queue)) == 28
+
+
+def test_a_claim_that_moved_a_poison_message_keeps_all_its_deletes_waiting(db, clock, monkeypatch):
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "BUFFER_CLAIMS_KEPT", 1)  # one claim kept, however many rounds it took
+    db.create_queue("dlq")
+    q = db.create_queue(
+        "jobs", {"RedrivePolicy": '{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:dlq", "maxReceiveCount": "1"}'}
+    )
+    fill(q, 10)
+    q.receive_message(visibility_timeout=1)  # m000 received once: the next receive moves it
+    clock.advance(1)
+    b = q.buffered()
+    handed = [b.receive_message()[0] for _ in range(9)]  # one claim of two rounds: m000 moved, then none left
+    assert "m000" not in {m.body for m in handed}
+    for m in handed:
+        m.delete()
+    assert len(stored(q)) == 9  # m000 moved; all nine deletes wait, none went alone
+    b.flush()
+    assert stored(q) == []
+
+
+def test_a_change_of_visibility_commits_the_waiting_deletes_only_when_one_is_its_messages(queue):
+    fill(queue, 3)
+    b = queue.buffered()
+    first, second, third = (b.receive_message()[0] for _ in range(3))
+    first.delete()
+    second.change_visibility(60)  # its own delete does not wait: first's still does
+    assert len(stored(queue)) == 3
+    b.change_message_visibility_batch([{"Id": "a", "ReceiptHandle": third.receipt_handle, "VisibilityTimeout": 60}])
+    assert len(stored(queue)) == 3
+    second.delete()
+    with pytest.raises(InvalidParameterValue):
+        second.change_visibility(30)  # its delete waited: committed first, so it finds the message gone
+    assert stored(queue) == ["m002"]
+
+
+def test_a_fifo_buffered_delete_wakes_consumers_waiting_for_the_group(db):
+    q = db.create_queue("jobs.fifo", {"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    q.send_message("a", message_group_id="g")
+    woken = []
+    inner = db.wakeups.notify
+    db.wakeups.notify = lambda queue, count=None: (woken.append((queue, count)), inner(queue, count))
+    b = q.buffered()
+    [a] = b.receive_message()
+    a.delete()
+    b.flush()
+    assert ("jobs.fifo", 1) in woken
 
 
 @pytest.mark.parametrize("handle", ["not-a-handle", "", None, 7, ["x"]])
