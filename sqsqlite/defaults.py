@@ -177,8 +177,9 @@ BUFFER_LEASE_SHARE = 0.25
 BUFFER_MAX_BATCH_OPEN = IntRange("max_batch_open_ms", 0, 60_000, 200, "milliseconds")
 # Deferred deletes the queue refused, kept for the caller to read (the newest).
 BUFFER_FAILURES_KEPT = 1000
-# Its newest claims whose messages' deletes wait to go together; a message of an older one
-# (held through 64 claims since) is deleted at once.
+# How many of a BufferedQueue's newest claims have their messages' deletes wait to go together:
+# enough for a consumer that holds messages through many claims (64 of up to 100), while the
+# buffer keeps only their tokens; a message of an older claim is deleted at once.
 BUFFER_CLAIMS_KEPT = 64
 
 # Stored and returned as given; sqsqlite enforces and encrypts nothing because of them.

@@ -101,7 +101,7 @@ class BufferedQueue:
         self._lease_ms = 0
         self._handed = 0
         self.failed_deletes: deque[DeferredDeleteFailure] = deque(maxlen=D.BUFFER_FAILURES_KEPT)
-        # Guards the three collections below, held briefly: never across a statement, so a
+        # Guards the collections below, held briefly: never across a statement, so a
         # delete never waits for another thread's long poll.
         self._lock = threading.Lock()
         self._ready: deque[Message] = deque()  # fetched, not handed out yet
@@ -320,6 +320,8 @@ class BufferedQueue:
             return False
         find = self.queue.db.handles.find
         for handle in handles:
+            if type(handle) is not str:
+                continue  # not a handle at all: the queue refuses it, and nothing waits for it
             h = find(handle)
             if h is None or h.row_id in self._pending:
                 return True

@@ -59,7 +59,9 @@ def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
     handles = queue.db.handles
     fifo = queue.name.endswith(".fifo")  # only FIFO queues' names end so
     message = receipt_handle if isinstance(receipt_handle, Message) else None
-    if message is not None and message.claim is None and message.receipt_handle is None:
+    # Neither a claim to delete by nor a handle (peeked, or detached from its queue): the text
+    # is read only then, so a received message's is not made here.
+    if message is not None and (message.claim is None or message.queue is None) and message.receipt_handle is None:
         raise ReceiptHandleIsInvalid("This message was not received, so it has no receipt handle.")
     h: Handle | None = None
     if fifo:
@@ -285,7 +287,7 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
         return None
     n = len(remembered)
     tokens = list(map(handle_token, remembered))
-    if n <= D.MAX_BATCH_ENTRIES and tokens.count(tokens[0]) == n:  # one receive's: count() by identity
+    if n <= D.MAX_BATCH_ENTRIES and tokens.count(tokens[0]) == n:  # one receive's: count() tries identity first
         return tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], queue_id, *map(handle_row_id, remembered)])
     # More than a batch: a buffered consumer's. Its runs go by one cached statement of a claim's
     # most ids whatever their length (padding, which IN ignores, keeps the row count exact), not

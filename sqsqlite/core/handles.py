@@ -193,7 +193,7 @@ def new_request_id() -> str:
     return f"{_REQUEST_PREFIX}{next(_REQUEST_COUNT) & 0xFFFFFFFFFFFF:012x}"
 
 
-# A handle's text (Handles.issue): its fields and MAC in hex (version 2, or 3 where BLAKE2b is
+# A handle's text (Handles.text): its fields and MAC in hex (version 2, or 3 where BLAKE2b is
 # refused and the MAC is HMAC-SHA256). Version 1 wrote
 # them in urlsafe base64, a third shorter but three times the cost to write (4,900 instructions
 # a handle against 1,800); version 1 handles (87 characters, never 130) are still accepted.
@@ -263,7 +263,7 @@ class Handles:
     in full."""
 
     def __init__(self, secret: bytes):
-        # One keyed state: issue() copies it directly, macs[2] (for checking) through a closure.
+        # One keyed state: text() copies it directly, macs[2] (for checking) through a closure.
         # Where BLAKE2b is refused (FIPS mode) it is None, and handles are version 3.
         self._keyed = _keyed_blake2b(secret)
         self._hmac_sha256 = _hmac_sha256(secret)

@@ -194,7 +194,7 @@ def test_a_prefetched_message_whose_lease_ended_is_never_handed_out(queue, clock
     assert b.receive_message() == []  # the two it held had lapsed: dropped, then nothing to claim
 
 
-def test_a_lapsed_message_deleted_after_its_next_receive_waits_behind_neither(queue, clock):
+def test_an_older_claims_delete_of_a_message_received_again_goes_at_once_and_is_refused(queue, clock):
     fill(queue, 1)
     b = queue.buffered(visibility_timeout=30)
     [old] = b.receive_message()
@@ -308,17 +308,19 @@ def test_a_claim_that_moved_a_poison_message_keeps_all_its_deletes_waiting(db, c
     q = db.create_queue(
         "jobs", {"RedrivePolicy": '{"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:dlq", "maxReceiveCount": "1"}'}
     )
-    fill(q, 10)
-    q.receive_message(visibility_timeout=1)  # m000 received once: the next receive moves it
-    clock.advance(1)
+    q.send_message("poison")
+    q.receive_message(visibility_timeout=1)  # received once: the next receive moves it
+    clock.advance(2)
+    fill(q, 11)  # visible after the poison message, so one claim takes it first
     b = q.buffered()
-    handed = [b.receive_message()[0] for _ in range(9)]  # one claim of two rounds: m000 moved, then none left
-    assert "m000" not in {m.body for m in handed}
+    handed = [b.receive_message()[0] for _ in range(10)]  # one claim, two rounds: the poison moved, then one more
+    assert "poison" not in {m.body for m in handed}
+    assert len({id(m.claim.token) for m in handed}) == 2  # a token a round, shared by the round's messages
     for m in handed:
         m.delete()
-    assert len(stored(q)) == 9  # m000 moved; all nine deletes wait, none went alone
+    assert len(stored(q)) == 11  # all ten deletes wait, none went alone
     b.flush()
-    assert stored(q) == []
+    assert stored(q) == ["m010"]
 
 
 def test_a_change_of_visibility_commits_the_waiting_deletes_only_when_one_is_its_messages(queue):
@@ -336,7 +338,7 @@ def test_a_change_of_visibility_commits_the_waiting_deletes_only_when_one_is_its
     assert stored(queue) == ["m002"]
 
 
-def test_a_fifo_buffered_delete_wakes_consumers_waiting_for_the_group(db):
+def test_a_fifo_buffered_delete_notifies_the_consumers_waiting_for_the_queue(db):
     q = db.create_queue("jobs.fifo", {"FifoQueue": "true", "ContentBasedDeduplication": "true"})
     q.send_message("a", message_group_id="g")
     woken = []

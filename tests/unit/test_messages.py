@@ -562,7 +562,6 @@ def test_a_message_deleted_without_its_handle_read_never_makes_the_handle(queue,
 def test_a_message_given_another_handle_acts_with_that_handle(queue):
     queue.send_message("x")
     [msg] = queue.receive_message()
-    assert dataclasses.replace(msg) == msg and dataclasses.replace(msg, claim=None) != msg  # equal with their claims
     good = msg.receipt_handle
     msg.receipt_handle = good[:-1] + ("0" if good[-1] != "0" else "1")
     with pytest.raises(ReceiptHandleIsInvalid):
@@ -570,6 +569,26 @@ def test_a_message_given_another_handle_acts_with_that_handle(queue):
     msg.receipt_handle = good
     msg.delete()
     assert queue.peek() == []
+
+
+def test_two_copies_of_one_received_message_are_equal_whether_or_not_either_handle_was_read(queue):
+    queue.send_message("x")
+    [msg] = queue.receive_message()
+    copy = dataclasses.replace(msg)
+    assert copy.receipt_handle  # the copy's text made, the original's not
+    assert copy == msg and msg.receipt_handle == copy.receipt_handle
+    assert dataclasses.replace(msg, claim=None) != msg  # a message's claim is part of it
+
+
+def test_a_received_message_detached_from_its_queue_has_no_handle_and_acts_on_nothing(queue):
+    queue.send_message("x")
+    [msg] = queue.receive_message()
+    detached = dataclasses.replace(msg, queue=None)
+    assert detached.receipt_handle is None  # no queue to make it with
+    for act in (detached.delete, lambda: detached.change_visibility(0), lambda: queue.delete_message(detached)):
+        with pytest.raises(ReceiptHandleIsInvalid):
+            act()
+    assert [m.body for m in queue.peek("in-flight")] == ["x"]
 
 
 def test_a_fifo_message_deleted_without_its_handle_read_lets_its_group_go_on(db):
