@@ -27,7 +27,7 @@ import time
 
 from sqsqlite.store import Store
 
-from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, body_of, filled
+from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, body_of, filled, remove_files
 
 WORKLOADS = {
     # name: (kind, batch, messages per round)
@@ -131,9 +131,7 @@ class EngineSql:
                 c.close()
             replayed = _messages_state(copy)
         finally:
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(copy + suffix)
+            remove_files(copy)
         # The replay must leave the rows the engine left, or it measured other work.
         if replayed != left:
             raise RuntimeError(f"replaying the engine's statements left {replayed[:3]}, the engine {left[:3]}")

@@ -12,7 +12,7 @@ import time
 import uuid
 
 from .harness import Run
-from .systems import Engine, _remove, body_of
+from .systems import Engine, body_of, remove_files
 
 # ---------------------------------------------------------------------- backlog
 
@@ -116,13 +116,13 @@ def backlog_file(cache_dir: str, work_dir: str, stored: int, in_flight: int) -> 
     if not os.path.exists(cached) or time.time() - os.path.getmtime(cached) > BACKLOG_CACHE_MAX_AGE_S:
         t = time.perf_counter()
         tmp = cached + ".building"
-        _remove(tmp)
+        remove_files(tmp)
         build_backlog(tmp, stored, in_flight)
-        _remove(cached)  # its -wal and -shm too: SQLite would read them beside the new file
+        remove_files(cached)  # its -wal and -shm too: SQLite would read them beside the new file
         os.replace(tmp, cached)
         built = time.perf_counter() - t
     path = os.path.join(work_dir, f"backlog-{stored}.db")
-    _remove(path)
+    remove_files(path)
     shutil.copyfile(cached, path)
     # Flush the copy now: otherwise the kernel writes hundreds of MB back while the run is
     # timed, and the run measures the disk's writeback instead of the engine.
@@ -215,7 +215,7 @@ def processes(work_dir: str, pairs: int, seconds: float) -> Run:
     sent = sum(r[1] for r in results if r[0] == "producer")
     deleted = sum(r[2] for r in results if r[0] == "consumer")
     lock_errors = sum(r[3] for r in results)
-    _remove(path)
+    remove_files(path)
     return Run(deleted, elapsed, [], {"lock_errors": lock_errors, "sent_per_s": round(sent / elapsed), "processes": 2 * pairs})
 
 
@@ -269,7 +269,7 @@ def long_poll(work_dir: str, samples: int, idle_seconds: int) -> Run:
     elapsed = time.perf_counter() - t
     p.join(timeout=30)
     db.close()
-    _remove(path)
+    remove_files(path)
     return Run(samples, elapsed, delays, {"idle_cpu_percent": round(100 * cpu / wall, 3), "idle_wait_s": round(wall, 2)})
 
 
@@ -286,7 +286,7 @@ def churn(work_dir: str, messages: int, max_receive_count: int = 3) -> Run:
     import sqsqlite
 
     path = os.path.join(work_dir, "churn.db")
-    _remove(path)
+    remove_files(path)
     shutil.copyfile(Engine._template(work_dir), path)
     clock = sqsqlite.ManualClock(time.time_ns() // 1_000_000)
     db = sqsqlite.connect(path, clock=clock)
@@ -317,7 +317,7 @@ def churn(work_dir: str, messages: int, max_receive_count: int = 3) -> Run:
     elapsed = perf() - start
     moved = int(dlq.get_queue_attributes(["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"])
     db.close()
-    _remove(path)
+    remove_files(path)
     return Run(received + moved, elapsed, lat, {"redelivered": received - messages // 10 * 10, "dead_lettered": moved})
 
 
@@ -359,7 +359,7 @@ def _fifo_engine(path: str) -> Engine:
     e = Engine.__new__(Engine)
     import sqsqlite
 
-    _remove(path)
+    remove_files(path)
     shutil.copyfile(Engine._template(os.path.dirname(path)), path)
     e.path = path
     e.db = sqsqlite.connect(path)

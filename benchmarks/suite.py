@@ -148,7 +148,7 @@ def backlog(sizes: Sizes, work: str, rows: list[Row], cache: str) -> None:
         for stored, in_flight in (small_size, large_size):
             rows.append(summarize(label, "sqsqlite", DEFAULT, runs[(stored, in_flight)], {"stored": stored, "in_flight": in_flight}))
             _log(f"  {label} stored={stored:,}: {rows[-1].rate_median:,.0f} msgs/s")
-        S._remove(large)
+        S.remove_files(large)
 
 
 def processes(sizes: Sizes, work: str, rows: list[Row]) -> None:

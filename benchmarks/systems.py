@@ -33,7 +33,8 @@ def body_of(size: int) -> str:
     return (unit * (size // len(unit) + 1))[:size]
 
 
-def _remove(path: str) -> None:
+def remove_files(path: str) -> None:
+    """A database file and those SQLite and sqsqlite keep beside it, where they exist."""
     for suffix in ("", "-wal", "-shm", "-journal", "-lock", "-sendlock"):
         try:
             os.remove(path + suffix)
@@ -85,7 +86,7 @@ class Engine:
     def __init__(self, path: str, synchronous: str = "NORMAL", visibility_timeout: int = 300, **queue_attrs):
         import sqsqlite
 
-        _remove(path)
+        remove_files(path)
         # Migrating a new file with alembic takes a fraction of a second; copy a migrated empty
         # file instead, so short runs measure messages, not schema creation.
         template = self._template(os.path.dirname(path))
@@ -101,14 +102,14 @@ class Engine:
         path = cls._templates.get(directory)
         if path is None or not os.path.exists(path):
             path = os.path.join(directory, "template-empty.db")
-            _remove(path)
+            remove_files(path)
             sqsqlite.connect(path).close()
             cls._templates[directory] = path
         return path
 
     def close(self) -> None:
         self.db.close()
-        _remove(self.path)
+        remove_files(self.path)
 
     def send(self, calls: int, batch: int, body: str) -> Run:
         q = self.q
@@ -206,7 +207,7 @@ class ClientEngine(Engine):
 
     def close(self) -> None:
         self.client.close()
-        _remove(self.path)
+        remove_files(self.path)
 
     def send(self, calls: int, batch: int, body: str) -> Run:
         c, url = self.client, self.url
@@ -297,7 +298,7 @@ class Floor:
     name = "floor"
 
     def __init__(self, path: str, synchronous: str = "NORMAL"):
-        _remove(path)
+        remove_files(path)
         self.path = path
         c = _connect(path, synchronous)
         c.executescript(FLOOR_SCHEMA)
@@ -305,7 +306,7 @@ class Floor:
 
     def close(self) -> None:
         self.c.close()
-        _remove(self.path)
+        remove_files(self.path)
 
     def send(self, calls: int, batch: int, body: str) -> Run:
         c = self.c
@@ -523,14 +524,14 @@ class LiteQueue:
     def __init__(self, path: str, synchronous: str = "NORMAL"):
         import litequeue
 
-        _remove(path)
+        remove_files(path)
         self.path = path
         self.q = litequeue.LiteQueue(path)
         _at_durability(self.q, synchronous)
 
     def close(self) -> None:
         self.q.close()
-        _remove(self.path)
+        remove_files(self.path)
 
     def send(self, calls: int, batch: int, body: str) -> Run:
         assert batch == 1, "litequeue has no batch put"
@@ -574,7 +575,7 @@ class CommitCeiling:
     name = "2-commit ceiling"
 
     def __init__(self, path: str, synchronous: str = "NORMAL"):
-        _remove(path)
+        remove_files(path)
         self.path = path
         c = _connect(path, synchronous)
         c.execute("CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
@@ -583,7 +584,7 @@ class CommitCeiling:
 
     def close(self) -> None:
         self.c.close()
-        _remove(self.path)
+        remove_files(self.path)
 
     def _commits(self, calls: int, per_call: int) -> Run:
         ex = self.c.execute

@@ -276,10 +276,6 @@ class Handles:
         # their rows (deleting.py). Written by claimed_from.
         self.queue_ids: dict[str, int] = {}
 
-    def issue(self, queue_id: int, row_id: int, message_id: str, token: bytes | bytearray) -> str:
-        """A receipt handle for these fields, remembered (text())."""
-        return self.text(_new_tuple(Handle, (queue_id, row_id, None, token, message_id)))
-
     def text(self, claim: Handle) -> str:
         """The receipt handle of a received message's claim, made when first read (a
         ``Message.delete()`` needs none: it deletes by the claim itself), and remembered with

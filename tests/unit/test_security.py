@@ -146,7 +146,7 @@ def test_where_blake2b_is_refused_handles_are_version_3_and_any_process_checks_t
     queue.send_message("m")
     row = db.store.connection().execute("SELECT id, message_id FROM messages").fetchone()
     token = os.urandom(16)
-    handle = fips.issue(1, row[0], row[1], token)
+    handle = fips.text(core_handles.Handle(1, row[0], None, token, row[1]))
     assert bytes.fromhex(handle)[0] == 3 and len(handle) == 130  # as long as version 2's
     assert core_handles.decode_handle(core_handles.Handles(db.store.secret).macs, handle).row_id == row[0]  # a fresh FIPS process
     monkeypatch.undo()  # a process with BLAKE2b checks it too
