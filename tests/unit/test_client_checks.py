@@ -5,6 +5,7 @@ botocore's, request for request, valid or not, and the error text word for word.
 from __future__ import annotations
 
 import importlib
+import itertools
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -182,3 +183,60 @@ def test_plain_sends_receives_and_deletes_one_or_in_batches_are_checked_without_
         QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
     )
     assert len(deleted["Successful"]) == len(got) == 9
+
+
+# A send, receive or delete of one message with all of a plain request's members, each of its
+# type, goes straight to its action (client._method): the outcome must be the general way's.
+QUEUES = itertools.count()
+plain_singles = st.one_of(
+    st.fixed_dictionaries({"MessageBody": st.one_of(st.text(alphabet="xé\x07\ufffe", max_size=3), scalars)}).map(
+        lambda r: ("SendMessage", r)
+    ),
+    st.fixed_dictionaries({"MaxNumberOfMessages": st.one_of(st.integers(-1, 12), scalars)}).map(lambda r: ("ReceiveMessage", r)),
+    st.fixed_dictionaries({"ReceiptHandle": st.one_of(st.text(max_size=3), scalars)}).map(lambda r: ("DeleteMessage", r)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(single=plain_singles, url_as_text=st.booleans())
+def test_a_send_receive_or_delete_of_one_message_meets_the_outcome_of_the_general_check(local, single, url_as_text):
+    action, members = single
+    call = getattr(local, CLIENT._snake(action))
+    number = next(QUEUES)
+
+    def shape(way: str) -> tuple:
+        # Each way on a queue of its own, holding one message: the same state for both.
+        url = local.create_queue(QueueName=f"plain-one-{way}-{number}")["QueueUrl"]
+        local.send_message(QueueUrl=url, MessageBody="waiting")
+        try:
+            result = call(**{"QueueUrl": url if url_as_text else url.encode(), **members})
+        except Exception as exc:
+            return (type(exc).__name__, str(exc).replace(way, "<way>"))
+        result.pop("ResponseMetadata")
+        result.pop("MessageId", None)
+        # A receive's messages differ by id and handle from queue to queue: their bodies are the outcome.
+        return tuple(sorted((k, [m["Body"] for m in v] if k == "Messages" else v) for k, v in result.items()))
+
+    fast = shape("fast")
+    plain_required = CLIENT._plain_required
+    CLIENT._plain_required = lambda name: None if name == action else plain_required(name)
+    try:
+        general = shape("general")
+    finally:
+        CLIENT._plain_required = plain_required
+    assert fast == general
+
+
+def test_a_plain_send_receive_and_delete_of_one_message_skip_the_action_layers_generic_checks(local, monkeypatch):
+    url = local.create_queue(QueueName="plain-straight")["QueueUrl"]
+
+    def refuse(*args):
+        raise AssertionError("Actions.call was asked")
+
+    monkeypatch.setattr(CLIENT.Actions, "call", refuse)
+    local.send_message(QueueUrl=url, MessageBody="one")
+    got = local.receive_message(QueueUrl=url, MaxNumberOfMessages=1)["Messages"]
+    assert [m["Body"] for m in got] == ["one"]
+    assert local.delete_message(QueueUrl=url, ReceiptHandle=got[0]["ReceiptHandle"])["ResponseMetadata"]["HTTPStatusCode"] == 200
+    with pytest.raises(AssertionError, match="Actions.call was asked"):
+        local.receive_message(QueueUrl=url)  # not all of a plain receive's members: the general way
