@@ -13,7 +13,7 @@ from .. import validation as V
 from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgress
 from . import deleting, receiving, sending, transfer
 from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
-from .buffered import BufferedQueue
+from .buffered import BufferedQueue, forward_queue_names
 from .rules import counts, ms, queue_row
 
 if TYPE_CHECKING:
@@ -169,3 +169,7 @@ class Queue:
         to ``prefetch``, deletes committed together. Options: prefetch, max_batch_open_ms,
         visibility_timeout, message_system_attribute_names, message_attribute_names."""
         return BufferedQueue(self, **options)
+
+
+# What a BufferedQueue does not define is its queue's: url, arn, send_message, ...
+forward_queue_names(Queue, ("db", "name"))

@@ -453,6 +453,22 @@ def test_it_is_otherwise_the_queue_itself(queue):
     assert m.queue is b and m.body == "via the buffer"
 
 
+def test_every_public_name_of_its_queue_is_the_queues_own_through_it(queue):
+    b = queue.buffered()
+    names = [n for n in dir(queue) if not n.startswith("_")]
+    assert {"db", "name", "url", "send_message", "peek"} <= set(names)
+    for name in names:
+        mine, theirs = getattr(b, name), getattr(queue, name)
+        if name in type(b).__dict__ and not isinstance(type(b).__dict__[name], property):
+            continue  # its own: receive_message, delete_message, ...
+        if callable(theirs):
+            assert mine.__self__ is queue and mine.__func__ is theirs.__func__, name
+        else:
+            assert mine == theirs, name
+    with pytest.raises(AttributeError):
+        b.no_such_name  # noqa: B018
+
+
 def test_a_closed_buffer_refuses_receives_and_deletes(queue):
     fill(queue, 2)
     b = queue.buffered()
