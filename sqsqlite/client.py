@@ -176,11 +176,11 @@ class SQSClient:
                 params = _raw_blobs(params)
         return self._answer(action, params)
 
-    def _answer(self, action: str, params: dict[str, Any], act: Callable[[Actions, dict], dict] | None = None) -> dict:
+    def _answer(self, action: str, params: dict[str, Any], act: Callable[[dict], dict] | None = None) -> dict:
         """The action's response to a checked request, or its error as boto3 raises it. act: the
         action's method itself, for a request whose members the caller knows Actions takes."""
         try:
-            response = self._actions.call(action, params) if act is None else act(self._actions, params)
+            response = self._actions.call(action, params) if act is None else act(params)
         except errors.SQSError as err:
             raise self.exceptions.from_error(err, action) from None
         response["ResponseMetadata"] = _metadata(200)
@@ -556,7 +556,6 @@ def _method(action: str):
             return self._call(action, kwargs)
 
     else:
-        act = getattr(Actions, action)
 
         def call(self: SQSClient, **kwargs: Any) -> dict:
             # The commonest requests, all of a plain request's members (_plain_request) and each
@@ -567,7 +566,7 @@ def _method(action: str):
                     if type(value) is not types[name]:
                         break
                 else:
-                    return self._answer(action, kwargs, act)
+                    return self._answer(action, kwargs, getattr(self._actions, action))
             return self._call(action, kwargs)
 
     call.__name__ = _snake(action)

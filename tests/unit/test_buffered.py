@@ -8,6 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqsqlite
+from sqsqlite.core.buffered import BufferedQueue, forward_queue_names
+from sqsqlite.core.queue import Queue
 from sqsqlite.errors import InvalidParameterValue, SQSError
 
 
@@ -467,6 +469,20 @@ def test_every_public_name_of_its_queue_is_the_queues_own_through_it(queue):
             assert mine == theirs, name
     with pytest.raises(AttributeError):
         b.no_such_name  # noqa: B018
+
+
+def test_what_the_buffer_sets_on_itself_is_its_own_even_where_its_queue_has_the_name(queue, monkeypatch):
+    # Should Queue gain a public name the buffer sets on itself (visibility_timeout here), the
+    # buffer's own value still wins, and setting it works, as assigning any name to it does.
+    monkeypatch.setattr(Queue, "visibility_timeout", "the queue's", raising=False)
+    forward_queue_names(Queue, ())
+    try:
+        b = queue.buffered(visibility_timeout=5)
+        assert b.visibility_timeout == 5
+        b.send_message = "the buffer's"
+        assert b.send_message == "the buffer's" and queue.send_message != "the buffer's"
+    finally:
+        delattr(BufferedQueue, "visibility_timeout")
 
 
 def test_a_closed_buffer_refuses_receives_and_deletes(queue):
