@@ -217,3 +217,11 @@ def test_a_cached_backlog_file_is_built_again_once_its_leases_could_have_lapsed(
     _, rebuilt = scenarios.backlog_file(cache, work, 20, 5)
     assert rebuilt > 0 and time.time() - os.path.getmtime(cached) < 600
     assert not os.path.exists(cached + "-wal")
+
+
+def test_the_claim_parts_measure_each_step_of_a_claim_in_cpu_microseconds_a_row():
+    from benchmarks import claim_parts
+
+    result = claim_parts.measure(rounds=1, stored=300, claims=2)
+    assert set(result) == set(claim_parts.PARTS)
+    assert all(0 < spent < 1e6 for spent in result.values())
