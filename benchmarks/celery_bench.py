@@ -31,6 +31,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from benchmarks.harness import commit
+
 RESULTS = Path(__file__).resolve().parent / "results" / "celery_bench.json"
 TASKS = textwrap.dedent(
     """
@@ -182,14 +184,6 @@ def run(tasks: int = 2000, rounds: int = 3, pool: str = "solo", concurrency: int
     return {"figures": figures, "ratios": ratios, "samples": samples}
 
 
-def _commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent, timeout=10)
-        return out.stdout.strip() or None
-    except OSError:
-        return None
-
-
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=2000)
@@ -207,7 +201,7 @@ def main(argv: list[str] | None = None) -> dict:
     document = {
         "benchmark": "celery_bench",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "commit": _commit(),
+        "commit": commit(),
         "machine": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),

@@ -1,19 +1,26 @@
-"""What a standard claim's CPU a row is made of: the figures behind docs/performance.md's "the
-claim's is mostly SQLite moving each claimed row's entry in the visibility index".
+"""What a standard claim's CPU a row is made of, step by step: the figures behind
+docs/performance.md's account of the buffered consumer's claim.
 
     python -m benchmarks.claim_parts            # 5 rounds, best of each
 
 A queue of 60,000 messages (200 B bodies) is sent through sqsqlite once; each part then runs on
-a fresh copy of that file through sqlite3 alone, with sqsqlite's pragmas: 500 transactions
-(BEGIN IMMEDIATE ... COMMIT), each taking the 100 oldest visible rows as a claim does and doing
-one part's work on them. CPU µs a row, commit included. The parts share the claim's selection
-(the oldest visible rows of the queue, by ``ix_messages_visible``) and differ in what they do
-to the rows, so their differences are the costs of those steps.
+a fresh copy of that file through sqlite3 alone (synchronous=NORMAL, temp_store=MEMORY, and
+SQLite's own checkpoints, where the engine has a checkpoint thread): 500 transactions (BEGIN
+IMMEDIATE ... COMMIT) of 100 rows each. CPU µs a row, commit included.
+
+- ``select``: the claim's selection (the 100 oldest visible rows, by ``ix_messages_visible``),
+  the rows read and nothing changed; the same rows every time, as nothing moves them.
+- ``unindexed`` and ``visible_at``: the next 100 rows by id set, a column no index holds or
+  ``visible_at``, which moves each row's entry in ``ix_messages_visible``. Fresh rows in both,
+  so their difference is what the index move costs.
+- ``claim``: the engine's own claim statement (``queries.claim_standard``), returning the
+  messages' columns as the engine reads them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -21,36 +28,23 @@ import tempfile
 import time
 
 import sqsqlite
+from sqsqlite import queries as Q
 
+from .harness import commit
 from .systems import body_of
 
 ROWS, CLAIMS, STORED = 100, 500, 60_000
-SELECT = "SELECT id FROM messages WHERE queue_id = ?4 AND visible_at <= ?2 AND sent_at > ?5 ORDER BY visible_at LIMIT ?6"
-CLAIM = (
-    "UPDATE messages SET visible_at = ?1, receive_count = receive_count + 1, first_received_at = "
-    f"coalesce(first_received_at, ?2), received_at = ?2, receipt_token = ?3 WHERE id IN ({SELECT}) "
-)
-# name: (what it shows, the statement). Each binds the same values (hence ?3 where it is not
-# needed) and returns the ids of the rows it took, which are counted.
+_SELECT = "SELECT id FROM messages WHERE queue_id = ?4 AND visible_at <= ?2 AND sent_at > ?5 ORDER BY visible_at LIMIT ?6"
+# ?7: the first id of this transaction's rows. Every part binds the same values, used or not.
+_RANGE = "id >= ?7 AND id < ?7 + ?6 AND ?2 IS NOT NULL AND ?3 IS NOT NULL AND ?4 IS NOT NULL AND ?5 IS NOT NULL"
 PARTS = {
-    "read": (
-        "the claim's selection, rows read and nothing changed",
-        f"SELECT id FROM messages WHERE id IN ({SELECT}) AND ?1 AND ?3 IS NOT NULL",
+    "select": (
+        "the claim's selection, the rows read",
+        f"SELECT id FROM messages WHERE id IN ({_SELECT}) AND ?1 IS NOT NULL AND ?3 IS NOT NULL AND ?7 IS NOT NULL",
     ),
-    "unindexed": (
-        "a column no index holds set",
-        f"UPDATE messages SET received_at = ?1 WHERE id IN ({SELECT}) AND ?3 IS NOT NULL RETURNING id",
-    ),
-    "visible_at": (
-        "visible_at set: the row's entry moves in ix_messages_visible",
-        f"UPDATE messages SET visible_at = ?1 WHERE id IN ({SELECT}) AND ?3 IS NOT NULL RETURNING id",
-    ),
-    "claim": ("the claim's whole UPDATE, returning ids", CLAIM + "RETURNING id"),
-    "claim+rows": (
-        "the claim returning the messages' columns, as the engine's",
-        CLAIM + "RETURNING id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, "
-        "dead_letter_source_arn, coalesce(dedup_id, sequence_number, char(1) || group_id)",
-    ),
+    "unindexed": ("a column no index holds set, fresh rows", f"UPDATE messages SET received_at = ?1 WHERE {_RANGE} RETURNING id"),
+    "visible_at": ("visible_at set: each row's index entry moves", f"UPDATE messages SET visible_at = ?1 WHERE {_RANGE} RETURNING id"),
+    "claim": ("the engine's claim statement, its columns returned", Q.claim_standard),
 }
 
 
@@ -61,13 +55,17 @@ def _one(template: str, work: str, sql: str, claims: int) -> float:
     try:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA temp_store=MEMORY")
-        queue_id = conn.execute("SELECT id FROM queues").fetchone()[0]
+        queue_id, first = conn.execute("SELECT queue_id, min(id) FROM messages").fetchone()
         now = time.time_ns() // 1_000_000
         rows = 0
         start = time.process_time()
         for k in range(claims):
             conn.execute("BEGIN IMMEDIATE")
-            rows += len(conn.execute(sql, (now + 300_000, now + k, bytearray(os.urandom(16)), queue_id, 0, ROWS)).fetchall())
+            # In Q.CLAIM_STANDARD_PARAMS order: lease end, now, token, queue, retention cutoff, count.
+            values = (now + 300_000, now + k, bytearray(os.urandom(16)), queue_id, 0, ROWS)
+            if sql is not Q.claim_standard:
+                values += (first + k * ROWS,)
+            rows += len(conn.execute(sql, values).fetchall())
             conn.execute("COMMIT")
         spent = time.process_time() - start
     finally:
@@ -75,12 +73,14 @@ def _one(template: str, work: str, sql: str, claims: int) -> float:
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(path + suffix):
                 os.remove(path + suffix)
-    if rows == 0:
-        raise RuntimeError("no rows were claimed")
+    if rows != claims * ROWS:
+        raise RuntimeError(f"{rows} rows taken, not {claims * ROWS}")
     return spent / rows * 1e6
 
 
 def measure(rounds: int = 5, stored: int = STORED, claims: int = CLAIMS) -> dict[str, float]:
+    if claims * ROWS > stored:
+        raise ValueError("each part takes fresh rows: store at least claims x 100 messages")
     with tempfile.TemporaryDirectory(prefix="sqsqlite-claim-") as work:
         template = os.path.join(work, "queue.db")
         db = sqsqlite.connect(template)
@@ -89,7 +89,8 @@ def measure(rounds: int = 5, stored: int = STORED, claims: int = CLAIMS) -> dict
         for _ in range(stored // 10):
             queue.send_message_batch([{"Id": str(i), "MessageBody": body} for i in range(10)])
         db.close()
-        with sqlite3.connect(template) as conn:  # all of it in the file itself, which is copied
+        # Everything in the file itself, which is what is copied.
+        with contextlib.closing(sqlite3.connect(template)) as conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         best = {name: float("inf") for name in PARTS}
         for _ in range(rounds):
@@ -99,13 +100,13 @@ def measure(rounds: int = 5, stored: int = STORED, claims: int = CLAIMS) -> dict
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="A standard claim's CPU a row, step by step.")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    print(f"load average {os.getloadavg()}")
-    print(f"CPU us a row, claims of {ROWS} on a copy of a queue of {STORED:,}, commit included (best of {args.rounds})")
+    print(f"commit {commit()}, load average {os.getloadavg()}")
+    print(f"CPU us a row, {CLAIMS} transactions of {ROWS} rows on a copy of a queue of {STORED:,}, commit included (best of {args.rounds})")
     for name, spent in measure(args.rounds).items():
-        print(f"{name:11s} {spent:6.2f}  {PARTS[name][0]}")
+        print(f"{name:10s} {spent:6.2f}  {PARTS[name][0]}")
 
 
 if __name__ == "__main__":

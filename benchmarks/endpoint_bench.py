@@ -46,6 +46,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import commit
 from benchmarks.rawsqs import Connection
 
 RESULTS = Path(__file__).resolve().parent / "results" / "endpoint_bench.json"
@@ -435,7 +436,7 @@ def main(argv: list[str] | None = None) -> dict:
     result: dict[str, Any] = {
         "benchmark": "endpoint_bench",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "commit": _commit(),
+        "commit": commit(),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load_before": os.getloadavg()},
         "method": {"seconds": a.seconds, "rounds": a.rounds, "levels": list(LEVELS), "polls": a.polls},
     }
@@ -473,15 +474,6 @@ def main(argv: list[str] | None = None) -> dict:
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("throughput", "stacks") if k in result}, indent=1))
     return result
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
-        ).stdout.strip()
-    except OSError:
-        return "unknown"
 
 
 if __name__ == "__main__":

@@ -156,24 +156,28 @@ def machine(tmpdir: str) -> dict:
         "sqlite": sqlite3.sqlite_version,
         "sqlalchemy": sqlalchemy.__version__,
         "sqsqlite": version,
-        "commit": _commit(),
+        "commit": commit(),
         "filesystem": fs,
         "database_dir": tmpdir,
         "loadavg_at_start": loadavg(),
     }
 
 
-def _commit() -> str | None:
-    """The checkout's commit, with "-dirty" when the tree has changes: the figures' commit, read
-    from the file rather than remembered. None outside a git checkout."""
+def commit() -> str | None:
+    """The checkout's commit, with "-dirty" when the tree has any change, new files included: the
+    figures' commit, read from the results file rather than remembered. None outside a git
+    checkout (or without git)."""
     import subprocess
 
     here = os.path.dirname(os.path.abspath(__file__))
     try:
-        out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], cwd=here, capture_output=True, text=True, timeout=10)
+        head = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
+        status = subprocess.run(["git", "status", "--porcelain"], cwd=here, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    return (out.stdout.strip() or None) if out.returncode == 0 else None
+    if head.returncode != 0 or not head.stdout.strip():
+        return None
+    return head.stdout.strip() + ("-dirty" if status.returncode != 0 or status.stdout.strip() else "")
 
 
 # ---------------------------------------------------------------------- output

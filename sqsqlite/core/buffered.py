@@ -118,8 +118,8 @@ class BufferedQueue:
         self._now = queue.db.clock.now_ms
 
     if TYPE_CHECKING:
-        # What this class doesn't define (url, arn, send_message, ...) is its queue's, through
-        # the properties forward_queue_names sets; to a type checker, any name.
+        # What this class doesn't define (url, arn, send_message, ...) is its queue's, read
+        # through the descriptors forward_queue_names sets; to a type checker, any name.
         def __getattr__(self, name: str) -> Any: ...
 
     def __repr__(self) -> str:
@@ -376,4 +376,7 @@ class _QueueName:
     def __get__(self, buffer: BufferedQueue | None, owner: type | None = None) -> Any:
         if buffer is None:
             return self
-        return getattr(buffer.queue, self.name)
+        queue = buffer.__dict__.get("queue")
+        if queue is None:  # not set up: copied bare, or its __init__ refused its options
+            raise AttributeError(f"{self.name}: this BufferedQueue has no queue")
+        return getattr(queue, self.name)

@@ -190,30 +190,33 @@ def test_plain_sends_receives_and_deletes_one_or_in_batches_are_checked_without_
 QUEUES = itertools.count()
 plain_singles = st.one_of(
     st.fixed_dictionaries({"MessageBody": st.one_of(st.text(alphabet="xé\x07\ufffe", max_size=3), scalars)}).map(
-        lambda r: ("SendMessage", r)
+        lambda r: ("SendMessage", "send_message", r)
     ),
-    st.fixed_dictionaries({"MaxNumberOfMessages": st.one_of(st.integers(-1, 12), scalars)}).map(lambda r: ("ReceiveMessage", r)),
-    st.fixed_dictionaries({"ReceiptHandle": st.one_of(st.text(max_size=3), scalars)}).map(lambda r: ("DeleteMessage", r)),
+    st.fixed_dictionaries({"MaxNumberOfMessages": st.one_of(st.integers(-1, 12), scalars)}).map(
+        lambda r: ("ReceiveMessage", "receive_message", r)
+    ),
+    st.fixed_dictionaries({"ReceiptHandle": st.one_of(st.text(max_size=3), scalars)}).map(lambda r: ("DeleteMessage", "delete_message", r)),
 )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(single=plain_singles, url_as_text=st.booleans())
 def test_a_send_receive_or_delete_of_one_message_meets_the_outcome_of_the_general_check(local, single, url_as_text):
-    action, members = single
-    call = getattr(local, CLIENT._snake(action))
+    action, method, members = single
+    call = getattr(local, method)
     number = next(QUEUES)
 
     def shape(way: str) -> tuple:
         # Each way on a queue of its own, holding one message: the same state for both.
-        url = local.create_queue(QueueName=f"plain-one-{way}-{number}")["QueueUrl"]
+        name = f"plain-one-{way}-{number}"
+        url = local.create_queue(QueueName=name)["QueueUrl"]
         local.send_message(QueueUrl=url, MessageBody="waiting")
         request = {"QueueUrl": url if url_as_text else url.encode(), **members}
         try:
             # The general way is _call itself, which every request took before the straight one.
             result = call(**request) if way == "straight" else local._call(action, request)
         except Exception as exc:
-            return (type(exc).__name__, str(exc).replace(way, "<way>"))
+            return (type(exc).__name__, str(exc).replace(name, "<queue>"))
         result.pop("ResponseMetadata")
         result.pop("MessageId", None)
         # A receive's messages differ by id and handle from queue to queue: their bodies are the outcome.
