@@ -6,6 +6,7 @@ several rounds, systems in turn, so a loaded machine disturbs the comparison lea
     python -m benchmarks.micro --profile recv1   # cProfile of one workload, top functions
     python -m benchmarks.micro --profile send10 --client   # the same through sqsqlite.client()
     python -m benchmarks.micro --buffered    # queue.buffered()'s receive + delete, and its SQL
+    python -m benchmarks.micro --buffered --prefetch 200   # the same with a prefetch of 200
 
 The "its SQL" column (EngineSql) splits sqsqlite's figure into what SQLite spends and what the
 library's Python spends: every statement the engine ran for the workload, with its values,
@@ -207,14 +208,17 @@ def main(argv=None) -> None:
     ap.add_argument("--profile", choices=sorted(WORKLOADS))
     ap.add_argument("--client", action="store_true", help="profile through sqsqlite.client() instead of the Queue API")
     ap.add_argument("--buffered", action="store_true", help="receive + delete one at a time through queue.buffered(), and its SQL")
+    ap.add_argument("--prefetch", type=int, help="with --buffered: the buffer's prefetch (default: its own, 100)")
     args = ap.parse_args(argv)
     if args.profile:
         profile(args.profile, system=ClientEngine if args.client else Engine)
         return
     print(f"load average {os.getloadavg()}")
     if args.buffered:
-        r = measure(args.rounds, systems=(BufferedEngine, BufferedSql), workloads={"recv1": ("recv", 1, 20000)})["recv1"]
-        print(f"CPU us/msg, receive + delete one at a time: sqsqlite buffered {r['sqsqlite buffered']:.1f}, its SQL {r['its SQL']:.1f}")
+        engine = BufferedEngine if args.prefetch is None else BufferedEngine.with_prefetch(args.prefetch)
+        sql = type("BufferedSql", (BufferedSql,), {"engine": engine})
+        r = measure(args.rounds, systems=(engine, sql), workloads={"recv1": ("recv", 1, 20000)})["recv1"]
+        print(f"CPU us/msg, receive + delete one at a time: {engine.name} {r[engine.name]:.1f}, its SQL {r['its SQL']:.1f}")
         print(f"load average {os.getloadavg()}")
         return
     res = measure(args.rounds)

@@ -181,13 +181,19 @@ class BufferedEngine(Engine):
     """sqsqlite's BufferedQueue with its defaults: receive_message() and msg.delete() one
     message per call, as the peers take theirs, served by claims growing from 10 to 100 and
     deletes committed together. Its close(), which commits the last deletes, is inside the
-    timed run."""
+    timed run. ``prefetch``: a subclass's other than the default (``with_prefetch``)."""
 
     name = "sqsqlite buffered"
+    prefetch: int | None = None
+
+    @classmethod
+    def with_prefetch(cls, prefetch: int) -> type[BufferedEngine]:
+        return type(cls.__name__, (cls,), {"prefetch": prefetch, "name": f"{cls.name} prefetch={prefetch}"})
 
     def receive_delete(self, n: int, batch: int) -> Run:
         assert batch == 1, "the buffer's point is one message per call"
-        return _one_at_a_time(self.q.buffered(), n, close=True)
+        options = {} if self.prefetch is None else {"prefetch": self.prefetch}
+        return _one_at_a_time(self.q.buffered(**options), n, close=True)
 
 
 class ClientEngine(Engine):
