@@ -8,11 +8,12 @@ a fresh copy of that file through sqlite3 alone (synchronous=NORMAL, temp_store=
 SQLite's own checkpoints, where the engine has a checkpoint thread): 500 transactions (BEGIN
 IMMEDIATE ... COMMIT) of 100 rows each. CPU µs a row, commit included.
 
-- ``select``: the claim's selection (the 100 oldest visible rows, by ``ix_messages_visible``),
-  the rows read and nothing changed; the same rows every time, as nothing moves them.
-- ``unindexed`` and ``visible_at``: the next 100 rows by id set, a column no index holds or
-  ``visible_at``, which moves each row's entry in ``ix_messages_visible``. Fresh rows in both,
-  so their difference is what the index move costs.
+- ``select``: the plain oldest-visible selection (the 100 oldest visible rows, by
+  ``ix_messages_visible``, without the fair claim's windows), the rows read and nothing
+  changed; the same rows every time, as nothing moves them.
+- ``unindexed`` and ``visible_at``: each sets, on the next 100 rows by id, a column no index
+  holds (``received_at``) or ``visible_at``, which moves each row's entry in
+  ``ix_messages_visible``. Fresh rows in both, so their difference is what the index move costs.
 - ``claim``: the engine's own claim statement (``queries.claim_standard``), returning the
   messages' columns as the engine reads them.
 """
@@ -39,7 +40,7 @@ _SELECT = "SELECT id FROM messages WHERE queue_id = ?4 AND visible_at <= ?2 AND 
 _RANGE = "id >= ?7 AND id < ?7 + ?6 AND ?2 IS NOT NULL AND ?3 IS NOT NULL AND ?4 IS NOT NULL AND ?5 IS NOT NULL"
 PARTS = {
     "select": (
-        "the claim's selection, the rows read",
+        "the plain oldest-visible selection, the rows read",
         f"SELECT id FROM messages WHERE id IN ({_SELECT}) AND ?1 IS NOT NULL AND ?3 IS NOT NULL AND ?7 IS NOT NULL",
     ),
     "unindexed": ("a column no index holds set, fresh rows", f"UPDATE messages SET received_at = ?1 WHERE {_RANGE} RETURNING id"),

@@ -31,7 +31,6 @@ import os
 import random
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +38,8 @@ import uuid
 from dataclasses import dataclass
 
 import sqsqlite
+
+from .harness import commit
 
 TICK_MS = 50
 WORKERS = 100
@@ -246,14 +247,6 @@ def claim_runs(sizes: Sizes, work: str) -> list[dict]:
             }
         )
     return rows
-
-
-def commit() -> str:
-    try:
-        here = os.path.dirname(os.path.abspath(__file__))
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True).stdout.strip() or "?"
-    except OSError:
-        return "?"
 
 
 def run(sizes: Sizes, work: str | None = None) -> dict:

@@ -172,7 +172,10 @@ def commit() -> str | None:
     here = os.path.dirname(os.path.abspath(__file__))
     try:
         head = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
-        status = subprocess.run(["git", "status", "--porcelain"], cwd=here, capture_output=True, text=True, timeout=10)
+        # --no-optional-locks: reading the status must not refresh (write) the index under a user's git.
+        status = subprocess.run(
+            ["git", "--no-optional-locks", "status", "--porcelain"], cwd=here, capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if head.returncode != 0 or not head.stdout.strip():

@@ -6,7 +6,7 @@ several rounds, systems in turn, so a loaded machine disturbs the comparison lea
     python -m benchmarks.micro --profile recv1   # cProfile of one workload, top functions
     python -m benchmarks.micro --profile send10 --client   # the same through sqsqlite.client()
     python -m benchmarks.micro --buffered    # queue.buffered()'s receive + delete, and its SQL
-    python -m benchmarks.micro --buffered --prefetch 200   # the same with a prefetch of 200
+    python -m benchmarks.micro --buffered --prefetch 50    # the same with a prefetch of 50
 
 The "its SQL" column (EngineSql) splits sqsqlite's figure into what SQLite spends and what the
 library's Python spends: every statement the engine ran for the workload, with its values,
@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 
+from sqsqlite import defaults as D
 from sqsqlite.store import Store
 
 from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, body_of, filled, remove_files
@@ -210,6 +211,12 @@ def main(argv=None) -> None:
     ap.add_argument("--buffered", action="store_true", help="receive + delete one at a time through queue.buffered(), and its SQL")
     ap.add_argument("--prefetch", type=int, help="with --buffered: the buffer's prefetch (default: its own, 100)")
     args = ap.parse_args(argv)
+    if args.prefetch is not None:
+        r = D.BUFFER_PREFETCH
+        if not args.buffered:
+            ap.error("--prefetch is for --buffered")
+        if not r.low <= args.prefetch <= r.high:
+            ap.error(f"--prefetch: the buffer takes {r.low} to {r.high}")
     if args.profile:
         profile(args.profile, system=ClientEngine if args.client else Engine)
         return

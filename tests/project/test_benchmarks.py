@@ -225,3 +225,15 @@ def test_the_claim_parts_measure_each_step_of_a_claim_in_cpu_microseconds_a_row(
     result = claim_parts.measure(rounds=1, stored=300, claims=2)
     assert set(result) == set(claim_parts.PARTS)
     assert all(0 < spent < 1e6 for spent in result.values())
+
+
+def test_the_buffered_micro_measurement_takes_another_prefetch_and_refuses_one_the_buffer_would():
+    from benchmarks import micro
+    from benchmarks.systems import BufferedEngine
+
+    engine = BufferedEngine.with_prefetch(50)
+    assert issubclass(engine, BufferedEngine) and engine.prefetch == 50 and BufferedEngine.prefetch is None
+    assert engine.name == "sqsqlite buffered prefetch=50"
+    for argv in (["--buffered", "--prefetch", "101"], ["--buffered", "--prefetch", "0"], ["--prefetch", "50"]):
+        with pytest.raises(SystemExit):
+            micro.main(argv)

@@ -471,6 +471,13 @@ def test_every_public_name_of_its_queue_is_the_queues_own_through_it(queue):
         b.no_such_name  # noqa: B018
 
 
+def test_a_buffer_without_its_queue_says_which_name_it_cannot_read():
+    bare = object.__new__(BufferedQueue)  # as copying makes one, before its state is set
+    with pytest.raises(AttributeError, match="url: this BufferedQueue has no queue"):
+        bare.url  # noqa: B018
+    assert not hasattr(bare, "send_message")
+
+
 def test_what_the_buffer_sets_on_itself_is_its_own_even_where_its_queue_has_the_name(queue, monkeypatch):
     # Should Queue gain a public name the buffer sets on itself (visibility_timeout here), the
     # buffer's own value still wins, and setting it works, as assigning any name to it does.
