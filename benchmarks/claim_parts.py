@@ -32,7 +32,7 @@ import sqsqlite
 from sqsqlite import queries as Q
 
 from .harness import commit
-from .systems import body_of
+from .systems import body_of, remove_files
 
 ROWS, CLAIMS, STORED = 100, 500, 60_000
 _SELECT = "SELECT id FROM messages WHERE queue_id = ?4 AND visible_at <= ?2 AND sent_at > ?5 ORDER BY visible_at LIMIT ?6"
@@ -71,9 +71,7 @@ def _one(template: str, work: str, sql: str, claims: int) -> float:
         spent = time.process_time() - start
     finally:
         conn.close()
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(path + suffix):
-                os.remove(path + suffix)
+        remove_files(path)
     if rows != claims * ROWS:
         raise RuntimeError(f"{rows} rows taken, not {claims * ROWS}")
     return spent / rows * 1e6

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import sqsqlite
 
 from .harness import commit
+from .systems import remove_files
 
 TICK_MS = 50
 WORKERS = 100
@@ -223,9 +224,7 @@ def claim_runs(sizes: Sizes, work: str) -> list[dict]:
     )
     for label, groups, ahead in cases:
         path = os.path.join(work, "claims.db")
-        for suffix in ("", "-wal", "-shm", "-lock"):
-            if os.path.exists(path + suffix):
-                os.remove(path + suffix)
+        remove_files(path)
         queue_id = build(path, sizes.stored, groups, ahead)
         before, fair = [], []
         for i in range(sizes.runs + 1):  # the first run of each warms the cache

@@ -561,12 +561,8 @@ def _method(action: str):
             # The commonest requests, all of a plain request's members (_plain_request) and each
             # of its type, go straight to their action: _call's and Actions.call's generic
             # checks cost 3% of a one-at-a-time send, or of a receive and its delete.
-            if kwargs.keys() == types.keys() and _plain_required(action) is not None:
-                for name, value in kwargs.items():
-                    if type(value) is not types[name]:
-                        break
-                else:
-                    return self._answer(action, kwargs, getattr(self._actions, action))
+            if kwargs.keys() == types.keys() and _plain_request(action, kwargs) is not None:
+                return self._answer(action, kwargs, getattr(self._actions, action))
             return self._call(action, kwargs)
 
     call.__name__ = _snake(action)

@@ -269,8 +269,7 @@ class BufferedQueue:
                 for c in claims:
                     self._pending.setdefault(c[1], c)
             raise
-        text = self.queue.db.handles.text
-        failures = [DeferredDeleteFailure(text(c), err.code, err.message) for c, err in refused]
+        failures = [DeferredDeleteFailure(handle, err.code, err.message) for handle, err in refused]
         for f in failures:
             log.warning("a deferred delete on queue %r failed: %s: %s", self.queue.name, f.code, f.message)
         self.failed_deletes.extend(failures)

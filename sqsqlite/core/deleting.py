@@ -19,7 +19,7 @@ from .. import validation as V
 from ..errors import InvalidParameterValue, MessageNotInflight, ReceiptHandleIsInvalid, SQSError
 from ..store import Tx
 from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, invalid_handle_text, is_message_uuid
-from .results import BatchResult, BatchResultErrorEntry, Message
+from .results import NOT_RECEIVED, BatchResult, BatchResultErrorEntry, Message
 from .rules import heads_left, ms, queue_row, retention_cutoff
 
 if TYPE_CHECKING:
@@ -33,8 +33,8 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
     it is now), or ReceiptHandleIsInvalid."""
     h = queue.db.handles.check(handle, row["id"])
     msg = tx.one(Q.message_by_id, id=h.row_id)
-    # A checked handle's fields hold its message_uuid (only a claim's lack it, and go by text here).
-    if msg is None or h.message_uuid is None or not is_message_uuid(msg["message_id"], h.message_uuid):
+    assert h.message_uuid is not None  # a checked handle's fields hold it (only a claim's lack it)
+    if msg is None or not is_message_uuid(msg["message_id"], h.message_uuid):
         return None
     home = row if msg["queue_id"] == row["id"] else tx.one(Q.queue_by_id, id=msg["queue_id"])
     if home is None or msg["sent_at"] <= retention_cutoff(home, now):
@@ -62,7 +62,7 @@ def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
     # Neither a claim to delete by nor a handle (peeked, or detached from its queue): the text
     # is read only then, so a received message's is not made here.
     if message is not None and (message.claim is None or message.queue is None) and message.receipt_handle is None:
-        raise ReceiptHandleIsInvalid("This message was not received, so it has no receipt handle.")
+        raise ReceiptHandleIsInvalid(NOT_RECEIVED)
     h: Handle | None = None
     if fifo:
         pass  # FIFO deletes take the exact path, which mends the group's head
@@ -123,11 +123,11 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
     heads_left(tx, row["id"], [gone])
 
 
-def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[Handle, SQSError]]:
+def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[str, SQSError]]:
     """Delete any number of received messages by their claims (Message.claim) in one write
-    transaction, for BufferedQueue; returns the claims refused, with why. Each acts as
-    delete_message's would with the message's handle."""
-    failures: list[tuple[Handle, SQSError]] = []
+    transaction, for BufferedQueue; returns the receipt handles of those refused, with why.
+    Each acts as delete_message's would with the message's handle."""
+    failures: list[tuple[str, SQSError]] = []
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
         if not row["fifo"] and _delete_issued(tx, row["id"], claims) == len(claims):
@@ -135,10 +135,11 @@ def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[Handle, SQSE
         now = queue.db.now()
         text = queue.db.handles.text
         for claim in claims:
+            handle = text(claim)
             try:
-                _delete(queue, tx, row, text(claim), now)
+                _delete(queue, tx, row, handle, now)
             except SQSError as exc:
-                failures.append((claim, exc))
+                failures.append((handle, exc))
     if row["fifo"] and len(failures) < len(claims):  # the groups' next messages may be receivable now
         queue.db.wakeups.notify(queue.name, len(claims) - len(failures))
     return failures

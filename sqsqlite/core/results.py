@@ -121,6 +121,10 @@ class BatchResult(NamedTuple):
     failed: list[BatchResultErrorEntry]
 
 
+# What acting on a message that was never received (peeked, or made by hand) is refused with.
+NOT_RECEIVED = "This message was not received, so it has no receipt handle."
+
+
 @dataclass(slots=True)
 class Message:
     """A received (or peeked) message. ``attributes`` holds the requested system attributes as
@@ -190,14 +194,14 @@ class Message:
         """DeleteMessage with this message's receipt handle (by its claim, without making the
         handle's text, when that was never read)."""
         if self.queue is None or (self._receipt_handle is None and self.claim is None):
-            raise ReceiptHandleIsInvalid("This message was not received, so it has no receipt handle.")
+            raise ReceiptHandleIsInvalid(NOT_RECEIVED)
         self.queue.delete_message(self if self._receipt_handle is None else self._receipt_handle)
 
     def change_visibility(self, visibility_timeout: int) -> None:
         """ChangeMessageVisibility with this message's receipt handle."""
         handle = None if self.queue is None else self.receipt_handle
         if handle is None:
-            raise ReceiptHandleIsInvalid("This message was not received, so it has no receipt handle.")
+            raise ReceiptHandleIsInvalid(NOT_RECEIVED)
         self.queue.change_message_visibility(handle, visibility_timeout)
 
 
