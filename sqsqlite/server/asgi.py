@@ -34,9 +34,11 @@ from .waiting import AsyncWakeups, Park, Stopping
 log = logging.getLogger("sqsqlite.server")
 
 # The largest request body read. A request carries at most 1 MiB of payload (one message or a
-# batch), and neither encoding grows it more than 3 times (percent-encoding a byte: %XX; JSON
-# escaping a supplementary character: two \\uXXXX for 4 bytes), plus room for the envelope.
-MAX_REQUEST_BYTES = 3 * D.MAX_BATCH_PAYLOAD + 256 * 1024
+# batch), and no encoding grows it more than 4 times: a Binary value's base64 (4 characters for
+# 3 bytes) percent-encoded in a form body ('/', '+' and '=' each as %XX); percent-encoding text
+# (%XX a byte) and JSON escaping (two \\uXXXX for a 4-byte character) grow it 3 times. Plus room
+# for the envelope.
+MAX_REQUEST_BYTES = 4 * D.MAX_BATCH_PAYLOAD + 256 * 1024
 # A refused oversized body still being sent is read and dropped up to this much (bytes, seconds)
 # before the answer, so the client sees the answer rather than a reset connection.
 DRAIN_BYTES = 16 * 1024 * 1024

@@ -24,7 +24,7 @@ from ..errors import InvalidParameterValue, SQSError
     "--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key. Without both, any signature is accepted."
 )
 @click.option(
-    "--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 3 MiB + 256 KiB)."
+    "--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 4 MiB + 256 KiB)."
 )
 @click.option("--console-read-only", is_flag=True, help="The web console at /console shows everything and changes nothing.")
 @click.option(

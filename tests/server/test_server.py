@@ -356,6 +356,34 @@ def test_boto3_sees_an_oversized_send_refused_with_an_sqs_error(small_limit):
     }
 
 
+def test_the_largest_message_in_its_largest_query_encoding_is_served_under_the_default_limit(server, sqs):
+    """A Binary attribute of bytes whose base64 is all '/' grows four times in a form body
+    (base64's third, then %2F for each character): a 1 MiB message is still served."""
+    import base64
+    import urllib.parse
+
+    url = sqs.create_queue(QueueName="widest")["QueueUrl"]
+    value = b"\xff" * (1024 * 1024 - len("x") - len("b") - len("Binary"))
+    form = urllib.parse.urlencode(
+        {
+            "Action": "SendMessage",
+            "QueueUrl": url,
+            "MessageBody": "x",
+            "MessageAttribute.1.Name": "b",
+            "MessageAttribute.1.Value.DataType": "Binary",
+            "MessageAttribute.1.Value.BinaryValue": base64.b64encode(value).decode(),
+        }
+    ).encode()
+    assert len(form) > 4 * 1024 * 1024  # past the three times allowed before
+    host, port = server.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("POST", "/", body=form, headers={"Content-Type": "application/x-www-form-urlencoded"})
+    resp = conn.getresponse()
+    assert resp.status == 200 and b"SendMessageResponse" in resp.read()
+    [m] = sqs.receive_message(QueueUrl=url, MessageAttributeNames=["All"])["Messages"]
+    assert m["MessageAttributes"]["b"]["BinaryValue"] == value
+
+
 def test_a_chunked_body_within_the_limit_is_served(small_limit):
     host, port = small_limit.url.removeprefix("http://").split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=10)
