@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import operator
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .. import batches as B
 from .. import defaults as D
@@ -194,9 +195,17 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     successful: list[dict] = []
     failed: list[BatchResultErrorEntry] = []
     remembered: list = []
-    if not queue.name.endswith(".fifo"):  # only FIFO queues' names end so
+    given_messages = False
+    plain = batch.members_of("ReceiptHandle")
+    if plain is None and any(isinstance(e.get("ReceiptHandle"), Message) for e in entries):
+        # Received Messages standing for their handles, as in delete_message: by their claims
+        # when all have one (no handle text made), else each as its handle's text.
+        claims = [_claim_of(e.get("ReceiptHandle")) for e in entries]
+        if not queue.name.endswith(".fifo") and all(claims):
+            remembered = claims
+        given_messages = True
+    elif not queue.name.endswith(".fifo"):  # only FIFO queues' names end so
         try:
-            plain = batch.members_of("ReceiptHandle")
             remembered = queue.db.handles.take(map(_get_receipt_handle, entries) if plain is None else plain)
         except KeyError:  # an entry without a ReceiptHandle: the exact path names it
             pass
@@ -210,6 +219,8 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         issued = _delete_issued(tx, queue.db.handles.queue_ids.get(queue.name), remembered)
         if issued == len(entries):
             return BatchResult([{"Id": i} for i in entry_ids], failed)
+        if given_messages:  # the exact path below reads handles as text
+            entries = [_as_text(e) for e in entries]
         tried = issued is not None  # the fast path ran, and fell short
         row = queue_row(tx, queue.name)
         now = queue.db.now()
@@ -241,12 +252,30 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         for e in entries:
             h = handles.get(e["Id"])
             try:
+                if isinstance(e.get("ReceiptHandle"), Message):  # one never received (_as_text)
+                    raise ReceiptHandleIsInvalid(NOT_RECEIVED)
                 if h is None or h.row_id not in deleted:
                     _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # type: ignore[arg-type]  # decides the rest exactly, a missing handle included
                 successful.append({"Id": e["Id"]})
             except SQSError as exc:
                 failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
     return BatchResult(successful, failed)
+
+
+def _claim_of(value: object) -> Handle | None:
+    """A received Message's claim (its handle's fields), None for anything else."""
+    if isinstance(value, Message) and value.queue is not None:
+        return value.claim
+    return None
+
+
+def _as_text(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The entry with a received Message given as its ReceiptHandle read as the handle's text
+    (made now if it never was). A Message never received (peeked) stays, and is refused."""
+    value = entry.get("ReceiptHandle")
+    if not isinstance(value, Message) or value.receipt_handle is None:
+        return entry
+    return {**entry, "ReceiptHandle": value.receipt_handle}
 
 
 def change_message_visibility_batch(queue: Queue, entries: B.Entries) -> BatchResult:

@@ -515,6 +515,115 @@ def test_delete_batch_of_handles_from_two_receives_deletes_them_all(queue):
     assert queue.peek() == []
 
 
+def test_a_batch_delete_takes_received_messages_for_their_handles_without_making_the_texts(queue, db):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(5)])
+    taken = queue.receive_message(max_number_of_messages=3)
+    result = queue.delete_message_batch([{"Id": f"d{i}", "ReceiptHandle": m} for i, m in enumerate(taken)])
+    assert result.successful == [{"Id": "d0"}, {"Id": "d1"}, {"Id": "d2"}] and result.failed == []
+    assert not db.handles._issued  # deleted by their claims: no handle's text was made
+    left = {m.message_id for m in queue.peek()}
+    assert len(left) == 2 and not left & {m.message_id for m in taken}
+
+
+def test_a_batch_delete_of_messages_refuses_a_superseded_one_and_deletes_the_rest(queue, clock):
+    for i in range(3):
+        queue.send_message(f"m{i}")
+    first = queue.receive_message(max_number_of_messages=3, visibility_timeout=5)
+    clock.advance(6)
+    [again] = queue.receive_message(max_number_of_messages=1, visibility_timeout=30)
+    result = queue.delete_message_batch([{"Id": f"d{i}", "ReceiptHandle": m} for i, m in enumerate(first)])
+    superseded = next(f"d{i}" for i, m in enumerate(first) if m.message_id == again.message_id)
+    assert [(f.id, f.code) for f in result.failed] == [(superseded, "ReceiptHandleIsInvalid")]
+    assert "received again" in result.failed[0].hint
+    assert len(result.successful) == 2
+    assert [m.message_id for m in queue.peek()] == [again.message_id]
+
+
+def test_a_batch_delete_refuses_a_message_never_received_or_detached_and_deletes_the_rest(queue):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(3)])
+    peeked = queue.peek()[0]
+    received = queue.receive_message(max_number_of_messages=3)
+    detached = dataclasses.replace(received[0], queue=None)
+    entries = [{"Id": "peeked", "ReceiptHandle": peeked}, {"Id": "detached", "ReceiptHandle": detached}]
+    entries += [{"Id": f"d{i}", "ReceiptHandle": m} for i, m in enumerate(received[1:])]
+    result = queue.delete_message_batch(entries)
+    assert [(f.id, f.code) for f in result.failed] == [("peeked", "ReceiptHandleIsInvalid"), ("detached", "ReceiptHandleIsInvalid")]
+    with pytest.raises(ReceiptHandleIsInvalid) as refused:
+        queue.delete_message(peeked)
+    assert {f.message for f in result.failed} == {refused.value.message}
+    assert result.successful == [{"Id": "d0"}, {"Id": "d1"}]
+    assert [m.message_id for m in queue.peek("in-flight")] == [received[0].message_id]
+
+
+def test_a_batch_delete_takes_messages_and_handle_texts_together(queue):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(4)])
+    a, b, c, d = queue.receive_message(max_number_of_messages=4)
+    entries = [{"Id": "a", "ReceiptHandle": a}, {"Id": "b", "ReceiptHandle": b.receipt_handle}, {"Id": "c", "ReceiptHandle": c}]
+    result = queue.delete_message_batch(entries)
+    assert result.successful == [{"Id": "a"}, {"Id": "b"}, {"Id": "c"}] and result.failed == []
+    assert [m.message_id for m in queue.peek("in-flight")] == [d.message_id]
+
+
+def test_a_batch_delete_refuses_another_queues_message_as_it_refuses_its_handle(db):
+    one, other = db.create_queue("one"), db.create_queue("other")
+    one.send_message("x")
+    other.send_message("y")
+    [x] = one.receive_message()
+    [y] = other.receive_message()
+    result = one.delete_message_batch([{"Id": "x", "ReceiptHandle": x}, {"Id": "y", "ReceiptHandle": y}])
+    assert result.successful == [{"Id": "x"}]
+    assert [(f.id, f.code) for f in result.failed] == [("y", "ReceiptHandleIsInvalid")]
+    assert "another queue" in result.failed[0].hint
+    assert one.peek() == [] and [m.body for m in other.peek("in-flight")] == ["y"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    plan=st.lists(st.tuples(st.booleans(), st.sampled_from(["in flight", "received again", "deleted"])), min_size=1, max_size=10),
+    fifo=st.booleans(),
+)
+def test_a_batch_delete_decides_each_message_as_it_decides_its_handle(tmp_path_factory, plan, fifo):
+    """Each entry given as the received message or as its handle's text, whatever became of the
+    message since: the same outcome, entry by entry, as a batch of texts on a twin queue."""
+    clock = sqsqlite.ManualClock()
+    db = sqsqlite.connect(str(tmp_path_factory.mktemp("twins") / "t.db"), clock=clock)
+    try:
+        outcomes = []
+        for name, as_message in (("texts", lambda i: False), ("mixed", lambda i: plan[i][0])):
+            attributes = {"FifoQueue": "true", "ContentBasedDeduplication": "true"} if fifo else {}
+            q = db.create_queue(name + (".fifo" if fifo else ""), attributes)
+            for i in range(len(plan)):
+                q.send_message(f"m{i}", **({"message_group_id": f"g{i}"} if fifo else {}))
+            got = {m.body: m for m in q.receive_message(max_number_of_messages=10, visibility_timeout=5)}
+            held = [got[f"m{i}"] for i in range(len(plan))]
+            for m, (_, state) in zip(held, plan):
+                if state == "in flight":
+                    m.change_visibility(30)
+                elif state == "deleted":
+                    q.delete_message(m)
+            clock.advance(6)  # the leases left at 5 s end: those messages are received again
+            again = q.receive_message(max_number_of_messages=10, visibility_timeout=30)
+            assert sorted(m.body for m in again) == sorted(f"m{i}" for i, (_, state) in enumerate(plan) if state == "received again")
+            entries = [{"Id": f"e{i}", "ReceiptHandle": m if as_message(i) else m.receipt_handle} for i, m in enumerate(held)]
+            result = q.delete_message_batch(entries)
+            codes = {f.id: f.code for f in result.failed}
+            outcomes.append(([codes.get(f"e{i}", "ok") for i in range(len(plan))], sorted(m.body for m in q.peek())))
+        assert outcomes[0] == outcomes[1]
+    finally:
+        db.close()
+
+
+def test_a_fifo_batch_delete_of_messages_lets_their_groups_go_on(db):
+    q = db.create_queue("jobs.fifo", {"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    for body, group in (("a", "g"), ("b", "h"), ("a2", "g"), ("b2", "h")):
+        q.send_message(body, message_group_id=group)
+    taken = [q.receive_message()[0], q.receive_message()[0]]
+    assert sorted(m.body for m in taken) == ["a", "b"] and q.receive_message() == []  # both groups wait
+    result = q.delete_message_batch([{"Id": m.body, "ReceiptHandle": m} for m in taken])
+    assert result.failed == []
+    assert sorted(m.body for m in q.receive_message(max_number_of_messages=10)) == ["a2", "b2"]
+
+
 def test_change_visibility_batch_reports_each_entry_and_applies_the_good_ones(queue, clock):
     for i in range(3):
         queue.send_message(f"m{i}")
