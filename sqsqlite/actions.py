@@ -123,10 +123,15 @@ def _send_result(r: SendResult, with_id: bool = False) -> Response:
 
 
 def _batch(result: BatchResult, success: Callable[[Any], Response]) -> Response:
-    return {
-        "Successful": [success(s) for s in result.successful],
-        "Failed": [{"Id": f.id, "SenderFault": f.sender_fault, "Code": f.code, "Message": f.message} for f in result.failed],
-    }
+    """A batch action's response. SQS leaves an empty list out (no "Failed" when every entry
+    succeeded, no "Successful" when none did), and so must we: code that reads resp["Failed"]
+    unguarded would pass here and fail against SQS."""
+    out: Response = {}
+    if result.successful:
+        out["Successful"] = [success(s) for s in result.successful]
+    if result.failed:
+        out["Failed"] = [{"Id": f.id, "SenderFault": f.sender_fault, "Code": f.code, "Message": f.message} for f in result.failed]
+    return out
 
 
 def message_out(m: Message) -> Response:
@@ -335,8 +340,7 @@ class Actions:
             return {
                 "Successful": [
                     {"Id": i, "MessageId": m, "MD5OfMessageBody": V.md5_hex(b.encode())} for i, m, b in zip(entry_ids, ids, bodies)
-                ],
-                "Failed": [],
+                ]
             }
 
         def success(s):
@@ -376,7 +380,7 @@ class Actions:
     def DeleteMessageBatch(self, r: Request) -> Response:
         result = self._queue(r).delete_message_batch(r.get("Entries") or [])
         if not result.failed:  # the engine's own {"Id": ...} dicts, made for this call
-            return {"Successful": result.successful, "Failed": []}
+            return {"Successful": result.successful}
         return _batch(result, lambda s: {"Id": s["Id"]})
 
     def ChangeMessageVisibility(self, r: Request) -> Response:

@@ -187,7 +187,7 @@ def test_send_message_batch_takes_several_shorthand_entries_after_one_flag(sq):
     q = url(sq)
     out = sq.json("send-message-batch", "--queue-url", q, "--entries", "Id=1,MessageBody=a", "Id=2,MessageBody=b,DelaySeconds=0")
     assert [s["Id"] for s in out["Successful"]] == ["1", "2"]
-    assert out["Failed"] == []
+    assert "Failed" not in out  # as SQS answers: an empty list is left out
     assert sorted(m["Body"] for m in receive(sq, q)) == ["a", "b"]
 
 
@@ -264,7 +264,7 @@ def test_change_message_visibility_batch_converts_shorthand_timeouts_to_numbers(
         f"Id=a,ReceiptHandle={a['ReceiptHandle']},VisibilityTimeout=0",
         f"Id=b,ReceiptHandle={b['ReceiptHandle']},VisibilityTimeout=600",
     )
-    assert sorted(s["Id"] for s in out["Successful"]) == ["a", "b"] and out["Failed"] == []
+    assert sorted(s["Id"] for s in out["Successful"]) == ["a", "b"] and "Failed" not in out
     assert [x["Body"] for x in receive(sq, q)] == [a["Body"]]
 
 

@@ -511,6 +511,24 @@ def scenario_a_batch_reports_each_entry_and_one_bad_entry_fails_alone(w: World):
 
 
 @scenario
+def scenario_a_batch_answer_leaves_out_an_empty_list_as_sqs_does(w: World):
+    url = w.queue("lists")
+    sent = w.client.send_message_batch(QueueUrl=url, Entries=[{"Id": "a", "MessageBody": "one"}, {"Id": "b", "MessageBody": "two"}])
+    assert [s["Id"] for s in sent["Successful"]] == ["a", "b"] and "Failed" not in sent
+    refused = w.client.send_message_batch(QueueUrl=url, Entries=[{"Id": "c", "MessageBody": "nul \x00"}])
+    assert [f["Id"] for f in refused["Failed"]] == ["c"] and "Successful" not in refused
+    got = w.receive(url)
+    deleted = w.client.delete_message_batch(QueueUrl=url, Entries=[{"Id": "d", "ReceiptHandle": got[0]["ReceiptHandle"]}])
+    assert deleted["Successful"] == [{"Id": "d"}] and "Failed" not in deleted
+    forged = w.client.delete_message_batch(QueueUrl=url, Entries=[{"Id": "e", "ReceiptHandle": "forged"}])
+    assert [f["Code"] for f in forged["Failed"]] == ["ReceiptHandleIsInvalid"] and "Successful" not in forged
+    changed = w.client.change_message_visibility_batch(
+        QueueUrl=url, Entries=[{"Id": "f", "ReceiptHandle": got[1]["ReceiptHandle"], "VisibilityTimeout": 0}]
+    )
+    assert changed["Successful"] == [{"Id": "f"}] and "Failed" not in changed
+
+
+@scenario
 def scenario_malformed_batches_fail_as_a_whole_with_their_own_errors(w: World):
     url = w.queue("badbatch")
     with expect_error(w.client, "EmptyBatchRequest"):

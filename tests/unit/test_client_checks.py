@@ -145,7 +145,7 @@ def outcome(call) -> tuple:
         result = call()
     except Exception as exc:  # the outcome is the error, whatever it is
         return (type(exc).__name__, str(exc))
-    return ([s["Id"] for s in result["Successful"]], [(f["Id"], f["Code"], f["Message"]) for f in result["Failed"]])
+    return ([s["Id"] for s in result.get("Successful", [])], [(f["Id"], f["Code"], f["Message"]) for f in result.get("Failed", [])])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
