@@ -353,6 +353,11 @@ fix_group_head = compile_sql(
     )
     .values(is_head=1)
 )
+# A FIFO queue's groups with messages but no head (after a purge, which removes rows without
+# asking which were heads): each gets its head back through fix_group_head.
+headless_groups = compile_sql(
+    select(m.c.group_id).where(m.c.queue_id == P("queue_id"), _IN_GROUP_INDEX).group_by(m.c.group_id).having(func.max(m.c.is_head) == 0)
+)
 group_has_messages = compile_sql(
     select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX).limit(1)
 )

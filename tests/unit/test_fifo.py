@@ -811,3 +811,22 @@ def test_deleting_a_fifo_queue_leaves_no_dedup_or_attempt_records(db, clock):
     conn = db.store.connection()
     assert conn.execute("SELECT count(*) FROM fifo_dedup").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM receive_attempts").fetchone()[0] == 0
+
+
+# ---------------------------------------------------------------- purge
+
+
+def test_a_purge_leaves_a_head_in_each_group_whose_messages_it_left(fq, clock):
+    start = clock.now_ms()
+    send(fq, "old")
+    clock.advance(1)
+    send(fq, "new")  # a millisecond past what the purge reads below: a clock read just before it
+    send(fq, "other", group="h")
+    clock.set(start + 500)
+    fq.purge_queue()
+    clock.advance(1)
+    assert bodies(receive(fq)) == ["new", "other"]
+    send(fq, "later")
+    assert bodies(receive(fq)) == []  # "new" is in flight: its group waits
+    clock.advance(31)
+    assert bodies(receive(fq)) == ["new", "later", "other"]
