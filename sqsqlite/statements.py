@@ -309,7 +309,7 @@ _ONE: Any = literal_column("1")
 # INDEXED BY: ix_messages_visible holds group_id too (fair queues), and on a file without
 # statistics the planner would walk it, every visible message of the queue, to find the heads.
 _heads = compile_sql(
-    select(m.c.id, m.c.group_id)
+    select(m.c.id, m.c.group_id, m.c.receive_count)
     .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _visible, m.c.sent_at > P("cutoff"))
     .order_by(m.c.visible_at)
     .limit(P("n"))
@@ -336,6 +336,20 @@ fifo_group_run = compile_sql(
     .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX, _alive_unindexed)
     .order_by(m.c.sequence_number)
     .limit(P("n"))
+)
+# Whether any of a group's first n messages is in flight (received, its visibility timeout
+# running): its visible head then waits, as SQS keeps a group from every other consumer while
+# one holds any of its messages. A claim takes a run from the head, so what one holds is among
+# the first messages of the group, at most a claim's most (n).
+_group_front = (
+    select(m.c.visible_at, m.c.receive_count)
+    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)
+    .order_by(m.c.sequence_number)
+    .limit(P("n"))
+    .subquery()
+)
+group_in_flight = compile_sql(
+    select(_lit("1")).select_from(_group_front).where(_group_front.c.visible_at > P("now"), _group_front.c.receive_count > 0).limit(_ONE)
 )
 # Claim the ids listed in a JSON array (json_each keeps this one compiled statement).
 claim_ids = compile_sql(_claim(select(literal_column("value")).select_from(func.json_each(P("ids"))), RECEIVED_COLUMNS))

@@ -363,6 +363,13 @@ def _claim_fifo(queue: Queue, tx: Tx, params: dict, want: int, budget: int) -> t
     for head in tx.all(Q.fifo_heads, n=want, **params):
         if len(ids) >= want:
             break
+        # A head received before (released by ChangeMessageVisibility, or the next of a run
+        # whose first was deleted) may have messages of its run still in flight behind it:
+        # then the group waits. A head never received has none (a run starts at its head).
+        if head["receive_count"] and tx.scalar(
+            Q.group_in_flight, queue_id=params["queue_id"], group_id=head["group_id"], now=params["now"], n=D.BUFFER_PREFETCH.high
+        ):
+            continue
         for r in tx.all(
             Q.fifo_group_run, queue_id=params["queue_id"], group_id=head["group_id"], cutoff=params["cutoff"], n=want - len(ids)
         ):

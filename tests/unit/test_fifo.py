@@ -486,7 +486,9 @@ def test_a_visible_head_never_lets_a_later_message_jump_one_still_in_flight(fq):
         send(fq, body)
     a1, a2 = receive(fq, n=2)
     a1.change_visibility(0)  # a1 is visible again, a2 is still in flight
-    assert bodies(receive(fq)) == ["a1"]  # not a3
+    assert receive(fq) == []  # neither a1 (its group is held by a2) nor a3
+    a2.delete()
+    assert bodies(receive(fq)) == ["a1", "a3"]
 
 
 def test_a_delayed_message_holds_back_the_later_messages_of_its_group(db, clock):
@@ -830,3 +832,56 @@ def test_a_purge_leaves_a_head_in_each_group_whose_messages_it_left(fq, clock):
     assert bodies(receive(fq)) == []  # "new" is in flight: its group waits
     clock.advance(31)
     assert bodies(receive(fq)) == ["new", "later", "other"]
+
+
+# ---------------------------------------------------------------- a group held while any of it is in flight
+
+
+def test_a_message_released_early_waits_while_the_rest_of_its_run_is_in_flight(fq, clock):
+    for body in ("m0", "m1", "m2", "m3"):
+        send(fq, body)
+    m0, m1, m2, m3 = receive(fq, 4)
+    m0.change_visibility(0)
+    assert receive(fq) == []  # m1..m3 are still held: no other consumer gets any of the group
+    for m in (m1, m2, m3):
+        m.delete()
+    assert bodies(receive(fq)) == ["m0"]
+
+
+def test_the_next_head_released_early_waits_for_the_message_behind_it(fq, clock):
+    for body in ("m0", "m1", "m2"):
+        send(fq, body)
+    m0, m1, m2 = receive(fq, 3)
+    m0.delete()  # m1 becomes the head
+    m1.change_visibility(0)
+    assert receive(fq) == []  # m2 is still in flight
+    clock.advance(31)  # m2's visibility timeout ends
+    assert bodies(receive(fq)) == ["m1", "m2"]
+
+
+def test_a_group_held_by_one_consumer_leaves_the_other_groups_to_the_next(fq, clock):
+    for body, group in (("a0", "a"), ("a1", "a"), ("b0", "b")):
+        send(fq, body, group=group)
+    a0, a1 = receive(fq, 2)
+    assert bodies([a0, a1]) == ["a0", "a1"]
+    a0.change_visibility(0)
+    assert bodies(receive(fq)) == ["b0"]
+
+
+def test_a_buffered_fifo_consumer_does_not_hand_out_a_released_message_before_the_run_it_held(db, clock):
+    q = make_fifo(db, VisibilityTimeout=30, ContentBasedDeduplication="true")
+    for i in range(5):
+        q.send_message(f"m{i}", message_group_id="g")
+    with q.buffered(prefetch=5) as b:
+        [first] = b.receive_message()
+        first.change_visibility(0)
+        other = db.queue("jobs.fifo")
+        handed = [first.body]
+        while True:
+            got = b.receive_message()
+            if not got:
+                break
+            assert other.receive_message() == []  # never while the buffer holds part of the group
+            handed.append(got[0].body)
+            got[0].delete()
+    assert handed[:5] == ["m0", "m1", "m2", "m3", "m4"]

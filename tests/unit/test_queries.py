@@ -32,6 +32,8 @@ HOT_PATH = {
     "fifo_group_run": ("ix_messages_group", True),
     "fix_group_head": ("ix_messages_group", True),
     "group_has_messages": ("ix_messages_group", False),
+    "group_in_flight": ("ix_messages_group", True),
+    "headless_groups": ("ix_messages_group", False),
     "unclaim_to_dead_letter": ("PRIMARY KEY", False),
     "next_visible_at": ("ix_messages_visible", False),
     # counting
