@@ -167,13 +167,14 @@ class SQSClient:
     def _call(self, action: str, params: dict[str, Any]) -> dict:
         plain = _plain_request(action, params)
         if plain is not None:
-            params = plain
-        else:
-            check = _CHECKS.get(action)
-            if check is None or not check(params):  # not compiled yet, or botocore's to judge
-                _validate(action, params)
-            if action in _SENDS and _has_attributes(params):
-                params = _raw_blobs(params)
+            # Its members are the action's own (a batch's: QueueUrl and its checked Entries):
+            # straight to the action, without Actions.call's look-ups.
+            return self._answer(action, plain, getattr(self._actions, action))
+        check = _CHECKS.get(action)
+        if check is None or not check(params):  # not compiled yet, or botocore's to judge
+            _validate(action, params)
+        if action in _SENDS and _has_attributes(params):
+            params = _raw_blobs(params)
         return self._answer(action, params)
 
     def _answer(self, action: str, params: dict[str, Any], act: Callable[[dict], dict] | None = None) -> dict:

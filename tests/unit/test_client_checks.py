@@ -225,7 +225,7 @@ def test_a_send_receive_or_delete_of_one_message_meets_the_outcome_of_the_genera
     assert shape("straight") == shape("general")
 
 
-def test_a_plain_send_receive_and_delete_of_one_message_skip_the_action_layers_generic_checks(local, monkeypatch):
+def test_plain_sends_receives_and_deletes_alone_or_in_batches_skip_the_action_layers_generic_checks(local, monkeypatch):
     url = local.create_queue(QueueName="plain-straight")["QueueUrl"]
 
     def refuse(*args):
@@ -233,11 +233,15 @@ def test_a_plain_send_receive_and_delete_of_one_message_skip_the_action_layers_g
 
     monkeypatch.setattr(CLIENT.Actions, "call", refuse)
     local.send_message(QueueUrl=url, MessageBody="one")
+    local.send_message_batch(QueueUrl=url, Entries=[{"Id": "2", "MessageBody": "two"}])
     got = local.receive_message(QueueUrl=url, MaxNumberOfMessages=1)["Messages"]
     assert [m["Body"] for m in got] == ["one"]
     assert local.delete_message(QueueUrl=url, ReceiptHandle=got[0]["ReceiptHandle"])["ResponseMetadata"]["HTTPStatusCode"] == 200
+    [two] = local.receive_message(QueueUrl=url)["Messages"]  # QueueUrl alone is plain too
+    deleted = local.delete_message_batch(QueueUrl=url, Entries=[{"Id": "2", "ReceiptHandle": two["ReceiptHandle"]}])
+    assert deleted["Successful"] == [{"Id": "2"}]
     with pytest.raises(AssertionError, match="Actions.call was asked"):
-        local.receive_message(QueueUrl=url)  # not all of a plain receive's members: the general way
+        local.receive_message(QueueUrl=url, WaitTimeSeconds=0)  # a member no plain receive has: the general way
 
 
 def test_a_plain_request_the_model_does_not_vouch_for_takes_the_general_way(local, monkeypatch):
