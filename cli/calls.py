@@ -1,8 +1,8 @@
 """What the aws CLI does around a call: the request's parameter check and pagination.
 
-The check is botocore's, in its words, for requests assembled from ``--cli-input-json`` or
-``--cli-input-yaml`` (the flags' own values are typed already): required members present, no
-unknown member, each top-level member of its type.
+The check is botocore's, in its words, for every request: required members present, no unknown
+member, each member of its type, at every depth (a batch's entries, a message attribute's value),
+so a misspelt member inside ``--entries`` stops the command as the aws CLI stops it.
 
 Pagination is botocore's paginator as the aws CLI drives it for ListQueues and
 ListDeadLetterSourceQueues: ``--page-size`` is each request's MaxResults, pages are fetched until
@@ -28,6 +28,7 @@ _PYTHON_TYPES = {
     "integer": ((int,), "<class 'int'>"),
     "long": ((int,), "<class 'int'>"),
     "boolean": ((bool,), "<class 'bool'>"),
+    "blob": ((bytes, bytearray, str), "<class 'bytes'>, <class 'bytearray'>, file-like object"),
     "list": ((list, tuple), "<class 'list'>, <class 'tuple'>"),
     "map": ((dict,), "<class 'dict'>"),
     "structure": ((dict,), "<class 'dict'>"),
@@ -35,21 +36,44 @@ _PYTHON_TYPES = {
 
 
 def request_problems(action: str, request: dict) -> list[str]:
-    """botocore's complaints about ``request`` (empty when it would be sent)."""
+    """botocore's complaints about ``request`` (empty when it would be sent), at every depth:
+    a batch's entries and a message attribute's value are checked as the request is."""
     from . import shapes
 
-    members = shapes.MEMBERS[action]
-    problems = [f'Missing required parameter in input: "{name}"' for name in shapes.REQUIRED[action] if name not in request]
-    for name, value in request.items():
-        kind = members.get(name)
-        if kind is None:
-            problems.append(f'Unknown parameter in input: "{name}", must be one of: {", ".join(members)}')
-            continue
-        accepted, shown = _PYTHON_TYPES[kind]
-        wrong = not isinstance(value, accepted) or (kind in ("integer", "long") and isinstance(value, bool))
-        if wrong:
-            problems.append(f"Invalid type for parameter {name}, value: {value!r}, type: {type(value)}, valid types: {shown}")
+    members = {name: shapes.NESTED.get(action, {}).get(name, kind) for name, kind in shapes.MEMBERS[action].items()}
+    problems: list[str] = []
+    _structure(request, (members, shapes.REQUIRED[action]), "", problems, shapes.STRUCTURES)
     return problems
+
+
+def _structure(value: dict, shape: tuple, path: str, problems: list[str], structures: dict) -> None:
+    members, required = shape
+    where = path or "input"
+    problems.extend(f'Missing required parameter in {where}: "{name}"' for name in required if name not in value)
+    # Unknown members first, then each known one's value: botocore's order.
+    problems.extend(
+        f'Unknown parameter in {where}: "{name}", must be one of: {", ".join(members)}' for name in value if name not in members
+    )
+    for name, member in value.items():
+        if name in members:
+            _member(member, members[name], f"{path}.{name}" if path else name, problems, structures)
+
+
+def _member(value: Any, kind: Any, path: str, problems: list[str], structures: dict) -> None:
+    """One value against its type: a scalar's name, a structure's name, or ("list" | "map", inner)."""
+    container = kind[0] if isinstance(kind, tuple) else "structure" if kind in structures else kind
+    accepted, shown = _PYTHON_TYPES[container]
+    # Stricter than botocore in one way: True is no integer (the action would refuse it anyway).
+    if not isinstance(value, accepted) or (container in ("integer", "long") and isinstance(value, bool)):
+        problems.append(f"Invalid type for parameter {path}, value: {value}, type: {type(value)}, valid types: {shown}")
+    elif container == "list":
+        for i, item in enumerate(value):
+            _member(item, kind[1], f"{path}[{i}]", problems, structures)
+    elif container == "map":
+        for key, item in value.items():
+            _member(item, kind[1], f"{path}.{key}", problems, structures)
+    elif container == "structure":
+        _structure(value, structures[kind], path, problems, structures)
 
 
 # ---------------------------------------------------------------------- pagination

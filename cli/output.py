@@ -74,7 +74,14 @@ def render(data: Any, fmt: str, title: str = "", query: Any = None, color: bool 
 def yaml_text(data: Any, sort_keys: bool = True) -> str:
     import yaml
 
-    return yaml.safe_dump(data, default_flow_style=False, allow_unicode=True, sort_keys=sort_keys)
+    class _Dumper(yaml.SafeDumper):
+        # Each value written out in full, as the aws CLI writes it: an object met twice (a
+        # skeleton's shared pieces) would otherwise become an &anchor and its *alias, and an
+        # edit of one would change both.
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    return yaml.dump(data, Dumper=_Dumper, default_flow_style=False, allow_unicode=True, sort_keys=sort_keys)
 
 
 # ---------------------------------------------------------------------- text (aws rules)

@@ -80,6 +80,61 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "UntagQueue": ("QueueUrl", "TagKeys"),
 }
 
+# The members of MEMBERS that nest, as the model nests them: ("list", item) or ("map", value),
+# where an item or value is a scalar's type or a structure of STRUCTURES (map keys are strings).
+NESTED: dict[str, dict[str, tuple[str, Any]]] = {
+    "AddPermission": {"AWSAccountIds": ("list", "string"), "Actions": ("list", "string")},
+    "ChangeMessageVisibilityBatch": {"Entries": ("list", "ChangeMessageVisibilityBatchRequestEntry")},
+    "CreateQueue": {"Attributes": ("map", "string"), "tags": ("map", "string")},
+    "DeleteMessageBatch": {"Entries": ("list", "DeleteMessageBatchRequestEntry")},
+    "GetQueueAttributes": {"AttributeNames": ("list", "string")},
+    "ReceiveMessage": {
+        "AttributeNames": ("list", "string"),
+        "MessageSystemAttributeNames": ("list", "string"),
+        "MessageAttributeNames": ("list", "string"),
+    },
+    "SendMessage": {
+        "MessageAttributes": ("map", "MessageAttributeValue"),
+        "MessageSystemAttributes": ("map", "MessageSystemAttributeValue"),
+    },
+    "SendMessageBatch": {"Entries": ("list", "SendMessageBatchRequestEntry")},
+    "SetQueueAttributes": {"Attributes": ("map", "string")},
+    "TagQueue": {"Tags": ("map", "string")},
+    "UntagQueue": {"TagKeys": ("list", "string")},
+}
+_ATTRIBUTE_VALUE: tuple[dict[str, Any], tuple[str, ...]] = (
+    {
+        "StringValue": "string",
+        "BinaryValue": "blob",
+        "StringListValues": ("list", "string"),
+        "BinaryListValues": ("list", "blob"),
+        "DataType": "string",
+    },
+    ("DataType",),
+)
+# The structures inside requests: each one's members (typed as in NESTED) and required ones.
+STRUCTURES: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "ChangeMessageVisibilityBatchRequestEntry": (
+        {"Id": "string", "ReceiptHandle": "string", "VisibilityTimeout": "integer"},
+        ("Id", "ReceiptHandle"),
+    ),
+    "DeleteMessageBatchRequestEntry": ({"Id": "string", "ReceiptHandle": "string"}, ("Id", "ReceiptHandle")),
+    "MessageAttributeValue": _ATTRIBUTE_VALUE,
+    "MessageSystemAttributeValue": _ATTRIBUTE_VALUE,
+    "SendMessageBatchRequestEntry": (
+        {
+            "Id": "string",
+            "MessageBody": "string",
+            "DelaySeconds": "integer",
+            "MessageAttributes": ("map", "MessageAttributeValue"),
+            "MessageSystemAttributes": ("map", "MessageSystemAttributeValue"),
+            "MessageDeduplicationId": "string",
+            "MessageGroupId": "string",
+        },
+        ("Id", "MessageBody"),
+    ),
+}
+
 # Pieces the skeletons repeat, shared (the skeletons are only read).
 _ATTRIBUTE_VALUES = {
     "KeyName": {"StringValue": "", "BinaryValue": None, "StringListValues": [""], "BinaryListValues": [None], "DataType": ""}

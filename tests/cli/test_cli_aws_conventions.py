@@ -166,6 +166,20 @@ def test_the_yaml_input_skeleton_lists_the_members_in_the_models_order(sq):
     assert text == "QueueUrl: ''\nReceiptHandle: ''\nVisibilityTimeout: 0\n"
 
 
+def test_the_yaml_input_skeleton_writes_each_member_out_without_anchors(sq):
+    out = sq("send-message-batch", "--generate-cli-skeleton", "yaml-input").stdout
+    assert "&" not in out and "*" not in out
+    entry = output_yaml(out)["Entries"][0]
+    assert entry["MessageAttributes"] == entry["MessageSystemAttributes"]
+    assert entry["MessageAttributes"] is not entry["MessageSystemAttributes"]
+
+
+def output_yaml(text: str):
+    import yaml
+
+    return yaml.safe_load(text)
+
+
 def test_a_skeleton_runs_nothing(sq):
     sq("create-queue", "--queue-name", "q", "--generate-cli-skeleton")
     sq("create-queue", "--queue-name", "q", "--generate-cli-skeleton", "output")
@@ -199,6 +213,90 @@ def test_the_request_check_speaks_botocores_words():
         'Unknown parameter in input: "Nope", must be one of: QueueUrl'
     ]
     assert calls.request_problems("TagQueue", {"QueueUrl": "q"}) == ['Missing required parameter in input: "Tags"']
+
+
+def _model_types(shape, structures: dict):
+    """A botocore shape as cli.shapes writes it down."""
+    if shape.type_name == "structure":
+        if shape.name not in structures:
+            structures[shape.name] = None
+            structures[shape.name] = ({k: _model_types(v, structures) for k, v in shape.members.items()}, tuple(shape.required_members))
+        return shape.name
+    if shape.type_name in ("list", "map"):
+        return (shape.type_name, _model_types(shape.member if shape.type_name == "list" else shape.value, structures))
+    return shape.type_name
+
+
+def test_the_request_shapes_the_cli_checks_are_the_sqs_models():
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("sqs")
+    structures: dict = {}
+    for action in shapes.MEMBERS:
+        shape = model.operation_model(action).input_shape
+        assert list(shapes.MEMBERS[action]) == list(shape.members), action
+        assert shapes.REQUIRED[action] == tuple(shape.required_members), action
+        for name, member in shape.members.items():
+            typed = _model_types(member, structures)
+            assert shapes.MEMBERS[action][name] == member.type_name, (action, name)
+            assert shapes.NESTED.get(action, {}).get(name, member.type_name) == typed, (action, name)
+    assert shapes.STRUCTURES == structures
+
+
+_scalars = st.one_of(st.text(max_size=3), st.integers(-2, 2), st.binary(max_size=2), st.none(), st.floats(allow_nan=False))
+_names = st.sampled_from(["Id", "MessageBody", "DelaySeconds", "MessageAttributes", "ReceiptHandle", "VisibilityTimeout"])
+_attribute_names = st.sampled_from(["DataType", "StringValue", "BinaryValue", "StringListValues", "Stringvalue"])
+_attribute = st.dictionaries(_attribute_names, st.one_of(_scalars, st.lists(_scalars, max_size=2)), max_size=3)
+_entry = st.dictionaries(_names, st.one_of(_scalars, st.dictionaries(st.text(max_size=2), _attribute, max_size=2)), max_size=4)
+_requests = st.fixed_dictionaries(
+    {"QueueUrl": st.one_of(st.just("q"), _scalars)},
+    optional={
+        "Entries": st.one_of(st.lists(st.one_of(_entry, _scalars), max_size=3), _scalars),
+        "MessageBody": _scalars,
+        "MessageAttributes": st.one_of(st.dictionaries(st.text(max_size=2), st.one_of(_attribute, _scalars), max_size=2), _scalars),
+        "AttributeNames": st.one_of(st.lists(_scalars, max_size=2), _scalars),
+        "Extra": _scalars,
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    action=st.sampled_from(["SendMessage", "SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch", "ReceiveMessage"]),
+    request=_requests,
+)
+def test_the_request_check_finds_what_botocore_finds_at_every_depth(action, request):
+    import botocore.session
+    from botocore.exceptions import ParamValidationError
+    from botocore.validate import validate_parameters
+
+    shape = botocore.session.get_session().get_service_model("sqs").operation_model(action).input_shape
+    try:
+        validate_parameters(request, shape)
+        theirs: list[str] = []
+    except ParamValidationError as exc:
+        theirs = str(exc).split("\n")[1:]  # after "Parameter validation failed:"
+    # The one rule stricter than botocore's: True is no integer.
+    ours = [p for p in calls.request_problems(action, request) if "type: <class 'bool'>, valid types: <class 'int'>" not in p]
+    assert ours == theirs
+
+
+def test_a_misspelt_member_inside_a_batch_entry_or_an_attribute_stops_the_command_and_sends_nothing(sq):
+    sq("create-queue", "--queue-name", "q")
+    typo = sq("send-message-batch", "--queue-url", "q", "--entries", "Id=1,MessageBody=later,DelaySecond=600", code=252)
+    assert 'Unknown parameter in Entries[0]: "DelaySecond"' in typo.stderr
+    attr = sq(
+        "send-message", "--queue-url", "q", "--message-body", "x", "--message-attributes", "a={DataType=String,Stringvalue=y}", code=252
+    )
+    assert 'Unknown parameter in MessageAttributes.a: "Stringvalue"' in attr.stderr
+    assert (
+        'Missing required parameter in Entries[0]: "MessageBody"'
+        in sq("send-message-batch", "--queue-url", "q", "--entries", "Id=1", code=252).stderr
+    )
+    bad = sq("send-message-batch", "--queue-url", "q", "--entries", "Id=1,MessageBody=a,DelaySeconds=abc", code=252)
+    assert "Invalid type for parameter Entries[0].DelaySeconds, value: abc" in bad.stderr
+    counts = json.loads(sq("get-queue-attributes", "--queue-url", "q", "--attribute-names", "All").stdout)["Attributes"]
+    assert counts["ApproximateNumberOfMessages"] == counts["ApproximateNumberOfMessagesDelayed"] == "0"
 
 
 # ---------------------------------------------------------------------- pagination

@@ -19,6 +19,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sqsqlite import defaults as D
+from sqsqlite.cli import calls
 from sqsqlite.cli.main import EXIT_SERVICE, EXIT_USAGE, cli
 from sqsqlite.errors import code_from_wire
 from tests.cli.test_cli_admin import ClockedSettings
@@ -96,6 +97,17 @@ class CliWorld:
         assert m["operation"] == operation
         assert snapshot(self.w.path) == before
         return m["message"]
+
+    def invalid(self, operation: str, request: dict, *args: str) -> None:
+        """The request fails the aws CLI's parameter check (botocore's, at every depth) before
+        any SQS call: exit 252, botocore's words, and the file is unchanged."""
+        problems = calls.request_problems(operation, request)
+        assert problems, request
+        before = snapshot(self.w.path)
+        result = self.invoke(*args)
+        assert result.exit_code == EXIT_USAGE, (result.exit_code, result.stdout, result.stderr)
+        assert result.stdout == "" and result.stderr.splitlines() == ["Parameter validation failed:", *problems]
+        assert snapshot(self.w.path) == before
 
     def misused(self, flag: str, *args: str) -> None:
         """Click refuses the arguments before any SQS call: exit 252, its usage message ending in
@@ -320,6 +332,12 @@ def test_a_queue_attribute_outside_its_range_is_refused_in_sqs_words(cw, attribu
     r = D.INT_ATTRIBUTES[attribute]
     value = data.draw(st.one_of(out_of(r.low, r.high), out_of(r.low, r.high).map(str), NOT_INT), label="value")
     attrs = as_json({attribute: value})
+    if not isinstance(json.loads(attrs)[attribute], str):  # the model types every attribute's value as a string
+        request = {"QueueName": "never-created"} if create else {"QueueUrl": "std"}
+        request["Attributes"] = json.loads(attrs)
+        command = ("create-queue", "--queue-name=never-created") if create else ("set-queue-attributes", "--queue-url=std")
+        cw.invalid("CreateQueue" if create else "SetQueueAttributes", request, *command, f"--attributes={attrs}")
+        return
     if create:
         message = cw.rejects(
             "CreateQueue", ("InvalidAttributeValue",), "create-queue", "--queue-name=never-created", f"--attributes={attrs}"
@@ -393,7 +411,12 @@ def test_a_malformed_batch_is_refused_as_a_whole(cw, kind, shape, data):
     else:
         entries, code = [entry("ok"), entry(data.draw(NOT_AN_ENTRY_ID, label="id"))], "InvalidBatchEntryId"
     operation, command = BATCH_COMMANDS[kind]
-    cw.rejects(operation, (code,), command, "--queue-url=std", f"--entries={as_json(entries)}")
+    args = (command, "--queue-url=std", f"--entries={as_json(entries)}")
+    request = {"QueueUrl": "std", "Entries": json.loads(as_json(entries))}
+    if calls.request_problems(operation, request):  # an Id of another type than text: the model's check
+        cw.invalid(operation, request, *args)
+        return
+    cw.rejects(operation, (code,), *args)
 
 
 @settings(CLI_SETTINGS, max_examples=3)
@@ -415,6 +438,12 @@ def test_bad_batch_entries_fail_alone_and_only_the_good_ones_are_stored(cw, bad,
     before = snapshot(cw.path)
 
     args = ("send-message-batch", "--queue-url=mixed", f"--entries={as_json(entries)}")
+    request = {"QueueUrl": "mixed", "Entries": json.loads(as_json(entries))}
+    if calls.request_problems("SendMessageBatch", request):
+        # A member of a type the model doesn't give it (an attribute that is no structure):
+        # the aws CLI refuses the whole command before sending, and so does this one.
+        cw.invalid("SendMessageBatch", request, *args)
+        return
     if any(_undecodable_binary(e) for e in entries):
         # Base64 that doesn't decode is a malformed request, not a bad entry: the aws CLI refuses
         # the whole command too (and SQS the whole JSON request). Nothing is stored.
