@@ -204,7 +204,9 @@ class BufferedQueue:
     def delete_message(self, receipt_handle: str | Message) -> None:
         """DeleteMessage. A message of one of this object's claims, given as itself
         (``msg.delete()``) or by its handle, is deleted with others (see the module's notes);
-        any other handle is deleted at once, as Queue does."""
+        any other handle is deleted at once, as Queue does. Once the buffer is closed, every
+        delete goes at once: a worker finishing a message handed out before close() must
+        still be able to delete it."""
         if isinstance(receipt_handle, Message):
             claim = receipt_handle.claim
         elif type(receipt_handle) is str:
@@ -212,13 +214,12 @@ class BufferedQueue:
             # one of ours was read, and given). Forgotten below if its delete waits here.
             claim = self.queue.db.handles.find(receipt_handle)
         else:
-            self._check_open()
             return self.queue.delete_message(receipt_handle)  # which says what is wrong with it
         pending = self._pending
         due: list[Handle] | None = None
         with self._lock:
             if self._closed:
-                self._check_open()
+                claim = None  # nothing waits any more: at once, below
             if claim is not None and id(claim[3]) in self._claims:
                 row = claim[1]
                 waiting = pending.get(row)
@@ -244,7 +245,6 @@ class BufferedQueue:
 
     def delete_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """DeleteMessageBatch, at once."""
-        self._check_open()
         batch = B.batch_entry_ids(entries, "DeleteMessageBatch")  # checked here, once: the queue takes it as it is
         return self.queue.delete_message_batch(batch)
 
@@ -294,8 +294,7 @@ class BufferedQueue:
 
     def change_message_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
         """ChangeMessageVisibility, at once; on a message whose delete waits, after the waiting
-        deletes (so it finds the message deleted, as it would unbuffered)."""
-        self._check_open()
+        deletes (so it finds the message deleted, as it would unbuffered). Also once closed."""
         vt = V.visibility_timeout(visibility_timeout)
         if self._may_wait([receipt_handle]):
             self.flush()
@@ -303,8 +302,7 @@ class BufferedQueue:
 
     def change_message_visibility_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """ChangeMessageVisibilityBatch, at once; after the waiting deletes if one of its
-        messages' does."""
-        self._check_open()
+        messages' does. Also once closed."""
         batch = B.batch_entry_ids(entries, "ChangeMessageVisibilityBatch")  # checked here, once: the queue takes it as it is
         if self._may_wait([e.get("ReceiptHandle") for e in batch.entries]):
             self.flush()
