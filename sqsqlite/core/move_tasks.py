@@ -188,7 +188,9 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
                 continue
             _move_row(tx, row, source, target, now)
             moved += 1
-        status = "RUNNING" if len(rows) == batch else "COMPLETED"
+        # SQS gives a FailureReason only with FAILED: a task that left a message behind for want
+        # of somewhere to move it ends FAILED (having moved every message it could), not COMPLETED.
+        status = "RUNNING" if len(rows) == batch else "FAILED" if failure else "COMPLETED"
         tx.run(Q.update_move_task, task_handle=task_handle, status=status, moved=moved, last_id=last_id, now=now, failure_reason=failure)
         task = tx.one(Q.move_task, task_handle=task_handle)
     db.wakeups.notify(None)

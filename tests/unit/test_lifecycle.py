@@ -487,7 +487,7 @@ def test_a_move_task_keeps_saying_why_a_message_stayed_after_its_later_batches(d
     _poison(db, clock, kept, 1)
     db.delete_queue(gone.url)
     final = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
-    assert final.status == "COMPLETED" and final.approximate_number_of_messages_moved == 1
+    assert final.status == "FAILED" and final.approximate_number_of_messages_moved == 1  # FailureReason goes with FAILED
     assert final.failure_reason == f"The destination queue {gone.arn} does not exist."
     assert counts(dlq) == (1, 0, 0)
 
@@ -510,7 +510,7 @@ def test_a_move_task_never_moves_a_message_into_a_queue_of_the_other_kind(db, cl
     with db.store.write() as tx:  # a dead letter naming a FIFO source, as a hand-made import could
         tx.c.execute("UPDATE messages SET dead_letter_source_arn = ?", (fifo.arn,))
     final = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
-    assert final.approximate_number_of_messages_moved == 0
+    assert final.status == "FAILED" and final.approximate_number_of_messages_moved == 0
     assert final.failure_reason == f"The destination queue {fifo.arn} is a FIFO queue, unlike the source queue."
     assert counts(dlq) == (1, 0, 0) and counts(fifo) == (0, 0, 0)
 
@@ -717,14 +717,14 @@ def test_a_delayed_message_stays_hidden_until_its_delay_ends_and_is_counted_as_d
 
 def test_redrive_leaves_messages_with_no_source_to_return_to_and_says_why(db, clock):
     # A message sent straight to the DLQ has no source; one whose source queue was deleted
-    # has nowhere to go. Both stay in the DLQ; the task completes and names the missing queue.
+    # has nowhere to go. Both stay in the DLQ; the task fails and names the missing queue.
     src, dlq = with_dlq(db, max_receive_count=1)
     _poison(db, clock, src, 1)
     dlq.send_message("sent to the DLQ directly")
     db.delete_queue(src.url)
     db.create_queue("work3", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})})
     task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
-    assert task.status == "COMPLETED" and task.approximate_number_of_messages_moved == 0
+    assert task.status == "FAILED" and task.approximate_number_of_messages_moved == 0
     assert src.arn in task.failure_reason
     assert counts(dlq) == (2, 0, 0)
 
