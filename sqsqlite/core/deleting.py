@@ -17,7 +17,7 @@ from .. import batches as B
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
-from ..errors import InvalidParameterValue, MessageNotInflight, ReceiptHandleIsInvalid, SQSError
+from ..errors import InvalidParameterValue, MessageNotInflight, MissingParameter, ReceiptHandleIsInvalid, SQSError
 from ..store import Tx
 from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, invalid_handle_text, is_message_uuid
 from .results import NOT_RECEIVED, BatchResult, BatchResultErrorEntry, Message
@@ -283,7 +283,9 @@ def change_message_visibility_batch(queue: Queue, entries: B.Entries) -> BatchRe
     entries = B.batch_entries(entries, "ChangeMessageVisibilityBatch")
 
     def one(tx, row, e, now):
-        _change(queue, tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e.get("VisibilityTimeout")), now)
+        if e.get("VisibilityTimeout") is None:  # optional in the model, needed by the action
+            raise MissingParameter("The request must contain the parameter VisibilityTimeout.")
+        _change(queue, tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e["VisibilityTimeout"]), now)
 
     result = _batch(queue, entries, one)
     queue.db.wakeups.notify(queue.name, len(entries))

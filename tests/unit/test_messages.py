@@ -645,6 +645,22 @@ def test_change_visibility_batch_reports_each_entry_and_applies_the_good_ones(qu
     assert [m.message_id for m in queue.receive_message(max_number_of_messages=10)] == [msgs[1].message_id]
 
 
+def test_a_change_visibility_batch_entry_without_a_timeout_fails_alone_as_a_missing_parameter(queue):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(2)])
+    a, b = queue.receive_message(max_number_of_messages=2, visibility_timeout=100)
+    result = queue.change_message_visibility_batch(
+        [{"Id": "none", "ReceiptHandle": a.receipt_handle}, {"Id": "zero", "ReceiptHandle": b.receipt_handle, "VisibilityTimeout": 0}]
+    )
+    assert result.successful == [{"Id": "zero"}]
+    [failed] = result.failed
+    assert (failed.id, failed.code, failed.message) == (
+        "none",
+        "MissingParameter",
+        "The request must contain the parameter VisibilityTimeout.",
+    )
+    assert [m.body for m in queue.peek("in-flight")] == [a.body]
+
+
 def test_message_helpers_act_with_their_own_receipt_handle(queue):
     queue.send_message("x")
     [msg] = queue.receive_message()
