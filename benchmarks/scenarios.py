@@ -184,7 +184,7 @@ def _consumer(path, start_evt, seconds, out):
             msgs = q.receive_message(max_number_of_messages=10, wait_time_seconds=1)
             received += len(msgs)
             if msgs:
-                r = q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(msgs)])
+                r = q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m} for i, m in enumerate(msgs)])
                 deleted += len(r.successful)
         except SQSError as exc:
             errors += 1 if ("locked" in str(exc) or "busy" in str(exc)) else 0

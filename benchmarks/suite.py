@@ -17,6 +17,7 @@ from .systems import (
     ClientEngine,
     CommitCeiling,
     Engine,
+    EngineByHandle,
     Floor,
     FloorOnLayout,
     LiteQueue,
@@ -94,7 +95,7 @@ def throughput(sizes: Sizes, work: str, rows: list[Row], systems, synchronous: s
         body = body_of(size)
         chosen = [s for s in systems if batch == 1 or s not in (PersistQueue, LiteQueue, CommitCeiling)]
         if kind == "send":
-            chosen = [s for s in chosen if s is not BufferedEngine]  # it sends as Engine does
+            chosen = [s for s in chosen if s not in (BufferedEngine, EngineByHandle)]  # they send as Engine does
         if size == LARGE_BODY:
             chosen = [s for s in chosen if s not in (PersistQueue, LiteQueue, CommitCeiling)]
 
@@ -287,7 +288,7 @@ def ratios(rows: list[Row]) -> list[dict]:
             if (
                 other.workload == r.workload
                 and other.settings == r.settings
-                and other.system not in ("sqsqlite", "sqsqlite FIFO", "sqsqlite buffered", ClientEngine.name)
+                and other.system not in ("sqsqlite", "sqsqlite FIFO", "sqsqlite buffered", EngineByHandle.name, ClientEngine.name)
                 and other.rate_median
             ):
                 cpu = None
@@ -323,7 +324,7 @@ def run(
     try:
         if "throughput" in groups:
             _log("throughput (default durability: WAL, synchronous=NORMAL)")
-            throughput(sizes, work, rows, (Engine, ClientEngine, Floor, FloorOnLayout))
+            throughput(sizes, work, rows, (Engine, EngineByHandle, ClientEngine, Floor, FloorOnLayout))
         if "durability" in groups:
             _log("durability: WAL, synchronous=FULL (fsync at every commit)")
             throughput(sizes, work, rows, (Engine, Floor), synchronous="FULL")
