@@ -534,12 +534,26 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
         )
     check_text(f"message attribute {name!r}", value)
     if base == "Number":
-        if not _NUMBER.fullmatch(value.strip()) or len(value.replace("-", "").replace(".", "")) > 38 + 6:
+        if not _is_sqs_number(value.strip()):
             raise InvalidParameterValue(
                 f"Can't cast the value of message (user) attribute '{name}' to a number.",
                 f"Message attribute {name!r}: {shorten(value)} is not a Number (up to 38 significant digits, from -10^128 to 10^126).",
             )
     return MessageAttribute(data_type, string_value=value)
+
+
+def _is_sqs_number(text: str) -> bool:
+    """A Number attribute's value as SQS takes it: a decimal number of up to 38 significant
+    digits (leading and trailing zeros not counted), 0 or of magnitude 10^-128 to 10^126."""
+    if not _NUMBER.fullmatch(text):
+        return False
+    from decimal import Decimal  # here: most messages carry no Number, and start-up is counted
+
+    number = Decimal(text)
+    if not number:
+        return True
+    significant = "".join(map(str, number.as_tuple().digits)).strip("0")  # exact: no context rounds it
+    return len(significant) <= 38 and Decimal("1e-128") <= abs(number) <= Decimal("1e126")
 
 
 def message_attributes(attributes: Mapping[str, Any] | None, what: str = "message attribute") -> dict[str, MessageAttribute]:

@@ -199,6 +199,11 @@ def test_a_bad_data_type_is_refused_naming_it(db, q, data_type):
         ({"DataType": "Binary", "BinaryValue": "%%not base64%%"}, "base64"),
         ({"DataType": "Number", "StringValue": "twelve"}, "'twelve' is not a Number"),
         ({"DataType": "Number", "StringValue": "1.2.3"}, "not a Number"),
+        ({"DataType": "Number", "StringValue": "1" * 39}, "not a Number"),  # 39 significant digits
+        ({"DataType": "Number", "StringValue": "9" * 40 + ".5"}, "not a Number"),
+        ({"DataType": "Number", "StringValue": "1e127"}, "not a Number"),  # above 10^126
+        ({"DataType": "Number", "StringValue": "-1e127"}, "not a Number"),
+        ({"DataType": "Number", "StringValue": "1e-129"}, "not a Number"),  # below 10^-128
         ({"DataType": "String", "StringValue": "bad\x00char"}, "U+0000"),
         (True, "bool"),
         (["list"], "mapping"),
@@ -207,6 +212,13 @@ def test_a_bad_data_type_is_refused_naming_it(db, q, data_type):
 def test_a_bad_message_attribute_value_is_refused(db, q, value, fragment):
     with refused(db, InvalidParameterValue, "'k'", fragment):
         q.send_message("x", message_attributes={"k": value})
+
+
+@pytest.mark.parametrize("value", ["1" * 38, "12" + "0" * 60, "0." + "0" * 60 + "1", "1e126", "-1e126", "1e-128", "0", "-0.0", "007.50"])
+def test_a_number_of_38_significant_digits_within_sqs_range_is_taken_as_written(q, value):
+    q.send_message("x", message_attributes={"n": {"DataType": "Number", "StringValue": value}})
+    [m] = [m for m in q.receive_message(max_number_of_messages=10, message_attribute_names=["All"]) if m.body == "x"]
+    assert m.message_attributes["n"].string_value == value
 
 
 def test_custom_type_suffixes_are_accepted(db, q):
