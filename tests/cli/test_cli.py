@@ -570,3 +570,27 @@ def test_a_bad_account_id_region_or_database_path_is_a_usage_error_before_any_fi
 def test_a_file_sqlite_cannot_use_is_one_clean_line_naming_it(sq):
     result = sq("--db", "/dev/null", "list-queues", code=255)
     assert result.stderr.count("\n") == 1 and "'/dev/null'" in result.stderr and "sqlalche.me" not in result.stderr
+
+
+def test_an_interrupt_while_the_command_line_loads_exits_130_without_a_traceback(monkeypatch, capsys):
+    import sys
+    import types
+
+    from sqsqlite.cli import entry
+
+    class Loading(types.ModuleType):
+        def __getattr__(self, name):
+            raise KeyboardInterrupt  # Ctrl-C in the middle of the command line's imports
+
+    monkeypatch.setitem(sys.modules, "sqsqlite.cli.main", Loading("sqsqlite.cli.main"))
+    with pytest.raises(SystemExit) as exited:
+        entry.main()
+    assert exited.value.code == 130
+    assert capsys.readouterr().err == "\nInterrupted.\n"
+
+
+def test_the_console_script_runs_the_entry_that_answers_an_early_interrupt():
+    from pathlib import Path
+
+    pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
+    assert '\n[project.scripts]\nsqsqlite = "sqsqlite.cli.entry:main"\n' in pyproject
