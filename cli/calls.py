@@ -62,9 +62,11 @@ def _structure(value: dict, shape: tuple, path: str, problems: list[str], struct
 def _member(value: Any, kind: Any, path: str, problems: list[str], structures: dict) -> None:
     """One value against its type: a scalar's name, a structure's name, or ("list" | "map", inner)."""
     container = kind[0] if isinstance(kind, tuple) else "structure" if kind in structures else kind
+    accepted: tuple[type, ...]
     accepted, shown = _PYTHON_TYPES[container]
     # Stricter than botocore in one way: True is no integer (the action would refuse it anyway).
-    if not isinstance(value, accepted) or (container in ("integer", "long") and isinstance(value, bool)):
+    wrong = not isinstance(value, accepted) or (container in ("integer", "long") and isinstance(value, bool))
+    if wrong:
         problems.append(f"Invalid type for parameter {path}, value: {value}, type: {type(value)}, valid types: {shown}")
     elif container == "list":
         for i, item in enumerate(value):
