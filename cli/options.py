@@ -391,7 +391,9 @@ def global_options(root: bool = False) -> Callable:
             click.option(
                 "--db",
                 metavar="PATH",
-                type=click.Path(dir_okay=False),
+                # Plain text: a directory or an unreadable file is the database layer's to refuse,
+                # in one line naming it (exit 255), as every other unusable file is.
+                type=str,
                 envvar=D.DB_PATH_ENV if root else None,
                 show_envvar=root,
                 expose_value=False,

@@ -474,6 +474,8 @@ class Store:
         if "disk is full" in text or "database or disk is full" in text:
             return f"The disk holding {self.path!r} is full; the operation changed nothing (SQLite said: {text})."
         if "unable to open" in text:
+            if os.path.isdir(self.path):
+                return f"Can't open database {self.path!r}: it is a directory; give the path of a file in it."
             return f"Can't open database {self.path!r} (SQLite said: {text})."
         return f"Database error on {self.path!r}: {text}."
 

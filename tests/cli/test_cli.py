@@ -501,6 +501,14 @@ def test_a_message_not_in_flight_cannot_change_visibility(sq):
     assert "(AWS.SimpleQueueService.MessageNotInflight)" in line
 
 
+@pytest.mark.parametrize("how", ["--db", "SQSQLITE_DB"])
+def test_a_directory_given_as_the_database_is_one_line_naming_it_and_exit_255(tmp_path, how):
+    args, env = (["--db", str(tmp_path)], {}) if how == "--db" else ([], {"SQSQLITE_DB": str(tmp_path)})
+    r = CliRunner().invoke(cli, [*args, "list-queues"], env=env)
+    assert r.exit_code == 255  # as any other file that can't be used, not a usage error
+    assert r.stderr == f"sqsqlite: Can't open database {str(tmp_path)!r}: it is a directory; give the path of a file in it.\n"
+
+
 def test_a_file_that_is_not_a_database_is_one_line_naming_it_and_exit_255(tmp_path):
     bad = tmp_path / "notes.db"
     bad.write_text("not sqlite at all " * 100)
