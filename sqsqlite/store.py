@@ -601,15 +601,23 @@ class Store:
                     group.broken = True
                 raise DatabaseError(self.explain(exc)) from None
             return
+        done = False
         try:
             # Inside the try: an interrupt landing just after BEGIN still ends the transaction.
             self._retrying(lambda: conn.execute("BEGIN DEFERRED"))
             yield Tx(conn)
+            done = True
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(self.explain(exc)) from None
         finally:
             if conn.in_transaction:
-                conn.execute("COMMIT")
+                try:
+                    conn.execute("COMMIT")  # a read's: it ends the snapshot, nothing to write
+                except sqlite3.Error as exc:
+                    # A damaged file can fail this too: said as every other database error is,
+                    # never as sqlite3's own, and never in place of an error already on its way.
+                    if done:
+                        raise DatabaseError(self.explain(exc)) from None
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` over the whole file: ``ok``, or what it found."""

@@ -509,6 +509,20 @@ def test_a_directory_given_as_the_database_is_one_line_naming_it_and_exit_255(tm
     assert r.stderr == f"sqsqlite: Can't open database {str(tmp_path)!r}: it is a directory; give the path of a file in it.\n"
 
 
+def test_a_damaged_database_is_one_line_naming_it_and_exit_255(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "damaged.db"
+    assert CliRunner().invoke(cli, ["--db", str(path), "create-queue", "--queue-name", "a"]).exit_code == 0
+    with sqlite3.connect(path) as c:
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = path.read_bytes()
+    path.write_bytes(data[:4096] + b"\x55" * (len(data) - 4096))  # every page but the header's
+    r = CliRunner().invoke(cli, ["--db", str(path), "list-queues"])
+    assert r.exit_code == 255 and "unexpected error" not in r.stderr
+    assert r.stderr.startswith(f"sqsqlite: Database error on {str(path)!r}: ") and r.stderr.count("\n") == 1
+
+
 def test_a_file_that_is_not_a_database_is_one_line_naming_it_and_exit_255(tmp_path):
     bad = tmp_path / "notes.db"
     bad.write_text("not sqlite at all " * 100)
