@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from sqsqlite import command_options
 from sqsqlite import defaults as D
 from sqsqlite import validation as V
 from sqsqlite.errors import DatabaseError, SQSError, wire_error
@@ -175,12 +176,17 @@ class Settings:
         return False
 
     def colored(self) -> bool:
-        return self.color == "on" or (self.color == "auto" and sys.stdout.isatty())
+        return self.color == "on" or (self.color == "auto" and sys.stdout is not None and sys.stdout.isatty())
 
     def echo(self, data: Any, title: str = "", default: str = "json", admin: bool = True) -> None:
         fmt = self.output or default
-        text = output.render(data, fmt, title, query=self.query, color=self.colored() and fmt == "table", admin=admin)
+        try:
+            text = output.render(data, fmt, title, query=self.query, color=self.colored() and fmt == "table", admin=admin)
+        except output.QueryError as err:
+            raise Failure(str(err)) from None
         if text:
+            if sys.stdout is None:  # started with standard output closed (`>&-`): nowhere to print
+                raise Failure("standard output is closed, so the answer could not be printed")
             click.echo(text, nl=False, color=True if self.colored() else None)
 
     def echo_pages(self, pages: calls.Pages, title: str) -> None:
@@ -188,7 +194,11 @@ class Settings:
         if fmt != "text":
             return self.echo(pages.full_result(), title=title, admin=False)
         # The aws CLI prints text page by page, --query applied to each, then the NextToken.
-        click.echo("".join(output.render(part, "text", query=self.query) for part in pages.text_parts()), nl=False)
+        try:
+            text = "".join(output.render(part, "text", query=self.query) for part in pages.text_parts())
+        except output.QueryError as err:
+            raise Failure(str(err)) from None
+        click.echo(text, nl=False)
 
 
 pass_settings = click.make_pass_decorator(Settings, ensure=True)
@@ -350,7 +360,7 @@ def global_options(root: bool = False) -> Callable:
                 "--endpoint-url",
                 metavar="URL",
                 expose_value=False,
-                callback=_setter("endpoint_url"),
+                callback=_setter("endpoint_url", command_options.check_endpoint_url),
                 help=f"Base of queue URLs (default {D.DEFAULT_ENDPOINT}).",
             ),
             click.option(

@@ -53,7 +53,12 @@ def render(data: Any, fmt: str, title: str = "", query: Any = None, color: bool 
     """The exact text the command prints (with its final newline), or "" for nothing."""
     data = plain(data)
     if query is not None:
-        data = query.search(data)
+        from jmespath.exceptions import JMESPathError
+
+        try:
+            data = query.search(data)
+        except JMESPathError as exc:  # a function given a value of another type: the aws CLI says only this
+            raise QueryError(str(exc)) from None
     if admin and data in ({}, [], None):
         return ""
     if fmt == "text":

@@ -26,3 +26,28 @@ def own_or_global(ctx: click.Context, name: str, own: Any, default: Any = None) 
 def db_path(ctx: click.Context, own: str | None) -> str:
     """The database file: the command's --db, the group's, $SQSQLITE_DB, or the default."""
     return own_or_global(ctx, "db_path", own) or os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
+
+
+def check_endpoint_url(value: str) -> str:
+    """An endpoint URL as the aws CLI takes one: http:// or https:// and a host."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018  # a port that is no number raises here
+    except ValueError:
+        usable = False
+    if not usable:
+        raise ValueError(f"{value!r} is no endpoint URL: it must be of the form http://<hostname>/ or https://<hostname>/")
+    return value
+
+
+def endpoint_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback: an --...-endpoint-url checked as the aws CLI checks one (bad usage otherwise)."""
+    if value is None:
+        return None
+    try:
+        return check_endpoint_url(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err), ctx=ctx, param=param) from None

@@ -20,11 +20,18 @@ class _SQSFailure(click.ClickException):
 
 @click.command("copy")
 @click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
-@click.option("--to-endpoint-url", "to_url", metavar="URL", help="Copy this database's queues and messages to the SQS endpoint at URL.")
+@click.option(
+    "--to-endpoint-url",
+    "to_url",
+    metavar="URL",
+    callback=command_options.endpoint_url_option,
+    help="Copy this database's queues and messages to the SQS endpoint at URL.",
+)
 @click.option(
     "--from-endpoint-url",
     "from_url",
     metavar="URL",
+    callback=command_options.endpoint_url_option,
     help="Drain the queues given by --queue-url at the SQS endpoint at URL into this database.",
 )
 @click.option(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from click.testing import CliRunner
@@ -616,3 +617,32 @@ def test_the_console_script_runs_the_entry_that_answers_an_early_interrupt():
 
     pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text()
     assert '\n[project.scripts]\nsqsqlite = "sqsqlite.cli.entry:main"\n' in pyproject
+
+
+@pytest.mark.parametrize("given", ["not a url", "localhost:9324", "ftp://host/", "http://host:port/"])
+def test_an_endpoint_url_that_is_no_http_url_is_bad_usage_and_changes_nothing(sq, given):
+    r = sq("--endpoint-url", given, "create-queue", "--queue-name", "E1", code=252)
+    assert "must be of the form http://<hostname>/ or https://<hostname>/" in r.stderr
+    assert sq.json("list-queues") is None
+    copy = sq("copy", "--to-endpoint-url", given, code=252)
+    assert "Invalid value for '--to-endpoint-url'" in copy.stderr
+
+
+def test_a_query_whose_function_gets_a_value_of_another_type_is_one_line_and_exit_255(sq):
+    url(sq)
+    r = sq("list-queues", "--query", 'abs(`"x"`)', code=255)
+    assert r.stderr == "sqsqlite: In function abs(), invalid type for value: x, expected one of: ['number'], received: \"string\"\n"
+
+
+def test_a_command_started_with_standard_output_closed_says_so_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SQSQLITE_DB": str(tmp_path / "closed.db")}
+    assert CliRunner().invoke(cli, ["create-queue", "--queue-name", "q"], env=env).exit_code == 0  # something to list
+    script = "import sys; from sqsqlite.cli.entry import main; sys.argv = ['sqsqlite', 'list-queues']; main()"
+    done = subprocess.run(  # the shell starts it with its standard output closed, as `>&-` does
+        ["sh", "-c", 'exec "$0" -c "$1" >&-', sys.executable, script], env=env, stderr=subprocess.PIPE, text=True, timeout=60
+    )
+    assert done.returncode == 255
+    assert done.stderr == "sqsqlite: standard output is closed, so the answer could not be printed\n"
