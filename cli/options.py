@@ -288,13 +288,13 @@ NO_PAGINATE = click.option(
 
 def aws_options(paginated: bool = False) -> Callable:
     """The aws CLI's options of every SQS command: --cli-input-json/-yaml, --generate-cli-skeleton,
-    and where aws paginates, --max-items, --starting-token, --page-size and --no-paginate."""
+    and where aws paginates, --max-items, --starting-token and --page-size (--no-paginate is a
+    global option)."""
 
     def decorate(f: Callable) -> Callable:
         specs = []
         if paginated:
             specs += [
-                NO_PAGINATE,
                 click.option(
                     "--page-size",
                     type=INTEGER,
@@ -351,8 +351,8 @@ def aws_options(paginated: bool = False) -> Callable:
 
 
 def global_options(root: bool = False) -> Callable:
-    """--db, --output, --query, --color, --region, --account-id, --endpoint-url: on the group and on
-    every command (--no-paginate too on the group)."""
+    """--db, --output, --query, --color, --no-paginate, --region, --account-id, --endpoint-url: on
+    the group and on every command."""
 
     def decorate(f: Callable) -> Callable:
         specs = [
@@ -411,8 +411,8 @@ def global_options(root: bool = False) -> Callable:
                 help=f"Database file, created and migrated on first use (default ./{D.DEFAULT_DB_PATH}).",
             ),
         ]
-        if root:
-            specs.insert(0, NO_PAGINATE)
+        # Global in the aws CLI: taken by every command, a no-op where nothing pages.
+        specs.insert(0, NO_PAGINATE)
         for spec in specs:
             f = spec(f)
         return f

@@ -36,10 +36,19 @@ def sq(tmp_path):
 def test_every_sqs_command_names_the_aws_clis_options_in_its_help(sq):
     for command in aws.COMMANDS:
         text = sq(command.name, "--help").stdout
-        for option in ("--query", "--output", "--cli-input-json", "--cli-input-yaml", "--generate-cli-skeleton", "--color"):
+        # --no-paginate is global in the aws CLI: every command takes it, a no-op where nothing pages.
+        for option in (
+            "--query",
+            "--output",
+            "--cli-input-json",
+            "--cli-input-yaml",
+            "--generate-cli-skeleton",
+            "--color",
+            "--no-paginate",
+        ):
             assert option in text, (command.name, option)
         paged = command.operation in calls.PAGINATED
-        for option in ("--max-items", "--starting-token", "--page-size", "--no-paginate"):
+        for option in ("--max-items", "--starting-token", "--page-size"):
             assert (option in text) == paged, (command.name, option)
     top = sq("--help").stdout
     for option in (
@@ -337,6 +346,12 @@ def test_no_paginate_with_a_paging_flag_fails_as_the_aws_cli_does(sq):
     out = sq("list-queues", "--no-paginate", "--page-size", "1", "--max-items", "2", code=255)
     assert "Cannot specify --no-paginate along with pagination arguments: --page-size, --max-items" in out.stderr
     sq("--no-paginate", "list-queues")
+
+
+def test_no_paginate_is_taken_after_any_command_as_the_aws_clis_global_option(sq):
+    sq("create-queue", "--queue-name", "q", "--no-paginate")
+    sq("send-message", "--queue-url", "q", "--message-body", "x", "--no-paginate")
+    sq("stats", "--no-paginate")
 
 
 def test_global_options_work_before_the_command_too(sq):
