@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from sqsqlite import defaults as D
 from sqsqlite import records
 from sqsqlite import validation as V
 from sqsqlite.core.rules import message_state
@@ -228,7 +229,7 @@ def stats(s: Settings, watch: float | None) -> None:
 @command("peek")
 @queue_url_option()
 @click.option("--state", type=click.Choice(["visible", "in-flight", "delayed", "all"]), default="all", show_default=True)
-@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--limit", type=click.IntRange(D.PEEK_LIMIT.low, D.PEEK_LIMIT.high), default=D.PEEK_LIMIT.default, show_default=True)
 def peek(s: Settings, queue_url: str, state: str, limit: int) -> None:
     """Look at messages without receiving them. No state change, no receive count, no handle.
 

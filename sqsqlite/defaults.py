@@ -170,6 +170,8 @@ MAX_RECEIVE_COUNT_RANGE = IntRange("maxReceiveCount", 1, MAX_RECEIVE_COUNT, 10, 
 # holds fetched ahead (there: maxBatchSize 10 x maxDoneReceiveBatches 10), and how long an
 # acknowledged message's delete may wait for more to go with it (milliseconds; maxBatchOpenMs).
 BUFFER_PREFETCH = IntRange("prefetch", 1, 100, 100, "messages")
+# Queue.peek: how many messages one look returns (the CLI's peek --limit).
+PEEK_LIMIT = IntRange("limit", 1, 1_000_000, 10, "messages")
 # Its first claim's size; each next one at most doubles it, and fits what the consumer handled
 # in BUFFER_LEASE_SHARE of a visibility timeout, so fetched messages don't lapse waiting.
 BUFFER_FIRST_CLAIM = MAX_MESSAGES_PER_RECEIVE

@@ -413,12 +413,13 @@ def _repeat_attempt(queue: Queue, tx: Tx, row, attempt_id: str, now: int, vt: in
     return out or None
 
 
-def peek(queue: Queue, state: str = "all", limit: int = 10) -> list[Message]:
+def peek(queue: Queue, state: str = "all", limit: int = D.PEEK_LIMIT.default) -> list[Message]:
     """Messages in a state (visible, in-flight, delayed, all) without receiving them:
     no receipt handles, no receive counts, nothing changes."""
     if state not in ("visible", "in-flight", "delayed", "all"):
         raise InvalidParameterValue(f"Invalid state {state!r}: use visible, in-flight, delayed or all.")
-    limit = V.int_value("limit", limit, 1, 1_000_000)
+    r = D.PEEK_LIMIT
+    limit = V.int_value(r.name, limit, r.low, r.high)
     now = queue.db.now()
     with queue.db.store.read() as tx:
         row = queue_row(tx, queue.name)
