@@ -331,25 +331,13 @@ delete_expired_heads = compile_sql(
     )
     .returning(m.c.group_id, m.c.is_head)
 )
-fifo_group_run = compile_sql(
-    select(m.c.id, m.c.visible_at)
-    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX, _alive_unindexed)
-    .order_by(m.c.sequence_number)
-    .limit(P("n"))
-)
-# Whether any of a group's first n messages is in flight (received, its visibility timeout
-# running): its visible head then waits, as SQS keeps a group from every other consumer while
-# one holds any of its messages. A claim takes a run from the head, so what one holds is among
-# the first messages of the group, at most a claim's most (n).
-_group_front = (
-    select(m.c.visible_at, m.c.receive_count)
-    .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)
-    .order_by(m.c.sequence_number)
-    .limit(P("n"))
-    .subquery()
-)
+_GROUP = (m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)  # one group's rows (ix_messages_group)
+fifo_group_run = compile_sql(select(m.c.id, m.c.visible_at).where(*_GROUP, _alive_unindexed).order_by(m.c.sequence_number).limit(P("n")))
+# Whether any of a group's first n messages (a claim's most: a claim takes a run from the head) is
+# in flight: its visible head then waits, as SQS keeps a group from all while one holds any of it.
+_front = select(m.c.visible_at, m.c.receive_count).where(*_GROUP).order_by(m.c.sequence_number).limit(P("n")).subquery()
 group_in_flight = compile_sql(
-    select(_lit("1")).select_from(_group_front).where(_group_front.c.visible_at > P("now"), _group_front.c.receive_count > 0).limit(_ONE)
+    select(_lit("1")).select_from(_front).where(_front.c.visible_at > P("now"), _front.c.receive_count > 0).limit(_ONE)
 )
 # Claim the ids listed in a JSON array (json_each keeps this one compiled statement).
 claim_ids = compile_sql(_claim(select(literal_column("value")).select_from(func.json_each(P("ids"))), RECEIVED_COLUMNS))
@@ -357,24 +345,15 @@ claim_ids = compile_sql(_claim(select(literal_column("value")).select_from(func.
 fix_group_head = compile_sql(
     update(m)
     .where(
-        m.c.id
-        == select(m.c.id)
-        .where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)
-        .order_by(m.c.sequence_number)
-        .limit(1)
-        .scalar_subquery(),
+        m.c.id == select(m.c.id).where(*_GROUP).order_by(m.c.sequence_number).limit(1).scalar_subquery(),
         m.c.is_head == 0,
     )
     .values(is_head=1)
 )
-# A FIFO queue's groups with messages but no head (after a purge, which removes rows without
-# asking which were heads): each gets its head back through fix_group_head.
-headless_groups = compile_sql(
-    select(m.c.group_id).where(m.c.queue_id == P("queue_id"), _IN_GROUP_INDEX).group_by(m.c.group_id).having(func.max(m.c.is_head) == 0)
-)
-group_has_messages = compile_sql(
-    select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX).limit(1)
-)
+# A FIFO queue's groups with messages but no head (after a purge, which asks no row if it was one).
+_headless = select(m.c.group_id).where(m.c.queue_id == P("queue_id"), _IN_GROUP_INDEX).group_by(m.c.group_id)
+headless_groups = compile_sql(_headless.having(func.max(m.c.is_head) == 0))
+group_has_messages = compile_sql(select(m.c.id).where(*_GROUP).limit(1))
 
 unclaim_to_dead_letter = compile_sql(
     update(m)

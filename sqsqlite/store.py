@@ -46,7 +46,7 @@ from . import defaults as D
 from . import queries as Q
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Tx
+from .tx import ConnectionState, Tx, explain
 
 fcntl: Any
 try:
@@ -466,18 +466,7 @@ class Store:
 
     def explain(self, exc: Exception) -> str:
         """SQLite's error as one sentence naming the file and what to do."""
-        text = str(exc)
-        if "file is not a database" in text or "file is encrypted" in text:
-            return f"{self.path!r} is not a SQLite database (SQLite said: {text})."
-        if "readonly" in text or "read-only" in text:
-            return f"{self.path!r} is read-only; sqsqlite needs to write to it and its -wal/-shm files (SQLite said: {text})."
-        if "disk is full" in text or "database or disk is full" in text:
-            return f"The disk holding {self.path!r} is full; the operation changed nothing (SQLite said: {text})."
-        if "unable to open" in text:
-            if os.path.isdir(self.path):
-                return f"Can't open database {self.path!r}: it is a directory; give the path of a file in it."
-            return f"Can't open database {self.path!r} (SQLite said: {text})."
-        return f"Database error on {self.path!r}: {text}."
+        return explain(self.path, exc)
 
     def close(self) -> None:
         # The checkpointer first, so that the last connection to close finds the WAL
@@ -611,11 +600,9 @@ class Store:
             raise DatabaseError(self.explain(exc)) from None
         finally:
             if conn.in_transaction:
-                try:
-                    conn.execute("COMMIT")  # a read's: it ends the snapshot, nothing to write
+                try:  # a damaged file can fail it too: said as any error is, never over one on its way
+                    conn.execute("COMMIT")
                 except sqlite3.Error as exc:
-                    # A damaged file can fail this too: said as every other database error is,
-                    # never as sqlite3's own, and never in place of an error already on its way.
                     if done:
                         raise DatabaseError(self.explain(exc)) from None
 

@@ -1,9 +1,11 @@
 """What a thread keeps about its SQLite connection, and Tx: the statements run inside one open
 transaction. ``store.py`` opens and ends the transactions (locks, BEGIN, COMMIT, groups); the
-engine gets a Tx and never sees SQL, only the compiled statements of ``queries.py``."""
+engine gets a Tx and never sees SQL, only the compiled statements of ``queries.py``. Also
+``explain``: an SQLite error on a database file said in one sentence."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from typing import TYPE_CHECKING, Any
@@ -110,3 +112,19 @@ class Tx:
     def scalar(self, sql: Q.Sql, **params: Any):
         row = self.c.execute(sql, sql.bind(params)).fetchone()
         return None if row is None else row[0]
+
+
+def explain(path: str, exc: Exception) -> str:
+    """SQLite's error on the database at ``path`` as one sentence naming the file and what to do."""
+    text = str(exc)
+    if "file is not a database" in text or "file is encrypted" in text:
+        return f"{path!r} is not a SQLite database (SQLite said: {text})."
+    if "readonly" in text or "read-only" in text:
+        return f"{path!r} is read-only; sqsqlite needs to write to it and its -wal/-shm files (SQLite said: {text})."
+    if "disk is full" in text or "database or disk is full" in text:
+        return f"The disk holding {path!r} is full; the operation changed nothing (SQLite said: {text})."
+    if "unable to open" in text:
+        if os.path.isdir(path):
+            return f"Can't open database {path!r}: it is a directory; give the path of a file in it."
+        return f"Can't open database {path!r} (SQLite said: {text})."
+    return f"Database error on {path!r}: {text}."
