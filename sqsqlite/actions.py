@@ -205,7 +205,7 @@ class Actions:
         url = request.get("QueueUrl")
         queue = self._queues.get(url) if type(url) is str else None
         if queue is None:
-            queue = Queue(self.db, V.own_queue_name(url, self.db.account_id))
+            queue = Queue(self.db, V.queue_name_from_url(url))
             if type(url) is str:
                 if len(self._queues) >= D.QUEUE_URLS_KEPT:
                     self._queues.clear()

@@ -24,7 +24,6 @@ from .errors import (
     InvalidMessageContents,
     InvalidParameterValue,
     MissingParameter,
-    QueueDoesNotExist,
     SQSError,
 )
 
@@ -102,21 +101,6 @@ def queue_name_from_url(queue_url: Any) -> str:
         raise InvalidParameterValue(f"QueueUrl must be a string, got {shorten(queue_url)}.")
     name = queue_url.rstrip("/").rsplit("/", 1)[-1]
     return queue_name(name)
-
-
-def own_queue_name(queue_url: Any, account_id: str) -> str:
-    """queue_name_from_url, for a database of ``account_id``: a URL naming another account
-    (``.../<12 digits>/<name>``) names a queue this file cannot hold (one account a file), as
-    GetQueueUrl with another QueueOwnerAWSAccountId answers. A bare name, or a URL without an
-    account (the CLI takes any URL ending in the name), is this account's."""
-    name = queue_name_from_url(queue_url)
-    parts = queue_url.rstrip("/").rsplit("/", 2)
-    if len(parts) == 3 and _ACCOUNT_ID.fullmatch(parts[1]) and parts[1] != account_id:
-        raise QueueDoesNotExist(
-            "The specified queue does not exist.",
-            f"The queue URL {shorten(queue_url)} names account {parts[1]}; this database holds account {account_id}.",
-        )
-    return name
 
 
 def parse_arn(arn: Any, what: str = "ARN") -> tuple[str, str, str]:

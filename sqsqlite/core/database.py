@@ -101,7 +101,7 @@ class Database:
 
     def queue(self, name_or_url: str) -> Queue:
         """A handle on an existing queue, by name or URL (QueueDoesNotExist otherwise)."""
-        name = V.own_queue_name(name_or_url, self.account_id)
+        name = V.queue_name_from_url(name_or_url)
         with self.store.read() as tx:
             queue_row(tx, name)
         return Queue(self, name)
@@ -191,7 +191,7 @@ class Database:
         return [self.queue_url(n) for n in names[:limit]], token
 
     def delete_queue(self, queue_url: str) -> None:
-        name = V.own_queue_name(queue_url, self.account_id)
+        name = V.queue_name_from_url(queue_url)
         now = self.now()
         with self.store.write() as tx:
             row = queue_row(tx, name)

@@ -511,19 +511,6 @@ def scenario_a_batch_reports_each_entry_and_one_bad_entry_fails_alone(w: World):
 
 
 @scenario
-def scenario_a_queue_url_of_another_account_names_no_queue_here(w: World):
-    url = w.queue("mine")
-    account = url.rstrip("/").rsplit("/", 2)[1]
-    foreign = url.replace(f"/{account}/", "/999999999999/")
-    assert foreign != url
-    with expect_error(w.client, "QueueDoesNotExist"):
-        w.client.get_queue_attributes(QueueUrl=foreign, AttributeNames=["QueueArn"])
-    with expect_error(w.client, "QueueDoesNotExist"):
-        w.client.send_message(QueueUrl=foreign, MessageBody="x")
-    assert w.counts(url) == (0, 0, 0)
-
-
-@scenario
 def scenario_a_batch_answer_leaves_out_an_empty_list_as_sqs_does(w: World):
     url = w.queue("lists")
     sent = w.client.send_message_batch(QueueUrl=url, Entries=[{"Id": "a", "MessageBody": "one"}, {"Id": "b", "MessageBody": "two"}])

@@ -163,16 +163,6 @@ def test_get_queue_url_returns_endpoint_account_and_name(db):
         db.get_queue_url("nowhere")
 
 
-def test_a_url_of_another_account_names_no_queue_of_this_file(db):
-    q = db.create_queue("mine")
-    foreign = q.url.replace("/000000000000/", "/999999999999/")
-    with pytest.raises(QueueDoesNotExist, match="account 999999999999"):
-        db.queue(foreign)
-    with pytest.raises(QueueDoesNotExist):
-        db.delete_queue(foreign)
-    assert db.queue("http://anywhere/else/mine") == q  # a URL without an account is this account's
-
-
 def test_every_entry_point_accepts_the_url_or_the_bare_name(db):
     q = db.create_queue("either")
     assert db.queue(q.url) == db.queue("either") == q
