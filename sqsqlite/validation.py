@@ -553,7 +553,9 @@ def _is_sqs_number(text: str) -> bool:
     if not number:
         return True
     significant = "".join(map(str, number.as_tuple().digits)).strip("0")  # exact: no context rounds it
-    return len(significant) <= 38 and Decimal("1e-128") <= abs(number) <= Decimal("1e126")
+    # copy_abs and comparisons are exact; abs() would round to the context's 28 digits, or raise
+    # decimal.Overflow past its exponent range (1e1000000).
+    return len(significant) <= 38 and Decimal("1e-128") <= number.copy_abs() <= Decimal("1e126")
 
 
 def message_attributes(attributes: Mapping[str, Any] | None, what: str = "message attribute") -> dict[str, MessageAttribute]:

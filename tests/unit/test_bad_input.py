@@ -204,6 +204,11 @@ def test_a_bad_data_type_is_refused_naming_it(db, q, data_type):
         ({"DataType": "Number", "StringValue": "1e127"}, "not a Number"),  # above 10^126
         ({"DataType": "Number", "StringValue": "-1e127"}, "not a Number"),
         ({"DataType": "Number", "StringValue": "1e-129"}, "not a Number"),  # below 10^-128
+        (
+            {"DataType": "Number", "StringValue": "0." + "9" * 35 + "e-128"},
+            "not a Number",
+        ),  # below, by more digits than decimal's context keeps
+        ({"DataType": "Number", "StringValue": "1e1000000"}, "not a Number"),  # past decimal's own exponent range
         ({"DataType": "String", "StringValue": "bad\x00char"}, "U+0000"),
         (True, "bool"),
         (["list"], "mapping"),
