@@ -603,6 +603,7 @@ class Store:
                 try:  # a damaged file can fail it too: said as any error is, never over one on its way
                     conn.execute("COMMIT")
                 except sqlite3.Error as exc:
+                    self._rollback(conn)  # or the connection's next BEGIN would find it still open
                     if done:
                         raise DatabaseError(self.explain(exc)) from None
 
