@@ -153,88 +153,48 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
             )
             return _move_task(tx.one(Q.move_task, task_handle=task_handle), handle=False), 0
         batch = task["max_per_second"] or 500
+        rows = tx.all(
+            Q.messages_page,
+            queue_id=source["id"],
+            cutoff=retention_cutoff(source, now),
+            after=task["last_id"],
+            upto=task["max_id"],
+            limit=batch,
+        )
+        moved, last_id = task["moved"], task["last_id"]
         failure = task["failure_reason"]  # an earlier step's stays said
-
-        def move(row) -> bool:
-            """Move one message to its destination; False if it stays (and says why if it must)."""
-            nonlocal failure
+        for row in rows:
             target_arn = task["destination_arn"] or row["dead_letter_source_arn"]
+            last_id = row["id"]
             if not target_arn:
-                return False  # sent to the dead-letter queue directly: no source to return to
+                continue  # sent to the dead-letter queue directly: no source to return to
             if row["visible_at"] > now:
                 # In flight: a consumer holds it, and SQS's redrive, which receives from the
                 # dead-letter queue, could not take it either. It stays, and the consumer's
                 # delete or change of visibility still works.
-                return False
+                continue
             try:
                 target = tx.one(Q.queue_by_name, name=db.name_from_arn(target_arn, "destination"))
             except SQSError:
                 target = None
             if target is None:
                 failure = f"The destination queue {target_arn} does not exist."
-                return False
+                continue
             if bool(target["fifo"]) != bool(source["fifo"]):
                 # Nothing sends a message across kinds (a FIFO one needs its group and
                 # sequence, a standard one must not be stuck in a FIFO queue without a group).
                 kind = "a FIFO" if target["fifo"] else "a standard"
                 failure = f"The destination queue {target_arn} is {kind} queue, unlike the source queue."
-                return False
+                continue
             _move_row(tx, row, source, target, now)
-            return True
-
-        moved, last_id = task["moved"], task["last_id"]
-        if source["fifo"]:
-            looked, moved = _move_fifo_runs(tx, source, now, batch, move, moved)
-            more = looked == batch  # a full step: its last group may have more
-        else:
-            page = tx.all(
-                Q.messages_page,
-                queue_id=source["id"],
-                cutoff=retention_cutoff(source, now),
-                after=task["last_id"],
-                upto=task["max_id"],
-                limit=batch,
-            )
-            for row in page:
-                last_id = row["id"]
-                moved += move(row)
-            looked = len(page)
-            more = looked == batch  # the pages run in id order to the last message the task began with
+            moved += 1
         # SQS gives a FailureReason only with FAILED: a task that left a message behind for want
         # of somewhere to move it ends FAILED (having moved every message it could), not COMPLETED.
-        status = "RUNNING" if more else "FAILED" if failure else "COMPLETED"
+        status = "RUNNING" if len(rows) == batch else "FAILED" if failure else "COMPLETED"
         tx.run(Q.update_move_task, task_handle=task_handle, status=status, moved=moved, last_id=last_id, now=now, failure_reason=failure)
         task = tx.one(Q.move_task, task_handle=task_handle)
     db.wakeups.notify(None)
-    return _move_task(task, handle=status == "RUNNING"), looked
-
-
-def _move_fifo_runs(tx: Tx, source, now: int, batch: int, move: Callable[[object], bool], moved: int) -> tuple[int, int]:
-    """One step of a FIFO dead-letter queue's task: each visible group head's run moved in the
-    group's order (the queue's sequence, not its rows' ids, which a message keeps from the queue
-    it came from), oldest head first, up to ``batch`` messages. A message that stays keeps the
-    rest of its group behind it, and a group a consumer holds any of waits, as SQS's redrive,
-    which receives from the queue, would; such groups are passed over, and further heads read in
-    their place. Returns (messages moved in this step, moved in all)."""
-    cutoff = retention_cutoff(source, now)
-    left, wanted, seen = batch, batch, set()
-    while left > 0:
-        heads = tx.all(Q.fifo_heads, queue_id=source["id"], now=now, cutoff=cutoff, n=wanted)
-        for head in heads:
-            if left <= 0 or head["group_id"] in seen:
-                continue
-            seen.add(head["group_id"])
-            if tx.scalar(Q.group_in_flight, queue_id=source["id"], group_id=head["group_id"], now=now, n=D.MAX_MESSAGES_PER_RECEIVE):
-                continue
-            for r in tx.all(Q.fifo_group_run, queue_id=source["id"], group_id=head["group_id"], cutoff=cutoff, n=left):
-                if r["visible_at"] > now or not move(tx.one(Q.message_by_id, id=r["id"])):
-                    break
-                left -= 1
-                moved += 1
-        if len(heads) < wanted:
-            break  # every head looked at
-        wanted *= 2
-    return batch - left, moved
+    return _move_task(task, handle=status == "RUNNING"), len(rows)
 
 
 def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:

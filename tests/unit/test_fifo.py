@@ -701,60 +701,6 @@ def test_a_redrive_back_to_the_source_keeps_each_groups_order(db, clock):
     assert bodies(receive(q)) == ["a3", "a0", "a1", "a2"]
 
 
-def test_a_redrive_leaves_a_group_whose_message_a_consumer_holds_in_the_dead_letter_queue(db, clock):
-    dlq = make_fifo(db, "dead.fifo", VisibilityTimeout=30)
-    q = make_fifo(db, VisibilityTimeout=30, RedrivePolicy=redrive(dlq))
-    for body, group in (("a0", "a"), ("a1", "a"), ("a2", "a"), ("b0", "b")):
-        send(q, body, group=group)
-    receive(q)
-    clock.advance(30)
-    receive(q)
-    assert counts(dlq) == (4, 0, 0)
-    [held] = dlq.receive_message()  # someone inspects a0 in the dead-letter queue
-    assert held.body == "a0"
-    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
-    assert task.status == "COMPLETED" and task.approximate_number_of_messages_moved == 1
-    assert bodies(receive(q)) == ["b0"]  # a1 and a2 wait behind a0, as a redrive receiving from the queue would
-    assert sorted(m.body for m in dlq.peek()) == ["a0", "a1", "a2"]
-
-
-def test_a_redrive_moves_a_group_in_the_dead_letter_queues_order_whatever_queue_each_came_from(db, clock):
-    dlq = make_fifo(db, "dead.fifo")
-    first, second = (make_fifo(db, name, VisibilityTimeout=1, RedrivePolicy=redrive(dlq)) for name in ("first.fifo", "second.fifo"))
-    dest = make_fifo(db, "dest.fifo")
-    send(first, "x-sent-first")
-    send(second, "y-sent-second")
-    for q in (second, first):  # y reaches the dead-letter queue first, then x
-        receive(q)
-        clock.advance(2)
-        receive(q)
-    assert bodies(dlq.peek()) == ["y-sent-second", "x-sent-first"]
-    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, destination_arn=dest.arn, background=False))
-    assert task.status == "COMPLETED" and task.approximate_number_of_messages_moved == 2
-    assert bodies(receive(dest)) == ["y-sent-second", "x-sent-first"]
-
-
-def test_a_fifo_redrive_that_cannot_move_a_groups_first_message_keeps_the_rest_of_the_group_and_fails(db, clock):
-    dlq = make_fifo(db, "dead.fifo")
-    gone, kept = (make_fifo(db, name, VisibilityTimeout=1, RedrivePolicy=redrive(dlq)) for name in ("gone.fifo", "kept.fifo"))
-    send(gone, "g0")
-    send(kept, "k0", group="k")
-    for q in (gone, kept):
-        receive(q)
-        clock.advance(2)
-        receive(q)
-    send_into_group = make_fifo(db, "other.fifo", VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
-    send(send_into_group, "g1")  # group g again, behind g0 once dead-lettered
-    receive(send_into_group)
-    clock.advance(2)
-    receive(send_into_group)
-    db.delete_queue(gone.url)
-    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
-    assert task.status == "FAILED" and gone.arn in task.failure_reason
-    assert task.approximate_number_of_messages_moved == 1  # k0; g1 waits behind g0, which has nowhere to go
-    assert sorted(m.body for m in dlq.peek()) == ["g0", "g1"]
-
-
 # ---------------------------------------------------------------- limits and handles
 
 
