@@ -146,7 +146,7 @@ class Engine:
         """Receive and delete n messages; one latency per receive + delete pair."""
         q = self.q
         if batch == 1:
-            return _one_at_a_time(q, n, by_handle=self.by_handle)
+            return _one_at_a_time_by_handle(q, n) if self.by_handle else _one_at_a_time(q, n)
         lat = []
         perf = time.perf_counter
         done = 0
@@ -171,12 +171,9 @@ class EngineByHandle(Engine):
     by_handle = True
 
 
-def _one_at_a_time(q, n: int, close: bool = False, by_handle: bool = False) -> Run:
+def _one_at_a_time(q, n: int, close: bool = False) -> Run:
     """Receive one message and delete it, n times, through q (a Queue or a BufferedQueue); one
-    latency per pair. ``close``: q.close() runs inside the timed run. ``by_handle``: delete by
-    the handle's text, not by the message (a loop of its own, so the others' stays as it was)."""
-    if by_handle:
-        return _one_at_a_time_by_handle(q, n)
+    latency per pair. ``close``: q.close() runs inside the timed run."""
     lat = []
     perf = time.perf_counter
     done = 0
@@ -196,6 +193,8 @@ def _one_at_a_time(q, n: int, close: bool = False, by_handle: bool = False) -> R
 
 
 def _one_at_a_time_by_handle(q, n: int) -> Run:
+    """_one_at_a_time deleting by each handle's text rather than by the message (a loop of its
+    own, so the timed loop of the others stays as it was)."""
     lat = []
     perf = time.perf_counter
     done = 0

@@ -180,10 +180,7 @@ class Settings:
 
     def echo(self, data: Any, title: str = "", default: str = "json", admin: bool = True) -> None:
         fmt = self.output or default
-        try:
-            text = output.render(data, fmt, title, query=self.query, color=self.colored() and fmt == "table", admin=admin)
-        except output.QueryError as err:
-            raise Failure(str(err)) from None
+        text = self._render(data, fmt, title, query=self.query, color=self.colored() and fmt == "table", admin=admin)
         if text:
             if sys.stdout is None:  # started with standard output closed (`>&-`): nowhere to print
                 raise Failure("standard output is closed, so the answer could not be printed")
@@ -194,11 +191,16 @@ class Settings:
         if fmt != "text":
             return self.echo(pages.full_result(), title=title, admin=False)
         # The aws CLI prints text page by page, --query applied to each, then the NextToken.
+        click.echo("".join(self._render(part, "text", query=self.query) for part in pages.text_parts()), nl=False)
+
+    @staticmethod
+    def _render(*args: Any, **kwargs: Any) -> str:
+        """output.render, a --query that fails on the answer (a function given a value of another
+        type) said in one line, as the aws CLI says it."""
         try:
-            text = "".join(output.render(part, "text", query=self.query) for part in pages.text_parts())
+            return output.render(*args, **kwargs)
         except output.QueryError as err:
             raise Failure(str(err)) from None
-        click.echo(text, nl=False)
 
 
 pass_settings = click.make_pass_decorator(Settings, ensure=True)

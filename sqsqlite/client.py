@@ -170,6 +170,11 @@ class SQSClient:
             # Its members are the action's own (a batch's: QueueUrl and its checked Entries):
             # straight to the action, without Actions.call's look-ups.
             return self._answer(action, plain, getattr(self._actions, action))
+        return self._general(action, params)
+
+    def _general(self, action: str, params: dict[str, Any]) -> dict:
+        """Any request's way: the check compiled from botocore's model (botocore's own validator
+        where it can't decide), then the action layer's generic handling."""
         check = _CHECKS.get(action)
         if check is None or not check(params):  # not compiled yet, or botocore's to judge
             _validate(action, params)
@@ -550,21 +555,8 @@ def _compile(shape: Any, done: dict[str, Callable[[Any], bool]]) -> Callable[[An
 
 
 def _method(action: str):
-    types = _PLAIN_TYPES.get(action)
-    if types is None:
-
-        def call(self: SQSClient, **kwargs: Any) -> dict:
-            return self._call(action, kwargs)
-
-    else:
-
-        def call(self: SQSClient, **kwargs: Any) -> dict:
-            # The commonest requests, all of a plain request's members (_plain_request) and each
-            # of its type, go straight to their action: _call's and Actions.call's generic
-            # checks cost 3% of a one-at-a-time send, or of a receive and its delete.
-            if kwargs.keys() == types.keys() and _plain_request(action, kwargs) is not None:
-                return self._answer(action, kwargs, getattr(self._actions, action))
-            return self._call(action, kwargs)
+    def call(self: SQSClient, **kwargs: Any) -> dict:
+        return self._call(action, kwargs)
 
     call.__name__ = _snake(action)
     call.__doc__ = f"The SQS {action} action (same keyword arguments and response as boto3's)."

@@ -186,7 +186,7 @@ def test_plain_sends_receives_and_deletes_one_or_in_batches_are_checked_without_
 
 
 # A send, receive or delete of one message with all of a plain request's members, each of its
-# type, goes straight to its action (client._method): the outcome must be the general way's.
+# type, goes straight to its action (client._call): the outcome must be the general way's.
 QUEUES = itertools.count()
 plain_singles = st.one_of(
     st.fixed_dictionaries({"MessageBody": st.one_of(st.text(alphabet="xé\x07\ufffe", max_size=3), scalars)}).map(
@@ -213,8 +213,8 @@ def test_a_send_receive_or_delete_of_one_message_meets_the_outcome_of_the_genera
         local.send_message(QueueUrl=url, MessageBody="waiting")
         request = {"QueueUrl": url if url_as_text else url.encode(), **members}
         try:
-            # The general way is _call itself, which every request took before the straight one.
-            result = call(**request) if way == "straight" else local._call(action, request)
+            # The general way (client._general) is what every request took before the straight one.
+            result = call(**request) if way == "straight" else local._general(action, request)
         except Exception as exc:
             return (type(exc).__name__, str(exc).replace(name, "<queue>"))
         result.pop("ResponseMetadata")
