@@ -185,9 +185,13 @@ move_tasks = Table(
     Column("updated_at", BigInteger, nullable=False),
     Column("moved", Integer, nullable=False, server_default=text("0")),
     Column("to_move", Integer, nullable=False),
-    # The task moves the rows present when it started (id <= max_id), resuming after last_id.
+    # The task moves the messages present when it started, resuming after the last it handled.
+    # A standard queue's are walked by row id (id <= max_id, after last_id); a FIFO queue's group
+    # by group in send order, as (group_id, sequence_number) pairs after (last_group, last_id)
+    # whose sequence number is at most max_id, the queue's last when the task started.
     Column("max_id", Integer, nullable=False),
     Column("last_id", Integer, nullable=False, server_default=text("0")),
+    Column("last_group", String, nullable=True),
     Column("failure_reason", String, nullable=True),
     Index("ix_move_tasks_source", "source_queue_id", "status"),
 )

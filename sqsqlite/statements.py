@@ -23,23 +23,9 @@ q = queues
 
 
 MESSAGE_COLUMNS = (
-    m.c.id,
-    m.c.queue_id,
-    m.c.message_id,
-    m.c.body,
-    m.c.attributes,
-    m.c.sender_id,
-    m.c.sent_at,
-    m.c.visible_at,
-    m.c.receive_count,
-    m.c.first_received_at,
-    m.c.received_at,
-    m.c.receipt_token,
-    m.c.group_id,
-    m.c.dedup_id,
-    m.c.sequence_number,
-    m.c.dead_letter_source_arn,
-    m.c.is_head,
+    *(m.c.id, m.c.queue_id, m.c.message_id, m.c.body, m.c.attributes, m.c.sender_id, m.c.sent_at, m.c.visible_at),
+    *(m.c.receive_count, m.c.first_received_at, m.c.received_at, m.c.receipt_token, m.c.group_id, m.c.dedup_id),
+    *(m.c.sequence_number, m.c.dead_letter_source_arn, m.c.is_head),
 )
 # What a Message is built from, in the order Queue._message unpacks it: MESSAGE_COLUMNS without
 # the queue id (the caller knows it), received_at and is_head (the engine's bookkeeping). A
@@ -564,6 +550,16 @@ messages_page = compile_sql(
     .order_by(m.c.id)
     .limit(P("limit"))
 )
+# A FIFO queue's move task walks it group by group, each in send order (ix_messages_group): the
+# (group, sequence) pairs after the last it handled, up to the last sequence given out when it began.
+# "+ 0": with statistics, a bound on the sequence alone tempts SQLite into a skip-scan and a sort.
+fifo_messages_page = compile_sql(
+    select(*MESSAGE_COLUMNS)
+    .where(m.c.queue_id == P("queue_id"), _IN_GROUP_INDEX, _alive, m.c.sequence_number + literal_column("0") <= P("upto"))
+    .where(tuple_(m.c.group_id, m.c.sequence_number) > tuple_(P("after_group"), P("after")))
+    .order_by(m.c.group_id, m.c.sequence_number)
+    .limit(P("limit"))
+)
 move_message = compile_sql(
     update(m)
     .where(m.c.id == P("id"))
@@ -661,6 +657,7 @@ update_move_task = compile_sql(
         status=P("status"),
         moved=P("moved"),
         last_id=P("last_id"),
+        last_group=P("last_group"),
         updated_at=P("now"),
         failure_reason=P("failure_reason"),
     )

@@ -54,7 +54,7 @@ try:
 except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
     fcntl = None
 
-HEAD_REVISION = "0008"
+HEAD_REVISION = "0009"
 log = logging.getLogger("sqsqlite.store")
 _RETRYABLE = ("database is locked", "database is busy", "database table is locked")
 

@@ -17,7 +17,7 @@ from .. import validation as V
 from ..errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFoundException, SQSError
 from ..store import Tx
 from .results import MoveTask
-from .rules import retention_cutoff
+from .rules import heads_left, retention_cutoff
 
 if TYPE_CHECKING:
     from .database import Database
@@ -78,7 +78,8 @@ def start_message_move_task(
             max_per_second=rate,
             now=now,
             to_move=tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=retention_cutoff(row, now)),
-            max_id=tx.scalar(Q.max_message_row, queue_id=row["id"]) or 0,
+            # The last position the task moves: a FIFO queue's last sequence number, a standard one's last row.
+            max_id=row["last_sequence"] if row["fifo"] else tx.scalar(Q.max_message_row, queue_id=row["id"]) or 0,
         )
     if background:
         thread = threading.Thread(target=run_message_move_task, args=(db, handle), daemon=True, name="sqsqlite-move")
@@ -148,50 +149,71 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
                 status="FAILED",
                 moved=task["moved"],
                 last_id=task["last_id"],
+                last_group=task["last_group"],
                 now=now,
                 failure_reason="The source queue was deleted.",
             )
             return _move_task(tx.one(Q.move_task, task_handle=task_handle), handle=False), 0
         batch = task["max_per_second"] or 500
-        rows = tx.all(
-            Q.messages_page,
-            queue_id=source["id"],
-            cutoff=retention_cutoff(source, now),
-            after=task["last_id"],
-            upto=task["max_id"],
-            limit=batch,
-        )
-        moved, last_id = task["moved"], task["last_id"]
+        cutoff = retention_cutoff(source, now)
+        fifo = bool(source["fifo"])
+        if fifo:
+            # An expired first message is gone, and must not hold its group back (as on a receive).
+            while gone := tx.all(Q.delete_expired_heads, queue_id=source["id"], cutoff=cutoff, n=batch):
+                heads_left(tx, source["id"], gone)
+            page = dict(after_group=task["last_group"] or "", after=task["last_id"], upto=task["max_id"], limit=batch)
+            rows = tx.all(Q.fifo_messages_page, queue_id=source["id"], cutoff=cutoff, **page)
+        else:
+            rows = tx.all(Q.messages_page, queue_id=source["id"], cutoff=cutoff, after=task["last_id"], upto=task["max_id"], limit=batch)
+        moved, last_id, last_group = task["moved"], task["last_id"], task["last_group"]
         failure = task["failure_reason"]  # an earlier step's stays said
+        # FIFO: the groups one of whose messages stays, each message after it staying too, with why
+        # it stayed (None: a consumer holds it, which is no failure), and the group whose message
+        # moved last: the next one of that group, if this page holds it, is the group's first now.
+        stopped: dict[str, str | None] = {}
+        moved_group = None
         for row in rows:
-            target_arn = task["destination_arn"] or row["dead_letter_source_arn"]
-            last_id = row["id"]
-            if not target_arn:
-                continue  # sent to the dead-letter queue directly: no source to return to
-            if row["visible_at"] > now:
-                # In flight: a consumer holds it, and SQS's redrive, which receives from the
-                # dead-letter queue, could not take it either. It stays, and the consumer's
-                # delete or change of visibility still works.
+            if fifo:
+                group, last_group, last_id = row["group_id"], row["group_id"], row["sequence_number"]
+                if group in stopped or not (row["is_head"] or group == moved_group):
+                    if group not in stopped:  # an earlier step left the group's first message here
+                        stopped[group] = _why_first_stays(tx, source, group, cutoff, now)
+                    failure = failure or stopped[group]  # the first reason a message stayed says most
+                    continue
+                if group != moved_group and tx.scalar(
+                    Q.group_in_flight, queue_id=source["id"], group_id=group, now=now, n=D.MAX_MESSAGES_PER_RECEIVE
+                ):
+                    stopped[group] = None  # held, as a receive from this queue would find it
+                    continue
+            else:
+                group, last_id = None, row["id"]
+            target, why = _destination(db, tx, task, row, source, now)
+            if target is not None:
+                _move_row(tx, row, source, target, now)
+                moved += 1
+                moved_group = group
                 continue
-            try:
-                target = tx.one(Q.queue_by_name, name=db.name_from_arn(target_arn, "destination"))
-            except SQSError:
-                target = None
-            if target is None:
-                failure = f"The destination queue {target_arn} does not exist."
-                continue
-            if bool(target["fifo"]) != bool(source["fifo"]):
-                # Nothing sends a message across kinds (a FIFO one needs its group and
-                # sequence, a standard one must not be stuck in a FIFO queue without a group).
-                kind = "a FIFO" if target["fifo"] else "a standard"
-                failure = f"The destination queue {target_arn} is {kind} queue, unlike the source queue."
-                continue
-            _move_row(tx, row, source, target, now)
-            moved += 1
+            moved_group = None
+            failure = why or failure
+            if group is not None:  # a message sent here directly stays silently, unless it holds others back
+                stopped[group] = (
+                    f"A message of group {group} has no source queue to return to, and the group's later messages stay behind it."
+                    if why == ""
+                    else why
+                )
         # SQS gives a FailureReason only with FAILED: a task that left a message behind for want
         # of somewhere to move it ends FAILED (having moved every message it could), not COMPLETED.
         status = "RUNNING" if len(rows) == batch else "FAILED" if failure else "COMPLETED"
-        tx.run(Q.update_move_task, task_handle=task_handle, status=status, moved=moved, last_id=last_id, now=now, failure_reason=failure)
+        tx.run(
+            Q.update_move_task,
+            task_handle=task_handle,
+            status=status,
+            moved=moved,
+            last_id=last_id,
+            last_group=last_group,
+            now=now,
+            failure_reason=failure,
+        )
         task = tx.one(Q.move_task, task_handle=task_handle)
     db.wakeups.notify(None)
     return _move_task(task, handle=status == "RUNNING"), len(rows)
@@ -229,10 +251,45 @@ def cancel_message_move_task(db: Database, task_handle: str) -> int:
             status="CANCELLED",
             moved=task["moved"],
             last_id=task["last_id"],
+            last_group=task["last_group"],
             now=now,
             failure_reason=None,
         )
     return task["moved"]
+
+
+def _destination(db: Database, tx: Tx, task, row, source, now: int):
+    """The queue a message moves to, or None and why it stays: None when a consumer holds it (no
+    failure), "" when it was sent to the dead-letter queue directly and has no source queue to
+    return to, else the failure."""
+    target_arn = task["destination_arn"] or row["dead_letter_source_arn"]
+    if row["visible_at"] > now:
+        # In flight: a consumer holds it, and SQS's redrive, which receives from the dead-letter
+        # queue, could not take it either. It stays, and the consumer's delete or change of
+        # visibility still works.
+        return None, None
+    if not target_arn:
+        return None, ""
+    try:
+        target = tx.one(Q.queue_by_name, name=db.name_from_arn(target_arn, "destination"))
+    except SQSError:
+        target = None
+    if target is None:
+        return None, f"The destination queue {target_arn} does not exist."
+    if bool(target["fifo"]) != bool(source["fifo"]):
+        # Nothing sends a message across kinds (a FIFO one needs its group and sequence, a
+        # standard one must not be stuck in a FIFO queue without a group).
+        kind = "a FIFO" if target["fifo"] else "a standard"
+        return None, f"The destination queue {target_arn} is {kind} queue, unlike the source queue."
+    return target, None
+
+
+def _why_first_stays(tx: Tx, source, group: str, cutoff: int, now: int) -> str | None:
+    """Why a group's first message, left in the queue by an earlier step, stays (as _destination)."""
+    first = tx.one(Q.fifo_group_run, queue_id=source["id"], group_id=group, cutoff=cutoff, n=1)
+    if first is not None and first["visible_at"] > now:
+        return None
+    return f"The first message of group {group} could not be moved, and the group's later messages stay behind it."
 
 
 def _move_row(tx: Tx, row, source, target, now: int) -> None:

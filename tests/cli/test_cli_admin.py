@@ -67,14 +67,14 @@ def _queue_with_dead_letters(sq, n: int):
 
 def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
     assert sq("db", "current").stdout == "base\n"
-    assert sq("db", "upgrade").stdout == "base\t0008\n"
-    assert sq.json("db", "current", "--output", "json") == {"Revision": "0008"}
-    assert sq("db", "downgrade").stdout == "0008\t0007\n"
-    assert sq("db", "downgrade", "base").stdout == "0007\tbase\n"
+    assert sq("db", "upgrade").stdout == "base\t0009\n"
+    assert sq.json("db", "current", "--output", "json") == {"Revision": "0009"}
+    assert sq("db", "downgrade").stdout == "0009\t0008\n"
+    assert sq("db", "downgrade", "base").stdout == "0008\tbase\n"
     history = sq.json("--output", "json", "db", "history")["Revisions"]
-    assert [h["Revision"] for h in history] == ["0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
+    assert [h["Revision"] for h in history] == ["0009", "0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
     sq("list-queues")  # any other command upgrades again
-    assert sq("db", "current").stdout == "0008\n"
+    assert sq("db", "current").stdout == "0009\n"
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,7 @@ def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
 def test_db_upgrade_or_downgrade_to_a_revision_alembic_cannot_reach_is_bad_usage_listing_the_known_ones(sq, args):
     sq("db", "upgrade", "0004")
     r = sq("db", *args, code=252)
-    assert f"{args[-1]!r}" in r.stderr and "Known revisions, newest first: 0008, 0007, 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
+    assert f"{args[-1]!r}" in r.stderr and "Known revisions, newest first: 0009, 0008, 0007, 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
     assert "unexpected error" not in r.stderr
     assert sq("db", "current").stdout == "0004\n"  # unchanged
 

@@ -175,3 +175,44 @@ def test_upgrading_from_0007_rebuilds_messages_with_autoincrement_keeping_rows_a
         assert [b for b in bodies if int(b[1]) % 2 == 1] == ["f1", "f3"]
     finally:
         db.close()
+
+
+def test_a_running_fifo_move_task_survives_a_downgrade_to_0008_and_an_upgrade_and_then_moves_every_message(tmp_path, clock):
+    path = tmp_path / "task.db"
+    db = sqsqlite.connect(path, clock=clock)
+    dlq = db.create_queue("dead.fifo", attributes={"FifoQueue": "true"})
+    redrive = f'{{"deadLetterTargetArn": "{dlq.arn}", "maxReceiveCount": 1}}'
+    q = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true", "VisibilityTimeout": "1", "RedrivePolicy": redrive})
+    for i in range(4):
+        q.send_message(f"m{i}", message_group_id=f"g{i % 2}", message_deduplication_id=f"d{i}")
+    q.receive_message(max_number_of_messages=10)
+    clock.advance(2)
+    assert q.receive_message(max_number_of_messages=10) == []
+    handle = db.start_message_move_task(dlq.arn, background=False)
+    db.close()
+    store = Store(str(path))
+    migrate.downgrade(store, "0008")
+    store.close()
+    with sqlite3.connect(path) as conn:  # a walk by row id over the rows there, from the start
+        assert conn.execute("SELECT last_id, max_id FROM move_tasks").fetchone() == (
+            0,
+            conn.execute("SELECT max(id) FROM messages").fetchone()[0],
+        )
+    store = Store(str(path))
+    migrate.upgrade(store)
+    store.close()
+    assert _diff(path) == []
+    with sqlite3.connect(path) as conn:  # a walk by (group, sequence) up to the queue's last sequence
+        assert conn.execute("SELECT last_id, last_group, max_id FROM move_tasks").fetchone() == (
+            0,
+            None,
+            conn.execute("SELECT last_sequence FROM queues WHERE name = 'dead.fifo'").fetchone()[0],
+        )
+    db = sqsqlite.connect(path, clock=clock)
+    try:
+        task = db.run_message_move_task(handle)
+        assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 4)
+        bodies = [m.body for m in db.queue("jobs.fifo").receive_message(max_number_of_messages=10)]
+        assert [b for b in bodies if b in ("m0", "m2")] == ["m0", "m2"] and [b for b in bodies if b in ("m1", "m3")] == ["m1", "m3"]
+    finally:
+        db.close()

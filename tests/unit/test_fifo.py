@@ -701,6 +701,122 @@ def test_a_redrive_back_to_the_source_keeps_each_groups_order(db, clock):
     assert bodies(receive(q)) == ["a3", "a0", "a1", "a2"]
 
 
+def test_a_redrive_leaves_a_group_whose_message_a_consumer_holds_in_the_dead_letter_queue(db, clock):
+    dlq = make_fifo(db, "dead.fifo", VisibilityTimeout=30)
+    q = make_fifo(db, VisibilityTimeout=30, RedrivePolicy=redrive(dlq))
+    for body, group in (("a0", "a"), ("a1", "a"), ("a2", "a"), ("b0", "b")):
+        send(q, body, group=group)
+    receive(q)
+    clock.advance(30)
+    receive(q)
+    assert counts(dlq) == (4, 0, 0)
+    [held] = dlq.receive_message()  # someone inspects a0 in the dead-letter queue
+    assert held.body == "a0"
+    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    assert task.status == "COMPLETED" and task.approximate_number_of_messages_moved == 1
+    assert bodies(receive(q)) == ["b0"]  # a1 and a2 wait behind a0, as a redrive receiving from the queue would
+    assert sorted(m.body for m in dlq.peek()) == ["a0", "a1", "a2"]
+
+
+def test_a_redrive_moves_a_group_in_the_dead_letter_queues_order_whatever_queue_each_came_from(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    first, second = (make_fifo(db, name, VisibilityTimeout=1, RedrivePolicy=redrive(dlq)) for name in ("first.fifo", "second.fifo"))
+    dest = make_fifo(db, "dest.fifo")
+    send(first, "x-sent-first")
+    send(second, "y-sent-second")
+    for q in (second, first):  # y reaches the dead-letter queue first, then x
+        receive(q)
+        clock.advance(2)
+        receive(q)
+    assert bodies(dlq.peek()) == ["y-sent-second", "x-sent-first"]
+    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, destination_arn=dest.arn, background=False))
+    assert task.status == "COMPLETED" and task.approximate_number_of_messages_moved == 2
+    assert bodies(receive(dest)) == ["y-sent-second", "x-sent-first"]
+
+
+def test_a_fifo_redrive_that_cannot_move_a_groups_first_message_keeps_the_rest_of_the_group_and_fails(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    gone, kept, other = (
+        make_fifo(db, name, VisibilityTimeout=1, RedrivePolicy=redrive(dlq)) for name in ("gone.fifo", "kept.fifo", "other.fifo")
+    )
+    for q, body, group in ((gone, "g0", "g"), (kept, "k0", "k"), (other, "g1", "g")):  # g1 behind g0 once dead-lettered
+        send(q, body, group=group)
+        receive(q)
+        clock.advance(2)
+        receive(q)
+    db.delete_queue(gone.url)
+    # One message a step: g1 is decided in a step after the one that left g0.
+    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
+    assert task.status == "FAILED" and gone.arn in task.failure_reason
+    assert task.approximate_number_of_messages_moved == 1  # k0; g1 waits behind g0, which has nowhere to go
+    assert sorted(m.body for m in dlq.peek()) == ["g0", "g1"]
+
+
+def test_a_fifo_redrive_passes_a_groups_expired_first_message_and_moves_the_rest(db, clock):
+    dlq = make_fifo(db, "dead.fifo", MessageRetentionPeriod=60)
+    q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
+    send(q, "old")
+    clock.advance(30)
+    send(q, "young")
+    receive(q)
+    clock.advance(2)
+    receive(q)
+    assert counts(dlq) == (2, 0, 0)
+    clock.advance(28)  # "old" has outlived the dead-letter queue's retention, "young" has not
+    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 1)
+    assert bodies(receive(q)) == ["young"]
+
+
+def test_a_fifo_redrive_moves_only_the_messages_there_when_it_started(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
+    send(q, "a0")
+    receive(q)
+    clock.advance(2)
+    receive(q)
+    handle = db.start_message_move_task(dlq.arn, background=False)
+    send(q, "a1")  # dead-lettered after the task started, into the same group
+    receive(q)
+    clock.advance(2)
+    receive(q)
+    task = db.run_message_move_task(handle)
+    assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 1)
+    assert bodies(receive(q)) == ["a0"]
+    assert bodies(dlq.peek()) == ["a1"]
+
+
+def test_a_fifo_redrive_into_the_dead_letter_queue_itself_ends_with_each_group_in_order(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
+    for body, group in (("a0", "a"), ("b0", "b"), ("a1", "a"), ("b1", "b")):
+        send(q, body, group=group)
+    receive(q)
+    clock.advance(2)
+    receive(q)
+    task = db.run_message_move_task(
+        db.start_message_move_task(dlq.arn, destination_arn=dlq.arn, max_number_of_messages_per_second=1, background=False)
+    )
+    assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 4)
+    got = bodies(receive(dlq))
+    assert [b for b in got if b.startswith("a")] == ["a0", "a1"] and [b for b in got if b.startswith("b")] == ["b0", "b1"]
+
+
+def test_a_fifo_redrive_fails_saying_why_when_a_message_sent_there_directly_holds_its_group_back(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
+    send(dlq, "direct", group="g")
+    send(dlq, "alone", group="solo")  # sent directly too, holding nothing back: no failure of its own
+    send(q, "dead-lettered", group="g")
+    receive(q)
+    clock.advance(2)
+    receive(q)
+    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    assert task.status == "FAILED" and task.approximate_number_of_messages_moved == 0
+    assert task.failure_reason == "A message of group g has no source queue to return to, and the group's later messages stay behind it."
+    assert sorted(m.body for m in dlq.peek()) == ["alone", "dead-lettered", "direct"]
+
+
 # ---------------------------------------------------------------- limits and handles
 
 

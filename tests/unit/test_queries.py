@@ -68,6 +68,8 @@ HOT_PATH = {
     "move_message": ("PRIMARY KEY", False),
     # move tasks: one page at a time in id order
     "messages_page": ("PRIMARY KEY", True),
+    # a FIFO queue's: group by group, each in send order, resuming after a (group, sequence) pair
+    "fifo_messages_page": ("ix_messages_group", True),
 }
 
 PARAMS = {"ids": "[1, 2, 3]", "state": "all"}
