@@ -91,13 +91,12 @@ def start_message_move_task(
 def run_message_move_task(db: Database, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
     """Run (or resume) a move task to the end; safe to call again after an interruption."""
     while True:
-        task, batch = _move_step(db, task_handle)
+        task, wait = _move_step(db, task_handle)
         if progress:
             progress(task)
         if task.status != "RUNNING":
             return task
-        if task.max_number_of_messages_per_second:
-            db.clock.sleep(batch / task.max_number_of_messages_per_second)
+        db.clock.sleep(wait)
 
 
 def task_handle_for(task_id: str, source_arn: str) -> str:
@@ -134,13 +133,21 @@ def _task_row(db: Database, tx: Tx, task_handle: str):
     raise ResourceNotFoundException("Task does not exist.", hint)
 
 
-def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
+def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
+    """One step of a task, in one transaction, and how many seconds until the next may begin."""
     V.text("TaskHandle", task_handle)
     now = db.now()
     with db.store.write() as tx:
         task = _task_row(db, tx, task_handle)
         if task["status"] != "RUNNING":
             return _move_task(task, handle=False), 0
+        rate = task["max_per_second"]
+        # A rate holds however many threads and processes drive the task: a step takes at most a
+        # second's messages, and the next begins a second after it (updated_at), whoever takes it.
+        # A task that has taken no step yet has handled no position.
+        stepped = task["last_id"] != 0 or task["last_group"] is not None
+        if rate and stepped and now < task["updated_at"] + 1000:
+            return _move_task(task, handle=True), (task["updated_at"] + 1000 - now) / 1000
         source = tx.one(Q.queue_by_id, id=task["source_queue_id"])
         if source is None:
             tx.run(
@@ -154,7 +161,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
                 failure_reason="The source queue was deleted.",
             )
             return _move_task(tx.one(Q.move_task, task_handle=task_handle), handle=False), 0
-        batch = task["max_per_second"] or 500
+        batch = rate or 500
         cutoff = retention_cutoff(source, now)
         fifo = bool(source["fifo"])
         if fifo:
@@ -216,7 +223,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, int]:
         )
         task = tx.one(Q.move_task, task_handle=task_handle)
     db.wakeups.notify(None)
-    return _move_task(task, handle=status == "RUNNING"), len(rows)
+    return _move_task(task, handle=status == "RUNNING"), 1.0 if rate else 0.0
 
 
 def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:

@@ -461,6 +461,30 @@ def test_redrive_at_a_rate_shows_progress_and_paces_itself_on_the_clock(db, cloc
     assert clock.now_ms() - start == 2000
 
 
+def test_a_move_tasks_rate_holds_however_many_processes_drive_it(db, db_path, clock):
+    src, dlq = with_dlq(db, max_receive_count=1)
+    _poison(db, clock, src, 6)
+    handle = db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=2, background=False)
+    other = sqsqlite.connect(db_path, clock=clock)  # another process's connection, on the same clock
+    moves: list[tuple[int, int]] = []  # (when, moved so far), each time the count grew
+
+    def seen(task):
+        if not moves or task.approximate_number_of_messages_moved > moves[-1][1]:
+            moves.append((clock.now_ms(), task.approximate_number_of_messages_moved))
+
+    def first_driver(task):
+        seen(task)
+        if len(moves) == 1:  # the second driver joins after the first step, and runs the task to its end
+            other.run_message_move_task(handle, seen)
+
+    try:
+        assert db.run_message_move_task(handle, first_driver).status == "COMPLETED"
+    finally:
+        other.close()
+    assert [n for _, n in moves] == [2, 4, 6]
+    assert [later - earlier for (earlier, _), (later, _) in zip(moves, moves[1:])] == [1000, 1000]  # 2 a second, not 4
+
+
 def test_a_cancelled_move_task_stops_and_leaves_the_rest_in_the_dead_letter_queue(db, clock):
     src, dlq = with_dlq(db, max_receive_count=1)
     _poison(db, clock, src, 5)
