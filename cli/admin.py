@@ -158,7 +158,7 @@ def db_history(s: Settings) -> None:
 
 def _stats(s: Settings) -> dict:
     rows = []
-    for q in s.database().stats():
+    for q in s.database(create=False).stats():
         rows.append(
             {
                 "Queue": q.name,
@@ -212,7 +212,7 @@ def stats(s: Settings, watch: float | None) -> None:
     if watch is None:
         data = _stats(s)
         s.echo(data, default="table")
-        if not data["Queues"] and (s.output or "table") == "table":
+        if not data["Queues"] and (s.output or "table") == "table" and not s.missing:  # a missing file was said already
             click.echo(f"No queues in {s.path} yet; make one with: sqsqlite create-queue --queue-name NAME", err=True)
         return
     try:
@@ -236,7 +236,7 @@ def peek(s: Settings, queue_url: str, state: str, limit: int) -> None:
     \b
     Example: sqsqlite peek --queue-url MyQueue --state in-flight --limit 5
     """
-    db = s.database()
+    db = s.database(create=False)
     messages = db.queue(queue_url).peek(state, limit)
     now = db.now()
     out = []
@@ -265,7 +265,7 @@ def prune(s: Settings) -> None:
     \b
     Example: sqsqlite prune
     """
-    s.echo({"ExpiredMessagesRemoved": s.database().prune()}, "prune")
+    s.echo({"ExpiredMessagesRemoved": s.database(create=False).prune()}, "prune")
 
 
 # ---------------------------------------------------------------------- redrive
@@ -284,7 +284,7 @@ def redrive(s: Settings, queue_url: str, to: str | None, rate: int | None) -> No
     \b
     Example: sqsqlite redrive --queue-url MyQueue-dlq --rate 100
     """
-    db = s.database()
+    db = s.database(create=False)
     source = db.queue(queue_url)
     dest = db.queue(to).arn if to else None
     running = [t for t in db.list_message_move_tasks(source.arn, 10) if t.status == "RUNNING"]
@@ -342,7 +342,7 @@ def export(s: Settings, queue_url: str, file: str) -> None:
     \b
     Example: sqsqlite export --queue-url MyQueue backup.jsonl
     """
-    db = s.database()
+    db = s.database(create=False)
     q = db.queue(queue_url)
     attrs = q.get_queue_attributes(["All"])
     total = sum(

@@ -30,10 +30,11 @@ OUTPUT_FORMATS = ("json", "text", "table", "yaml")
 class OperationError(Exception):
     """An SQS error raised while running one operation; printed as the aws CLI prints it."""
 
-    def __init__(self, error: SQSError, operation: str):
+    def __init__(self, error: SQSError, operation: str, note: str | None = None):
         super().__init__(error.message)
         self.error = error
         self.operation = operation
+        self.note = note  # what the hint adds about the invocation (a missing database file)
 
     def line(self) -> str:
         code = wire_error(self.error.code)[0]  # the code the aws CLI shows, e.g. AWS.SimpleQueueService.NonExistentQueue
@@ -45,7 +46,7 @@ class OperationError(Exception):
     def hint(self) -> str | None:
         """sqsqlite's fuller explanation, for a second line after SQS's own (the first line is
         what the aws CLI prints, for scripts that match it)."""
-        hint = self.error.hint
+        hint = " ".join(text for text in (self.error.hint, self.note) if text)
         return None if not hint else "hint: " + _LINE_BREAK.sub(" ", hint)
 
 
@@ -61,12 +62,13 @@ class Failure(click.ClickException):
         click.echo(f"sqsqlite: {self.message}", err=True)
 
 
-def failed(err: SQSError, operation: str) -> Exception:
+def failed(err: SQSError, operation: str, settings: Settings | None = None) -> Exception:
     """What the CLI raises for an error of the engine: an SQS error names its operation (exit
-    254, as the aws CLI); a database that can't be used is a failure of the file (exit 255)."""
+    254, as the aws CLI); a database that can't be used is a failure of the file (exit 255).
+    An SQS error's hint says so when there was no database file (the settings' note)."""
     if isinstance(err, DatabaseError):
         return Failure(err.message)
-    return OperationError(err, operation)
+    return OperationError(err, operation, settings.take_note() if settings is not None else None)
 
 
 _LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
@@ -101,22 +103,57 @@ class Settings:
     starting_token: str | None = None
     page_size: int | None = None
     _db: Any = field(default=None, repr=False)
+    _scratch: str | None = field(default=None, repr=False)  # the folder of an empty stand-in database
+    _note: str | None = field(default=None, repr=False)  # said on standard error at close, unless an error's hint took it
 
     @property
     def path(self) -> str:
         return self.db_path or os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
 
-    def database(self):
-        if self._db is None:
-            import sqsqlite
+    @property
+    def missing(self) -> bool:
+        """Whether the command runs on an empty stand-in, there being no database at the path."""
+        return self._scratch is not None
 
-            self._db = sqsqlite.connect(self.path, region=self.region, account_id=self.account_id, endpoint=self.endpoint_url)
+    def database(self, create: bool = True):
+        """The database at the path, opened once. ``create=False``, for a command that makes no
+        queue: with no file there, the command runs on an empty database in a scratch folder
+        (removed at close), so a mistyped --db answers as an empty database would and leaves no
+        file behind, saying so: in an error's hint, or on standard error at close."""
+        if self._db is None:
+            path = self.path
+            if not create and not os.path.exists(path) and not path.startswith("file:"):
+                import tempfile
+
+                self._note = f"There is no database at {path!r}, so no queues (create-queue makes one)."
+                self._scratch = tempfile.mkdtemp(prefix="sqsqlite-empty-")
+                path = os.path.join(self._scratch, "empty.db")
+            self._db = self.connect(path)
         return self._db
 
+    def connect(self, path: str) -> Any:
+        """Open the database at ``path`` with this invocation's options."""
+        import sqsqlite
+
+        return sqsqlite.connect(path, region=self.region, account_id=self.account_id, endpoint=self.endpoint_url)
+
+    def take_note(self) -> str | None:
+        """The note about this invocation's database, once: whoever takes it says it."""
+        note, self._note = self._note, None
+        return note
+
     def close(self) -> None:
+        note = self.take_note()
+        if note:
+            click.echo(f"sqsqlite: {note}", err=True)
         if self._db is not None:
             self._db.close()
             self._db = None
+        if self._scratch is not None:
+            import shutil
+
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
     def call(self, action: str, render: bool = True, **members: Any) -> dict:
         """Run one SQS action as the aws CLI would: the flags given (None means absent) over
@@ -142,13 +179,15 @@ class Settings:
         if self.skeleton == "output":
             self.echo(shapes.OUTPUT_SKELETONS[action], title=action, admin=False)
             raise click.exceptions.Exit(0)
-        actions = Actions(self.database(), background_moves=False)  # the CLI runs move tasks in the foreground
+        actions = Actions(
+            self.database(create=action == "CreateQueue"), background_moves=False
+        )  # the CLI runs move tasks in the foreground
 
         def one(req: dict) -> dict:
             try:
                 response = actions.call(action, req)
             except SQSError as err:
-                raise failed(err, action) from None
+                raise failed(err, action, self) from None
             return calls.in_model_order(response, shapes.OUTPUT_SKELETONS[action])
 
         if action in calls.PAGINATED and self._paginating(given):
@@ -502,7 +541,7 @@ class Command(click.Command):
         try:
             return super().invoke(ctx)
         except SQSError as err:
-            raise failed(err, self.operation or self.name or "sqsqlite") from None
+            raise failed(err, self.operation or self.name or "sqsqlite", ctx.find_object(Settings)) from None
 
 
 # ---------------------------------------------------------------------- argument types

@@ -555,7 +555,7 @@ def test_bad_usage_prints_clicks_usage_message_and_exits_252(sq, args, fragment)
 def test_an_unexpected_failure_is_one_line_and_exit_255(sq, monkeypatch):
     from sqsqlite.cli import options
 
-    def boom(self):
+    def boom(self, create=True):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(options.Settings, "database", boom)
@@ -566,7 +566,7 @@ def test_an_unexpected_failure_is_one_line_and_exit_255(sq, monkeypatch):
 def test_ctrl_c_exits_130_without_a_traceback(sq, monkeypatch):
     from sqsqlite.cli import options
 
-    def interrupted(self):
+    def interrupted(self, create=True):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(options.Settings, "database", interrupted)
@@ -646,3 +646,35 @@ def test_a_command_started_with_standard_output_closed_says_so_in_one_line(tmp_p
     )
     assert done.returncode == 255
     assert done.stderr == "sqsqlite: standard output is closed, so the answer could not be printed\n"
+
+
+@pytest.mark.parametrize(
+    "args, code",
+    [
+        (("list-queues",), 0),
+        (("get-queue-url", "--queue-name", "q"), 254),
+        (("send-message", "--queue-url", "q", "--message-body", "x"), 254),
+        (("peek", "--queue-url", "q"), 254),
+        (("stats",), 0),
+        (("prune",), 0),
+        (("export", "--queue-url", "q", "-"), 254),
+    ],
+    ids=lambda a: a[0] if isinstance(a, tuple) else str(a),
+)
+def test_a_command_that_makes_no_queue_leaves_no_file_at_a_mistyped_db_path_and_says_there_is_none(tmp_path, args, code):
+    typo = tmp_path / "typo.db"
+    result = CliRunner().invoke(cli, ["--db", str(typo), *args])
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    said = [line for line in result.stderr.splitlines() if f"no database at {str(typo)!r}" in line]
+    # Said once: after an error, on its hint line; else on a line of its own.
+    assert len(said) == 1 and said[0].startswith("hint: " if code else "sqsqlite: There is no database at"), result.stderr
+    assert list(tmp_path.iterdir()) == []  # not the file, nor its -wal, -shm or lock files
+
+
+def test_create_queue_makes_the_database_file_a_command_names(sq):
+    import os
+
+    assert not os.path.exists(sq.path)
+    r = sq("create-queue", "--queue-name", "q")
+    assert os.path.exists(sq.path) and "no database" not in r.stderr
+    assert "no database" not in sq("list-queues").stderr

@@ -24,12 +24,8 @@ class ClockedSettings(Settings):
 
     clock: sqsqlite.ManualClock | None = None
 
-    def database(self):
-        if self._db is None:
-            self._db = sqsqlite.connect(
-                self.path, clock=self.clock, region=self.region, account_id=self.account_id, endpoint=self.endpoint_url
-            )
-        return self._db
+    def connect(self, path):
+        return sqsqlite.connect(path, clock=self.clock, region=self.region, account_id=self.account_id, endpoint=self.endpoint_url)
 
 
 @pytest.fixture
@@ -145,6 +141,7 @@ def test_stats_as_json_gives_a_fair_queues_figures_under_their_cloudwatch_names(
 
 
 def test_stats_on_an_empty_database_says_there_are_no_queues_and_how_to_make_one(sq):
+    sq("db", "upgrade")  # the file, with no queue in it
     result = sq("stats")
     assert result.stdout == ""
     assert "No queues in" in result.stderr and "sqsqlite create-queue --queue-name NAME" in result.stderr

@@ -73,6 +73,7 @@ def test_a_usage_error_in_a_real_process_exits_252_with_clicks_message(sh):
 
 
 def test_an_unknown_queue_in_a_real_process_exits_254_with_sqss_line_then_sqsqlites_hint(sh):
+    sh("sqsqlite create-queue --queue-name other")
     proc = sh("sqsqlite get-queue-url --queue-name missing", code=254)
     assert proc.stderr == (
         "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the GetQueueUrl operation: The specified queue does not exist.\n"
@@ -81,7 +82,7 @@ def test_an_unknown_queue_in_a_real_process_exits_254_with_sqss_line_then_sqsqli
 
 
 def test_a_database_that_cannot_be_opened_is_one_line_in_a_real_process(sh, tmp_path):
-    proc = sh(["sqsqlite", "--db", str(tmp_path / "no" / "such" / "dir.db"), "list-queues"], code=255)
+    proc = sh(["sqsqlite", "--db", str(tmp_path / "no" / "such" / "dir.db"), "create-queue", "--queue-name", "q"], code=255)
     assert re.fullmatch(r"sqsqlite: Can't create database file .*\n", proc.stderr)
 
 
