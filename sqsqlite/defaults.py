@@ -63,6 +63,8 @@ PRUNE_WINDOW = 256
 # claimed none tries again at once in a new transaction, so a backlog of poison or expired
 # messages never hides a good one, and no single transaction holds the writers' lock for long.
 CLAIM_CLEANUP_BUDGET = 200
+# Expired FIFO group heads a move task's step deletes before it moves anything (more: a step of its own each).
+MOVE_TASK_CLEANUP_BUDGET = 1000
 # Fair queues (docs/fair-queues.md): on a standard queue, a message group is noisy while it has
 # at least FAIR_NOISY_MIN_IN_FLIGHT messages in flight and more than FAIR_NOISY_SHARE_PERCENT
 # percent of the queue's messages in flight (Amazon SQS's published concurrency-share rule).

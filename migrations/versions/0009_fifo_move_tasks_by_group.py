@@ -5,8 +5,10 @@ source queues then moved in the order of its rows, not the queue's own, and a gr
 messages moved past a first one a consumer held. A FIFO task's position is now a pair, (group,
 sequence number), kept in last_group and last_id, and its bound (max_id) a sequence number.
 
-A FIFO task still running is started over from its queue's first group, bounded by the queue's
-last sequence number: the messages it already moved are gone from the queue, so none moves twice.
+A FIFO task still running is started over from its queue's first group, bounded by the highest
+sequence number among the rows its walk by id still owed (last_id < id <= max_id). What it moved
+is gone from the queue, or, moved into the queue itself, has a sequence number above that bound,
+as has every message that arrived after the task began: none moves twice, and no late one moves.
 
 Revision ID: 0009
 Revises: 0008
@@ -29,16 +31,26 @@ def upgrade() -> None:
         batch.add_column(sa.Column("last_group", sa.String(), nullable=True))
     op.execute(
         "UPDATE move_tasks SET last_id = 0, last_group = NULL, "
-        "max_id = (SELECT last_sequence FROM queues WHERE queues.id = move_tasks.source_queue_id) "
+        "max_id = (SELECT coalesce(max(m.sequence_number), 0) FROM messages m "
+        "WHERE m.queue_id = move_tasks.source_queue_id AND m.id > move_tasks.last_id AND m.id <= move_tasks.max_id) "
         f"WHERE {_RUNNING_FIFO}"
     )
 
 
 def downgrade() -> None:
-    # Started over as a walk by row id, over every row the queue holds now.
+    # A walk by id would meet again what a task moved into its own queue (a moved row keeps its
+    # id): such a task stops, saying so, rather than move a message twice.
+    op.execute(
+        "UPDATE move_tasks SET status = 'FAILED', "
+        "failure_reason = 'The task was stopped by a downgrade of the database; start it again.' "
+        f"WHERE {_RUNNING_FIFO} AND destination_arn = source_arn"
+    )
+    # Any other starts over as a walk by row id, up to the highest id among the rows it still owed.
     op.execute(
         "UPDATE move_tasks SET last_id = 0, "
-        "max_id = coalesce((SELECT max(id) FROM messages WHERE messages.queue_id = move_tasks.source_queue_id), 0) "
+        "max_id = (SELECT coalesce(max(m.id), 0) FROM messages m WHERE m.queue_id = move_tasks.source_queue_id "
+        "AND m.sequence_number <= move_tasks.max_id "
+        "AND (m.group_id, m.sequence_number) > (coalesce(move_tasks.last_group, ''), move_tasks.last_id)) "
         f"WHERE {_RUNNING_FIFO}"
     )
     with op.batch_alter_table("move_tasks") as batch:

@@ -166,31 +166,49 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
         fifo = bool(source["fifo"])
         if fifo:
             # An expired first message is gone, and must not hold its group back (as on a receive).
-            while gone := tx.all(Q.delete_expired_heads, queue_id=source["id"], cutoff=cutoff, n=batch):
+            # A long run of them is deleted over several transactions, none of which moves anything
+            # or spends the rate, so that the writers' lock is never held for long.
+            removed = 0
+            while removed < D.MOVE_TASK_CLEANUP_BUDGET:
+                gone = tx.all(Q.delete_expired_heads, queue_id=source["id"], cutoff=cutoff, n=D.MOVE_TASK_CLEANUP_BUDGET - removed)
+                if not gone:
+                    break
                 heads_left(tx, source["id"], gone)
+                removed += len(gone)
+            else:
+                return _move_task(task, handle=True), 0.0
             page = dict(after_group=task["last_group"] or "", after=task["last_id"], upto=task["max_id"], limit=batch)
             rows = tx.all(Q.fifo_messages_page, queue_id=source["id"], cutoff=cutoff, **page)
         else:
             rows = tx.all(Q.messages_page, queue_id=source["id"], cutoff=cutoff, after=task["last_id"], upto=task["max_id"], limit=batch)
         moved, last_id, last_group = task["moved"], task["last_id"], task["last_group"]
         failure = task["failure_reason"]  # an earlier step's stays said
-        # FIFO: the groups one of whose messages stays, each message after it staying too, with why
-        # it stayed (None: a consumer holds it, which is no failure), and the group whose message
-        # moved last: the next one of that group, if this page holds it, is the group's first now.
-        stopped: dict[str, str | None] = {}
-        moved_group = None
+        # FIFO: a message that stays keeps the rest of its group behind it. A group is decided when
+        # the walk meets it: held (a consumer holds a message of it: no failure) or stuck (its
+        # message has nowhere to go: the task fails); the walk then passes over the rest of it
+        # (last_id = the bound), so no later step decides it again. A group stays behind a message
+        # sent here directly silently, as that message does, unless one behind it could move: the
+        # walk goes on through such a group, to see.
+        decided: dict[str, str | None] = {}  # group -> its failure (None: held)
+        direct: set[str] = set()
+        moved_group = None  # the group of the message moved last: the next of it is its first now
         for row in rows:
             if fifo:
                 group, last_group, last_id = row["group_id"], row["group_id"], row["sequence_number"]
-                if group in stopped or not (row["is_head"] or group == moved_group):
-                    if group not in stopped:  # an earlier step left the group's first message here
-                        stopped[group] = _why_first_stays(tx, source, group, cutoff, now)
-                    failure = failure or stopped[group]  # the first reason a message stayed says most
+                if group not in decided and group not in direct and group != moved_group:  # the group's first message here
+                    if tx.scalar(Q.group_in_flight, queue_id=source["id"], group_id=group, now=now, n=D.MAX_MESSAGES_PER_RECEIVE):
+                        decided[group] = None  # held, as a receive from this queue would find it
+                    elif not row["is_head"]:
+                        direct.add(group)  # an earlier step left it behind a message sent here directly
+                if group in decided:
+                    last_id = task["max_id"]
                     continue
-                if group != moved_group and tx.scalar(
-                    Q.group_in_flight, queue_id=source["id"], group_id=group, now=now, n=D.MAX_MESSAGES_PER_RECEIVE
-                ):
-                    stopped[group] = None  # held, as a receive from this queue would find it
+                if group in direct:
+                    if task["destination_arn"] or row["dead_letter_source_arn"]:
+                        failure = (
+                            failure
+                            or f"A message of group {group} has no source queue to return to, and the group's later messages stay behind it."
+                        )
                     continue
             else:
                 group, last_id = None, row["id"]
@@ -201,13 +219,14 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
                 moved_group = group
                 continue
             moved_group = None
-            failure = why or failure
-            if group is not None:  # a message sent here directly stays silently, unless it holds others back
-                stopped[group] = (
-                    f"A message of group {group} has no source queue to return to, and the group's later messages stay behind it."
-                    if why == ""
-                    else why
-                )
+            failure = failure or why or None  # the first reason a message stayed says most ("" is none)
+            if group is None:
+                continue
+            if why == "":
+                direct.add(group)
+            else:
+                decided[group] = why
+                last_id = task["max_id"]
         # SQS gives a FailureReason only with FAILED: a task that left a message behind for want
         # of somewhere to move it ends FAILED (having moved every message it could), not COMPLETED.
         status = "RUNNING" if len(rows) == batch else "FAILED" if failure else "COMPLETED"
@@ -289,14 +308,6 @@ def _destination(db: Database, tx: Tx, task, row, source, now: int):
         kind = "a FIFO" if target["fifo"] else "a standard"
         return None, f"The destination queue {target_arn} is {kind} queue, unlike the source queue."
     return target, None
-
-
-def _why_first_stays(tx: Tx, source, group: str, cutoff: int, now: int) -> str | None:
-    """Why a group's first message, left in the queue by an earlier step, stays (as _destination)."""
-    first = tx.one(Q.fifo_group_run, queue_id=source["id"], group_id=group, cutoff=cutoff, n=1)
-    if first is not None and first["visible_at"] > now:
-        return None
-    return f"The first message of group {group} could not be moved, and the group's later messages stay behind it."
 
 
 def _move_row(tx: Tx, row, source, target, now: int) -> None:

@@ -216,3 +216,45 @@ def test_a_running_fifo_move_task_survives_a_downgrade_to_0008_and_an_upgrade_an
         assert [b for b in bodies if b in ("m0", "m2")] == ["m0", "m2"] and [b for b in bodies if b in ("m1", "m3")] == ["m1", "m3"]
     finally:
         db.close()
+
+
+def test_upgrading_a_fifo_move_task_into_its_own_queue_part_done_by_row_id_moves_only_what_it_still_owed(tmp_path, clock):
+    path = tmp_path / "self.db"
+    db = sqsqlite.connect(path, clock=clock)
+    dlq = db.create_queue("dead.fifo", attributes={"FifoQueue": "true"})
+    redrive = f'{{"deadLetterTargetArn": "{dlq.arn}", "maxReceiveCount": 1}}'
+    q = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true", "VisibilityTimeout": "1", "RedrivePolicy": redrive})
+    for i in range(2):
+        q.send_message(f"a{i}", message_group_id="a", message_deduplication_id=f"d{i}")
+    q.receive_message(max_number_of_messages=10)
+    clock.advance(2)
+    assert q.receive_message(max_number_of_messages=10) == []
+    handle = db.start_message_move_task(dlq.arn, destination_arn=dlq.arn, background=False)
+    db.close()
+    store = Store(str(path))
+    migrate.downgrade(store, "0008")
+    store.close()
+    with sqlite3.connect(path) as conn:
+        # A walk by id would meet again what it moved into its own queue: the downgrade stops it.
+        assert conn.execute("SELECT status, failure_reason FROM move_tasks").fetchone() == (
+            "FAILED",
+            "The task was stopped by a downgrade of the database; start it again.",
+        )
+        # What a 0008 task of its own, one step in, having moved a0 into its queue, leaves.
+        [(a0, a1)] = conn.execute("SELECT min(id), max(id) FROM messages").fetchall()
+        seq = conn.execute(
+            "UPDATE queues SET last_sequence = last_sequence + 1 WHERE name = 'dead.fifo' RETURNING last_sequence"
+        ).fetchone()[0]
+        conn.execute("UPDATE messages SET sequence_number = ?, is_head = 0 WHERE id = ?", (seq, a0))
+        conn.execute("UPDATE messages SET is_head = 1 WHERE id = ?", (a1,))
+        conn.execute("UPDATE move_tasks SET status = 'RUNNING', failure_reason = NULL, last_id = ?, max_id = ?, moved = 1", (a0, a1))
+    store = Store(str(path))
+    migrate.upgrade(store)
+    store.close()
+    db = sqsqlite.connect(path, clock=clock)
+    try:
+        task = db.run_message_move_task(handle)
+        assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 2)  # a1 alone, not a0 again
+        assert [m.body for m in db.queue("dead.fifo").receive_message(max_number_of_messages=10)] == ["a0", "a1"]
+    finally:
+        db.close()

@@ -817,6 +817,52 @@ def test_a_fifo_redrive_fails_saying_why_when_a_message_sent_there_directly_hold
     assert sorted(m.body for m in dlq.peek()) == ["alone", "dead-lettered", "direct"]
 
 
+def test_a_fifo_redrive_decides_a_held_group_once_whatever_its_pace(db, clock):
+    for rate in (None, 1):  # the whole queue in one step, or one message a step
+        dlq = make_fifo(db, f"dead-{rate}.fifo", VisibilityTimeout=30)
+        q = make_fifo(db, f"jobs-{rate}.fifo", VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
+        for body in ("a0", "a1", "a2"):
+            send(q, body, group="a")
+        receive(q)
+        clock.advance(2)
+        receive(q)
+        first, *_ = receive(dlq)  # a consumer holds the group in the dead-letter queue
+        first.change_visibility(0)  # and lets its first message go, holding the rest
+        task = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=rate, background=False))
+        assert (task.status, task.approximate_number_of_messages_moved, task.failure_reason) == ("COMPLETED", 0, None), rate
+        clock.advance(31)
+
+
+def test_messages_sent_to_a_fifo_dead_letter_queue_directly_hold_back_only_messages_that_could_move(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
+    send(dlq, "d0", group="g")
+    send(dlq, "d1", group="g")  # behind d0, but with nowhere to go either: nothing held back that could move
+    send(q, "x", group="x")
+    receive(q)
+    clock.advance(2)
+    receive(q)
+    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
+    assert (task.status, task.approximate_number_of_messages_moved, task.failure_reason) == ("COMPLETED", 1, None)
+
+
+def test_a_fifo_redrive_clears_a_long_run_of_expired_first_messages_over_several_transactions(db, clock, monkeypatch):
+    monkeypatch.setattr(D, "MOVE_TASK_CLEANUP_BUDGET", 2)
+    dlq = make_fifo(db, "dead.fifo", MessageRetentionPeriod=60)
+    q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
+    for i in range(5):
+        send(q, f"old{i}", group="g")
+    clock.advance(30)
+    send(q, "young", group="g")
+    receive(q)
+    clock.advance(2)
+    receive(q)
+    clock.advance(28)  # the five old ones expire; "young" is the group's one live message
+    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 1)
+    assert bodies(receive(q)) == ["young"]
+
+
 # ---------------------------------------------------------------- limits and handles
 
 
