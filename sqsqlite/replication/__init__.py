@@ -161,7 +161,10 @@ def replicate(
         argv += ["-exec", exec_command]
     try:
         try:
-            child = subprocess.Popen(argv, env=_environment())
+            # Its own process group, so that only this process signals it: a Ctrl-C (or a stop)
+            # sent to the whole group would reach it twice, and Litestream takes a second signal
+            # as an order to skip the sync it makes on its way out. Killed when this process dies.
+            child = subprocess.Popen(argv, env=_environment(), start_new_session=True, preexec_fn=_die_with_parent)
         except OSError as exc:
             raise ReplicationError(f"cannot run {program}: {exc.strerror or exc}") from None
         started()
@@ -177,6 +180,15 @@ def replicate(
                 signal.signal(sig, handler)
     finally:
         os.unlink(config)
+
+
+def _die_with_parent() -> None:
+    """In the child, before Litestream starts: on Linux, the kernel kills it when this process
+    dies, however it dies (in its own process group, a kill of this one's would not reach it)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 @dataclass(frozen=True)
@@ -195,6 +207,15 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
     target = Path(db_path)
     if target.exists() and not force:
         raise ReplicationError(f"{db_path} exists: restore writes a new database (--force replaces it)")
+    # An earlier database's log beside the path would be replayed over the restored file when it
+    # is first opened, silently giving back that database instead.
+    leftovers = [side for side in (Path(f"{db_path}-wal"), Path(f"{db_path}-shm")) if side.exists()]
+    if leftovers and not force:
+        raise ReplicationError(
+            f"{leftovers[0]} is left from an earlier database, and would be replayed over the restore (--force removes it)"
+        )
+    for side in leftovers:
+        side.unlink()
     text = config_text(db_path, [replica])  # a bad URL is said before anything is tried
     program = litestream_program()
     replica.check_reachable()

@@ -132,6 +132,36 @@ def test_restore_refuses_to_overwrite_an_existing_database_without_force(tmp_pat
     assert "exists: restore writes a new database (--force replaces it)" in done.stderr
 
 
+def test_restore_refuses_a_log_left_from_an_earlier_database_beside_the_path_without_force(tmp_path):
+    (tmp_path / "q.db-wal").write_bytes(b"an earlier database's log")
+    done = run_cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
+    assert "q.db-wal is left from an earlier database, and would be replayed over the restore (--force removes it)" in done.stderr
+    assert (tmp_path / "q.db-wal").exists() and not (tmp_path / "q.db").exists()
+
+
+@needs_litestream
+def test_a_ctrl_c_to_the_whole_process_group_still_ships_what_replicate_holds_before_it_exits(tmp_path):
+    db_path, replica = tmp_path / "q.db", tmp_path / "replica"
+    sqsqlite.connect(str(db_path)).close()
+    # Litestream ships every 10 s: what is committed just before the Ctrl-C goes out with the sync
+    # it makes on its way out, which a second signal (the group's own, then a forwarded one) skipped.
+    proc = start_replication(db_path, str(replica), extra=("--sync-interval", "10s"))
+    try:
+        deadline = time.monotonic() + 30
+        while not any(p.is_file() for p in replica.rglob("*")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        with sqsqlite.connect(str(db_path)) as db:
+            db.create_queue("last").send_message("committed just before the Ctrl-C")
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to every process of the group
+        assert proc.wait(timeout=60) == 0
+    finally:
+        kill_group(proc)
+    delete_database(db_path)
+    run_cli("restore", "--db", str(db_path), "--from", str(replica))
+    assert list(messages(db_path).values()) == ["committed just before the Ctrl-C"]
+
+
 @needs_litestream
 def test_restore_from_an_empty_replica_says_litestream_found_nothing(tmp_path):
     (tmp_path / "replica").mkdir()
