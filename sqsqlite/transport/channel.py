@@ -58,6 +58,20 @@ def queue_name(prefix: str, name: str) -> str:
     return prefix + name.translate(_NAME_TABLE)
 
 
+def kombu_payload(body: str) -> dict[str, Any]:
+    """A received body as a Kombu payload: what Kombu published, or a message another program
+    sent to the queue (not JSON, or JSON without Kombu's properties) wrapped as Kombu's SQS
+    transport wraps one: its text as the body, for the consumer to handle or reject. Raising
+    instead stopped a Celery worker, and every restart, at the first such message."""
+    try:
+        payload = loads(body)
+    except (ValueError, TypeError):
+        payload = None
+    if not isinstance(payload, dict) or not isinstance(payload.get("properties"), dict):
+        payload = {"body": body, "properties": {"delivery_info": {}}}
+    return payload
+
+
 def delay_seconds(message: dict[str, Any], now_ms: int) -> int | None:
     """The DelaySeconds a published Kombu message asks for: an explicit ``delay_seconds`` (or
     ``DelaySeconds``) property, else Celery's ``eta`` header, as whole seconds from ``now_ms``
@@ -240,7 +254,7 @@ class Channel(virtual.Channel):
         messages = q.receive_message(max_number_of_messages=count, wait_time_seconds=wait, visibility_timeout=self.visibility_timeout)
         payloads = []
         for m in messages:
-            payload = loads(m.body)
+            payload = kombu_payload(m.body)
             props = payload["properties"]
             props["delivery_tag"] = m.receipt_handle
             props.setdefault("delivery_info", {})["sqsqlite_queue"] = queue

@@ -75,6 +75,19 @@ def test_a_published_message_is_received_with_its_body_and_an_ack_deletes_it(con
     assert counts(db, "jobs") == (0, 0, 0)
 
 
+@pytest.mark.parametrize("foreign", ["not json", '{"no": "properties"}', "[1, 2]"])
+def test_a_message_another_program_sent_is_handed_over_as_its_text_between_kombus_own(conn, db, foreign):
+    publish(conn, {"n": 1})
+    db.queue("jobs").send_message(foreign)
+    publish(conn, {"n": 2})
+    simple = conn.SimpleQueue("jobs")  # one consumer: a receive hands it all three
+    got = [simple.get(timeout=1) for _ in range(3)]
+    assert [m.payload if m.body != foreign else m.body for m in got] == [{"n": 1}, foreign, {"n": 2}]
+    for m in got:
+        m.ack()
+    assert counts(db, "jobs") == (0, 0, 0)
+
+
 def test_an_unacked_message_comes_back_after_the_visibility_timeout_and_not_before(conn, db, clock):
     publish(conn, "work")
     first = receive(conn)
