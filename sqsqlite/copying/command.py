@@ -83,6 +83,13 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     def progress(name: str, count: int) -> None:
         print(f"\r{name}: {count} messages", end="", file=sys.stderr, flush=True)
 
+    path = command_options.db_path(ctx, db_path)
+    if to_url and not os.path.exists(path) and not path.startswith("file:"):
+        raise click.ClickException(f"There is no database at {path!r} to copy from.")
+    try:
+        opened = connect(path)
+    except SQSError as exc:  # not a sqsqlite database, a directory, unwritable ...
+        raise click.ClickException(exc.message) from None
     # Ctrl-C or SIGTERM ends a copy to an endpoint between two batches, never between a batch's
     # send and the bookmark of its position: so a run again sends nothing twice.
     asked_to_stop: list[int] = []
@@ -90,7 +97,7 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     if to_url:
         for sig in (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, lambda signum, _frame: asked_to_stop.append(signum))
-    with connect(command_options.db_path(ctx, db_path)) as db:
+    with opened as db:
         try:
             if to_url:
                 names = [db.queue(q).name for q in queue_urls] if queue_urls else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
@@ -23,6 +24,16 @@ def _s3_options(f):
     return f
 
 
+# A Go duration, as Litestream reads one: numbers each with its unit, e.g. 1s, 500ms, 1m30s.
+_DURATION = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h)(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))*")
+
+
+def _duration(value: str) -> str:
+    if not _DURATION.fullmatch(value):
+        raise click.BadParameter(f"{value!r} is not a duration: a number and a unit (ns, us, ms, s, m, h), e.g. 1s, 500ms, 1m30s.")
+    return value
+
+
 @click.command("replicate")
 @click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
 @click.option(
@@ -38,6 +49,7 @@ def _s3_options(f):
     default=D.REPLICA_SYNC_INTERVAL,
     show_default=True,
     metavar="DURATION",
+    callback=lambda _ctx, _param, value: _duration(value),
     help="How often new transactions are shipped (1s, 500ms ...): the most a lost disk can lose.",
 )
 @click.option("--exec", "exec_command", metavar="COMMAND", help="Run COMMAND beside replication and stop when it exits.")

@@ -186,3 +186,26 @@ def test_copying_a_queue_this_database_does_not_hold_is_an_sqs_error_with_a_hint
         "Error: QueueDoesNotExist: The specified queue does not exist.",
         "hint: The queue 'nope' does not exist.",
     ]
+
+
+def test_a_copy_from_a_missing_file_or_one_that_is_no_database_fails_in_one_line_and_creates_nothing(tmp_path, remote):
+    endpoint, env, client = remote
+    missing = cli("copy", "--db", str(tmp_path / "typo.db"), "--to-endpoint-url", endpoint, env=env, code=255)
+    assert missing.stderr == f"Error: There is no database at {str(tmp_path / 'typo.db')!r} to copy from.\n"
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "notes.txt").write_text("not a database, but long enough to be read as one " * 100)
+    garbled = cli("copy", "--db", str(tmp_path / "notes.txt"), "--to-endpoint-url", endpoint, env=env, code=255)
+    assert len(garbled.stderr.splitlines()) == 1 and "unexpected error" not in garbled.stderr
+
+
+def test_a_copy_of_every_queue_copies_more_than_a_list_queues_page(tmp_path, monkeypatch, remote):
+    from sqsqlite import defaults as D
+
+    endpoint, env, client = remote
+    monkeypatch.setattr(D, "LIST_QUEUES_UNPAGED_LIMIT", 3)  # list_queues' unpaged answer stops at 3 here
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        for i in range(5):
+            db.create_queue(f"q{i}")
+        assert len(db.list_queues()[0]) == 3
+        report = copy_to(db, client)
+    assert report.queues == [f"q{i}" for i in range(5)]

@@ -126,6 +126,12 @@ def test_replicate_to_an_unknown_kind_of_url_says_so_in_one_line_and_starts_noth
 
 
 @needs_litestream
+def test_a_sync_interval_that_is_no_duration_is_bad_usage_and_starts_nothing(tmp_path):
+    done = run_cli("replicate", "--db", str(tmp_path / "q.db"), "--to", str(tmp_path / "replica"), "--sync-interval", "bogus", code=252)
+    assert "'bogus' is not a duration" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_restore_refuses_to_overwrite_an_existing_database_without_force(tmp_path):
     sqsqlite.connect(str(tmp_path / "q.db")).close()
     done = run_cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
