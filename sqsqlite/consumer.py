@@ -202,9 +202,12 @@ class Consumer:
         if not messages:
             return outcome
         heartbeat = Heartbeat(messages, self.visibility_timeout, self.heartbeat_interval).start()
+        # FIFO: after a message of a group fails (and is backed off), the group's later messages
+        # of this receive are let go unhandled, so that they come again after it, in order.
+        failed_groups: set[str | None] = set()
         try:
             for message in messages:
-                if self._stop.is_set():
+                if self._stop.is_set() or message.message_group_id in failed_groups:
                     heartbeat.release(message)
                     try:
                         message.change_visibility(0)
@@ -219,6 +222,8 @@ class Consumer:
                     outcome.processed += 1
                 else:
                     outcome.failed += 1
+                    if self.queue.fifo:
+                        failed_groups.add(message.message_group_id)
         finally:
             heartbeat.stop()
         return outcome

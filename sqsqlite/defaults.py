@@ -185,6 +185,8 @@ BUFFER_FAILURES_KEPT = 1000
 # enough for a consumer that holds messages through many claims (64 of up to 100), while the
 # buffer keeps only their tokens; a message of an older claim is deleted at once.
 BUFFER_CLAIMS_KEPT = 64
+# FIFO: how many messages handed out a BufferedQueue remembers the group of (a claim there is at most 10).
+BUFFER_GROUPS_KEPT = 1000
 
 # Stored and returned as given; sqsqlite enforces and encrypts nothing because of them.
 PASSTHROUGH_ATTRIBUTES = (

@@ -116,6 +116,10 @@ class BufferedQueue:
         self._pending_since = 0
         self._closed = False
         self._now = queue.db.clock.now_ms
+        # FIFO: the group of each message handed out (by row id, the last BUFFER_GROUPS_KEPT), so
+        # that one given back holds back the rest of its group fetched here (_hold_back).
+        self._fifo = queue.fifo
+        self._groups: dict[int, str | None] = {}
 
     if TYPE_CHECKING:
         # What this class doesn't define (url, arn, send_message, ...) is its queue's, read
@@ -161,6 +165,8 @@ class BufferedQueue:
                     out.append(m)
                 # else its lease ended while it waited: it is visible in the queue again.
             self._handed += len(out)
+            if self._fifo and out:
+                self._handed_out(out)
             size = 0 if out else self._claim_size(n, now)
             # Before a claim, the waiting deletes go first, so that at most a claim's worth of
             # acknowledged messages is ever uncommitted; else when the oldest has waited enough.
@@ -186,6 +192,8 @@ class BufferedQueue:
                 # Just claimed: handed out even with a lease of 0 s, as an unbuffered receive would.
                 out = fetched[:n]
                 self._ready.extend(fetched[n:])
+                if self._fifo:
+                    self._handed_out(out)
                 if fetched:
                     claims, kept = self._claims, self._claims_kept
                     tokens = {id(m.claim[3]): m.claim[3] for m in fetched}  # type: ignore[index]  # received: a claim
@@ -299,6 +307,8 @@ class BufferedQueue:
         if self._may_wait([receipt_handle]):
             self.flush()
         self.queue.change_message_visibility(receipt_handle, vt)
+        if self._fifo:
+            self._hold_back([(receipt_handle, vt)])
 
     def change_message_visibility_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """ChangeMessageVisibilityBatch, at once; after the waiting deletes if one of its
@@ -306,7 +316,42 @@ class BufferedQueue:
         batch = B.batch_entry_ids(entries, "ChangeMessageVisibilityBatch")  # checked here, once: the queue takes it as it is
         if self._may_wait([e.get("ReceiptHandle") for e in batch.entries]):
             self.flush()
-        return self.queue.change_message_visibility_batch(batch)
+        result = self.queue.change_message_visibility_batch(batch)
+        if self._fifo:
+            done = {s["Id"] for s in result.successful}
+            self._hold_back([(e["ReceiptHandle"], int(e["VisibilityTimeout"])) for e in batch.entries if e.get("Id") in done])
+        return result
+
+    def _handed_out(self, messages: list[Message]) -> None:
+        """FIFO, under the lock: remember the groups of messages handed out."""
+        groups = self._groups
+        for m in messages:
+            groups[m.claim[1]] = m.message_group_id  # type: ignore[index]  # received: a claim
+        while len(groups) > D.BUFFER_GROUPS_KEPT:
+            del groups[next(iter(groups))]  # the oldest
+
+    def _hold_back(self, changes: list[tuple[Any, int]]) -> None:
+        """FIFO: a message handed out whose visibility now ends before the lease of a later
+        message of its group fetched here (given back, or backed off) must come first again: those
+        later ones are let go too (visible at once), as an unbuffered consumer, receiving one at a
+        time, would not hold them. An extension (a heartbeat) lets none go."""
+        find = self.queue.db.handles.find
+        now = self._now()
+        letgo: list[Message] = []
+        with self._lock:
+            for handle, vt in changes:
+                h = find(handle)
+                group = None if h is None else self._groups.get(h[1])
+                if group is None:
+                    continue
+                ends = now + vt * 1000
+                keep = [m for m in self._ready if not (m.message_group_id == group and m.visible_at > ends)]  # type: ignore[operator]
+                if len(keep) < len(self._ready):
+                    letgo += [m for m in self._ready if m.message_group_id == group and m.visible_at > ends]  # type: ignore[operator]
+                    self._ready.clear()
+                    self._ready.extend(keep)
+        if letgo:
+            self._release(letgo)
 
     def _may_wait(self, handles: list[Any]) -> bool:
         """Whether a delete of one of these handles' messages may be waiting: a handle this

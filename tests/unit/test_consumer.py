@@ -37,6 +37,26 @@ def test_a_failed_message_comes_back_only_after_its_backoff(queue, clock):
     assert again.receive_count == 2
 
 
+def test_on_a_fifo_queue_a_failed_message_keeps_the_rest_of_its_group_behind_it(db, clock):
+    q = db.create_queue("pay.fifo", FifoQueue="true", ContentBasedDeduplication="true")
+    for body in ("a0", "a1", "a2", "b0"):
+        q.send_message(body, message_group_id=body[0])
+    handled, failures = [], []
+
+    def handle(msg):
+        if msg.body == "a0" and not failures:
+            failures.append(msg.body)
+            raise RuntimeError("once")
+        handled.append(msg.body)
+
+    consumer = Consumer(q, handle, wait_time_seconds=0, backoff=Backoff(base=1, cap=1))
+    assert consumer.run_once().failed == 1  # a0 failed; a1 and a2 are let go unhandled, b0 is handled
+    clock.advance(1)
+    while consumer.run_once().processed:
+        pass
+    assert [b for b in handled if b.startswith("a")] == ["a0", "a1", "a2"] and "b0" in handled
+
+
 def test_backoff_doubles_per_receive_and_is_capped():
     backoff = Backoff(base=5, cap=60)
     assert [backoff.delay(n) for n in (1, 2, 3, 4, 5)] == [5, 10, 20, 40, 60]
