@@ -83,6 +83,7 @@ class App:
         self.server_ms = 0.0
         self.groups = 0  # groups committed, and the calls answered after one (for tests and benchmarks)
         self.grouped = 0
+        self.cut_off = 0  # requests a stop cancelled, unanswered
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -90,6 +91,9 @@ class App:
         self.active += 1
         try:
             await self._serve(scope, receive, send)
+        except asyncio.CancelledError:  # cut off by a stop that could wait no longer
+            self.cut_off += 1
+            raise
         finally:
             self.active -= 1
 
@@ -118,6 +122,10 @@ class App:
             call = d.parse(req, started)
         except Refused as refused:
             await self._respond(send, refused.answer, refused.request_id, started, refused.action)
+            return
+        except Exception:  # a request nothing foresaw: SQS's InternalError, never the HTTP server's bare 500
+            rid = new_request_id()
+            await self._respond(send, d.internal(d.protocol(headers)[0], rid), rid, started, None)
             return
         if call.action == "ReceiveMessage":
             answer_or_none = await self._receive(call, receive)

@@ -87,7 +87,7 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
         }
         server.db.close()  # it checked the file; each worker opens its own
         line = f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})"
-        clean = run_workers(options, workers, server.socket, lambda: click.echo(line, err=True))
+        problem = run_workers(options, workers, server.socket, lambda: click.echo(line, err=True))
     else:
 
         def on_signal(signum, frame):
@@ -101,7 +101,7 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
-        clean = server.clean
-    click.echo("sqsqlite stopped" + ("" if clean else " (some requests did not finish in time)"), err=True)
-    if not clean:
+        problem = None if server.clean else "some requests did not finish in time"
+    click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
+    if problem:
         ctx.exit(1)

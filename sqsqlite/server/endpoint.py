@@ -148,7 +148,9 @@ class EndpointServer:
         """Serve until stopped (``graceful_stop`` from another thread, or ``request_stop``)."""
         try:
             self._uvicorn.run(sockets=[self.socket])
-            self.clean = not self._uvicorn.force_exit
+            # uvicorn cancels what outlives its graceful timeout without forcing the exit: such a
+            # request, cut off unanswered, makes the stop unclean too.
+            self.clean = not self._uvicorn.force_exit and not self.app.cut_off
         finally:
             if self.executor is not None:
                 self.executor.shutdown(wait=True)

@@ -61,6 +61,12 @@ def json_request(body: bytes) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(body)
+    except RecursionError:
+        raise WireError(
+            "SerializationException",
+            "The request body nests too deeply to be a request.",
+            json_type="com.amazon.coral.service#SerializationException",
+        ) from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise WireError(
             "SerializationException",
@@ -134,11 +140,18 @@ def _bad(field: str, why: str) -> InvalidParameterValue:
     return InvalidParameterValue(f"Invalid query parameter {field!r}: {why}.")
 
 
+# The deepest SQS query key has 7 dotted parts
+# (SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringListValue.1); a few to spare.
+_QUERY_DEPTH = 10
+
+
 def _tree(params: list[tuple[str, str]]) -> dict[str, Any]:
     """``a.1.b=v`` pairs as nested dicts keyed by each dotted part."""
     root: dict[str, Any] = {}
     for key, value in params:
         parts = key.split(".")
+        if len(parts) > _QUERY_DEPTH:
+            raise _bad(key, f"more than {_QUERY_DEPTH} name parts")
         node = root
         for i, part in enumerate(parts):
             if part == "":
@@ -178,8 +191,10 @@ def _fold_map(name: str, node: Any, k_field: str, v_field: str, action: str) -> 
     for item in _numbered(name, node):
         if not isinstance(item, dict) or k_field not in item:
             raise _bad(name, f"each {name}.N needs {name}.N.{k_field} and {name}.N.{v_field}")
-        v = item.get(v_field)
-        mapping[item[k_field]] = _fold(v, action) if isinstance(v, dict) else v
+        k, v = item[k_field], item.get(v_field)
+        if not isinstance(k, str):
+            raise _bad(name, f"{name}.N.{k_field} is a name, not a list or map")
+        mapping[k] = _fold(v, action) if isinstance(v, dict) else v
     return mapping
 
 

@@ -27,9 +27,9 @@ from typing import Any
 STOP_WAIT = 40
 
 
-def run_workers(options: dict[str, Any], workers: int, sock: socket.socket, started: Callable[[], None] = lambda: None) -> bool:
+def run_workers(options: dict[str, Any], workers: int, sock: socket.socket, started: Callable[[], None] = lambda: None) -> str | None:
     """Serve with ``workers`` processes until SIGTERM/SIGINT (``started`` is called once they
-    run); True if every worker stopped cleanly."""
+    run); None if every worker stopped cleanly, else what went wrong."""
     fd = sock.fileno()
     argv = [sys.executable, "-m", "sqsqlite.server.workers", json.dumps({**options, "fd": fd, "parent": os.getpid()})]
     procs = [subprocess.Popen(argv, pass_fds=[fd]) for _ in range(workers)]
@@ -59,7 +59,9 @@ def run_workers(options: dict[str, Any], workers: int, sock: socket.socket, star
                 p.wait()
         for s, handler in previous.items():
             signal.signal(s, handler)
-    return not unexpected and all(p.returncode == 0 for p in procs)
+    if unexpected:
+        return "a worker stopped unexpectedly, and the others were stopped with it"
+    return None if all(p.returncode == 0 for p in procs) else "some requests did not finish in time"
 
 
 # prctl's option for the signal a process gets when its parent dies (linux/prctl.h).

@@ -130,6 +130,52 @@ def test_an_unknown_target_or_malformed_json_is_refused(server):
     assert status == 400 and "Colour" in json.loads(body)["message"]
 
 
+@pytest.mark.parametrize(
+    "body, headers, code",
+    [
+        (
+            b"[" * 5000 + b"]" * 5000,
+            {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"},
+            "SerializationException",
+        ),
+        (b"Action=ListQueues&Attribute.1.Name.x=1", {"Content-Type": "application/x-www-form-urlencoded"}, "InvalidParameterValue"),
+        (
+            b"Action=TagQueue&QueueUrl=q&Tag.1.Key.x=1&Tag.1.Value=v",
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            "InvalidParameterValue",
+        ),
+        (
+            b"Action=ListQueues&" + b".".join([b"a"] * 5000) + b"=1",
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            "InvalidParameterValue",
+        ),
+    ],
+    ids=["json nested 5000 deep", "a map key given as a map", "a tag key given as a map", "a query key 5000 parts deep"],
+)
+def test_a_malformed_request_gets_an_sqs_error_never_the_http_servers_bare_500(server, body, headers, code):
+    status, got, answer = raw(server.url, body, headers)
+    assert status == 400 and got["x-amzn-query-error"].startswith(code + ";"), (status, answer[:300])
+    assert raw(server.url, b"{}", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"})[0] == 200
+
+
+def test_a_stop_that_cuts_off_a_request_still_sending_its_body_reports_itself_unclean(tmp_path, monkeypatch):
+    from sqsqlite.server import endpoint
+
+    monkeypatch.setattr(endpoint, "GRACEFUL_STOP_SECONDS", 1)  # how long a stop waits for requests in progress
+    background = BackgroundServer(str(tmp_path / "s.db"))
+    host, port = background.url.removeprefix("http://").split(":")
+    stalled = socket.create_connection((host, int(port)))
+    stalled.sendall(
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        b"X-Amz-Target: AmazonSQS.ListQueues\r\nContent-Length: 100\r\n\r\n{"
+    )
+    assert raw(background.url, b"{}", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"})[0] == 200
+    try:
+        assert background.stop(timeout=10) is False  # not the clean stop it said it was
+    finally:
+        stalled.close()
+
+
 def test_queue_urls_name_the_host_the_request_came_to(server):
     port = server.url.rsplit(":", 1)[1]
     by_ip = boto3_client(f"http://127.0.0.1:{port}")
