@@ -46,7 +46,7 @@ from . import defaults as D
 from . import queries as Q
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Tx, explain
+from .tx import ConnectionState, Group, Tx, WouldWait, explain
 
 fcntl: Any
 try:
@@ -145,6 +145,8 @@ class _Write:
         fd = local.lockfd
         if fd is None:
             fd = local.lockfd = self.store._open_lock(self.store._lock_key)
+        wait_free = local.wait_free
+        local.wait_free = False  # a call's first write only: after it, its writes wait as any
         try:
             if fd >= 0:
                 # A thread already holding this file's writers' lock (through another Database
@@ -159,7 +161,12 @@ class _Write:
                     # Marked before it is taken, so an interrupt anywhere from here on (even
                     # KeyboardInterrupt right after flock returns) lets it go again.
                     self.holding, self.held = holding, fd
-                    if self.sending:
+                    if wait_free:
+                        try:
+                            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        except BlockingIOError:
+                            raise WouldWait() from None
+                    elif self.sending:
                         # A send takes the writers' lock at once if it is free, else waits
                         # behind the senders' gate (see the module's docstring).
                         try:
@@ -305,23 +312,6 @@ class _Write:
 
 def _undone() -> DatabaseError:
     return DatabaseError("The grouped writes were undone: a statement of one of them failed the transaction.")
-
-
-class Group:
-    """One thread's write transactions made as one (Store.begin_group .. end_group).
-
-    Each write of the group is a savepoint of one transaction, begun by its first write and
-    committed by end_group: concurrent requests served by one event loop pay for one lock,
-    BEGIN and COMMIT, and write each page they share to the WAL once. A write that fails is
-    undone alone. Nothing a group's write did is visible to other connections, or may be
-    reported as done, before end_group returns."""
-
-    __slots__ = ("writer", "after", "broken")
-
-    def __init__(self) -> None:
-        self.writer: _Write | None = None  # the write that took the lock and began
-        self.after: list[Callable[[], None]] = []  # run once the group has committed
-        self.broken = False  # SQLite undid the transaction: end_group reports it
 
 
 class Store:
@@ -520,6 +510,12 @@ class Store:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+    def wait_free(self, on: bool) -> None:
+        """Whether this thread's next write may take the writers' lock only if no other sqsqlite
+        connection holds it: else it raises WouldWait, having written nothing (an event loop's
+        thread, which must not stop for another process's transaction)."""
+        self._local.wait_free = on
 
     def begin_group(self) -> Group:
         """Make this thread's writes one transaction until end_group (see Group)."""

@@ -8,12 +8,33 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from . import queries as Q
 
-if TYPE_CHECKING:
-    from .store import Group
+
+class Group:
+    """One thread's write transactions made as one (Store.begin_group .. end_group).
+
+    Each write of the group is a savepoint of one transaction, begun by its first write and
+    committed by end_group: concurrent requests served by one event loop pay for one lock,
+    BEGIN and COMMIT, and write each page they share to the WAL once. A write that fails is
+    undone alone. Nothing a group's write did is visible to other connections, or may be
+    reported as done, before end_group returns."""
+
+    __slots__ = ("writer", "after", "broken")
+
+    def __init__(self) -> None:
+        self.writer: Any = None  # the write (store's _Write) that took the lock and began
+        self.after: list[Callable[[], None]] = []  # run once the group has committed
+        self.broken = False  # SQLite undid the transaction: end_group reports it
+
+
+class WouldWait(BaseException):
+    """A write of a thread marked wait-free (Store.wait_free) found sqsqlite's writers' lock taken
+    by another connection, and wrote nothing: the caller runs it again where it may wait. A
+    BaseException, like an interrupt, so that no handler of errors takes it for one."""
 
 
 class ConnectionState(threading.local):
@@ -37,6 +58,8 @@ class ConnectionState(threading.local):
     cursor: Any = None
     # The Group this thread's writes join, while one is open (Store.begin_group).
     group: Group | None = None
+    # Whether this thread's next write may take the writers' lock only at once (Store.wait_free).
+    wait_free: bool = False
     # Whether this connection's SQLite checkpoint is the checkpoint thread's backstop
     # (PRAGMA wal_autocheckpoint=WAL_BACKSTOP_PAGES) rather than SQLite's default.
     backstop: bool = False

@@ -28,6 +28,7 @@ from typing import Any
 from .. import defaults as D
 from ..core.handles import new_request_id
 from ..errors import SQSError
+from ..store import WouldWait
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, queue_name
 from .waiting import AsyncWakeups, Park, Stopping
 
@@ -145,13 +146,13 @@ class App:
         if self.executor is not None and (pooled or self.active >= self.inline_below):
             return await asyncio.get_running_loop().run_in_executor(self.executor, work)
         if failed is None or not self.grouping:
-            return work()
+            return await self._inline(work)
         loop = asyncio.get_running_loop()
         if self._pending is None:
             if not self._turn:  # the first of its turn: alone, answered at once
                 self._turn = True
                 loop.call_soon(self._end_turn)
-                return work()
+                return await self._inline(work)
             self._pending = []
             loop.call_soon(self._run_group)
         done = loop.create_future()
@@ -162,6 +163,22 @@ class App:
         finally:
             self.active += 1
         return result if ok else failed()
+
+    async def _inline(self, work: Callable[[], Any]) -> Any:
+        """An engine call on the loop, unless another process holds the writers' lock: then it
+        waits for it on the pool, so that the loop (every connection, poll and stop) never stops
+        for another process's transaction (an import, a prune, another worker's write)."""
+        if self.executor is None:
+            return work()
+        store = self.dispatcher.db.store
+        store.wait_free(True)
+        try:
+            return work()
+        except WouldWait:  # nothing written: run again where it may wait
+            pass
+        finally:
+            store.wait_free(False)
+        return await asyncio.get_running_loop().run_in_executor(self.executor, work)
 
     def _end_turn(self) -> None:
         self._turn = False
@@ -174,13 +191,19 @@ class App:
         # (returned, result or exception) of each call; one never run is answered as failed.
         outcomes: list[tuple[bool, Any]] = [(True, None)] * len(pending)
         ok = False
+        waiting: list[tuple[Callable[[], Any], asyncio.Future]] = []  # run on the pool instead (_inline)
         try:
             group = store.begin_group()
             for i, (work, _) in enumerate(pending):
+                store.wait_free(group.writer is None and self.executor is not None)  # until the group's transaction begins
                 try:
                     outcomes[i] = (True, work())
+                except WouldWait:  # another process writes, and the group wrote nothing yet
+                    waiting, pending, outcomes = pending[i:], pending[:i], outcomes[:i]
+                    break
                 except Exception as exc:  # a bug: that call's task raises it
                     outcomes[i] = (False, exc)
+            store.wait_free(False)
             try:
                 store.end_group(group)
                 ok = True
@@ -196,6 +219,10 @@ class App:
                     done.set_result((ok, value))
                 else:
                     done.set_exception(value)
+            store.wait_free(False)
+            loop = asyncio.get_running_loop()
+            for work, done in waiting:
+                loop.run_in_executor(self.executor, work).add_done_callback(functools.partial(_settle, done))
 
     # ------------------------------------------------------------ long polls
 
@@ -374,6 +401,16 @@ class App:
         if d.console is not None:  # /metrics' request counts, errors and latencies
             error = answer.headers.get("x-amzn-query-error")
             d.console.observe(action, answer.status, error.partition(";")[0] if error else None, elapsed / 1000)
+
+
+def _settle(done: asyncio.Future, ran: asyncio.Future) -> None:
+    """Answer a grouped call (done) with what running it on its own (ran) gave."""
+    if done.done():
+        return
+    if ran.exception() is not None:
+        done.set_exception(ran.exception())  # type: ignore[arg-type]
+    else:
+        done.set_result((True, ran.result()))
 
 
 async def _listen(receive: Callable, gone: asyncio.Future) -> None:

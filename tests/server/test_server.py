@@ -176,6 +176,40 @@ def test_a_stop_that_cuts_off_a_request_still_sending_its_body_reports_itself_un
         stalled.close()
 
 
+def test_another_connections_long_transaction_never_stops_the_endpoints_loop(tmp_path):
+    path = str(tmp_path / "held.db")
+    with BackgroundServer(path) as background:
+        sqs, sender_sqs = boto3_client(background.url), boto3_client(background.url)
+        url = sqs.create_queue(QueueName="q")["QueueUrl"]
+        other = sqsqlite.connect(path)  # another process's, as far as the lock goes: its own descriptor
+        holding, release = threading.Event(), threading.Event()
+
+        def hold():
+            with other.store.write():  # an import or a prune: the writers' lock for a long while
+                holding.set()
+                release.wait(20)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert holding.wait(10)
+        sent: dict = {}
+        sender = threading.Thread(target=lambda: sent.update(sender_sqs.send_message(QueueUrl=url, MessageBody="after")))
+        try:
+            sender.start()
+            time.sleep(0.2)  # the send reaches the server and waits for the lock
+            started = time.monotonic()
+            assert sqs.list_queues()["QueueUrls"] == [url]  # reads are answered meanwhile
+            assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["ApproximateNumberOfMessages"] == "0"
+            assert time.monotonic() - started < 5
+            assert sender.is_alive()  # while the send still waits, off the loop
+        finally:
+            release.set()
+            holder.join(10)
+            sender.join(20)
+            other.close()
+        assert sent["MessageId"] and sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"] == "after"
+
+
 def test_queue_urls_name_the_host_the_request_came_to(server):
     port = server.url.rsplit(":", 1)[1]
     by_ip = boto3_client(f"http://127.0.0.1:{port}")
