@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidExportRecord, SQSError
 from ..records import exported_message
 from .bookmarks import is_bookmarked, write_bookmark
-from .rules import decode_attributes, message_row, queue_row, retention_cutoff
+from .rules import decode_attributes, message_row, ms, queue_row, retention_cutoff
 from .sending import Prepared
 
 if TYPE_CHECKING:
@@ -128,8 +129,31 @@ def import_messages(
                     is_head=int(tx.one(Q.group_has_messages, queue_id=row["id"], group_id=p.group_id) is None),
                 )
             tx.run(Q.insert_message, **values)
+            if row["fifo"] and p.dedup_id:
+                _keep_deduplicating(tx, row, values, now)
         for key, value in (bookmarks or {}).items():
             write_bookmark(tx, key, value)
     if imported:
         queue.db.wakeups.notify(queue.name, imported)
     return imported
+
+
+def _keep_deduplicating(tx, row, values: dict, now: int) -> None:
+    """A FIFO message imported within the deduplication interval of its original send keeps
+    deduplicating its id until the interval ends, as where it was sent: a producer's retry after
+    a cut-over (copy --from, export then import) is dropped, not delivered twice. An id the queue
+    already deduplicates keeps the message it names."""
+    window_start = now - ms(D.FIFO_DEDUP_WINDOW_SECONDS)
+    if values["sent_at"] <= window_start:
+        return
+    scope = values["group_id"] if row["dedup_scope"] == "messageGroup" else ""
+    if tx.one(Q.find_dedup, queue_id=row["id"], scope=scope, dedup_id=values["dedup_id"], window_start=window_start) is None:
+        tx.run(
+            Q.put_dedup,
+            queue_id=row["id"],
+            scope=scope,
+            dedup_id=values["dedup_id"],
+            message_id=values["message_id"],
+            sequence_number=values["sequence_number"],
+            now=values["sent_at"],
+        )

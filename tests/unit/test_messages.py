@@ -771,6 +771,30 @@ def test_a_fifo_queues_export_is_refused_by_a_standard_queue_as_its_send_would_r
     assert plain.peek() == []
 
 
+@pytest.mark.parametrize("scope", ["queue", "messageGroup"])
+def test_a_fifo_message_imported_within_its_deduplication_interval_keeps_deduplicating_its_id(db, clock, scope):
+    attributes = {
+        "FifoQueue": "true",
+        "DeduplicationScope": scope,
+        "FifoThroughputLimit": "perMessageGroupId" if scope == "messageGroup" else "perQueue",
+    }
+    source = db.create_queue("source.fifo", attributes=attributes)
+    sent = source.send_message("charge 42", message_group_id="g", message_deduplication_id="order-42")
+    clock.advance(120)
+    target = db.create_queue("target.fifo", attributes=attributes)
+    assert target.import_messages(source.export_messages()) == 1
+    retry = target.send_message(
+        "charge 42", message_group_id="g", message_deduplication_id="order-42"
+    )  # a producer's retry after the cut-over
+    assert retry.message_id == sent.message_id  # dropped, as the source queue would have dropped it
+    assert [m.body for m in target.peek()] == ["charge 42"]
+    clock.advance(180)  # five minutes after the original send: the id is free again
+    assert target.send_message("charge 42", message_group_id="g", message_deduplication_id="order-42").message_id != sent.message_id
+    old = db.create_queue("late.fifo", attributes=attributes)
+    assert old.import_messages(source.export_messages()) == 1  # imported after the interval: nothing to keep
+    assert old.send_message("charge 42", message_group_id="g", message_deduplication_id="order-42").message_id != sent.message_id
+
+
 def test_an_import_takes_any_mapping_not_only_dicts(db):
     from collections import ChainMap
     from types import MappingProxyType
