@@ -20,13 +20,31 @@ if TYPE_CHECKING:
 
 
 def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
-    """Every live message with its attributes and timestamps, as JSON-ready dicts."""
-    for _, record in message_records(queue, page=page):
-        yield record
+    """Every live message with its attributes and timestamps, as JSON-ready dicts. A FIFO
+    queue's come group by group, each group in the queue's order (its sequence numbers, which a
+    redrive, or a dead-letter queue fed by several queues, makes differ from the order of the
+    rows), so that an import keeps each group's order."""
+    if not queue.fifo:
+        for _, record in message_records(queue, page=page):
+            yield record
+        return
+    group, after = "", 0
+    while True:
+        now = queue.db.now()
+        with queue.db.store.read() as tx:
+            row = queue_row(tx, queue.name)
+            cutoff = retention_cutoff(row, now)
+            rows = tx.all(Q.fifo_messages_page, queue_id=row["id"], cutoff=cutoff, after_group=group, after=after, upto=2**62, limit=page)
+        for r in rows:
+            yield _record(r, True)
+        if len(rows) < page:
+            return
+        group, after = rows[-1]["group_id"], rows[-1]["sequence_number"]
 
 
 def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
-    """export_messages's records in send order, each with its position: the message's row id.
+    """Every live message's export record in row order (send order, but for messages moved in
+    from another queue), each with its position: the message's row id.
     Ids are never given out twice (the table is AUTOINCREMENT) and writers commit one at a
     time, so a message committed after a reader's last page has a higher position than any it
     saw, whatever was deleted in between: a reader that keeps the last position it handled
@@ -40,28 +58,7 @@ def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[
             rows = tx.all(Q.messages_page, queue_id=row["id"], cutoff=retention_cutoff(row, now), after=after, upto=2**62, limit=page)
         fifo = row["fifo"]
         for r in rows:
-            attrs = decode_attributes(r["attributes"])  # parsed once, for the output and its digest
-            yield (
-                r["id"],
-                {
-                    "MessageId": r["message_id"],
-                    "Body": r["body"],
-                    "MD5OfBody": V.md5_hex(r["body"].encode("utf-8")),
-                    "MessageAttributes": {k: v.to_json() for k, v in attrs.items()},
-                    "MD5OfMessageAttributes": V.md5_of_attributes(attrs),
-                    "SenderId": r["sender_id"],
-                    "SentTimestamp": r["sent_at"],
-                    "VisibleAt": r["visible_at"],
-                    "ApproximateReceiveCount": r["receive_count"],
-                    "ApproximateFirstReceiveTimestamp": r["first_received_at"],
-                    "MessageGroupId": r["group_id"],
-                    # A standard queue's rows can hold these from an older sqsqlite's import; its
-                    # messages never show them, and an import into a standard queue refuses them.
-                    "MessageDeduplicationId": r["dedup_id"] if fifo else None,
-                    "SequenceNumber": r["sequence_number"] if fifo else None,
-                    "DeadLetterQueueSourceArn": r["dead_letter_source_arn"],
-                },
-            )
+            yield r["id"], _record(r, fifo)
         if len(rows) < page:
             return
         after = rows[-1]["id"]
@@ -157,3 +154,26 @@ def _keep_deduplicating(tx, row, values: dict, now: int) -> None:
             sequence_number=values["sequence_number"],
             now=values["sent_at"],
         )
+
+
+def _record(r, fifo: bool) -> dict:
+    """A message's row as an export record."""
+    attrs = decode_attributes(r["attributes"])  # parsed once, for the output and its digest
+    return {
+        "MessageId": r["message_id"],
+        "Body": r["body"],
+        "MD5OfBody": V.md5_hex(r["body"].encode("utf-8")),
+        "MessageAttributes": {k: v.to_json() for k, v in attrs.items()},
+        "MD5OfMessageAttributes": V.md5_of_attributes(attrs),
+        "SenderId": r["sender_id"],
+        "SentTimestamp": r["sent_at"],
+        "VisibleAt": r["visible_at"],
+        "ApproximateReceiveCount": r["receive_count"],
+        "ApproximateFirstReceiveTimestamp": r["first_received_at"],
+        "MessageGroupId": r["group_id"],
+        # A standard queue's rows can hold these from an older sqsqlite's import; its
+        # messages never show them, and an import into a standard queue refuses them.
+        "MessageDeduplicationId": r["dedup_id"] if fifo else None,
+        "SequenceNumber": r["sequence_number"] if fifo else None,
+        "DeadLetterQueueSourceArn": r["dead_letter_source_arn"],
+    }

@@ -863,6 +863,21 @@ def test_a_fifo_redrive_clears_a_long_run_of_expired_first_messages_over_several
     assert bodies(receive(q)) == ["young"]
 
 
+def test_an_export_keeps_each_groups_order_after_a_redrive_made_it_differ_from_the_rows(db, clock):
+    dlq = make_fifo(db, "dead.fifo")
+    q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
+    send(q, "m1")
+    receive(q)
+    clock.advance(2)
+    receive(q)  # m1 to the dead-letter queue
+    send(q, "m2")
+    send(q, "m3")
+    assert db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False)).status == "COMPLETED"
+    copy = make_fifo(db, "copy.fifo")
+    copy.import_messages(q.export_messages())
+    assert bodies(receive(q)) == bodies(receive(copy)) == ["m2", "m3", "m1"]
+
+
 # ---------------------------------------------------------------- limits and handles
 
 
