@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -119,7 +119,7 @@ class BufferedQueue:
         # FIFO: the group of each message handed out (by row id, the last BUFFER_GROUPS_KEPT), so
         # that one given back holds back the rest of its group fetched here (_hold_back).
         self._fifo = queue.fifo
-        self._groups: dict[int, str | None] = {}
+        self._groups: OrderedDict[int, str | None] = OrderedDict()
 
     if TYPE_CHECKING:
         # What this class doesn't define (url, arn, send_message, ...) is its queue's, read
@@ -328,7 +328,7 @@ class BufferedQueue:
         for m in messages:
             groups[m.claim[1]] = m.message_group_id  # type: ignore[index]  # received: a claim
         while len(groups) > D.BUFFER_GROUPS_KEPT:
-            del groups[next(iter(groups))]  # the oldest
+            groups.popitem(last=False)  # the oldest (a dict's first key is found past every one deleted before it)
 
     def _hold_back(self, changes: list[tuple[Any, int]]) -> None:
         """FIFO: a message handed out whose visibility now ends before the lease of a later

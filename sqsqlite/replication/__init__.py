@@ -164,15 +164,19 @@ def replicate(
             # Its own process group, so that only this process signals it: a Ctrl-C (or a stop)
             # sent to the whole group would reach it twice, and Litestream takes a second signal
             # as an order to skip the sync it makes on its way out. Killed when this process dies.
-            child = subprocess.Popen(argv, env=_environment(), start_new_session=True, preexec_fn=_die_with_parent)
+            child = subprocess.Popen(argv, env=_environment(), start_new_session=True, preexec_fn=_death_signal())
         except OSError as exc:
             raise ReplicationError(f"cannot run {program}: {exc.strerror or exc}") from None
         started()
 
         def forward(signum: int, _frame: Any) -> None:
-            child.send_signal(signum)  # Litestream syncs what it holds, then exits
+            # Litestream syncs what it holds, then exits. A hang-up (the terminal closed), which
+            # no longer reaches it in its own session, stops it the same way.
+            child.send_signal(signal.SIGTERM if signum == hangup else signum)
 
-        previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+        hangup = getattr(signal, "SIGHUP", None)
+        stops = [sig for sig in (signal.SIGTERM, signal.SIGINT, hangup) if sig is not None]
+        previous = {sig: signal.signal(sig, forward) for sig in stops}
         try:
             return child.wait()
         finally:
@@ -182,13 +186,16 @@ def replicate(
         os.unlink(config)
 
 
-def _die_with_parent() -> None:
-    """In the child, before Litestream starts: on Linux, the kernel kills it when this process
-    dies, however it dies (in its own process group, a kill of this one's would not reach it)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
+def _death_signal() -> Callable[[], None] | None:
+    """What the child runs before Litestream starts, on Linux: the kernel kills it when this
+    process dies, however it dies (in its own process group, a kill of this one's would not reach
+    it). Looked up here, in the parent: an import between fork and exec may deadlock."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
 
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    prctl = ctypes.CDLL(None).prctl
+    return lambda: prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 @dataclass(frozen=True)
@@ -197,6 +204,12 @@ class Restored:
 
     path: str
     integrity: str
+
+
+def _remove_database(path: Path) -> None:
+    """A database file and what SQLite and sqsqlite keep beside it, where they are."""
+    for name in (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-lock", "-sendlock"))):
+        name.unlink(missing_ok=True)
 
 
 def restore(db_path: str, replica: Replica, timestamp: str | None = None, force: bool = False) -> Restored:
@@ -208,38 +221,46 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
     if target.exists() and not force:
         raise ReplicationError(f"{db_path} exists: restore writes a new database (--force replaces it)")
     # An earlier database's log beside the path would be replayed over the restored file when it
-    # is first opened, silently giving back that database instead.
-    leftovers = [side for side in (Path(f"{db_path}-wal"), Path(f"{db_path}-shm")) if side.exists()]
+    # is first opened, silently giving back that database instead: removed once the restore is whole.
+    sides = [Path(f"{db_path}-wal"), Path(f"{db_path}-shm")]
+    leftovers = [side for side in sides if side.exists()]
     if leftovers and not force:
         raise ReplicationError(
             f"{leftovers[0]} is left from an earlier database, and would be replayed over the restore (--force removes it)"
         )
-    for side in leftovers:
-        side.unlink()
     text = config_text(db_path, [replica])  # a bad URL is said before anything is tried
     program = litestream_program()
     replica.check_reachable()
+    # Restored beside the path and checked there, then renamed into place: a restore that fails
+    # anywhere (no backup, a bad timestamp, a damaged file) leaves what the path held as it was.
+    # (Litestream's own -force deletes the database before it finds out.)
+    scratch = target.with_name(f".{target.name}.restoring")
+    _remove_database(scratch)
     config = _config_file(text)
-    argv = [program, "restore", "-config", config]
+    argv = [program, "restore", "-config", config, "-o", str(scratch.resolve())]
     if timestamp:
         argv += ["-timestamp", timestamp]
-    if force:
-        argv.append("-force")
     try:
         done = subprocess.run([*argv, str(target.resolve())], env=_environment(), capture_output=True, text=True)
     except OSError as exc:
         raise ReplicationError(f"cannot run {program}: {exc.strerror or exc}") from None
     finally:
         os.unlink(config)
-    if done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().splitlines()
-        raise ReplicationError(f"litestream could not restore {db_path} from {replica.url}: {said[-1] if said else done.returncode}")
-    # Opened as sqsqlite opens it: a restore from an older sqsqlite is brought to this schema.
     try:
-        with connect(str(target)) as db:
-            integrity = db.integrity_check()
-    except SQSError as exc:
-        raise ReplicationError(f"{db_path} restored from {replica.url} cannot be opened: {exc.message}") from None
-    if integrity != "ok":
-        raise ReplicationError(f"{db_path} restored from {replica.url} fails SQLite's integrity check: {integrity}")
+        if done.returncode != 0:
+            said = (done.stderr or done.stdout).strip().splitlines()
+            raise ReplicationError(f"litestream could not restore {db_path} from {replica.url}: {said[-1] if said else done.returncode}")
+        # Opened as sqsqlite opens it: a restore from an older sqsqlite is brought to this schema.
+        try:
+            with connect(str(scratch)) as db:
+                integrity = db.integrity_check()
+        except SQSError as exc:
+            raise ReplicationError(f"{db_path} restored from {replica.url} cannot be opened: {exc.message}") from None
+        if integrity != "ok":
+            raise ReplicationError(f"{db_path} restored from {replica.url} fails SQLite's integrity check: {integrity}")
+        for side in sides:
+            side.unlink(missing_ok=True)
+        os.replace(scratch, target)
+    finally:
+        _remove_database(scratch)
     return Restored(str(target), integrity)

@@ -25,7 +25,7 @@ def _s3_options(f):
 
 
 # A Go duration, as Litestream reads one: numbers each with its unit, e.g. 1s, 500ms, 1m30s.
-_DURATION = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h)(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))*")
+_DURATION = re.compile(r"0|(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+")
 
 
 def _duration(value: str) -> str:

@@ -65,7 +65,7 @@ def kombu_payload(body: str) -> dict[str, Any]:
     instead stopped a Celery worker, and every restart, at the first such message."""
     try:
         payload = loads(body)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         payload = None
     if not isinstance(payload, dict) or not isinstance(payload.get("properties"), dict):
         payload = {"body": body, "properties": {"delivery_info": {}}}

@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -146,6 +147,23 @@ def test_restore_refuses_a_log_left_from_an_earlier_database_beside_the_path_wit
 
 
 @needs_litestream
+def test_a_forced_restore_that_fails_leaves_the_database_it_would_have_replaced_whole(tmp_path):
+    from sqsqlite.replication import restore
+
+    path = tmp_path / "q.db"
+    db = sqsqlite.connect(str(path))  # open: its last commits are in the -wal file, not yet in q.db
+    try:
+        db.create_queue("kept").send_message("not checkpointed")
+        with pytest.raises(ReplicationError):
+            restore(str(path), Replica(str(tmp_path / "no-replica-here")), force=True)
+        assert Path(f"{path}-wal").exists()
+        with sqlite3.connect(path) as other:  # a new reader still sees every commit
+            assert other.execute("SELECT name FROM queues").fetchall() == [("kept",)]
+    finally:
+        db.close()
+
+
+@needs_litestream
 def test_a_ctrl_c_to_the_whole_process_group_still_ships_what_replicate_holds_before_it_exits(tmp_path):
     db_path, replica = tmp_path / "q.db", tmp_path / "replica"
     sqsqlite.connect(str(db_path)).close()
@@ -246,12 +264,14 @@ def test_an_unreachable_s3_store_is_one_line_at_once_not_after_litestreams_minut
 
 
 def test_a_restored_file_sqsqlite_cannot_open_is_one_line(tmp_path, monkeypatch):
-    # A litestream that "restores" garbage: the file is opened afterwards, and that fails.
-    _fake_litestream(tmp_path, '#!/bin/sh\nfor last; do :; done\necho garbage > "$last"\n', monkeypatch)
+    # A litestream that "restores" garbage (to its -o path): the file is opened afterwards, and that fails.
+    script = '#!/bin/sh\nwhile [ "$1" != "-o" ]; do shift; done\necho garbage > "$2"\n'
+    _fake_litestream(tmp_path, script, monkeypatch)
     result = _cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"))
     assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     assert f"{tmp_path / 'q.db'} restored from {tmp_path / 'replica'} cannot be opened:" in result.output
     assert "is not a SQLite database" in result.output
+    assert not (tmp_path / "q.db").exists() and not list(tmp_path.glob(".q.db.restoring*"))  # nothing left behind
 
 
 # ------------------------------------------------------------------ round trips
