@@ -340,6 +340,9 @@ fix_group_head = compile_sql(
 _headless = select(m.c.group_id).where(m.c.queue_id == P("queue_id"), _IN_GROUP_INDEX).group_by(m.c.group_id)
 headless_groups = compile_sql(_headless.having(func.max(m.c.is_head) == 0))
 group_has_messages = compile_sql(select(m.c.id).where(*_GROUP).limit(1))
+# A move task's question: does a group hold, after a message and up to a bound, a live one that came from a source queue?
+_later = (m.c.sequence_number > P("after"), m.c.sequence_number <= P("upto"), m.c.dead_letter_source_arn.is_not(None))
+group_dead_letter_after = compile_sql(select(m.c.id).where(*_GROUP, *_later, _alive_unindexed).limit(1))
 
 unclaim_to_dead_letter = compile_sql(
     update(m)

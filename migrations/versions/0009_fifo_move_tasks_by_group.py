@@ -8,7 +8,9 @@ sequence number), kept in last_group and last_id, and its bound (max_id) a seque
 A FIFO task still running is started over from its queue's first group, bounded by the highest
 sequence number among the rows its walk by id still owed (last_id < id <= max_id). What it moved
 is gone from the queue, or, moved into the queue itself, has a sequence number above that bound,
-as has every message that arrived after the task began: none moves twice, and no late one moves.
+as have the messages sent to the queue after the task began. (A message moved into the queue
+after the task began keeps the row id it was sent with; should that id fall in the owed range, its
+new sequence number raises the bound, and messages that arrived before it move too.)
 
 Revision ID: 0009
 Revises: 0008

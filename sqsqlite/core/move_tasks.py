@@ -184,31 +184,24 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
         moved, last_id, last_group = task["moved"], task["last_id"], task["last_group"]
         failure = task["failure_reason"]  # an earlier step's stays said
         # FIFO: a message that stays keeps the rest of its group behind it. A group is decided when
-        # the walk meets it: held (a consumer holds a message of it: no failure) or stuck (its
-        # message has nowhere to go: the task fails); the walk then passes over the rest of it
-        # (last_id = the bound), so no later step decides it again. A group stays behind a message
-        # sent here directly silently, as that message does, unless one behind it could move: the
-        # walk goes on through such a group, to see.
-        decided: dict[str, str | None] = {}  # group -> its failure (None: held)
-        direct: set[str] = set()
+        # the walk meets it, and the walk then passes over the rest of it (last_id = the bound), so
+        # no later step decides it again: held (a consumer holds a message of it), no failure;
+        # stuck (its message has nowhere to go), the task fails; behind a message sent here
+        # directly, silently as that message stays, unless one behind it came from a source queue.
+        decided: set[str] = set()
         moved_group = None  # the group of the message moved last: the next of it is its first now
         for row in rows:
             if fifo:
                 group, last_group, last_id = row["group_id"], row["group_id"], row["sequence_number"]
-                if group not in decided and group not in direct and group != moved_group:  # the group's first message here
-                    if tx.scalar(Q.group_in_flight, queue_id=source["id"], group_id=group, now=now, n=D.MAX_MESSAGES_PER_RECEIVE):
-                        decided[group] = None  # held, as a receive from this queue would find it
-                    elif not row["is_head"]:
-                        direct.add(group)  # an earlier step left it behind a message sent here directly
+                if group not in decided and group != moved_group:  # the group's first message here
+                    # A first message left by an earlier step (not is_head) cannot be: every group
+                    # that stays is passed over whole. Should one be, its group stays too.
+                    if not row["is_head"] or tx.scalar(
+                        Q.group_in_flight, queue_id=source["id"], group_id=group, now=now, n=D.MAX_MESSAGES_PER_RECEIVE
+                    ):
+                        decided.add(group)  # held, as a receive from this queue would find it
                 if group in decided:
                     last_id = task["max_id"]
-                    continue
-                if group in direct:
-                    if task["destination_arn"] or row["dead_letter_source_arn"]:
-                        failure = (
-                            failure
-                            or f"A message of group {group} has no source queue to return to, and the group's later messages stay behind it."
-                        )
                     continue
             else:
                 group, last_id = None, row["id"]
@@ -222,11 +215,20 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
             failure = failure or why or None  # the first reason a message stayed says most ("" is none)
             if group is None:
                 continue
-            if why == "":
-                direct.add(group)
-            else:
-                decided[group] = why
-                last_id = task["max_id"]
+            decided.add(group)
+            last_id = task["max_id"]
+            if why == "" and tx.one(
+                Q.group_dead_letter_after,
+                queue_id=source["id"],
+                group_id=group,
+                after=row["sequence_number"],
+                upto=task["max_id"],
+                cutoff=cutoff,
+            ):
+                failure = (
+                    failure
+                    or f"A message of group {group} has no source queue to return to, and the group's later messages stay behind it."
+                )
         # SQS gives a FailureReason only with FAILED: a task that left a message behind for want
         # of somewhere to move it ends FAILED (having moved every message it could), not COMPLETED.
         status = "RUNNING" if len(rows) == batch else "FAILED" if failure else "COMPLETED"

@@ -70,6 +70,7 @@ HOT_PATH = {
     "messages_page": ("PRIMARY KEY", True),
     # a FIFO queue's: group by group, each in send order, resuming after a (group, sequence) pair
     "fifo_messages_page": ("ix_messages_group", True),
+    "group_dead_letter_after": ("ix_messages_group", False),
 }
 
 PARAMS = {"ids": "[1, 2, 3]", "state": "all"}
