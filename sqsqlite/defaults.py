@@ -114,6 +114,11 @@ WAL_BACKSTOP_PAGES = 10_000
 SQLITE_AUTOCHECKPOINT_PAGES = 1000
 # How long a writer keeps retrying a busy database before giving up (seconds).
 BUSY_TIMEOUT_SECONDS = 60.0
+# How long a wait-free write (Store.wait_free: a call on the endpoint's event loop) keeps trying
+# for the writers' lock before it gives up (WouldWait): long enough for another worker's short
+# transaction, which it is cheaper to wait out than to hand the call to a thread; far shorter
+# than an import's or a prune's.
+WAIT_FREE_SECONDS = 0.005
 
 # Paging a queue's messages without receiving them (Queue.peek_page): the most per page, and
 # the bound of every epoch-millisecond range the page statement takes (no clock reaches it).

@@ -46,7 +46,7 @@ from . import defaults as D
 from . import queries as Q
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Group, Tx, WouldWait, explain
+from .tx import ConnectionState, Group, Tx, explain, lock_briefly
 
 fcntl: Any
 try:
@@ -162,10 +162,7 @@ class _Write:
                     # KeyboardInterrupt right after flock returns) lets it go again.
                     self.holding, self.held = holding, fd
                     if wait_free:
-                        try:
-                            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        except BlockingIOError:
-                            raise WouldWait() from None
+                        lock_briefly(fd, D.WAIT_FREE_SECONDS)
                     elif self.sending:
                         # A send takes the writers' lock at once if it is free, else waits
                         # behind the senders' gate (see the module's docstring).
@@ -512,9 +509,9 @@ class Store:
                 pass
 
     def wait_free(self, on: bool) -> None:
-        """Whether this thread's next write may take the writers' lock only if no other sqsqlite
-        connection holds it: else it raises WouldWait, having written nothing (an event loop's
-        thread, which must not stop for another process's transaction)."""
+        """Whether this thread's next write may wait for the writers' lock only WAIT_FREE_SECONDS,
+        if another sqsqlite connection holds it: else it raises WouldWait, having written nothing
+        (an event loop's thread, which must not stop for another process's long transaction)."""
         self._local.wait_free = on
 
     def begin_group(self) -> Group:

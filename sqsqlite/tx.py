@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,24 @@ class WouldWait(BaseException):
     """A write of a thread marked wait-free (Store.wait_free) found sqsqlite's writers' lock taken
     by another connection, and wrote nothing: the caller runs it again where it may wait. A
     BaseException, like an interrupt, so that no handler of errors takes it for one."""
+
+
+def lock_briefly(fd: int, seconds: float) -> None:
+    """Take the writers' lock file ``fd`` (flock) within ``seconds``, else raise WouldWait."""
+    import fcntl  # only where there is a lock file to take: POSIX
+
+    deadline = None
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + seconds
+            elif now >= deadline:
+                raise WouldWait() from None
+            time.sleep(0.0001)
 
 
 class ConnectionState(threading.local):

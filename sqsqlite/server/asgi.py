@@ -28,7 +28,7 @@ from typing import Any
 from .. import defaults as D
 from ..core.handles import new_request_id
 from ..errors import SQSError
-from ..store import WouldWait
+from ..tx import WouldWait
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, queue_name
 from .waiting import AsyncWakeups, Park, Stopping
 
