@@ -39,8 +39,9 @@ class WouldWait(BaseException):
 
 
 def lock_briefly(fd: int, seconds: float) -> None:
-    """Take the writers' lock file ``fd`` (flock) within ``seconds``, else raise WouldWait."""
-    import fcntl  # only where there is a lock file to take: POSIX
+    """Take the writers' lock file ``fd`` (flock, so POSIX: where there is no fcntl there is no
+    lock file) within ``seconds``, else raise WouldWait."""
+    import fcntl  # a dictionary look-up once imported: the store imported it first
 
     deadline = None
     while True:
