@@ -594,6 +594,14 @@ def redrive(dlq, max_receive_count=1):
     return json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": max_receive_count})
 
 
+def dead_letter(q, clock):
+    """Every visible message of ``q`` (VisibilityTimeout=1, maxReceiveCount 1) received once, then
+    moved to its dead-letter queue by the next receive."""
+    receive(q)
+    clock.advance(2)
+    assert receive(q) == []
+
+
 def test_the_dead_letter_queue_of_a_fifo_queue_must_be_fifo(db):
     plain = db.create_queue("plain-dlq")
     with pytest.raises(InvalidParameterValue, match="dead-letter queue of a FIFO queue must also be a FIFO queue"):
@@ -725,9 +733,7 @@ def test_a_redrive_moves_a_group_in_the_dead_letter_queues_order_whatever_queue_
     send(first, "x-sent-first")
     send(second, "y-sent-second")
     for q in (second, first):  # y reaches the dead-letter queue first, then x
-        receive(q)
-        clock.advance(2)
-        receive(q)
+        dead_letter(q, clock)
     assert bodies(dlq.peek()) == ["y-sent-second", "x-sent-first"]
     task = db.run_message_move_task(db.start_message_move_task(dlq.arn, destination_arn=dest.arn, background=False))
     assert task.status == "COMPLETED" and task.approximate_number_of_messages_moved == 2
@@ -741,9 +747,7 @@ def test_a_fifo_redrive_that_cannot_move_a_groups_first_message_keeps_the_rest_o
     )
     for q, body, group in ((gone, "g0", "g"), (kept, "k0", "k"), (other, "g1", "g")):  # g1 behind g0 once dead-lettered
         send(q, body, group=group)
-        receive(q)
-        clock.advance(2)
-        receive(q)
+        dead_letter(q, clock)
     db.delete_queue(gone.url)
     # One message a step: g1 is decided in a step after the one that left g0.
     task = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
@@ -758,9 +762,7 @@ def test_a_fifo_redrive_passes_a_groups_expired_first_message_and_moves_the_rest
     send(q, "old")
     clock.advance(30)
     send(q, "young")
-    receive(q)
-    clock.advance(2)
-    receive(q)
+    dead_letter(q, clock)
     assert counts(dlq) == (2, 0, 0)
     clock.advance(28)  # "old" has outlived the dead-letter queue's retention, "young" has not
     task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
@@ -772,14 +774,10 @@ def test_a_fifo_redrive_moves_only_the_messages_there_when_it_started(db, clock)
     dlq = make_fifo(db, "dead.fifo")
     q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
     send(q, "a0")
-    receive(q)
-    clock.advance(2)
-    receive(q)
+    dead_letter(q, clock)
     handle = db.start_message_move_task(dlq.arn, background=False)
     send(q, "a1")  # dead-lettered after the task started, into the same group
-    receive(q)
-    clock.advance(2)
-    receive(q)
+    dead_letter(q, clock)
     task = db.run_message_move_task(handle)
     assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 1)
     assert bodies(receive(q)) == ["a0"]
@@ -791,9 +789,7 @@ def test_a_fifo_redrive_into_the_dead_letter_queue_itself_ends_with_each_group_i
     q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
     for body, group in (("a0", "a"), ("b0", "b"), ("a1", "a"), ("b1", "b")):
         send(q, body, group=group)
-    receive(q)
-    clock.advance(2)
-    receive(q)
+    dead_letter(q, clock)
     task = db.run_message_move_task(
         db.start_message_move_task(dlq.arn, destination_arn=dlq.arn, max_number_of_messages_per_second=1, background=False)
     )
@@ -808,9 +804,7 @@ def test_a_fifo_redrive_fails_saying_why_when_a_message_sent_there_directly_hold
     send(dlq, "direct", group="g")
     send(dlq, "alone", group="solo")  # sent directly too, holding nothing back: no failure of its own
     send(q, "dead-lettered", group="g")
-    receive(q)
-    clock.advance(2)
-    receive(q)
+    dead_letter(q, clock)
     task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
     assert task.status == "FAILED" and task.approximate_number_of_messages_moved == 0
     assert task.failure_reason == "A message of group g has no source queue to return to, and the group's later messages stay behind it."
@@ -823,9 +817,7 @@ def test_a_fifo_redrive_decides_a_held_group_once_whatever_its_pace(db, clock):
         q = make_fifo(db, f"jobs-{rate}.fifo", VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
         for body in ("a0", "a1", "a2"):
             send(q, body, group="a")
-        receive(q)
-        clock.advance(2)
-        receive(q)
+        dead_letter(q, clock)
         first, *_ = receive(dlq)  # a consumer holds the group in the dead-letter queue
         first.change_visibility(0)  # and lets its first message go, holding the rest
         task = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=rate, background=False))
@@ -839,9 +831,7 @@ def test_messages_sent_to_a_fifo_dead_letter_queue_directly_hold_back_only_messa
     send(dlq, "d0", group="g")
     send(dlq, "d1", group="g")  # behind d0, but with nowhere to go either: nothing held back that could move
     send(q, "x", group="x")
-    receive(q)
-    clock.advance(2)
-    receive(q)
+    dead_letter(q, clock)
     task = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
     assert (task.status, task.approximate_number_of_messages_moved, task.failure_reason) == ("COMPLETED", 1, None)
 
@@ -854,9 +844,7 @@ def test_a_fifo_redrive_clears_a_long_run_of_expired_first_messages_over_several
         send(q, f"old{i}", group="g")
     clock.advance(30)
     send(q, "young", group="g")
-    receive(q)
-    clock.advance(2)
-    receive(q)
+    dead_letter(q, clock)
     clock.advance(28)  # the five old ones expire; "young" is the group's one live message
     task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
     assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 1)
