@@ -165,9 +165,10 @@ class App:
         return result if ok else failed()
 
     async def _inline(self, work: Callable[[], Any]) -> Any:
-        """An engine call on the loop, unless another process holds the writers' lock: then it
-        waits for it on the pool, so that the loop (every connection, poll and stop) never stops
-        for another process's transaction (an import, a prune, another worker's write)."""
+        """An engine call on the loop, unless another connection holds the writers' lock longer
+        than WAIT_FREE_SECONDS: then it waits for it on the pool, so that the loop (every
+        connection, poll and stop) does not stop for another's long transaction (an import, a
+        prune); another worker's short one it waits out, which costs less than the hand-off."""
         if self.executor is None:
             return work()
         store = self.dispatcher.db.store
