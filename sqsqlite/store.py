@@ -512,7 +512,15 @@ class Store:
         """Whether this thread's next write may wait for the writers' lock only WAIT_FREE_SECONDS,
         if another sqsqlite connection holds it: else it raises WouldWait, having written nothing
         (an event loop's thread, which must not stop for another process's long transaction)."""
-        self._local.wait_free = on
+        local = self._local
+        local.wait_free = local.wait_free_call = on
+
+    def wait_free_again(self) -> None:
+        """A call whose writes so far may be made again (a receive that only moved poison or
+        expired messages out of the way, and claims next): its next write is wait-free if the
+        call's first was, so that it too never waits long where waiting is not allowed."""
+        local = self._local
+        local.wait_free = local.wait_free_call
 
     def begin_group(self) -> Group:
         """Make this thread's writes one transaction until end_group (see Group)."""

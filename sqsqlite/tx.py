@@ -78,8 +78,10 @@ class ConnectionState(threading.local):
     cursor: Any = None
     # The Group this thread's writes join, while one is open (Store.begin_group).
     group: Group | None = None
-    # Whether this thread's next write may take the writers' lock only at once (Store.wait_free).
+    # Whether this thread's next write may wait for the writers' lock only briefly, and whether
+    # the call it belongs to began so (Store.wait_free, Store.wait_free_again).
     wait_free: bool = False
+    wait_free_call: bool = False
     # Whether this connection's SQLite checkpoint is the checkpoint thread's backstop
     # (PRAGMA wal_autocheckpoint=WAL_BACKSTOP_PAGES) rather than SQLite's default.
     backstop: bool = False

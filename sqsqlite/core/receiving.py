@@ -97,7 +97,9 @@ def receive(
         # A claim that only cleared poison or expired messages out of the way tries again
         # at once, even a short poll: what they hid may be receivable now, and its own
         # writes wake no waiting (data_version counts other connections' commits only).
-        if not cleared:
+        if cleared:
+            db.store.wait_free_again()  # what it cleared needs no undoing should the call run again
+        else:
             # Until something changes, or the deadline, or sooner the queue's next delay or
             # visibility timeout ending: that message is receivable then without any commit.
             now = db.now()

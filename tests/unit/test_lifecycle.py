@@ -2,6 +2,7 @@
 
 import json
 import sqlite3
+import threading
 
 import pytest
 
@@ -483,6 +484,40 @@ def test_a_move_tasks_rate_holds_however_many_processes_drive_it(db, db_path, cl
         other.close()
     assert [n for _, n in moves] == [2, 4, 6]
     assert [later - earlier for (earlier, _), (later, _) in zip(moves, moves[1:])] == [1000, 1000]  # 2 a second, not 4
+
+
+def test_a_wait_free_receive_that_only_moved_poison_messages_claims_wait_free_too(db, db_path, clock, monkeypatch):
+    from sqsqlite.tx import WouldWait
+
+    src, dlq = with_dlq(db, max_receive_count=1, source_attrs={"VisibilityTimeout": "1"})
+    src.send_message("poison")
+    src.receive_message()
+    clock.advance(2)  # received once: the next receive moves it, and then claims again
+    other = sqsqlite.connect(db_path, clock=clock)  # another connection takes the lock between the two
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with other.store.write():
+            holding.set()
+            release.wait(10)
+
+    again = db.store.wait_free_again
+
+    def then_held():
+        again()
+        threading.Thread(target=hold).start()
+        assert holding.wait(5)
+
+    monkeypatch.setattr(db.store, "wait_free_again", then_held)
+    db.store.wait_free(True)  # as the endpoint's loop makes its calls
+    try:
+        with pytest.raises(WouldWait):  # the claim would wait: the call is run again where it may
+            src.receive_message()
+    finally:
+        db.store.wait_free(False)
+        release.set()
+    assert counts(dlq) == (1, 0, 0)  # the round that moved the poison message stays done
+    other.close()
 
 
 def test_a_cancelled_move_task_stops_and_leaves_the_rest_in_the_dead_letter_queue(db, clock):
