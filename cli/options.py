@@ -122,7 +122,7 @@ class Settings:
         file behind, saying so: in an error's hint, or on standard error at close."""
         if self._db is None:
             path = self.path
-            if not create and not os.path.exists(path) and not path.startswith("file:"):
+            if not create and command_options.no_database_at(path):
                 import tempfile
 
                 self._note = f"There is no database at {path!r}, so no queues (create-queue makes one)."

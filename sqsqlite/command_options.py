@@ -28,6 +28,12 @@ def db_path(ctx: click.Context, own: str | None) -> str:
     return own_or_global(ctx, "db_path", own) or os.environ.get(D.DB_PATH_ENV) or D.DEFAULT_DB_PATH
 
 
+def no_database_at(path: str) -> bool:
+    """Whether ``path`` names no database file yet (a ``file:`` URI is taken as naming one): a
+    command that only reads or changes queues already there must not create it."""
+    return not path.startswith("file:") and not os.path.exists(path)
+
+
 def check_endpoint_url(value: str) -> str:
     """An endpoint URL as the aws CLI takes one: http:// or https:// and a host."""
     from urllib.parse import urlsplit

@@ -84,7 +84,7 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
         print(f"\r{name}: {count} messages", end="", file=sys.stderr, flush=True)
 
     path = command_options.db_path(ctx, db_path)
-    if to_url and not os.path.exists(path) and not path.startswith("file:"):
+    if to_url and command_options.no_database_at(path):
         raise click.ClickException(f"There is no database at {path!r} to copy from.")
     try:
         opened = connect(path)

@@ -345,9 +345,10 @@ class BufferedQueue:
                 if group is None:
                     continue
                 ends = now + vt * 1000
-                keep = [m for m in self._ready if not (m.message_group_id == group and m.visible_at > ends)]  # type: ignore[operator]
+                keep: list[Message] = []
+                for m in self._ready:
+                    (letgo if m.message_group_id == group and m.visible_at > ends else keep).append(m)  # type: ignore[operator]
                 if len(keep) < len(self._ready):
-                    letgo += [m for m in self._ready if m.message_group_id == group and m.visible_at > ends]  # type: ignore[operator]
                     self._ready.clear()
                     self._ready.extend(keep)
         if letgo:

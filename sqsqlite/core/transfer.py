@@ -3,7 +3,7 @@ back into a queue as they were (ids, timestamps, receive counts)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import defaults as D
@@ -28,18 +28,12 @@ def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
         for _, record in message_records(queue, page=page):
             yield record
         return
-    group, after = "", 0
-    while True:
-        now = queue.db.now()
-        with queue.db.store.read() as tx:
-            row = queue_row(tx, queue.name)
-            cutoff = retention_cutoff(row, now)
-            rows = tx.all(Q.fifo_messages_page, queue_id=row["id"], cutoff=cutoff, after_group=group, after=after, upto=2**62, limit=page)
+    start = {"after_group": "", "after": 0}
+    for _, rows in _pages(
+        queue, Q.fifo_messages_page, start, page, lambda r: {"after_group": r["group_id"], "after": r["sequence_number"]}
+    ):
         for r in rows:
             yield _record(r, True)
-        if len(rows) < page:
-            return
-        group, after = rows[-1]["group_id"], rows[-1]["sequence_number"]
 
 
 def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
@@ -51,17 +45,24 @@ def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[
     resumes after it (``after``) and misses nothing sent since. A message moved in from
     another queue (to a dead-letter queue, or back by a redrive) keeps the position it was
     sent with: a reader of this queue already past that position does not see it."""
+    for fifo, rows in _pages(queue, Q.messages_page, {"after": after}, page, lambda r: {"after": r["id"]}):
+        for r in rows:
+            yield r["id"], _record(r, fifo)
+
+
+def _pages(queue: Queue, statement, position: dict, page: int, past: Callable[[Any], dict]) -> Iterator[tuple[bool, list]]:
+    """The queue's live messages a page at a time, each page in its own read transaction: read
+    by ``statement`` after ``position`` (its parameters), which ``past`` moves beyond a page's
+    last row. Yields whether the queue is FIFO, and the page."""
     while True:
         now = queue.db.now()
         with queue.db.store.read() as tx:
             row = queue_row(tx, queue.name)
-            rows = tx.all(Q.messages_page, queue_id=row["id"], cutoff=retention_cutoff(row, now), after=after, upto=2**62, limit=page)
-        fifo = row["fifo"]
-        for r in rows:
-            yield r["id"], _record(r, fifo)
+            rows = tx.all(statement, queue_id=row["id"], cutoff=retention_cutoff(row, now), upto=2**62, limit=page, **position)
+        yield bool(row["fifo"]), rows
         if len(rows) < page:
             return
-        after = rows[-1]["id"]
+        position = past(rows[-1])
 
 
 def import_messages(

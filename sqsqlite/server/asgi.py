@@ -204,7 +204,6 @@ class App:
                     break
                 except Exception as exc:  # a bug: that call's task raises it
                     outcomes[i] = (False, exc)
-            store.wait_free(False)
             try:
                 store.end_group(group)
                 ok = True
@@ -220,7 +219,7 @@ class App:
                     done.set_result((ok, value))
                 else:
                     done.set_exception(value)
-            store.wait_free(False)
+            store.wait_free(False)  # however the calls ended (a commit makes no new write)
             loop = asyncio.get_running_loop()
             for work, done in waiting:
                 loop.run_in_executor(self.executor, work).add_done_callback(functools.partial(_settle, done))

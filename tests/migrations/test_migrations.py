@@ -22,6 +22,18 @@ def _diff(path):
         engine.dispose()
 
 
+def _migrate(path, revision="head"):
+    """Bring the file at ``path`` down to ``revision``, or up to head."""
+    store = Store(str(path))
+    try:
+        if revision == "head":
+            migrate.upgrade(store)
+        else:
+            migrate.downgrade(store, revision)
+    finally:
+        store.close()
+
+
 def _indexes(path):
     with sqlite3.connect(path) as conn:
         return {
@@ -108,9 +120,7 @@ def test_downgrading_past_0004_stores_the_digests_send_returned(tmp_path, clock)
         results += q.send_message_batch([{"Id": str(i), "MessageBody": f"m{n}.{i}"} for i in range(10)]).successful
     db.close()
 
-    store = Store(str(path))
-    migrate.downgrade(store, "0003")
-    store.close()
+    _migrate(path, "0003")
     with sqlite3.connect(path) as conn:
         stored = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT message_id, md5_of_body, md5_of_attributes FROM messages")}
     assert stored == {r.message_id: (r.md5_of_message_body, r.md5_of_message_attributes) for r in results}
@@ -150,17 +160,13 @@ def test_upgrading_from_0007_rebuilds_messages_with_autoincrement_keeping_rows_a
         fifo.send_message(f"f{i}", message_group_id=f"g{i % 2}", message_deduplication_id=f"d{i}")
     [held] = q.receive_message()
     db.close()
-    store = Store(str(path))
-    migrate.downgrade(store, "0007")
-    store.close()
+    _migrate(path, "0007")
     assert "AUTOINCREMENT" not in _table_sql(path, "messages")
     with sqlite3.connect(path) as conn:
         rows_before = conn.execute("SELECT * FROM messages ORDER BY id").fetchall()
     indexes_before = {i for i in _indexes(path) if i[1] == "messages"}
 
-    store = Store(str(path))
-    migrate.upgrade(store)
-    store.close()
+    _migrate(path)
     assert "AUTOINCREMENT" in _table_sql(path, "messages")
     assert _diff(path) == []
     with sqlite3.connect(path) as conn:
@@ -177,30 +183,32 @@ def test_upgrading_from_0007_rebuilds_messages_with_autoincrement_keeping_rows_a
         db.close()
 
 
-def test_a_running_fifo_move_task_survives_a_downgrade_to_0008_and_an_upgrade_and_then_moves_every_message(tmp_path, clock):
-    path = tmp_path / "task.db"
+def _dead_lettered(path, clock, messages):
+    """A database with jobs.fifo's messages, (body, group) each, moved to dead.fifo; and dead.fifo."""
     db = sqsqlite.connect(path, clock=clock)
     dlq = db.create_queue("dead.fifo", attributes={"FifoQueue": "true"})
     redrive = f'{{"deadLetterTargetArn": "{dlq.arn}", "maxReceiveCount": 1}}'
     q = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true", "VisibilityTimeout": "1", "RedrivePolicy": redrive})
-    for i in range(4):
-        q.send_message(f"m{i}", message_group_id=f"g{i % 2}", message_deduplication_id=f"d{i}")
+    for i, (body, group) in enumerate(messages):
+        q.send_message(body, message_group_id=group, message_deduplication_id=f"d{i}")
     q.receive_message(max_number_of_messages=10)
     clock.advance(2)
     assert q.receive_message(max_number_of_messages=10) == []
+    return db, dlq
+
+
+def test_a_running_fifo_move_task_survives_a_downgrade_to_0008_and_an_upgrade_and_then_moves_every_message(tmp_path, clock):
+    path = tmp_path / "task.db"
+    db, dlq = _dead_lettered(path, clock, [(f"m{i}", f"g{i % 2}") for i in range(4)])
     handle = db.start_message_move_task(dlq.arn, background=False)
     db.close()
-    store = Store(str(path))
-    migrate.downgrade(store, "0008")
-    store.close()
+    _migrate(path, "0008")
     with sqlite3.connect(path) as conn:  # a walk by row id over the rows there, from the start
         assert conn.execute("SELECT last_id, max_id FROM move_tasks").fetchone() == (
             0,
             conn.execute("SELECT max(id) FROM messages").fetchone()[0],
         )
-    store = Store(str(path))
-    migrate.upgrade(store)
-    store.close()
+    _migrate(path)
     assert _diff(path) == []
     with sqlite3.connect(path) as conn:  # a walk by (group, sequence) up to the queue's last sequence
         assert conn.execute("SELECT last_id, last_group, max_id FROM move_tasks").fetchone() == (
@@ -220,20 +228,10 @@ def test_a_running_fifo_move_task_survives_a_downgrade_to_0008_and_an_upgrade_an
 
 def test_upgrading_a_fifo_move_task_into_its_own_queue_part_done_by_row_id_moves_only_what_it_still_owed(tmp_path, clock):
     path = tmp_path / "self.db"
-    db = sqsqlite.connect(path, clock=clock)
-    dlq = db.create_queue("dead.fifo", attributes={"FifoQueue": "true"})
-    redrive = f'{{"deadLetterTargetArn": "{dlq.arn}", "maxReceiveCount": 1}}'
-    q = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true", "VisibilityTimeout": "1", "RedrivePolicy": redrive})
-    for i in range(2):
-        q.send_message(f"a{i}", message_group_id="a", message_deduplication_id=f"d{i}")
-    q.receive_message(max_number_of_messages=10)
-    clock.advance(2)
-    assert q.receive_message(max_number_of_messages=10) == []
+    db, dlq = _dead_lettered(path, clock, [("a0", "a"), ("a1", "a")])
     handle = db.start_message_move_task(dlq.arn, destination_arn=dlq.arn, background=False)
     db.close()
-    store = Store(str(path))
-    migrate.downgrade(store, "0008")
-    store.close()
+    _migrate(path, "0008")
     with sqlite3.connect(path) as conn:
         # A walk by id would meet again what it moved into its own queue: the downgrade stops it.
         assert conn.execute("SELECT status, failure_reason FROM move_tasks").fetchone() == (
@@ -248,9 +246,7 @@ def test_upgrading_a_fifo_move_task_into_its_own_queue_part_done_by_row_id_moves
         conn.execute("UPDATE messages SET sequence_number = ?, is_head = 0 WHERE id = ?", (seq, a0))
         conn.execute("UPDATE messages SET is_head = 1 WHERE id = ?", (a1,))
         conn.execute("UPDATE move_tasks SET status = 'RUNNING', failure_reason = NULL, last_id = ?, max_id = ?, moved = 1", (a0, a1))
-    store = Store(str(path))
-    migrate.upgrade(store)
-    store.close()
+    _migrate(path)
     db = sqsqlite.connect(path, clock=clock)
     try:
         task = db.run_message_move_task(handle)
