@@ -49,11 +49,24 @@ DRAIN_SECONDS = 2.0
 # (which releases the GIL) overlap the loop's HTTP and JSON work, and a write that waits for
 # another process's lock (workers of one file) waits off the loop. Measured: docs/server.md.
 INLINE_BELOW = 3
+# A body that stops arriving is answered RequestTimeout once no part of it came for this long
+# (seconds): a client that stalls mid-body holds neither a connection nor a stop for ever.
+BODY_IDLE_SECONDS = 20.0
+# Once a stop begins, a body still arriving may pause this long (seconds) before it is answered
+# ServiceUnavailable: a stop waits for the requests being served, not for their senders.
+STOP_BODY_IDLE_SECONDS = 1.0
+# How often the bodies being read are looked at (seconds): the two pauses above are this precise.
+BODY_SWEEP_SECONDS = 0.25
 
 
 class _TooLarge(Exception):
     def __init__(self, size: int | None):
         self.size = size
+
+
+class _BodyCutOff(Exception):
+    def __init__(self, stopping: bool):
+        self.stopping = stopping
 
 
 class App:
@@ -85,6 +98,12 @@ class App:
         self.groups = 0  # groups committed, and the calls answered after one (for tests and benchmarks)
         self.grouped = 0
         self.cut_off = 0  # requests a stop cancelled, unanswered
+        # Requests reading their body, with the loop's time a part of it last came (_sweep), and
+        # those _sweep cancelled for it, with whether a stop had begun.
+        self._reading: dict[asyncio.Task, float] = {}
+        self._cut: dict[asyncio.Task, bool] = {}
+        self._sweeper: asyncio.TimerHandle | None = None
+        self.stopping = False
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -113,6 +132,10 @@ class App:
         except ValueError as exc:
             rid = new_request_id()
             await self._respond(send, d.bad_request(str(exc), headers, rid), rid, started, None)
+            return
+        except _BodyCutOff as cut:
+            rid = new_request_id()
+            await self._respond(send, d.body_cut_off(cut.stopping, headers, rid), rid, started, d.protocol(headers)[1])
             return
         req = Request(method, path, scope["query_string"].decode("latin-1"), headers, body)
         if console_serves(path):  # the web console and /metrics: their own auth, pages and errors
@@ -366,8 +389,51 @@ class App:
     # ------------------------------------------------------------ bodies and answers
 
     async def _read_body(self, method: str, headers: Headers, receive: Callable) -> bytes:
+        """The request's body; _TooLarge past the limit, _BodyCutOff when it stalls (or a stop
+        begins while it arrives) and _sweep cancels the reading."""
         if method in ("GET", "HEAD"):
             return b""
+        task = asyncio.current_task()
+        assert task is not None  # uvicorn runs each request in a task
+        loop = asyncio.get_running_loop()
+        self._reading[task] = loop.time()
+        if self._sweeper is None:
+            self._sweeper = loop.call_later(BODY_SWEEP_SECONDS, self._sweep)
+        try:
+            return await self._body_parts(headers, receive, task, loop)
+        except asyncio.CancelledError:
+            stopping = self._cut.pop(task, None)
+            if stopping is None:
+                raise  # not ours: a stop that could wait no longer
+            if hasattr(task, "uncancel"):  # Python 3.11 on: the task is not being cancelled any more
+                task.uncancel()
+            raise _BodyCutOff(stopping) from None
+        finally:
+            del self._reading[task]
+
+    def _sweep(self) -> None:
+        """Cancel the body reads that waited too long for their next part (BODY_IDLE_SECONDS, or
+        STOP_BODY_IDLE_SECONDS once a stop began); runs every BODY_SWEEP_SECONDS while any are read."""
+        self._sweeper = None
+        if not self._reading:
+            return
+        loop = asyncio.get_running_loop()
+        idle = STOP_BODY_IDLE_SECONDS if self.stopping else BODY_IDLE_SECONDS
+        now = loop.time()
+        for task, last in self._reading.items():
+            if now - last >= idle and task not in self._cut:
+                self._cut[task] = self.stopping
+                task.cancel()
+        self._sweeper = loop.call_later(BODY_SWEEP_SECONDS, self._sweep)
+
+    def stop_reading(self) -> None:
+        """A stop begins: bodies still arriving may pause only STOP_BODY_IDLE_SECONDS."""
+        self.stopping = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        self._sweep()
+
+    async def _body_parts(self, headers: Headers, receive: Callable, task: asyncio.Task, loop: asyncio.AbstractEventLoop) -> bytes:
         limit = self.dispatcher.max_request_bytes
         length = headers.get("Content-Length")
         if length is not None and length.strip().isdigit() and int(length) > limit:
@@ -388,6 +454,7 @@ class App:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+            self._reading[task] = loop.time()
 
     async def _respond(self, send: Callable, answer: Answer, request_id: str, started: float, action: str | None) -> None:
         d = self.dispatcher

@@ -244,6 +244,22 @@ class Dispatcher:
         is_json, _ = self.protocol(headers)
         return self.error(wire.WireError("InvalidRequest", message), is_json, request_id)
 
+    def body_cut_off(self, stopping: bool, headers: Headers, request_id: str) -> Answer:
+        """The answer to a request whose body stopped arriving (RequestTimeout, which the AWS SDKs
+        retry), or was still arriving when the server began to stop (ServiceUnavailable, retried
+        too): nothing of it ran. The connection closes: the rest of the body may still come."""
+        is_json, _ = self.protocol(headers)
+        if stopping:
+            err = wire.WireError(
+                "ServiceUnavailable", "The request has failed due to a temporary failure of the server.", 503, sender_fault=False
+            )
+        else:
+            err = wire.WireError(
+                "RequestTimeout", "Your socket connection to the server was not read from or written to within the timeout period.", 408
+            )
+        answer = self.error(err, is_json, request_id)
+        return answer._replace(headers={**answer.headers, "Connection": "close"})
+
     def head(self, answer: Answer, request_id: str, started: float) -> list[tuple[bytes, bytes]]:
         """The response's headers, as bytes pairs."""
         elapsed = (time.perf_counter() - started) * 1000

@@ -142,6 +142,7 @@ class EndpointServer:
     def begin_stop(self) -> None:
         self.stopping = True
         self.dispatcher.stopping = True
+        self.app.stop_reading()  # a body still arriving is answered, not waited for
         self.db.stop_waiting()
 
     def serve(self) -> None:

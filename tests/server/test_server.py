@@ -1,6 +1,7 @@
 """``sqsqlite serve`` with real boto3 clients and raw HTTP: the JSON wire format, queue URLs,
 SigV4, long polling under load, request size limits and connection housekeeping."""
 
+import contextlib
 import http.client
 import json
 import os
@@ -158,22 +159,82 @@ def test_a_malformed_request_gets_an_sqs_error_never_the_http_servers_bare_500(s
     assert raw(server.url, b"{}", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"})[0] == 200
 
 
-def test_a_stop_that_cuts_off_a_request_still_sending_its_body_reports_itself_unclean(tmp_path, monkeypatch):
-    from sqsqlite.server import endpoint
-
-    monkeypatch.setattr(endpoint, "GRACEFUL_STOP_SECONDS", 1)  # how long a stop waits for requests in progress
-    background = BackgroundServer(str(tmp_path / "s.db"))
-    host, port = background.url.removeprefix("http://").split(":")
-    stalled = socket.create_connection((host, int(port)))
+def _stall(url: str) -> socket.socket:
+    """A connection that sends a request's headers and the first byte of its 100-byte body, then nothing."""
+    host, port = url.removeprefix("http://").split(":")
+    stalled = socket.create_connection((host, int(port)), timeout=15)
     stalled.sendall(
         b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
         b"X-Amz-Target: AmazonSQS.ListQueues\r\nContent-Length: 100\r\n\r\n{"
     )
-    assert raw(background.url, b"{}", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"})[0] == 200
+    return stalled
+
+
+def _answer(sock: socket.socket) -> str:
+    """Everything the server sends on sock until it closes the connection."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data.decode()
+
+
+def test_a_body_that_stops_arriving_is_answered_request_timeout_on_a_closed_connection(tmp_path, monkeypatch):
+    from sqsqlite.server import asgi
+
+    monkeypatch.setattr(asgi, "BODY_IDLE_SECONDS", 0.5)  # no part of the body for this long: answered
+    with BackgroundServer(str(tmp_path / "s.db")) as background, _stall(background.url) as stalled:
+        assert raw(background.url, b"{}", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"})[0] == 200
+        answer = _answer(stalled)  # the server closes the connection after its answer
+        assert answer.startswith("HTTP/1.1 408"), answer
+        assert "x-amzn-query-error: RequestTimeout;Sender" in answer and "connection: close" in answer.lower()
+        assert '"__type":"com.amazonaws.sqs#RequestTimeout"' in answer.replace(" ", "")
+
+
+def test_a_stop_answers_a_body_still_arriving_service_unavailable_and_stops_cleanly(tmp_path):
+    background = BackgroundServer(str(tmp_path / "s.db"))
+    with _stall(background.url) as stalled:
+        assert raw(background.url, b"{}", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"})[0] == 200
+        assert background.stop(timeout=10) is True  # nothing of the stalled request ran: nothing was cut off
+        answer = _answer(stalled)
+    assert answer.startswith("HTTP/1.1 503"), answer
+    assert "x-amzn-query-error: ServiceUnavailable;Receiver" in answer  # the AWS SDKs retry it
+
+
+def test_a_stop_that_cuts_off_a_request_in_progress_reports_itself_unclean(tmp_path, monkeypatch):
+    from sqsqlite.server import endpoint
+
+    monkeypatch.setattr(endpoint, "GRACEFUL_STOP_SECONDS", 1)  # how long a stop waits for requests in progress
+    path = str(tmp_path / "s.db")
+    background = BackgroundServer(path)
+    url = json_call(background.url, "CreateQueue", {"QueueName": "q"})[2]
+    other = sqsqlite.connect(path)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with other.store.write():  # the writers' lock, past the stop's wait
+            holding.set()
+            release.wait(20)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+    queue_url = json.loads(url)["QueueUrl"]
+
+    def send():
+        with contextlib.suppress(OSError):  # the stop closes the connection unanswered
+            json_call(background.url, "SendMessage", {"QueueUrl": queue_url, "MessageBody": "m"})
+
+    sender = threading.Thread(target=send)
+    sender.start()
     try:
-        assert background.stop(timeout=10) is False  # not the clean stop it said it was
+        time.sleep(0.3)  # the send reaches the server and waits for the lock
+        threading.Timer(3, release.set).start()  # the stop's cancelled call then ends, and the stop with it
+        assert background.stop(timeout=10) is False  # not the clean stop it would have said it was
     finally:
-        stalled.close()
+        release.set()
+        holder.join(10)
+        sender.join(10)
+        other.close()
 
 
 def test_another_connections_long_transaction_never_stops_the_endpoints_loop(tmp_path):
