@@ -158,7 +158,7 @@ def redrive_policy(value: Any) -> dict | None:
     """Parse RedrivePolicy (JSON text or a dict); '' removes it."""
     if value in ("", None, {}):
         return None
-    policy = _json_object("RedrivePolicy", value)
+    policy = _json_object("RedrivePolicy", value, "Redrive policy is not a valid JSON map.")
     text = value if isinstance(value, str) else json.dumps(value, default=str)
 
     def refused(reason: str, hint: str) -> InvalidParameterValue:
@@ -166,7 +166,7 @@ def redrive_policy(value: Any) -> dict | None:
         return InvalidParameterValue(f"Value {text} for parameter RedrivePolicy is invalid. Reason: {reason}", hint)
 
     expected = f"Invalid value {shorten(value)} for RedrivePolicy: expected JSON with exactly deadLetterTargetArn and maxReceiveCount."
-    for member in ("deadLetterTargetArn", "maxReceiveCount"):
+    for member in ("maxReceiveCount", "deadLetterTargetArn"):  # SQS names a missing maxReceiveCount first
         if member not in policy:
             raise refused(f"Redrive policy does not contain mandatory attribute: {member}.", expected)
     if set(policy) - {"deadLetterTargetArn", "maxReceiveCount"}:
@@ -186,34 +186,63 @@ def redrive_policy(value: Any) -> dict | None:
     return {"deadLetterTargetArn": policy["deadLetterTargetArn"], "maxReceiveCount": count}
 
 
+# SQS's words for a RedriveAllowPolicy it cannot take: a malformed one, and one whose members
+# contradict each other (after "Reason: ").
+_UNSUPPORTED_ALLOW_POLICY = "Amazon SQS can't create the redrive allow policy, as it’s in an unsupported format."
+_ALLOW_POLICY_REFUSED = "Amazon SQS can't create the redrive allow policy."
+
+
 def redrive_allow_policy(value: Any) -> dict | None:
     if value in ("", None, {}):
         return None
-    policy = _json_object("RedriveAllowPolicy", value)
-    permission = _choice("RedriveAllowPolicy redrivePermission", policy.get("redrivePermission"), ("allowAll", "denyAll", "byQueue"))
+    policy = _json_object("RedriveAllowPolicy", value, _UNSUPPORTED_ALLOW_POLICY)
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
     sources = policy.get("sourceQueueArns")
-    if set(policy) - {"redrivePermission", "sourceQueueArns"}:
+    permission = policy.get("redrivePermission")
+    if (
+        permission not in ("allowAll", "denyAll", "byQueue")
+        or set(policy) - {"redrivePermission", "sourceQueueArns"}
+        or not (sources is None or isinstance(sources, list) and all(isinstance(arn, str) for arn in sources))
+    ):
         raise InvalidAttributeValue(
-            f"Invalid value {shorten(value)} for RedriveAllowPolicy: only redrivePermission and sourceQueueArns are allowed."
+            f"Invalid value for the parameter RedriveAllowPolicy. Reason: {_UNSUPPORTED_ALLOW_POLICY}",
+            f"Invalid RedriveAllowPolicy {shorten(value)}: expected JSON with redrivePermission (allowAll, denyAll or byQueue) "
+            f"and, for byQueue only, sourceQueueArns (1 to {D.MAX_REDRIVE_ALLOW_SOURCES} queue ARNs).",
         )
-    if permission == "byQueue":
-        if not isinstance(sources, list) or not 1 <= len(sources) <= D.MAX_REDRIVE_ALLOW_SOURCES:
-            raise InvalidAttributeValue(
-                f"Invalid value {shorten(value)} for RedriveAllowPolicy: byQueue needs sourceQueueArns, "
-                f"a list of 1 to {D.MAX_REDRIVE_ALLOW_SOURCES} queue ARNs."
+
+    def refused(reason: str, hint: str) -> InvalidParameterValue:
+        return InvalidParameterValue(
+            f"Value {text} for parameter RedriveAllowPolicy is invalid. Reason: {_ALLOW_POLICY_REFUSED} {reason}", hint
+        )
+
+    if permission != "byQueue":
+        if sources:
+            raise refused(
+                "To specify one or more source queue ARNs, you must set redrivePermission to byQueue.",
+                f"Invalid RedriveAllowPolicy: sourceQueueArns is allowed only with byQueue, not with {permission}.",
             )
-        for arn in sources:
-            try:
-                parse_arn(arn, "sourceQueueArns entry")
-            except InvalidParameterValue as exc:
-                raise InvalidAttributeValue(f"Invalid value for RedriveAllowPolicy: {exc.message}") from None
-        return {"redrivePermission": permission, "sourceQueueArns": list(sources)}
-    if sources:
-        raise InvalidAttributeValue(f"Invalid value {shorten(value)} for RedriveAllowPolicy: sourceQueueArns is allowed only with byQueue.")
-    return {"redrivePermission": permission}
+        return {"redrivePermission": permission}
+    if not sources:
+        raise refused(
+            "When you specify the byQueue permission type, you must also specify one or more sourceQueueArns values.",
+            f"Invalid RedriveAllowPolicy: byQueue needs sourceQueueArns, a list of 1 to {D.MAX_REDRIVE_ALLOW_SOURCES} queue ARNs.",
+        )
+    if len(sources) > D.MAX_REDRIVE_ALLOW_SOURCES:
+        raise refused(
+            f"The maximum number of source queue ARNs you can specify is {D.MAX_REDRIVE_ALLOW_SOURCES}.",
+            f"Invalid RedriveAllowPolicy: {len(sources)} sourceQueueArns; at most {D.MAX_REDRIVE_ALLOW_SOURCES}.",
+        )
+    for arn in sources:
+        try:
+            parse_arn(arn, "sourceQueueArns entry")
+        except InvalidParameterValue as exc:
+            raise InvalidAttributeValue(f"Invalid value for RedriveAllowPolicy: {exc.message}") from None
+    return {"redrivePermission": permission, "sourceQueueArns": list(sources)}
 
 
-def _json_object(name: str, value: Any) -> dict:
+def _json_object(name: str, value: Any, reason: str | None = None) -> dict:
+    """value as a JSON object (a dict given as one passes as it is); else InvalidAttributeValue,
+    in SQS's words when its ``reason`` is known."""
     if isinstance(value, dict):
         return value
     try:
@@ -221,7 +250,10 @@ def _json_object(name: str, value: Any) -> dict:
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict):
-        raise InvalidAttributeValue(f"Invalid value {shorten(value)} for {name}: must be a JSON object.")
+        ours = f"Invalid value {shorten(value)} for {name}: must be a JSON object."
+        if reason is None:
+            raise InvalidAttributeValue(ours)
+        raise InvalidAttributeValue(f"Invalid value for the parameter {name}. Reason: {reason}", ours)
     return parsed
 
 
@@ -505,6 +537,12 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
     if not isinstance(raw, Mapping):
         raise InvalidParameterValue(f"Message attribute {name!r} must be a mapping with DataType and a value.")
     data_type = raw.get("DataType")
+    if data_type is None or data_type == "":
+        raise InvalidParameterValue(
+            f"The message (user) attribute '{name}' must contain a non-empty message attribute type.",
+            f"Message attribute {name!r} has no DataType ({shorten(data_type)}): give String, Number or Binary, optionally with a "
+            "custom suffix such as String.x.",
+        )
     if not isinstance(data_type, str) or not _DATA_TYPE.fullmatch(data_type):
         raise InvalidParameterValue(
             f"The type of message (user) attribute '{name}' is invalid. You must use only the following supported "

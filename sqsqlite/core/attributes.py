@@ -215,7 +215,7 @@ def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, pol
     if bool(row["fifo"]) != is_fifo:
         kind = "FIFO" if is_fifo else "standard"
         raise refused(
-            "Dead-letter target and source queue must be of the same type (standard or FIFO).",
+            "Dead-letter queue must be same type of queue as the source..",  # SQS's own text, its two periods included
             f"Invalid RedrivePolicy: the dead-letter queue of a {kind} queue must also be a {kind} queue; {target!r} is not.",
         )
     allow = json.loads(row["attributes"]).get("RedriveAllowPolicy")

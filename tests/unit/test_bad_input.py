@@ -548,6 +548,11 @@ SQS_TEXTS = {
         "The type of message (user) attribute 'n' is invalid. You must use only the following supported type prefixes: Binary, Number, String.",
         "'Text'",
     ),
+    "an attribute with no type": (
+        lambda q: q.send_message("x", message_attributes={"n": {"StringValue": "v"}}),
+        "The message (user) attribute 'n' must contain a non-empty message attribute type.",
+        "has no DataType (None)",
+    ),
     "a Number attribute that is no number": (
         lambda q: q.send_message("x", message_attributes={"n": {"DataType": "Number", "StringValue": "ten"}}),
         "Can't cast the value of message (user) attribute 'n' to a number.",

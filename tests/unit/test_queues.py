@@ -371,21 +371,60 @@ def test_redrive_allow_policy_by_queue_allows_only_the_listed_sources(db):
     assert db.queue("picky").list_dead_letter_source_queues() == [db.queue_url("friend")]
 
 
+_UNSUPPORTED = "Invalid value for the parameter RedriveAllowPolicy. Reason: Amazon SQS can't create the redrive allow policy, as it’s in an unsupported format."
+
+
 @pytest.mark.parametrize(
-    "policy",
+    "policy, error, words",
     [
-        {"redrivePermission": "sometimes"},
-        {"redrivePermission": "byQueue"},
-        {"redrivePermission": "byQueue", "sourceQueueArns": [f"arn:aws:sqs:us-east-1:000000000000:q{i}" for i in range(11)]},
-        {"redrivePermission": "allowAll", "sourceQueueArns": ["arn:aws:sqs:us-east-1:000000000000:q"]},
-        "not json",
+        ({"redrivePermission": "sometimes"}, InvalidAttributeValue, _UNSUPPORTED),
+        ({"sourceQueueArns": []}, InvalidAttributeValue, _UNSUPPORTED),
+        ({"redrivePermission": "allowAll", "extra": 1}, InvalidAttributeValue, _UNSUPPORTED),
+        ({"redrivePermission": "byQueue", "sourceQueueArns": "arn:aws:sqs:us-east-1:000000000000:q"}, InvalidAttributeValue, _UNSUPPORTED),
+        ("not json", InvalidAttributeValue, _UNSUPPORTED),
+        (
+            {"redrivePermission": "byQueue"},
+            InvalidParameterValue,
+            'Value {"redrivePermission": "byQueue"} for parameter RedriveAllowPolicy is invalid. Reason: Amazon SQS can\'t create the '
+            "redrive allow policy. When you specify the byQueue permission type, you must also specify one or more sourceQueueArns values.",
+        ),
+        (
+            {"redrivePermission": "byQueue", "sourceQueueArns": [f"arn:aws:sqs:us-east-1:000000000000:q{i}" for i in range(11)]},
+            InvalidParameterValue,
+            "Reason: Amazon SQS can't create the redrive allow policy. The maximum number of source queue ARNs you can specify is 10.",
+        ),
+        (
+            {"redrivePermission": "allowAll", "sourceQueueArns": ["arn:aws:sqs:us-east-1:000000000000:q"]},
+            InvalidParameterValue,
+            "Reason: Amazon SQS can't create the redrive allow policy. To specify one or more source queue ARNs, you must set "
+            "redrivePermission to byQueue.",
+        ),
     ],
 )
-def test_a_malformed_redrive_allow_policy_is_invalid_attribute_value(db, policy):
+def test_a_redrive_allow_policy_sqs_cannot_take_is_refused_in_its_words_and_changes_nothing(db, policy, error, words):
     q = db.create_queue("dlq")
-    with pytest.raises(InvalidAttributeValue):
+    with pytest.raises(error) as refused:
         q.set_queue_attributes({"RedriveAllowPolicy": policy if isinstance(policy, str) else json.dumps(policy)})
+    assert words in refused.value.message
     assert "RedriveAllowPolicy" not in q.get_queue_attributes(["All"])
+
+
+def test_a_redrive_policy_sqs_cannot_take_is_refused_in_its_words(db):
+    db.create_queue("dlq.fifo", attributes={"FifoQueue": "true"})
+    q = db.create_queue("source")
+    with pytest.raises(InvalidAttributeValue) as not_json:
+        q.set_queue_attributes({"RedrivePolicy": "[1]"})
+    assert not_json.value.message == "Invalid value for the parameter RedrivePolicy. Reason: Redrive policy is not a valid JSON map."
+    with pytest.raises(InvalidParameterValue) as empty:
+        q.set_queue_attributes({"RedrivePolicy": "{ }"})
+    assert (
+        empty.value.message
+        == "Value { } for parameter RedrivePolicy is invalid. Reason: Redrive policy does not contain mandatory attribute: maxReceiveCount."
+    )
+    with pytest.raises(InvalidParameterValue) as other_kind:
+        q.set_queue_attributes({"RedrivePolicy": _redrive(db, "dlq.fifo")})
+    assert other_kind.value.message.endswith("Reason: Dead-letter queue must be same type of queue as the source..")
+    assert "RedrivePolicy" not in q.get_queue_attributes(["All"])
 
 
 def test_a_policy_is_checked_as_json_and_returned_exactly_as_given(db):
