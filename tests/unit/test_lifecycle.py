@@ -502,10 +502,11 @@ def test_a_wait_free_receive_that_only_moved_poison_messages_claims_wait_free_to
             release.wait(10)
 
     again = db.store.wait_free_again
+    holder = threading.Thread(target=hold)
 
     def then_held():
         again()
-        threading.Thread(target=hold).start()
+        holder.start()
         assert holding.wait(5)
 
     monkeypatch.setattr(db.store, "wait_free_again", then_held)
@@ -516,6 +517,7 @@ def test_a_wait_free_receive_that_only_moved_poison_messages_claims_wait_free_to
     finally:
         db.store.wait_free(False)
         release.set()
+        holder.join(10)  # its commit done before its connection closes
     assert counts(dlq) == (1, 0, 0)  # the round that moved the poison message stays done
     other.close()
 
