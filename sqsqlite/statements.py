@@ -553,12 +553,13 @@ messages_page = compile_sql(
     .order_by(m.c.id)
     .limit(P("limit"))
 )
-# A FIFO queue's move task walks it group by group, each in send order (ix_messages_group): the
-# (group, sequence) pairs after the last it handled, up to the last sequence given out when it began.
+# A FIFO queue's move task, export or copy walks it group by group, each in the queue's order
+# (ix_messages_group): the (group, sequence) pairs after the last it handled, sequences in (done, upto].
 # "+ 0": with statistics, a bound on the sequence alone tempts SQLite into a skip-scan and a sort.
+_unindexed_sequence = m.c.sequence_number + literal_column("0")
 fifo_messages_page = compile_sql(
     select(*MESSAGE_COLUMNS)
-    .where(m.c.queue_id == P("queue_id"), _IN_GROUP_INDEX, _alive, m.c.sequence_number + literal_column("0") <= P("upto"))
+    .where(m.c.queue_id == P("queue_id"), _IN_GROUP_INDEX, _alive, _unindexed_sequence > P("done"), _unindexed_sequence <= P("upto"))
     .where(tuple_(m.c.group_id, m.c.sequence_number) > tuple_(P("after_group"), P("after")))
     .order_by(m.c.group_id, m.c.sequence_number)
     .limit(P("limit"))

@@ -177,7 +177,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
                 removed += len(gone)
             else:
                 return _move_task(task, handle=True), 0.0
-            page = dict(after_group=task["last_group"] or "", after=task["last_id"], upto=task["max_id"], limit=batch)
+            page = dict(after_group=task["last_group"] or "", after=task["last_id"], done=0, upto=task["max_id"], limit=batch)
             rows = tx.all(Q.fifo_messages_page, queue_id=source["id"], cutoff=cutoff, **page)
         else:
             rows = tx.all(Q.messages_page, queue_id=source["id"], cutoff=cutoff, after=task["last_id"], upto=task["max_id"], limit=batch)

@@ -170,6 +170,8 @@ class Queue:
     peek_page = receiving.peek_page
     export_messages = transfer.export_messages
     message_records = transfer.message_records
+    group_records = transfer.group_records
+    last_sequence = transfer.last_sequence
     import_messages = transfer.import_messages
 
     def buffered(self, **options: Any) -> BufferedQueue:

@@ -18,22 +18,16 @@ from .sending import Prepared
 if TYPE_CHECKING:
     from .queue import Queue
 
+_NO_BOUND = 2**62  # above any row id or sequence number
+
 
 def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
     """Every live message with its attributes and timestamps, as JSON-ready dicts. A FIFO
-    queue's come group by group, each group in the queue's order (its sequence numbers, which a
-    redrive, or a dead-letter queue fed by several queues, makes differ from the order of the
-    rows), so that an import keeps each group's order."""
-    if not queue.fifo:
-        for _, record in message_records(queue, page=page):
-            yield record
-        return
-    start = {"after_group": "", "after": 0}
-    for _, rows in _pages(
-        queue, Q.fifo_messages_page, start, page, lambda r: {"after_group": r["group_id"], "after": r["sequence_number"]}
-    ):
-        for r in rows:
-            yield _record(r, True)
+    queue's come group by group, each group in the queue's order (group_records), so that an
+    import keeps each group's order."""
+    records = group_records(queue, page=page) if queue.fifo else message_records(queue, page=page)
+    for _, record in records:
+        yield record
 
 
 def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
@@ -45,24 +39,51 @@ def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[
     resumes after it (``after``) and misses nothing sent since. A message moved in from
     another queue (to a dead-letter queue, or back by a redrive) keeps the position it was
     sent with: a reader of this queue already past that position does not see it."""
-    for fifo, rows in _pages(queue, Q.messages_page, {"after": after}, page, lambda r: {"after": r["id"]}):
+    start = {"after": after, "upto": _NO_BOUND}
+    for fifo, rows in _pages(queue, Q.messages_page, start, page, lambda r: {"after": r["id"]}):
         for r in rows:
             yield r["id"], _record(r, fifo)
 
 
+def group_records(
+    queue: Queue, done: int = 0, upto: int | None = None, after: tuple[str, int] = ("", 0), page: int = 1000
+) -> Iterator[tuple[tuple[str, int], dict]]:
+    """A FIFO queue's live messages as export records, group by group, each group in the
+    queue's order, each with its position: its (group, sequence number) pair. Only those with
+    sequence numbers in (``done``, ``upto``] (no upper bound when None), after the position
+    ``after``.
+    The queue's order is its sequence numbers, not its rows: every message that arrives (sent,
+    imported, moved in by a redrive or as a dead letter) takes the queue's next one, and a
+    message moved in keeps its old row. A walk bounded by ``upto`` = last_sequence() when it
+    began misses no message that was there then, and a message that arrived since is above
+    ``upto``, for the next walk (``done`` = this one's ``upto``) to take."""
+    start = {"done": done, "upto": _NO_BOUND if upto is None else upto, "after_group": after[0], "after": after[1]}
+    for _, rows in _pages(
+        queue, Q.fifo_messages_page, start, page, lambda r: {"after_group": r["group_id"], "after": r["sequence_number"]}
+    ):
+        for r in rows:
+            yield (r["group_id"], r["sequence_number"]), _record(r, True)
+
+
+def last_sequence(queue: Queue) -> int:
+    """The sequence number a FIFO queue gave out last (0 before its first message)."""
+    with queue.db.store.read() as tx:
+        return queue_row(tx, queue.name)["last_sequence"]
+
+
 def _pages(queue: Queue, statement, position: dict, page: int, past: Callable[[Any], dict]) -> Iterator[tuple[bool, list]]:
     """The queue's live messages a page at a time, each page in its own read transaction: read
-    by ``statement`` after ``position`` (its parameters), which ``past`` moves beyond a page's
-    last row. Yields whether the queue is FIFO, and the page."""
+    by ``statement`` from ``position`` (its parameters), whose entries ``past`` moves beyond a
+    page's last row. Yields whether the queue is FIFO, and the page."""
     while True:
         now = queue.db.now()
         with queue.db.store.read() as tx:
             row = queue_row(tx, queue.name)
-            rows = tx.all(statement, queue_id=row["id"], cutoff=retention_cutoff(row, now), upto=2**62, limit=page, **position)
+            rows = tx.all(statement, queue_id=row["id"], cutoff=retention_cutoff(row, now), limit=page, **position)
         yield bool(row["fifo"]), rows
         if len(rows) < page:
             return
-        position = past(rows[-1])
+        position = {**position, **past(rows[-1])}
 
 
 def import_messages(
