@@ -45,6 +45,22 @@ def test_message_records_resume_after_the_last_position_whatever_was_deleted_bet
     assert [r["Body"] for _, r in queue.message_records(after=positions[1], page=1)] == list("cde")
 
 
+def test_group_records_walk_a_fifo_queues_sequence_numbers_in_a_range_group_by_group_after_a_position(db):
+    fifo = db.create_queue("walk.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    for body in ("a1", "b2", "a3", "b4", "a5"):  # each body's digit: its sequence number
+        fifo.send_message(body, message_group_id=body[0])
+    assert fifo.last_sequence() == 5
+    assert [(p, r["Body"]) for p, r in fifo.group_records()] == [
+        (("a", 1), "a1"),
+        (("a", 3), "a3"),
+        (("a", 5), "a5"),
+        (("b", 2), "b2"),
+        (("b", 4), "b4"),
+    ]
+    assert [r["Body"] for _, r in fifo.group_records(done=1, upto=4)] == ["a3", "b2", "b4"]
+    assert [r["Body"] for _, r in fifo.group_records(done=1, upto=4, after=("a", 3), page=1)] == ["b2", "b4"]
+
+
 def test_an_import_leaves_out_the_records_whose_bookmark_is_set_and_counts_the_rest(db, queue):
     source = db.create_queue("source")
     for body in "abc":
