@@ -3,11 +3,12 @@ API), and drain queues from one into this database, resumably.
 
 To an endpoint (:func:`copy_to`): each queue is created there with its attributes, tags and
 redrive policies (ARNs rewritten to the endpoint's account and region; a Policy is left out,
-with a note), then its messages are sent in send order, in batches, without receiving them
-here: bodies, message attributes, group and deduplication ids, and what is left of a delay.
-After each batch the position of its last message is kept in this database (a bookmark named
+with a note), then its messages are sent, in batches, without receiving them here: bodies,
+message attributes, group and deduplication ids, and what is left of a delay. A standard
+queue's go in row order, a FIFO queue's group by group, each group in the queue's order
+(bookmark.py). After each batch how far it has come is kept in this database (a bookmark named
 by the queue's ARN there), so a copy run again continues after it, and sends messages that
-arrived since. Positions are message row ids, which are never given out twice.
+arrived since.
 
 From an endpoint (:func:`copy_from`): each remote queue is created here, then drained: a
 batch is received there and imported here (with the remote MessageIds) in one transaction that
@@ -34,6 +35,7 @@ from typing import Any
 from .. import defaults as D
 from ..core import Database
 from ..errors import QueueDoesNotExist
+from .bookmark import GroupBookmark, RowBookmark, read_bookmark
 
 # The queue attributes a queue is made with; the rest are counts and stamps the endpoint keeps.
 # Policy is not among them: it names ARNs and principals that mean something else at the other
@@ -202,8 +204,8 @@ def _size(entry: dict[str, Any]) -> int:
     return size
 
 
-def _batches(records: Iterable[tuple[int, dict]], fifo: bool, now: Callable[[], int]) -> Iterable[list[tuple[int, dict]]]:
-    batch: list[tuple[int, dict]] = []
+def _batches(records: Iterable[tuple[Any, dict]], fifo: bool, now: Callable[[], int]) -> Iterable[list[tuple[Any, dict]]]:
+    batch: list[tuple[Any, dict]] = []
     size = 0
     for position, record in records:
         entry = _entry(len(batch), record, fifo, now())
@@ -228,7 +230,7 @@ def _overtaken_group(pending: list[str], accepted: set[str], order: list[str], b
     return None
 
 
-def _send(client: Any, url: str, name: str, batch: list[tuple[int, dict]], fifo: bool) -> tuple[set[str], CopyError | None]:
+def _send(client: Any, url: str, name: str, batch: list[tuple[Any, dict]], fifo: bool) -> tuple[set[str], CopyError | None]:
     """Send one batch: the entry Ids the endpoint accepted, and why it stopped short of all.
 
     Entries that fail (not by the sender's fault) are sent again, in their order, twice at most.
@@ -263,15 +265,51 @@ def _send(client: Any, url: str, name: str, batch: list[tuple[int, dict]], fifo:
     return accepted, CopyError(f"{name}: the endpoint kept failing a message: {why}", sqs_error=True)
 
 
-def _progress(value: bytes | None) -> tuple[int, set[int]]:
-    """A copy's bookmark: the position it has sent everything up to, and positions past it the
-    endpoint accepted out of turn (the rest of a batch it accepted in part)."""
-    numbers = [int(word) for word in (value or b"0").split()]
-    return numbers[0], set(numbers[1:])
+def _note_accepted(bookmark: RowBookmark | GroupBookmark, batch: list[tuple[Any, dict]], accepted: set[str]) -> int:
+    """Note in ``bookmark`` what the endpoint accepted of ``batch``, and count it. Everything up
+    to the first entry not accepted is sent; what it accepted beyond that is kept apart, so a
+    run again sends only the rest."""
+    taken = [entry["Id"] in accepted for _, entry in batch]
+    in_turn = taken.index(False) if False in taken else len(batch)
+    bookmark.sent([p for p, _ in batch[:in_turn]], [p for (p, _), ok in zip(batch[in_turn:], taken[in_turn:]) if ok])
+    return taken.count(True)
 
 
-def _bookmark(after: int, ahead: set[int]) -> bytes:
-    return " ".join(str(n) for n in (after, *sorted(ahead))).encode()
+def _copy_messages(
+    db: Database,
+    client: Any,
+    name: str,
+    url: str,
+    key: str,
+    progress: Callable[[str, int], None] | None,
+    stop: Callable[[], bool] | None,
+) -> tuple[int, bool]:
+    """Send the queue's messages after what its bookmark ``key`` says was sent, keeping the
+    bookmark after each batch: how many were sent, and whether ``stop`` ended it early."""
+    queue = db.queue(name)
+    bookmark, converted = read_bookmark(queue, db.bookmark(key))
+    if converted:
+        db.set_bookmark(key, bookmark.value())  # converted once, whatever happens next
+    sent = 0
+    while True:
+        # A FIFO walk an earlier run began covers what was there then: once it is over, this
+        # run sends what arrived since in a walk of its own.
+        resumed = bookmark.walking()
+        for batch in _batches(bookmark.records(queue), queue.fifo, db.now):
+            if stop and stop():
+                return sent, True
+            accepted, error = _send(client, url, name, batch, queue.fifo)
+            if accepted:
+                sent += _note_accepted(bookmark, batch, accepted)
+                db.set_bookmark(key, bookmark.value())
+                if progress:
+                    progress(name, sent)
+            if error is not None:
+                raise error
+        if bookmark.finished():
+            db.set_bookmark(key, bookmark.value())
+        if not resumed:
+            return sent, False
 
 
 def copy_to(
@@ -315,33 +353,7 @@ def copy_to(
             redrive = {k: _rewrite_arns(attributes[name][k], there) for k in REDRIVE_ATTRIBUTES if attributes[name].get(k)}
             _call(f"{name}: could not set its redrive policy there", client.set_queue_attributes, QueueUrl=urls[name], Attributes=redrive)
     for name in ordered:
-        queue = db.queue(name)
-        fifo = name.endswith(".fifo")
-        key = f"copy-to {arns[name]}"
-        after, ahead = _progress(db.bookmark(key))
-        records = ((p, r) for p, r in queue.message_records(after=after) if p not in ahead)
-        sent = 0
-        for batch in _batches(records, fifo, db.now):
-            if stop and stop():
-                report.stopped = True
-                break
-            accepted, error = _send(client, urls[name], name, batch, fifo)
-            taken = [position for position, entry in batch if entry["Id"] in accepted]
-            if taken:
-                # Everything up to the first entry not accepted is sent; what the endpoint
-                # accepted beyond it is kept apart, so a run again sends only the rest.
-                for position, entry in batch:
-                    if entry["Id"] not in accepted:
-                        break
-                    after = position
-                ahead = {position for position in ahead | set(taken) if position > after}
-                db.set_bookmark(key, _bookmark(after, ahead))
-                sent += len(taken)
-                if progress:
-                    progress(name, sent)
-            if error is not None:
-                raise error
-        report.messages[name] = sent
+        report.messages[name], report.stopped = _copy_messages(db, client, name, urls[name], f"copy-to {arns[name]}", progress, stop)
         if report.stopped:
             break
     return report

@@ -122,8 +122,9 @@ def test_a_fifo_batch_whose_failed_entries_held_their_group_back_is_sent_again_i
     endpoint, env, client = remote
     with sqsqlite.connect(str(tmp_path / "q.db")) as db:
         fifo_queue(db, "ordered.fifo", ["a", "b"] * 5)
-        # The endpoint failed f2 and every later message of group a: a's order is intact.
-        flaky = FailingEntries(client, {"2", "4", "6", "8"}, times=1)
+        # The batch holds group a's messages (f0, f2, ... f8), then b's. The endpoint failed f2
+        # and every later message of group a: a's order is intact.
+        flaky = FailingEntries(client, {"1", "2", "3", "4"}, times=1)
         assert copy_to(db, flaky).messages == {"ordered.fifo": 10}
         assert flaky.calls == 2
     got = drain(client, client.get_queue_url(QueueName="ordered.fifo")["QueueUrl"])
