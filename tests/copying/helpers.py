@@ -1,4 +1,5 @@
-"""What the copy tests share: the command as a process, and a remote queue read out."""
+"""What the copy tests share: the command as a process, a remote queue read out, and an
+endpoint failing some entries of a batch."""
 
 from __future__ import annotations
 
@@ -29,3 +30,25 @@ def cli(*args: str, env: dict, code: int = 0) -> subprocess.CompletedProcess:
     assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
     return done
+
+
+class FailingEntries:
+    """The endpoint failing the batch entries named, as SendMessageBatch reports a failure (not
+    the sender's fault), ``times`` times each, and sending the others."""
+
+    def __init__(self, inner, ids: set[str], times: int = 99):
+        self.inner, self.ids, self.left = inner, ids, dict.fromkeys(ids, times)
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def send_message_batch(self, QueueUrl, Entries):
+        self.calls += 1
+        failing = [e for e in Entries if self.left.get(e["Id"], 0) > 0]
+        for e in failing:
+            self.left[e["Id"]] -= 1
+        passing = [e for e in Entries if e not in failing]
+        result = self.inner.send_message_batch(QueueUrl=QueueUrl, Entries=passing) if passing else {}
+        failed = [{"Id": e["Id"], "SenderFault": False, "Code": "InternalError", "Message": "try again"} for e in failing]
+        return {"Successful": result.get("Successful", []), "Failed": failed}

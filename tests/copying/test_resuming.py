@@ -14,7 +14,7 @@ import pytest
 import sqsqlite
 from sqsqlite.copying import CopyError, copy_to
 
-from .helpers import cli, drain
+from .helpers import FailingEntries, cli, drain
 
 
 def bodies(client, name: str) -> Counter:
@@ -75,28 +75,6 @@ def test_a_copy_to_another_account_at_the_same_endpoint_starts_from_the_beginnin
         assert bodies(other, "two-accounts") == Counter(f"m{i}" for i in range(5))
     finally:
         other.delete_queue(QueueUrl=other.get_queue_url(QueueName="two-accounts")["QueueUrl"])
-
-
-class FailingEntries:
-    """The endpoint failing the batch entries named, as SendMessageBatch reports a failure (not
-    the sender's fault), ``times`` times each, and sending the others."""
-
-    def __init__(self, inner, ids: set[str], times: int = 99):
-        self.inner, self.ids, self.left = inner, ids, dict.fromkeys(ids, times)
-        self.calls = 0
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def send_message_batch(self, QueueUrl, Entries):
-        self.calls += 1
-        failing = [e for e in Entries if self.left.get(e["Id"], 0) > 0]
-        for e in failing:
-            self.left[e["Id"]] -= 1
-        passing = [e for e in Entries if e not in failing]
-        result = self.inner.send_message_batch(QueueUrl=QueueUrl, Entries=passing) if passing else {}
-        failed = [{"Id": e["Id"], "SenderFault": False, "Code": "InternalError", "Message": "try again"} for e in failing]
-        return {"Successful": result.get("Successful", []), "Failed": failed}
 
 
 def test_a_batch_accepted_in_part_keeps_what_was_accepted_so_a_run_again_sends_only_the_rest(tmp_path, remote):
