@@ -227,6 +227,11 @@ class App:
                     break
                 except Exception as exc:  # a bug: that call's task raises it
                     outcomes[i] = (False, exc)
+                except BaseException:  # an interrupt: none of the group's calls happened, and its lock is let go
+                    group.broken = True
+                    with contextlib.suppress(Exception):  # the DatabaseError saying they were undone
+                        store.end_group(group)
+                    raise
             try:
                 store.end_group(group)
                 ok = True

@@ -154,6 +154,37 @@ def test_when_a_group_cannot_commit_each_of_its_calls_answers_internal_error_and
     assert _visible(path, "orders") == 1
 
 
+class _Interrupt(BaseException):
+    """Neither an error nor WouldWait: as an interrupt reaches a call."""
+
+
+def test_a_group_interrupted_mid_way_undoes_its_calls_lets_go_of_the_lock_and_answers_each_internal_error(tmp_path, monkeypatch):
+    path = str(tmp_path / "interrupted.db")
+    with BackgroundServer(path) as server:
+        url = server.db.create_queue("orders").url
+        run = server.server.dispatcher.run
+
+        def interrupted(call, *args):
+            if call.request.get("MessageBody") == "3":
+                raise _Interrupt
+            return run(call, *args)
+
+        monkeypatch.setattr(server.server.dispatcher, "run", interrupted)
+
+        async def scenario():
+            return await _answers(await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(6)]))
+
+        answers = asyncio.run(scenario())
+        assert _visible(path, "orders") == 1  # the turn's first, alone; the group's sends were undone
+        with sqsqlite.connect(path) as other:  # the lock was let go
+            other.queue("orders").send_message("after")
+        monkeypatch.setattr(server.server.dispatcher, "run", run)
+        again = asyncio.run(scenario())  # the loop goes on serving, grouping as before
+        assert all(isinstance(a, dict) for a in again)
+    grouped = [a for a in answers if isinstance(a, SQSError)]
+    assert len(grouped) == 5 and all(a.status == 500 and a.body["__type"].endswith("InternalError") for a in grouped)
+
+
 def test_grouped_receives_each_claim_different_messages(tmp_path):
     path = str(tmp_path / "receives.db")
     with BackgroundServer(path) as server:
