@@ -15,7 +15,7 @@ import time
 import traceback
 from email.utils import formatdate
 from typing import Any, NamedTuple
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from .. import console as console_module
 from .. import defaults as D
@@ -29,6 +29,7 @@ from .waiting import ServedDatabase, Stopping
 
 log = logging.getLogger("sqsqlite.server")
 
+_FORM = "application/x-www-form-urlencoded"
 _HOST = re.compile(r"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
 _BATCH_ACTIONS = {"SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"}
 
@@ -84,8 +85,18 @@ class Refused(Exception):
 class Dispatcher:
     """Parses requests into Calls, runs them through the action layer, and words the answers."""
 
-    def __init__(self, db: ServedDatabase, *, verifier: Verifier | None, console: Any, max_request_bytes: int, default_host: str):
+    def __init__(
+        self,
+        db: ServedDatabase,
+        *,
+        verifier: Verifier | None,
+        console: Any,
+        max_request_bytes: int,
+        default_host: str,
+        loopback: bool = False,
+    ):
         self.db = db
+        self.loopback = loopback  # listening on a loopback address: only loopback names are answered (_from_a_web_page)
         self.actions = Actions(db)
         self.verifier = verifier
         self.console = console
@@ -115,6 +126,8 @@ class Dispatcher:
         try:
             if self.verifier is not None:
                 self.verifier.verify(req.method, req.path, req.raw_query, req.headers.items(), req.body)
+            else:
+                self._from_a_web_page(req.headers)
             if is_json:
                 if not action or action not in MEMBERS and action not in UNSUPPORTED:
                     raise wire.WireError(
@@ -131,6 +144,11 @@ class Dispatcher:
                 except UnicodeDecodeError:
                     raise InvalidParameterValue("The query string is not valid UTF-8 once percent-decoded.") from None
                 if req.method == "POST" and req.body:
+                    form = (req.headers.get("Content-Type") or _FORM).split(";")[0].strip().lower()
+                    if form != _FORM:  # a web page's text/plain or multipart post, which no SDK sends
+                        raise InvalidParameterValue(
+                            f"A query request's body must be {_FORM}, not {V.shorten(req.headers.get('Content-Type'))}."
+                        )
                     try:
                         params += parse_qsl(req.body.decode("utf-8"), keep_blank_values=True, errors="strict")
                     except UnicodeDecodeError:
@@ -155,6 +173,34 @@ class Dispatcher:
         except SQSError as err:
             raise Refused(self.error(err, is_json, request_id), action, request_id) from None
         return Call(action, request, is_json, request_id, self._endpoint(req.headers), started)
+
+    def _from_a_web_page(self, headers: Headers) -> None:
+        """Without keys (a signature keeps web pages out), refuse what only a browser sends for a
+        page of another site: an Origin that is not this endpoint, Sec-Fetch-Site cross-site or
+        same-site; and, listening on loopback, a Host that is no loopback name (a page whose own
+        name a DNS rebinding pointed at 127.0.0.1). The AWS SDKs and CLI send none of these."""
+        host = (headers.get("Host") or "").strip().lower()
+        origin = headers.get("Origin")
+        site = (headers.get("Sec-Fetch-Site") or "none").strip().lower()
+        if site not in ("none", "same-origin"):
+            why = f"a browser sent it for a page of another site (Sec-Fetch-Site: {V.shorten(site)})"
+        elif origin is not None and urlsplit(origin.strip()).netloc.lower() != host:
+            why = f"a browser sent it for a page of another site (Origin: {V.shorten(origin)})"
+        elif self.loopback and host and not _loopback_name(host):
+            why = f"this endpoint listens on loopback and answers only loopback names, not {V.shorten(host)}"
+        else:
+            return
+        err = wire.WireError(
+            "AccessDenied",
+            f"Access to the resource http://{host or self.default_host}/ is denied.",
+            403,
+            json_type="com.amazon.coral.service#AccessDeniedException",
+        )
+        err.hint = (
+            f"Refused: {why}. Web pages can't use this endpoint; an SDK or the aws CLI can. Reached by another name, start "
+            "the server with --access-key and --secret-key (signed requests are let in) or on a non-loopback --host."
+        )
+        raise err
 
     def _queue_from_path(self, path: str, action: str, request: dict) -> None:
         """Query requests may be sent to the queue's own URL; the path then names the queue."""
@@ -263,15 +309,17 @@ class Dispatcher:
     def head(self, answer: Answer, request_id: str, started: float) -> list[tuple[bytes, bytes]]:
         """The response's headers, as bytes pairs."""
         elapsed = (time.perf_counter() - started) * 1000
+        # A console HEAD answer names its GET's length itself, with no body: one Content-Length only.
+        length = next((v for k, v in answer.headers.items() if k.lower() == "content-length"), len(answer.body))
         pairs = [
             (b"Content-Type", answer.content_type.encode("latin-1")),
-            (b"Content-Length", str(len(answer.body)).encode()),
+            (b"Content-Length", str(length).encode()),
             (b"x-amzn-RequestId", request_id.encode()),
             (b"Server-Timing", f"sqsqlite;dur={elapsed:.3f}".encode()),
             (b"Date", _date()),
             _SERVER,
         ]
-        pairs += [(k.encode("latin-1"), str(v).encode("latin-1")) for k, v in answer.headers.items()]
+        pairs += [(k.encode("latin-1"), str(v).encode("latin-1")) for k, v in answer.headers.items() if k.lower() != "content-length"]
         if self.stopping and "Connection" not in answer.headers:
             pairs.append((b"Connection", b"close"))
         return pairs
@@ -292,6 +340,13 @@ def _date() -> bytes:
         text = formatdate(now, usegmt=True).encode()
         _date_cache = (now, text)
     return text
+
+
+def _loopback_name(host: str) -> bool:
+    """Whether a Host header (a name or address, and perhaps a port) names this machine:
+    localhost (and names under .localhost, RFC 6761) or a loopback address."""
+    name = host.partition("]")[0] + "]" if host.startswith("[") else host.rpartition(":")[0] if ":" in host else host
+    return name == "localhost" or name.endswith(".localhost") or console_module.is_loopback(name)
 
 
 def queue_name(call: Call) -> str:

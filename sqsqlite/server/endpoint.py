@@ -21,6 +21,7 @@ import uvicorn
 
 from .. import console
 from .. import defaults as D
+from ..console import is_loopback
 from .asgi import INLINE_BELOW, MAX_REQUEST_BYTES, App
 from .dispatch import Dispatcher
 from .peers import Peers
@@ -84,7 +85,12 @@ class EndpointServer:
         self.default_host = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         db.endpoint = f"http://{self.default_host}"
         self.dispatcher = Dispatcher(
-            db, verifier=verifier, console=console, max_request_bytes=max_request_bytes, default_host=self.default_host
+            db,
+            verifier=verifier,
+            console=console,
+            max_request_bytes=max_request_bytes,
+            default_host=self.default_host,
+            loopback=is_loopback(host),
         )
         self.executor = ThreadPoolExecutor(engine_threads, thread_name_prefix="sqsqlite-engine") if engine_threads else None
         self.app = App(self.dispatcher, db.wakeups, self.executor, inline_below)
@@ -207,10 +213,12 @@ def make_server(
     sock: socket.socket | None = None,
     engine_threads: int = ENGINE_THREADS,
     inline_below: int = INLINE_BELOW,
+    console_token: str | None = None,
 ) -> EndpointServer:
     """An endpoint bound to host:port (port 0: any free port; ``sock``: an already listening
     socket), not yet serving; the web console at /console and Prometheus metrics at /metrics
-    (``console_read_only``: it changes nothing). ``inline_below``: engine calls run on the event
+    (``console_read_only``: it changes nothing; ``console_token``: its forms' token, the same in
+    every worker of a server, else its own). ``inline_below``: engine calls run on the event
     loop while fewer requests are being served (0: always on the thread pool)."""
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
@@ -233,8 +241,10 @@ def make_server(
             read_only=console_read_only,
             access_key=access_key,
             secret_key=secret_key,
-            loopback=console.is_loopback(server.server_address[0]),
+            loopback=is_loopback(server.server_address[0]),
         )
+        if console_token is not None and hasattr(server.console, "token"):  # a Console, not the stand-in without the extra
+            server.console.token = console_token
         return server
     except BaseException:
         db.close()

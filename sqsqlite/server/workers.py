@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -25,14 +26,21 @@ from typing import Any
 
 # How long (seconds) the parent waits for a stopping worker before killing it.
 STOP_WAIT = 40
+# The environment variable that hands a worker its options. Not its command line: the options hold
+# the secret key, and any local user can read a process's command line (ps), only its owner its
+# environment.
+OPTIONS_VARIABLE = "SQSQLITE_WORKER_OPTIONS"
 
 
 def run_workers(options: dict[str, Any], workers: int, sock: socket.socket, started: Callable[[], None] = lambda: None) -> str | None:
     """Serve with ``workers`` processes until SIGTERM/SIGINT (``started`` is called once they
     run); None if every worker stopped cleanly, else what went wrong."""
     fd = sock.fileno()
-    argv = [sys.executable, "-m", "sqsqlite.server.workers", json.dumps({**options, "fd": fd, "parent": os.getpid()})]
-    procs = [subprocess.Popen(argv, pass_fds=[fd]) for _ in range(workers)]
+    # One console token for every worker: a page one worker served posts its forms to any of them.
+    shared = {**options, "fd": fd, "parent": os.getpid(), "console_token": secrets.token_urlsafe(24)}
+    env = {**os.environ, OPTIONS_VARIABLE: json.dumps(shared)}
+    argv = [sys.executable, "-m", "sqsqlite.server.workers"]
+    procs = [subprocess.Popen(argv, pass_fds=[fd], env=env) for _ in range(workers)]
     stop = threading.Event()
 
     def on_signal(signum, frame):
@@ -83,7 +91,7 @@ def _stop_with_parent(parent: int) -> None:
 def main() -> None:
     from .endpoint import make_server
 
-    options = json.loads(sys.argv[1])
+    options = json.loads(os.environ.pop(OPTIONS_VARIABLE))  # not passed on to anything this worker starts
     parent = options.pop("parent")
     sock = socket.socket(fileno=options.pop("fd"))
     # The same rule as one process: inline while nearly idle (a wait there for the other

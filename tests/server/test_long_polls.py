@@ -261,6 +261,42 @@ def test_serve_with_two_workers_wakes_polls_in_both_and_stops_cleanly_on_sigterm
     assert code == 0 and "sqsqlite stopped" in stderr, stderr
 
 
+def test_workers_keep_the_secret_key_off_their_command_lines_and_share_one_console_form_token(tmp_path):
+    import base64
+    import http.client
+    import os
+
+    import sqsqlite
+
+    path = str(tmp_path / "keys.db")
+    sqsqlite.connect(path).create_queue("orders").db.close()
+    env = {**os.environ, "SQSQLITE_ACCESS_KEY": "AKIDWORKERS", "SQSQLITE_SECRET_KEY": "kept-out-of-ps"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqlite.server", "--db", path, "--port", "0", "--workers", "2"], stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        line = proc.stderr.readline()
+        m = re.search(r"at http://(\S+) with 2 workers", line)
+        assert m, line
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        assert len(children) == 2
+        for pid in children:  # what ps shows every local user
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                assert b"kept-out-of-ps" not in f.read()
+        auth = "Basic " + base64.b64encode(b"AKIDWORKERS:kept-out-of-ps").decode()
+        tokens = set()
+        for _ in range(12):  # fresh connections, spread over both workers by the kernel
+            conn = http.client.HTTPConnection(m.group(1), timeout=10)
+            conn.request("GET", "/console/queues/orders", headers={"Authorization": auth})
+            page = conn.getresponse().read().decode()
+            conn.close()
+            tokens.update(re.findall(r'name="token" value="([^"]+)"', page))
+        assert len(tokens) == 1  # a page one worker served posts its forms to either
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def test_workers_stop_when_their_parent_is_killed_outright(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "sqsqlite.server", "--db", str(tmp_path / "orphans.db"), "--port", "0", "--workers", "2"],

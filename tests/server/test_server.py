@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
 import boto3
 import pytest
@@ -673,3 +674,62 @@ def test_serve_refuses_a_bad_account_region_or_database_in_one_line(tmp_path, ar
     result = CliRunner().invoke(cli, ["serve", "--db", str(corrupt), "--port", "0", *args])
     assert result.exit_code == code and said in result.output
     assert "unexpected" not in result.output and "Traceback" not in result.output
+
+
+# ---------------------------------------------------------------------- web pages of other sites
+
+
+def _list_queues(url: str, **headers: str):
+    return raw(url, b"{}", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues", **headers})
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},
+        {"Host": "rebound.evil.example"},  # a DNS rebinding: the page's own name pointed at 127.0.0.1
+    ],
+    ids=["another site's origin", "an opaque origin", "a cross-site fetch", "a same-site fetch", "a name that is not loopback"],
+)
+def test_without_keys_a_request_a_web_page_of_another_site_makes_is_refused_and_changes_nothing(server, headers):
+    form = urllib.parse.urlencode({"Action": "CreateQueue", "QueueName": "planted"}).encode()
+    status, got, answer = raw(server.url, form, {"Content-Type": "application/x-www-form-urlencoded", **headers})
+    assert status == 403 and got["x-amzn-query-error"] == "AccessDenied;Sender", answer
+    assert b"is denied." in answer
+    assert not any("planted" in u for u in json.loads(_list_queues(server.url)[2]).get("QueueUrls", []))
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Sec-Fetch-Site": "none"}, {"Sec-Fetch-Site": "same-origin"}, {"Host": "localhost"}, {"Host": "sqs.localhost"}],
+    ids=["an SDK's", "an address typed in a browser", "the endpoint's own page", "localhost", "a name under .localhost"],
+)
+def test_without_keys_requests_from_this_machine_and_the_endpoints_own_origin_are_served(server, headers):
+    assert _list_queues(server.url, **headers)[0] == 200
+    host = server.url.removeprefix("http://")
+    assert _list_queues(server.url, Origin=server.url, Host=host)[0] == 200
+
+
+def test_a_query_request_whose_body_is_not_a_form_is_refused_and_changes_nothing(server):
+    status, got, _ = raw(server.url, b"Action=CreateQueue&QueueName=planted", {"Content-Type": "text/plain"})
+    assert status == 400 and got["x-amzn-query-error"].startswith("InvalidParameterValue;")
+    assert b"planted" not in _list_queues(server.url)[2]
+
+
+def test_with_keys_a_signed_request_by_any_name_is_served(tmp_path):
+    keys = {"access_key": CREDENTIALS["aws_access_key_id"], "secret_key": CREDENTIALS["aws_secret_access_key"]}
+    with BackgroundServer(str(tmp_path / "signed.db"), **keys) as s:
+        sqs = boto3_client(s.url)
+        sqs.meta.events.register("before-sign.sqs.*", lambda request, **kw: request.headers.__setitem__("Host", "sqs.internal"))
+        assert sqs.create_queue(QueueName="named")["QueueUrl"].endswith("/named")
+
+
+def test_a_head_answer_carries_one_content_length(server):
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(b"HEAD /console HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        head = _answer(s).lower()
+    assert head.startswith("http/1.1 200") and head.count("content-length:") == 1, head
