@@ -490,9 +490,11 @@ peek_messages = compile_sql(
 # after_id) on: visible_at between :low and :high (the state's range, raised to the cursor) and
 # receive_count between :min_receives and :max_receives pick the state, so an in-flight page on
 # a queue of a million visible messages reads only the hidden end of the index. Ties on
-# visible_at are put in row order (SQLite sorts each run of equal visible_at, no more).
+# visible_at are put in row order (SQLite sorts each run of equal visible_at, no more). Each
+# body comes cut to :body_chars characters, and its whole length in characters last.
+_cut_body = func.substr(m.c.body, literal_column("1"), P("body_chars")).label("body")
 peek_page = compile_sql(
-    select(*RECEIVED_COLUMNS)
+    select(*(_cut_body if c is m.c.body else c for c in RECEIVED_COLUMNS), func.length(m.c.body))
     .where(
         m.c.queue_id == P("queue_id"),
         m.c.visible_at >= P("low"),

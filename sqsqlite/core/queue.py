@@ -168,6 +168,7 @@ class Queue:
     change_message_visibility_batch = deleting.change_message_visibility_batch
     peek = receiving.peek
     peek_page = receiving.peek_page
+    peek_previews = receiving.peek_previews
     export_messages = transfer.export_messages
     message_records = transfer.message_records
     group_records = transfer.group_records

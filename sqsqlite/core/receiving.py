@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import operator
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING
@@ -466,15 +467,40 @@ def peek_page(queue: Queue, state: str = "all", limit: int = 50, after: str | No
     cursor a previous page returned: a page costs the same on the first page as on the
     millionth (keyset pagination on ix_messages_visible, never OFFSET). The cursor is opaque
     text; a message that changes state between pages may be seen twice or not at all."""
+    _, messages, cursor = _page(queue, state, limit, after, _WHOLE_BODY)
+    return messages, cursor
+
+
+def peek_previews(
+    queue: Queue, state: str = "all", limit: int = 50, after: str | None = None, chars: int = 4096
+) -> tuple[list[tuple[Message, int]], str | None]:
+    """As peek_page, but each message's body is cut to its first ``chars`` characters, paired
+    with the whole body's length in characters. The cut is made in SQL, so a page of large
+    messages brings no more than ``chars`` characters of each into Python (the console's
+    pages: fifty bodies of 1 MiB would otherwise cost 50 MiB to show 200 characters of each)."""
+    chars = V.int_value("chars", chars, 0, _WHOLE_BODY)
+    rows, messages, cursor = _page(queue, state, limit, after, chars)
+    return [(m, r[-1]) for m, r in zip(messages, rows)], cursor
+
+
+# substr's length that keeps every body whole: the longest text SQLite holds (SQLITE_MAX_LENGTH's
+# ceiling; substr answers '' for a length of 2**32 or more).
+_WHOLE_BODY = 2**31 - 1
+# A cursor as peek_page makes them (visible time, row id); anything else, or one outside
+# SQLite's integers, is refused as made up rather than failing in the driver.
+_CURSOR = re.compile(r"(-?[0-9]{1,19})\.([0-9]{1,19})")
+
+
+def _page(queue: Queue, state: str, limit: int, after: str | None, body_chars: int) -> tuple[list, list[Message], str | None]:
     if state not in _PAGE_STATES:
         raise InvalidParameterValue(f"Invalid state {state!r}: use visible, in-flight, delayed or all.")
     limit = V.int_value("limit", limit, 1, D.MAX_PEEK_PAGE)
     after_visible_at, after_id = -1, 0
     if after:
-        try:
-            after_visible_at, after_id = (int(part) for part in after.split(".", 1))
-        except ValueError:
-            raise InvalidParameterValue(f"Invalid page cursor {V.shorten(after)!r}: use the cursor a page returned.") from None
+        parsed = _CURSOR.fullmatch(after)
+        if parsed is None or not all(-(2**63) <= int(part) < 2**63 for part in parsed.groups()):
+            raise InvalidParameterValue(f"Invalid page cursor {V.shorten(after)!r}: use the cursor a page returned.")
+        after_visible_at, after_id = (int(part) for part in parsed.groups())
     now = queue.db.now()
     low, high, min_receives, max_receives = _PAGE_STATES[state](now)
     with queue.db.store.read() as tx:
@@ -490,10 +516,12 @@ def peek_page(queue: Queue, state: str = "all", limit: int = 50, after: str | No
             min_receives=min_receives,
             max_receives=max_receives,
             limit=limit,
+            body_chars=body_chars,
         )
-    out = _peeked(queue, rows, row["id"])
+    # The last column is the body's whole length (Q.peek_page), which a Message has no field for.
+    out = _peeked(queue, [r[:-1] for r in rows], row["id"])
     cursor = f"{rows[-1]['visible_at']}.{rows[-1]['id']}" if len(rows) == limit else None
-    return out, cursor
+    return rows, out, cursor
 
 
 # _message and _claimed_messages build a Message by position, in this order.

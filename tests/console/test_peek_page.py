@@ -1,4 +1,4 @@
-"""Queue.peek_page, which the console's message pages read: keyset pages in receive order that
+"""Queue.peek_page and peek_previews, which the console's message pages read: keyset pages in receive order that
 change nothing, and Database.stats from its one statement."""
 
 from __future__ import annotations
@@ -72,6 +72,9 @@ def test_expired_messages_are_on_no_page(queue, clock):
         (("all", 1001), "limit"),
         (("all", 10, "12"), "cursor"),
         (("all", 10, "a.b"), "cursor"),
+        (("all", 10, "99999999999999999999.1"), "cursor"),  # beyond SQLite's integers
+        (("all", 10, "1.9223372036854775808"), "cursor"),
+        (("all", 10, "\u00b2.1"), "cursor"),  # a digit to str.isdigit, not to a cursor
     ],
 )
 def test_a_bad_state_limit_or_cursor_is_refused(queue, args, problem):
@@ -80,10 +83,28 @@ def test_a_bad_state_limit_or_cursor_is_refused(queue, args, problem):
     assert err.value.code == "InvalidParameterValue" and problem in err.value.message
 
 
+def test_previews_cut_each_body_and_tell_its_whole_length_in_characters(queue):
+    queue.send_message("é" * 300)
+    queue.send_message("short")
+    [(long, long_length), (short, short_length)], cursor = queue.peek_previews("all", 10, chars=100)
+    assert (long.body, long_length) == ("é" * 100, 300) and (short.body, short_length) == ("short", 5)
+    assert cursor is None and [m.body for m in queue.peek_page("all")[0]] == ["é" * 300, "short"]
+
+
+def test_previews_page_as_peek_page_does(queue):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}" * 50} for i in range(5)])
+    previews, cursor = queue.peek_previews("all", 3, chars=2)
+    assert [m.body for m, _ in previews] == ["m0", "m1", "m2"] and cursor == queue.peek_page("all", 3)[1]
+    rest, end = queue.peek_previews("all", 3, cursor, chars=2)
+    assert [(m.body, n) for m, n in rest] == [("m3", 100), ("m4", 100)] and end is None
+
+
 def test_a_page_of_hidden_messages_reads_only_the_hidden_end_of_the_index(db):
     db.create_queue("orders").send_message("x")
     conn = sqlite3.connect(db.path)
-    params = dict(queue_id=1, cutoff=0, low=5, high=9, after_visible_at=-1, after_id=0, min_receives=1, max_receives=9, limit=50)
+    params = dict(
+        queue_id=1, cutoff=0, low=5, high=9, after_visible_at=-1, after_id=0, min_receives=1, max_receives=9, limit=50, body_chars=9
+    )
     [plan] = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + Q.peek_page, Q.peek_page.bind(params)) if "messages" in row[3]]
     conn.close()
     assert plan == "SEARCH messages USING INDEX ix_messages_visible (queue_id=? AND visible_at>? AND visible_at<?)"
