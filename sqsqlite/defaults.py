@@ -125,13 +125,17 @@ WAIT_FREE_SECONDS = 0.005
 MAX_PEEK_PAGE = 1000
 MAX_EPOCH_MS = 2**62
 # The web console (sqsqlite console, /console of sqsqlite serve): its own port when run alone,
-# messages per page, the characters of a body shown before "more", how often the pages
-# refresh their figures (seconds), and the largest form it reads (bytes).
+# messages per page, the characters of a body shown before "more", the most of a body shown
+# unfolded (characters; the rest is only counted), how often the pages refresh their figures
+# (seconds), the largest form it reads (bytes), and how many pages it renders at once (beyond
+# that it answers 503, so console pages never hold every engine thread SQS requests need).
 CONSOLE_PORT = 9325
 CONSOLE_PAGE_SIZE = 50
 CONSOLE_BODY_PREVIEW = 200
+CONSOLE_BODY_SHOWN = 4096
 CONSOLE_REFRESH_SECONDS = 3
 CONSOLE_MAX_FORM_BYTES = 64 * 1024
+CONSOLE_RENDERS = 2
 # /metrics' request latency histogram's buckets (seconds): from a fast send to a 20-second long poll.
 METRICS_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
 

@@ -16,6 +16,7 @@ import json
 import mimetypes
 import re
 import secrets
+import threading
 import traceback
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -25,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import escape
 
 from .. import defaults as D
 from ..core.rules import message_state
@@ -146,6 +148,11 @@ class Console:
             (re.compile(rf"/console/queues/{_QUEUE}/delete"), self.delete),
         ]
         self.routes = {"GET": get, "HEAD": get, "POST": post}
+        # The views that render a page of the database's contents. Console work runs on the
+        # endpoint's engine threads, which SQS requests share: past this many at once the
+        # console answers 503 at once rather than queue (a waiting request holds a thread too).
+        self.renders = threading.BoundedSemaphore(D.CONSOLE_RENDERS)
+        self.rendering = (self.index, self.queue_page, self.queue_head, self.tasks_fragment)
 
     # ------------------------------------------------------------ dispatch
 
@@ -172,7 +179,17 @@ class Console:
                 if not hmac.compare_digest(form.get("token", ""), self.token):
                     raise Refused(403, "The form is stale or came from another page: reload the console and try again.")
                 params.update(form)
-            response = view(params, **match.groupdict())
+            if method == "HEAD" and view == self.queue_page:
+                view = self.queue_head
+            if view not in self.rendering:
+                response = view(params, **match.groupdict())
+            elif not self.renders.acquire(blocking=False):
+                raise Refused(503, "The console is busy with other pages: try again in a moment.", {"Retry-After": "1"})
+            else:
+                try:
+                    response = view(params, **match.groupdict())
+                finally:
+                    self.renders.release()
         except Refused as r:
             response = self._error_page(r.status, r.message, r.headers)
         except QueueDoesNotExist as err:
@@ -180,8 +197,8 @@ class Console:
         except Exception:
             traceback.print_exc()
             response = self._error_page(500, "The console could not answer; the server's log has the details.", {})
-        if method == "HEAD":
-            response = response._replace(body=b"", headers={**response.headers, "Content-Length": str(len(response.body))})
+        if method == "HEAD":  # the GET's headers; a view may state a Content-Length it never rendered
+            response = response._replace(body=b"", headers={"Content-Length": str(len(response.body)), **response.headers})
         return response
 
     def observe(self, action: str | None, status: int, code: str | None, seconds: float) -> None:
@@ -245,20 +262,25 @@ class Console:
         name = params.get("queue")
         return self._json({"queues": self._stats(None if name is None else [name]), "now": self.db.now()})
 
-    def queue_page(self, params: dict[str, str], name: str) -> Response:
+    def queue_page(self, params: dict[str, str], name: str, head: bool = False) -> Response:
         queue = self.db.queue(name)
         state = params.get("state", "all")
         if state not in ("all", "visible", "in-flight", "delayed"):
             raise Refused(400, f"Unknown state {state[:40]!r}: all, visible, in-flight or delayed.")
         after = params.get("after") or None
         try:
-            messages, cursor = queue.peek_page(state, D.CONSOLE_PAGE_SIZE, after)
+            previews, cursor = queue.peek_previews(state, D.CONSOLE_PAGE_SIZE, after, D.CONSOLE_BODY_SHOWN)
         except SQSError as err:
             raise Refused(400, said(err)) from None
         now = self.db.now()
         rows = []
-        for m in messages:
-            body = m.body
+        unrendered = 0  # HEAD: the bytes the bodies would add to the page
+        for m, length in previews:
+            preview, shown = m.body[: D.CONSOLE_BODY_PREVIEW], m.body
+            folded = length > D.CONSOLE_BODY_PREVIEW
+            if head:
+                unrendered += len(str(escape(preview)).encode()) + (len(str(escape(shown)).encode()) if folded else 0)
+                preview = shown = ""
             rows.append(
                 {
                     "id": m.message_id,
@@ -268,8 +290,10 @@ class Console:
                     "receive_count": m.receive_count,
                     "source": _queue_name(m.dead_letter_queue_source_arn),
                     "group": m.message_group_id,
-                    "preview": body[: D.CONSOLE_BODY_PREVIEW],
-                    "more": body if len(body) > D.CONSOLE_BODY_PREVIEW else None,
+                    "preview": preview,
+                    "folded": folded,
+                    "shown": shown,
+                    "not_shown": max(0, length - D.CONSOLE_BODY_SHOWN),
                     "attributes": [(k, a.data_type, _attribute_text(a)) for k, a in sorted(m.message_attributes.items())],
                 }
             )
@@ -277,7 +301,7 @@ class Console:
         # queue's page as slow as the largest queue.
         stats = next(iter(self._stats([queue.name])), None)
         sources = [u.rsplit("/", 1)[-1] for u in queue.list_dead_letter_source_queues()]
-        return self._page(
+        page = self._page(
             "queue.html",
             queue=queue,
             stats=stats,
@@ -292,6 +316,14 @@ class Console:
             notice=params.get("notice"),
             error=params.get("error"),
         )
+        if head:
+            page.headers["Content-Length"] = str(len(page.body) + unrendered)
+        return page
+
+    def queue_head(self, params: dict[str, str], name: str) -> Response:
+        """A queue page's headers: the page rendered without its bodies, whose escaped lengths
+        are added to its length (a HEAD of fifty large messages renders none of them)."""
+        return self.queue_page(params, name, head=True)
 
     def tasks_fragment(self, params: dict[str, str], name: str) -> Response:
         queue = self.db.queue(name)
@@ -366,6 +398,6 @@ class Console:
 
 
 def _attribute_text(a: Any) -> str:
-    if a.binary_value is not None:
-        return base64.b64encode(a.binary_value).decode()
-    return a.string_value or ""
+    text = base64.b64encode(a.binary_value).decode() if a.binary_value is not None else a.string_value or ""
+    # Attributes count towards a message's size as its body does: shown cut as its preview is.
+    return text if len(text) <= D.CONSOLE_BODY_PREVIEW else text[: D.CONSOLE_BODY_PREVIEW] + "…"
