@@ -176,7 +176,8 @@ class Console:
                 if len(body) > D.CONSOLE_MAX_FORM_BYTES:
                     raise Refused(413, "The form is larger than the console reads.")
                 form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
-                if not hmac.compare_digest(form.get("token", ""), self.token):
+                # As bytes: compare_digest refuses a str that is not ASCII with a TypeError.
+                if not hmac.compare_digest(form.get("token", "").encode(), self.token.encode()):
                     raise Refused(403, "The form is stale or came from another page: reload the console and try again.")
                 params.update(form)
             if method == "HEAD" and view == self.queue_page:
@@ -366,9 +367,11 @@ class Console:
         queue = self.db.queue(name)
         to = params.get("to") or None
         rate_text = (params.get("rate") or "").strip()
-        if rate_text and not rate_text.isdigit():
+        # ASCII digits only: str.isdigit() accepts "²", which int() refuses.
+        if rate_text and not re.fullmatch(r"[0-9]{1,9}", rate_text):
             return self._redirect(
-                f"/console/queues/{name}", error=f"The rate {rate_text[:20]!r} is not a whole number of messages per second."
+                f"/console/queues/{name}",
+                error=f"The rate {rate_text[:20]!r} is not a whole number of messages per second (digits 0-9, at most nine).",
             )
         rate = int(rate_text) if rate_text else None
 

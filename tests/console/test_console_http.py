@@ -109,6 +109,11 @@ def test_a_made_up_page_cursor_is_refused_with_400(web):
     assert answer.status == 400 and "Invalid page cursor" in answer.text
 
 
+def test_a_page_cursor_beyond_sqlite_s_integers_is_refused_as_made_up(web):
+    answer = web.get("/console/queues/orders?after=99999999999999999999.1")
+    assert answer.status == 400 and "Invalid page cursor" in answer.text
+
+
 def test_an_unknown_state_is_refused_with_400(web):
     assert web.get("/console/queues/orders?state=gone").status == 400
 
@@ -154,6 +159,13 @@ def test_a_redrive_moves_the_dead_letters_back_and_shows_its_progress(web, serve
 def test_a_redrive_at_a_bad_rate_is_answered_on_the_page_and_starts_nothing(web, served):
     answer = web.act("/console/queues/orders-dlq/redrive", rate="fast")
     assert answer.status == 303 and "error=" in answer.headers["location"]
+    assert served.db.list_message_move_tasks(served.db.queue("orders-dlq").arn) == []
+
+
+@pytest.mark.parametrize("rate", ["\u00b2", "\u0661", "1" * 10])  # ², Arabic-Indic one: digits to str.isdigit
+def test_a_redrive_at_a_rate_of_other_digits_is_refused_on_the_page_and_starts_nothing(web, served, rate):
+    answer = web.act("/console/queues/orders-dlq/redrive", rate=rate)
+    assert answer.status == 303 and "not a whole number" in web.get(answer.headers["location"]).text
     assert served.db.list_message_move_tasks(served.db.queue("orders-dlq").arn) == []
 
 
@@ -204,7 +216,7 @@ def test_a_delete_with_the_name_typed_removes_the_queue_and_returns_to_the_list(
 
 
 def test_an_action_without_the_page_s_token_is_refused_and_changes_nothing(web, served):
-    for form in ({"confirm": "orders"}, {"confirm": "orders", "token": "guessed"}):
+    for form in ({"confirm": "orders"}, {"confirm": "orders", "token": "guessed"}, {"confirm": "orders", "token": "é"}):
         answer = web.post("/console/queues/orders/purge", form)
         assert answer.status == 403 and "stale" in answer.text
     assert next(s for s in served.db.stats() if s.name == "orders").visible == 2
