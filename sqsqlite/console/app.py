@@ -124,6 +124,9 @@ class Console:
         self.metrics = metrics or Metrics(db)
         # Forms carry this token, so a page of another site can't make the browser purge a queue.
         self.token = secrets.token_urlsafe(24)
+        # Signs the banners' text in the redirects that carry it: a link of anyone else's can't
+        # put words of its own in the console's trusted notice and error boxes.
+        self.banner_key = secrets.token_bytes(32)
         self.templates = Environment(
             loader=FileSystemLoader(str(_HERE / "templates")),
             autoescape=select_autoescape(default=True),
@@ -244,10 +247,23 @@ class Console:
     def _json(self, value: Any) -> Response:
         return Response(200, "application/json", json.dumps(value).encode(), dict(_SECURITY_HEADERS))
 
-    def _redirect(self, location: str, **message: str) -> Response:
-        if message:
-            location += "?" + urlencode(message)
+    def _redirect(self, location: str, **banner: str) -> Response:
+        """A 303 to ``location``, with at most one banner (notice= or error=) and its signature."""
+        for kind, text in banner.items():
+            location += "?" + urlencode({kind: text, "sig": self._signature(kind, text)})
         return Response(303, "text/plain; charset=utf-8", b"", {"Location": location, **_SECURITY_HEADERS})
+
+    def _signature(self, kind: str, text: str) -> str:
+        return hmac.new(self.banner_key, f"{kind}\n{text}".encode(), "sha256").hexdigest()[:32]
+
+    def _banners(self, params: dict[str, str]) -> dict[str, Any]:
+        """The notice and error a redirect of this console signed; any other text is ignored."""
+        sig = params.get("sig", "").encode()
+        out = {}
+        for kind in ("notice", "error"):
+            text = params.get(kind)
+            out[kind] = text if text is not None and hmac.compare_digest(sig, self._signature(kind, text).encode()) else None
+        return out
 
     def _stats(self, names: list[str] | None = None) -> list[dict[str, Any]]:
         """Every queue's figures as dicts, or the named queues' (see Database.stats)."""
@@ -256,7 +272,7 @@ class Console:
     # ------------------------------------------------------------ pages
 
     def index(self, params: dict[str, str]) -> Response:
-        return self._page("index.html", queues=self._stats(), notice=params.get("notice"), error=params.get("error"))
+        return self._page("index.html", queues=self._stats(), **self._banners(params))
 
     def stats_json(self, params: dict[str, str]) -> Response:
         """Every queue's figures, or with ``?queue=NAME`` that queue's alone (a queue page polls them)."""
@@ -314,8 +330,7 @@ class Console:
             sources=sources,
             queue_names=self.db.queue_names(),
             tasks=self._tasks(queue),
-            notice=params.get("notice"),
-            error=params.get("error"),
+            **self._banners(params),
         )
         if head:
             page.headers["Content-Length"] = str(len(page.body) + unrendered)

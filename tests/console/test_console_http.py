@@ -215,6 +215,21 @@ def test_a_delete_with_the_name_typed_removes_the_queue_and_returns_to_the_list(
     assert "Deleted queue emails." in web.get(answer.headers["location"]).text
 
 
+def test_a_banner_text_a_link_supplies_is_not_shown(web):
+    spoof = "Session expired: re-enter your secret key at evil.example"
+    for query in (f"notice={spoof}", f"error={spoof}", f"notice={spoof}&sig=0123456789abcdef0123456789abcdef"):
+        for path in ("/console", "/console/queues/orders"):
+            page = web.get(f"{path}?{query.replace(' ', '+')}")
+            assert page.status == 200 and "evil.example" not in page.text and 'class="notice"' not in page.text
+
+
+def test_a_banner_is_shown_only_with_the_text_its_redirect_signed(web):
+    location = web.act("/console/queues/orders-dlq/redrive").headers["location"]
+    assert "Redrive of orders-dlq started." in web.get(location).text
+    altered = location.replace("started", "stopped")
+    assert "stopped" not in web.get(altered).text and 'class="notice"' not in web.get(altered).text
+
+
 def test_an_action_without_the_page_s_token_is_refused_and_changes_nothing(web, served):
     for form in ({"confirm": "orders"}, {"confirm": "orders", "token": "guessed"}, {"confirm": "orders", "token": "é"}):
         answer = web.post("/console/queues/orders/purge", form)
