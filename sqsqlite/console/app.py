@@ -396,8 +396,12 @@ class Console:
         return self._act(name, f"Redrive of {name} started.", start)
 
     def cancel_redrive(self, params: dict[str, str], name: str) -> Response:
-        self.db.queue(name)
+        queue = self.db.queue(name)
         handle = params.get("task_handle", "")
+        # The handle alone names a task of any queue: cancel only one of the queue the URL names.
+        running = {t.task_handle for t in self.db.list_message_move_tasks(queue.arn) if t.task_handle}
+        if handle not in running:
+            raise Refused(404, f"No running redrive of {name} has that task handle: nothing was cancelled.")
         return self._act(name, "Redrive cancelled.", lambda: self.db.cancel_message_move_task(handle))
 
     def _confirmed(self, params: dict[str, str], name: str, what: str) -> None:

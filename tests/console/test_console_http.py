@@ -191,6 +191,18 @@ def test_a_running_redrive_can_be_cancelled(tmp_path):
         assert task.status == "CANCELLED" and task.approximate_number_of_messages_moved < POISON
 
 
+def test_a_redrive_of_another_queue_is_not_cancelled_from_this_queue_s_page(web, served):
+    other = served.db.create_queue("other-dlq")
+    served.db.create_queue("other", RedrivePolicy={"deadLetterTargetArn": other.arn, "maxReceiveCount": 1})
+    other.send_message("dead")
+    handle = served.db.start_message_move_task(other.arn, background=False)  # runs only when told: still running below
+    for task_handle in (handle, "made-up"):
+        answer = web.act("/console/queues/orders-dlq/cancel-redrive", task_handle=task_handle)
+        assert answer.status == 404 and "nothing was cancelled" in answer.text
+    [task] = served.db.list_message_move_tasks(other.arn)
+    assert task.task_handle == handle  # still running
+
+
 def test_a_purge_needs_the_queue_name_typed(web, served):
     answer = web.act("/console/queues/orders/purge", confirm="order")
     assert answer.status == 400 and "type its name" in answer.text
