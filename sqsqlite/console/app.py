@@ -31,14 +31,13 @@ from markupsafe import escape
 from .. import defaults as D
 from ..core.rules import message_state
 from ..errors import QueueDoesNotExist, SQSError
-from . import Response, serves
+from . import Response, is_loopback, serves
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import Metrics
 
 _HERE = Path(__file__).resolve().parent
 _STATIC = _HERE / "static"
 _QUEUE = r"(?P<name>[A-Za-z0-9_-]{1,80}(?:\.fifo)?)"
-_LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 # A queue page's attributes: all but the counts, which the page shows from stats already (and
 # which would count a big queue a second time).
 _SETTINGS = tuple(n for n in D.ALL_ATTRIBUTES if not n.startswith("ApproximateNumberOf"))
@@ -46,6 +45,7 @@ _SETTINGS = tuple(n for n in D.ALL_ATTRIBUTES if not n.startswith("ApproximateNu
 # in someone else's page).
 _SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "X-Frame-Options": "DENY",  # frame-ancestors' older spelling, for browsers without CSP 2
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -136,7 +136,7 @@ class Console:
         self.templates.filters["age"] = age
         self.templates.filters["when"] = _when
         self.templates.filters["num"] = num
-        get: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
+        pages: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(r"/console/?"), self.index),
             (re.compile(r"/console/api/stats"), self.stats_json),
             (re.compile(rf"/console/queues/{_QUEUE}"), self.queue_page),
@@ -144,13 +144,17 @@ class Console:
             (re.compile(r"/console/static/(?P<file>[a-z]+\.(?:js|css))"), self.static),
             (re.compile(r"/metrics"), self.metrics_text),
         ]
-        post: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
+        actions: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(rf"/console/queues/{_QUEUE}/redrive"), self.redrive),
             (re.compile(rf"/console/queues/{_QUEUE}/cancel-redrive"), self.cancel_redrive),
             (re.compile(rf"/console/queues/{_QUEUE}/purge"), self.purge),
             (re.compile(rf"/console/queues/{_QUEUE}/delete"), self.delete),
         ]
-        self.routes = {"GET": get, "HEAD": get, "POST": post}
+        # Each path's views by method (no two patterns match one path): a method it lacks gets
+        # 405 with that path's own Allow.
+        self.routes: list[tuple[re.Pattern[str], dict[str, Callable[..., Response]]]] = [
+            (pattern, {"GET": view, "HEAD": self.queue_head if view == self.queue_page else view}) for pattern, view in pages
+        ] + [(pattern, {"POST": view}) for pattern, view in actions]
         # The views that render a page of the database's contents. Console work runs on the
         # endpoint's engine threads, which SQS requests share: past this many at once the
         # console answers 503 at once rather than queue (a waiting request holds a thread too).
@@ -166,12 +170,13 @@ class Console:
                 raise Refused(404, f"Nothing at {path}.")
             self._check_host(headers)
             self._check_credentials(headers)
-            found = next(((view, m) for pattern, view in self.routes.get(method, []) if (m := pattern.fullmatch(path))), None)
+            found = next(((views, m) for pattern, views in self.routes if (m := pattern.fullmatch(path))), None)
             if found is None:
-                if any(p.fullmatch(path) for routes in self.routes.values() for p, _ in routes):
-                    raise Refused(405, f"{method} is not allowed on {path}.", {"Allow": "GET, POST"})
                 raise Refused(404, f"Nothing at {path}.")
-            view, match = found
+            views, match = found
+            if method not in views:
+                raise Refused(405, f"{method} is not allowed on {path}.", {"Allow": ", ".join(views)})
+            view = views[method]
             params = {k: v[-1] for k, v in parse_qs(query, keep_blank_values=True).items()}
             if method == "POST":
                 if self.read_only:
@@ -183,8 +188,6 @@ class Console:
                 if not hmac.compare_digest(form.get("token", "").encode(), self.token.encode()):
                     raise Refused(403, "The form is stale or came from another page: reload the console and try again.")
                 params.update(form)
-            if method == "HEAD" and view == self.queue_page:
-                view = self.queue_head
             if view not in self.rendering:
                 response = view(params, **match.groupdict())
             elif not self.renders.acquire(blocking=False):
@@ -213,7 +216,9 @@ class Console:
             return
         host = (headers.get("Host") or "").strip().lower()
         name = host[1 : host.find("]")] if host.startswith("[") else host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-        if name not in _LOOPBACK_NAMES:
+        # localhost or a loopback address, the one bound among them (127.0.0.2, say): a page that
+        # points a name of its own at 127.0.0.1 sends that name; an address can't be rebound.
+        if not is_loopback(name):
             raise Refused(403, "This console listens on loopback only: open it as localhost or 127.0.0.1 (--host to listen elsewhere).")
 
     def _check_credentials(self, headers: Any) -> None:

@@ -124,9 +124,15 @@ def test_an_unknown_queue_is_404_and_an_unknown_path_too(web):
     assert web.get("/console/static/nothing.js").status == 404
 
 
-def test_a_get_of_an_action_is_405(web):
+def test_a_get_of_an_action_is_405_and_allows_post_alone(web):
     answer = web.get("/console/queues/orders/purge")
-    assert answer.status == 405 and "POST" in answer.headers["allow"]
+    assert answer.status == 405 and answer.headers["allow"] == "POST"
+
+
+def test_a_post_to_a_page_is_405_and_allows_get_and_head(web):
+    for path in ("/console", "/console/queues/orders", "/metrics"):
+        answer = web.post(path, {})
+        assert answer.status == 405 and answer.headers["allow"] == "GET, HEAD"
 
 
 def test_the_script_and_style_are_served_from_the_package(web):
@@ -138,6 +144,7 @@ def test_the_script_and_style_are_served_from_the_package(web):
 def test_pages_forbid_inline_script_other_origins_and_framing(web):
     policy = web.get("/console").headers["content-security-policy"]
     assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert web.get("/console").headers["x-frame-options"] == "DENY"
 
 
 # ---------------------------------------------------------------------- actions
@@ -297,6 +304,20 @@ def test_the_console_on_loopback_refuses_a_request_for_another_host_name(web, se
     port = served.url.rsplit(":", 1)[1]
     assert Browserless(served.url, host=f"attacker.example:{port}").get("/console").status == 403
     assert Browserless(served.url, host=f"localhost:{port}").get("/console").status == 200
+
+
+def test_the_console_on_another_loopback_address_answers_a_request_for_that_address(clock, tmp_path):
+    with sqsqlite.connect(str(tmp_path / "alone.db"), clock=clock) as db:
+        server = make_console_server(db, "127.0.0.2", 0)
+        loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        loop.start()
+        try:
+            assert server.url.startswith("http://127.0.0.2:")
+            assert Browserless(server.url).get("/console").status == 200
+            assert Browserless(server.url, host="attacker.example").get("/console").status == 403
+        finally:
+            server.shutdown()
+            server.server_close()
 
 
 def test_listening_on_loopback_is_told_from_listening_elsewhere():
