@@ -3,7 +3,7 @@
 Served by ``sqsqlite serve`` beside the SQS protocols, or alone by ``sqsqlite console``. Pages are
 rendered on the server (Jinja2) with a little JavaScript served from the package: nothing from
 the network, no build step. It reads through the engine's public API only (``Database.stats``,
-``Queue.peek_page``, the move-task methods) and never receives a message.
+``Queue.peek_previews``, the move-task methods) and never receives a message.
 
 Both need the ``console`` extra (Jinja2, prometheus_client); without it ``for_endpoint`` returns
 a stand-in that answers those two paths with the command that installs it, and the endpoint

@@ -3,7 +3,7 @@
 ``Console.handle(method, path, query, headers, body)`` answers one request with a ``Response``;
 the endpoint (``sqsqlite serve``) and the console's own server (``sqsqlite console``) both call
 it, so the two serve the same thing. Reading never changes a message: pages come from
-``Database.stats`` and ``Queue.peek_page``.
+``Database.stats`` and ``Queue.peek_previews``.
 """
 
 from __future__ import annotations
