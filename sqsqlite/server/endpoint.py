@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import socket
 import threading
@@ -213,12 +214,12 @@ def make_server(
     sock: socket.socket | None = None,
     engine_threads: int = ENGINE_THREADS,
     inline_below: int = INLINE_BELOW,
-    console_token: str | None = None,
+    console_secret: bytes | None = None,
 ) -> EndpointServer:
     """An endpoint bound to host:port (port 0: any free port; ``sock``: an already listening
     socket), not yet serving; the web console at /console and Prometheus metrics at /metrics
-    (``console_read_only``: it changes nothing; ``console_token``: its forms' token, the same in
-    every worker of a server, else its own). ``inline_below``: engine calls run on the event
+    (``console_read_only``: it changes nothing; ``console_secret``: what its form token and banner
+    signatures derive from, the same in every worker of a server, else its own). ``inline_below``: engine calls run on the event
     loop while fewer requests are being served (0: always on the thread pool)."""
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
@@ -243,8 +244,10 @@ def make_server(
             secret_key=secret_key,
             loopback=is_loopback(server.server_address[0]),
         )
-        if console_token is not None and hasattr(server.console, "token"):  # a Console, not the stand-in without the extra
-            server.console.token = console_token
+        if console_secret is not None and hasattr(server.console, "token"):  # a Console, not the stand-in without the extra
+            # A page one worker served posts its forms, and is redirected with its banners, to any of them.
+            server.console.token = hmac.new(console_secret, b"form token", "sha256").hexdigest()
+            server.console.banner_key = hmac.new(console_secret, b"banner key", "sha256").digest()
         return server
     except BaseException:
         db.close()

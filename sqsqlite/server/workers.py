@@ -36,8 +36,8 @@ def run_workers(options: dict[str, Any], workers: int, sock: socket.socket, star
     """Serve with ``workers`` processes until SIGTERM/SIGINT (``started`` is called once they
     run); None if every worker stopped cleanly, else what went wrong."""
     fd = sock.fileno()
-    # One console token for every worker: a page one worker served posts its forms to any of them.
-    shared = {**options, "fd": fd, "parent": os.getpid(), "console_token": secrets.token_urlsafe(24)}
+    # One console secret for every worker: a page one worker served posts its forms to any of them.
+    shared = {**options, "fd": fd, "parent": os.getpid(), "console_secret": secrets.token_hex(32)}
     env = {**os.environ, OPTIONS_VARIABLE: json.dumps(shared)}
     argv = [sys.executable, "-m", "sqsqlite.server.workers"]
     procs = [subprocess.Popen(argv, pass_fds=[fd], env=env) for _ in range(workers)]
@@ -94,6 +94,7 @@ def main() -> None:
     options = json.loads(os.environ.pop(OPTIONS_VARIABLE))  # not passed on to anything this worker starts
     parent = options.pop("parent")
     sock = socket.socket(fileno=options.pop("fd"))
+    options["console_secret"] = bytes.fromhex(options["console_secret"])
     # The same rule as one process: inline while nearly idle (a wait there for the other
     # worker's write lock is one call's), on the pool once requests queue up (docs/server.md).
     server = make_server(options.pop("db_path"), sock=sock, **options)

@@ -265,6 +265,7 @@ def test_workers_keep_the_secret_key_off_their_command_lines_and_share_one_conso
     import base64
     import http.client
     import os
+    import urllib.parse
 
     import sqsqlite
 
@@ -292,6 +293,19 @@ def test_workers_keep_the_secret_key_off_their_command_lines_and_share_one_conso
             conn.close()
             tokens.update(re.findall(r'name="token" value="([^"]+)"', page))
         assert len(tokens) == 1  # a page one worker served posts its forms to either
+        conn = http.client.HTTPConnection(m.group(1), timeout=10)
+        form = urllib.parse.urlencode({"token": tokens.pop(), "confirm": "orders"})
+        headers = {"Authorization": auth, "Content-Type": "application/x-www-form-urlencoded"}
+        conn.request("POST", "/console/queues/orders/purge", body=form, headers=headers)
+        purged = conn.getresponse()
+        purged.read()
+        conn.close()
+        assert purged.status == 303
+        for _ in range(6):  # its banner, signed by one worker, shown by either
+            conn = http.client.HTTPConnection(m.group(1), timeout=10)
+            conn.request("GET", purged.getheader("Location"), headers={"Authorization": auth})
+            assert 'class="notice"' in conn.getresponse().read().decode()
+            conn.close()
     finally:
         proc.terminate()
         proc.wait(30)
