@@ -188,6 +188,10 @@ PEEK_LIMIT = IntRange("limit", 1, 1_000_000, 10, "messages")
 BUFFER_FIRST_CLAIM = MAX_MESSAGES_PER_RECEIVE
 BUFFER_LEASE_SHARE = 0.25
 BUFFER_MAX_BATCH_OPEN = IntRange("max_batch_open_ms", 0, 60_000, 200, "milliseconds")
+# How long a BufferedQueue's flusher thread, with no delete waiting, waits for one before it ends
+# (seconds): long enough that a slow consumer keeps one thread, short enough that a buffer
+# dropped without close() is collected soon after its last deletes are committed.
+BUFFER_FLUSHER_LINGER = 10.0
 # Deferred deletes the queue refused, kept for the caller to read (the newest).
 BUFFER_FAILURES_KEPT = 1000
 # How many of a BufferedQueue's newest claims have their messages' deletes wait to go together:

@@ -14,9 +14,10 @@ consumer that takes one message per call:
   10), and holds no more than the consumer handled, since the last claim, in a quarter of a
   visibility timeout, so a slow consumer gets small claims.
 - A delete of a message it handed out (of one of its last BUFFER_CLAIMS_KEPT claims) waits
-  until ``prefetch`` deletes wait, the next claim, a receive ``max_batch_open_ms`` after the
-  first of them (200), ``flush()`` or ``close()``, and is committed with the others in one
-  transaction.
+  until ``prefetch`` deletes wait, the next claim, ``flush()`` or ``close()``, or until
+  ``max_batch_open_ms`` (200) have passed since the first of them: then the buffer's flusher
+  thread (one at most, started when a delete first waits) commits them, whether or not the
+  consumer calls again. The waiting deletes are committed together, in one transaction.
 
 A message then costs a share of a claim and of a delete, instead of a transaction of each. What
 it trades, as the SDK's client does:
@@ -24,10 +25,11 @@ it trades, as the SDK's client does:
 - A fetched message is in flight from the claim, not from when it is handed out: its visibility
   timeout runs while it waits. One whose lease has ended is never handed out (it is visible
   again, to any consumer); ``close()`` makes the waiting ones visible at once.
-- An acknowledged delete is committed later. A process that dies before it leaves the message
-  to be received again after its visibility timeout: a duplicate, as SQS allows, never a loss.
-  A deferred delete that fails (the lease lapsed and another consumer received the message) is
-  logged and kept in ``failed_deletes`` (the last 1,000), since its caller has returned.
+- An acknowledged delete is committed up to ``max_batch_open_ms`` later. A process that dies
+  before the commit leaves the message to be received again after its visibility timeout: a
+  duplicate, as SQS allows, never a loss. A deferred delete that fails (the lease lapsed and
+  another consumer received the message) is logged and kept in ``failed_deletes`` (the last
+  1,000), since its caller has returned.
 - One consumer holds messages that others cannot receive meanwhile.
 
 Unlike the SDK's client it works on FIFO queues too (claims of at most 10 there): a group's
@@ -37,7 +39,9 @@ messages are handed out in order, and its next ones wait for the deletes, as in 
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -114,6 +118,12 @@ class BufferedQueue:
         # Acknowledged, delete not committed yet (in order): row id -> claim.
         self._pending: dict[int, Handle] = {}
         self._pending_since = 0
+        # The flusher thread (_flush_in_background) commits them when due, waiting on _wake
+        # meanwhile. _flusher_idle: no thread is waiting for a due time, so the delete that
+        # begins the next batch must wake one or start one. Read once a batch, not a message.
+        self._wake = threading.Condition(self._lock)
+        self._flusher: threading.Thread | None = None
+        self._flusher_idle = True
         self._closed = False
         self._now = queue.db.clock.now_ms
         # FIFO: the group of each message handed out (by row id, the last BUFFER_GROUPS_KEPT), so
@@ -233,7 +243,7 @@ class BufferedQueue:
                 waiting = pending.get(row)
                 if waiting is None:
                     if not pending:
-                        self._pending_since = self._now()
+                        self._began_waiting()
                     pending[row] = claim
                     due = []
                     if len(pending) >= self.prefetch or not self.max_batch_open_ms:
@@ -273,7 +283,7 @@ class BufferedQueue:
             # flush, claim or close(), rather than come back as if never acknowledged.
             with self._lock:
                 if not self._pending:
-                    self._pending_since = self._now()
+                    self._began_waiting()
                 for c in claims:
                     self._pending.setdefault(c[1], c)
             raise
@@ -282,6 +292,79 @@ class BufferedQueue:
             log.warning("a deferred delete on queue %r failed: %s: %s", self.queue.name, f.code, f.message)
         self.failed_deletes.extend(failures)
         return failures
+
+    # ------------------------------------------------------------------ the flusher
+
+    def flush_due(self) -> float | None:
+        """Commit the waiting deletes, as flush() does, if the first of them was acknowledged
+        ``max_batch_open_ms`` ago or more (on the database's clock). Returns the seconds until
+        the deletes then waiting are due (0: already), or None if none wait. The flusher thread
+        calls it when it wakes; a test moving a ManualClock may call it instead."""
+        if self._due_in() == 0:
+            self.flush()
+        return self._due_in()
+
+    def _due_in(self) -> float | None:
+        with self._lock:
+            if not self._pending:
+                return None
+            return max(0, self._pending_since + self.max_batch_open_ms - self._now()) / 1000
+
+    def _began_waiting(self) -> None:
+        """Under the lock: a first delete now waits. Its batch is due max_batch_open_ms from
+        now, which the flusher must be awake for. A flusher waiting for an earlier batch's due
+        time needs no word: it finds this one's then, later."""
+        self._pending_since = self._now()
+        if self._flusher_idle and not self._closed and self.max_batch_open_ms and self.prefetch > 1:
+            self._flusher_idle = False
+            if self._flusher is not None:
+                self._wake.notify()
+                return
+            thread = threading.Thread(target=self._flush_in_background, name=f"sqsqlite-buffer-{self.queue.name}", daemon=True)
+            try:
+                thread.start()
+            except RuntimeError:  # no more threads: the deletes go at the next claim, receive or flush, as without one
+                self._flusher_idle = True
+                return
+            self._flusher = thread
+            _FLUSHING.add(self)
+
+    def _flush_in_background(self) -> None:
+        """The flusher thread: commits the waiting deletes when due, and waits on _wake
+        meanwhile, never holding the lock during SQL. Ends at close(), or when no delete has
+        waited for BUFFER_FLUSHER_LINGER seconds (the next one starts another): it holds the
+        buffer, so one dropped without close() still has its deletes committed, then goes."""
+        while True:
+            try:
+                wait = self.flush_due()
+            except Exception:
+                # Nothing was committed (a full disk...): the deletes wait again (_delete_now),
+                # to be tried again max_batch_open_ms on.
+                log.exception("committing the deferred deletes of queue %r failed; they wait to be tried again", self.queue.name)
+                wait = self.max_batch_open_ms / 1000
+            with self._lock:
+                if self._closed:
+                    return
+                if wait is not None:
+                    self._wake.wait(wait)
+                elif not self._pending:  # else a delete began to wait since flush_due looked
+                    self._flusher_idle = True
+                    self._wake.wait(D.BUFFER_FLUSHER_LINGER)
+                    if self._flusher_idle:  # no word since: end, and let the next delete start one
+                        self._flusher = None
+                        return
+
+    def _after_fork(self) -> None:
+        """In a forked child, which has none of its parent's threads: the flusher is not here,
+        and another thread may have held the lock at the fork."""
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._flusher, self._flusher_idle = None, True
+        if self._pending:
+            # Deletes waiting in the parent wait here too (a row's second delete is harmless):
+            # the next delete would start no flusher, so start it now.
+            with self._lock:
+                self._began_waiting()
 
     def _claim_size(self, n: int, now: int) -> int:
         """The next claim's size: at most twice the last, and no more than the consumer handled
@@ -379,10 +462,16 @@ class BufferedQueue:
             self._closed = True
             ready = list(self._ready)
             self._ready.clear()
+            flusher, self._flusher = self._flusher, None
+            self._wake.notify()  # it ends, after the commit it may be running
         try:
             self.flush()
         finally:
-            self._release(ready)
+            try:
+                self._release(ready)
+            finally:
+                if flusher is not None and flusher is not threading.current_thread():
+                    flusher.join()
 
     def _release(self, messages: list[Message]) -> None:
         for start in range(0, len(messages), D.MAX_BATCH_ENTRIES):
@@ -395,6 +484,19 @@ class BufferedQueue:
     def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"this BufferedQueue of queue {self.queue.name!r} is closed; make another with queue.buffered()")
+
+
+# The buffers that have started a flusher, for the fork hook below.
+_FLUSHING: weakref.WeakSet[BufferedQueue] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for buffer in list(_FLUSHING):
+        buffer._after_fork()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX only
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def forward_queue_names(queue_type: type, instance_names: Sequence[str]) -> None:

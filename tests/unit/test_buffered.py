@@ -1,6 +1,7 @@
 """BufferedQueue: one message per receive from claims of ten, deletes committed ten at a time,
 and never a message lost for it (all timing on the manual clock)."""
 
+import os
 import threading
 
 import pytest
@@ -215,13 +216,19 @@ def test_a_process_that_dies_with_deletes_waiting_loses_no_message(db_path, cloc
     db = sqsqlite.connect(db_path, clock=clock)
     q = db.create_queue("jobs", visibility_timeout=30)
     fill(q, 10)
-    b = q.buffered()
-    handled = [b.receive_message()[0] for _ in range(4)]
-    for m in handled:
-        m.delete()
-    db.close()  # gone without close(): the four deletes were never committed
-    db = sqsqlite.connect(db_path, clock=clock)
-    q = db.queue("jobs")
+    pid = os.fork()
+    if pid == 0:  # the consumer: it dies before its flusher is due (its clock never moves)
+        handled = 0
+        try:
+            b = q.buffered()
+            for _ in range(4):
+                b.receive_message()[0].delete()
+                handled += 1
+        finally:
+            os._exit(handled)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 4
+    assert len(stored(q)) == 10  # the four deletes were never committed
     clock.advance(30)
     again = q.receive_message(max_number_of_messages=10)
     assert len(again) == 10  # the four come back (a duplicate, as SQS allows), none is lost

@@ -1,0 +1,210 @@
+"""BufferedQueue's flusher: a deferred delete is committed max_batch_open_ms after the first of
+its batch, whether or not the consumer calls again. Timing on the manual clock (flush_due, the
+flusher's decision, called by the test), but where the thread itself is the point."""
+
+import os
+import signal
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+import sqsqlite
+from sqsqlite import defaults as D
+from sqsqlite.core import buffered
+from tests.unit.test_buffered import fill, stored
+
+
+def flushers():
+    return {t for t in threading.enumerate() if t.name.startswith("sqsqlite-buffer-")}
+
+
+def eventually(check, seconds=2.0):
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return check()
+
+
+def exit_code(pid, seconds=10.0):
+    """The child's exit code; killed, and -9, if it hangs."""
+    deadline = time.monotonic() + seconds
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            done = os.waitpid(pid, 0)
+            break
+        time.sleep(0.005)
+    return os.waitstatus_to_exitcode(done[1])
+
+
+@pytest.fixture
+def commits(monkeypatch):
+    """The row ids of each transaction of deferred deletes, whichever thread commits it."""
+    done, inner = [], buffered.delete_claims
+
+    def recording(queue, claims):
+        refused = inner(queue, claims)
+        done.append([c.row_id for c in claims])
+        return refused
+
+    monkeypatch.setattr(buffered, "delete_claims", recording)
+    return done
+
+
+def test_a_deferred_delete_is_committed_once_max_batch_open_ms_passes_without_another_receive(queue, clock):
+    fill(queue, 10)
+    b = queue.buffered(visibility_timeout=30)
+    [m] = b.receive_message()
+    m.delete()
+    assert b.flush_due() == 0.2 and m.body in stored(queue)  # due in 200 ms
+    clock.advance(0.199)
+    assert b.flush_due() == pytest.approx(0.001) and m.body in stored(queue)
+    clock.advance(0.001)
+    assert b.flush_due() is None  # committed: nothing waits
+    assert m.body not in stored(queue)
+    clock.advance(30)  # past its visibility timeout: it is not delivered again
+    assert m.body not in [x.body for x in queue.receive_message(max_number_of_messages=10)]
+    b.close()
+
+
+def test_deletes_acknowledged_within_the_window_are_committed_in_one_transaction(queue, clock, commits):
+    fill(queue, 10)
+    b = queue.buffered()
+    handed = []
+    for _ in range(5):
+        [m] = b.receive_message()
+        m.delete()
+        handed.append(m.claim.row_id)
+        clock.advance(0.03)  # five in 150 ms, from the buffer: no receive commits them
+    assert b.flush_due() == pytest.approx(0.05) and commits == []
+    clock.advance(0.05)
+    assert b.flush_due() is None
+    assert commits == [handed]  # all five, in one transaction
+    assert len(stored(queue)) == 5
+    b.close()
+
+
+def test_a_buffer_that_never_defers_a_delete_starts_no_thread(queue):
+    fill(queue, 30)
+    before = flushers()
+    [m] = queue.receive_message()
+    receiving = queue.buffered()
+    receiving.receive_message()
+    receiving.delete_message(m.receipt_handle)  # not one of its own: deleted at once
+    at_once = queue.buffered(max_batch_open_ms=0)
+    at_once.receive_message()[0].delete()
+    one_at_a_time = queue.buffered(prefetch=1)
+    one_at_a_time.receive_message()[0].delete()
+    assert flushers() == before
+    assert len(stored(queue)) == 27
+    for b in (receiving, at_once, one_at_a_time):
+        b.close()
+    assert flushers() == before
+
+
+def test_a_buffer_has_one_flusher_however_many_batches_and_none_once_closed(queue, clock):
+    fill(queue, 30)
+    before = flushers()
+    b = queue.buffered()
+    for _ in range(3):
+        for m in b.receive_message(max_number_of_messages=5):
+            m.delete()
+        clock.advance(0.2)
+        assert b.flush_due() is None
+    [flusher] = flushers() - before
+    b.receive_message()[0].delete()  # waiting at the close
+    b.close()
+    assert not flusher.is_alive() and flushers() == before
+    assert len(stored(queue)) == 14  # the last delete committed; the claim's other messages released
+
+
+@pytest.mark.slow
+def test_the_flusher_thread_commits_a_delete_by_itself_within_max_batch_open_ms(db_path):
+    # Real time, bounded: no receive, flush or close after the delete; only the thread can commit it.
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("timer")
+    fill(q, 10)
+    b = q.buffered(max_batch_open_ms=50)
+    for _ in range(2):  # the second once the flusher has nothing left to wait for
+        [m] = b.receive_message()
+        m.delete()
+        assert eventually(lambda: m.body not in stored(q))  # noqa: B023
+    b.close()
+    db.close()
+
+
+@pytest.mark.slow
+def test_an_idle_flusher_ends_and_the_next_deferred_delete_starts_another(db_path, monkeypatch):
+    monkeypatch.setattr(D, "BUFFER_FLUSHER_LINGER", 0.05)
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("linger")
+    fill(q, 10)
+    before = flushers()
+    b = q.buffered(max_batch_open_ms=20)
+    b.receive_message()[0].delete()
+    [first] = flushers() - before
+    assert eventually(lambda: not first.is_alive())  # committed the delete, then had nothing to wait for
+    [m] = b.receive_message()
+    m.delete()
+    assert len(flushers() - before) == 1
+    assert eventually(lambda: m.body not in stored(q))
+    b.close()
+    assert flushers() == before
+    assert len(stored(q)) == 8
+    db.close()
+
+
+@pytest.mark.slow
+def test_two_threads_sharing_a_buffer_with_its_flusher_commit_every_delete_once(db_path, commits):
+    # Real threads on real time, bounded: handlers slower than max_batch_open_ms, so the flusher
+    # commits beside the receives' own commits.
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("shared")
+    fill(q, 100)
+    b = q.buffered(max_batch_open_ms=2)
+    handled, lock = Counter(), threading.Lock()
+
+    def consume():
+        while msgs := b.receive_message():
+            time.sleep(0.001)
+            with lock:
+                handled[msgs[0].claim.row_id] += 1
+            msgs[0].delete()
+
+    threads = [threading.Thread(target=consume) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    b.close()
+    committed = Counter(row for rows in commits for row in rows)
+    assert committed == handled and set(handled.values()) == {1} and len(handled) == 100
+    assert not b.failed_deletes and q.peek("all") == []
+    db.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("inherited", [False, True])  # a delete of the parent's waits at the fork, or none
+def test_a_forked_child_commits_its_deferred_deletes_on_a_flusher_of_its_own(db_path, inherited):
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("forked")
+    fill(q, 10)
+    b = q.buffered(max_batch_open_ms=50)
+    b.receive_message()[0].delete()  # the parent's flusher runs at the fork
+    if not inherited:
+        b.flush()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            [m] = b.receive_message()  # one the parent fetched
+            m.delete()  # no receive follows: only a flusher of the child's can commit it
+            code = 0 if eventually(lambda: m.body not in stored(q)) else 2
+        finally:
+            os._exit(code)
+    assert exit_code(pid) == 0  # not 2 (never committed), nor hung on a lock held at the fork
+    b.close()
+    assert len(stored(q)) == 8
+    db.close()
