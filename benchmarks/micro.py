@@ -101,7 +101,7 @@ class EngineSql:
         path, copy = os.path.join(work, "micro-engine-sql.db"), os.path.join(work, "micro-engine-sql-replay.db")
         log: list = []
         with _recorded(log):
-            e = cls.engine(path)  # its connection, opened here, records from now on
+            e = cls.open_engine(path)  # its connection, opened here, records from now on
         try:
             if kind == "recv":
                 filled(e, n, body)
@@ -139,12 +139,25 @@ class EngineSql:
             raise RuntimeError(f"replaying the engine's statements left {replayed[:3]}, the engine {left[:3]}")
         return cpu
 
+    @classmethod
+    def open_engine(cls, path: str) -> Engine:
+        return cls.engine(path)
+
 
 class BufferedSql(EngineSql):
     """The same for ``queue.buffered()``, one message per call (claims of up to 100, deletes
     committed together)."""
 
     engine = BufferedEngine
+
+    @classmethod
+    def open_engine(cls, path: str) -> Engine:
+        e = cls.engine(path)
+        # Its deletes' window at its longest: the buffer's flusher thread, which commits a batch
+        # whose window passed with no claim, would commit it on a connection of its own, which
+        # the recording does not see. At this pace every batch goes with the next claim anyway.
+        e.max_batch_open_ms = D.BUFFER_MAX_BATCH_OPEN.high
+        return e
 
 
 def _messages_state(path: str) -> tuple:

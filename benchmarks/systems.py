@@ -213,10 +213,12 @@ class BufferedEngine(Engine):
     """sqsqlite's BufferedQueue with its defaults: receive_message() and msg.delete() one
     message per call, as the peers take theirs, served by claims growing from 10 to 100 and
     deletes committed together. Its close(), which commits the last deletes, is inside the
-    timed run. ``prefetch``: a subclass's other than the default (``with_prefetch``)."""
+    timed run. ``prefetch``: a subclass's other than the default (``with_prefetch``);
+    ``max_batch_open_ms``: an instance's other than the default."""
 
     name = "sqsqlite buffered"
     prefetch: int | None = None
+    max_batch_open_ms: int | None = None
 
     @classmethod
     def with_prefetch(cls, prefetch: int) -> type[BufferedEngine]:
@@ -224,7 +226,7 @@ class BufferedEngine(Engine):
 
     def receive_delete(self, n: int, batch: int) -> Run:
         assert batch == 1, "the buffer's point is one message per call"
-        options = {} if self.prefetch is None else {"prefetch": self.prefetch}
+        options = {k: v for k, v in (("prefetch", self.prefetch), ("max_batch_open_ms", self.max_batch_open_ms)) if v is not None}
         return _one_at_a_time(self.q.buffered(**options), n, close=True)
 
 
