@@ -124,6 +124,11 @@ class BufferedQueue:
         self._wake = threading.Condition(self._lock)
         self._flusher: threading.Thread | None = None
         self._flusher_idle = True
+        # Held while deletes are taken from _pending and committed, so that flush() waits for
+        # the ones the flusher took. Never held by a claim: a delete waits for no long poll.
+        # _in_flight: taken and not committed yet.
+        self._committing = threading.Lock()
+        self._in_flight = False
         self._closed = False
         self._now = queue.db.clock.now_ms
         # FIFO: the group of each message handed out (by row id, the last BUFFER_GROUPS_KEPT), so
@@ -162,7 +167,6 @@ class BufferedQueue:
         if wait_time_seconds is not None:
             r = D.WAIT_TIME
             wait_time_seconds = V.int_value(r.name, wait_time_seconds, r.low, r.high, r.unit)
-        due = None
         with self._lock:
             if self._closed:
                 self._check_open()
@@ -180,11 +184,9 @@ class BufferedQueue:
             size = 0 if out else self._claim_size(n, now)
             # Before a claim, the waiting deletes go first, so that at most a claim's worth of
             # acknowledged messages is ever uncommitted; else when the oldest has waited enough.
-            if self._pending and (not out or now - self._pending_since >= self.max_batch_open_ms):
-                due = list(self._pending.values())
-                self._pending.clear()
-        if due:
-            self._delete_now(due)
+            flush_first = self._pending and (not out or now - self._pending_since >= self.max_batch_open_ms)
+        if flush_first:
+            self.flush()
         if out:
             return out
         fetched = receive(self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted)
@@ -234,7 +236,7 @@ class BufferedQueue:
         else:
             return self.queue.delete_message(receipt_handle)  # which says what is wrong with it
         pending = self._pending
-        due: list[Handle] | None = None
+        full: bool | None = None  # None: it goes at once; else whether the waiting ones go now
         with self._lock:
             if self._closed:
                 claim = None  # nothing waits any more: at once, below
@@ -245,21 +247,18 @@ class BufferedQueue:
                     if not pending:
                         self._began_waiting()
                     pending[row] = claim
-                    due = []
-                    if len(pending) >= self.prefetch or not self.max_batch_open_ms:
-                        due = list(pending.values())
-                        pending.clear()
+                    full = len(pending) >= self.prefetch or not self.max_batch_open_ms
                 elif waiting[3] is claim[3]:
                     return  # deleting again is fine, as in SQS
                 # else the row's delete from an earlier claim waits (its lease lapsed, and a
                 # later claim took the row): this one goes at once, as unbuffered.
-        if due is None:
+        if full is None:
             self.queue.delete_message(receipt_handle)
             return
         if type(receipt_handle) is str:
             self.queue.db.handles.take([receipt_handle])  # its delete waits here, by its claim
-        if due:
-            self._delete_now(due)
+        if full:
+            self.flush()
 
     def delete_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """DeleteMessageBatch, at once."""
@@ -268,19 +267,30 @@ class BufferedQueue:
 
     def flush(self) -> list[DeferredDeleteFailure]:
         """Commit the acknowledged deletes now; returns those the queue refused (also kept in
-        ``failed_deletes``)."""
+        ``failed_deletes``). When it returns, every delete acknowledged before the call has
+        been committed or refused, those another thread (the flusher) was committing too."""
+        with self._committing:
+            return self._commit_waiting()
+
+    def _commit_waiting(self) -> list[DeferredDeleteFailure]:
+        # Under _committing: the deletes are taken and committed by one thread at a time.
         with self._lock:
             due = list(self._pending.values())
             self._pending.clear()
-        return self._delete_now(due) if due else []
+            self._in_flight = bool(due)
+        try:
+            return self._delete_now(due) if due else []
+        finally:
+            self._in_flight = False
 
     def _delete_now(self, claims: list[Handle]) -> list[DeferredDeleteFailure]:
         # One transaction for all of them, however many (DeleteMessageBatch takes ten).
         try:
             refused = delete_claims(self.queue, claims)
         except BaseException:
-            # Nothing was committed (a full disk, an interrupt): they wait again, for the next
-            # flush, claim or close(), rather than come back as if never acknowledged.
+            # Nothing was committed (a full disk, an interrupt): they wait again, for the
+            # flusher, the next flush, claim or close(), rather than come back as if never
+            # acknowledged.
             with self._lock:
                 if not self._pending:
                     self._began_waiting()
@@ -300,9 +310,10 @@ class BufferedQueue:
         ``max_batch_open_ms`` ago or more (on the database's clock). Returns the seconds until
         the deletes then waiting are due (0: already), or None if none wait. The flusher thread
         calls it when it wakes; a test moving a ManualClock may call it instead."""
-        if self._due_in() == 0:
-            self.flush()
-        return self._due_in()
+        with self._committing:
+            if self._due_in() == 0:
+                self._commit_waiting()
+            return self._due_in()
 
     def _due_in(self) -> float | None:
         with self._lock:
@@ -357,7 +368,7 @@ class BufferedQueue:
     def _after_fork(self) -> None:
         """In a forked child, which has none of its parent's threads: the flusher is not here,
         and another thread may have held the lock at the fork."""
-        self._lock = threading.Lock()
+        self._lock, self._committing = threading.Lock(), threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._flusher, self._flusher_idle = None, True
         if self._pending:
@@ -438,8 +449,11 @@ class BufferedQueue:
             self._release(letgo)
 
     def _may_wait(self, handles: list[Any]) -> bool:
-        """Whether a delete of one of these handles' messages may be waiting: a handle this
-        process remembers names its row; any other might be one of ours, forgotten."""
+        """Whether a delete of one of these handles' messages may be waiting, or being
+        committed: a handle this process remembers names its row; any other might be one of
+        ours, forgotten."""
+        if self._in_flight:
+            return True  # another thread's commit, which may hold it: flush() waits for it
         if not self._pending:
             return False
         find = self.queue.db.handles.find

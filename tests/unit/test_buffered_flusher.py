@@ -13,6 +13,7 @@ import pytest
 import sqsqlite
 from sqsqlite import defaults as D
 from sqsqlite.core import buffered
+from sqsqlite.errors import InvalidParameterValue
 from tests.unit.test_buffered import fill, stored
 
 
@@ -154,6 +155,51 @@ def test_an_idle_flusher_ends_and_the_next_deferred_delete_starts_another(db_pat
     assert flushers() == before
     assert len(stored(q)) == 8
     db.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", ["flush", "change_visibility"])
+def test_a_call_that_waits_for_the_deletes_waits_for_those_the_flusher_is_committing(queue, clock, monkeypatch, call):
+    # flush() returns once every delete acknowledged before it is committed; a change of
+    # visibility of a message whose delete waits finds it deleted. Also while the flusher,
+    # another thread, holds them mid-commit (held here until released).
+    committing, release = threading.Event(), threading.Event()
+    inner = buffered.delete_claims
+
+    def held(q, claims):
+        if threading.current_thread().name.startswith("sqsqlite-buffer-"):
+            committing.set()
+            release.wait(5)
+        return inner(q, claims)
+
+    monkeypatch.setattr(buffered, "delete_claims", held)
+    fill(queue, 10)
+    b = queue.buffered()
+    [m] = b.receive_message()
+    m.delete()
+    clock.advance(0.2)
+    assert committing.wait(2)  # the flusher took it when it woke
+    outcome = []
+
+    def run():
+        try:
+            if call == "flush":
+                b.flush()
+            else:
+                m.change_visibility(60)
+            outcome.append("returned")
+        except InvalidParameterValue:
+            outcome.append("found it deleted")
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(0.1)
+    assert outcome == []  # waiting for the flusher's commit
+    release.set()
+    t.join(5)
+    assert outcome == ["returned" if call == "flush" else "found it deleted"]
+    assert m.body not in stored(queue)
+    b.close()
 
 
 @pytest.mark.slow
