@@ -1,6 +1,7 @@
-"""BufferedQueue's flusher: a deferred delete is committed max_batch_open_ms after the first of
-its batch, whether or not the consumer calls again. Timing on the manual clock (flush_due, the
-flusher's decision, called by the test), but where the thread itself is the point."""
+"""BufferedQueue's flusher: a deferred delete is committed once max_batch_open_ms have passed
+since the first of its batch, whether or not the consumer calls again. Timing on the manual
+clock, the test calling flush_due (the flusher's step) itself; real time, bounded, only where
+the thread itself is the point."""
 
 import os
 import signal
@@ -18,6 +19,7 @@ from tests.unit.test_buffered import fill, stored
 
 
 def flushers():
+    # Compared as "none new" (<=): another test's idle flusher may end meanwhile.
     return {t for t in threading.enumerate() if t.name.startswith("sqsqlite-buffer-")}
 
 
@@ -98,11 +100,11 @@ def test_a_buffer_that_never_defers_a_delete_starts_no_thread(queue):
     at_once.receive_message()[0].delete()
     one_at_a_time = queue.buffered(prefetch=1)
     one_at_a_time.receive_message()[0].delete()
-    assert flushers() == before
+    assert flushers() <= before
     assert len(stored(queue)) == 27
     for b in (receiving, at_once, one_at_a_time):
         b.close()
-    assert flushers() == before
+    assert flushers() <= before
 
 
 def test_a_buffer_has_one_flusher_however_many_batches_and_none_once_closed(queue, clock):
@@ -117,7 +119,7 @@ def test_a_buffer_has_one_flusher_however_many_batches_and_none_once_closed(queu
     [flusher] = flushers() - before
     b.receive_message()[0].delete()  # waiting at the close
     b.close()
-    assert not flusher.is_alive() and flushers() == before
+    assert not flusher.is_alive() and flushers() <= before
     assert len(stored(queue)) == 14  # the last delete committed; the claim's other messages released
 
 
@@ -152,7 +154,7 @@ def test_an_idle_flusher_ends_and_the_next_deferred_delete_starts_another(db_pat
     assert len(flushers() - before) == 1
     assert eventually(lambda: m.body not in stored(q))
     b.close()
-    assert flushers() == before
+    assert flushers() <= before
     assert len(stored(q)) == 8
     db.close()
 
