@@ -345,6 +345,14 @@ class BufferedQueue:
         meanwhile, never holding the lock during SQL. Ends at close(), or when no delete has
         waited for BUFFER_FLUSHER_LINGER seconds (the next one starts another): it holds the
         buffer, so one dropped without close() still has its deletes committed, then goes."""
+        try:
+            self._flush_until_done()
+        finally:
+            # The connection this thread opened: the store keeps every thread's until it closes,
+            # and a flusher starts again after each idle spell.
+            self.queue.db.store.release_connection()
+
+    def _flush_until_done(self) -> None:
         while True:
             try:
                 wait = self.flush_due()
