@@ -93,6 +93,33 @@ def _after_fork_in_child() -> None:
         _close_fds(store._lockfds)
 
 
+class ThreadEnd:
+    """Kept in a thread's ConnectionState (ending) and nowhere else: it goes when the thread
+    ends, and its finalizer (_thread_ended) closes the thread's connection and lock descriptors."""
+
+    __slots__ = ("fds", "__weakref__")
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []  # the lock descriptors the thread opened (Store._open_lock)
+
+
+def _thread_ended(store_ref: Callable[[], Store | None], conn: sqlite3.Connection, fds: list[int]) -> None:
+    store = store_ref()
+    if store is None:
+        return  # collected: its own finalizers closed everything
+    with store._lock:
+        try:
+            store._all.remove(conn)
+        except ValueError:
+            return  # closed already (release_connection, close())
+    for fd in fds:
+        store._close_fd(fd)
+    try:
+        conn.close()
+    except sqlite3.Error:
+        pass
+
+
 def _close_fds(fds: list[int]) -> None:
     """Close and forget these descriptors (the list is emptied in place)."""
     taken = list(fds)
@@ -144,7 +171,7 @@ class _Write:
         local = self.local
         fd = local.lockfd
         if fd is None:
-            fd = local.lockfd = self.store._open_lock(self.store._lock_key)
+            fd = local.lockfd = self.store._open_lock(self.store._lock_key, local)
         wait_free = local.wait_free
         local.wait_free = False  # a call's first write only: after it, its writes wait as any
         try:
@@ -236,7 +263,7 @@ class _Write:
         if gate is None:
             # A failure to open is not remembered (it may pass, like running out of
             # descriptors): this send waits in no order, the next contended one tries again.
-            gate = self.store._open_lock(self.store._gate_key)
+            gate = self.store._open_lock(self.store._gate_key, local)
             if gate < 0:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 return
@@ -391,6 +418,11 @@ class Store:
         self._forget_lock_fds(local)
         with self._lock:
             self._all.append(conn)
+        # Goes with the thread's state when the thread ends, closing what the thread opened: the
+        # store keeps every connection for close(), so a program that starts a thread a task
+        # (a web server's thread a request) would otherwise keep each one's open.
+        ending = local.ending = ThreadEnd()
+        weakref.finalize(ending, _thread_ended, weakref.ref(self), conn, ending.fds).atexit = False
         return conn
 
     def open_connection(self) -> sqlite3.Connection:
@@ -421,7 +453,7 @@ class Store:
             raise DatabaseError(self.explain(exc)) from None
         return conn
 
-    def _open_lock(self, path: str) -> int:
+    def _open_lock(self, path: str, local: ConnectionState) -> int:
         """This connection's descriptor of a lock file (the writers' lock, the senders' gate),
         or -1 for none."""
         if fcntl is None or self.path in (":memory:", "") or self.path.startswith("file:"):
@@ -433,6 +465,7 @@ class Store:
             return -1  # e.g. a read-only directory: SQLite's own locking still holds
         with self._lock:
             self._lockfds.append(fd)
+        local.ending.fds.append(fd)
         return fd
 
     def _forget_lock_fds(self, local: ConnectionState) -> None:

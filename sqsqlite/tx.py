@@ -78,6 +78,8 @@ class ConnectionState(threading.local):
     cursor: Any = None
     # The Group this thread's writes join, while one is open (Store.begin_group).
     group: Group | None = None
+    # The store's ThreadEnd for this thread's connection: it goes with the thread.
+    ending: Any = None
     # Whether this thread's next write may wait for the writers' lock only briefly, and whether
     # the call it belongs to began so (Store.wait_free, Store.wait_free_again).
     wait_free: bool = False
