@@ -8,6 +8,7 @@ the transport, because a long poll parks there instead of blocking a thread.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import sys
@@ -342,6 +343,7 @@ def _date() -> bytes:
     return text
 
 
+@functools.lru_cache(maxsize=64)  # a server sees few Host values; this runs for every request
 def _loopback_name(host: str) -> bool:
     """Whether a Host header (a name or address, and perhaps a port) names this machine:
     localhost (and names under .localhost, RFC 6761) or a loopback address."""
