@@ -13,7 +13,9 @@ that the walk over the sequence numbers in (done, upto] has sent everything up t
 sequence number) pair ``after``, and the messages in ``ahead`` (sequence numbers) out of turn.
 ``upto`` is the queue's last sequence number when the walk began: a copy run again continues
 the same walk, and what arrived since is sent by the next walk, after its group's earlier
-messages.
+messages. The bookmark also names the queue its numbers are of (its id and creation time): a
+queue deleted and made again under the name numbers from 1 again, and is copied from its first
+message.
 """
 
 from __future__ import annotations
@@ -72,11 +74,14 @@ class GroupBookmark:
     upto: int | None = None
     after: tuple[str, int] = ("", 0)
     ahead: set[int] = field(default_factory=set)
+    # Which queue of its name the numbers are of (Sequences.queue): a queue deleted and made again
+    # numbers its messages from 1 again, so a bookmark of the one before says nothing of them.
+    queue: str = ""
 
     @classmethod
     def parse(cls, value: bytes) -> GroupBookmark:
         fields = json.loads(value[len(_GROUPS) :])
-        return cls(fields["done"], fields["upto"], (fields["group"], fields["after"]), set(fields["ahead"]))
+        return cls(fields["done"], fields["upto"], (fields["group"], fields["after"]), set(fields["ahead"]), fields.get("queue", ""))
 
     @classmethod
     def converted(cls, queue: Queue, old: RowBookmark) -> GroupBookmark:
@@ -85,22 +90,28 @@ class GroupBookmark:
         progress."""
         # Read before the pass: every message numbered up to it had arrived, so the pass meets it
         # if it is still live; one above it may arrive after the pass went by, so done stops there.
-        bound = queue.last_sequence()
+        which, bound = queue.last_sequence()
         sent: set[int] = set()
         unsent: set[int] = set()
         for row_id, record in queue.message_records():
             (sent if row_id <= old.after or row_id in old.ahead else unsent).add(record["SequenceNumber"])
         done = min(min(unsent, default=bound + 1) - 1, bound)
-        return cls(done, None, ("", 0), {n for n in sent if n > done})
+        return cls(done, None, ("", 0), {n for n in sent if n > done}, which)
 
     def walking(self) -> bool:
         """Whether an earlier run's walk is in progress."""
         return self.upto is not None
 
     def records(self, queue: Queue) -> Iterator[tuple[Any, dict]]:
-        """The walk's messages not yet sent; a walk begins if none is in progress."""
+        """The walk's messages not yet sent; a walk begins if none is in progress (from the
+        beginning, for a queue made again since the bookmark was written)."""
+        now = queue.last_sequence()
+        if now.queue != self.queue:
+            if self.queue:
+                self.done, self.upto, self.after, self.ahead = 0, None, ("", 0), set()
+            self.queue = now.queue
         if self.upto is None:
-            self.upto = queue.last_sequence()
+            self.upto = now.last
         walk = queue.group_records(done=self.done, upto=self.upto, after=self.after)
         return ((p, r) for p, r in walk if p[1] not in self.ahead)
 
@@ -122,7 +133,14 @@ class GroupBookmark:
         return changed
 
     def value(self) -> bytes:
-        fields = {"done": self.done, "upto": self.upto, "group": self.after[0], "after": self.after[1], "ahead": sorted(self.ahead)}
+        fields = {
+            "done": self.done,
+            "upto": self.upto,
+            "group": self.after[0],
+            "after": self.after[1],
+            "ahead": sorted(self.ahead),
+            "queue": self.queue,
+        }
         return _GROUPS + json.dumps(fields, separators=(",", ":")).encode()
 
 

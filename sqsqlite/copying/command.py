@@ -55,8 +55,8 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     """Copy queues and messages to another SQS endpoint (Amazon SQS too), or drain them from one.
 
     --to-endpoint-url creates each queue there with its attributes, tags and redrive policy (a
-    Policy is left out, with a note) and sends its messages in send order without receiving
-    them here. Run again after an interruption, it continues after the last batch that queue
+    Policy is left out, with a note) and sends its messages without receiving them here, in
+    send order (a FIFO queue's group by group, each in the queue's order). Run again after an interruption, it continues after the last batch that queue
     there accepted (and sends what arrived since). --from-endpoint-url creates each remote
     queue here and moves its messages: each is deleted there only after it is committed here,
     and none is imported twice. Credentials as boto3 finds them (AWS_ACCESS_KEY_ID,

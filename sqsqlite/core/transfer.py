@@ -4,7 +4,7 @@ back into a queue as they were (ids, timestamps, receive counts)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import defaults as D
 from .. import queries as Q
@@ -65,10 +65,18 @@ def group_records(
             yield (r["group_id"], r["sequence_number"]), _record(r, True)
 
 
-def last_sequence(queue: Queue) -> int:
-    """The sequence number a FIFO queue gave out last (0 before its first message)."""
+class Sequences(NamedTuple):
+    """Where a FIFO queue's sequence numbers stand (last_sequence)."""
+
+    queue: str  # which queue of its name gave them: a queue made again after a delete starts again at 1
+    last: int  # the number given out last (0 before its first message)
+
+
+def last_sequence(queue: Queue) -> Sequences:
+    """The sequence number a FIFO queue gave out last, and which queue of its name it is."""
     with queue.db.store.read() as tx:
-        return queue_row(tx, queue.name)["last_sequence"]
+        row = queue_row(tx, queue.name)
+    return Sequences(f"{row['id']}/{row['created_at']}", row["last_sequence"])
 
 
 def _pages(queue: Queue, statement, position: dict, page: int, past: Callable[[Any], dict]) -> Iterator[tuple[bool, list]]:

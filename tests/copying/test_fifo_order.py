@@ -144,7 +144,8 @@ def test_a_bookmark_an_older_copy_kept_by_row_ids_is_converted_without_losing_or
 
     assert copy_to(db, remote_sqs, ["jobs.fifo"], stop=lambda: True).messages == {"jobs-dlq.fifo": 0, "jobs.fifo": 0}
     # Everything up to a1's sequence number was sent (b0, after it, was not), and a0 and b1 beyond it.
-    assert GroupBookmark.parse(db.bookmark(key)) == GroupBookmark(done=rows["a1"][1], ahead={rows["a0"][1], rows["b1"][1]})
+    converted = GroupBookmark(done=rows["a1"][1], ahead={rows["a0"][1], rows["b1"][1]}, queue=queue.last_sequence().queue)
+    assert GroupBookmark.parse(db.bookmark(key)) == converted
     assert copy_to(db, remote_sqs, ["jobs.fifo"]).messages == {"jobs-dlq.fifo": 0, "jobs.fifo": 2}  # b0 and a2
     assert copy_to(db, remote_sqs, ["jobs.fifo"]).messages == {"jobs-dlq.fifo": 0, "jobs.fifo": 0}
     got = remote_groups(remote_sqs, "jobs.fifo")
@@ -160,9 +161,21 @@ def test_an_older_bookmark_that_had_sent_every_message_converts_to_all_sent_up_t
     redrive(db, dlq)
     newest_row = max(row for row, _ in queue.message_records())
     bookmark, converted = read_bookmark(queue, str(newest_row).encode())
-    assert converted and bookmark == GroupBookmark(done=queue.last_sequence())
+    assert converted and bookmark == GroupBookmark(done=queue.last_sequence().last, queue=queue.last_sequence().queue)
     assert list(bookmark.records(queue)) == []
     assert read_bookmark(queue, bookmark.value()) == (bookmark, False)
+
+
+def test_a_fifo_queue_deleted_and_made_again_is_copied_from_its_first_message(db, remote_sqs):
+    queue = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true"})
+    send(queue, "a0", "a1", "b0", "b1", "c0")
+    assert copy_to(db, remote_sqs).messages == {"jobs.fifo": 5}
+    db.delete_queue(queue.url)
+    db.clock.advance(61)  # SQS lets a name be used again a minute after its queue was deleted
+    queue = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true"})
+    send(queue, "a5", "b5", "d5")  # numbered from 1 again, below what the bookmark says was sent
+    assert copy_to(db, remote_sqs).messages == {"jobs.fifo": 3}
+    assert remote_groups(remote_sqs, "jobs.fifo") == {"a": ["a0", "a1", "a5"], "b": ["b0", "b1", "b5"], "c": ["c0"], "d": ["d5"]}
 
 
 def test_a_fifo_batch_accepted_in_part_is_resumed_from_the_group_bookmark_then_what_arrived_since_is_sent(db, remote_sqs):
