@@ -13,6 +13,7 @@ serves SQS as before.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Collection
 from typing import Any, NamedTuple
 
 PATHS = ("/console", "/metrics")
@@ -40,6 +41,34 @@ def is_loopback(host: Any) -> bool:
         return ipaddress.ip_address(str(host).strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+# Names no web page of another site is served under on this machine: localhost (and the names
+# under .localhost, RFC 6761), and what Docker Desktop calls this machine from a container.
+_LOCAL_NAMES = ("localhost", "host.docker.internal")
+
+
+def names_this_machine(host: str, allowed: Collection[str] = ()) -> bool:
+    """Whether a Host header (a name or an address, perhaps a port) names this machine so that no
+    page of another site can have sent it: a loopback address, a local name, or one of
+    ``allowed`` (--allow-host). A page whose own name a DNS rebinding pointed at 127.0.0.1 sends
+    that name; an address can't be rebound."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name = host[1 : host.find("]")]
+    elif host.count(":") == 1:
+        name = host.rsplit(":", 1)[0]
+    else:
+        name = host  # a bare IPv6 address, or a name without a port
+    name = name.rstrip(".")  # the fully qualified spelling of the same name
+    if name in allowed or name in _LOCAL_NAMES or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1
+    return (mapped or address).is_loopback
 
 
 def action(path: str) -> str:
@@ -70,4 +99,4 @@ def for_endpoint(db: Any, **options: Any) -> Any:
     return Console(db, **options)
 
 
-__all__ = ["PATHS", "EXTRA", "Response", "Missing", "action", "serves", "for_endpoint"]
+__all__ = ["PATHS", "EXTRA", "Response", "Missing", "action", "serves", "for_endpoint", "names_this_machine"]

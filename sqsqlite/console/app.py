@@ -18,7 +18,7 @@ import re
 import secrets
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime, timezone
 from http import HTTPStatus
 from pathlib import Path
@@ -31,7 +31,7 @@ from markupsafe import escape
 from .. import defaults as D
 from ..core.rules import message_state
 from ..errors import QueueDoesNotExist, SQSError
-from . import Response, is_loopback, serves
+from . import Response, names_this_machine, serves
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import Metrics
 
@@ -102,7 +102,9 @@ class Console:
     ``read_only`` refuses every action with 403. With ``access_key`` and ``secret_key`` every
     request must carry them as HTTP basic credentials (user and password). ``loopback``: the
     server listens on a loopback address only, so a request must name the host as such (a page
-    elsewhere can't reach the console by pointing its own name at 127.0.0.1).
+    elsewhere can't reach the console by pointing its own name at 127.0.0.1), or as one of
+    ``allowed_hosts``. ``secret``: what the form token and the banners' key derive from, the
+    same in every worker of a server; without it, each is drawn at random.
     """
 
     def __init__(
@@ -114,19 +116,25 @@ class Console:
         secret_key: str | None = None,
         loopback: bool = True,
         metrics: Metrics | None = None,
+        allowed_hosts: Collection[str] = (),
+        secret: bytes | None = None,
     ):
         if (access_key is None) != (secret_key is None):
             raise ValueError("give both access_key and secret_key, or neither")
         self.db = db
         self.read_only = read_only
         self.loopback = loopback
+        self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
         self.credentials = None if access_key is None else f"{access_key}:{secret_key}".encode()
         self.metrics = metrics or Metrics(db)
         # Forms carry this token, so a page of another site can't make the browser purge a queue.
-        self.token = secrets.token_urlsafe(24)
         # Signs the banners' text in the redirects that carry it: a link of anyone else's can't
         # put words of its own in the console's trusted notice and error boxes.
-        self.banner_key = secrets.token_bytes(32)
+        if secret is None:
+            self.token, self.banner_key = secrets.token_urlsafe(24), secrets.token_bytes(32)
+        else:
+            self.token = hmac.new(secret, b"form token", "sha256").hexdigest()
+            self.banner_key = hmac.new(secret, b"banner key", "sha256").digest()
         self.templates = Environment(
             loader=FileSystemLoader(str(_HERE / "templates")),
             autoescape=select_autoescape(default=True),
@@ -214,11 +222,7 @@ class Console:
     def _check_host(self, headers: Any) -> None:
         if not self.loopback:
             return
-        host = (headers.get("Host") or "").strip().lower()
-        name = host[1 : host.find("]")] if host.startswith("[") else host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-        # localhost or a loopback address, the one bound among them (127.0.0.2, say): a page that
-        # points a name of its own at 127.0.0.1 sends that name; an address can't be rebound.
-        if not is_loopback(name):
+        if not names_this_machine(headers.get("Host") or "", self.allowed_hosts):
             raise Refused(403, "This console listens on loopback only: open it as localhost or 127.0.0.1 (--host to listen elsewhere).")
 
     def _check_credentials(self, headers: Any) -> None:

@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Collection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -95,8 +96,11 @@ def make_console_server(
     access_key: str | None = None,
     secret_key: str | None = None,
     verbose: bool = False,
+    allow_hosts: Collection[str] = (),
 ) -> ConsoleServer:
-    console = Console(db, read_only=read_only, access_key=access_key, secret_key=secret_key, loopback=is_loopback(host))
+    console = Console(
+        db, read_only=read_only, access_key=access_key, secret_key=secret_key, loopback=is_loopback(host), allowed_hosts=allow_hosts
+    )
     return ConsoleServer((host, port), console, verbose)
 
 
@@ -111,9 +115,17 @@ def make_console_server(
     "--access-key", default=None, envvar="SQSQLITE_ACCESS_KEY", help="Require HTTP basic credentials: this access key as user ..."
 )
 @click.option("--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key as password.")
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    envvar="SQSQLITE_ALLOW_HOST",
+    help="On loopback, also answer requests addressed to NAME (an /etc/hosts alias); repeatable.",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 @click.pass_context
-def console(ctx, db_path, host, port, read_only, account_id, region, access_key, secret_key, verbose):
+def console(ctx, db_path, host, port, read_only, account_id, region, access_key, secret_key, allow_hosts, verbose):
     """The web console alone: queues with live counts, messages looked at without receiving
     them, redrive, purge and delete; Prometheus metrics at /metrics.
 
@@ -134,7 +146,9 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
     except SQSError as exc:
         raise click.ClickException(exc.message) from None
     try:
-        server = make_console_server(db, host, port, read_only=read_only, access_key=access_key, secret_key=secret_key, verbose=verbose)
+        server = make_console_server(
+            db, host, port, read_only=read_only, access_key=access_key, secret_key=secret_key, verbose=verbose, allow_hosts=allow_hosts
+        )
     except OSError as exc:
         db.close()
         raise click.ClickException(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None

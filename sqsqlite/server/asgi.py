@@ -415,6 +415,7 @@ class App:
             raise _BodyCutOff(stopping) from None
         finally:
             del self._reading[task]
+            self._cut.pop(task, None)  # a cut the read never saw (its own wait swallowed the cancel)
 
     def _sweep(self) -> None:
         """Cancel the body reads that waited too long for their next part (BODY_IDLE_SECONDS, or

@@ -28,11 +28,33 @@ from ..errors import InvalidParameterValue, SQSError
 )
 @click.option("--console-read-only", is_flag=True, help="The web console at /console shows everything and changes nothing.")
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    envvar="SQSQLITE_ALLOW_HOST",
+    help="On loopback, also answer requests addressed to NAME (an /etc/hosts alias); repeatable.",
+)
+@click.option(
     "--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes serving the one port and database file."
 )
 @click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 @click.pass_context
-def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, max_request_bytes, console_read_only, workers, verbose):
+def serve(
+    ctx,
+    db_path,
+    host,
+    port,
+    account_id,
+    region,
+    access_key,
+    secret_key,
+    max_request_bytes,
+    console_read_only,
+    allow_hosts,
+    workers,
+    verbose,
+):
     """Serve the database over SQS's HTTP protocols (JSON 1.0 and query/XML).
 
     Point any SDK at it: boto3.client("sqs", endpoint_url="http://127.0.0.1:9324"), or
@@ -62,6 +84,7 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
             max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
             verbose=verbose,
             console_read_only=console_read_only,
+            allow_hosts=allow_hosts,
         )
     except OSError as exc:
         raise click.ClickException(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None
@@ -84,6 +107,7 @@ def serve(ctx, db_path, host, port, account_id, region, access_key, secret_key, 
             "max_request_bytes": server.dispatcher.max_request_bytes,
             "verbose": verbose,
             "console_read_only": console_read_only,
+            "allow_hosts": list(allow_hosts),
         }
         server.db.close()  # it checked the file; each worker opens its own
         line = f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})"

@@ -14,6 +14,7 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Collection
 from email.utils import formatdate
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlsplit
@@ -95,9 +96,12 @@ class Dispatcher:
         max_request_bytes: int,
         default_host: str,
         loopback: bool = False,
+        allowed_hosts: Collection[str] = (),
     ):
         self.db = db
-        self.loopback = loopback  # listening on a loopback address: only loopback names are answered (_from_a_web_page)
+        # Listening on a loopback address: only names of this machine are answered (_from_a_web_page).
+        self.loopback = loopback
+        self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
         self.actions = Actions(db)
         self.verifier = verifier
         self.console = console
@@ -185,10 +189,10 @@ class Dispatcher:
         site = (headers.get("Sec-Fetch-Site") or "none").strip().lower()
         if site not in ("none", "same-origin"):
             why = f"a browser sent it for a page of another site (Sec-Fetch-Site: {V.shorten(site)})"
-        elif origin is not None and urlsplit(origin.strip()).netloc.lower() != host:
+        elif origin is not None and _netloc(origin) != host:
             why = f"a browser sent it for a page of another site (Origin: {V.shorten(origin)})"
-        elif self.loopback and host and not _loopback_name(host):
-            why = f"this endpoint listens on loopback and answers only loopback names, not {V.shorten(host)}"
+        elif self.loopback and host and not _names_this_machine(host, self.allowed_hosts):
+            why = f"this endpoint listens on loopback and answers only names of this machine, not {V.shorten(host)}"
         else:
             return
         err = wire.WireError(
@@ -199,7 +203,7 @@ class Dispatcher:
         )
         err.hint = (
             f"Refused: {why}. Web pages can't use this endpoint; an SDK or the aws CLI can. Reached by another name, start "
-            "the server with --access-key and --secret-key (signed requests are let in) or on a non-loopback --host."
+            "the server with --allow-host NAME, or with --access-key and --secret-key (signed requests are let in)."
         )
         raise err
 
@@ -344,11 +348,16 @@ def _date() -> bytes:
 
 
 @functools.lru_cache(maxsize=64)  # a server sees few Host values; this runs for every request
-def _loopback_name(host: str) -> bool:
-    """Whether a Host header (a name or address, and perhaps a port) names this machine:
-    localhost (and names under .localhost, RFC 6761) or a loopback address."""
-    name = host.partition("]")[0] + "]" if host.startswith("[") else host.rpartition(":")[0] if ":" in host else host
-    return name == "localhost" or name.endswith(".localhost") or console_module.is_loopback(name)
+def _names_this_machine(host: str, allowed: frozenset[str]) -> bool:
+    return console_module.names_this_machine(host, allowed)
+
+
+def _netloc(origin: str) -> str:
+    """An Origin header's host and port as a Host header gives them; "" for one that is none."""
+    try:
+        return urlsplit(origin.strip()).netloc.lower()
+    except ValueError:  # "http://[::1", say: no origin this endpoint has
+        return ""
 
 
 def queue_name(call: Call) -> str:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 import socket
 import threading
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -78,6 +78,7 @@ class EndpointServer:
         console: Any = None,
         engine_threads: int = ENGINE_THREADS,
         inline_below: int = INLINE_BELOW,
+        allowed_hosts: Collection[str] = (),
     ):
         self.socket = sock
         self.db = db
@@ -92,6 +93,7 @@ class EndpointServer:
             max_request_bytes=max_request_bytes,
             default_host=self.default_host,
             loopback=is_loopback(host),
+            allowed_hosts=allowed_hosts,
         )
         self.executor = ThreadPoolExecutor(engine_threads, thread_name_prefix="sqsqlite-engine") if engine_threads else None
         self.app = App(self.dispatcher, db.wakeups, self.executor, inline_below)
@@ -215,11 +217,13 @@ def make_server(
     engine_threads: int = ENGINE_THREADS,
     inline_below: int = INLINE_BELOW,
     console_secret: bytes | None = None,
+    allow_hosts: Collection[str] = (),
 ) -> EndpointServer:
     """An endpoint bound to host:port (port 0: any free port; ``sock``: an already listening
     socket), not yet serving; the web console at /console and Prometheus metrics at /metrics
     (``console_read_only``: it changes nothing; ``console_secret``: what its form token and banner
-    signatures derive from, the same in every worker of a server, else its own). ``inline_below``: engine calls run on the event
+    signatures derive from, the same in every worker of a server, else its own; ``allow_hosts``: names of this machine besides
+    localhost's that requests may give, on loopback). ``inline_below``: engine calls run on the event
     loop while fewer requests are being served (0: always on the thread pool)."""
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
@@ -236,6 +240,7 @@ def make_server(
             verbose=verbose,
             engine_threads=engine_threads,
             inline_below=inline_below,
+            allowed_hosts=allow_hosts,
         )
         server.console = console.for_endpoint(
             db,
@@ -243,11 +248,9 @@ def make_server(
             access_key=access_key,
             secret_key=secret_key,
             loopback=is_loopback(server.server_address[0]),
+            allowed_hosts=allow_hosts,
+            secret=console_secret,
         )
-        if console_secret is not None and hasattr(server.console, "token"):  # a Console, not the stand-in without the extra
-            # A page one worker served posts its forms, and is redirected with its banners, to any of them.
-            server.console.token = hmac.new(console_secret, b"form token", "sha256").hexdigest()
-            server.console.banner_key = hmac.new(console_secret, b"banner key", "sha256").digest()
         return server
     except BaseException:
         db.close()

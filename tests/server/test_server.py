@@ -171,6 +171,14 @@ def _stall(url: str) -> socket.socket:
     return stalled
 
 
+def _until_serving(background: BackgroundServer) -> None:
+    """Until a request is being served (its body read, or its engine call under way); bounded."""
+    deadline = time.monotonic() + 10
+    while background.server.app.active < 1:
+        assert time.monotonic() < deadline, "no request reached the server"
+        time.sleep(0.01)
+
+
 def _answer(sock: socket.socket) -> str:
     """Everything the server sends on sock until it closes the connection."""
     data = b""
@@ -195,6 +203,7 @@ def test_a_stop_answers_a_body_still_arriving_service_unavailable_and_stops_clea
     background = BackgroundServer(str(tmp_path / "s.db"))
     with _stall(background.url) as stalled:
         assert raw(background.url, b"{}", {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"})[0] == 200
+        _until_serving(background)  # the stalled request is reading its body
         assert background.stop(timeout=10) is True  # nothing of the stalled request ran: nothing was cut off
         answer = _answer(stalled)
     assert answer.startswith("HTTP/1.1 503"), answer
@@ -228,7 +237,7 @@ def test_a_stop_that_cuts_off_a_request_in_progress_reports_itself_unclean(tmp_p
     sender = threading.Thread(target=send)
     sender.start()
     try:
-        time.sleep(0.3)  # the send reaches the server and waits for the lock
+        _until_serving(background)  # the send reached the server and waits for the lock
         threading.Timer(3, release.set).start()  # the stop's cancelled call then ends, and the stop with it
         assert background.stop(timeout=10) is False  # not the clean stop it would have said it was
     finally:
@@ -704,13 +713,52 @@ def test_without_keys_a_request_a_web_page_of_another_site_makes_is_refused_and_
 
 @pytest.mark.parametrize(
     "headers",
-    [{}, {"Sec-Fetch-Site": "none"}, {"Sec-Fetch-Site": "same-origin"}, {"Host": "localhost"}, {"Host": "sqs.localhost"}],
-    ids=["an SDK's", "an address typed in a browser", "the endpoint's own page", "localhost", "a name under .localhost"],
+    [
+        {},
+        {"Sec-Fetch-Site": "none"},
+        {"Sec-Fetch-Site": "same-origin"},
+        {"Host": "localhost"},
+        {"Host": "localhost.:9324"},
+        {"Host": "sqs.localhost"},
+        {"Host": "host.docker.internal:9324"},
+        {"Host": "[::ffff:127.0.0.1]:9324"},
+    ],
+    ids=[
+        "an SDK's",
+        "an address typed in a browser",
+        "the endpoint's own page",
+        "localhost",
+        "localhost fully qualified",
+        "a name under .localhost",
+        "this machine from a Docker container",
+        "an IPv4 loopback address in IPv6",
+    ],
 )
 def test_without_keys_requests_from_this_machine_and_the_endpoints_own_origin_are_served(server, headers):
     assert _list_queues(server.url, **headers)[0] == 200
     host = server.url.removeprefix("http://")
     assert _list_queues(server.url, Origin=server.url, Host=host)[0] == 200
+
+
+def test_a_malformed_origin_is_refused_as_another_sites(server):
+    status, got, _ = _list_queues(server.url, Origin="http://[::1")
+    assert status == 403 and got["x-amzn-query-error"] == "AccessDenied;Sender"
+
+
+def test_a_name_given_with_allow_host_is_served_on_loopback_and_others_still_refused(tmp_path):
+    with BackgroundServer(str(tmp_path / "alias.db"), allow_hosts=["sqs.alias"]) as s:
+        assert _list_queues(s.url, Host="sqs.alias:9324")[0] == 200
+        assert raw(s.url, b"", {"Host": "sqs.alias"}, method="GET", path="/console")[0] == 200  # the console too
+        assert _list_queues(s.url, Host="other.alias:9324")[0] == 403
+
+
+def test_consoles_given_one_secret_share_their_form_token_and_banner_key(tmp_path):
+    from sqsqlite.console.app import Console
+
+    db = sqsqlite.connect(str(tmp_path / "shared.db"))
+    one, other, own = Console(db, secret=b"s" * 32), Console(db, secret=b"s" * 32), Console(db)
+    assert (one.token, one.banner_key) == (other.token, other.banner_key) != (own.token, own.banner_key)
+    db.close()
 
 
 def test_a_query_request_whose_body_is_not_a_form_is_refused_and_changes_nothing(server):
