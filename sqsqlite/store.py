@@ -33,7 +33,6 @@ import functools
 import logging
 import os
 import random
-import secrets
 import sqlite3
 import threading
 import time
@@ -43,10 +42,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import defaults as D
-from . import queries as Q
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Group, Tx, explain, lock_briefly
+from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, lock_briefly
 
 fcntl: Any
 try:
@@ -93,31 +91,10 @@ def _after_fork_in_child() -> None:
         _close_fds(store._lockfds)
 
 
-class ThreadEnd:
-    """Kept in a thread's ConnectionState (ending) and nowhere else: it goes when the thread
-    ends, and its finalizer (_thread_ended) closes the thread's connection and lock descriptors."""
-
-    __slots__ = ("fds", "__weakref__")
-
-    def __init__(self) -> None:
-        self.fds: list[int] = []  # the lock descriptors the thread opened (Store._open_lock)
-
-
 def _thread_ended(store_ref: Callable[[], Store | None], conn: sqlite3.Connection, fds: list[int]) -> None:
     store = store_ref()
-    if store is None:
-        return  # collected: its own finalizers closed everything
-    with store._lock:
-        try:
-            store._all.remove(conn)
-        except ValueError:
-            return  # closed already (release_connection, close())
-    for fd in fds:
-        store._close_fd(fd)
-    try:
-        conn.close()
-    except sqlite3.Error:
-        pass
+    if store is not None:  # else collected: its own finalizers closed everything
+        store._drop(conn, fds)
 
 
 def _close_fds(fds: list[int]) -> None:
@@ -369,13 +346,8 @@ class Store:
         _STORES.add(self)  # after every attribute the fork hook touches
         self._lock = threading.Lock()
         self._create_private()
-        if migrate:
+        if migrate:  # else opened for migration commands only: the file may have no schema yet
             self.ensure_schema()
-            self.secret = self._secret()
-        else:
-            # Opened for migration commands only: the file may have no schema (no meta table)
-            # yet, so there is no receipt-handle key to read.
-            self.secret = b""
 
     # ------------------------------------------------------------ connections
 
@@ -465,7 +437,8 @@ class Store:
             return -1  # e.g. a read-only directory: SQLite's own locking still holds
         with self._lock:
             self._lockfds.append(fd)
-        local.ending.fds.append(fd)
+        if local.ending is not None:  # opened with the thread's connection, which comes first
+            local.ending.fds.append(fd)
         return fd
 
     def _forget_lock_fds(self, local: ConnectionState) -> None:
@@ -663,11 +636,17 @@ class Store:
         local.state.clear()
         local.version = None
         self._forget_lock_fds(local)
+        self._drop(conn, [])
+
+    def _drop(self, conn: sqlite3.Connection, fds: list[int]) -> None:
+        """Close a thread's connection and lock descriptors, unless close() took them already."""
         with self._lock:
             try:
                 self._all.remove(conn)
             except ValueError:
-                return  # close() took it already
+                return
+        for fd in fds:
+            self._close_fd(fd)
         try:
             conn.close()
         except sqlite3.Error:
@@ -717,16 +696,3 @@ class Store:
                 f"(up to {HEAD_REVISION!r}); upgrade sqsqlite to use it."
             )
         upgrade(self)
-
-    def _secret(self) -> bytes:
-        """The per-database key that signs receipt handles, made on first use."""
-        # Read first: a database that already has its key opens without a write, so a read-only
-        # file can still be inspected (and every write to it fails with DatabaseError).
-        with self.read() as tx:
-            value = tx.scalar(Q.get_meta, key="receipt_secret")
-        if value is not None:
-            return bytes(value)
-        with self.write() as tx:
-            tx.run(Q.put_meta, key="receipt_secret", value=secrets.token_bytes(32))
-            value = tx.scalar(Q.get_meta, key="receipt_secret")
-        return bytes(value)

@@ -32,6 +32,16 @@ class Group:
         self.broken = False  # SQLite undid the transaction: end_group reports it
 
 
+class ThreadEnd:
+    """Kept in a thread's ConnectionState (ending) and nowhere else: it goes when the thread
+    ends, and its finalizer (the store's) closes the thread's connection and lock descriptors."""
+
+    __slots__ = ("fds", "__weakref__")
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []  # the lock descriptors the thread opened (Store._open_lock)
+
+
 class WouldWait(BaseException):
     """A write of a thread marked wait-free (Store.wait_free) found sqsqlite's writers' lock taken
     by another connection, and wrote nothing: the caller runs it again where it may wait. A
@@ -79,7 +89,7 @@ class ConnectionState(threading.local):
     # The Group this thread's writes join, while one is open (Store.begin_group).
     group: Group | None = None
     # The store's ThreadEnd for this thread's connection: it goes with the thread.
-    ending: Any = None
+    ending: ThreadEnd | None = None
     # Whether this thread's next write may wait for the writers' lock only briefly, and whether
     # the call it belongs to began so (Store.wait_free, Store.wait_free_again).
     wait_free: bool = False

@@ -20,7 +20,7 @@ from ..store import Store
 from . import bookmarks as bookmark_functions
 from . import move_tasks
 from .attributes import attribute_columns, attribute_name, default_string, queue_attribute_strings
-from .handles import Handles
+from .handles import Handles, receipt_secret
 from .queue import Queue
 from .results import QueueStats
 from .rules import fair_counts, heads_left, ms, queue_row, retention_cutoff
@@ -55,7 +55,7 @@ class Database:
         self.endpoint = endpoint.rstrip("/")
         self.sender_id = sender_id or account_id
         self.store = Store(self.path, synchronous=synchronous)
-        self.handles = Handles(self.store.secret)
+        self.handles = Handles(receipt_secret(self.store))
         # How long polls wait and commits wake them (a server puts its own in: Wakeups).
         self.wakeups: Wakeups = PollingWakeups(self.store, self.clock)
         self.tasks: list[threading.Thread] = []  # move tasks running in the background

@@ -20,6 +20,7 @@ from itertools import repeat
 from typing import Any, NamedTuple
 
 from .. import defaults as D
+from .. import queries as Q
 from .. import validation as V
 from ..errors import MissingParameter, ReceiptHandleIsInvalid
 
@@ -250,6 +251,20 @@ def decode_handle(macs: dict[int, Callable[[bytes], bytes] | None], handle: Any)
 
 
 _new_tuple = tuple.__new__
+
+
+def receipt_secret(store: Any) -> bytes:
+    """The database's key that signs its receipt handles, made on first use."""
+    # Read first: a database that already has its key opens without a write, so a read-only
+    # file can still be inspected (and every write to it fails with DatabaseError).
+    with store.read() as tx:
+        value = tx.scalar(Q.get_meta, key="receipt_secret")
+    if value is not None:
+        return bytes(value)
+    with store.write() as tx:
+        tx.run(Q.put_meta, key="receipt_secret", value=os.urandom(32))
+        value = tx.scalar(Q.get_meta, key="receipt_secret")
+    return bytes(value)
 
 
 class Handles:

@@ -142,26 +142,28 @@ def fips_like(monkeypatch):
 
 
 def test_where_blake2b_is_refused_handles_are_version_3_and_any_process_checks_them(db, queue, fips_like, monkeypatch):
-    fips = core_handles.Handles(db.store.secret)
+    fips = core_handles.Handles(core_handles.receipt_secret(db.store))
     queue.send_message("m")
     row = db.store.connection().execute("SELECT id, message_id FROM messages").fetchone()
     token = os.urandom(16)
     handle = fips.text(core_handles.Handle(1, row[0], None, token, row[1]))
     assert bytes.fromhex(handle)[0] == 3 and len(handle) == 130  # as long as version 2's
-    assert core_handles.decode_handle(core_handles.Handles(db.store.secret).macs, handle).row_id == row[0]  # a fresh FIPS process
+    assert (
+        core_handles.decode_handle(core_handles.Handles(core_handles.receipt_secret(db.store)).macs, handle).row_id == row[0]
+    )  # a fresh FIPS process
     monkeypatch.undo()  # a process with BLAKE2b checks it too
-    assert core_handles.decode_handle(core_handles.Handles(db.store.secret).macs, handle).message_id == row[1]
+    assert core_handles.decode_handle(core_handles.Handles(core_handles.receipt_secret(db.store)).macs, handle).message_id == row[1]
     forged = bytearray(bytes.fromhex(handle))
     forged[12] ^= 1  # the row id
     with pytest.raises(ReceiptHandleIsInvalid):
-        core_handles.decode_handle(core_handles.Handles(db.store.secret).macs, forged.hex())
+        core_handles.decode_handle(core_handles.Handles(core_handles.receipt_secret(db.store)).macs, forged.hex())
 
 
 def test_where_blake2b_is_refused_a_blake2b_handle_is_refused_saying_why(db, queue, fips_like):
     queue.send_message("m")
     [m] = queue.receive_message()  # db's own Handles was made before BLAKE2b was refused: version 2
     with pytest.raises(ReceiptHandleIsInvalid, match="not a valid receipt handle") as info:
-        core_handles.decode_handle(core_handles.Handles(db.store.secret).macs, m.receipt_handle)
+        core_handles.decode_handle(core_handles.Handles(core_handles.receipt_secret(db.store)).macs, m.receipt_handle)
     assert "FIPS" in info.value.hint
 
 
