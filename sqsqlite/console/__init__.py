@@ -71,6 +71,18 @@ def names_this_machine(host: str, allowed: Collection[str] = ()) -> bool:
     return (mapped or address).is_loopback
 
 
+def exposure_warning(host: str, keyed: bool) -> str | None:
+    """What to tell whoever starts a server on ``host`` without keys, when that is off this
+    machine: anyone who can reach it may use it, and a web page may too after a DNS rebinding
+    (the names of this machine are checked on loopback only)."""
+    if keyed or is_loopback(host):
+        return None
+    return (
+        f"warning: listening on {host} with no --access-key/--secret-key: anyone who can reach it can use every queue "
+        "and the console, and so can a web page whose name a DNS rebinding points at this machine"
+    )
+
+
 def action(path: str) -> str:
     """The action a console or metrics request counts under in /metrics."""
     return "Metrics" if path == "/metrics" else "Console"
@@ -99,4 +111,4 @@ def for_endpoint(db: Any, **options: Any) -> Any:
     return Console(db, **options)
 
 
-__all__ = ["PATHS", "EXTRA", "Response", "Missing", "action", "serves", "for_endpoint", "names_this_machine"]
+__all__ = ["PATHS", "EXTRA", "Response", "Missing", "action", "serves", "for_endpoint", "names_this_machine", "exposure_warning"]

@@ -20,7 +20,7 @@ from .. import defaults as D
 from ..command_options import own_or_global
 from ..core import Database
 from ..errors import SQSError
-from . import is_loopback, serves
+from . import exposure_warning, is_loopback, serves
 from .app import Console
 
 
@@ -158,6 +158,9 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
     loop.start()
     mode = "read-only" if read_only else "read-write"
     auth = "basic credentials required" if access_key else "no credentials asked"
+    warning = exposure_warning(host, access_key is not None)
+    if warning:
+        click.echo(warning, err=True)
     click.echo(f"sqsqlite console on {db.path} at {server.url}/console ({mode}; {auth}); metrics at {server.url}/metrics", err=True)
     try:
         while not stop.wait(0.5) and loop.is_alive():

@@ -10,6 +10,7 @@ import click
 
 from .. import defaults as D
 from ..command_options import own_or_global
+from ..console import exposure_warning
 from ..errors import InvalidParameterValue, SQSError
 
 
@@ -94,6 +95,9 @@ def serve(
         raise click.ClickException(exc.message) from None
 
     auth = "SigV4 signatures required" if access_key else "any signature accepted"
+    warning = exposure_warning(host, access_key is not None)
+    if warning:
+        click.echo(warning, err=True)
     where = f"{server.db.path} at {server.url}" + (f" with {workers} workers" if workers > 1 else "")
     if workers > 1:
         from .workers import run_workers

@@ -63,3 +63,25 @@ def test_without_the_console_extra_the_command_says_what_to_install_and_exits_25
     r = CliRunner().invoke(main.cli, ["console"], standalone_mode=True)
     assert r.exit_code == 255
     assert "`sqsqlite console` needs jinja2, which is not installed: pip install 'sqsqlite[console]'." in r.output
+
+
+def test_a_server_off_this_machine_without_keys_is_started_with_a_warning(tmp_path):
+    from sqsqlite.console import exposure_warning
+
+    assert exposure_warning("127.0.0.1", keyed=False) is None and exposure_warning("::1", keyed=False) is None
+    assert exposure_warning("0.0.0.0", keyed=True) is None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqlite.cli.main", "--db", str(tmp_path / "lan.db"), "console", "--host", "0.0.0.0", "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        warning, serving = proc.stderr.readline(), proc.stderr.readline()
+        assert warning.startswith("warning: listening on 0.0.0.0 with no --access-key/--secret-key") and "DNS rebinding" in warning
+        assert serving.startswith("sqsqlite console on"), serving
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
