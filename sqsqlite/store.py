@@ -91,9 +91,12 @@ def _after_fork_in_child() -> None:
         _close_fds(store._lockfds)
 
 
-def _thread_ended(store_ref: Callable[[], Store | None], conn: sqlite3.Connection, fds: list[int]) -> None:
+def _thread_ended(store_ref: Callable[[], Store | None], conn: sqlite3.Connection, fds: list[int], pid: int) -> None:
+    # In a forked child CPython clears the parent's other threads before the fork hooks run: their
+    # connections and descriptors are the parent's, and the store's lock may be held by a thread
+    # the child does not have. Nothing to do there, and taking that lock would hang the fork.
     store = store_ref()
-    if store is not None:  # else collected: its own finalizers closed everything
+    if store is not None and pid == os.getpid():  # else collected: its own finalizers closed everything
         store._drop(conn, fds)
 
 
@@ -345,6 +348,7 @@ class Store:
         weakref.finalize(self, self._checkpointer.close)
         _STORES.add(self)  # after every attribute the fork hook touches
         self._lock = threading.Lock()
+        self.closed = False  # close() was called: a background thread (a buffer's flusher) stops
         self._create_private()
         if migrate:  # else opened for migration commands only: the file may have no schema yet
             self.ensure_schema()
@@ -384,17 +388,17 @@ class Store:
         local.backstop = not self._checkpointer.closed
         if local.backstop:
             cursor.execute(f"PRAGMA wal_autocheckpoint={D.WAL_BACKSTOP_PAGES}")
-        # A descriptor from before a fork belongs to the parent's lock: let it go (closing a
-        # duplicate never releases the parent's flock) and open this process's own on its
-        # first write.
-        self._forget_lock_fds(local)
+        # A descriptor from before a fork belongs to the parent's lock; the fork hook closed it,
+        # and its number may be another thread's by now: forgotten, not closed. This process's
+        # own is opened on the thread's first write.
+        local.lockfd = local.gatefd = None
         with self._lock:
             self._all.append(conn)
         # Goes with the thread's state when the thread ends, closing what the thread opened: the
         # store keeps every connection for close(), so a program that starts a thread a task
         # (a web server's thread a request) would otherwise keep each one's open.
         ending = local.ending = ThreadEnd()
-        weakref.finalize(ending, _thread_ended, weakref.ref(self), conn, ending.fds).atexit = False
+        weakref.finalize(ending, _thread_ended, weakref.ref(self), conn, ending.fds, _PID).atexit = False
         return conn
 
     def open_connection(self) -> sqlite3.Connection:
@@ -465,6 +469,7 @@ class Store:
         # The checkpointer first, so that the last connection to close finds the WAL
         # checkpointed and removes it, as SQLite does.
         self._checkpointer.close()
+        self.closed = True
         with self._lock:
             conns, self._all = self._all, []
             _close_fds(self._lockfds)

@@ -43,9 +43,10 @@ def is_loopback(host: Any) -> bool:
         return False
 
 
-# Names no web page of another site is served under on this machine: localhost (and the names
-# under .localhost, RFC 6761), and what Docker Desktop calls this machine from a container.
-_LOCAL_NAMES = ("localhost", "host.docker.internal")
+# localhost, and the names under .localhost (RFC 6761), never leave this machine: no resolver of
+# anyone else's can point them at a page of its own, as a hostile one could any other name
+# (host.docker.internal, say, where Docker Desktop does not answer for it: --allow-host it).
+_LOCAL_NAMES = ("localhost",)
 
 
 def names_this_machine(host: str, allowed: Collection[str] = ()) -> bool:

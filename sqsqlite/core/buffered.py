@@ -275,9 +275,10 @@ class BufferedQueue:
     def _commit_waiting(self) -> list[DeferredDeleteFailure]:
         # Under _committing: the deletes are taken and committed by one thread at a time.
         with self._lock:
+            # In flight before the waiting ones go, as _may_wait reads both without the lock.
+            self._in_flight = bool(self._pending)
             due = list(self._pending.values())
             self._pending.clear()
-            self._in_flight = bool(due)
         try:
             return self._delete_now(due) if due else []
         finally:
@@ -354,6 +355,8 @@ class BufferedQueue:
 
     def _flush_until_done(self) -> None:
         while True:
+            if self.queue.db.store.closed:  # the database went first: nothing can be committed now
+                return
             try:
                 wait = self.flush_due()
             except Exception:
@@ -378,7 +381,7 @@ class BufferedQueue:
         and another thread may have held the lock at the fork."""
         self._lock, self._committing = threading.Lock(), threading.Lock()
         self._wake = threading.Condition(self._lock)
-        self._flusher, self._flusher_idle = None, True
+        self._flusher, self._flusher_idle, self._in_flight = None, True, False
         if self._pending:
             # Deletes waiting in the parent wait here too (a row's second delete is harmless):
             # the next delete would start no flusher, so start it now.

@@ -201,9 +201,11 @@ class Dispatcher:
             403,
             json_type="com.amazon.coral.service#AccessDeniedException",
         )
-        err.hint = (
-            f"Refused: {why}. Web pages can't use this endpoint; an SDK or the aws CLI can. Reached by another name, start "
-            "the server with --allow-host NAME, or with --access-key and --secret-key (signed requests are let in)."
+        err.hint = f"Refused: {why}. Web pages can't use this endpoint; an SDK or the aws CLI can." + (
+            " Reached by another name, start the server with --allow-host NAME, or with --access-key and --secret-key "
+            "(signed requests are let in)."
+            if why.startswith("this endpoint")
+            else ""
         )
         raise err
 

@@ -700,8 +700,16 @@ def _list_queues(url: str, **headers: str):
         {"Sec-Fetch-Site": "cross-site"},
         {"Sec-Fetch-Site": "same-site"},
         {"Host": "rebound.evil.example"},  # a DNS rebinding: the page's own name pointed at 127.0.0.1
+        {"Host": "host.docker.internal:9324"},
     ],
-    ids=["another site's origin", "an opaque origin", "a cross-site fetch", "a same-site fetch", "a name that is not loopback"],
+    ids=[
+        "another site's origin",
+        "an opaque origin",
+        "a cross-site fetch",
+        "a same-site fetch",
+        "a name that is not loopback",
+        "Docker's name for the host, which any resolver may answer where Docker Desktop does not",
+    ],
 )
 def test_without_keys_a_request_a_web_page_of_another_site_makes_is_refused_and_changes_nothing(server, headers):
     form = urllib.parse.urlencode({"Action": "CreateQueue", "QueueName": "planted"}).encode()
@@ -720,7 +728,6 @@ def test_without_keys_a_request_a_web_page_of_another_site_makes_is_refused_and_
         {"Host": "localhost"},
         {"Host": "localhost.:9324"},
         {"Host": "sqs.localhost"},
-        {"Host": "host.docker.internal:9324"},
         {"Host": "[::ffff:127.0.0.1]:9324"},
     ],
     ids=[
@@ -730,7 +737,6 @@ def test_without_keys_a_request_a_web_page_of_another_site_makes_is_refused_and_
         "localhost",
         "localhost fully qualified",
         "a name under .localhost",
-        "this machine from a Docker container",
         "an IPv4 loopback address in IPv6",
     ],
 )

@@ -284,3 +284,16 @@ def test_a_forked_child_commits_its_deferred_deletes_on_a_flusher_of_its_own(db_
     b.close()
     assert len(stored(q)) == 8
     db.close()
+
+
+def test_a_flusher_stops_once_its_database_is_closed_before_the_buffer(db_path, monkeypatch):
+    monkeypatch.setattr(D, "BUFFER_FLUSHER_LINGER", 0.05)  # had it committed already, it would wait no longer than this
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("closed-first")
+    fill(q, 3)
+    before = flushers()
+    b = q.buffered(max_batch_open_ms=20)
+    b.receive_message()[0].delete()
+    [flusher] = flushers() - before
+    db.close()  # before the buffer: its flusher has nothing it can commit to any more
+    assert eventually(lambda: not flusher.is_alive(), seconds=5)

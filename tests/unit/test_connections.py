@@ -1,6 +1,6 @@
 """Each thread that uses a database gets a connection of its own; a thread that ends takes it
 with it, so a program that starts a thread a task (a web server's thread a request) holds no
-more descriptors after a thousand tasks than after one."""
+more descriptors after many tasks than after one."""
 
 import os
 import threading
@@ -53,3 +53,43 @@ def test_a_thread_keeps_one_connection_while_it_lives(db_path):
     in_a_thread(work)
     assert len(set(counts)) == 1
     db.close()
+
+
+def test_a_fork_while_another_thread_holds_the_stores_lock_does_not_hang_the_child(db_path):
+    import time
+
+    db = sqsqlite.connect(db_path, synchronous="FULL")
+    with_connection, holding, stop = threading.Event(), threading.Event(), threading.Event()
+
+    def lives_on():  # a thread with a connection: the child clears its state before its fork hooks run
+        db.stats()
+        with_connection.set()
+        stop.wait(10)
+
+    def holds_the_lock():  # as a thread does for a moment whenever it opens a connection or ends
+        with db.store._lock:  # the store's own lock: the point of the test is a fork while it is held
+            holding.set()
+            stop.wait(10)
+
+    threads = [threading.Thread(target=lives_on), threading.Thread(target=holds_the_lock)]
+    threads[0].start()
+    assert with_connection.wait(5)
+    threads[1].start()
+    assert holding.wait(5)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)  # past the fork: the parent's threads' ends did nothing here
+    try:
+        deadline = time.monotonic() + 10
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                raise AssertionError("the child hung in the fork")
+            time.sleep(0.01)
+        assert os.waitstatus_to_exitcode(done[1]) == 0
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+        db.close()
