@@ -92,9 +92,8 @@ def _after_fork_in_child() -> None:
 
 
 def _thread_ended(store_ref: Callable[[], Store | None], conn: sqlite3.Connection, fds: list[int], pid: int) -> None:
-    # In a forked child CPython clears the parent's other threads before the fork hooks run: their
-    # connections and descriptors are the parent's, and the store's lock may be held by a thread
-    # the child does not have. Nothing to do there, and taking that lock would hang the fork.
+    # A forked child clears the parent's other threads before the fork hooks run: what they held is
+    # the parent's, and taking the store's lock (held, maybe, by one of them) would hang the fork.
     store = store_ref()
     if store is not None and pid == os.getpid():  # else collected: its own finalizers closed everything
         store._drop(conn, fds)
@@ -388,15 +387,13 @@ class Store:
         local.backstop = not self._checkpointer.closed
         if local.backstop:
             cursor.execute(f"PRAGMA wal_autocheckpoint={D.WAL_BACKSTOP_PAGES}")
-        # A descriptor from before a fork belongs to the parent's lock; the fork hook closed it,
-        # and its number may be another thread's by now: forgotten, not closed. This process's
-        # own is opened on the thread's first write.
+        # After a fork: the parent's lock descriptors, closed by the fork hook, their numbers maybe
+        # another thread's by now: forgotten, not closed. This thread's own come with its first write.
         local.lockfd = local.gatefd = None
         with self._lock:
             self._all.append(conn)
-        # Goes with the thread's state when the thread ends, closing what the thread opened: the
-        # store keeps every connection for close(), so a program that starts a thread a task
-        # (a web server's thread a request) would otherwise keep each one's open.
+        # Goes with the thread's state when the thread ends, closing what it opened: else a program
+        # starting a thread a task (a web server's a request) would keep each one's open till close().
         ending = local.ending = ThreadEnd()
         weakref.finalize(ending, _thread_ended, weakref.ref(self), conn, ending.fds, _PID).atexit = False
         return conn
