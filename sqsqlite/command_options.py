@@ -13,6 +13,16 @@ import click
 
 from . import defaults as D
 
+# serve's and console's: names of this machine a server on loopback answers besides localhost's.
+allow_host = click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    envvar="SQSQLITE_ALLOW_HOST",
+    help="On loopback, also answer requests addressed to NAME (an /etc/hosts alias); repeatable.",
+)
+
 
 def own_or_global(ctx: click.Context, name: str, own: Any, default: Any = None) -> Any:
     """The command's own option if given, else the group's global one of that name, else ``default``."""

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from .. import defaults as D
-from ..command_options import own_or_global
+from ..command_options import allow_host, own_or_global
 from ..core import Database
 from ..errors import SQSError
 from . import exposure_warning, is_loopback, serves
@@ -115,14 +115,7 @@ def make_console_server(
     "--access-key", default=None, envvar="SQSQLITE_ACCESS_KEY", help="Require HTTP basic credentials: this access key as user ..."
 )
 @click.option("--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key as password.")
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    multiple=True,
-    metavar="NAME",
-    envvar="SQSQLITE_ALLOW_HOST",
-    help="On loopback, also answer requests addressed to NAME (an /etc/hosts alias); repeatable.",
-)
+@allow_host
 @click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 @click.pass_context
 def console(ctx, db_path, host, port, read_only, account_id, region, access_key, secret_key, allow_hosts, verbose):

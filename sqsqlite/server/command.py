@@ -9,7 +9,7 @@ import sys
 import click
 
 from .. import defaults as D
-from ..command_options import own_or_global
+from ..command_options import allow_host, own_or_global
 from ..console import exposure_warning
 from ..errors import InvalidParameterValue, SQSError
 
@@ -28,14 +28,7 @@ from ..errors import InvalidParameterValue, SQSError
     "--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 4 MiB + 256 KiB)."
 )
 @click.option("--console-read-only", is_flag=True, help="The web console at /console shows everything and changes nothing.")
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    multiple=True,
-    metavar="NAME",
-    envvar="SQSQLITE_ALLOW_HOST",
-    help="On loopback, also answer requests addressed to NAME (an /etc/hosts alias); repeatable.",
-)
+@allow_host
 @click.option(
     "--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes serving the one port and database file."
 )

@@ -16,6 +16,7 @@ from sqsqlite import defaults as D
 from sqsqlite.core import buffered
 from sqsqlite.errors import InvalidParameterValue
 from tests.unit.test_buffered import fill, stored
+from tests.unit.test_connections import descriptors
 
 
 def flushers():
@@ -160,15 +161,6 @@ def test_an_idle_flusher_ends_and_the_next_deferred_delete_starts_another(db_pat
 
 
 def test_a_flusher_that_ends_closes_the_connection_it_opened(db_path, monkeypatch):
-    def descriptors():  # this process's open files of the database (the file, its WAL, its locks)
-        paths = []
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                paths.append(os.readlink(f"/proc/self/fd/{fd}"))
-            except FileNotFoundError:  # the listing's own descriptor, closed since
-                pass
-        return sum(path.startswith(db_path) for path in paths)
-
     monkeypatch.setattr(D, "BUFFER_FLUSHER_LINGER", 0.05)
     db = sqsqlite.connect(db_path, synchronous="FULL")  # FULL: no checkpoint thread opening a connection of its own meanwhile
     q = db.create_queue("connections")
@@ -177,12 +169,12 @@ def test_a_flusher_that_ends_closes_the_connection_it_opened(db_path, monkeypatc
     b = q.buffered(max_batch_open_ms=20)
     b.receive_message()[0].delete()
     b.flush()  # the consumer's own connection has written: its descriptors are all open now
-    consumer = descriptors()
+    consumer = descriptors(db_path)
     for _ in range(3):  # each idle spell ends a flusher; the next deferred delete starts another
         b.receive_message()[0].delete()
         [flusher] = flushers() - before
         assert eventually(lambda f=flusher: not f.is_alive())
-    assert descriptors() == consumer  # each flusher's connection closed with its thread
+    assert descriptors(db_path) == consumer  # each flusher's connection closed with its thread
     b.close()
     db.close()
 
