@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -60,3 +61,15 @@ class ManualClock:
 
 
 SYSTEM_CLOCK = SystemClock()
+
+
+def _monotonic_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+def ticks(clock: Clock) -> Callable[[], int]:
+    """Milliseconds to time a wait by: the monotonic clock's for the system clock, so that a
+    wall clock stepped (NTP at boot, a VM resumed) neither stretches a long poll or a buffered
+    delete's wait by the step nor cuts it short; any other clock's own ``now_ms``, which a test
+    moves by hand. Only differences of two readings mean anything."""
+    return _monotonic_ms if isinstance(clock, SystemClock) else clock.now_ms

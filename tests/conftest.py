@@ -10,6 +10,21 @@ def clock():
     return sqsqlite.ManualClock()
 
 
+class SteppingClock(sqsqlite.SystemClock):
+    """The system clock, which a test steps as NTP at boot or a resumed virtual machine does:
+    now_ms moves by ``offset`` milliseconds; real waits stay real."""
+
+    offset = 0
+
+    def now_ms(self) -> int:
+        return super().now_ms() + self.offset
+
+
+@pytest.fixture
+def stepping_clock():
+    return SteppingClock()
+
+
 @pytest.fixture
 def db_path(tmp_path):
     return str(tmp_path / "test.db")

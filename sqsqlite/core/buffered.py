@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
+from ..clock import ticks
 from .deleting import delete_claims
 from .handles import Handle
 from .receiving import receive
@@ -130,7 +131,9 @@ class BufferedQueue:
         self._committing = threading.Lock()
         self._in_flight = False
         self._closed = False
-        self._now = queue.db.clock.now_ms
+        # _now (the database's clock) for leases; _tick (clock.ticks) for the batch window and
+        # the consumer's pace, which a wall clock stepped must not stretch.
+        self._now, self._tick = queue.db.clock.now_ms, ticks(queue.db.clock)
         # FIFO: the group of each message handed out (by row id, the last BUFFER_GROUPS_KEPT), so
         # that one given back holds back the rest of its group fetched here (_hold_back).
         self._fifo = queue.fifo
@@ -170,7 +173,7 @@ class BufferedQueue:
         with self._lock:
             if self._closed:
                 self._check_open()
-            now = self._now()
+            now, tick = self._now(), self._tick()
             ready = self._ready
             out: list[Message] = []
             while ready and len(out) < n:
@@ -181,10 +184,10 @@ class BufferedQueue:
             self._handed += len(out)
             if self._fifo and out:
                 self._handed_out(out)
-            size = 0 if out else self._claim_size(n, now)
+            size = 0 if out else self._claim_size(n, tick)
             # Before a claim, the waiting deletes go first, so that at most a claim's worth of
             # acknowledged messages is ever uncommitted; else when the oldest has waited enough.
-            flush_first = self._pending and (not out or now - self._pending_since >= self.max_batch_open_ms)
+            flush_first = self._pending and (not out or tick - self._pending_since >= self.max_batch_open_ms)
         if flush_first:
             self.flush()
         if out:
@@ -193,7 +196,7 @@ class BufferedQueue:
         with self._lock:
             returned = self._now()
             # An empty claim (the queue was empty) says nothing of the consumer's pace.
-            self._claimed_at = returned if fetched else None
+            self._claimed_at = self._tick() if fetched else None
             if fetched:
                 self._lease_ms = max(0, fetched[0].visible_at - returned)  # type: ignore[operator]  # received: a lease end
                 self._handed = min(n, len(fetched))
@@ -308,7 +311,7 @@ class BufferedQueue:
 
     def flush_due(self) -> float | None:
         """Commit the waiting deletes, as flush() does, if the first of them was acknowledged
-        ``max_batch_open_ms`` ago or more (on the database's clock). Returns the seconds until
+        ``max_batch_open_ms`` ago or more (timed as clock.ticks does). Returns the seconds until
         the deletes then waiting are due (0: already), or None if none wait. The flusher thread
         calls it when it wakes; a test moving a ManualClock may call it instead."""
         with self._committing:
@@ -320,13 +323,13 @@ class BufferedQueue:
         with self._lock:
             if not self._pending:
                 return None
-            return max(0, self._pending_since + self.max_batch_open_ms - self._now()) / 1000
+            return max(0, self._pending_since + self.max_batch_open_ms - self._tick()) / 1000
 
     def _began_waiting(self) -> None:
         """Under the lock: a first delete now waits. Its batch is due max_batch_open_ms from
         now, which the flusher must be awake for. A flusher waiting for an earlier batch's due
         time needs no word: it finds this one's then, later."""
-        self._pending_since = self._now()
+        self._pending_since = self._tick()
         if self._flusher_idle and not self._closed and self.max_batch_open_ms and self.prefetch > 1:
             self._flusher_idle = False
             if self._flusher is not None:
@@ -388,13 +391,13 @@ class BufferedQueue:
             with self._lock:
                 self._began_waiting()
 
-    def _claim_size(self, n: int, now: int) -> int:
+    def _claim_size(self, n: int, tick: int) -> int:
         """The next claim's size: at most twice the last, and no more than the consumer handled
         since the last claim in BUFFER_LEASE_SHARE of that claim's lease, so that a slow consumer
         doesn't fetch messages that lapse (and count a receive) before it gets to them."""
         size = self._size
         if self._claimed_at is not None:
-            elapsed = now - self._claimed_at
+            elapsed = tick - self._claimed_at
             budget = self._lease_ms * D.BUFFER_LEASE_SHARE
             fit = self.prefetch if elapsed <= 0 else int(self._handed * budget / elapsed)
             size = max(1, min(fit, 2 * size, self.prefetch))

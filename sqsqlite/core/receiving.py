@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
+from ..clock import ticks
 from ..errors import InvalidParameterValue, OverLimit
 from ..store import Tx
 from .handles import Handle
@@ -76,14 +77,17 @@ def receive(
     receives of 10 do in one transaction instead of ten."""
     db = queue.db
     wakeups = db.wakeups
-    start = db.now()
-    deadline = None
+    # The poll's end is timed on ticks (clock.ticks), so a wall clock stepped meanwhile doesn't
+    # move it; the waits below are given it as a time of the database's clock, read anew each round.
+    tick = ticks(db.clock)
+    start = tick()
+    ends = None
     while True:
         mark = wakeups.mark(queue.name)
         queue_id, rows, queue_wait, lease, cleared = _claim(queue, n, vt, attempt_id)
-        if deadline is None:
-            deadline = start + ms(queue_wait if wait is None else wait)
-        if rows or (not cleared and db.now() >= deadline):
+        if ends is None:
+            ends = start + ms(queue_wait if wait is None else wait)
+        if rows or (not cleared and tick() >= ends):
             if lease is not None:
                 messages = _claimed_messages(queue, rows, queue_id, system, wanted, lease)
             else:
@@ -106,6 +110,7 @@ def receive(
             now = db.now()
             with db.store.read() as tx:
                 due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=now)
+            deadline = now + max(0, ends - tick())
             wakeups.wait(queue.name, mark, deadline if due is None else min(deadline, due), deadline)
 
 

@@ -18,7 +18,7 @@ import threading
 from typing import Protocol
 
 from .. import defaults as D
-from ..clock import SYSTEM_CLOCK, Clock
+from ..clock import SYSTEM_CLOCK, Clock, ticks
 from ..store import Store
 
 
@@ -72,14 +72,17 @@ class PollingWakeups:
         if version is None:
             version = store.data_version()
         interval = D.LONG_POLL_INTERVAL
+        # until, read once as a span of ticks: a wall clock stepped meanwhile doesn't move it.
+        tick = ticks(clock)
+        ends = tick() + until - clock.now_ms()
         with self._changed:
             self._waiters += 1
         try:
             while True:
-                now = clock.now_ms()
-                if now >= until:
+                left = ends - tick()
+                if left <= 0:
                     return
-                step = min(interval, (until - now) / 1000)
+                step = min(interval, left / 1000)
                 interval = min(interval * 1.5, D.LONG_POLL_MAX_INTERVAL)
                 with self._changed:
                     notified = _clock_wait(clock, self._changed, step)

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .. import defaults as D
+from ..clock import ticks
 from ..core.handles import new_request_id
 from ..errors import SQSError
 from ..tx import WouldWait
@@ -256,8 +257,9 @@ class App:
 
     async def _receive(self, call: Call, receive: Callable) -> Answer | None:
         d, wakeups = self.dispatcher, self.wakeups
+        tick = ticks(d.db.clock)
         queue: str | None = None
-        deadline: int | None = None
+        ends: int | None = None  # the poll's end on ticks (clock.ticks), once its first round parked
         gone: asyncio.Future | None = None
         listener: asyncio.Task | None = None
         woken = False
@@ -265,10 +267,9 @@ class App:
         try:
             while True:
                 request = call.request
-                if deadline is not None:  # a later round: the engine waits no longer than the first round's deadline
-                    left = deadline - d.db.now()
-                    request = {**request, "WaitTimeSeconds": max(0, -(-left // 1000))}
-                first = deadline is None
+                if ends is not None:  # a later round: the engine waits no longer than the first round's deadline
+                    request = {**request, "WaitTimeSeconds": max(0, -(-(ends - tick()) // 1000))}
+                first = ends is None
                 kind: str = "done"
                 value: Any = {}
                 if woken:  # one claim for every poll of the queue woken in this turn of the loop
@@ -294,14 +295,14 @@ class App:
                     return d.success(call, value)
                 park: Park = value[0]
                 queue = park.queue
-                if deadline is None:
-                    deadline = value[1]
+                if ends is None:
+                    ends = tick() + value[1] - d.db.now()
                 if gone is None:
                     gone = asyncio.get_running_loop().create_future()
                     listener = asyncio.ensure_future(_listen(receive, gone))
                 self.active -= 1
                 try:
-                    state = await wakeups.park(queue, park.mark, min(park.until, deadline), gone, front=woken)
+                    state = await wakeups.park(queue, park.mark, min(park.until, d.db.now() + ends - tick()), gone, front=woken)
                 finally:
                     self.active += 1
                 if state == "gone":

@@ -39,7 +39,7 @@ from kombu.utils.json import dumps, loads
 import sqsqlite
 from sqsqlite import defaults as D
 from sqsqlite import errors
-from sqsqlite.clock import SYSTEM_CLOCK, Clock
+from sqsqlite.clock import SYSTEM_CLOCK, Clock, ticks
 
 logger = get_logger(__name__)
 
@@ -426,24 +426,24 @@ class Transport(virtual.Transport):
         none (of up to ``wait_time_seconds``, or ``timeout`` if shorter; with no timeout, poll
         again). Channels wait through the engine, so there is no polling interval; only while
         every channel's prefetch is full is it looked at again every few milliseconds."""
-        clock, cycle = self.clock, self.cycle
+        tick, cycle = ticks(self.clock), self.cycle
         assert cycle is not None  # made by the constructor
-        deadline = None if timeout is None else clock.now_ms() + timeout * 1000
+        deadline = None if timeout is None else tick() + timeout * 1000
         while True:
-            remaining = None if deadline is None else max(0.0, (deadline - clock.now_ms()) / 1000)
+            remaining = None if deadline is None else max(0.0, (deadline - tick()) / 1000)
             try:
                 cycle.get(self.deliver, timeout=remaining)
                 return
             except Empty:
                 pass
             waited = any(c.consuming and c.qos.can_consume() for c in self.channels)
-            if deadline is not None and (waited or clock.now_ms() >= deadline):
+            if deadline is not None and (waited or tick() >= deadline):
                 # Returning after the long poll rather than at the deadline lets a caller such as
                 # Celery's worker loop see a shutdown within wait_time_seconds.
                 raise TimeoutError()  # socket.timeout, which Kombu's callers catch
             if not waited:
                 # Nothing to wait for in the database: room comes from acks in this process.
-                clock.sleep(D.LONG_POLL_MAX_INTERVAL if remaining is None else min(D.LONG_POLL_MAX_INTERVAL, remaining))
+                self.clock.sleep(D.LONG_POLL_MAX_INTERVAL if remaining is None else min(D.LONG_POLL_MAX_INTERVAL, remaining))
 
     @property
     def default_connection_params(self) -> dict[str, Any]:

@@ -125,6 +125,30 @@ def test_a_receive_without_wait_time_parks_for_the_queues_own_wait_and_ends_when
     assert 1.9 <= waited < 5
 
 
+def test_a_parked_poll_ends_at_its_wait_time_when_the_wall_clock_steps_back_meanwhile(tmp_path, monkeypatch):
+    with BackgroundServer(str(tmp_path / "stepped.db")) as server:
+
+        async def scenario():
+            admin = await Connection(server.url).open()
+            url = (await admin.call("CreateQueue", {"QueueName": "stepped"}))["QueueUrl"]
+            poll = await Connection(server.url).open()
+            started = time.monotonic()
+            poll.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 2})
+            await _until(lambda: server.db.wakeups.parked("stepped") == 1)
+            # The server's clock (the system clock) an hour back, as NTP at boot may step it.
+            real = SYSTEM_CLOCK.now_ms
+            monkeypatch.setattr(SYSTEM_CLOCK, "now_ms", lambda: real() - 3_600_000)
+            empty = await asyncio.wait_for(poll.read(), 10)
+            waited = time.monotonic() - started
+            for c in (admin, poll):
+                c.close()
+            return empty, waited
+
+        empty, waited = asyncio.run(scenario())
+    assert "Messages" not in empty
+    assert 1.9 <= waited < 5
+
+
 def test_a_parked_receive_carries_both_when_to_look_again_and_when_the_poll_ends():
     wakeups = waiting.AsyncWakeups(None, SYSTEM_CLOCK)  # parking reads no store
     wakeups.parkable(True)

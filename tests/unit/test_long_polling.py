@@ -86,6 +86,21 @@ def test_a_send_from_another_thread_wakes_a_waiting_receive(tmp_path):
         db.close()
 
 
+def test_a_long_poll_ends_at_its_wait_time_when_the_wall_clock_steps_back_meanwhile(db_path, stepping_clock):
+    with sqsqlite.connect(db_path, clock=stepping_clock) as db:
+        q = db.create_queue("stepped")
+        done = []
+        poll = threading.Thread(target=lambda: done.append(q.receive_message(wait_time_seconds=1)), daemon=True)
+        started = time.monotonic()
+        poll.start()
+        time.sleep(0.2)
+        stepping_clock.offset = -3_600_000  # an hour back, 0.2 s into the poll
+        poll.join(10)
+        waited = time.monotonic() - started
+        assert done == [[]]  # ended empty, not an hour and a second later
+        assert 0.9 <= waited < 5
+
+
 def _send_when_told(path, ready, name):
     db = sqsqlite.connect(path)
     ready.wait(10)
