@@ -21,7 +21,6 @@ from .sqlcompile import P, Sql, compile_numbered, compile_positional, compile_sq
 m = messages
 q = queues
 
-
 MESSAGE_COLUMNS = (
     *(m.c.id, m.c.queue_id, m.c.message_id, m.c.body, m.c.attributes, m.c.sender_id, m.c.sent_at, m.c.visible_at),
     *(m.c.receive_count, m.c.first_received_at, m.c.received_at, m.c.receipt_token, m.c.group_id, m.c.dedup_id),
@@ -65,7 +64,6 @@ _in_flight = (_hidden, m.c.receive_count > 0)  # received, its visibility timeou
 _delayed = (_hidden, m.c.receive_count == 0)  # never received, its delay running
 # The predicate of ix_messages_group (FIFO rows), which a query must state to use that index.
 _IN_GROUP_INDEX = m.c.sequence_number.is_not(None)
-
 
 # ------------------------------------------------------------------ queues
 
@@ -459,6 +457,8 @@ count_in_flight = compile_sql(select(func.count()).select_from(m).where(m.c.queu
 count_delayed = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_delayed, _alive))
 oldest_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive))
 next_visible_at = compile_sql(select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), _hidden))
+# A FIFO queue's oldest live group head (ix_messages_heads_sent): its expiry frees its group.
+oldest_head_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _alive))
 
 # Fair queues' CloudWatch figures, exact: the noisy groups (the claim's own rule), and the
 # counts above over the messages of quiet groups and of no group.

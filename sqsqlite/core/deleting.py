@@ -165,7 +165,8 @@ def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
         )
     if msg["visible_at"] <= now:
         raise MessageNotInflight(
-            "The message is not in flight: its visibility timeout has ended, so there is nothing to change; receive it again."
+            "The specified message isn't in flight.",  # AWS's documented text; no recording of the wire's was found
+            "Its visibility timeout has ended, so there is nothing to change; receive it again.",
         )
     new_end = now + ms(vt)
     limit = msg["received_at"] + ms(D.MAX_VISIBILITY_TIMEOUT)

@@ -106,10 +106,17 @@ def receive(
             db.store.wait_free_again()  # what it cleared needs no undoing should the call run again
         else:
             # Until something changes, or the deadline, or sooner the queue's next delay or
-            # visibility timeout ending: that message is receivable then without any commit.
+            # visibility timeout ending, or a FIFO group head's retention (its group's next
+            # message is free then): that message is receivable then without any commit.
             now = db.now()
             with db.store.read() as tx:
                 due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=now)
+                if queue.fifo:
+                    row = queue_row(tx, queue.name)
+                    head = tx.scalar(Q.oldest_head_sent, queue_id=queue_id, cutoff=retention_cutoff(row, now))
+                    if head is not None:
+                        expires = head + ms(row["retention_period"])
+                        due = expires if due is None else min(due, expires)
             deadline = now + max(0, ends - tick())
             wakeups.wait(queue.name, mark, deadline if due is None else min(deadline, due), deadline)
 

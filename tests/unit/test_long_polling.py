@@ -31,6 +31,21 @@ def test_a_wait_returns_when_a_visibility_timeout_ends_during_it(db, clock):
     assert clock.now_ms() - start == 7000
 
 
+def test_a_fifo_wait_returns_when_the_retention_of_a_head_in_flight_frees_its_group(db, clock):
+    q = db.create_queue(
+        "lp.fifo", FifoQueue="true", ContentBasedDeduplication="true", VisibilityTimeout="43200", MessageRetentionPeriod="60"
+    )
+    q.send_message("blocks", message_group_id="g")
+    q.receive_message()  # in flight for 12 hours, holding its group back
+    clock.advance(30)
+    q.send_message("next", message_group_id="g")
+    clock.advance(25)  # the head expires 5 s from now
+    start = clock.now_ms()
+    [m] = q.receive_message(wait_time_seconds=20)
+    assert m.body == "next"
+    assert clock.now_ms() - start == 5000  # when the head's retention ended, not the 20 s
+
+
 def test_a_wait_with_nothing_to_return_ends_empty_at_the_wait_time(db, clock):
     q = db.create_queue("lp3")
     q.send_message("too late", delay_seconds=30)

@@ -36,6 +36,7 @@ HOT_PATH = {
     "headless_groups": ("ix_messages_group", False),
     "unclaim_to_dead_letter": ("PRIMARY KEY", False),
     "next_visible_at": ("ix_messages_visible", False),
+    "oldest_head_sent": ("ix_messages_heads_sent", False),
     # counting
     "count_visible": ("ix_messages_visible", False),
     "count_in_flight": ("ix_messages_visible", False),
