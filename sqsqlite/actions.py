@@ -95,12 +95,16 @@ def _int(request: Request, name: str, low: int, high: int, default: int | None =
 
 
 def _message_attributes_in(raw: Any) -> Any:
-    """BinaryValue may arrive as bytes (boto3) or base64 text (JSON wire, CLI)."""
+    """BinaryValue may arrive as bytes (boto3) or base64 text (JSON wire, CLI). A value that is
+    no structure (the Python API's shorthand, a bare str or number) has no DataType here, as
+    SQS reads it, and is refused so."""
     if not isinstance(raw, Mapping):
         return raw
     out = {}
     for name, value in raw.items():
-        if isinstance(value, Mapping) and isinstance(value.get("BinaryValue"), str):
+        if not isinstance(value, Mapping):
+            value = {}
+        elif isinstance(value.get("BinaryValue"), str):
             try:
                 value = {**value, "BinaryValue": base64.b64decode(value["BinaryValue"], validate=True)}
             except (binascii.Error, ValueError):
@@ -352,7 +356,9 @@ class Actions:
         return _batch(result, success)
 
     def ReceiveMessage(self, r: Request) -> Response:
-        count = r.get("MaxNumberOfMessages", D.MAX_MESSAGES.default)
+        count = r.get("MaxNumberOfMessages")
+        if count is None:  # absent, or JSON's null, as SQS reads it
+            count = D.MAX_MESSAGES.default
         if r.keys() <= _PLAIN_RECEIVE:  # no names, no timeouts: the common receive, nothing else to read
             messages = self._queue(r).receive_message(max_number_of_messages=count)
         else:
@@ -404,7 +410,8 @@ class Actions:
         return {"TaskHandle": handle}
 
     def ListMessageMoveTasks(self, r: Request) -> Response:
-        tasks = self.db.list_message_move_tasks(_required(r, "SourceArn"), r.get("MaxResults", D.MOVE_TASKS_LISTED.default))
+        limit = r.get("MaxResults")  # absent, or JSON's null: the default
+        tasks = self.db.list_message_move_tasks(_required(r, "SourceArn"), D.MOVE_TASKS_LISTED.default if limit is None else limit)
         return {"Results": [_move_task_out(t) for t in tasks]}
 
     def CancelMessageMoveTask(self, r: Request) -> Response:

@@ -251,8 +251,8 @@ def _json_object(name: str, value: Any, reason: str | None = None) -> dict:
         parsed = None
     if not isinstance(parsed, dict):
         ours = f"Invalid value {shorten(value)} for {name}: must be a JSON object."
-        if reason is None:
-            raise InvalidAttributeValue(ours)
+        if reason is None:  # SQS's words for any attribute's bad value (Policy's, so far)
+            raise InvalidAttributeValue(f"Invalid value for the parameter {name}.", ours)
         raise InvalidAttributeValue(f"Invalid value for the parameter {name}. Reason: {reason}", ours)
     return parsed
 

@@ -24,7 +24,7 @@ from .. import defaults as D
 from .. import validation as V
 from ..actions import MEMBERS, UNSUPPORTED, Actions
 from ..core.handles import new_request_id
-from ..errors import BatchRequestTooLong, InvalidParameterValue, QueueDoesNotExist, SQSError
+from ..errors import BatchRequestTooLong, InvalidParameterValue, SQSError
 from . import wire
 from .sigv4 import Verifier
 from .waiting import ServedDatabase, Stopping
@@ -220,12 +220,9 @@ class Dispatcher:
             raise wire.WireError(
                 "InvalidAddress", f"The address {path!r} is not valid for this endpoint: use / or /<account>/<queue>.", 404
             )
-        account, name = parts
-        if account != self.db.account_id:
-            raise QueueDoesNotExist(
-                "The specified queue does not exist.",
-                f"The queue {name!r} does not exist in account {account}; this endpoint serves account {self.db.account_id}.",
-            )
+        # Any account, as a QueueUrl member's: one file is one account, and a URL written for
+        # Amazon SQS (its account id in it) must work unchanged.
+        name = parts[1]
         if "QueueUrl" in MEMBERS.get(action, ()) and not request.get("QueueUrl"):
             request["QueueUrl"] = name
 

@@ -184,6 +184,18 @@ def test_a_get_request_to_the_queue_url_path_needs_no_queue_url(server):
     assert text(root, "sqs:ReceiveMessageResult/sqs:Message/sqs:Body") == "by path"
 
 
+def test_a_queue_url_path_of_another_account_addresses_the_queue_as_a_queue_url_member_does(server):
+    # One file is one account: a URL written for Amazon SQS, its own account id in it, works.
+    create(server, "q-acct")
+    ok(server.url, {"Action": "SendMessage", "MessageBody": "by path"}, method="POST", path="/123456789012/q-acct")
+    ok(
+        server.url,
+        {"Action": "SendMessage", "QueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/q-acct", "MessageBody": "by url"},
+    )
+    root = ok(server.url, {"Action": "ReceiveMessage", "MaxNumberOfMessages": "10"}, method="POST", path="/000000000000/q-acct")
+    assert sorted(text(m, "sqs:Body") for m in root.findall("sqs:ReceiveMessageResult/sqs:Message", NS)) == ["by path", "by url"]
+
+
 def test_batch_entries_are_numbered_and_results_listed_per_entry(server):
     url = create(server, "q-batch")
     root = ok(
@@ -281,7 +293,7 @@ def test_requests_without_a_valid_action_or_address_are_refused(server):
     assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "InvalidAction")
     status, _, root = call(server.url, {"Action": "ListQueues"}, path="/a/b/c")
     assert (status, text(root, "sqs:Error/sqs:Code")) == (404, "InvalidAddress")
-    status, _, root = call(server.url, {"Action": "ReceiveMessage"}, path="/111111111111/q-create")
+    status, _, root = call(server.url, {"Action": "ReceiveMessage"}, path="/111111111111/q-never-made")
     assert text(root, "sqs:Error/sqs:Code") == "AWS.SimpleQueueService.NonExistentQueue"
     status, _, root = call(server.url, {"Action": "ListQueues", "Attribute.x.Name": "a"})
     assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "InvalidParameterValue")

@@ -10,7 +10,7 @@ import pytest
 from sqsqlite import Actions
 from sqsqlite import batches as B
 from sqsqlite.core import sending
-from sqsqlite.errors import InvalidParameterValue, MissingParameter, SQSError
+from sqsqlite.errors import InvalidAttributeValue, InvalidParameterValue, MissingParameter, SQSError
 
 
 @pytest.fixture
@@ -155,3 +155,38 @@ def test_a_plain_delete_batch_given_to_a_send_is_taken_as_entries_without_bodies
     batch = B.batch_entry_ids([{"Id": "a", "ReceiptHandle": "h"}], "DeleteMessageBatch")
     result = queue.send_message_batch(batch)
     assert result.successful == [] and [(f.id, f.code) for f in result.failed] == [("a", "MissingParameter")]
+
+
+def test_a_json_null_count_or_limit_reads_as_absent_as_every_other_member_does(db, queue):
+    actions = Actions(db)
+    queue.send_message("m")
+    assert [m["Body"] for m in actions.call("ReceiveMessage", {"QueueUrl": queue.url, "MaxNumberOfMessages": None})["Messages"]] == ["m"]
+    assert actions.call("ListMessageMoveTasks", {"SourceArn": queue.arn, "MaxResults": None}) == {"Results": []}
+
+
+@pytest.mark.parametrize("value", ["zz", 5, 1.5, None])
+def test_a_message_attribute_given_as_no_structure_is_refused_as_sqs_refuses_one_without_a_type(db, queue, value):
+    # The Python API's shorthand (a bare str or number) is not SQS's: on the wire, the CLI and
+    # the boto3-shaped client, an attribute is a structure with its DataType.
+    actions, attributes = Actions(db), {"a": value}
+    with pytest.raises(InvalidParameterValue, match="must contain a non-empty message attribute type"):
+        actions.call("SendMessage", {"QueueUrl": queue.url, "MessageBody": "x", "MessageAttributes": attributes})
+    entries = [{"Id": "1", "MessageBody": "x", "MessageAttributes": attributes}]
+    [failed] = actions.call("SendMessageBatch", {"QueueUrl": queue.url, "Entries": entries})["Failed"]
+    assert failed["Code"] == "InvalidParameterValue" and "non-empty message attribute type" in failed["Message"]
+    assert queue.peek("all") == []
+
+
+@pytest.mark.parametrize("data_type", ["Number", "Binary", "String.x"])
+def test_an_aws_trace_header_of_any_type_but_string_is_refused_and_nothing_is_sent(db, queue, data_type):
+    system = {"AWSTraceHeader": {"DataType": data_type, "StringValue": "Root=1-5759e988-bd862e3fe1be46a994272793"}}
+    with pytest.raises(InvalidParameterValue, match="non-empty value of type 'String'"):
+        Actions(db).call("SendMessage", {"QueueUrl": queue.url, "MessageBody": "x", "MessageSystemAttributes": system})
+    assert queue.peek("all") == []
+
+
+def test_a_policy_that_is_no_json_object_is_refused_in_sqs_words_with_sqsqlites_hint(queue):
+    with pytest.raises(InvalidAttributeValue) as err:
+        queue.set_queue_attributes({"Policy": "notjson"})
+    assert err.value.message == "Invalid value for the parameter Policy."
+    assert "must be a JSON object" in err.value.hint
