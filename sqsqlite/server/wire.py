@@ -79,7 +79,26 @@ def json_request(body: bytes) -> dict[str, Any]:
             "The request body must be a JSON object of the action's members.",
             json_type="com.amazon.coral.service#SerializationException",
         )
+    _integers_are_numbers(data)
     return data
+
+
+# The SQS model's Integer members, at the top of a request and in a batch's entries. A JSON
+# string there is refused as SQS refuses it (recorded); the query protocol has only strings.
+_INTEGER_MEMBERS = frozenset(
+    ("MaxNumberOfMessages", "VisibilityTimeout", "WaitTimeSeconds", "DelaySeconds", "MaxResults", "MaxNumberOfMessagesPerSecond")
+)
+
+
+def _integers_are_numbers(data: dict[str, Any]) -> None:
+    entries = data.get("Entries")
+    for members in (data, *(entries if isinstance(entries, list) else ())):
+        if isinstance(members, dict) and any(isinstance(members.get(name), str) for name in _INTEGER_MEMBERS):
+            raise WireError(
+                "SerializationException",
+                "STRING_VALUE can not be converted to an Integer",
+                json_type="com.amazon.coral.service#SerializationException",
+            )
 
 
 def json_response(result: Mapping[str, Any]) -> bytes:

@@ -133,6 +133,24 @@ def test_an_unknown_target_or_malformed_json_is_refused(server):
 
 
 @pytest.mark.parametrize(
+    "action, request_members",
+    [
+        ("ReceiveMessage", {"MaxNumberOfMessages": "5"}),
+        ("ReceiveMessage", {"WaitTimeSeconds": "1"}),
+        ("SendMessage", {"MessageBody": "x", "DelaySeconds": "0"}),
+        ("SendMessageBatch", {"Entries": [{"Id": "a", "MessageBody": "x", "DelaySeconds": "0"}]}),
+    ],
+)
+def test_a_json_string_for_an_integer_member_is_refused_as_sqs_refuses_it(server, sqs, action, request_members):
+    url = sqs.create_queue(QueueName="ints")["QueueUrl"]
+    status, headers, body = json_call(server.url, action, {"QueueUrl": url, **request_members})
+    answer = json.loads(body)
+    assert status == 400 and answer["__type"] == "com.amazon.coral.service#SerializationException"
+    assert answer["message"] == "STRING_VALUE can not be converted to an Integer"  # SQS's, as recorded
+    assert "Messages" not in sqs.receive_message(QueueUrl=url)  # nothing was sent
+
+
+@pytest.mark.parametrize(
     "body, headers, code",
     [
         (
