@@ -7,21 +7,10 @@ up front: a transaction never upgrades from reader to writer halfway, which is w
 transaction retried with backoff, so callers never see a lock error.
 
 Before BEGIN IMMEDIATE, a writer also takes an exclusive ``flock`` on ``<file>-lock``, so
-sqsqlite writers queue in the kernel and the next one wakes the moment the lock is let go.
-SQLite's own busy handler polls instead, sleeping 1, 2, 5 ... up to 100 ms between tries: a
-process that just committed takes the lock again before the sleepers look, so under load one
-kind of process (producers) could starve another (consumers), and a waiter's latency jumped to
-tens of milliseconds. SQLite's lock stays the real exclusion (other programs don't know the
-lock file); the flock only orders sqsqlite's own writers.
-
-A send that finds the writers' lock taken first lines up at the senders' gate (a second
-``flock``, on ``<file>-sendlock``), so at most one sender waits for the writers' lock at a
-time, beside every receive, delete and change that waits. flock wakes its waiters in no
-particular order, so without the gate N producer processes would take N turns for each
-consumer's one: the consumers, who need two turns (receive, delete) for each of a producer's
-batches, fall ever further behind, and adding producers would lower what the queue delivers.
-With it, producers as a group stand in line as one, and the queue drains as fast as its
-consumers can take. An uncontended send never touches the gate.
+sqsqlite writers queue in the kernel (SQLite's busy handler polls, and lets one kind of process
+starve another); SQLite's lock stays the real exclusion. A send that finds it taken first lines
+up at the senders' gate (``<file>-sendlock``), so producers as a group cannot starve consumers.
+docs/architecture.md gives both their measurements.
 
 Under synchronous=NORMAL, checkpoints run on a thread of each Store's own (checkpoint.Checkpointer), so
 a writer seldom waits inside its COMMIT for the fsync of the WAL.
@@ -44,7 +33,7 @@ from typing import Any
 from . import defaults as D
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, lock_briefly
+from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, explain, lock_briefly
 
 fcntl: Any
 try:
@@ -62,29 +51,46 @@ _STORES: weakref.WeakSet[Store] = weakref.WeakSet()
 # This process's id, kept by the fork hook below: os.getpid() is a system call, and every
 # operation asks (a connection belongs to the process that opened it).
 _PID = os.getpid()
+_FORK_HELD: list[int] = []  # each file's writers' lock, held across a fork (_before_fork)
+_FORK_GATE = threading.Lock()  # held by a fork's hooks: this process's writes wait to begin
 
 
 def _before_fork() -> None:
-    # A checkpoint thread inside SQLite holds SQLite's own mutexes (the WAL index's among them);
-    # forked then, a child would inherit them held by a thread it does not have, and its first
-    # statement on the file would wait for ever. Each thread finishes its pass first.
+    # Threads inside SQLite hold its state of the file (its mutexes; its locks, kept per process):
+    # a child would inherit them held by threads it lacks and wait for ever (inside a write: 120 s
+    # in its first write, every sqsqlite writer behind it). So the checkpoint thread ends its pass,
+    # and writes in progress end (the writers' lock; one waiting on another program is not waited for).
+    _FORK_GATE.acquire()  # else this process's writers would take the lock back between writes
     for store in list(_STORES):
         store._checkpointer.pause()
+        if fcntl is not None and store._lock_key not in _holding():  # this thread's own write: the forker's doing
+            try:
+                fd = os.open(store._lock_key, os.O_RDWR | os.O_CLOEXEC)
+            except OSError:
+                continue  # no lock file (yet), or a read-only directory: no sqsqlite write to wait for
+            _FORK_HELD.append(fd)
+            try:
+                lock_briefly(fd, D.FORK_WAIT_SECONDS)
+            except WouldWait:
+                pass
 
 
 def _after_fork_in_parent() -> None:
     for store in list(_STORES):
         store._checkpointer.resume()
+    for fd in _FORK_HELD:
+        fcntl.flock(fd, fcntl.LOCK_UN)  # for the child's duplicate too, which it closes
+    _close_fds(_FORK_HELD)
+    _FORK_GATE.release()
 
 
 def _after_fork_in_child() -> None:
-    global _PID
+    global _PID, _FORK_GATE
     _PID = os.getpid()
-    # A forked child inherits every lock descriptor of the parent, other threads' included.
-    # Kept open, one would keep a lock held by a parent that dies inside a transaction until
-    # the child exits too: close them all (a duplicate's close never releases the parent's
-    # lock while the parent is alive). Each connection opens its own again on its next write.
-    _HOLDING.paths = set()
+    # The parent's lock descriptors, closed (a duplicate's close leaves the parent's lock held): kept,
+    # one would hold the lock of a parent dead inside a write. Connections open their own again.
+    _HOLDING.paths, _FORK_GATE = set(), threading.Lock()
+    _close_fds(_FORK_HELD)
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
         store._checkpointer.after_fork()
@@ -153,25 +159,25 @@ class _Write:
             fd = local.lockfd = self.store._open_lock(self.store._lock_key, local)
         wait_free = local.wait_free
         local.wait_free = False  # a call's first write only: after it, its writes wait as any
+        if _FORK_GATE.locked():  # a fork waits for the writes in progress to end (_before_fork)
+            with _FORK_GATE:
+                pass
         try:
             if fd >= 0:
-                # A thread already holding this file's writers' lock (through another Database
-                # on the same file, or a write started inside a write) must not wait for
-                # itself: it goes on to SQLite, which refuses or times out as without the flock.
+                # A thread holding this file's writers' lock already (another Database on the file, a
+                # write inside a write) goes on to SQLite, which refuses or times out as without it.
                 try:
                     holding = _HOLDING.paths
                 except AttributeError:
                     holding = _holding()
                 key = self.store._lock_key
                 if key not in holding:
-                    # Marked before it is taken, so an interrupt anywhere from here on (even
-                    # KeyboardInterrupt right after flock returns) lets it go again.
+                    # Marked before it is taken: an interrupt from here on (even right after flock) lets it go.
                     self.holding, self.held = holding, fd
                     if wait_free:
                         lock_briefly(fd, D.WAIT_FREE_SECONDS)
                     elif self.sending:
-                        # A send takes the writers' lock at once if it is free, else waits
-                        # behind the senders' gate (see the module's docstring).
+                        # At once if it is free, else behind the senders' gate (the module's docstring).
                         try:
                             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                         except BlockingIOError:
@@ -492,16 +498,13 @@ class Store:
                 delay = min(delay * 2, 0.05)
 
     def write(self, sending: bool = False) -> _Write:
-        """A write transaction holding the write lock from its first statement. ``sending``:
-        it sends messages, and waits behind other senders (see the module's docstring)."""
+        """A write transaction, the write lock held from its start; ``sending``: behind other senders."""
         conn = self.connection()
         return _Write(self, conn, self._local, sending)
 
     def _retry(self, exc: sqlite3.OperationalError, conn: sqlite3.Connection | sqlite3.Cursor, sql: str) -> None:
-        """What follows a first try of ``sql`` (a BEGIN or COMMIT) that failed with ``exc``:
-        retried while the database is busy or locked, else reported as a DatabaseError. The first
-        try is the caller's own: uncontended, the common case, it keeps the retry loop's set-up
-        off every operation's path."""
+        """After the caller's own first try of ``sql`` (a BEGIN or COMMIT: the retry loop's set-up
+        stays off the uncontended path) failed with ``exc``: retried while busy, else DatabaseError."""
         if not any(s in str(exc) for s in _RETRYABLE):
             raise DatabaseError(self.explain(exc)) from None
         self._retrying(lambda: conn.execute(sql))
@@ -517,16 +520,14 @@ class Store:
                 pass
 
     def wait_free(self, on: bool) -> None:
-        """Whether this thread's next write may wait for the writers' lock only WAIT_FREE_SECONDS,
-        if another sqsqlite connection holds it: else it raises WouldWait, having written nothing
-        (an event loop's thread, which must not stop for another process's long transaction)."""
+        """Whether this thread's next write waits for another's writers' lock at most WAIT_FREE_SECONDS,
+        then raises WouldWait, having written nothing (an event loop's thread must not stop long)."""
         local = self._local
         local.wait_free = local.wait_free_call = on
 
     def wait_free_again(self) -> None:
-        """A call whose writes so far may be made again (a receive that only moved poison or
-        expired messages out of the way, and claims next): its next write is wait-free if the
-        call's first was, so that it too never waits long where waiting is not allowed."""
+        """A call whose writes so far may be made again (a receive that only cleared poison or
+        expired messages, and claims next): its next write is wait-free if the call's first was."""
         local = self._local
         local.wait_free = local.wait_free_call
 
@@ -622,9 +623,8 @@ class Store:
             return "\n".join(row[0] for row in self.connection().execute("PRAGMA integrity_check"))
 
     def seen_version(self) -> int | None:
-        """PRAGMA data_version as this thread's last write transaction read it, under the write
-        lock. A long poll compares against this, not a fresh read: a commit landing between
-        an empty claim and the start of the wait must still wake it."""
+        """PRAGMA data_version as this thread's last write read it, under the write lock: a long poll
+        compares against it, so a commit between an empty claim and the wait still wakes it."""
         return self._local.version
 
     def release_connection(self) -> None:

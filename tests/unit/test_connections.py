@@ -3,9 +3,12 @@ with it, so a program that starts a thread a task (a web server's thread a reque
 more descriptors after many tasks than after one."""
 
 import os
+import signal
 import threading
+import time
 
 import sqsqlite
+from sqsqlite import queries as Q
 
 
 def descriptors(path: str) -> int:
@@ -93,3 +96,45 @@ def test_a_fork_while_another_thread_holds_the_stores_lock_does_not_hang_the_chi
         for t in threads:
             t.join(10)
         db.close()
+
+
+def test_a_child_forked_while_another_thread_writes_can_write_at_once_and_the_parent_goes_on(db_path):
+    # SQLite keeps its locks on a file per process: a child forked inside another thread's write
+    # inherited SQLite's write lock held, and its first write waited 120 s, with every sqsqlite
+    # writer of the file behind it. The fork waits for the write in progress to end.
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("forked")
+    writing, stop = threading.Event(), threading.Event()
+
+    def writes_slowly():
+        while not stop.is_set():
+            with db.store.write() as tx:  # a write in progress: the point of the test is a fork inside one
+                tx.run(Q.set_meta, key="fork-test", value=b"held")
+                writing.set()
+                time.sleep(0.05)
+
+    writer = threading.Thread(target=writes_slowly)
+    writer.start()
+    assert writing.wait(5)
+    try:
+        for _ in range(3):
+            pid = os.fork()
+            if pid == 0:
+                signal.alarm(20)  # a hang ends the child, and the test reads it as a failure
+                try:
+                    q.send_message("from the child")
+                    os._exit(0)
+                except BaseException:
+                    os._exit(1)
+            deadline = time.monotonic() + 30
+            while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+                assert time.monotonic() < deadline, "the child hung"
+                time.sleep(0.01)
+            assert os.waitstatus_to_exitcode(done[1]) == 0
+            writing.clear()
+            assert writing.wait(5)  # the parent's writer goes on
+    finally:
+        stop.set()
+        writer.join(10)
+    assert sum(m.body == "from the child" for m in q.peek("all", limit=1000)) == 3
+    db.close()
