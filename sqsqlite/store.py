@@ -33,7 +33,7 @@ from typing import Any
 from . import defaults as D
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, explain, lock_briefly
+from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, lock_briefly
 
 fcntl: Any
 try:
@@ -51,37 +51,33 @@ _STORES: weakref.WeakSet[Store] = weakref.WeakSet()
 # This process's id, kept by the fork hook below: os.getpid() is a system call, and every
 # operation asks (a connection belongs to the process that opened it).
 _PID = os.getpid()
-_FORK_HELD: list[int] = []  # each file's writers' lock, held across a fork (_before_fork)
+_get_ident = threading.get_ident
 _FORK_GATE = threading.Lock()  # held by a fork's hooks: this process's writes wait to begin
+_WRITING: dict[Any, int] = {}  # this process's write transactions in progress: their threads
+_FORK_PAUSED: list[Store] = []  # the stores whose checkpoint thread a fork paused
 
 
 def _before_fork() -> None:
-    # Threads inside SQLite hold its state of the file (its mutexes; its locks, kept per process):
-    # a child would inherit them held by threads it lacks and wait for ever (inside a write: 120 s
-    # in its first write, every sqsqlite writer behind it). So the checkpoint thread ends its pass,
-    # and writes in progress end (the writers' lock; one waiting on another program is not waited for).
-    _FORK_GATE.acquire()  # else this process's writers would take the lock back between writes
-    for store in list(_STORES):
+    # Threads inside SQLite hold its state of the file (its mutexes; its locks, kept per process): a
+    # child would inherit them held by threads it lacks and wait for ever (inside a write: 120 s in its
+    # first write, every sqsqlite writer behind it). So this process's writes in progress end first
+    # (new ones wait at the gate; the forker's own can't), then each checkpoint thread's pass.
+    _FORK_GATE.acquire()
+    mine, deadline = threading.get_ident(), time.monotonic() + D.FORK_WAIT_SECONDS
+    while any(t != mine for t in list(_WRITING.values())) and time.monotonic() < deadline:
+        time.sleep(0.0002)
+    _FORK_PAUSED[:] = _STORES  # resumed exactly, whatever opens meanwhile
+    for store in _FORK_PAUSED:
         store._checkpointer.pause()
-        if fcntl is not None and store._lock_key not in _holding():  # this thread's own write: the forker's doing
-            try:
-                fd = os.open(store._lock_key, os.O_RDWR | os.O_CLOEXEC)
-            except OSError:
-                continue  # no lock file (yet), or a read-only directory: no sqsqlite write to wait for
-            _FORK_HELD.append(fd)
-            try:
-                lock_briefly(fd, D.FORK_WAIT_SECONDS)
-            except WouldWait:
-                pass
 
 
 def _after_fork_in_parent() -> None:
-    for store in list(_STORES):
-        store._checkpointer.resume()
-    for fd in _FORK_HELD:
-        fcntl.flock(fd, fcntl.LOCK_UN)  # for the child's duplicate too, which it closes
-    _close_fds(_FORK_HELD)
-    _FORK_GATE.release()
+    try:
+        for store in _FORK_PAUSED:
+            store._checkpointer.resume()
+    finally:
+        _FORK_PAUSED.clear()
+        _FORK_GATE.release()
 
 
 def _after_fork_in_child() -> None:
@@ -90,7 +86,8 @@ def _after_fork_in_child() -> None:
     # The parent's lock descriptors, closed (a duplicate's close leaves the parent's lock held): kept,
     # one would hold the lock of a parent dead inside a write. Connections open their own again.
     _HOLDING.paths, _FORK_GATE = set(), threading.Lock()
-    _close_fds(_FORK_HELD)
+    _WRITING.clear()  # the parent's; the forker's own write ends as any (_unlock)
+    _FORK_PAUSED.clear()
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
         store._checkpointer.after_fork()
@@ -159,10 +156,12 @@ class _Write:
             fd = local.lockfd = self.store._open_lock(self.store._lock_key, local)
         wait_free = local.wait_free
         local.wait_free = False  # a call's first write only: after it, its writes wait as any
-        if _FORK_GATE.locked():  # a fork waits for the writes in progress to end (_before_fork)
-            with _FORK_GATE:
-                pass
         try:
+            ident = _WRITING[self] = _get_ident()  # before the gate is looked at: a fork waits for it, or it for the fork
+            if _FORK_GATE.locked() and list(_WRITING.values()).count(ident) == 1:  # not inside another write of ours
+                del _WRITING[self]
+                with _FORK_GATE:
+                    _WRITING[self] = ident
             if fd >= 0:
                 # A thread holding this file's writers' lock already (another Database on the file, a
                 # write inside a write) goes on to SQLite, which refuses or times out as without it.
@@ -267,6 +266,7 @@ class _Write:
             self.gate = -1
 
     def _unlock(self) -> None:
+        _WRITING.pop(self, None)
         if self.gate >= 0:
             self._release_gate()
         if self.held >= 0:

@@ -4,6 +4,8 @@ more descriptors after many tasks than after one."""
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -138,3 +140,79 @@ def test_a_child_forked_while_another_thread_writes_can_write_at_once_and_the_pa
         writer.join(10)
     assert sum(m.body == "from the child" for m in q.peek("all", limit=1000)) == 3
     db.close()
+
+
+def _forked_child_exit_code(seconds=30.0):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    deadline = time.monotonic() + seconds
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+        assert time.monotonic() < deadline, "the fork hung"
+        time.sleep(0.01)
+    return os.waitstatus_to_exitcode(done[1])
+
+
+def test_a_database_opened_while_a_fork_waits_leaves_every_writer_free_after_it(db_path, tmp_path):
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("forked")
+    writing, opened = threading.Event(), []
+
+    def writes_a_while():
+        with db.store.write() as tx:  # a write in progress, which the fork waits for
+            tx.run(Q.set_meta, key="fork-test", value=b"held")
+            writing.set()
+            time.sleep(0.6)
+
+    def opens_another_meanwhile():
+        time.sleep(0.2)
+        opened.append(sqsqlite.connect(str(tmp_path / "other.db")))  # its checkpoint thread was never paused
+
+    threads = [threading.Thread(target=writes_a_while), threading.Thread(target=opens_another_meanwhile)]
+    threads[0].start()
+    assert writing.wait(5)
+    threads[1].start()
+    assert _forked_child_exit_code() == 0
+    for t in threads:
+        t.join(10)
+    sent = []
+    after = threading.Thread(target=lambda: sent.append(q.send_message("after the fork")), daemon=True)
+    after.start()
+    after.join(10)
+    assert sent, "the parent's writes hung after the fork"
+    for d in (db, *opened):
+        d.close()
+
+
+_HOLDS_A_WRITE = """
+import sys, time
+import sqsqlite
+from sqsqlite import queries as Q
+db = sqsqlite.connect(sys.argv[1])
+with db.store.write() as tx:  # the writers' lock and SQLite's, held
+    tx.run(Q.set_meta, key="held", value=b"5 s")
+    print("held", flush=True)
+    time.sleep(5)
+"""
+
+
+def test_a_fork_waits_for_no_other_process_and_for_no_second_database_on_the_file(db_path):
+    # Only this process's writes pass SQLite's state on to a child: another process's write in
+    # progress, and a second Database on the same file, cost a fork nothing.
+    dbs = [sqsqlite.connect(db_path), sqsqlite.connect(db_path)]
+    dbs[0].create_queue("forked")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDS_A_WRITE, db_path],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        assert _forked_child_exit_code() == 0
+        assert time.monotonic() - started < 1.5  # not the other process's 5 s, nor 2 s a Database
+    finally:
+        holder.kill()
+        holder.wait(10)
+        for d in dbs:
+            d.close()
