@@ -649,11 +649,14 @@ class Structured(click.ParamType):
                 if not isinstance(v, str):
                     self.fail(f'{key} takes one string; quote it ("a,b") or escape commas (a\\,b), or pass JSON', param, ctx)
         elif self.kind == "entry":
-            # ASCII digits only: str.isdigit() is true of "²", which int() refuses.
-            data = {
-                k: int(v) if k in self._INTEGER_MEMBERS and isinstance(v, str) and v.isascii() and v.isdigit() else v
-                for k, v in data.items()
-            }
+            # int() as the aws CLI converts them: a sign is taken ("-1" goes to SQS, which refuses
+            # it for the entry alone); what int() refuses stops the command, exit 255 as in aws.
+            for k, v in data.items():
+                if k in self._INTEGER_MEMBERS and isinstance(v, str):
+                    try:
+                        data[k] = int(v)
+                    except ValueError as exc:
+                        raise Failure(f"{exc} ({k} in {_hint(param)} takes an integer)") from None
         return data
 
     def _check(self, data: Any, param, ctx) -> Any:

@@ -206,6 +206,9 @@ SCENARIOS = {
         S("delete-message-batch " + Q + "-msgs --entries Id=1,ReceiptHandle={h2} --output text"),
         S("delete-message " + Q + "-msgs --receipt-handle {h2}"),
         S("delete-message " + Q + "-msgs --receipt-handle bogus", codes=(255, 254)),
+        S("send-message-batch " + Q + "-msgs --entries Id=neg,MessageBody=a,DelaySeconds=-1 Id=pos,MessageBody=b,DelaySeconds=+0"),
+        S("change-message-visibility-batch " + Q + "-msgs --entries Id=x,ReceiptHandle=bogus,VisibilityTimeout=-1 --output text"),
+        S("send-message-batch " + Q + "-msgs --entries Id=x,MessageBody=a,DelaySeconds=x", codes=(255, 255)),
         S("delete-queue " + Q + "-msgs"),
     ],
     "query": [

@@ -304,10 +304,25 @@ def test_a_misspelt_member_inside_a_batch_entry_or_an_attribute_stops_the_comman
         'Missing required parameter in Entries[0]: "MessageBody"'
         in sq("send-message-batch", "--queue-url", "q", "--entries", "Id=1", code=252).stderr
     )
-    bad = sq("send-message-batch", "--queue-url", "q", "--entries", "Id=1,MessageBody=a,DelaySeconds=abc", code=252)
-    assert "Invalid type for parameter Entries[0].DelaySeconds, value: abc" in bad.stderr
     counts = json.loads(sq("get-queue-attributes", "--queue-url", "q", "--attribute-names", "All").stdout)["Attributes"]
     assert counts["ApproximateNumberOfMessages"] == counts["ApproximateNumberOfMessagesDelayed"] == "0"
+
+
+def test_a_signed_integer_in_a_shorthand_entry_goes_to_sqs_as_the_aws_cli_sends_it_and_a_non_integer_stops_the_command(sq):
+    sq("create-queue", "--queue-name", "q")
+    entries = ["Id=neg,MessageBody=a,DelaySeconds=-1", "Id=pos,MessageBody=b,DelaySeconds=+1"]
+    sent = json.loads(sq("send-message-batch", "--queue-url", "q", "--entries", *entries).stdout)
+    assert [s["Id"] for s in sent["Successful"]] == ["pos"]
+    [failed] = sent["Failed"]
+    assert (failed["Id"], failed["Code"]) == ("neg", "InvalidParameterValue") and "Must be between 0 and 900" in failed["Message"]
+    changed = sq("change-message-visibility-batch", "--queue-url", "q", "--entries", "Id=1,ReceiptHandle=r,VisibilityTimeout=-1")
+    assert "Must be between 0 and 43200" in json.loads(changed.stdout)["Failed"][0]["Message"]
+    # What int() refuses, the aws CLI fails on before sending (exit 255, Python's words).
+    for value in ("abc", "1.5", "²", ""):
+        bad = sq("send-message-batch", "--queue-url", "q", "--entries", f"Id=1,MessageBody=a,DelaySeconds={value}", code=255)
+        assert bad.stderr == f"sqsqlite: invalid literal for int() with base 10: {value!r} (DelaySeconds in --entries takes an integer)\n"
+    counts = json.loads(sq("get-queue-attributes", "--queue-url", "q", "--attribute-names", "All").stdout)["Attributes"]
+    assert int(counts["ApproximateNumberOfMessages"]) + int(counts["ApproximateNumberOfMessagesDelayed"]) == 1
 
 
 # ---------------------------------------------------------------------- pagination

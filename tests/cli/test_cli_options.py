@@ -8,7 +8,7 @@ import click
 import pytest
 
 from sqsqlite.cli import output, shorthand
-from sqsqlite.cli.options import ENTRY, MAP, MESSAGE_ATTRIBUTES, STRINGS
+from sqsqlite.cli.options import ENTRY, MAP, MESSAGE_ATTRIBUTES, STRINGS, Failure
 
 CASES = [
     "VisibilityTimeout=60",
@@ -80,8 +80,10 @@ def test_entries_convert_numeric_members_as_the_aws_cli_model_does():
     assert _convert(ENTRY, '[{"Id": "1"}, {"Id": "2"}]') == [{"Id": "1"}, {"Id": "2"}]
 
 
-def test_a_numeric_member_in_digits_other_than_ascii_stays_text_for_the_queue_to_refuse():
-    assert _convert(ENTRY, "Id=1,MessageBody=a,DelaySeconds=²") == {"Id": "1", "MessageBody": "a", "DelaySeconds": "²"}
+def test_a_numeric_member_int_refuses_such_as_a_superscript_digit_stops_the_command_as_in_the_aws_cli():
+    with pytest.raises(Failure, match=r"invalid literal for int\(\) with base 10: '²'"):
+        _convert(ENTRY, "Id=1,MessageBody=a,DelaySeconds=²")
+    assert _convert(ENTRY, "Id=1,MessageBody=a,DelaySeconds=-1") == {"Id": "1", "MessageBody": "a", "DelaySeconds": -1}
 
 
 def test_message_attributes_must_be_structures():
