@@ -80,8 +80,9 @@ def _migrate(s: Settings, step: str, revision: str) -> None:
         try:
             getattr(migrate, step)(store, revision)
         except CommandError as exc:
-            # Alembic resolves the revision before it touches the file (and runs in one
-            # transaction), so a revision it cannot find or reach leaves the schema as it was.
+            # migrate refused a file newer than this sqsqlite first, so what alembic cannot find
+            # or reach is REVISION; it resolves it before it touches the file (and runs in one
+            # transaction), so the schema is left as it was.
             known = ", ".join(rev for rev, _, _ in migrate.history())
             raise click.BadParameter(
                 f"cannot {step} to {revision!r}: {exc}. Known revisions, newest first: {known}; "

@@ -61,11 +61,24 @@ def _run(store, fn, *args) -> str:
     return out.getvalue()
 
 
+def _refuse_newer(store) -> None:
+    """A file at a revision these migrations do not know was written by a newer sqsqlite: said
+    so, where alembic would only say it can't locate the revision, whatever revision was asked."""
+    current = store.current_revision()
+    if current is not None and current not in known_revisions():
+        head = ScriptDirectory.from_config(_config()).get_current_head()
+        raise DatabaseError(
+            f"{store.path!r} has schema revision {current!r}, newer than this sqsqlite knows (up to {head!r}); upgrade sqsqlite to use it."
+        )
+
+
 def upgrade(store, revision: str = "head") -> str:
+    _refuse_newer(store)
     return _run(store, command.upgrade, revision)
 
 
 def downgrade(store, revision: str = "-1") -> str:
+    _refuse_newer(store)
     return _run(store, command.downgrade, revision)
 
 

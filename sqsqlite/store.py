@@ -690,11 +690,6 @@ class Store:
         current = self.current_revision()
         if current == HEAD_REVISION:
             return
-        from .migrate import known_revisions, upgrade
+        from .migrate import upgrade
 
-        if current is not None and current not in known_revisions():
-            raise DatabaseError(
-                f"{self.path!r} has schema revision {current!r}, newer than this sqsqlite knows "
-                f"(up to {HEAD_REVISION!r}); upgrade sqsqlite to use it."
-            )
-        upgrade(self)
+        upgrade(self)  # which refuses a revision newer than this sqsqlite knows

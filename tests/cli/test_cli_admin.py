@@ -3,6 +3,7 @@ demo, the lazily loaded report/serve commands, and the help text."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import re
@@ -84,6 +85,18 @@ def test_db_upgrade_or_downgrade_to_a_revision_alembic_cannot_reach_is_bad_usage
     assert f"{args[-1]!r}" in r.stderr and "Known revisions, newest first: 0009, 0008, 0007, 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
     assert "unexpected error" not in r.stderr
     assert sq("db", "current").stdout == "0004\n"  # unchanged
+
+
+def test_db_upgrade_and_downgrade_of_a_file_newer_than_this_sqsqlite_say_so_as_every_other_command_does(sq):
+    import sqlite3
+
+    sq("create-queue", "--queue-name", "a")
+    with contextlib.closing(sqlite3.connect(sq.path)) as conn, conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0010'")
+    said = f"sqsqlite: {sq.path!r} has schema revision '0010', newer than this sqsqlite knows (up to '0009'); upgrade sqsqlite to use it.\n"
+    for args in (("db", "upgrade"), ("db", "upgrade", "0009"), ("db", "downgrade"), ("db", "downgrade", "base"), ("list-queues",)):
+        assert sq(*args, code=255).stderr == said, args
+    assert sq("db", "current").stdout == "0010\n"  # unchanged
 
 
 # ---------------------------------------------------------------------- stats
