@@ -16,7 +16,7 @@ from sqsqlite import defaults as D
 from sqsqlite import records
 from sqsqlite import validation as V
 from sqsqlite.core.rules import message_state
-from sqsqlite.errors import InvalidExportRecord, QueueDoesNotExist, SQSError
+from sqsqlite.errors import DatabaseError, InvalidExportRecord, QueueDoesNotExist, SQSError
 
 from .options import Command, Failure, Settings, command_options_first, global_options, pass_settings, queue_url_option, resume_hint
 
@@ -446,11 +446,13 @@ def _header(path: str, number: int, value: dict) -> dict:
 def _sqs_rule(path: str, number: int, check: Callable, *args: Any) -> Any:
     """check(*args) for a line of the file: a record not of export's shape is bad usage of the
     file; a value SQS itself refuses stays the SQS error it is from send-message (exit 254).
-    Either names the line."""
+    Either names the line; a database that can't be used does not."""
     try:
         return check(*args)
     except InvalidExportRecord as err:
         raise _bad_line(path, number, err.message) from None
+    except DatabaseError:
+        raise  # the database's fault (read-only, full), not the line's: said without it
     except SQSError as err:
         err.message = f"line {number} of {path}: {err.message}"
         raise

@@ -430,6 +430,21 @@ def test_import_of_a_value_sqs_refuses_names_the_line_and_creates_no_queue(sq, t
         assert db.list_queues()[0] == []
 
 
+def test_import_into_a_database_that_cant_be_written_blames_the_database_not_a_line_of_the_file(sq, tmp_path, monkeypatch):
+    from sqsqlite.core import Database
+    from sqsqlite.errors import DatabaseError
+
+    said = f"{sq.path!r} is read-only; sqsqlite needs to write to it (SQLite said: attempt to write a readonly database)."
+
+    def read_only(*args, **kwargs):
+        raise DatabaseError(said)
+
+    monkeypatch.setattr(Database, "create_queue", read_only)
+    f = tmp_path / "good.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in (_HEADER, _message())) + "\n")
+    assert sq("import", str(f), code=255).stderr == f"sqsqlite: {said}\n"
+
+
 @pytest.mark.parametrize(
     "lines, queue, fragment",
     [
