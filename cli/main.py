@@ -14,10 +14,13 @@ from typing import Any
 
 import click
 
-from . import admin, aws
-from .options import EXIT_OTHER, Failure, OperationError, Settings, global_options
+from sqsqlite.command_options import EXIT_OTHER, Failure
+from sqsqlite.command_options import EXIT_SERVICE as EXIT_SERVICE  # the exit codes, all here
 
-EXIT_USAGE, EXIT_SERVICE, EXIT_INTERRUPTED = 252, 254, 130
+from . import admin, aws
+from .options import Settings, global_options
+
+EXIT_USAGE, EXIT_INTERRUPTED = 252, 130
 
 # Commands that live elsewhere and may need extras (pyspark): imported only when run.
 LAZY = {
@@ -101,11 +104,6 @@ class Group(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
             rv = super().main(args, prog_name or "sqsqlite", complete_var, standalone_mode=False, **extra)
-        except OperationError as err:
-            click.echo(err.line(), err=True)
-            if err.hint():
-                click.echo(err.hint(), err=True)
-            sys.exit(EXIT_SERVICE)
         except click.UsageError as err:
             err.show()
             sys.exit(EXIT_USAGE)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,58 +19,18 @@ import click
 from sqsqlite import command_options
 from sqsqlite import defaults as D
 from sqsqlite import validation as V
-from sqsqlite.errors import DatabaseError, SQSError, wire_error
+from sqsqlite.command_options import Failure
+from sqsqlite.errors import SQSError
 
 from . import calls, output, shorthand
 
 OUTPUT_FORMATS = ("json", "text", "table", "yaml")
 
 
-class OperationError(Exception):
-    """An SQS error raised while running one operation; printed as the aws CLI prints it."""
-
-    def __init__(self, error: SQSError, operation: str, note: str | None = None):
-        super().__init__(error.message)
-        self.error = error
-        self.operation = operation
-        self.note = note  # what the hint adds about the invocation (a missing database file)
-
-    def line(self) -> str:
-        code = wire_error(self.error.code)[0]  # the code the aws CLI shows, e.g. AWS.SimpleQueueService.NonExistentQueue
-        # Some messages quote the caller's value as given; a line break in it must not split the
-        # one error line that scripts grep for.
-        message = _LINE_BREAK.sub(lambda m: m.group().encode("unicode_escape").decode(), self.error.message)
-        return f"An error occurred ({code}) when calling the {self.operation} operation: {message}"
-
-    def hint(self) -> str | None:
-        """sqsqlite's fuller explanation, for a second line after SQS's own (the first line is
-        what the aws CLI prints, for scripts that match it)."""
-        hint = " ".join(text for text in (self.error.hint, self.note) if text)
-        return None if not hint else "hint: " + _LINE_BREAK.sub(" ", hint)
-
-
-EXIT_OTHER = 255  # the aws CLI's code for anything that is neither bad usage nor an SQS error
-
-
-class Failure(click.ClickException):
-    """A failure that is not the caller's usage nor an SQS error: one line, exit 255."""
-
-    exit_code = EXIT_OTHER
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"sqsqlite: {self.message}", err=True)
-
-
-def failed(err: SQSError, operation: str, settings: Settings | None = None) -> Exception:
-    """What the CLI raises for an error of the engine: an SQS error names its operation (exit
-    254, as the aws CLI); a database that can't be used is a failure of the file (exit 255).
-    An SQS error's hint says so when there was no database file (the settings' note)."""
-    if isinstance(err, DatabaseError):
-        return Failure(err.message)
-    return OperationError(err, operation, settings.take_note() if settings is not None else None)
-
-
-_LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
+def failed(err: SQSError, operation: str, settings: Settings | None = None) -> click.ClickException:
+    """What the CLI raises for an error of the engine (command_options.engine_failure); an SQS
+    error's hint says so when there was no database file (the settings' note)."""
+    return command_options.engine_failure(err, operation, settings.take_note() if settings is not None else None)
 
 
 # ---------------------------------------------------------------------- settings

@@ -1,5 +1,5 @@
 """What a command loaded on its own (``serve``, ``console``, ``replicate``, ``restore``, ``copy``)
-reads of the ``sqsqlite`` group's global options.
+reads of the ``sqsqlite`` group's global options, and how every command says a failure.
 
 The group keeps ``--db``, ``--region`` and the rest as attributes of its context object; such a
 command also takes them itself (``sqsqlite serve --db app.db``), and its own wins."""
@@ -7,11 +7,62 @@ command also takes them itself (``sqsqlite serve --db app.db``), and its own win
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import click
 
 from . import defaults as D
+from .errors import DatabaseError, SQSError, wire_error
+
+EXIT_SERVICE, EXIT_OTHER = 254, 255  # the aws CLI's: an SQS error; anything not bad usage nor one
+
+_LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
+
+
+class Failure(click.ClickException):
+    """A failure that is not the caller's usage nor an SQS error: one line, exit 255."""
+
+    exit_code = EXIT_OTHER
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"sqsqlite: {self.message}", err=True)
+
+
+class ServiceError(click.ClickException):
+    """An SQS error, printed as the aws CLI prints it: its code (as on the wire, e.g.
+    AWS.SimpleQueueService.NonExistentQueue), the operation and SQS's text on one line; then, where
+    sqsqlite can say more, a second line starting ``hint: ``. Exit 254."""
+
+    exit_code = EXIT_SERVICE
+
+    def __init__(self, code: str, operation: str, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.code, self.operation, self.explanation = code, operation, hint
+
+    def line(self) -> str:
+        # Some messages quote the caller's value as given; a line break in it must not split the
+        # one error line that scripts grep for.
+        message = _LINE_BREAK.sub(lambda m: m.group().encode("unicode_escape").decode(), self.message)
+        return f"An error occurred ({self.code}) when calling the {self.operation} operation: {message}"
+
+    def hint(self) -> str | None:
+        return None if not self.explanation else "hint: " + _LINE_BREAK.sub(" ", self.explanation)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(self.line(), err=True)
+        if self.hint():
+            click.echo(self.hint(), err=True)
+
+
+def engine_failure(err: SQSError, operation: str, note: str | None = None) -> click.ClickException:
+    """What a command raises for an error of the engine: an SQS error names its operation (exit
+    254), with its hint and ``note`` (what sqsqlite adds about the invocation) on the hint line;
+    a database that can't be used is a failure of the file (exit 255)."""
+    if isinstance(err, DatabaseError):
+        return Failure(err.message)
+    return ServiceError(wire_error(err.code)[0], operation, err.message, " ".join(t for t in (err.hint, note) if t) or None)
+
 
 # serve's and console's: names of this machine a server on loopback answers besides localhost's.
 allow_host = click.option(
