@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
+from sqsqlite import command_options, records
 from sqsqlite import defaults as D
-from sqsqlite import records
 from sqsqlite import validation as V
 from sqsqlite.core.rules import message_state
 from sqsqlite.errors import DatabaseError, InvalidExportRecord, QueueDoesNotExist, SQSError
@@ -74,6 +74,8 @@ def _migrate(s: Settings, step: str, revision: str) -> None:
 
     from sqsqlite import migrate
 
+    if step == "downgrade" and command_options.no_database_at(s.path):  # a mistyped path: create nothing
+        raise Failure(f"There is no database at {s.path!r} to downgrade.")
     store = _store(s)
     try:
         before = migrate.current(store)
@@ -125,18 +127,21 @@ def db_downgrade(s: Settings, revision: str) -> None:
 
 @_db_command("current")
 def db_current(s: Settings) -> None:
-    """Print the file's schema revision ('base' for a new, empty file).
+    """Print the file's schema revision ('base' for a new, empty file, or none at the path).
 
     \b
     Example: sqsqlite db current
     """
     from sqsqlite import migrate
 
-    store = _store(s)
-    try:
-        s.echo({"Revision": migrate.current(store) or "base"}, "db current", default="text")
-    finally:
-        store.close()
+    revision = None
+    if not s.no_database():  # else an empty file's answer, and none created
+        store = _store(s)
+        try:
+            revision = migrate.current(store)
+        finally:
+            store.close()
+    s.echo({"Revision": revision or "base"}, "db current", default="text")
 
 
 @_db_command("history")

@@ -81,14 +81,21 @@ class Settings:
         file behind, saying so: in an error's hint, or on standard error at close."""
         if self._db is None:
             path = self.path
-            if not create and command_options.no_database_at(path):
+            if not create and self.no_database():
                 import tempfile
 
-                self._note = f"There is no database at {path!r}, so no queues (create-queue makes one)."
                 self._scratch = tempfile.mkdtemp(prefix="sqsqlite-empty-")
                 path = os.path.join(self._scratch, "empty.db")
             self._db = self.connect(path)
         return self._db
+
+    def no_database(self) -> bool:
+        """Whether there is no database at the path; if so, a note saying so is said at close
+        (or taken by an error's hint), for a command that then answers as an empty one would."""
+        if not command_options.no_database_at(self.path):
+            return False
+        self._note = f"There is no database at {self.path!r}, so no queues (create-queue makes one)."
+        return True
 
     def connect(self, path: str) -> Any:
         """Open the database at ``path`` with this invocation's options."""

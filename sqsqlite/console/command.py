@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from .. import command_options
 from .. import defaults as D
 from ..command_options import allow_host, own_or_global
 from ..core import Database
@@ -130,9 +131,13 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
     """
     if (access_key is None) != (secret_key is None):
         raise click.UsageError("--access-key and --secret-key go together: give both, or neither.")
+    path = command_options.db_path(ctx, db_path)
+    if read_only and command_options.no_database_at(path):
+        # It may change nothing, so it must not create the file a mistyped --db names either.
+        raise command_options.Failure(f"There is no database at {path!r} to show; a read-only console creates none.")
     try:
         db = Database(
-            own_or_global(ctx, "db_path", db_path, None),
+            path,
             account_id=own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
             region=own_or_global(ctx, "region", region, D.DEFAULT_REGION),
         )

@@ -658,8 +658,9 @@ def test_a_command_started_with_standard_output_closed_says_so_in_one_line(tmp_p
         (("stats",), 0),
         (("prune",), 0),
         (("export", "--queue-url", "q", "-"), 254),
+        (("db", "current"), 0),
     ],
-    ids=lambda a: a[0] if isinstance(a, tuple) else str(a),
+    ids=lambda a: " ".join(a) if isinstance(a, tuple) else str(a),
 )
 def test_a_command_that_makes_no_queue_leaves_no_file_at_a_mistyped_db_path_and_says_there_is_none(tmp_path, args, code):
     typo = tmp_path / "typo.db"
@@ -669,6 +670,39 @@ def test_a_command_that_makes_no_queue_leaves_no_file_at_a_mistyped_db_path_and_
     # Said once: after an error, on its hint line; else on a line of its own.
     assert len(said) == 1 and said[0].startswith("hint: " if code else "sqsqlite: There is no database at"), result.stderr
     assert list(tmp_path.iterdir()) == []  # not the file, nor its -wal, -shm or lock files
+
+
+def test_db_current_and_history_answer_a_mistyped_db_path_as_an_empty_file_and_downgrade_refuses_all_creating_nothing(tmp_path):
+    typo = str(tmp_path / "typo.db")
+    current = CliRunner().invoke(cli, ["--db", typo, "db", "current"])
+    assert (current.exit_code, current.stdout) == (0, "base\n")
+    assert current.stderr == f"sqsqlite: There is no database at {typo!r}, so no queues (create-queue makes one).\n"
+    history = CliRunner().invoke(cli, ["--db", typo, "db", "history", "--output", "json"])
+    assert history.exit_code == 0 and json.loads(history.stdout)["Revisions"][-1]["Revision"] == "0001"
+    for args in ([], ["base"]):
+        downgrade = CliRunner().invoke(cli, ["--db", typo, "db", "downgrade", *args])
+        assert (downgrade.exit_code, downgrade.stdout) == (255, "")
+        assert downgrade.stderr == f"sqsqlite: There is no database at {typo!r} to downgrade.\n"
+    assert list(tmp_path.iterdir()) == []
+    upgrade = CliRunner().invoke(cli, ["--db", typo, "db", "upgrade"])  # what it is for: the file, made
+    assert (upgrade.exit_code, upgrade.stdout) == (0, "base\t0009\n") and os.path.exists(typo)
+
+
+def test_a_read_only_console_on_a_mistyped_db_path_refuses_in_one_line_and_creates_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    pytest.importorskip("sqsqlite.console.command")
+    typo = str(tmp_path / "typo.db")
+    script = "import sys; from sqsqlite.cli.entry import main; sys.argv = ['sqsqlite', *sys.argv[1:]]; main()"
+    for args in (["console", "--db", typo], ["--db", typo, "console"]):
+        # Bounded: a console that started would serve until stopped.
+        done = subprocess.run(
+            [sys.executable, "-c", script, *args, "--read-only", "--port", "0"], capture_output=True, text=True, timeout=60
+        )
+        assert (done.returncode, done.stdout) == (255, "")
+        assert done.stderr == f"sqsqlite: There is no database at {typo!r} to show; a read-only console creates none.\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_create_queue_makes_the_database_file_a_command_names(sq):
