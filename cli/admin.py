@@ -229,7 +229,8 @@ def stats(s: Settings, watch: float | None) -> None:
             s.echo(data, default="table")
             _sleep(watch)
     except KeyboardInterrupt:
-        click.echo("")
+        click.echo("")  # the prompt starts on a line of its own, after the last frame
+        raise click.exceptions.Exit(130) from None  # interrupted, as every command exits on Ctrl-C
 
 
 @command("peek")

@@ -161,7 +161,7 @@ def test_stats_on_an_empty_database_says_there_are_no_queues_and_how_to_make_one
     assert sq.json("stats", "--output", "json") == {"Queues": []}  # machine output stays as it was
 
 
-def test_stats_watch_refreshes_until_ctrl_c_and_exits_cleanly(sq, monkeypatch):
+def test_stats_watch_refreshes_until_ctrl_c_and_exits_130(sq, monkeypatch):
     sq("create-queue", "--queue-name", "q")
     pauses = []
 
@@ -171,9 +171,40 @@ def test_stats_watch_refreshes_until_ctrl_c_and_exits_cleanly(sq, monkeypatch):
             raise KeyboardInterrupt
 
     monkeypatch.setattr(admin, "_sleep", pause)
-    out = sq("stats", "--watch", "0.5").stdout
+    out = sq("stats", "--watch", "0.5", code=130).stdout
     assert pauses == [0.5, 0.5]
-    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2
+    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2 and out.endswith("+\n\n")
+
+
+def test_ctrl_c_on_stats_watch_in_a_real_process_ends_the_line_and_exits_130(tmp_path):
+    import os
+    import selectors
+    import signal
+    import subprocess
+    import time
+
+    env = {**os.environ, "SQSQLITE_DB": str(tmp_path / "watched.db")}
+    assert CliRunner().invoke(cli, ["create-queue", "--queue-name", "q"], env=env).exit_code == 0
+    script = "import sys; from sqsqlite.cli.entry import main; sys.argv = ['sqsqlite', 'stats', '--watch', '0.5']; main()"
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        seen, deadline = b"", time.monotonic() + 30
+        with selectors.DefaultSelector() as selector:  # bounded: wait for the first frame, then interrupt
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            while b"| q " not in seen and time.monotonic() < deadline:
+                if selector.select(timeout=1):
+                    chunk = os.read(proc.stdout.fileno(), 65536)
+                    if not chunk:  # it ended before its first frame
+                        break
+                    seen += chunk
+        assert b"| q " in seen, seen
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert proc.returncode == 130, err
+    assert (seen + out).endswith(b"\n\n") and b"Traceback" not in err
 
 
 @pytest.mark.parametrize("seconds", ["nan", "NaN", "inf", "-inf", "1e400", "0", "86401"])
