@@ -24,9 +24,11 @@ COMMANDS: list[click.Command] = []
 _sleep = time.sleep  # stats --watch's pause; tests replace it
 
 
-def command(name: str, **kwargs: Any) -> Callable:
+def command(name: str, output: str | None = "json", **kwargs: Any) -> Callable:
+    """An administration command; ``output``: the format it prints without --output (for its help)."""
+
     def decorate(f: Callable) -> click.Command:
-        cmd = command_options_first(click.command(name, cls=Command, **kwargs)(global_options()(pass_settings(f))))
+        cmd = command_options_first(click.command(name, cls=Command, **kwargs)(global_options(output=output)(pass_settings(f))))
         COMMANDS.append(cmd)
         return cmd
 
@@ -61,9 +63,9 @@ def _store(s: Settings):
     return Store(s.path, migrate=False)
 
 
-def _db_command(name: str) -> Callable:
+def _db_command(name: str, output: str = "text") -> Callable:
     def decorate(f: Callable) -> click.Command:
-        return command_options_first(db_group.command(name)(global_options()(pass_settings(f))))
+        return command_options_first(db_group.command(name)(global_options(output=output)(pass_settings(f))))
 
     return decorate
 
@@ -144,7 +146,7 @@ def db_current(s: Settings) -> None:
     s.echo({"Revision": revision or "base"}, "db current", default="text")
 
 
-@_db_command("history")
+@_db_command("history", output="table")
 def db_history(s: Settings) -> None:
     """List the schema revisions this sqsqlite knows, newest first.
 
@@ -198,7 +200,7 @@ class _Seconds(click.FloatRange):
         return seconds
 
 
-@command("stats")
+@command("stats", output="table")
 @click.option(
     "--watch",
     type=_Seconds(min=0.1, max=86_400),  # a day: a longer pause is a typo, and inf overflows time.sleep
@@ -533,7 +535,7 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
 # ---------------------------------------------------------------------- demo
 
 
-@command("demo")
+@command("demo", output=None)
 def demo(s: Settings) -> None:
     """A one-minute tour of the SQS message lifecycle.
 

@@ -357,9 +357,16 @@ def aws_options(paginated: bool = False) -> Callable:
     return decorate
 
 
-def global_options(root: bool = False) -> Callable:
+def global_options(root: bool = False, output: str | None = "json") -> Callable:
     """--db, --output, --query, --color, --no-paginate, --region, --account-id, --endpoint-url: on
-    the group and on every command."""
+    the group and on every command. ``output``: the format the command prints without --output,
+    for its help (None: it prints text of its own whatever is asked)."""
+    if root:
+        output_help = "Output format (default json for the SQS commands; each other command's --help says its own)."
+    elif output is None:
+        output_help = "Output format: taken, as by every command, but this one prints text of its own."
+    else:
+        output_help = f"Output format (default {output})."
 
     def decorate(f: Callable) -> Callable:
         specs = [
@@ -403,7 +410,7 @@ def global_options(root: bool = False) -> Callable:
                 type=click.Choice(OUTPUT_FORMATS),
                 expose_value=False,
                 callback=_setter("output"),
-                help="Output format, as the aws CLI prints it (default json).",
+                help=output_help,
             ),
             click.option(
                 "--db",

@@ -637,6 +637,30 @@ def test_every_command_help_ends_with_an_example(sq, name, cmd):
     assert "Example: sqsqlite" in out
 
 
+@pytest.mark.parametrize(
+    "args, default",
+    [
+        (("stats",), "table"),
+        (("db", "history"), "table"),
+        (("db", "current"), "text"),
+        (("db", "upgrade"), "text"),
+        (("db", "downgrade"), "text"),
+        (("peek", "--queue-url", "q"), "json"),
+        (("prune",), "json"),
+        (("list-queues",), "json"),
+    ],
+    ids=lambda a: " ".join(a) if isinstance(a, tuple) else a,
+)
+def test_each_commands_help_states_the_output_format_it_prints_when_given_none(sq, args, default):
+    sq("create-queue", "--queue-name", "q")
+    sq("send-message", "--queue-url", "q", "--message-body", "x")
+    words = [a for a in args if a not in ("--queue-url", "q")]
+    assert f"Output format (default {default})." in " ".join(sq(*words, "--help").stdout.split())
+    plain = sq(*args).stdout
+    sq("db", "upgrade")  # back where it was, after a downgrade
+    assert plain and plain == sq(*args, "--output", default).stdout
+
+
 def test_ctrl_c_during_redrive_leaves_the_task_running_and_says_how_to_resume(sq, monkeypatch):
     _queue_with_dead_letters(sq, 2)
 
