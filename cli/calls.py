@@ -14,7 +14,6 @@ NextToken of botocore's form (base64 of ``{"NextToken": ..., "boto_truncate_amou
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from collections.abc import Callable
 from typing import Any
@@ -82,34 +81,57 @@ def _member(value: Any, kind: Any, path: str, problems: list[str], structures: d
 
 
 class PaginationError(ValueError):
-    """Pagination flags that can't be used together, or a starting token that is no token."""
+    """Pagination flags that can't be used together, or a starting token botocore could not use."""
 
 
 def encode_token(token: dict) -> str:
     return base64.b64encode(json.dumps(token).encode("utf-8")).decode("utf-8")
 
 
-def decode_token(token: str) -> tuple[str | None, int]:
-    """(the service's NextToken, items of its page already seen) from a ``--starting-token``."""
+def decode_token(token: str) -> tuple[dict, int]:
+    """(the request members a ``--starting-token`` sets, items of their page already seen), as
+    botocore's paginator reads it: base64 of a JSON object, whose members but
+    boto_truncate_amount go into the request as they are (so the request's check refuses an
+    unknown or mistyped one, in botocore's words); a token that is no base64 of JSON (or of a
+    JSON list, which botocore takes for one) is its older form, the service's NextToken itself
+    or ``token___n``."""
     try:
         data = json.loads(base64.b64decode(token.encode("utf-8")).decode("utf-8"))
+        decoded = not isinstance(data, list)
+    except ValueError:  # not base64, not UTF-8, not JSON: each a ValueError
+        decoded = False
+    if decoded:
+        # Where botocore's paginator fails part-way (on a number, a string, null; on a count
+        # it can't slice by), with Python's words; the aws CLI exits 255 for either.
         if not isinstance(data, dict):
-            raise TypeError
-        skip = data.pop("boto_truncate_amount", 0)
-        if set(data) != {"NextToken"} or not isinstance(skip, int):
-            raise ValueError
-        return data["NextToken"], skip
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
-        # botocore's older form: the service's token itself, or ``token___n``.
-        parts = token.split("___")
-        skip = 0
-        if len(parts) == 2:
-            try:
-                skip = int(parts[1])
-                token = parts[0]
-            except ValueError:
-                pass
-        return (None if token == "None" else token), skip
+            raise PaginationError(f"Bad starting token: {token} is base64 of JSON {json.dumps(data)[:60]}, not of an object")
+        members = dict(data)
+        skip = members.pop("boto_truncate_amount", None) or 0  # null slices from the start, as in botocore
+        if not isinstance(skip, int):  # True slices as 1, as in botocore
+            raise PaginationError(f"Bad starting token: {token}: its boto_truncate_amount is {json.dumps(skip)[:60]}, not an integer")
+        return members, skip
+    parts = token.split("___")
+    skip = 0
+    if len(parts) == 2:
+        try:
+            skip = int(parts[1])
+            token = parts[0]
+        except ValueError:
+            pass
+    return {"NextToken": token}, skip
+
+
+def starting_request(request: dict, token: str) -> tuple[dict, int]:
+    """``request`` with the members ``token`` sets, as botocore's paginator injects them (None
+    or 'None' removes one), and the items of their first page already seen."""
+    members, skip = decode_token(token)
+    request = dict(request)
+    for name, value in members.items():
+        if value is None or value == "None":
+            request.pop(name, None)
+        else:
+            request[name] = value
+    return request, skip
 
 
 class Pages:
@@ -143,20 +165,13 @@ class Pages:
         return parts
 
 
-def paginate(
-    call: Callable[[dict], dict], action: str, request: dict, max_items: int | None, starting_token: str | None, page_size: int | None
-) -> Pages:
+def paginate(call: Callable[[dict], dict], action: str, request: dict, max_items: int | None, skip: int, page_size: int | None) -> Pages:
+    """The pages of ``request`` (already holding what a starting token sets, ``skip`` items of
+    its first page seen: starting_request)."""
     key = PAGINATED[action]
     result = Pages(key)
     request = dict(request)
-    next_token: str | None = None
-    skip = 0
-    if starting_token is not None:
-        next_token, skip = decode_token(starting_token)
-        if next_token is not None:
-            request["NextToken"] = next_token
-        else:
-            request.pop("NextToken", None)
+    next_token: str | None = request.get("NextToken")
     if page_size is not None:
         request["MaxResults"] = page_size
     total = 0

@@ -139,6 +139,12 @@ class Settings:
             else:
                 click.echo(output.yaml_text(skeleton, sort_keys=False), nl=False)
             raise click.exceptions.Exit(0)
+        skip = 0
+        if action in calls.PAGINATED and self.starting_token is not None and self._paginating(given):
+            try:  # the token's members are checked with the request's, as botocore checks them
+                request, skip = calls.starting_request(request, self.starting_token)
+            except calls.PaginationError as err:
+                raise Failure(str(err)) from None
         problems = calls.request_problems(action, request)
         if problems:
             raise Usage("Parameter validation failed:\n" + "\n".join(problems))
@@ -158,7 +164,7 @@ class Settings:
 
         if action in calls.PAGINATED and self._paginating(given):
             try:
-                pages = calls.paginate(one, action, request, self.max_items, self.starting_token, self.page_size)
+                pages = calls.paginate(one, action, request, self.max_items, skip, self.page_size)
             except calls.PaginationError as err:
                 raise Failure(f"Error during pagination: {err}") from None
             if render:

@@ -278,6 +278,13 @@ SCENARIOS = {
         S("list-queues --queue-name-prefix {p}-page --max-results 2 --next-token {t3} --query QueueUrls --output text"),
         S("list-queues --queue-name-prefix {p}-page --no-paginate --output text --query QueueUrls[0]"),
         S("list-queues --queue-name-prefix {p}-page --no-paginate --max-items 1", codes=(255, 255)),
+        S("list-queues --queue-name-prefix {p}-page --starting-token eyJ4IjogMX0=", codes=(255, 252)),  # {"x": 1}
+        S("list-queues --queue-name-prefix {p}-page --starting-token eyJOZXh0VG9rZW4iOiA1fQ==", codes=(255, 252)),  # NextToken 5
+        S(  # boto_truncate_amount "a"
+            "list-queues --queue-name-prefix {p}-page --starting-token eyJOZXh0VG9rZW4iOiBudWxsLCAiYm90b190cnVuY2F0ZV9hbW91bnQiOiAiYSJ9",
+            codes=(255, 255),
+        ),
+        S("list-queues --queue-name-prefix {p}-page --starting-token eyJOZXh0VG9rZW4iOiBudWxsLCAiYm90b190cnVuY2F0ZV9hbW91bnQiOiB0cnVlfQ=="),
     ],
     "dead letters": [
         S("create-queue --queue-name {p}-dlq --query QueueUrl --output text"),

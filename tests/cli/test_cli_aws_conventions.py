@@ -330,10 +330,48 @@ def test_a_signed_integer_in_a_shorthand_entry_goes_to_sqs_as_the_aws_cli_sends_
 
 def test_a_starting_token_is_botocores_or_its_older_form():
     token = calls.encode_token({"NextToken": "abc", "boto_truncate_amount": 2})
-    assert calls.decode_token(token) == ("abc", 2)
-    assert calls.decode_token(calls.encode_token({"NextToken": None, "boto_truncate_amount": 1})) == (None, 1)
-    assert calls.decode_token("abc___3") == ("abc", 3)
-    assert calls.decode_token("plain") == ("plain", 0)
+    assert calls.decode_token(token) == ({"NextToken": "abc"}, 2)
+    assert calls.decode_token(calls.encode_token({"NextToken": None, "boto_truncate_amount": 1})) == ({"NextToken": None}, 1)
+    assert calls.decode_token("abc___3") == ({"NextToken": "abc"}, 3)
+    assert calls.decode_token("plain") == ({"NextToken": "plain"}, 0)
+    assert calls.decode_token(calls.encode_token([1])) == ({"NextToken": "WzFd"}, 0)  # botocore, too, takes it for a raw one
+    assert calls.decode_token(calls.encode_token({"NextToken": "a", "boto_truncate_amount": None})) == ({"NextToken": "a"}, 0)
+    assert calls.starting_request({"NextToken": "old", "QueueNamePrefix": "p"}, calls.encode_token({"NextToken": None})) == (
+        {"QueueNamePrefix": "p"},
+        0,
+    )
+
+
+def _b64(value) -> str:
+    return calls.encode_token(value)
+
+
+@pytest.mark.parametrize(
+    "token, code, said",
+    [
+        (
+            _b64({"x": 1}),
+            252,
+            'Parameter validation failed:\nUnknown parameter in input: "x", must be one of: QueueNamePrefix, NextToken, MaxResults\n',
+        ),
+        (
+            _b64({"NextToken": 5}),
+            252,
+            "Parameter validation failed:\nInvalid type for parameter NextToken, value: 5, type: <class 'int'>, valid types: <class 'str'>\n",
+        ),
+        (
+            _b64({"NextToken": None, "boto_truncate_amount": "a"}),
+            255,
+            f'sqsqlite: Bad starting token: {_b64({"NextToken": None, "boto_truncate_amount": "a"})}: its boto_truncate_amount is "a", not an integer\n',
+        ),
+        (_b64("abc"), 255, f'sqsqlite: Bad starting token: {_b64("abc")} is base64 of JSON "abc", not of an object\n'),
+    ],
+    ids=["unknown member", "NextToken no string", "count no integer", "no object"],
+)
+def test_a_starting_token_of_botocores_form_that_botocore_cannot_use_fails_with_the_aws_clis_exit_status(sq, token, code, said):
+    sq("create-queue", "--queue-name", "q")
+    done = sq("list-queues", "--starting-token", token, code=code)
+    assert (done.stdout, done.stderr) == ("", said)
 
 
 def test_pages_are_fetched_until_the_service_gives_no_token_and_max_items_cuts_inside_a_page():
@@ -349,12 +387,13 @@ def test_pages_are_fetched_until_the_service_gives_no_token_and_max_items_cuts_i
             page["NextToken"] = str(start + size)
         return page
 
-    pages = calls.paginate(call, "ListQueues", {}, max_items=3, starting_token=None, page_size=2)
+    pages = calls.paginate(call, "ListQueues", {}, max_items=3, skip=0, page_size=2)
     assert pages.full_result() == {
         "QueueUrls": ["u0", "u1", "u2"],
         "NextToken": calls.encode_token({"NextToken": "2", "boto_truncate_amount": 1}),
     }
-    rest = calls.paginate(call, "ListQueues", {}, max_items=None, starting_token=pages.resume, page_size=2)
+    request, skip = calls.starting_request({}, pages.resume)
+    rest = calls.paginate(call, "ListQueues", request, max_items=None, skip=skip, page_size=2)
     assert rest.full_result() == {"QueueUrls": ["u3", "u4"]}
     assert [r.get("MaxResults") for r in seen] == [2, 2, 2, 2]
 
