@@ -60,11 +60,19 @@ REDRIVE_ATTRIBUTES = ("RedrivePolicy", "RedriveAllowPolicy")
 
 class CopyError(Exception):
     """The other endpoint refused something, or could not be reached; the message names the
-    queue, the message and why. ``sqs_error``: the endpoint answered with an SQS error code."""
+    queue, the message and why. ``what``: that message without the why. ``service``: where the
+    endpoint answered with an SQS error, its (code, operation, message), for the line the aws
+    CLI would print of it."""
 
-    def __init__(self, message: str, sqs_error: bool = False) -> None:
+    def __init__(self, message: str, what: str | None = None, service: tuple[str, str, str] | None = None) -> None:
         super().__init__(message)
-        self.sqs_error = sqs_error
+        self.what = what or message
+        self.service = service
+
+    @property
+    def sqs_error(self) -> bool:
+        """Whether the endpoint answered with an SQS error code."""
+        return self.service is not None
 
 
 @dataclass
@@ -97,7 +105,11 @@ def _error(exc: Exception) -> str:
 
 
 def _failure(what: str, exc: Exception) -> CopyError:
-    return CopyError(f"{what}: {_error(exc)}", sqs_error=_code(exc) is not None)
+    code = _code(exc)
+    if code is None:
+        return CopyError(f"{what}: {_error(exc)}", what)
+    service = (code, getattr(exc, "operation_name", None) or "SQS", getattr(exc, "response", {})["Error"].get("Message") or "")
+    return CopyError(f"{what}: {_error(exc)}", what, service)
 
 
 def _call(what: str, method: Callable[..., Any], **kwargs: Any) -> Any:
@@ -253,16 +265,17 @@ def _send(client: Any, url: str, name: str, batch: list[tuple[Any, dict]], fifo:
         pending = [i for i in pending if i in failed]
         first = failed[pending[0]]
         why = f"{first.get('Code')}: {first.get('Message')}"
+        service = (str(first.get("Code")), "SendMessageBatch", str(first.get("Message")))  # the entry's, as a request's
         if any(f.get("SenderFault") for f in failed.values()):
-            return accepted, CopyError(f"{name}: the endpoint refused a message: {why}", sqs_error=True)
+            return accepted, CopyError(f"{name}: the endpoint refused a message: {why}", f"{name}: the endpoint refused a message", service)
         group = _overtaken_group(pending, accepted, order, by_id) if fifo else None
         if group is not None:
-            return accepted, CopyError(
-                f"{name}: the endpoint failed a message of group {group} ({why}) and accepted a later one of that group; "
-                "a run again sends the failed one, behind it",
-                sqs_error=True,
-            )
-    return accepted, CopyError(f"{name}: the endpoint kept failing a message: {why}", sqs_error=True)
+            after = "accepted a later one of that group; a run again sends the failed one, behind it"
+            what = f"{name}: the endpoint failed a message of group {group}"
+            return accepted, CopyError(f"{what} ({why}) and {after}", f"{what} and {after}", service)
+    return accepted, CopyError(
+        f"{name}: the endpoint kept failing a message: {why}", f"{name}: the endpoint kept failing a message", service
+    )
 
 
 def _note_accepted(bookmark: RowBookmark | GroupBookmark, batch: list[tuple[Any, dict]], accepted: set[str]) -> int:

@@ -14,10 +14,6 @@ from ..errors import SQSError
 from . import CopyError, copy_from, copy_to
 
 
-class _SQSFailure(click.ClickException):
-    exit_code = 254  # an SQS error, as the aws CLI exits for one
-
-
 @click.command("copy")
 @click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
 @click.option(
@@ -74,22 +70,25 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     try:
         import boto3
     except ImportError:
-        raise click.ClickException("copy needs boto3: pip install 'sqsqlite[aws]'") from None
+        raise command_options.Failure("copy needs boto3: pip install 'sqsqlite[aws]'") from None
     from ..core import connect
 
     region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION
     client = boto3.client("sqs", endpoint_url=to_url or from_url, region_name=region)
 
+    line_open = [False]  # a progress line is on standard error, to be ended before any other
+
     def progress(name: str, count: int) -> None:
+        line_open[0] = True
         print(f"\r{name}: {count} messages", end="", file=sys.stderr, flush=True)
 
     path = command_options.db_path(ctx, db_path)
     if to_url and command_options.no_database_at(path):
-        raise click.ClickException(f"There is no database at {path!r} to copy from.")
+        raise command_options.Failure(f"There is no database at {path!r} to copy from.")
     try:
         opened = connect(path)
     except SQSError as exc:  # not a sqsqlite database, a directory, unwritable ...
-        raise click.ClickException(exc.message) from None
+        raise command_options.engine_failure(exc, "copy") from None
     # Ctrl-C or SIGTERM ends a copy to an endpoint between two batches, never between a batch's
     # send and the bookmark of its position: so a run again sends nothing twice.
     asked_to_stop: list[int] = []
@@ -105,16 +104,16 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
             else:
                 report = copy_from(db, client, queue_urls, wait_seconds=wait_seconds, progress=progress)
         except CopyError as exc:
-            print(file=sys.stderr)
-            if exc.sqs_error:
-                raise _SQSFailure(str(exc)) from None
-            raise click.ClickException(str(exc)) from None
+            if exc.service is not None:  # the endpoint's SQS error as the aws CLI prints it; what failed, the hint
+                raise command_options.ServiceError(*exc.service, hint=exc.what) from None
+            raise command_options.Failure(str(exc)) from None
         except SQSError as exc:  # this database's side: a queue that is not there, a record refused
-            raise _SQSFailure(f"{exc.code}: {exc.message}" + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
+            raise command_options.engine_failure(exc, "copy") from None
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-    print(file=sys.stderr)
+            if line_open[0]:
+                print(file=sys.stderr)
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     verb = "copied to" if to_url else "copied from"

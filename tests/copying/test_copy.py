@@ -183,7 +183,7 @@ def test_copying_a_queue_this_database_does_not_hold_is_an_sqs_error_with_a_hint
     sqsqlite.connect(str(tmp_path / "q.db")).close()
     done = cli("copy", "--db", str(tmp_path / "q.db"), "--to-endpoint-url", endpoint, "--queue-url", "nope", env=env, code=254)
     assert done.stderr.splitlines() == [
-        "Error: QueueDoesNotExist: The specified queue does not exist.",
+        "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the copy operation: The specified queue does not exist.",
         "hint: The queue 'nope' does not exist.",
     ]
 
@@ -191,7 +191,7 @@ def test_copying_a_queue_this_database_does_not_hold_is_an_sqs_error_with_a_hint
 def test_a_copy_from_a_missing_file_or_one_that_is_no_database_fails_in_one_line_and_creates_nothing(tmp_path, remote):
     endpoint, env, client = remote
     missing = cli("copy", "--db", str(tmp_path / "typo.db"), "--to-endpoint-url", endpoint, env=env, code=255)
-    assert missing.stderr == f"Error: There is no database at {str(tmp_path / 'typo.db')!r} to copy from.\n"
+    assert missing.stderr == f"sqsqlite: There is no database at {str(tmp_path / 'typo.db')!r} to copy from.\n"
     assert list(tmp_path.iterdir()) == []
     (tmp_path / "notes.txt").write_text("not a database, but long enough to be read as one " * 100)
     garbled = cli("copy", "--db", str(tmp_path / "notes.txt"), "--to-endpoint-url", endpoint, env=env, code=255)

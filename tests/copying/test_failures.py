@@ -1,5 +1,6 @@
-"""Every failure at the other end is one line from `sqsqlite copy`: exit status 254 when the
-endpoint answered with an SQS error, 255 when it could not be reached; never a traceback."""
+"""Every failure at the other end is said by `sqsqlite copy` as the CLI says any: the endpoint's
+SQS error in the aws CLI's line with what the copy was doing as the hint (exit 254), an endpoint
+that could not be reached in one line (exit 255); never a traceback."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class Refuses:
             if name == self.operation and (self.asked is None or self.asked in kwargs.get("AttributeNames", [])):
                 if self.connect:
                     raise botocore_exceptions.EndpointConnectionError(endpoint_url="http://127.0.0.1:9")
-                raise self.error("AccessDenied", "Access to the resource is denied.", name)
+                raise self.error("AccessDenied", "Access to the resource is denied.", "".join(p.capitalize() for p in name.split("_")))
             return method(**kwargs)
 
         return call
@@ -41,40 +42,36 @@ class Refuses:
 
 
 @pytest.mark.parametrize(
-    ("operation", "asked", "said"),
+    ("operation", "asked", "what"),
     [
-        ("get_queue_url", None, "Error: tagged: could not find the queue there: AccessDenied: Access to the resource is denied."),
-        (
-            "set_queue_attributes",
-            None,
-            "Error: tagged: could not set its attributes there: AccessDenied: Access to the resource is denied.",
-        ),
-        ("tag_queue", None, "Error: tagged: could not tag it there: AccessDenied: Access to the resource is denied."),
-        (
-            "get_queue_attributes",
-            "QueueArn",
-            "Error: tagged: could not read its ARN there: AccessDenied: Access to the resource is denied.",
-        ),
+        ("get_queue_url", None, "tagged: could not find the queue there"),
+        ("set_queue_attributes", None, "tagged: could not set its attributes there"),
+        ("tag_queue", None, "tagged: could not tag it there"),
+        ("get_queue_attributes", "QueueArn", "tagged: could not read its ARN there"),
     ],
     ids=["get_queue_url", "set_queue_attributes", "tag_queue", "arn"],
 )
 @pytest.mark.parametrize("connect", [False, True], ids=["sqs-error", "unreachable"])
-def test_a_copy_to_an_endpoint_that_refuses_a_request_says_so_in_one_line(tmp_path, remote, monkeypatch, operation, asked, said, connect):
+def test_a_copy_to_an_endpoint_that_refuses_a_request_says_so_as_the_cli_says_a_failure(
+    tmp_path, remote, monkeypatch, operation, asked, what, connect
+):
     endpoint, env, client = remote
     path = str(tmp_path / "q.db")
     with sqsqlite.connect(path) as db:
         db.create_queue("tagged", tags={"team": "a"}, visibility_timeout=40)
     monkeypatch.setattr(boto3, "client", lambda *a, **k: Refuses(client, operation, asked, connect))
     result = CliRunner().invoke(cli, ["copy", "--db", path, "--to-endpoint-url", endpoint])
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    if connect:
+    lines = result.stderr.splitlines()
+    if connect:  # one line, exit 255
         assert result.exit_code == 255, result.stderr
-        assert lines == [
-            said.split(": AccessDenied")[0] + ': EndpointConnectionError: Could not connect to the endpoint URL: "http://127.0.0.1:9"'
-        ]
-    else:
+        assert lines == [f'sqsqlite: {what}: EndpointConnectionError: Could not connect to the endpoint URL: "http://127.0.0.1:9"']
+    else:  # the aws CLI's line for the endpoint's error, and what the copy was doing as the hint; exit 254
         assert result.exit_code == 254, result.stderr
-        assert lines == [said]
+        aws_name = "".join(part.capitalize() for part in operation.split("_"))
+        assert lines == [
+            f"An error occurred (AccessDenied) when calling the {aws_name} operation: Access to the resource is denied.",
+            f"hint: {what}",
+        ]
     assert "Traceback" not in result.output
 
 
@@ -88,8 +85,9 @@ def test_a_drain_whose_last_count_is_refused_says_so_in_one_line_with_what_it_im
     )
     result = CliRunner().invoke(cli, ["copy", "--db", path, "--from-endpoint-url", endpoint, "--queue-url", url, "--wait-seconds", "0"])
     assert result.exit_code == 254, result.stderr
-    assert [line for line in result.stderr.splitlines() if line.strip()][-1] == (
-        f"Error: {url}: counting what is left there failed (what was received is imported): AccessDenied: Access to the resource is denied."
-    )
+    assert result.stderr.splitlines()[-2:] == [
+        "An error occurred (AccessDenied) when calling the GetQueueAttributes operation: Access to the resource is denied.",
+        f"hint: {url}: counting what is left there failed (what was received is imported)",
+    ]
     with sqsqlite.connect(path) as db:
         assert [m.body for m in db.queue("counted").peek()] == ["kept"]

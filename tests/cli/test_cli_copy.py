@@ -1,0 +1,68 @@
+"""`sqsqlite copy` says its failures as every other command does: an SQS error in the aws CLI's
+line (`An error occurred (Code) when calling the X operation: text`), what sqsqlite adds on a
+`hint:` line, exit 254; anything else in one `sqsqlite:` line, exit 255. The other end is a
+`sqsqlite serve` on a file of its own."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+import sqsqlite
+from sqsqlite.cli.main import cli
+
+pytest.importorskip("boto3")
+server = pytest.importorskip("sqsqlite.server")
+
+KEYS = {
+    "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+    "AWS_SECRET_ACCESS_KEY": "secret",
+    "AWS_CONFIG_FILE": "/dev/null",
+    "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+    "AWS_MAX_ATTEMPTS": "1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+@pytest.fixture
+def local(tmp_path, monkeypatch):
+    for key, value in KEYS.items():
+        monkeypatch.setenv(key, value)
+    path = str(tmp_path / "local.db")
+    with sqsqlite.connect(path) as db:
+        db.create_queue("MyQueue").send_message("x")
+    return path
+
+
+def copy(*args: str):
+    result = CliRunner().invoke(cli, ["copy", *args])
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_copy_says_a_queue_this_database_does_not_hold_as_the_aws_cli_says_an_sqs_error(tmp_path, local):
+    with server.BackgroundServer(str(tmp_path / "there.db")) as there:
+        done = copy("--db", local, "--to-endpoint-url", there.url, "--queue-url", "nope")
+    assert done.exit_code == 254
+    assert done.stderr.splitlines() == [
+        "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the copy operation: The specified queue does not exist.",
+        "hint: The queue 'nope' does not exist.",
+    ]
+
+
+def test_copy_to_an_endpoint_that_is_not_there_says_so_in_one_line_and_no_empty_one(local):
+    done = copy("--db", local, "--to-endpoint-url", "http://127.0.0.1:1")
+    assert done.exit_code == 255
+    assert (
+        done.stderr
+        == 'sqsqlite: could not create queue MyQueue: EndpointConnectionError: Could not connect to the endpoint URL: "http://127.0.0.1:1/"\n'
+    )
+
+
+def test_copy_says_an_sqs_error_of_the_other_end_in_the_aws_clis_line_with_what_it_was_doing_as_the_hint(tmp_path, local):
+    with server.BackgroundServer(str(tmp_path / "there.db"), access_key="AKIDOTHER", secret_key="other") as there:
+        done = copy("--db", local, "--to-endpoint-url", there.url)
+    assert done.exit_code == 254
+    line, hint = done.stderr.splitlines()
+    assert line.startswith("An error occurred (InvalidClientTokenId) when calling the CreateQueue operation: ")
+    assert hint == "hint: could not create queue MyQueue"
