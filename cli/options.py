@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -478,6 +479,22 @@ def _inputs_elsewhere(args: list[str]) -> bool:
     return False
 
 
+_NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")  # what argparse takes for a value, not an option
+
+
+def _no_option_as_value(ctx: click.Context, command: click.Command, args: list[str]) -> None:
+    """As argparse (the aws CLI's parser) refuses it, an option taking one value followed by what
+    looks like an option (`--message-body --help`), where click would take that as the value;
+    `--message-body=--help` still gives it, and `-` and negative numbers are values."""
+    takes = {o for p in command.params if isinstance(p, click.Option) and p.nargs == 1 and not p.is_flag and not p.multiple for o in p.opts}
+    takes.discard("--generate-cli-skeleton")  # its value is optional
+    for arg, following in zip(args, args[1:]):
+        if arg == "--":
+            return
+        if arg in takes and following.startswith("-") and following != "-" and not _NEGATIVE_NUMBER.fullmatch(following):
+            raise click.UsageError(f"argument {arg}: expected one argument", ctx)
+
+
 class Command(click.Command):
     """A sqsqlite command: list options are greedy, and SQS errors name the operation."""
 
@@ -486,6 +503,8 @@ class Command(click.Command):
         self.operation = operation
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if self.operation is not None:  # an SQS command, parsed as the aws CLI parses it
+            _no_option_as_value(ctx, self, args)
         greedy = {opt for p in self.params if isinstance(p, ListOption) for opt in p.opts}
         out: list[str] = []
         current = None

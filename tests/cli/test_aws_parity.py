@@ -317,6 +317,8 @@ SCENARIOS = {
         S(["send-message", "--queue-url", "{url}/000000000000/{p}-in", "--message-body", "fileb://{dir}/body.txt"], codes=(255, 252)),
         S(["send-message", "--queue-url", "x", "--message-body", "file://{dir}/missing.txt"], codes=(255, 252)),
         S("send-message --queue-url x", codes=(2, 252), fresh=True),
+        S("send-message --queue-url x --message-body --help", codes=(2, 252), fresh=True),
+        S("send-message " + Q + "-in --message-body -1 --query MD5OfMessageBody", fresh=True),
         S("delete-queue " + Q + "-in"),
     ],
 }

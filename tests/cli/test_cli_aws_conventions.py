@@ -292,6 +292,21 @@ def test_the_request_check_finds_what_botocore_finds_at_every_depth(action, requ
     assert "\n".join(ours) == theirs
 
 
+def test_an_option_that_takes_a_value_refuses_one_that_looks_like_an_option_as_the_aws_cli_does(sq):
+    sq("create-queue", "--queue-name", "q")
+    for value in ("--help", "-x", "--", "--queue-url"):
+        refused = sq("send-message", "--queue-url", "q", "--message-body", value, code=252)
+        assert refused.stderr.endswith("Error: argument --message-body: expected one argument\n"), value
+    assert "argument --queue-url: expected one argument" in sq("get-queue-attributes", "--queue-url", "--help", code=252).stderr
+    sq("peek", "--queue-url", "-q", code=254)  # sqsqlite's own commands parse as click does: the queue '-q'
+    for value in ("-", "-1", "-1.5"):  # argparse's values: a dash alone and negative numbers
+        sq("send-message", "--queue-url", "q", "--message-body", value)
+    sq("send-message", "--queue-url", "q", "--message-body=--help")  # given with =, it is the value
+    got = json.loads(sq("receive-message", "--queue-url", "q", "--max-number-of-messages", "10").stdout)["Messages"]
+    assert sorted(m["Body"] for m in got) == ["-", "--help", "-1", "-1.5"]
+    assert '"QueueUrl": ""' in sq("send-message", "--generate-cli-skeleton", "--queue-url", "q").stdout  # its value is optional
+
+
 def test_a_misspelt_member_inside_a_batch_entry_or_an_attribute_stops_the_command_and_sends_nothing(sq):
     sq("create-queue", "--queue-name", "q")
     typo = sq("send-message-batch", "--queue-url", "q", "--entries", "Id=1,MessageBody=later,DelaySecond=600", code=252)
