@@ -188,6 +188,30 @@ def test_a_drain_long_polls_and_wakes_when_a_delayed_message_becomes_visible(con
     assert clock.now_ms() - start == 8000
 
 
+def test_a_drain_with_nothing_to_consume_ends_at_its_timeout_when_the_wall_clock_steps_back(db_path, stepping_clock):
+    import threading
+    import time
+
+    conn = Connection("sqsqlite:///" + db_path, transport_options={"clock": stepping_clock})
+    try:
+        conn.connect()
+        threading.Timer(0.2, setattr, (stepping_clock, "offset", -3_600_000)).start()  # an hour back
+        ended = []
+
+        def drain():  # no consumer: it looks again until its timeout
+            with pytest.raises(socket.timeout):
+                conn.drain_events(timeout=1)
+            ended.append(True)
+
+        started = time.monotonic()
+        drainer = threading.Thread(target=drain, daemon=True)
+        drainer.start()
+        drainer.join(10)
+        assert ended and time.monotonic() - started < 5  # not an hour and a second
+    finally:
+        conn.release()
+
+
 def test_queue_names_get_the_prefix_and_dots_become_dashes(connect, db):
     conn = connect(queue_name_prefix="app1-")
     publish(conn, "x", queue="celery.tasks")
