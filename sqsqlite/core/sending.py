@@ -75,8 +75,9 @@ def trace_header(system: Any) -> str | None:
     if value is None:
         return None
     text = value.get("StringValue") if isinstance(value, Mapping) else None
-    # Of type String alone (a Number's digits would be digested under that type).
-    if not isinstance(text, str) or not text or value.get("DataType", "String") != "String":
+    # Of type String alone, given (a Number's digits would be digested under that type, and a
+    # missing type refused only by the digest, after the message was stored).
+    if not isinstance(text, str) or not text or value.get("DataType") != "String":
         raise InvalidParameterValue(
             "Message (system) attribute 'AWSTraceHeader' must contain a non-empty value of type 'String'.",
             f"AWSTraceHeader must be given as {{'DataType': 'String', 'StringValue': ...}}, got {V.shorten(value)}.",

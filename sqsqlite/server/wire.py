@@ -94,7 +94,8 @@ _INTEGER_MEMBERS = frozenset(
 def _integers_are_numbers(data: dict[str, Any]) -> None:
     entries = data.get("Entries")
     groups = [data]
-    if isinstance(entries, list) and all(type(e) is dict for e in entries):
+    if isinstance(entries, list):
+        entries = [e for e in entries if type(e) is dict]  # any other is the batch's check's to refuse
         # One pass over every entry's member names in C: a batch's entries seldom carry these.
         if not _INTEGER_MEMBERS.isdisjoint(chain.from_iterable(entries)):
             groups += entries

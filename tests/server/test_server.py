@@ -139,6 +139,7 @@ def test_an_unknown_target_or_malformed_json_is_refused(server):
         ("ReceiveMessage", {"WaitTimeSeconds": "1"}),
         ("SendMessage", {"MessageBody": "x", "DelaySeconds": "0"}),
         ("SendMessageBatch", {"Entries": [{"Id": "a", "MessageBody": "x", "DelaySeconds": "0"}]}),
+        ("SendMessageBatch", {"Entries": [{"Id": "a", "MessageBody": "x", "DelaySeconds": "0"}, "no entry"]}),
     ],
 )
 def test_a_json_string_for_an_integer_member_is_refused_as_sqs_refuses_it(server, sqs, action, request_members):

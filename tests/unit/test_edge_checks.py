@@ -177,9 +177,10 @@ def test_a_message_attribute_given_as_no_structure_is_refused_as_sqs_refuses_one
     assert queue.peek("all") == []
 
 
-@pytest.mark.parametrize("data_type", ["Number", "Binary", "String.x"])
+@pytest.mark.parametrize("data_type", ["Number", "Binary", "String.x", None])
 def test_an_aws_trace_header_of_any_type_but_string_is_refused_and_nothing_is_sent(db, queue, data_type):
-    system = {"AWSTraceHeader": {"DataType": data_type, "StringValue": "Root=1-5759e988-bd862e3fe1be46a994272793"}}
+    header = {"DataType": data_type, "StringValue": "Root=1-5759e988-bd862e3fe1be46a994272793"}
+    system = {"AWSTraceHeader": {k: v for k, v in header.items() if v is not None}}  # None: no DataType at all
     with pytest.raises(InvalidParameterValue, match="non-empty value of type 'String'"):
         Actions(db).call("SendMessage", {"QueueUrl": queue.url, "MessageBody": "x", "MessageSystemAttributes": system})
     assert queue.peek("all") == []
