@@ -84,6 +84,7 @@ def receive(
     ends = None
     while True:
         mark = wakeups.mark(queue.name)
+        seen = db.now()  # no later than the claim's now: what ends after it is waited for below
         queue_id, rows, queue_wait, lease, cleared = _claim(queue, n, vt, attempt_id)
         if ends is None:
             ends = start + ms(queue_wait if wait is None else wait)
@@ -108,15 +109,17 @@ def receive(
             # Until something changes, or the deadline, or sooner the queue's next delay or
             # visibility timeout ending, or a FIFO group head's retention (its group's next
             # message is free then): that message is receivable then without any commit.
-            now = db.now()
+            # Read as of before the claim: one that ended between the claim and now is due at
+            # once (the next claim takes it), not missed until the deadline.
             with db.store.read() as tx:
-                due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=now)
+                due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=seen)
                 if queue.fifo:
                     row = queue_row(tx, queue.name)
-                    head = tx.scalar(Q.oldest_head_sent, queue_id=queue_id, cutoff=retention_cutoff(row, now))
+                    head = tx.scalar(Q.oldest_head_sent, queue_id=queue_id, cutoff=retention_cutoff(row, seen))
                     if head is not None:
                         expires = head + ms(row["retention_period"])
                         due = expires if due is None else min(due, expires)
+            now = db.now()
             deadline = now + max(0, ends - tick())
             wakeups.wait(queue.name, mark, deadline if due is None else min(deadline, due), deadline)
 

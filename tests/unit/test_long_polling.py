@@ -7,6 +7,7 @@ import time
 import pytest
 
 import sqsqlite
+from sqsqlite.core import receiving
 from sqsqlite.errors import InvalidParameterValue
 
 # ------------------------------------------------------------------ on the manual clock
@@ -44,6 +45,30 @@ def test_a_fifo_wait_returns_when_the_retention_of_a_head_in_flight_frees_its_gr
     [m] = q.receive_message(wait_time_seconds=20)
     assert m.body == "next"
     assert clock.now_ms() - start == 5000  # when the head's retention ended, not the 20 s
+
+
+def test_a_fifo_wait_takes_a_group_whose_head_expired_while_its_empty_claim_committed(db, clock, monkeypatch):
+    q = db.create_queue(
+        "lp2.fifo", FifoQueue="true", ContentBasedDeduplication="true", VisibilityTimeout="43200", MessageRetentionPeriod="60"
+    )
+    q.send_message("blocks", message_group_id="g")
+    q.receive_message()
+    clock.advance(30)
+    q.send_message("next", message_group_id="g")
+    clock.advance(25)  # the head expires 5 s from now
+    claim, slow = receiving._claim, []
+
+    def claim_taking_six_seconds(*args):
+        out = claim(*args)
+        if not slow:
+            slow.append(clock.advance(6))  # the head expires between this empty claim and the wait
+        return out
+
+    monkeypatch.setattr(receiving, "_claim", claim_taking_six_seconds)
+    start = clock.now_ms()
+    [m] = q.receive_message(wait_time_seconds=20)
+    assert m.body == "next"
+    assert clock.now_ms() - start == 6000  # at once, not at the 20 s deadline
 
 
 def test_a_wait_with_nothing_to_return_ends_empty_at_the_wait_time(db, clock):
