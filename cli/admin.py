@@ -339,7 +339,7 @@ def redrive(s: Settings, queue_url: str, to: str | None, rate: int | None) -> No
 EXPORT_FORMAT = "sqsqlite-export/1"
 
 
-@command("export")
+@command("export", output=None)
 @queue_url_option()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 def export(s: Settings, queue_url: str, file: str) -> None:

@@ -486,13 +486,22 @@ def _no_option_as_value(ctx: click.Context, command: click.Command, args: list[s
     """As argparse (the aws CLI's parser) refuses it, an option taking one value followed by what
     looks like an option (`--message-body --help`), where click would take that as the value;
     `--message-body=--help` still gives it, and `-` and negative numbers are values."""
+    options = {o for p in command.params if isinstance(p, click.Option) for o in p.opts}
     takes = {o for p in command.params if isinstance(p, click.Option) and p.nargs == 1 and not p.is_flag and not p.multiple for o in p.opts}
     takes.discard("--generate-cli-skeleton")  # its value is optional
     for arg, following in zip(args, args[1:]):
         if arg == "--":
             return
-        if arg in takes and following.startswith("-") and following != "-" and not _NEGATIVE_NUMBER.fullmatch(following):
+        if arg in takes and _looks_like_an_option(following, options):
             raise click.UsageError(f"argument {arg}: expected one argument", ctx)
+
+
+def _looks_like_an_option(value: str, options: set[str]) -> bool:
+    """argparse's reading, in its order: an option (or one with `=value`) is one; `-`, a negative
+    number and anything else holding a space (`- buy milk`) are values."""
+    if value in options or value.partition("=")[0] in options:
+        return True
+    return value.startswith("-") and value != "-" and not _NEGATIVE_NUMBER.fullmatch(value) and " " not in value
 
 
 class Command(click.Command):

@@ -661,6 +661,12 @@ def test_each_commands_help_states_the_output_format_it_prints_when_given_none(s
     assert plain and plain == sq(*args, "--output", default).stdout
 
 
+def test_export_says_in_its_help_that_it_writes_json_lines_whatever_output_is_asked(sq):
+    sq("create-queue", "--queue-name", "q")
+    assert "prints text of its own" in " ".join(sq("export", "--help").stdout.split())
+    assert sq("export", "--queue-url", "q", "-", "--output", "table").stdout == sq("export", "--queue-url", "q", "-").stdout
+
+
 def test_ctrl_c_during_redrive_leaves_the_task_running_and_says_how_to_resume(sq, monkeypatch):
     _queue_with_dead_letters(sq, 2)
 

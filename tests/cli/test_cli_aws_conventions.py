@@ -299,11 +299,11 @@ def test_an_option_that_takes_a_value_refuses_one_that_looks_like_an_option_as_t
         assert refused.stderr.endswith("Error: argument --message-body: expected one argument\n"), value
     assert "argument --queue-url: expected one argument" in sq("get-queue-attributes", "--queue-url", "--help", code=252).stderr
     sq("peek", "--queue-url", "-q", code=254)  # sqsqlite's own commands parse as click does: the queue '-q'
-    for value in ("-", "-1", "-1.5"):  # argparse's values: a dash alone and negative numbers
+    for value in ("-", "-1", "-1.5", "- buy milk", "-- a comment", "-a b"):  # argparse's values: a dash alone, negative numbers, a space
         sq("send-message", "--queue-url", "q", "--message-body", value)
     sq("send-message", "--queue-url", "q", "--message-body=--help")  # given with =, it is the value
     got = json.loads(sq("receive-message", "--queue-url", "q", "--max-number-of-messages", "10").stdout)["Messages"]
-    assert sorted(m["Body"] for m in got) == ["-", "--help", "-1", "-1.5"]
+    assert sorted(m["Body"] for m in got) == sorted(["-", "--help", "-1", "-1.5", "- buy milk", "-- a comment", "-a b"])
     assert '"QueueUrl": ""' in sq("send-message", "--generate-cli-skeleton", "--queue-url", "q").stdout  # its value is optional
 
 
