@@ -119,9 +119,10 @@ BUSY_TIMEOUT_SECONDS = 60.0
 # transaction, which it is cheaper to wait out than to hand the call to a thread; far shorter
 # than an import's or a prune's.
 WAIT_FREE_SECONDS = 0.005
-# How long a fork waits for the write in progress on each open database to end (a transaction
-# takes milliseconds); past it, a write that waits on another program is not waited for.
+# How long a fork waits, in all, for this process's write transactions in progress to end (one
+# takes milliseconds); past it, one stuck behind another program's lock is not waited for.
 FORK_WAIT_SECONDS = 2.0
+FORK_WAIT_STEP_SECONDS = 0.0002  # how often it looks meanwhile
 
 # Paging a queue's messages without receiving them (Queue.peek_page): the most per page, and
 # the bound of every epoch-millisecond range the page statement takes (no clock reaches it).

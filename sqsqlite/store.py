@@ -65,7 +65,7 @@ def _before_fork() -> None:
     _FORK_GATE.acquire()
     mine, deadline = threading.get_ident(), time.monotonic() + D.FORK_WAIT_SECONDS
     while any(t != mine for t in list(_WRITING.values())) and time.monotonic() < deadline:
-        time.sleep(0.0002)
+        time.sleep(D.FORK_WAIT_STEP_SECONDS)
     _FORK_PAUSED[:] = _STORES  # resumed exactly, whatever opens meanwhile
     for store in _FORK_PAUSED:
         store._checkpointer.pause()
@@ -157,33 +157,37 @@ class _Write:
         wait_free = local.wait_free
         local.wait_free = False  # a call's first write only: after it, its writes wait as any
         try:
-            ident = _WRITING[self] = _get_ident()  # before the gate is looked at: a fork waits for it, or it for the fork
-            if _FORK_GATE.locked() and list(_WRITING.values()).count(ident) == 1:  # not inside another write of ours
-                del _WRITING[self]
+            while True:
+                if fd >= 0:
+                    # A thread holding this file's writers' lock already (another Database on the file, a
+                    # write inside a write) goes on to SQLite, which refuses or times out as without it.
+                    try:
+                        holding = _HOLDING.paths
+                    except AttributeError:
+                        holding = _holding()
+                    key = self.store._lock_key
+                    if key not in holding:
+                        # Marked before it is taken: an interrupt from here on (even right after flock) lets it go.
+                        self.holding, self.held = holding, fd
+                        if wait_free:
+                            lock_briefly(fd, D.WAIT_FREE_SECONDS)
+                        elif self.sending:
+                            # At once if it is free, else behind the senders' gate (the module's docstring).
+                            try:
+                                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                            except BlockingIOError:
+                                self._lock_behind_senders(fd)
+                        else:
+                            fcntl.flock(fd, fcntl.LOCK_EX)
+                        holding.add(key)
+                # In progress from here, a fork waits for it (_before_fork); unless a fork waits already:
+                # then it lets the lock go and waits for the fork (not inside another of its thread's writes).
+                ident = _WRITING[self] = _get_ident()
+                if not _FORK_GATE.locked() or list(_WRITING.values()).count(ident) > 1:
+                    break
+                self._unlock()
                 with _FORK_GATE:
-                    _WRITING[self] = ident
-            if fd >= 0:
-                # A thread holding this file's writers' lock already (another Database on the file, a
-                # write inside a write) goes on to SQLite, which refuses or times out as without it.
-                try:
-                    holding = _HOLDING.paths
-                except AttributeError:
-                    holding = _holding()
-                key = self.store._lock_key
-                if key not in holding:
-                    # Marked before it is taken: an interrupt from here on (even right after flock) lets it go.
-                    self.holding, self.held = holding, fd
-                    if wait_free:
-                        lock_briefly(fd, D.WAIT_FREE_SECONDS)
-                    elif self.sending:
-                        # At once if it is free, else behind the senders' gate (the module's docstring).
-                        try:
-                            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        except BlockingIOError:
-                            self._lock_behind_senders(fd)
-                    else:
-                        fcntl.flock(fd, fcntl.LOCK_EX)
-                    holding.add(key)
+                    pass
             try:
                 local.cursor.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:

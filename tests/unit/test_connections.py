@@ -196,23 +196,29 @@ with db.store.write() as tx:  # the writers' lock and SQLite's, held
 """
 
 
-def test_a_fork_waits_for_no_other_process_and_for_no_second_database_on_the_file(db_path):
+def test_a_fork_waits_for_no_other_process_nor_a_second_database_nor_a_write_still_in_line(db_path):
     # Only this process's writes pass SQLite's state on to a child: another process's write in
-    # progress, and a second Database on the same file, cost a fork nothing.
+    # progress, a second Database on the same file, and a thread of ours still waiting for the
+    # writers' lock (not inside SQLite yet) cost a fork nothing.
     dbs = [sqsqlite.connect(db_path), sqsqlite.connect(db_path)]
-    dbs[0].create_queue("forked")
+    q = dbs[0].create_queue("forked")
     holder = subprocess.Popen(
         [sys.executable, "-c", _HOLDS_A_WRITE, db_path],
         stdout=subprocess.PIPE,
         text=True,
     )
+    in_line = threading.Thread(target=q.send_message, args=("behind the other process",))
     try:
         assert holder.stdout.readline().strip() == "held"
+        in_line.start()
+        time.sleep(0.2)  # in the kernel's line for the writers' lock
         started = time.monotonic()
         assert _forked_child_exit_code() == 0
-        assert time.monotonic() - started < 1.5  # not the other process's 5 s, nor 2 s a Database
+        assert time.monotonic() - started < 1.5  # not the other process's 5 s, nor 2 s for the rest
     finally:
         holder.kill()
         holder.wait(10)
+        in_line.join(10)
         for d in dbs:
             d.close()
+    assert not in_line.is_alive()
