@@ -54,6 +54,21 @@ def test_claims_double_up_to_prefetch_while_the_consumer_keeps_up(queue):
     assert sizes == [10, 20, 40, 80, 100]  # deletes are committed before each claim
 
 
+def test_a_wall_clock_stepped_forward_does_not_read_as_a_slow_consumer(db_path, stepping_clock):
+    # The consumer's pace is timed on ticks (clock.ticks): an hour's step between two claims is
+    # no hour of work, and must not shrink the next claim to one message.
+    with sqsqlite.connect(db_path, clock=stepping_clock) as db:
+        q = db.create_queue("stepped")
+        fill(q, 60)
+        b = q.buffered(visibility_timeout=40)
+        for _ in range(10):
+            b.receive_message()[0].delete()
+        stepping_clock.offset = 3_600_000  # an hour on, the first claim's leases with it
+        b.receive_message()
+        assert counts(q)[1] == 20  # twice the last claim, as for any consumer this quick
+        b.close()
+
+
 def test_a_slow_consumer_gets_claims_it_can_handle_in_a_quarter_of_the_lease(queue, clock):
     fill(queue, 30)
     b = queue.buffered(visibility_timeout=40)
