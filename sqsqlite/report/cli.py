@@ -140,6 +140,8 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
             raise click.ClickException(str(exc)) from None
         try:
             result = compute(spark, snap, top=top, partitions=partitions, database=path)
+        except SetupError as exc:  # a driver jar that turns out not to be the driver
+            raise click.ClickException(str(exc)) from None
         finally:
             if created:
                 spark.stop()

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from ..store import HEAD_REVISION
 from .figures import MESSAGE_COLUMNS, QUEUE_COLUMNS
 
 _SCHEMA = (
@@ -57,6 +58,19 @@ def _unreadable(source: str, exc: sqlite3.Error) -> str:
     if "locked" in text or "busy" in text:
         return f"{source} is locked: another connection held it for over a minute ({text})"
     return f"cannot read {source} ({text})"
+
+
+def _refuse_newer(conn: sqlite3.Connection, source: str) -> None:
+    """A file of a newer sqsqlite (its schema revision past this one's) may hold its messages
+    differently: refused, as every other command refuses it, rather than read as if it did not."""
+    try:
+        row = conn.execute("SELECT version_num FROM src.alembic_version").fetchone()
+    except sqlite3.OperationalError:
+        return  # no revision table: the copy's own error says what the file is
+    if row and len(row[0]) == len(HEAD_REVISION) and row[0].isdigit() and row[0] > HEAD_REVISION:
+        raise SnapshotError(
+            f"{source!r} has schema revision {row[0]!r}, newer than this sqsqlite knows (up to {HEAD_REVISION!r}); upgrade sqsqlite to use it."
+        )
 
 
 @dataclass(frozen=True)
@@ -194,6 +208,7 @@ def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callab
             conn.execute("BEGIN")
             # The first read of src starts its snapshot; everything below sees that state.
             conn.execute("SELECT count(*) FROM src.queues").fetchone()
+            _refuse_newer(conn, source)
             if as_of_ms is None:
                 as_of_ms = now_ms()
             conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -111,7 +112,10 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
     )
     if jdbc:
         builder = builder.config("spark.jars", jar) if jar else builder.config("spark.jars.packages", MAVEN_PACKAGE)
-    log = None if verbose else os.path.join(tempfile.gettempdir(), f"sqsqlite-report-spark-{os.getpid()}.log")
+    log = None
+    if not verbose:  # a name no other user can take first, as in a shared /tmp they could
+        fd, log = tempfile.mkstemp(prefix="sqsqlite-report-spark-", suffix=".log")
+        os.close(fd)
     try:
         with _stderr_to(log):
             spark = builder.getOrCreate()
@@ -144,25 +148,28 @@ def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None 
         return spark.read.parquet(local_uri(os.path.join(snap.parquet, table)))
     url = "jdbc:sqlite:" + file_uri(snap.path, "ro")
     props = {"driver": "org.sqlite.JDBC", "customSchema": types, "fetchsize": "10000"}
-    if partitions is None:
-        return spark.read.jdbc(url, table, properties=props)
     # Each partition is one range scan on the rowid: WHERE id >= a AND id < b.
-    return spark.read.jdbc(
-        url,
-        table,
-        column="id",
-        lowerBound=snap.min_id,
-        upperBound=snap.max_id + 1,
-        numPartitions=partitions,
-        properties=props,
+    ranges = (
+        {}
+        if partitions is None
+        else {"column": "id", "lowerBound": snap.min_id, "upperBound": snap.max_id + 1, "numPartitions": partitions}
     )
+    try:
+        return spark.read.jdbc(url, table, properties=props, **ranges)
+    except Exception as exc:  # the JVM's whole stack otherwise: a jar that is not the driver
+        if "ClassNotFoundException" in str(exc) and "org.sqlite.JDBC" in str(exc):
+            raise SetupError(f"the SQLite JDBC driver could not be loaded from the jar given: {INSTALL_DRIVER}") from None
+        raise
+
+
+_GLOB = re.compile(r"[\\\[\]{}*?]")  # Hadoop reads these in a path as a glob pattern: escaped
 
 
 def local_uri(path: str) -> str:
     """A ``file://`` URI for a local path. Spark resolves a bare path against its default file
     system, which on a cluster is often HDFS, not the shared mount the snapshot is on. Hadoop
     quotes the path itself, so it goes in unquoted (``%20`` would become ``%2520``)."""
-    return "file://" + os.path.abspath(path)
+    return "file://" + _GLOB.sub(r"\\\g<0>", os.path.abspath(path))
 
 
 def default_partitions(snap: Snapshot) -> int:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -379,6 +381,18 @@ def test_a_file_that_is_not_a_sqsqlite_database_is_one_line_before_spark_starts(
     assert result.output.startswith(f"Error: {path} {says}")
 
 
+def test_a_database_of_a_newer_sqsqlite_is_one_line_before_spark_starts(every_state, tmp_path, monkeypatch):
+    newer = tmp_path / "newer.db"
+    shutil.copy(every_state[0], newer)
+    with contextlib.closing(sqlite3.connect(newer)) as c:
+        c.execute("UPDATE alembic_version SET version_num = '9999'")
+        c.commit()
+    monkeypatch.setattr(report_cli, "get_session", _no_spark)
+    result = CliRunner().invoke(report, ["--db", str(newer)])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "has schema revision '9999', newer than this sqsqlite knows" in result.output
+
+
 def test_a_database_locked_past_the_busy_timeout_is_said_so(tmp_path, monkeypatch):
     path = tmp_path / "held.db"
     sqsqlite.connect(path).close()
@@ -405,6 +419,20 @@ def test_a_missing_jdbc_driver_is_one_line_saying_what_to_install(every_state, t
     assert result.output.count("\n") == 1
     assert "apt-get install libxerial-sqlite-jdbc-java" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_jdbc_jar_that_is_not_the_driver_is_one_line_saying_what_to_install(every_state, tmp_path, jdbc_jar):
+    not_the_driver = tmp_path / "other.jar"
+    not_the_driver.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip: a jar without the driver's classes
+    result = subprocess.run(
+        [sys.executable, "-m", "sqsqlite.report.cli", "--db", every_state[0], "--jdbc-jar", str(not_the_driver)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert result.stderr.count("\n") == 1 and "could not be loaded" in result.stderr, result.stderr[-2000:]
+    assert "apt-get install libxerial-sqlite-jdbc-java" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_missing_java_is_one_line_saying_what_to_install(every_state, monkeypatch):
@@ -515,6 +543,11 @@ def test_spark_reads_the_parquet_snapshot_by_a_file_uri_not_against_its_default_
         spark.conf.unset("fs.defaultFS")
     assert result.to_dict() == figures.compute(path, as_of, top=3).to_dict()
     assert sj.local_uri(str(tmp_path / "a b")) == f"file://{tmp_path}/a b"
+    # Hadoop reads [ ] { } * ? and a backslash in a path it reads as a glob: escaped, so a
+    # --snapshot-dir holding them is read as named.
+    assert sj.local_uri(str(tmp_path / "s[1]{a}*?")) == f"file://{tmp_path}/s\\[1\\]\\{{a\\}}\\*\\?"
+    odd = snapshot.to_parquet(snap, str(tmp_path / "s[1]"))
+    assert sj.compute(spark, odd, top=3, database=path).to_dict() == figures.compute(path, as_of, top=3).to_dict()
 
 
 def _no_spark_needed(*args, **kwargs):
