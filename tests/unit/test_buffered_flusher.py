@@ -4,7 +4,6 @@ clock, the test calling flush_due (the flusher's step) itself; real time, bounde
 the thread itself is the point."""
 
 import os
-import signal
 import threading
 import time
 from collections import Counter
@@ -16,7 +15,7 @@ from sqsqlite import defaults as D
 from sqsqlite.core import buffered
 from sqsqlite.errors import InvalidParameterValue
 from tests.unit.test_buffered import fill, stored
-from tests.unit.test_connections import descriptors
+from tests.unit.test_connections import descriptors, exit_code
 
 
 def flushers():
@@ -29,18 +28,6 @@ def eventually(check, seconds=2.0):
     while not check() and time.monotonic() < deadline:
         time.sleep(0.005)
     return check()
-
-
-def exit_code(pid, seconds=10.0):
-    """The child's exit code; killed, and -9, if it hangs."""
-    deadline = time.monotonic() + seconds
-    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            done = os.waitpid(pid, 0)
-            break
-        time.sleep(0.005)
-    return os.waitstatus_to_exitcode(done[1])
 
 
 @pytest.fixture

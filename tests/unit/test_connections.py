@@ -24,6 +24,18 @@ def descriptors(path: str) -> int:
     return sum(p.startswith(path) for p in paths)
 
 
+def exit_code(pid: int, seconds: float = 10.0) -> int:
+    """A forked child's exit code; killed, and -9, if it hangs."""
+    deadline = time.monotonic() + seconds
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            done = os.waitpid(pid, 0)
+            break
+        time.sleep(0.005)
+    return os.waitstatus_to_exitcode(done[1])
+
+
 def in_a_thread(work) -> None:
     t = threading.Thread(target=work)
     t.start()
@@ -61,7 +73,6 @@ def test_a_thread_keeps_one_connection_while_it_lives(db_path):
 
 
 def test_a_fork_while_another_thread_holds_the_stores_lock_does_not_hang_the_child(db_path):
-    import time
 
     db = sqsqlite.connect(db_path, synchronous="FULL")
     with_connection, holding, stop = threading.Event(), threading.Event(), threading.Event()
@@ -85,14 +96,7 @@ def test_a_fork_while_another_thread_holds_the_stores_lock_does_not_hang_the_chi
     if pid == 0:
         os._exit(0)  # past the fork: the parent's threads' ends did nothing here
     try:
-        deadline = time.monotonic() + 10
-        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
-            if time.monotonic() > deadline:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-                raise AssertionError("the child hung in the fork")
-            time.sleep(0.01)
-        assert os.waitstatus_to_exitcode(done[1]) == 0
+        assert exit_code(pid) == 0  # -9: killed, having hung in the fork
     finally:
         stop.set()
         for t in threads:
@@ -128,11 +132,7 @@ def test_a_child_forked_while_another_thread_writes_can_write_at_once_and_the_pa
                     os._exit(0)
                 except BaseException:
                     os._exit(1)
-            deadline = time.monotonic() + 30
-            while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
-                assert time.monotonic() < deadline, "the child hung"
-                time.sleep(0.01)
-            assert os.waitstatus_to_exitcode(done[1]) == 0
+            assert exit_code(pid, 30) == 0  # 14 (its alarm) or -9: it hung
             writing.clear()
             assert writing.wait(5)  # the parent's writer goes on
     finally:
@@ -146,11 +146,7 @@ def _forked_child_exit_code(seconds=30.0):
     pid = os.fork()
     if pid == 0:
         os._exit(0)
-    deadline = time.monotonic() + seconds
-    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0:
-        assert time.monotonic() < deadline, "the fork hung"
-        time.sleep(0.01)
-    return os.waitstatus_to_exitcode(done[1])
+    return exit_code(pid, seconds)
 
 
 def test_a_database_opened_while_a_fork_waits_leaves_every_writer_free_after_it(db_path, tmp_path):
