@@ -33,7 +33,7 @@ from typing import Any
 from . import defaults as D
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, lock_briefly
+from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, lock_briefly, undone
 
 fcntl: Any
 try:
@@ -146,7 +146,12 @@ class _Write:
         if self.local.group is not None:
             return self._enter_group(self.local.group)
         self._begin()
-        return Tx(self.conn, self.local, True)
+        try:  # an interrupt landing here would leave the transaction and the lock with no __exit__
+            return Tx(self.conn, self.local, True)
+        except BaseException:
+            self.store._rollback(self.conn)
+            self._unlock()
+            raise
 
     def _begin(self) -> None:
         """Take the writers' lock, then BEGIN IMMEDIATE."""
@@ -208,7 +213,7 @@ class _Write:
             # SQLite undid the group's transaction: a SAVEPOINT now would begin (and its RELEASE
             # commit) a transaction of this write's own, outside the group that fails.
             group.broken = True
-            raise _undone()
+            raise undone()
         try:
             self.local.cursor.execute("SAVEPOINT grouped")
         except sqlite3.Error as exc:
@@ -321,10 +326,6 @@ class _Write:
         # Whatever this transaction read or reserved may not have happened.
         self.local.queues.clear()
         self.local.state.clear()
-
-
-def _undone() -> DatabaseError:
-    return DatabaseError("The grouped writes were undone: a statement of one of them failed the transaction.")
 
 
 class Store:
@@ -557,7 +558,7 @@ class Store:
                 self._rollback(writer.conn)
                 local.queues.clear()
                 local.state.clear()
-                raise _undone()
+                raise undone()
             try:
                 local.cursor.execute("COMMIT")
             except BaseException as failed:

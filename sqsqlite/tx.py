@@ -1,7 +1,7 @@
 """What a thread keeps about its SQLite connection, and Tx: the statements run inside one open
 transaction. ``store.py`` opens and ends the transactions (locks, BEGIN, COMMIT, groups); the
 engine gets a Tx and never sees SQL, only the compiled statements of ``queries.py``. Also
-``explain``: an SQLite error on a database file said in one sentence."""
+``explain``: an SQLite error on a database file said in one sentence, and ``undone``: a group's."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import queries as Q
+from .errors import DatabaseError
 
 
 class Group:
@@ -185,3 +186,8 @@ def explain(path: str, exc: Exception) -> str:
             return f"Can't open database {path!r}: it is a directory; give the path of a file in it."
         return f"Can't open database {path!r} (SQLite said: {text})."
     return f"Database error on {path!r}: {text}."
+
+
+def undone() -> DatabaseError:
+    """A write of a Group whose transaction SQLite undid."""
+    return DatabaseError("The grouped writes were undone: a statement of one of them failed the transaction.")

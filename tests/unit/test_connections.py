@@ -2,8 +2,10 @@
 with it, so a program that starts a thread a task (a web server's thread a request) holds no
 more descriptors after many tasks than after one."""
 
+import fcntl
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -11,6 +13,7 @@ import time
 
 import sqsqlite
 from sqsqlite import queries as Q
+from sqsqlite import store
 
 
 def descriptors(path: str) -> int:
@@ -218,3 +221,35 @@ def test_a_fork_waits_for_no_other_process_nor_a_second_database_nor_a_write_sti
         for d in dbs:
             d.close()
     assert not in_line.is_alive()
+
+
+def test_an_interrupt_landing_just_after_a_write_began_lets_its_transaction_and_lock_go(db_path, monkeypatch):
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("tasks")
+
+    class InterruptedOnce(store.Tx):
+        __slots__ = ()
+        interrupted = False
+
+        def __init__(self, *args, **kwargs):
+            if not InterruptedOnce.interrupted:  # as a Ctrl-C lands between BEGIN and the with block
+                InterruptedOnce.interrupted = True
+                raise KeyboardInterrupt
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(store, "Tx", InterruptedOnce)
+    try:
+        q.send_message("lost to the interrupt")
+    except KeyboardInterrupt:
+        pass
+    assert InterruptedOnce.interrupted
+    with open(db_path + "-lock", "a") as other:  # the writers' lock is free for another process
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(other, fcntl.LOCK_UN)
+    outside = sqlite3.connect(db_path, timeout=0)  # and so is SQLite's
+    outside.execute("BEGIN IMMEDIATE")
+    outside.rollback()
+    outside.close()
+    q.send_message("after it")  # and this thread writes as before
+    assert [m.body for m in q.receive_message(max_number_of_messages=10)] == ["after it"]
+    db.close()
