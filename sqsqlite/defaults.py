@@ -140,6 +140,10 @@ CONSOLE_BODY_SHOWN = 4096
 CONSOLE_REFRESH_SECONDS = 3
 CONSOLE_MAX_FORM_BYTES = 64 * 1024
 CONSOLE_RENDERS = 2
+# How long a console form token is accepted after the server issued it (seconds): a token that
+# leaked (a saved page, a proxy's log) is refused once this has passed. An open page's script
+# replaces its forms' tokens at each refresh, so only a page left without its script goes stale.
+CONSOLE_FORM_TOKEN_SECONDS = 3600
 # /metrics' request latency histogram's buckets (seconds): from a fast send to a 20-second long poll.
 METRICS_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
 

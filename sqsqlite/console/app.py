@@ -103,8 +103,8 @@ class Console:
     request must carry them as HTTP basic credentials (user and password). ``loopback``: the
     server listens on a loopback address only, so a request must name the host as such (a page
     elsewhere can't reach the console by pointing its own name at 127.0.0.1), or as one of
-    ``allowed_hosts``. ``secret``: what the form token and the banners' key derive from, the
-    same in every worker of a server; without it, each is drawn at random.
+    ``allowed_hosts``. ``secret``: what the keys of the form tokens and the banners derive from,
+    the same in every worker of a server; without it, each is drawn at random.
     """
 
     def __init__(
@@ -127,13 +127,14 @@ class Console:
         self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
         self.credentials = None if access_key is None else f"{access_key}:{secret_key}".encode()
         self.metrics = metrics or Metrics(db)
-        # Forms carry this token, so a page of another site can't make the browser purge a queue.
-        # Signs the banners' text in the redirects that carry it: a link of anyone else's can't
-        # put words of its own in the console's trusted notice and error boxes.
+        # form_key signs the forms' tokens (form_token), so a page of another site can't make the
+        # browser purge a queue. banner_key signs the banners' text in the redirects that carry
+        # it: a link of anyone else's can't put words of its own in the console's trusted notice
+        # and error boxes.
         if secret is None:
-            self.token, self.banner_key = secrets.token_urlsafe(24), secrets.token_bytes(32)
+            self.form_key, self.banner_key = secrets.token_bytes(32), secrets.token_bytes(32)
         else:
-            self.token = hmac.new(secret, b"form token", "sha256").hexdigest()
+            self.form_key = hmac.new(secret, b"form token", "sha256").digest()
             self.banner_key = hmac.new(secret, b"banner key", "sha256").digest()
         self.templates = Environment(
             loader=FileSystemLoader(str(_HERE / "templates")),
@@ -192,8 +193,7 @@ class Console:
                 if len(body) > D.CONSOLE_MAX_FORM_BYTES:
                     raise Refused(413, "The form is larger than the console reads.")
                 form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
-                # As bytes: compare_digest refuses a str that is not ASCII with a TypeError.
-                if not hmac.compare_digest(form.get("token", "").encode(), self.token.encode()):
+                if not self.accepts_token(form.get("token", "")):
                     raise Refused(403, "The form is stale or came from another page: reload the console and try again.")
                 params.update(form)
             if view not in self.rendering:
@@ -218,6 +218,27 @@ class Console:
 
     def observe(self, action: str | None, status: int, code: str | None, seconds: float) -> None:
         self.metrics.observe(action, status, code, seconds)
+
+    def form_token(self) -> str:
+        """A token for the forms of a page served now: the time it is issued (epoch seconds of
+        the database's clock) and an HMAC of that time, accepted for CONSOLE_FORM_TOKEN_SECONDS.
+        Any worker sharing the secret accepts it; none accepts it for longer."""
+        issued = str(self.db.now() // 1000)
+        return f"{issued}.{self._token_mac(issued)}"
+
+    def accepts_token(self, token: str) -> bool:
+        """Whether a form's token is one this console (or a worker sharing its secret) issued,
+        within CONSOLE_FORM_TOKEN_SECONDS of now."""
+        issued, _, mac = token.partition(".")
+        # As bytes: compare_digest refuses a str that is not ASCII with a TypeError.
+        if not re.fullmatch(r"[0-9]{1,12}", issued) or not hmac.compare_digest(mac.encode(), self._token_mac(issued).encode()):
+            return False
+        # Either side of now: only a clock stepped back makes a token issued in the future, and
+        # such a token is still bounded by the window.
+        return abs(self.db.now() // 1000 - int(issued)) <= D.CONSOLE_FORM_TOKEN_SECONDS
+
+    def _token_mac(self, issued: str) -> str:
+        return hmac.new(self.form_key, f"form token\n{issued}".encode(), "sha256").hexdigest()[:32]
 
     def _check_host(self, headers: Any) -> None:
         if not self.loopback:
@@ -244,7 +265,11 @@ class Console:
 
     def _page(self, template: str, code: int = 200, **values: Any) -> Response:
         html = self.templates.get_template(template).render(
-            read_only=self.read_only, token=self.token, refresh_seconds=D.CONSOLE_REFRESH_SECONDS, db_path=str(self.db.path), **values
+            read_only=self.read_only,
+            token=self.form_token(),
+            refresh_seconds=D.CONSOLE_REFRESH_SECONDS,
+            db_path=str(self.db.path),
+            **values,
         )
         return Response(code, "text/html; charset=utf-8", html.encode("utf-8"), dict(_SECURITY_HEADERS))
 
@@ -286,7 +311,10 @@ class Console:
     def stats_json(self, params: dict[str, str]) -> Response:
         """Every queue's figures, or with ``?queue=NAME`` that queue's alone (a queue page polls them)."""
         name = params.get("queue")
-        return self._json({"queues": self._stats(None if name is None else [name]), "now": self.db.now()})
+        # With a fresh form token: the page's script puts it in the page's forms, so a page left
+        # open keeps working past CONSOLE_FORM_TOKEN_SECONDS while none of its tokens does.
+        stats = self._stats(None if name is None else [name])
+        return self._json({"queues": stats, "now": self.db.now(), "token": self.form_token()})
 
     def queue_page(self, params: dict[str, str], name: str, head: bool = False) -> Response:
         queue = self.db.queue(name)

@@ -158,6 +158,25 @@ def test_a_purge_asks_for_the_name_and_then_empties_the_queue(page, served):
     expect(page.locator("#no-messages")).to_be_visible()
 
 
+def test_a_page_left_open_past_its_form_token_s_window_still_purges(chromium, tmp_path):
+    clock = sqsqlite.ManualClock()
+    path = str(tmp_path / "open.db")
+    with sqsqlite.connect(path, clock=clock) as db:
+        populate(db, clock)
+    with BackgroundServer(path, clock=clock) as server:
+        context = chromium.new_context()
+        page = context.new_page()
+        page.goto(server.url + "/console/queues/orders")
+        first = page.locator("#purge-confirm + button").locator("xpath=..").locator('input[name="token"]')
+        issued = first.get_attribute("value")
+        clock.advance(D.CONSOLE_FORM_TOKEN_SECONDS + 1)  # the token the page came with is refused now
+        expect(first).not_to_have_value(issued)  # the page's poll brought a fresh one
+        page.fill("#purge-confirm", "orders")
+        page.click("#purge")
+        expect(page.locator(".notice")).to_contain_text("Purged orders")
+        context.close()
+
+
 def test_a_delete_asks_for_the_name_and_returns_to_the_list_without_the_queue(page, served):
     page.goto(served.url + "/console/queues/emails")
     page.fill("#delete-confirm", "emails")

@@ -14,6 +14,7 @@ import time
 import pytest
 
 import sqsqlite
+from sqsqlite import defaults as D
 from sqsqlite.console import Missing, for_endpoint, is_loopback
 from sqsqlite.console.command import make_console_server
 from sqsqlite.server import BackgroundServer
@@ -254,6 +255,35 @@ def test_an_action_without_the_page_s_token_is_refused_and_changes_nothing(web, 
         answer = web.post("/console/queues/orders/purge", form)
         assert answer.status == 403 and "stale" in answer.text
     assert next(s for s in served.db.stats() if s.name == "orders").visible == 2
+
+
+def test_a_form_token_is_accepted_within_its_window_and_refused_after_it(web, served, clock):
+    token = web.token()
+    clock.advance(D.CONSOLE_FORM_TOKEN_SECONDS)
+    # At the window's end the token is still taken: what is refused is the name typed.
+    assert web.post("/console/queues/orders/purge", {"token": token, "confirm": "order"}).status == 400
+    clock.advance(1)
+    answer = web.post("/console/queues/orders/purge", {"token": token, "confirm": "orders"})
+    assert answer.status == 403 and "stale" in answer.text
+    orders = next(s for s in served.db.stats() if s.name == "orders")
+    assert orders.visible + orders.in_flight + orders.delayed == 5  # nothing purged
+    assert web.act("/console/queues/orders/purge", confirm="orders").status == 303  # a fresh page's token
+
+
+def test_a_form_token_is_issued_anew_for_each_moment_and_its_time_can_t_be_altered(web, served, clock):
+    token = web.token()
+    clock.advance(1)
+    assert web.token() != token
+    issued, _, mac = token.partition(".")
+    for altered in (f"{int(issued) + D.CONSOLE_FORM_TOKEN_SECONDS}.{mac}", f"{issued}.{mac[:-1]}", f"{issued}{mac}", mac):
+        assert web.post("/console/queues/orders/purge", {"token": altered, "confirm": "orders"}).status == 403
+    assert next(s for s in served.db.stats() if s.name == "orders").visible == 2
+
+
+def test_the_stats_a_page_polls_bring_a_fresh_form_token_for_its_forms(web, served, clock):
+    clock.advance(D.CONSOLE_FORM_TOKEN_SECONDS + 1)  # whatever the page had is stale by now
+    token = json.loads(web.get("/console/api/stats?queue=orders").text)["token"]
+    assert web.post("/console/queues/orders/purge", {"token": token, "confirm": "orders"}).status == 303
 
 
 # ---------------------------------------------------------------------- guards

@@ -22,6 +22,8 @@ async function refreshStats(page) {
   const response = await fetch(src, { headers: { Accept: "application/json" } });
   if (!response.ok) return;
   const data = await response.json();
+  // Each poll brings a fresh form token: a page left open keeps forms the server accepts.
+  for (const input of document.querySelectorAll('input[name="token"]')) input.value = data.token;
   const byName = new Map(data.queues.map((q) => [q.name, q]));
   if (page === "index") {
     const shown = [...document.querySelectorAll("tr[data-queue]")].map((r) => r.dataset.queue);
