@@ -192,6 +192,15 @@ class Console:
                     raise Refused(403, "This console is read-only (--read-only): it shows queues and changes nothing.")
                 if len(body) > D.CONSOLE_MAX_FORM_BYTES:
                     raise Refused(413, "The form is larger than the console reads.")
+                # What a browser says of the page that sent the form: a page of another site is
+                # refused even with a token still in its window (one that leaked). Not Origin
+                # against Host: a proxy in front may rewrite Host, never this header.
+                site = (headers.get("Sec-Fetch-Site") or "").strip().lower()
+                if site in ("cross-site", "same-site"):
+                    raise Refused(
+                        403,
+                        f"The form came from a page of another site (Sec-Fetch-Site: {site}): the console takes forms from its own pages only.",
+                    )
                 form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
                 if not self.accepts_token(form.get("token", "")):
                     raise Refused(403, "The form is stale or came from another page: reload the console and try again.")

@@ -10,6 +10,7 @@ import re
 import sys
 import threading
 import time
+from urllib.parse import urlencode
 
 import pytest
 
@@ -278,6 +279,16 @@ def test_a_form_token_is_issued_anew_for_each_moment_and_its_time_can_t_be_alter
     for altered in (f"{int(issued) + D.CONSOLE_FORM_TOKEN_SECONDS}.{mac}", f"{issued}.{mac[:-1]}", f"{issued}{mac}", mac):
         assert web.post("/console/queues/orders/purge", {"token": altered, "confirm": "orders"}).status == 403
     assert next(s for s in served.db.stats() if s.name == "orders").visible == 2
+
+
+def test_a_form_a_browser_sent_for_a_page_of_another_site_is_refused_even_with_a_fresh_token(web, served):
+    for site in ("cross-site", "same-site"):
+        form = urlencode({"token": web.token(), "confirm": "orders"}).encode()
+        answer = web.request("POST", "/console/queues/orders/purge", form, {"Sec-Fetch-Site": site})
+        assert answer.status == 403 and "another site" in answer.text
+    assert next(s for s in served.db.stats() if s.name == "orders").visible == 2
+    form = urlencode({"token": web.token(), "confirm": "orders"}).encode()
+    assert web.request("POST", "/console/queues/orders/purge", form, {"Sec-Fetch-Site": "same-origin"}).status == 303
 
 
 def test_the_stats_a_page_polls_bring_a_fresh_form_token_for_its_forms(web, served, clock):
