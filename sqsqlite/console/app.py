@@ -174,11 +174,13 @@ class Console:
 
     def handle(self, method: str, path: str, query: str, headers: Any, body: bytes) -> Response:
         """Answer one request; never raises."""
+        admitted = False  # past the Host and credentials checks: may see the database's path
         try:
             if not serves(path):
                 raise Refused(404, f"Nothing at {path}.")
             self._check_host(headers)
             self._check_credentials(headers)
+            admitted = True
             found = next(((views, m) for pattern, views in self.routes if (m := pattern.fullmatch(path))), None)
             if found is None:
                 raise Refused(404, f"Nothing at {path}.")
@@ -215,7 +217,7 @@ class Console:
                 finally:
                     self.renders.release()
         except Refused as r:
-            response = self._error_page(r.status, r.message, r.headers)
+            response = self._error_page(r.status, r.message, r.headers, admitted)
         except QueueDoesNotExist as err:
             response = self._error_page(404, said(err), {})
         except Exception:
@@ -273,17 +275,15 @@ class Console:
     # ------------------------------------------------------------ rendering
 
     def _page(self, template: str, code: int = 200, **values: Any) -> Response:
-        html = self.templates.get_template(template).render(
-            read_only=self.read_only,
-            token=self.form_token(),
-            refresh_seconds=D.CONSOLE_REFRESH_SECONDS,
-            db_path=str(self.db.path),
-            **values,
-        )
+        context = {"read_only": self.read_only, "refresh_seconds": D.CONSOLE_REFRESH_SECONDS, "db_path": str(self.db.path), **values}
+        html = self.templates.get_template(template).render(token=self.form_token(), **context)
         return Response(code, "text/html; charset=utf-8", html.encode("utf-8"), dict(_SECURITY_HEADERS))
 
-    def _error_page(self, status: int, message: str, headers: dict[str, str]) -> Response:
-        page = self._page("error.html", status, status=status, title=HTTPStatus(status).phrase, message=message)
+    def _error_page(self, status: int, message: str, headers: dict[str, str], admitted: bool = True) -> Response:
+        """An error page; one for a request not ``admitted`` (without the credentials, or with a
+        Host a DNS rebinding page sends: that page reads the answer) says nothing of the server."""
+        values = {} if admitted else {"db_path": None, "read_only": False}
+        page = self._page("error.html", status, status=status, title=HTTPStatus(status).phrase, message=message, **values)
         page.headers.update(headers)
         return page
 

@@ -341,6 +341,14 @@ def test_with_credentials_set_the_console_and_metrics_ask_for_them(guarded):
         assert Browserless(guarded.url, user="AKIDCONSOLE", password="s3cret").get(path).status == 200
 
 
+def test_a_request_refused_for_its_credentials_or_its_host_is_not_told_the_database_s_path(guarded, served):
+    refused = [Browserless(guarded.url).get("/console"), Browserless(guarded.url, user="AKIDCONSOLE", password="wrong").get("/console")]
+    refused.append(Browserless(served.url, host="rebound.example").get("/console/queues/orders"))
+    for answer, server in zip(refused, (guarded, guarded, served)):
+        assert answer.status in (401, 403) and server.db.path not in answer.text and 'id="problem"' in answer.text
+    assert guarded.db.path in Browserless(guarded.url, user="AKIDCONSOLE", password="s3cret").get("/console/nothing-here").text
+
+
 def test_the_console_on_loopback_refuses_a_request_for_another_host_name(web, served):
     port = served.url.rsplit(":", 1)[1]
     assert Browserless(served.url, host=f"attacker.example:{port}").get("/console").status == 403
