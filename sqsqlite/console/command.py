@@ -6,6 +6,7 @@ through the same ``Console.handle`` that ``sqsqlite serve`` calls for ``/console
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import threading
@@ -42,17 +43,22 @@ class _Handler(BaseHTTPRequestHandler):
         path, _, query = self.path.partition("?")
         if path == "/":
             path = "/console"  # alone, the console is the whole site
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if not 0 <= length <= D.CONSOLE_MAX_FORM_BYTES:
-            self.close_connection = True
-            body = b"\0" * (D.CONSOLE_MAX_FORM_BYTES + 1)  # refused as too large by the console
-        else:
-            body = self.rfile.read(length) if length else b""
         console = self.server.console
-        r = console.handle(self.command, path, query, self.headers, body)
+        unclear = self._unclear_length()
+        if unclear:
+            # The body's end is unknown, so what follows it can't be told from a next request:
+            # answered, and the connection closed rather than read on (a proxy in front reusing
+            # it would otherwise have a request smuggled in after this one).
+            self.close_connection = True
+            r = console.refusal(*unclear)
+        else:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > D.CONSOLE_MAX_FORM_BYTES:
+                self.close_connection = True
+                body = b"\0" * (D.CONSOLE_MAX_FORM_BYTES + 1)  # refused as too large by the console
+            else:
+                body = self.rfile.read(length) if length else b""
+            r = console.handle(self.command, path, query, self.headers, body)
         self.send_response(r.status)
         for k, v in {"Content-Type": r.content_type, "Content-Length": str(len(r.body)), **r.headers}.items():
             self.send_header(k, v)
@@ -61,6 +67,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(r.body)
         action = ("Metrics" if path == "/metrics" else "Console") if serves(path) else None
         console.observe(action, r.status, None, time.perf_counter() - started)
+
+    def _unclear_length(self) -> tuple[int, str] | None:
+        """Why the length of this request's body is unclear (a status and a sentence), or None.
+        This server reads a body by its Content-Length alone: not chunked."""
+        if self.headers.get("Transfer-Encoding") is not None:
+            return 411, "The console reads a request body by its Content-Length only, never with a Transfer-Encoding."
+        lengths = {v.strip() for v in self.headers.get_all("Content-Length") or ()}
+        if len(lengths) > 1 or not all(re.fullmatch(r"[0-9]{1,12}", v) for v in lengths):
+            return 400, "The request's Content-Length is not one number of bytes."
+        return None
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:

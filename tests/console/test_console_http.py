@@ -7,6 +7,7 @@ import dataclasses
 import html
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -409,3 +410,50 @@ def test_the_console_alone_serves_the_same_pages_and_its_root_is_the_queue_list(
         finally:
             server.shutdown()
             server.server_close()
+
+
+@pytest.fixture
+def alone(tmp_path, clock):
+    """``sqsqlite console``'s own server on a populated database."""
+    with sqsqlite.connect(str(tmp_path / "alone.db"), clock=clock) as db:
+        populate(db, clock)
+        server = make_console_server(db, "127.0.0.1", 0)
+        loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        loop.start()
+        try:
+            yield server
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+def _exchange(server, raw: bytes) -> bytes:
+    """Everything the server answers on one connection to ``raw``, until it closes or is quiet."""
+    with socket.create_connection(server.server_address[:2], timeout=2) as conn:
+        conn.sendall(raw)
+        answered = b""
+        try:
+            while chunk := conn.recv(65536):
+                answered += chunk
+        except TimeoutError:
+            pass
+    return answered
+
+
+def test_the_console_alone_refuses_a_chunked_body_and_reads_nothing_after_it_as_a_request(alone):
+    inner = b"POST /console/queues/orders/purge HTTP/1.1\r\nHost: localhost\r\nContent-Length: 14\r\n\r\nconfirm=orders"
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(inner), inner)
+    head = b"POST /console/queues/emails/purge HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answered = _exchange(alone, head + chunked)
+    assert answered.count(b"HTTP/1.1 ") == 1 and answered.startswith(b"HTTP/1.1 411 ")
+    assert b"Content-Length only" in answered
+    assert alone.console.db.path.encode() not in answered
+
+
+@pytest.mark.parametrize("lengths", [["abc"], ["-1"], ["5", "50"]])
+def test_the_console_alone_answers_a_content_length_that_is_no_one_number_with_400_and_closes(alone, lengths):
+    head = "".join(f"Content-Length: {n}\r\n" for n in lengths).encode()
+    then = b"GET /console HTTP/1.1\r\nHost: localhost\r\n\r\n"
+    answered = _exchange(alone, b"POST /console/queues/orders/purge HTTP/1.1\r\nHost: localhost\r\n" + head + b"\r\n" + then)
+    assert answered.count(b"HTTP/1.1 ") == 1 and answered.startswith(b"HTTP/1.1 400 ")
+    assert b"not one number of bytes" in answered
