@@ -38,6 +38,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_HEAD = do_POST = do_GET
 
+    def __getattr__(self, name: str) -> Any:
+        # Any other method goes to the console too, which answers it with 405 and the path's own
+        # Allow, as under sqsqlite serve (http.server answers a method without a do_ with 501).
+        if name.startswith("do_"):
+            return self._answer
+        raise AttributeError(name)
+
     def _answer(self) -> None:
         started = time.perf_counter()
         path, _, query = self.path.partition("?")

@@ -457,3 +457,12 @@ def test_the_console_alone_answers_a_content_length_that_is_no_one_number_with_4
     answered = _exchange(alone, b"POST /console/queues/orders/purge HTTP/1.1\r\nHost: localhost\r\n" + head + b"\r\n" + then)
     assert answered.count(b"HTTP/1.1 ") == 1 and answered.startswith(b"HTTP/1.1 400 ")
     assert b"not one number of bytes" in answered
+
+
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "PURGE"])
+def test_the_console_alone_answers_any_other_method_with_405_and_the_path_s_allow(alone, method):
+    web = Browserless(f"http://127.0.0.1:{alone.server_address[1]}")
+    for path, allow in (("/console/queues/orders", "GET, HEAD"), ("/console/queues/orders/purge", "POST")):
+        answer = web.request(method, path)
+        assert answer.status == 405 and answer.headers["allow"] == allow
+    assert next(s for s in alone.console.db.stats() if s.name == "orders").visible == 2
