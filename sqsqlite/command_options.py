@@ -6,6 +6,7 @@ command also takes them itself (``sqsqlite serve --db app.db``), and its own win
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from typing import Any
@@ -65,12 +66,37 @@ def engine_failure(err: SQSError, operation: str, note: str | None = None) -> cl
 
 
 # serve's and console's: names of this machine a server on loopback answers besides localhost's.
+# A name as a Host header gives it: labels of letters, digits, hyphens (and underscores, which
+# /etc/hosts aliases may have), dot-separated.
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*")
+
+
+def _host_names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """--allow-host's values as the Host check compares them (lower case, no final dot, an IPv6
+    address without brackets); a value with a port, a scheme or a path is refused, as it would
+    never match a Host and the server would refuse what it was meant to let in."""
+    names = []
+    for value in values:
+        name = value.strip().lower().rstrip(".")
+        try:
+            name = str(ipaddress.ip_address(name[1:-1] if name.startswith("[") and name.endswith("]") else name))
+        except ValueError:
+            if not _HOST_NAME.fullmatch(name):
+                raise click.BadParameter(
+                    f"{value!r} is not a host name or address: give the name alone, without a port, scheme or path "
+                    "(say host.docker.internal)."
+                ) from None
+        names.append(name)
+    return tuple(names)
+
+
 allow_host = click.option(
     "--allow-host",
     "allow_hosts",
     multiple=True,
     metavar="NAME",
     envvar="SQSQLITE_ALLOW_HOST",
+    callback=_host_names,
     help="On loopback, also answer requests addressed to NAME (an /etc/hosts alias); repeatable.",
 )
 

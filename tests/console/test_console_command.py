@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -85,3 +86,19 @@ def test_a_server_off_this_machine_without_keys_is_started_with_a_warning(tmp_pa
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("value", ["alias:9325", "http://alias", "alias/console", ""])
+def test_an_allow_host_with_a_port_scheme_or_path_or_empty_is_refused_by_serve_and_console(value):
+    from sqsqlite.console.command import console
+    from sqsqlite.server.command import serve
+
+    for command in (console, serve):  # options parsed, nothing run
+        with pytest.raises(click.BadParameter, match="without a port, scheme or path"):
+            command.make_context(command.name, ["--allow-host", value])
+
+
+def test_a_bad_allow_host_is_a_usage_error_said_before_anything_starts(tmp_path):
+    path = str(tmp_path / "never.db")
+    r = CliRunner().invoke(cli, ["--db", path, "console", "--read-only", "--allow-host", "alias:9325"])
+    assert r.exit_code == 252 and "Invalid value for '--allow-host': 'alias:9325' is not a host name" in r.output
