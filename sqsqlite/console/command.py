@@ -6,6 +6,7 @@ through the same ``Console.handle`` that ``sqsqlite serve`` calls for ``/console
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import sys
@@ -128,6 +129,27 @@ def make_console_server(
     return ConsoleServer((host, port), console, verbose)
 
 
+def _refuse_an_older_schema(path: str) -> None:
+    """Opening a file of an older schema upgrades it, a write a read-only console must not make."""
+    from ..store import HEAD_REVISION, Store
+
+    revision = None
+    try:  # an empty file is not even opened: SQLite's switch to WAL would write its header
+        if path.startswith("file:") or os.path.getsize(path):
+            probe = Store(path, migrate=False)
+            try:
+                revision = probe.current_revision()
+            finally:
+                probe.close()
+    except SQSError as exc:
+        raise click.ClickException(exc.message) from None
+    if revision is None or revision < HEAD_REVISION:
+        raise command_options.Failure(
+            f"{path!r} has {'no sqsqlite schema yet' if revision is None else f'schema revision {revision!r}'}, older than this "
+            f"sqsqlite's ({HEAD_REVISION!r}); a read-only console changes nothing, so upgrade it first: sqsqlite db upgrade --db {path}"
+        )
+
+
 @click.command("console")
 @click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
@@ -158,6 +180,8 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
     if read_only and command_options.no_database_at(path):
         # It may change nothing, so it must not create the file a mistyped --db names either.
         raise command_options.Failure(f"There is no database at {path!r} to show; a read-only console creates none.")
+    if read_only:
+        _refuse_an_older_schema(path)
     try:
         db = Database(
             path,

@@ -102,3 +102,29 @@ def test_a_bad_allow_host_is_a_usage_error_said_before_anything_starts(tmp_path)
     path = str(tmp_path / "never.db")
     r = CliRunner().invoke(cli, ["--db", path, "console", "--read-only", "--allow-host", "alias:9325"])
     assert r.exit_code == 252 and "Invalid value for '--allow-host': 'alias:9325' is not a host name" in r.output
+
+
+def test_a_read_only_console_refuses_a_file_of_an_older_schema_instead_of_upgrading_it(tmp_path):
+    from sqsqlite import migrate
+    from sqsqlite.store import HEAD_REVISION, Store
+
+    path = str(tmp_path / "old.db")
+    store = Store(path)
+    migrate.downgrade(store, "-1")
+    older = store.current_revision()
+    store.close()
+    r = CliRunner().invoke(cli, ["--db", path, "console", "--read-only"])
+    assert r.exit_code == 255
+    assert f"{path!r} has schema revision {older!r}, older than this sqsqlite's ({HEAD_REVISION!r})" in r.output
+    assert f"upgrade it first: sqsqlite db upgrade --db {path}" in r.output
+    store = Store(path, migrate=False)
+    assert store.current_revision() == older  # nothing written
+    store.close()
+
+
+def test_a_read_only_console_refuses_an_empty_file_and_leaves_it_empty(tmp_path):
+    path = tmp_path / "empty.db"
+    path.touch()
+    r = CliRunner().invoke(cli, ["--db", str(path), "console", "--read-only"])
+    assert r.exit_code == 255 and "has no sqsqlite schema yet" in r.output
+    assert path.stat().st_size == 0
