@@ -52,7 +52,8 @@ def serve(
     """Serve the database over SQS's HTTP protocols (JSON 1.0 and query/XML).
 
     Point any SDK at it: boto3.client("sqs", endpoint_url="http://127.0.0.1:9324"), or
-    aws sqs ... --endpoint-url http://127.0.0.1:9324. A browser finds the web console at /console
+    aws sqs ... --endpoint-url http://127.0.0.1:9324 (with a region and any credentials, or
+    --no-sign-request when the server asks none). A browser finds the web console at /console
     and Prometheus its metrics at /metrics. SIGTERM or Ctrl-C stops it cleanly:
     no new connections, requests in progress finish, long polls end empty.
     --workers N serves from N processes on one port and file; a send through any
