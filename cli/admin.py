@@ -508,22 +508,23 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
         if not queue_url:  # a bad name in the header is the file's fault: name its line
             assert first is not None  # the name came from the header, the file's first line
             _sqs_rule(file, first[0], V.queue_name_from_url, target)
-        db = s.database()
-        try:
-            q = db.queue(target)
-            name = q.name
-        except QueueDoesNotExist:
-            if header is None:
-                raise
-            q, name = None, V.queue_name_from_url(target)
+        name = V.queue_name_from_url(target)
         fifo = name.endswith(".fifo")  # create_queue allows the suffix on FIFO queues only
-        # Every record is checked before the queue is created or a message written; the parsed
-        # list is the price of a bad line 100,000 leaving the file's first lines imported.
+        # Every record is checked before the database is opened (a refused file creates no
+        # file at --db), the queue created or a message written; the parsed list is the price
+        # of a bad line 100,000 leaving the file's first lines imported.
         records = []
         if first is not None and header is None:
             records.append(_record(file, first[0], first_value, name, fifo))
         for number, text in lines:
             records.append(_record(file, number, _parse(file, number, text), name, fifo))
+    db = s.database(create=header is not None)  # with no header the queue must exist already
+    try:
+        q: Any = db.queue(name)
+    except QueueDoesNotExist:
+        if header is None:
+            raise
+        q = None
     if q is None:
         assert first is not None and header is not None  # a missing queue is created only from a header line
         q = _sqs_rule(file, first[0], db.create_queue, name, header.get("Attributes"), header.get("Tags") or None)

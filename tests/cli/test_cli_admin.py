@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
+import os
 import re
 import sys
 
@@ -693,3 +694,23 @@ def test_the_demo_says_how_to_put_sqsqlite_on_path_when_the_shell_would_not_find
     assert demo._activate_hint() == ". venv/bin/activate"  # as `make demo` runs it: not on PATH
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     assert demo._activate_hint() is None  # activated: the commands it prints run as printed
+
+
+@pytest.mark.parametrize("with_header", [False, True], ids=["into a named queue", "creating the queue"])
+def test_import_of_a_refused_file_creates_no_database_at_a_new_path(sq, tmp_path, with_header):
+    f = tmp_path / "bad.jsonl"
+    lines = [json.dumps(_HEADER)] if with_header else []
+    f.write_text("\n".join([*lines, json.dumps(_message()), "not json"]) + "\n")
+    fresh = str(tmp_path / "never.db")
+    args = [str(f)] if with_header else ["--queue-url", "target", str(f)]
+    sq("import", *args, code=252, db=fresh)
+    assert not os.path.exists(fresh)
+
+
+def test_import_into_a_queue_missing_from_a_new_path_creates_no_database(sq, tmp_path):
+    f = tmp_path / "good.jsonl"
+    f.write_text(json.dumps(_message()) + "\n")
+    fresh = str(tmp_path / "never.db")
+    r = sq("import", "--queue-url", "target", str(f), code=254, db=fresh)
+    assert "NonExistentQueue" in r.stderr
+    assert not os.path.exists(fresh)
