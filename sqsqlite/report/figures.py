@@ -5,8 +5,11 @@ must agree exactly, field by field; ``tests/report/test_report.py`` holds them t
 
 Definitions, for one instant ``as_of`` (epoch ms) and one queue with retention ``R`` seconds:
 
-- A message is *live* when ``as_of - R*1000 < sent_at <= as_of``: expired rows (not yet pruned)
-  are never counted, and rows sent after ``as_of`` did not exist yet at that instant.
+- A message is *live* when ``sent_at > as_of - R*1000``: expired rows (not yet pruned) are
+  never counted. A row whose ``sent_at`` is after ``as_of`` counts too, as ``Database.stats()``
+  counts it with its clock at ``as_of``: after the wall clock steps back, messages sent before
+  the step carry timestamps in the future, and they are still in the queue. Their age is
+  negative (the histogram's first bucket holds it).
 - State of a live message (sqsqlite/schema.py): *visible* when ``visible_at <= as_of``,
   *delayed* when ``visible_at > as_of`` and ``receive_count = 0``, *in flight* when
   ``visible_at > as_of`` and ``receive_count > 0``. ``backlog`` is their sum.
@@ -193,7 +196,7 @@ def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
             continue
         retention_ms = qrow["retention_period"] * 1000
         sent = m["sent_at"]
-        if not (as_of_ms - retention_ms < sent <= as_of_ms):
+        if sent <= as_of_ms - retention_ms:
             continue
         f = figs[qrow["name"]]
         if m["visible_at"] <= as_of_ms:

@@ -18,9 +18,12 @@ def iso(ms: int) -> str:
 
 
 def age(ms: int | None) -> str:
-    """A short human duration: 850ms, 42s, 12m 5s, 4h 12m, 3d 4h."""
+    """A short human duration: 850ms, 42s, 12m 5s, 4h 12m, 3d 4h; -1h 0m for a message sent
+    after the report's instant (its timestamp ahead of a clock that stepped back)."""
     if ms is None:
         return "-"
+    if ms < 0:
+        return "-" + age(-ms)
     if ms < 1000:
         return f"{ms}ms"
     s = ms // 1000

@@ -202,7 +202,7 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
     age = F.lit(as_of) - F.col("sent_at")
     live = (
         messages.join(F.broadcast(queues), "queue_id")
-        .where((F.col("sent_at") > F.lit(as_of) - F.col("retention_ms")) & (F.col("sent_at") <= F.lit(as_of)))
+        .where(F.col("sent_at") > F.lit(as_of) - F.col("retention_ms"))
         .select(
             "id",
             "queue_id",
