@@ -33,7 +33,8 @@ DEFAULT_JAR = "/usr/share/java/sqlite-jdbc.jar"
 JAR_ENV = "SQSQLITE_JDBC_JAR"
 MAVEN_PACKAGE = "org.xerial:sqlite-jdbc:3.46.1.3"
 INSTALL_DRIVER = "install the SQLite JDBC driver: `apt-get install libxerial-sqlite-jdbc-java` (or `make jdbc`), or pass --jdbc-jar PATH"
-INSTALL_JAVA = "install Java 17 or later (e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME"
+JAVA_PACKAGE = "install Java 17 or later (e.g. `apt-get install openjdk-17-jre-headless`)"
+INSTALL_JAVA = f"{JAVA_PACKAGE} or set JAVA_HOME"
 
 # Rows per JDBC partition when --partitions is not given: enough tasks to keep both cores busy
 # and each task's fetch small, few enough that task overhead stays negligible.
@@ -55,10 +56,35 @@ class SetupError(Exception):
 
 
 def java_command() -> str | None:
+    """The java Spark's launcher runs: JAVA_HOME's whenever JAVA_HOME is set (it never falls
+    back to the PATH's then, so one without a java is a SetupError naming it), else the PATH's."""
     home = os.environ.get("JAVA_HOME")
-    if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
-        return os.path.join(home, "bin", "java")
-    return shutil.which("java")
+    if not home:  # empty counts as unset, as the launcher's `[ -n "$JAVA_HOME" ]` has it
+        return shutil.which("java")
+    java = os.path.join(home, "bin", "java")
+    wrong = _no_java_in(home, java)
+    if wrong:
+        on_path = shutil.which("java")
+        instead = f"unset it to use {on_path}" if on_path else f"unset it and {JAVA_PACKAGE}"
+        raise SetupError(
+            f"JAVA_HOME={home} holds no java ({wrong}), and Spark runs JAVA_HOME's java whenever it is set: "
+            f"point JAVA_HOME at a Java 17 or later installation (the directory above bin/java), or {instead}"
+        )
+    return java
+
+
+def _no_java_in(home: str, java: str) -> str | None:
+    """What keeps ``java`` under ``home`` from running, in the OS's words; None when nothing does."""
+    try:
+        if not os.path.isdir(home):
+            os.stat(home)  # the OS's reason when the path is not there at all
+            return f"{home} is not a directory"
+        os.stat(java)
+    except OSError as exc:
+        return f"{exc.filename}: {exc.strerror}"
+    if not os.path.isfile(java) or not os.access(java, os.X_OK):
+        return f"{java} is not an executable file"
+    return None
 
 
 def resolve_jar(explicit: str | None) -> str | None:
