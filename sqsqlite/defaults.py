@@ -144,6 +144,11 @@ CONSOLE_RENDERS = 2
 # leaked (a saved page, a proxy's log) is refused once this has passed. An open page's script
 # replaces its forms' tokens at each refresh, so only a page left without its script goes stale.
 CONSOLE_FORM_TOKEN_SECONDS = 3600
+# Free space the report wants in the temporary directory, after its snapshot is there, before it
+# starts Spark: the JVM hands pyspark its port through a file there, and when that write fails
+# it stays up without serving and pyspark waits for it for ever. That file takes a page, and the
+# first lines of Spark's log (there too) a page or two: 64 KiB is room enough with a margin.
+REPORT_TEMP_ROOM_BYTES = 64 * 1024
 # /metrics' request latency histogram's buckets (seconds): from a fast send to a 20-second long poll.
 METRICS_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
 

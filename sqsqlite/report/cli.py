@@ -20,7 +20,7 @@ from click.core import ParameterSource
 
 from .. import command_options
 from .. import defaults as D
-from . import render, snapshot
+from . import render, snapshot, tempdir
 from .spark import JAR_ENV, SetupError, compute, get_session, resolve_jar
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -119,11 +119,17 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
         )
     if not verbose:
         warnings.filterwarnings("ignore", module="pyspark")
-    with tempfile.TemporaryDirectory(prefix="sqsqlite-report-") as tmp, contextlib.ExitStack() as stack:
+    try:
+        workdir = tempfile.TemporaryDirectory(prefix="sqsqlite-report-")
+    except OSError as exc:  # none usable at all, or the one there is refuses a folder
+        raise click.ClickException(tempdir.trouble(exc.strerror or str(exc))) from None
+    with workdir as tmp, contextlib.ExitStack() as stack:
         # The snapshot first: a file that is not a sqsqlite database is said at once, not after
         # the JVM has started.
         try:
             snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms)
+        except snapshot.DestinationError as exc:  # the temporary directory's fault, not the database's
+            raise click.ClickException(tempdir.trouble(exc.reason)) from None
         except snapshot.SnapshotError as exc:
             raise click.ClickException(str(exc)) from None
         if snapshot_dir:

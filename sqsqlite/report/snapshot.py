@@ -18,6 +18,8 @@ Spark would silently keep only the low 32 bits of a timestamp.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import shutil
 import sqlite3
@@ -45,6 +47,32 @@ _BUSY_TIMEOUT_MS = 60_000  # how long the copy waits for a connection that locks
 
 class SnapshotError(Exception):
     """The database can't be read (missing, not a sqsqlite database, locked)."""
+
+
+class DestinationError(SnapshotError):
+    """The snapshot's own file can't be created or written (its directory full, unwritable or
+    gone); ``reason`` says why, in the OS's words where SQLite passes them on."""
+
+    def __init__(self, dest: str, reason: str):
+        super().__init__(f"cannot write the snapshot {dest}: {reason}")
+        self.reason = reason
+
+
+# SQLite's (extended) result codes for a failed write to a file. It reports the OS's ENOSPC
+# as SQLITE_FULL and any other failed write (a quota, EFBIG, EIO) as one of these I/O errors,
+# without the OS's own error.
+_SQLITE_FULL = 13
+_SQLITE_WRITE_ERRORS = {778: "write", 1034: "fsync", 1546: "truncate"}
+
+
+def _write_failure(exc: sqlite3.Error) -> str | None:
+    """Why writing the snapshot failed, when ``exc`` is a failed write; else None."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11 on
+    if code == _SQLITE_FULL or (code is None and str(exc).startswith("database or disk is full")):
+        return os.strerror(errno.ENOSPC)
+    if code in _SQLITE_WRITE_ERRORS:
+        return f"{exc}: a {_SQLITE_WRITE_ERRORS[code]} failed"
+    return None
 
 
 def _unreadable(source: str, exc: sqlite3.Error) -> str:
@@ -192,17 +220,25 @@ def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callab
     inside the transaction, after the copy (tests use it to show writers carry on)."""
     if not os.path.isfile(source):
         raise SnapshotError(f"no database at {source}")
-    if os.path.exists(dest):
-        raise SnapshotError(f"snapshot file {dest} already exists")
+    try:  # made here, not by SQLite, so that a directory refusing it says why in the OS's words
+        os.close(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        raise SnapshotError(f"snapshot file {dest} already exists") from None
+    except OSError as exc:
+        raise DestinationError(dest, exc.strerror or str(exc)) from None
     # The copy is the main database; the source is attached read-only, so the report can
     # never write to it.
-    conn = sqlite3.connect(file_uri(dest), uri=True, isolation_level=None)
+    conn: sqlite3.Connection | None = None
     try:
-        conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode=OFF")  # a private scratch file: nothing to recover
-        conn.execute("PRAGMA synchronous=OFF")
-        for ddl in _SCHEMA:
-            conn.execute(ddl)
+        try:
+            conn = sqlite3.connect(file_uri(dest), uri=True, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode=OFF")  # a private scratch file: nothing to recover
+            conn.execute("PRAGMA synchronous=OFF")
+            for ddl in _SCHEMA:
+                conn.execute(ddl)
+        except sqlite3.Error as exc:  # the source is not attached yet: this is the copy's file
+            raise DestinationError(dest, _write_failure(exc) or str(exc)) from None
         try:
             conn.execute("ATTACH DATABASE ? AS src", (file_uri(source, "ro"),))
             conn.execute("BEGIN")
@@ -217,12 +253,21 @@ def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callab
                 while_open()
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
+            # The source is attached read-only: a failed write is the copy's, not the source's.
+            failure = _write_failure(exc)
+            if failure is not None:
+                raise DestinationError(dest, failure) from None
             raise SnapshotError(_unreadable(source, exc)) from None
         n, lo, hi = conn.execute("SELECT count(*), min(id), max(id) FROM messages").fetchone()
     except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        try:
+            if conn is not None and conn.in_transaction:
+                conn.execute("ROLLBACK")
+        finally:
+            if conn is not None:
+                conn.close()
+            with contextlib.suppress(OSError):
+                os.remove(dest)  # a failed snapshot leaves nothing behind
         raise
-    finally:
-        conn.close()
+    conn.close()
     return Snapshot(dest, as_of_ms, n, lo or 0, hi or 0)

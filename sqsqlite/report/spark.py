@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 
+from . import tempdir
 from .figures import (
     AGE_EDGES_MS,
     AGE_LABELS,
@@ -139,9 +140,13 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
     if jdbc:
         builder = builder.config("spark.jars", jar) if jar else builder.config("spark.jars.packages", MAVEN_PACKAGE)
     log = None
-    if not verbose:  # a name no other user can take first, as in a shared /tmp they could
-        fd, log = tempfile.mkstemp(prefix="sqsqlite-report-spark-", suffix=".log")
-        os.close(fd)
+    try:
+        tempdir.check_room()
+        if not verbose:  # a name no other user can take first, as in a shared /tmp they could
+            fd, log = tempfile.mkstemp(prefix="sqsqlite-report-spark-", suffix=".log")
+            os.close(fd)
+    except OSError as exc:
+        raise SetupError(tempdir.trouble(exc.strerror or str(exc))) from None
     try:
         with _stderr_to(log):
             spark = builder.getOrCreate()

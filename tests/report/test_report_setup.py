@@ -1,32 +1,131 @@
-"""What the report needs around it, when it is wrong: the Java that Spark runs. Each is one line
-naming what is wrong, no traceback, and changes nothing."""
+"""What the report needs around it, when it is wrong: the temporary directory it works in, and the
+Java that Spark runs. Each is one line naming what is wrong, no traceback, and changes nothing."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from sqsqlite.report import synthetic
+from sqsqlite.report import cli as report_cli
+from sqsqlite.report import snapshot, synthetic
 from sqsqlite.report.cli import report
 
 pytestmark = [pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")]
 
 AS_OF = 1_750_000_000_000
 REPORT = [sys.executable, "-m", "sqsqlite.report.cli"]
+PAGE = 4096  # a tmpfs's unit of space
 
 
 @pytest.fixture(scope="module")
 def database(tmp_path_factory) -> str:
-    """1,000 messages."""
+    """1,000 messages: a snapshot of about 90 KB."""
     path = str(tmp_path_factory.mktemp("setup") / "app.db")
     synthetic.build(path, 1000, AS_OF)
     return path
+
+
+def digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _no_spark_needed(*args, **kwargs):
+    raise AssertionError("Spark started although the report could not run")
+
+
+def in_a_small_tmpfs(tmp_path: Path, size: int, command: list[str], **env: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """Run ``command`` with ``env`` and a tmpfs of ``size`` bytes mounted at tmp_path/small (named
+    $SMALL in ``env``'s values), in a mount namespace of its own that goes with it; returns the run
+    and what the tmpfs held after it. Mounting needs root: skipped elsewhere."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare to mount a small tmpfs in a mount namespace of its own")
+    small, listing = tmp_path / "small", tmp_path / "listing"
+    small.mkdir()
+    script = (
+        'mount -t tmpfs -o size="$1" tmpfs "$2" || exit 99; shift 2; timeout -s KILL 60 "$@"; s=$?; ls -A "$SMALL" > "$LISTING"; exit $s'
+    )
+    values = {k: v.replace("$SMALL", str(small)) for k, v in env.items()}
+    done = subprocess.run(
+        ["unshare", "--mount", "sh", "-c", script, "sh", str(size), str(small), *command],
+        env={**os.environ, **values, "SMALL": str(small), "LISTING": str(listing)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    if done.returncode == 99:
+        pytest.skip(f"could not mount a tmpfs: {done.stderr.strip()}")
+    return done, listing.read_text().split()
+
+
+# ------------------------------------------------------------------ the temporary directory
+
+
+def test_a_full_temporary_directory_is_one_line_naming_it_and_the_os_error_and_changes_nothing(database, tmp_path):
+    before = digest(database)
+    done, left = in_a_small_tmpfs(tmp_path, 64 * 1024, [*REPORT, "--db", database], TMPDIR="$SMALL")
+    small = tmp_path / "small"
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (
+        f"Error: the temporary directory {small} cannot hold the report's working files (No space left on device): "
+        "make room there, or set TMPDIR to a directory with room\n"
+    )
+    assert done.stdout == "" and left == [] and digest(database) == before
+
+
+def test_a_temporary_directory_without_room_for_sparks_start_is_one_line_before_spark_starts(database, tmp_path):
+    # The snapshot fits with a page to spare, which Spark's log took: its JVM could not hand
+    # pyspark its port through a file there, stayed up, and pyspark waited for it for ever.
+    snap = snapshot.take(database, str(tmp_path / "measure.db"))
+    pages = -(-os.path.getsize(snap.path) // PAGE) + 1
+    done, left = in_a_small_tmpfs(tmp_path, pages * PAGE, [*REPORT, "--db", database], TMPDIR="$SMALL")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (
+        f"Error: the temporary directory {tmp_path / 'small'} cannot hold the report's working files "
+        "(4,096 bytes free, under the 65,536 Spark needs there to start): make room there, or set TMPDIR to a directory with room\n"
+    )
+    assert left == []
+
+
+def test_a_tmpdir_python_passed_over_is_named_with_its_os_error_when_the_directory_used_is_full(database, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    unusable = tmp_path / "a-file" / "tmp"  # under a regular file: Python takes TEMP's directory instead
+    done, left = in_a_small_tmpfs(tmp_path, 64 * 1024, [*REPORT, "--db", database], TMPDIR=str(unusable), TEMP="$SMALL")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"Error: the temporary directory {tmp_path / 'small'} cannot hold the report's working files (No space")
+    assert done.stderr.endswith(f" (TMPDIR={unusable} was passed over: Not a directory)\n")
+    assert left == []
+
+
+def test_a_temporary_directory_that_refuses_the_reports_folder_is_one_line_naming_it(database, tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    blocked = tmp_path / "a-file" / "tmp"  # nothing can be made under a regular file, even by root
+    monkeypatch.setattr(tempfile, "tempdir", str(blocked))
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(report_cli, "get_session", _no_spark_needed)
+    result = CliRunner().invoke(report, ["--db", database])
+    assert result.exit_code == 1, result.output
+    assert result.output == (
+        f"Error: the temporary directory {blocked} cannot hold the report's working files (Not a directory): "
+        "make room there, or set TMPDIR to a directory with room\n"
+    )
+
+
+def test_a_snapshot_that_fails_part_way_leaves_no_file_behind(database, tmp_path):
+    def interrupted():
+        raise KeyboardInterrupt
+
+    dest = tmp_path / "snapshot.db"
+    with pytest.raises(KeyboardInterrupt):
+        snapshot.take(database, str(dest), while_open=interrupted)
+    assert list(tmp_path.iterdir()) == []
 
 
 # ------------------------------------------------------------------ JAVA_HOME
