@@ -6,6 +6,7 @@ import contextlib
 import csv
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -322,6 +323,17 @@ def test_the_command_prints_json_equal_to_the_oracle(spark, every_state):
     data = json.loads(result.output)
     data.pop("as_of")
     assert data == json.loads(json.dumps(figures.compute(path, as_of, top=2).to_dict()))
+
+
+def test_the_sample_in_report_md_is_what_the_report_prints_on_the_database_it_names(spark_report, every_state):
+    # docs/report.md shows `sqsqlite report --db app.db --as-of 2023-11-16T14:13:20Z --top 3` on
+    # this database: message ids are new each time it is built, and all else must match.
+    page = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
+    sample = re.search(r"^## Sample\n.*?^```text\n(.*?)^```", page, flags=re.M | re.S)
+    assert sample is not None, "report.md has no sample"
+    printed = render.table(spark_report).replace(f"sqsqlite report: {every_state[0]}\n", "sqsqlite report: app.db\n", 1)
+    uuid = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+    assert uuid.sub("<message id>", sample.group(1)) == uuid.sub("<message id>", printed)
 
 
 def test_the_sqsqlite_groups_global_db_option_picks_the_database_over_the_environment(spark, every_state, tmp_path, monkeypatch):
