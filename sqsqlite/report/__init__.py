@@ -2,6 +2,7 @@
 
 - :mod:`.figures`: what every figure means, and the oracle computing them in plain Python;
 - :mod:`.snapshot`: one consistent copy of the database to read, taken without blocking writers;
+- :mod:`.tempdir`: the temporary directory the report works in, and what is wrong with it;
 - :mod:`.spark`: the PySpark job reading that copy over JDBC in partitions;
 - :mod:`.render`: terminal table, JSON, CSV, Parquet and PNG output;
 - :mod:`.cli`: the click command ``report``.
