@@ -61,6 +61,16 @@ def _db_path(ctx: click.Context, own: str) -> str:
     return command_options.own_or_global(ctx, "db_path", own if given_here else None, own)
 
 
+def _writable(out: str) -> None:
+    """--out's folder made if missing and written to once, or a one-line error."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise click.ClickException(f"can't write the report to {out}: {exc.strerror or exc}") from None
+
+
 @click.command("report")
 @click.option(
     "--db", "db", envvar=D.DB_PATH_ENV, default=D.DEFAULT_DB_PATH, show_default=True, help=f"Database file (env {D.DB_PATH_ENV})."
@@ -112,6 +122,8 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
         )
     if not os.path.isfile(path):
         raise click.ClickException(f"no database at {path} (give --db PATH or set {D.DB_PATH_ENV})")
+    if out:
+        _writable(out)  # said now, not after the Spark job it would waste
     if as_of_ms is not None and as_of_ms < 10**11:
         click.echo(
             f"warning: --as-of {as_of} is {render.iso(as_of_ms)} read as epoch milliseconds; for epoch seconds, give {as_of_ms * 1000}.",
@@ -156,7 +168,10 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
     else:
         click.echo(render.table(result, groups=groups), nl=False)
     if out:
-        written = render.write(result, out, parquet=parquet)
+        try:
+            written = render.write(result, out, parquet=parquet)
+        except OSError as exc:  # the disk filled, or the folder changed, while Spark ran
+            raise click.ClickException(f"can't write the report to {out}: {exc.strerror or exc}") from None
         click.echo(f"wrote {len(written)} files to {out}", err=as_json)
 
 

@@ -137,7 +137,7 @@ def table(report: Report, groups: int = 10) -> str:
         if q.fifo:
             shown = q.groups[:groups]
             more = f" ({len(q.groups) - len(shown)} more)" if len(q.groups) > len(shown) else ""
-            lines += ["", f"FIFO {q.queue}: backlog per message group, {len(q.groups)} groups{more}"]
+            lines += ["", f"FIFO {q.queue}: backlog per message group, {len(q.groups)} group{'' if len(q.groups) == 1 else 's'}{more}"]
             if shown:
                 lines += _grid(
                     ["group", "visible", "in flight", "delayed", "backlog", "oldest"],

@@ -118,6 +118,15 @@ def test_a_temporary_directory_that_refuses_the_reports_folder_is_one_line_namin
     )
 
 
+def test_an_out_folder_that_cannot_be_written_is_one_line_before_spark_starts(database, tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    out = tmp_path / "a-file" / "report"  # nothing can be made under a regular file, even by root
+    monkeypatch.setattr(report_cli, "get_session", _no_spark_needed)
+    result = CliRunner().invoke(report, ["--db", database, "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert result.output == f"Error: can't write the report to {out}: Not a directory\n"
+
+
 def test_a_snapshot_that_fails_part_way_leaves_no_file_behind(database, tmp_path):
     def interrupted():
         raise KeyboardInterrupt
