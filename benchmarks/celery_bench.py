@@ -116,7 +116,8 @@ def _consume(broker: Broker, n: int, workdir: Path, pool: str, concurrency: int,
     log = workdir / "done.log"
     env = {
         **os.environ,
-        "PYTHONPATH": str(workdir),
+        # The caller's PYTHONPATH after the task module's folder: the worker runs this sqsqlite.
+        "PYTHONPATH": os.pathsep.join(p for p in (str(workdir), os.environ.get("PYTHONPATH", "")) if p),
         "BENCH_BROKER": broker.url,
         "BENCH_OPTIONS": json.dumps(broker.options),
         "BENCH_LOG": str(log),

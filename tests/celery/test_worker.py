@@ -82,7 +82,10 @@ class Worker:
         command += ["--without-mingle", "--without-gossip", "--without-heartbeat"]
         if pool == "prefork":
             command += ["-c", "2"]
-        environment = {**os.environ, "PYTHONPATH": str(cwd), **env}
+        # The caller's PYTHONPATH after the task module's folder, so the worker imports the
+        # sqsqlite the tests import (a clone's, not the one installed in the environment).
+        path = os.pathsep.join(p for p in (str(cwd), os.environ.get("PYTHONPATH", "")) if p)
+        environment = {**os.environ, "PYTHONPATH": path, **env}
         with open(self.log, "w") as out:
             self.process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
