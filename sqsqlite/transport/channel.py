@@ -257,8 +257,11 @@ class Channel(virtual.Channel):
             payload = kombu_payload(m.body)
             props = payload["properties"]
             props["delivery_tag"] = m.receipt_handle
-            props.setdefault("delivery_info", {})["sqsqlite_queue"] = queue
-            payload["redelivered"] = m.receive_count > 1
+            info = props.setdefault("delivery_info", {})
+            info["sqsqlite_queue"] = queue
+            # Kombu's Message and Celery read it from delivery_info: the message was received
+            # before and came back (released, or its visibility timeout ended).
+            info["redelivered"] = m.receive_count > 1
             payloads.append(payload)
         if messages and queue in self.no_ack_queues:  # one transaction for the receive's messages
             q.delete_message_batch([{"Id": str(i), "ReceiptHandle": str(m.receipt_handle)} for i, m in enumerate(messages)])

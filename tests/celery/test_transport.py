@@ -91,7 +91,6 @@ def test_a_message_another_program_sent_is_handed_over_as_its_text_between_kombu
 def test_an_unacked_message_comes_back_after_the_visibility_timeout_and_not_before(conn, db, clock):
     publish(conn, "work")
     first = receive(conn)
-    assert not first.delivery_info.get("redelivered")
     clock.advance(29)
     assert counts(db, "jobs") == (0, 1, 0)
     clock.advance(1)
@@ -100,6 +99,17 @@ def test_an_unacked_message_comes_back_after_the_visibility_timeout_and_not_befo
     assert again.properties["delivery_info"]["sqsqlite_queue"] == "jobs"
     again.ack()
     assert counts(db, "jobs") == (0, 0, 0)
+
+
+def test_a_message_received_again_is_marked_redelivered_where_celery_reads_it(conn, clock):
+    publish(conn, "work")
+    first = receive(conn)
+    assert first.delivery_info["redelivered"] is False
+    clock.advance(30)
+    again = receive(conn)
+    assert again.delivery_info["redelivered"] is True  # Celery's Request reads delivery_info
+    again.requeue()
+    assert receive(conn).delivery_info["redelivered"] is True
 
 
 def test_the_visibility_timeout_option_sets_the_lease_and_the_new_queues_attribute(connect, db, clock):
