@@ -365,9 +365,13 @@ class Channel(virtual.Channel):
         q, handle = found
         try:
             action(q, handle)
-        except (errors.ReceiptHandleIsInvalid, errors.MessageNotInflight) as err:
-            # The lease ended and another consumer received the message (or it expired): that
-            # consumer settles it now. An ack lost so is a duplicate delivery, as SQS allows.
+        except (errors.ReceiptHandleIsInvalid, errors.MessageNotInflight, errors.InvalidParameterValue, errors.QueueDoesNotExist) as err:
+            # The lease ended and another consumer received the message, and maybe deleted it
+            # (a release of a message that is gone is InvalidParameterValue: the handles here
+            # are the engine's own, so nothing else about them can be invalid), or it expired,
+            # or its queue was deleted. Whoever holds it now settles it; there is nothing left
+            # to do here, and raising would stop a worker (or, at a channel's close, dump it
+            # as unrestorable). An ack lost so is a duplicate delivery, as SQS allows.
             logger.warning("could not %s a message of %s: %s", verb, q.name, err)
 
     def has_redrive_policy(self, q: sqsqlite.Queue) -> bool:

@@ -275,6 +275,33 @@ def test_an_ack_whose_lease_was_lost_to_another_consumer_is_logged_not_raised(co
     assert counts(db, "jobs") == (0, 0, 0)
 
 
+@pytest.mark.parametrize("settle", ["requeue", "reject", "ack"])
+def test_settling_a_delivery_whose_message_another_consumer_already_deleted_is_logged_not_raised(conn, db, clock, caplog, settle):
+    publish(conn, "once")
+    first = receive(conn)
+    clock.advance(30)
+    receive(conn).ack()  # the lease ended, another consumer took the message and deleted it
+    getattr(first, settle)()
+    assert counts(db, "jobs") == (0, 0, 0)
+    if settle == "requeue":  # a delete of a message that is gone succeeds, as SQS's does
+        assert "could not release a message of jobs" in caplog.text
+
+
+def test_closing_a_channel_holding_a_delivery_deleted_elsewhere_releases_the_rest_with_no_emergency_dump(conn, db, clock, caplog):
+    publish(conn, "gone")
+    simple = conn.SimpleQueue("jobs")
+    simple.get(timeout=1)
+    clock.advance(30)
+    db.queue("jobs").receive_message()[0].delete()  # another program took it after the lease ended
+    publish(conn, "kept")
+    simple.get(timeout=1)
+    simple.close()
+    conn.release()
+    assert "UNABLE TO RESTORE" not in caplog.text and "EMERGENCY DUMP" not in caplog.text
+    assert "could not release a message of jobs" in caplog.text
+    assert counts(db, "jobs") == (1, 0, 0)
+
+
 def test_a_consumer_of_several_queues_takes_from_each_in_turn_and_waits_through_the_wakeups_seam(conn, db, clock):
     got = []
     queues = [KombuQueue(name, Exchange(name), routing_key=name) for name in ("a", "b")]
