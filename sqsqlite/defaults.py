@@ -78,6 +78,11 @@ FAIR_NOISY_SHARE_PERCENT = 10
 FAIR_WINDOW = 256
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
 INFLIGHT_BLOCK = 256
+# The VisibilityTimeout of the queues the Kombu transport creates (seconds), as Kombu's SQS
+# transport creates its own: Celery holds a prefetched task, a rate-limited one or one waiting for
+# its ETA leased and unacked (with acks_late, a running one too), so SQS's 30 s default would hand
+# it to another worker while the first still has it, and the task would run twice or more.
+KOMBU_VISIBILITY_TIMEOUT = 1800
 # Receipt handles a Database remembers having issued (a message's is made when first read), so
 # their deletes skip the MAC check; a delete on a standard queue takes its handles out (about
 # 4 MB when full, as when handles read are left to time out, or deleted from FIFO queues); past

@@ -26,7 +26,6 @@ Only sqsqlite's public API is used: ``sqsqlite.connect``, ``Database``, ``Queue`
 from __future__ import annotations
 
 import os
-import string
 import uuid
 from datetime import datetime, timezone
 from queue import Empty
@@ -41,21 +40,10 @@ from sqsqlite import defaults as D
 from sqsqlite import errors
 from sqsqlite.clock import SYSTEM_CLOCK, Clock, ticks
 
+from . import options
+from .options import FIFO_SUFFIX, queue_name
+
 logger = get_logger(__name__)
-
-# SQS queue names take letters, digits, "-" and "_": Kombu's names often have dots ("celery.pidbox",
-# "a.b.c"), and its SQS transport maps "." to "-" and other punctuation to "_"; so does this one, so
-# queue names come out the same on both.
-_NAME_TABLE = {ord(c): ord("_") for c in string.punctuation if c not in "-_."}
-_NAME_TABLE[ord(".")] = ord("-")
-_FIFO_SUFFIX = ".fifo"
-
-
-def queue_name(prefix: str, name: str) -> str:
-    """The SQS name of Kombu queue ``name``: ``prefix`` + the name, punctuation made SQS-safe."""
-    if name.endswith(_FIFO_SUFFIX):
-        return prefix + name[: -len(_FIFO_SUFFIX)].translate(_NAME_TABLE) + _FIFO_SUFFIX
-    return prefix + name.translate(_NAME_TABLE)
 
 
 def kombu_payload(body: str) -> dict[str, Any]:
@@ -125,8 +113,9 @@ class Channel(virtual.Channel):
         "max_receive_count",
     )
 
-    #: Seconds a received message stays leased (None: the queue's VisibilityTimeout, 30 s unless
-    #: set); also the VisibilityTimeout of the queues the channel creates.
+    #: Seconds a received message stays leased, and the VisibilityTimeout of the queues the
+    #: channel creates. None: receives take the queue's own, and the queues the channel creates
+    #: get D.KOMBU_VISIBILITY_TIMEOUT (1800 s, as Kombu's SQS transport gives its queues).
     visibility_timeout: int | None = None
     #: The longest one long poll waits, 0-20 s (a drain's timeout shortens it).
     wait_time_seconds: int = D.MAX_WAIT_TIME_SECONDS
@@ -140,7 +129,11 @@ class Channel(virtual.Channel):
     max_receive_count: int = D.MAX_RECEIVE_COUNT_RANGE.default
 
     def __init__(self, connection: Any, **kwargs: Any) -> None:
-        super().__init__(connection, **kwargs)
+        super().__init__(connection, **kwargs)  # sets the options given, as given
+        self.visibility_timeout = options.optional_seconds("visibility_timeout", self.visibility_timeout, 0, D.MAX_VISIBILITY_TIMEOUT)
+        self.wait_time_seconds = options.whole_seconds("wait_time_seconds", self.wait_time_seconds, 0, D.MAX_WAIT_TIME_SECONDS)
+        r = D.MAX_RECEIVE_COUNT_RANGE
+        self.max_receive_count = options.whole_number("max_receive_count", self.max_receive_count, r.low, r.high)
         self.queues: dict[str, sqsqlite.Queue] = {}
         self.consuming: dict[str, str] = {}  # consumer tag -> Kombu queue name
         self.no_ack_queues: set[str] = set()
@@ -167,12 +160,12 @@ class Channel(virtual.Channel):
             return self.db.queue(name)
         except errors.QueueDoesNotExist:
             pass
-        attributes = dict(self.queue_attributes or {})
+        attributes: dict[str, Any] = {"VisibilityTimeout": D.KOMBU_VISIBILITY_TIMEOUT, **(self.queue_attributes or {})}
         if self.visibility_timeout is not None:
             attributes["VisibilityTimeout"] = self.visibility_timeout
         if redrive is not None:
             attributes["RedrivePolicy"] = redrive
-        if name.endswith(_FIFO_SUFFIX):
+        if name.endswith(FIFO_SUFFIX):
             attributes["FifoQueue"] = "true"
         try:
             return self.db.create_queue(name, attributes)
@@ -183,7 +176,7 @@ class Channel(virtual.Channel):
         if not self.dead_letter_queue or queue == self.dead_letter_queue:
             return None
         dlq = self.ensure_queue(self.sqs_name(self.dead_letter_queue), None)
-        return {"deadLetterTargetArn": dlq.arn, "maxReceiveCount": int(self.max_receive_count)}
+        return {"deadLetterTargetArn": dlq.arn, "maxReceiveCount": self.max_receive_count}
 
     def _new_queue(self, queue: str, **kwargs: Any) -> None:
         self.queue(queue)

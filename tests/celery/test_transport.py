@@ -121,6 +121,64 @@ def test_the_visibility_timeout_option_sets_the_lease_and_the_new_queues_attribu
     assert counts(db, "jobs") == (1, 0, 0)
 
 
+def test_without_the_option_new_queues_lease_for_1800_seconds_as_kombus_sqs_transport_makes_them(connect, db, clock):
+    conn = connect()
+    publish(conn, "long task")
+    assert db.queue("jobs").get_queue_attributes(["VisibilityTimeout"]) == {"VisibilityTimeout": "1800"}
+    receive(conn)
+    clock.advance(1799)  # Celery holds a prefetched, rate-limited or ETA task leased this long
+    assert counts(db, "jobs") == (0, 1, 0)
+    clock.advance(1)
+    assert counts(db, "jobs") == (1, 0, 0)
+
+
+def test_without_the_option_an_existing_queue_leases_for_its_own_visibility_timeout(connect, db, clock):
+    db.create_queue("jobs", {"VisibilityTimeout": 45})
+    conn = connect()
+    publish(conn, "x")
+    receive(conn)
+    clock.advance(45)
+    assert counts(db, "jobs") == (1, 0, 0)
+
+
+@pytest.mark.parametrize("given", ["60", 60.5, 60])
+def test_the_visibility_timeout_option_is_read_as_kombus_sqs_transport_reads_it(connect, db, clock, given):
+    conn = connect(visibility_timeout=given)
+    publish(conn, "x")
+    receive(conn)
+    assert db.queue("jobs").get_queue_attributes(["VisibilityTimeout"]) == {"VisibilityTimeout": "60"}
+    clock.advance(59)
+    assert counts(db, "jobs") == (0, 1, 0)
+    clock.advance(1)
+    assert counts(db, "jobs") == (1, 0, 0)
+
+
+def test_a_wait_time_given_as_text_bounds_the_long_poll(connect, db, clock):
+    conn = connect(wait_time_seconds="5")
+    with conn.Consumer(KombuQueue("jobs", Exchange("jobs"), routing_key="jobs"), callbacks=[]):
+        start = clock.now_ms()
+        with pytest.raises(socket.timeout):
+            conn.drain_events(timeout=30)
+    assert clock.now_ms() - start == 5000
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"visibility_timeout": "soon"},
+        {"visibility_timeout": 43201},
+        {"wait_time_seconds": 21},
+        {"wait_time_seconds": None},
+        {"max_receive_count": 0},
+    ],
+)
+def test_a_bad_option_is_a_clear_error_naming_it_when_the_connection_opens(connect, db, option):
+    (name,) = option
+    with pytest.raises(ValueError, match=f"transport option {name}="):
+        connect(**option).connect()
+    assert db.stats() == []
+
+
 def test_reject_with_requeue_releases_the_message_visible_again_at_once(conn, db):
     publish(conn, "again")
     receive(conn).requeue()

@@ -1,0 +1,53 @@
+"""The transport's options, read as Kombu's SQS transport reads the same ones, checked once when
+a channel opens: a bad value is a ValueError naming the option there, not a TypeError in a
+worker's drain later; and the SQS names of Kombu's queues.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+# SQS queue names take letters, digits, "-" and "_": Kombu's names often have dots ("celery.pidbox",
+# "a.b.c"), and its SQS transport maps "." to "-" and other punctuation to "_"; so does this one, so
+# queue names come out the same on both.
+_NAME_TABLE = {ord(c): ord("_") for c in string.punctuation if c not in "-_."}
+_NAME_TABLE[ord(".")] = ord("-")
+FIFO_SUFFIX = ".fifo"
+
+
+def queue_name(prefix: str, name: str) -> str:
+    """The SQS name of Kombu queue ``name``: ``prefix`` + the name, punctuation made SQS-safe."""
+    if name.endswith(FIFO_SUFFIX):
+        return prefix + name[: -len(FIFO_SUFFIX)].translate(_NAME_TABLE) + FIFO_SUFFIX
+    return prefix + name.translate(_NAME_TABLE)
+
+
+def whole_seconds(option: str, value: Any, low: int, high: int) -> int:
+    """A number of seconds given as Kombu's SQS transport takes it (``int(float(value))``: "60",
+    60.5 and 60 are 60), within ``low``..``high``."""
+    try:
+        seconds = int(float(value))
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"transport option {option}={value!r}: expected a number of seconds from {low} to {high}") from None
+    if not low <= seconds <= high:
+        raise ValueError(f"transport option {option}={value!r}: expected a number of seconds from {low} to {high}")
+    return seconds
+
+
+def optional_seconds(option: str, value: Any, low: int, high: int) -> int | None:
+    """``whole_seconds``, or None when the option is absent (None or "", as Kombu's SQS reads it)."""
+    return None if value is None or value == "" else whole_seconds(option, value, low, high)
+
+
+def whole_number(option: str, value: Any, low: int, high: int) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        number = None
+    if number is None or not low <= number <= high:
+        raise ValueError(f"transport option {option}={value!r}: expected a whole number from {low} to {high}")
+    return number
+
+
+__all__ = ["FIFO_SUFFIX", "optional_seconds", "queue_name", "whole_number", "whole_seconds"]
