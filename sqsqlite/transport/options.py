@@ -17,10 +17,12 @@ FIFO_SUFFIX = ".fifo"
 
 
 def queue_name(prefix: str, name: str) -> str:
-    """The SQS name of Kombu queue ``name``: ``prefix`` + the name, punctuation made SQS-safe."""
-    if name.endswith(FIFO_SUFFIX):
-        return prefix + name[: -len(FIFO_SUFFIX)].translate(_NAME_TABLE) + FIFO_SUFFIX
-    return prefix + name.translate(_NAME_TABLE)
+    """The SQS name of Kombu queue ``name``: ``prefix`` + the name, made SQS-safe together, as
+    Kombu's SQS transport makes it (a prefix such as "prod." gives "prod-celery" on both)."""
+    whole = prefix + name
+    if whole.endswith(FIFO_SUFFIX):
+        return whole[: -len(FIFO_SUFFIX)].translate(_NAME_TABLE) + FIFO_SUFFIX
+    return whole.translate(_NAME_TABLE)
 
 
 def whole_seconds(option: str, value: Any, low: int, high: int) -> int:

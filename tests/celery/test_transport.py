@@ -288,6 +288,15 @@ def test_queue_names_get_the_prefix_and_dots_become_dashes(connect, db):
     assert transport.queue_name("", "a.b:c.fifo") == "a-b_c.fifo"
 
 
+@pytest.mark.parametrize(("prefix", "name"), [("prod.", "prod-celery"), ("prod:", "prod_celery"), ("app1-", "app1-celery")])
+def test_a_prefix_is_made_sqs_safe_with_the_name_as_kombus_sqs_transport_makes_it(connect, db, prefix, name):
+    conn = connect(queue_name_prefix=prefix)
+    publish(conn, "x", queue="celery")
+    assert [s.name for s in db.stats()] == [name]
+    assert receive(conn, "celery").payload == "x"
+    assert transport.queue_name("prod.", "jobs.fifo") == "prod-jobs.fifo"
+
+
 def test_a_fifo_queue_keeps_order_and_needs_no_group_from_the_caller(conn, db):
     for n in range(3):
         publish(conn, n, queue="ordered.fifo")
