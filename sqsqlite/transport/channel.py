@@ -109,6 +109,7 @@ class Channel(virtual.Channel):
         "wait_time_seconds",
         "queue_name_prefix",
         "queue_attributes",
+        "queue_tags",
         "dead_letter_queue",
         "max_receive_count",
     )
@@ -121,8 +122,11 @@ class Channel(virtual.Channel):
     wait_time_seconds: int = D.MAX_WAIT_TIME_SECONDS
     #: Put before every queue's name.
     queue_name_prefix: str = ""
-    #: SQS attributes of the queues the channel creates (e.g. ``{"MessageRetentionPeriod": 86400}``).
+    #: SQS attributes of the queues the channel creates (e.g. ``{"MessageRetentionPeriod": 86400}``);
+    #: Kombu's SQS transport's ``sqs-creation-attributes`` are added to them.
     queue_attributes: dict[str, Any] | None = None
+    #: Tags of the queues the channel creates (Kombu's SQS transport's ``queue_tags``).
+    queue_tags: dict[str, str] | None = None
     #: A Kombu queue name: every queue the channel creates gets a RedrivePolicy to it.
     dead_letter_queue: str | None = None
     #: The RedrivePolicy's maxReceiveCount.
@@ -134,6 +138,12 @@ class Channel(virtual.Channel):
         self.wait_time_seconds = options.whole_seconds("wait_time_seconds", self.wait_time_seconds, 0, D.MAX_WAIT_TIME_SECONDS)
         r = D.MAX_RECEIVE_COUNT_RANGE
         self.max_receive_count = options.whole_number("max_receive_count", self.max_receive_count, r.low, r.high)
+        given = connection.client.transport_options
+        self.creation_attributes = {
+            **options.mapping("queue_attributes", self.queue_attributes),
+            **options.mapping("sqs-creation-attributes", given.get("sqs-creation-attributes")),
+        }
+        self.creation_tags = options.mapping("queue_tags", self.queue_tags)
         self.queues: dict[str, sqsqlite.Queue] = {}
         self.consuming: dict[str, str] = {}  # consumer tag -> Kombu queue name
         self.no_ack_queues: set[str] = set()
@@ -160,7 +170,7 @@ class Channel(virtual.Channel):
             return self.db.queue(name)
         except errors.QueueDoesNotExist:
             pass
-        attributes: dict[str, Any] = {"VisibilityTimeout": D.KOMBU_VISIBILITY_TIMEOUT, **(self.queue_attributes or {})}
+        attributes: dict[str, Any] = {"VisibilityTimeout": D.KOMBU_VISIBILITY_TIMEOUT, **self.creation_attributes}
         if self.visibility_timeout is not None:
             attributes["VisibilityTimeout"] = self.visibility_timeout
         if redrive is not None:
@@ -168,7 +178,7 @@ class Channel(virtual.Channel):
         if name.endswith(FIFO_SUFFIX):
             attributes["FifoQueue"] = "true"
         try:
-            return self.db.create_queue(name, attributes)
+            return self.db.create_queue(name, attributes, self.creation_tags)
         except errors.QueueAlreadyExists:  # another process created it first, maybe otherwise
             return self.db.queue(name)
 

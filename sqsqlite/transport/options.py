@@ -6,6 +6,7 @@ worker's drain later; and the SQS names of Kombu's queues.
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping
 from typing import Any
 
 # SQS queue names take letters, digits, "-" and "_": Kombu's names often have dots ("celery.pidbox",
@@ -52,4 +53,14 @@ def whole_number(option: str, value: Any, low: int, high: int) -> int:
     return number
 
 
-__all__ = ["FIFO_SUFFIX", "optional_seconds", "queue_name", "whole_number", "whole_seconds"]
+def mapping(option: str, value: Any) -> dict[str, Any]:
+    """A mapping option (queue attributes, tags): the engine checks its entries when it creates a
+    queue, and refuses a bad one with SQS's error."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"transport option {option}={value!r}: expected a mapping")
+    return dict(value)
+
+
+__all__ = ["FIFO_SUFFIX", "mapping", "optional_seconds", "queue_name", "whole_number", "whole_seconds"]

@@ -330,6 +330,13 @@ def test_queue_attributes_apply_to_new_queues_and_a_bad_one_is_a_clear_error(con
     assert "other" not in [s.name for s in db.stats()]
 
 
+def test_kombus_sqs_creation_attributes_and_queue_tags_apply_to_new_queues(connect, db):
+    conn = connect(**{"sqs-creation-attributes": {"MessageRetentionPeriod": "3600"}, "queue_tags": {"team": "billing"}})
+    publish(conn, "x")
+    assert db.queue("jobs").get_queue_attributes(["MessageRetentionPeriod"]) == {"MessageRetentionPeriod": "3600"}
+    assert db.queue("jobs").list_queue_tags() == {"team": "billing"}
+
+
 def test_an_ack_whose_lease_was_lost_to_another_consumer_is_logged_not_raised(conn, db, clock, caplog):
     publish(conn, "slow")
     first = receive(conn)
