@@ -224,17 +224,19 @@ class Channel(virtual.Channel):
         q = self.queue(queue)
         delay = delay_seconds(message, self.db.now())
         body = dumps(message)
+        props = message.get("properties") or {}
         if q.fifo:
             if delay:
                 logger.warning("a FIFO queue takes no per-message delay: %s s ignored", delay)
-            props = message.get("properties") or {}
             q.send_message(
                 body,
                 message_group_id=props.get("MessageGroupId", "default"),
                 message_deduplication_id=props.get("MessageDeduplicationId") or uuid.uuid4().hex,
             )
         else:
-            q.send_message(body, delay_seconds=delay)
+            # A standard queue's message group is its fair-queueing tenant (docs/fair-queues.md);
+            # Kombu's SQS transport sends it too.
+            q.send_message(body, delay_seconds=delay, message_group_id=props.get("MessageGroupId"))
 
     # -- consuming -----------------------------------------------------------------------------
 

@@ -310,6 +310,12 @@ def test_a_fifo_queue_keeps_order_and_needs_no_group_from_the_caller(conn, db):
     assert counts(db, "ordered.fifo") == (0, 0, 0)
 
 
+def test_a_message_group_id_reaches_a_standard_queue_for_its_fair_queueing_as_kombus_sqs_transport_sends_it(conn, db):
+    publish(conn, "a", MessageGroupId="tenant-1")
+    publish(conn, "b")
+    assert [m.message_group_id for m in db.queue("jobs").peek()] == ["tenant-1", None]
+
+
 def test_purge_removes_the_ready_messages_and_size_counts_them(conn, db, clock):
     for n in range(12):
         publish(conn, n)
