@@ -41,7 +41,7 @@ from sqsqlite import errors
 from sqsqlite.clock import SYSTEM_CLOCK, Clock, ticks
 
 from . import options
-from .options import FIFO_SUFFIX, queue_name
+from .options import FIFO_SUFFIX, UndefinedQueueException, queue_name
 
 logger = get_logger(__name__)
 
@@ -110,6 +110,7 @@ class Channel(virtual.Channel):
         "queue_name_prefix",
         "queue_attributes",
         "queue_tags",
+        "predefined_queues",
         "dead_letter_queue",
         "max_receive_count",
     )
@@ -127,6 +128,9 @@ class Channel(virtual.Channel):
     queue_attributes: dict[str, Any] | None = None
     #: Tags of the queues the channel creates (Kombu's SQS transport's ``queue_tags``).
     queue_tags: dict[str, str] | None = None
+    #: Kombu's SQS transport's: ``{"celery": {"url": ".../prod-celery"}}``. With it, a Kombu queue
+    #: is the queue its URL names (created if the file lacks it), and no other queue is used.
+    predefined_queues: dict[str, Any] | None = None
     #: A Kombu queue name: every queue the channel creates gets a RedrivePolicy to it.
     dead_letter_queue: str | None = None
     #: The RedrivePolicy's maxReceiveCount.
@@ -144,6 +148,7 @@ class Channel(virtual.Channel):
             **options.mapping("sqs-creation-attributes", given.get("sqs-creation-attributes")),
         }
         self.creation_tags = options.mapping("queue_tags", self.queue_tags)
+        self.predefined = options.predefined_queues(self.predefined_queues)
         self.queues: dict[str, sqsqlite.Queue] = {}
         self.consuming: dict[str, str] = {}  # consumer tag -> Kombu queue name
         self.no_ack_queues: set[str] = set()
@@ -156,7 +161,12 @@ class Channel(virtual.Channel):
     # -- queues --------------------------------------------------------------------------------
 
     def sqs_name(self, queue: str) -> str:
-        return queue_name(self.queue_name_prefix, queue)
+        if not self.predefined:
+            return queue_name(self.queue_name_prefix, queue)
+        try:
+            return self.predefined[queue]
+        except KeyError:
+            raise UndefinedQueueException(f"Queue with name {queue!r} must be defined in 'predefined_queues'.") from None
 
     def queue(self, queue: str) -> sqsqlite.Queue:
         """The sqsqlite queue of Kombu queue ``queue``, created on first use."""
@@ -200,6 +210,8 @@ class Channel(virtual.Channel):
 
     def _delete(self, queue: str, *args: Any, **kwargs: Any) -> None:
         self.queues.pop(queue, None)
+        if self.predefined:
+            return  # defined elsewhere, and kept, as Kombu's SQS transport keeps them
         try:
             self.db.delete_queue(self.sqs_name(queue))
         except errors.QueueDoesNotExist:
@@ -476,4 +488,4 @@ def database_path(url: str | None) -> str | None:
     return os.path.expanduser(path) or None
 
 
-__all__ = ["Channel", "Transport", "database_path", "delay_seconds", "queue_name"]
+__all__ = ["Channel", "Transport", "UndefinedQueueException", "database_path", "delay_seconds", "queue_name"]

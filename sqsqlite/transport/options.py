@@ -16,6 +16,15 @@ _NAME_TABLE = {ord(c): ord("_") for c in string.punctuation if c not in "-_."}
 _NAME_TABLE[ord(".")] = ord("-")
 FIFO_SUFFIX = ".fifo"
 
+#: predefined_queues settings that change what Kombu's SQS transport does with a queue and that
+#: this one doesn't do: refused, so a configuration that relies on them is not run without them.
+#: (Credentials and regions are ignored: a file has none.)
+UNSUPPORTED_QUEUE_SETTINGS = ("backoff_policy", "backoff_tasks")
+
+
+class UndefinedQueueException(ValueError):
+    """A queue not in ``predefined_queues`` was used (the name Kombu's SQS transport gives this error)."""
+
 
 def queue_name(prefix: str, name: str) -> str:
     """The SQS name of Kombu queue ``name``: ``prefix`` + the name, made SQS-safe together, as
@@ -63,4 +72,35 @@ def mapping(option: str, value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-__all__ = ["FIFO_SUFFIX", "mapping", "optional_seconds", "queue_name", "whole_number", "whole_seconds"]
+def predefined_queues(value: Any) -> dict[str, str]:
+    """Kombu queue name -> SQS queue name, from Kombu's SQS transport's ``{"name": {"url":
+    "https://.../name", ...}}``: a URL's last part names the queue in the file, whatever its
+    endpoint, so a configuration written for Amazon SQS works as it is."""
+    names: dict[str, str] = {}
+    for queue, settings in mapping("predefined_queues", value).items():
+        url = settings.get("url") if isinstance(settings, Mapping) else None
+        if not isinstance(queue, str) or not isinstance(url, str) or not url.strip("/"):
+            raise ValueError(f"transport option predefined_queues[{queue!r}]: expected a mapping with the queue's 'url'")
+        unsupported = [key for key in UNSUPPORTED_QUEUE_SETTINGS if key in settings]
+        if unsupported:
+            raise ValueError(
+                f"transport option predefined_queues[{queue!r}] sets {' and '.join(unsupported)}, which the sqsqlite transport "
+                "does not support (a task's retry countdown, or the dead_letter_queue and max_receive_count options, instead)"
+            )
+        name = url.rstrip("/").rsplit("/", 1)[-1]
+        if name.endswith(FIFO_SUFFIX) != queue.endswith(FIFO_SUFFIX):
+            raise ValueError(f"transport option predefined_queues[{queue!r}]: the name and the URL both end in .fifo, or neither ({url!r})")
+        names[queue] = name
+    return names
+
+
+__all__ = [
+    "FIFO_SUFFIX",
+    "UndefinedQueueException",
+    "mapping",
+    "optional_seconds",
+    "predefined_queues",
+    "queue_name",
+    "whole_number",
+    "whole_seconds",
+]

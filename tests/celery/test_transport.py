@@ -310,6 +310,32 @@ def test_a_fifo_queue_keeps_order_and_needs_no_group_from_the_caller(conn, db):
     assert counts(db, "ordered.fifo") == (0, 0, 0)
 
 
+def test_predefined_queues_map_kombu_queues_to_the_queues_their_urls_name_and_no_other_is_used(connect, db):
+    url = "https://sqs.us-east-1.amazonaws.com/123456789012/prod-celery"
+    conn = connect(predefined_queues={"celery": {"url": url, "access_key_id": "ignored"}})
+    publish(conn, "x", queue="celery")
+    assert [s.name for s in db.stats()] == ["prod-celery"]
+    assert receive(conn, "celery").payload == "x"
+    with pytest.raises(transport.UndefinedQueueException, match="'other' must be defined in 'predefined_queues'"):
+        publish(conn, "y", queue="other")
+    with conn.channel() as channel:
+        channel.queue_delete("celery")  # defined elsewhere: kept, as Kombu's SQS transport keeps it
+    assert [s.name for s in db.stats()] == ["prod-celery"]
+
+
+@pytest.mark.parametrize(
+    ("predefined", "error"),
+    [
+        ({"celery": {"url": "https://x/1/celery", "backoff_policy": {1: 10}}}, "backoff_policy, which the sqsqlite transport does not"),
+        ({"jobs.fifo": {"url": "https://x/1/jobs"}}, "both end in .fifo, or neither"),
+        ({"celery": {}}, "expected a mapping with the queue's 'url'"),
+    ],
+)
+def test_a_predefined_queue_this_transport_cannot_serve_as_configured_is_refused_when_the_connection_opens(connect, predefined, error):
+    with pytest.raises(ValueError, match=error):
+        connect(predefined_queues=predefined).connect()
+
+
 def test_a_message_group_id_reaches_a_standard_queue_for_its_fair_queueing_as_kombus_sqs_transport_sends_it(conn, db):
     publish(conn, "a", MessageGroupId="tenant-1")
     publish(conn, "b")
