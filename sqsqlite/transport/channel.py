@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import deque
 from datetime import datetime, timezone
 from queue import Empty
 from typing import Any
@@ -100,6 +101,14 @@ def _capped(seconds: float) -> int | None:
     return int(seconds)
 
 
+def delete(q: sqsqlite.Queue, handle: str) -> None:
+    q.delete_message(handle)
+
+
+def release(q: sqsqlite.Queue, handle: str) -> None:
+    q.change_message_visibility(handle, 0)
+
+
 class Channel(virtual.Channel):
     """A Kombu channel whose queues are sqsqlite queues."""
 
@@ -153,6 +162,10 @@ class Channel(virtual.Channel):
         self.consuming: dict[str, str] = {}  # consumer tag -> Kombu queue name
         self.no_ack_queues: set[str] = set()
         self.rotation = 0
+        # Received and not yet handed to Kombu, (payload, Kombu queue name): a drain hands over
+        # one message, so a worker (the solo pool runs each task inside the drain) sees a warm
+        # shutdown between any two tasks; those left are released when their consumer goes.
+        self.buffer: deque[tuple[dict[str, Any], str]] = deque()
 
     @property
     def db(self) -> sqsqlite.Database:
@@ -262,8 +275,40 @@ class Channel(virtual.Channel):
     def basic_cancel(self, consumer_tag: str) -> Any:
         queue = self.consuming.pop(consumer_tag, None)
         if queue is not None and queue not in self.consuming.values():
+            self.release_buffered(queue)
             self.no_ack_queues.discard(queue)
         return super().basic_cancel(consumer_tag)
+
+    def release_buffered(self, queue: str | None = None) -> None:
+        """Make the buffered messages (of ``queue``, or all) visible again at once: received,
+        but never handed to Kombu, so no worker has started them."""
+        kept: deque[tuple[dict[str, Any], str]] = deque()
+        handles: dict[str, list[str]] = {}
+        for payload, name in self.buffer:
+            if queue is None or name == queue:
+                handles.setdefault(name, []).append(payload["properties"]["delivery_tag"])
+            else:
+                kept.append((payload, name))
+        self.buffer = kept
+        for name, tags in handles.items():
+            q = self.queue(name)
+            for start in range(0, len(tags), D.MAX_BATCH_ENTRIES):
+                entries = [
+                    {"Id": str(i), "ReceiptHandle": tag, "VisibilityTimeout": 0}
+                    for i, tag in enumerate(tags[start : start + D.MAX_BATCH_ENTRIES])
+                ]
+                try:
+                    failed = q.change_message_visibility_batch(entries).failed
+                except errors.QueueDoesNotExist as err:
+                    logger.warning("could not release %d received message(s) of %s: %s", len(tags), q.name, err)
+                    break
+                for entry in failed:  # gone meanwhile (its lease ended, and another took it)
+                    logger.warning("could not release a received message of %s: %s", q.name, entry.message)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.release_buffered()  # cancelling the consumers releases theirs; this, any left
+        super().close()
 
     def receive(self, queue: str, count: int, wait: int = 0) -> list[dict[str, Any]]:
         """Up to ``count`` messages of ``queue`` as Kombu payloads, long-polling ``wait`` s."""
@@ -280,8 +325,6 @@ class Channel(virtual.Channel):
             # before and came back (released, or its visibility timeout ended).
             info["redelivered"] = m.receive_count > 1
             payloads.append(payload)
-        if messages and queue in self.no_ack_queues:  # one transaction for the receive's messages
-            q.delete_message_batch([{"Id": str(i), "ReceiptHandle": str(m.receipt_handle)} for i, m in enumerate(messages)])
         return payloads
 
     def _get(self, queue: str, timeout: float | None = None) -> dict[str, Any]:
@@ -293,7 +336,7 @@ class Channel(virtual.Channel):
     def basic_get(self, queue: str, no_ack: bool = False, **kwargs: Any) -> Any:
         message = super().basic_get(queue, no_ack=no_ack, **kwargs)
         if message is not None and no_ack:
-            self.settle((self.queue(queue), message.delivery_tag), lambda q, handle: q.delete_message(handle), "ack")
+            self.settle((self.queue(queue), message.delivery_tag), delete, "ack")
         return message
 
     def batch_size(self) -> int:
@@ -301,12 +344,15 @@ class Channel(virtual.Channel):
         return D.MAX_MESSAGES_PER_RECEIVE if room is None else max(1, min(room, D.MAX_MESSAGES_PER_RECEIVE))
 
     def drain_events(self, timeout: float | None = None, callback: Any = None) -> None:
-        """Deliver the messages of one receive to ``callback``; Empty when there were none
-        within ``timeout`` seconds (None: the longest long poll)."""
+        """Deliver one message to ``callback``: the next one buffered, else the first of a
+        receive of as many as the prefetch allows (the rest buffered); Empty when there were
+        none within ``timeout`` seconds (None: the longest long poll)."""
         queues = list(dict.fromkeys(self.consuming.values()))
         if not queues or not self.qos.can_consume():
             raise Empty()
         deliver = callback or self.connection.deliver
+        if self.buffer:
+            return self.hand_over(*self.buffer.popleft(), deliver)
         count = self.batch_size()
         wait = self.wait_time_seconds if timeout is None else min(self.wait_time_seconds, timeout)
         if len(queues) == 1 and wait >= 1:
@@ -315,7 +361,7 @@ class Channel(virtual.Channel):
             # visible.
             payloads = self.receive(queues[0], count, int(wait))
             if payloads:
-                return self.hand_over(payloads, queues[0], deliver)
+                return self.take(payloads, queues[0], deliver)
             raise Empty()
         # Several queues (or under a second to wait): one turn over them without waiting, the
         # first one moving each call so no queue starves the others; then a wait for any commit
@@ -328,15 +374,22 @@ class Channel(virtual.Channel):
         for queue in order:
             payloads = self.receive(queue, count)
             if payloads:
-                return self.hand_over(payloads, queue, deliver)
+                return self.take(payloads, queue, deliver)
         if wait > 0:
             until = self.db.now() + int(min(wait, 1.0) * 1000)
             self.db.wakeups.wait(name, mark, until, until)
         raise Empty()
 
-    def hand_over(self, payloads: list[dict[str, Any]], queue: str, deliver: Any) -> None:
-        for payload in payloads:
-            deliver(payload, queue)
+    def take(self, payloads: list[dict[str, Any]], queue: str, deliver: Any) -> None:
+        self.buffer.extend((payload, queue) for payload in payloads[1:])
+        self.hand_over(payloads[0], queue, deliver)
+
+    def hand_over(self, payload: dict[str, Any], queue: str, deliver: Any) -> None:
+        if queue in self.no_ack_queues:
+            # Deleted as it is handed over, not when received: a buffered message released at
+            # a close must still be there.
+            self.settle((self.queue(queue), payload["properties"]["delivery_tag"]), delete, "ack")
+        deliver(payload, queue)
 
     # -- acknowledging -------------------------------------------------------------------------
 
@@ -353,7 +406,7 @@ class Channel(virtual.Channel):
         found = self.delivered(delivery_tag)
         try:
             if found is not None:
-                self.settle(found, lambda q, handle: q.delete_message(handle), "ack")
+                self.settle(found, delete, "ack")
         finally:
             super().basic_ack(delivery_tag)
 
@@ -365,9 +418,9 @@ class Channel(virtual.Channel):
         try:
             if found is not None:
                 if requeue:
-                    self.settle(found, lambda q, handle: q.change_message_visibility(handle, 0), "release")
+                    self.settle(found, release, "release")
                 elif not self.has_redrive_policy(found[0]):
-                    self.settle(found, lambda q, handle: q.delete_message(handle), "reject")
+                    self.settle(found, delete, "reject")
         finally:
             # Settled here: the base class would requeue by publishing a copy.
             super().basic_reject(delivery_tag, requeue=False)
@@ -376,7 +429,7 @@ class Channel(virtual.Channel):
         """An unacknowledged delivery when the channel closes: released, visible again at once."""
         queue = (message.delivery_info or {}).get("sqsqlite_queue")
         if queue is not None:
-            self.settle((self.queue(queue), message.delivery_tag), lambda q, handle: q.change_message_visibility(handle, 0), "release")
+            self.settle((self.queue(queue), message.delivery_tag), release, "release")
 
     def settle(self, found: tuple[sqsqlite.Queue, str], action: Any, verb: str) -> None:
         q, handle = found

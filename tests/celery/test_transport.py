@@ -219,6 +219,62 @@ def test_closing_a_channel_releases_its_unacked_deliveries_at_once(conn, db):
     assert counts(db, "jobs") == (2, 0, 0)
 
 
+def consume(conn, queue="jobs", ack=True, **kwargs):
+    """A consumer of `queue` whose bodies land in `.got` (acked unless `ack` is False)."""
+    got: list = []
+    consumer = conn.Consumer(
+        KombuQueue(queue, Exchange(queue), routing_key=queue),
+        callbacks=[lambda body, m: (got.append(body), ack and m.ack())],
+        **kwargs,
+    )
+    consumer.got = got
+    return consumer
+
+
+def test_a_drain_hands_over_one_message_and_the_rest_of_its_receive_waits_for_the_next_drains(conn, db):
+    for n in range(4):
+        publish(conn, n)
+    with consume(conn) as consumer:
+        conn.drain_events(timeout=1)
+        assert consumer.got == [0]  # a solo worker runs each task inside the drain that hands it over
+        assert counts(db, "jobs") == (0, 3, 0)  # one receive took them all; three wait in the channel
+        for _ in range(3):
+            conn.drain_events(timeout=1)
+        assert consumer.got == [0, 1, 2, 3]
+    assert counts(db, "jobs") == (0, 0, 0)
+
+
+def test_messages_received_but_not_handed_over_are_visible_again_at_once_when_their_consumer_is_cancelled(conn, db):
+    for n in range(4):
+        publish(conn, n)
+    consumer = consume(conn)
+    consumer.consume()
+    conn.drain_events(timeout=1)
+    consumer.cancel()  # a worker's warm shutdown: the three never started go back now, not in 30 s
+    assert consumer.got == [0]
+    assert counts(db, "jobs") == (3, 0, 0)
+
+
+def test_closing_the_connection_releases_the_received_messages_not_handed_over(conn, db):
+    for n in range(4):
+        publish(conn, n)
+    consumer = consume(conn)
+    consumer.consume()
+    conn.drain_events(timeout=1)
+    conn.release()
+    assert counts(db, "jobs") == (3, 0, 0)
+
+
+def test_a_no_ack_consumers_message_is_deleted_when_it_is_handed_over_so_a_close_loses_none(conn, db):
+    for n in range(3):
+        publish(conn, n)
+    with consume(conn, ack=False, no_ack=True) as consumer:
+        conn.drain_events(timeout=1)
+        assert counts(db, "jobs") == (0, 2, 0)
+    assert consumer.got == [0]
+    assert counts(db, "jobs") == (2, 0, 0)
+
+
 def test_a_countdown_becomes_the_messages_delay_in_the_database(conn, db, clock):
     eta = datetime.fromtimestamp(clock.now_ms() / 1000, timezone.utc) + timedelta(seconds=60)
     publish(conn, "later", headers={"eta": eta.isoformat()})
@@ -419,9 +475,11 @@ def test_a_consumer_of_several_queues_takes_from_each_in_turn_and_waits_through_
         for n in range(2):
             publish(conn, f"a{n}", queue="a")
             publish(conn, f"b{n + 2}", queue="b")
-        conn.drain_events(timeout=5)  # one queue's messages, in one receive
-        assert sorted(got[1:]) in (["a0", "a1"], ["b2", "b3"])
-        conn.drain_events(timeout=5)  # the next drain starts at the other queue
+        for _ in range(2):
+            conn.drain_events(timeout=5)  # one queue's receive: one message a drain
+        assert got[1:] in (["a0", "a1"], ["b2", "b3"])
+        for _ in range(2):
+            conn.drain_events(timeout=5)  # the next receive starts at the other queue
         assert sorted(got) == ["a0", "a1", "b1", "b2", "b3"]
         start = clock.now_ms()
         with pytest.raises(socket.timeout):

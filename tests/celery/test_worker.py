@@ -35,7 +35,7 @@ TASKS = textwrap.dedent(
     app = Celery("tasks", broker=f"sqsqlite:///{here}/broker.db", backend=f"db+sqlite:///{here}/results.db")
     app.conf.broker_transport_options = {"visibility_timeout": int(os.environ.get("VISIBILITY_TIMEOUT", "30"))}
     app.conf.task_acks_late = True  # acked when the task ends: a worker killed mid-task acked nothing
-    app.conf.worker_prefetch_multiplier = 1
+    app.conf.worker_prefetch_multiplier = int(os.environ.get("PREFETCH_MULTIPLIER", "1"))
 
 
     @app.task
@@ -48,6 +48,13 @@ TASKS = textwrap.dedent(
         if self.request.retries < 2:
             raise self.retry(countdown=1)
         return self.request.retries
+
+
+    @app.task
+    def nap(marker):
+        with open(marker, "a") as f:
+            f.write("started\\n")
+        time.sleep(1)
 
 
     @app.task
@@ -165,6 +172,31 @@ def test_a_task_whose_worker_is_killed_mid_task_runs_again_after_the_visibility_
     # before the task wrote its line.
     assert second_started - first_started >= 2.5
     assert second_started >= killed_at
+
+
+def test_a_warm_shutdown_of_a_solo_worker_runs_no_more_than_one_task_past_its_own_and_releases_the_prefetched_at_once(project, workers):
+    tasks = project.tasks
+    marker = project.path / "naps.txt"
+    for _ in range(6):
+        tasks.nap.delay(str(marker))
+    # Prefetch 4: one receive takes four tasks, and the solo pool runs a task inside the drain
+    # that hands it over.
+    workers.append(Worker(project.path, tasks.__name__, "solo", PREFETCH_MULTIPLIER="4"))
+    deadline = time.monotonic() + DEADLINE
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), workers[-1].output()
+    workers[-1].stop()  # SIGTERM while the first task naps
+    assert workers[-1].process.returncode == 0, workers[-1].output()
+    # The task it was running, and at most one more: Celery's loop drains once more after the
+    # signal, and a drain hands over one task (it handed over a whole receive: all six ran).
+    ran = len(marker.read_text().splitlines())
+    assert ran <= 2, workers[-1].output()
+    db = sqsqlite.connect(project.path / "broker.db")
+    (celery_queue,) = [s for s in db.stats() if s.name == "celery"]
+    # Those prefetched and never started are visible again now, not after their 30 s lease.
+    assert (celery_queue.visible, celery_queue.in_flight, celery_queue.delayed) == (6 - ran, 0, 0)
+    db.close()
 
 
 def test_celery_finds_the_transport_by_its_url_alone_in_a_fresh_interpreter(tmp_path):
