@@ -354,8 +354,12 @@ class Channel(virtual.Channel):
         if self.buffer:
             return self.hand_over(*self.buffer.popleft(), deliver)
         count = self.batch_size()
-        wait = self.wait_time_seconds if timeout is None else min(self.wait_time_seconds, timeout)
-        if len(queues) == 1 and wait >= 1:
+        # wait_time_seconds=0 (short receives, as on SQS) still waits between empty turns, as
+        # Kombu's SQS transport then waits polling_interval: up to that (a second at most,
+        # below) for a commit, not a busy loop of receives.
+        longest = self.wait_time_seconds or self.connection.polling_interval
+        wait = longest if timeout is None else min(longest, timeout)
+        if len(queues) == 1 and wait >= 1 and self.wait_time_seconds:
             # The engine's long poll: it claims at once what is there, and otherwise wakes on a
             # commit to the queue by any process, or when a delayed or leased message becomes
             # visible.

@@ -162,6 +162,22 @@ def test_a_wait_time_given_as_text_bounds_the_long_poll(connect, db, clock):
     assert clock.now_ms() - start == 5000
 
 
+@pytest.mark.parametrize(("polling_interval", "waited"), [(None, 1000), (0.25, 250), (5, 1000)])
+def test_with_no_long_poll_an_empty_drain_waits_for_a_commit_up_to_the_polling_interval_not_a_busy_loop(
+    connect, db, clock, polling_interval, waited
+):
+    options = {} if polling_interval is None else {"polling_interval": polling_interval}
+    conn = connect(wait_time_seconds=0, **options)
+    with consume(conn) as consumer:
+        start = clock.now_ms()
+        with pytest.raises(socket.timeout):
+            conn.drain_events(timeout=30)
+        assert clock.now_ms() - start == waited  # a second at most, as a wait for several queues
+        publish(conn, "x")
+        conn.drain_events(timeout=30)
+    assert consumer.got == ["x"]
+
+
 @pytest.mark.parametrize(
     "option",
     [
