@@ -38,14 +38,7 @@ RECEIVED_COLUMNS = tuple(c for c in MESSAGE_COLUMNS if c.name not in ("queue_id"
 # or sequence number otherwise (an import by an older sqsqlite), which Queue._claim reads again
 # in full (received_by_id).
 CLAIMED_COLUMNS = (
-    m.c.id,
-    m.c.message_id,
-    m.c.body,
-    m.c.attributes,
-    m.c.sender_id,
-    m.c.sent_at,
-    m.c.receive_count,
-    m.c.first_received_at,
+    *(m.c.id, m.c.message_id, m.c.body, m.c.attributes, m.c.sender_id, m.c.sent_at, m.c.receive_count, m.c.first_received_at),
     m.c.dead_letter_source_arn,
     # Not "group_id IS NOT NULL OR ...": SQLite 3.38 to 3.4x evaluates IS [NOT] NULL in an
     # UPDATE's RETURNING wrongly when the table's INTEGER PRIMARY KEY is also declared NOT NULL,
@@ -108,6 +101,8 @@ update_queue_tags = compile_sql(update(q).where(q.c.id == P("id")).values(tags=P
 delete_queue = compile_sql(delete(q).where(q.c.id == P("id")))
 delete_queue_messages = compile_sql(delete(m).where(m.c.queue_id == P("queue_id")))
 purge_queue = compile_sql(delete(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("now")))
+# AMQP's purge (Kombu's): the messages visible now; those delayed or in flight stay.
+purge_visible = compile_sql(delete(m).where(m.c.queue_id == P("queue_id"), _visible, _alive))
 mark_purged = compile_sql(
     update(q).where(q.c.id == P("id")).values(purged_at=P("now"), inflight_bound=0, inflight_epoch=q.c.inflight_epoch + 1)
 )

@@ -14,7 +14,7 @@ from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgre
 from . import deleting, receiving, sending, transfer
 from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
 from .buffered import BufferedQueue, forward_queue_names
-from .rules import counts, ms, queue_row
+from .rules import counts, ms, queue_row, retention_cutoff
 
 if TYPE_CHECKING:
     from .database import Database
@@ -154,6 +154,21 @@ class Queue:
                     tx.run(Q.fix_group_head, queue_id=row["id"], group_id=group_id)
             tx.run(Q.mark_purged, id=row["id"], now=now)
             tx.forget_queues()
+
+    def purge_visible(self) -> int:
+        """Delete the messages visible now and return how many: AMQP's queue purge, which Kombu's
+        transport runs. Not PurgeQueue: no 60-second rule, delayed and in-flight messages stay,
+        and nothing is received (no receive count grows, nothing moves to a dead-letter queue)."""
+        with self.db.store.write() as tx:
+            now = self.db.now()
+            row = queue_row(tx, self.name)
+            deleted = tx.run(Q.purge_visible, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))
+            if row["fifo"] and deleted:
+                # A group whose head went and which keeps messages (in flight, or delayed by the
+                # queue's DelaySeconds) gets its first one as its head, or it is never received again.
+                for (group_id,) in tx.all(Q.headless_groups, queue_id=row["id"]):
+                    tx.run(Q.fix_group_head, queue_id=row["id"], group_id=group_id)
+        return deleted
 
     # ------------------------------------------------------------ messages
     # Each message operation is its module's function, bound here as a method (the function

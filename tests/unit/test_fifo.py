@@ -999,6 +999,21 @@ def test_a_purge_leaves_a_head_in_each_group_whose_messages_it_left(fq, clock):
     assert bodies(receive(fq)) == ["new", "later", "other"]
 
 
+def test_purging_the_visible_messages_leaves_a_head_in_each_group_that_keeps_messages(db, clock):
+    q = make_fifo(db, "slow.fifo", DelaySeconds=5)
+    send(q, "a")
+    send(q, "x", group="h")
+    clock.advance(5)
+    assert bodies(receive(q, 1)) in (["a"], ["x"])  # one group's head in flight, the other's visible
+    send(q, "b")  # delayed 5 s, behind its group's head
+    send(q, "y", group="h")
+    assert q.purge_visible() == 1  # the visible head; the one in flight and the delayed two stay
+    assert counts(q) == (0, 1, 2)
+    clock.advance(31)
+    # The purged head's delayed follower is its group's head now: received, not stuck forever.
+    assert sorted(bodies(receive(q))) in (["a", "b", "y"], ["b", "x", "y"])
+
+
 # ---------------------------------------------------------------- a group held while any of it is in flight
 
 

@@ -56,6 +56,7 @@ HOT_PATH = {
     "prune_expired": ("ix_messages_visible", True),
     "prune_all_expired": ("ix_messages_visible", False),
     "purge_queue": ("ix_messages_visible", False),
+    "purge_visible": ("ix_messages_visible", False),
     "delete_queue_messages": ("ix_messages_visible", False),
     # acting on one message
     "message_by_id": ("PRIMARY KEY", False),

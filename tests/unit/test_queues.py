@@ -304,6 +304,30 @@ def test_purge_deletes_every_message_and_a_second_purge_within_60_seconds_is_ref
     assert q.peek() == []
 
 
+def test_purging_the_visible_messages_leaves_delayed_and_in_flight_ones_counts_what_it_deleted_and_can_run_again(db, clock):
+    q = db.create_queue("purged")
+    for i in range(2):
+        q.send_message(f"m{i}")
+    q.receive_message()
+    q.send_message("later", delay_seconds=60)
+    q.send_message("now")
+    assert q.purge_visible() == 2  # the message not received, and "now"
+    assert q.peek("visible") == []
+    assert len(q.peek("in-flight")) == 1 and [m.body for m in q.peek("delayed")] == ["later"]
+    q.send_message("again")
+    assert q.purge_visible() == 1  # no 60-second rule
+    assert q.purge_visible() == 0
+
+
+def test_a_purge_of_the_visible_messages_receives_none_so_none_goes_to_the_dead_letter_queue(db):
+    dlq = db.create_queue("dlq")
+    q = db.create_queue("src", attributes={"RedrivePolicy": _redrive(db, "dlq", 1)})
+    q.send_message("poison")
+    q.receive_message()[0].change_visibility(0)  # its next receive moves it
+    assert q.purge_visible() == 1
+    assert dlq.peek() == [] and q.peek() == []
+
+
 # ------------------------------------------------------------------ redrive policies
 
 
