@@ -235,13 +235,11 @@ class Channel(virtual.Channel):
         return int(attrs["ApproximateNumberOfMessages"])
 
     def _purge(self, queue: str) -> int:
-        """Delete the messages ready now (not those delayed or in flight, as AMQP's purge) and
-        return how many. PurgeQueue would take those too, and runs once a minute at most."""
-        q, count = self.queue(queue), 0
-        while batch := q.receive_message(max_number_of_messages=D.MAX_MESSAGES_PER_RECEIVE, wait_time_seconds=0):
-            q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(batch)])
-            count += len(batch)
-        return count
+        """Delete the messages ready now and return how many: AMQP's purge, which Celery's
+        ``purge`` means; delayed and in-flight ones stay. Not PurgeQueue (it would take those
+        too, and runs once a minute at most), nor receives (they would move the messages past
+        maxReceiveCount to the dead-letter queue instead of deleting them)."""
+        return self.queue(queue).purge_visible()
 
     # -- publishing ----------------------------------------------------------------------------
 

@@ -424,6 +424,18 @@ def test_purge_removes_the_ready_messages_and_size_counts_them(conn, db, clock):
     assert counts(db, "jobs") == (0, 0, 1)
 
 
+def test_purge_deletes_every_ready_message_and_moves_none_to_the_dead_letter_queue(connect, db):
+    conn = connect(dead_letter_queue="dead", max_receive_count=1)
+    publish(conn, "poison")
+    receive(conn).requeue()  # received once: a receive now would move it to the dead-letter queue
+    for n in range(25):
+        publish(conn, n)
+    with conn.channel() as channel:
+        assert channel.queue_purge("jobs") == 26
+    assert counts(db, "jobs") == (0, 0, 0)
+    assert counts(db, "dead") == (0, 0, 0)
+
+
 def test_queue_attributes_apply_to_new_queues_and_a_bad_one_is_a_clear_error(connect, db):
     conn = connect(queue_attributes={"MessageRetentionPeriod": 3600})
     publish(conn, "x")
