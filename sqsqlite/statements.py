@@ -540,6 +540,7 @@ queue_stats_named = compile_sql(
     _stats.where(or_(q.c.name.in_(_named), q.c.name.in_(select(_naming.c.dead_letter_target).where(_naming.c.name.in_(_named)))))
 )
 queue_names = compile_sql(select(q.c.name).order_by(q.c.name))
+queue_tags = compile_sql(select(q.c.name, q.c.tags))
 # Export / move tasks: every live message of a queue in id order, a page at a time.
 # Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead
 # reading every live message of the queue off an index on queue_id and sorting them per page,

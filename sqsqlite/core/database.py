@@ -210,6 +210,12 @@ class Database:
         with self.store.read() as tx:
             return [row["name"] for row in tx.all(Q.queue_names)]
 
+    def queue_tags(self) -> dict[str, dict[str, str]]:
+        """Every queue's tags by its name, read at once (list_queue_tags reads one queue's): the
+        Kombu transport routes a publish by the bindings its queues' tags record."""
+        with self.store.read() as tx:
+            return {name: json.loads(tags) for name, tags in tx.all(Q.queue_tags)}
+
     def stats(self, names: Sequence[str] | None = None) -> list[QueueStats]:
         """Every queue's exact counts, read from one consistent snapshot by one statement (the
         console and /metrics read it every few seconds). ``names``: only these queues' (a name

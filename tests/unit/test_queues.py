@@ -281,6 +281,12 @@ def test_more_than_50_tags_is_refused_and_changes_nothing(db):
     assert q.list_queue_tags() == {"keep": "1"}
 
 
+def test_every_queues_tags_are_read_at_once_by_name(db):
+    db.create_queue("a", tags={"team": "billing"})
+    db.create_queue("b")
+    assert db.queue_tags() == {"a": {"team": "billing"}, "b": {}}
+
+
 # ------------------------------------------------------------------ purge
 
 
