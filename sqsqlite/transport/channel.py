@@ -1,8 +1,12 @@
 """The Kombu virtual transport over a sqsqlite file: ``sqsqlite:///queue.db``.
 
-Each Kombu queue is a sqsqlite queue (its name made SQS-safe, with ``queue_name_prefix`` before
-it). A message Kombu publishes is sent as one SQS message whose body is Kombu's JSON payload; a
-consumer receives it, which leases it for the visibility timeout, and then:
+Each Kombu queue is a sqsqlite queue (``queue_name_prefix`` and its name made SQS-safe together,
+options.py). A message Kombu publishes is sent as one SQS message whose body is Kombu's JSON
+payload, to the queue named or to those its exchange's bindings route it to: bindings are
+recorded in the file (bindings.py), so a process routes by those any process declared. A
+consumer receives up to its free prefetch slots at once, which leases them for the visibility
+timeout, hands Kombu one message a drain (the rest wait in the channel, released at once if
+their consumer goes), and then:
 
 - **ack** deletes it (with its receipt handle, which is the delivery tag);
 - **reject with requeue**, and unacknowledged deliveries when a channel closes (a worker's warm
@@ -27,13 +31,16 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from collections import deque
 from datetime import datetime, timezone
 from queue import Empty
 from typing import Any
 
+from kombu.exceptions import KombuError
 from kombu.log import get_logger
 from kombu.transport import virtual
+from kombu.transport.virtual.base import UNDELIVERABLE_FMT, UndeliverableWarning
 from kombu.utils.json import dumps, loads
 
 import sqsqlite
@@ -41,7 +48,8 @@ from sqsqlite import defaults as D
 from sqsqlite import errors
 from sqsqlite.clock import SYSTEM_CLOCK, Clock, ticks
 
-from . import options
+from . import bindings, options
+from .bindings import Binding
 from .options import FIFO_SUFFIX, UndefinedQueueException, queue_name
 
 logger = get_logger(__name__)
@@ -99,6 +107,10 @@ def _capped(seconds: float) -> int | None:
         )
         return D.MAX_DELAY_SECONDS
     return int(seconds)
+
+
+class UnroutableMessage(KombuError):
+    """A persistent message was published to an exchange that routes its key to no queue."""
 
 
 def delete(q: sqsqlite.Queue, handle: str) -> None:
@@ -212,6 +224,8 @@ class Channel(virtual.Channel):
         return {"deadLetterTargetArn": dlq.arn, "maxReceiveCount": self.max_receive_count}
 
     def _new_queue(self, queue: str, **kwargs: Any) -> None:
+        if kwargs.get("auto_delete") or kwargs.get("exclusive"):
+            self.connection.passing_queues.add(queue)
         self.queue(queue)
 
     def _has_queue(self, queue: str, **kwargs: Any) -> bool:
@@ -241,7 +255,97 @@ class Channel(virtual.Channel):
         maxReceiveCount to the dead-letter queue instead of deleting them)."""
         return self.queue(queue).purge_visible()
 
+    # -- bindings (bindings.py) ----------------------------------------------------------------
+
+    def queue_bind(self, queue: str, exchange: str | None = None, routing_key: str = "", arguments: Any = None, **kwargs: Any) -> None:
+        """Bind here (Kombu's state, which its management views read), and record the binding
+        as a tag of its queue, for the publishes of every process."""
+        exchange = exchange or "amq.direct"
+        recorded = queue not in self.connection.passing_queues
+        if recorded:  # first: a binding too long to record is refused before anything changes
+            key, value = bindings.tag(Binding(queue, exchange, self.typeof(exchange).type, routing_key))
+        super().queue_bind(queue, exchange, routing_key, arguments, **kwargs)
+        if recorded:
+            q = self.queue(queue)
+            if q.list_queue_tags().get(key) != value:  # read first: every worker declares it again as it starts
+                q.tag_queue({key: value})
+
+    def queue_unbind(self, queue: str, exchange: str | None = None, routing_key: str = "", arguments: Any = None, **kwargs: Any) -> None:
+        super().queue_unbind(queue, exchange, routing_key, arguments, **kwargs)
+        key, _ = bindings.tag(Binding(queue, exchange or "amq.direct", "", routing_key))
+        try:
+            q = self.queue(queue)
+            if key in q.list_queue_tags():
+                q.untag_queue([key])
+        except errors.QueueDoesNotExist:
+            pass  # deleted meanwhile, and its bindings with it
+
+    def recorded_bindings(self, exchange: str) -> list[Binding]:
+        """The bindings to ``exchange`` the file records, of the queues this channel's names reach."""
+        found = []
+        for name, tags in self.db.queue_tags().items():
+            for b in bindings.read(tags):
+                if b.exchange != exchange:
+                    continue
+                try:
+                    ours = self.sqs_name(b.queue) == name
+                except UndefinedQueueException:
+                    ours = False
+                if ours:  # not another prefix's queue that happens to have this one's name
+                    found.append(b)
+        return found
+
+    def _lookup(self, exchange: str, routing_key: str, default: str | None = None) -> list[str]:
+        """The queues a message to ``exchange`` with ``routing_key`` goes to: those the file's
+        bindings route it to, whichever process declared them (the file is the truth: a queue
+        another process deleted took its bindings with it), and the auto-delete queues this
+        connection bound; else ``[default]`` (Kombu's ``deadletter_queue`` option), else none."""
+        if not exchange:  # the default exchange: the routing key names the queue
+            return super()._lookup(exchange, routing_key, default)
+        passing = self.connection.passing_queues
+        local = [Binding(q, exchange, self.typeof(exchange).type, key) for key, _, q in self.local_table(exchange) if q in passing]
+        queues = bindings.route(local + self.recorded_bindings(exchange), self.exchange_types, exchange, routing_key)
+        if queues:
+            return sorted(queues)
+        default = default or self.deadletter_queue
+        if default is None:
+            return []
+        warnings.warn(UndeliverableWarning(UNDELIVERABLE_FMT.format(exchange=exchange, routing_key=routing_key)), stacklevel=2)
+        return [default]
+
+    def local_table(self, exchange: str) -> list[tuple[str, Any, str]]:
+        try:
+            return list(self.get_table(exchange))
+        except KeyError:  # not declared in this process
+            return []
+
     # -- publishing ----------------------------------------------------------------------------
+
+    def basic_publish(self, message: dict[str, Any], exchange: str, routing_key: str, **kwargs: Any) -> None:
+        """Publish to the queues the exchange routes ``routing_key`` to (_lookup). A message no
+        queue is bound for raises UnroutableMessage rather than vanish; a transient one
+        (delivery_mode 1, as Celery's monitoring events are sent) is dropped, as a broker drops
+        it when no monitor listens."""
+        if not exchange:
+            return super().basic_publish(message, exchange, routing_key, **kwargs)
+        # What Kombu's own basic_publish does to a message before it routes it.
+        message["body"], encoding = self.encode_body(message["body"], self.body_encoding)
+        message["properties"].update(body_encoding=encoding, delivery_tag=str(uuid.uuid4()))
+        message["properties"]["delivery_info"].update(exchange=exchange, routing_key=routing_key)
+        queues = self._lookup(exchange, routing_key)
+        if not queues:
+            if (message.get("properties") or {}).get("delivery_mode") == 1:
+                logger.debug("a transient message to exchange %r with routing key %r: no queue is bound for it", exchange, routing_key)
+                return None
+            raise UnroutableMessage(
+                f"no queue is bound to exchange {exchange!r} for routing key {routing_key!r}, in any process "
+                "(an auto-delete or exclusive queue's bindings are known only to the process that declared it): "
+                "the message was not sent. Declare the queue and its binding first (a worker does when it starts), "
+                "or set the deadletter_queue transport option to keep such messages"
+            )
+        for queue in queues:
+            self._put(queue, message, **kwargs)
+        return None
 
     def _put(self, queue: str, message: dict[str, Any], **kwargs: Any) -> None:
         q = self.queue(queue)
@@ -474,6 +578,12 @@ class Transport(virtual.Transport):
     def __init__(self, client: Any, **kwargs: Any) -> None:
         super().__init__(client, **kwargs)
         self.database: sqsqlite.Database | None = None
+        # Auto-delete and exclusive queues declared on this connection (Celery's event
+        # receivers, for one): their bindings stay here, as Kombu keeps every binding, and are
+        # not written to the file. Such a queue is meant to go with its process; here it stays
+        # in the file, and a binding recorded there would route messages into it for good
+        # once its process is gone.
+        self.passing_queues: set[str] = set()
         # Every wait and deadline reads the database's clock, so a test's ManualClock moves
         # them all (a long poll then advances it instead of sleeping).
         self.conninfo = client
@@ -543,4 +653,4 @@ def database_path(url: str | None) -> str | None:
     return os.path.expanduser(path) or None
 
 
-__all__ = ["Channel", "Transport", "UndefinedQueueException", "database_path", "delay_seconds", "queue_name"]
+__all__ = ["Channel", "Transport", "UndefinedQueueException", "UnroutableMessage", "database_path", "delay_seconds", "queue_name"]
