@@ -7,8 +7,8 @@ with a note), then its messages are sent, in batches, without receiving them her
 message attributes, group and deduplication ids, and what is left of a delay. A standard
 queue's go in row order, a FIFO queue's group by group, each group in the queue's order
 (bookmark.py). After each batch how far it has come is kept in this database (a bookmark named
-by the queue's ARN there), so a copy run again continues after it, and sends messages that
-arrived since.
+by the queue there: its ARN, its creation time and the endpoint's URL), so a copy run again to
+that queue continues after it, and sends messages that arrived since.
 
 From an endpoint (:func:`copy_from`): each remote queue is created here, then drained: a
 batch is received there and imported here (with the remote MessageIds) in one transaction that
@@ -35,7 +35,7 @@ from typing import Any
 from .. import defaults as D
 from ..core import Database
 from ..errors import QueueDoesNotExist
-from .bookmark import GroupBookmark, RowBookmark, read_bookmark
+from .bookmark import GroupBookmark, RowBookmark, copy_key, legacy_copy_key, read_bookmark
 
 # The queue attributes a queue is made with; the rest are counts and stamps the endpoint keeps.
 # Policy is not among them: it names ARNs and principals that mean something else at the other
@@ -325,6 +325,18 @@ def _copy_messages(
             return sent, False
 
 
+def _adopt_legacy_bookmark(db: Database, key: str, arn: str) -> bool:
+    """Move a position an older sqsqlite kept by the ARN alone to ``key``, once, where ``key``
+    has none: most such positions are of the queue a run again goes to, and starting over would
+    send every message again. Whether one was moved."""
+    legacy = legacy_copy_key(arn)
+    value = db.bookmark(legacy)
+    if value is None or db.bookmark(key) is not None:
+        return False
+    db.set_bookmarks({key: value, legacy: None})
+    return True
+
+
 def copy_to(
     db: Database,
     client: Any,
@@ -334,9 +346,10 @@ def copy_to(
 ) -> CopyReport:
     """Copy queues (all, or those named, with the dead-letter queues they need) and their
     messages to the endpoint ``client`` talks to. What each queue has sent is kept in a bookmark
-    named by the queue's ARN there (as the endpoint gives it): a copy run again to that queue,
-    whatever the spelling of the endpoint's URL, continues; a copy to another queue (another
-    account or region) starts from the beginning. ``stop`` is asked between batches: when it
+    named by the queue there: its ARN and CreatedTimestamp as the endpoint gives them, and the
+    endpoint's URL (``client.meta.endpoint_url``; see ``bookmark.copy_key``). A copy run again to
+    that queue through that URL continues; a copy to another queue (another account or region, a
+    queue deleted and made again, another endpoint) starts from the beginning. ``stop`` is asked between batches: when it
     says True the copy ends there, its last batch's position kept (``report.stopped``), so that
     a run again sends nothing twice."""
     names = list(queue_names) if queue_names is not None else db.queue_names()  # every one: list_queues stops at 1,000
@@ -352,21 +365,33 @@ def copy_to(
     for name in ordered:
         target_of(name)  # every queue's attributes read
     report = CopyReport(queues=ordered)
-    urls, arns = {}, {}
+    urls, arns, keys = {}, {}, {}
+    endpoint = getattr(getattr(client, "meta", None), "endpoint_url", None)
     for name in ordered:
         plain = {k: attributes[name][k] for k in SETTABLE_ATTRIBUTES if k in attributes[name]}
         if attributes[name].get("Policy"):
             report.notes.append(_policy_note(name))
         urls[name] = _ensure_queue(client, name, plain, db.queue(name).list_queue_tags())
-        got = _call(f"{name}: could not read its ARN there", client.get_queue_attributes, QueueUrl=urls[name], AttributeNames=["QueueArn"])
-        arns[name] = got["Attributes"]["QueueArn"]
+        got = _call(
+            f"{name}: could not read its ARN there",
+            client.get_queue_attributes,
+            QueueUrl=urls[name],
+            AttributeNames=["QueueArn", "CreatedTimestamp"],
+        )["Attributes"]
+        arns[name] = got["QueueArn"]
+        keys[name] = copy_key(arns[name], got.get("CreatedTimestamp", ""), endpoint)
     for name in ordered:
         if any(attributes[name].get(k) for k in REDRIVE_ATTRIBUTES):
             there = functools.partial(operator.add, arns[name].rsplit(":", 1)[0] + ":")  # a queue name -> its ARN there
             redrive = {k: _rewrite_arns(attributes[name][k], there) for k in REDRIVE_ATTRIBUTES if attributes[name].get(k)}
             _call(f"{name}: could not set its redrive policy there", client.set_queue_attributes, QueueUrl=urls[name], Attributes=redrive)
     for name in ordered:
-        report.messages[name], report.stopped = _copy_messages(db, client, name, urls[name], f"copy-to {arns[name]}", progress, stop)
+        if _adopt_legacy_bookmark(db, keys[name], arns[name]):
+            report.notes.append(
+                f"{name}: continues from the position an older sqsqlite kept for {arns[name]} (by the ARN alone, "
+                "so for whichever queue had it last); it is kept by this queue there from now on"
+            )
+        report.messages[name], report.stopped = _copy_messages(db, client, name, urls[name], keys[name], progress, stop)
         if report.stopped:
             break
     return report

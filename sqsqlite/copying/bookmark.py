@@ -24,11 +24,43 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from ..core import Queue
 
 _GROUPS = b"fifo "  # a FIFO bookmark's first word; the row ids of the other kind are numbers
+
+
+def copy_key(arn: str, created: str, endpoint: str | None) -> str:
+    """The name of the bookmark a copy to one queue at the other end keeps its position under.
+
+    The ARN alone does not name one queue: a queue deleted and made again under its name has the
+    ARN of the one before, and every emulator of one kind (LocalStack, ``sqsqlite serve``, moto)
+    gives its queues the same account and region, so two of them give a queue of one name the
+    same ARN. A position kept for another of these would pass over every message it says was
+    sent. So the key also holds the queue's CreatedTimestamp there (a queue made again has a
+    later one) and the endpoint's URL, spelled one way (scheme and host in lower case, the port
+    given, no trailing slash)."""
+    return f"{legacy_copy_key(arn)} created {created or '?'} at {_endpoint(endpoint)}"
+
+
+def legacy_copy_key(arn: str) -> str:
+    """The name an older sqsqlite kept a copy's position under: the ARN alone."""
+    return f"copy-to {arn}"
+
+
+def _endpoint(url: str | None) -> str:
+    if not url:
+        return "?"
+    try:
+        parts = urlsplit(url.strip())
+        scheme, host, port = parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+    except ValueError:  # not a URL boto3 would have taken: as it is
+        return url
+    port = port or {"http": 80, "https": 443}.get(scheme)
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{port}{parts.path.rstrip('/')}"
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from collections import Counter
 
 import pytest
@@ -67,9 +68,9 @@ def test_a_copy_to_another_account_at_the_same_endpoint_starts_from_the_beginnin
             queue.send_message(f"m{i}")
         assert copy_to(db, client).messages == {"two-accounts": 5}
         assert copy_to(db, other).messages == {"two-accounts": 5}
-        assert sorted(db.bookmarks("copy-to ")) == [
-            "copy-to arn:aws:sqs:us-east-1:123456789012:two-accounts",
-            "copy-to arn:aws:sqs:us-east-1:222222222222:two-accounts",
+        assert [key.split()[1] for key in sorted(db.bookmarks("copy-to "))] == [
+            "arn:aws:sqs:us-east-1:123456789012:two-accounts",
+            "arn:aws:sqs:us-east-1:222222222222:two-accounts",
         ]
     try:
         assert bodies(other, "two-accounts") == Counter(f"m{i}" for i in range(5))
@@ -182,3 +183,67 @@ def test_a_copy_that_dies_between_a_send_and_keeping_its_position_sends_at_most_
         assert max(got.values()) == 1  # the endpoint dropped the third batch's second send
     else:
         assert sorted(body for body, n in got.items() if n > 1) == sorted(f"f{i}" for i in range(20, 30))
+
+
+# ------------------------------------------------------------------ which queue a position is of
+
+
+@pytest.fixture
+def emulators(tmp_path):
+    """Two ``sqsqlite serve`` endpoints on one clock: each gives a queue of one name the same ARN
+    (account 000000000000, us-east-1), as two LocalStacks do, and the same CreatedTimestamp."""
+    from sqsqlite.server import BackgroundServer
+    from tests.server.server_helpers import boto3_client
+
+    clock = sqsqlite.ManualClock(int(time.time() * 1000))
+    with BackgroundServer(str(tmp_path / "one.db"), clock=clock) as one, BackgroundServer(str(tmp_path / "two.db"), clock=clock) as two:
+        yield clock, boto3_client(one.url), boto3_client(two.url)
+
+
+def test_a_copy_to_a_queue_deleted_and_made_again_there_sends_every_message_again(tmp_path, emulators):
+    clock, there, _ = emulators
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        queue = db.create_queue("remade")
+        for i in range(3):
+            queue.send_message(f"m{i}")
+        assert copy_to(db, there).messages == {"remade": 3}
+        there.delete_queue(QueueUrl=there.get_queue_url(QueueName="remade")["QueueUrl"])
+        clock.advance(61)  # SQS lets a name be used again a minute after its queue was deleted
+        assert copy_to(db, there).messages == {"remade": 3}
+        assert copy_to(db, there).messages == {"remade": 0}  # a run again to the new queue continues
+    assert bodies(there, "remade") == Counter(f"m{i}" for i in range(3))
+
+
+def test_a_copy_to_a_second_endpoint_giving_the_queue_the_same_arn_and_creation_time_sends_every_message(tmp_path, emulators):
+    _, one, two = emulators
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        queue = db.create_queue("twice")
+        for i in range(3):
+            queue.send_message(f"m{i}")
+        assert copy_to(db, one).messages == {"twice": 3}
+        assert copy_to(db, two).messages == {"twice": 3}
+        assert copy_to(db, one).messages == copy_to(db, two).messages == {"twice": 0}
+    assert bodies(one, "twice") == bodies(two, "twice") == Counter(f"m{i}" for i in range(3))
+
+
+def test_a_position_an_older_sqsqlite_kept_by_the_arn_alone_is_continued_from_once_with_a_note(tmp_path, emulators):
+    _, there, _ = emulators
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        queue = db.create_queue("older")
+        for i in range(3):
+            queue.send_message(f"m{i}")
+        assert copy_to(db, there).messages == {"older": 3}
+        ((key, value),) = db.bookmarks("copy-to ").items()
+        arn = there.get_queue_attributes(QueueUrl=there.get_queue_url(QueueName="older")["QueueUrl"], AttributeNames=["QueueArn"])
+        legacy = f"copy-to {arn['Attributes']['QueueArn']}"
+        db.set_bookmarks({key: None, legacy: value})  # as an older sqsqlite left it
+        queue.send_message("m3")
+        report = copy_to(db, there)
+        assert report.messages == {"older": 1}
+        assert report.notes == [
+            f"older: continues from the position an older sqsqlite kept for {legacy[8:]} (by the ARN alone, "
+            "so for whichever queue had it last); it is kept by this queue there from now on"
+        ]
+        assert list(db.bookmarks("copy-to ")) == [key]
+        assert copy_to(db, there).notes == []
+    assert bodies(there, "older") == Counter(f"m{i}" for i in range(4))
