@@ -212,14 +212,85 @@ def _remove_database(path: Path) -> None:
         name.unlink(missing_ok=True)
 
 
+# SQLite's locks on a database file (os_unix.c): byte ranges from its PENDING_BYTE on, the
+# pending and reserved bytes and then the shared range. Every connection to a database in WAL
+# mode holds a read lock on the shared range for as long as it is open, idle or not.
+_SQLITE_LOCKS = (0x40000000, 2 + 510)
+
+
+def _user_of(path: Path) -> str | None:
+    """Which process has the database at ``path`` open ("process 123 (python3)"), or None.
+
+    Asked of the kernel (F_OFD_GETLK: whether a write lock on SQLite's lock bytes could be taken,
+    which takes nothing and, unlike a lock a process takes on its own, sees this process's own
+    connections too); the file and the files beside it are not touched. Where there is no
+    F_OFD_GETLK (not Linux), a connection of SQLite's own asks by taking an exclusive lock for a
+    moment: that may also write a log a crash left beside the file back into it."""
+    try:
+        import fcntl
+    except ImportError:
+        return _user_by_sqlite(path)
+    if not hasattr(fcntl, "F_OFD_GETLK"):
+        return _user_by_sqlite(path)
+    import struct
+
+    layout = "hhqqi4x"  # struct flock: type, whence, start, length, pid (Linux, 64-bit offsets)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        asked = struct.pack(layout, fcntl.F_WRLCK, os.SEEK_SET, *_SQLITE_LOCKS, 0)
+        kind, _, _, _, pid = struct.unpack(layout, fcntl.fcntl(fd, fcntl.F_OFD_GETLK, asked))
+    finally:
+        os.close(fd)
+    if kind == fcntl.F_UNLCK:
+        return None
+    if pid == os.getpid():
+        return "this process"
+    if pid <= 0:  # a lock of another kind, or of a process in another PID namespace
+        return "another process"
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return f"process {pid}"
+    return f"process {pid} ({name})"
+
+
+def _user_by_sqlite(path: Path) -> str | None:
+    import sqlite3
+    from urllib.parse import quote
+
+    probe = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True, timeout=0, isolation_level=None)
+    try:
+        probe.execute("PRAGMA locking_mode=EXCLUSIVE")  # then even a WAL database's readers exclude it
+        try:
+            probe.execute("BEGIN EXCLUSIVE")
+        except sqlite3.OperationalError:
+            return "another process"
+        probe.execute("ROLLBACK")
+        return None
+    finally:
+        probe.close()
+
+
+def _refuse_if_open(db_path: str, target: Path) -> None:
+    user = _user_of(target)
+    if user is not None:
+        raise ReplicationError(
+            f"{db_path} is open in {user}: stop every process using it before restoring over it "
+            "(what they wrote after the restore would go to the file it replaces, and be lost)"
+        )
+
+
 def restore(db_path: str, replica: Replica, timestamp: str | None = None, force: bool = False) -> Restored:
     """Rebuild ``db_path`` from ``replica``: its newest transaction, or the last one at or
     before ``timestamp`` (RFC 3339, e.g. ``2026-11-25T06:30:00Z``). Refuses to overwrite an
     existing database unless ``force``. The result passes SQLite's integrity check or this
-    raises ReplicationError."""
+    raises ReplicationError. Refuses, changing nothing, while any process has the database open:
+    its connections would go on writing to the file the restore replaces."""
     target = Path(db_path)
     if target.exists() and not force:
         raise ReplicationError(f"{db_path} exists: restore writes a new database (--force replaces it)")
+    if target.exists():
+        _refuse_if_open(db_path, target)
     # An earlier database's log beside the path would be replayed over the restored file when it
     # is first opened, silently giving back that database instead: removed once the restore is whole.
     sides = [Path(f"{db_path}-wal"), Path(f"{db_path}-shm")]
@@ -258,6 +329,8 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
             raise ReplicationError(f"{db_path} restored from {replica.url} cannot be opened: {exc.message}") from None
         if integrity != "ok":
             raise ReplicationError(f"{db_path} restored from {replica.url} fails SQLite's integrity check: {integrity}")
+        if target.exists():
+            _refuse_if_open(db_path, target)  # again: one may have opened it while Litestream ran
         for side in sides:
             side.unlink(missing_ok=True)
         os.replace(scratch, target)

@@ -151,16 +151,16 @@ def test_a_forced_restore_that_fails_leaves_the_database_it_would_have_replaced_
     from sqsqlite.replication import restore
 
     path = tmp_path / "q.db"
-    db = sqsqlite.connect(str(path))  # open: its last commits are in the -wal file, not yet in q.db
-    try:
-        db.create_queue("kept").send_message("not checkpointed")
-        with pytest.raises(ReplicationError):
-            restore(str(path), Replica(str(tmp_path / "no-replica-here")), force=True)
-        assert Path(f"{path}-wal").exists()
-        with sqlite3.connect(path) as other:  # a new reader still sees every commit
-            assert other.execute("SELECT name FROM queues").fetchall() == [("kept",)]
-    finally:
-        db.close()
+    # A process that dies without closing: its last commits are in the -wal file, not yet in q.db.
+    crash = "import os, sys, sqsqlite\nsqsqlite.connect(sys.argv[1]).create_queue('kept').send_message('x')\nos._exit(0)"
+    subprocess.run([sys.executable, "-c", crash, str(path)], check=True, timeout=60)
+    log = Path(f"{path}-wal").read_bytes()
+    assert log
+    with pytest.raises(ReplicationError, match="litestream could not restore"):
+        restore(str(path), Replica(str(tmp_path / "no-replica-here")), force=True)
+    assert Path(f"{path}-wal").read_bytes() == log  # neither removed nor written back by the check for users
+    with sqlite3.connect(path) as other:  # a new reader still sees every commit
+        assert other.execute("SELECT name FROM queues").fetchall() == [("kept",)]
 
 
 @needs_litestream

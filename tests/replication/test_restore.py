@@ -1,0 +1,96 @@
+"""What ``sqsqlite restore`` refuses before it changes anything: a database some process has
+open, and arguments it can tell are wrong without asking Litestream. A stand-in litestream
+"restores" a prepared database, so that every refusal is of something restore would otherwise
+have done."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sqsqlite
+from sqsqlite.replication import Replica, ReplicationError, restore
+
+
+def _cli(*args: str):
+    from click.testing import CliRunner
+
+    from sqsqlite.cli.main import cli
+
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback" not in result.output and "unexpected error" not in result.output, result.output
+    return result
+
+
+@pytest.fixture
+def litestream(tmp_path, monkeypatch) -> Path:
+    """A litestream whose restore writes a copy of the database at the path it returns (to its -o
+    path); its arguments are kept in ``args`` beside it."""
+    backup = tmp_path / "backup.db"
+    with sqsqlite.connect(str(backup)) as db:
+        db.create_queue("restored").send_message("from the replica")
+    program = tmp_path / "litestream"
+    program.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\nwhile [ "$1" != "-o" ]; do shift; done\ncp {backup} "$2"\n')
+    program.chmod(0o755)
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: str(program) if name == "litestream" else None)
+    return backup
+
+
+def files(path: Path) -> dict[str, int]:
+    """The database and every file beside it, by name: its inode (the same while it is neither
+    replaced nor removed; its bytes are the open connection's to change)."""
+    return {p.name: p.stat().st_ino for p in sorted(path.parent.iterdir()) if p.name.startswith(path.name)}
+
+
+HOLDER = """
+import sys, sqsqlite
+db = sqsqlite.connect(sys.argv[1])
+db.queue("live").send_message("sent after the backup")
+print("open", flush=True)
+sys.stdin.read()  # idle, the connection open, until the test lets go
+"""
+
+
+@pytest.mark.parametrize("asked_of", ["the kernel", "sqlite"])
+def test_a_forced_restore_over_a_database_another_process_has_open_is_refused_and_changes_nothing(
+    tmp_path, litestream, asked_of, monkeypatch
+):
+    if asked_of == "sqlite":  # as where the kernel has no F_OFD_GETLK (not Linux)
+        import fcntl
+
+        monkeypatch.delattr(fcntl, "F_OFD_GETLK", raising=False)
+    path = tmp_path / "q.db"
+    with sqsqlite.connect(str(path)) as db:
+        db.create_queue("live")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "open\n"
+        before = files(path)
+        assert f"{path.name}-wal" in before  # the send is in the log, as it is while a process runs
+        result = _cli("restore", "--db", str(path), "--from", str(tmp_path / "replica"), "--force")
+        assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+        who = f"process {holder.pid} (python" if asked_of == "the kernel" else "another process"
+        assert f"{path} is open in {who}" in result.output
+        assert "stop every process using it before restoring over it" in result.output
+        assert files(path) == before and not list(tmp_path.glob(".q.db.restoring*"))
+    finally:
+        holder.communicate("", timeout=30)
+    with sqsqlite.connect(str(path)) as db:
+        assert [m.body for m in db.queue("live").peek()] == ["sent after the backup"]
+    # Once it has let go, the restore goes ahead.
+    assert _cli("restore", "--db", str(path), "--from", str(tmp_path / "replica"), "--force").exit_code == 0
+    with sqsqlite.connect(str(path)) as db:
+        assert db.list_queues()[0] == [db.queue("restored").url]
+
+
+def test_a_restore_over_a_database_this_process_has_open_is_refused(tmp_path, litestream):
+    path = tmp_path / "q.db"
+    with sqsqlite.connect(str(path)) as db:
+        db.create_queue("live").send_message("kept")
+        with pytest.raises(ReplicationError, match="is open in this process: stop every process using it"):
+            restore(str(path), Replica(str(tmp_path / "replica")), force=True)
+        assert [m.body for m in db.queue("live").peek()] == ["kept"]
