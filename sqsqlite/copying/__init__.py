@@ -4,7 +4,8 @@ API), and drain queues from one into this database, resumably.
 To an endpoint (:func:`copy_to`): each queue is created there with its attributes, tags and
 redrive policies (ARNs rewritten to the endpoint's account and region; a Policy is left out,
 with a note), then its messages are sent, in batches, without receiving them here: bodies,
-message attributes, group and deduplication ids, and what is left of a delay. A standard
+message attributes, group ids, deduplication ids (a FIFO message's own within its five minutes,
+else its MessageId: see _deduplication_id), and what is left of a delay. A standard
 queue's go in row order, a FIFO queue's group by group, each group in the queue's order
 (bookmark.py). After each batch how far it has come is kept in this database (a bookmark named
 by the queue there: its ARN, its creation time and the endpoint's URL), so a copy run again to
@@ -180,7 +181,26 @@ def _ensure_queue(client: Any, name: str, attributes: dict[str, str], tags: dict
 # ---------------------------------------------------------------------------------- to
 
 
-def _entry(number: int, record: dict[str, Any], fifo: bool, now_ms: int) -> dict[str, Any]:
+def _deduplication_id(record: dict[str, Any], now_ms: int, carried: set[str]) -> str:
+    """A FIFO message's deduplication id at the other end.
+
+    Its own while SQS would still deduplicate it here (sent under five minutes ago), so that a
+    producer's send retried across the cut-over is dropped there as it would have been here; the
+    endpoint's five minutes start with the copy's send. Else its MessageId, unique and the same
+    on a run again (so a batch sent again within five minutes is dropped): two live messages may
+    share an older id (sent over five minutes apart), and the endpoint would drop the second.
+    Its MessageId too for a dead letter (no producer sends to a dead-letter queue, and one shared
+    by several queues may hold two messages of one id) and for a second message of an id in
+    this run (in different groups, under DeduplicationScope messageGroup)."""
+    own = record["MessageDeduplicationId"]
+    fresh = now_ms - record["SentTimestamp"] < D.FIFO_DEDUP_WINDOW_SECONDS * 1000
+    if own and fresh and not record.get("DeadLetterQueueSourceArn") and own not in carried:
+        carried.add(own)
+        return own
+    return record["MessageId"]
+
+
+def _entry(number: int, record: dict[str, Any], fifo: bool, now_ms: int, carried: set[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {"Id": str(number), "MessageBody": record["Body"]}
     attributes = {}
     for name, value in (record["MessageAttributes"] or {}).items():
@@ -193,11 +213,8 @@ def _entry(number: int, record: dict[str, Any], fifo: bool, now_ms: int) -> dict
     if record["MessageGroupId"] is not None:
         entry["MessageGroupId"] = record["MessageGroupId"]
     if fifo:
-        # The message's own id, not its deduplication id: two live messages here may share one
-        # (sent over five minutes apart), and the endpoint would drop the second. The MessageId is
-        # unique and the same on a re-run, so a batch sent again within five minutes is dropped.
         # (No DelaySeconds: a FIFO queue takes none per message; each waits the queue's own.)
-        entry["MessageDeduplicationId"] = record["MessageId"]
+        entry["MessageDeduplicationId"] = _deduplication_id(record, now_ms, carried)
     elif not record["ApproximateReceiveCount"] and record["VisibleAt"] > now_ms:
         # Still delayed here: the rest of its delay there.
         entry["DelaySeconds"] = min(D.MAX_DELAY_SECONDS, math.ceil((record["VisibleAt"] - now_ms) / 1000))
@@ -216,15 +233,19 @@ def _size(entry: dict[str, Any]) -> int:
     return size
 
 
-def _batches(records: Iterable[tuple[Any, dict]], fifo: bool, now: Callable[[], int]) -> Iterable[list[tuple[Any, dict]]]:
+def _batches(
+    records: Iterable[tuple[Any, dict]], fifo: bool, now: Callable[[], int], carried: set[str]
+) -> Iterable[list[tuple[Any, dict]]]:
+    """The records as batches of entries; ``carried``: the deduplication ids of their own that
+    messages went with in this run (_deduplication_id)."""
     batch: list[tuple[Any, dict]] = []
     size = 0
     for position, record in records:
-        entry = _entry(len(batch), record, fifo, now())
+        entry = _entry(len(batch), record, fifo, now(), carried)
         if batch and (len(batch) == D.MAX_BATCH_ENTRIES or size + _size(entry) > D.MAX_BATCH_PAYLOAD):
             yield batch
             batch, size = [], 0
-            entry = _entry(0, record, fifo, now())
+            entry["Id"] = "0"
         batch.append((position, entry))
         size += _size(entry)
     if batch:
@@ -304,11 +325,12 @@ def _copy_messages(
     if converted:
         db.set_bookmark(key, bookmark.value())  # converted once, whatever happens next
     sent = 0
+    carried: set[str] = set()
     while True:
         # A FIFO walk an earlier run began covers what was there then: once it is over, this
         # run sends what arrived since in a walk of its own.
         resumed = bookmark.walking()
-        for batch in _batches(bookmark.records(queue), queue.fifo, db.now):
+        for batch in _batches(bookmark.records(queue), queue.fifo, db.now, carried):
             if stop and stop():
                 return sent, True
             accepted, error = _send(client, url, name, batch, queue.fifo)

@@ -60,7 +60,7 @@ def test_messages_arrive_with_bodies_attributes_groups_and_what_is_left_of_their
     jobs = drain(client, client.get_queue_url(QueueName="jobs.fifo")["QueueUrl"])
     by_group = {g: [m["Body"] for m in jobs if m["Attributes"]["MessageGroupId"] == g] for g in ("g0", "g1")}
     assert by_group == {"g0": ["job 0", "job 2", "job 4"], "g1": ["job 1", "job 3", "job 5"]}
-    assert len({m["Attributes"]["MessageDeduplicationId"] for m in jobs}) == 6  # each message's own id
+    assert sorted(m["Attributes"]["MessageDeduplicationId"] for m in jobs) == [f"d{i}" for i in range(6)]  # each message's own id
 
 
 def test_a_copy_run_again_sends_only_what_arrived_since(tmp_path, remote):
@@ -209,3 +209,45 @@ def test_a_copy_of_every_queue_copies_more_than_a_list_queues_page(tmp_path, mon
         assert len(db.list_queues()[0]) == 3
         report = copy_to(db, client)
     assert report.queues == [f"q{i}" for i in range(5)]
+
+
+def test_a_fifo_message_goes_with_its_own_deduplication_id_within_its_five_minutes_so_a_retry_there_is_dropped(tmp_path, remote):
+    endpoint, env, client = remote
+    clock = sqsqlite.ManualClock(int(time.time() * 1000) - 400_000)  # the copy runs at the endpoint's time
+    with sqsqlite.connect(str(tmp_path / "q.db"), clock=clock) as db:
+        dlq = db.create_queue("orders-dlq.fifo", attributes={"FifoQueue": "true"})
+        policy = json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+        orders = db.create_queue("orders.fifo", attributes={"FifoQueue": "true", "VisibilityTimeout": "1", "RedrivePolicy": policy})
+        first = orders.send_message("order 0", message_group_id="g", message_deduplication_id="order-0")
+        clock.advance(300)
+        dead = orders.send_message("order 1", message_group_id="h", message_deduplication_id="order-1")
+        assert len(orders.receive_message(max_number_of_messages=10)) == 2
+        clock.advance(2)
+        assert orders.receive_message(max_number_of_messages=10) == []  # both moved to the dead-letter queue
+        clock.advance(98)
+        orders.send_message("order 0 again", message_group_id="g", message_deduplication_id="order-0")  # its five minutes are over
+        orders.send_message("order 2", message_group_id="g", message_deduplication_id="order-2")
+        assert copy_to(db, client).messages == {"orders-dlq.fifo": 2, "orders.fifo": 2}
+    url = client.get_queue_url(QueueName="orders.fifo")["QueueUrl"]
+    # The producer, moved to the endpoint, retries its last send: dropped there, as it would have been here.
+    client.send_message(QueueUrl=url, MessageBody="order 2", MessageGroupId="g", MessageDeduplicationId="order-2")
+    got = [(m["Body"], m["Attributes"]["MessageDeduplicationId"]) for m in drain(client, url)]
+    assert got == [("order 0 again", "order-0"), ("order 2", "order-2")]
+    # Past its five minutes a message goes with its MessageId (its own id may have been given
+    # again since, as here), and so does a dead letter.
+    dead_letters = drain(client, client.get_queue_url(QueueName="orders-dlq.fifo")["QueueUrl"])
+    assert {m["Body"]: m["Attributes"]["MessageDeduplicationId"] for m in dead_letters} == {
+        "order 0": first.message_id,
+        "order 1": dead.message_id,
+    }
+
+
+def test_two_fifo_messages_of_one_deduplication_id_in_different_groups_both_arrive(tmp_path, remote):
+    endpoint, env, client = remote
+    clock = sqsqlite.ManualClock(int(time.time() * 1000))
+    with sqsqlite.connect(str(tmp_path / "q.db"), clock=clock) as db:
+        queue = db.create_queue("scoped.fifo", attributes={"FifoQueue": "true", "DeduplicationScope": "messageGroup"})
+        queue.send_message("in a", message_group_id="a", message_deduplication_id="same")
+        queue.send_message("in b", message_group_id="b", message_deduplication_id="same")
+        assert copy_to(db, client).messages == {"scoped.fifo": 2}
+    assert sorted(m["Body"] for m in drain(client, client.get_queue_url(QueueName="scoped.fifo")["QueueUrl"])) == ["in a", "in b"]
