@@ -347,6 +347,14 @@ def _copy_messages(
             return sent, False
 
 
+def _holds(db: Database, name: str) -> bool:
+    try:
+        db.queue(name)
+    except QueueDoesNotExist:
+        return False
+    return True
+
+
 def _adopt_legacy_bookmark(db: Database, key: str, arn: str) -> bool:
     """Move a position an older sqsqlite kept by the ARN alone to ``key``, once, where ``key``
     has none: most such positions are of the queue a run again goes to, and starting over would
@@ -376,12 +384,19 @@ def copy_to(
     a run again sends nothing twice."""
     names = list(queue_names) if queue_names is not None else db.queue_names()  # every one: list_queues stops at 1,000
     attributes = {}
+    orphaned = {}  # a queue whose dead-letter queue is gone here: that queue's name
 
     def target_of(name: str) -> str | None:
         if name not in attributes:
             attributes[name] = db.queue(name).get_queue_attributes(["All"])
         policy = attributes[name].get("RedrivePolicy")
-        return _name(json.loads(policy)["deadLetterTargetArn"]) if policy else None
+        if not policy or name in orphaned:
+            return None
+        target = _name(json.loads(policy)["deadLetterTargetArn"])
+        if target not in attributes and not _holds(db, target):  # deleted since: copied without its redrive policy
+            orphaned[name] = target
+            return None
+        return target
 
     ordered = _in_dependency_order(names, target_of)
     for name in ordered:
@@ -403,9 +418,12 @@ def copy_to(
         arns[name] = got["QueueArn"]
         keys[name] = copy_key(arns[name], got.get("CreatedTimestamp", ""), endpoint)
     for name in ordered:
-        if any(attributes[name].get(k) for k in REDRIVE_ATTRIBUTES):
+        kept = [k for k in REDRIVE_ATTRIBUTES if attributes[name].get(k) and not (k == "RedrivePolicy" and name in orphaned)]
+        if name in orphaned:
+            report.notes.append(f"{name}: its RedrivePolicy was not copied: its dead-letter queue {orphaned[name]} does not exist here")
+        if kept:
             there = functools.partial(operator.add, arns[name].rsplit(":", 1)[0] + ":")  # a queue name -> its ARN there
-            redrive = {k: _rewrite_arns(attributes[name][k], there) for k in REDRIVE_ATTRIBUTES if attributes[name].get(k)}
+            redrive = {k: _rewrite_arns(attributes[name][k], there) for k in kept}
             _call(f"{name}: could not set its redrive policy there", client.set_queue_attributes, QueueUrl=urls[name], Attributes=redrive)
     for name in ordered:
         if _adopt_legacy_bookmark(db, keys[name], arns[name]):

@@ -38,6 +38,23 @@ def test_a_copy_makes_each_queue_there_with_its_attributes_tags_and_redrive_poli
     assert fifo["Attributes"]["FifoQueue"] == "true" and fifo["Attributes"]["ContentBasedDeduplication"] == "true"
 
 
+def test_a_queue_whose_dead_letter_queue_was_deleted_is_copied_without_its_redrive_policy_and_a_note_says_so(tmp_path, remote):
+    endpoint, env, client = remote
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        dlq = db.create_queue("gone-dlq")
+        orphan = db.create_queue("orphan", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 3})})
+        orphan.send_message("kept")
+        db.create_queue("other").send_message("also kept")
+        db.delete_queue(dlq.url)
+    done = cli("copy", "--db", str(tmp_path / "q.db"), "--to-endpoint-url", endpoint, env=env)
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
+    assert notes == ["note: orphan: its RedrivePolicy was not copied: its dead-letter queue gone-dlq does not exist here"]
+    assert done.stdout.splitlines() == [f"orphan: 1 messages copied to {endpoint}", f"other: 1 messages copied to {endpoint}"]
+    url = client.get_queue_url(QueueName="orphan")["QueueUrl"]
+    assert "RedrivePolicy" not in client.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert [m["Body"] for m in drain(client, url)] == ["kept"]
+
+
 def test_messages_arrive_with_bodies_attributes_groups_and_what_is_left_of_their_delay(tmp_path, remote):
     endpoint, env, client = remote
     clock = sqsqlite.ManualClock(int(time.time() * 1000))
