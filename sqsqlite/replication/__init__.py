@@ -86,6 +86,24 @@ class Replica:
             reason = exc.strerror or str(exc) or type(exc).__name__
             raise ReplicationError(f"cannot reach the S3 store at {endpoint} for {self.url}: {reason}") from None
 
+    def check_writable(self) -> None:
+        """Raise ReplicationError unless a directory replica's directory is there, or can be made,
+        and takes a file (an S3 replica: nothing to check here). Litestream, given a directory it
+        cannot use, logs an error every sync and runs on without replicating anything."""
+        entry = self.config()
+        if entry["type"] != "file":
+            return
+        path = Path(entry["path"])
+        if path.exists() and not path.is_dir():
+            raise ReplicationError(f"{self.url}: not a directory: a file replica is a directory (made if missing)")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=".sqsqlite-check-", dir=path)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise ReplicationError(f"{self.url}: cannot write a replica there: {exc.strerror or exc}") from None
+
 
 def _address(endpoint: str) -> tuple[str, int]:
     """The host and port an S3 endpoint URL names; ReplicationError for anything else."""
@@ -151,8 +169,9 @@ def replicate(
     Returns Litestream's exit status."""
     text = config_text(db_path, replicas, sync_interval)  # every URL checked before anything else happens
     program = litestream_program()
-    for replica in replicas:
-        replica.check_reachable()  # before the database is opened (and made, if new)
+    for replica in replicas:  # before the database is opened (and made, if new)
+        replica.check_reachable()
+        replica.check_writable()
     # Opened (and migrated) first, so the replica starts from a sqsqlite database in WAL mode.
     connect(db_path).close()
     config = _config_file(text)

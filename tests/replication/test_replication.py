@@ -505,3 +505,16 @@ def test_everything_killed_and_the_database_deleted_a_restore_keeps_every_replic
     last = {f"p{n}": max((int(b.rsplit("-", 1)[1]) for _, b in _log(tmp_path / f"p{n}.log")), default=-1) for n in range(2)}
     phantoms = [b for b in restored_set - logged if int(b.rsplit("-", 1)[1]) != last[b.rsplit("-", 1)[0]] + 1]
     assert phantoms == []
+
+
+@pytest.mark.parametrize("where", ["the database file", "/proc/forbidden", "a path below a file"])
+def test_replicate_to_a_directory_it_cannot_use_is_one_line_at_once_not_litestreams_endless_errors(tmp_path, monkeypatch, where):
+    _fake_litestream(tmp_path, "#!/bin/sh\nsleep 600\n", monkeypatch)  # were it started, the test would hang
+    db = tmp_path / "q.db"
+    sqsqlite.connect(str(db)).close()
+    target = {"the database file": str(db), "/proc/forbidden": "/proc/forbidden", "a path below a file": f"{db}/replica"}[where]
+    result = _cli("replicate", "--db", str(db), "--to", target)
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+    reason = "not a directory" if where == "the database file" else "cannot write a replica there"
+    assert result.output.startswith(f"Error: {target}: {reason}"), result.output
+    assert not Path("/proc/forbidden").exists()
