@@ -16,6 +16,9 @@ DEFAULT_ENDPOINT = "http://localhost:9324"
 # How often Litestream ships the WAL's new transactions to a replica (a Go duration): the
 # replica's durability window, beyond the time a transfer takes.
 REPLICA_SYNC_INTERVAL = "1s"
+# replicate --exec: a command that ends within the first sync interval is waited past it and
+# this margin before Litestream is stopped, so that its first sync (a snapshot) has been made.
+REPLICA_FIRST_SYNC_MARGIN_SECONDS = 1.0
 # A drain from another endpoint (sqsqlite copy --from-endpoint-url) notes each message it imports
 # and keeps the note this long: the endpoint may deliver a message again even after its delete
 # (SQS is at-least-once), and a message it delivers again within this window is recognised and

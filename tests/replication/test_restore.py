@@ -5,7 +5,6 @@ have done."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,28 +14,17 @@ import pytest
 import sqsqlite
 from sqsqlite.replication import Replica, ReplicationError, restore
 
-
-def _cli(*args: str):
-    from click.testing import CliRunner
-
-    from sqsqlite.cli.main import cli
-
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.output and "unexpected error" not in result.output, result.output
-    return result
+from .helpers import cli_here, fake_litestream
 
 
 @pytest.fixture
 def litestream(tmp_path, monkeypatch) -> Path:
     """A litestream whose restore writes a copy of the database at the path it returns (to its -o
-    path); its arguments are kept in ``args`` beside it."""
+    path)."""
     backup = tmp_path / "backup.db"
     with sqsqlite.connect(str(backup)) as db:
         db.create_queue("restored").send_message("from the replica")
-    program = tmp_path / "litestream"
-    program.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\nwhile [ "$1" != "-o" ]; do shift; done\ncp {backup} "$2"\n')
-    program.chmod(0o755)
-    monkeypatch.setattr(shutil, "which", lambda name, path=None: str(program) if name == "litestream" else None)
+    fake_litestream(tmp_path, f'#!/bin/sh\nwhile [ "$1" != "-o" ]; do shift; done\ncp {backup} "$2"\n', monkeypatch)
     return backup
 
 
@@ -71,7 +59,7 @@ def test_a_forced_restore_over_a_database_another_process_has_open_is_refused_an
         assert holder.stdout.readline() == "open\n"
         before = files(path)
         assert f"{path.name}-wal" in before  # the send is in the log, as it is while a process runs
-        result = _cli("restore", "--db", str(path), "--from", str(tmp_path / "replica"), "--force")
+        result = cli_here("restore", "--db", str(path), "--from", str(tmp_path / "replica"), "--force")
         assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
         who = f"process {holder.pid} (python" if asked_of == "the kernel" else "another process"
         assert f"{path} is open in {who}" in result.output
@@ -82,7 +70,7 @@ def test_a_forced_restore_over_a_database_another_process_has_open_is_refused_an
     with sqsqlite.connect(str(path)) as db:
         assert [m.body for m in db.queue("live").peek()] == ["sent after the backup"]
     # Once it has let go, the restore goes ahead.
-    assert _cli("restore", "--db", str(path), "--from", str(tmp_path / "replica"), "--force").exit_code == 0
+    assert cli_here("restore", "--db", str(path), "--from", str(tmp_path / "replica"), "--force").exit_code == 0
     with sqsqlite.connect(str(path)) as db:
         assert db.list_queues()[0] == [db.queue("restored").url]
 

@@ -1,0 +1,88 @@
+"""How ``sqsqlite replicate`` ends: Litestream killed or failing of itself, and the --exec command
+exiting, each said in one line with the CLI's exit status; a stop that was asked for, 0. A
+stand-in litestream where the point is how it ends, the real one where the point is the flow."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+
+import pytest
+
+import sqsqlite
+
+from .helpers import cli_here, fake_litestream
+from .test_replication import needs_litestream
+
+# A litestream that replicates until SIGTERM, then exits 0 as Litestream does.
+RUNS_UNTIL_STOPPED = "#!/bin/sh\ntrap 'exit 0' TERM\nsleep 600 &\nwait\n"
+
+
+def replicate(tmp_path, *extra: str):
+    db = tmp_path / "q.db"
+    return cli_here("replicate", "--db", str(db), "--to", str(tmp_path / "replica"), *extra)
+
+
+def test_a_litestream_killed_by_a_signal_is_one_line_naming_it_and_exit_255(tmp_path, monkeypatch):
+    fake_litestream(tmp_path, "#!/bin/sh\nkill -9 $$\n", monkeypatch)
+    result = replicate(tmp_path)
+    assert result.exit_code == 255, result.output
+    assert result.output.splitlines()[-1] == "Error: litestream was killed by SIGKILL: the database is no longer replicated"
+
+
+def test_a_litestream_that_fails_of_itself_is_one_line_and_exit_255(tmp_path, monkeypatch):
+    fake_litestream(tmp_path, "#!/bin/sh\necho 'level=ERROR msg=\"cannot open store\"' >&2\nexit 1\n", monkeypatch)
+    result = replicate(tmp_path)
+    assert result.exit_code == 255, result.output
+    assert result.output.splitlines()[-1] == (
+        "Error: litestream exited with status 1 (its log above says why): the database is no longer replicated"
+    )
+
+
+def test_an_exec_command_that_fails_stops_replication_and_is_one_line_naming_its_status_and_exit_255(tmp_path, monkeypatch):
+    fake_litestream(tmp_path, RUNS_UNTIL_STOPPED, monkeypatch)
+    result = replicate(tmp_path, "--exec", "sh -c 'exit 3'")
+    assert result.exit_code == 255, result.output
+    assert result.output.splitlines()[-1] == (
+        "Error: the --exec command exited with status 3: replication stopped after shipping what it wrote"
+    )
+
+
+def test_an_exec_command_that_exits_0_stops_replication_and_replicate_exits_0(tmp_path, monkeypatch):
+    fake_litestream(tmp_path, RUNS_UNTIL_STOPPED, monkeypatch)
+    result = replicate(tmp_path, "--exec", "true")
+    assert result.exit_code == 0, result.output
+
+
+def test_an_exec_command_is_stopped_when_litestream_dies_under_it(tmp_path, monkeypatch):
+    fake_litestream(tmp_path, "#!/bin/sh\nsleep 0.5\nkill -9 $$\n", monkeypatch)
+    started = time.monotonic()
+    result = replicate(tmp_path, "--exec", "sleep 600")
+    assert time.monotonic() - started < 60  # the command did not run on
+    assert result.exit_code == 255, result.output
+    assert result.output.splitlines()[-1] == "Error: litestream was killed by SIGKILL: the database is no longer replicated"
+
+
+@pytest.mark.parametrize(("command", "said"), [("no-such-program", "No such file or directory"), ("sh -c 'oops", "No closing quotation")])
+def test_an_exec_command_that_cannot_be_run_is_one_line(tmp_path, monkeypatch, command, said):
+    fake_litestream(tmp_path, RUNS_UNTIL_STOPPED, monkeypatch)
+    result = replicate(tmp_path, "--exec", command)
+    assert result.exit_code == 255 and said in result.output.splitlines()[-1], result.output
+
+
+@needs_litestream
+def test_with_the_real_litestream_a_short_exec_command_exiting_3_is_exit_255_and_its_writes_are_replicated(tmp_path):
+    db = tmp_path / "q.db"
+    sqsqlite.connect(str(db)).close()
+    # It ends before Litestream's first sync: replicate waits past that sync before it stops it.
+    write = f"import sqsqlite; sqsqlite.connect({str(db)!r}).create_queue('late').send_message('x'); raise SystemExit(3)"
+    result = replicate(tmp_path, "--exec", shlex.join([sys.executable, "-c", write]))
+    assert result.exit_code == 255, result.output
+    assert result.output.splitlines()[-1] == (
+        "Error: the --exec command exited with status 3: replication stopped after shipping what it wrote"
+    )
+    restored = tmp_path / "restored.db"
+    assert cli_here("restore", "--db", str(restored), "--from", str(tmp_path / "replica")).exit_code == 0
+    with sqsqlite.connect(str(restored)) as copy:
+        assert [m.body for m in copy.queue("late").peek()] == ["x"]
