@@ -397,6 +397,8 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
     raises ReplicationError. Refuses, changing nothing, while any process has the database open:
     its connections would go on writing to the file the restore replaces."""
     target = Path(db_path)
+    if target.is_dir():
+        raise ReplicationError(f"{db_path} is a directory: restore writes a database file (give its path)")
     if target.exists() and not force:
         raise ReplicationError(f"{db_path} exists: restore writes a new database (--force replaces it)")
     if target.exists():

@@ -34,6 +34,31 @@ def _duration(value: str) -> str:
     return value
 
 
+# An instant as Litestream reads one (Go's time.RFC3339): a date, T, a time, perhaps a fraction of
+# a second, and Z or an offset.
+_INSTANT = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))")
+
+
+def _instant(_ctx, _param, value: str | None) -> str | None:
+    """--timestamp checked before anything is tried (Litestream would say so only after the
+    store was reached), and an empty one refused rather than taken for the newest."""
+    if value is None:
+        return None
+    import datetime
+
+    found = _INSTANT.fullmatch(value)
+    try:
+        if found is None:
+            raise ValueError
+        year, month, day, hour, minute, second, off_hours, off_minutes = (int(g) if g else 0 for g in found.groups())
+        datetime.datetime(year, month, day, hour, minute, second)  # a day or an hour that does not exist
+        if off_hours > 23 or off_minutes > 59:
+            raise ValueError
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an RFC 3339 instant, e.g. 2026-11-25T06:30:00Z or 2026-11-25T07:30:00+01:00.") from None
+    return value
+
+
 @click.command("replicate")
 @click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
 @click.option(
@@ -85,7 +110,12 @@ def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_end
     "--db", "db_path", default=None, metavar="PATH", help=f"Database file to write (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH})."
 )
 @click.option("--from", "source", required=True, metavar="URL", help="Replica: a directory, file:///PATH or s3://BUCKET/PATH.")
-@click.option("--timestamp", metavar="TIME", help="Restore as of this instant (RFC 3339, e.g. 2026-11-25T06:30:00Z); default the newest.")
+@click.option(
+    "--timestamp",
+    metavar="TIME",
+    callback=_instant,
+    help="Restore as of this instant (RFC 3339, e.g. 2026-11-25T06:30:00Z); default the newest.",
+)
 @click.option("--force", is_flag=True, help="Replace the database file if it exists.")
 @_s3_options
 @click.pass_context

@@ -82,3 +82,32 @@ def test_a_restore_over_a_database_this_process_has_open_is_refused(tmp_path, li
         with pytest.raises(ReplicationError, match="is open in this process: stop every process using it"):
             restore(str(path), Replica(str(tmp_path / "replica")), force=True)
         assert [m.body for m in db.queue("live").peek()] == ["kept"]
+
+
+@pytest.mark.parametrize("instant", ["yesterday", "", "2026-11-25", "2026-11-25 06:30:00Z", "2026-02-30T06:30:00Z", "2026-11-25T25:00:00Z"])
+def test_a_timestamp_that_is_no_rfc_3339_instant_is_bad_usage_before_anything_is_tried(tmp_path, litestream, instant):
+    result = cli_here("restore", "--db", str(tmp_path / "q.db"), "--from", "s3://bucket/app", "--timestamp", instant)
+    assert result.exit_code == 252, result.output
+    assert f"{instant!r} is not an RFC 3339 instant" in result.output
+    assert not (tmp_path / "q.db").exists()
+
+
+@pytest.mark.parametrize("instant", ["2026-11-25T06:30:00Z", "2026-11-25T06:30:00.123456789Z", "2026-11-25T07:30:00+01:00"])
+def test_an_rfc_3339_timestamp_reaches_litestream(tmp_path, monkeypatch, instant):
+    backup = tmp_path / "backup.db"
+    sqsqlite.connect(str(backup)).close()
+    script = f'#!/bin/sh\necho "$@" > {tmp_path}/args\nwhile [ "$1" != "-o" ]; do shift; done\ncp {backup} "$2"\n'
+    fake_litestream(tmp_path, script, monkeypatch)
+    result = cli_here("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"), "--timestamp", instant)
+    assert result.exit_code == 0, result.output
+    assert f"-timestamp {instant} " in (tmp_path / "args").read_text()
+
+
+def test_a_forced_restore_to_a_directory_is_refused_in_one_line(tmp_path, litestream):
+    (tmp_path / "dir").mkdir()
+    result = cli_here("restore", "--db", str(tmp_path / "dir"), "--from", str(tmp_path / "replica"), "--force")
+    assert (
+        result.exit_code == 255
+        and result.output == f"Error: {tmp_path / 'dir'} is a directory: restore writes a database file (give its path)\n"
+    )
+    assert list((tmp_path / "dir").iterdir()) == [] and not list(tmp_path.glob(".dir.restoring*"))
