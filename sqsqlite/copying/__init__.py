@@ -29,7 +29,7 @@ import functools
 import json
 import math
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -487,6 +487,16 @@ def _prune_notes(db: Database, prefix: str, keep_seconds: int) -> None:
         db.set_bookmarks(old)
 
 
+def read_remote(client: Any, queue_urls: Iterable[str]) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """Each remote queue's attributes and tags, by URL; CopyError for one that is not there or
+    cannot be read. Asked before anything is made here (the database file too, for a command)."""
+    out = {}
+    for url in queue_urls:
+        attributes = _call(url, client.get_queue_attributes, QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        out[url] = (attributes, _call(url, client.list_queue_tags, QueueUrl=url).get("Tags", {}))
+    return out
+
+
 def copy_from(
     db: Database,
     client: Any,
@@ -495,6 +505,7 @@ def copy_from(
     visibility_timeout: int = 60,
     progress: Callable[[str, int], None] | None = None,
     note_seconds: int = D.COPY_FROM_NOTE_SECONDS,
+    remote_queues: Mapping[str, tuple[dict[str, str], dict[str, str]]] | None = None,
 ) -> CopyReport:
     """Drain the remote queues at ``queue_urls`` into this database: their attributes, tags and
     redrive policies (a RedrivePolicy where the dead-letter queue is copied too), then every
@@ -505,14 +516,15 @@ def copy_from(
     Each message imported is noted, in its import's transaction, by the remote queue's ARN and
     its MessageId, and the note is kept ``note_seconds``: a message delivered again in that time
     (after a crash before its delete, by another drain of the same queue, or by the endpoint
-    after its delete) is only deleted there. Older notes are removed when a drain starts."""
+    after its delete) is only deleted there. Older notes are removed when a drain starts.
+    ``remote_queues``: what read_remote answered for these URLs, where the caller asked it first."""
     urls = list(queue_urls)
     report = CopyReport(queues=[_name(u) for u in urls])
+    there = dict(remote_queues) if remote_queues is not None else read_remote(client, urls)
     remote_attributes = {}
     for url in urls:
         name = _name(url)
-        remote = _call(url, client.get_queue_attributes, QueueUrl=url, AttributeNames=["All"])["Attributes"]
-        tags = _call(url, client.list_queue_tags, QueueUrl=url).get("Tags", {})
+        remote, tags = there[url]
         remote_attributes[name] = remote
         plain = {k: remote[k] for k in SETTABLE_ATTRIBUTES if k in remote and k not in ("KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds")}
         if remote.get("Policy"):

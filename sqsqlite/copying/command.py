@@ -11,7 +11,7 @@ import click
 from .. import command_options
 from .. import defaults as D
 from ..errors import SQSError
-from . import CopyError, copy_from, copy_to
+from . import CopyError, copy_from, copy_to, read_remote
 
 
 @click.command("copy")
@@ -85,6 +85,12 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     path = command_options.db_path(ctx, db_path)
     if to_url and command_options.no_database_at(path):
         raise command_options.Failure(f"There is no database at {path!r} to copy from.")
+    remote = None
+    if from_url:
+        try:  # every remote queue there, before the database is opened (and made, if new)
+            remote = read_remote(client, queue_urls)
+        except CopyError as exc:
+            raise _said(exc) from None
     try:
         opened = connect(path)
     except SQSError as exc:  # not a sqsqlite database, a directory, unwritable ...
@@ -102,11 +108,9 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
                 names = [db.queue(q).name for q in queue_urls] if queue_urls else None
                 report = copy_to(db, client, names, progress, stop=lambda: bool(asked_to_stop))
             else:
-                report = copy_from(db, client, queue_urls, wait_seconds=wait_seconds, progress=progress)
+                report = copy_from(db, client, queue_urls, wait_seconds=wait_seconds, progress=progress, remote_queues=remote)
         except CopyError as exc:
-            if exc.service is not None:  # the endpoint's SQS error as the aws CLI prints it; what failed, the hint
-                raise command_options.ServiceError(*exc.service, hint=exc.what) from None
-            raise command_options.Failure(str(exc)) from None
+            raise _said(exc) from None
         except SQSError as exc:  # this database's side: a queue that is not there, a record refused
             raise command_options.engine_failure(exc, "copy") from None
         finally:
@@ -124,3 +128,10 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     if report.stopped:
         click.echo("Interrupted between two batches: run the same command again to continue.", err=True)
         ctx.exit(130)
+
+
+def _said(exc: CopyError) -> click.ClickException:
+    """A failure at the other end as the CLI says one."""
+    if exc.service is not None:  # the endpoint's SQS error as the aws CLI prints it; what failed, the hint
+        return command_options.ServiceError(*exc.service, hint=exc.what)
+    return command_options.Failure(str(exc))

@@ -10,6 +10,8 @@ from click.testing import CliRunner
 import sqsqlite
 from sqsqlite.cli.main import cli
 
+from .helpers import cli as run
+
 boto3 = pytest.importorskip("boto3")
 botocore_exceptions = pytest.importorskip("botocore.exceptions")
 
@@ -91,3 +93,17 @@ def test_a_drain_whose_last_count_is_refused_says_so_in_one_line_with_what_it_im
     ]
     with sqsqlite.connect(path) as db:
         assert [m.body for m in db.queue("counted").peek()] == ["kept"]
+
+
+def test_a_drain_of_a_remote_queue_that_is_not_there_says_so_and_creates_no_database(tmp_path, remote):
+    endpoint, env, client = remote
+    real = client.create_queue(QueueName="there")["QueueUrl"]
+    missing = real.rsplit("/", 1)[0] + "/not-there"
+    path = tmp_path / "q.db"
+    done = run("copy", "--db", str(path), "--from-endpoint-url", endpoint, "--queue-url", real, "--queue-url", missing, env=env, code=254)
+    assert done.stderr.splitlines() == [
+        "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the GetQueueAttributes operation: "
+        "The specified queue does not exist.",
+        f"hint: {missing}",
+    ]
+    assert list(tmp_path.iterdir()) == []  # no database file, nor anything beside it
