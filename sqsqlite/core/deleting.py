@@ -48,7 +48,8 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
     if msg["receipt_token"] != h.token:
         raise ReceiptHandleIsInvalid(
             invalid_handle_text(handle),
-            "The receipt handle is no longer valid: the message was received again, and only the newest receipt handle can act on it.",
+            "The receipt handle is no longer valid: the message was received again (or the database was restored to a state "
+            "before this receive), and only the newest receipt handle can act on it.",
         )
     return msg
 

@@ -5,6 +5,7 @@ have done."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,22 @@ def test_a_forced_restore_to_a_directory_is_refused_in_one_line(tmp_path, litest
         and result.output == f"Error: {tmp_path / 'dir'} is a directory: restore writes a database file (give its path)\n"
     )
     assert list((tmp_path / "dir").iterdir()) == [] and not list(tmp_path.glob(".dir.restoring*"))
+
+
+def test_a_handle_from_before_a_restore_to_an_earlier_state_is_refused_with_a_hint_that_says_so(tmp_path, monkeypatch):
+    from sqsqlite.errors import ReceiptHandleIsInvalid
+
+    path, backup = tmp_path / "q.db", tmp_path / "backup.db"
+    with sqsqlite.connect(str(path)) as db:
+        db.create_queue("jobs").send_message("work")
+    shutil.copy(path, backup)  # the replica's state: sent, never received
+    with sqsqlite.connect(str(path)) as db:
+        [held] = db.queue("jobs").receive_message()
+        handle = held.receipt_handle
+    fake_litestream(tmp_path, f'#!/bin/sh\nwhile [ "$1" != "-o" ]; do shift; done\ncp {backup} "$2"\n', monkeypatch)
+    assert cli_here("restore", "--db", str(path), "--from", str(tmp_path / "replica"), "--force").exit_code == 0
+    with sqsqlite.connect(str(path)) as db:
+        with pytest.raises(ReceiptHandleIsInvalid) as refused:
+            db.queue("jobs").delete_message(handle)
+        assert "or the database was restored to a state before this receive" in refused.value.hint
+        assert [m.body for m in db.queue("jobs").peek()] == ["work"]
