@@ -411,6 +411,12 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
         raise ReplicationError(
             f"{leftovers[0]} is left from an earlier database, and would be replayed over the restore (--force removes it)"
         )
+    # Litestream's record of the database it replicated from the path (the position it reached):
+    # kept, a replicate after the restore would take the restored file for that database. Removed,
+    # Litestream finds the restored file behind the replica and ships a new snapshot of it.
+    state = target.with_name(f".{target.name}-litestream")
+    if state.exists() and not force:
+        raise ReplicationError(f"{state} is Litestream's record of an earlier database there (--force removes it)")
     text = config_text(db_path, [replica])  # a bad URL is said before anything is tried
     program = litestream_program()
     replica.check_reachable()
@@ -443,6 +449,13 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
             raise ReplicationError(f"{db_path} restored from {replica.url} fails SQLite's integrity check: {integrity}")
         if target.exists():
             _refuse_if_open(db_path, target)  # again: one may have opened it while Litestream ran
+        try:
+            if state.is_dir():
+                shutil.rmtree(state)
+            else:
+                state.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ReplicationError(f"cannot remove {state}: {exc.strerror or exc}") from None
         for side in sides:
             side.unlink(missing_ok=True)
         os.replace(scratch, target)

@@ -131,3 +131,23 @@ def test_a_handle_from_before_a_restore_to_an_earlier_state_is_refused_with_a_hi
             db.queue("jobs").delete_message(handle)
         assert "or the database was restored to a state before this receive" in refused.value.hint
         assert [m.body for m in db.queue("jobs").peek()] == ["work"]
+
+
+def test_a_forced_restore_removes_litestreams_record_of_the_database_it_replaces(tmp_path, litestream):
+    path = tmp_path / "q.db"
+    sqsqlite.connect(str(path)).close()
+    state = tmp_path / ".q.db-litestream"
+    (state / "ltx" / "0").mkdir(parents=True)
+    (state / "ltx" / "0" / "0000000000000001-0000000000000003.ltx").write_bytes(b"the replaced database's position")
+    assert cli_here("restore", "--db", str(path), "--from", str(tmp_path / "replica"), "--force").exit_code == 0
+    assert not state.exists()
+
+
+def test_a_restore_without_force_refuses_litestreams_record_of_an_earlier_database_left_beside_the_path(tmp_path, litestream):
+    state = tmp_path / ".q.db-litestream"
+    state.mkdir()
+    result = cli_here("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"))
+    assert result.exit_code == 255 and result.output == (
+        f"Error: {state} is Litestream's record of an earlier database there (--force removes it)\n"
+    )
+    assert state.exists() and not (tmp_path / "q.db").exists()
