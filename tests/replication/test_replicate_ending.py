@@ -15,8 +15,8 @@ import sqsqlite
 from .helpers import cli_here, fake_litestream
 from .test_replication import needs_litestream
 
-# A litestream that replicates until SIGTERM, then exits 0 as Litestream does.
-RUNS_UNTIL_STOPPED = "#!/bin/sh\ntrap 'exit 0' TERM\nsleep 600 &\nwait\n"
+# A litestream that replicates until SIGTERM, then exits 0 as Litestream does (its sleep with it).
+RUNS_UNTIL_STOPPED = "#!/bin/sh\ntrap 'kill $sleeper; exit 0' TERM\nsleep 600 &\nsleeper=$!\nwait\n"
 
 
 def replicate(tmp_path, *extra: str):
