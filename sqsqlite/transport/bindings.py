@@ -1,8 +1,8 @@
 """Kombu's bindings kept in the file, so that every process routes by the bindings any process
 declared.
 
-Kombu's virtual transports keep exchanges and bindings in the memory of the process (of the
-connection, even) that declared them: a producer publishing to an exchange whose queues a worker
+Kombu's in-memory and SQLAlchemy transports (and its virtual base) keep exchanges and bindings in
+the memory of the process (of the connection, even) that declared them: a producer publishing to an exchange whose queues a worker
 bound in another process found no binding, and the message went nowhere. Here each binding is
 also a tag of its queue, written when the binding is declared and gone with the queue, and a
 publish to an exchange routes by the bindings the file holds then. A queue's tags need no schema

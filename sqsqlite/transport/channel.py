@@ -21,8 +21,8 @@ A countdown or ETA becomes the message's DelaySeconds, so the message waits in t
 not leased in a worker's memory; SQS's limit is 900 s, and a longer one is sent with 900 s, as
 Kombu's SQS transport clamps it, and the worker holds it for the rest (Celery's own ETA handling).
 An empty receive waits through the engine's long poll (one queue) or its ``wakeups`` seam
-(several queues), so a message sent by any process is delivered as soon as its commit lands,
-with no polling interval.
+(several queues), so a message sent by any process is delivered as soon as its commit lands;
+only with ``wait_time_seconds=0`` does an empty drain wait ``polling_interval`` (a second at most).
 
 Only sqsqlite's public API is used: ``sqsqlite.connect``, ``Database``, ``Queue``.
 """
@@ -188,8 +188,8 @@ class Channel(virtual.Channel):
     def sqs_name(self, queue: str) -> str:
         if not self.predefined:
             return queue_name(self.queue_name_prefix, queue)
-        try:
-            return self.predefined[queue]
+        try:  # keyed as Kombu's SQS transport keys them: by the prefixed, SQS-safe name
+            return self.predefined[queue_name(self.queue_name_prefix, queue)]
         except KeyError:
             raise UndefinedQueueException(f"Queue with name {queue!r} must be defined in 'predefined_queues'.") from None
 
@@ -205,9 +205,11 @@ class Channel(virtual.Channel):
             return self.db.queue(name)
         except errors.QueueDoesNotExist:
             pass
-        attributes: dict[str, Any] = {"VisibilityTimeout": D.KOMBU_VISIBILITY_TIMEOUT, **self.creation_attributes}
+        # The creation attributes last, over visibility_timeout, as Kombu's SQS transport applies them.
+        attributes: dict[str, Any] = {"VisibilityTimeout": D.KOMBU_VISIBILITY_TIMEOUT}
         if self.visibility_timeout is not None:
             attributes["VisibilityTimeout"] = self.visibility_timeout
+        attributes.update(self.creation_attributes)
         if redrive is not None:
             attributes["RedrivePolicy"] = redrive
         if name.endswith(FIFO_SUFFIX):
@@ -244,6 +246,15 @@ class Channel(virtual.Channel):
         except errors.QueueDoesNotExist:
             pass
 
+    def queue_delete(self, queue: str, if_unused: bool = False, if_empty: bool = False, **kwargs: Any) -> None:
+        """Delete the queue, and its bindings with it (its tags), whichever process bound it:
+        Kombu's own deletes once for each binding this connection holds, so from any other it
+        deleted nothing and publishes kept reaching the queue."""
+        if if_empty and self._size(queue):
+            return
+        self._delete(queue)
+        self.state.queue_bindings_delete(queue)
+
     def _size(self, queue: str) -> int:
         attrs = self.queue(queue).get_queue_attributes(["ApproximateNumberOfMessages"])
         return int(attrs["ApproximateNumberOfMessages"])
@@ -262,19 +273,25 @@ class Channel(virtual.Channel):
         as a tag of its queue, for the publishes of every process."""
         exchange = exchange or "amq.direct"
         recorded = queue not in self.connection.passing_queues
-        if recorded:  # first: a binding too long to record is refused before anything changes
+        if recorded:  # first: a binding that can't be recorded is refused before anything changes
             key, value = bindings.tag(Binding(queue, exchange, self.typeof(exchange).type, routing_key))
-        super().queue_bind(queue, exchange, routing_key, arguments, **kwargs)
-        if recorded:
             q = self.queue(queue)
-            if q.list_queue_tags().get(key) != value:  # read first: every worker declares it again as it starts
-                q.tag_queue({key: value})
+            tags = q.list_queue_tags()
+            new = tags.get(key) != value  # read first: every worker declares it again as it starts
+            if new and key not in tags and len(tags) >= D.MAX_TAGS:
+                raise ValueError(
+                    f"Can't bind queue {queue!r} to {exchange!r}: its bindings are kept as the queue's tags, and it has "
+                    f"{len(tags)}, SQS's limit ({D.MAX_TAGS}); unbind or untag it first."
+                )
+        super().queue_bind(queue, exchange, routing_key, arguments, **kwargs)
+        if recorded and new:
+            q.tag_queue({key: value})
 
     def queue_unbind(self, queue: str, exchange: str | None = None, routing_key: str = "", arguments: Any = None, **kwargs: Any) -> None:
         super().queue_unbind(queue, exchange, routing_key, arguments, **kwargs)
         key, _ = bindings.tag(Binding(queue, exchange or "amq.direct", "", routing_key))
-        try:
-            q = self.queue(queue)
+        try:  # not self.queue(): it would create a queue missing from the file
+            q = self.db.queue(self.sqs_name(queue))
             if key in q.list_queue_tags():
                 q.untag_queue([key])
         except errors.QueueDoesNotExist:
@@ -577,6 +594,8 @@ class Transport(virtual.Transport):
 
     def __init__(self, client: Any, **kwargs: Any) -> None:
         super().__init__(client, **kwargs)
+        # Kombu takes the option as given; read as a number here, not a TypeError in a drain.
+        self.polling_interval = options.interval("polling_interval", self.polling_interval)
         self.database: sqsqlite.Database | None = None
         # Auto-delete and exclusive queues declared on this connection (Celery's event
         # receivers, for one): their bindings stay here, as Kombu keeps every binding, and are
@@ -613,7 +632,8 @@ class Transport(virtual.Transport):
     def drain_events(self, connection: Any, timeout: float | None = None, **kwargs: Any) -> None:
         """Deliver one receive's messages, or raise socket.timeout after one long poll found
         none (of up to ``wait_time_seconds``, or ``timeout`` if shorter; with no timeout, poll
-        again). Channels wait through the engine, so there is no polling interval; only while
+        again). Channels wait through the engine (``polling_interval`` counts only with
+        ``wait_time_seconds=0``); only while
         every channel's prefetch is full is it looked at again every few milliseconds."""
         tick, cycle = ticks(self.clock), self.cycle
         assert cycle is not None  # made by the constructor

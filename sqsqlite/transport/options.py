@@ -47,6 +47,17 @@ def whole_seconds(option: str, value: Any, low: int, high: int) -> int:
     return seconds
 
 
+def interval(option: str, value: Any) -> float:
+    """A number of seconds, fractions taken (Kombu's ``polling_interval``): "0.5" is 0.5."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError, OverflowError):
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"transport option {option}={value!r}: expected a number of seconds, 0 or more")
+    return seconds
+
+
 def optional_seconds(option: str, value: Any, low: int, high: int) -> int | None:
     """``whole_seconds``, or None when the option is absent (None or "", as Kombu's SQS reads it)."""
     return None if value is None or value == "" else whole_seconds(option, value, low, high)
@@ -97,6 +108,7 @@ def predefined_queues(value: Any) -> dict[str, str]:
 __all__ = [
     "FIFO_SUFFIX",
     "UndefinedQueueException",
+    "interval",
     "mapping",
     "optional_seconds",
     "predefined_queues",

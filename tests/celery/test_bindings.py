@@ -114,6 +114,32 @@ def test_an_unbound_or_deleted_queue_no_longer_receives(connect):
         publish(producer, "png", media, "image.png")
 
 
+def test_a_queue_deleted_by_a_process_that_never_bound_it_is_deleted_with_its_bindings(connect, db):
+    worker, admin, producer = connect(), connect(), connect()
+    bind(worker, KombuQueue("images", media, routing_key="image.#"))
+    with admin.channel() as channel:
+        channel.queue_delete("images")
+    assert "images" not in [s.name for s in db.stats()]
+    with pytest.raises(transport.UnroutableMessage):
+        publish(producer, "png", media, "image.png")
+
+
+def test_unbinding_a_queue_missing_from_the_file_creates_nothing(connect, db):
+    with connect().channel() as channel:
+        channel.queue_unbind("never-made", "media", "image.#")
+    assert db.stats() == []
+
+
+def test_a_queue_with_sqs_fifty_tags_refuses_another_binding_naming_the_limit_and_keeps_its_tags(connect, db):
+    worker = connect()
+    bind(worker, KombuQueue("images", media, routing_key="image.0"))
+    db.queue("images").tag_queue({f"t{i}": "x" for i in range(49)})
+    with pytest.raises(ValueError, match=r"its bindings are kept as the queue's tags, and it has 50, SQS's limit \(50\)"):
+        bind(worker, KombuQueue("images", media, routing_key="image.1"))
+    assert len(db.queue("images").list_queue_tags()) == 50
+    bind(worker, KombuQueue("images", media, routing_key="image.0"))  # one it has: declared again as workers start
+
+
 def test_an_auto_delete_queues_bindings_stay_with_the_process_that_declared_it(connect, db):
     monitor, producer = connect(), connect()
     # Such a queue (Celery's event receivers, Flower's) lives as long as its process; the file
