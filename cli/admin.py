@@ -15,6 +15,7 @@ import click
 from sqsqlite import command_options, records
 from sqsqlite import defaults as D
 from sqsqlite import validation as V
+from sqsqlite.core.database import checked_queue
 from sqsqlite.core.rules import message_state
 from sqsqlite.errors import DatabaseError, InvalidExportRecord, QueueDoesNotExist, SQSError
 
@@ -518,6 +519,9 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
             records.append(_record(file, first[0], first_value, name, fifo))
         for number, text in lines:
             records.append(_record(file, number, _parse(file, number, text), name, fifo))
+    if header is not None:  # its queue too, as far as that needs no database
+        assert first is not None  # the header is the file's first line
+        _sqs_rule(file, first[0], checked_queue, name, header.get("Attributes"), header.get("Tags") or None)
     db = s.database(create=header is not None)  # with no header the queue must exist already
     try:
         q: Any = db.queue(name)

@@ -714,3 +714,13 @@ def test_import_into_a_queue_missing_from_a_new_path_creates_no_database(sq, tmp
     r = sq("import", "--queue-url", "target", str(f), code=254, db=fresh)
     assert "NonExistentQueue" in r.stderr
     assert not os.path.exists(fresh)
+
+
+def test_import_of_a_file_whose_header_sqs_refuses_creates_no_database_at_a_new_path(sq, tmp_path):
+    f = tmp_path / "bad-header.jsonl"
+    header = {**_HEADER, "Attributes": {"VisibilityTimeout": "999999"}}
+    f.write_text("\n".join([json.dumps(header), json.dumps(_message())]) + "\n")
+    fresh = str(tmp_path / "never.db")
+    r = sq("import", str(f), code=254, db=fresh)
+    assert f"line 1 of {f}:" in r.stderr and "VisibilityTimeout" in r.stderr
+    assert not os.path.exists(fresh)
