@@ -243,13 +243,22 @@ def _supervise(litestream: subprocess.Popen, command: subprocess.Popen | None, f
 
     asked: list[int] = []  # the stops forwarded
     ours: list[int] = []  # the stop sent to Litestream here
+    # Once the command is gone, Litestream gets one stop, forwarded or ours, whichever comes
+    # first: a second makes it exit before its last sync. (A lock's non-blocking acquire is one
+    # step, which the signal handler, run between any two of this thread's, can't split.)
+    one_stop = threading.Lock()
 
     def forward(signum: int, _frame: Any) -> None:
         # Litestream syncs what it holds, then exits; a command stops as it stops. A hang-up (the
         # terminal closed), which no longer reaches them in their sessions, stops them the same way.
         asked.append(signum)
         sig = signal.SIGTERM if signum == hangup else signum
-        (command if command is not None and command.poll() is None else litestream).send_signal(sig)
+        if command is None:
+            litestream.send_signal(sig)
+        elif command.poll() is None:
+            command.send_signal(sig)
+        elif one_stop.acquire(blocking=False):
+            litestream.send_signal(sig)
 
     hangup = getattr(signal, "SIGHUP", None)
     stops = [sig for sig in (signal.SIGTERM, signal.SIGINT, hangup) if sig is not None]
@@ -266,8 +275,9 @@ def _supervise(litestream: subprocess.Popen, command: subprocess.Popen | None, f
         elif litestream.poll() is None:  # the command ended: Litestream ships what it wrote, then stops
             while not asked and litestream.poll() is None and time.monotonic() < first_sync:
                 time.sleep(min(0.1, max(0.0, first_sync - time.monotonic())))
-            ours.append(signal.SIGTERM)  # it may not listen for one yet, and die of it: as asked
-            litestream.send_signal(signal.SIGTERM)
+            if one_stop.acquire(blocking=False):
+                ours.append(signal.SIGTERM)  # it may not listen for one yet, and die of it: as asked
+                litestream.send_signal(signal.SIGTERM)
         litestream.wait()
     finally:
         for sig, handler in previous.items():
@@ -382,7 +392,12 @@ def _user_by_sqlite(path: Path) -> str | None:
 
 
 def _refuse_if_open(db_path: str, target: Path) -> None:
-    user = _user_of(target)
+    import sqlite3
+
+    try:
+        user = _user_of(target)
+    except (OSError, sqlite3.Error) as exc:  # e.g. a file this user may not read
+        raise ReplicationError(f"can't tell whether a process has {db_path} open ({exc}): nothing was restored") from None
     if user is not None:
         raise ReplicationError(
             f"{db_path} is open in {user}: stop every process using it before restoring over it "

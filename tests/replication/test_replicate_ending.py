@@ -4,8 +4,11 @@ stand-in litestream where the point is how it ends, the real one where the point
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import sys
+import threading
 import time
 
 import pytest
@@ -86,3 +89,39 @@ def test_with_the_real_litestream_a_short_exec_command_exiting_3_is_exit_255_and
     assert cli_here("restore", "--db", str(restored), "--from", str(tmp_path / "replica")).exit_code == 0
     with sqsqlite.connect(str(restored)) as copy:
         assert [m.body for m in copy.queue("late").peek()] == ["x"]
+
+
+def test_a_stop_while_litestream_ships_an_ended_commands_writes_reaches_it_once(tmp_path, monkeypatch):
+    # Each stop it gets is a line in its file; after the first it "syncs" for half a second, in
+    # which a second stop would be recorded too (a real Litestream would exit before its sync).
+    program = fake_litestream(
+        tmp_path,
+        "#!/bin/sh\ntrap 'echo stop >> \"$0.stops\"' TERM\ni=0\nwhile [ $i -lt 600 ]; do\n"
+        '  if [ -s "$0.stops" ]; then sleep 0.5; exit 0; fi\n  sleep 0.05; i=$((i+1))\ndone\n',
+        monkeypatch,
+    )
+    # The command ends at once; replicate then waits for Litestream's first sync, and is stopped meanwhile.
+    stop = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
+    stop.start()
+    try:
+        result = replicate(tmp_path, "--exec", "true", "--sync-interval", "10s")
+    finally:
+        stop.cancel()
+    assert result.exit_code == 0, result.output
+    assert program.with_name("litestream.stops").read_text() == "stop\n"
+
+
+def test_restore_over_a_file_it_cannot_read_is_one_line_and_changes_nothing(tmp_path, monkeypatch):
+    from sqsqlite import replication
+
+    db = tmp_path / "q.db"
+    db.write_bytes(b"kept")
+
+    def unreadable(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(replication, "_user_of", unreadable)
+    result = cli_here("restore", "--db", str(db), "--from", str(tmp_path / "replica"), "--force")
+    assert result.exit_code == 255, result.output
+    assert f"can't tell whether a process has {db} open" in result.output and "nothing was restored" in result.output
+    assert db.read_bytes() == b"kept"
