@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -15,7 +17,6 @@ import click
 from sqsqlite import command_options, records
 from sqsqlite import defaults as D
 from sqsqlite import validation as V
-from sqsqlite.core.database import checked_queue
 from sqsqlite.core.rules import message_state
 from sqsqlite.errors import DatabaseError, InvalidExportRecord, QueueDoesNotExist, SQSError
 
@@ -519,9 +520,16 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
             records.append(_record(file, first[0], first_value, name, fifo))
         for number, text in lines:
             records.append(_record(file, number, _parse(file, number, text), name, fifo))
-    if header is not None:  # its queue too, as far as that needs no database
+    if header is not None and command_options.no_database_at(s.path):
+        # The queue it would create, tried first on a scratch database: refused (a bad attribute,
+        # a dead-letter queue a new database can't hold), it leaves no file at a mistyped --db.
         assert first is not None  # the header is the file's first line
-        _sqs_rule(file, first[0], checked_queue, name, header.get("Attributes"), header.get("Tags") or None)
+        with tempfile.TemporaryDirectory(prefix="sqsqlite-import-") as scratch:
+            trial = s.connect(os.path.join(scratch, "trial.db"))
+            try:
+                _sqs_rule(file, first[0], trial.create_queue, name, header.get("Attributes"), header.get("Tags") or None)
+            finally:
+                trial.close()
     db = s.database(create=header is not None)  # with no header the queue must exist already
     try:
         q: Any = db.queue(name)

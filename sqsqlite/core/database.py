@@ -115,8 +115,25 @@ class Database:
     ) -> Queue:
         """CreateQueue. Attributes by SQS name, or as snake_case keywords
         (``visibility_timeout=60``). Idempotent for equal attributes."""
-        name, attrs, tag_values = checked_queue(queue_name, attributes, tags, **attribute_kwargs)
+        name = V.queue_name(queue_name)
+        given = dict(V.mapping("Attributes", attributes))
+        for key, value in attribute_kwargs.items():
+            given[attribute_name(key)] = value
+        attrs = V.queue_attributes(given, creating=True)
+        tag_values = V.tags(tags)
         is_fifo = attrs.get("FifoQueue") == "true"
+        if name.endswith(".fifo") and not is_fifo:
+            raise InvalidParameterValue(
+                "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
+                f"Queue name {name!r} ends in .fifo, which only FIFO queues may use; pass FifoQueue=true to create a FIFO queue.",
+            )
+        if is_fifo and not name.endswith(".fifo"):
+            raise InvalidParameterValue(
+                "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, "
+                "must end with .fifo suffix and be 1 to 80 in length.",
+                f"A FIFO queue's name must end in .fifo; got {name!r}.",
+            )
+        V.check_fifo_attributes(name, is_fifo, attrs)
         now = self.now()
         with self.store.write() as tx:
             existing = tx.one(Q.queue_by_name, name=name)
@@ -292,31 +309,3 @@ def connect(path: str | os.PathLike | None = None, **options: Any) -> Database:
     ``path`` defaults to ``$SQSQLITE_DB`` or ``./sqsqlite.db``. Options: ``clock``, ``region``,
     ``account_id``, ``endpoint``, ``sender_id``, ``synchronous`` ("NORMAL" or "FULL")."""
     return Database(path, **options)
-
-
-def checked_queue(
-    queue_name: str, attributes: Mapping[str, Any] | None = None, tags: Mapping[str, str] | None = None, **attribute_kwargs: Any
-) -> tuple[str, dict[str, str], dict[str, str]]:
-    """CreateQueue's request checked as far as it can be without the database (whether a
-    dead-letter target exists needs it): the name, the attributes as SQS strings, the tags.
-    ``sqsqlite import`` checks a file's queue so before it creates a database for it."""
-    name = V.queue_name(queue_name)
-    given = dict(V.mapping("Attributes", attributes))
-    for key, value in attribute_kwargs.items():
-        given[attribute_name(key)] = value
-    attrs = V.queue_attributes(given, creating=True)
-    tag_values = V.tags(tags)
-    is_fifo = attrs.get("FifoQueue") == "true"
-    if name.endswith(".fifo") and not is_fifo:
-        raise InvalidParameterValue(
-            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
-            f"Queue name {name!r} ends in .fifo, which only FIFO queues may use; pass FifoQueue=true to create a FIFO queue.",
-        )
-    if is_fifo and not name.endswith(".fifo"):
-        raise InvalidParameterValue(
-            "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, "
-            "must end with .fifo suffix and be 1 to 80 in length.",
-            f"A FIFO queue's name must end in .fifo; got {name!r}.",
-        )
-    V.check_fifo_attributes(name, is_fifo, attrs)
-    return name, attrs, tag_values

@@ -724,3 +724,14 @@ def test_import_of_a_file_whose_header_sqs_refuses_creates_no_database_at_a_new_
     r = sq("import", str(f), code=254, db=fresh)
     assert f"line 1 of {f}:" in r.stderr and "VisibilityTimeout" in r.stderr
     assert not os.path.exists(fresh)
+
+
+def test_import_of_a_queue_with_a_dead_letter_queue_into_a_new_path_is_refused_and_creates_no_database(sq, tmp_path):
+    f = tmp_path / "with-dlq.jsonl"
+    policy = json.dumps({"deadLetterTargetArn": "arn:aws:sqs:us-east-1:000000000000:made-dlq", "maxReceiveCount": "3"})
+    header = {**_HEADER, "Attributes": {"RedrivePolicy": policy}}
+    f.write_text("\n".join([json.dumps(header), json.dumps(_message())]) + "\n")
+    fresh = str(tmp_path / "never.db")
+    r = sq("import", str(f), code=254, db=fresh)
+    assert "Dead letter target does not exist." in r.stderr
+    assert os.listdir(tmp_path) == [f.name]  # nothing made beside it either
