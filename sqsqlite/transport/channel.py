@@ -188,10 +188,11 @@ class Channel(virtual.Channel):
     def sqs_name(self, queue: str) -> str:
         if not self.predefined:
             return queue_name(self.queue_name_prefix, queue)
-        try:  # keyed as Kombu's SQS transport keys them: by the prefixed, SQS-safe name
-            return self.predefined[queue_name(self.queue_name_prefix, queue)]
+        key = queue_name(self.queue_name_prefix, queue)  # keyed as Kombu's SQS transport keys them
+        try:
+            return self.predefined[key]
         except KeyError:
-            raise UndefinedQueueException(f"Queue with name {queue!r} must be defined in 'predefined_queues'.") from None
+            raise UndefinedQueueException(f"Queue with name {key!r} must be defined in 'predefined_queues'.") from None
 
     def queue(self, queue: str) -> sqsqlite.Queue:
         """The sqsqlite queue of Kombu queue ``queue``, created on first use."""
@@ -250,8 +251,15 @@ class Channel(virtual.Channel):
         """Delete the queue, and its bindings with it (its tags), whichever process bound it:
         Kombu's own deletes once for each binding this connection holds, so from any other it
         deleted nothing and publishes kept reaching the queue."""
-        if if_empty and self._size(queue):
+        try:  # looked up, not self.queue(): that would create it (and its dead-letter queue)
+            q = self.db.queue(self.sqs_name(queue))
+        except errors.QueueDoesNotExist:
+            q = None
+        if q is not None and if_empty and q.get_queue_attributes(["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"] != "0":
             return
+        recorded = [] if q is None or not self.predefined else [k for k in q.list_queue_tags() if k.startswith(bindings.TAG_PREFIX)]
+        if q is not None and recorded:  # a predefined queue is kept, as on Kombu's SQS transport; its bindings go
+            q.untag_queue(recorded)
         self._delete(queue)
         self.state.queue_bindings_delete(queue)
 

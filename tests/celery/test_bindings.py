@@ -158,3 +158,20 @@ def test_a_binding_is_a_tag_of_its_queue_and_one_too_long_to_record_is_refused_w
     assert recorded == bindings.Binding("images.large", "media", "topic", "image.#")
     with pytest.raises(ValueError, match="too long to record"):
         bind(worker, KombuQueue("q", media, routing_key="x" * 200))
+
+
+def test_deleting_a_predefined_queue_keeps_it_and_drops_its_bindings_for_every_process(connect, db):
+    predefined = {"images": {"url": "https://sqs.us-east-1.amazonaws.com/123456789012/images"}}
+    worker, producer = connect(predefined_queues=predefined), connect(predefined_queues=predefined)
+    bind(worker, KombuQueue("images", media, routing_key="image.#"))
+    with worker.channel() as channel:
+        channel.queue_delete("images")
+    assert [s.name for s in db.stats()] == ["images"]
+    with pytest.raises(transport.UnroutableMessage):
+        publish(producer, "png", media, "image.png")
+
+
+def test_deleting_a_missing_queue_if_empty_creates_nothing(connect, db):
+    with connect(dead_letter_queue="dead").channel() as channel:
+        channel.queue_delete("never-made", if_empty=True)
+    assert db.stats() == []

@@ -469,6 +469,8 @@ def test_predefined_queues_are_keyed_by_the_prefixed_sqs_safe_name_as_kombus_sqs
     publish(conn, "x", queue="my.tasks")
     assert [s.name for s in db.stats()] == ["prod-my-tasks"]
     assert receive(conn, "my.tasks").payload == "x"
+    with pytest.raises(transport.UndefinedQueueException, match="'prod-other' must be defined in 'predefined_queues'"):
+        publish(conn, "y", queue="other")  # named by the key it was looked up by
 
 
 def test_kombus_sqs_creation_attributes_and_queue_tags_apply_to_new_queues(connect, db):
