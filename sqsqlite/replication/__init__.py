@@ -245,8 +245,10 @@ def _supervise(litestream: subprocess.Popen, command: subprocess.Popen | None, f
     ours: list[int] = []  # the stop sent to Litestream here
     # Once the command is gone, Litestream gets one stop, forwarded or ours, whichever comes
     # first: a second makes it exit before its last sync. (A lock's non-blocking acquire is one
-    # step, which the signal handler, run between any two of this thread's, can't split.)
+    # step, which the signal handler, run between any two of this thread's, can't split.) A stop
+    # asked for again after that goes through: the user means it to skip the sync.
     one_stop = threading.Lock()
+    late: list[int] = []  # the stops that came once the command was gone
 
     def forward(signum: int, _frame: Any) -> None:
         # Litestream syncs what it holds, then exits; a command stops as it stops. A hang-up (the
@@ -257,8 +259,10 @@ def _supervise(litestream: subprocess.Popen, command: subprocess.Popen | None, f
             litestream.send_signal(sig)
         elif command.poll() is None:
             command.send_signal(sig)
-        elif one_stop.acquire(blocking=False):
-            litestream.send_signal(sig)
+        else:
+            late.append(signum)
+            if one_stop.acquire(blocking=False) or len(late) > 1:
+                litestream.send_signal(sig)
 
     hangup = getattr(signal, "SIGHUP", None)
     stops = [sig for sig in (signal.SIGTERM, signal.SIGINT, hangup) if sig is not None]
@@ -385,6 +389,8 @@ def _user_by_sqlite(path: Path) -> str | None:
             probe.execute("BEGIN EXCLUSIVE")
         except sqlite3.OperationalError:
             return "another process"
+        except sqlite3.DatabaseError:  # not a database (a corrupt file): nothing has it open as one
+            return None
         probe.execute("ROLLBACK")
         return None
     finally:

@@ -91,24 +91,37 @@ def test_with_the_real_litestream_a_short_exec_command_exiting_3_is_exit_255_and
         assert [m.body for m in copy.queue("late").peek()] == ["x"]
 
 
-def test_a_stop_while_litestream_ships_an_ended_commands_writes_reaches_it_once(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("stops", "recorded"), [(1, "stop\n"), (2, "stop\nstop\n")], ids=["one stop", "asked again"])
+def test_a_stop_while_litestream_ships_an_ended_commands_writes_reaches_it_once_unless_asked_again(tmp_path, monkeypatch, stops, recorded):
     # Each stop it gets is a line in its file; after the first it "syncs" for half a second, in
     # which a second stop would be recorded too (a real Litestream would exit before its sync).
     program = fake_litestream(
         tmp_path,
+        # (Its sleeps in the background, waited for: sh runs a trap only once a command in the
+        # foreground ends, and two stops within one such sleep would make one.)
         "#!/bin/sh\ntrap 'echo stop >> \"$0.stops\"' TERM\ni=0\nwhile [ $i -lt 600 ]; do\n"
-        '  if [ -s "$0.stops" ]; then sleep 0.5; exit 0; fi\n  sleep 0.05; i=$((i+1))\ndone\n',
+        '  if [ -s "$0.stops" ]; then sleep 0.5 & wait $!; sleep 0.5 & wait $!; exit 0; fi\n'
+        "  sleep 0.05 & wait $!; i=$((i+1))\ndone\n",
         monkeypatch,
     )
-    # The command ends at once; replicate then waits for Litestream's first sync, and is stopped meanwhile.
-    stop = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
-    stop.start()
-    try:
-        result = replicate(tmp_path, "--exec", "true", "--sync-interval", "10s")
-    finally:
-        stop.cancel()
+
+    # The command ends at once; replicate then waits for Litestream's first sync, and is stopped
+    # meanwhile: once its handler is in place (or the default one would end this test run).
+    def stop_when_handled():
+        deadline = time.monotonic() + 30
+        while signal.getsignal(signal.SIGTERM) is signal.SIG_DFL and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            for _ in range(stops):
+                time.sleep(0.3)  # the command gone by then
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    stopper = threading.Thread(target=stop_when_handled, daemon=True)
+    stopper.start()
+    result = replicate(tmp_path, "--exec", "true", "--sync-interval", "10s")
+    stopper.join()
     assert result.exit_code == 0, result.output
-    assert program.with_name("litestream.stops").read_text() == "stop\n"
+    assert program.with_name("litestream.stops").read_text() == recorded
 
 
 def test_restore_over_a_file_it_cannot_read_is_one_line_and_changes_nothing(tmp_path, monkeypatch):
