@@ -139,6 +139,10 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
     )
     if jdbc:
         builder = builder.config("spark.jars", jar) if jar else builder.config("spark.jars.packages", MAVEN_PACKAGE)
+    if master.startswith("local"):
+        # Spark's scratch space (shuffle files, spills) where the report's own files go: TMPDIR's
+        # directory, not /tmp whatever TMPDIR says. (On a cluster each worker keeps its own.)
+        builder = builder.config("spark.local.dir", tempfile.gettempdir())
     log = None
     try:
         tempdir.check_room()

@@ -181,3 +181,33 @@ def test_a_java_home_without_a_java_and_no_java_on_the_path_is_one_line_saying_w
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert result.output.startswith(f"Error: JAVA_HOME={tmp_path / 'jdk'} holds no java ({tmp_path / 'jdk'}: No such file or directory)")
     assert result.output.endswith("or unset it and install Java 17 or later (e.g. `apt-get install openjdk-17-jre-headless`)\n")
+
+
+@pytest.mark.parametrize(("master", "local_dir"), [("local[2]", True), ("local-cluster[2,1,1024]", True), ("spark://head:7077", False)])
+def test_a_local_spark_keeps_its_scratch_space_in_the_temporary_directory_tmpdir_names(tmp_path, monkeypatch, master, local_dir):
+    from pyspark.sql import SparkSession
+
+    from sqsqlite.report import spark as report_spark
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    settings: dict[str, str] = {}
+
+    class Builder:  # records the session's settings; starts nothing
+        def master(self, value):
+            return self
+
+        def appName(self, value):  # noqa: N802 - pyspark's name
+            return self
+
+        def config(self, key, value):
+            settings[key] = value
+            return self
+
+        def getOrCreate(self):  # noqa: N802 - pyspark's name
+            raise RuntimeError("not started in this test")
+
+    monkeypatch.setattr(SparkSession, "builder", Builder())
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    with pytest.raises(report_spark.SetupError):
+        report_spark.get_session(master, jar="/usr/share/java/sqlite-jdbc.jar")
+    assert settings.get("spark.local.dir") == (str(tmp_path) if local_dir else None)
