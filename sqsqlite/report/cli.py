@@ -61,6 +61,15 @@ def _db_path(ctx: click.Context, own: str) -> str:
     return command_options.own_or_global(ctx, "db_path", own if given_here else None, own)
 
 
+def _root_cause(exc: Exception) -> str:
+    """The line of a JVM error that says what went wrong: its last "Caused by:", else the Java
+    exception py4j names after ": ", else the first line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    causes = [line.removeprefix("Caused by:").strip() for line in lines if line.startswith("Caused by:")]
+    named = [line[1:].strip() for line in lines if line.startswith(":")]
+    return (causes or named or lines or [type(exc).__name__])[-1 if causes else 0]
+
+
 def _writable(out: str) -> None:
     """--out's folder made if missing and written to once, or a one-line error."""
     try:
@@ -160,6 +169,8 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
             result = compute(spark, snap, top=top, partitions=partitions, database=path)
         except SetupError as exc:  # a driver jar that turns out not to be the driver
             raise click.ClickException(str(exc)) from None
+        except Exception as exc:  # the job itself failed (a full disk under Spark's scratch space, ...)
+            raise click.ClickException(f"the Spark job failed: {_root_cause(exc)}") from None
         finally:
             if created:
                 spark.stop()

@@ -211,3 +211,21 @@ def test_a_local_spark_keeps_its_scratch_space_in_the_temporary_directory_tmpdir
     with pytest.raises(report_spark.SetupError):
         report_spark.get_session(master, jar="/usr/share/java/sqlite-jdbc.jar")
     assert settings.get("spark.local.dir") == (str(tmp_path) if local_dir else None)
+
+
+def test_a_spark_job_that_fails_is_one_line_naming_its_root_cause(database, monkeypatch):
+    failure = (
+        "An error occurred while calling o97.collectToPython.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 3.0 failed\n"
+        "\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages(DAGScheduler.scala:2856)\n"
+        "Caused by: java.io.IOException: No space left on device\n"
+        "\tat java.base/java.io.FileOutputStream.writeBytes(Native Method)\n"
+    )
+
+    def failing(*args, **kwargs):
+        raise RuntimeError(failure)
+
+    monkeypatch.setattr(report_cli, "compute", failing)
+    result = CliRunner().invoke(report, ["--db", database, "--as-of", str(AS_OF)])
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[-1] == "Error: the Spark job failed: java.io.IOException: No space left on device"
