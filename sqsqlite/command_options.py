@@ -121,6 +121,17 @@ def no_database_at(path: str) -> bool:
     return not path.startswith("file:") and not os.path.exists(path)
 
 
+def make_writable_directory(path: str | os.PathLike) -> None:
+    """Make the directory ``path`` if missing and write a file there (removed): OSError, in the
+    OS's words, unless it will take what a command is about to write."""
+    import tempfile
+
+    os.makedirs(path, exist_ok=True)
+    fd, probe = tempfile.mkstemp(prefix=".sqsqlite-check-", dir=path)
+    os.close(fd)
+    os.unlink(probe)
+
+
 def check_endpoint_url(value: str) -> str:
     """An endpoint URL as the aws CLI takes one: http:// or https:// and a host."""
     from urllib.parse import urlsplit

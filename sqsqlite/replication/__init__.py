@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .. import command_options
 from .. import defaults as D
 from ..core import connect
 from ..errors import SQSError
@@ -98,10 +99,7 @@ class Replica:
         if path.exists() and not path.is_dir():
             raise ReplicationError(f"{self.url}: not a directory: a file replica is a directory (made if missing)")
         try:
-            path.mkdir(parents=True, exist_ok=True)
-            fd, probe = tempfile.mkstemp(prefix=".sqsqlite-check-", dir=path)
-            os.close(fd)
-            os.unlink(probe)
+            command_options.make_writable_directory(path)
         except OSError as exc:
             raise ReplicationError(f"{self.url}: cannot write a replica there: {exc.strerror or exc}") from None
 

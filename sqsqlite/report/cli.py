@@ -73,9 +73,7 @@ def _root_cause(exc: Exception) -> str:
 def _writable(out: str) -> None:
     """--out's folder made if missing and written to once, or a one-line error."""
     try:
-        os.makedirs(out, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
-            pass
+        command_options.make_writable_directory(out)
     except OSError as exc:
         raise click.ClickException(f"can't write the report to {out}: {exc.strerror or exc}") from None
 

@@ -260,23 +260,25 @@ def test_a_drain_hands_over_one_message_and_the_rest_of_its_receive_waits_for_th
     assert counts(db, "jobs") == (0, 0, 0)
 
 
-def test_messages_received_but_not_handed_over_are_visible_again_at_once_when_their_consumer_is_cancelled(conn, db):
+def one_of_four_handed_over(conn):
+    """A consumer of four messages after one drain: one handed over, three kept in the channel."""
     for n in range(4):
         publish(conn, n)
     consumer = consume(conn)
     consumer.consume()
     conn.drain_events(timeout=1)
+    return consumer
+
+
+def test_messages_received_but_not_handed_over_are_visible_again_at_once_when_their_consumer_is_cancelled(conn, db):
+    consumer = one_of_four_handed_over(conn)
     consumer.cancel()  # a worker's warm shutdown: the three never started go back now, not in 30 s
     assert consumer.got == [0]
     assert counts(db, "jobs") == (3, 0, 0)
 
 
 def test_closing_the_connection_releases_the_received_messages_not_handed_over(conn, db):
-    for n in range(4):
-        publish(conn, n)
-    consumer = consume(conn)
-    consumer.consume()
-    conn.drain_events(timeout=1)
+    one_of_four_handed_over(conn)
     conn.release()
     assert counts(db, "jobs") == (3, 0, 0)
 

@@ -393,25 +393,6 @@ def test_the_sqs_endpoint_beside_the_console_still_answers_sqs(served):
 # ---------------------------------------------------------------------- alone
 
 
-def test_the_console_alone_serves_the_same_pages_and_its_root_is_the_queue_list(tmp_path, clock):
-    with sqsqlite.connect(str(tmp_path / "alone.db"), clock=clock) as db:
-        populate(db, clock)
-        server = make_console_server(db, "127.0.0.1", 0)
-        loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        loop.start()
-        try:
-            web = Browserless(server.url)
-            assert 'data-queue="orders"' in web.get("/").text
-            assert web.get("/console/queues/orders-dlq").text.count('<td class="source">orders</td>') == POISON
-            assert "approximate_number_of_messages_visible" in web.get("/metrics").text
-            assert web.get("/elsewhere").status == 404
-            head = web.request("HEAD", "/console")
-            assert head.status == 200 and head.text == "" and int(head.headers["content-length"]) > 0
-        finally:
-            server.shutdown()
-            server.server_close()
-
-
 @pytest.fixture
 def alone(tmp_path, clock):
     """``sqsqlite console``'s own server on a populated database."""
@@ -425,6 +406,16 @@ def alone(tmp_path, clock):
         finally:
             server.shutdown()
             server.server_close()
+
+
+def test_the_console_alone_serves_the_same_pages_and_its_root_is_the_queue_list(alone):
+    web = Browserless(alone.url)
+    assert 'data-queue="orders"' in web.get("/").text
+    assert web.get("/console/queues/orders-dlq").text.count('<td class="source">orders</td>') == POISON
+    assert "approximate_number_of_messages_visible" in web.get("/metrics").text
+    assert web.get("/elsewhere").status == 404
+    head = web.request("HEAD", "/console")
+    assert head.status == 200 and head.text == "" and int(head.headers["content-length"]) > 0
 
 
 def _exchange(server, raw: bytes) -> bytes:

@@ -18,6 +18,14 @@ from sqsqlite.copying import CopyError, copy_to
 from .helpers import FailingEntries, cli, drain
 
 
+def three_messages(db, name: str):
+    """A new queue holding m0, m1 and m2."""
+    queue = db.create_queue(name)
+    for i in range(3):
+        queue.send_message(f"m{i}")
+    return queue
+
+
 def bodies(client, name: str) -> Counter:
     return Counter(m["Body"] for m in drain(client, client.get_queue_url(QueueName=name)["QueueUrl"]))
 
@@ -203,9 +211,7 @@ def emulators(tmp_path):
 def test_a_copy_to_a_queue_deleted_and_made_again_there_sends_every_message_again(tmp_path, emulators):
     clock, there, _ = emulators
     with sqsqlite.connect(str(tmp_path / "q.db")) as db:
-        queue = db.create_queue("remade")
-        for i in range(3):
-            queue.send_message(f"m{i}")
+        three_messages(db, "remade")
         assert copy_to(db, there).messages == {"remade": 3}
         there.delete_queue(QueueUrl=there.get_queue_url(QueueName="remade")["QueueUrl"])
         clock.advance(61)  # SQS lets a name be used again a minute after its queue was deleted
@@ -217,9 +223,7 @@ def test_a_copy_to_a_queue_deleted_and_made_again_there_sends_every_message_agai
 def test_a_copy_to_a_second_endpoint_giving_the_queue_the_same_arn_and_creation_time_sends_every_message(tmp_path, emulators):
     _, one, two = emulators
     with sqsqlite.connect(str(tmp_path / "q.db")) as db:
-        queue = db.create_queue("twice")
-        for i in range(3):
-            queue.send_message(f"m{i}")
+        three_messages(db, "twice")
         assert copy_to(db, one).messages == {"twice": 3}
         assert copy_to(db, two).messages == {"twice": 3}
         assert copy_to(db, one).messages == copy_to(db, two).messages == {"twice": 0}
@@ -229,9 +233,7 @@ def test_a_copy_to_a_second_endpoint_giving_the_queue_the_same_arn_and_creation_
 def test_a_position_an_older_sqsqlite_kept_by_the_arn_alone_is_continued_from_once_with_a_note(tmp_path, emulators):
     _, there, _ = emulators
     with sqsqlite.connect(str(tmp_path / "q.db")) as db:
-        queue = db.create_queue("older")
-        for i in range(3):
-            queue.send_message(f"m{i}")
+        queue = three_messages(db, "older")
         assert copy_to(db, there).messages == {"older": 3}
         ((key, value),) = db.bookmarks("copy-to ").items()
         arn = there.get_queue_attributes(QueueUrl=there.get_queue_url(QueueName="older")["QueueUrl"], AttributeNames=["QueueArn"])
