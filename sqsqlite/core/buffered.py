@@ -187,7 +187,9 @@ class BufferedQueue:
             size = 0 if out else self._claim_size(n, tick)
             # Before a claim, the waiting deletes go first, so that at most a claim's worth of
             # acknowledged messages is ever uncommitted; else when the oldest has waited enough.
-            flush_first = self._pending and (not out or tick - self._pending_since >= self.max_batch_open_ms)
+            # Deletes the flusher has taken (due) and not yet committed are waited for too:
+            # flush() returns once they are written, so a receive never outruns a due commit.
+            flush_first = self._in_flight or (self._pending and (not out or tick - self._pending_since >= self.max_batch_open_ms))
         if flush_first:
             self.flush()
         if out:

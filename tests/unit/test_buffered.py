@@ -632,3 +632,29 @@ def test_no_run_of_buffered_calls_loses_or_keeps_a_message_wrongly(tmp_path_fact
         assert len(left & acked) <= len(refused)
     finally:
         db.close()
+
+
+def test_a_receive_after_the_window_waits_for_the_deletes_the_flusher_is_committing(queue, clock, monkeypatch):
+    # The flusher may take the due deletes an instant before a receive looks: the receive must
+    # then wait for that commit, not find nothing waiting and return with the deletes unwritten.
+    import sqsqlite.core.buffered as buffered_module
+
+    fill(queue, 10)
+    b = queue.buffered(max_batch_open_ms=200)
+    started, go = threading.Event(), threading.Event()
+    commit = buffered_module.delete_claims
+
+    def slow_commit(q, claims):
+        started.set()
+        go.wait(10)
+        return commit(q, claims)
+
+    monkeypatch.setattr(buffered_module, "delete_claims", slow_commit)
+    b.receive_message()[0].delete()
+    clock.advance(0.2)
+    threading.Thread(target=b.flush_due, daemon=True).start()
+    assert started.wait(10)
+    threading.Timer(0.1, go.set).start()
+    b.receive_message()
+    assert len(stored(queue)) == 9
+    b.close()
