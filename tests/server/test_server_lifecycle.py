@@ -55,8 +55,14 @@ def test_sigterm_finishes_requests_in_progress_ends_long_polls_and_loses_no_ackn
                 acked.extend(s["MessageId"] for s in r["Successful"])
                 i += 1
 
+        # The poll's client is built first, and SIGTERM waits until its request is on its way
+        # (then a moment for it to land): on a loaded machine a boto3 client takes long to make,
+        # and a poll arriving after the stop is refused, which is not what this test is about.
+        poll_client, poll_sent = boto3_client(url), threading.Event()
+        poll_client.meta.events.register("before-send.sqs.ReceiveMessage", lambda **kw: poll_sent.set())
+
         def poller():
-            polls.append(boto3_client(url).receive_message(QueueUrl="idle", WaitTimeSeconds=20))
+            polls.append(poll_client.receive_message(QueueUrl="idle", WaitTimeSeconds=20))
 
         threads = [threading.Thread(target=sender, args=(n,)) for n in range(3)] + [threading.Thread(target=poller)]
         for t in threads:
@@ -64,6 +70,8 @@ def test_sigterm_finishes_requests_in_progress_ends_long_polls_and_loses_no_ackn
         deadline = time.monotonic() + 30
         while len(acked) < 200 and time.monotonic() < deadline:
             time.sleep(0.01)
+        assert poll_sent.wait(30)
+        time.sleep(0.3)
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=30)
         stop.set()

@@ -147,12 +147,15 @@ def test_an_idle_flusher_ends_and_the_next_deferred_delete_starts_another(db_pat
     before = flushers()
     b = q.buffered(max_batch_open_ms=20)
     b.receive_message()[0].delete()
-    [first] = flushers() - before
-    assert eventually(lambda: not first.is_alive())  # committed the delete, then had nothing to wait for
+    # Read at once, but a flusher may already have committed and ended (20 ms + 50 ms) on a
+    # loaded machine: none left is fine, more than one is not.
+    first = flushers() - before
+    assert len(first) <= 1
+    assert eventually(lambda: not any(t.is_alive() for t in first))  # committed the delete, then had nothing to wait for
     [m] = b.receive_message()
     m.delete()
-    assert len(flushers() - before) == 1
-    assert eventually(lambda: m.body not in stored(q))
+    assert len(flushers() - before) <= 1  # not the first one woken: it has ended
+    assert eventually(lambda: m.body not in stored(q))  # no receive since: only another flusher commits it
     b.close()
     assert flushers() <= before
     assert len(stored(q)) == 8
@@ -167,12 +170,17 @@ def test_a_flusher_that_ends_closes_the_connection_it_opened(db_path, monkeypatc
     before = flushers()
     b = q.buffered(max_batch_open_ms=20)
     b.receive_message()[0].delete()
+    first = flushers() - before  # the delete's flusher (none if it has ended already)
     b.flush()  # the consumer's own connection has written: its descriptors are all open now
+    # On a loaded machine that flusher may have committed the delete before flush() did, with a
+    # connection of its own: the consumer's descriptors are counted once it has ended.
+    assert eventually(lambda: not any(t.is_alive() for t in first))
     consumer = descriptors(db_path)
     for _ in range(3):  # each idle spell ends a flusher; the next deferred delete starts another
         b.receive_message()[0].delete()
-        [flusher] = flushers() - before
-        assert eventually(lambda f=flusher: not f.is_alive())
+        started = flushers() - before  # none if it has committed and ended already
+        assert len(started) <= 1
+        assert eventually(lambda s=started: not any(t.is_alive() for t in s))
     assert descriptors(db_path) == consumer  # each flusher's connection closed with its thread
     b.close()
     db.close()
@@ -285,6 +293,6 @@ def test_a_flusher_stops_once_its_database_is_closed_before_the_buffer(db_path, 
     before = flushers()
     b = q.buffered(max_batch_open_ms=20)
     b.receive_message()[0].delete()
-    [flusher] = flushers() - before
+    started = flushers() - before  # none if it has committed and ended already
     db.close()  # before the buffer: its flusher has nothing it can commit to any more
-    assert eventually(lambda: not flusher.is_alive(), seconds=5)
+    assert eventually(lambda: not any(t.is_alive() for t in started), seconds=5)
