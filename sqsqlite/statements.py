@@ -201,18 +201,12 @@ def _claim(candidates, columns):
     message and is signed), and binding it costs nothing per row, where a token function called
     back into Python for every row. The 1 is literal SQL, not a parameter, so the statement
     can be compiled positionally (compile_positional takes no parameters with default values)."""
-    return (
-        update(m)
-        .where(m.c.id.in_(candidates.scalar_subquery()))
-        .values(
-            visible_at=P("lease_end"),
-            receive_count=m.c.receive_count + literal_column("1"),
-            first_received_at=func.coalesce(m.c.first_received_at, P("now")),
-            received_at=P("now"),
-            receipt_token=P("token"),
-        )
-        .returning(*columns)
-    )
+    return update(m).where(m.c.id.in_(candidates.scalar_subquery())).values(**_CLAIMED).returning(*columns)
+
+
+# What a claim sets on each row it takes.
+_CLAIMED = {"visible_at": P("lease_end"), "receive_count": m.c.receive_count + literal_column("1"), "received_at": P("now")}
+_CLAIMED |= {"first_received_at": func.coalesce(m.c.first_received_at, P("now")), "receipt_token": P("token")}
 
 
 # Fair queues (docs/fair-queues.md): a group is noisy while it holds at least
@@ -266,8 +260,18 @@ _parts = (
     _visible_rows(m.c.group_id.in_(noisy_groups), columns=(m.c.id,)).order_by(m.c.visible_at).limit(P("n")).offset(_ZERO),
 )
 _fair: Any = union_all(*(select(_lit("id")).select_from(part.subquery()) for part in _parts)).subquery("fair")
-claim_standard = compile_numbered(
-    _claim(select(_lit("id")).select_from(_fair).limit(P("n")).offset(_ZERO), CLAIMED_COLUMNS), CLAIM_STANDARD_PARAMS
+_fair_ids = select(_lit("id")).select_from(_fair).limit(P("n")).offset(_ZERO)
+claim_standard = compile_numbered(_claim(_fair_ids, CLAIMED_COLUMNS), CLAIM_STANDARD_PARAMS)
+# A buffered claim of more than 10 (docs/architecture.md): claim_standard's rows read as it leaves them, then claimed by id.
+_as_claimed: dict[Any, Any] = {m.c.receive_count: _CLAIMED["receive_count"], m.c.first_received_at: _CLAIMED["first_received_at"]}
+_chosen = m.c.id.in_(_fair_ids.scalar_subquery())
+claim_standard_rows = compile_numbered(
+    select(*(_as_claimed.get(c, c) for c in CLAIMED_COLUMNS)).where(_chosen), ("now", "queue_id", "cutoff", "n")
+)
+CLAIM_LISTED_MAX = D.BUFFER_PREFETCH.high
+_ids = tuple(f"id_{i}" for i in range(CLAIM_LISTED_MAX))
+CLAIM_LISTED_ROWS = compile_numbered(
+    update(m).where(m.c.id.in_(list(map(P, _ids)))).values(**_CLAIMED), ("lease_end", "now", "token", *_ids)
 )
 
 # FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible

@@ -272,9 +272,11 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
                 params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=held_until, token=token)
                 rows, removed = _claim_fifo(queue, tx, params, want, D.CLAIM_CLEANUP_BUDGET - cleared)
                 cleared += removed
-            else:
+            elif want <= D.MAX_MESSAGES_PER_RECEIVE:
                 # In Q.CLAIM_STANDARD_PARAMS order.
                 rows = tx.all_positional(Q.claim_standard, (held_until, now, token, queue_id, cutoff, want))
+            else:
+                rows = _claim_listed(tx, held_until, now, token, queue_id, cutoff, want)
             # Rows read by position from here on: a FIFO claim's are sqlite3.Rows of
             # Q.RECEIVED_COLUMNS, a standard one's plain tuples of Q.CLAIMED_COLUMNS; both
             # start with the id.
@@ -320,6 +322,19 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
         if not db.store.after_commit(db.handles.claimed_from, queue.name, queue_id):
             db.handles.claimed_from(queue.name, queue_id)
     return queue_id, claimed, row["receive_wait_time"], lease, cleared
+
+
+def _claim_listed(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:
+    """A buffered consumer's standard claim (more than a receive's 10): the rows
+    Q.claim_standard would return, read first (Q.claim_standard_rows), then claimed by their ids
+    (Q.CLAIM_LISTED_ROWS), under the same write lock; cheaper than RETURNING for large claims."""
+    rows = tx.all_positional(Q.claim_standard_rows, (now, queue_id, cutoff, want))
+    most = Q.CLAIM_LISTED_MAX
+    for start in range(0, len(rows), most):
+        ids = [r[0] for r in rows[start : start + most]]
+        ids += [ids[-1]] * (most - len(ids))  # padding, which IN ignores
+        tx.run_positional(Q.CLAIM_LISTED_ROWS, [lease_end, now, token, *ids])
+    return rows
 
 
 def _under_cap(queue: Queue, tx: Tx, row, n: int, now: int) -> int:

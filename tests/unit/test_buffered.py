@@ -1,6 +1,7 @@
 """BufferedQueue: one message per receive from claims of ten, deletes committed ten at a time,
 and never a message lost for it (all timing on the manual clock)."""
 
+import json
 import os
 import threading
 
@@ -658,3 +659,47 @@ def test_a_receive_after_the_window_waits_for_the_deletes_the_flusher_is_committ
     b.receive_message()
     assert len(stored(queue)) == 9
     b.close()
+
+
+def test_a_claim_of_more_than_ten_returns_each_message_as_a_claim_of_ten_does(db, clock):
+    # A buffer's claims of more than a receive's 10 read their rows, then claim them by id
+    # (receiving._claim_listed), where a claim of 10 or fewer is one UPDATE ... RETURNING: the
+    # same messages must come back, in the same state, every kind of message among them.
+    from dataclasses import fields
+
+    from sqsqlite.core.receiving import receive
+    from sqsqlite.core.rules import wanted_message_attributes
+
+    def made(name):
+        dlq = db.create_queue(f"{name}-dlq")
+        source = db.create_queue(f"{name}-src", {"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": "1"})})
+        source.send_message("redriven")
+        source.receive_message(visibility_timeout=0)
+        source.receive_message()  # past maxReceiveCount: moved to the dead-letter queue, which the claims below read
+        dlq.send_message("plain")
+        dlq.send_message("with attributes", message_attributes={"k": {"DataType": "String", "StringValue": "v"}})
+        dlq.send_message("grouped", message_group_id="tenant-1")  # a fair queue's group id, on a standard queue
+        dlq.send_message("received before")
+        [again] = [m for m in dlq.receive_message(max_number_of_messages=10, visibility_timeout=0) if m.body == "received before"]
+        assert again.receive_count == 1
+        fill(dlq, 21)
+        return dlq
+
+    small, large = made("small"), made("large")
+    clock.advance(1)
+    every = wanted_message_attributes(["All"])
+    system = set(sqsqlite.defaults.MESSAGE_SYSTEM_ATTRIBUTES)
+    by_ten = [m for _ in range(3) for m in receive(small, 10, None, None, system, every)]
+    at_once = receive(large, 30, None, None, system, every)
+    compared = [f.name for f in fields(at_once[0]) if f.name not in ("message_id", "_receipt_handle", "claim", "queue", "_md5_body")]
+
+    def state(messages, queue):
+        # Each message's fields but its id, by body; the queues' names told apart only by their prefix.
+        return repr(sorted((m.body, [getattr(m, name) for name in compared]) for m in messages)).replace(queue, "q")
+
+    assert len(at_once) == 26
+    assert state(at_once, "large") == state(by_ten, "small")
+    assert counts(small) == counts(large) == (0, 26)
+    for m in at_once:
+        m.delete()
+    assert counts(large) == (0, 0)
