@@ -39,18 +39,20 @@ messages are handed out in order, and its next ones wait for the deletes, as in 
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import threading
+import time
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
-from ..clock import ticks
+from ..clock import SystemClock, ticks
 from .deleting import delete_claims
 from .handles import Handle
 from .receiving import receive
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
     from .queue import Queue
 
 log = logging.getLogger("sqsqlite.buffered")
+_visible_at = operator.attrgetter("visible_at")
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ class BufferedQueue:
         self._claims_kept: deque[list[int]] = deque()
         # Acknowledged, delete not committed yet (in order): row id -> claim.
         self._pending: dict[int, Handle] = {}
-        self._pending_due = 0  # when they are due (ticks): max_batch_open_ms after the first
+        self._pending_due = 0  # when they are due (in ns of _tick_ns): max_batch_open_ms after the first
         # The flusher thread (_flush_in_background) commits them when due, waiting on _wake
         # meanwhile. _flusher_idle: no thread is waiting for a due time, so the delete that
         # begins the next batch must wake one or start one. Read once a batch, not a message.
@@ -133,7 +136,22 @@ class BufferedQueue:
         self._closed = False
         # _now (the database's clock) for leases; _tick (clock.ticks) for the batch window and
         # the consumer's pace, which a wall clock stepped must not stretch.
-        self._now, self._tick = queue.db.clock.now_ms, ticks(queue.db.clock)
+        clock = queue.db.clock
+        self._now, self._tick = clock.now_ms, ticks(clock)
+        # The same clocks in nanoseconds, for what runs once a message: the system clock's are
+        # time's own functions, called without a Python frame or a division (each cost about
+        # as much as the rest of a receive's checks); any other clock (a test's) goes through
+        # its milliseconds.
+        self._now_ns: Callable[[], int]
+        self._tick_ns: Callable[[], int]
+        if type(clock) is SystemClock:
+            self._now_ns, self._tick_ns = time.time_ns, time.monotonic_ns
+        else:
+            now_ms, tick_ms = self._now, self._tick
+            self._now_ns, self._tick_ns = (lambda: now_ms() * 1_000_000), (lambda: tick_ms() * 1_000_000)
+        # The earliest lease end (in ns of _now_ns) among the messages in _ready: before it, a
+        # receive hands them out without reading each one's.
+        self._ready_until = 0
         # FIFO: the group of each message handed out (by row id, the last BUFFER_GROUPS_KEPT), so
         # that one given back holds back the rest of its group fetched here (_hold_back).
         self._fifo = queue.fifo
@@ -180,7 +198,10 @@ class BufferedQueue:
                 self._check_open()
             ready = self._ready
             out: list[Message] = []
-            if ready:
+            if ready and self._now_ns() < self._ready_until:  # no waiting message's lease has ended
+                while ready and len(out) < n:
+                    out.append(ready.popleft())
+            elif ready:
                 now = self._now()
                 while ready:
                     m = ready.popleft()
@@ -197,7 +218,7 @@ class BufferedQueue:
                 self._handed += len(out)
                 if self._fifo:
                     self._handed_out(out)
-                flush_first = self._in_flight or (self._pending and self._tick() >= self._pending_due)
+                flush_first = self._in_flight or (self._pending and self._tick_ns() >= self._pending_due)
             else:
                 size = self._claim_size(n, self._tick())
                 flush_first = self._in_flight or bool(self._pending)
@@ -220,8 +241,11 @@ class BufferedQueue:
             closed = self._closed
             if not closed:
                 # Just claimed: handed out even with a lease of 0 s, as an unbuffered receive would.
-                out = fetched[:n]
-                self._ready.extend(fetched[n:])
+                out, rest = fetched[:n], fetched[n:]
+                if rest:
+                    until = min(map(_visible_at, rest)) * 1_000_000
+                    self._ready_until = min(self._ready_until, until) if self._ready else until
+                    self._ready.extend(rest)
                 if self._fifo:
                     self._handed_out(out)
                 if fetched:
@@ -342,13 +366,13 @@ class BufferedQueue:
         with self._lock:
             if not self._pending:
                 return None
-            return max(0, self._pending_due - self._tick()) / 1000
+            return max(0, self._pending_due - self._tick_ns()) / 1e9
 
     def _began_waiting(self) -> None:
         """Under the lock: a first delete now waits. Its batch is due max_batch_open_ms from
         now, which the flusher must be awake for. A flusher waiting for an earlier batch's due
         time needs no word: it finds this one's then, later."""
-        self._pending_due = self._tick() + self.max_batch_open_ms
+        self._pending_due = self._tick_ns() + self.max_batch_open_ms * 1_000_000
         if self._flusher_idle and not self._closed and self.max_batch_open_ms and self.prefetch > 1:
             self._flusher_idle = False
             if self._flusher is not None:
