@@ -6,7 +6,7 @@ from __future__ import annotations
 import operator
 from collections import abc
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -203,6 +203,70 @@ class Message:
         if handle is None:
             raise ReceiptHandleIsInvalid(NOT_RECEIVED)
         self.queue.change_message_visibility(handle, visibility_timeout)
+
+
+def received_message(
+    message_id: str,
+    body: str,
+    receive_count: int,
+    sent_timestamp: int,
+    first_receive_timestamp: int | None,
+    message_attributes: dict[str, V.MessageAttribute],
+    message_group_id: str | None,
+    dead_letter_queue_source_arn: str | None,
+    sender_id: str | None,
+    visible_at: int,
+    queue: Any,
+    claim: Handle,
+) -> Message:
+    """A message of a standard claim, as Message(...) makes it (no system attributes, no
+    deduplication id or sequence number, its handle's text not made yet), with its fields set
+    here rather than by the dataclass's __init__: called through the class, that cost about
+    900 instructions a message more (callgrind, CPython 3.11), and a buffered consumer's claim
+    makes a hundred at a time."""
+    m = _new_object(Message)
+    m.message_id = message_id
+    m.body = body
+    m._receipt_handle = None
+    m.receive_count = receive_count
+    m.sent_timestamp = sent_timestamp
+    m.first_receive_timestamp = first_receive_timestamp
+    m.message_attributes = message_attributes
+    m.attributes = {}
+    m.message_group_id = message_group_id
+    m.message_deduplication_id = None
+    m.sequence_number = None
+    m.dead_letter_queue_source_arn = dead_letter_queue_source_arn
+    m.sender_id = sender_id
+    m.visible_at = visible_at
+    m.queue = queue
+    m.claim = claim
+    m._md5_body = None
+    return m
+
+
+_new_object = object.__new__
+# received_message sets every field: one added to Message must be set there too (a slot never
+# set fails when read).
+assert [f.name for f in fields(Message)] == [
+    "message_id",
+    "body",
+    "_receipt_handle",
+    "receive_count",
+    "sent_timestamp",
+    "first_receive_timestamp",
+    "message_attributes",
+    "attributes",
+    "message_group_id",
+    "message_deduplication_id",
+    "sequence_number",
+    "dead_letter_queue_source_arn",
+    "sender_id",
+    "visible_at",
+    "queue",
+    "claim",
+    "_md5_body",
+], "Message's fields changed: update received_message"
 
 
 @dataclass(frozen=True)
