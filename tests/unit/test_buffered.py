@@ -703,3 +703,19 @@ def test_a_claim_of_more_than_ten_returns_each_message_as_a_claim_of_ten_does(db
     for m in at_once:
         m.delete()
     assert counts(large) == (0, 0)
+
+
+def test_on_the_system_clock_a_prefetched_message_whose_lease_ended_is_never_handed_out(db_path):
+    # The system clock's leases are checked in ns against the earliest lease end of the
+    # waiting messages (BufferedQueue._ready_until); a test's clock goes through its ms.
+    with sqsqlite.connect(db_path) as db:
+        q = db.create_queue("jobs")
+        fill(q, 20)
+        held = q.buffered(visibility_timeout=30)
+        first, second = held.receive_message()[0], held.receive_message()[0]
+        assert second.claim.token is first.claim.token  # served from the claim: its lease holds
+        held.close()
+        lapsed = q.buffered(visibility_timeout=0)
+        first, second = lapsed.receive_message()[0], lapsed.receive_message()[0]
+        assert second.claim.token is not first.claim.token  # the waiting ones' leases had ended: a new claim
+        lapsed.close()
