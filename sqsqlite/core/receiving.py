@@ -1,7 +1,8 @@
 """Receiving: ReceiveMessage's claim, and peeking.
 
 One receive is one write transaction: prune (now and then), check the in-flight cap, claim
-with one ``UPDATE ... RETURNING`` (a new token, the lease's end, the receive count), move the
+with one ``UPDATE ... RETURNING`` (a new token, the lease's end, the receive count; a claim of
+more than 10, a buffered consumer's, reads the same rows and then updates them by id), move the
 messages past maxReceiveCount to the dead-letter queue, and return the rest with fresh receipt
 handles. A FIFO claim takes the visible group heads and each head's visible run, in send order.
 An empty claim with time left waits through the database's Wakeups and claims again.

@@ -719,3 +719,52 @@ def test_on_the_system_clock_a_prefetched_message_whose_lease_ended_is_never_han
         first, second = lapsed.receive_message()[0], lapsed.receive_message()[0]
         assert second.claim.token is not first.claim.token  # the waiting ones' leases had ended: a new claim
         lapsed.close()
+
+
+def test_a_claim_of_more_than_ten_moves_the_messages_past_max_receive_count_to_the_dead_letter_queue(db, clock):
+    # The dead-letter move follows the claim's UPDATE (it undoes that claim's count), in a claim
+    # of more than 10 (a SELECT, then an UPDATE by id) as in one of up to 10.
+    from sqsqlite.core.receiving import receive
+    from sqsqlite.core.rules import wanted_message_attributes
+
+    dlq = db.create_queue("jobs-dlq")
+    q = db.create_queue("jobs", {"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": "1"})})
+    fill(q, 5)
+    assert len(q.receive_message(max_number_of_messages=5, visibility_timeout=0)) == 5  # received once: the next receive is past 1
+    fill(q, 20)
+    clock.advance(1)
+    got = receive(q, 30, None, None, set(), wanted_message_attributes([]))
+    assert sorted(m.body for m in got) == [f"m{i:03d}" for i in range(20)]
+    assert {m.receive_count for m in got} == {1}
+    moved = dlq.peek("all", limit=100)
+    assert len(moved) == 5 and {m.receive_count for m in moved} == {1}  # their count as it was, not this claim's
+    assert counts(q) == (0, 20) and counts(dlq) == (5, 0)
+
+
+def test_messages_left_waiting_by_two_claims_at_once_are_checked_against_the_earlier_lease(queue, clock, monkeypatch):
+    # Two threads' claims into one buffer: the waiting messages are handed out unchecked only
+    # before the earliest of their leases ends (BufferedQueue._ready_until), not the later claim's.
+    import sqsqlite.core.buffered as buffered_module
+
+    fill(queue, 40)
+    b = queue.buffered(visibility_timeout=10)
+    claim, entered, go = buffered_module.receive, threading.Event(), threading.Event()
+
+    def held_in_thread_b(*args, **kwargs):
+        if threading.current_thread().name == "b":
+            entered.set()
+            go.wait(10)
+        return claim(*args, **kwargs)
+
+    monkeypatch.setattr(buffered_module, "receive", held_in_thread_b)
+    later = threading.Thread(target=b.receive_message, name="b")
+    later.start()
+    assert entered.wait(10)
+    b.receive_message()  # this thread's claim: the rest wait, their lease ending in 10 s
+    clock.advance(5)
+    go.set()  # thread b's claim: the rest wait too, their lease ending 5 s later
+    later.join(10)
+    clock.advance(6)  # past the first claim's lease, within the second's
+    [m] = b.receive_message()
+    assert m.visible_at > clock.now_ms()  # one of the second claim's, never a lapsed one of the first
+    b.close()
