@@ -552,7 +552,7 @@ def _page(queue: Queue, state: str, limit: int, after: str | None, body_chars: i
     return rows, out, cursor
 
 
-# _message and _claimed_messages build a Message by position, in this order.
+# _message builds a Message by position, in this order.
 assert tuple(f.name for f in fields(Message) if f.init) == (
     "message_id",
     "body",
@@ -570,7 +570,7 @@ assert tuple(f.name for f in fields(Message) if f.init) == (
     "visible_at",
     "queue",
     "claim",
-), "Message's fields changed: update _message and _claimed_messages"
+), "Message's fields changed: update _message"
 
 # _message unpacks received rows by position, in this order.
 assert Q.RECEIVED_COLUMNS == (

@@ -247,26 +247,10 @@ def received_message(
 
 _new_object = object.__new__
 # received_message sets every field: one added to Message must be set there too (a slot never
-# set fails when read).
-assert [f.name for f in fields(Message)] == [
-    "message_id",
-    "body",
-    "_receipt_handle",
-    "receive_count",
-    "sent_timestamp",
-    "first_receive_timestamp",
-    "message_attributes",
-    "attributes",
-    "message_group_id",
-    "message_deduplication_id",
-    "sequence_number",
-    "dead_letter_queue_source_arn",
-    "sender_id",
-    "visible_at",
-    "queue",
-    "claim",
-    "_md5_body",
-], "Message's fields changed: update received_message"
+# set fails when read, so a message it makes lacks it).
+_made = received_message("", "", 0, 0, None, {}, None, None, None, 0, None, None)  # type: ignore[arg-type]
+assert all(hasattr(_made, f.name) for f in fields(Message)), "Message's fields changed: update received_message"
+del _made
 
 
 @dataclass(frozen=True)
