@@ -32,6 +32,10 @@ it trades, as the SDK's client does:
   1,000), since its caller has returned.
 - One consumer holds messages that others cannot receive meanwhile.
 
+A buffer not closed is closed (its deletes committed, its fetched messages released) by its
+database's ``close()`` and at the interpreter's exit; only a process that dies (killed,
+``os._exit``) leaves its acknowledged messages to come back.
+
 Unlike the SDK's client it works on FIFO queues too (claims of at most 10 there): a group's
 messages are handed out in order, and its next ones wait for the deletes, as in SQS.
 """
@@ -134,6 +138,7 @@ class BufferedQueue:
         self._committing = threading.Lock()
         self._in_flight = False
         self._closed = False
+        queue.db.buffers.add(self)  # closed with the database, or at exit, if not before
         # _now (the database's clock) for leases; _tick (clock.ticks) for the batch window and
         # the consumer's pace, which a wall clock stepped must not stretch.
         clock = queue.db.clock
@@ -531,6 +536,7 @@ class BufferedQueue:
             if self._closed:
                 return
             self._closed = True
+            self.queue.db.buffers.discard(self)
             ready = list(self._ready)
             self._ready.clear()
             flusher, self._flusher = self._flusher, None
@@ -555,6 +561,36 @@ class BufferedQueue:
     def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"this BufferedQueue of queue {self.queue.name!r} is closed; make another with queue.buffered()")
+
+
+class LiveBuffers:
+    """A database's buffers not closed yet, held weakly. Its ``close()`` closes them before the
+    store (a flusher can commit nothing once the store is closed), and so does a finalizer the
+    database makes right after its store: at the interpreter's exit finalizers run newest first,
+    so theirs runs while the store's descriptors are still open (an atexit hook registered
+    before the database was opened would run after them), whereas the flusher, a daemon thread,
+    is simply stopped."""
+
+    def __init__(self) -> None:
+        self._buffers: weakref.WeakSet[BufferedQueue] = weakref.WeakSet()
+
+    def add(self, buffer: BufferedQueue) -> None:
+        self._buffers.add(buffer)
+
+    def discard(self, buffer: BufferedQueue) -> None:
+        self._buffers.discard(buffer)
+
+    def close_all(self) -> None:
+        """Close each; one that fails is logged, not raised: the others and the store still close,
+        and at exit there is no caller to raise to (its deletes not committed come back after
+        their visibility timeout, as from a process that died)."""
+        for buffer in list(self._buffers):
+            if buffer.queue.db.store.closed:  # closed under it: nothing can be committed now
+                continue
+            try:
+                buffer.close()
+            except Exception as exc:
+                log.error("closing the buffer of queue %r left its acknowledged deletes uncommitted: %s", buffer.queue.name, exc)
 
 
 # The buffers that have started a flusher, for the fork hook below.

@@ -8,6 +8,7 @@ import binascii
 import json
 import os
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from ..store import Store
 from . import bookmarks as bookmark_functions
 from . import move_tasks
 from .attributes import attribute_columns, attribute_name, default_string, queue_attribute_strings
+from .buffered import LiveBuffers
 from .handles import Handles, receipt_secret
 from .queue import Queue
 from .results import QueueStats
@@ -55,6 +57,10 @@ class Database:
         self.endpoint = endpoint.rstrip("/")
         self.sender_id = sender_id or account_id
         self.store = Store(self.path, synchronous=synchronous)
+        # queue.buffered()'s buffers not closed yet: closed by close(), or at exit by this
+        # finalizer, made after the store's so that it runs before them (see LiveBuffers).
+        self.buffers = LiveBuffers()
+        weakref.finalize(self, self.buffers.close_all)
         self.handles = Handles(receipt_secret(self.store))
         # How long polls wait and commits wake them (a server puts its own in: Wakeups).
         self.wakeups: Wakeups = PollingWakeups(self.store, self.clock)
@@ -67,9 +73,11 @@ class Database:
         self.close()
 
     def close(self) -> None:
-        """Wait for running move tasks, stop the checkpoint thread and close every connection."""
+        """Wait for running move tasks, close the buffers left open (their acknowledged deletes
+        committed), stop the checkpoint thread and close every connection."""
         for task in self.tasks:
             task.join(timeout=5)
+        self.buffers.close_all()
         self.store.close()
 
     def integrity_check(self) -> str:

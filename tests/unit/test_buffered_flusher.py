@@ -4,6 +4,8 @@ clock, the test calling flush_due (the flusher's step) itself; real time, bounde
 the thread itself is the point."""
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -14,7 +16,7 @@ import sqsqlite
 from sqsqlite import defaults as D
 from sqsqlite.core import buffered
 from sqsqlite.errors import InvalidParameterValue
-from tests.unit.test_buffered import fill, stored
+from tests.unit.test_buffered import counts, fill, stored
 from tests.unit.test_connections import descriptors, exit_code
 
 
@@ -296,3 +298,57 @@ def test_a_flusher_stops_once_its_database_is_closed_before_the_buffer(db_path, 
     started = flushers() - before  # none if it has committed and ended already
     db.close()  # before the buffer: its flusher has nothing it can commit to any more
     assert eventually(lambda: not any(t.is_alive() for t in started), seconds=5)
+
+
+ENDS_WITHOUT_CLOSE = """
+import sys, sqsqlite
+from sqsqlite.core import buffered
+from sqsqlite.errors import DatabaseError
+if sys.argv[2] == "failing":
+    def disk_full(queue, claims):
+        raise DatabaseError("Database error: database or disk is full.")
+    buffered.delete_claims = disk_full
+db = sqsqlite.connect(sys.argv[1])
+b = db.queue("jobs").buffered(max_batch_open_ms=60_000)  # its flusher waits a minute: only the exit commits
+[m] = b.receive_message()
+m.delete()
+"""
+
+
+@pytest.mark.slow
+def test_a_program_that_ends_without_closing_its_buffer_still_commits_its_deletes(db_path):
+    with sqsqlite.connect(db_path) as db:
+        fill(db.create_queue("jobs"), 3)
+    done = subprocess.run([sys.executable, "-c", ENDS_WITHOUT_CLOSE, db_path, "ok"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    with sqsqlite.connect(db_path) as db:
+        q = db.queue("jobs")
+        assert stored(q) == ["m001", "m002"]  # m000 handled and deleted
+        assert len(q.receive_message(max_number_of_messages=10)) == 2  # the two fetched and never handed out were released
+
+
+@pytest.mark.slow
+def test_a_commit_failing_at_exit_is_logged_without_a_traceback(db_path):
+    with sqsqlite.connect(db_path) as db:
+        fill(db.create_queue("jobs"), 1)
+    done = subprocess.run([sys.executable, "-c", ENDS_WITHOUT_CLOSE, db_path, "failing"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert "left its acknowledged deletes uncommitted: DatabaseError" in done.stderr
+    assert "Traceback" not in done.stderr
+    with sqsqlite.connect(db_path) as db:
+        assert stored(db.queue("jobs")) == ["m000"]  # it comes back after its visibility timeout: a duplicate, no loss
+
+
+def test_closing_the_database_commits_the_deletes_of_a_buffer_never_closed(db_path, clock):
+    with sqsqlite.connect(db_path, clock=clock) as db:
+        q = db.create_queue("jobs")
+        fill(q, 10)
+        b = q.buffered(max_batch_open_ms=60_000)
+        for _ in range(3):
+            b.receive_message()[0].delete()
+    with sqsqlite.connect(db_path, clock=clock) as db:
+        q = db.queue("jobs")
+        assert stored(q) == [f"m{i:03d}" for i in range(3, 10)]
+        assert counts(q) == (7, 0)  # and the fetched ones not handed out were released
+    with pytest.raises(ValueError, match="closed"):
+        b.receive_message()  # closed with its database
