@@ -139,6 +139,7 @@ class BufferedQueue:
         self._in_flight = False
         self._closed = False
         queue.db.buffers.add(self)  # closed with the database, or at exit, if not before
+        _BUFFERS.add(self)  # for the fork hook
         # _now (the database's clock) for leases; _tick (clock.ticks) for the batch window and
         # the consumer's pace, which a wall clock stepped must not stretch.
         clock = queue.db.clock
@@ -390,7 +391,6 @@ class BufferedQueue:
                 self._flusher_idle = True
                 return
             self._flusher = thread
-            _FLUSHING.add(self)
 
     def _flush_in_background(self) -> None:
         """The flusher thread: commits the waiting deletes when due, and waits on _wake
@@ -429,13 +429,19 @@ class BufferedQueue:
 
     def _after_fork(self) -> None:
         """In a forked child, which has none of its parent's threads: the flusher is not here,
-        and another thread may have held the lock at the fork."""
+        and another thread may have held the lock at the fork. The fetched messages not handed
+        out yet are the parent's, which hands them out or releases them: the child drops its
+        copy, and claims its own. The deletes waiting are committed by both (by whichever comes
+        first; the other finds the message gone, a success as a second DeleteMessage is, and the
+        claim's token keeps either from deleting a message received again since), so none is
+        lost whichever process ends first."""
         self._lock, self._committing = threading.Lock(), threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._flusher, self._flusher_idle, self._in_flight = None, True, False
-        if self._pending:
-            # Deletes waiting in the parent wait here too (a row's second delete is harmless):
-            # the next delete would start no flusher, so start it now.
+        self._ready.clear()
+        self._ready_until, self._claimed_at = 0, None
+        if self._pending and not self._closed:
+            # The next delete would start no flusher for these, so start it now.
             with self._lock:
                 self._began_waiting()
 
@@ -593,12 +599,12 @@ class LiveBuffers:
                 log.error("closing the buffer of queue %r left its acknowledged deletes uncommitted: %s", buffer.queue.name, exc)
 
 
-# The buffers that have started a flusher, for the fork hook below.
-_FLUSHING: weakref.WeakSet[BufferedQueue] = weakref.WeakSet()
+# Every buffer, for the fork hook below.
+_BUFFERS: weakref.WeakSet[BufferedQueue] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
-    for buffer in list(_FLUSHING):
+    for buffer in list(_BUFFERS):
         buffer._after_fork()
 
 

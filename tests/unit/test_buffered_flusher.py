@@ -267,7 +267,7 @@ def test_two_threads_sharing_a_buffer_with_its_flusher_commit_every_delete_once(
 def test_a_forked_child_commits_its_deferred_deletes_on_a_flusher_of_its_own(db_path, inherited):
     db = sqsqlite.connect(db_path)
     q = db.create_queue("forked")
-    fill(q, 10)
+    fill(q, 20)
     b = q.buffered(max_batch_open_ms=50)
     b.receive_message()[0].delete()  # the parent's flusher runs at the fork
     if not inherited:
@@ -276,14 +276,49 @@ def test_a_forked_child_commits_its_deferred_deletes_on_a_flusher_of_its_own(db_
     if pid == 0:
         code = 1
         try:
-            [m] = b.receive_message()  # one the parent fetched
+            [m] = b.receive_message()  # of the child's own claim
             m.delete()  # no receive follows: only a flusher of the child's can commit it
             code = 0 if eventually(lambda: m.body not in stored(q)) else 2
         finally:
             os._exit(code)
     assert exit_code(pid) == 0  # not 2 (never committed), nor hung on a lock held at the fork
     b.close()
-    assert len(stored(q)) == 8
+    assert len(stored(q)) == 18
+    db.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("deferred", [False, True])  # a delete waits at the fork (its flusher runs), or none
+def test_a_forked_child_neither_hands_out_nor_releases_the_messages_its_parent_fetched(db_path, deferred):
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("forked")
+    fill(q, 20)
+    b = q.buffered(max_batch_open_ms=60_000)
+    [first] = b.receive_message()  # a claim of ten: nine wait in the buffer
+    if deferred:
+        first.delete()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            os.write(w, " ".join(b.receive_message()[0].body for _ in range(3)).encode())
+            b.close()  # as a with block ending in a worker: the parent's nine stay the parent's
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    assert exit_code(pid) == 0
+    with os.fdopen(r) as pipe:
+        assert pipe.read().split() == ["m010", "m011", "m012"]  # from a claim of its own
+    # The child's claim's other seven released by its close(); the parent's ten, and the
+    # child's three, in flight (m000 deleted by the child's copy of its delete, if it waited).
+    assert counts(q) == (7, 13 - deferred)
+    assert [b.receive_message()[0].body for _ in range(9)] == [f"m{i:03d}" for i in range(1, 10)]
+    if deferred:  # the parent's own commit of it finds it gone: a success, as a second DeleteMessage
+        assert b.flush() == [] and not b.failed_deletes
+    b.close()
     db.close()
 
 
