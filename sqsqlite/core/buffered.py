@@ -12,7 +12,8 @@ consumer that takes one message per call:
   several messages in one transaction and keeps the rest for the next calls. The first claim
   takes 10; each next one at most doubles, up to ``prefetch`` (100, as the SDK's 10 batches of
   10), and holds no more than the consumer handled, since the last claim, in a quarter of a
-  visibility timeout, so a slow consumer gets small claims.
+  visibility timeout, so a slow consumer gets small claims. With a visibility timeout of 0 a
+  claim takes only what the receive asks for: one kept would lapse at once, its receive counted.
 - A delete of a message it handed out (of one of its last BUFFER_CLAIMS_KEPT claims) waits
   until ``prefetch`` deletes wait, the next claim, ``flush()`` or ``close()``, or until
   ``max_batch_open_ms`` (200) have passed since the first of them: then the buffer's flusher
@@ -234,7 +235,7 @@ class BufferedQueue:
             self.flush()
         if out:
             return out
-        fetched = receive(self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted)
+        fetched = receive(self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted, asked=n)
         with self._lock:
             returned = self._now()
             # An empty claim (the queue was empty) says nothing of the consumer's pace.
@@ -448,9 +449,12 @@ class BufferedQueue:
     def _claim_size(self, n: int, tick: int) -> int:
         """The next claim's size: at most twice the last, and no more than the consumer handled
         since the last claim in BUFFER_LEASE_SHARE of that claim's lease, so that a slow consumer
-        doesn't fetch messages that lapse (and count a receive) before it gets to them."""
+        doesn't fetch messages that lapse (and count a receive) before it gets to them. A lease of
+        0 lapses at once: then the claim itself takes only n, whatever this says."""
         size = self._size
         if self._claimed_at is not None:
+            if not self._lease_ms:  # a lease of 0: the claim takes n (receive's asked), and grows no next one
+                return n
             elapsed = tick - self._claimed_at
             budget = self._lease_ms * D.BUFFER_LEASE_SHARE
             fit = self.prefetch if elapsed <= 0 else int(self._handed * budget / elapsed)

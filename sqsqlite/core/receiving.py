@@ -71,11 +71,20 @@ def receive_message(
 
 
 def receive(
-    queue: Queue, n: int, vt: int | None, wait: int | None, system: set[str], wanted: Callable[[str], bool], attempt_id: str | None = None
+    queue: Queue,
+    n: int,
+    vt: int | None,
+    wait: int | None,
+    system: set[str],
+    wanted: Callable[[str], bool],
+    attempt_id: str | None = None,
+    asked: int | None = None,
 ) -> list[Message]:
     """receive_message once its arguments are checked. BufferedQueue calls it with n up to
     D.BUFFER_PREFETCH.high: the claim takes any n, and one claim of 100 costs what ten
-    receives of 10 do in one transaction instead of ten."""
+    receives of 10 do in one transaction instead of ten. With a lease of 0 (the queue's
+    visibility timeout, or vt) a claim takes no more than ``asked`` (BufferedQueue's caller's
+    number): messages kept beyond it would be visible again at once, their receive counted."""
     db = queue.db
     wakeups = db.wakeups
     # The poll's end is timed on ticks (clock.ticks), so a wall clock stepped meanwhile doesn't
@@ -86,7 +95,7 @@ def receive(
     while True:
         mark = wakeups.mark(queue.name)
         seen = db.now()  # no later than the claim's now: what ends after it is waited for below
-        queue_id, rows, queue_wait, lease, cleared = _claim(queue, n, vt, attempt_id)
+        queue_id, rows, queue_wait, lease, cleared = _claim(queue, n, vt, attempt_id, asked)
         if ends is None:
             ends = start + ms(queue_wait if wait is None else wait)
         if rows or (not cleared and tick() >= ends):
@@ -218,7 +227,7 @@ def _claimed_messages(
     return out
 
 
-def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
+def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: int | None = None):
     """One receive attempt in one write transaction: prune, cap check, claim, dead-letter.
     Returns the queue id, the rows, the queue's ReceiveMessageWaitTimeSeconds, the lease:
     (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None, and how many
@@ -246,10 +255,13 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None):
                 found = prune_window(tx, row, now, D.PRUNE_WINDOW)
                 gap = D.PRUNE_EVERY if found or prune is None else min(2 * prune[1], D.PRUNE_GAP_MAX)
                 state[("prune", queue_id)] = [receives + gap, gap]
+        lease_s = row["visibility_timeout"] if vt is None else vt
+        if asked is not None and lease_s == 0:
+            n = min(n, asked)  # read in this transaction: a visibility timeout just set to 0 counts too
         n = _under_cap(queue, tx, row, n, now)
         if n == 0:
             return queue_id, [], row["receive_wait_time"], None, 0
-        lease_end = now + ms(row["visibility_timeout"] if vt is None else vt)
+        lease_end = now + ms(lease_s)
         cutoff = retention_cutoff(row, now)
         dlq = None
         if row["max_receive_count"] is not None:

@@ -1,0 +1,47 @@
+"""BufferedQueue at the edges of what it fetches and commits: a lease of 0 (nothing it keeps
+would still be in flight when handed out), and its queue deleted while deletes wait. All timing
+on the manual clock."""
+
+import json
+
+import pytest
+
+from tests.unit.test_buffered import counts, fill
+
+
+def received(queue):
+    """How many receives the queue's messages have counted, all told."""
+    return sum(m.receive_count for m in queue.peek("all", limit=1000))
+
+
+@pytest.mark.parametrize("zero", ["queue", "buffer"])  # the queue's VisibilityTimeout, or the buffer's visibility_timeout
+def test_with_a_lease_of_0_a_claim_takes_only_what_the_receive_asks_for(db, zero):
+    dlq = db.create_queue("dead")
+    policy = json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    q = db.create_queue("jobs", attributes={"RedrivePolicy": policy, "VisibilityTimeout": "0" if zero == "queue" else "30"})
+    fill(q, 10)
+    b = q.buffered(visibility_timeout=0) if zero == "buffer" else q.buffered()
+    first = b.receive_message(max_number_of_messages=3)
+    assert len(first) == 3 and received(q) == 3  # none received to lapse unhandled, its count raised
+    for m in first:
+        m.delete()
+    handled = [m.body for m in first]
+    while msgs := b.receive_message():  # the clock never moves: a consumer as quick as can be
+        handled.append(msgs[0].body)
+        msgs[0].delete()
+    b.close()
+    assert handled == [f"m{i:03d}" for i in range(10)]  # each handed out, once
+    assert dlq.peek("all") == []  # none went to the dead-letter queue unhandled
+
+
+def test_claims_made_with_a_lease_of_0_grow_no_later_claim(queue, clock):
+    queue.set_queue_attributes({"VisibilityTimeout": "0"})
+    fill(queue, 200)
+    b = queue.buffered()
+    for _ in range(5):  # on a clock that never moves, a pace that would double every claim
+        b.receive_message()[0].delete()
+    assert received(queue) == 1  # of those left, the fifth alone (its delete waits): each claim took the one asked for
+    queue.set_queue_attributes({"VisibilityTimeout": "30"})
+    b.receive_message()
+    assert counts(queue)[1] <= 10  # no bigger than a first claim
+    b.close()
