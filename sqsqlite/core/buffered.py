@@ -29,8 +29,8 @@ it trades, as the SDK's client does:
 - An acknowledged delete is committed up to ``max_batch_open_ms`` later. A process that dies
   before the commit leaves the message to be received again after its visibility timeout: a
   duplicate, as SQS allows, never a loss. A deferred delete that fails (the lease lapsed and
-  another consumer received the message) is logged and kept in ``failed_deletes`` (the last
-  1,000), since its caller has returned.
+  another consumer received the message, or the queue was deleted) is logged and kept in
+  ``failed_deletes`` (the last 1,000), since its caller has returned.
 - One consumer holds messages that others cannot receive meanwhile.
 
 A buffer not closed is closed (its deletes committed, its fetched messages released) by its
@@ -58,6 +58,7 @@ from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
 from ..clock import SystemClock, ticks
+from ..errors import QueueDoesNotExist
 from .deleting import delete_claims
 from .handles import Handle
 from .receiving import receive
@@ -341,6 +342,13 @@ class BufferedQueue:
         # One transaction for all of them, however many (DeleteMessageBatch takes ten).
         try:
             refused = delete_claims(self.queue, claims)
+        except QueueDoesNotExist as exc:
+            # Its messages went with it: no delete of them can succeed, now or on a retry.
+            text = self.queue.db.handles.text
+            gone = [DeferredDeleteFailure(text(c), exc.code, exc.message) for c in claims]
+            log.warning("queue %r was deleted with %d deferred deletes waiting; they are refused", self.queue.name, len(gone))
+            self.failed_deletes.extend(gone)
+            return gone
         except BaseException:
             # Nothing was committed (a full disk, an interrupt): they wait again, for the
             # flusher, the next flush, claim or close(), rather than come back as if never
@@ -564,9 +572,12 @@ class BufferedQueue:
         for start in range(0, len(messages), D.MAX_BATCH_ENTRIES):
             chunk = messages[start : start + D.MAX_BATCH_ENTRIES]
             # A lapsed lease fails its entry, harmlessly: that message is visible already.
-            self.queue.change_message_visibility_batch(
-                [{"Id": str(i), "ReceiptHandle": m.receipt_handle, "VisibilityTimeout": 0} for i, m in enumerate(chunk)]
-            )
+            try:
+                self.queue.change_message_visibility_batch(
+                    [{"Id": str(i), "ReceiptHandle": m.receipt_handle, "VisibilityTimeout": 0} for i, m in enumerate(chunk)]
+                )
+            except QueueDoesNotExist:
+                return  # and its messages with it: nothing to release
 
     def _check_open(self) -> None:
         if self._closed:

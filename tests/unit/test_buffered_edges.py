@@ -45,3 +45,19 @@ def test_claims_made_with_a_lease_of_0_grow_no_later_claim(queue, clock):
     b.receive_message()
     assert counts(queue)[1] <= 10  # no bigger than a first claim
     b.close()
+
+
+def test_deletes_waiting_when_their_queue_is_deleted_are_refused_once_and_logged_once(db, queue, clock, caplog):
+    fill(queue, 10)
+    b = queue.buffered()
+    handed = [b.receive_message()[0] for _ in range(2)]
+    db.delete_queue(queue.url)  # by another program, say, while these two are handled
+    for m in handed:
+        m.delete()
+    clock.advance(1)  # the window has passed: the flusher's step commits them
+    assert b.flush_due() is None  # nothing waits any more: they are not put back to fail again
+    assert [(f.receipt_handle, f.code, f.message) for f in b.failed_deletes] == [
+        (m.receipt_handle, "QueueDoesNotExist", "The specified queue does not exist.") for m in handed
+    ]
+    assert len([r for r in caplog.records if r.name == "sqsqlite.buffered"]) == 1
+    b.close()  # the eight fetched and not handed out went with the queue: nothing to release, no error
