@@ -611,7 +611,11 @@ class LiveBuffers:
             try:
                 buffer.close()
             except Exception as exc:
-                log.error("closing the buffer of queue %r left its acknowledged deletes uncommitted: %s", buffer.queue.name, exc)
+                log.error(
+                    "closing the buffer of queue %r failed: %s (deletes not committed come back after their visibility timeout)",
+                    buffer.queue.name,
+                    exc,
+                )
 
 
 # Every buffer, for the fork hook below.
