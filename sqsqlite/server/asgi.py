@@ -273,7 +273,7 @@ class App:
                 kind: str = "done"
                 value: Any = {}
                 if woken:  # one claim for every poll of the queue woken in this turn of the loop
-                    kind, value = await self._claim_together(call, request)
+                    kind, value = await self._claim_together(call, request, queue)
                 if not value:  # not woken, or the shared claim left none for it: its own claim (which may park)
                     # Grouped only where an empty claim parks: under an injected clock it waits in the call.
                     failed = (lambda: ("answer", d.internal(call.is_json, call.request_id))) if wakeups.parks else None
@@ -314,11 +314,14 @@ class App:
             if listener is not None:
                 listener.cancel()
 
-    async def _claim_together(self, call: Call, request: dict) -> tuple[str, Any]:
+    async def _claim_together(self, call: Call, request: dict, queue: str | None) -> tuple[str, Any]:
         """A woken poll's claim, made as one claim with the other polls of its queue (same
         request but for the count) woken in the same turn of the loop: a send of 10 messages
         to 10 parked polls costs one write transaction, not ten. The messages are shared out in
-        the order the polls were woken. FIFO queues and receive attempt ids are left alone."""
+        the order the polls were woken. FIFO queues and receive attempt ids are left alone.
+
+        ``queue`` is the name the engine parked the poll under: FIFO-ness is read from it, not
+        from the QueueUrl as sent (``.../q.fifo/`` names the same FIFO queue)."""
         want = request.get("MaxNumberOfMessages", 1)
         if type(want) is str and want.isdigit():
             want = int(want)
@@ -327,7 +330,8 @@ class App:
             type(want) is not int
             or not 1 <= want <= 10
             or type(url) is not str
-            or url.endswith(".fifo")
+            or queue is None
+            or queue.endswith(".fifo")  # only FIFO queues' names end so (create_queue refuses it elsewhere)
             or "ReceiveRequestAttemptId" in request
         ):
             return "done", {}

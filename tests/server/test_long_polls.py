@@ -91,6 +91,32 @@ def test_a_send_wakes_only_as_many_parked_polls_as_it_has_messages(tmp_path):
     assert 3 <= woken <= 5
 
 
+@pytest.mark.parametrize("suffix", ["", "/"])
+def test_polls_woken_together_on_a_fifo_queue_get_one_message_group_one_poll_at_a_time_however_its_url_is_spelled(tmp_path, suffix):
+    # A QueueUrl with a trailing slash names the same queue; the shared claim of polls woken
+    # together must still see a FIFO queue in it, or each poll takes one of the group's messages.
+    with BackgroundServer(str(tmp_path / "order.db")) as server:
+
+        async def scenario():
+            admin = await Connection(server.url).open()
+            url = (await admin.call("CreateQueue", {"QueueName": "order.fifo", "Attributes": {"FifoQueue": "true"}}))["QueueUrl"]
+            polls = await _parked_polls(server.url, url + suffix, 3, VisibilityTimeout=300)
+            await _until(lambda: server.db.wakeups.parked("order.fifo") == 3)
+            entries = [{"Id": str(i), "MessageBody": f"m{i}", "MessageGroupId": "g", "MessageDeduplicationId": f"d{i}"} for i in range(3)]
+            await admin.call("SendMessageBatch", {"QueueUrl": url, "Entries": entries})
+            reads = [asyncio.ensure_future(c.read()) for c in polls]
+            await _until(lambda: any(r.done() for r in reads))
+            await _until(lambda: sum(r.done() for r in reads) + server.db.wakeups.parked("order.fifo") == 3)
+            server.db.wakeups.stop()  # the rest answer empty
+            answers = await asyncio.gather(*reads)
+            for c in [admin, *polls]:
+                c.close()
+            return answers
+
+        answers = asyncio.run(scenario())
+    assert [[m["Body"] for m in a.get("Messages", [])] for a in answers if a.get("Messages")] == [["m0"]]
+
+
 def test_a_receive_without_wait_time_parks_for_the_queues_own_wait_and_ends_when_it_does(tmp_path):
     with BackgroundServer(str(tmp_path / "queuewait.db")) as server:
 
