@@ -144,13 +144,17 @@ _RANGE_REASONS = {
 def _bool_value(name: str, value: Any) -> str:
     text = str(value).lower() if isinstance(value, (str, bool)) else None
     if text not in ("true", "false"):
-        raise InvalidAttributeValue(f"Invalid value {shorten(value)} for {name}: must be true or false.")
+        raise InvalidAttributeValue(
+            f"Invalid value for the parameter {name}.", f"Invalid value {shorten(value)} for {name}: must be true or false."
+        )
     return text
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise InvalidAttributeValue(f"Invalid value {shorten(value)} for {name}: must be one of {', '.join(allowed)}.")
+        raise InvalidAttributeValue(
+            f"Invalid value for the parameter {name}.", f"Invalid value {shorten(value)} for {name}: must be one of {', '.join(allowed)}."
+        )
     return value
 
 
@@ -236,7 +240,9 @@ def redrive_allow_policy(value: Any) -> dict | None:
         try:
             parse_arn(arn, "sourceQueueArns entry")
         except InvalidParameterValue as exc:
-            raise InvalidAttributeValue(f"Invalid value for RedriveAllowPolicy: {exc.message}") from None
+            raise InvalidAttributeValue(
+                "Invalid value for the parameter RedriveAllowPolicy.", f"Invalid RedriveAllowPolicy: {exc.message}"
+            ) from None
     return {"redrivePermission": permission, "sourceQueueArns": list(sources)}
 
 
@@ -294,7 +300,10 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
                 out[name] = value if isinstance(value, str) else json.dumps(policy, separators=(",", ":"))
         elif name == "KmsMasterKeyId":
             if not isinstance(value, str) or len(value) > 2048:
-                raise InvalidAttributeValue(f"Invalid value {shorten(value)} for KmsMasterKeyId: must be a key id or alias.")
+                raise InvalidAttributeValue(
+                    "Invalid value for the parameter KmsMasterKeyId.",
+                    f"Invalid value {shorten(value)} for KmsMasterKeyId: must be a key id or alias.",
+                )
             out[name] = value
         elif name == "KmsDataKeyReusePeriodSeconds":
             out[name] = str(int_value(name, value, 60, 86_400, "seconds", error=InvalidAttributeValue))
@@ -329,7 +338,10 @@ def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str
     scope = attributes.get("DeduplicationScope", D.FIFO_DEFAULTS["DeduplicationScope"])
     limit = attributes.get("FifoThroughputLimit", D.FIFO_DEFAULTS["FifoThroughputLimit"])
     if limit == "perMessageGroupId" and scope != "messageGroup":
-        raise InvalidAttributeValue("FifoThroughputLimit perMessageGroupId needs DeduplicationScope messageGroup.")
+        raise InvalidAttributeValue(
+            "Invalid value for the parameter FifoThroughputLimit.",
+            "FifoThroughputLimit perMessageGroupId needs DeduplicationScope messageGroup.",
+        )
 
 
 def name_list(names: Iterable[str], what: str = "names") -> list[str]:

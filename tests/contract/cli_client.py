@@ -115,7 +115,8 @@ class CliClient:
                 err = errors.SQSError(m["message"])
                 err.code = code
                 raise self.exceptions.ClientError(error_response(err), action)
-            raise self.exceptions.from_error(error_class(m["message"]), action)
+            hint = lines[1].removeprefix("hint: ") if len(lines) == 2 else None
+            raise self.exceptions.from_error(error_class(m["message"], hint), action)
         if result.exit_code == EXIT_USAGE:
             # What boto3 refuses before sending anything.
             raise ParamValidationError(report=result.stderr.strip())

@@ -68,13 +68,24 @@ class World:
         return [m["Body"] for m in self.receive(url, n, **kwargs)]
 
 
+@dataclass
+class Refusal:
+    """What an expected error said: SQS's message, and sqsqlite's hint where the client carries
+    one (the in-process client and the CLI; over HTTP only SQS's message travels)."""
+
+    message: str = ""
+    hint: str | None = None
+
+
 @contextmanager
 def expect_error(client: Any, code: str):
     """The call fails with SQS error ``code`` (sqsqlite's name), raised as the client's modelled
-    exception when it has one, with the code SQS puts on the wire."""
+    exception when it has one, with the code SQS puts on the wire. Yields a Refusal, filled in
+    once the call has failed."""
     header = wire_error(code)[0]
+    refusal = Refusal()
     try:
-        yield
+        yield refusal
     except Exception as exc:  # noqa: BLE001 - we inspect it
         response = getattr(exc, "response", None)
         assert response is not None, f"expected {code}, got {exc!r}"
@@ -83,6 +94,7 @@ def expect_error(client: Any, code: str):
         if modelled is not None:
             assert isinstance(exc, modelled), f"{exc!r} is not {modelled}"
         assert response["Error"]["Message"], "an error names the offending value"
+        refusal.message, refusal.hint = response["Error"]["Message"], getattr(exc, "hint", None)
         return
     raise AssertionError(f"expected {code}, the call succeeded")
 
@@ -154,6 +166,58 @@ def scenario_queue_attributes_are_read_set_and_validated(w: World):
     with expect_error(w.client, "InvalidAttributeName"):
         w.client.get_queue_attributes(QueueUrl=url, AttributeNames=["Colour"])
     assert w.attrs(url, "VisibilityTimeout") == {"VisibilityTimeout": "120"}  # the failed call changed nothing
+
+
+@scenario
+def scenario_a_bad_queue_attribute_value_is_refused_in_sqs_words_with_sqsqlite_s_reason_in_the_hint(w: World):
+    fifo = w.fifo("valued")
+    refusals = [
+        ({"FifoQueue": "yes"}, "FifoQueue", "Invalid value 'yes' for FifoQueue: must be true or false."),
+        (
+            {"ContentBasedDeduplication": "maybe"},
+            "ContentBasedDeduplication",
+            "Invalid value 'maybe' for ContentBasedDeduplication: must be true or false.",
+        ),
+        (
+            {"DeduplicationScope": "group"},
+            "DeduplicationScope",
+            "Invalid value 'group' for DeduplicationScope: must be one of queue, messageGroup.",
+        ),
+        (
+            {"FifoThroughputLimit": "perGroup"},
+            "FifoThroughputLimit",
+            "Invalid value 'perGroup' for FifoThroughputLimit: must be one of perQueue, perMessageGroupId.",
+        ),
+        (
+            {"FifoThroughputLimit": "perMessageGroupId"},
+            "FifoThroughputLimit",
+            "FifoThroughputLimit perMessageGroupId needs DeduplicationScope messageGroup.",
+        ),
+    ]
+    for attributes, name, hint in refusals:
+        with expect_error(w.client, "InvalidAttributeValue") as refused:
+            w.client.create_queue(QueueName=w.name("never") + ".fifo", Attributes={"FifoQueue": "true", **attributes})
+        assert (refused.message, refused.hint or hint) == (f"Invalid value for the parameter {name}.", hint)
+        if name != "FifoQueue":  # set only at creation; SQS's own answer to a change is tested elsewhere
+            with expect_error(w.client, "InvalidAttributeValue") as refused:
+                w.client.set_queue_attributes(QueueUrl=fifo, Attributes=attributes)
+            assert (refused.message, refused.hint or hint) == (f"Invalid value for the parameter {name}.", hint)
+    standard = w.queue("plain")
+    for name, value, hint in [
+        ("SqsManagedSseEnabled", "on", "Invalid value 'on' for SqsManagedSseEnabled: must be true or false."),
+        (
+            "RedriveAllowPolicy",
+            '{"redrivePermission": "byQueue", "sourceQueueArns": ["not-an-arn"]}',
+            "Invalid RedriveAllowPolicy: Invalid sourceQueueArns entry 'not-an-arn': "
+            "expected arn:aws:sqs:<region>:<12-digit account>:<queue name>.",
+        ),
+    ]:
+        with expect_error(w.client, "InvalidAttributeValue") as refused:
+            w.client.set_queue_attributes(QueueUrl=standard, Attributes={name: value})
+        assert (refused.message, refused.hint or hint) == (f"Invalid value for the parameter {name}.", hint)
+    assert "RedriveAllowPolicy" not in w.attrs(standard)
+    assert w.attrs(fifo, "DeduplicationScope", "FifoThroughputLimit") == {"DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue"}
+    assert "QueueUrls" not in w.client.list_queues(QueueNamePrefix=w.name("never"))
 
 
 @scenario

@@ -441,6 +441,26 @@ def test_a_bad_queue_attribute_is_refused_on_create_and_on_set(db, q, name, valu
         db.create_queue("new-queue", attributes={name: value})
 
 
+@pytest.mark.parametrize(
+    "name, value, hint",
+    [
+        ("SqsManagedSseEnabled", "yes", "Invalid value 'yes' for SqsManagedSseEnabled: must be true or false."),
+        ("KmsMasterKeyId", "k" * 2049, "for KmsMasterKeyId: must be a key id or alias."),
+        (
+            "RedriveAllowPolicy",
+            '{"redrivePermission": "byQueue", "sourceQueueArns": ["not-an-arn"]}',
+            "Invalid RedriveAllowPolicy: Invalid sourceQueueArns entry 'not-an-arn': expected arn:aws:sqs:",
+        ),
+    ],
+)
+def test_a_bad_queue_attribute_value_is_sqs_s_invalid_value_text_with_sqsqlite_s_reason_as_the_hint(db, q, name, value, hint):
+    for call in (lambda: q.set_queue_attributes({name: value}), lambda: db.create_queue("new-queue", attributes={name: value})):
+        with refused(db, InvalidAttributeValue) as err:
+            call()
+        assert err.value.message == f"Invalid value for the parameter {name}."  # SQS's text, never replaced
+        assert err.value.hint is not None and hint in err.value.hint
+
+
 def test_set_queue_attributes_with_one_bad_attribute_changes_none_of_them(db, q):
     with refused(db, InvalidAttributeValue, "'99999'"):
         q.set_queue_attributes({"VisibilityTimeout": "60", "DelaySeconds": "99999"})

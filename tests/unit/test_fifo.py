@@ -126,25 +126,38 @@ def test_fifo_only_attributes_are_refused_on_a_standard_queue(db, name, value):
         ("FifoQueue", "maybe", "true or false"),
     ],
 )
-def test_fifo_attribute_values_are_validated_naming_the_value_and_the_choices(db, name, value, allowed):
-    with pytest.raises(InvalidAttributeValue, match=f"'{value}' for {name}: must be .*{allowed}"):
+def test_fifo_attribute_values_are_refused_in_sqs_words_with_the_value_and_the_choices_in_the_hint(db, name, value, allowed):
+    with pytest.raises(InvalidAttributeValue) as err:
         make_fifo(db, **{name: value})
+    assert err.value.message == f"Invalid value for the parameter {name}."  # SQS's text, never replaced
+    assert err.value.hint == f"Invalid value '{value}' for {name}: must be {'' if allowed == 'true or false' else 'one of '}{allowed}."
     with pytest.raises(QueueDoesNotExist):
         db.queue("jobs.fifo")
     q = make_fifo(db)
     if name != "FifoQueue":
-        with pytest.raises(InvalidAttributeValue, match=f"'{value}' for {name}"):
+        with pytest.raises(InvalidAttributeValue) as err:
             q.set_queue_attributes({name: value})
+        assert (err.value.message, err.value.hint) == (
+            f"Invalid value for the parameter {name}.",
+            f"Invalid value '{value}' for {name}: must be {'' if allowed == 'true or false' else 'one of '}{allowed}.",
+        )
     assert q.get_queue_attributes(["All"])["DeduplicationScope"] == "queue"
 
 
 def test_per_message_group_throughput_needs_message_group_deduplication_scope(db):
-    # SQS: "The perMessageGroupId value is allowed only when the value for DeduplicationScope is messageGroup."
-    with pytest.raises(InvalidAttributeValue, match="perMessageGroupId needs DeduplicationScope messageGroup"):
+    # AWS documents: "The perMessageGroupId value is allowed only when the value for
+    # DeduplicationScope is messageGroup." The refusal is SQS's InvalidAttributeValue text.
+    said = (
+        "Invalid value for the parameter FifoThroughputLimit.",
+        "FifoThroughputLimit perMessageGroupId needs DeduplicationScope messageGroup.",
+    )
+    with pytest.raises(InvalidAttributeValue) as err:
         make_fifo(db, FifoThroughputLimit="perMessageGroupId")
+    assert (err.value.message, err.value.hint) == said
     q = make_fifo(db, FifoThroughputLimit="perMessageGroupId", DeduplicationScope="messageGroup")
-    with pytest.raises(InvalidAttributeValue, match="perMessageGroupId needs DeduplicationScope messageGroup"):
+    with pytest.raises(InvalidAttributeValue) as err:
         q.set_queue_attributes({"DeduplicationScope": "queue"})
+    assert (err.value.message, err.value.hint) == said
     attrs = q.get_queue_attributes(["DeduplicationScope", "FifoThroughputLimit"])
     assert attrs == {"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}
 
