@@ -68,7 +68,7 @@ class Queue:
 
     def set_queue_attributes(self, attributes: Mapping[str, Any]) -> None:
         if not attributes:
-            raise MissingParameter("The request must contain the parameter Attributes (one or more queue attributes).")
+            raise MissingParameter("The request must contain the parameter Attributes.", "Give one or more queue attributes to set.")
         changes = V.queue_attributes(attributes, creating=False)
         with self.db.store.write() as tx:
             row = queue_row(tx, self.name)
@@ -104,7 +104,7 @@ class Queue:
 
     def tag_queue(self, tags: Mapping[str, str]) -> None:
         if not tags:
-            raise MissingParameter("The request must contain the parameter Tags (one or more key/value pairs).")
+            raise MissingParameter("The request must contain the parameter Tags.", "Give one or more tags, each a key and a value.")
         with self.db.store.write() as tx:
             row = queue_row(tx, self.name)
             merged = V.tags({**json.loads(row["tags"]), **V.tags(tags)})
@@ -114,7 +114,7 @@ class Queue:
     def untag_queue(self, tag_keys: Iterable[str]) -> None:
         keys = V.name_list(tag_keys or (), "TagKeys")
         if not keys:
-            raise MissingParameter("The request must contain the parameter TagKeys (one or more keys).")
+            raise MissingParameter("The request must contain the parameter TagKeys.", "Give one or more tag keys to remove.")
         with self.db.store.write() as tx:
             row = queue_row(tx, self.name)
             current = json.loads(row["tags"])

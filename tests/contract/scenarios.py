@@ -221,6 +221,22 @@ def scenario_a_bad_queue_attribute_value_is_refused_in_sqs_words_with_sqsqlite_s
 
 
 @scenario
+def scenario_an_empty_or_absent_attributes_tags_or_tag_keys_is_missing_parameter_in_one_wording(w: World):
+    # An empty map travels as {} in JSON and in process, and as no member at all in the query
+    # protocol's form: either way the same SQS sentence.
+    url = w.queue("bare")
+    for call, member, hint in [
+        (lambda: w.client.set_queue_attributes(QueueUrl=url, Attributes={}), "Attributes", "Give one or more queue attributes to set."),
+        (lambda: w.client.tag_queue(QueueUrl=url, Tags={}), "Tags", "Give one or more tags, each a key and a value."),
+        (lambda: w.client.untag_queue(QueueUrl=url, TagKeys=[]), "TagKeys", "Give one or more tag keys to remove."),
+    ]:
+        with expect_error(w.client, "MissingParameter") as refused:
+            call()
+        assert refused.message == f"The request must contain the parameter {member}."
+        assert refused.hint in (None, hint)
+
+
+@scenario
 def scenario_tags_are_added_listed_and_removed(w: World):
     url = w.client.create_queue(QueueName=w.name("tagged"), tags={"team": "a"})["QueueUrl"]
     w.client.tag_queue(QueueUrl=url, Tags={"env": "dev"})

@@ -467,9 +467,19 @@ def test_set_queue_attributes_with_one_bad_attribute_changes_none_of_them(db, q)
     assert q.get_queue_attributes(["VisibilityTimeout"]) == {"VisibilityTimeout": str(D.VISIBILITY_TIMEOUT.default)}
 
 
-def test_set_queue_attributes_with_nothing_to_set_is_missing_parameter(db, q):
-    with refused(db, MissingParameter, "Attributes"):
-        q.set_queue_attributes({})
+@pytest.mark.parametrize(
+    "member, call, hint",
+    [
+        ("Attributes", lambda q: q.set_queue_attributes({}), "Give one or more queue attributes to set."),
+        ("Tags", lambda q: q.tag_queue({}), "Give one or more tags, each a key and a value."),
+        ("TagKeys", lambda q: q.untag_queue([]), "Give one or more tag keys to remove."),
+    ],
+)
+def test_nothing_to_set_tag_or_untag_is_missing_parameter_in_sqs_s_plain_sentence(db, q, member, call, hint):
+    with refused(db, MissingParameter) as err:
+        call(q)
+    # The same sentence as the action layer's for an absent member; sqsqlite's words in the hint.
+    assert (err.value.message, err.value.hint) == (f"The request must contain the parameter {member}.", hint)
 
 
 @pytest.mark.parametrize("tags", [{"a\nb": "x"}, {"ok": "nul\x00"}, {"semi;colon": "x"}])
