@@ -61,6 +61,14 @@ def start_message_move_task(
                     "The resource that you specified for the DestinationArn parameter doesn't exist.",
                     f"The destination queue {destination_arn!r} does not exist.",
                 )
+            if dest_row["id"] == row["id"]:
+                # A move into itself would move nothing anywhere, and each message would lose
+                # the source queue it came from (a move clears it), so redrive to source would
+                # find nowhere to send it. SQS documents no answer for this case.
+                raise InvalidParameterValue(
+                    "The destination queue must be different from the source queue.",
+                    f"{destination_arn!r} is the dead-letter queue being redriven; leave DestinationArn out to send each message back to its source queue.",
+                )
             if bool(dest_row["fifo"]) != bool(row["fifo"]):
                 raise InvalidParameterValue("The destination queue must be of the same type (standard or FIFO) as the source.")
         if tx.one(Q.running_move_task, source_queue_id=row["id"]) is not None:

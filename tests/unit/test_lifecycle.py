@@ -605,6 +605,18 @@ def test_the_newest_move_task_is_listed_first_even_when_two_started_in_one_milli
     assert [t.status for t in db.list_message_move_tasks(dlq.arn, 10)] == ["RUNNING", "COMPLETED"]
 
 
+def test_a_move_task_into_its_own_dead_letter_queue_is_refused_and_the_messages_keep_their_source(db, clock):
+    src, dlq = with_dlq(db, max_receive_count=1)
+    _poison(db, clock, src, 2)
+    with pytest.raises(InvalidParameterValue, match="The destination queue must be different from the source queue.") as refused:
+        db.start_message_move_task(dlq.arn, dlq.arn, background=False)
+    assert "leave DestinationArn out" in refused.value.hint
+    assert db.list_message_move_tasks(dlq.arn) == []
+    # Nothing moved: each message still names its source, so redrive to source takes it home.
+    db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    assert counts(dlq) == (0, 0, 0) and counts(src) == (2, 0, 0)
+
+
 def test_only_one_move_task_runs_per_queue_and_only_from_a_dead_letter_queue(db, clock):
     src, dlq = with_dlq(db, max_receive_count=1)
     _poison(db, clock, src, 1)
