@@ -91,6 +91,17 @@ def test_a_queue_page_s_figures_and_dead_letter_depth_update_live(page, served):
     assert page.script_errors == []
 
 
+def test_a_queue_page_left_open_says_so_once_its_queue_is_deleted(page, served):
+    served.db.create_queue("doomed").send_message("x")
+    page.goto(served.url + "/console/queues/doomed")
+    expect(page.locator('.figures [data-figure="visible"]')).to_have_text("1")
+    served.db.delete_queue(served.db.queue_url("doomed"))
+    # Not its last figures, stamped fresh at every poll: the server's page for a queue gone.
+    expect(page.locator("body")).to_contain_text("does not exist")
+    expect(page.locator(".figures")).to_have_count(0)
+    assert page.script_errors == []
+
+
 def test_one_navigates_from_the_list_to_a_queue_its_states_and_its_dead_letter_queue(page, served):
     page.goto(served.url + "/console")
     page.click("text=orders >> nth=0")

@@ -25,6 +25,10 @@ async function refreshStats(page) {
   // Each poll brings a fresh form token: a page left open keeps forms the server accepts.
   for (const input of document.querySelectorAll('input[name="token"]')) input.value = data.token;
   const byName = new Map(data.queues.map((q) => [q.name, q]));
+  if (page === "queue" && !byName.has(document.body.dataset.queue)) {
+    location.reload(); // the queue was deleted: the server's page says so, instead of its last figures
+    return;
+  }
   if (page === "index") {
     const shown = [...document.querySelectorAll("tr[data-queue]")].map((r) => r.dataset.queue);
     if (shown.length !== byName.size || shown.some((n) => !byName.has(n))) {
