@@ -205,7 +205,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
                     # A first message left by an earlier step (not is_head) cannot be: every group
                     # that stays is passed over whole. Should one be, its group stays too.
                     if not row["is_head"] or tx.scalar(
-                        Q.group_in_flight, queue_id=source["id"], group_id=group, now=now, n=D.MAX_MESSAGES_PER_RECEIVE
+                        Q.group_in_flight, queue_id=source["id"], group_id=group, now=now, cutoff=cutoff, n=D.MAX_MESSAGES_PER_RECEIVE
                     ):
                         decided.add(group)  # held, as a receive from this queue would find it
                 if group in decided:

@@ -415,7 +415,12 @@ def _claim_fifo(queue: Queue, tx: Tx, params: dict, want: int, budget: int) -> t
             # then the group waits. A head never received has none (a run starts at its head),
             # and a run is at most a receive's most (FIFO claims, buffered ones too, take 10).
             if head["receive_count"] and tx.scalar(
-                Q.group_in_flight, queue_id=params["queue_id"], group_id=head["group_id"], now=params["now"], n=D.MAX_MESSAGES_PER_RECEIVE
+                Q.group_in_flight,
+                queue_id=params["queue_id"],
+                group_id=head["group_id"],
+                now=params["now"],
+                cutoff=params["cutoff"],
+                n=D.MAX_MESSAGES_PER_RECEIVE,
             ):
                 held = True
                 continue

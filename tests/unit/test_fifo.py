@@ -797,17 +797,17 @@ def test_a_fifo_redrive_moves_only_the_messages_there_when_it_started(db, clock)
     assert bodies(dlq.peek()) == ["a1"]
 
 
-def test_a_fifo_redrive_into_the_dead_letter_queue_itself_ends_with_each_group_in_order(db, clock):
+def test_a_fifo_redrive_into_the_dead_letter_queue_itself_is_refused_and_redrive_to_source_keeps_each_group_in_order(db, clock):
     dlq = make_fifo(db, "dead.fifo")
     q = make_fifo(db, VisibilityTimeout=1, RedrivePolicy=redrive(dlq))
     for body, group in (("a0", "a"), ("b0", "b"), ("a1", "a"), ("b1", "b")):
         send(q, body, group=group)
     dead_letter(q, clock)
-    task = db.run_message_move_task(
-        db.start_message_move_task(dlq.arn, destination_arn=dlq.arn, max_number_of_messages_per_second=1, background=False)
-    )
+    with pytest.raises(InvalidParameterValue, match="The destination queue must be different from the source queue."):
+        db.start_message_move_task(dlq.arn, destination_arn=dlq.arn, background=False)
+    task = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
     assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 4)
-    got = bodies(receive(dlq))
+    got = bodies(receive(q))
     assert [b for b in got if b.startswith("a")] == ["a0", "a1"] and [b for b in got if b.startswith("b")] == ["b0", "b1"]
 
 
@@ -1050,6 +1050,31 @@ def test_the_next_head_released_early_waits_for_the_message_behind_it(fq, clock)
     assert receive(fq) == []  # m2 is still in flight
     clock.advance(31)  # m2's visibility timeout ends
     assert bodies(receive(fq)) == ["m1", "m2"]
+
+
+def test_a_head_released_early_waits_for_its_run_even_past_expired_messages_of_its_group(db, clock):
+    # Expired messages can sit inside a group (a redrive brings back messages older than the
+    # queue's retention): the claim's run passes over them, and so must the check that holds a
+    # released head back, however many there are.
+    dlq = make_fifo(db, "dead.fifo")
+    q = make_fifo(db, VisibilityTimeout=30, MessageRetentionPeriod=60)
+    q.set_queue_attributes({"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})})
+    for i in range(D.MAX_MESSAGES_PER_RECEIVE):
+        send(q, f"x{i}")
+    receive(q)
+    clock.advance(30)
+    receive(q)  # x0..x9 move to the dead-letter queue
+    q.set_queue_attributes({"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 5})})
+    clock.advance(120)  # older than q's retention now
+    send(q, "H")
+    assert db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False)).approximate_number_of_messages_moved == 10
+    send(q, "L")  # behind ten expired messages of its group
+    head, later = receive(q)
+    assert bodies([head, later]) == ["H", "L"]
+    head.change_visibility(0)
+    assert receive(q) == []  # L is still in flight: nobody gets H before it is done
+    later.delete()
+    assert bodies(receive(q)) == ["H"]
 
 
 @pytest.mark.parametrize("n", [1, 10])
