@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import uuid
 import warnings
+import weakref
 from collections import deque
 from datetime import datetime, timezone
 from queue import Empty
@@ -121,6 +122,18 @@ def release(q: sqsqlite.Queue, handle: str) -> None:
     q.change_message_visibility(handle, 0)
 
 
+def _release_at_exit(ref: weakref.ref[Channel]) -> None:
+    """Give back what a channel still holds when the interpreter exits with it open."""
+    channel = ref()
+    if channel is None or channel.closed:
+        return
+    try:
+        channel.release_buffered()
+        channel.qos.restore_unacked_once()
+    except Exception as exc:  # at exit there is no caller to raise to: they come back after their visibility timeout
+        logger.warning("could not give back the messages an unclosed channel held at exit: %s", exc)
+
+
 class Channel(virtual.Channel):
     """A Kombu channel whose queues are sqsqlite queues."""
 
@@ -178,6 +191,12 @@ class Channel(virtual.Channel):
         # one message, so a worker (the solo pool runs each task inside the drain) sees a warm
         # shutdown between any two tasks; those left are released when their consumer goes.
         self.buffer: deque[tuple[dict[str, Any], str]] = deque()
+        # A program that ends without closing its connection: Kombu gives its unacked deliveries
+        # back at exit, but by then the database's own exit finalizers have closed its files
+        # (made later, they run first). This one, made after the database opened, runs before
+        # them and gives back those and the buffered ones, as Kombu's SQS transport leaves them
+        # visible again at exit instead of hidden for the whole visibility timeout.
+        weakref.finalize(self, _release_at_exit, weakref.ref(self))
 
     @property
     def db(self) -> sqsqlite.Database:
@@ -362,6 +381,11 @@ class Channel(virtual.Channel):
             if (message.get("properties") or {}).get("delivery_mode") == 1:
                 logger.debug("a transient message to exchange %r with routing key %r: no queue is bound for it", exchange, routing_key)
                 return None
+            if exchange.endswith(".pidbox"):  # Celery's remote control: no worker here listens on it
+                raise UnroutableMessage(
+                    f"Celery's remote control (celery inspect, control, status) does not work on this transport: no worker "
+                    f"declares its {exchange!r} queue, as the transport offers no fanout exchange; the message was not sent"
+                )
             raise UnroutableMessage(
                 f"no queue is bound to exchange {exchange!r} for routing key {routing_key!r}, in any process "
                 "(an auto-delete or exclusive queue's bindings are known only to the process that declared it): "

@@ -90,6 +90,12 @@ def test_a_persistent_message_no_queue_is_bound_for_raises_instead_of_vanishing(
     assert [(s.name, s.visible) for s in db.stats()] == [("images", 0)]
 
 
+def test_celerys_remote_control_is_refused_saying_the_transport_does_not_offer_it(connect, db):
+    with pytest.raises(transport.UnroutableMessage, match="Celery's remote control .* does not work on this transport"):
+        publish(connect(), "ping", "celery.pidbox", "")
+    assert db.stats() == []
+
+
 def test_a_transient_message_no_queue_is_bound_for_is_dropped_as_a_broker_drops_celerys_unheard_events(connect, db):
     producer = connect()
     events = Exchange("celeryev", type="topic")

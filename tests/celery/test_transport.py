@@ -6,6 +6,8 @@ A second Database on the same file (the `db` fixture, same clock) looks at what 
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 
 import kombu
@@ -541,3 +543,34 @@ def test_a_consumer_of_several_queues_takes_from_each_in_turn_and_waits_through_
             conn.drain_events(timeout=5)  # nothing: one wait of at most a second, then a timeout
         assert 0 < clock.now_ms() - start <= 1000
     assert counts(db, "a") == counts(db, "b") == (0, 0, 0)
+
+
+_CONSUME_AND_EXIT = """
+import sys
+from kombu import Connection
+import sqsqlite.transport
+conn = Connection("sqsqlite:///" + sys.argv[1])
+message = conn.SimpleQueue("jobs").get(timeout=5)
+if sys.argv[2] == "ack":
+    message.ack()
+print("got", message.payload["n"])
+# ends without closing the queue or releasing the connection
+"""
+
+
+@pytest.mark.parametrize("ack", [True, False])
+def test_a_kombu_program_that_exits_without_closing_gives_back_what_it_held_at_once(db_path, tmp_path, ack):
+    # Real processes: the point is what happens at the interpreter's exit.
+    with Connection("sqsqlite:///" + db_path, transport_options={"visibility_timeout": 1800}) as c:
+        q = c.SimpleQueue("jobs")
+        for n in range(10):
+            q.put({"n": n})
+        q.close()
+    script = tmp_path / "consume.py"
+    script.write_text(_CONSUME_AND_EXIT)
+    done = subprocess.run([sys.executable, str(script), db_path, "ack" if ack else "keep"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "got 0" in done.stdout, done.stderr
+    assert "EMERGENCY DUMP" not in done.stdout + done.stderr
+    with sqsqlite.connect(db_path) as db:
+        # Not hidden for the 1800 s visibility timeout: the prefetched ones, and the unacked one.
+        assert counts(db, "jobs") == ((9 if ack else 10), 0, 0)
