@@ -110,8 +110,10 @@ class Group(click.Group):
         except click.ClickException as err:
             err.show()
             sys.exit(err.exit_code if err.exit_code not in (0, 1) else EXIT_OTHER)
-        except (click.Abort, KeyboardInterrupt):
-            click.echo("\nInterrupted.", err=True)
+        except (click.Abort, KeyboardInterrupt) as err:
+            # click's own handler has ended the line of the terminal's ^C already: one line break, not two.
+            ended = isinstance(err, click.Abort) and isinstance(err.__cause__, (KeyboardInterrupt, EOFError))
+            click.echo("Interrupted." if ended else "\nInterrupted.", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except _PipeBroke as err:
             # Unfinished; the message may have nowhere to go (standard error is the broken pipe).
