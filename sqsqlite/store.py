@@ -3,8 +3,8 @@
 Each thread gets its own sqlite3 connection (SQLite connections must not be shared between
 threads or carried across fork). Writes run in ``BEGIN IMMEDIATE`` so the write lock is taken
 up front: a transaction never upgrades from reader to writer halfway, which is what produces
-"database is locked" under load. A busy database is waited for (busy_timeout) and the whole
-transaction retried with backoff, so callers never see a lock error.
+"database is locked" under load. A busy database is waited for (busy_timeout) and BEGIN or COMMIT
+retried with backoff, one busy timeout in all (tx.retrying), so callers see a lock error only then.
 
 Before BEGIN IMMEDIATE, a writer also takes an exclusive ``flock`` on ``<file>-lock``, so
 sqsqlite writers queue in the kernel (SQLite's busy handler polls, and lets one kind of process
@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import random
 import sqlite3
 import threading
 import time
@@ -33,7 +32,7 @@ from typing import Any
 from . import defaults as D
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, lock_briefly, undone
+from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, lock_briefly, retrying, undone
 
 fcntl: Any
 try:
@@ -43,7 +42,6 @@ except ImportError:  # not a POSIX system: SQLite's busy handler alone orders th
 
 HEAD_REVISION = "0009"
 log = logging.getLogger("sqsqlite.store")
-_RETRYABLE = ("database is locked", "database is busy", "database table is locked")
 
 
 _HOLDING = threading.local()
@@ -51,7 +49,7 @@ _STORES: weakref.WeakSet[Store] = weakref.WeakSet()
 # This process's id, kept by the fork hook below: os.getpid() is a system call, and every
 # operation asks (a connection belongs to the process that opened it).
 _PID = os.getpid()
-_get_ident = threading.get_ident
+_get_ident, _monotonic = threading.get_ident, time.monotonic
 _FORK_GATE = threading.Lock()  # held by a fork's hooks: this process's writes wait to begin
 _WRITING: dict[Any, int] = {}  # this process's write transactions in progress: their threads
 _FORK_PAUSED: list[Store] = []  # the stores whose checkpoint thread a fork paused
@@ -59,8 +57,8 @@ _FORK_PAUSED: list[Store] = []  # the stores whose checkpoint thread a fork paus
 
 def _before_fork() -> None:
     # Threads inside SQLite hold its state of the file (its mutexes; its locks, kept per process): a
-    # child would inherit them held by threads it lacks and wait for ever (inside a write: 120 s in its
-    # first write, every sqsqlite writer behind it). So this process's writes in progress end first
+    # child would inherit them held by threads it lacks and wait for ever (inside a write: the busy timeout
+    # in its first write, every sqsqlite writer behind it). So this process's writes in progress end first
     # (new ones wait at the gate; the forker's own can't), then each checkpoint thread's pass.
     _FORK_GATE.acquire()
     mine, deadline = threading.get_ident(), time.monotonic() + D.FORK_WAIT_SECONDS
@@ -193,10 +191,11 @@ class _Write:
                 self._unlock()
                 with _FORK_GATE:
                     pass
+            started = _monotonic()
             try:
                 local.cursor.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
-                self.store._retry(exc, local.cursor, "BEGIN IMMEDIATE")
+                retrying(self.store.path, lambda: local.cursor.execute("BEGIN IMMEDIATE"), started, local.cursor, exc)
         except BaseException as exc:
             if not isinstance(exc, (sqlite3.Error, DatabaseError)):
                 # An interrupt (KeyboardInterrupt) can land after BEGIN returned: an open
@@ -291,10 +290,11 @@ class _Write:
             return self._exit_group(kind, exc)
         try:
             if kind is None:
+                started = _monotonic()
                 try:
                     self.local.cursor.execute("COMMIT")
                 except BaseException as failed:
-                    self._commit_failed(failed)
+                    self._commit_failed(failed, started)
                     return False
                 self.store._checkpointed(self.local)
                 return False
@@ -302,13 +302,14 @@ class _Write:
         finally:
             self._unlock()
 
-    def _commit_failed(self, failed: BaseException) -> None:
-        """COMMIT's first try failed: retried while the database is busy; otherwise (or out of
-        time) rolled back and reported."""
+    def _commit_failed(self, failed: BaseException, started: float) -> None:
+        """COMMIT's first try, begun at ``started``, failed: retried while the database is busy;
+        otherwise (or out of time) rolled back and reported."""
         try:
             if not isinstance(failed, sqlite3.OperationalError):
                 raise failed
-            self.store._retry(failed, self.local.cursor, "COMMIT")
+            cursor = self.local.cursor
+            retrying(self.store.path, lambda: cursor.execute("COMMIT"), started, cursor, failed)
         except BaseException:
             self._rolled_back()
             raise
@@ -427,7 +428,7 @@ class Store:
                 if self._foreign(conn):
                     conn.close()
                     raise DatabaseError(self._not_ours())
-                self._retrying(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+                retrying(self.path, lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA foreign_keys=OFF")
             conn.execute("PRAGMA temp_store=MEMORY")
@@ -490,29 +491,10 @@ class Store:
 
     # ------------------------------------------------------------ transactions
 
-    def _retrying(self, fn):
-        delay = 0.001
-        deadline = time.monotonic() + D.BUSY_TIMEOUT_SECONDS
-        while True:
-            try:
-                return fn()
-            except sqlite3.OperationalError as exc:
-                if not any(s in str(exc) for s in _RETRYABLE) or time.monotonic() > deadline:
-                    raise DatabaseError(self.explain(exc)) from None
-                time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, 0.05)
-
     def write(self, sending: bool = False) -> _Write:
         """A write transaction, the write lock held from its start; ``sending``: behind other senders."""
         conn = self.connection()
         return _Write(self, conn, self._local, sending)
-
-    def _retry(self, exc: sqlite3.OperationalError, conn: sqlite3.Connection | sqlite3.Cursor, sql: str) -> None:
-        """After the caller's own first try of ``sql`` (a BEGIN or COMMIT: the retry loop's set-up
-        stays off the uncontended path) failed with ``exc``: retried while busy, else DatabaseError."""
-        if not any(s in str(exc) for s in _RETRYABLE):
-            raise DatabaseError(self.explain(exc)) from None
-        self._retrying(lambda: conn.execute(sql))
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:
@@ -559,10 +541,11 @@ class Store:
                 local.queues.clear()
                 local.state.clear()
                 raise undone()
+            started = _monotonic()
             try:
                 local.cursor.execute("COMMIT")
             except BaseException as failed:
-                writer._commit_failed(failed)
+                writer._commit_failed(failed, started)
         finally:
             writer._unlock()
         self._checkpointed(local)
@@ -608,7 +591,7 @@ class Store:
         done = False
         try:
             # Inside the try: an interrupt landing just after BEGIN still ends the transaction.
-            self._retrying(lambda: conn.execute("BEGIN DEFERRED"))
+            retrying(self.path, lambda: conn.execute("BEGIN DEFERRED"))
             yield Tx(conn)
             done = True
         except sqlite3.DatabaseError as exc:

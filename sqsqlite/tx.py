@@ -1,17 +1,20 @@
 """What a thread keeps about its SQLite connection, and Tx: the statements run inside one open
 transaction. ``store.py`` opens and ends the transactions (locks, BEGIN, COMMIT, groups); the
 engine gets a Tx and never sees SQL, only the compiled statements of ``queries.py``. Also
-``explain``: an SQLite error on a database file said in one sentence, and ``undone``: a group's."""
+``explain``: an SQLite error on a database file said in one sentence, ``undone``: a group's, and
+``retrying``: a statement tried again while the database is busy."""
 
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from . import defaults as D
 from . import queries as Q
 from .errors import DatabaseError
 
@@ -186,6 +189,37 @@ def explain(path: str, exc: Exception) -> str:
             return f"Can't open database {path!r}: it is a directory; give the path of a file in it."
         return f"Can't open database {path!r} (SQLite said: {text})."
     return f"Database error on {path!r}: {text}."
+
+
+_RETRYABLE = ("database is locked", "database is busy", "database table is locked")
+
+
+def retrying(path: str, fn: Callable[[], Any], started: float | None = None, conn: Any = None, failed: Exception | None = None) -> Any:
+    """fn() until the database at ``path`` is not busy, for one busy timeout in all from ``started``,
+    the first try's start (that try's wait in SQLite's busy handler counts); ``failed``: how the
+    caller's own first try failed (the loop's set-up stays off an uncontended BEGIN's and
+    COMMIT's path). On ``conn``, each try's own wait in the busy handler is cut to the time left,
+    then put back. Anything else, or out of time: DatabaseError."""
+    delay, timeout = 0.001, D.BUSY_TIMEOUT_SECONDS
+    deadline, cut = (started or time.monotonic()) + timeout, False
+    try:
+        while True:
+            if failed is not None:
+                left = deadline - time.monotonic()
+                if not any(s in str(failed) for s in _RETRYABLE) or left <= 0:
+                    raise DatabaseError(explain(path, failed)) from None
+                time.sleep(min(left, delay * (0.5 + random.random())))
+                delay = min(delay * 2, 0.05)
+                if conn is not None:
+                    cut = True
+                    conn.execute(f"PRAGMA busy_timeout={max(1, int((deadline - time.monotonic()) * 1000))}")
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                failed = exc
+    finally:
+        if cut:  # the connection's own again: its reads wait with it (for a WAL recovery, say)
+            conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
 
 
 def undone() -> DatabaseError:

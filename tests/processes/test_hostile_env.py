@@ -274,6 +274,76 @@ def test_a_write_nested_in_another_databases_write_on_the_same_file_fails_instea
     inner.close()
 
 
+# ------------------------------------------------------------------ another program holding SQLite's write lock
+
+BUSY = 1.5  # the busy timeout these tests set, in seconds: not a minute, in a test
+
+
+def test_a_write_while_another_program_holds_sqlites_write_lock_fails_after_one_busy_timeout_not_two(tmp_path, monkeypatch):
+    import time
+
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)  # before connect: its connections wait as long
+    path = str(tmp_path / "held.db")
+    db = sqsqlite.connect(path)
+    q = db.create_queue("q")
+    other = sqlite3.connect(path, isolation_level=None)  # a program that knows nothing of sqsqlite's lock file
+    other.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    with pytest.raises(DatabaseError, match="locked"):
+        q.send_message("waits")
+    waited = time.monotonic() - started
+    assert BUSY <= waited < BUSY * 1.4, waited  # the first BEGIN's wait in SQLite counts; not a second timeout after it
+    other.execute("ROLLBACK")
+    other.close()
+    assert db.store.connection().execute("PRAGMA busy_timeout").fetchone()[0] == BUSY * 1000
+    q.send_message("after")
+    assert [m.body for m in q.peek()] == ["after"]
+    db.close()
+
+
+def test_a_commit_retried_while_busy_waits_one_busy_timeout_in_all_from_its_first_try(tmp_path, monkeypatch):
+    # COMMIT's first try fails busy after half the timeout; every later try waits in SQLite's busy
+    # handler as long as the connection's busy timeout then says, and fails busy too.
+    import time
+
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
+    db = sqsqlite.connect(str(tmp_path / "commit.db"))
+    q = db.create_queue("q")
+    q.send_message("warm")  # this thread's connection and cursor exist
+    local = db.store._local
+    real = local.cursor
+    tries = []
+
+    class BusyCommits:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def execute(self, sql, *args):
+            if sql != "COMMIT":
+                return real.execute(sql, *args)
+            waits = BUSY / 2 if not tries else real.execute("PRAGMA busy_timeout").fetchone()[0] / 1000
+            tries.append(waits)
+            time.sleep(waits)
+            raise sqlite3.OperationalError("database is locked")
+
+    local.cursor = BusyCommits()
+    started = time.monotonic()
+    try:
+        with pytest.raises(DatabaseError, match="locked"):
+            q.send_message("never committed")
+    finally:
+        local.cursor = real
+    waited = time.monotonic() - started
+    assert len(tries) > 1 and BUSY <= waited < BUSY * 1.25, (waited, tries)  # retried, each try within the time left
+    assert real.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY * 1000  # the connection's own again
+    assert [m.body for m in q.peek()] == ["warm"]
+    db.close()
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
 def test_databases_dropped_without_close_leave_no_file_descriptors_open(tmp_path):
     import gc
@@ -330,21 +400,21 @@ def test_an_interrupt_just_after_begin_leaves_no_transaction_open_and_no_lock_he
     assert sorted(m.body for m in queue.peek()) == ["after", "warm"]
 
 
-def test_an_interrupt_just_after_a_read_begins_ends_the_read(db, queue):
-    store = db.store
-    real = store._retrying
+def test_an_interrupt_just_after_a_read_begins_ends_the_read(db, queue, monkeypatch):
+    from sqsqlite import store as S
 
-    def interrupted(fn):
-        real(fn)
+    store = db.store
+    real = S.retrying
+
+    def interrupted(*args):
+        real(*args)
         raise KeyboardInterrupt
 
-    store._retrying = interrupted
-    try:
+    with monkeypatch.context() as patch:
+        patch.setattr(S, "retrying", interrupted)
         with pytest.raises(KeyboardInterrupt):
             with store.read():
                 pass
-    finally:
-        del store._retrying
     assert not store.connection().in_transaction
     queue.send_message("after")
 
