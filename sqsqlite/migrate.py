@@ -62,13 +62,15 @@ def _run(store, fn, *args) -> str:
 
 
 def _refuse_newer(store) -> None:
-    """A file at a revision these migrations do not know was written by a newer sqsqlite: said
-    so, where alembic would only say it can't locate the revision, whatever revision was asked."""
+    """A file of sqsqlite's (its tables: the store refuses any other) at a revision these
+    migrations do not know: a newer sqsqlite's, or another application's that shares the file.
+    Said so, where alembic would only say it can't locate the revision, whatever was asked."""
     current = store.current_revision()
     if current is not None and current not in known_revisions():
         head = ScriptDirectory.from_config(_config()).get_current_head()
         raise DatabaseError(
-            f"{store.path!r} has schema revision {current!r}, newer than this sqsqlite knows (up to {head!r}); upgrade sqsqlite to use it."
+            f"{store.path!r} has unknown schema revision {current!r} (a newer sqsqlite's, or another application's; "
+            f"this sqsqlite knows revisions up to {head!r}); a newer sqsqlite's file needs sqsqlite upgraded to use it."
         )
 
 

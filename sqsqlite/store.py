@@ -32,7 +32,7 @@ from typing import Any
 from . import defaults as D
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, lock_briefly, retrying, undone
+from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, foreign, lock_briefly, not_ours, retrying, undone
 
 fcntl: Any
 try:
@@ -425,9 +425,9 @@ class Store:
             if mode.lower() != "wal":
                 # Switching to WAL rewrites the file header: look before touching a file that
                 # may belong to someone else.
-                if self._foreign(conn):
+                if foreign(conn):
                     conn.close()
-                    raise DatabaseError(self._not_ours())
+                    raise DatabaseError(not_ours(self.path))
                 retrying(self.path, lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA foreign_keys=OFF")
@@ -649,29 +649,17 @@ class Store:
     # ------------------------------------------------------------ schema
 
     def current_revision(self) -> str | None:
+        """The file's schema revision, None for none yet; someone else's file is refused."""
         conn = self.connection()
         try:
-            has = conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='alembic_version'").fetchone()
-            if not has:
-                if self._foreign(conn):
-                    raise DatabaseError(self._not_ours())
+            if foreign(conn):  # a file already in WAL mode was opened without looking
+                raise DatabaseError(not_ours(self.path))
+            if not conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='alembic_version'").fetchone():
                 return None
             row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(self.explain(exc)) from None
         return row[0] if row else None
-
-    @staticmethod
-    def _foreign(conn: sqlite3.Connection) -> bool:
-        """Tables, and none of them sqsqlite's schema version: someone else's database."""
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        return bool(names) and "alembic_version" not in names
-
-    def _not_ours(self) -> str:
-        return (
-            f"{self.path!r} is a SQLite database but not a sqsqlite one (it has tables and no "
-            "sqsqlite schema version); refusing to change it."
-        )
 
     def ensure_schema(self) -> None:
         """Bring the file to the schema this code knows; cheap when it is already there."""
@@ -680,4 +668,4 @@ class Store:
             return
         from .migrate import upgrade
 
-        upgrade(self)  # which refuses a revision newer than this sqsqlite knows
+        upgrade(self)  # which refuses a revision this sqsqlite does not know

@@ -1,8 +1,9 @@
 """What a thread keeps about its SQLite connection, and Tx: the statements run inside one open
 transaction. ``store.py`` opens and ends the transactions (locks, BEGIN, COMMIT, groups); the
 engine gets a Tx and never sees SQL, only the compiled statements of ``queries.py``. Also
-``explain``: an SQLite error on a database file said in one sentence, ``undone``: a group's, and
-``retrying``: a statement tried again while the database is busy."""
+``explain``: an SQLite error on a database file said in one sentence, ``undone``: a group's,
+``retrying``: a statement tried again while the database is busy, and ``foreign``: whether a
+SQLite file is someone else's."""
 
 from __future__ import annotations
 
@@ -220,6 +221,24 @@ def retrying(path: str, fn: Callable[[], Any], started: float | None = None, con
     finally:
         if cut:  # the connection's own again: its reads wait with it (for a WAL recovery, say)
             conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+
+
+# The tables every revision of sqsqlite's schema has had. An alembic_version table alone says
+# nothing: every Alembic-managed application's database has one.
+OWN_TABLES = frozenset({"alembic_version", "meta", "queues", "queue_tombstones", "messages"})
+
+
+def foreign(conn: sqlite3.Connection) -> bool:
+    """Whether the database on ``conn`` is someone else's: it has tables, and not sqsqlite's. One
+    with no table but an empty alembic_version is sqsqlite's, downgraded to base (and nobody's data)."""
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'") if not r[0].startswith("sqlite_")}
+    if not names or OWN_TABLES <= names:
+        return False
+    return names != {"alembic_version"} or conn.execute("SELECT version_num FROM alembic_version").fetchone() is not None
+
+
+def not_ours(path: str) -> str:
+    return f"{path!r} is a SQLite database but not a sqsqlite one (it has tables, and not sqsqlite's); refusing to change it."
 
 
 def undone() -> DatabaseError:

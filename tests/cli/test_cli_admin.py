@@ -94,10 +94,33 @@ def test_db_upgrade_and_downgrade_of_a_file_newer_than_this_sqsqlite_say_so_as_e
     sq("create-queue", "--queue-name", "a")
     with contextlib.closing(sqlite3.connect(sq.path)) as conn, conn:
         conn.execute("UPDATE alembic_version SET version_num = '0010'")
-    said = f"sqsqlite: {sq.path!r} has schema revision '0010', newer than this sqsqlite knows (up to '0009'); upgrade sqsqlite to use it.\n"
+    said = (
+        f"sqsqlite: {sq.path!r} has unknown schema revision '0010' (a newer sqsqlite's, or another application's; this sqsqlite "
+        "knows revisions up to '0009'); a newer sqsqlite's file needs sqsqlite upgraded to use it.\n"
+    )
     for args in (("db", "upgrade"), ("db", "upgrade", "0009"), ("db", "downgrade"), ("db", "downgrade", "base"), ("list-queues",)):
         assert sq(*args, code=255).stderr == said, args
     assert sq("db", "current").stdout == "0010\n"  # unchanged
+
+
+@pytest.mark.parametrize(
+    "args", [("list-queues",), ("stats",), ("db", "current"), ("db", "upgrade"), ("db", "downgrade"), ("create-queue", "--queue-name", "q")]
+)
+def test_any_command_on_another_alembic_managed_applications_database_refuses_it_and_leaves_it_byte_for_byte(tmp_path, args):
+    import hashlib
+    import sqlite3
+
+    path = tmp_path / "app.db"
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # journal_mode delete, as SQLite makes it
+        conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)")
+        conn.execute("INSERT INTO alembic_version VALUES ('ae1027a6acf')")
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    result = CliRunner().invoke(cli, ["--db", str(path), *args])
+    assert result.exit_code == 255 and result.stderr == (
+        f"sqsqlite: {str(path)!r} is a SQLite database but not a sqsqlite one (it has tables, and not sqsqlite's); refusing to change it.\n"
+    )
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before  # not even switched to WAL
 
 
 # ---------------------------------------------------------------------- stats

@@ -223,6 +223,52 @@ def test_someone_elses_sqlite_database_gives_database_error_and_is_left_untouche
     conn.close()
 
 
+def alembic_managed_app(path, revision, journal_mode="delete"):
+    """Another application's database, managed by Alembic as sqsqlite's is: an alembic_version
+    table at ``revision`` beside its own tables."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute(f"PRAGMA journal_mode={journal_mode}")
+        with conn:
+            conn.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL PRIMARY KEY)")
+            conn.execute("INSERT INTO alembic_version VALUES (?)", (revision,))
+            conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+            conn.execute("INSERT INTO users (name) VALUES ('ann')")
+
+
+@pytest.mark.parametrize("journal_mode", ["delete", "wal"])
+@pytest.mark.parametrize("revision", ["ae1027a6acf", "0001"])  # its own; one that looks like sqsqlite's first
+def test_another_alembic_managed_applications_database_is_refused_and_left_byte_for_byte_as_it_was(tmp_path, revision, journal_mode):
+    path = str(tmp_path / "app.db")
+    alembic_managed_app(path, revision, journal_mode)
+    before = digest(path)
+
+    with pytest.raises(DatabaseError, match="not a sqsqlite one"):
+        sqsqlite.connect(path)
+    store = Store(path, migrate=False)  # as the db commands open it
+    with pytest.raises(DatabaseError, match="not a sqsqlite one"):
+        store.current_revision()
+    store.close()
+
+    assert digest(path) == before  # not even switched to WAL
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == journal_mode
+        assert conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").fetchall() == [
+            ("alembic_version",),
+            ("users",),
+        ]
+
+
+def test_a_sqsqlite_database_downgraded_to_base_is_still_taken_for_sqsqlites(db_path):
+    from sqsqlite import migrate
+
+    store = Store(db_path)
+    migrate.downgrade(store, "base")
+    store.close()
+    db = sqsqlite.connect(db_path)  # an empty alembic_version, and nothing else: upgraded again
+    assert migrate.current(db.store) == "0009"
+    db.close()
+
+
 def test_a_database_with_a_newer_schema_than_the_code_gives_database_error_naming_both_versions(db_path):
     sqsqlite.connect(db_path).close()
     conn = sqlite3.connect(db_path)
@@ -231,12 +277,12 @@ def test_a_database_with_a_newer_schema_than_the_code_gives_database_error_namin
     conn.close()
     before = snapshot(db_path)
 
-    with pytest.raises(DatabaseError, match="'9999'") as err:
+    with pytest.raises(DatabaseError, match="unknown schema revision '9999'") as err:
         sqsqlite.connect(db_path)
-    assert "newer" in str(err.value)
+    assert "a newer sqsqlite's, or another application's" in str(err.value) and "'0009'" in str(err.value)
 
     store = Store(db_path, migrate=False)
-    with pytest.raises(DatabaseError, match="newer"):
+    with pytest.raises(DatabaseError, match="unknown schema revision"):
         store.ensure_schema()
     store.close()
     assert snapshot(db_path) == before
