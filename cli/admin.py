@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import math
 import os
@@ -487,7 +489,9 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
     Every line is checked before anything is written: a line that is not what export writes
     (not JSON, a field of the wrong type, a number out of range, FIFO fields that do not match
     the queue) is bad usage, a value SQS refuses is an SQS error; either names the line, and
-    the file then imports nothing and creates no queue.
+    the file then imports nothing and creates no queue. The queue is created in the messages'
+    transaction: stopped part-way (a failure, Ctrl-C), an import leaves no queue, and no database
+    file where there was none.
 
     \b
     Example: sqsqlite import backup.jsonl
@@ -520,10 +524,11 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
             records.append(_record(file, first[0], first_value, name, fifo))
         for number, text in lines:
             records.append(_record(file, number, _parse(file, number, text), name, fifo))
-    if header is not None and command_options.no_database_at(s.path):
+    new_file = header is not None and command_options.no_database_at(s.path)  # this run creates it
+    if new_file:
         # The queue it would create, tried first on a scratch database: refused (a bad attribute,
         # a dead-letter queue a new database can't hold), it leaves no file at a mistyped --db.
-        assert first is not None  # the header is the file's first line
+        assert first is not None and header is not None  # the header is the file's first line
         with tempfile.TemporaryDirectory(prefix="sqsqlite-import-") as scratch:
             trial = s.connect(os.path.join(scratch, "trial.db"))
             try:
@@ -532,17 +537,53 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
                 trial.close()
     db = s.database(create=header is not None)  # with no header the queue must exist already
     try:
-        q: Any = db.queue(name)
-    except QueueDoesNotExist:
-        if header is None:
-            raise
-        q = None
-    if q is None:
-        assert first is not None and header is not None  # a missing queue is created only from a header line
-        q = _sqs_rule(file, first[0], db.create_queue, name, header.get("Attributes"), header.get("Tags") or None)
-    with click.progressbar(records, label=f"Importing into {q.name}", file=sys.stderr) as bar:
-        count = q.import_messages(bar)  # one transaction: a failed write (a full disk) leaves nothing
+        try:
+            q: Any = db.queue(name)
+        except QueueDoesNotExist:
+            if header is None:
+                raise
+            q = None
+        with click.progressbar(records, label=f"Importing into {name}", file=sys.stderr) as bar:
+            if q is None:
+                assert first is not None and header is not None  # a missing queue is created only from a header line
+                create = functools.partial(
+                    _sqs_rule, file, first[0], db.create_queue, name, header.get("Attributes"), header.get("Tags") or None
+                )
+                q, count = _create_and_import(db, create, bar)
+            else:
+                count = q.import_messages(bar)  # one transaction: a failed write (a full disk) leaves nothing
+    except BaseException:  # an interrupt too: a database this run created goes with what failed
+        if new_file:
+            s.close()
+            _remove_database(s.path)
+        raise
     s.echo({"QueueUrl": q.url, "MessagesImported": count}, "import")
+
+
+def _create_and_import(db: Any, create: Callable[[], Any], records: Any) -> tuple[Any, int]:
+    """Create the queue and import into it in one transaction (one group of writes): a failure
+    part-way, an interrupt included, leaves no queue behind. (A queue deleted after the failure
+    would keep its name from a second try for 60 s.)"""
+    store = db.store
+    group = store.begin_group()
+    try:
+        q = create()
+        count = q.import_messages(records)
+    except BaseException:
+        group.broken = True  # end_group undoes the group's writes, and says so
+        with contextlib.suppress(DatabaseError):
+            store.end_group(group)
+        raise
+    store.end_group(group)
+    return q, count
+
+
+def _remove_database(path: str) -> None:
+    """Remove the database file at ``path`` and the files SQLite and sqsqlite make beside it."""
+    real = os.path.realpath(path)  # where they all are, should the path be a symbolic link
+    for name in (real, *(real + end for end in ("-wal", "-shm", "-lock", "-sendlock"))):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(name)
 
 
 # ---------------------------------------------------------------------- demo

@@ -19,6 +19,7 @@ from sqsqlite import records
 from sqsqlite.cli import admin, demo, main
 from sqsqlite.cli.main import cli
 from sqsqlite.cli.options import Settings
+from sqsqlite.errors import DatabaseError
 
 
 class ClockedSettings(Settings):
@@ -717,6 +718,55 @@ def test_the_demo_says_how_to_put_sqsqlite_on_path_when_the_shell_would_not_find
     assert demo._activate_hint() == ". venv/bin/activate"  # as `make demo` runs it: not on PATH
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     assert demo._activate_hint() is None  # activated: the commands it prints run as printed
+
+
+def _failing_after(monkeypatch, rows: int, failure: BaseException) -> None:
+    """import_messages, once it has written ``rows`` messages in its transaction, fails."""
+    from sqsqlite.core import transfer
+
+    real, made = transfer.message_row, []
+
+    def message_row(*args, **kwargs):
+        if len(made) == rows:
+            raise failure
+        made.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(transfer, "message_row", message_row)
+
+
+def _export_of_five(tmp_path):
+    f = tmp_path / "five.jsonl"
+    five = [_message(MessageId=f"00000000-0000-4000-8000-{i:012x}", Body=f"m{i}") for i in range(5)]
+    f.write_text("\n".join(json.dumps(x) for x in (_HEADER, *five)) + "\n")
+    return f
+
+
+@pytest.mark.parametrize(
+    ("failure", "code"), [(KeyboardInterrupt(), 130), (DatabaseError("The disk is full."), 255)], ids=["interrupted", "failing"]
+)
+def test_an_import_stopped_part_way_into_a_new_database_leaves_no_queue_and_no_file(sq, tmp_path, monkeypatch, failure, code):
+    f = _export_of_five(tmp_path)
+    _failing_after(monkeypatch, 3, failure)
+    said = sq("import", str(f), code=code, db=str(tmp_path / "new.db")).stderr
+    assert said.endswith("Interrupted.\n" if code == 130 else "sqsqlite: The disk is full.\n")  # what stopped it, not the undoing
+    assert os.listdir(tmp_path) == [f.name]  # no database, nor its -wal, -shm or -lock
+
+
+@pytest.mark.parametrize(
+    ("failure", "code"), [(KeyboardInterrupt(), 130), (DatabaseError("The disk is full."), 255)], ids=["interrupted", "failing"]
+)
+def test_an_import_stopped_part_way_into_a_new_queue_leaves_no_queue_and_a_second_try_needs_no_wait(
+    sq, tmp_path, monkeypatch, failure, code
+):
+    sq("create-queue", "--queue-name", "kept")
+    f = _export_of_five(tmp_path)
+    with monkeypatch.context() as patch:
+        _failing_after(patch, 3, failure)
+        sq("import", str(f), code=code)
+    with sq.db() as db:
+        assert db.list_queues()[0] == ["http://localhost:9324/000000000000/kept"]
+    assert sq.json("import", str(f))["MessagesImported"] == 5  # no deleted queue's name held for 60 s
 
 
 @pytest.mark.parametrize("with_header", [False, True], ids=["into a named queue", "creating the queue"])
