@@ -74,7 +74,7 @@ def _db_command(name: str, output: str = "text") -> Callable:
     return decorate
 
 
-def _migrate(s: Settings, step: str, revision: str) -> None:
+def _migrate(s: Settings, step: str, revision: str, **options: Any) -> None:
     """Run alembic's upgrade or downgrade to REVISION and print From and To."""
     from alembic.util import CommandError
 
@@ -86,7 +86,11 @@ def _migrate(s: Settings, step: str, revision: str) -> None:
     try:
         before = migrate.current(store)
         try:
-            getattr(migrate, step)(store, revision)
+            getattr(migrate, step)(store, revision, **options)
+        except migrate.WouldDropData as exc:
+            raise Failure(
+                f"{exc.message} To drop them, run it again with --force (after `sqsqlite export` of any queue to keep)."
+            ) from None
         except CommandError as exc:
             # migrate refused a file newer than this sqsqlite first, so what alembic cannot find
             # or reach is REVISION; it resolves it before it touches the file (and runs in one
@@ -118,17 +122,20 @@ def db_upgrade(s: Settings, revision: str) -> None:
 
 @_db_command("downgrade")
 @click.argument("revision", default="-1")
-def db_downgrade(s: Settings, revision: str) -> None:
+@click.option("--force", is_flag=True, help="Drop tables that hold data, as a downgrade to base drops every queue and message.")
+def db_downgrade(s: Settings, revision: str, force: bool) -> None:
     """Downgrade the schema to REVISION (default: one step back; 'base' empties the file).
 
     REVISION is one that `sqsqlite db history` lists, base, or a number of steps such as -2; any
-    other is bad usage and changes nothing. Any other command upgrades the file again on first
-    use.
+    other is bad usage and changes nothing. A downgrade that would drop a table holding rows (to
+    base: every queue and message; below 0002: move tasks and FIFO deduplication records) needs
+    --force; without it the command fails (exit 255) and changes nothing. Any other command
+    upgrades the file again on first use.
 
     \b
     Example: sqsqlite db downgrade -- -1
     """
-    _migrate(s, "downgrade", revision)
+    _migrate(s, "downgrade", revision, force=force)
 
 
 @_db_command("current")

@@ -47,13 +47,42 @@ def _engine(store):
         engine.dispose()
 
 
-def _run(store, fn, *args) -> str:
+class WouldDropData(DatabaseError):
+    """A downgrade that would drop tables holding rows, refused: nothing was changed. ``tables``:
+    their names; every queue and message go with "queues" and "messages" (a downgrade to base)."""
+
+    def __init__(self, path: str, revision: str, tables: list[str]):
+        self.tables = tables
+        super().__init__(
+            f"Downgrading {path!r} to {revision!r} would drop tables that hold data ({', '.join(tables)})"
+            + (", every queue and message" if "queues" in tables else "")
+            + "; nothing was changed."
+        )
+
+
+def _tables(connection, holding_rows: bool = False) -> set[str]:
+    """The schema's tables (not SQLite's own, nor alembic's); or those of them holding rows."""
+    names = {
+        name
+        for (name,) in connection.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'")
+        if not name.startswith("sqlite_") and name != "alembic_version"
+    }
+    if holding_rows:
+        return {name for name in names if connection.exec_driver_sql(f'SELECT 1 FROM "{name}" LIMIT 1').first()}  # names from sqlite_master
+    return names
+
+
+def _run(store, fn, *args, keep_data: bool = False) -> str:
     out = io.StringIO()
     cfg = _config(out)
     try:
         with _engine(store) as engine, engine.begin() as connection:
             cfg.attributes["connection"] = connection
+            holding = _tables(connection, holding_rows=True) if keep_data else set()
             fn(cfg, *args)
+            dropped = sorted(holding - _tables(connection))
+            if dropped:  # raised inside the transaction, which undoes the downgrade
+                raise WouldDropData(store.path, args[0], dropped)
     except DBAPIError as exc:
         # SQLAlchemy's wrapper (two lines and a link) around SQLite's own error: said as every
         # other database failure is, naming the file.
@@ -79,9 +108,11 @@ def upgrade(store, revision: str = "head") -> str:
     return _run(store, command.upgrade, revision)
 
 
-def downgrade(store, revision: str = "-1") -> str:
+def downgrade(store, revision: str = "-1", force: bool = False) -> str:
+    """Downgrade to ``revision``; one that would drop a table holding rows (to base: every queue
+    and message) only with ``force``, else WouldDropData, nothing changed."""
     _refuse_newer(store)
-    return _run(store, command.downgrade, revision)
+    return _run(store, command.downgrade, revision, keep_data=not force)
 
 
 def current(store) -> str | None:

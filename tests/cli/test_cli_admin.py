@@ -69,11 +69,27 @@ def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
     assert sq("db", "upgrade").stdout == "base\t0009\n"
     assert sq.json("db", "current", "--output", "json") == {"Revision": "0009"}
     assert sq("db", "downgrade").stdout == "0009\t0008\n"
-    assert sq("db", "downgrade", "base").stdout == "0008\tbase\n"
+    assert sq("db", "downgrade", "base").stdout == "0008\tbase\n"  # a file only the db commands touched holds no rows
     history = sq.json("--output", "json", "db", "history")["Revisions"]
     assert [h["Revision"] for h in history] == ["0009", "0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
     sq("list-queues")  # any other command upgrades again
     assert sq("db", "current").stdout == "0009\n"
+
+
+@pytest.mark.parametrize(
+    ("revision", "tables"), [("base", "fifo_dedup, messages, meta, queues), every queue and message"), ("0001", "fifo_dedup)")]
+)
+def test_db_downgrade_that_would_drop_data_needs_force_and_without_it_fails_changing_nothing(sq, revision, tables):
+    sq("create-queue", "--queue-name", "orders.fifo", "--attributes", "FifoQueue=true")
+    sq("send-message", "--queue-url", "orders.fifo", "--message-body", "kept", "--message-group-id", "g", "--message-deduplication-id", "d")
+    r = sq("db", "downgrade", revision, code=255)
+    assert r.stdout == "" and r.stderr == (
+        f"sqsqlite: Downgrading {sq.path!r} to {revision!r} would drop tables that hold data ({tables}; nothing was changed. "
+        "To drop them, run it again with --force (after `sqsqlite export` of any queue to keep).\n"
+    )
+    assert sq("db", "current").stdout == "0009\n"
+    assert [m["Body"] for m in sq.json("receive-message", "--queue-url", "orders.fifo")["Messages"]] == ["kept"]
+    assert sq("db", "downgrade", revision, "--force").stdout == f"0009\t{revision}\n"
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 import sqlite3
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
@@ -108,6 +109,33 @@ def test_downgrading_to_base_and_upgrading_again_rebuilds_the_schema(tmp_path):
     migrate.upgrade(store)
     store.close()
     assert _diff(path) == []
+
+
+def test_a_downgrade_that_would_drop_tables_holding_rows_is_refused_without_force_and_changes_nothing(tmp_path, clock):
+    from tests.reliability.snapshots import snapshot
+
+    path = str(tmp_path / "kept.db")
+    db = sqsqlite.connect(path, clock=clock)
+    q = db.create_queue("q.fifo", attributes={"FifoQueue": "true"})
+    q.send_message("kept", message_group_id="g", message_deduplication_id="d")  # a row of fifo_dedup, which 0002 brought
+    db.close()
+    before = snapshot(path)
+    store = Store(path, migrate=False)
+    try:
+        with pytest.raises(migrate.WouldDropData) as refused:
+            migrate.downgrade(store, "base")
+        assert refused.value.tables == ["fifo_dedup", "messages", "meta", "queues"]
+        assert "every queue and message; nothing was changed" in refused.value.message
+        with pytest.raises(migrate.WouldDropData) as refused:
+            migrate.downgrade(store, "0001")
+        assert refused.value.tables == ["fifo_dedup"]
+        assert migrate.current(store) == HEAD_REVISION
+        assert snapshot(path) == before  # the refused downgrades left every row where it was
+        migrate.downgrade(store, "0002")  # drops no table: needs no force
+        migrate.downgrade(store, "base", force=True)
+        assert migrate.current(store) is None
+    finally:
+        store.close()
 
 
 def test_downgrading_past_0004_stores_the_digests_send_returned(tmp_path, clock):
