@@ -347,7 +347,12 @@ def redrive(s: Settings, queue_url: str, to: str | None, rate: int | None) -> No
 
 # ---------------------------------------------------------------------- export / import
 
-EXPORT_FORMAT = "sqsqlite-export/1"
+EXPORT_FORMAT = "sqsqlite-export/2"
+# The formats import reads, and whether a file of each ends with an end line (EXPORT_END): one
+# cut short (an export interrupted, killed, or its pipe's writer gone) then can't pass for whole.
+# Version 1 files, written before the end line, are still read as they are.
+EXPORT_FORMATS = {"sqsqlite-export/1": False, EXPORT_FORMAT: True}
+EXPORT_END = "ExportEnd"
 
 
 @command("export", output=None)
@@ -357,7 +362,9 @@ def export(s: Settings, queue_url: str, file: str) -> None:
     """Write a queue and its messages to FILE as JSON lines.
 
     Every live message with body, attributes, timestamps and receive count; the first line
-    describes the queue (attributes, tags). FILE '-' is stdout.
+    describes the queue (attributes, tags), the last says the export is whole (import refuses a
+    file without it). FILE '-' is stdout. A FILE is written beside it as FILE.partial and takes
+    FILE's place only once whole: an export stopped part-way leaves FILE as it was.
 
     \b
     Example: sqsqlite export --queue-url MyQueue backup.jsonl
@@ -376,8 +383,11 @@ def export(s: Settings, queue_url: str, file: str) -> None:
         "Tags": q.list_queue_tags(),
     }
     count = 0
+    # A regular file (or a new one) is written under another name and renamed over FILE once
+    # whole; stdout, a pipe or a device is written as it goes (the end line tells import).
+    partial = f"{file}.partial" if file != "-" and (os.path.isfile(file) or not os.path.exists(file)) else None
     try:
-        out = click.open_file(file, "w", encoding="utf-8")
+        out = click.open_file(partial or file, "w", encoding="utf-8")
     except OSError as exc:  # a missing directory, no permission: the caller's path, named
         raise click.BadParameter(f"cannot write {file}: {exc.strerror or exc}.", param_hint="FILE") from None
     try:
@@ -387,13 +397,22 @@ def export(s: Settings, queue_url: str, file: str) -> None:
                 for record in bar:
                     fh.write(json.dumps(record, ensure_ascii=False) + "\n")
                     count += 1
-    except BrokenPipeError:
-        raise  # `export ... - | head`: the reader left, which the entry point handles
-    except OSError as exc:  # a full disk, a quota, an I/O error part-way
-        raise Failure(
-            f"cannot write {file}: {exc.strerror or exc}. The file is incomplete and the queue unchanged: "
-            "export again when the write can succeed."
-        ) from None
+            fh.write(json.dumps({EXPORT_END: True, "MessagesExported": count}) + "\n")
+        if partial is not None:
+            os.replace(partial, file)
+    except BaseException as exc:
+        if partial is not None:
+            with contextlib.suppress(OSError):
+                os.remove(partial)
+        if isinstance(exc, BrokenPipeError):
+            raise  # `export ... - | head`: the reader left, which the entry point handles
+        if isinstance(exc, OSError):  # a full disk, a quota, an I/O error part-way
+            left = f"{file} is as it was" if partial is not None else "what was written has no end line, so import refuses it"
+            raise Failure(
+                f"cannot write {file}: {exc.strerror or exc}. The export is incomplete ({left}) and the queue unchanged: "
+                "export again when the write can succeed."
+            ) from None
+        raise
     if file != "-":
         s.echo({"QueueUrl": q.url, "File": file, "MessagesExported": count}, "export")
 
@@ -448,9 +467,11 @@ def _string_map(path: str, number: int, name: str, value: Any) -> None:
 
 def _header(path: str, number: int, value: dict) -> dict:
     """The export header's fields, checked for shape; create_queue checks their values."""
-    if value.get("Format") != EXPORT_FORMAT:
+    if value.get("Format") not in EXPORT_FORMATS:
         raise _bad_line(
-            path, number, f"is an export header of format {V.shorten(value.get('Format'))}; this sqsqlite reads {EXPORT_FORMAT}."
+            path,
+            number,
+            f"is an export header of format {V.shorten(value.get('Format'))}; this sqsqlite reads {' and '.join(EXPORT_FORMATS)}.",
         )
     unknown = sorted(set(value) - set(_HEADER_FIELDS))
     if unknown:
@@ -460,6 +481,15 @@ def _header(path: str, number: int, value: dict) -> dict:
     _string_map(path, number, "Attributes", value.get("Attributes"))
     _string_map(path, number, "Tags", value.get("Tags"))
     return value
+
+
+def _end(path: str, number: int, value: dict, read: int) -> int:
+    """The export's end line, checked against the messages read before it; its number."""
+    if set(value) != {EXPORT_END, "MessagesExported"} or value[EXPORT_END] is not True or type(value["MessagesExported"]) is not int:
+        raise _bad_line(path, number, f'is a bad end line: export writes {{"{EXPORT_END}": true, "MessagesExported": <count>}}.')
+    if value["MessagesExported"] != read:
+        raise _bad_line(path, number, f"ends an export of {value['MessagesExported']} messages, but {read} come before it.")
+    return number
 
 
 def _sqs_rule(path: str, number: int, check: Callable, *args: Any) -> Any:
@@ -498,7 +528,8 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
     the queue) is bad usage, a value SQS refuses is an SQS error; either names the line, and
     the file then imports nothing and creates no queue. The queue is created in the messages'
     transaction: stopped part-way (a failure, Ctrl-C), an import leaves no queue, and no database
-    file where there was none.
+    file where there was none. A file cut short imports nothing either: one of format
+    sqsqlite-export/2 must end with export's end line, its count of messages right.
 
     \b
     Example: sqsqlite import backup.jsonl
@@ -529,8 +560,22 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
         records = []
         if first is not None and header is None:
             records.append(_record(file, first[0], first_value, name, fifo))
+        ends = header is not None and EXPORT_FORMATS[header["Format"]]
+        end = None
         for number, text in lines:
-            records.append(_record(file, number, _parse(file, number, text), name, fifo))
+            value = _parse(file, number, text)
+            if end is not None:
+                raise _bad_line(file, number, f"follows the export's end line (line {end}).")
+            if ends and isinstance(value, dict) and EXPORT_END in value:
+                end = _end(file, number, value, len(records))
+                continue
+            records.append(_record(file, number, value, name, fifo))
+        if ends and end is None:
+            raise click.BadParameter(
+                f"{file} is incomplete: it has no end line, so the export that wrote it stopped part-way "
+                f"({len(records)} messages in it). Nothing was imported; export the queue again.",
+                param_hint="FILE",
+            )
     new_file = header is not None and command_options.no_database_at(s.path)  # this run creates it
     if new_file:
         # The queue it would create, tried first on a scratch database: refused (a bad attribute,

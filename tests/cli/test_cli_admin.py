@@ -360,7 +360,10 @@ def test_redrive_of_a_queue_that_is_no_dead_letter_queue_is_an_sqs_error(sq):
 
 
 def _records(path) -> list[dict]:
-    return [json.loads(line) for line in open(path, encoding="utf-8")]
+    """The export's header and messages, its end line checked and left out."""
+    lines = [json.loads(line) for line in open(path, encoding="utf-8")]
+    assert lines[-1] == {admin.EXPORT_END: True, "MessagesExported": len(lines) - 2}
+    return lines[:-1]
 
 
 def test_export_then_import_into_a_new_database_loses_nothing(sq, tmp_path, clock):
@@ -407,7 +410,8 @@ def test_export_to_stdout_writes_json_lines_only(sq):
     sq("create-queue", "--queue-name", "q")
     sq("send-message", "--queue-url", "q", "--message-body", "hi")
     lines = sq("export", "--queue-url", "q", "-").stdout.splitlines()
-    assert json.loads(lines[0])["QueueName"] == "q" and json.loads(lines[1])["Body"] == "hi" and len(lines) == 2
+    assert json.loads(lines[0])["QueueName"] == "q" and json.loads(lines[1])["Body"] == "hi"
+    assert json.loads(lines[2]) == {"ExportEnd": True, "MessagesExported": 1} and len(lines) == 3
 
 
 def test_import_into_a_named_queue_without_a_header(sq, tmp_path):
@@ -475,7 +479,62 @@ def _message(**fields) -> dict:
     return {"MessageId": "3f1c5d3e-2a9b-4c6e-9d1f-0a1b2c3d4e5f", "Body": "b", "SentTimestamp": 10**13, **fields}
 
 
-_HEADER = {"Format": admin.EXPORT_FORMAT, "QueueName": "made", "Attributes": {}, "Tags": {}}
+# A version-1 file's header, as an older sqsqlite wrote it (no end line), which import still reads.
+_HEADER = {"Format": "sqsqlite-export/1", "QueueName": "made", "Attributes": {}, "Tags": {}}
+
+
+def _exported(sq, tmp_path, n: int = 5):
+    with sq.db() as db:
+        q = db.create_queue("src")
+        for i in range(n):
+            q.send_message(f"m{i}")
+    f = tmp_path / "src.jsonl"
+    sq("export", "--queue-url", "src", str(f))
+    return f, f.read_text().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("kept", [1, 3, 6], ids=["the header alone", "part of the messages", "every message, no end line"])
+def test_an_export_cut_short_is_refused_as_incomplete_and_imports_nothing(sq, tmp_path, kept):
+    f, lines = _exported(sq, tmp_path)
+    f.write_text("".join(lines[:kept]))
+    said = sq("import", "--queue-url", "into", str(f), code=252, db=str(tmp_path / "other.db")).stderr
+    assert f"{f} is incomplete: it has no end line" in said and f"({kept - 1} messages in it)" in said
+    assert not (tmp_path / "other.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("end", "fragment"),
+    [
+        ('{"ExportEnd": true, "MessagesExported": 4}', "ends an export of 4 messages, but 5 come before it"),
+        ('{"ExportEnd": true}', "is a bad end line"),
+        (
+            '{"ExportEnd": true, "MessagesExported": 5}\n{"ExportEnd": true, "MessagesExported": 5}',
+            "follows the export's end line (line 7)",
+        ),
+    ],
+)
+def test_an_export_whose_end_line_does_not_match_its_messages_is_refused_naming_the_line(sq, tmp_path, end, fragment):
+    f, lines = _exported(sq, tmp_path)
+    f.write_text("".join(lines[:-1]) + end + "\n")
+    assert fragment in sq("import", str(f), code=252, db=str(tmp_path / "other.db")).stderr
+
+
+def test_an_export_stopped_part_way_leaves_the_file_it_would_replace_as_it_was(sq, tmp_path, monkeypatch):
+    from sqsqlite.core import Queue
+
+    f, whole = _exported(sq, tmp_path)
+    real = Queue.export_messages
+
+    def stopping(self, *args, **kwargs):
+        for i, record in enumerate(real(self, *args, **kwargs)):
+            if i == 2:
+                raise KeyboardInterrupt
+            yield record
+
+    monkeypatch.setattr(Queue, "export_messages", stopping)
+    sq("export", "--queue-url", "src", str(f), code=130)
+    assert f.read_text() == "".join(whole)  # the earlier export, whole
+    assert [n for n in os.listdir(tmp_path) if n.startswith("src")] == ["src.jsonl"]  # and no src.jsonl.partial
 
 
 @pytest.mark.parametrize("with_header", [False, True], ids=["into an existing queue", "creating the queue"])

@@ -109,15 +109,15 @@ def _export_source(tmp_path) -> dict:
     return {**os.environ, "SQSQLITE_DB": str(tmp_path / "proc.db")}
 
 
-def test_an_export_to_a_full_disk_is_one_line_that_says_the_file_is_incomplete_and_exits_255(sh, tmp_path):
+def test_an_export_to_a_full_disk_is_one_line_that_says_the_export_is_incomplete_and_exits_255(sh, tmp_path):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
     _export_source(tmp_path)
     proc = sh("sqsqlite export --queue-url backlog /dev/full", code=255)
     [line] = [x for x in proc.stderr.splitlines() if x.startswith("sqsqlite:")]
     assert line == (
-        "sqsqlite: cannot write /dev/full: No space left on device. The file is incomplete and the queue "
-        "unchanged: export again when the write can succeed."
+        "sqsqlite: cannot write /dev/full: No space left on device. The export is incomplete (what was written has "
+        "no end line, so import refuses it) and the queue unchanged: export again when the write can succeed."
     )
 
 
