@@ -257,8 +257,10 @@ def test_a_running_fifo_move_task_survives_a_downgrade_to_0008_and_an_upgrade_an
 def test_upgrading_a_fifo_move_task_into_its_own_queue_part_done_by_row_id_moves_only_what_it_still_owed(tmp_path, clock):
     path = tmp_path / "self.db"
     db, dlq = _dead_lettered(path, clock, [("a0", "a"), ("a1", "a")])
-    handle = db.start_message_move_task(dlq.arn, destination_arn=dlq.arn, background=False)
+    handle = db.start_message_move_task(dlq.arn, background=False)
     db.close()
+    with sqlite3.connect(path) as conn:  # into its own queue, as an older sqsqlite would start one (today's refuses)
+        conn.execute("UPDATE move_tasks SET destination_arn = ?", (dlq.arn,))
     _migrate(path, "0008")
     with sqlite3.connect(path) as conn:
         # A walk by id would meet again what it moved into its own queue: the downgrade stops it.
