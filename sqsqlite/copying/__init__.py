@@ -63,12 +63,13 @@ class CopyError(Exception):
     """The other endpoint refused something, or could not be reached; the message names the
     queue, the message and why. ``what``: that message without the why. ``service``: where the
     endpoint answered with an SQS error, its (code, operation, message), for the line the aws
-    CLI would print of it."""
+    CLI would print of it. ``hint``: what to do about it, where sqsqlite can say."""
 
-    def __init__(self, message: str, what: str | None = None, service: tuple[str, str, str] | None = None) -> None:
+    def __init__(self, message: str, what: str | None = None, service: tuple[str, str, str] | None = None, hint: str | None = None) -> None:
         super().__init__(message)
         self.what = what or message
         self.service = service
+        self.hint = hint
 
     @property
     def sqs_error(self) -> bool:

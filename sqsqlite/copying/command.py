@@ -134,4 +134,4 @@ def _said(exc: CopyError) -> click.ClickException:
     """A failure at the other end as the CLI says one."""
     if exc.service is not None:  # the endpoint's SQS error as the aws CLI prints it; what failed, the hint
         return command_options.ServiceError(*exc.service, hint=exc.what)
-    return command_options.Failure(str(exc))
+    return command_options.Failure(str(exc), hint=exc.hint)
