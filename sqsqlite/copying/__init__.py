@@ -9,7 +9,8 @@ else its MessageId: see _deduplication_id), and what is left of a delay. A stand
 queue's go in row order, a FIFO queue's group by group, each group in the queue's order
 (bookmark.py). After each batch how far it has come is kept in this database (a bookmark named
 by the queue there: its ARN, its creation time and the endpoint's URL), so a copy run again to
-that queue continues after it, and sends messages that arrived since.
+that queue continues after it, and sends messages that arrived since. One copy at a time works
+on a queue's position there: a second is refused before it sends anything (lease.py).
 
 From an endpoint (:func:`copy_from`): each remote queue is created here, then drained: a
 batch is received there and imported here (with the remote MessageIds) in one transaction that
@@ -29,6 +30,7 @@ import functools
 import json
 import math
 import operator
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +39,7 @@ from .. import defaults as D
 from ..core import Database
 from ..errors import QueueDoesNotExist
 from .bookmark import GroupBookmark, RowBookmark, copy_key, legacy_copy_key, read_bookmark
+from .lease import Leases
 
 # The queue attributes a queue is made with; the rest are counts and stamps the endpoint keeps.
 # Policy is not among them: it names ARNs and principals that mean something else at the other
@@ -60,10 +63,11 @@ REDRIVE_ATTRIBUTES = ("RedrivePolicy", "RedriveAllowPolicy")
 
 
 class CopyError(Exception):
-    """The other endpoint refused something, or could not be reached; the message names the
-    queue, the message and why. ``what``: that message without the why. ``service``: where the
-    endpoint answered with an SQS error, its (code, operation, message), for the line the aws
-    CLI would print of it. ``hint``: what to do about it, where sqsqlite can say."""
+    """The other endpoint refused something, or could not be reached, or another copy holds a
+    queue's position there; the message names the queue, the message and why. ``what``: that
+    message without the why. ``service``: where the endpoint answered with an SQS error, its
+    (code, operation, message), for the line the aws CLI would print of it. ``hint``: what to do
+    about it, where sqsqlite can say."""
 
     def __init__(self, message: str, what: str | None = None, service: tuple[str, str, str] | None = None, hint: str | None = None) -> None:
         super().__init__(message)
@@ -75,6 +79,24 @@ class CopyError(Exception):
     def sqs_error(self) -> bool:
         """Whether the endpoint answered with an SQS error code."""
         return self.service is not None
+
+
+class CopyInProgress(CopyError):
+    """Another copy is sending ``queue``'s messages to the same queue there (``target``, its ARN,
+    at ``endpoint``), from the same kept position: this one was refused before it sent anything.
+    ``pid``: that copy's process, 0 where it is not known."""
+
+    def __init__(self, queue: str, target: str, endpoint: str | None, pid: int) -> None:
+        if pid == os.getpid():
+            who = "this process"
+        else:
+            who = f"process {pid}" if pid else "another process"
+        where = f" at {endpoint}" if endpoint else ""
+        super().__init__(
+            f"{queue}: another copy to {target}{where} is running ({who}): this one sent nothing",
+            hint="one copy at a time to a queue there: run this again once that one has ended, and it continues where that one stopped",
+        )
+        self.queue, self.target, self.endpoint, self.pid = queue, target, endpoint, pid
 
 
 @dataclass
@@ -382,7 +404,10 @@ def copy_to(
     that queue through that URL continues; a copy to another queue (another account or region, a
     queue deleted and made again, another endpoint) starts from the beginning. ``stop`` is asked between batches: when it
     says True the copy ends there, its last batch's position kept (``report.stopped``), so that
-    a run again sends nothing twice."""
+    a run again sends nothing twice. While it runs it holds each bookmark's lease (lease.py): a
+    copy started meanwhile to one of these queues there raises CopyInProgress once it has found
+    the queues there (made, or brought to this one's attributes, as this one did), before it sets
+    a redrive policy or sends a message."""
     names = list(queue_names) if queue_names is not None else db.queue_names()  # every one: list_queues stops at 1,000
     attributes = {}
     orphaned = {}  # a queue whose dead-letter queue is gone here: that queue's name
@@ -418,24 +443,46 @@ def copy_to(
         )["Attributes"]
         arns[name] = got["QueueArn"]
         keys[name] = copy_key(arns[name], got.get("CreatedTimestamp", ""), endpoint)
-    for name in ordered:
-        kept = [k for k in REDRIVE_ATTRIBUTES if attributes[name].get(k) and not (k == "RedrivePolicy" and name in orphaned)]
-        if name in orphaned:
-            report.notes.append(f"{name}: its RedrivePolicy was not copied: its dead-letter queue {orphaned[name]} does not exist here")
-        if kept:
-            there = functools.partial(operator.add, arns[name].rsplit(":", 1)[0] + ":")  # a queue name -> its ARN there
-            redrive = {k: _rewrite_arns(attributes[name][k], there) for k in kept}
-            _call(f"{name}: could not set its redrive policy there", client.set_queue_attributes, QueueUrl=urls[name], Attributes=redrive)
-    for name in ordered:
-        if _adopt_legacy_bookmark(db, keys[name], arns[name]):
-            report.notes.append(
-                f"{name}: continues from the position an older sqsqlite kept for {arns[name]} (by the ARN alone, "
-                "so for whichever queue had it last); it is kept by this queue there from now on"
-            )
-        report.messages[name], report.stopped = _copy_messages(db, client, name, urls[name], keys[name], progress, stop)
-        if report.stopped:
-            break
+    with Leases(db.path) as leases:
+        # Every position this copy works on, as soon as they are known (the queues' ARNs and
+        # creation times there name them): before a redrive policy, a message or a position.
+        _take_leases(leases, ordered, keys, arns, endpoint)
+        for name in ordered:
+            kept = [k for k in REDRIVE_ATTRIBUTES if attributes[name].get(k) and not (k == "RedrivePolicy" and name in orphaned)]
+            if name in orphaned:
+                report.notes.append(f"{name}: its RedrivePolicy was not copied: its dead-letter queue {orphaned[name]} does not exist here")
+            if kept:
+                there = functools.partial(operator.add, arns[name].rsplit(":", 1)[0] + ":")  # a queue name -> its ARN there
+                redrive = {k: _rewrite_arns(attributes[name][k], there) for k in kept}
+                _call(
+                    f"{name}: could not set its redrive policy there", client.set_queue_attributes, QueueUrl=urls[name], Attributes=redrive
+                )
+        for name in ordered:
+            if _adopt_legacy_bookmark(db, keys[name], arns[name]):
+                report.notes.append(
+                    f"{name}: continues from the position an older sqsqlite kept for {arns[name]} (by the ARN alone, "
+                    "so for whichever queue had it last); it is kept by this queue there from now on"
+                )
+            report.messages[name], report.stopped = _copy_messages(db, client, name, urls[name], keys[name], progress, stop)
+            if report.stopped:
+                break
     return report
+
+
+def _take_leases(leases: Leases, names: list[str], keys: dict[str, str], arns: dict[str, str], endpoint: str | None) -> None:
+    """The lease on each queue's position there, or CopyInProgress naming the first another copy
+    holds (those taken are let go with ``leases``). Taken in one order by every copy, so that of
+    two wanting some of the same positions at once, one gets them all."""
+    for name in sorted(names, key=keys.__getitem__):
+        try:
+            holder = leases.take(keys[name])
+        except OSError as exc:
+            raise CopyError(
+                f"{name}: could not lock {exc.filename or 'its lease file'} beside the database ({exc.strerror or exc}), "
+                "which keeps a second copy to that queue there from running at once: this one sent nothing"
+            ) from None
+        if holder is not None:
+            raise CopyInProgress(name, arns[name], endpoint, holder)
 
 
 # ---------------------------------------------------------------------------------- from
