@@ -17,6 +17,7 @@ from kombu import Queue as KombuQueue
 
 import sqsqlite
 from sqsqlite.transport import channel as transport
+from sqsqlite.transport import payloads
 
 
 def counts(db, name):
@@ -308,12 +309,12 @@ def test_a_countdown_becomes_the_messages_delay_in_the_database(conn, db, clock)
 def test_a_delay_over_sqs_limit_is_sent_with_900_seconds_and_an_explicit_delay_property_wins():
     now = 1_700_000_000_000
     eta = datetime.fromtimestamp(now / 1000, timezone.utc) + timedelta(hours=2)
-    assert transport.delay_seconds({"headers": {"eta": eta.isoformat()}}, now) == 900
-    assert transport.delay_seconds({"headers": {"eta": eta.isoformat()}, "properties": {"delay_seconds": 7}}, now) == 7
+    assert payloads.delay_seconds({"headers": {"eta": eta.isoformat()}}, now) == 900
+    assert payloads.delay_seconds({"headers": {"eta": eta.isoformat()}, "properties": {"delay_seconds": 7}}, now) == 7
     naive = datetime.fromtimestamp(now / 1000, timezone.utc).replace(tzinfo=None) + timedelta(seconds=3.5)
-    assert transport.delay_seconds({"headers": {"eta": naive.isoformat()}}, now) == 3  # rounded down: never late
-    assert transport.delay_seconds({"headers": {"eta": "2000-01-01T00:00:00+00:00"}}, now) is None  # past: none
-    assert transport.delay_seconds({"headers": {}}, now) is None
+    assert payloads.delay_seconds({"headers": {"eta": naive.isoformat()}}, now) == 3  # rounded down: never late
+    assert payloads.delay_seconds({"headers": {"eta": "2000-01-01T00:00:00+00:00"}}, now) is None  # past: none
+    assert payloads.delay_seconds({"headers": {}}, now) is None
 
 
 def test_a_drain_long_polls_and_wakes_when_a_delayed_message_becomes_visible(conn, db, clock):
