@@ -128,7 +128,8 @@ def db_downgrade(s: Settings, revision: str, force: bool) -> None:
 
     REVISION is one that `sqsqlite db history` lists, base, or a number of steps such as -2; any
     other is bad usage and changes nothing. A downgrade that would drop a table holding rows (to
-    base: every queue and message; below 0002: move tasks and FIFO deduplication records) needs
+    base: any file ever opened, its receipt-handle key, and every queue and message; below 0002:
+    move tasks and FIFO deduplication records) needs
     --force; without it the command fails (exit 255) and changes nothing. Any other command
     upgrades the file again on first use.
 

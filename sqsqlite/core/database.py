@@ -73,8 +73,10 @@ class Database:
         self.close()
 
     def close(self) -> None:
-        """Wait for running move tasks, close the buffers left open (their acknowledged deletes
-        committed), stop the checkpoint thread and close every connection."""
+        """Wait up to 5 s for each running move task (one still running then goes on until the
+        process exits, and a task cut off there is resumed by ``sqsqlite redrive``), close the
+        buffers left open (their acknowledged deletes committed), stop the checkpoint thread and
+        close every connection."""
         for task in self.tasks:
             task.join(timeout=5)
         self.buffers.close_all()
