@@ -68,10 +68,13 @@ def release(q: sqsqlite.Queue, handle: str) -> None:
     q.change_message_visibility(handle, 0)
 
 
-def _release_at_exit(ref: weakref.ref[Channel]) -> None:
-    """Give back what a channel still holds when the interpreter exits with it open."""
+def _release_at_exit(ref: weakref.ref[Channel], pid: int) -> None:
+    """Give back what a channel still holds when the interpreter of the process that made it
+    exits with it open. A forked process has a copy of the hook, and of the channel, but the
+    messages are its parent's: it gives back nothing (as Kombu's own hook, a multiprocessing
+    Finalize, runs only in its maker)."""
     channel = ref()
-    if channel is None or channel.closed:
+    if channel is None or channel.closed or os.getpid() != pid:
         return
     try:
         channel.release_buffered()
@@ -142,7 +145,7 @@ class Channel(virtual.Channel):
         # (made later, they run first). This one, made after the database opened, runs before
         # them and gives back those and the buffered ones, as Kombu's SQS transport leaves them
         # visible again at exit instead of hidden for the whole visibility timeout.
-        weakref.finalize(self, _release_at_exit, weakref.ref(self))
+        weakref.finalize(self, _release_at_exit, weakref.ref(self), os.getpid())
 
     @property
     def db(self) -> sqsqlite.Database:

@@ -575,3 +575,33 @@ def test_a_kombu_program_that_exits_without_closing_gives_back_what_it_held_at_o
     with sqsqlite.connect(db_path) as db:
         # Not hidden for the 1800 s visibility timeout: the prefetched ones, and the unacked one.
         assert counts(db, "jobs") == ((9 if ack else 10), 0, 0)
+
+
+_FORK_AND_CHILD_EXITS = """
+import os, sys
+from kombu import Connection
+import sqsqlite, sqsqlite.transport
+conn = Connection("sqsqlite:///" + sys.argv[1])
+message = conn.SimpleQueue("jobs").get(timeout=5)  # held, unacked; the rest of the claim buffered
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)  # a normal exit: exit hooks run, with a copy of the parent's channel
+os.waitpid(pid, 0)
+with sqsqlite.connect(sys.argv[1]) as db:
+    [stats] = db.stats()
+    print("after the child", stats.visible, stats.in_flight)
+"""
+
+
+def test_a_forked_child_that_exits_gives_back_nothing_of_its_parents_messages(db_path, tmp_path):
+    # Real processes: the point is what a forked child's exit does.
+    with Connection("sqsqlite:///" + db_path, transport_options={"visibility_timeout": 1800}) as c:
+        q = c.SimpleQueue("jobs")
+        for n in range(10):
+            q.put({"n": n})
+        q.close()
+    script = tmp_path / "fork.py"
+    script.write_text(_FORK_AND_CHILD_EXITS)
+    done = subprocess.run([sys.executable, str(script), db_path], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "after the child 0 10" in done.stdout  # still the parent's: none visible to another consumer
