@@ -7,6 +7,7 @@ import functools
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -385,10 +386,18 @@ def export(s: Settings, queue_url: str, file: str) -> None:
     }
     count = 0
     # A regular file (or a new one) is written under another name and renamed over FILE once
-    # whole; stdout, a pipe or a device is written as it goes (the end line tells import).
-    partial = f"{file}.partial" if file != "-" and (os.path.isfile(file) or not os.path.exists(file)) else None
+    # whole; stdout, a pipe or a device is written as it goes (the end line tells import). The
+    # file a symbolic link names is the one replaced, and it keeps its permissions.
+    target = os.path.realpath(file) if file != "-" else file
+    partial = f"{target}.partial" if file != "-" and (os.path.isfile(target) or not os.path.exists(target)) else None
     try:
-        out = click.open_file(partial or file, "w", encoding="utf-8")
+        if partial is None:
+            out = click.open_file(file, "w", encoding="utf-8")
+        else:
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            if os.path.exists(target):
+                os.fchmod(fd, stat.S_IMODE(os.stat(target).st_mode))
+            out = open(fd, "w", encoding="utf-8")
     except OSError as exc:  # a missing directory, no permission: the caller's path, named
         raise click.BadParameter(f"cannot write {file}: {exc.strerror or exc}.", param_hint="FILE") from None
     try:
@@ -400,7 +409,7 @@ def export(s: Settings, queue_url: str, file: str) -> None:
                     count += 1
             fh.write(json.dumps({EXPORT_END: True, "MessagesExported": count}) + "\n")
         if partial is not None:
-            os.replace(partial, file)
+            os.replace(partial, target)
     except BaseException as exc:
         if partial is not None:
             with contextlib.suppress(OSError):

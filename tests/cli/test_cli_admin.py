@@ -883,3 +883,18 @@ def test_import_of_a_queue_with_a_dead_letter_queue_into_a_new_path_is_refused_a
     r = sq("import", str(f), code=254, db=fresh)
     assert "Dead letter target does not exist." in r.stderr
     assert os.listdir(tmp_path) == [f.name]  # nothing made beside it either
+
+
+def test_an_export_through_a_symbolic_link_replaces_the_file_it_names_and_keeps_its_permissions(sq, tmp_path):
+    f, _ = _exported(sq, tmp_path)
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    real = volume / "backup.jsonl"
+    real.write_text("an older export\n")
+    real.chmod(0o600)
+    link = tmp_path / "backup.jsonl"
+    link.symlink_to(real)
+    sq("export", "--queue-url", "src", str(link))
+    assert link.is_symlink() and real.read_text() == f.read_text()  # the link kept, its file the new export
+    assert oct(real.stat().st_mode & 0o777) == oct(0o600)
+    assert [n for n in os.listdir(volume)] == ["backup.jsonl"]  # no backup.jsonl.partial left
