@@ -643,7 +643,7 @@ def _create_and_import(db: Any, create: Callable[[], Any], records: Any) -> tupl
 def _remove_database(path: str) -> None:
     """Remove the database file at ``path`` and the files SQLite and sqsqlite make beside it."""
     real = os.path.realpath(path)  # where they all are, should the path be a symbolic link
-    for name in (real, *(real + end for end in ("-wal", "-shm", "-lock", "-sendlock"))):
+    for name in (real, *(real + end for end in D.SIDE_SUFFIXES)):
         with contextlib.suppress(FileNotFoundError):
             os.remove(name)
 

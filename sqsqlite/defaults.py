@@ -264,3 +264,7 @@ MESSAGE_SYSTEM_ATTRIBUTES = (
 # How long replicate and restore wait to connect to an S3 store before saying it is
 # unreachable: Litestream itself retries for minutes (a restore, 3.5 minutes) before it fails.
 S3_CONNECT_TIMEOUT_SECONDS = 5.0
+
+# The files beside a database file: SQLite's WAL and shared memory, and the store's writers' lock
+# and senders' gate (store.py); a database removed takes them too.
+SIDE_SUFFIXES = ("-wal", "-shm", "-lock", "-sendlock")

@@ -330,7 +330,7 @@ class Restored:
 
 def _remove_database(path: Path) -> None:
     """A database file and what SQLite and sqsqlite keep beside it, where they are."""
-    for name in (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-lock", "-sendlock"))):
+    for name in (path, *(Path(f"{path}{suffix}") for suffix in D.SIDE_SUFFIXES)):
         name.unlink(missing_ok=True)
 
 
