@@ -39,9 +39,12 @@ def parse_as_of(value: str) -> int:
         ms = int(text) if len(text) <= 20 else AS_OF_RANGE[1] + 1
     else:
         try:
-            ts = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+            # ISO 8601 takes "z" as "Z"; Python 3.11's fromisoformat takes neither.
+            ts = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
         except ValueError:
-            raise click.BadParameter(f"{value!r} is not a timestamp: use ISO 8601 (2024-05-01T12:00:00Z) or epoch milliseconds") from None
+            raise click.BadParameter(
+                f"{value!r} is not a timestamp: use ISO 8601 (2024-05-01T12:00:00Z) or epoch milliseconds", param_hint="'--as-of'"
+            ) from None
         if ts.tzinfo is None:
             ts = ts.replace(tzinfo=timezone.utc)
         ms = (ts - _EPOCH) // _MS  # in integers: through a float, .018 s came out as 17 ms
@@ -49,7 +52,8 @@ def parse_as_of(value: str) -> int:
     if not low <= ms <= high:
         raise click.BadParameter(
             f"{value!r} is outside the range the report covers: epoch milliseconds from {low} to {high} "
-            "(1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)"
+            "(1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)",
+            param_hint="'--as-of'",
         )
     return ms
 

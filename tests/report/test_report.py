@@ -355,6 +355,7 @@ def test_the_sqsqlite_groups_global_db_option_picks_the_database_over_the_enviro
 def test_as_of_accepts_iso_8601_and_epoch_milliseconds():
     assert parse_as_of("1700144000000") == 1_700_144_000_000
     assert parse_as_of("2023-11-16T14:13:20Z") == 1_700_144_000_000
+    assert parse_as_of("2023-11-16T14:13:20z") == 1_700_144_000_000  # ISO 8601's lower-case UTC too
     assert parse_as_of("2023-11-16T15:13:20+01:00") == 1_700_144_000_000
     assert parse_as_of("2023-11-16 14:13:20.250") == 1_700_144_000_250
 
@@ -382,7 +383,7 @@ def test_an_iso_as_of_keeps_its_exact_millisecond():
 def test_a_bad_as_of_is_a_usage_error_naming_the_value_and_the_range(tmp_path, value, says):
     result = CliRunner().invoke(report, ["--db", str(tmp_path / "x.db"), f"--as-of={value}"])
     assert result.exit_code == 2
-    assert says in result.output
+    assert says in result.output and "Invalid value for '--as-of'" in result.output  # the option named
 
 
 def test_an_as_of_that_looks_like_epoch_seconds_gets_a_warning(every_state, monkeypatch):
