@@ -39,7 +39,7 @@ def parse_as_of(value: str) -> int:
         ms = int(text) if len(text) <= 20 else AS_OF_RANGE[1] + 1
     else:
         try:
-            # ISO 8601 takes "z" as "Z"; Python 3.11's fromisoformat takes neither.
+            # ISO 8601 takes "z" as "Z"; fromisoformat takes neither before Python 3.11, and not "z" in it.
             ts = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
         except ValueError:
             raise click.BadParameter(
