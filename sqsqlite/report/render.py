@@ -103,8 +103,9 @@ def table(report: Report, groups: int = 10) -> str:
     tops = [
         [q.queue, t.message_id, t.receive_count, age(t.age_ms), t.state.replace("_", " ")] for q in report.queues for t in q.top_received
     ]
-    lines += ["", f"Most received messages (top {report.top} per queue, poison candidates)"]
-    lines += _grid(["queue", "message id", "receives", "age", "state"], tops, right={2}) if tops else ["  none received yet"]
+    if report.top:  # --top 0 asks for none: no section, rather than one saying none were received
+        lines += ["", f"Most received messages (top {report.top} per queue, poison candidates)"]
+        lines += _grid(["queue", "message id", "receives", "age", "state"], tops, right={2}) if tops else ["  none received yet"]
     dlqs = [q for q in report.queues if q.dead_letter_sources or q.dead_lettered_from]
     lines += ["", "Dead-letter queues"]
     if dlqs:

@@ -629,3 +629,9 @@ def test_a_write_that_fails_part_way_is_one_line_and_leaves_no_folder_behind(eve
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert "cannot write the snapshot to" in result.output and result.output.rstrip().endswith("No space left on device")
     assert os.listdir(shared) == []
+
+
+def test_top_0_leaves_the_most_received_section_out_instead_of_saying_none_were_received(every_state):
+    path, as_of = every_state
+    assert "Most received messages (top 3" in render.table(figures.compute(path, as_of, top=3))
+    assert "Most received messages" not in render.table(figures.compute(path, as_of, top=0))
