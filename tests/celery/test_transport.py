@@ -546,6 +546,22 @@ def test_a_consumer_of_several_queues_takes_from_each_in_turn_and_waits_through_
     assert counts(db, "a") == counts(db, "b") == (0, 0, 0)
 
 
+def _ten_jobs(db_path: str) -> None:
+    """Ten messages on "jobs", whose queue leases for Kombu SQS's default 1800 s."""
+    with Connection("sqsqlite:///" + db_path, transport_options={"visibility_timeout": 1800}) as c:
+        q = c.SimpleQueue("jobs")
+        for n in range(10):
+            q.put({"n": n})
+        q.close()
+
+
+def _run_script(tmp_path, text: str, *args: str) -> subprocess.CompletedProcess:
+    """``text`` run as a program of its own (what its interpreter does at exit is the point)."""
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=60)
+
+
 _CONSUME_AND_EXIT = """
 import sys
 from kombu import Connection
@@ -562,14 +578,8 @@ print("got", message.payload["n"])
 @pytest.mark.parametrize("ack", [True, False])
 def test_a_kombu_program_that_exits_without_closing_gives_back_what_it_held_at_once(db_path, tmp_path, ack):
     # Real processes: the point is what happens at the interpreter's exit.
-    with Connection("sqsqlite:///" + db_path, transport_options={"visibility_timeout": 1800}) as c:
-        q = c.SimpleQueue("jobs")
-        for n in range(10):
-            q.put({"n": n})
-        q.close()
-    script = tmp_path / "consume.py"
-    script.write_text(_CONSUME_AND_EXIT)
-    done = subprocess.run([sys.executable, str(script), db_path, "ack" if ack else "keep"], capture_output=True, text=True, timeout=60)
+    _ten_jobs(db_path)
+    done = _run_script(tmp_path, _CONSUME_AND_EXIT, db_path, "ack" if ack else "keep")
     assert done.returncode == 0 and "got 0" in done.stdout, done.stderr
     assert "EMERGENCY DUMP" not in done.stdout + done.stderr
     with sqsqlite.connect(db_path) as db:
@@ -595,13 +605,7 @@ with sqsqlite.connect(sys.argv[1]) as db:
 
 def test_a_forked_child_that_exits_gives_back_nothing_of_its_parents_messages(db_path, tmp_path):
     # Real processes: the point is what a forked child's exit does.
-    with Connection("sqsqlite:///" + db_path, transport_options={"visibility_timeout": 1800}) as c:
-        q = c.SimpleQueue("jobs")
-        for n in range(10):
-            q.put({"n": n})
-        q.close()
-    script = tmp_path / "fork.py"
-    script.write_text(_FORK_AND_CHILD_EXITS)
-    done = subprocess.run([sys.executable, str(script), db_path], capture_output=True, text=True, timeout=60)
+    _ten_jobs(db_path)
+    done = _run_script(tmp_path, _FORK_AND_CHILD_EXITS, db_path)
     assert done.returncode == 0, done.stderr
     assert "after the child 0 10" in done.stdout  # still the parent's: none visible to another consumer

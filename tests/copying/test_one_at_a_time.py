@@ -5,6 +5,7 @@ death is the point; the first copy is held at its first batch rather than raced 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -57,19 +58,28 @@ def bodies(client, name: str) -> Counter:
     return Counter(m["Body"] for m in drain(client, client.get_queue_url(QueueName=name)["QueueUrl"]))
 
 
+@contextlib.contextmanager
+def first_copy_held(path: str, client, *names):
+    """A copy of the file at ``path`` to ``client``'s endpoint, held at its first batch while the
+    block runs (so that another copy meets it for certain); yields its future, done once the
+    block has ended."""
+    held = HeldAtFirstBatch(client)
+    with sqsqlite.connect(path) as db, ThreadPoolExecutor(1) as pool:
+        first = pool.submit(copy_to, db, held, *names)
+        try:
+            assert held.sending.wait(60)
+            yield first
+        finally:
+            held.go.set()
+
+
 def test_a_second_copy_to_the_same_queue_is_refused_while_the_first_runs_and_each_message_arrives_once(tmp_path, remote):
     endpoint, env, client = remote
     path = str(tmp_path / "q.db")
     make_queue(path, "orders", 30)
-    held = HeldAtFirstBatch(client)
-    with sqsqlite.connect(path) as db, ThreadPoolExecutor(1) as pool:
-        first = pool.submit(copy_to, db, held)
-        try:
-            assert held.sending.wait(60)
-            second = cli("copy", "--db", path, "--to-endpoint-url", endpoint, env=env, code=255)
-        finally:
-            held.go.set()
-        assert first.result(timeout=120).messages == {"orders": 30}
+    with first_copy_held(path, client) as first:
+        second = cli("copy", "--db", path, "--to-endpoint-url", endpoint, env=env, code=255)
+    assert first.result(timeout=120).messages == {"orders": 30}
     assert second.stdout == ""
     assert second.stderr.splitlines() == [
         f"sqsqlite: orders: another copy to {arn_there(client, 'orders')} at {endpoint} is running (process {os.getpid()}): "
@@ -84,17 +94,11 @@ def test_a_second_copy_in_the_same_process_is_refused_with_a_typed_error_and_sen
     endpoint, env, client = remote
     path = str(tmp_path / "q.db")
     make_queue(path, "orders", 10)
-    held = HeldAtFirstBatch(client)
-    with sqsqlite.connect(path) as db, ThreadPoolExecutor(1) as pool:
-        first = pool.submit(copy_to, db, held)
-        try:
-            assert held.sending.wait(60)
-            with sqsqlite.connect(path) as other, pytest.raises(CopyError) as refused:
-                copy_to(other, client)
-            bookmarks = other.bookmarks("copy-to ")
-        finally:
-            held.go.set()
-        assert first.result(timeout=120).messages == {"orders": 10}
+    with first_copy_held(path, client) as first:
+        with sqsqlite.connect(path) as other, pytest.raises(CopyError) as refused:
+            copy_to(other, client)
+        bookmarks = other.bookmarks("copy-to ")
+    assert first.result(timeout=120).messages == {"orders": 10}
     assert (
         str(refused.value)
         == f"orders: another copy to {arn_there(client, 'orders')} at {endpoint} is running (this process): this one sent nothing"
@@ -109,15 +113,9 @@ def test_copies_to_different_queues_there_run_at_the_same_time(tmp_path, remote)
     path = str(tmp_path / "q.db")
     make_queue(path, "orders", 10)
     make_queue(path, "invoices", 10)
-    held = HeldAtFirstBatch(client)
-    with sqsqlite.connect(path) as db, ThreadPoolExecutor(1) as pool:
-        first = pool.submit(copy_to, db, held, ["orders"])
-        try:
-            assert held.sending.wait(60)
-            other = cli("copy", "--db", path, "--to-endpoint-url", endpoint, "--queue-url", "invoices", env=env)
-        finally:
-            held.go.set()
-        assert first.result(timeout=120).messages == {"orders": 10}
+    with first_copy_held(path, client, ["orders"]) as first:
+        other = cli("copy", "--db", path, "--to-endpoint-url", endpoint, "--queue-url", "invoices", env=env)
+    assert first.result(timeout=120).messages == {"orders": 10}
     assert other.stdout == f"invoices: 10 messages copied to {endpoint}\n"
     assert bodies(client, "orders") == Counter(f"orders-{i}" for i in range(10))
     assert bodies(client, "invoices") == Counter(f"invoices-{i}" for i in range(10))
