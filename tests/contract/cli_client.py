@@ -1,5 +1,5 @@
 """A boto3-shaped SQS client whose every call is a ``sqsqlite`` command, for running the shared
-scenario suite (tests/scenarios.py) through the CLI.
+scenario suite (tests/contract/scenarios.py) through the CLI.
 
 ``client.send_message(QueueUrl=u, MessageBody=b)`` runs ``sqsqlite --db F --output json
 send-message --queue-url=u --message-body=b`` through click's CliRunner: each keyword becomes its

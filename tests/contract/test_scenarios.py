@@ -1,6 +1,6 @@
-"""The shared SQS scenario suite (tests/scenarios.py), run through every entry point: the
+"""The shared SQS scenario suite (tests/contract/scenarios.py), run through every entry point: the
 in-process client, ``sqsqlite serve`` with a real boto3 client (JSON 1.0) and a real botocore
-client on SQS's older query protocol, and the ``sqsqlite`` commands (tests/cli_client.py); all on
+client on SQS's older query protocol, and the ``sqsqlite`` commands (tests/contract/cli_client.py); all on
 a ManualClock."""
 
 import pytest
