@@ -396,10 +396,13 @@ def _tag_text_ok(text: str) -> bool:
     return all(c.isalnum() or c in "_.:/=+-@" or unicodedata.category(c).startswith("Z") for c in text)
 
 
-def tags(value: Mapping[str, Any] | None) -> dict[str, str]:
+def tags(value: Mapping[str, Any] | None, queue_name: str) -> dict[str, str]:
+    """The tags of the queue ``queue_name``, checked: at most MAX_TAGS, keys and values as AWS allows."""
     value = dict(mapping("Tags", value))
     if len(value) > D.MAX_TAGS:
-        raise InvalidParameterValue(f"Too many tags: {len(value)}; a queue can have at most {D.MAX_TAGS}.")
+        raise InvalidParameterValue(
+            f"Too many tags added for queue {queue_name}.", f"Too many tags: {len(value)}; a queue can have at most {D.MAX_TAGS}."
+        )
     for key, val in value.items():
         if not isinstance(key, str) or not 1 <= len(key) <= D.MAX_TAG_KEY_LENGTH:
             raise InvalidParameterValue(

@@ -130,7 +130,7 @@ class Database:
         for key, value in attribute_kwargs.items():
             given[attribute_name(key)] = value
         attrs = V.queue_attributes(given, creating=True)
-        tag_values = V.tags(tags)
+        tag_values = V.tags(tags, name)
         is_fifo = attrs.get("FifoQueue") == "true"
         if name.endswith(".fifo") and not is_fifo:
             raise InvalidParameterValue(

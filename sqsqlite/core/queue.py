@@ -107,7 +107,7 @@ class Queue:
             raise MissingParameter("The request must contain the parameter Tags.", "Give one or more tags, each a key and a value.")
         with self.db.store.write() as tx:
             row = queue_row(tx, self.name)
-            merged = V.tags({**json.loads(row["tags"]), **V.tags(tags)})
+            merged = V.tags({**json.loads(row["tags"]), **V.tags(tags, self.name)}, self.name)
             tx.run(Q.update_queue_tags, id=row["id"], tags=json.dumps(merged))
             tx.forget_queues()
 

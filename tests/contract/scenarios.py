@@ -163,6 +163,22 @@ def scenario_tags_are_added_listed_and_removed(w: World):
 
 
 @scenario
+def scenario_more_than_50_tags_are_refused_in_sqs_words_and_change_nothing(w: World):
+    name = w.name("many-tags")
+    fifty_one = {f"k{i}": "v" for i in range(51)}
+    with expect_error(w.client, "InvalidParameterValue") as refusal:
+        w.client.create_queue(QueueName=name, tags=fifty_one)
+    assert refusal.message == f"Too many tags added for queue {name}."
+    assert w.client.list_queues(QueueNamePrefix=name).get("QueueUrls", []) == []
+    url = w.client.create_queue(QueueName=name, tags={f"k{i}": "v" for i in range(40)})["QueueUrl"]
+    with expect_error(w.client, "InvalidParameterValue") as refusal:  # 40 kept and 11 more: 51 in all
+        w.client.tag_queue(QueueUrl=url, Tags={f"new{i}": "v" for i in range(11)})
+    assert refusal.message == f"Too many tags added for queue {name}."
+    assert refusal.hint in (None, "Too many tags: 51; a queue can have at most 50.")
+    assert len(w.client.list_queue_tags(QueueUrl=url)["Tags"]) == 40
+
+
+@scenario
 def scenario_permissions_are_kept_as_statements_of_the_queue_policy(w: World):
     url = w.queue("perm")
     arn = w.arn(url)
