@@ -8,9 +8,22 @@ protocol and the older query protocol, and answers with SQS's shapes and errors.
         sqs = boto3.client("sqs", endpoint_url=s.url, region_name="us-east-1", ...)
 """
 
+from typing import Any
+
 from .asgi import MAX_REQUEST_BYTES
 from .command import serve
-from .endpoint import BackgroundServer, EndpointServer, make_server
 from .waiting import ServedDatabase
 
 __all__ = ["serve", "make_server", "BackgroundServer", "EndpointServer", "ServedDatabase", "MAX_REQUEST_BYTES"]
+
+_ENDPOINT_NAMES = frozenset(("BackgroundServer", "EndpointServer", "make_server"))
+
+
+def __getattr__(name: str) -> Any:
+    # The endpoint needs uvicorn (the server extra): imported on first use, so that without it
+    # the serve command still loads and says what to install (python -m sqsqlite.server too).
+    if name in _ENDPOINT_NAMES:
+        from . import endpoint
+
+        return getattr(endpoint, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ import sys
 import click
 
 from .. import defaults as D
-from ..command_options import allow_host, own_or_global
+from ..command_options import Failure, allow_host, own_or_global
 from ..console import exposure_warning
 from ..errors import InvalidParameterValue, SQSError
 
@@ -62,7 +62,10 @@ def serve(
     \b
     Example: sqsqlite serve --db app.db --port 9324 --workers 2
     """
-    from .endpoint import MAX_REQUEST_BYTES, make_server
+    try:
+        from .endpoint import MAX_REQUEST_BYTES, make_server
+    except ImportError as exc:  # the server extra is not installed
+        raise Failure(f"`sqsqlite serve` needs {exc.name or 'uvicorn'}, which is not installed: pip install 'sqsqlite[server]'.") from None
 
     if (access_key is None) != (secret_key is None):
         raise click.UsageError("--access-key and --secret-key go together: give both, or neither.")
@@ -82,11 +85,11 @@ def serve(
             allow_hosts=allow_hosts,
         )
     except OSError as exc:
-        raise click.ClickException(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None
+        raise Failure(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None
     except InvalidParameterValue as exc:  # --account-id or --region
         raise click.UsageError(exc.message) from None
     except SQSError as exc:  # the database: not one, unreadable, from a newer sqsqlite ...
-        raise click.ClickException(exc.message) from None
+        raise Failure(exc.message, exc.hint) from None
 
     auth = "SigV4 signatures required" if access_key else "any signature accepted"
     warning = exposure_warning(host, access_key is not None)
