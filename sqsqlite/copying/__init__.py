@@ -10,7 +10,7 @@ queue's go in row order, a FIFO queue's group by group, each group in the queue'
 (bookmark.py). After each batch how far it has come is kept in this database (a bookmark named
 by the queue there: its ARN, its creation time and the endpoint's URL), so a copy run again to
 that queue continues after it, and sends messages that arrived since. One copy at a time works
-on a queue's position there: a second is refused before it sends anything (lease.py).
+on a queue there: a second is refused before it asks anything of the endpoint (lease.py).
 
 From an endpoint (:func:`copy_from`): each remote queue is created here, then drained: a
 batch is received there and imported here (with the remote MessageIds) in one transaction that
@@ -38,7 +38,7 @@ from typing import Any
 from .. import defaults as D
 from ..core import Database
 from ..errors import QueueDoesNotExist
-from .bookmark import GroupBookmark, RowBookmark, copy_key, legacy_copy_key, read_bookmark
+from .bookmark import GroupBookmark, RowBookmark, copy_key, copy_lease_key, legacy_copy_key, read_bookmark
 from .lease import Leases
 
 # The queue attributes a queue is made with; the rest are counts and stamps the endpoint keeps.
@@ -82,21 +82,21 @@ class CopyError(Exception):
 
 
 class CopyInProgress(CopyError):
-    """Another copy is sending ``queue``'s messages to the same queue there (``target``, its ARN,
-    at ``endpoint``), from the same kept position: this one was refused before it sent anything.
-    ``pid``: that copy's process, 0 where it is not known."""
+    """Another copy is sending ``queue``'s messages to the queue of that name there (at
+    ``endpoint``), from the same kept position: this one was refused before it asked anything
+    of the endpoint. ``pid``: that copy's process, 0 where it is not known."""
 
-    def __init__(self, queue: str, target: str, endpoint: str | None, pid: int) -> None:
+    def __init__(self, queue: str, endpoint: str | None, pid: int) -> None:
         if pid == os.getpid():
             who = "this process"
         else:
             who = f"process {pid}" if pid else "another process"
         where = f" at {endpoint}" if endpoint else ""
         super().__init__(
-            f"{queue}: another copy to {target}{where} is running ({who}): this one sent nothing",
+            f"{queue}: another copy to {queue}{where} is running ({who}): this one changed nothing there",
             hint="one copy at a time to a queue there: run this again once that one has ended, and it continues where that one stopped",
         )
-        self.queue, self.target, self.endpoint, self.pid = queue, target, endpoint, pid
+        self.queue, self.endpoint, self.pid = queue, endpoint, pid
 
 
 @dataclass
@@ -404,10 +404,10 @@ def copy_to(
     that queue through that URL continues; a copy to another queue (another account or region, a
     queue deleted and made again, another endpoint) starts from the beginning. ``stop`` is asked between batches: when it
     says True the copy ends there, its last batch's position kept (``report.stopped``), so that
-    a run again sends nothing twice. While it runs it holds each bookmark's lease (lease.py): a
-    copy started meanwhile to one of these queues there raises CopyInProgress once it has found
-    the queues there (made, or brought to this one's attributes, as this one did), before it sets
-    a redrive policy or sends a message."""
+    a run again sends nothing twice. While it runs it holds a lease on each queue there, by its
+    name and the endpoint's URL (lease.py, ``bookmark.copy_lease_key``): a copy started meanwhile
+    to one of these queues there raises CopyInProgress before it asks anything of the endpoint,
+    so it has made no queue there, set no attribute and sent no message."""
     names = list(queue_names) if queue_names is not None else db.queue_names()  # every one: list_queues stops at 1,000
     attributes = {}
     orphaned = {}  # a queue whose dead-letter queue is gone here: that queue's name
@@ -430,23 +430,23 @@ def copy_to(
     report = CopyReport(queues=ordered)
     urls, arns, keys = {}, {}, {}
     endpoint = getattr(getattr(client, "meta", None), "endpoint_url", None)
-    for name in ordered:
-        plain = {k: attributes[name][k] for k in SETTABLE_ATTRIBUTES if k in attributes[name]}
-        if attributes[name].get("Policy"):
-            report.notes.append(_policy_note(name))
-        urls[name] = _ensure_queue(client, name, plain, db.queue(name).list_queue_tags())
-        got = _call(
-            f"{name}: could not read its ARN there",
-            client.get_queue_attributes,
-            QueueUrl=urls[name],
-            AttributeNames=["QueueArn", "CreatedTimestamp"],
-        )["Attributes"]
-        arns[name] = got["QueueArn"]
-        keys[name] = copy_key(arns[name], got.get("CreatedTimestamp", ""), endpoint)
     with Leases(db.path) as leases:
-        # Every position this copy works on, as soon as they are known (the queues' ARNs and
-        # creation times there name them): before a redrive policy, a message or a position.
-        _take_leases(leases, ordered, keys, arns, endpoint)
+        # Every queue's lease before anything is asked of the endpoint: a copy refused has made
+        # no queue there, set no attribute and sent nothing.
+        _take_leases(leases, ordered, endpoint)
+        for name in ordered:
+            plain = {k: attributes[name][k] for k in SETTABLE_ATTRIBUTES if k in attributes[name]}
+            if attributes[name].get("Policy"):
+                report.notes.append(_policy_note(name))
+            urls[name] = _ensure_queue(client, name, plain, db.queue(name).list_queue_tags())
+            got = _call(
+                f"{name}: could not read its ARN there",
+                client.get_queue_attributes,
+                QueueUrl=urls[name],
+                AttributeNames=["QueueArn", "CreatedTimestamp"],
+            )["Attributes"]
+            arns[name] = got["QueueArn"]
+            keys[name] = copy_key(arns[name], got.get("CreatedTimestamp", ""), endpoint)
         for name in ordered:
             kept = [k for k in REDRIVE_ATTRIBUTES if attributes[name].get(k) and not (k == "RedrivePolicy" and name in orphaned)]
             if name in orphaned:
@@ -469,20 +469,20 @@ def copy_to(
     return report
 
 
-def _take_leases(leases: Leases, names: list[str], keys: dict[str, str], arns: dict[str, str], endpoint: str | None) -> None:
-    """The lease on each queue's position there, or CopyInProgress naming the first another copy
-    holds (those taken are let go with ``leases``). Taken in one order by every copy, so that of
-    two wanting some of the same positions at once, one gets them all."""
-    for name in sorted(names, key=keys.__getitem__):
+def _take_leases(leases: Leases, names: list[str], endpoint: str | None) -> None:
+    """The lease on each queue there (copy_lease_key), or CopyInProgress naming the first another
+    copy holds (those taken are let go with ``leases``). Taken in one order by every copy, so
+    that of two wanting some of the same queues at once, one gets them all."""
+    for name in sorted(names):
         try:
-            holder = leases.take(keys[name])
+            holder = leases.take(copy_lease_key(name, endpoint))
         except OSError as exc:
             raise CopyError(
                 f"{name}: could not lock {exc.filename or 'its lease file'} beside the database ({exc.strerror or exc}), "
-                "which keeps a second copy to that queue there from running at once: this one sent nothing"
+                "which keeps a second copy to that queue there from running at once: this one changed nothing there"
             ) from None
         if holder is not None:
-            raise CopyInProgress(name, arns[name], endpoint, holder)
+            raise CopyInProgress(name, endpoint, holder)
 
 
 # ---------------------------------------------------------------------------------- from

@@ -45,6 +45,16 @@ def copy_key(arn: str, created: str, endpoint: str | None) -> str:
     return f"{legacy_copy_key(arn)} created {created or '?'} at {_endpoint(endpoint)}"
 
 
+def copy_lease_key(name: str, endpoint: str | None) -> str:
+    """The name of the lease a copy to the queue ``name`` at the endpoint takes before it asks
+    anything of it (lease.py): known before the queue there exists, unlike its ARN and creation
+    time. Two copies that would keep one position (one copy_key) hold one lease: that key's ARN
+    ends in the queue's name, the one each copy creates and sends to, and its endpoint is spelled
+    here the same way. Copies of one name to two accounts or regions at one URL, or to a queue
+    deleted and made again, share the lease though not the position: the second is refused."""
+    return f"copy-to-queue {name} at {_endpoint(endpoint)}"
+
+
 def legacy_copy_key(arn: str) -> str:
     """The name an older sqsqlite kept a copy's position under: the ARN alone."""
     return f"copy-to {arn}"

@@ -54,7 +54,7 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     Policy is left out, with a note) and sends its messages without receiving them here, in
     send order (a FIFO queue's group by group, each in the queue's order). Run again after an interruption, it continues after the last batch that queue
     there accepted (and sends what arrived since); one copy at a time to a queue there (a second,
-    while one runs, is refused before it sends anything: exit 255). --from-endpoint-url creates each remote
+    while one runs, is refused before it changes anything there: exit 255). --from-endpoint-url creates each remote
     queue here and moves its messages: each is deleted there only after it is committed here,
     and none is imported twice. Credentials as boto3 finds them (AWS_ACCESS_KEY_ID,
     AWS_SECRET_ACCESS_KEY, profiles). A failure there exits 254 (an SQS error) or 255.

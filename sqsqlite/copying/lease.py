@@ -1,13 +1,15 @@
-"""One copy at a time to each queue there: the lease a copy to an endpoint holds on the position it
-keeps of a queue there (its bookmark), for as long as it runs.
+"""One copy at a time to each queue there: the lease a copy to an endpoint holds on a queue
+there, for as long as it runs.
 
 Two copies to one queue at once would both start from the kept position and send the same
-messages, each then writing its own position over the other's. So a copy takes, before it sends
-anything, an exclusive ``flock`` on a file beside the database for each position it works on
-(``<file>-copy-`` and a digest of the bookmark's name), without waiting: a position another copy
-holds refuses this one. An flock belongs to the open file, so the kernel lets it go when the
-process ends however it ends (SIGKILL, a crash): a copy that dies leaves no lease behind. The
-holder writes its process id into the file, for the refusal to name it.
+messages, each then writing its own position over the other's. So a copy takes, before it asks
+anything of the endpoint, an exclusive ``flock`` on a file beside the database for each queue it
+works on (``<file>-copy-`` and a digest of the key it is given: the queue's name and the
+endpoint's URL, bookmark.copy_lease_key), without waiting: a queue another copy holds refuses
+this one, which has then made, set and sent nothing there. An flock belongs to the open file, so
+the kernel lets it go when the process ends however it ends (SIGKILL, a crash): a copy that dies
+leaves no lease behind. The holder writes its process id into the file, for the refusal to name
+it.
 
 The file is removed by its holder before it lets go, so the directory keeps only the files of
 copies running (and of copies killed, which the next copy to that queue takes and removes). A copy
@@ -32,7 +34,7 @@ except ImportError:
 
 
 def lease_path(db_path: str, key: str) -> str:
-    """The file whose lock is the lease on the position kept under ``key``: beside the real file
+    """The file whose lock is the lease named ``key``: beside the real file
     (through a symlink, as SQLite puts -wal and -shm), however the path was spelled."""
     if db_path.startswith("file:"):  # a URI SQLite was given: the file it names
         db_path = unquote(urlsplit(db_path).path)
@@ -55,7 +57,7 @@ class Leases:
         self.close()
 
     def take(self, key: str) -> int | None:
-        """Take the lease on the position kept under ``key``: None once taken, else the process
+        """Take the lease named ``key``: None once taken, else the process
         id of the copy holding it (0 where it is not known). OSError where the file can't be
         made or locked."""
         if fcntl is None:

@@ -1,6 +1,6 @@
 """One copy at a time to a queue there: a second copy to it while the first runs is refused before
-it sends anything (both would start from the same kept position and send the same messages), and
-a copy that dies leaves nothing that holds the next one back. Real processes where a process's
+it changes anything there or here (both would start from the same kept position and send the
+same messages), and a copy that dies leaves nothing that holds the next one back. Real processes where a process's
 death is the point; the first copy is held at its first batch rather than raced against."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -49,11 +50,6 @@ def make_queue(path: str, name: str, count: int) -> None:
             queue.send_message_batch([{"Id": str(j), "MessageBody": f"{name}-{i + j}"} for j in range(10)])
 
 
-def arn_there(client, name: str) -> str:
-    url = client.get_queue_url(QueueName=name)["QueueUrl"]
-    return client.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-
-
 def bodies(client, name: str) -> Counter:
     return Counter(m["Body"] for m in drain(client, client.get_queue_url(QueueName=name)["QueueUrl"]))
 
@@ -82,8 +78,7 @@ def test_a_second_copy_to_the_same_queue_is_refused_while_the_first_runs_and_eac
     assert first.result(timeout=120).messages == {"orders": 30}
     assert second.stdout == ""
     assert second.stderr.splitlines() == [
-        f"sqsqlite: orders: another copy to {arn_there(client, 'orders')} at {endpoint} is running (process {os.getpid()}): "
-        "this one sent nothing",
+        f"sqsqlite: orders: another copy to orders at {endpoint} is running (process {os.getpid()}): this one changed nothing there",
         HINT,
     ]
     assert bodies(client, "orders") == Counter(f"orders-{i}" for i in range(30))
@@ -99,10 +94,7 @@ def test_a_second_copy_in_the_same_process_is_refused_with_a_typed_error_and_sen
             copy_to(other, client)
         bookmarks = other.bookmarks("copy-to ")
     assert first.result(timeout=120).messages == {"orders": 10}
-    assert (
-        str(refused.value)
-        == f"orders: another copy to {arn_there(client, 'orders')} at {endpoint} is running (this process): this one sent nothing"
-    )
+    assert str(refused.value) == f"orders: another copy to orders at {endpoint} is running (this process): this one changed nothing there"
     assert refused.value.hint == HINT.removeprefix("hint: ")
     assert bookmarks == {}  # the refused copy kept no position: the first had sent nothing yet either
     assert bodies(client, "orders") == Counter(f"orders-{i}" for i in range(10))
@@ -169,3 +161,53 @@ def test_a_copy_killed_with_sigkill_leaves_the_next_copy_free_to_run(tmp_path, r
     assert again.stdout == f"orders: 30 messages copied to {endpoint}\n"
     assert bodies(client, "orders") == Counter(f"orders-{i}" for i in range(30))
     assert not [f for f in os.listdir(tmp_path) if "-copy-" in f]  # the killed copy's file, taken and removed by the next
+
+
+def endpoint_state(client) -> dict:
+    """Every queue at the endpoint, with its attributes and tags, as the endpoint reports them."""
+    return {
+        url: (
+            client.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"],
+            client.list_queue_tags(QueueUrl=url).get("Tags"),
+        )
+        for url in client.list_queues().get("QueueUrls", [])
+    }
+
+
+def file_state(path: str) -> tuple[list[str], list[str]]:
+    """The database's every row, as SQL, and the files beside it."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+        rows = list(con.iterdump())
+    return rows, sorted(os.listdir(os.path.dirname(path)))
+
+
+def test_a_copy_refused_while_another_runs_creates_no_queue_there_and_leaves_the_file_as_it_was(tmp_path, remote):
+    endpoint, env, client = remote
+    path = str(tmp_path / "q.db")
+    make_queue(path, "orders", 10)
+    make_queue(path, "invoices", 10)
+    with first_copy_held(path, client, ["orders"]) as first:
+        there, here = endpoint_state(client), file_state(path)
+        refused = cli("copy", "--db", path, "--to-endpoint-url", endpoint, env=env, code=255)
+        assert endpoint_state(client) == there  # invoices not made there
+        assert file_state(path) == here
+    assert "orders: another copy to orders at" in refused.stderr
+    assert first.result(timeout=120).messages == {"orders": 10}
+    assert [url.rsplit("/", 1)[-1] for url in client.list_queues()["QueueUrls"]] == ["orders"]
+
+
+def test_a_copy_refused_while_another_runs_sets_no_attribute_or_tag_there(tmp_path, remote):
+    endpoint, env, client = remote
+    path = str(tmp_path / "q.db")
+    make_queue(path, "orders", 10)
+    with first_copy_held(path, client) as first:
+        with sqsqlite.connect(path) as db:  # changed here since the first copy made the queue there
+            db.queue("orders").set_queue_attributes({"VisibilityTimeout": "45"})
+            db.queue("orders").tag_queue({"team": "billing"})
+        there, here = endpoint_state(client), file_state(path)
+        cli("copy", "--db", path, "--to-endpoint-url", endpoint, env=env, code=255)
+        assert endpoint_state(client) == there
+        assert file_state(path) == here
+    assert first.result(timeout=120).messages == {"orders": 10}
+    url = client.get_queue_url(QueueName="orders")["QueueUrl"]
+    assert client.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"] == {"VisibilityTimeout": "30"}
