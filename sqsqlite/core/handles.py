@@ -205,9 +205,10 @@ def invalid_handle_text(handle: Any) -> str:
     return f'The input receipt handle "{handle}" is not a valid receipt handle.'
 
 
-def decode_handle(macs: dict[int, Callable[[bytes], bytes] | None], handle: Any) -> Handle:
+def decode_handle(macs: dict[int, tuple[Callable[[bytes], bytes] | None, ...]], handle: Any) -> Handle:
     """A receipt handle this database issued (for any queue), or ReceiptHandleIsInvalid. macs:
-    each handle version's MAC (Handles.macs), None for one this process cannot compute."""
+    the MACs that may have signed each handle version (Handles.macs), None for one this process
+    cannot compute."""
     if handle is None or handle == "":
         raise MissingParameter("The request must contain the parameter ReceiptHandle.")
     if not isinstance(handle, str) or len(handle) > 200:
@@ -233,16 +234,19 @@ def decode_handle(macs: dict[int, Callable[[bytes], bytes] | None], handle: Any)
         raise ReceiptHandleIsInvalid(
             invalid_handle_text(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it is not one sqsqlite issued."
         )
-    mac = macs[version]
-    if mac is None:
-        raise ReceiptHandleIsInvalid(
-            invalid_handle_text(handle),
-            f"The receipt handle {V.shorten(handle, 40)} cannot be checked here: if sqsqlite issued it, a process with "
-            "BLAKE2b did, and this Python refuses BLAKE2b as a MAC (a build for FIPS mode). Delete with the handles this "
-            "kind of process received.",
-        )
     body, signature = raw[: HANDLE_LAYOUT.size], raw[HANDLE_LAYOUT.size :]
-    if not hmac.compare_digest(signature, mac(body)):
+    candidates = macs[version]
+    for mac in candidates:  # a loop, not any() of a generator: this runs for every handle from elsewhere
+        if mac is not None and hmac.compare_digest(signature, mac(body)):
+            break
+    else:
+        if None in candidates:
+            raise ReceiptHandleIsInvalid(
+                invalid_handle_text(handle),
+                f"The receipt handle {V.shorten(handle, 40)} cannot be checked here: if sqsqlite issued it, a process with "
+                "BLAKE2b did, and this Python refuses BLAKE2b as a MAC (a build for FIPS mode). Delete with the handles this "
+                "kind of process received.",
+            )
         raise ReceiptHandleIsInvalid(
             invalid_handle_text(handle), f"The receipt handle {V.shorten(handle, 40)} is not valid: it was not issued by this database."
         )
@@ -278,13 +282,20 @@ class Handles:
     in full."""
 
     def __init__(self, secret: bytes):
-        # One keyed state: text() copies it directly, macs[2] (for checking) through a closure.
-        # Where BLAKE2b is refused (FIPS mode) it is None, and handles are version 3.
+        # One keyed state: text() copies it directly, the checks through a closure. Where
+        # BLAKE2b is refused (FIPS mode) it is None, and handles are version 3.
         self._keyed = _keyed_blake2b(secret)
         self._hmac_sha256 = _hmac_sha256(secret)
         blake2b = None if self._keyed is None else _keyed_mac(self._keyed)
-        # Each handle version's MAC (1: base64 text, 2: hex, both BLAKE2b; 3: hex, HMAC-SHA256).
-        self.macs: dict[int, Callable[[bytes], bytes] | None] = {1: blake2b, 2: blake2b, 3: self._hmac_sha256}
+        # The MACs that may have signed each handle version. 1: base64 text, signed with
+        # HMAC-SHA256 by the first sqsqlite and with BLAKE2b since (the version byte stayed 1, so
+        # both are tried: a handle received before an upgrade must still delete its message);
+        # 2: hex, BLAKE2b; 3: hex, HMAC-SHA256.
+        self.macs: dict[int, tuple[Callable[[bytes], bytes] | None, ...]] = {
+            1: (blake2b, self._hmac_sha256),
+            2: (blake2b,),
+            3: (self._hmac_sha256,),
+        }
         self._issued: dict[str, Handle] = {}
         # The id of the queue each name had when this process last claimed from it, once the
         # claim committed: a delete by handles this process issued (take) goes straight to
