@@ -32,7 +32,7 @@ from typing import Any
 from . import defaults as D
 from .checkpoint import Checkpointer
 from .errors import DatabaseError
-from .tx import ConnectionState, Group, ThreadEnd, Tx, explain, foreign, lock_briefly, not_ours, retrying, undone
+from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, busy, explain, foreign, lock_briefly, not_ours, retrying, undone
 
 fcntl: Any
 try:
@@ -115,6 +115,14 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 
+def _busy_timeout(local: ConnectionState, short: bool) -> None:
+    """Set the busy timeout of ``local``'s connection: a wait-free BEGIN's, or the connection's own."""
+    local.busy_short = None  # until it is set: an interrupt in between leaves it to be set again
+    seconds = D.WAIT_FREE_SECONDS if short else D.BUSY_TIMEOUT_SECONDS
+    local.cursor.execute(f"PRAGMA busy_timeout={max(1, int(seconds * 1000))}")
+    local.busy_short = short
+
+
 def _holding() -> set:
     """The writers' lock files this thread holds (their real paths)."""
     try:
@@ -191,10 +199,20 @@ class _Write:
                 self._unlock()
                 with _FORK_GATE:
                     pass
+            # Wait-free, SQLite's busy handler too waits only briefly: a program that writes with SQLite
+            # alone (the sqlite3 shell, a backup) holds SQLite's lock without sqsqlite's lock file.
+            if wait_free:
+                if local.busy_short is not True:
+                    _busy_timeout(local, True)
+            elif local.busy_short is not False:
+                _busy_timeout(local, False)
             started = _monotonic()
             try:
                 local.cursor.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
+                if wait_free and busy(exc):
+                    raise WouldWait() from None
+                local.busy_short = None  # retrying sets it as it goes
                 retrying(self.store.path, lambda: local.cursor.execute("BEGIN IMMEDIATE"), started, local.cursor, exc)
         except BaseException as exc:
             if not isinstance(exc, (sqlite3.Error, DatabaseError)):
@@ -309,6 +327,7 @@ class _Write:
             if not isinstance(failed, sqlite3.OperationalError):
                 raise failed
             cursor = self.local.cursor
+            self.local.busy_short = None  # retrying sets it as it goes
             retrying(self.store.path, lambda: cursor.execute("COMMIT"), started, cursor, failed)
         except BaseException:
             self._rolled_back()
@@ -390,6 +409,7 @@ class Store:
         # The cursor first: an interrupt between the two must not leave a connection that
         # looks ready without its cursor.
         local.cursor = cursor
+        local.busy_short = False  # the connection's own (open_connection's timeout)
         local.conn, local.pid = conn, _PID
         local.queues.clear()
         local.state.clear()
@@ -507,8 +527,9 @@ class Store:
                 pass
 
     def wait_free(self, on: bool) -> None:
-        """Whether this thread's next write waits for another's writers' lock at most WAIT_FREE_SECONDS,
-        then raises WouldWait, having written nothing (an event loop's thread must not stop long)."""
+        """Whether this thread's next write waits for another's writers' lock, then for SQLite's lock
+        (another program's transaction), at most WAIT_FREE_SECONDS each, then raises WouldWait, having
+        written nothing (an event loop's thread must not stop long)."""
         local = self._local
         local.wait_free = local.wait_free_call = on
 
@@ -579,7 +600,8 @@ class Store:
     def read(self) -> Iterator[Tx]:
         """A read transaction: one consistent snapshot, never blocking writers (WAL)."""
         conn = self.connection()
-        group = self._local.group
+        local = self._local
+        group = local.group
         if group is not None and group.writer is not None:  # inside the group's transaction, which it sees
             try:
                 yield Tx(conn)
@@ -590,6 +612,8 @@ class Store:
             return
         done = False
         try:
+            if local.busy_short is not False:  # a wait-free write's before it: a read waits as any
+                _busy_timeout(local, False)
             # Inside the try: an interrupt landing just after BEGIN still ends the transaction.
             retrying(self.path, lambda: conn.execute("BEGIN DEFERRED"))
             yield Tx(conn)

@@ -48,9 +48,10 @@ class ThreadEnd:
 
 
 class WouldWait(BaseException):
-    """A write of a thread marked wait-free (Store.wait_free) found sqsqlite's writers' lock taken
-    by another connection, and wrote nothing: the caller runs it again where it may wait. A
-    BaseException, like an interrupt, so that no handler of errors takes it for one."""
+    """A write of a thread marked wait-free (Store.wait_free) found sqsqlite's writers' lock, or
+    SQLite's own (another program's transaction), taken by another connection, and wrote nothing:
+    the caller runs it again where it may wait. A BaseException, like an interrupt, so that no
+    handler of errors takes it for one."""
 
 
 def lock_briefly(fd: int, seconds: float) -> None:
@@ -99,6 +100,11 @@ class ConnectionState(threading.local):
     # the call it belongs to began so (Store.wait_free, Store.wait_free_again).
     wait_free: bool = False
     wait_free_call: bool = False
+    # Whether the connection's busy timeout is now a wait-free BEGIN's (WAIT_FREE_SECONDS: True)
+    # or its own (BUSY_TIMEOUT_SECONDS: False); None: not known (a change was cut short, or
+    # tx.retrying changed it). Kept so that it is set only when it must change: a loop serving
+    # writes leaves it short, a thread pool's connections never shorten it.
+    busy_short: bool | None = False
     # Whether this connection's SQLite checkpoint is the checkpoint thread's backstop
     # (PRAGMA wal_autocheckpoint=WAL_BACKSTOP_PAGES) rather than SQLite's default.
     backstop: bool = False
@@ -195,6 +201,12 @@ def explain(path: str, exc: Exception) -> str:
 _RETRYABLE = ("database is locked", "database is busy", "database table is locked")
 
 
+def busy(exc: Exception) -> bool:
+    """Whether SQLite's error says another connection holds a lock it needs: worth trying again."""
+    text = str(exc)
+    return any(s in text for s in _RETRYABLE)
+
+
 def retrying(path: str, fn: Callable[[], Any], started: float | None = None, conn: Any = None, failed: Exception | None = None) -> Any:
     """fn() until the database at ``path`` is not busy, for one busy timeout in all from ``started``,
     the first try's start (that try's wait in SQLite's busy handler counts); ``failed``: how the
@@ -207,7 +219,7 @@ def retrying(path: str, fn: Callable[[], Any], started: float | None = None, con
         while True:
             if failed is not None:
                 left = deadline - time.monotonic()
-                if not any(s in str(failed) for s in _RETRYABLE) or left <= 0:
+                if not busy(failed) or left <= 0:
                     raise DatabaseError(explain(path, failed)) from None
                 time.sleep(min(left, delay * (0.5 + random.random())))
                 delay = min(delay * 2, 0.05)

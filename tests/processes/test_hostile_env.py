@@ -390,6 +390,123 @@ def test_a_commit_retried_while_busy_waits_one_busy_timeout_in_all_from_its_firs
     db.close()
 
 
+def _sqlite_lock_held_by_another_program(path: str) -> sqlite3.Connection:
+    other = sqlite3.connect(path, isolation_level=None)  # knows nothing of sqsqlite's lock file
+    other.execute("BEGIN IMMEDIATE")
+    return other
+
+
+@contextlib.contextmanager
+def _wait_free(db):
+    db.store.wait_free(True)  # as the endpoint's event loop makes its calls
+    try:
+        yield
+    finally:
+        db.store.wait_free(False)
+
+
+def _busy_timeout_of_reads(db) -> int:
+    with db.store.read():
+        return db.store.connection().execute("PRAGMA busy_timeout").fetchone()[0]
+
+
+def test_a_wait_free_write_while_another_program_holds_sqlites_write_lock_gives_up_at_once_having_written_nothing(tmp_path, monkeypatch):
+    import time
+
+    from sqsqlite import defaults
+    from sqsqlite.tx import WouldWait
+
+    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
+    db = sqsqlite.connect(str(tmp_path / "wait-free.db"))
+    q = db.create_queue("q")
+    q.send_message("before")
+    other = _sqlite_lock_held_by_another_program(db.store.path)
+    started = time.monotonic()
+    with _wait_free(db), pytest.raises(WouldWait):
+        q.send_message("never written")
+    assert time.monotonic() - started < BUSY / 3  # not the busy timeout: WAIT_FREE_SECONDS, and the lock file's
+    assert not db.store.connection().in_transaction and _lock_is_free(db)
+    other.execute("ROLLBACK")
+    other.close()
+    assert [m.body for m in q.peek()] == ["before"]
+    with _wait_free(db):
+        q.send_message("after")  # the lock let go, a wait-free write writes
+    assert sorted(m.body for m in q.peek()) == ["after", "before"]
+    db.close()
+
+
+def test_writes_that_may_wait_and_reads_keep_the_whole_busy_timeout_after_a_wait_free_write_gave_up(tmp_path, monkeypatch):
+    import time
+
+    from sqsqlite import defaults
+    from sqsqlite.tx import WouldWait
+
+    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
+    db = sqsqlite.connect(str(tmp_path / "waits.db"))
+    q = db.create_queue("q")
+    other = _sqlite_lock_held_by_another_program(db.store.path)
+    with _wait_free(db), pytest.raises(WouldWait):
+        q.send_message("never written")
+    assert _busy_timeout_of_reads(db) == BUSY * 1000
+    with _wait_free(db), pytest.raises(WouldWait):
+        q.send_message("never written")
+    started = time.monotonic()
+    with pytest.raises(DatabaseError, match="locked"):
+        q.send_message("waits")
+    waited = time.monotonic() - started
+    assert BUSY <= waited < BUSY * 1.4, waited  # the one busy timeout it had, not the wait-free one
+    other.execute("ROLLBACK")
+    other.close()
+    with _wait_free(db):
+        q.send_message("sent wait-free")  # the loop's connection keeps its short timeout between writes
+    assert _busy_timeout_of_reads(db) == BUSY * 1000
+    assert [m.body for m in q.peek()] == ["sent wait-free"]
+    db.close()
+
+
+def test_an_interrupt_while_a_wait_free_write_shortens_the_busy_timeout_leaves_later_writes_and_reads_their_whole_one(
+    tmp_path, monkeypatch
+):
+    import time
+
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
+    db = sqsqlite.connect(str(tmp_path / "interrupted.db"))
+    q = db.create_queue("q")
+    q.send_message("warm")  # this thread's connection and cursor exist
+    local = db.store._local
+    real = local.cursor
+
+    class InterruptedOnceShortened:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def execute(self, sql, *args):
+            out = real.execute(sql, *args)
+            if sql.startswith("PRAGMA busy_timeout") and real.execute("PRAGMA busy_timeout").fetchone()[0] < BUSY * 1000:
+                local.cursor = real
+                raise KeyboardInterrupt
+            return out
+
+    local.cursor = InterruptedOnceShortened()
+    try:
+        with _wait_free(db), pytest.raises(KeyboardInterrupt):
+            q.send_message("interrupted")
+    finally:
+        local.cursor = real
+    assert _busy_timeout_of_reads(db) == BUSY * 1000
+    other = _sqlite_lock_held_by_another_program(db.store.path)
+    started = time.monotonic()
+    with pytest.raises(DatabaseError, match="locked"):
+        q.send_message("waits")
+    assert BUSY <= time.monotonic() - started < BUSY * 1.4
+    other.execute("ROLLBACK")
+    other.close()
+    assert [m.body for m in q.peek()] == ["warm"]
+    db.close()
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
 def test_databases_dropped_without_close_leave_no_file_descriptors_open(tmp_path):
     import gc
