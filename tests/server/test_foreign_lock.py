@@ -1,0 +1,107 @@
+"""``sqsqlite serve`` while another program (the ``sqlite3`` shell, a backup tool) holds SQLite's
+write lock on the file: a write waits off the event loop, so the worker goes on answering the
+other clients, and the write completes once the lock is let go."""
+
+import fcntl
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ReadTimeoutError
+
+from tests.server.server_helpers import CREDENTIALS, boto3_client
+
+pytestmark = pytest.mark.slow
+
+
+def _start(db_path: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqlite.server", "--db", db_path, "--port", "0", "--workers", "1"], stderr=subprocess.PIPE, text=True
+    )
+    line = proc.stderr.readline()  # type: ignore[union-attr]
+    m = re.search(r"at (http://\S+)", line)
+    assert m, f"no start line: {line!r}"
+    return proc, m.group(1)
+
+
+def _writers_lock_taken(db_path: str) -> bool:
+    """Whether a sqsqlite writer holds the file's writers' lock (it takes it before BEGIN IMMEDIATE)."""
+    fd = os.open(db_path + "-lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def test_a_send_behind_another_programs_write_lock_leaves_the_worker_answering_other_clients_and_lands_once_it_is_let_go(tmp_path):
+    db_path = str(tmp_path / "held.db")
+    proc, url = _start(db_path)
+    other = None
+    sender = None
+    try:
+        sqs = boto3_client(url)
+        queue = sqs.create_queue(QueueName="work")["QueueUrl"]
+        # A read that the loop does not answer within this bound is a loop held up by the send.
+        config = Config(retries={"total_max_attempts": 1}, connect_timeout=5, read_timeout=5)
+        reader = boto3.client("sqs", endpoint_url=url, region_name="us-east-1", config=config, **CREDENTIALS)
+        reader.list_queues()  # connected and served once before the lock is taken
+
+        other = sqlite3.connect(db_path, isolation_level=None)  # knows nothing of sqsqlite's lock file
+        other.execute("BEGIN IMMEDIATE")
+        sent: list[dict] = []
+        errors: list[Exception] = []
+
+        def send() -> None:
+            try:
+                sent.append(boto3_client(url).send_message(QueueUrl=queue, MessageBody="behind the lock"))
+            except Exception as exc:  # reported by the assertions below
+                errors.append(exc)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        # The send is in the server, waiting for SQLite's lock, once it holds the writers' lock file.
+        deadline = time.monotonic() + 30
+        while not _writers_lock_taken(db_path):
+            assert time.monotonic() < deadline and sender.is_alive(), (sent, errors)
+            time.sleep(0.01)
+
+        started = time.monotonic()
+        try:
+            urls = reader.list_queues()["QueueUrls"]
+            url_of = reader.get_queue_url(QueueName="work")["QueueUrl"]
+        except ReadTimeoutError:
+            pytest.fail("the worker's loop stopped answering while another program held SQLite's write lock")
+        assert urls == [queue] and url_of == queue
+        assert time.monotonic() - started < 5
+        assert sender.is_alive() and not sent  # still waiting: the lock is still held
+
+        other.execute("ROLLBACK")
+        sender.join(30)
+        assert not sender.is_alive() and not errors, errors
+        got = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
+        assert [(m["MessageId"], m["Body"]) for m in got] == [(sent[0]["MessageId"], "behind the lock")]
+        assert sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", []) == []
+        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        counts = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=names)["Attributes"]
+        # Written once, though first tried on the loop (which gave up having written nothing).
+        assert counts == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "1"}
+    finally:
+        if other is not None:
+            if other.in_transaction:
+                other.execute("ROLLBACK")
+            other.close()
+        if sender is not None:
+            sender.join(30)
+        proc.terminate()
+        proc.wait(30)
