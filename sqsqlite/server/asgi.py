@@ -189,10 +189,11 @@ class App:
         return result if ok else failed()
 
     async def _inline(self, work: Callable[[], Any]) -> Any:
-        """An engine call on the loop, unless another connection holds the writers' lock longer
-        than WAIT_FREE_SECONDS: then it waits for it on the pool, so that the loop (every
-        connection, poll and stop) does not stop for another's long transaction (an import, a
-        prune); another worker's short one it waits out, which costs less than the hand-off."""
+        """An engine call on the loop, unless another connection holds the writers' lock, or
+        SQLite's (a program writing with SQLite alone), longer than WAIT_FREE_SECONDS: then it
+        waits for it on the pool, so that the loop (every connection, poll and stop) does not stop
+        for another's long transaction (an import, a prune, a sqlite3 shell's BEGIN IMMEDIATE);
+        another worker's short one it waits out, which costs less than the hand-off."""
         if self.executor is None:
             return work()
         store = self.dispatcher.db.store
