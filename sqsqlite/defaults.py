@@ -132,6 +132,13 @@ WAIT_FREE_SECONDS = 0.005
 FORK_WAIT_SECONDS = 2.0
 FORK_WAIT_STEP_SECONDS = 0.0002  # how often it looks meanwhile
 
+# The endpoint closes a connection that has not completed a request's headers this long (seconds)
+# after connecting, or after that request's first byte on a connection kept alive: one that never
+# completes them (silent, or trickling a byte at a time) would otherwise hold its descriptor for
+# ever. Any client sends its headers at once, in a packet or two; this is the patience the
+# endpoint gives each pause of a stalled body too (server/asgi.py's BODY_IDLE_SECONDS).
+HEADER_TIMEOUT_SECONDS = 20.0
+
 # Paging a queue's messages without receiving them (Queue.peek_page): the most per page, and
 # the bound of every epoch-millisecond range the page statement takes (no clock reaches it).
 MAX_PEEK_PAGE = 1000

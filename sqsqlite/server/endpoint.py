@@ -26,6 +26,7 @@ from ..console import is_loopback
 from .asgi import INLINE_BELOW, MAX_REQUEST_BYTES, App
 from .dispatch import Dispatcher
 from .peers import Peers
+from .protocol import with_header_timeout
 from .sigv4 import Verifier
 from .waiting import WATCH_MIN_GAP, ServedDatabase
 
@@ -79,6 +80,7 @@ class EndpointServer:
         engine_threads: int = ENGINE_THREADS,
         inline_below: int = INLINE_BELOW,
         allowed_hosts: Collection[str] = (),
+        header_timeout: float = D.HEADER_TIMEOUT_SECONDS,
     ):
         self.socket = sock
         self.db = db
@@ -105,6 +107,7 @@ class EndpointServer:
         config = uvicorn.Config(
             self.app,
             lifespan="off",
+            http=with_header_timeout(header_timeout),
             access_log=verbose,
             log_level="info" if verbose else "warning",
             timeout_keep_alive=IDLE_TIMEOUT,
@@ -218,13 +221,16 @@ def make_server(
     inline_below: int = INLINE_BELOW,
     console_secret: bytes | None = None,
     allow_hosts: Collection[str] = (),
+    header_timeout: float = D.HEADER_TIMEOUT_SECONDS,
 ) -> EndpointServer:
     """An endpoint bound to host:port (port 0: any free port; ``sock``: an already listening
     socket), not yet serving; the web console at /console and Prometheus metrics at /metrics
     (``console_read_only``: it changes nothing; ``console_secret``: what its form token and banner
     signatures derive from, the same in every worker of a server, else its own; ``allow_hosts``: names of this machine besides
     localhost's that requests may give, on loopback). ``inline_below``: engine calls run on the event
-    loop while fewer requests are being served (0: always on the thread pool)."""
+    loop while fewer requests are being served (0: always on the thread pool). ``header_timeout``:
+    a connection that has not completed a request's headers this long after connecting (or after
+    that request's first byte, between requests) is closed (protocol.py)."""
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
     db = ServedDatabase(db_path, clock=clock, region=region, account_id=account_id)
@@ -241,6 +247,7 @@ def make_server(
             engine_threads=engine_threads,
             inline_below=inline_below,
             allowed_hosts=allow_hosts,
+            header_timeout=header_timeout,
         )
         server.console = console.for_endpoint(
             db,

@@ -1,0 +1,128 @@
+"""The endpoint's header timeout, on real sockets under both of uvicorn's HTTP/1.1 parsers: a
+connection that doesn't complete a request's headers in time is closed; requests, keep-alive
+and long polls are not cut."""
+
+import json
+import select
+import socket
+import time
+
+import pytest
+
+from sqsqlite.server import BackgroundServer, protocol
+
+pytestmark = pytest.mark.slow
+
+BOUND = 0.5  # the header timeout these servers get (seconds)
+LIST_QUEUES = (
+    b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\n"
+    b"X-Amz-Target: AmazonSQS.ListQueues\r\nContent-Length: 2\r\n\r\n{}"
+)
+
+
+@pytest.fixture(params=["httptools", "h11"])
+def server(request, tmp_path, monkeypatch):
+    if request.param == "h11":
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        monkeypatch.setattr(protocol, "BASE", H11Protocol)
+    else:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+        monkeypatch.setattr(protocol, "BASE", HttpToolsProtocol)
+    with BackgroundServer(str(tmp_path / "s.db"), header_timeout=BOUND) as s:
+        yield s
+
+
+def connect(server) -> socket.socket:
+    host, port = server.url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=5)
+
+
+def closed_within(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes sock within seconds (it sends nothing meanwhile)."""
+    readable, _, _ = select.select([sock], [], [], seconds)
+    return bool(readable) and sock.recv(1) == b""
+
+
+def exchange(sock: socket.socket, request: bytes) -> tuple[int, bytes]:
+    """Send request and read its answer (status, body), leaving the connection open."""
+    sock.sendall(request)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"the server closed the connection: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    length = next(int(v) for k, _, v in (line.partition(":") for line in lines[1:]) if k.strip().lower() == "content-length")
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "the server closed the connection mid-answer"
+        body += chunk
+    return int(lines[0].split()[1]), body
+
+
+def json_request(action: str, members: dict) -> bytes:
+    body = json.dumps(members).encode()
+    return (
+        b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        + f"X-Amz-Target: AmazonSQS.{action}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
+def test_a_connection_that_sends_nothing_is_closed_once_the_header_timeout_passes(server):
+    started = time.monotonic()
+    with connect(server) as silent:
+        assert closed_within(silent, BOUND + 1.5)
+    assert BOUND - 0.1 <= time.monotonic() - started <= BOUND + 1.0
+
+
+def trickle_until_closed(sock: socket.socket, data: bytes, every: float) -> float | None:
+    """Send data a byte every ``every`` seconds until the server closes sock: when it did
+    (seconds after the first byte), or None if all of data went and it stayed open."""
+    started = time.monotonic()
+    for byte in data:
+        try:
+            sock.sendall(bytes([byte]))
+        except OSError:  # reset: closed before this byte
+            return time.monotonic() - started
+        if closed_within(sock, every):
+            return time.monotonic() - started
+    return None
+
+
+def test_a_connection_trickling_its_headers_is_closed_at_the_header_timeout_however_often_a_byte_comes(server):
+    with connect(server) as trickling:
+        closed = trickle_until_closed(trickling, LIST_QUEUES[:40], BOUND / 5)  # 40 bytes: 1.6 s at this pace
+    assert closed is not None and closed <= BOUND + 0.5, closed
+
+
+def test_the_next_requests_headers_trickling_on_a_kept_alive_connection_are_closed_at_the_header_timeout(server):
+    with connect(server) as sock:
+        assert exchange(sock, LIST_QUEUES)[0] == 200
+        closed = trickle_until_closed(sock, LIST_QUEUES[:40], BOUND / 5)
+    assert closed is not None and closed <= BOUND + 0.5, closed
+
+
+def test_a_keep_alive_client_sending_requests_is_served_on_one_connection_past_the_header_timeout(server):
+    with connect(server) as sock:
+        for pause in (0.3, 0.3, BOUND + 0.3):  # the last, a silent idle gap longer than the bound
+            assert exchange(sock, LIST_QUEUES)[0] == 200
+            time.sleep(pause)
+        sock.sendall(LIST_QUEUES[:20])  # a request's headers in two parts, within the bound
+        time.sleep(BOUND / 2)
+        assert exchange(sock, LIST_QUEUES[20:])[0] == 200
+
+
+def test_a_long_poll_waiting_longer_than_the_header_timeout_is_answered(server):
+    with connect(server) as sock:
+        status, body = exchange(sock, json_request("CreateQueue", {"QueueName": "q"}))
+        assert status == 200
+        url = json.loads(body)["QueueUrl"]
+        started = time.monotonic()
+        status, body = exchange(sock, json_request("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 1}))
+        assert status == 200 and json.loads(body).get("Messages", []) == []
+        assert time.monotonic() - started >= 0.9  # it waited its second, past the header timeout
+        assert exchange(sock, LIST_QUEUES)[0] == 200  # and the connection is still kept alive
