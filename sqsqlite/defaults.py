@@ -138,6 +138,9 @@ FORK_WAIT_STEP_SECONDS = 0.0002  # how often it looks meanwhile
 # ever. Any client sends its headers at once, in a packet or two; this is the patience the
 # endpoint gives each pause of a stalled body too (server/asgi.py's BODY_IDLE_SECONDS).
 HEADER_TIMEOUT_SECONDS = 20.0
+# The most bytes of a request's line and headers the endpoint reads (more: 431). SigV4's
+# headers with a session token take a few KiB; h11 allows 16 KiB, nginx 32, AWS's load balancers 64.
+MAX_HEADER_BYTES = 64 * 1024
 
 # Paging a queue's messages without receiving them (Queue.peek_page): the most per page, and
 # the bound of every epoch-millisecond range the page statement takes (no clock reaches it).

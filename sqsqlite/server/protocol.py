@@ -10,6 +10,10 @@ between requests is left to the idle timeout, as before. Nothing is timed once a
 headers are in: its body's pauses are the application's to time (asgi.py), and a long poll waits
 as long as it asks.
 
+A request's line and headers are also held to a size (D.MAX_HEADER_BYTES): past it, the answer is
+a plain 431 and the connection closes. h11 refuses more than 16 KiB by itself, httptools nothing,
+so a connection could otherwise fill the worker's memory with one header for the timeout's length.
+
 The deadline rides on uvicorn's own keep-alive timer, which both of its HTTP/1.1 protocols (h11
 and httptools) cancel on every read and whenever a request begins: a request that arrives
 whole, as nearly all do, costs one look at the connection's state after the read and no timer
@@ -25,7 +29,17 @@ from typing import Any
 # installed, else h11).
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+from .. import defaults as D
+
 BASE: type[asyncio.Protocol] = AutoHTTPProtocol
+
+# Before the request is parsed there is no SQS protocol to answer in: plain text, as uvicorn's own
+# 400 for a request it cannot parse.
+_TOO_LARGE_TEXT = b"Request header fields too large."
+TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(_TOO_LARGE_TEXT), _TOO_LARGE_TEXT)
+)
 
 
 class HeaderDeadline(asyncio.Protocol):
@@ -41,6 +55,7 @@ class HeaderDeadline(asyncio.Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn's own
         super().connection_made(transport)
         self.header_deadline: float | None = self.loop.time() + self.header_timeout
+        self.header_bytes = 0
         self.timeout_keep_alive_task = self.loop.call_at(self.header_deadline, self.headers_too_late)
 
     def data_received(self, data: bytes) -> None:
@@ -53,6 +68,12 @@ class HeaderDeadline(asyncio.Protocol):
             # Part of the next request's headers: uvicorn cancelled its timer on this read.
             if self.header_deadline is None:
                 self.header_deadline = self.loop.time() + self.header_timeout
+                self.header_bytes = 0
+            self.header_bytes += len(data)
+            if self.header_bytes > D.MAX_HEADER_BYTES:
+                self.transport.write(TOO_LARGE)
+                self.transport.close()
+                return
             if self.timeout_keep_alive_task is not None:
                 self.timeout_keep_alive_task.cancel()
             self.timeout_keep_alive_task = self.loop.call_at(self.header_deadline, self.headers_too_late)

@@ -1,6 +1,6 @@
-"""The endpoint's header timeout, on real sockets under both of uvicorn's HTTP/1.1 parsers: a
-connection that doesn't complete a request's headers in time is closed; requests, keep-alive
-and long polls are not cut."""
+"""The endpoint's header timeout and size limit, on real sockets under both of uvicorn's HTTP/1.1
+parsers: a connection that doesn't complete a request's headers in time, or sends too many of
+them, is closed; requests, keep-alive and long polls are not cut."""
 
 import json
 import select
@@ -21,7 +21,7 @@ LIST_QUEUES = (
 
 
 @pytest.fixture(params=["httptools", "h11"])
-def server(request, tmp_path, monkeypatch):
+def parser(request, monkeypatch) -> str:
     if request.param == "h11":
         from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -30,6 +30,11 @@ def server(request, tmp_path, monkeypatch):
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
         monkeypatch.setattr(protocol, "BASE", HttpToolsProtocol)
+    return request.param
+
+
+@pytest.fixture
+def server(parser, tmp_path):
     with BackgroundServer(str(tmp_path / "s.db"), header_timeout=BOUND) as s:
         yield s
 
@@ -126,3 +131,32 @@ def test_a_long_poll_waiting_longer_than_the_header_timeout_is_answered(server):
         assert status == 200 and json.loads(body).get("Messages", []) == []
         assert time.monotonic() - started >= 0.9  # it waited its second, past the header timeout
         assert exchange(sock, LIST_QUEUES)[0] == 200  # and the connection is still kept alive
+
+
+def until_closed(sock: socket.socket, seconds: float) -> tuple[bytes, bool]:
+    """What the server sends on sock, and whether it closed the connection, within seconds."""
+    data, deadline = b"", time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if not select.select([sock], [], [], left)[0]:
+            break
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:  # closed with our last bytes unread
+            return data, True
+        if not chunk:
+            return data, True
+        data += chunk
+    return data, False
+
+
+def test_headers_larger_than_the_limit_are_refused_before_they_end_and_the_connection_closed(parser, tmp_path):
+    from sqsqlite import defaults as D
+
+    with BackgroundServer(str(tmp_path / "s.db"), header_timeout=10) as server:
+        with connect(server) as sock:  # a header of 12 KiB is served
+            assert exchange(sock, LIST_QUEUES.replace(b"Host:", b"X-Pad: " + b"a" * 12 * 1024 + b"\r\nHost:"))[0] == 200
+        with connect(server) as sock:
+            sock.sendall(LIST_QUEUES[:40] + b"X-Big: " + b"a" * (D.MAX_HEADER_BYTES + 1024))  # headers not ended
+            answer, closed = until_closed(sock, 3)
+    assert closed, answer  # long before the header timeout
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 4"), answer  # httptools: 431; h11 (its own 16 KiB limit): 400
