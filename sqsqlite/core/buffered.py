@@ -549,18 +549,30 @@ class BufferedQueue:
 
     def close(self) -> None:
         """Commit the waiting deletes, and make the fetched messages not handed out visible
-        again at once (their receive still counts toward maxReceiveCount, as in SQS)."""
+        again at once (their receive still counts toward maxReceiveCount, as in SQS). A commit
+        that fails (a full disk) raises, and its deletes wait still: a later close() tries
+        again, and so do the database's close() and the exit hook until one commits them."""
+        ready: list[Message] = []
+        flusher = None
         with self._lock:
             if self._closed:
-                return
-            self._closed = True
-            self.queue.db.buffers.discard(self)
-            ready = list(self._ready)
-            self._ready.clear()
-            flusher, self._flusher = self._flusher, None
-            self._wake.notify()  # it ends, after the commit it may be running
+                if not self._pending and not self._in_flight:
+                    return
+            else:
+                self._closed = True
+                ready = list(self._ready)
+                self._ready.clear()
+                flusher, self._flusher = self._flusher, None
+                self._wake.notify()  # it ends, after the commit it may be running
         try:
-            self.flush()
+            try:
+                self.flush()
+            except BaseException:
+                # Held until they are committed: the caller may drop the buffer, but its
+                # acknowledged deletes must not come back as if never made.
+                self.queue.db.buffers.hold(self)
+                raise
+            self.queue.db.buffers.discard(self)
         finally:
             try:
                 self._release(ready)
@@ -594,18 +606,26 @@ class LiveBuffers:
 
     def __init__(self) -> None:
         self._buffers: weakref.WeakSet[BufferedQueue] = weakref.WeakSet()
+        # Closed, their deletes not committed (close() failed): held until they are, since
+        # their caller may have let them go.
+        self._held: set[BufferedQueue] = set()
 
     def add(self, buffer: BufferedQueue) -> None:
         self._buffers.add(buffer)
 
+    def hold(self, buffer: BufferedQueue) -> None:
+        self._held.add(buffer)
+
     def discard(self, buffer: BufferedQueue) -> None:
         self._buffers.discard(buffer)
+        self._held.discard(buffer)
 
     def close_all(self) -> None:
-        """Close each; one that fails is logged, not raised: the others and the store still close,
-        and at exit there is no caller to raise to (its deletes not committed come back after
-        their visibility timeout, as from a process that died)."""
-        for buffer in list(self._buffers):
+        """Close each (one closed already whose deletes wait tries them again); one that fails
+        is logged, not raised: the others and the store still close, and at exit there is no
+        caller to raise to (its deletes not committed come back after their visibility
+        timeout, as from a process that died)."""
+        for buffer in set(self._buffers) | self._held:
             if buffer.queue.db.store.closed:  # closed under it: nothing can be committed now
                 continue
             try:

@@ -61,3 +61,58 @@ def test_deletes_waiting_when_their_queue_is_deleted_are_refused_once_and_logged
     ]
     assert len([r for r in caplog.records if r.name == "sqsqlite.buffered"]) == 1
     b.close()  # the eight fetched and not handed out went with the queue: nothing to release, no error
+
+
+@pytest.fixture
+def disk_full_once(monkeypatch):
+    """The next commit of deferred deletes fails as on a full disk; the ones after go through."""
+    from sqsqlite.core import buffered
+    from sqsqlite.errors import DatabaseError
+
+    inner, failing = buffered.delete_claims, [True]
+
+    def once(queue, claims):
+        if failing:
+            failing.clear()
+            raise DatabaseError("Database error: database or disk is full.")
+        return inner(queue, claims)
+
+    monkeypatch.setattr(buffered, "delete_claims", once)
+
+
+def acknowledge(queue, n):
+    fill(queue, 10)
+    b = queue.buffered(max_batch_open_ms=60_000)
+    for _ in range(n):
+        b.receive_message()[0].delete()
+    return b
+
+
+def test_a_close_that_could_not_commit_its_deletes_raises_and_the_next_close_commits_them(queue, disk_full_once):
+    from sqsqlite.errors import DatabaseError
+
+    b = acknowledge(queue, 3)
+    with pytest.raises(DatabaseError, match="full"):
+        b.close()
+    assert counts(queue) == (7, 3)  # the fetched ones released; the three acknowledged still stored
+    b.close()  # the disk has room again
+    assert counts(queue) == (7, 0) and not b.failed_deletes
+    b.close()  # nothing waits: returns at once
+
+
+def test_the_database_commits_the_deletes_a_failed_close_left_waiting_though_the_buffer_was_dropped(db_path, clock, disk_full_once):
+    import gc
+
+    import sqsqlite
+    from sqsqlite.errors import DatabaseError
+
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("jobs")
+    b = acknowledge(q, 3)
+    with pytest.raises(DatabaseError):
+        b.close()
+    del b
+    gc.collect()
+    db.close()  # tries them again, and commits them
+    with sqsqlite.connect(db_path, clock=clock) as db:
+        assert counts(db.queue("jobs")) == (7, 0)
