@@ -58,7 +58,7 @@ from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
 from ..clock import SystemClock, ticks
-from ..errors import QueueDoesNotExist
+from ..errors import DatabaseError, QueueDoesNotExist
 from .deleting import delete_claims
 from .handles import Handle
 from .receiving import receive
@@ -372,10 +372,15 @@ class BufferedQueue:
         ``max_batch_open_ms`` ago or more (timed as clock.ticks does). Returns the seconds until
         the deletes then waiting are due (0: already), or None if none wait. The flusher thread
         calls it when it wakes; a test moving a ManualClock may call it instead."""
+        return self._flush_if_due()[1]
+
+    def _flush_if_due(self) -> tuple[bool, float | None]:
+        """flush_due(), and whether it committed."""
         with self._committing:
-            if self._due_in() == 0:
+            committed = self._due_in() == 0
+            if committed:
                 self._commit_waiting()
-            return self._due_in()
+            return committed, self._due_in()
 
     def _due_in(self) -> float | None:
         with self._lock:
@@ -414,16 +419,33 @@ class BufferedQueue:
             self.queue.db.store.release_connection()
 
     def _flush_until_done(self) -> None:
+        # The last failure logged: while the disk stays full it is tried again every window,
+        # and said once, not five times a second.
+        failing: str | None = None
         while True:
             if self.queue.db.store.closed:  # the database went first: nothing can be committed now
                 return
             try:
-                wait = self.flush_due()
-            except Exception:
-                # Nothing was committed (a full disk...): the deletes wait again (_delete_now),
-                # to be tried again max_batch_open_ms on.
-                log.exception("committing the deferred deletes of queue %r failed; they wait to be tried again", self.queue.name)
+                committed, wait = self._flush_if_due()
+            except Exception as exc:
+                # Nothing was committed: the deletes wait again (_delete_now), to be tried again
+                # max_batch_open_ms on. The database's own error (a full disk) says it all; any
+                # other is a fault, with its traceback.
+                said, failing = failing, f"{type(exc).__name__}: {exc}"
+                if not isinstance(exc, DatabaseError):
+                    log.exception("committing the deferred deletes of queue %r failed; they wait to be tried again", self.queue.name)
+                elif failing != said:
+                    log.error(
+                        "committing the deferred deletes of queue %r failed (they wait, tried again every %d ms): %s",
+                        self.queue.name,
+                        self.max_batch_open_ms,
+                        exc,
+                    )
                 wait = self.max_batch_open_ms / 1000
+            else:
+                if failing is not None and (committed or wait is None):  # None: another call committed them
+                    log.warning("the deferred deletes of queue %r are committed again", self.queue.name)
+                    failing = None
             with self._lock:
                 if self._closed:
                     return

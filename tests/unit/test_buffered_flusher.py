@@ -387,3 +387,41 @@ def test_closing_the_database_commits_the_deletes_of_a_buffer_never_closed(db_pa
         assert counts(q) == (7, 0)  # and the fetched ones not handed out were released
     with pytest.raises(ValueError, match="closed"):
         b.receive_message()  # closed with its database
+
+
+def test_a_flusher_failing_on_a_full_disk_logs_one_line_once_and_once_more_when_it_commits(db_path, caplog):
+    import logging
+
+    from sqsqlite.errors import DatabaseError
+
+    caplog.set_level(logging.INFO, "sqsqlite.buffered")
+    inner, tries = buffered.delete_claims, []
+
+    def full_four_times(queue, claims):
+        tries.append(1)
+        if len(tries) <= 4:
+            raise DatabaseError("Database error: database or disk is full.")
+        return inner(queue, claims)
+
+    with sqsqlite.connect(db_path) as db:
+        q = db.create_queue("jobs")
+        fill(q, 3)
+        b = q.buffered(max_batch_open_ms=10)
+        buffered.delete_claims = full_four_times
+        try:
+            [m] = b.receive_message()
+            m.delete()
+            assert eventually(lambda: m.body not in stored(q), seconds=5)
+        finally:
+            buffered.delete_claims = inner
+        b.close()
+    assert len(tries) == 5
+    said = [(r.levelname, r.getMessage(), r.exc_info) for r in caplog.records if r.name == "sqsqlite.buffered"]
+    assert said == [
+        (
+            "ERROR",
+            "committing the deferred deletes of queue 'jobs' failed (they wait, tried again every 10 ms): DatabaseError: Database error: database or disk is full.",
+            None,
+        ),
+        ("WARNING", "the deferred deletes of queue 'jobs' are committed again", None),
+    ]
