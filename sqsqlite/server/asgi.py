@@ -20,15 +20,16 @@ import asyncio
 import contextlib
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
 from .. import defaults as D
 from ..clock import ticks
 from ..core.handles import new_request_id
-from ..errors import SQSError
+from ..errors import DatabaseError, SQSError
 from ..tx import WouldWait
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, queue_name
 from .waiting import AsyncWakeups, Park, Stopping
@@ -92,6 +93,9 @@ class App:
         # for its commit.
         self._turn = False
         self._pending: list[tuple[Callable[[], Any], asyncio.Future]] | None = None
+        # While a group runs (on the loop's thread): the DatabaseErrors its calls raised, the
+        # first of which undid its transaction if SQLite undid it (a full disk does).
+        self._running_group = threading.local()
         self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
         self._tasks: set[asyncio.Future] = set()
         self.requests = 0
@@ -158,15 +162,14 @@ class App:
                 return  # the client left: nobody to answer
             answer = answer_or_none
         else:
-            answer = await self._engine(
-                lambda: d.outcome(call, lambda: d.run(call)), failed=lambda: d.internal(call.is_json, call.request_id)
-            )
+            answer = await self._engine(lambda: d.outcome(call, lambda: self._noted(d.run, call)), failed=self._group_failed(call))
         await self._respond(send, answer, call.request_id, started, call.action)
 
-    async def _engine(self, work: Callable[[], Any], pooled: bool = False, failed: Callable[[], Any] | None = None) -> Any:
+    async def _engine(self, work: Callable[[], Any], pooled: bool = False, failed: Callable[[Exception | None], Any] | None = None) -> Any:
         """Run one engine call: on the pool, or inline on the loop. An inline call that may be
-        grouped (``failed``: what it answers if its group can't commit) and is not the first of
-        its turn of the loop runs at the end of the turn, in the turn's group."""
+        grouped (``failed``: what it answers if its group can't commit, given why, or None if
+        it was not an error) and is not the first of its turn of the loop runs at the end of the
+        turn, in the turn's group."""
         if self.executor is not None and (pooled or self.active >= self.inline_below):
             return await asyncio.get_running_loop().run_in_executor(self.executor, work)
         if failed is None or not self.grouping:
@@ -183,10 +186,33 @@ class App:
         self._pending.append((work, done))
         self.active -= 1
         try:
-            ok, result = await done
+            failure, result = await done
         finally:
             self.active += 1
-        return result if ok else failed()
+        return result if failure is False else failed(failure)
+
+    def _group_failed(self, call: Call) -> Callable[[Exception | None], Answer]:
+        """What a grouped call answers when its group's commit failed: the database's error,
+        as the call made alone would have got it (a full disk: DatabaseError, its text); else
+        (an interrupt, a bug) InternalError."""
+        d = self.dispatcher
+
+        def answer(failure: Exception | None) -> Answer:
+            if isinstance(failure, SQSError):
+                return d.error(failure, call.is_json, call.request_id)
+            return d.internal(call.is_json, call.request_id)
+
+        return answer
+
+    def _noted(self, run: Callable[..., Any], *args: Any) -> Any:
+        """run(*args), keeping a DatabaseError it raises in a group for _run_group."""
+        try:
+            return run(*args)
+        except DatabaseError as exc:
+            errors = getattr(self._running_group, "errors", None)
+            if errors is not None:
+                errors.append(exc)
+            raise
 
     async def _inline(self, work: Callable[[], Any]) -> Any:
         """An engine call on the loop, unless another connection holds the writers' lock, or
@@ -216,7 +242,10 @@ class App:
         store = self.dispatcher.db.store
         # (returned, result or exception) of each call; one never run is answered as failed.
         outcomes: list[tuple[bool, Any]] = [(True, None)] * len(pending)
-        ok = False
+        # False once committed; else why not (None: no error says, an interrupt's group).
+        failure: Exception | None | Literal[False] = None
+        errors: list[DatabaseError] = []
+        self._running_group.errors = errors
         waiting: list[tuple[Callable[[], Any], asyncio.Future]] = []  # run on the pool instead (_inline)
         try:
             group = store.begin_group()
@@ -236,17 +265,24 @@ class App:
                     raise
             try:
                 store.end_group(group)
-                ok = True
-            except Exception:
-                log.exception("a group of %d engine calls could not be committed", len(pending))
+                failure = False
+            except Exception as exc:
+                # SQLite undid the transaction when one call's statement failed (a full disk):
+                # that call's error says why, as the others made alone would have got it.
+                failure = errors[0] if group.broken and errors else exc
+                if isinstance(failure, DatabaseError):
+                    log.error("a group of %d engine calls could not be committed: %s", len(pending), failure)
+                else:
+                    log.exception("a group of %d engine calls could not be committed", len(pending))
         finally:  # whatever happened, no call waits for ever
+            self._running_group.errors = None
             self.groups += 1
             self.grouped += len(pending)
             for (_, done), (returned, value) in zip(pending, outcomes, strict=True):
                 if done.done():
                     continue
                 if returned:
-                    done.set_result((ok, value))
+                    done.set_result((failure, value))
                 else:
                     done.set_exception(value)
             store.wait_free(False)  # however the calls ended (a commit makes no new write)
@@ -277,7 +313,7 @@ class App:
                     kind, value = await self._claim_together(call, request, queue)
                 if not value:  # not woken, or the shared claim left none for it: its own claim (which may park)
                     # Grouped only where an empty claim parks: under an injected clock it waits in the call.
-                    failed = (lambda: ("answer", d.internal(call.is_json, call.request_id))) if wakeups.parks else None
+                    failed = (lambda why: ("answer", self._group_failed(call)(why))) if wakeups.parks else None
                     kind, value = await self._engine(functools.partial(self._claim, call, request, first), failed=failed)
                 if nudged and kind == "done" and _full(call, value):
                     wakeups.pass_baton(queue or queue_name(call))
@@ -377,7 +413,7 @@ class App:
         d = self.dispatcher
         self.wakeups.parkable(True)
         try:
-            return "done", d.run(call, request)
+            return "done", self._noted(d.run, call, request)
         except Park as park:
             # The first round's deadline is the engine's (its WaitTimeSeconds, or the queue's
             # ReceiveMessageWaitTimeSeconds); later rounds keep it.

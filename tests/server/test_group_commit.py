@@ -5,6 +5,7 @@ call that fails is undone alone, and polls wake once the group's messages are th
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 
@@ -136,7 +137,7 @@ def test_a_call_answered_with_an_error_in_a_group_leaves_the_others_kept(tmp_pat
     assert _visible(path, "orders") == 8
 
 
-def test_when_a_group_cannot_commit_each_of_its_calls_answers_internal_error_and_none_of_them_happened(tmp_path, monkeypatch):
+def test_when_a_group_cannot_commit_each_of_its_calls_answers_the_commits_database_error_and_none_of_them_happened(tmp_path, monkeypatch):
     path = str(tmp_path / "failed.db")
     with BackgroundServer(path) as server:
         url = server.db.create_queue("orders").url
@@ -150,8 +151,65 @@ def test_when_a_group_cannot_commit_each_of_its_calls_answers_internal_error_and
     alone = [a for a in answers if isinstance(a, dict)]
     grouped = [a for a in answers if isinstance(a, SQSError)]
     assert len(alone) == 1 and "MessageId" in alone[0]  # the turn's first committed on its own
-    assert len(grouped) == 5 and all(a.status == 500 and a.body["__type"].endswith("InternalError") for a in grouped)
+    assert len(grouped) == 5
+    assert {(a.status, a.body["__type"], a.body["message"]) for a in grouped} == {
+        (500, "com.amazonaws.sqs#DatabaseError", "The grouped writes were undone: a statement of one of them failed the transaction.")
+    }
     assert _visible(path, "orders") == 1
+
+
+def _on_loop(server: BackgroundServer, fn):
+    """fn() on the server's loop thread (with its SQLite connection), the loop held meanwhile."""
+    out: list = []
+    ran = threading.Event()
+
+    def run() -> None:
+        try:
+            out.append(fn())
+        finally:
+            ran.set()
+
+    for _ in range(500):  # the server's thread attaches its loop as it starts
+        if server.server.loop is not None:
+            break
+        threading.Event().wait(0.01)
+    assert server.server.loop is not None
+    server.server.loop.call_soon_threadsafe(run)
+    assert ran.wait(5)
+    return out[0]
+
+
+def test_on_a_full_disk_every_call_of_a_turn_grouped_or_alone_answers_the_same_database_error_logged_in_one_line(tmp_path, caplog):
+    path = str(tmp_path / "full.db")
+    with BackgroundServer(path, engine_threads=0) as server:  # every call on the loop's connection
+        url = server.db.create_queue("orders").url
+
+        def disk_full() -> None:  # the file may grow no more: SQLite fails a write as on a full disk
+            conn = server.db.store.connection()
+            conn.execute(f"PRAGMA max_page_count={conn.execute('PRAGMA page_count').fetchone()[0]}")
+
+        _on_loop(server, disk_full)
+
+        async def scenario():
+            requests = [("SendMessage", {"QueueUrl": url, "MessageBody": str(i) * 100_000}) for i in range(6)]
+            return await _answers(await _in_one_turn(server, requests))
+
+        answers = asyncio.run(scenario())
+        assert (server.server.app.groups, server.server.app.grouped) == (1, 5)
+    assert all(isinstance(a, SQSError) for a in answers)
+    said = {(a.status, a.body["__type"], a.body["message"]) for a in answers if isinstance(a, SQSError)}
+    assert said == {
+        (
+            500,
+            "com.amazonaws.sqs#DatabaseError",
+            f"The disk holding {path!r} is full; the operation changed nothing (SQLite said: database or disk is full).",
+        )
+    }
+    logged = [r for r in caplog.records if r.name == "sqsqlite.server" and r.levelno >= logging.WARNING]
+    assert [(r.getMessage(), r.exc_info) for r in logged] == [
+        (f"a group of 5 engine calls could not be committed: DatabaseError: {next(iter(said))[2]}", None)
+    ]
+    assert _visible(path, "orders") == 0
 
 
 class _Interrupt(BaseException):
