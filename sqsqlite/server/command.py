@@ -13,6 +13,29 @@ from ..command_options import Failure, allow_host, own_or_global
 from ..console import exposure_warning
 from ..errors import InvalidParameterValue, SQSError
 
+log = logging.getLogger("sqsqlite.server")
+
+
+def raise_open_files_limit() -> tuple[int, int] | None:
+    """Raise this process's soft limit of open descriptors (RLIMIT_NOFILE) to its hard limit, as
+    servers do: each connection and parked poll holds one, and the soft limit is often 1,024.
+    Past it, the event loop (libuv) accepts and closes each new connection unseen, nothing
+    logged. Workers inherit it. Returns (was, now) if raised; a limit that can't be raised is
+    left as it is."""
+    try:
+        import resource
+    except ImportError:  # not POSIX: nothing to raise
+        return None
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        # An unlimited hard limit (macOS) is not a number the kernel takes for the soft one.
+        if soft == resource.RLIM_INFINITY or hard == resource.RLIM_INFINITY or soft >= hard:
+            return None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (OSError, ValueError):
+        return None
+    return soft, hard
+
 
 @click.command("serve")
 @click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
@@ -70,6 +93,9 @@ def serve(
     if (access_key is None) != (secret_key is None):
         raise click.UsageError("--access-key and --secret-key go together: give both, or neither.")
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    raised = raise_open_files_limit()
+    if raised:
+        log.info("open descriptors: limit raised from %d to %d", *raised)
     try:
         server = make_server(
             own_or_global(ctx, "db_path", db_path, None),

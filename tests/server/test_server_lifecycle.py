@@ -106,3 +106,26 @@ def test_a_stopped_server_accepts_no_new_connections(tmp_path):
     assert proc.wait(timeout=30) == 0
     with pytest.raises((BotoCoreError, ClientError)):
         boto3_client(url).list_queues()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/<pid>/limits")
+def test_serve_raises_its_open_descriptor_limit_to_the_hard_limit_at_start(tmp_path):
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard <= 64:
+        pytest.skip("no finite hard limit above 64 to raise to")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqlite.server", "--db", str(tmp_path / "fds.db"), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard)),  # as `ulimit -Sn 64` would leave it
+    )
+    try:
+        assert "serving" in proc.stderr.readline()
+        with open(f"/proc/{proc.pid}/limits") as f:
+            [line] = [line for line in f if line.startswith("Max open files")]
+        assert line.split()[3:5] == [str(hard), str(hard)]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
