@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from . import defaults as D
+from .dbfile import FileIdentity
 
 # This process's id, kept by the fork hook below: every committing writer asks (a thread
 # belongs to the process that started it), and os.getpid() is a system call.
@@ -42,8 +43,9 @@ class Checkpointer:
     The thread holds no reference to its Store, so a Store dropped without close() is still
     collected; its finalizer (also run at exit) stops the thread."""
 
-    def __init__(self, path: str, synchronous: str, enabled: bool):
+    def __init__(self, path: str, synchronous: str, enabled: bool, file: FileIdentity | None = None):
         self.path, self.synchronous = path, synchronous
+        self.file = file  # the store's: a pass looks whether the file was deleted or replaced
         self.closed = not enabled  # a disabled one is closed from the start
         # Read by every committing writer, so the common case is one attribute load: True
         # while a checkpoint is due already, and for good once closed.
@@ -101,6 +103,8 @@ class Checkpointer:
         conn = None
         try:
             with self.in_sqlite:
+                if self.look(None):  # SQLite would create a new, empty file at the path
+                    raise sqlite3.Error()
                 conn = sqlite3.connect(self.path, timeout=D.BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
                 # The writers' setting (NORMAL): a checkpoint syncs the WAL, then the database file.
                 conn.execute(f"PRAGMA synchronous={self.synchronous}")
@@ -131,6 +135,7 @@ class Checkpointer:
                 # copied counts from the WAL's last restart, so it can fall back to a few.
                 fresh, done = (copied - done if copied >= done else copied), copied
                 now = time.monotonic()
+                self.look(now)
                 rate = fresh / max(now - last, 1e-3)  # WAL pages a second since the last pass
                 last = now
                 if rate < D.CHECKPOINT_BUSY_RATE:
@@ -144,6 +149,11 @@ class Checkpointer:
         finally:
             with self.in_sqlite:
                 conn.close()
+
+    def look(self, now: float | None) -> bool:
+        """Whether the file was deleted or replaced (at most once a second): said in the log once,
+        and the store's writers refuse at once, not only at their own next look."""
+        return self.file is not None and self.file.look(now)
 
     def close(self) -> None:
         """Stop the thread (after the checkpoint it may be running) and never start another."""

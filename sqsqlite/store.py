@@ -31,6 +31,7 @@ from typing import Any
 
 from . import defaults as D
 from .checkpoint import Checkpointer
+from .dbfile import FileIdentity, create_private, has_file
 from .errors import DatabaseError
 from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, busy, explain, foreign, lock_briefly, not_ours, retrying, undone
 
@@ -207,6 +208,9 @@ class _Write:
             elif local.busy_short is not False:
                 _busy_timeout(local, False)
             started = _monotonic()
+            file = self.store._file
+            if started >= file.next:  # about once a second: is the file at the path still ours?
+                file.check(started)
             try:
                 local.cursor.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
@@ -367,42 +371,27 @@ class Store:
         weakref.finalize(self, _close_fds, self._lockfds)
         self._lock_key = os.path.realpath(self.path) + "-lock"
         self._gate_key = os.path.realpath(self.path) + "-sendlock"
+        create_private(self.path)
+        self._file = FileIdentity(self.path)  # what was opened, watched by writers and checkpoints
         # Only under NORMAL does a checkpoint carry the WAL's fsync: FULL syncs the WAL at every
         # commit (its checkpoints only copy pages back, and a thread's fsyncs would compete
         # with the commits'), OFF never syncs.
-        self._checkpointer = Checkpointer(
-            self.path,
-            self.synchronous,
-            enabled=self.synchronous == "NORMAL" and self.path not in (":memory:", "") and not self.path.startswith("file:"),
-        )
+        self._checkpointer = Checkpointer(self.path, self.synchronous, self.synchronous == "NORMAL" and has_file(self.path), self._file)
         weakref.finalize(self, self._checkpointer.close)
         _STORES.add(self)  # after every attribute the fork hook touches
         self._lock = threading.Lock()
         self.closed = False  # close() was called: a background thread (a buffer's flusher) stops
-        self._create_private()
         if migrate:  # else opened for migration commands only: the file may have no schema yet
             self.ensure_schema()
 
     # ------------------------------------------------------------ connections
-
-    def _create_private(self) -> None:
-        """Create a new database file readable by its owner only; SQLite gives -wal and -shm
-        the same mode."""
-        if self.path in (":memory:", "") or self.path.startswith("file:"):
-            return
-        try:
-            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:
-            return
-        except OSError as exc:
-            raise DatabaseError(f"Can't create database file {self.path!r}: {exc.strerror}.") from None
-        os.close(fd)
 
     def connection(self) -> sqlite3.Connection:
         local = self._local
         conn = getattr(local, "conn", None)
         if conn is not None and local.pid == _PID:
             return conn
+        self._file.check(None)  # else SQLite would create a new, empty file at the path
         conn = self.open_connection()
         cursor = conn.cursor()
         cursor.row_factory = None  # Tx.all_positional's rows are plain tuples
@@ -461,7 +450,7 @@ class Store:
     def _open_lock(self, path: str, local: ConnectionState) -> int:
         """This connection's descriptor of a lock file (the writers' lock, the senders' gate),
         or -1 for none."""
-        if fcntl is None or self.path in (":memory:", "") or self.path.startswith("file:"):
+        if fcntl is None or not has_file(self.path):
             return -1
         try:
             # Beside the real file, as SQLite puts -wal and -shm when the path is a symlink.

@@ -1,0 +1,146 @@
+"""The database file under a running process: deleted or replaced at its path, opened read-only
+by a thread before its permissions were fixed, and the errors of a full disk or of a process out
+of file descriptors. Each ends in a typed DatabaseError that says what happened, and nothing
+acknowledged is lost."""
+
+import os
+import sqlite3
+import threading
+
+import pytest
+
+import sqsqlite
+import sqsqlite.store as store_module
+from sqsqlite.errors import DatabaseError
+
+
+class Ticks:
+    """The store's monotonic clock, stepped by the test: the file is looked at once a second."""
+
+    def __init__(self, real):
+        self.real, self.offset = real, 0.0
+
+    def __call__(self):
+        return self.real() + self.offset
+
+
+@pytest.fixture
+def ticks(monkeypatch):
+    ticks = Ticks(store_module._monotonic)
+    monkeypatch.setattr(store_module, "_monotonic", ticks)
+    return ticks
+
+
+def remove_database(path):
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.remove(path + suffix)
+        except FileNotFoundError:
+            pass
+
+
+def rows(path):
+    con = sqlite3.connect(path)
+    try:
+        if not con.execute("SELECT name FROM sqlite_master WHERE name='messages'").fetchone():
+            return None
+        return con.execute("SELECT count(*) FROM messages").fetchone()[0]
+    finally:
+        con.close()
+
+
+# ------------------------------------------------------------------ deleted or replaced
+
+
+def test_a_send_after_the_database_file_was_deleted_is_refused_and_writes_nothing(db_path, clock, ticks):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("before")
+    remove_database(db_path)
+    ticks.offset += 1.5
+    with pytest.raises(DatabaseError, match="deleted or replaced since this process opened it"):
+        q.send_message("lost")
+    ticks.offset += 5
+    for write in (lambda: q.send_message("again"), lambda: q.receive_message(), lambda: db.create_queue("other")):
+        with pytest.raises(DatabaseError, match="deleted or replaced"):
+            write()
+    assert [m.body for m in q.peek()] == ["before"]  # reads go on, on the file still open
+    db.close()
+    assert not os.path.exists(db_path)  # nothing was written to a new file at the path either
+
+
+def test_a_send_after_the_database_file_was_replaced_by_another_is_refused(db_path, clock, ticks):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("before")
+    other = db_path + ".other"
+    sqsqlite.connect(other, clock=clock).close()
+    for suffix in ("", "-wal", "-shm"):  # mv app.db* elsewhere: a stale -wal would be read as the new file's
+        os.rename(db_path + suffix, db_path + ".old" + suffix)
+    os.rename(other, db_path)
+    ticks.offset += 1.5
+    with pytest.raises(DatabaseError, match="deleted or replaced"):
+        q.send_message("lost")
+    db.close()
+    assert rows(db_path) == 0  # the file now at the path got nothing
+
+
+def test_within_a_second_of_the_last_look_writes_go_on_and_are_checked_at_the_next(db_path, clock, ticks):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    ticks.offset += 1.5
+    q.send_message("looked at the file")
+    os.rename(db_path, db_path + ".moved")
+    q.send_message("within the second: not looked at")
+    ticks.offset += 1.5
+    with pytest.raises(DatabaseError, match="deleted or replaced"):
+        q.send_message("refused")
+    db.close()
+
+
+def test_an_unchanged_database_file_is_never_refused(db_path, clock, ticks):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    for _ in range(5):
+        ticks.offset += 1.5
+        q.send_message("kept")
+        [m] = q.receive_message()
+        m.delete()
+    db.close()
+
+
+def test_another_thread_opening_the_replaced_path_is_refused_too(db_path, clock, ticks):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("before")
+    remove_database(db_path)
+    ticks.offset += 1.5
+    failed = []
+
+    def send():
+        try:
+            q.send_message("from a new thread")
+        except DatabaseError as exc:
+            failed.append(str(exc))
+
+    thread = threading.Thread(target=send)
+    thread.start()
+    thread.join()
+    assert failed and "deleted or replaced" in failed[0]
+    db.close()
+
+
+def test_the_checkpoint_thread_notices_a_deleted_file_and_says_so_once(db_path, clock, caplog):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("before")
+    remove_database(db_path)
+    checkpointer = db.store._checkpointer
+    with caplog.at_level("WARNING", logger="sqsqlite"):
+        for _ in range(3):
+            checkpointer.look(None)
+    said = [r for r in caplog.records if "deleted or replaced" in r.getMessage()]
+    assert len(said) == 1
+    with pytest.raises(DatabaseError, match="deleted or replaced"):  # at once: the thread saw it
+        q.send_message("lost")
+    db.close()
