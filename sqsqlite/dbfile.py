@@ -35,6 +35,17 @@ def create_private(path: str) -> None:
     os.close(fd)
 
 
+def close_fds(fds: list[int]) -> None:
+    """Close and forget these descriptors (the list is emptied in place)."""
+    taken = list(fds)
+    fds.clear()
+    for fd in taken:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 class FileIdentity:
     """The database file this process opened, by device and inode, and whether the file at its
     path is still that one.

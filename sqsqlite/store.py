@@ -18,6 +18,7 @@ a writer seldom waits inside its COMMIT for the fsync of the WAL.
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
@@ -31,9 +32,9 @@ from typing import Any
 
 from . import defaults as D
 from .checkpoint import Checkpointer
-from .dbfile import FileIdentity, create_private, has_file
+from .dbfile import FileIdentity, close_fds, create_private, has_file
 from .errors import DatabaseError
-from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, busy, explain, foreign, lock_briefly, not_ours, retrying, undone
+from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, busy, explain, foreign, lock_briefly, not_ours, readonly, retrying, undone
 
 fcntl: Any
 try:
@@ -90,7 +91,7 @@ def _after_fork_in_child() -> None:
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
         store._checkpointer.after_fork()
-        _close_fds(store._lockfds)
+        close_fds(store._lockfds)
 
 
 def _thread_ended(store_ref: Callable[[], Store | None], conn: sqlite3.Connection, fds: list[int], pid: int) -> None:
@@ -101,27 +102,8 @@ def _thread_ended(store_ref: Callable[[], Store | None], conn: sqlite3.Connectio
         store._drop(conn, fds)
 
 
-def _close_fds(fds: list[int]) -> None:
-    """Close and forget these descriptors (the list is emptied in place)."""
-    taken = list(fds)
-    fds.clear()
-    for fd in taken:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-
-
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
-
-
-def _busy_timeout(local: ConnectionState, short: bool) -> None:
-    """Set the busy timeout of ``local``'s connection: a wait-free BEGIN's, or the connection's own."""
-    local.busy_short = None  # until it is set: an interrupt in between leaves it to be set again
-    seconds = D.WAIT_FREE_SECONDS if short else D.BUSY_TIMEOUT_SECONDS
-    local.cursor.execute(f"PRAGMA busy_timeout={max(1, int(seconds * 1000))}")
-    local.busy_short = short
 
 
 def _holding() -> set:
@@ -166,6 +148,8 @@ class _Write:
         fd = local.lockfd
         if fd is None:
             fd = local.lockfd = self.store._open_lock(self.store._lock_key, local)
+            if fd is None:  # not now (out of descriptors, say): SQLite's lock alone, this once
+                fd = -1
         wait_free = local.wait_free
         local.wait_free = False  # a call's first write only: after it, its writes wait as any
         try:
@@ -204,9 +188,9 @@ class _Write:
             # alone (the sqlite3 shell, a backup) holds SQLite's lock without sqsqlite's lock file.
             if wait_free:
                 if local.busy_short is not True:
-                    _busy_timeout(local, True)
+                    local.set_busy_timeout(True)
             elif local.busy_short is not False:
-                _busy_timeout(local, False)
+                local.set_busy_timeout(False)
             started = _monotonic()
             file = self.store._file
             if started >= file.next:  # about once a second: is the file at the path still ours?
@@ -217,6 +201,7 @@ class _Write:
                 if wait_free and busy(exc):
                     raise WouldWait() from None
                 local.busy_short = None  # retrying sets it as it goes
+                local.reopen = local.reopen or readonly(exc)
                 retrying(self.store.path, lambda: local.cursor.execute("BEGIN IMMEDIATE"), started, local.cursor, exc)
         except BaseException as exc:
             if not isinstance(exc, (sqlite3.Error, DatabaseError)):
@@ -224,6 +209,7 @@ class _Write:
                 # transaction would keep SQLite's write lock from every other process.
                 self.store._rollback(self.conn)
             self._unlock()
+            self._reopen_if(exc)
             raise
 
     def _enter_group(self, group: Group) -> Tx:
@@ -267,6 +253,7 @@ class _Write:
         local.queues.clear()
         local.state.clear()
         if issubclass(kind, sqlite3.DatabaseError):
+            local.reopen = local.reopen or readonly(exc)  # once the group ends (end_group)
             raise DatabaseError(self.store.explain(exc)) from None
         return False
 
@@ -278,7 +265,7 @@ class _Write:
             # A failure to open is not remembered (it may pass, like running out of
             # descriptors): this send waits in no order, the next contended one tries again.
             gate = self.store._open_lock(self.store._gate_key, local)
-            if gate < 0:
+            if gate is None or gate < 0:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 return
             local.gatefd = gate
@@ -335,15 +322,28 @@ class _Write:
             retrying(self.store.path, lambda: cursor.execute("COMMIT"), started, cursor, failed)
         except BaseException:
             self._rolled_back()
+            self._reopen_if(failed)
             raise
 
     def _failed(self, kind, exc) -> bool:
         self._rolled_back()
+        self._reopen_if(exc)
         if issubclass(kind, sqlite3.DatabaseError):
             # A statement failed inside the transaction (disk full, read-only file, I/O error):
             # all of it is undone; report the typed error, never a raw sqlite3 one.
             raise DatabaseError(self.store.explain(exc)) from None
         return False
+
+    def _reopen_if(self, exc: BaseException) -> None:
+        """After a write that found its connection read-only: let the lock go, and close the
+        connection and lock descriptors, so that the thread's next call opens them again (a pool's
+        thread would otherwise keep failing after the file was made writable)."""
+        local = self.local
+        if readonly(exc) or local.reopen:
+            local.reopen = True
+            if local.group is None:  # a group's ends in end_group
+                self._unlock()
+                self.store._reopen(local)
 
     def _rolled_back(self) -> None:
         Store._rollback(self.conn)
@@ -368,7 +368,7 @@ class Store:
         # Emptied in place, never replaced: the finalizer below holds this very list, so the
         # descriptors of a Store dropped without close() are closed when it is collected.
         self._lockfds: list[int] = []
-        weakref.finalize(self, _close_fds, self._lockfds)
+        weakref.finalize(self, close_fds, self._lockfds)
         self._lock_key = os.path.realpath(self.path) + "-lock"
         self._gate_key = os.path.realpath(self.path) + "-sendlock"
         create_private(self.path)
@@ -447,16 +447,18 @@ class Store:
             raise DatabaseError(self.explain(exc)) from None
         return conn
 
-    def _open_lock(self, path: str, local: ConnectionState) -> int:
+    def _open_lock(self, path: str, local: ConnectionState) -> int | None:
         """This connection's descriptor of a lock file (the writers' lock, the senders' gate),
-        or -1 for none."""
+        -1 for none, None for none now."""
         if fcntl is None or not has_file(self.path):
             return -1
         try:
             # Beside the real file, as SQLite puts -wal and -shm when the path is a symlink.
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError:
-            return -1  # e.g. a read-only directory: SQLite's own locking still holds
+        except OSError as exc:
+            # SQLite's own locking still holds. Out of descriptors, or a directory not writable now,
+            # may pass: None, tried again at a later write. Else (a read-only file system) -1.
+            return None if exc.errno in (errno.EMFILE, errno.ENFILE, errno.EACCES) else -1
         with self._lock:
             self._lockfds.append(fd)
         if local.ending is not None:  # opened with the thread's connection, which comes first
@@ -490,7 +492,7 @@ class Store:
         self.closed = True
         with self._lock:
             conns, self._all = self._all, []
-            _close_fds(self._lockfds)
+            close_fds(self._lockfds)
         for conn in conns:
             try:
                 conn.close()
@@ -558,6 +560,8 @@ class Store:
                 writer._commit_failed(failed, started)
         finally:
             writer._unlock()
+            if local.reopen:
+                self._reopen(local)
         self._checkpointed(local)
         for fn in group.after:
             try:
@@ -602,7 +606,7 @@ class Store:
         done = False
         try:
             if local.busy_short is not False:  # a wait-free write's before it: a read waits as any
-                _busy_timeout(local, False)
+                local.set_busy_timeout(False)
             # Inside the try: an interrupt landing just after BEGIN still ends the transaction.
             retrying(self.path, lambda: conn.execute("BEGIN DEFERRED"))
             yield Tx(conn)
@@ -627,6 +631,11 @@ class Store:
         """PRAGMA data_version as this thread's last write read it, under the write lock: a long poll
         compares against it, so a commit between an empty claim and the wait still wakes it."""
         return self._local.version
+
+    def _reopen(self, local: ConnectionState) -> None:
+        """Close this thread's connection, found read-only, for its next call to open again."""
+        local.reopen = local.backstop = False
+        self.release_connection()
 
     def release_connection(self) -> None:
         """Close this thread's connection (a server thread whose client went away)."""

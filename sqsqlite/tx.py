@@ -82,7 +82,8 @@ class ConnectionState(threading.local):
     # (PRAGMA data_version unchanged) and this one has not written them (forget_queues).
     version: int | None = None
     # This connection's descriptor of the writers' lock file: None until its first write,
-    # -1 where there is none (no fcntl, an in-memory database, a directory we can't write).
+    # -1 where there is none (no fcntl, an in-memory database, a read-only file system); left
+    # None when opening it failed for a reason that may pass (Store._open_lock).
     # One per connection, never inherited: flock belongs to the open file, so a descriptor
     # shared across fork or between threads would let both sides "hold" the lock at once.
     lockfd: int | None = None
@@ -108,11 +109,21 @@ class ConnectionState(threading.local):
     # Whether this connection's SQLite checkpoint is the checkpoint thread's backstop
     # (PRAGMA wal_autocheckpoint=WAL_BACKSTOP_PAGES) rather than SQLite's default.
     backstop: bool = False
+    # A write found the connection read-only (SQLite opened the file so when it or its directory
+    # was not writable): it is closed once the write is over, and the next call opens it again.
+    reopen: bool = False
 
     def __init__(self) -> None:
         self.queues: dict = {}
         # Per-connection engine state that must not outlive a rolled-back write (see core).
         self.state: dict = {}
+
+    def set_busy_timeout(self, short: bool) -> None:
+        """Set the busy timeout of the connection: a wait-free BEGIN's, or the connection's own."""
+        self.busy_short = None  # until it is set: an interrupt in between leaves it to be set again
+        seconds = D.WAIT_FREE_SECONDS if short else D.BUSY_TIMEOUT_SECONDS
+        self.cursor.execute(f"PRAGMA busy_timeout={max(1, int(seconds * 1000))}")
+        self.busy_short = short
 
 
 class Tx:
@@ -180,6 +191,11 @@ class Tx:
     def scalar(self, sql: Q.Sql, **params: Any):
         row = self.c.execute(sql, sql.bind(params)).fetchone()
         return None if row is None else row[0]
+
+
+def readonly(exc: BaseException) -> bool:
+    """Whether SQLite's error says the connection can't write (any SQLITE_READONLY code)."""
+    return (getattr(exc, "sqlite_errorname", None) or "").startswith("SQLITE_READONLY")
 
 
 def explain(path: str, exc: Exception) -> str:

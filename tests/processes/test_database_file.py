@@ -3,9 +3,11 @@ by a thread before its permissions were fixed, and the errors of a full disk or 
 of file descriptors. Each ends in a typed DatabaseError that says what happened, and nothing
 acknowledged is lost."""
 
+import errno
 import os
 import sqlite3
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -143,4 +145,82 @@ def test_the_checkpoint_thread_notices_a_deleted_file_and_says_so_once(db_path, 
     assert len(said) == 1
     with pytest.raises(DatabaseError, match="deleted or replaced"):  # at once: the thread saw it
         q.send_message("lost")
+    db.close()
+
+
+# ------------------------------------------------------------------ opened read-only, fixed since
+
+
+@pytest.fixture
+def read_only_opens(monkeypatch, db_path):
+    """While ``on[0]``, SQLite opens the database read-only, as it does (silently) when the file
+    or its directory is not writable: root ignores permission bits, so mode=ro stands in."""
+    on = [False]
+    connect = sqlite3.connect
+
+    def opening(path, *args, **kwargs):
+        if on[0] and path == db_path:
+            return connect(f"file:{path}?mode=ro", *args, uri=True, **kwargs)
+        return connect(path, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", opening)
+    return on
+
+
+def test_a_thread_that_opened_its_connection_while_the_file_was_read_only_writes_once_it_is_writable(db_path, clock, read_only_opens):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    pool = ThreadPoolExecutor(1)  # a long-lived thread, as the endpoint's pool has
+    try:
+        read_only_opens[0] = True
+        with pytest.raises(DatabaseError, match="read-only"):
+            pool.submit(q.send_message, "refused").result()
+        read_only_opens[0] = False
+        for body in ("a", "b", "c"):
+            pool.submit(q.send_message, body).result()
+    finally:
+        pool.shutdown()
+    assert sorted(m.body for m in q.peek()) == ["a", "b", "c"]
+    db.close()
+
+
+def test_grouped_writes_on_a_read_only_connection_reopen_it_for_the_next_group(db_path, clock, read_only_opens):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    store = db.store
+    read_only_opens[0] = True
+    store.release_connection()  # this thread's next connection opens read-only
+    group = store.begin_group()
+    with pytest.raises(DatabaseError, match="read-only"):
+        q.send_message("refused")
+    store.end_group(group)  # the failed write was undone alone: nothing to commit
+    read_only_opens[0] = False
+    group = store.begin_group()
+    q.send_message("kept")
+    store.end_group(group)
+    assert [m.body for m in q.peek()] == ["kept"]
+    db.close()
+
+
+# ------------------------------------------------------------------ the writers' lock file
+
+
+@pytest.mark.parametrize("code", [errno.EMFILE, errno.ENFILE, errno.EACCES])
+def test_a_lock_file_that_could_not_be_opened_for_a_passing_reason_is_opened_at_a_later_write(db_path, clock, monkeypatch, code):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    db.store.release_connection()  # this thread's lock file is opened again at its next write
+    real_open = os.open
+    failing = [True]
+
+    def opening(path, *args, **kwargs):
+        if failing[0] and str(path).endswith("-lock"):
+            raise OSError(code, os.strerror(code), path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", opening)
+    q.send_message("without the writers' lock: SQLite's own still holds")
+    failing[0] = False
+    q.send_message("with it")
+    assert db.store._local.lockfd >= 0
     db.close()
