@@ -4,6 +4,7 @@ by :mod:`sqsqlite.store` and :mod:`sqsqlite.checkpoint`."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import os
@@ -31,6 +32,8 @@ def create_private(path: str) -> None:
     except FileExistsError:
         return
     except OSError as exc:
+        if exc.errno in (errno.EMFILE, errno.ENFILE):
+            return  # SQLite's open fails as well, and explain says why (out of descriptors)
         raise DatabaseError(f"Can't create database file {path!r}: {exc.strerror}.") from None
     os.close(fd)
 

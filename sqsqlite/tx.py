@@ -7,8 +7,10 @@ SQLite file is someone else's."""
 
 from __future__ import annotations
 
+import errno
 import os
 import random
+import shutil
 import sqlite3
 import threading
 import time
@@ -18,6 +20,12 @@ from typing import Any
 from . import defaults as D
 from . import queries as Q
 from .errors import DatabaseError
+
+resource: Any
+try:
+    import resource
+except ImportError:  # not a POSIX system
+    resource = None
 
 
 class Group:
@@ -201,17 +209,47 @@ def readonly(exc: BaseException) -> bool:
 def explain(path: str, exc: Exception) -> str:
     """SQLite's error on the database at ``path`` as one sentence naming the file and what to do."""
     text = str(exc)
+    name = getattr(exc, "sqlite_errorname", None) or ""  # Python 3.11's sqlite3 errors have it
     if "file is not a database" in text or "file is encrypted" in text:
         return f"{path!r} is not a SQLite database (SQLite said: {text})."
-    if "readonly" in text or "read-only" in text:
+    if name.startswith("SQLITE_READONLY") or "readonly" in text or "read-only" in text:
         return f"{path!r} is read-only; sqsqlite needs to write to it and its -wal/-shm files (SQLite said: {text})."
-    if "disk is full" in text or "database or disk is full" in text:
+    if name == "SQLITE_FULL" or "disk is full" in text or (name in _WRITE_FAILED and _disk_full(path)):
         return f"The disk holding {path!r} is full; the operation changed nothing (SQLite said: {text})."
-    if "unable to open" in text:
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
         if os.path.isdir(path):
             return f"Can't open database {path!r}: it is a directory; give the path of a file in it."
+        if _out_of_descriptors():
+            limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0] if resource is not None else "?"
+            return (
+                f"Can't open database {path!r}: this process has no file descriptors left (its limit, "
+                f"RLIMIT_NOFILE / ulimit -n, is {limit}); raise it, or close what it holds (SQLite said: {text})."
+            )
         return f"Can't open database {path!r} (SQLite said: {text})."
     return f"Database error on {path!r}: {text}."
+
+
+# SQLite's "disk I/O error"s of a write that found no room: a full disk gives these rather than
+# SQLITE_FULL when the -shm can't grow (SHMSIZE) or a write or truncate of the WAL fails.
+_WRITE_FAILED = frozenset({"SQLITE_IOERR_SHMSIZE", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_TRUNCATE"})
+# Less free than this is full: the -shm grows 32 KiB at a time, a WAL frame is a page and more.
+_FULL_BELOW = 64 * 1024
+
+
+def _disk_full(path: str) -> bool:
+    try:
+        return shutil.disk_usage(os.path.dirname(os.path.realpath(path)) or ".").free < _FULL_BELOW
+    except OSError:
+        return False
+
+
+def _out_of_descriptors() -> bool:
+    """Whether this process can't open a file now for want of descriptors (EMFILE, ENFILE)."""
+    try:
+        os.close(os.open(os.devnull, os.O_RDONLY))
+    except OSError as exc:
+        return exc.errno in (errno.EMFILE, errno.ENFILE)
+    return False
 
 
 _RETRYABLE = ("database is locked", "database is busy", "database table is locked")

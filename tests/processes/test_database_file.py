@@ -5,7 +5,11 @@ acknowledged is lost."""
 
 import errno
 import os
+import shutil
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,6 +18,7 @@ import pytest
 import sqsqlite
 import sqsqlite.store as store_module
 from sqsqlite.errors import DatabaseError
+from sqsqlite.tx import explain
 
 
 class Ticks:
@@ -224,3 +229,96 @@ def test_a_lock_file_that_could_not_be_opened_for_a_passing_reason_is_opened_at_
     q.send_message("with it")
     assert db.store._local.lockfd >= 0
     db.close()
+
+
+# ------------------------------------------------------------------ a full disk, no descriptors left
+
+
+def sqlite_error(text, name):
+    exc = sqlite3.OperationalError(text)
+    exc.sqlite_errorname = name
+    return exc
+
+
+@pytest.mark.parametrize("name", ["SQLITE_IOERR_SHMSIZE", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_TRUNCATE"])
+def test_a_disk_io_error_of_a_write_on_a_disk_with_no_room_left_is_said_to_be_a_full_disk(db_path, monkeypatch, name):
+    usage = shutil.disk_usage(os.path.dirname(db_path))
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage._replace(free=4096))
+    said = explain(db_path, sqlite_error("disk I/O error", name))
+    assert said.startswith(f"The disk holding {db_path!r} is full")
+
+
+@pytest.mark.parametrize("name", ["SQLITE_IOERR_SHMSIZE", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_READ"])
+def test_a_disk_io_error_with_room_left_is_not_taken_for_a_full_disk(db_path, name):
+    said = explain(db_path, sqlite_error("disk I/O error", name))
+    assert "full" not in said and "disk I/O error" in said
+
+
+def test_sqlite_full_is_said_to_be_a_full_disk_by_its_code(db_path):
+    said = explain(db_path, sqlite_error("some other wording", "SQLITE_FULL"))
+    assert said.startswith(f"The disk holding {db_path!r} is full")
+
+
+def run_child(db_path, script):
+    code = textwrap.dedent(script)
+    done = subprocess.run([sys.executable, "-c", code, db_path], capture_output=True, text=True, timeout=120, cwd=os.getcwd())
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_write_failing_for_want_of_room_reads_as_a_full_disk_when_the_disk_has_none_left(db_path):
+    # A real failing write: RLIMIT_FSIZE makes the kernel refuse to grow the files (EFBIG, which
+    # SQLite reports as a disk I/O error, as it does ENOSPC in a WAL write or -shm); only the free
+    # space is the test's.
+    said = run_child(
+        db_path,
+        """
+        import os, resource, shutil, signal, sys
+        import sqsqlite
+        from sqsqlite.errors import DatabaseError
+        path = sys.argv[1]
+        db = sqsqlite.connect(path)
+        q = db.create_queue("orders")
+        q.send_message("kept")
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        size = max(os.path.getsize(path + suffix) for suffix in ("", "-wal"))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 20000, size + 20000))
+        usage = shutil.disk_usage(os.path.dirname(path))
+        saids = []
+        for free in (usage.free, 0):
+            shutil.disk_usage = lambda p, free=free: usage._replace(free=free)
+            try:
+                for _ in range(100):
+                    q.send_message("x" * 5000)
+            except DatabaseError as exc:
+                saids.append(str(exc))
+        print("\\n".join(saids))
+        """,
+    )
+    with_room, without = said.splitlines()
+    assert "disk I/O error" in with_room and "full" not in with_room
+    assert f"The disk holding {db_path!r} is full; the operation changed nothing" in without
+
+
+def test_a_process_out_of_file_descriptors_is_told_so_not_that_the_file_cant_be_opened(db_path):
+    said = run_child(
+        db_path,
+        """
+        import os, resource, sys
+        import sqsqlite
+        from sqsqlite.errors import DatabaseError
+        sqsqlite.connect(sys.argv[1]).close()  # the file exists, and every module is imported
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        held = []
+        try:
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            pass
+        try:
+            sqsqlite.connect(sys.argv[1])
+        except DatabaseError as exc:
+            print(exc)
+        """,
+    )
+    assert "this process has no file descriptors left" in said and "is 64" in said
