@@ -67,9 +67,17 @@ def _monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
 
+def is_system(clock: Clock) -> bool:
+    """Whether ``clock`` is the system clock (any SystemClock, the default or one a caller made,
+    or a subclass): its waits are real, so they are timed on the monotonic clock, block on a
+    condition a commit notifies and park on the endpoint's event loop. Any other clock (a test's)
+    moves only when told to, and a wait advances it instead."""
+    return isinstance(clock, SystemClock)
+
+
 def ticks(clock: Clock) -> Callable[[], int]:
     """Milliseconds to time a wait by: the monotonic clock's for the system clock, so that a
     wall clock stepped (NTP at boot, a VM resumed) neither stretches a long poll or a buffered
     delete's wait by the step nor cuts it short; any other clock's own ``now_ms``, which a test
     moves by hand. Only differences of two readings mean anything."""
-    return _monotonic_ms if isinstance(clock, SystemClock) else clock.now_ms
+    return _monotonic_ms if is_system(clock) else clock.now_ms

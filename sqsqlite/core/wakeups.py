@@ -18,7 +18,7 @@ import threading
 from typing import Protocol
 
 from .. import defaults as D
-from ..clock import SYSTEM_CLOCK, Clock, ticks
+from ..clock import Clock, is_system, ticks
 from ..store import Store
 
 
@@ -94,7 +94,7 @@ class PollingWakeups:
 
 
 def _clock_wait(clock: Clock, cond: threading.Condition, seconds: float) -> bool:
-    if clock is SYSTEM_CLOCK:
+    if is_system(clock):
         return cond.wait(seconds)
     cond.wait(0)  # a manual clock jumps instead of waiting
     clock.sleep(seconds)

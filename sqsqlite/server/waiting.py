@@ -31,7 +31,7 @@ import time
 from collections import deque
 from typing import Any
 
-from ..clock import SYSTEM_CLOCK, Clock
+from ..clock import Clock, is_system
 from ..core import Database, PollingWakeups
 from ..store import Store
 from .peers import Peers
@@ -83,7 +83,7 @@ class AsyncWakeups:
         self._parked_event = asyncio.Event()
         if peers is not None:
             loop.add_reader(peers.fileno(), self._on_peers)
-        if self.clock is SYSTEM_CLOCK:
+        if is_system(self.clock):
             self._watcher = loop.create_task(self._watch())
 
     async def detach(self) -> None:
@@ -99,7 +99,7 @@ class AsyncWakeups:
     @property
     def parks(self) -> bool:
         """Whether a parkable call's wait parks (the system clock), not blocks (an injected one)."""
-        return self.clock is SYSTEM_CLOCK
+        return is_system(self.clock)
 
     def parkable(self, on: bool) -> None:
         """Whether the engine calls of this thread may raise Park instead of blocking."""

@@ -15,6 +15,7 @@ import pytest
 
 import sqsqlite
 from benchmarks.rawsqs import Connection
+from sqsqlite import clock as clock_module
 from sqsqlite.clock import SYSTEM_CLOCK
 from sqsqlite.server import BackgroundServer, waiting
 from sqsqlite.server.asgi import App
@@ -173,6 +174,38 @@ def test_a_parked_poll_ends_at_its_wait_time_when_the_wall_clock_steps_back_mean
         empty, waited = asyncio.run(scenario())
     assert "Messages" not in empty
     assert 1.9 <= waited < 5
+
+
+def test_a_system_clock_passed_in_parks_polls_as_the_default_clock_does(tmp_path):
+    # A SystemClock of the caller's own, not the default instance: its polls park on the event
+    # loop too, and hold no engine thread, so a send to another queue answers at once.
+    with BackgroundServer(str(tmp_path / "own.db"), clock=sqsqlite.SystemClock(), engine_threads=2, inline_below=0) as server:
+
+        async def scenario():
+            admin = await Connection(server.url).open()
+            url = (await admin.call("CreateQueue", {"QueueName": "own"}))["QueueUrl"]
+            other = (await admin.call("CreateQueue", {"QueueName": "other"}))["QueueUrl"]
+            polls = await _parked_polls(server.url, url, 2)
+            await _until(lambda: server.db.wakeups.parked("own") == 2)
+            started = time.monotonic()
+            await asyncio.wait_for(admin.call("SendMessage", {"QueueUrl": other, "MessageBody": "beside the polls"}), 5)
+            answered = time.monotonic() - started
+            await admin.call("SendMessageBatch", {"QueueUrl": url, "Entries": [{"Id": str(i), "MessageBody": str(i)} for i in range(2)]})
+            answers = await asyncio.wait_for(asyncio.gather(*(c.read() for c in polls)), 10)
+            for c in [admin, *polls]:
+                c.close()
+            return answered, answers
+
+        answered, answers = asyncio.run(scenario())
+    assert answered < 1
+    assert sorted(m["Body"] for a in answers for m in a["Messages"]) == ["0", "1"]
+
+
+def test_a_system_clock_of_the_callers_own_is_the_system_clock_wherever_it_is_asked():
+    own = sqsqlite.SystemClock()
+    assert waiting.AsyncWakeups(None, own).parks
+    assert clock_module.is_system(own) and clock_module.is_system(SYSTEM_CLOCK)
+    assert not clock_module.is_system(sqsqlite.ManualClock())
 
 
 def test_a_parked_receive_carries_both_when_to_look_again_and_when_the_poll_ends():
