@@ -588,7 +588,7 @@ all_queues = compile_sql(select(q).order_by(q.c.name))
 # ------------------------------------------------------------------ FIFO bookkeeping
 
 find_dedup = compile_sql(
-    select(fifo_dedup.c.message_id, fifo_dedup.c.sequence_number).where(
+    select(fifo_dedup.c.message_id, fifo_dedup.c.sequence_number, fifo_dedup.c.created_at).where(
         fifo_dedup.c.queue_id == P("queue_id"),
         fifo_dedup.c.scope == P("scope"),
         fifo_dedup.c.dedup_id == P("dedup_id"),
@@ -609,7 +609,7 @@ put_dedup = compile_sql(
 )
 prune_dedup = compile_sql(delete(fifo_dedup).where(fifo_dedup.c.queue_id == P("queue_id"), fifo_dedup.c.created_at <= P("window_start")))
 find_attempt = compile_sql(
-    select(receive_attempts.c.result).where(
+    select(receive_attempts.c.result, receive_attempts.c.created_at).where(
         receive_attempts.c.queue_id == P("queue_id"),
         receive_attempts.c.attempt_id == P("attempt_id"),
         receive_attempts.c.created_at > P("window_start"),

@@ -453,9 +453,12 @@ def _dead_letter(queue: Queue, tx: Tx, row_id: int, row, dlq, now: int) -> None:
 
 def _repeat_attempt(queue: Queue, tx: Tx, row, attempt_id: str, now: int, vt: int | None):
     """The messages an earlier receive with this attempt id returned, or None to receive afresh."""
-    stored = tx.scalar(Q.find_attempt, queue_id=row["id"], attempt_id=attempt_id, window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
-    if stored is None:
+    found = tx.one(Q.find_attempt, queue_id=row["id"], attempt_id=attempt_id, window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
+    if found is None:
         return None
+    stored, created_at = found
+    if created_at > now:  # made before the wall clock stepped back: counts as made now (rules.py)
+        tx.run(Q.put_attempt, queue_id=row["id"], attempt_id=attempt_id, now=now, result=stored)
     out = []
     lease = ms(row["visibility_timeout"] if vt is None else vt)
     for row_id, token in json.loads(stored):

@@ -8,6 +8,11 @@ State is never stored as a flag. With ``now`` from the clock and ``cutoff = now 
 - in flight: ``visible_at > now`` and received at least once;
 - visible: ``visible_at <= now``.
 
+A time a rule is counted from (a deduplication id's or receive attempt's, a purge's, a deleted
+queue name's) that is later than ``now`` was stamped before the wall clock stepped back (NTP, a
+virtual machine resumed): it counts as stamped now, and the rule rewrites it so when it meets
+it, so a window or a refusal lasts its own length of real time from there, not the step as well.
+
 The SQL that applies these rules lives in :mod:`sqsqlite.queries`; this module gives them their
 arguments.
 """
@@ -152,6 +157,22 @@ def prune_window(tx: Tx, row, now: int, window: int) -> int:
     removed = tx.all(Q.prune_expired, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now), window=window)
     heads_left(tx, row["id"], removed)
     return len(removed)
+
+
+def keep_deduplicating_from(tx: Tx, queue_id: int, scope: str, dedup_id: str, seen, now: int) -> None:
+    """A deduplication entry found (Q.find_dedup's row) counts as stamped now if it was stamped
+    later (the rule above), and is rewritten so: deduplicated now, and for five minutes of real
+    time from here at most. Entries found are rare: a send that finds none pays nothing for this."""
+    if seen["created_at"] > now:
+        tx.run(
+            Q.put_dedup,
+            queue_id=queue_id,
+            scope=scope,
+            dedup_id=dedup_id,
+            message_id=seen["message_id"],
+            sequence_number=seen["sequence_number"],
+            now=now,
+        )
 
 
 def attributes_json(attributes: Mapping[str, V.MessageAttribute], trace: str | None = None) -> str | None:

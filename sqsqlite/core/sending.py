@@ -21,7 +21,7 @@ from ..errors import InvalidParameterValue, MissingParameter, SQSError
 from ..store import Tx
 from .handles import new_message_ids
 from .results import BatchResult, BatchResultErrorEntry, SendResult, SentMessages
-from .rules import attributes_json, message_row, ms, queue_row
+from .rules import attributes_json, keep_deduplicating_from, message_row, ms, queue_row
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -312,6 +312,7 @@ def _insert_fifo(queue: Queue, tx: Tx, row, p: Prepared, now: int) -> SendResult
     window_start = now - ms(D.FIFO_DEDUP_WINDOW_SECONDS)
     seen = tx.one(Q.find_dedup, queue_id=row["id"], scope=scope, dedup_id=dedup, window_start=window_start)
     if seen is not None:
+        keep_deduplicating_from(tx, row["id"], scope, dedup, seen, now)
         return SendResult((seen["message_id"], p.body, p.attributes, f"{seen['sequence_number']:020d}", p.entry_id))
     sequence = tx.scalar(Q.next_sequence, id=row["id"], n=1)
     [message_id] = new_message_ids(1)

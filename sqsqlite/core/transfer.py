@@ -12,7 +12,7 @@ from .. import validation as V
 from ..errors import InvalidExportRecord, SQSError
 from ..records import exported_message
 from .bookmarks import is_bookmarked, write_bookmark
-from .rules import decode_attributes, message_row, ms, queue_row, retention_cutoff
+from .rules import decode_attributes, keep_deduplicating_from, message_row, ms, queue_row, retention_cutoff
 from .sending import Prepared
 
 if TYPE_CHECKING:
@@ -174,16 +174,20 @@ def _keep_deduplicating(tx, row, values: dict, now: int) -> None:
     if values["sent_at"] <= window_start:
         return
     scope = values["group_id"] if row["dedup_scope"] == "messageGroup" else ""
-    if tx.one(Q.find_dedup, queue_id=row["id"], scope=scope, dedup_id=values["dedup_id"], window_start=window_start) is None:
-        tx.run(
-            Q.put_dedup,
-            queue_id=row["id"],
-            scope=scope,
-            dedup_id=values["dedup_id"],
-            message_id=values["message_id"],
-            sequence_number=values["sequence_number"],
-            now=values["sent_at"],
-        )
+    seen = tx.one(Q.find_dedup, queue_id=row["id"], scope=scope, dedup_id=values["dedup_id"], window_start=window_start)
+    if seen is not None:
+        keep_deduplicating_from(tx, row["id"], scope, values["dedup_id"], seen, now)
+        return
+    tx.run(
+        Q.put_dedup,
+        queue_id=row["id"],
+        scope=scope,
+        dedup_id=values["dedup_id"],
+        message_id=values["message_id"],
+        sequence_number=values["sequence_number"],
+        # Sent by a clock ahead of this one (another host's): deduplicated from now, not longer.
+        now=min(values["sent_at"], now),
+    )
 
 
 def _record(r, fifo: bool) -> dict:
