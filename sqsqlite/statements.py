@@ -100,7 +100,7 @@ update_queue_attributes = compile_sql(
 update_queue_tags = compile_sql(update(q).where(q.c.id == P("id")).values(tags=P("tags")))
 delete_queue = compile_sql(delete(q).where(q.c.id == P("id")))
 delete_queue_messages = compile_sql(delete(m).where(m.c.queue_id == P("queue_id")))
-purge_queue = compile_sql(delete(m).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("now")))
+restamp_purged = compile_sql(update(q).where(q.c.id == P("id")).values(purged_at=P("now")))
 # AMQP's purge (Kombu's): the messages visible now; those delayed or in flight stay.
 purge_visible = compile_sql(delete(m).where(m.c.queue_id == P("queue_id"), _visible, _alive))
 mark_purged = compile_sql(

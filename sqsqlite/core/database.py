@@ -145,6 +145,7 @@ class Database:
             )
         V.check_fifo_attributes(name, is_fifo, attrs)
         now = self.now()
+        refused = None
         with self.store.write() as tx:
             existing = tx.one(Q.queue_by_name, name=name)
             if existing is not None:
@@ -159,16 +160,22 @@ class Database:
                     )
                 return Queue(self, name)
             deleted_at = tx.scalar(Q.tombstone, name=name)
+            if deleted_at is not None and deleted_at > now:  # before the clock stepped back: counts as now (rules.py)
+                tx.run(Q.put_tombstone, name=name, now=now)
+                deleted_at = now
             if deleted_at is not None and now - deleted_at < ms(D.QUEUE_NAME_REUSE_SECONDS):
                 wait = (deleted_at + ms(D.QUEUE_NAME_REUSE_SECONDS) - now) / 1000
-                raise QueueDeletedRecently(
+                refused = QueueDeletedRecently(
                     f"You must wait {D.QUEUE_NAME_REUSE_SECONDS} seconds after deleting a queue before you can create another with the same name.",
                     f"The queue {name!r} was deleted less than {D.QUEUE_NAME_REUSE_SECONDS} seconds ago; "
                     f"its name can be reused in {wait:.1f} seconds.",
                 )
-            columns = attribute_columns(self, tx, name, is_fifo, {}, attrs)
-            tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **columns)
-            tx.forget_queues()
+            else:
+                columns = attribute_columns(self, tx, name, is_fifo, {}, attrs)
+                tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **columns)
+                tx.forget_queues()
+        if refused is not None:
+            raise refused  # after the commit: the stamp rewritten above stays
         return Queue(self, name)
 
     def get_queue_url(self, queue_name: str) -> str:

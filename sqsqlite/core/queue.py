@@ -134,26 +134,29 @@ class Queue:
 
     def purge_queue(self) -> None:
         """PurgeQueue: delete every message sent before the call; once per 60 seconds."""
+        refused = None
         with self.db.store.write() as tx:
-            # Read under the writers' lock: a send that committed while this waited for it was
-            # sent before the purge, and goes with the others.
             now = self.db.now()
             row = queue_row(tx, self.name)
-            if row["purged_at"] is not None and now - row["purged_at"] < ms(D.PURGE_INTERVAL_SECONDS):
-                raise PurgeQueueInProgress(
+            purged_at = row["purged_at"]
+            if purged_at is not None and purged_at > now:  # before the clock stepped back: counts as now (rules.py)
+                tx.run(Q.restamp_purged, id=row["id"], now=now)
+                tx.forget_queues()
+                purged_at = now
+            if purged_at is not None and now - purged_at < ms(D.PURGE_INTERVAL_SECONDS):
+                refused = PurgeQueueInProgress(
                     f"Only one PurgeQueue operation on {self.name} is allowed every {D.PURGE_INTERVAL_SECONDS} seconds.",
                     f"The queue {self.name!r} was purged less than {D.PURGE_INTERVAL_SECONDS} seconds ago; "
-                    f"purge it again in {(row['purged_at'] + ms(D.PURGE_INTERVAL_SECONDS) - now) / 1000:.1f} seconds.",
+                    f"purge it again in {(purged_at + ms(D.PURGE_INTERVAL_SECONDS) - now) / 1000:.1f} seconds.",
                 )
-            tx.run(Q.purge_queue, queue_id=row["id"], now=now)
-            if row["fifo"]:
-                # A message that stays (sent at a later millisecond, by a clock read before this
-                # one) may be of a group whose head went: it becomes the head, or the group
-                # would never be received again.
-                for (group_id,) in tx.all(Q.headless_groups, queue_id=row["id"]):
-                    tx.run(Q.fix_group_head, queue_id=row["id"], group_id=group_id)
-            tx.run(Q.mark_purged, id=row["id"], now=now)
-            tx.forget_queues()
+            else:
+                # Every row: under the writers' lock, each was committed before this call, whatever
+                # time it was stamped with (a clock stepped back since, another host's on import).
+                tx.run(Q.delete_queue_messages, queue_id=row["id"])
+                tx.run(Q.mark_purged, id=row["id"], now=now)
+                tx.forget_queues()
+        if refused is not None:
+            raise refused  # after the commit: the stamp rewritten above stays
 
     def purge_visible(self) -> int:
         """Delete the messages visible now and return how many: AMQP's queue purge, which Kombu's

@@ -2,7 +2,10 @@
 stamped before a backward step counts as stamped now, so no deduplication window and no 60-second
 refusal outlasts its own length of real time; nothing a purge should take is spared."""
 
+import pytest
+
 from sqsqlite import defaults as D
+from sqsqlite.errors import PurgeQueueInProgress, QueueDeletedRecently
 
 HOUR = 3600
 
@@ -84,3 +87,59 @@ def test_a_receive_attempt_made_before_the_clock_stepped_back_is_repeated_then_f
     # Five minutes of real time later the attempt is over: a receive afresh, and the group's
     # message is in flight, so there is nothing to return.
     assert q.receive_message(receive_request_attempt_id="attempt-1") == []
+
+
+# ---------------------------------------------------------------- PurgeQueue
+
+
+def test_a_purge_deletes_the_messages_sent_before_the_clock_stepped_back_too(db, clock):
+    q = db.create_queue("jobs")
+    for i in range(3):
+        q.send_message(f"before-{i}")
+    clock.advance(-HOUR)
+    q.send_message("after")
+    q.purge_queue()
+    assert q.peek() == []
+    clock.advance(HOUR + 1)
+    assert q.receive_message(max_number_of_messages=10) == []
+
+
+def test_a_purge_deletes_a_message_imported_with_a_sent_timestamp_ahead_of_this_clock(db, clock):
+    q = db.create_queue("imported")
+    record = {
+        "MessageId": "3b1c6a2e-0000-4000-8000-000000000001",
+        "Body": "from a clock a minute ahead",
+        "SentTimestamp": db.now() + 60_000,
+    }
+    assert q.import_messages([record]) == 1
+    q.purge_queue()
+    clock.advance(120)
+    assert q.receive_message() == []
+
+
+# ---------------------------------------------------------------- the 60-second rules
+
+
+def test_a_purge_made_before_the_clock_stepped_back_refuses_another_for_60_seconds_of_real_time_at_most(db, clock):
+    q = db.create_queue("jobs")
+    q.purge_queue()
+    clock.advance(-HOUR)
+    with pytest.raises(PurgeQueueInProgress, match=r"purge it again in 60\.0 seconds"):
+        q.purge_queue()
+    clock.advance(30)
+    with pytest.raises(PurgeQueueInProgress, match=r"purge it again in 30\.0 seconds"):
+        q.purge_queue()
+    clock.advance(30)
+    q.send_message("sent before the purge")
+    q.purge_queue()
+    assert q.peek() == []
+
+
+def test_a_queue_deleted_before_the_clock_stepped_back_keeps_its_name_for_60_seconds_of_real_time_at_most(db, clock):
+    q = db.create_queue("jobs")
+    db.delete_queue(q.url)
+    clock.advance(-HOUR)
+    with pytest.raises(QueueDeletedRecently, match=r"reused in 60\.0 seconds"):
+        db.create_queue("jobs")
+    clock.advance(60)
+    assert db.create_queue("jobs").name == "jobs"

@@ -58,7 +58,6 @@ HOT_PATH = {
     # pruning and purging
     "prune_expired": ("ix_messages_visible", True),
     "prune_all_expired": ("ix_messages_visible", False),
-    "purge_queue": ("ix_messages_visible", False),
     "purge_visible": ("ix_messages_visible", False),
     "delete_queue_messages": ("ix_messages_visible", False),
     # acting on one message
