@@ -153,8 +153,10 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
         # A rate holds however many threads and processes drive the task: a step takes at most a
         # second's messages, and the next begins a second after it (updated_at), whoever takes it.
         # A task that has taken no step yet has handled no position.
+        # A step stamped later than now was taken before the wall clock stepped back: the next
+        # may go now, not after the step as well.
         stepped = task["last_id"] != 0 or task["last_group"] is not None
-        if rate and stepped and now < task["updated_at"] + 1000:
+        if rate and stepped and task["updated_at"] <= now < task["updated_at"] + 1000:
             return _move_task(task, handle=True), (task["updated_at"] + 1000 - now) / 1000
         source = tx.one(Q.queue_by_id, id=task["source_queue_id"])
         if source is None:

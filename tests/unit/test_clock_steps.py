@@ -2,8 +2,11 @@
 stamped before a backward step counts as stamped now, so no deduplication window and no 60-second
 refusal outlasts its own length of real time; nothing a purge should take is spared."""
 
+import json
+
 import pytest
 
+import sqsqlite
 from sqsqlite import defaults as D
 from sqsqlite.errors import PurgeQueueInProgress, QueueDeletedRecently
 
@@ -143,3 +146,28 @@ def test_a_queue_deleted_before_the_clock_stepped_back_keeps_its_name_for_60_sec
         db.create_queue("jobs")
     clock.advance(60)
     assert db.create_queue("jobs").name == "jobs"
+
+
+# ---------------------------------------------------------------- a move task's rate
+
+
+def test_a_rate_limited_move_task_waits_a_second_at_most_between_steps_when_the_clock_steps_back(db, clock, monkeypatch):
+    dlq = db.create_queue("dead")
+    source = db.create_queue("work", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})})
+    for i in range(5):
+        dlq.send_message(f"m{i}")
+    clock.advance(2 * HOUR)  # sent long enough before the task that the step back leaves them visible
+    waits = []
+    monkeypatch.setattr(clock, "sleep", lambda seconds: (waits.append(seconds), sqsqlite.ManualClock.sleep(clock, seconds)))
+    handle = db.start_message_move_task(dlq.arn, source.arn, max_number_of_messages_per_second=2, background=False)
+
+    stepped = []
+
+    def step_back_after_the_first_step(task):
+        if task.approximate_number_of_messages_moved == 2 and not stepped:
+            stepped.append(clock.advance(-HOUR))
+
+    task = db.run_message_move_task(handle, step_back_after_the_first_step)
+    assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 5)
+    assert waits and max(waits) <= 1
+    assert sorted(bodies(source.peek())) == [f"m{i}" for i in range(5)]
