@@ -72,14 +72,17 @@ class PollingWakeups:
         if version is None:
             version = store.data_version()
         interval = D.LONG_POLL_INTERVAL
-        # until, read once as a span of ticks: a wall clock stepped meanwhile doesn't move it.
+        # until, read once as a span of ticks: a wall clock stepped back meanwhile doesn't move
+        # it. until on the wall clock too, read anew each turn: a delay or a visibility timeout
+        # that a step forward ended is due now (the caller claims again, and waits again for
+        # what is left of its poll when nothing came of it).
         tick = ticks(clock)
         ends = tick() + until - clock.now_ms()
         with self._changed:
             self._waiters += 1
         try:
             while True:
-                left = ends - tick()
+                left = min(ends - tick(), until - clock.now_ms())
                 if left <= 0:
                     return
                 step = min(interval, left / 1000)
