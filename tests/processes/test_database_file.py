@@ -59,11 +59,17 @@ def rows(path):
 # ------------------------------------------------------------------ deleted or replaced
 
 
-def test_a_send_after_the_database_file_was_deleted_is_refused_and_writes_nothing(db_path, clock, ticks):
+def _sent_then_removed(db_path, clock):
+    """A database that sent one message to "orders", whose files were then removed under it."""
     db = sqsqlite.connect(db_path, clock=clock)
     q = db.create_queue("orders")
     q.send_message("before")
     remove_database(db_path)
+    return db, q
+
+
+def test_a_send_after_the_database_file_was_deleted_is_refused_and_writes_nothing(db_path, clock, ticks):
+    db, q = _sent_then_removed(db_path, clock)
     ticks.offset += 1.5
     with pytest.raises(DatabaseError, match="deleted or replaced since this process opened it"):
         q.send_message("lost")
@@ -117,10 +123,7 @@ def test_an_unchanged_database_file_is_never_refused(db_path, clock, ticks):
 
 
 def test_another_thread_opening_the_replaced_path_is_refused_too(db_path, clock, ticks):
-    db = sqsqlite.connect(db_path, clock=clock)
-    q = db.create_queue("orders")
-    q.send_message("before")
-    remove_database(db_path)
+    db, q = _sent_then_removed(db_path, clock)
     ticks.offset += 1.5
     failed = []
 
@@ -138,10 +141,7 @@ def test_another_thread_opening_the_replaced_path_is_refused_too(db_path, clock,
 
 
 def test_the_checkpoint_thread_notices_a_deleted_file_and_says_so_once(db_path, clock, caplog):
-    db = sqsqlite.connect(db_path, clock=clock)
-    q = db.create_queue("orders")
-    q.send_message("before")
-    remove_database(db_path)
+    db, q = _sent_then_removed(db_path, clock)
     checkpointer = db.store._checkpointer
     with caplog.at_level("WARNING", logger="sqsqlite"):
         for _ in range(3):

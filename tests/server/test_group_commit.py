@@ -42,6 +42,16 @@ def _slow() -> None:
     time.sleep(0.3)  # bounded: an answer or wake-up sent before the commit would arrive in this window
 
 
+def _loop(server: BackgroundServer):
+    """The server's event loop, once its thread has attached it (as it starts)."""
+    for _ in range(500):
+        if server.server.loop is not None:
+            break
+        threading.Event().wait(0.01)
+    assert server.server.loop is not None
+    return server.server.loop
+
+
 def _hold(server: BackgroundServer) -> threading.Event:
     """Block the server's loop until the returned event is set: requests sent meanwhile are all
     read in its next turn. Bounded: the loop goes on by itself after 10 seconds."""
@@ -51,12 +61,7 @@ def _hold(server: BackgroundServer) -> threading.Event:
         held.set()
         release.wait(10)
 
-    for _ in range(500):  # the server's thread attaches its loop as it starts
-        if server.server.loop is not None:
-            break
-        threading.Event().wait(0.01)
-    assert server.server.loop is not None
-    server.server.loop.call_soon_threadsafe(hold)
+    _loop(server).call_soon_threadsafe(hold)
     assert held.wait(5)
     return release
 
@@ -169,12 +174,7 @@ def _on_loop(server: BackgroundServer, fn):
         finally:
             ran.set()
 
-    for _ in range(500):  # the server's thread attaches its loop as it starts
-        if server.server.loop is not None:
-            break
-        threading.Event().wait(0.01)
-    assert server.server.loop is not None
-    server.server.loop.call_soon_threadsafe(run)
+    _loop(server).call_soon_threadsafe(run)
     assert ran.wait(5)
     return out[0]
 
