@@ -525,7 +525,7 @@ def _settle(done: asyncio.Future, ran: asyncio.Future) -> None:
     if ran.exception() is not None:
         done.set_exception(ran.exception())  # type: ignore[arg-type]
     else:
-        done.set_result((True, ran.result()))
+        done.set_result((False, ran.result()))  # no failure: ran and committed on its own
 
 
 async def _listen(receive: Callable, gone: asyncio.Future) -> None:

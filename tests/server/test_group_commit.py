@@ -5,7 +5,9 @@ call that fails is undone alone, and polls wake once the group's messages are th
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
+import os
 import threading
 import time
 
@@ -140,6 +142,33 @@ def test_a_call_answered_with_an_error_in_a_group_leaves_the_others_kept(tmp_pat
     assert all(isinstance(a, dict) and "MessageId" in a for a in sent)
     assert all(isinstance(a, SQSError) and a.status == 400 and "ReceiptHandleIsInvalid" in a.body["__type"] for a in refused)
     assert _visible(path, "orders") == 8
+
+
+def test_grouped_calls_that_wait_for_another_writer_on_the_pool_answer_what_they_did_there(tmp_path):
+    # Another process holds the writers' lock longer than a wait-free write waits: the turn's
+    # calls run again on the pool, one by one, and each answers what it did there (a send its
+    # MessageId, a receive its messages), never InternalError for work that was committed.
+    path = str(tmp_path / "waited.db")
+    with BackgroundServer(path) as server:
+        sends, receives = server.db.create_queue("sends").url, server.db.create_queue("receives").url
+        server.db.queue("receives").send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(8)])
+        fd = os.open(path + "-lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # another sqsqlite process's long write
+            threading.Timer(0.5, fcntl.flock, (fd, fcntl.LOCK_UN)).start()
+            requests = [("SendMessage", {"QueueUrl": sends, "MessageBody": str(i)}) for i in range(4)]
+            requests += [("ReceiveMessage", {"QueueUrl": receives, "MaxNumberOfMessages": 2}) for _ in range(4)]
+
+            async def scenario():
+                return await _answers(await _in_one_turn(server, requests))
+
+            answers = asyncio.run(scenario())
+        finally:
+            os.close(fd)
+    assert [type(a) for a in answers] == [dict] * 8, answers
+    assert all("MessageId" in a for a in answers[:4]) and _visible(path, "sends") == 4
+    received = [m["Body"] for a in answers[4:] for m in a["Messages"]]
+    assert sorted(received) == [f"m{i}" for i in range(8)]
 
 
 def test_when_a_group_cannot_commit_each_of_its_calls_answers_the_commits_database_error_and_none_of_them_happened(tmp_path, monkeypatch):
