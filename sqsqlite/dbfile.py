@@ -59,10 +59,11 @@ class FileIdentity:
     looks at most once every CHECK_SECONDS (``next``: on the hot path, one comparison with the
     time it reads anyway), and once the file is gone every write is refused."""
 
-    __slots__ = ("path", "ident", "next", "gone")
+    __slots__ = ("path", "named", "ident", "next", "gone")
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, path: str, named: str | None = None):
+        self.path = path  # looked at: absolute, so that a change of directory changes nothing
+        self.named = path if named is None else named  # as the caller gave it, for messages
         self.gone: str | None = None  # the refusal, once the file was found gone
         self.ident: tuple[int, int] | None = None
         if has_file(path):
@@ -100,7 +101,7 @@ class FileIdentity:
         except OSError:  # can't tell (a directory made unreadable): not taken for gone
             return False
         self.gone = (
-            f"The database file {self.path!r} was deleted or replaced since this process opened it; "
+            f"The database file {self.named!r} was deleted or replaced since this process opened it; "
             "what is written now would be lost: open it again (restart the process)."
         )
         self.next = -math.inf  # every write from now on is refused at once

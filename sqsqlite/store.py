@@ -371,12 +371,16 @@ class Store:
         weakref.finalize(self, close_fds, self._lockfds)
         self._lock_key = os.path.realpath(self.path) + "-lock"
         self._gate_key = os.path.realpath(self.path) + "-sendlock"
-        create_private(self.path)
-        self._file = FileIdentity(self.path)  # what was opened, watched by writers and checkpoints
+        # The file as every connection opens it, absolute: a thread (or the checkpoint thread)
+        # opening its connection after the process changed directory opens this same file. The
+        # path as given stays self.path, for messages.
+        self._opened = os.path.abspath(self.path) if has_file(self.path) else self.path
+        create_private(self._opened)
+        self._file = FileIdentity(self._opened, self.path)  # what was opened, watched by writers and checkpoints
         # Only under NORMAL does a checkpoint carry the WAL's fsync: FULL syncs the WAL at every
         # commit (its checkpoints only copy pages back, and a thread's fsyncs would compete
         # with the commits'), OFF never syncs.
-        self._checkpointer = Checkpointer(self.path, self.synchronous, self.synchronous == "NORMAL" and has_file(self.path), self._file)
+        self._checkpointer = Checkpointer(self._opened, self.synchronous, self.synchronous == "NORMAL" and has_file(self.path), self._file)
         weakref.finalize(self, self._checkpointer.close)
         _STORES.add(self)  # after every attribute the fork hook touches
         self._lock = threading.Lock()
@@ -423,7 +427,7 @@ class Store:
         """A new connection with sqsqlite's pragmas, in WAL mode (the migrations run on one)."""
         try:
             conn = sqlite3.connect(
-                self.path,
+                self._opened,
                 timeout=D.BUSY_TIMEOUT_SECONDS,
                 isolation_level=None,  # we issue BEGIN/COMMIT ourselves
                 check_same_thread=False,

@@ -122,6 +122,26 @@ def test_an_unchanged_database_file_is_never_refused(db_path, clock, ticks):
     db.close()
 
 
+def test_a_database_opened_by_a_relative_path_keeps_writing_to_its_file_after_the_process_changes_directory(
+    tmp_path, monkeypatch, clock, ticks
+):
+    monkeypatch.chdir(tmp_path)
+    db = sqsqlite.connect("app.db", clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("before")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # a daemon's chdir("/"), a job runner's
+    ticks.offset += 1.5  # past the next look at the file
+    q.send_message("after")
+    thread = threading.Thread(target=q.send_message, args=("from a thread opening its connection now",))
+    thread.start()
+    thread.join(10)
+    db.close()
+    assert rows(str(tmp_path / "app.db")) == 3
+    assert not (elsewhere / "app.db").exists()
+
+
 def test_another_thread_opening_the_replaced_path_is_refused_too(db_path, clock, ticks):
     db, q = _sent_then_removed(db_path, clock)
     ticks.offset += 1.5
