@@ -51,6 +51,19 @@ class HeaderDeadline(asyncio.Protocol):
     transport: asyncio.Transport
     cycle: Any
     timeout_keep_alive_task: asyncio.TimerHandle | None
+    # Whether the parser is inside a request's line and headers: httptools says so by its
+    # callbacks (h11 has none, and refuses more than 16 KiB of headers itself). It keeps a
+    # request sent behind one still being answered (pipelined: behind a long poll, say) from
+    # reading as that request's body: its headers are timed and counted too.
+    in_headers = False
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()  # type: ignore[misc]  # httptools' protocol's own
+        self.in_headers = True
+
+    def on_headers_complete(self) -> None:
+        self.in_headers = False
+        super().on_headers_complete()  # type: ignore[misc]  # httptools' protocol's own
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn's own
         super().connection_made(transport)
@@ -61,7 +74,8 @@ class HeaderDeadline(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         cycle = self.cycle
-        if cycle is not None and not cycle.response_complete:
+        answering = cycle is not None and not cycle.response_complete
+        if answering and not self.in_headers:
             # A request's headers are in (its body or its answer may still be coming).
             self.header_deadline = None
         elif not self.transport.is_closing():
@@ -71,7 +85,8 @@ class HeaderDeadline(asyncio.Protocol):
                 self.header_bytes = 0
             self.header_bytes += len(data)
             if self.header_bytes > D.MAX_HEADER_BYTES:
-                self.transport.write(TOO_LARGE)
+                if not answering:  # else a 431 would go out ahead of the earlier request's answer
+                    self.transport.write(TOO_LARGE)
                 self.transport.close()
                 return
             if self.timeout_keep_alive_task is not None:
