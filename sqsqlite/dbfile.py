@@ -22,6 +22,16 @@ def has_file(path: str) -> bool:
     return path not in (":memory:", "") and not path.startswith("file:")
 
 
+def open_lock_file(path: str) -> int | None:
+    """A descriptor of the lock file ``path`` (made if need be); None where it can't be opened
+    for a passing reason (out of descriptors, a directory not writable now), -1 for good (a
+    read-only file system): SQLite's own locking still holds either way."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        return None if exc.errno in (errno.EMFILE, errno.ENFILE, errno.EACCES) else -1
+
+
 def create_private(path: str) -> None:
     """Create a new database file readable by its owner only; SQLite gives -wal and -shm the
     same mode."""

@@ -127,6 +127,9 @@ BUSY_TIMEOUT_SECONDS = 60.0
 # transaction, which it is cheaper to wait out than to hand the call to a thread; far shorter
 # than an import's or a prune's.
 WAIT_FREE_SECONDS = 0.005
+# How long a lock file that could not be opened for a passing reason (out of descriptors, a
+# directory not writable now) is left before it is tried again: not one failing system call a write.
+LOCK_RETRY_SECONDS = 1.0
 # How long a fork waits, in all, for this process's write transactions in progress to end (one
 # takes milliseconds); past it, one stuck behind another program's lock is not waited for.
 FORK_WAIT_SECONDS = 2.0

@@ -18,7 +18,6 @@ a writer seldom waits inside its COMMIT for the fsync of the WAL.
 
 from __future__ import annotations
 
-import errno
 import functools
 import logging
 import os
@@ -32,7 +31,7 @@ from typing import Any
 
 from . import defaults as D
 from .checkpoint import Checkpointer
-from .dbfile import FileIdentity, close_fds, create_private, has_file
+from .dbfile import FileIdentity, close_fds, create_private, has_file, open_lock_file
 from .errors import DatabaseError
 from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, busy, explain, foreign, lock_briefly, not_ours, readonly, retrying, undone
 
@@ -368,6 +367,7 @@ class Store:
         # Emptied in place, never replaced: the finalizer below holds this very list, so the
         # descriptors of a Store dropped without close() are closed when it is collected.
         self._lockfds: list[int] = []
+        self._lock_retry_at = 0.0  # monotonic time before which _open_lock tries no lock file again
         weakref.finalize(self, close_fds, self._lockfds)
         self._lock_key = os.path.realpath(self.path) + "-lock"
         self._gate_key = os.path.realpath(self.path) + "-sendlock"
@@ -453,16 +453,16 @@ class Store:
 
     def _open_lock(self, path: str, local: ConnectionState) -> int | None:
         """This connection's descriptor of a lock file (the writers' lock, the senders' gate),
-        -1 for none, None for none now."""
+        -1 for none, None for none now (tried again a second on, not at every write)."""
         if fcntl is None or not has_file(self.path):
             return -1
-        try:
-            # Beside the real file, as SQLite puts -wal and -shm when the path is a symlink.
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
-            # SQLite's own locking still holds. Out of descriptors, or a directory not writable now,
-            # may pass: None, tried again at a later write. Else (a read-only file system) -1.
-            return None if exc.errno in (errno.EMFILE, errno.ENFILE, errno.EACCES) else -1
+        if _monotonic() < self._lock_retry_at:
+            return None
+        fd = open_lock_file(path)
+        if fd is None:
+            self._lock_retry_at = _monotonic() + D.LOCK_RETRY_SECONDS
+        if fd is None or fd < 0:
+            return fd
         with self._lock:
             self._lockfds.append(fd)
         if local.ending is not None:  # opened with the thread's connection, which comes first

@@ -231,23 +231,33 @@ def test_grouped_writes_on_a_read_only_connection_reopen_it_for_the_next_group(d
 
 
 @pytest.mark.parametrize("code", [errno.EMFILE, errno.ENFILE, errno.EACCES])
-def test_a_lock_file_that_could_not_be_opened_for_a_passing_reason_is_opened_at_a_later_write(db_path, clock, monkeypatch, code):
+def test_a_lock_file_that_could_not_be_opened_for_a_passing_reason_is_opened_at_a_write_a_second_on(
+    db_path, clock, monkeypatch, ticks, code
+):
     db = sqsqlite.connect(db_path, clock=clock)
     q = db.create_queue("orders")
     db.store.release_connection()  # this thread's lock file is opened again at its next write
     real_open = os.open
     failing = [True]
+    tries = []
 
     def opening(path, *args, **kwargs):
-        if failing[0] and str(path).endswith("-lock"):
-            raise OSError(code, os.strerror(code), path)
+        if str(path).endswith("-lock"):
+            tries.append(path)
+            if failing[0]:
+                raise OSError(code, os.strerror(code), path)
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", opening)
-    q.send_message("without the writers' lock: SQLite's own still holds")
+    for _ in range(5):
+        q.send_message("without the writers' lock: SQLite's own still holds")
+    assert len(tries) == 1  # not a failing system call at every write
     failing[0] = False
+    q.send_message("within the second: still without it")
+    assert len(tries) == 1
+    ticks.offset += 1.5
     q.send_message("with it")
-    assert db.store._local.lockfd >= 0
+    assert len(tries) == 2 and db.store._local.lockfd >= 0
     db.close()
 
 
