@@ -24,6 +24,23 @@ def drain(client, url: str) -> list[dict]:
         client.delete_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)])
 
 
+def other_account_client(endpoint: str):
+    """A boto3 SQS client of account 222222222222 at the (moto) endpoint, by an assumed role."""
+    import pytest
+
+    boto3 = pytest.importorskip("boto3")
+    sts = boto3.client("sts", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing")
+    role = sts.assume_role(RoleArn="arn:aws:iam::222222222222:role/copier", RoleSessionName="copy")["Credentials"]
+    return boto3.client(
+        "sqs",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=role["AccessKeyId"],
+        aws_secret_access_key=role["SecretAccessKey"],
+        aws_session_token=role["SessionToken"],
+    )
+
+
 def cli(*args: str, env: dict, code: int = 0) -> subprocess.CompletedProcess:
     """``sqsqlite ARGS`` as a process: its exit status is ``code``, and no traceback."""
     done = subprocess.run([*SQSQLITE, *args], capture_output=True, text=True, env=env, timeout=300)

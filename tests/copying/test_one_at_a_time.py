@@ -21,7 +21,7 @@ import pytest
 import sqsqlite
 from sqsqlite.copying import CopyError, copy_to
 
-from .helpers import cli, drain
+from .helpers import cli, drain, other_account_client
 
 HINT = "hint: one copy at a time to a queue there: run this again once that one has ended, and it continues where that one stopped"
 
@@ -216,17 +216,7 @@ def test_a_copy_refused_while_another_runs_sets_no_attribute_or_tag_there(tmp_pa
 def test_copies_from_one_database_to_one_queue_name_in_two_accounts_behind_one_url_run_one_at_a_time(tmp_path, remote):
     # The lease is taken before the queue there is known by its ARN: by its name at that URL.
     endpoint, env, client = remote
-    boto3 = pytest.importorskip("boto3")
-    sts = boto3.client("sts", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing")
-    role = sts.assume_role(RoleArn="arn:aws:iam::222222222222:role/copier", RoleSessionName="copy")["Credentials"]
-    other = boto3.client(
-        "sqs",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id=role["AccessKeyId"],
-        aws_secret_access_key=role["SecretAccessKey"],
-        aws_session_token=role["SessionToken"],
-    )
+    other = other_account_client(endpoint)
     path = str(tmp_path / "q.db")
     make_queue(path, "orders", 10)
     with first_copy_held(path, client) as first:

@@ -15,7 +15,7 @@ import pytest
 import sqsqlite
 from sqsqlite.copying import CopyError, copy_to
 
-from .helpers import FailingEntries, cli, drain
+from .helpers import FailingEntries, cli, drain, other_account_client
 
 
 def three_messages(db, name: str):
@@ -59,17 +59,7 @@ def test_a_copy_run_again_with_another_spelling_of_the_endpoint_url_sends_nothin
 
 def test_a_copy_to_another_account_at_the_same_endpoint_starts_from_the_beginning(tmp_path, remote):
     endpoint, env, client = remote
-    boto3 = pytest.importorskip("boto3")
-    sts = boto3.client("sts", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing")
-    role = sts.assume_role(RoleArn="arn:aws:iam::222222222222:role/copier", RoleSessionName="copy")["Credentials"]
-    other = boto3.client(
-        "sqs",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id=role["AccessKeyId"],
-        aws_secret_access_key=role["SecretAccessKey"],
-        aws_session_token=role["SessionToken"],
-    )
+    other = other_account_client(endpoint)
     with sqsqlite.connect(str(tmp_path / "q.db")) as db:
         queue = db.create_queue("two-accounts")
         for i in range(5):

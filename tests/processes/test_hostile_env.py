@@ -349,19 +349,25 @@ def test_a_write_while_another_program_holds_sqlites_write_lock_fails_after_one_
     db.close()
 
 
+def _warm(path, monkeypatch):
+    """A database at ``path`` whose busy timeout is BUSY, with this thread's connection and cursor
+    made by a first send: (db, its queue "q", the thread's ConnectionState, its real cursor)."""
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
+    db = sqsqlite.connect(str(path))
+    q = db.create_queue("q")
+    q.send_message("warm")
+    local = db.store._local
+    return db, q, local, local.cursor
+
+
 def test_a_commit_retried_while_busy_waits_one_busy_timeout_in_all_from_its_first_try(tmp_path, monkeypatch):
     # COMMIT's first try fails busy after half the timeout; every later try waits in SQLite's busy
     # handler as long as the connection's busy timeout then says, and fails busy too.
     import time
 
-    from sqsqlite import defaults
-
-    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
-    db = sqsqlite.connect(str(tmp_path / "commit.db"))
-    q = db.create_queue("q")
-    q.send_message("warm")  # this thread's connection and cursor exist
-    local = db.store._local
-    real = local.cursor
+    db, q, local, real = _warm(tmp_path / "commit.db", monkeypatch)
     tries = []
 
     class BusyCommits:
@@ -469,14 +475,7 @@ def test_an_interrupt_while_a_wait_free_write_shortens_the_busy_timeout_leaves_l
 ):
     import time
 
-    from sqsqlite import defaults
-
-    monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
-    db = sqsqlite.connect(str(tmp_path / "interrupted.db"))
-    q = db.create_queue("q")
-    q.send_message("warm")  # this thread's connection and cursor exist
-    local = db.store._local
-    real = local.cursor
+    db, q, local, real = _warm(tmp_path / "interrupted.db", monkeypatch)
 
     class InterruptedOnceShortened:
         def __getattr__(self, name):
