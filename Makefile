@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 JDBC_JAR ?= /usr/share/java/sqlite-jdbc.jar
 CHROMIUM ?= $(or $(SQSQLITE_CHROMIUM),/usr/bin/chromium)
 
-.PHONY: demo test bench jdbc chromium
+.PHONY: demo test bench jdbc chromium jssdk
 
 $(VENV)/.base: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -43,11 +43,25 @@ chromium:
 	    echo "no chromium at $(CHROMIUM): install it (Debian: apt-get install chromium) or set SQSQLITE_CHROMIUM; until then the console's browser tests are skipped"; \
 	  fi; }
 
+# The AWS SDK for JavaScript v3, which tests/server/test_js_sdk.py runs against the endpoint,
+# installed from the npm registry into tests/server/js where Node.js and npm are present;
+# elsewhere, or when npm can't reach the registry, one line says so and that test is skipped.
+JS_SDK := tests/server/js/node_modules/@aws-sdk/client-sqs
+jssdk:
+	@test -d $(JS_SDK) || { \
+	  if command -v node >/dev/null && command -v npm >/dev/null; then \
+	    echo "installing @aws-sdk/client-sqs into tests/server/js for the JavaScript SDK's test"; \
+	    npm install --prefix tests/server/js --no-audit --no-fund --no-package-lock --silent \
+	      || echo "could not install it: the JavaScript SDK's test will be skipped"; \
+	  else \
+	    echo "no Node.js and npm: the JavaScript SDK's test is skipped (install them, then npm install --prefix tests/server/js)"; \
+	  fi; }
+
 demo: $(VENV)/.base
 	$(BIN)/sqsqlite demo
 
 # Lint, format check and type check first (seconds), then the suite.
-test: $(VENV)/.dev jdbc chromium
+test: $(VENV)/.dev jdbc chromium jssdk
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
