@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 
-# The recorded tests the harness drives (tests/server/fidelity_cases.py has a driver for each).
+# The recorded tests the harness drives (fidelity_cases.py or fidelity_cases_more.py has a driver for each).
 SELECTED = {
     "test_send_receive_max_number_of_messages",
     "test_send_oversized_message",
@@ -75,6 +75,19 @@ SELECTED = {
     "test_send_message_via_queue_url_with_json_protocol",
     "test_fair_queue_with_message_group_id",
     "test_fifo_empty_message_groups_added_back_to_queue",
+    # tests/server/fidelity_cases_more.py
+    "test_send_message_batch_with_oversized_contents_with_updated_maximum_message_size",
+    "test_sse_kms_and_sqs_are_mutually_exclusive",
+    "test_list_queues_pagination",
+    "test_fifo_high_throughput_ordering",
+    "test_fifo_change_to_regular_throughput_after_creation",
+    "test_sqs_fifo_message_group_scope_no_throughput_setting",
+    "test_fifo_group_visibility_extends_with_change_message_visibility",
+    "test_basic_move_task_workflow",
+    "test_move_task_workflow_with_default_destination",
+    "test_move_task_workflow_with_multiple_sources_as_default_destination",
+    "test_move_task_with_throughput_limit",
+    "test_move_task_cancel",
 }
 
 
