@@ -345,6 +345,8 @@ def redrive(s: Settings, queue_url: str, to: str | None, rate: int | None) -> No
     if task.failure_reason:
         out["FailureReason"] = task.failure_reason
     s.echo(out, "redrive")
+    if task.failure_hint:  # FailureReason is SQS's (an error code); this names what was missing
+        click.echo(f"hint: {task.failure_hint}", err=True)
 
 
 # ---------------------------------------------------------------------- export / import

@@ -14,13 +14,19 @@ from typing import TYPE_CHECKING
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
-from ..errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFoundException, SQSError
+from ..errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFoundException, SQSError, wire_error
 from ..store import Tx
 from .results import MoveTask
 from .rules import heads_left, retention_cutoff
 
 if TYPE_CHECKING:
     from .database import Database
+
+# A task that met a message whose queue to move to does not exist fails as SQS's does, with the
+# error's code as its FailureReason (recorded by localstack/localstack,
+# test_move_task_delete_destination_queue_while_running). sqsqlite's sentence naming the queue
+# follows it on a second line of the stored reason and is read back as the task's failure_hint.
+_NO_SUCH_QUEUE = wire_error("QueueDoesNotExist")[0]
 
 
 def start_message_move_task(
@@ -313,7 +319,7 @@ def _destination(db: Database, tx: Tx, task, row, source, now: int):
     except SQSError:
         target = None
     if target is None:
-        return None, f"The destination queue {target_arn} does not exist."
+        return None, f"{_NO_SUCH_QUEUE}\nThe destination queue {target_arn} does not exist."
     if bool(target["fifo"]) != bool(source["fifo"]):
         # Nothing sends a message across kinds (a FIFO one needs its group and sequence, a
         # standard one must not be stuck in a FIFO queue without a group).
@@ -335,6 +341,7 @@ def _move_row(tx: Tx, row, source, target, now: int) -> None:
 
 
 def _move_task(row, handle: bool) -> MoveTask:
+    reason, _, hint = (row["failure_reason"] or "").partition("\n")
     return MoveTask(
         task_handle=row["task_handle"] if handle else None,
         status=row["status"],
@@ -343,6 +350,7 @@ def _move_task(row, handle: bool) -> MoveTask:
         max_number_of_messages_per_second=row["max_per_second"],
         approximate_number_of_messages_moved=row["moved"],
         approximate_number_of_messages_to_move=row["to_move"],
-        failure_reason=row["failure_reason"],
+        failure_reason=reason or None,
         started_timestamp=row["started_at"],
+        failure_hint=hint or None,
     )

@@ -283,5 +283,6 @@ class MoveTask:
     max_number_of_messages_per_second: int | None
     approximate_number_of_messages_moved: int
     approximate_number_of_messages_to_move: int
-    failure_reason: str | None
+    failure_reason: str | None  # SQS's words where SQS's are known (an error code, as SQS gives it)
     started_timestamp: int
+    failure_hint: str | None = None  # sqsqlite's explanation of the failure, where it says more

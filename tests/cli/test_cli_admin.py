@@ -350,6 +350,17 @@ def test_redrive_with_another_destination_or_rate_than_the_running_task_is_refus
     assert sq.json("redrive", "--queue-url", "orders-dlq")["Status"] == "COMPLETED"  # resumed as it was
 
 
+def test_redrive_that_finds_a_source_queue_gone_gives_sqs_failure_reason_and_names_the_queue_in_a_hint(sq):
+    source_arn, dlq_arn = _queue_with_dead_letters(sq, 1)
+    sq("delete-queue", "--queue-url", "orders")
+    with sq.db() as db:  # the dead-letter queue stays one: another queue's RedrivePolicy names it
+        db.create_queue("payments", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 1})})
+    r = sq("redrive", "--queue-url", "orders-dlq")
+    out = json.loads(r.stdout)
+    assert (out["Status"], out["FailureReason"]) == ("FAILED", "AWS.SimpleQueueService.NonExistentQueue")
+    assert f"hint: The destination queue {source_arn} does not exist." in r.stderr
+
+
 def test_redrive_of_a_queue_that_is_no_dead_letter_queue_is_an_sqs_error(sq):
     sq("create-queue", "--queue-name", "plain")
     r = sq("redrive", "--queue-url", "plain", code=254)

@@ -88,6 +88,7 @@ SELECTED = {
     "test_move_task_workflow_with_multiple_sources_as_default_destination",
     "test_move_task_with_throughput_limit",
     "test_move_task_cancel",
+    "test_move_task_delete_destination_queue_while_running",
 }
 
 

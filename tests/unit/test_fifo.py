@@ -764,7 +764,7 @@ def test_a_fifo_redrive_that_cannot_move_a_groups_first_message_keeps_the_rest_o
     db.delete_queue(gone.url)
     # One message a step: g1 is decided in a step after the one that left g0.
     task = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
-    assert task.status == "FAILED" and gone.arn in task.failure_reason
+    assert task.status == "FAILED" and gone.arn in task.failure_hint
     assert task.approximate_number_of_messages_moved == 1  # k0; g1 waits behind g0, which has nowhere to go
     assert sorted(m.body for m in dlq.peek()) == ["g0", "g1"]
 

@@ -568,7 +568,8 @@ def test_a_move_task_keeps_saying_why_a_message_stayed_after_its_later_batches(d
     db.delete_queue(gone.url)
     final = db.run_message_move_task(db.start_message_move_task(dlq.arn, max_number_of_messages_per_second=1, background=False))
     assert final.status == "FAILED" and final.approximate_number_of_messages_moved == 1  # FailureReason goes with FAILED
-    assert final.failure_reason == f"The destination queue {gone.arn} does not exist."
+    assert final.failure_reason == "AWS.SimpleQueueService.NonExistentQueue"  # as SQS says it
+    assert final.failure_hint == f"The destination queue {gone.arn} does not exist."
     assert counts(dlq) == (1, 0, 0)
 
 
@@ -817,7 +818,7 @@ def test_redrive_leaves_messages_with_no_source_to_return_to_and_says_why(db, cl
     db.create_queue("work3", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})})
     task = db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
     assert task.status == "FAILED" and task.approximate_number_of_messages_moved == 0
-    assert src.arn in task.failure_reason
+    assert task.failure_reason == "AWS.SimpleQueueService.NonExistentQueue" and src.arn in task.failure_hint
     assert counts(dlq) == (2, 0, 0)
 
 
