@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -172,8 +173,6 @@ def _tasks(c: Ctx, source_arn: str) -> dict:
 
 def _wait_for(c: Ctx, source_arn: str, done) -> dict:
     """The task list once ``done(its newest task)`` holds (ten seconds of real time at most)."""
-    import time
-
     deadline = time.monotonic() + 10
     while True:
         got = _tasks(c, source_arn)

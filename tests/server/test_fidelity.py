@@ -1,10 +1,10 @@
 """Fidelity to Amazon SQS: recorded AWS answers replayed against ``sqsqlite serve``.
 
 tests/server/fidelity_aws.json holds real AWS responses (error codes, texts, HTTP statuses,
-attribute sets and message shapes) recorded over both wire protocols; fidelity_cases.py makes
-the same requests here with boto3 (JSON 1.0) and a query-protocol botocore client. Every case
-must match, except the deliberate differences listed in DELIBERATE (each documented in
-docs/compatibility.md). ``python -m tests.server.test_fidelity`` prints the share matched.
+attribute sets and message shapes) recorded over both wire protocols; fidelity_cases.py and
+fidelity_cases_more.py make the same requests here with boto3 (JSON 1.0) and a query-protocol
+botocore client. Every case must match, except the deliberate differences listed in DELIBERATE
+(each documented in docs/compatibility.md). ``python -m tests.server.test_fidelity`` prints the share matched.
 """
 
 from __future__ import annotations
