@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal
 
 from .. import defaults as D
@@ -98,11 +98,14 @@ class App:
         self._running_group = threading.local()
         self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
         self._tasks: set[asyncio.Future] = set()
+        # A grouped call's pool run, while it runs (_run_group sends a group's calls there when
+        # another program holds the lock): a stop cutting its request off answers what it did.
+        self._rerun: dict[asyncio.Future, Future] = {}
         self.requests = 0
         self.server_ms = 0.0
         self.groups = 0  # groups committed, and the calls answered after one (for tests and benchmarks)
         self.grouped = 0
-        self.cut_off = 0  # requests a stop cancelled, unanswered
+        self.cut_off = 0  # requests a stop cancelled: unanswered, or answered late (_late)
         # Requests reading their body, with the loop's time a part of it last came (_sweep), and
         # those _sweep cancelled for it, with whether a stop had begun.
         self._reading: dict[asyncio.Task, float] = {}
@@ -171,7 +174,7 @@ class App:
         it was not an error) and is not the first of its turn of the loop runs at the end of the
         turn, in the turn's group."""
         if self.executor is not None and (pooled or self.active >= self.inline_below):
-            return await asyncio.get_running_loop().run_in_executor(self.executor, work)
+            return await self._pooled(work)
         if failed is None or not self.grouping:
             return await self._inline(work)
         loop = asyncio.get_running_loop()
@@ -187,6 +190,16 @@ class App:
         self.active -= 1
         try:
             failure, result = await done
+        except asyncio.CancelledError:
+            # Cut off by a stop. Answered in the same turn, or run again on the pool (_run_group)
+            # and already under way there: its outcome is answered, as _pooled's is.
+            if done.done() and not done.cancelled():
+                failure, result = done.result()
+            else:
+                ran = self._rerun.pop(done, None)
+                if ran is None or ran.cancel():  # never ran: nothing to answer for
+                    raise
+                failure, result = False, await self._late(ran)
         finally:
             self.active += 1
         return result if failure is False else failed(failure)
@@ -230,7 +243,35 @@ class App:
             pass
         finally:
             store.wait_free(False)
-        return await asyncio.get_running_loop().run_in_executor(self.executor, work)
+        return await self._pooled(work)
+
+    async def _pooled(self, work: Callable[[], Any]) -> Any:
+        """An engine call on the pool (run_in_executor, keeping the pool's own future)."""
+        ran = self.executor.submit(work)  # type: ignore[union-attr]  # only called with a pool
+        try:
+            return await asyncio.wrap_future(ran)
+        except asyncio.CancelledError:
+            if ran.cancelled():  # cancelled before it began: nothing ran
+                raise
+            return await self._late(ran)
+
+    async def _late(self, ran: Future) -> Any:
+        """The outcome of an engine call under way on the pool when a stop that could wait no
+        longer cancelled its request. A thread can't be stopped, so the call may still commit, and
+        a request cut off unanswered (uvicorn's bare 500) would be sent again by the SDKs, storing a
+        send twice: it is answered with what it did, late. The stop waits for the pool anyway, and
+        counts the request as not finished in time."""
+        self.cut_off += 1
+        # Python 3.11+ counts a task's cancellations; taken back, they don't cancel its next await.
+        uncancel = getattr(asyncio.current_task(), "uncancel", None)
+        while True:
+            if uncancel is not None:
+                uncancel()
+            try:
+                return await asyncio.wrap_future(ran)
+            except asyncio.CancelledError:
+                if ran.cancelled():
+                    raise
 
     def _end_turn(self) -> None:
         self._turn = False
@@ -249,7 +290,9 @@ class App:
         waiting: list[tuple[Callable[[], Any], asyncio.Future]] = []  # run on the pool instead (_inline)
         try:
             group = store.begin_group()
-            for i, (work, _) in enumerate(pending):
+            for i, (work, done) in enumerate(pending):
+                if done.cancelled():  # its request was cut off by a stop before its turn: it never runs
+                    continue
                 store.wait_free(group.writer is None and self.executor is not None)  # until the group's transaction begins
                 try:
                     outcomes[i] = (True, work())
@@ -286,9 +329,23 @@ class App:
                 else:
                     done.set_exception(value)
             store.wait_free(False)  # however the calls ended (a commit makes no new write)
-            loop = asyncio.get_running_loop()
             for work, done in waiting:
-                loop.run_in_executor(self.executor, work).add_done_callback(functools.partial(_settle, done))
+                if done.cancelled():
+                    continue
+                ran = self._rerun[done] = self.executor.submit(work)  # type: ignore[union-attr]  # a pool: WouldWait says so
+                asyncio.wrap_future(ran).add_done_callback(functools.partial(self._settle, done))
+
+    def _settle(self, done: asyncio.Future, ran: asyncio.Future) -> None:
+        """Answer a grouped call (done) with what running it on its own (ran) gave."""
+        if done.cancelled():  # cut off by a stop: its request takes ran from _rerun (and answers from _late)
+            return
+        del self._rerun[done]
+        if done.done():
+            return
+        if ran.exception() is not None:
+            done.set_exception(ran.exception())  # type: ignore[arg-type]
+        else:
+            done.set_result((False, ran.result()))  # no failure: ran and committed on its own
 
     # ------------------------------------------------------------ long polls
 
@@ -516,16 +573,6 @@ class App:
         if d.console is not None:  # /metrics' request counts, errors and latencies
             error = answer.headers.get("x-amzn-query-error")
             d.console.observe(action, answer.status, error.partition(";")[0] if error else None, elapsed / 1000)
-
-
-def _settle(done: asyncio.Future, ran: asyncio.Future) -> None:
-    """Answer a grouped call (done) with what running it on its own (ran) gave."""
-    if done.done():
-        return
-    if ran.exception() is not None:
-        done.set_exception(ran.exception())  # type: ignore[arg-type]
-    else:
-        done.set_result((False, ran.result()))  # no failure: ran and committed on its own
 
 
 async def _listen(receive: Callable, gone: asyncio.Future) -> None:

@@ -16,6 +16,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ReadTimeoutError
 
+import sqsqlite
 from tests.server.server_helpers import CREDENTIALS, boto3_client
 
 pytestmark = pytest.mark.slow
@@ -105,3 +106,57 @@ def test_a_send_behind_another_programs_write_lock_leaves_the_worker_answering_o
             sender.join(30)
         proc.terminate()
         proc.wait(30)
+
+
+def test_a_send_still_waiting_when_a_stop_gives_up_waiting_is_answered_with_what_it_stored(tmp_path, monkeypatch):
+    # The stop waits 0.3 s for requests in progress; the send waits behind another program's lock
+    # longer than that, then commits. Its client must learn of the message stored (a 500 would be
+    # sent again by every SDK: the message twice).
+    from sqsqlite.server import BackgroundServer, endpoint
+
+    monkeypatch.setattr(endpoint, "GRACEFUL_STOP_SECONDS", 0.3)
+    db_path = str(tmp_path / "late.db")
+    background = BackgroundServer(db_path)
+    other = None
+    sender = None
+    try:
+        sqs = boto3_client(background.url)
+        queue = sqs.create_queue(QueueName="work")["QueueUrl"]
+        other = sqlite3.connect(db_path, isolation_level=None)  # knows nothing of sqsqlite's lock file
+        other.execute("BEGIN IMMEDIATE")
+        sent: list[dict] = []
+        errors: list[Exception] = []
+
+        def send() -> None:
+            try:
+                sent.append(boto3_client(background.url).send_message(QueueUrl=queue, MessageBody="behind the lock"))
+            except Exception as exc:  # reported by the assertions below
+                errors.append(exc)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        deadline = time.monotonic() + 30
+        while not _writers_lock_taken(db_path):
+            assert time.monotonic() < deadline and sender.is_alive(), (sent, errors)
+            time.sleep(0.01)
+        stopped: list[bool] = []
+        stopper = threading.Thread(target=lambda: stopped.append(background.stop(timeout=30)))
+        stopper.start()
+        time.sleep(1.0)  # well past the stop's wait: the request is cut off from here on
+        assert sender.is_alive() and not sent and not errors
+        other.execute("ROLLBACK")
+        sender.join(30)
+        stopper.join(60)
+    finally:
+        if other is not None:
+            if other.in_transaction:
+                other.execute("ROLLBACK")
+            other.close()
+        if sender is not None:
+            sender.join(30)
+    assert not errors, errors
+    assert stopped == [False]  # a request outlived the stop's wait: not a clean stop
+    db = sqsqlite.connect(db_path)
+    stored = [m.message_id for m in db.queue("work").peek("all")]
+    db.close()
+    assert stored == [sent[0]["MessageId"]]

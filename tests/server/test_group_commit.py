@@ -15,7 +15,7 @@ import pytest
 
 import sqsqlite
 from benchmarks.rawsqs import Connection, SQSError
-from sqsqlite.server import BackgroundServer, waiting
+from sqsqlite.server import BackgroundServer, endpoint, waiting
 
 pytestmark = pytest.mark.slow
 
@@ -169,6 +169,41 @@ def test_grouped_calls_that_wait_for_another_writer_on_the_pool_answer_what_they
     assert all("MessageId" in a for a in answers[:4]) and _visible(path, "sends") == 4
     received = [m["Body"] for a in answers[4:] for m in a["Messages"]]
     assert sorted(received) == [f"m{i}" for i in range(8)]
+
+
+def test_calls_still_waiting_on_the_pool_when_a_stop_gives_up_waiting_answer_what_they_stored(tmp_path, monkeypatch):
+    # The turn's first call waits on the pool alone, the rest run again there from their group;
+    # the stop waits 0.3 s for them, the lock is let go at 1 s. Each answers its MessageId: a bare
+    # error would be sent again by an SDK, and the message stored twice.
+    monkeypatch.setattr(endpoint, "GRACEFUL_STOP_SECONDS", 0.3)
+    path = str(tmp_path / "late.db")
+    server = BackgroundServer(path)
+    sends = server.db.create_queue("sends").url
+    fd = os.open(path + "-lock", os.O_RDWR | os.O_CREAT, 0o600)
+    stopped: list[bool] = []
+    stopper = threading.Thread(target=lambda: stopped.append(server.stop(timeout=30)))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another sqsqlite process's long write
+        requests = [("SendMessage", {"QueueUrl": sends, "MessageBody": str(i)}) for i in range(4)]
+
+        async def scenario():
+            conns = await _in_one_turn(server, requests)
+            await asyncio.sleep(0.2)  # read, tried on the loop, and handed to the pool
+            stopper.start()
+            threading.Timer(1.0, fcntl.flock, (fd, fcntl.LOCK_UN)).start()
+            return await _answers(conns)
+
+        answers = asyncio.run(scenario())
+        stopper.join(60)
+    finally:
+        os.close(fd)
+        if not stopper.is_alive() and not stopped:
+            server.stop()
+    assert [type(a) for a in answers] == [dict] * 4, answers
+    assert stopped == [False]  # requests outlived the stop's wait: not a clean stop
+    with sqsqlite.connect(path) as db:
+        stored = sorted(m.message_id for m in db.queue("sends").peek("all"))
+    assert stored == sorted(a["MessageId"] for a in answers)
 
 
 def test_when_a_group_cannot_commit_each_of_its_calls_answers_the_commits_database_error_and_none_of_them_happened(tmp_path, monkeypatch):
