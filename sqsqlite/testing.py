@@ -1,0 +1,108 @@
+"""pytest fixtures for code that uses SQS: a fresh sqsqlite database per test, in process or
+behind a real endpoint, on the system clock or on one the test moves.
+
+Installed with sqsqlite as a pytest plugin (the ``pytest11`` entry point), so a project's tests
+ask for them by name, with no import and no conftest:
+
+    def test_orders_are_processed(sqsqlite_endpoint):
+        sqs = boto3.client("sqs")  # the application's own code, unchanged: it talks to sqsqlite
+        ...
+
+- ``sqsqlite_db``: a ``Database`` on a new file in the test's temporary directory.
+- ``sqsqlite_client``: ``sqsqlite.client()`` on that file (boto3's SQS client's methods,
+  responses and exceptions, in process: no server, no network).
+- ``sqsqlite_server``: ``sqsqlite serve`` on that file, in a thread, on a free loopback port
+  (a ``BackgroundServer``: ``.url``, ``.db``); stopped after the test.
+- ``sqsqlite_endpoint``: that server's URL, also set for the test as ``AWS_ENDPOINT_URL_SQS``
+  (with a region and placeholder credentials where none are set), so every
+  ``boto3.client("sqs")`` made during the test, in the test or in the code it calls, uses it.
+- ``sqsqlite_clock``: a ``ManualClock``. Asked for by a test, it is the clock of every fixture
+  above in that test: ``sqsqlite_clock.advance(31)`` ends a 30-second visibility timeout, a
+  delay or a retention period at once, with no sleep. A long poll that finds nothing then
+  returns at once, having moved the clock on by its wait.
+
+Each test gets its own file, so tests never see each other's queues. Only this module's names
+are imported when pytest loads the plugin; the engine and the server load when a test asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .client import SQSClient
+    from .clock import ManualClock
+    from .core import Database
+    from .server import BackgroundServer
+
+# Filled in only where a test leaves them unset: botocore needs a region and credentials to sign
+# with, and the server accepts any signature unless it was given keys.
+_PLACEHOLDERS = {"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+
+def _options(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """connect()'s options for this test: the test's ManualClock, when it asked for one."""
+    if "sqsqlite_clock" in request.fixturenames:
+        return {"clock": request.getfixturevalue("sqsqlite_clock")}
+    return {}
+
+
+@pytest.fixture
+def sqsqlite_clock() -> ManualClock:
+    """A clock that moves only when the test says (``advance(seconds)``, ``set(epoch_ms)``); the
+    clock of the test's other sqsqlite fixtures."""
+    from .clock import ManualClock
+
+    return ManualClock()
+
+
+@pytest.fixture
+def sqsqlite_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Database]:
+    """A sqsqlite Database on a new file, closed after the test."""
+    from .core import connect
+
+    db = connect(str(tmp_path_factory.mktemp("sqsqlite") / "sqs.db"), **_options(request))
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def sqsqlite_client(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SQSClient]:
+    """``sqsqlite.client()`` on a new file: boto3's SQS client, in process."""
+    from .client import client
+
+    sqs = client(str(tmp_path_factory.mktemp("sqsqlite") / "sqs.db"), **_options(request))
+    try:
+        yield sqs
+    finally:
+        sqs.close()
+
+
+@pytest.fixture
+def sqsqlite_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
+    """``sqsqlite serve`` on a new file, in a thread, on a free loopback port; stopped after."""
+    from .server import BackgroundServer
+
+    server = BackgroundServer(str(tmp_path_factory.mktemp("sqsqlite") / "sqs.db"), **_options(request))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def sqsqlite_endpoint(sqsqlite_server: BackgroundServer, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test's server's URL, set as AWS_ENDPOINT_URL_SQS for the test (boto3 1.28.81 and later
+    read it): every ``boto3.client("sqs")`` made meanwhile talks to the server."""
+    import os
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqsqlite_server.url)
+    for name, value in _PLACEHOLDERS.items():
+        if not os.environ.get(name):
+            monkeypatch.setenv(name, value)
+    return sqsqlite_server.url

@@ -1,0 +1,77 @@
+"""The pytest plugin sqsqlite installs (sqsqlite/testing.py, docs/testing.md): another project's
+tests, run by pytest here, get its fixtures by name alone."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
+
+pytestmark = pytest.mark.slow  # servers in threads, boto3 clients
+
+
+def _example() -> str:
+    [code] = re.findall(r"^```python\n(.*?)^```", PAGE.read_text(encoding="utf-8"), flags=re.M | re.S)
+    return code
+
+
+def test_the_pages_example_passes_as_a_test_module_with_nothing_but_the_installed_plugin(pytester):
+    pytester.makepyfile(test_orders=_example())
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+
+
+def test_each_test_gets_a_file_of_its_own_and_boto3_finds_the_endpoint_only_during_it(pytester, monkeypatch):
+    monkeypatch.delenv("AWS_ENDPOINT_URL_SQS", raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")  # the test's own settings are kept
+    pytester.makepyfile(
+        test_isolation="""
+        import os
+
+        import boto3
+
+
+        def test_one(sqsqlite_endpoint, sqsqlite_server):
+            assert os.environ["AWS_ENDPOINT_URL_SQS"] == sqsqlite_endpoint == sqsqlite_server.url
+            assert os.environ["AWS_DEFAULT_REGION"] == "eu-west-1"
+            sqs = boto3.client("sqs")
+            sqs.create_queue(QueueName="left-behind")
+            assert sqsqlite_server.db.queue("left-behind").name == "left-behind"
+
+
+        def test_two(sqsqlite_endpoint):
+            assert boto3.client("sqs").list_queues().get("QueueUrls", []) == []
+
+
+        def test_after():
+            assert "AWS_ENDPOINT_URL_SQS" not in os.environ
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+
+
+def test_the_manual_clock_drives_every_fixture_of_a_test_that_asks_for_it(pytester):
+    pytester.makepyfile(
+        test_clock="""
+        def test_delay_ends_when_the_clock_is_moved(sqsqlite_db, sqsqlite_clock):
+            q = sqsqlite_db.create_queue("later", delay_seconds=60)
+            q.send_message("soon")
+            assert q.receive_message() == []
+            sqsqlite_clock.advance(60)
+            assert [m.body for m in q.receive_message()] == ["soon"]
+
+
+        def test_without_the_clock_fixture_the_system_clock_runs(sqsqlite_db):
+            import time
+
+            assert abs(sqsqlite_db.now() - time.time() * 1000) < 60_000
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
