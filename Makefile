@@ -51,7 +51,7 @@ jssdk:
 	@test -d $(JS_SDK) || { \
 	  if command -v node >/dev/null && command -v npm >/dev/null; then \
 	    echo "installing @aws-sdk/client-sqs into tests/server/js for the JavaScript SDK's test"; \
-	    npm install --prefix tests/server/js --no-audit --no-fund --no-package-lock --silent \
+	    npm install --prefix tests/server/js --no-audit --no-fund --no-package-lock --silent --fetch-timeout=60000 --fetch-retries=1 \
 	      || echo "could not install it: the JavaScript SDK's test will be skipped"; \
 	  else \
 	    echo "no Node.js and npm: the JavaScript SDK's test is skipped (install them, then npm install --prefix tests/server/js)"; \
