@@ -29,6 +29,7 @@ Only sqsqlite's public API is used: ``sqsqlite.connect``, ``Database``, ``Queue`
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 import warnings
@@ -62,6 +63,15 @@ class UnroutableMessage(KombuError):
 
 def delete(q: sqsqlite.Queue, handle: str) -> None:
     q.delete_message(handle)
+
+
+def delete_superseded(newer: str, q: sqsqlite.Queue, handle: str) -> None:
+    """Delete with handle, or, if a later receive superseded it, with newer (that receive's)."""
+    try:
+        delete(q, handle)
+    except errors.ReceiptHandleIsInvalid:
+        delete(q, newer)
+        logger.info("acked a message of %s with the newer receipt handle this worker received it with", q.name)
 
 
 def release(q: sqsqlite.Queue, handle: str) -> None:
@@ -140,6 +150,10 @@ class Channel(virtual.Channel):
         # one message, so a worker (the solo pool runs each task inside the drain) sees a warm
         # shutdown between any two tasks; those left are released when their consumer goes.
         self.buffer: deque[tuple[dict[str, Any], str]] = deque()
+        # Message id -> the delivery tag (receipt handle) it was last received with here: a task
+        # that outran its visibility timeout and came back to this worker is acked with it
+        # (basic_ack), as the older handle can no longer delete it.
+        self.newest: dict[str, str] = {}
         # A program that ends without closing its connection: Kombu gives its unacked deliveries
         # back at exit, but by then the database's own exit finalizers have closed its files
         # (made later, they run first). This one, made after the database opened, runs before
@@ -415,12 +429,16 @@ class Channel(virtual.Channel):
         q = self.queue(queue)
         messages = q.receive_message(max_number_of_messages=count, wait_time_seconds=wait, visibility_timeout=self.visibility_timeout)
         payloads = []
+        newest = self.newest
+        if len(newest) >= D.ISSUED_HANDLES_KEPT:
+            newest.clear()  # bounded (deliveries released in bulk are never taken out one by one)
         for m in messages:
             payload = kombu_payload(m.body)
             props = payload["properties"]
-            props["delivery_tag"] = m.receipt_handle
+            props["delivery_tag"] = newest[m.message_id] = m.receipt_handle  # type: ignore[assignment]  # received: a handle
             info = props.setdefault("delivery_info", {})
             info["sqsqlite_queue"] = queue
+            info["sqsqlite_message_id"] = m.message_id
             # Kombu's Message and Celery read it from delivery_info: the message was received
             # before and came back (released, or its visibility timeout ended).
             info["redelivered"] = m.receive_count > 1
@@ -506,13 +524,37 @@ class Channel(virtual.Channel):
         return None if queue is None else (self.queue(queue), delivery_tag)
 
     def basic_ack(self, delivery_tag: str, multiple: bool = False) -> None:
-        """Delete the message."""
+        """Delete the message. If its lease ended and this channel has received it again since (a
+        task longer than the visibility timeout, under acks_late, came back to this worker), the
+        older handle can't delete it (sqsqlite's rule: only the newest handle acts on a message);
+        it is deleted with the newer one, so the task runs twice, as on SQS, not once a lease until
+        it is dead-lettered. The newer delivery's own ack then finds it deleted, which succeeds."""
         found = self.delivered(delivery_tag)
         try:
             if found is not None:
-                self.settle(found, delete, "ack")
+                newer = self.newer_delivery(delivery_tag)
+                self.settle(found, delete if newer is None else functools.partial(delete_superseded, newer), "ack")
         finally:
+            self.forget(delivery_tag)
             super().basic_ack(delivery_tag)
+
+    def newer_delivery(self, delivery_tag: str) -> str | None:
+        """The tag this channel received the message of delivery_tag with later, if it did."""
+        try:
+            message_id = (self.qos.get(delivery_tag).delivery_info or {}).get("sqsqlite_message_id")
+        except KeyError:
+            return None
+        newer = self.newest.get(message_id) if message_id is not None else None
+        return None if newer == delivery_tag else newer
+
+    def forget(self, delivery_tag: str) -> None:
+        """A delivery settled: if it was its message's newest here, no later ack needs it."""
+        try:
+            message_id = (self.qos.get(delivery_tag).delivery_info or {}).get("sqsqlite_message_id")
+        except KeyError:
+            return
+        if message_id is not None and self.newest.get(message_id) == delivery_tag:
+            del self.newest[message_id]
 
     def basic_reject(self, delivery_tag: str, requeue: bool = False) -> None:
         """Requeue: release the message, visible again at once. Otherwise delete it, unless its

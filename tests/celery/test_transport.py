@@ -104,6 +104,22 @@ def test_an_unacked_message_comes_back_after_the_visibility_timeout_and_not_befo
     assert counts(db, "jobs") == (0, 0, 0)
 
 
+def test_an_ack_whose_lease_ended_and_whose_message_this_worker_received_again_deletes_it(conn, db, clock, caplog):
+    # A task longer than the visibility timeout, under acks_late: the same worker receives it
+    # again while the first run goes on. The first run's ack deletes it with the newer handle, so
+    # it runs twice, as on SQS, not once a lease until it is dead-lettered.
+    publish(conn, "work")
+    first = receive(conn)
+    clock.advance(30)
+    again = receive(conn)
+    with caplog.at_level("INFO", logger="sqsqlite.transport.channel"):
+        first.ack()
+    assert counts(db, "jobs") == (0, 0, 0)
+    assert [r.levelname for r in caplog.records] == ["INFO"]  # said, and not as a failure
+    again.ack()  # the second run's: its message is gone, its handle the last one, which succeeds
+    assert counts(db, "jobs") == (0, 0, 0)
+
+
 def test_a_message_received_again_is_marked_redelivered_where_celery_reads_it(conn, clock):
     publish(conn, "work")
     first = receive(conn)
@@ -485,11 +501,11 @@ def test_kombus_sqs_creation_attributes_and_queue_tags_apply_to_new_queues(conne
     assert db.queue("jobs").list_queue_tags()["team"] == "billing"  # beside the tag recording its binding
 
 
-def test_an_ack_whose_lease_was_lost_to_another_consumer_is_logged_not_raised(conn, db, clock, caplog):
+def test_an_ack_whose_lease_was_lost_to_another_consumer_is_logged_not_raised(conn, connect, db, clock, caplog):
     publish(conn, "slow")
     first = receive(conn)
     clock.advance(30)
-    second = receive(conn)
+    second = receive(connect(visibility_timeout=30))  # another worker's channel
     first.ack()  # its handle is no longer the newest: the other consumer settles the message
     assert "could not ack" in caplog.text
     assert counts(db, "jobs") == (0, 1, 0)
