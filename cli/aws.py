@@ -14,12 +14,6 @@ from sqsqlite import defaults as D
 
 from .calls import PAGINATED
 from .options import (
-    ENTRY,
-    INTEGER,
-    MAP,
-    MESSAGE_ATTRIBUTES,
-    STRINGS,
-    TEXT,
     Command,
     ListOption,
     Settings,
@@ -30,6 +24,7 @@ from .options import (
     queue_url_option,
     resume_hint,
 )
+from .values import ENTRY, INTEGER, MAP, MESSAGE_ATTRIBUTES, STRINGS, TEXT
 
 COMMANDS: list[click.Command] = []
 

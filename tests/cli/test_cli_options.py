@@ -8,7 +8,8 @@ import click
 import pytest
 
 from sqsqlite.cli import output, shorthand
-from sqsqlite.cli.options import ENTRY, MAP, MESSAGE_ATTRIBUTES, STRINGS, Failure
+from sqsqlite.cli.values import ENTRY, MAP, MESSAGE_ATTRIBUTES, STRINGS
+from sqsqlite.command_options import Failure
 
 CASES = [
     "VisibilityTimeout=60",
