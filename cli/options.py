@@ -444,7 +444,8 @@ def resume_hint(command: str) -> None:
 
 
 class ListOption(click.Option):
-    """An option taking one or more values after a single flag, like the aws CLI's lists."""
+    """An option taking one or more values after a single flag, like the aws CLI's lists; given
+    twice, its last occurrence alone counts (Command.parse_args)."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         kwargs["multiple"] = True
@@ -497,6 +498,34 @@ def _looks_like_an_option(value: str, options: set[str]) -> bool:
     return value.startswith("-") and value != "-" and not _NEGATIVE_NUMBER.fullmatch(value) and " " not in value
 
 
+def _last_occurrences(args: list[str], lists: set[str]) -> list[str]:
+    """``args`` with each list flag's earlier occurrences left out, with their values: argparse,
+    the aws CLI's parser, keeps a repeated list flag's last occurrence only, so
+    ``--entries A --entries B`` sends B alone. A flag's values run to the next ``--`` argument;
+    ``--flag=value`` holds its one value."""
+
+    def list_flag(arg: str) -> str | None:
+        name = arg.partition("=")[0]
+        return name if name in lists else None
+
+    end = args.index("--") if "--" in args else len(args)
+    last = {list_flag(arg): i for i, arg in enumerate(args[:end]) if list_flag(arg)}
+    out: list[str] = []
+    dropping = False
+    for i, arg in enumerate(args[:end]):
+        flag = list_flag(arg)
+        if flag is not None:
+            dropping = last[flag] != i
+            if dropping and "=" in arg:
+                dropping = False  # its value was inside it; what follows is no value of it
+                continue
+        elif arg.startswith("--"):
+            dropping = False
+        if not dropping:
+            out.append(arg)
+    return out + args[end:]
+
+
 class Command(click.Command):
     """A sqsqlite command: list options are greedy, and SQS errors name the operation."""
 
@@ -510,7 +539,7 @@ class Command(click.Command):
         greedy = {opt for p in self.params if isinstance(p, ListOption) for opt in p.opts}
         out: list[str] = []
         current = None
-        for arg in args:
+        for arg in _last_occurrences(args, greedy):
             if arg == "--":
                 current = None
                 out.append(arg)

@@ -321,6 +321,28 @@ SCENARIOS = {
         S("send-message " + Q + "-in --message-body -1 --query MD5OfMessageBody", fresh=True),
         S("delete-queue " + Q + "-in"),
     ],
+    # argparse, the aws CLI's parser, keeps a repeated list flag's last occurrence only.
+    "repeated flags": [
+        S("create-queue --queue-name {p}-rep --tags a=1,b=2,c=3 --output text"),
+        S("get-queue-attributes " + Q + "-rep --attribute-names DelaySeconds Policy --attribute-names VisibilityTimeout"),
+        S("get-queue-attributes " + Q + "-rep --attribute-names=DelaySeconds --attribute-names=VisibilityTimeout --output text"),
+        S("untag-queue " + Q + "-rep --tag-keys a b --tag-keys c"),
+        S("list-queue-tags " + Q + "-rep"),
+        S(
+            "send-message-batch "
+            + Q
+            + "-rep --entries Id=1,MessageBody=a --entries Id=2,MessageBody=b Id=3,MessageBody=c --query Successful[].Id"
+        ),
+        S("send-message-batch " + Q + "-rep --entries=Id=4,MessageBody=d --entries=Id=5,MessageBody=e --query Successful[].Id"),
+        S(
+            "receive-message "
+            + Q
+            + "-rep --max-number-of-messages 10 --attribute-names All --attribute-names SenderId --query Messages[].[Body,Attributes]"
+        ),
+        S("receive-message " + Q + "-rep --max-number-of-messages 10 --query Messages[0].ReceiptHandle --output text", capture="h"),
+        S("delete-message-batch " + Q + "-rep --entries Id=1,ReceiptHandle={h} --entries Id=2,ReceiptHandle=bogus --query Failed[].Id"),
+        S("delete-queue " + Q + "-rep"),
+    ],
 }
 
 # Skeletons through the aws CLI for three commands here (a fresh aws driver each time: one that

@@ -99,13 +99,46 @@ def test_get_queue_attributes_all_returns_string_values(sq):
     assert all(isinstance(v, str) for v in attrs.values())
 
 
-def test_attribute_names_accept_a_json_list_and_a_repeated_flag(sq):
+def test_attribute_names_accept_a_json_list_or_several_values_after_one_flag(sq):
     url(sq)
     a = sq.json("get-queue-attributes", "--queue-url", "MyQueue", "--attribute-names", '["DelaySeconds", "VisibilityTimeout"]')
-    b = sq.json(
-        "get-queue-attributes", "--queue-url", "MyQueue", "--attribute-names", "DelaySeconds", "--attribute-names", "VisibilityTimeout"
-    )
+    b = sq.json("get-queue-attributes", "--queue-url", "MyQueue", "--attribute-names", "DelaySeconds", "VisibilityTimeout")
     assert a == b == {"Attributes": {"VisibilityTimeout": "30", "DelaySeconds": "0"}}
+
+
+def test_a_repeated_list_flag_keeps_only_its_last_occurrence_as_the_aws_clis_argparse_does(sq):
+    url(sq)
+    for args in (
+        ["--attribute-names", "DelaySeconds", "Policy", "--attribute-names", "VisibilityTimeout"],
+        ["--attribute-names=DelaySeconds", "--attribute-names=VisibilityTimeout"],
+        ["--attribute-names", "DelaySeconds", "--attribute-names=VisibilityTimeout"],
+    ):
+        assert sq.json("get-queue-attributes", "--queue-url", "MyQueue", *args) == {"Attributes": {"VisibilityTimeout": "30"}}
+    sq("tag-queue", "--queue-url", "MyQueue", "--tags", "a=1,b=2,c=3")
+    sq("untag-queue", "--queue-url", "MyQueue", "--tag-keys", "a", "b", "--tag-keys", "c")
+    assert sq.json("list-queue-tags", "--queue-url", "MyQueue") == {"Tags": {"a": "1", "b": "2"}}
+    sq("send-message", "--queue-url", "MyQueue", "--message-body", "x", "--message-attributes", "k={DataType=String,StringValue=v}")
+    [m] = receive(sq, "MyQueue", "--visibility-timeout", "0", "--message-attribute-names", "All", "--message-attribute-names", "other")
+    assert "MessageAttributes" not in m
+    [m] = receive(sq, "MyQueue", "--visibility-timeout", "0", "--attribute-names", "All", "--attribute-names", "SenderId")
+    assert list(m["Attributes"]) == ["SenderId"]
+
+
+def test_a_repeated_entries_flag_sends_or_deletes_only_its_last_occurrences_entries(sq):
+    q = url(sq)
+    sent = sq.json(
+        "send-message-batch", "--queue-url", q, "--entries", "Id=1,MessageBody=a", "--entries", "Id=2,MessageBody=b", "Id=3,MessageBody=c"
+    )
+    assert [s["Id"] for s in sent["Successful"]] == ["2", "3"]
+    sent = sq.json("send-message-batch", "--queue-url", q, "--entries=Id=4,MessageBody=d", "--entries=Id=5,MessageBody=e")
+    assert [s["Id"] for s in sent["Successful"]] == ["5"]
+    messages = receive(sq, q)
+    assert sorted(m["Body"] for m in messages) == ["b", "c", "e"]
+    first, second, third = (f"Id={i},ReceiptHandle={m['ReceiptHandle']}" for i, m in enumerate(messages))
+    deleted = sq.json("delete-message-batch", "--queue-url", q, "--entries", first, second, "--entries", third)
+    assert [s["Id"] for s in deleted["Successful"]] == ["2"]
+    counts = sq.json("get-queue-attributes", "--queue-url", q, "--attribute-names", "ApproximateNumberOfMessagesNotVisible")
+    assert counts == {"Attributes": {"ApproximateNumberOfMessagesNotVisible": "2"}}
 
 
 def test_set_queue_attributes_takes_json_from_a_file(sq, tmp_path):
