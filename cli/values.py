@@ -29,9 +29,10 @@ def read_paramfile(value: str, param_hint: str | None) -> str:
     """``file://path`` -> the file's text, as the aws CLI reads it; other values unchanged.
 
     ``fileb://path`` reads the file's bytes, as the aws CLI does, and like it refuses them: no SQS
-    request member a flag sets is binary (BinaryValue sits inside --message-attributes)."""
+    request member a flag sets is binary (BinaryValue sits inside --message-attributes). Either
+    path expands ``~`` and then environment variables, as the aws CLI's paramfile does."""
     if value.startswith("fileb://"):
-        path = os.path.expanduser(value[len("fileb://") :])
+        path = _expanded(value[len("fileb://") :])
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
@@ -43,12 +44,16 @@ def read_paramfile(value: str, param_hint: str | None) -> str:
         )
     if not value.startswith("file://"):
         return value
-    path = os.path.expanduser(value[len("file://") :])
+    path = _expanded(value[len("file://") :])
     try:
         with open(path, encoding="utf-8") as fh:
             return fh.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise click.BadParameter(f"Unable to load paramfile {value}: {exc}", param_hint=param_hint) from None
+
+
+def _expanded(path: str) -> str:
+    return os.path.expandvars(os.path.expanduser(path))
 
 
 class Text(click.ParamType):

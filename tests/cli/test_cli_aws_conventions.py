@@ -214,6 +214,21 @@ def test_every_flag_takes_file_values_integers_and_handles_too(sq, tmp_path):
     sq("delete-message", "--queue-url", "q", "--receipt-handle", f"file://{tmp_path / 'handle'}")
 
 
+def test_a_file_path_expands_environment_variables_and_the_home_folder_as_the_aws_cli_does(sq, tmp_path, monkeypatch):
+    monkeypatch.setenv("INPUTS", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "body.txt").write_text("from $INPUTS")
+    (tmp_path / "in.json").write_text(json.dumps({"QueueUrl": "q", "MessageBody": "from the input"}))
+    sq("create-queue", "--queue-name", "q")
+    sq("send-message", "--queue-url", "q", "--message-body", "file://$INPUTS/body.txt")
+    sq("send-message", "--queue-url", "q", "--message-body", "file://~/body.txt")
+    sq("send-message", "--cli-input-json", "file://${INPUTS}/in.json")
+    bodies = sq("receive-message", "--queue-url", "q", "--max-number-of-messages", "10", "--query", "Messages[].Body", "--output", "json")
+    assert sorted(json.loads(bodies.stdout)) == ["from $INPUTS", "from $INPUTS", "from the input"]
+    refused = sq("send-message", "--queue-url", "q", "--message-body", "fileb://$INPUTS/body.txt", code=252)
+    assert "Invalid type for parameter MessageBody, value: b'from $INPUTS'" in refused.stderr
+
+
 def test_the_request_check_speaks_botocores_words():
     assert calls.request_problems("ChangeMessageVisibility", {"QueueUrl": "q", "ReceiptHandle": "r", "VisibilityTimeout": True}) == [
         "Invalid type for parameter VisibilityTimeout, value: True, type: <class 'bool'>, valid types: <class 'int'>"
