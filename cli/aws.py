@@ -31,7 +31,7 @@ COMMANDS: list[click.Command] = []
 
 def command(name: str, operation: str) -> Callable:
     def decorate(f: Callable) -> click.Command:
-        f = aws_options(paginated=operation in PAGINATED)(global_options()(pass_settings(f)))
+        f = aws_options(paginated=operation in PAGINATED)(global_options(sqs=True)(pass_settings(f)))
         cmd = command_options_first(click.command(name, cls=Command, operation=operation)(f))
         COMMANDS.append(cmd)
         return cmd

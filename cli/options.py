@@ -26,6 +26,7 @@ from . import calls, output
 from .values import INTEGER, TEXT, Usage, read_paramfile
 
 OUTPUT_FORMATS = ("json", "text", "table", "yaml")
+OUTPUT_ENV = "AWS_DEFAULT_OUTPUT"  # the aws CLI's; read by the SQS commands, not the others
 
 
 def failed(err: SQSError, operation: str, settings: Settings | None = None) -> click.ClickException:
@@ -133,6 +134,7 @@ class Settings:
             else:
                 click.echo(output.yaml_text(skeleton, sort_keys=False), nl=False)
             raise click.exceptions.Exit(0)
+        self.output = self.sqs_output()
         skip = 0
         if action in calls.PAGINATED and self.starting_token is not None and self._paginating(given):
             try:  # the token's members are checked with the request's, as botocore checks them
@@ -168,6 +170,21 @@ class Settings:
         if render:
             self.echo(response, title=action, admin=False)
         return response
+
+    def sqs_output(self) -> str:
+        """An SQS command's format, as the aws CLI picks it: --output, else $AWS_DEFAULT_OUTPUT,
+        else json (~/.aws/config is not read). A value the aws CLI does not know is refused here,
+        before anything is done (the aws CLI sends the request first, then fails)."""
+        if self.output is not None:
+            return self.output
+        given = os.environ.get(OUTPUT_ENV)
+        if given is None:
+            return "json"
+        if given not in OUTPUT_FORMATS:
+            raise Usage(
+                f"Unknown output type: {given} (from {OUTPUT_ENV}; it takes {', '.join(OUTPUT_FORMATS[:-1])} or {OUTPUT_FORMATS[-1]})"
+            )
+        return given
 
     def _paginating(self, given: dict) -> bool:
         # Paging by hand (--max-results, --next-token) turns the aws CLI's pagination off.
@@ -357,16 +374,17 @@ def aws_options(paginated: bool = False) -> Callable:
     return decorate
 
 
-def global_options(root: bool = False, output: str | None = "json") -> Callable:
+def global_options(root: bool = False, output: str | None = "json", sqs: bool = False) -> Callable:
     """--db, --output, --query, --color, --no-paginate, --region, --account-id, --endpoint-url: on
     the group and on every command. ``output``: the format the command prints without --output,
-    for its help (None: it prints text of its own whatever is asked)."""
+    for its help (None: it prints text of its own whatever is asked); ``sqs``: an SQS command,
+    whose format $AWS_DEFAULT_OUTPUT may set."""
     if root:
-        output_help = "Output format (default json for the SQS commands; each other command's --help says its own)."
+        output_help = f"Output format (default ${OUTPUT_ENV}, else json, for the SQS commands; each other command's --help says its own)."
     elif output is None:
         output_help = "Output format: taken, as by every command, but this one prints text of its own."
     else:
-        output_help = f"Output format (default {output})."
+        output_help = f"Output format (default {output})." + (f" ${OUTPUT_ENV} sets another, as in the aws CLI." if sqs else "")
 
     def decorate(f: Callable) -> Callable:
         specs = [

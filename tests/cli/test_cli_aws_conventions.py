@@ -440,6 +440,28 @@ def test_no_paginate_is_taken_after_any_command_as_the_aws_clis_global_option(sq
     sq("stats", "--no-paginate")
 
 
+def test_aws_default_output_sets_the_sqs_commands_format_and_output_wins_over_it(sq, monkeypatch):
+    queue = json.loads(sq("create-queue", "--queue-name", "q").stdout)["QueueUrl"]
+    monkeypatch.setenv("AWS_DEFAULT_OUTPUT", "text")
+    assert sq("list-queues").stdout == f"QUEUEURLS\t{queue}\n"
+    assert json.loads(sq("list-queues", "--output", "json").stdout) == {"QueueUrls": [queue]}
+    assert sq("get-queue-url", "--queue-name", "q", "--generate-cli-skeleton", "output").stdout == "QueueUrl\n"
+    assert sq("stats").stdout.startswith("+")  # the administration commands keep their own default
+    monkeypatch.setenv("AWS_DEFAULT_OUTPUT", "yaml")
+    assert sq("list-queues").stdout == f"QueueUrls:\n- {queue}\n"
+
+
+@pytest.mark.parametrize("value", ["xml", "TEXT", ""])
+def test_an_aws_default_output_the_aws_cli_does_not_know_is_bad_usage_naming_it_before_anything_is_sent(sq, monkeypatch, value):
+    sq("create-queue", "--queue-name", "q")
+    monkeypatch.setenv("AWS_DEFAULT_OUTPUT", value)
+    refused = sq("send-message", "--queue-url", "q", "--message-body", "x", code=252)
+    assert refused.stdout == ""
+    assert refused.stderr == f"Unknown output type: {value} (from AWS_DEFAULT_OUTPUT; it takes json, text, table or yaml)\n"
+    counts = sq("get-queue-attributes", "--queue-url", "q", "--attribute-names", "ApproximateNumberOfMessages", "--output", "json")
+    assert json.loads(counts.stdout) == {"Attributes": {"ApproximateNumberOfMessages": "0"}}
+
+
 def test_global_options_work_before_the_command_too(sq):
     out = sq("--query", "QueueUrl", "--output", "text", "create-queue", "--queue-name", "q")
     assert out.stdout == "http://localhost:9324/000000000000/q\n"
