@@ -56,6 +56,7 @@ class Settings:
     max_items: int | None = None
     starting_token: str | None = None
     page_size: int | None = None
+    binary_format: str = "base64"  # --cli-binary-format: how a BinaryValue given here is read
     _db: Any = field(default=None, repr=False)
     _scratch: str | None = field(default=None, repr=False)  # the folder of an empty stand-in database
     _note: str | None = field(default=None, repr=False)  # said on standard error at close, unless an error's hint took it
@@ -144,6 +145,8 @@ class Settings:
         problems = calls.request_problems(action, request)
         if problems:
             raise Usage("Parameter validation failed:\n" + "\n".join(problems))
+        if self.binary_format == "raw-in-base64-out":
+            request = calls.raw_blobs_in_base64(action, request)
         if self.skeleton == "output":
             self.echo(shapes.OUTPUT_SKELETONS[action], title=action, admin=False)
             raise click.exceptions.Exit(0)
@@ -291,7 +294,18 @@ def _set_cli_input(kind: str) -> Callable:
     return callback
 
 
-GLOBAL_OPTIONS = ("db", "output", "query", "color", "no_paginate", "region", "account_id", "endpoint_url")
+GLOBAL_OPTIONS = (
+    "db",
+    "output",
+    "query",
+    "color",
+    "no_paginate",
+    "no_cli_pager",
+    "cli_binary_format",
+    "region",
+    "account_id",
+    "endpoint_url",
+)
 AWS_OPTIONS = ("cli_input_json", "cli_input_yaml", "generate_cli_skeleton", "max_items", "starting_token", "page_size")
 
 
@@ -307,6 +321,23 @@ NO_PAGINATE = click.option(
     expose_value=False,
     callback=_set_no_paginate,
     help="One request only: list-queues and list-dead-letter-source-queues print the first page and its NextToken.",
+)
+
+
+NO_CLI_PAGER = click.option(
+    "--no-cli-pager",
+    is_flag=True,
+    expose_value=False,
+    help="Taken, as the aws CLI version 2 takes it; sqsqlite never pages its output.",
+)
+
+CLI_BINARY_FORMAT = click.option(
+    "--cli-binary-format",
+    type=click.Choice(["base64", "raw-in-base64-out"]),
+    expose_value=False,
+    callback=_setter("binary_format"),
+    help="How a message attribute's BinaryValue given here is read: as base64 (the default), or raw-in-base64-out, "
+    "its text as the bytes (as the aws CLI version 2 reads them). Output is base64 either way.",
 )
 
 
@@ -443,8 +474,9 @@ def global_options(root: bool = False, output: str | None = "json", sqs: bool = 
                 help=f"Database file, created and migrated on first use (default ./{D.DEFAULT_DB_PATH}).",
             ),
         ]
-        # Global in the aws CLI: taken by every command, a no-op where nothing pages.
-        specs.insert(0, NO_PAGINATE)
+        # Global in the aws CLI: taken by every command, a no-op where nothing pages, or (the
+        # binary format) where no BinaryValue is given.
+        specs[:0] = [NO_PAGINATE, NO_CLI_PAGER, CLI_BINARY_FORMAT]
         for spec in specs:
             f = spec(f)
         return f

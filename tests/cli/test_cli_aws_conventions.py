@@ -4,6 +4,7 @@ options in every SQS command's help, request files, pagination tokens, the reque
 from __future__ import annotations
 
 import argparse
+import base64
 import io
 import json
 
@@ -466,3 +467,51 @@ def test_global_options_work_before_the_command_too(sq):
     out = sq("--query", "QueueUrl", "--output", "text", "create-queue", "--queue-name", "q")
     assert out.stdout == "http://localhost:9324/000000000000/q\n"
     assert "Bad value for --query" in sq("--query", "[", "list-queues", code=252).stderr
+
+
+def test_no_cli_pager_is_taken_before_or_after_any_command_and_changes_nothing(sq):
+    queue = json.loads(sq("create-queue", "--queue-name", "q").stdout)["QueueUrl"]
+    assert json.loads(sq("--no-cli-pager", "list-queues").stdout) == {"QueueUrls": [queue]}
+    assert json.loads(sq("list-queues", "--no-cli-pager").stdout) == {"QueueUrls": [queue]}
+    sq("stats", "--no-cli-pager")
+
+
+def _binary_values(sq) -> list[str]:
+    got = sq("receive-message", "--queue-url", "q", "--max-number-of-messages", "10", "--message-attribute-names", "All")
+    return sorted(m["MessageAttributes"]["b"]["BinaryValue"] for m in json.loads(got.stdout)["Messages"])
+
+
+def test_cli_binary_format_base64_reads_a_binary_value_as_base64_and_raw_in_base64_out_as_its_bytes(sq):
+    sq("create-queue", "--queue-name", "q")
+    hello = base64.b64encode(b"hello").decode()
+    sq("send-message", "--queue-url", "q", "--message-body", "x", "--message-attributes", f"b={{DataType=Binary,BinaryValue={hello}}}")
+    sq(
+        *("--cli-binary-format", "base64", "send-message", "--queue-url", "q", "--message-body", "x"),
+        *("--message-attributes", f"b={{DataType=Binary,BinaryValue={hello}}}"),
+    )
+    raw = ["--message-attributes", "b={DataType=Binary,BinaryValue=hello}", "--cli-binary-format", "raw-in-base64-out"]
+    sent = json.loads(sq("send-message", "--queue-url", "q", "--message-body", "x", *raw).stdout)
+    assert (
+        sent["MD5OfMessageAttributes"]
+        == json.loads(
+            sq(
+                "send-message",
+                "--queue-url",
+                "q",
+                "--message-body",
+                "x",
+                "--message-attributes",
+                f"b={{DataType=Binary,BinaryValue={hello}}}",
+            ).stdout
+        )["MD5OfMessageAttributes"]
+    )
+    entry = {"Id": "1", "MessageBody": "x", "MessageAttributes": {"b": {"DataType": "Binary", "BinaryValue": "hello"}}}
+    sq("send-message-batch", "--queue-url", "q", "--entries", json.dumps([entry]), "--cli-binary-format", "raw-in-base64-out")
+    request = {"QueueUrl": "q", "MessageBody": "x", "MessageAttributes": entry["MessageAttributes"]}
+    sq("--cli-binary-format", "raw-in-base64-out", "send-message", "--cli-input-json", json.dumps(request))
+    assert _binary_values(sq) == [hello] * 6
+
+
+def test_a_cli_binary_format_the_aws_cli_does_not_have_is_bad_usage(sq):
+    refused = sq("list-queues", "--cli-binary-format", "raw", code=252)
+    assert "Invalid value for '--cli-binary-format'" in refused.stderr
