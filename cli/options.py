@@ -23,7 +23,7 @@ from sqsqlite.command_options import Failure
 from sqsqlite.errors import SQSError
 
 from . import calls, output
-from .values import INTEGER, TEXT, Usage, read_paramfile
+from .values import PAGING_INTEGER, TEXT, Usage, read_paramfile
 
 OUTPUT_FORMATS = ("json", "text", "table", "yaml")
 OUTPUT_ENV = "AWS_DEFAULT_OUTPUT"  # the aws CLI's; read by the SQS commands, not the others
@@ -352,7 +352,7 @@ def aws_options(paginated: bool = False) -> Callable:
             specs += [
                 click.option(
                     "--page-size",
-                    type=INTEGER,
+                    type=PAGING_INTEGER,
                     expose_value=False,
                     callback=_setter("page_size"),
                     help="Items per request (each request's MaxResults); the output is the same.",
@@ -366,7 +366,7 @@ def aws_options(paginated: bool = False) -> Callable:
                 ),
                 click.option(
                     "--max-items",
-                    type=INTEGER,
+                    type=PAGING_INTEGER,
                     expose_value=False,
                     callback=_setter("max_items"),
                     help="Print at most this many items, and a NextToken for --starting-token if more are left.",

@@ -68,14 +68,27 @@ class Text(click.ParamType):
 
 
 class Integer(click.ParamType):
-    """An integer that may also be given as file://path, as the aws CLI takes every flag."""
+    """An integer that may also be given as file://path, as the aws CLI takes every flag.
+
+    An SQS member's flag (``--delay-seconds``) is read with int(), as the aws CLI reads it: what
+    int() refuses stops the command, exit 255, in Python's words. ``paging``: the aws CLI's own
+    --max-items and --page-size, which its parser (argparse) refuses as bad usage."""
 
     name = "INTEGER"
 
+    def __init__(self, paging: bool = False):
+        self.paging = paging
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str):
-            value = read_paramfile(value, _hint(param))
-        return click.INT.convert(value, param, ctx)
+        if not isinstance(value, str) or self.paging:
+            if isinstance(value, str):
+                value = read_paramfile(value, _hint(param))
+            return click.INT.convert(value, param, ctx)
+        text = read_paramfile(value, _hint(param))
+        try:
+            return int(text)
+        except ValueError as exc:
+            raise Failure(f"{exc} ({_hint(param)} takes an integer)") from None
 
 
 def _hint(param: click.Parameter | None) -> str | None:
@@ -164,3 +177,4 @@ ENTRY = Structured("entry")
 STRINGS = Structured("strings")
 TEXT = Text()
 INTEGER = Integer()
+PAGING_INTEGER = Integer(paging=True)

@@ -319,6 +319,8 @@ SCENARIOS = {
         S("send-message --queue-url x", codes=(2, 252), fresh=True),
         S("send-message --queue-url x --message-body --help", codes=(2, 252), fresh=True),
         S("send-message " + Q + "-in --message-body -1 --query MD5OfMessageBody", fresh=True),
+        S("send-message " + Q + "-in --message-body x --delay-seconds abc", codes=(255, 255)),
+        S("list-queues --max-items abc", codes=(2, 252)),
         S("delete-queue " + Q + "-in"),
     ],
     # argparse, the aws CLI's parser, keeps a repeated list flag's last occurrence only.

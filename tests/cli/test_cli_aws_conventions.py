@@ -356,6 +356,42 @@ def test_a_signed_integer_in_a_shorthand_entry_goes_to_sqs_as_the_aws_cli_sends_
     assert int(counts["ApproximateNumberOfMessages"]) + int(counts["ApproximateNumberOfMessagesDelayed"]) == 1
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["send-message", "--queue-url", "q", "--message-body", "x", "--delay-seconds", "abc"],
+        ["receive-message", "--queue-url", "q", "--max-number-of-messages", "1.5"],
+        ["receive-message", "--queue-url", "q", "--visibility-timeout", "²"],
+        ["receive-message", "--queue-url", "q", "--wait-time-seconds", ""],
+        ["change-message-visibility", "--queue-url", "q", "--receipt-handle", "h", "--visibility-timeout", "abc"],
+        ["list-queues", "--max-results", "abc"],
+        ["list-dead-letter-source-queues", "--queue-url", "q", "--max-results", "abc"],
+        ["start-message-move-task", "--source-arn", "arn:aws:sqs:us-east-1:000000000000:q", "--max-number-of-messages-per-second", "x"],
+        ["list-message-move-tasks", "--source-arn", "arn:aws:sqs:us-east-1:000000000000:q", "--max-results", "x"],
+    ],
+    ids=lambda args: f"{args[0]} {args[-2]}",
+)
+def test_a_non_integer_in_an_integer_flag_stops_the_command_with_pythons_words_and_exit_255_as_in_the_aws_cli(sq, args):
+    sq("create-queue", "--queue-name", "q")
+    bad = sq(*args, code=255)
+    assert bad.stdout == ""
+    assert bad.stderr == f"sqsqlite: invalid literal for int() with base 10: {args[-1]!r} ({args[-2]} takes an integer)\n"
+    counts = json.loads(sq("get-queue-attributes", "--queue-url", "q", "--attribute-names", "All").stdout)["Attributes"]
+    assert counts["ApproximateNumberOfMessages"] == counts["ApproximateNumberOfMessagesDelayed"] == "0"
+
+
+def test_an_integer_flag_takes_what_int_takes(sq, tmp_path):
+    sq("create-queue", "--queue-name", "q")
+    (tmp_path / "delay").write_text(" 0\n")
+    for value in (" 1 ", "+0", f"file://{tmp_path / 'delay'}"):
+        sq("send-message", "--queue-url", "q", "--message-body", "x", "--delay-seconds", value)
+
+
+def test_a_non_integer_in_a_paging_flag_is_bad_usage_as_argparse_says_it_in_the_aws_cli(sq):
+    for flag in ("--max-items", "--page-size"):
+        assert f"Invalid value for '{flag}'" in sq("list-queues", flag, "abc", code=252).stderr
+
+
 # ---------------------------------------------------------------------- pagination
 
 

@@ -285,15 +285,25 @@ def test_a_number_outside_its_range_is_refused_naming_the_value_and_the_range(cw
 
 
 @CLI_SETTINGS
-@given(which=st.sampled_from(sorted(NUMBER_FLAGS) + ["change visibility", "peek limit"]), value=NOT_AN_INTEGER)
-def test_a_number_flag_given_something_that_is_not_an_integer_is_a_usage_error(cw, which, value):
+@given(which=st.sampled_from(sorted(NUMBER_FLAGS) + ["change visibility"]), value=NOT_AN_INTEGER)
+def test_an_sqs_number_flag_given_something_int_refuses_stops_the_command_in_pythons_words_as_the_aws_cli_does(cw, which, value):
     if which == "change visibility":
         args, flag = ["change-message-visibility", "--queue-url=std", f"--receipt-handle={cw.handle}"], "--visibility-timeout"
-    elif which == "peek limit":
-        args, flag = ["peek", "--queue-url=std"], "--limit"
     else:
         _, args, flag, _, _ = NUMBER_FLAGS[which]
-    cw.misused(flag, *args, f"{flag}={value}")
+    before = snapshot(cw.w.path)
+    result = cw.invoke(*args, f"{flag}={value}")
+    assert (result.exit_code, result.stdout) == (255, ""), (result.exit_code, result.stdout, result.stderr)
+    with pytest.raises(ValueError) as refused:
+        int(value)
+    assert result.stderr == f"sqsqlite: {refused.value} ({flag} takes an integer)\n"
+    assert snapshot(cw.w.path) == before
+
+
+@CLI_SETTINGS
+@given(value=NOT_AN_INTEGER)
+def test_an_administration_number_flag_given_something_that_is_not_an_integer_is_a_usage_error(cw, value):
+    cw.misused("--limit", "peek", "--queue-url=std", f"--limit={value}")
 
 
 @CLI_SETTINGS
