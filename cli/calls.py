@@ -63,8 +63,8 @@ def _member(value: Any, kind: Any, path: str, problems: list[str], structures: d
     container = kind[0] if isinstance(kind, tuple) else "structure" if kind in structures else kind
     accepted: tuple[type, ...]
     accepted, shown = _PYTHON_TYPES[container]
-    # Stricter than botocore in one way: True is no integer (the action would refuse it anyway).
-    wrong = not isinstance(value, accepted) or (container in ("integer", "long") and isinstance(value, bool))
+    # As botocore: a bool is an int (Python's), so it goes to SQS, which refuses it in its words.
+    wrong = not isinstance(value, accepted)
     if wrong:
         problems.append(f"Invalid type for parameter {path}, value: {value}, type: {type(value)}, valid types: {shown}")
     elif container == "list":

@@ -320,6 +320,20 @@ SCENARIOS = {
         S("send-message --queue-url x --message-body --help", codes=(2, 252), fresh=True),
         S("send-message " + Q + "-in --message-body -1 --query MD5OfMessageBody", fresh=True),
         S("send-message " + Q + "-in --message-body x --delay-seconds abc", codes=(255, 255)),
+        # botocore takes a bool for an integer (Python's bool is an int): SQS refuses it.
+        S(
+            ["send-message", "--cli-input-json", '{{"QueueUrl": "' + QU + '-in", "MessageBody": "x", "DelaySeconds": true}}'],
+            codes=(255, 254),
+        ),
+        S(["receive-message", "--cli-input-json", '{{"QueueUrl": "' + QU + '-in", "MaxNumberOfMessages": false}}'], codes=(255, 254)),
+        S(
+            [
+                "send-message-batch",
+                "--cli-input-json",
+                '{{"QueueUrl": "' + QU + '-in", "Entries": [{{"Id": "1", "MessageBody": "x", "DelaySeconds": true}}]}}',
+            ]
+        ),
+        S(["list-queues", "--cli-input-json", '{{"MaxResults": true}}'], codes=(255, 254)),
         S("list-queues --max-items abc", codes=(2, 252)),
         S("delete-queue " + Q + "-in"),
     ],

@@ -231,9 +231,11 @@ def test_a_file_path_expands_environment_variables_and_the_home_folder_as_the_aw
 
 
 def test_the_request_check_speaks_botocores_words():
-    assert calls.request_problems("ChangeMessageVisibility", {"QueueUrl": "q", "ReceiptHandle": "r", "VisibilityTimeout": True}) == [
-        "Invalid type for parameter VisibilityTimeout, value: True, type: <class 'bool'>, valid types: <class 'int'>"
+    assert calls.request_problems("ChangeMessageVisibility", {"QueueUrl": "q", "ReceiptHandle": "r", "VisibilityTimeout": "1"}) == [
+        "Invalid type for parameter VisibilityTimeout, value: 1, type: <class 'str'>, valid types: <class 'int'>"
     ]
+    # Python's bool is an int, to botocore too: SQS, not the check, refuses it.
+    assert calls.request_problems("ChangeMessageVisibility", {"QueueUrl": "q", "ReceiptHandle": "r", "VisibilityTimeout": True}) == []
     assert calls.request_problems("PurgeQueue", {"QueueUrl": "q", "Nope": 1}) == [
         'Unknown parameter in input: "Nope", must be one of: QueueUrl'
     ]
@@ -390,6 +392,29 @@ def test_an_integer_flag_takes_what_int_takes(sq, tmp_path):
 def test_a_non_integer_in_a_paging_flag_is_bad_usage_as_argparse_says_it_in_the_aws_cli(sq):
     for flag in ("--max-items", "--page-size"):
         assert f"Invalid value for '{flag}'" in sq("list-queues", flag, "abc", code=252).stderr
+
+
+def test_a_bool_for_an_integer_member_goes_to_sqs_as_botocore_lets_it_and_sqs_refuses_it_in_its_words(sq):
+    sq("create-queue", "--queue-name", "q")
+    sq("create-queue", "--queue-name", "dlq")
+    arn = "arn:aws:sqs:us-east-1:000000000000:dlq"
+    given = {"QueueUrl": "q", "MessageBody": "x", "ReceiptHandle": "bogus", "SourceArn": arn}
+    for action, members in shapes.MEMBERS.items():
+        for name in (n for n, kind in members.items() if kind in ("integer", "long")):
+            command = next(c.name for c in aws.COMMANDS if c.operation == action)
+            request = {m: given[m] for m in shapes.REQUIRED[action] if m in given} | {name: True}
+            refused = sq(command, "--cli-input-json", json.dumps(request), code=254)
+            first = refused.stderr.splitlines()[0]
+            assert first.startswith(
+                f"An error occurred (InvalidParameterValue) when calling the {action} operation: Value True for parameter {name} is invalid."
+            ), first
+    for command, entry in (
+        ("send-message-batch", {"Id": "1", "MessageBody": "x", "DelaySeconds": True}),
+        ("change-message-visibility-batch", {"Id": "1", "ReceiptHandle": "bogus", "VisibilityTimeout": True}),
+    ):
+        answered = json.loads(sq(command, "--cli-input-json", json.dumps({"QueueUrl": "q", "Entries": [entry]})).stdout)
+        [failed] = answered["Failed"]
+        assert failed["Code"] == "InvalidParameterValue" and failed["Message"].startswith("Value True for parameter"), failed
 
 
 # ---------------------------------------------------------------------- pagination
