@@ -165,7 +165,7 @@ class Settings:
             try:
                 pages = calls.paginate(one, action, request, self.max_items, skip, self.page_size)
             except calls.PaginationError as err:
-                raise Failure(f"Error during pagination: {err}") from None
+                raise Failure(f"Error during pagination: {err}", aws_worded=True) from None
             if render:
                 self.echo_pages(pages, action)
             return pages.full_result()
@@ -197,7 +197,9 @@ class Settings:
             f for f, v in (("--starting-token", self.starting_token), ("--page-size", self.page_size), ("--max-items", self.max_items)) if v
         ]
         if used:
-            raise Failure(f"Error during pagination: Cannot specify --no-paginate along with pagination arguments: {', '.join(used)}")
+            raise Failure(
+                f"Error during pagination: Cannot specify --no-paginate along with pagination arguments: {', '.join(used)}", aws_worded=True
+            )
         return False
 
     def colored(self) -> bool:
@@ -225,7 +227,7 @@ class Settings:
         try:
             return output.render(*args, **kwargs)
         except output.QueryError as err:
-            raise Failure(str(err)) from None
+            raise Failure(str(err), aws_worded=True) from None
 
 
 pass_settings = click.make_pass_decorator(Settings, ensure=True)

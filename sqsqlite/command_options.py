@@ -23,16 +23,19 @@ _LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.s
 
 class Failure(click.ClickException):
     """A failure that is not the caller's usage nor an SQS error: one line, exit 255; then, where
-    sqsqlite can say what to do about it, a second line starting ``hint: ``."""
+    sqsqlite can say what to do about it, a second line starting ``hint: ``. ``aws_worded``: the
+    aws CLI's own words (a --query that fails on the answer, a pagination error), printed bare
+    as the aws CLI prints them; any other starts ``sqsqlite: ``."""
 
     exit_code = EXIT_OTHER
 
-    def __init__(self, message: str, hint: str | None = None):
+    def __init__(self, message: str, hint: str | None = None, aws_worded: bool = False):
         super().__init__(message)
         self.explanation = hint
+        self.aws_worded = aws_worded
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"sqsqlite: {self.message}", err=True)
+        click.echo(self.message if self.aws_worded else f"sqsqlite: {self.message}", err=True)
         if self.explanation:
             click.echo("hint: " + _LINE_BREAK.sub(" ", self.explanation), err=True)
 

@@ -122,7 +122,7 @@ def _mask_enums(text: str) -> str:
 # A step is a command line (a string split on spaces, or a list) with {p} for the side's prefix,
 # {url} for the endpoint, {dir} for the scenario's folder and {name} for a value captured by an
 # earlier step; options: codes=(aws v1's, sqsqlite's), capture=name (stdout: a JSON string or text),
-# mask=True (input skeletons with enums), compare=False (the service's own NextToken, which is
+# stderr=True (standard error compared too), mask=True (input skeletons with enums), compare=False (the service's own NextToken, which is
 # the side's queue name in base64), fresh=True (a new aws driver: one that has seen
 # --cli-input-json keeps that operation's flags optional).
 
@@ -259,6 +259,8 @@ SCENARIOS = {
             ]
         ),
         S("list-queues --query [", codes=(255, 252)),
+        S("create-queue --queue-name {p}-qempty --query QueueUrl --output text"),
+        S(["receive-message", "--queue-url", QU + "-qempty", "--query", "length(Messages)"], codes=(255, 255), stderr=True),
     ],
     "pagination": [
         *[S(f"create-queue --queue-name {{p}}-page-{i} --query QueueUrl --output text") for i in range(5)],
@@ -277,7 +279,7 @@ SCENARIOS = {
         S("list-queues --queue-name-prefix {p}-page --max-results 2 --query NextToken --output text", capture="t3", compare=False),
         S("list-queues --queue-name-prefix {p}-page --max-results 2 --next-token {t3} --query QueueUrls --output text"),
         S("list-queues --queue-name-prefix {p}-page --no-paginate --output text --query QueueUrls[0]"),
-        S("list-queues --queue-name-prefix {p}-page --no-paginate --max-items 1", codes=(255, 255)),
+        S("list-queues --queue-name-prefix {p}-page --no-paginate --max-items 1", codes=(255, 255), stderr=True),
         S("list-queues --queue-name-prefix {p}-page --starting-token eyJ4IjogMX0=", codes=(255, 252)),  # {"x": 1}
         S("list-queues --queue-name-prefix {p}-page --starting-token eyJOZXh0VG9rZW4iOiA1fQ==", codes=(255, 252)),  # NextToken 5
         S(  # boto_truncate_amount "a"
@@ -415,6 +417,8 @@ def test_the_aws_cli_and_sqsqlite_print_the_same(scenario, endpoint):
         if options.get("mask"):
             expected, got = _mask_enums(expected), _mask_enums(got)
         assert got == expected or options.get("compare") is False, shown
+        if options.get("stderr"):  # the aws CLI's own words (it starts them with a blank line)
+            assert normalise(ours.stderr, SIDES["sqsqlite"]).strip() == normalise(theirs.stderr, SIDES["aws"]).strip(), shown
         if our_code == 254:  # an SQS error: the same line (sqsqlite may add a hint below it)
             first = normalise(ours.stderr, SIDES["sqsqlite"]).strip().splitlines()[0]
             assert first == normalise(theirs.stderr, SIDES["aws"]).strip(), shown

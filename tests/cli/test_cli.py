@@ -663,7 +663,14 @@ def test_an_endpoint_url_that_is_no_http_url_is_bad_usage_and_changes_nothing(sq
 def test_a_query_whose_function_gets_a_value_of_another_type_is_one_line_and_exit_255(sq):
     url(sq)
     r = sq("list-queues", "--query", 'abs(`"x"`)', code=255)
-    assert r.stderr == "sqsqlite: In function abs(), invalid type for value: x, expected one of: ['number'], received: \"string\"\n"
+    # jmespath's words, as the aws CLI prints them: without sqsqlite's prefix.
+    assert r.stderr == "In function abs(), invalid type for value: x, expected one of: ['number'], received: \"string\"\n"
+    url(sq)
+    r = sq("receive-message", "--queue-url", "MyQueue", "--query", "length(Messages)", code=255)
+    assert (
+        r.stderr
+        == "In function length(), invalid type for value: None, expected one of: ['string', 'array', 'object'], received: \"null\"\n"
+    )
 
 
 def test_a_command_started_with_standard_output_closed_says_so_in_one_line(tmp_path):

@@ -491,8 +491,10 @@ def test_pages_are_fetched_until_the_service_gives_no_token_and_max_items_cuts_i
 
 
 def test_no_paginate_with_a_paging_flag_fails_as_the_aws_cli_does(sq):
+    sq("create-queue", "--queue-name", "q")
     out = sq("list-queues", "--no-paginate", "--page-size", "1", "--max-items", "2", code=255)
-    assert "Cannot specify --no-paginate along with pagination arguments: --page-size, --max-items" in out.stderr
+    # The aws CLI's own words, printed as it prints them: without sqsqlite's prefix.
+    assert out.stderr == "Error during pagination: Cannot specify --no-paginate along with pagination arguments: --page-size, --max-items\n"
     sq("--no-paginate", "list-queues")
 
 
