@@ -40,6 +40,9 @@ ENGINE_THREADS = 4
 BACKLOG = 2048
 # How long a stopping server waits for requests in progress (seconds).
 GRACEFUL_STOP_SECONDS = 30
+# How long a stop then waits for the requests it gave up on whose engine calls went on (App._late)
+# to write their answers out: such a call waits at most SQLite's busy timeout.
+LATE_ANSWER_SECONDS = D.BUSY_TIMEOUT_SECONDS + GRACEFUL_STOP_SECONDS
 
 
 class _Uvicorn(uvicorn.Server):
@@ -56,6 +59,14 @@ class _Uvicorn(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.endpoint.begin_stop()  # parked polls answer empty before uvicorn waits for connections
         await super().shutdown(sockets)
+        # uvicorn has cancelled what outlived its wait, but a request whose engine call went on
+        # answers late (App._late). The loop must run until that answer is written out and its
+        # connection closed: asyncio.run would cancel it mid-write, and close the loop on what
+        # the socket had not yet taken.
+        loop = asyncio.get_running_loop()
+        ends = loop.time() + LATE_ANSWER_SECONDS
+        while (self.server_state.tasks or self.server_state.connections) and not self.force_exit and loop.time() < ends:
+            await asyncio.sleep(0.05)
         await self.endpoint.db.wakeups.detach()
 
     @contextlib.contextmanager

@@ -3,8 +3,10 @@ write lock on the file: a write waits off the event loop, so the worker goes on 
 other clients, and the write completes once the lock is let go."""
 
 import fcntl
+import json
 import os
 import re
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -160,3 +162,61 @@ def test_a_send_still_waiting_when_a_stop_gives_up_waiting_is_answered_with_what
     stored = [m.message_id for m in db.queue("work").peek("all")]
     db.close()
     assert stored == [sent[0]["MessageId"]]
+
+
+def test_a_large_answer_given_late_at_a_stop_is_written_out_whole_before_the_server_exits(tmp_path, monkeypatch):
+    # A receive of ten 1 MB messages waits behind another program's lock past the stop's wait;
+    # its answer, given late, is more than the socket takes at once: the server's loop runs on
+    # until it is all written (asyncio.run cut it off at a few MB, the claim committed).
+    from sqsqlite.server import BackgroundServer, endpoint
+
+    monkeypatch.setattr(endpoint, "GRACEFUL_STOP_SECONDS", 0.3)
+    db_path = str(tmp_path / "big.db")
+    with sqsqlite.connect(db_path) as db:
+        big = db.create_queue("big")
+        for i in range(10):
+            big.send_message(str(i) * 1_000_000)
+    background = BackgroundServer(db_path)
+    host, port = background.url.removeprefix("http://").split(":")
+    other = sqlite3.connect(db_path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    client = socket.create_connection((host, int(port)), timeout=30)
+    body = json.dumps({"QueueUrl": f"{background.url}/000000000000/big", "MaxNumberOfMessages": 10}).encode()
+    client.sendall(
+        f"POST / HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        f"X-Amz-Target: AmazonSQS.ReceiveMessage\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    received = bytearray()
+    reader = threading.Thread(target=lambda: received.extend(_read_all(client)))
+    reader.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not _writers_lock_taken(db_path):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        stopped: list[bool] = []
+        stopper = threading.Thread(target=lambda: stopped.append(background.stop(timeout=30)))
+        stopper.start()
+        time.sleep(1.0)  # past the stop's wait
+        other.execute("ROLLBACK")
+        stopper.join(60)
+        reader.join(60)
+    finally:
+        if other.in_transaction:
+            other.execute("ROLLBACK")
+        other.close()
+        client.close()
+    head, _, answer = bytes(received).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
+    assert len(answer) == length
+    assert sorted(m["Body"][0] for m in json.loads(answer)["Messages"]) == [str(i) for i in range(10)]
+    assert stopped == [False]
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    chunks = []
+    while chunk := sock.recv(1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
