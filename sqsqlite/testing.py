@@ -105,4 +105,13 @@ def sqsqlite_endpoint(sqsqlite_server: BackgroundServer, monkeypatch: pytest.Mon
     for name, value in _PLACEHOLDERS.items():
         if not os.environ.get(name):
             monkeypatch.setenv(name, value)
+    try:
+        import boto3
+    except ImportError:  # the code under test makes its clients some other way
+        pass
+    else:
+        # boto3.client() keeps one session for the process, with the credentials it first found:
+        # the test's own, from the variables above, and afterwards the one from before again, so
+        # no later test signs with the placeholders (nor this one with a developer's keys).
+        monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
     return sqsqlite_server.url

@@ -3,6 +3,7 @@ tests, run by pytest here, get its fixtures by name alone."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -75,3 +76,38 @@ def test_the_manual_clock_drives_every_fixture_of_a_test_that_asks_for_it(pytest
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
+
+
+def test_boto3s_default_session_of_the_test_is_its_own_and_the_one_before_comes_back_after(pytester, monkeypatch):
+    # A developer's keys in a profile, none in the environment: the fixture's placeholder keys
+    # sign inside the test only, and boto3's process-wide session does not keep them.
+    creds = pytester.path / "credentials"
+    creds.write_text("[default]\naws_access_key_id = AKIAPROFILEKEY\naws_secret_access_key = s\n")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_ENDPOINT_URL_SQS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    pytester.makepyfile(
+        test_session="""
+        import boto3
+
+
+        def key():
+            return boto3.client("sqs", region_name="us-east-1")._request_signer._credentials.access_key
+
+
+        def test_before():
+            assert key() == "AKIAPROFILEKEY"
+
+
+        def test_during(sqsqlite_endpoint):
+            assert key() == "testing"
+            boto3.client("sqs").list_queues()
+
+
+        def test_after():
+            assert key() == "AKIAPROFILEKEY"
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
