@@ -18,6 +18,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from sqsqlite.command_options import Failure
+
 # Operations the aws CLI paginates, and the member whose items a page holds (botocore's
 # paginator model for SQS). Here rather than in `shapes`, which a command loads only when it runs.
 PAGINATED: dict[str, str] = {"ListQueues": "QueueUrls", "ListDeadLetterSourceQueues": "queueUrls"}
@@ -84,7 +86,10 @@ def raw_blobs_in_base64(action: str, request: dict) -> dict:
     from . import shapes
 
     members = {name: shapes.NESTED.get(action, {}).get(name, kind) for name, kind in shapes.MEMBERS[action].items()}
-    return _raw_blobs(request, members, shapes.STRUCTURES)
+    try:
+        return _raw_blobs(request, members, shapes.STRUCTURES)
+    except UnicodeEncodeError as exc:  # a lone surrogate (bytes the shell's locale could not decode): botocore's words
+        raise Failure(str(exc), aws_worded=True) from None
 
 
 def _raw_blobs(value: dict, members: dict, structures: dict) -> dict:

@@ -575,6 +575,16 @@ def test_cli_binary_format_base64_reads_a_binary_value_as_base64_and_raw_in_base
     assert _binary_values(sq) == [hello] * 6
 
 
+def test_a_raw_binary_value_that_is_no_text_stops_the_command_in_botocores_words_and_sends_nothing(sq):
+    # A byte the shell's locale could not decode reaches Python as a lone surrogate: botocore's
+    # UTF-8 encoding of the blob fails, and the aws CLI prints its words (exit 255).
+    sq("create-queue", "--queue-name", "q")
+    request = {"QueueUrl": "q", "MessageBody": "x", "MessageAttributes": {"b": {"DataType": "Binary", "BinaryValue": "\udcff"}}}
+    failed = sq("--cli-binary-format", "raw-in-base64-out", "send-message", "--cli-input-json", json.dumps(request), code=255)
+    assert failed.stderr.strip() == "'utf-8' codec can't encode character '\\udcff' in position 0: surrogates not allowed"
+    assert "Messages" not in json.loads(sq("receive-message", "--queue-url", "q").stdout or "{}")
+
+
 def test_a_cli_binary_format_the_aws_cli_does_not_have_is_bad_usage(sq):
     refused = sq("list-queues", "--cli-binary-format", "raw", code=252)
     assert "Invalid value for '--cli-binary-format'" in refused.stderr
