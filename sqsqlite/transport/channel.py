@@ -535,26 +535,20 @@ class Channel(virtual.Channel):
                 newer = self.newer_delivery(delivery_tag)
                 self.settle(found, delete if newer is None else functools.partial(delete_superseded, newer), "ack")
         finally:
-            self.forget(delivery_tag)
             super().basic_ack(delivery_tag)
 
     def newer_delivery(self, delivery_tag: str) -> str | None:
-        """The tag this channel received the message of delivery_tag with later, if it did."""
+        """The tag this channel received the message of delivery_tag with later, if it did. The
+        newest delivery of a message, being acked, is forgotten: no later ack needs it."""
         try:
-            message_id = (self.qos.get(delivery_tag).delivery_info or {}).get("sqsqlite_message_id")
-        except KeyError:
+            message_id: str = (self.qos.get(delivery_tag).delivery_info or {})["sqsqlite_message_id"]
+        except KeyError:  # not (or no longer) delivered here, or by an older sqsqlite
             return None
-        newer = self.newest.get(message_id) if message_id is not None else None
-        return None if newer == delivery_tag else newer
-
-    def forget(self, delivery_tag: str) -> None:
-        """A delivery settled: if it was its message's newest here, no later ack needs it."""
-        try:
-            message_id = (self.qos.get(delivery_tag).delivery_info or {}).get("sqsqlite_message_id")
-        except KeyError:
-            return
-        if message_id is not None and self.newest.get(message_id) == delivery_tag:
+        newer = self.newest.get(message_id)
+        if newer == delivery_tag:
             del self.newest[message_id]
+            return None
+        return newer
 
     def basic_reject(self, delivery_tag: str, requeue: bool = False) -> None:
         """Requeue: release the message, visible again at once. Otherwise delete it, unless its
