@@ -49,7 +49,7 @@ from sqsqlite import defaults as D
 from sqsqlite import errors
 from sqsqlite.clock import SYSTEM_CLOCK, Clock, ticks
 
-from . import bindings, options
+from . import acks, bindings, options
 from .bindings import Binding
 from .options import FIFO_SUFFIX, UndefinedQueueException, queue_name
 from .payloads import delay_seconds, kombu_payload
@@ -63,15 +63,6 @@ class UnroutableMessage(KombuError):
 
 def delete(q: sqsqlite.Queue, handle: str) -> None:
     q.delete_message(handle)
-
-
-def delete_superseded(newer: str, q: sqsqlite.Queue, handle: str) -> None:
-    """Delete with handle, or, if a later receive superseded it, with newer (that receive's)."""
-    try:
-        delete(q, handle)
-    except errors.ReceiptHandleIsInvalid:
-        delete(q, newer)
-        logger.info("acked a message of %s with the newer receipt handle this worker received it with", q.name)
 
 
 def release(q: sqsqlite.Queue, handle: str) -> None:
@@ -150,10 +141,8 @@ class Channel(virtual.Channel):
         # one message, so a worker (the solo pool runs each task inside the drain) sees a warm
         # shutdown between any two tasks; those left are released when their consumer goes.
         self.buffer: deque[tuple[dict[str, Any], str]] = deque()
-        # Message id -> the delivery tag (receipt handle) it was last received with here: a task
-        # that outran its visibility timeout and came back to this worker is acked with it
-        # (basic_ack), as the older handle can no longer delete it.
-        self.newest: dict[str, str] = {}
+        # Messages received here more than once, for the acks of their older deliveries (acks.py).
+        self.redeliveries = acks.Redeliveries()
         # A program that ends without closing its connection: Kombu gives its unacked deliveries
         # back at exit, but by then the database's own exit finalizers have closed its files
         # (made later, they run first). This one, made after the database opened, runs before
@@ -429,13 +418,14 @@ class Channel(virtual.Channel):
         q = self.queue(queue)
         messages = q.receive_message(max_number_of_messages=count, wait_time_seconds=wait, visibility_timeout=self.visibility_timeout)
         payloads = []
-        newest = self.newest
-        if len(newest) >= D.ISSUED_HANDLES_KEPT:
-            newest.clear()  # bounded (deliveries released in bulk are never taken out one by one)
         for m in messages:
             payload = kombu_payload(m.body)
             props = payload["properties"]
-            props["delivery_tag"] = newest[m.message_id] = m.receipt_handle  # type: ignore[assignment]  # received: a handle
+            tag: str = m.receipt_handle  # type: ignore[assignment]  # received: a handle
+            props["delivery_tag"] = tag
+            if self.redeliveries.received(m.message_id, tag):
+                # Acked here while it came back (acks.py): deleted now; the copy handed over runs again.
+                self.settle((q, tag), delete, "ack")
             info = props.setdefault("delivery_info", {})
             info["sqsqlite_queue"] = queue
             info["sqsqlite_message_id"] = m.message_id
@@ -528,27 +518,15 @@ class Channel(virtual.Channel):
         task longer than the visibility timeout, under acks_late, came back to this worker), the
         older handle can't delete it (sqsqlite's rule: only the newest handle acts on a message);
         it is deleted with the newer one, so the task runs twice, as on SQS, not once a lease until
-        it is dead-lettered. The newer delivery's own ack then finds it deleted, which succeeds."""
+        it is dead-lettered (acks.py, also for an ack that crosses that receive). The newer
+        delivery's own ack then finds it deleted, which succeeds."""
         found = self.delivered(delivery_tag)
         try:
             if found is not None:
-                newer = self.newer_delivery(delivery_tag)
-                self.settle(found, delete if newer is None else functools.partial(delete_superseded, newer), "ack")
+                message_id = (self.qos.get(delivery_tag).delivery_info or {}).get("sqsqlite_message_id")
+                self.settle(found, functools.partial(acks.ack, self.redeliveries, message_id), "ack")
         finally:
             super().basic_ack(delivery_tag)
-
-    def newer_delivery(self, delivery_tag: str) -> str | None:
-        """The tag this channel received the message of delivery_tag with later, if it did. The
-        newest delivery of a message, being acked, is forgotten: no later ack needs it."""
-        try:
-            message_id: str = (self.qos.get(delivery_tag).delivery_info or {})["sqsqlite_message_id"]
-        except KeyError:  # not (or no longer) delivered here, or by an older sqsqlite
-            return None
-        newer = self.newest.get(message_id)
-        if newer == delivery_tag:
-            del self.newest[message_id]
-            return None
-        return newer
 
     def basic_reject(self, delivery_tag: str, requeue: bool = False) -> None:
         """Requeue: release the message, visible again at once. Otherwise delete it, unless its

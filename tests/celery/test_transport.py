@@ -112,11 +112,28 @@ def test_an_ack_whose_lease_ended_and_whose_message_this_worker_received_again_d
     first = receive(conn)
     clock.advance(30)
     again = receive(conn)
-    with caplog.at_level("INFO", logger="sqsqlite.transport.channel"):
+    with caplog.at_level("INFO", logger="sqsqlite.transport"):
         first.ack()
     assert counts(db, "jobs") == (0, 0, 0)
     assert [r.levelname for r in caplog.records] == ["INFO"]  # said, and not as a failure
     again.ack()  # the second run's: its message is gone, its handle the last one, which succeeds
+    assert counts(db, "jobs") == (0, 0, 0)
+
+
+def test_an_ack_refused_before_the_receive_that_superseded_it_was_noted_deletes_the_message_when_it_arrives(conn, db, clock):
+    # Celery acks from another thread than the one that receives, so the ack may find its handle
+    # superseded before the receive that superseded it has noted its delivery here (a receive by
+    # another Database stands in for that moment). The message is deleted when it comes back.
+    publish(conn, "work")
+    first = receive(conn)
+    clock.advance(30)
+    [crossing] = db.queue("jobs").receive_message()
+    first.ack()  # refused: superseded, and no newer delivery noted here yet
+    assert counts(db, "jobs") == (0, 1, 0)
+    clock.advance(30)
+    again = receive(conn)  # handed over (it runs again), and deleted at once
+    assert counts(db, "jobs") == (0, 0, 0)
+    again.ack()  # its handle, the last one, deletes a deleted message: fine
     assert counts(db, "jobs") == (0, 0, 0)
 
 
