@@ -9,9 +9,9 @@ ask for them by name, with no import and no conftest:
         ...
 
 - ``sqsqlite_db``: a ``Database`` on a new file in the test's temporary directory.
-- ``sqsqlite_client``: ``sqsqlite.client()`` on that file (boto3's SQS client's methods,
+- ``sqsqlite_client``: ``sqsqlite.client()`` on a new file (boto3's SQS client's methods,
   responses and exceptions, in process: no server, no network).
-- ``sqsqlite_server``: ``sqsqlite serve`` on that file, in a thread, on a free loopback port
+- ``sqsqlite_server``: ``sqsqlite serve`` on a new file, in a thread, on a free loopback port
   (a ``BackgroundServer``: ``.url``, ``.db``); stopped after the test.
 - ``sqsqlite_endpoint``: that server's URL, also set for the test as ``AWS_ENDPOINT_URL_SQS``
   (with a region and placeholder credentials where none are set), so every
@@ -21,7 +21,8 @@ ask for them by name, with no import and no conftest:
   delay or a retention period at once, with no sleep. A long poll that finds nothing then
   returns at once, having moved the clock on by its wait.
 
-Each test gets its own file, so tests never see each other's queues. Only this module's names
+Each of these fixtures makes its own file (read the server's through ``sqsqlite_server.db``),
+so tests never see each other's queues. Only this module's names
 are imported when pytest loads the plugin; the engine and the server load when a test asks.
 """
 
@@ -102,6 +103,8 @@ def sqsqlite_endpoint(sqsqlite_server: BackgroundServer, monkeypatch: pytest.Mon
     import os
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqsqlite_server.url)
+    # Set, it would have boto3 ignore the variable above: the test's clients would reach Amazon SQS.
+    monkeypatch.delenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", raising=False)
     for name, value in _PLACEHOLDERS.items():
         if not os.environ.get(name):
             monkeypatch.setenv(name, value)

@@ -29,6 +29,7 @@ def test_the_pages_example_passes_as_a_test_module_with_nothing_but_the_installe
 
 def test_each_test_gets_a_file_of_its_own_and_boto3_finds_the_endpoint_only_during_it(pytester, monkeypatch):
     monkeypatch.delenv("AWS_ENDPOINT_URL_SQS", raising=False)
+    monkeypatch.setenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "true")  # unset for the test: it would send boto3 to AWS
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")  # the test's own settings are kept
     pytester.makepyfile(
         test_isolation="""
@@ -40,6 +41,7 @@ def test_each_test_gets_a_file_of_its_own_and_boto3_finds_the_endpoint_only_duri
         def test_one(sqsqlite_endpoint, sqsqlite_server):
             assert os.environ["AWS_ENDPOINT_URL_SQS"] == sqsqlite_endpoint == sqsqlite_server.url
             assert os.environ["AWS_DEFAULT_REGION"] == "eu-west-1"
+            assert "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS" not in os.environ
             sqs = boto3.client("sqs")
             sqs.create_queue(QueueName="left-behind")
             assert sqsqlite_server.db.queue("left-behind").name == "left-behind"
@@ -51,6 +53,7 @@ def test_each_test_gets_a_file_of_its_own_and_boto3_finds_the_endpoint_only_duri
 
         def test_after():
             assert "AWS_ENDPOINT_URL_SQS" not in os.environ
+            assert os.environ["AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"] == "true"
         """
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
