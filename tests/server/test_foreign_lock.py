@@ -47,6 +47,31 @@ def _writers_lock_taken(db_path: str) -> bool:
         os.close(fd)
 
 
+def _send_behind_the_lock(url: str, queue: str, db_path: str) -> tuple[threading.Thread, list[dict], list[Exception]]:
+    """A send in a thread of its own, returned once it is in the server waiting for SQLite's lock
+    (it holds the writers' lock file then), with the lists its answer or error will be put in."""
+    sent: list[dict] = []
+    errors: list[Exception] = []
+
+    def send() -> None:
+        try:
+            sent.append(boto3_client(url).send_message(QueueUrl=queue, MessageBody="behind the lock"))
+        except Exception as exc:  # reported by the callers' assertions
+            errors.append(exc)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    _wait_for_the_writers_lock(db_path, sender)
+    return sender, sent, errors
+
+
+def _wait_for_the_writers_lock(db_path: str, alive: threading.Thread) -> None:
+    deadline = time.monotonic() + 30
+    while not _writers_lock_taken(db_path):
+        assert time.monotonic() < deadline and alive.is_alive()
+        time.sleep(0.01)
+
+
 def test_a_send_behind_another_programs_write_lock_leaves_the_worker_answering_other_clients_and_lands_once_it_is_let_go(tmp_path):
     db_path = str(tmp_path / "held.db")
     proc, url = _start(db_path)
@@ -62,22 +87,7 @@ def test_a_send_behind_another_programs_write_lock_leaves_the_worker_answering_o
 
         other = sqlite3.connect(db_path, isolation_level=None)  # knows nothing of sqsqlite's lock file
         other.execute("BEGIN IMMEDIATE")
-        sent: list[dict] = []
-        errors: list[Exception] = []
-
-        def send() -> None:
-            try:
-                sent.append(boto3_client(url).send_message(QueueUrl=queue, MessageBody="behind the lock"))
-            except Exception as exc:  # reported by the assertions below
-                errors.append(exc)
-
-        sender = threading.Thread(target=send)
-        sender.start()
-        # The send is in the server, waiting for SQLite's lock, once it holds the writers' lock file.
-        deadline = time.monotonic() + 30
-        while not _writers_lock_taken(db_path):
-            assert time.monotonic() < deadline and sender.is_alive(), (sent, errors)
-            time.sleep(0.01)
+        sender, sent, errors = _send_behind_the_lock(url, queue, db_path)
 
         started = time.monotonic()
         try:
@@ -126,21 +136,7 @@ def test_a_send_still_waiting_when_a_stop_gives_up_waiting_is_answered_with_what
         queue = sqs.create_queue(QueueName="work")["QueueUrl"]
         other = sqlite3.connect(db_path, isolation_level=None)  # knows nothing of sqsqlite's lock file
         other.execute("BEGIN IMMEDIATE")
-        sent: list[dict] = []
-        errors: list[Exception] = []
-
-        def send() -> None:
-            try:
-                sent.append(boto3_client(background.url).send_message(QueueUrl=queue, MessageBody="behind the lock"))
-            except Exception as exc:  # reported by the assertions below
-                errors.append(exc)
-
-        sender = threading.Thread(target=send)
-        sender.start()
-        deadline = time.monotonic() + 30
-        while not _writers_lock_taken(db_path):
-            assert time.monotonic() < deadline and sender.is_alive(), (sent, errors)
-            time.sleep(0.01)
+        sender, sent, errors = _send_behind_the_lock(background.url, queue, db_path)
         stopped: list[bool] = []
         stopper = threading.Thread(target=lambda: stopped.append(background.stop(timeout=30)))
         stopper.start()
@@ -191,10 +187,7 @@ def test_a_large_answer_given_late_at_a_stop_is_written_out_whole_before_the_ser
     reader = threading.Thread(target=lambda: received.extend(_read_all(client)))
     reader.start()
     try:
-        deadline = time.monotonic() + 30
-        while not _writers_lock_taken(db_path):
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        _wait_for_the_writers_lock(db_path, reader)
         stopped: list[bool] = []
         stopper = threading.Thread(target=lambda: stopped.append(background.stop(timeout=30)))
         stopper.start()
