@@ -637,7 +637,8 @@ def copy_from(
             f"{url}: counting what is left there failed (what was received is imported)",
             client.get_queue_attributes,
             QueueUrl=url,
-            AttributeNames=["ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"],
+            # Visible ones too: a FIFO group's messages behind one in flight can't be received yet.
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"],
         )["Attributes"]
         report.left_remotely[name] = sum(int(v) for v in left.values())
     return report

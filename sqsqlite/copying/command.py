@@ -124,7 +124,7 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     verb = "copied to" if to_url else "copied from"
     for name in report.queues:
         left = report.left_remotely.get(name)
-        tail = f" ({left} still in flight or delayed there: run again later)" if left else ""
+        tail = f" ({left} still there, in flight, delayed or behind one in flight in its group: run again later)" if left else ""
         click.echo(f"{name}: {report.messages.get(name, 0)} messages {verb} {to_url or from_url}{tail}")
     if report.stopped:
         click.echo("Interrupted between two batches: run the same command again to continue.", err=True)

@@ -167,3 +167,17 @@ def test_a_drain_copies_a_redrive_allow_policy_with_its_arns_made_local_and_leav
             "allowed-dlq: its Policy was not copied: it names the queue's ARN and principals where it is now, "
             "which mean something else at the other end; set the policy there anew"
         ]
+
+
+def test_a_drain_counts_the_messages_of_a_fifo_group_behind_one_in_flight_as_left_there(tmp_path, remote):
+    # The endpoint holds the group behind its message in flight: a drain receives none of the
+    # six, and the last line must say all six are still there, not only the one in flight.
+    endpoint, env, client = remote
+    url = client.create_queue(QueueName="held.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})["QueueUrl"]
+    for i in range(6):
+        client.send_message(QueueUrl=url, MessageBody=f"m{i}", MessageGroupId="g")
+    assert len(client.receive_message(QueueUrl=url, VisibilityTimeout=600)["Messages"]) == 1
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        report = copy_from(db, client, [url], wait_seconds=0)
+    assert report.messages == {"held.fifo": 0}
+    assert report.left_remotely == {"held.fifo": 6}
