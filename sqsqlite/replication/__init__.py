@@ -209,6 +209,12 @@ def _command_words(exec_command: str) -> list[str]:
         raise ReplicationError(f"--exec {exec_command!r}: {exc}") from None
     if not words:
         raise ReplicationError("--exec names no command")
+    # Found now, before the database and the replica are made for a run that could not start.
+    if shutil.which(words[0]) is None:
+        missing = os.sep not in words[0] or not os.path.exists(words[0])
+        raise ReplicationError(
+            f"cannot run the --exec command {words[0]}: {'No such file or directory' if missing else 'Permission denied'}"
+        )
     return words
 
 

@@ -67,11 +67,21 @@ def test_an_exec_command_is_stopped_when_litestream_dies_under_it(tmp_path, monk
     assert result.output.splitlines()[-1] == "Error: litestream was killed by SIGKILL: the database is no longer replicated"
 
 
-@pytest.mark.parametrize(("command", "said"), [("no-such-program", "No such file or directory"), ("sh -c 'oops", "No closing quotation")])
-def test_an_exec_command_that_cannot_be_run_is_one_line(tmp_path, monkeypatch, command, said):
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("no-such-program", "No such file or directory"),
+        ("./not-executable", "Permission denied"),
+        ("sh -c 'oops", "No closing quotation"),
+    ],
+)
+def test_an_exec_command_that_cannot_be_run_is_one_line_and_makes_no_database_or_replica(tmp_path, monkeypatch, command, said):
     fake_litestream(tmp_path, RUNS_UNTIL_STOPPED, monkeypatch)
+    (tmp_path / "not-executable").write_text("#!/bin/sh\n")
+    monkeypatch.chdir(tmp_path)
     result = replicate(tmp_path, "--exec", command)
     assert result.exit_code == 255 and said in result.output.splitlines()[-1], result.output
+    assert not (tmp_path / "q.db").exists() and not (tmp_path / "replica").exists()
 
 
 @needs_litestream
