@@ -416,8 +416,9 @@ def _refuse_if_open(db_path: str, target: Path) -> None:
 
 
 def restore(db_path: str, replica: Replica, timestamp: str | None = None, force: bool = False) -> Restored:
-    """Rebuild ``db_path`` from ``replica``: its newest transaction, or the last one at or
-    before ``timestamp`` (RFC 3339, e.g. ``2026-11-25T06:30:00Z``). Refuses to overwrite an
+    """Rebuild ``db_path`` from ``replica``: its newest transaction, or the newest sync at or
+    before ``timestamp`` (RFC 3339, e.g. ``2026-11-25T06:30:00Z``; Litestream stamps what it ships
+    when it ships it, so up to a sync interval earlier than that instant). Refuses to overwrite an
     existing database unless ``force``. The result passes SQLite's integrity check or this
     raises ReplicationError. Refuses, changing nothing, while any process has the database open:
     its connections would go on writing to the file the restore replaces."""
