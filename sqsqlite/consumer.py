@@ -17,13 +17,15 @@ maxReceiveCount, the dead-letter queue catches the poison message.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from . import defaults as D
+from .clock import is_system
 from .core import Message, Queue
-from .errors import SQSError
+from .errors import InvalidParameterValue, SQSError
 
 log = logging.getLogger("sqsqlite.consumer")
 
@@ -141,12 +143,25 @@ class Consumer:
         self.wait_time_seconds = wait_time_seconds
         if visibility_timeout is None:
             visibility_timeout = int(queue.get_queue_attributes(["VisibilityTimeout"])["VisibilityTimeout"])
-        if visibility_timeout < 3:
-            raise ValueError(
-                f"visibility_timeout {visibility_timeout} is too short for a heartbeat; use 3 to {D.MAX_VISIBILITY_TIMEOUT} seconds."
+        if type(visibility_timeout) is not int or not 3 <= visibility_timeout <= D.MAX_VISIBILITY_TIMEOUT:
+            raise InvalidParameterValue(
+                f"visibility_timeout {visibility_timeout!r} does not suit a heartbeat; use 3 to {D.MAX_VISIBILITY_TIMEOUT} seconds."
             )
         self.visibility_timeout = visibility_timeout
-        self.heartbeat_interval = heartbeat_interval or visibility_timeout / 3
+        if heartbeat_interval is None:
+            heartbeat_interval = visibility_timeout / 3
+        # A beat renews a whole timeout: beats further apart than half of one leave a slow
+        # handler's message to lapse (and another consumer to take it) when one beat is late.
+        if (
+            type(heartbeat_interval) not in (int, float)
+            or not math.isfinite(heartbeat_interval)
+            or not 0 < heartbeat_interval <= visibility_timeout / 2
+        ):
+            raise InvalidParameterValue(
+                f"heartbeat_interval {heartbeat_interval!r} must be a number of seconds over 0 and at most half the "
+                f"visibility timeout ({visibility_timeout / 2:g})."
+            )
+        self.heartbeat_interval = heartbeat_interval
         self.backoff = backoff
         self.message_attribute_names = message_attribute_names
         self._stop = threading.Event()
@@ -205,14 +220,12 @@ class Consumer:
         # FIFO: after a message of a group fails (and is backed off), the group's later messages
         # of this receive are let go unhandled, so that they come again after it, in order.
         failed_groups: set[str | None] = set()
+        turns = 0  # messages whose turn has come
         try:
             for message in messages:
+                turns += 1
                 if self._stop.is_set() or message.message_group_id in failed_groups:
-                    heartbeat.release(message)
-                    try:
-                        message.change_visibility(0)
-                    except SQSError:
-                        pass  # its lease ended already: visible, or another consumer's
+                    _give_back(heartbeat, [message])
                     continue
                 if not heartbeat.holds(message):
                     log.warning("message %s was no longer held when its turn came; not handled here", message.message_id)
@@ -224,6 +237,12 @@ class Consumer:
                     outcome.failed += 1
                     if self.queue.fifo:
                         failed_groups.add(message.message_group_id)
+        except BaseException:
+            # An interrupt in a handler (Ctrl-C, a signal handler's SystemExit): the messages not
+            # yet handled go back at once, as after stop(), not held hidden for their timeout;
+            # the one in hand, maybe half done, comes back when its lease ends.
+            _give_back(heartbeat, messages[turns:])
+            raise
         finally:
             heartbeat.stop()
         return outcome
@@ -232,15 +251,46 @@ class Consumer:
         """Receive and handle until :meth:`stop`, ``max_receives`` receives, or (with
         ``stop_when_empty``) a receive that returns nothing."""
         total = Outcome()
-        receives = 0
+        receives = idle = 0
         while not self._stop.is_set() and (max_receives is None or receives < max_receives):
+            if idle:
+                # Receives that don't wait: an empty queue is tried again after 0.05 s, doubling
+                # to 1 s, not in a loop of receives.
+                self._pause(min(1.0, 0.05 * 2 ** (idle - 1)))
+                if self._stop.is_set():
+                    break
             outcome = self.run_once()
             receives += 1
             total.processed += outcome.processed
             total.failed += outcome.failed
-            if stop_when_empty and not (outcome.processed or outcome.failed):
+            empty = not (outcome.processed or outcome.failed)
+            if stop_when_empty and empty:
                 break
+            idle = idle + 1 if empty and not self._long_polls() else 0
         return total
+
+    def _long_polls(self) -> bool:
+        wait = self.wait_time_seconds
+        if wait is None:
+            wait = int(self.queue.get_queue_attributes(["ReceiveMessageWaitTimeSeconds"])["ReceiveMessageWaitTimeSeconds"])
+        return bool(wait)
+
+    def _pause(self, seconds: float) -> None:
+        clock = self.queue.db.clock
+        if is_system(clock):
+            self._stop.wait(seconds)  # stop() ends it
+        else:
+            clock.sleep(seconds)  # a test's clock: moved on, no real wait
+
+
+def _give_back(heartbeat: Heartbeat, messages: Sequence[Message]) -> None:
+    """Make messages visible again at once, no beat touching them afterwards."""
+    for message in messages:
+        heartbeat.release(message)
+        try:
+            message.change_visibility(0)
+        except SQSError:
+            pass  # its lease ended already: visible, or another consumer's
 
 
 def consume(queue: Queue, handler: Callable[[Message], object], **options) -> Outcome:

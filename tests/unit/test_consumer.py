@@ -165,11 +165,11 @@ def test_a_handled_message_that_can_no_longer_be_deleted_is_counted_failed_and_t
     queue.send_message("lapses")
     taken = []
 
-    def too_slow(msg):  # no beat in time (interval of an hour): another consumer takes it
+    def too_slow(msg):  # no beat in time (the first comes 2 s of real time later): another consumer takes it
         clock.advance(6)
         taken.extend(queue.receive_message())
 
-    consumer = Consumer(queue, too_slow, wait_time_seconds=0, heartbeat_interval=3600)
+    consumer = Consumer(queue, too_slow, wait_time_seconds=0, heartbeat_interval=2)
     assert consumer.run_once() == sqsqlite.consumer.Outcome(processed=0, failed=1)
     assert [m.body for m in taken] == ["lapses"] and in_flight(queue) == 1
 
@@ -194,3 +194,49 @@ def test_an_interrupted_handler_stops_its_heartbeat(db, clock):
     with pytest.raises(KeyboardInterrupt):
         Consumer(queue, interrupted, wait_time_seconds=0).run_once()
     assert [t for t in threading.enumerate() if t.name == "sqsqlite-heartbeat"] == []
+
+
+@pytest.mark.parametrize("interval", [-1, 0, 10, 5.5, float("nan"), float("inf"), "1", [], True])
+def test_a_heartbeat_interval_that_could_let_a_message_lapse_or_spin_is_refused(queue, interval):
+    # Beats further apart than half the timeout let a slow handler's message lapse to another
+    # consumer; none apart (or negative) commit thousands of writes a second.
+    with pytest.raises(InvalidParameterValue, match="heartbeat_interval"):
+        Consumer(queue, print, visibility_timeout=10, heartbeat_interval=interval)
+
+
+@pytest.mark.parametrize("timeout", [2, 43_201, "30", 30.0])
+def test_a_visibility_timeout_no_heartbeat_can_keep_is_refused_with_a_typed_error(queue, timeout):
+    with pytest.raises(InvalidParameterValue, match="visibility_timeout"):
+        Consumer(queue, print, visibility_timeout=timeout)
+
+
+def test_an_interrupt_in_a_handler_gives_back_the_messages_not_yet_handled_at_once(db, clock):
+    queue = db.create_queue("interrupt", visibility_timeout=60)
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(10)])
+
+    def interrupted(msg):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Consumer(queue, interrupted, wait_time_seconds=0).run_once()
+    assert in_flight(queue) == 1  # the one in hand, maybe half done: back when its lease ends
+    assert len(queue.receive_message(max_number_of_messages=10)) == 9
+
+
+def test_a_consumer_that_does_not_long_poll_waits_longer_between_receives_of_an_empty_queue(db, clock):
+    queue = db.create_queue("idle")
+    started = clock.now_ms()
+    Consumer(queue, print, wait_time_seconds=0).run(max_receives=8)
+    # After each empty receive: 0.05 s, doubling to 1 s (the clock's sleep moves it).
+    assert clock.now_ms() - started == 50 + 100 + 200 + 400 + 800 + 1000 + 1000
+    started = clock.now_ms()
+    queue.send_message("wakes it")
+    Consumer(queue, print, wait_time_seconds=0).run(max_receives=1)
+    assert clock.now_ms() == started and queue.peek("all") == []
+
+
+def test_a_long_polling_consumer_waits_only_in_its_polls(db, clock):
+    queue = db.create_queue("polls")
+    started = clock.now_ms()
+    Consumer(queue, print, wait_time_seconds=2).run(max_receives=3)
+    assert clock.now_ms() - started == 3 * 2000
