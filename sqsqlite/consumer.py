@@ -1,5 +1,6 @@
 """A consumer that does the right thing with visibility timeouts: it extends a message's
-visibility while the handler works, and backs off when the queue is empty.
+visibility while the handler works, and, when it does not long-poll, waits longer between
+receives of an empty queue.
 
     def handle(msg):
         charge(msg.body)             # may take longer than the visibility timeout
