@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import queries as Q
+from .. import validation as V
+from ..errors import InvalidParameterValue
 
 if TYPE_CHECKING:
     from .database import Database
@@ -15,8 +17,24 @@ if TYPE_CHECKING:
 _PREFIX = "bookmark:"
 
 
+def checked_bookmarks(values: Any) -> dict[str, bytes | None]:
+    """Bookmarks to set, checked before any is written: keys are text, values bytes (a
+    bytearray or memoryview is kept as bytes) or None. A value of another type, once
+    committed, would fail every later read of it."""
+    if not isinstance(values, Mapping):
+        raise InvalidParameterValue(f"Invalid bookmarks {V.shorten(values)}: expected a map of keys to bytes (or None to remove one).")
+    out: dict[str, bytes | None] = {}
+    for key, value in values.items():
+        V.text("bookmark key", key)
+        if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
+            raise InvalidParameterValue(f"Invalid value {V.shorten(value)} for bookmark {key!r}: expected bytes, or None to remove it.")
+        out[key] = None if value is None else bytes(value)
+    return out
+
+
 def write_bookmark(tx: Any, key: str, value: bytes | None) -> None:
-    """Set ``key`` to ``value`` (None removes it), inside the caller's write transaction."""
+    """Set ``key`` to ``value`` (None removes it), inside the caller's write transaction; both
+    checked already (checked_bookmarks)."""
     if value is None:
         tx.run(Q.delete_meta, key=_PREFIX + key)
     else:
@@ -25,6 +43,7 @@ def write_bookmark(tx: Any, key: str, value: bytes | None) -> None:
 
 def bookmark(db: Database, key: str) -> bytes | None:
     """The value of ``key``, or None."""
+    V.text("bookmark key", key)
     with db.store.read() as tx:
         value = tx.scalar(Q.get_meta, key=_PREFIX + key)
     return None if value is None else bytes(value)
@@ -42,14 +61,15 @@ def set_bookmark(db: Database, key: str, value: bytes | None) -> None:
 
 def set_bookmarks(db: Database, values: Mapping[str, bytes | None]) -> None:
     """Set every key to its value (None removes it), all in one transaction."""
+    checked = checked_bookmarks(values)
     with db.store.write() as tx:
-        for key, value in values.items():
+        for key, value in checked.items():
             write_bookmark(tx, key, value)
 
 
 def bookmarks(db: Database, prefix: str) -> dict[str, bytes]:
     """Every bookmark whose key starts with ``prefix``, by key."""
-    start = _PREFIX + prefix
+    start = _PREFIX + V.text("bookmark prefix", prefix)
     with db.store.read() as tx:
         rows = tx.all(Q.meta_range, low=start, high=start + "\U0010ffff")
     return {row[0][len(_PREFIX) :]: bytes(row[1]) for row in rows}

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
-from ..errors import InvalidExportRecord, SQSError
+from ..errors import InvalidExportRecord, InvalidParameterValue, SQSError
 from ..records import exported_message
-from .bookmarks import is_bookmarked, write_bookmark
+from .bookmarks import checked_bookmarks, is_bookmarked, write_bookmark
 from .rules import decode_attributes, keep_deduplicating_from, message_row, ms, queue_row, retention_cutoff
 from .sending import Prepared
 
@@ -113,7 +113,10 @@ def import_messages(
     set is left out, as that transaction sees it, so two imports of the same records at once
     take each in once."""
     fifo = queue.name.endswith(".fifo")  # create_queue allows the suffix on FIFO queues only
-    keys = list(skip_bookmarked) if skip_bookmarked is not None else None
+    notes = checked_bookmarks({} if bookmarks is None else bookmarks)
+    keys = None
+    if skip_bookmarked is not None:
+        keys = [V.text("skip_bookmarked key", key) for key in V.name_list(skip_bookmarked, "skip_bookmarked")]
     checked = []
     for number, rec in enumerate(records, 1):
         try:
@@ -125,7 +128,9 @@ def import_messages(
             err.message = f"record {number}: {err.message}"
             raise
     if keys is not None and len(keys) != len(checked):
-        raise ValueError(f"skip_bookmarked names {len(keys)} bookmarks for {len(checked)} records")
+        raise InvalidParameterValue(
+            f"Invalid skip_bookmarked: it names {len(keys)} bookmarks for {len(checked)} records; name one for each."
+        )
     imported = 0
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
@@ -158,7 +163,7 @@ def import_messages(
             tx.run(Q.insert_message, **values)
             if row["fifo"] and p.dedup_id:
                 _keep_deduplicating(tx, row, values, now)
-        for key, value in (bookmarks or {}).items():
+        for key, value in notes.items():
             write_bookmark(tx, key, value)
     if imported:
         queue.db.wakeups.notify(queue.name, imported)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sqsqlite.errors import InvalidExportRecord
+from sqsqlite.errors import InvalidExportRecord, InvalidParameterValue
 
 
 def test_a_bookmark_is_kept_read_back_listed_by_prefix_and_removed_with_none(db):
@@ -71,7 +71,7 @@ def test_an_import_leaves_out_the_records_whose_bookmark_is_set_and_counts_the_r
     assert queue.import_messages(records, bookmarks=dict.fromkeys(keys, b"2"), skip_bookmarked=keys) == 2
     assert sorted(m.body for m in queue.peek(limit=10)) == ["a", "c"]
     assert queue.import_messages(records, skip_bookmarked=keys) == 0  # every one noted now
-    with pytest.raises(ValueError, match="names 1 bookmarks for 3 records"):
+    with pytest.raises(InvalidParameterValue, match="names 1 bookmarks for 3 records"):
         queue.import_messages(records, skip_bookmarked=["seen a"])
 
 

@@ -1,0 +1,95 @@
+"""Bad input to the Python API's administrative methods (bookmarks, permissions, pages, export
+and import, stats, connect): a typed error naming the parameter and what it takes, raised
+before anything is written, never a bare TypeError, IndexError or OverflowError, and nothing a
+later read would fail on."""
+
+import contextlib
+import sqlite3
+
+import pytest
+
+from sqsqlite.errors import InvalidParameterValue, SQSError
+
+
+def _snapshot(path):
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: sorted(conn.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr) for t in tables}
+
+
+@contextlib.contextmanager
+def refused(db, *fragments):
+    """The block raises InvalidParameterValue whose message or hint holds every fragment, and
+    the database is unchanged, every table compared."""
+    before = _snapshot(db.path)
+    with pytest.raises(SQSError) as info:
+        yield info
+    assert isinstance(info.value, InvalidParameterValue), repr(info.value)
+    for fragment in fragments:
+        assert fragment in str(info.value) or fragment in (info.value.hint or ""), (fragment, str(info.value), info.value.hint)
+    assert _snapshot(db.path) == before
+
+
+@pytest.fixture
+def q(db):
+    queue = db.create_queue("strict")
+    queue.send_message("already here")  # so "nothing changed" is checked against real rows
+    db.set_bookmark("kept", b"1")
+    return queue
+
+
+@pytest.fixture
+def fifo(db):
+    queue = db.create_queue("strict.fifo", FifoQueue="true")
+    queue.send_message("a1", message_group_id="a", message_deduplication_id="1")
+    return queue
+
+
+# ---------------------------------------------------------------- bookmarks
+
+
+@pytest.mark.parametrize("value", [1.5, "abc", 5, True, ["x"]])
+def test_a_bookmark_value_that_is_not_bytes_is_refused_and_every_bookmark_still_reads(db, q, value):
+    with refused(db, "bookmark", "bytes"):
+        db.set_bookmark("copy a", value)
+    with refused(db, "bookmark", "bytes"):
+        db.set_bookmarks({"copy b": b"fine", "copy c": value})
+    assert db.bookmark("copy a") is None and db.bookmark("copy b") is None
+    assert db.bookmarks("") == {"kept": b"1"}
+
+
+@pytest.mark.parametrize("key", [None, 5, b"key", "lone \ud800"])
+def test_a_bookmark_key_that_is_not_text_is_refused_by_every_bookmark_method(db, q, key):
+    with refused(db, "bookmark key"):
+        db.set_bookmark(key, b"1")
+    with refused(db, "bookmark key"):
+        db.set_bookmarks({"fine": b"1", key: b"2"})
+    with refused(db, "bookmark key"):
+        db.bookmark(key)
+    with refused(db, "bookmark prefix"):
+        db.bookmarks(key)
+    assert db.bookmark("fine") is None
+
+
+@pytest.mark.parametrize("values", [None, [("k", b"1")], "k"])
+def test_set_bookmarks_takes_a_mapping_and_refuses_anything_else(db, q, values):
+    with refused(db, "bookmarks", "map"):
+        db.set_bookmarks(values)
+
+
+def test_a_bookmark_given_as_a_bytearray_or_memoryview_is_kept_as_bytes(db):
+    db.set_bookmarks({"a": bytearray(b"12"), "b": memoryview(b"34")})
+    assert db.bookmarks("") == {"a": b"12", "b": b"34"}
+
+
+def test_an_import_with_a_bookmark_that_is_not_bytes_is_refused_and_imports_nothing(db, q):
+    records = list(q.export_messages())
+    other = db.create_queue("other")
+    with refused(db, "bookmark", "bytes"):
+        other.import_messages(records, bookmarks={"imported": 7})
+    with refused(db, "bookmarks", "map"):
+        other.import_messages(records, bookmarks=["imported"])
+    with refused(db, "skip_bookmarked"):
+        other.import_messages(records, skip_bookmarked=[7])
+    with refused(db, "skip_bookmarked", "1 bookmarks for 2 records"):
+        other.import_messages(records * 2, skip_bookmarked=["one"])
