@@ -344,7 +344,7 @@ def check_fifo_attributes(name: str, is_fifo: bool, attributes: Mapping[str, str
         )
 
 
-def name_list(names: Iterable[str], what: str = "names") -> list[str]:
+def name_list(names: Iterable[str], what: str = "names", items: str = "names") -> list[str]:
     """Requested names as a list: one name given bare is that name, not its characters
     ("All" must not mean "A" and "l"). Anything but strings is refused, naming the value."""
     if isinstance(names, str):
@@ -353,7 +353,7 @@ def name_list(names: Iterable[str], what: str = "names") -> list[str]:
         listed = list(names)
         if all(isinstance(n, str) for n in listed):
             return listed
-    raise InvalidParameterValue(f"Invalid {what} {shorten(names)}: expected a list of names.")
+    raise InvalidParameterValue(f"Invalid {what} {shorten(names)}: expected a list of {items}.")
 
 
 def is_text(value: str) -> bool:

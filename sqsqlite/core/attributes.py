@@ -133,16 +133,15 @@ def permission_label(label: Any) -> str:
 def permission(label: Any, account_ids: Any, actions: Any) -> tuple[str, list[str], list[str]]:
     """AddPermission's members, checked: a label, 12-digit accounts, actions SQS lets one grant."""
     label = permission_label(label)
-    if isinstance(account_ids, str):
-        account_ids = [account_ids]
-    if isinstance(actions, str):
-        actions = [actions]
+    # None is a member left out (MissingParameter, below); one given bare is a list of one.
+    account_ids = [] if account_ids is None else V.name_list(account_ids, "AWSAccountIds", "12-digit account ids")
+    actions = [] if actions is None else V.name_list(actions, "Actions", "action names")
     if not account_ids:
         raise MissingParameter("The request must contain the parameter AWSAccountIds.")
     if not actions:
         raise MissingParameter("The request must contain the parameter Actions.")
     for account in account_ids:
-        if not isinstance(account, str) or not _ACCOUNT.fullmatch(account):
+        if not _ACCOUNT.fullmatch(account):
             raise InvalidParameterValue(f"Value {account} for parameter PrincipalId is invalid. Reason: Unable to verify.")
     for action in actions:
         if action not in PERMISSION_ACTIONS:
@@ -151,7 +150,7 @@ def permission(label: Any, account_ids: Any, actions: Any) -> tuple[str, list[st
                 if action in ("CreateQueue", "DeleteQueue", "SetQueueAttributes", "AddPermission", "RemovePermission")
                 else f"Value SQS:{action} for parameter ActionName is invalid. Reason: Please refer to the appropriate WSDL for a list of valid actions."
             )
-    return label, list(account_ids), list(actions)
+    return label, account_ids, actions
 
 
 def with_permission(policy: str, queue_arn: str, label: str, account_ids: list[str], actions: list[str]) -> str:

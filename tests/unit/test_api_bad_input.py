@@ -93,3 +93,12 @@ def test_an_import_with_a_bookmark_that_is_not_bytes_is_refused_and_imports_noth
         other.import_messages(records, skip_bookmarked=[7])
     with refused(db, "skip_bookmarked", "1 bookmarks for 2 records"):
         other.import_messages(records * 2, skip_bookmarked=["one"])
+
+
+# ---------------------------------------------------------------- permissions
+
+
+@pytest.mark.parametrize("accounts, actions", [(5, ["SendMessage"]), (["000000000000"], 5), ({"000000000000": 1}, ["*"]), ([12], ["*"])])
+def test_add_permission_with_account_ids_or_actions_that_are_not_lists_of_strings_is_refused(db, q, accounts, actions):
+    with refused(db, "expected a list"):
+        q.add_permission("L", accounts, actions)
