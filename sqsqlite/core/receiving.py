@@ -540,9 +540,13 @@ _CURSOR = re.compile(r"(-?[0-9]{1,19})\.([0-9]{1,19})")
 
 
 def _page(queue: Queue, state: str, limit: int, after: str | None, body_chars: int) -> tuple[list, list[Message], str | None]:
-    if state not in _PAGE_STATES:
-        raise InvalidParameterValue(f"Invalid state {state!r}: use visible, in-flight, delayed or all.")
+    if not isinstance(state, str) or state not in _PAGE_STATES:
+        raise InvalidParameterValue(f"Invalid state {V.shorten(state)}: use visible, in-flight, delayed or all.")
     limit = V.int_value("limit", limit, 1, D.MAX_PEEK_PAGE)
+    if after is not None and not isinstance(after, str):
+        raise InvalidParameterValue(
+            f"Invalid page cursor {V.shorten(after)}: use the cursor (text) a page returned, or None for the first page."
+        )
     after_visible_at, after_id = -1, 0
     if after:
         parsed = _CURSOR.fullmatch(after)

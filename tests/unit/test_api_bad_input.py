@@ -102,3 +102,18 @@ def test_an_import_with_a_bookmark_that_is_not_bytes_is_refused_and_imports_noth
 def test_add_permission_with_account_ids_or_actions_that_are_not_lists_of_strings_is_refused(db, q, accounts, actions):
     with refused(db, "expected a list"):
         q.add_permission("L", accounts, actions)
+
+
+# ---------------------------------------------------------------- pages, export and import
+
+
+@pytest.mark.parametrize("after", [5, b"1.2", ["1.2"]])
+def test_a_page_cursor_that_is_not_text_is_refused_naming_what_a_cursor_is(db, q, after):
+    with refused(db, "page cursor"):
+        q.peek_page(after=after)
+
+
+@pytest.mark.parametrize("state", [["all"], None, 5])
+def test_a_page_state_that_is_not_a_state_name_is_refused(db, q, state):
+    with refused(db, "state"):
+        q.peek_page(state=state)
