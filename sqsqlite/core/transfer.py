@@ -26,8 +26,7 @@ def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
     queue's come group by group, each group in the queue's order (group_records), so that an
     import keeps each group's order."""
     records = group_records(queue, page=page) if queue.fifo else message_records(queue, page=page)
-    for _, record in records:
-        yield record
+    return (record for _, record in records)
 
 
 def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
@@ -39,10 +38,10 @@ def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[
     resumes after it (``after``) and misses nothing sent since. A message moved in from
     another queue (to a dead-letter queue, or back by a redrive) keeps the position it was
     sent with: a reader of this queue already past that position does not see it."""
-    start = {"after": after, "upto": _NO_BOUND}
-    for fifo, rows in _pages(queue, Q.messages_page, start, page, lambda r: {"after": r["id"]}):
-        for r in rows:
-            yield r["id"], _record(r, fifo)
+    # Checked here, not when the walk begins: a bad argument is the call's error.
+    start = {"after": V.int_value("after", after, 0, _MAX_POSITION), "upto": _NO_BOUND}
+    pages = _pages(queue, Q.messages_page, start, _page_size(page), lambda r: {"after": r["id"]})
+    return ((r["id"], _record(r, fifo)) for fifo, rows in pages for r in rows)
 
 
 def group_records(
@@ -57,12 +56,35 @@ def group_records(
     message moved in keeps its old row. A walk bounded by ``upto`` = last_sequence() when it
     began misses no message that was there then, and a message that arrived since is above
     ``upto``, for the next walk (``done`` = this one's ``upto``) to take."""
-    start = {"done": done, "upto": _NO_BOUND if upto is None else upto, "after_group": after[0], "after": after[1]}
-    for _, rows in _pages(
-        queue, Q.fifo_messages_page, start, page, lambda r: {"after_group": r["group_id"], "after": r["sequence_number"]}
-    ):
-        for r in rows:
-            yield (r["group_id"], r["sequence_number"]), _record(r, True)
+    group, sequence = _group_position(after)
+    start = {
+        "done": V.int_value("done", done, 0, _MAX_POSITION),
+        "upto": _NO_BOUND if upto is None else V.int_value("upto", upto, 0, _MAX_POSITION),
+        "after_group": group,
+        "after": sequence,
+    }
+    pages = _pages(
+        queue, Q.fifo_messages_page, start, _page_size(page), lambda r: {"after_group": r["group_id"], "after": r["sequence_number"]}
+    )
+    return (((r["group_id"], r["sequence_number"]), _record(r, True)) for _, rows in pages for r in rows)
+
+
+_MAX_POSITION = 2**63 - 1  # SQLite's largest integer
+
+
+def _page_size(page: Any) -> int:
+    return V.int_value("page", page, 1, _MAX_POSITION)
+
+
+def _group_position(after: Any) -> tuple[str, int]:
+    """group_records' ``after``: a (group, sequence number) pair, as a tuple or a list (JSON's)."""
+    if isinstance(after, (tuple, list)) and len(after) == 2:
+        group, sequence = after
+        if isinstance(group, str) and V.is_text(group) and type(sequence) is int and 0 <= sequence <= _MAX_POSITION:
+            return group, sequence
+    raise InvalidParameterValue(
+        f"Invalid after {V.shorten(after)}: expected a (group, sequence number) pair, such as a position group_records gave."
+    )
 
 
 class Sequences(NamedTuple):
@@ -112,6 +134,10 @@ def import_messages(
     ``skip_bookmarked`` names a bookmark for each record, in order: a record whose bookmark is
     set is left out, as that transaction sees it, so two imports of the same records at once
     take each in once."""
+    if not isinstance(records, Iterable) or isinstance(records, (str, bytes, Mapping)):
+        raise InvalidParameterValue(
+            f"Invalid records {V.shorten(records)}: expected an iterable of export records (dicts, as export_messages yields)."
+        )
     fifo = queue.name.endswith(".fifo")  # create_queue allows the suffix on FIFO queues only
     notes = checked_bookmarks({} if bookmarks is None else bookmarks)
     keys = None

@@ -117,3 +117,37 @@ def test_a_page_cursor_that_is_not_text_is_refused_naming_what_a_cursor_is(db, q
 def test_a_page_state_that_is_not_a_state_name_is_refused(db, q, state):
     with refused(db, "state"):
         q.peek_page(state=state)
+
+
+@pytest.mark.parametrize("page", [0, -1, 10**24, "many", 1.5, None])
+def test_an_export_page_size_outside_1_to_2_63_is_refused_when_called(db, q, fifo, page):
+    for call in (q.export_messages, fifo.export_messages, q.message_records, fifo.group_records):
+        with refused(db, "page"):
+            call(page=page)
+
+
+@pytest.mark.parametrize("position", [-1, 10**24, "abc", 1.5, None])
+def test_a_position_to_resume_after_outside_0_to_2_63_is_refused(db, q, fifo, position):
+    with refused(db, "after"):
+        q.message_records(after=position)
+    with refused(db, "done"):
+        fifo.group_records(done=position)
+    if position is not None:  # upto=None: no upper bound
+        with refused(db, "upto"):
+            fifo.group_records(upto=position)
+
+
+@pytest.mark.parametrize("after", [None, {}, [], ("a",), ("a", 1, 2), (1, 1), ("a", "x"), ("a", -1), ("a", 10**24), "a1"])
+def test_a_group_position_that_is_not_a_group_and_sequence_number_pair_is_refused(db, fifo, after):
+    with refused(db, "after", "(group, sequence number)"):
+        fifo.group_records(after=after)
+
+
+def test_group_records_take_the_pair_as_a_list_too(fifo):
+    assert [p for p, _ in fifo.group_records(after=["", 0])] == [("a", 1)]
+
+
+@pytest.mark.parametrize("records", [None, 5, "records", {"MessageId": "x"}])
+def test_import_of_something_other_than_an_iterable_of_records_is_refused(db, q, records):
+    with refused(db, "records", "iterable"):
+        q.import_messages(records)
