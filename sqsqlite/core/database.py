@@ -238,8 +238,8 @@ class Database:
         console and /metrics read it every few seconds). ``names``: only these queues' (a name
         no queue has is left out; one name may be given as a str), their dead-letter queues' counts
         read only for their depth."""
-        if isinstance(names, str):
-            names = [names]
+        if names is not None:
+            names = V.name_list(names, "queue names", "queue names")  # once: a generator is read twice below
         now = self.now()
         figures = {}  # name -> (visible, in flight, delayed, oldest sent_at or None)
         with self.store.read() as tx:

@@ -151,3 +151,16 @@ def test_group_records_take_the_pair_as_a_list_too(fifo):
 def test_import_of_something_other_than_an_iterable_of_records_is_refused(db, q, records):
     with refused(db, "records", "iterable"):
         q.import_messages(records)
+
+
+# ---------------------------------------------------------------- stats and connect
+
+
+@pytest.mark.parametrize("names", [5, [5], {"strict": 1}, b"strict"])
+def test_stats_of_anything_but_queue_names_is_refused(db, q, names):
+    with refused(db, "queue names"):
+        db.stats(names)
+
+
+def test_stats_of_names_given_as_a_generator_reports_those_queues(db, q):
+    assert [s.name for s in db.stats(n for n in ["strict"])] == ["strict"]
