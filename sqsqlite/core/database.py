@@ -54,6 +54,8 @@ class Database:
         # call accepts (a dead-letter queue's ARN among them).
         self.region = V.region(region)
         self.account_id = V.account_id(account_id)
+        if not isinstance(synchronous, str) or synchronous.upper() not in ("NORMAL", "FULL"):
+            raise InvalidParameterValue(f'Invalid synchronous {V.shorten(synchronous)}: use "NORMAL" or "FULL" (in any case).')
         self.endpoint = endpoint.rstrip("/")
         self.sender_id = sender_id or account_id
         self.store = Store(self.path, synchronous=synchronous)

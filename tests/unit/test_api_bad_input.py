@@ -4,10 +4,12 @@ before anything is written, never a bare TypeError, IndexError or OverflowError,
 later read would fail on."""
 
 import contextlib
+import os
 import sqlite3
 
 import pytest
 
+import sqsqlite
 from sqsqlite.errors import InvalidParameterValue, SQSError
 
 
@@ -164,3 +166,16 @@ def test_stats_of_anything_but_queue_names_is_refused(db, q, names):
 
 def test_stats_of_names_given_as_a_generator_reports_those_queues(db, q):
     assert [s.name for s in db.stats(n for n in ["strict"])] == ["strict"]
+
+
+@pytest.mark.parametrize("synchronous", [None, "abc", 1, "OFF"])
+def test_connect_refuses_a_synchronous_setting_but_normal_or_full_before_making_any_file(tmp_path, synchronous):
+    path = tmp_path / "never.db"
+    with pytest.raises(InvalidParameterValue, match='"NORMAL" or "FULL"'):
+        sqsqlite.connect(path, synchronous=synchronous)
+    assert os.listdir(tmp_path) == []
+
+
+def test_connect_takes_normal_and_full_in_any_case(tmp_path):
+    for setting in ("normal", "Full"):
+        sqsqlite.connect(tmp_path / f"{setting}.db", synchronous=setting).close()
