@@ -23,5 +23,6 @@ def fake_litestream(tmp_path: Path, script: str, monkeypatch) -> Path:
     program = tmp_path / "litestream"
     program.write_text(script)
     program.chmod(0o755)
-    monkeypatch.setattr(shutil, "which", lambda name, path=None: str(program) if name == "litestream" else None)
+    real = shutil.which  # other programs (an --exec command) are looked up as ever
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: str(program) if name == "litestream" else real(name, path=path))
     return program
