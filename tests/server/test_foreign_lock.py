@@ -65,6 +65,16 @@ def _send_behind_the_lock(url: str, queue: str, db_path: str) -> tuple[threading
     return sender, sent, errors
 
 
+def _let_go(other: sqlite3.Connection | None, sender: threading.Thread | None) -> None:
+    """The other program's lock let go and closed, and the send waited for, however a test ended."""
+    if other is not None:
+        if other.in_transaction:
+            other.execute("ROLLBACK")
+        other.close()
+    if sender is not None:
+        sender.join(30)
+
+
 def _wait_for_the_writers_lock(db_path: str, alive: threading.Thread) -> None:
     deadline = time.monotonic() + 30
     while not _writers_lock_taken(db_path):
@@ -110,12 +120,7 @@ def test_a_send_behind_another_programs_write_lock_leaves_the_worker_answering_o
         # Written once, though first tried on the loop (which gave up having written nothing).
         assert counts == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "1"}
     finally:
-        if other is not None:
-            if other.in_transaction:
-                other.execute("ROLLBACK")
-            other.close()
-        if sender is not None:
-            sender.join(30)
+        _let_go(other, sender)
         proc.terminate()
         proc.wait(30)
 
@@ -146,12 +151,7 @@ def test_a_send_still_waiting_when_a_stop_gives_up_waiting_is_answered_with_what
         sender.join(30)
         stopper.join(60)
     finally:
-        if other is not None:
-            if other.in_transaction:
-                other.execute("ROLLBACK")
-            other.close()
-        if sender is not None:
-            sender.join(30)
+        _let_go(other, sender)
     assert not errors, errors
     assert stopped == [False]  # a request outlived the stop's wait: not a clean stop
     db = sqsqlite.connect(db_path)
