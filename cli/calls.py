@@ -41,10 +41,22 @@ def request_problems(action: str, request: dict) -> list[str]:
     a batch's entries and a message attribute's value are checked as the request is."""
     from . import shapes
 
-    members = {name: shapes.NESTED.get(action, {}).get(name, kind) for name, kind in shapes.MEMBERS[action].items()}
     problems: list[str] = []
-    _structure(request, (members, shapes.REQUIRED[action]), "", problems, shapes.STRUCTURES)
+    _structure(request, (_members(action), shapes.REQUIRED[action]), "", problems, shapes.STRUCTURES)
     return problems
+
+
+def _members(action: str) -> dict[str, Any]:
+    """The request members of ``action`` and their kinds, the nested ones (batch entries,
+    attribute values) in full."""
+    from . import shapes
+
+    return {name: shapes.NESTED.get(action, {}).get(name, kind) for name, kind in shapes.MEMBERS[action].items()}
+
+
+def _container(kind: Any, structures: dict) -> str:
+    """A kind's type: a scalar's name, "structure", or ("list" | "map", inner)'s first."""
+    return kind[0] if isinstance(kind, tuple) else "structure" if kind in structures else kind
 
 
 def _structure(value: dict, shape: tuple, path: str, problems: list[str], structures: dict) -> None:
@@ -62,7 +74,7 @@ def _structure(value: dict, shape: tuple, path: str, problems: list[str], struct
 
 def _member(value: Any, kind: Any, path: str, problems: list[str], structures: dict) -> None:
     """One value against its type: a scalar's name, a structure's name, or ("list" | "map", inner)."""
-    container = kind[0] if isinstance(kind, tuple) else "structure" if kind in structures else kind
+    container = _container(kind, structures)
     accepted: tuple[type, ...]
     accepted, shown = _PYTHON_TYPES[container]
     # As botocore: a bool is an int (Python's), so it goes to SQS, which refuses it in its words.
@@ -85,9 +97,8 @@ def raw_blobs_in_base64(action: str, request: dict) -> dict:
     encodes a str blob so), written as the base64 the action layer reads from the CLI."""
     from . import shapes
 
-    members = {name: shapes.NESTED.get(action, {}).get(name, kind) for name, kind in shapes.MEMBERS[action].items()}
     try:
-        return _raw_blobs(request, members, shapes.STRUCTURES)
+        return _raw_blobs(request, _members(action), shapes.STRUCTURES)
     except UnicodeEncodeError as exc:  # a lone surrogate (bytes the shell's locale could not decode): botocore's words
         raise Failure(str(exc), aws_worded=True) from None
 
@@ -97,7 +108,7 @@ def _raw_blobs(value: dict, members: dict, structures: dict) -> dict:
 
 
 def _raw_blob(value: Any, kind: Any, structures: dict) -> Any:
-    container = kind[0] if isinstance(kind, tuple) else "structure" if kind in structures else kind
+    container = _container(kind, structures)
     if container == "blob" and isinstance(value, str):
         return base64.b64encode(value.encode("utf-8")).decode("ascii")
     if container == "list":

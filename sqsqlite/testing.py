@@ -28,7 +28,7 @@ are imported when pytest loads the plugin; the engine and the server load when a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -44,11 +44,11 @@ if TYPE_CHECKING:
 _PLACEHOLDERS = {"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 
-def _options(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """connect()'s options for this test: the test's ManualClock, when it asked for one."""
-    if "sqsqlite_clock" in request.fixturenames:
-        return {"clock": request.getfixturevalue("sqsqlite_clock")}
-    return {}
+def _on_a_new_file(make: Callable[..., Any], request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """make(path, **options) on a new file in the test's temporary directory, with the test's
+    ManualClock when it asked for one."""
+    options = {"clock": request.getfixturevalue("sqsqlite_clock")} if "sqsqlite_clock" in request.fixturenames else {}
+    return make(str(tmp_path_factory.mktemp("sqsqlite") / "sqs.db"), **options)
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def sqsqlite_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     """A sqsqlite Database on a new file, closed after the test."""
     from .core import connect
 
-    db = connect(str(tmp_path_factory.mktemp("sqsqlite") / "sqs.db"), **_options(request))
+    db = _on_a_new_file(connect, request, tmp_path_factory)
     try:
         yield db
     finally:
@@ -77,7 +77,7 @@ def sqsqlite_client(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     """``sqsqlite.client()`` on a new file: boto3's SQS client, in process."""
     from .client import client
 
-    sqs = client(str(tmp_path_factory.mktemp("sqsqlite") / "sqs.db"), **_options(request))
+    sqs = _on_a_new_file(client, request, tmp_path_factory)
     try:
         yield sqs
     finally:
@@ -89,7 +89,7 @@ def sqsqlite_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     """``sqsqlite serve`` on a new file, in a thread, on a free loopback port; stopped after."""
     from .server import BackgroundServer
 
-    server = BackgroundServer(str(tmp_path_factory.mktemp("sqsqlite") / "sqs.db"), **_options(request))
+    server = _on_a_new_file(BackgroundServer, request, tmp_path_factory)
     try:
         yield server
     finally:

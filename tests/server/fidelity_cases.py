@@ -158,10 +158,15 @@ def _updated_max(c: Ctx) -> dict:
 
 @driver("test_send_message_batch_with_oversized_contents")
 def _batch_oversized(c: Ctx) -> dict:
-    url = c.create()
+    return oversized_batch(c, c.create(), 1048576)
+
+
+def oversized_batch(c: Ctx, url: str, limit: int) -> dict:
+    """A batch whose first entry, body and attribute, comes to ``limit`` bytes: one over it once
+    the second entry's body is counted."""
     attrs = {"k": {"DataType": "String", "StringValue": "x"}}
     entries = [
-        {"Id": "1", "MessageBody": "a" * (1048576 - len("kStringx")), "MessageAttributes": attrs},
+        {"Id": "1", "MessageBody": "a" * (limit - len("kStringx")), "MessageAttributes": attrs},
         {"Id": "2", "MessageBody": "a"},
     ]
     return {"send_oversized_message_batch": answer(lambda: c.sqs.send_message_batch(QueueUrl=url, Entries=entries))}

@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from .fidelity_cases import DRIVERS, Ctx, answer, driver
+from .fidelity_cases import DRIVERS, Ctx, answer, driver, oversized_batch
 
 # ---------------------------------------------------------------------------- sizes, SSE, ListQueues
 
@@ -23,12 +23,7 @@ from .fidelity_cases import DRIVERS, Ctx, answer, driver
 def _batch_at_raised_limit(c: Ctx) -> dict:
     url = c.create()
     c.sqs.set_queue_attributes(QueueUrl=url, Attributes={"MaximumMessageSize": "2048"})
-    attrs = {"k": {"DataType": "String", "StringValue": "x"}}
-    entries = [
-        {"Id": "1", "MessageBody": "a" * (2048 - len("kStringx")), "MessageAttributes": attrs},
-        {"Id": "2", "MessageBody": "a"},
-    ]
-    return {"send_oversized_message_batch": answer(lambda: c.sqs.send_message_batch(QueueUrl=url, Entries=entries))}
+    return oversized_batch(c, url, 2048)
 
 
 @driver("test_sse_kms_and_sqs_are_mutually_exclusive")
@@ -87,22 +82,26 @@ def _receive_then_delete(c: Ctx, url: str) -> dict:
 _HIGH_THROUGHPUT = {"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}
 
 
-@driver("test_fifo_high_throughput_ordering")
-def _high_throughput(c: Ctx) -> dict:
+def _one_dedup_id_in_two_groups(c: Ctx) -> tuple[str, dict]:
+    """A high-throughput FIFO queue: Test1 in group1 received and deleted, then Test2 in group2
+    sent with the same deduplication id (the two recordings' common start)."""
     url = c.create(fifo=True, attributes={"FifoQueue": "True", "ContentBasedDeduplication": "False", **_HIGH_THROUGHPUT})
     _send(c, url, "Test1", "group1", "same-dedup")
     out = {"same-dedup-different-grp-1": _receive_then_delete(c, url)}
     _send(c, url, "Test2", "group2", "same-dedup")
+    return url, out
+
+
+@driver("test_fifo_high_throughput_ordering")
+def _high_throughput(c: Ctx) -> dict:
+    url, out = _one_dedup_id_in_two_groups(c)
     out["same-dedup-different-grp-2"] = answer(lambda: c.sqs.receive_message(QueueUrl=url))
     return out
 
 
 @driver("test_fifo_change_to_regular_throughput_after_creation")
 def _to_regular_throughput(c: Ctx) -> dict:
-    url = c.create(fifo=True, attributes={"FifoQueue": "True", "ContentBasedDeduplication": "False", **_HIGH_THROUGHPUT})
-    _send(c, url, "Test1", "group1", "same-dedup")
-    out = {"same-dedup-different-grp-1": _receive_then_delete(c, url)}
-    _send(c, url, "Test2", "group2", "same-dedup")
+    url, out = _one_dedup_id_in_two_groups(c)
     out["same-dedup-different-grp-2"] = _receive_then_delete(c, url)
     c.sqs.set_queue_attributes(QueueUrl=url, Attributes={"DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue"})
     out["set-to-regular-throughput"] = answer(lambda: c.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"]))
