@@ -72,18 +72,8 @@ list_queues = compile_sql(
     .limit(P("limit"))
 )
 # The columns that hold a queue's attributes: set on create, replaced on SetQueueAttributes.
-_QUEUE_SETTINGS = (
-    "visibility_timeout",
-    "delay_seconds",
-    "retention_period",
-    "max_message_size",
-    "receive_wait_time",
-    "dead_letter_target",
-    "max_receive_count",
-    "content_based_dedup",
-    "dedup_scope",
-    "attributes",
-)
+_QUEUE_SETTINGS: tuple[str, ...] = ("visibility_timeout", "delay_seconds", "retention_period", "max_message_size", "receive_wait_time")
+_QUEUE_SETTINGS += ("dead_letter_target", "max_receive_count", "content_based_dedup", "dedup_scope", "attributes")
 insert_queue = compile_sql(
     insert(q).values(
         name=P("name"),
@@ -120,48 +110,25 @@ clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c
 
 # ------------------------------------------------------------------ messages
 
-insert_message = compile_sql(
-    insert(m).values(
-        queue_id=P("queue_id"),
-        message_id=P("message_id"),
-        body=P("body"),
-        attributes=P("attributes"),
-        sender_id=P("sender_id"),
-        sent_at=P("sent_at"),
-        visible_at=P("visible_at"),
-        receive_count=P("receive_count"),
-        first_received_at=P("first_received_at"),
-        group_id=P("group_id"),
-        dedup_id=P("dedup_id"),
-        sequence_number=P("sequence_number"),
-        dead_letter_source_arn=P("dead_letter_source_arn"),
-        is_head=P("is_head"),
-    )
-)
+# Every column but the engine's own bookkeeping of a receive (id, received_at, receipt_token).
+_INSERTED = [c.name for c in MESSAGE_COLUMNS if c.name not in ("id", "received_at", "receipt_token")]
+insert_message = compile_sql(insert(m).values(**{name: P(name) for name in _INSERTED}))
 
 
 # A standard queue's send fills only these columns (the rest keep their defaults), by position
 # (the table's column order, which SQLAlchemy's multi-row VALUES follows). A batch with no
 # message attributes leaves that column out (INSERT_PLAIN_ROWS): sqlite3 binds a None through its
 # adapter look-up, about 1.6 us, where an int or a str takes no look-up.
-INSERT_STANDARD_COLUMNS = (
-    "queue_id",
-    "message_id",
-    "body",
-    "attributes",
-    "sender_id",
-    "sent_at",
-    "visible_at",
-)
+INSERT_STANDARD_COLUMNS = ("queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at")
 ATTRIBUTES_AT = INSERT_STANDARD_COLUMNS.index("attributes")
 INSERT_PLAIN_COLUMNS = tuple(c for c in INSERT_STANDARD_COLUMNS if c != "attributes")
 
 
-def _insert_rows(columns: tuple[str, ...], n: int) -> Sql:
+def _insert_rows(columns: tuple[str, ...], n: int, table: Any = m, *prefixes: str) -> Sql:
     """One INSERT of n rows (VALUES (...), (...)): parameters are the rows' values, row after
     row, in ``columns`` order."""
     names = [{name: P(f"{name}_{i}") for name in columns} for i in range(n)]
-    sql, order = compile_positional(insert(m).values(names))
+    sql, order = compile_positional(insert(table).values(names).prefix_with(*prefixes))
     assert order == tuple(f"{name}_{i}" for i in range(n) for name in columns), order
     return sql
 
@@ -175,6 +142,12 @@ INSERT_PLAIN_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_PLA
 # And with a fair queue's group ids (group_id comes after them in the table too).
 INSERT_GROUPED_COLUMNS = INSERT_STANDARD_COLUMNS + ("group_id",)
 INSERT_GROUPED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_GROUPED_COLUMNS, n) for n in _BATCH_SIZES)
+# And a FIFO queue's: its messages' deduplication ids, sequence numbers and group heads, and the
+# batch's deduplication entries (OR REPLACE: an entry past its window is written anew).
+INSERT_FIFO_COLUMNS = INSERT_GROUPED_COLUMNS + ("dedup_id", "sequence_number", "is_head")
+INSERT_FIFO_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_FIFO_COLUMNS, n) for n in _BATCH_SIZES)
+PUT_DEDUP_COLUMNS = ("queue_id", "scope", "dedup_id", "message_id", "sequence_number", "created_at")
+PUT_DEDUP_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(PUT_DEDUP_COLUMNS, n, fifo_dedup, "OR REPLACE") for n in _BATCH_SIZES)
 
 # The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
 # visible_at for every row). Those four are numbered parameters, each bound once however many
@@ -594,6 +567,23 @@ find_dedup = compile_sql(
         fifo_dedup.c.dedup_id == P("dedup_id"),
         fifo_dedup.c.created_at > P("window_start"),
     )
+)
+# find_dedup for a batch: keys is a JSON array of [scope, deduplication id] pairs (a row-value
+# IN, which SQLite answers by the primary key; a join on json_each it may walk the queue's entries).
+_keys = select(literal_column("value").op("->>")(0), literal_column("value").op("->>")(1)).select_from(func.json_each(P("keys")))
+find_dedups = compile_sql(
+    select(fifo_dedup.c.scope, fifo_dedup.c.dedup_id, fifo_dedup.c.message_id, fifo_dedup.c.sequence_number, fifo_dedup.c.created_at).where(
+        fifo_dedup.c.queue_id == P("queue_id"),
+        tuple_(fifo_dedup.c.scope, fifo_dedup.c.dedup_id).in_(_keys),
+        fifo_dedup.c.created_at > P("window_start"),
+    )
+)
+# Which of a batch's groups (a JSON array) hold messages: group_has_messages for each at once.
+_group: Any = literal_column("value")
+groups_with_messages = compile_sql(
+    select(_group)
+    .select_from(func.json_each(P("groups")))
+    .where(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == _group, _IN_GROUP_INDEX).exists())
 )
 put_dedup = compile_sql(
     insert(fifo_dedup)

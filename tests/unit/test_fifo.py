@@ -372,6 +372,74 @@ def test_duplicates_inside_one_batch_all_succeed_with_the_first_message_id(fq):
     assert bodies(receive(fq)) == ["x"]
 
 
+def drain_by_group(q):
+    """Every message, received and deleted until none is left: each group's bodies in the order received."""
+    groups: dict = {}
+    while msgs := receive(q):
+        for m in msgs:
+            groups.setdefault(m.message_group_id, []).append(m.body)
+            m.delete()
+    return groups
+
+
+@pytest.mark.parametrize("scope", ["queue", "messageGroup"])
+def test_a_batch_sends_deduplicates_and_orders_exactly_as_its_entries_sent_one_at_a_time(db, scope):
+    """One batch of mixed groups, repeats of its own entries, a repeat of an earlier send and a
+    refused entry, beside the same entries sent one by one to a twin queue: the same results
+    entry by entry, the same messages stored, each group in entry order behind what it held."""
+    entries = [
+        ("0", "a1", "a", "d1"),
+        ("1", "b1", "b", "d2"),
+        ("2", "a2", "a", "d1"),  # a repeat of entry 0 in either scope
+        ("3", "b2", "b", "d1"),  # d1 from another group: a repeat in queue scope only
+        ("4", "c1", "c", "old"),  # a repeat of the send before the batch
+        ("5", "a3", "a", "d3"),
+        ("6", "x" * 1025, "a", "d4"),  # over the queues' MaximumMessageSize: fails alone
+        ("7", "b3", "b", "d2"),  # a repeat of entry 1
+    ]
+    queues = [make_fifo(db, f"{name}.fifo", DeduplicationScope=scope, MaximumMessageSize=1024) for name in ("batch", "single")]
+    for q in queues:
+        q.send_message("held", message_group_id="a", message_deduplication_id="held")
+        q.send_message("c0", message_group_id="c", message_deduplication_id="old")
+    batch, single = queues
+    result = batch.send_message_batch(
+        [{"Id": i, "MessageBody": body, "MessageGroupId": g, "MessageDeduplicationId": d} for i, body, g, d in entries]
+    )
+    one_by_one = {}
+    for i, body, g, d in entries:
+        try:
+            one_by_one[i] = single.send_message(body, message_group_id=g, message_deduplication_id=d)
+        except InvalidParameterValue:
+            pass
+    assert [f.id for f in result.failed] == ["6"]
+    assert [s.id for s in result.successful] == sorted(one_by_one) == ["0", "1", "2", "3", "4", "5", "7"]
+
+    def shape(sent):
+        """Each result as the first entry whose message it is and the rank of its sequence number."""
+        ids, numbers = [s.message_id for s in sent], sorted({int(s.sequence_number) for s in sent})
+        return [(ids.index(s.message_id), numbers.index(int(s.sequence_number))) for s in sent]
+
+    assert shape(result.successful) == shape([one_by_one[i] for i in sorted(one_by_one)])
+    assert result.successful[4].message_id != one_by_one["4"].message_id  # each queue's own earlier send
+    expected = {"a": ["held", "a1", "a3"], "b": ["b1", "b2"] if scope == "messageGroup" else ["b1"], "c": ["c0"]}
+    assert drain_by_group(batch) == drain_by_group(single) == expected
+
+
+def test_a_batch_to_groups_with_and_without_messages_keeps_each_groups_send_order(db):
+    q = make_fifo(db)
+    q.send_message("old", message_group_id="busy", message_deduplication_id="old")
+    q.send_message_batch(
+        [
+            {"Id": str(i), "MessageBody": f"{g}{i}", "MessageGroupId": g, "MessageDeduplicationId": f"{g}{i}"}
+            for i, g in enumerate(["new", "busy", "new", "other", "busy"])
+        ]
+    )
+    with db.store.read() as tx:  # one head a group: the oldest message of each
+        heads = sorted(row[0] for row in tx.c.execute("SELECT body FROM messages WHERE is_head = 1"))
+    assert heads == ["new0", "old", "other3"]
+    assert drain_by_group(q) == {"busy": ["old", "busy1", "busy4"], "new": ["new0", "new2"], "other": ["other3"]}
+
+
 def test_sequence_numbers_increase_strictly_per_queue_and_come_back_on_send_and_receive(fq):
     sent = [send(fq, f"m{i}", group=f"g{i % 3}") for i in range(6)]
     numbers = [s.sequence_number for s in sent]

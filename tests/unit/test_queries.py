@@ -35,6 +35,7 @@ HOT_PATH = {
     "fifo_group_run": ("ix_messages_group", True),
     "fix_group_head": ("ix_messages_group", True),
     "group_has_messages": ("ix_messages_group", False),
+    "groups_with_messages": ("ix_messages_group", False),
     "group_in_flight": ("ix_messages_group", True),
     "headless_groups": ("ix_messages_group", False),
     "unclaim_to_dead_letter": ("PRIMARY KEY", False),
@@ -77,7 +78,7 @@ HOT_PATH = {
     "group_dead_letter_after": ("ix_messages_group", False),
 }
 
-PARAMS = {"ids": "[1, 2, 3]", "state": "all"}
+PARAMS = {"ids": "[1, 2, 3]", "state": "all", "groups": '["g1", "g2"]', "keys": '[["", "a"], ["", "b"]]'}
 
 
 def _params(sql):
@@ -136,6 +137,12 @@ def test_a_hot_path_statement_searches_its_index_and_never_scans_messages(conn, 
         assert sorts == (["USE TEMP B-TREE FOR ORDER BY"] if name.startswith("claim_standard") else []), plan
         groupings = [i for i, line in enumerate(plan) if "GROUP BY" in line]
         assert all("ix_messages_fair" in plan[i - 1] for i in groupings), plan
+
+
+def test_a_batchs_deduplication_look_up_finds_each_entry_by_its_key_never_walking_the_queues_entries(conn):
+    assert _plan(conn, Q.find_dedups)[0].startswith(
+        "SEARCH fifo_dedup USING INDEX sqlite_autoindex_fifo_dedup_1 (queue_id=? AND scope=? AND dedup_id=?)"
+    )
 
 
 @pytest.mark.parametrize("n", [1, 10])
