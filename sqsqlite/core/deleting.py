@@ -197,13 +197,16 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     successful: list[dict] = []
     failed: list[BatchResultErrorEntry] = []
     remembered: list = []
+    claims: list = []
     given_messages = False
     plain = batch.members_of("ReceiptHandle")
     if plain is None and any(isinstance(e.get("ReceiptHandle"), Message) for e in entries):
         # Received Messages standing for their handles, as in delete_message: by their claims
         # when all have one (no handle text made), else each as its handle's text.
         claims = [_claim_of(e.get("ReceiptHandle")) for e in entries]
-        if not queue.name.endswith(".fifo") and all(claims):
+        if not all(claims):
+            claims = []
+        elif not queue.name.endswith(".fifo"):
             remembered = claims
         given_messages = True
     elif not queue.name.endswith(".fifo"):  # only FIFO queues' names end so
@@ -221,18 +224,22 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         issued = _delete_issued(tx, queue.db.handles.queue_ids.get(queue.name), remembered)
         if issued == len(entries):
             return BatchResult([{"Id": i} for i in entry_ids], failed)
-        if given_messages:  # the exact path below reads handles as text
-            entries = [_as_text(e) for e in entries]
         tried = issued is not None  # the fast path ran, and fell short
         row = queue_row(tx, queue.name)
         now = queue.db.now()
-        handles: dict[str, Handle] = {}
         queue_id = row["id"]
-        for e in entries:
-            try:
-                handles[e["Id"]] = check(e.get("ReceiptHandle"), queue_id)
-            except SQSError:
-                pass  # _delete below reports it, entry by entry
+        handles: dict[str, Handle] = {}
+        if row["fifo"] and claims and all(c.queue_id == queue_id for c in claims):
+            # A FIFO queue's received messages: their claims hold what its statement needs.
+            handles = dict(zip(entry_ids, claims))
+        else:
+            if given_messages:  # the exact path reads handles as text
+                entries, given_messages = [_as_text(e) for e in entries], False
+            for e in entries:
+                try:
+                    handles[e["Id"]] = check(e.get("ReceiptHandle"), queue_id)
+                except SQSError:
+                    pass  # _delete below reports it, entry by entry
         deleted: set[int] = set()
         if handles and not row["fifo"] and not tried:
             # Every handle its message's newest, as one executemany whose total rowcount
@@ -251,6 +258,8 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
             heads_left(tx, row["id"], gone)
         if len(deleted) == len(entries):  # each entry deleted its own message above
             return BatchResult([{"Id": e["Id"]} for e in entries], failed)
+        if given_messages:  # as above
+            entries = [_as_text(e) for e in entries]
         for e in entries:
             h = handles.get(e["Id"])
             try:

@@ -564,10 +564,13 @@ def test_a_batch_delete_takes_messages_and_handle_texts_together(queue):
     assert [m.message_id for m in queue.peek("in-flight")] == [d.message_id]
 
 
-def test_a_batch_delete_refuses_another_queues_message_as_it_refuses_its_handle(db):
-    one, other = db.create_queue("one"), db.create_queue("other")
-    one.send_message("x")
-    other.send_message("y")
+@pytest.mark.parametrize("fifo", [False, True])
+def test_a_batch_delete_refuses_another_queues_message_as_it_refuses_its_handle(db, fifo):
+    attributes = {"FifoQueue": "true", "ContentBasedDeduplication": "true"} if fifo else {}
+    suffix, group = (".fifo", {"message_group_id": "g"}) if fifo else ("", {})
+    one, other = db.create_queue("one" + suffix, attributes), db.create_queue("other" + suffix, attributes)
+    one.send_message("x", **group)
+    other.send_message("y", **group)
     [x] = one.receive_message()
     [y] = other.receive_message()
     result = one.delete_message_batch([{"Id": "x", "ReceiptHandle": x}, {"Id": "y", "ReceiptHandle": y}])
@@ -621,6 +624,7 @@ def test_a_fifo_batch_delete_of_messages_lets_their_groups_go_on(db):
     assert sorted(m.body for m in taken) == ["a", "b"] and q.receive_message() == []  # both groups wait
     result = q.delete_message_batch([{"Id": m.body, "ReceiptHandle": m} for m in taken])
     assert result.failed == []
+    assert not db.handles._issued  # deleted by their claims: no handle's text was made
     assert sorted(m.body for m in q.receive_message(max_number_of_messages=10)) == ["a2", "b2"]
 
 
