@@ -33,6 +33,9 @@ _ATTR_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
 _BAD_CHAR = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _CONTROL_BYTES = bytes(c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D))
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+# The same without an exponent: at most 38 characters of it hold at most 38 digits, and a value
+# under 10^38 whose smallest nonzero is 10^-37, inside SQS's bounds (_is_sqs_number).
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)")
 _DATA_TYPE = re.compile(r"(String|Number|Binary)(\.[A-Za-z0-9_.-]{1,250})?")
 _ARN = re.compile(r"arn:aws:sqs:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,80})")
 _DEDUP_ID = re.compile(r"[!-~]{1,128}")
@@ -538,19 +541,20 @@ class MessageAttribute:
 
 
 def _attribute_value(name: str, raw: Any) -> MessageAttribute:
-    # Python conveniences: a plain str, number or bytes picks its SQS type.
-    if isinstance(raw, MessageAttribute):
-        raw = raw.to_sqs()
-    if isinstance(raw, bool):
-        raise InvalidParameterValue(f"Message attribute {name!r}: a bool is not an SQS type; send 'true'/'false' as a String.")
-    if isinstance(raw, str):
-        raw = {"DataType": "String", "StringValue": raw}
-    elif isinstance(raw, (int, float)):
-        raw = {"DataType": "Number", "StringValue": repr(raw)}
-    elif isinstance(raw, (bytes, bytearray)):
-        raw = {"DataType": "Binary", "BinaryValue": bytes(raw)}
-    if not isinstance(raw, Mapping):
-        raise InvalidParameterValue(f"Message attribute {name!r} must be a mapping with DataType and a value.")
+    if type(raw) is not dict:  # a dict is SQS's own structure, what most callers give
+        # Python conveniences: a plain str, number or bytes picks its SQS type.
+        if isinstance(raw, MessageAttribute):
+            raw = raw.to_sqs()
+        if isinstance(raw, bool):
+            raise InvalidParameterValue(f"Message attribute {name!r}: a bool is not an SQS type; send 'true'/'false' as a String.")
+        if isinstance(raw, str):
+            raw = {"DataType": "String", "StringValue": raw}
+        elif isinstance(raw, (int, float)):
+            raw = {"DataType": "Number", "StringValue": repr(raw)}
+        elif isinstance(raw, (bytes, bytearray)):
+            raw = {"DataType": "Binary", "BinaryValue": bytes(raw)}
+        if not isinstance(raw, Mapping):
+            raise InvalidParameterValue(f"Message attribute {name!r} must be a mapping with DataType and a value.")
     data_type = raw.get("DataType")
     if data_type is None or data_type == "":
         raise InvalidParameterValue(
@@ -598,6 +602,8 @@ def _attribute_value(name: str, raw: Any) -> MessageAttribute:
 def _is_sqs_number(text: str) -> bool:
     """A Number attribute's value as SQS takes it: a decimal number of up to 38 significant
     digits (leading and trailing zeros not counted), 0 or of magnitude 10^-128 to 10^126."""
+    if len(text) <= 38 and _PLAIN_NUMBER.fullmatch(text):
+        return True  # most Numbers sent: no Decimal needed to know them within bounds
     if not _NUMBER.fullmatch(text):
         return False
     from decimal import Decimal  # here: most messages carry no Number, and start-up is counted

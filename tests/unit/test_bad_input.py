@@ -9,6 +9,7 @@ import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Mapping
+from decimal import Decimal
 from types import MappingProxyType
 
 import pytest
@@ -620,3 +621,28 @@ def test_a_visibility_change_past_12_hours_carries_sqs_own_text_and_the_seconds_
         "Value 201 for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds]."
     )
     assert "200 are left" in err.value.hint
+
+
+def _sqs_number(text: str) -> bool:
+    """SQS's rule for a Number, written out in full with Decimal: up to 38 significant digits
+    (leading and trailing zeros not counted), 0 or of magnitude 10^-128 to 10^126."""
+    if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):
+        return False
+    number = Decimal(text)
+    significant = "".join(map(str, number.as_tuple().digits)).strip("0")
+    return not number or (len(significant) <= 38 and Decimal("1e-128") <= number.copy_abs() <= Decimal("1e126"))
+
+
+NUMBERISH = st.from_regex(r"[+-]?[0-9]{0,45}\.?[0-9]{0,45}([eE][+-]?[0-9]{1,4})?", fullmatch=True)
+NEAR_38_DIGITS = st.from_regex(r"[+-]?[1-9][0-9]{34,41}(\.[0-9]{0,3})?", fullmatch=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(NUMBERISH, NEAR_38_DIGITS, st.text(alphabet="0123456789.+-eE ", max_size=45)))
+def test_a_number_attribute_is_taken_exactly_when_sqs_takes_it(text):
+    attribute = {"n": {"DataType": "Number", "StringValue": text}}
+    if _sqs_number(text.strip()) and text:
+        assert V.message_attributes(attribute)["n"].string_value == text
+    else:
+        with pytest.raises(InvalidParameterValue):
+            V.message_attributes(attribute)
