@@ -206,7 +206,7 @@ def table(rows: list[Row]) -> str:
     head = ("workload", "system", "settings", "msgs/s", "spread", "p50 ms", "p99 ms", "msgs/cpu-s", "notes")
     lines = [head]
     for r in rows:
-        notes = ", ".join(f"{k}={_short(v)}" for k, v in r.extra.items() if k in _SHOWN)
+        notes = ", ".join(f"{k}={_short(v)}" for k, v in r.extra.items() if k in _CONSOLE_EXTRAS)
         lines.append(
             (
                 r.workload,
@@ -230,7 +230,10 @@ def table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
-_SHOWN = {"lock_errors", "idle_cpu_percent", "dead_lettered", "redelivered", "groups", "stored", "in_flight", "sent_per_s", "ratio"}
+# The extras a results table shows in its notes (benchmarks.report's); the console's shows the
+# processes' send rates and the startup ratios as well.
+SHOWN_EXTRAS = ("stored", "in_flight", "lock_errors", "idle_cpu_percent", "groups", "attributes", "dead_lettered", "redelivered")
+_CONSOLE_EXTRAS = SHOWN_EXTRAS + ("sent_per_s", "ratio")
 
 
 def _short(v) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .harness import fmt_ms, fmt_rate
+from .harness import SHOWN_EXTRAS, fmt_ms, fmt_rate
 
 
 def markdown(data: dict) -> str:
@@ -19,11 +19,7 @@ def markdown(data: dict) -> str:
         "|---|---|---|--:|--:|--:|--:|--:|---|",
     ]
     for r in data["rows"]:
-        notes = ", ".join(
-            f"{k}={v}"
-            for k, v in r["extra"].items()
-            if k in ("stored", "in_flight", "lock_errors", "idle_cpu_percent", "groups", "dead_lettered", "redelivered")
-        )
+        notes = ", ".join(f"{k}={v}" for k, v in r["extra"].items() if k in SHOWN_EXTRAS)
         sync = r["settings"].split("synchronous=")[-1]
         out.append(
             f"| {r['workload']} | {r['system']} | {sync} | {fmt_rate(r['rate_median'])} | "

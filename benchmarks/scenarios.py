@@ -324,9 +324,14 @@ def churn(work_dir: str, messages: int, max_receive_count: int = 3) -> Run:
 # ---------------------------------------------------------------------- FIFO
 
 
-def fifo(work_dir: str, messages: int, groups: int | None) -> tuple[Run, Run]:
+# Two message attributes, as an application often sends them: a kind and a number.
+ATTRIBUTES = {"kind": {"DataType": "String", "StringValue": "order.created"}, "tenant": {"DataType": "Number", "StringValue": "4207"}}
+
+
+def fifo(work_dir: str, messages: int, groups: int | None, attributes: dict | None = None) -> tuple[Run, Run]:
     """Send in batches of 10, then receive + delete in batches of 10. ``groups=None`` is the
-    standard queue, for comparison."""
+    standard queue, for comparison; ``attributes``: each message carries them, and each
+    receive asks for all of them."""
     path = os.path.join(work_dir, "fifo.db")
     if groups is None:
         e = Engine(path)
@@ -341,6 +346,8 @@ def fifo(work_dir: str, messages: int, groups: int | None) -> tuple[Run, Run]:
         entries = []
         for i in range(10):
             entry = {"Id": str(i), "MessageBody": body_of(200)}
+            if attributes:
+                entry["MessageAttributes"] = attributes
             if groups is not None:
                 entry["MessageGroupId"] = f"g{seq % groups}"
                 entry["MessageDeduplicationId"] = f"d{seq}"
@@ -350,7 +357,7 @@ def fifo(work_dir: str, messages: int, groups: int | None) -> tuple[Run, Run]:
         q.send_message_batch(entries)
         lat.append(perf() - t)
     send = Run(messages // 10 * 10, perf() - start, lat)
-    recv = e.receive_delete(messages // 10 * 10, 10)
+    recv = e.receive_delete(messages // 10 * 10, 10, ["All"] if attributes else None)
     e.close()
     return send, recv
 

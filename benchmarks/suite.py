@@ -173,18 +173,21 @@ def churn(sizes: Sizes, work: str, rows: list[Row]) -> None:
 
 
 def fifo(sizes: Sizes, work: str, rows: list[Row]) -> None:
-    for groups in (None, 1, 1000):
+    for groups, attributes in ((None, None), (1, None), (1000, None), (None, S.ATTRIBUTES)):
         sends, recvs = [], []
         for i in range(sizes.runs + 1):
-            s, r = S.fifo(work, sizes.fifo, groups)
+            s, r = S.fifo(work, sizes.fifo, groups, attributes)
             if i:
                 sends.append(s)
                 recvs.append(r)
         system = "sqsqlite" if groups is None else "sqsqlite FIFO"
-        extra = {"groups": groups if groups is not None else "standard"}
+        extra: dict = {"groups": groups if groups is not None else "standard"}
+        if attributes:
+            extra["attributes"] = len(attributes)
         rows.append(summarize("fifo send batch10", system, DEFAULT, sends, extra))
         rows.append(summarize("fifo recv+delete batch10", system, DEFAULT, recvs, extra))
-        _log(f"  fifo groups={extra['groups']}: send {rows[-2].rate_median:,.0f}, recv+delete {rows[-1].rate_median:,.0f} msgs/s")
+        shape = ", ".join(f"{k}={v}" for k, v in extra.items())
+        _log(f"  fifo {shape}: send {rows[-2].rate_median:,.0f}, recv+delete {rows[-1].rate_median:,.0f} msgs/s")
 
 
 # ---------------------------------------------------------------------- targets

@@ -142,8 +142,9 @@ class Engine:
     # handle's text. EngineByHandle presents the handles' texts instead.
     by_handle = False
 
-    def receive_delete(self, n: int, batch: int) -> Run:
-        """Receive and delete n messages; one latency per receive + delete pair."""
+    def receive_delete(self, n: int, batch: int, message_attribute_names: list[str] | None = None) -> Run:
+        """Receive and delete n messages; one latency per receive + delete pair (batches: asking
+        for message_attribute_names)."""
         q = self.q
         if batch == 1:
             return _one_at_a_time_by_handle(q, n) if self.by_handle else _one_at_a_time(q, n)
@@ -154,7 +155,7 @@ class Engine:
         start = perf()
         while done < n:
             t = perf()
-            msgs = q.receive_message(max_number_of_messages=batch)
+            msgs = q.receive_message(max_number_of_messages=batch, message_attribute_names=message_attribute_names)
             if msgs:
                 q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle if by_handle else m} for i, m in enumerate(msgs)])
             done += len(msgs)
