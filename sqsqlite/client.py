@@ -36,11 +36,12 @@ except ImportError:  # pragma: no cover - exercised only without botocore
             )
 
 
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+def method_name(action: str) -> str:
+    """The client's method for an SQS action: ``SendMessageBatch`` -> ``send_message_batch``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", action).lower()
 
 
-def _metadata(status: int) -> dict:
+def response_metadata(status: int) -> dict:
     request_id = new_request_id()
     # The headers code reads from boto3's responses: the request id, under SQS's header name.
     headers = {"x-amzn-requestid": request_id, "content-type": "application/x-amz-json-1.0"}
@@ -56,7 +57,7 @@ def error_response(err: errors.SQSError) -> dict:
             "Type": "Sender" if err.sender_fault else "Receiver",
             "QueryErrorCode": shape,
         },
-        "ResponseMetadata": _metadata(status),
+        "ResponseMetadata": response_metadata(status),
     }
 
 
@@ -150,7 +151,7 @@ class _Exceptions:
         return exc
 
 
-_EXCEPTIONS = _Exceptions()
+EXCEPTIONS = _Exceptions()
 
 
 class SQSClient:
@@ -161,7 +162,7 @@ class SQSClient:
         self._actions = Actions(db)
         # One set for every client, as botocore caches them per service: code that catches
         # another client's class (a module-level client's, in a test) must still catch.
-        self.exceptions = _EXCEPTIONS
+        self.exceptions = EXCEPTIONS
         self.meta = SimpleNamespace(region_name=db.region, endpoint_url=db.endpoint, service_model=_model())
 
     def _call(self, action: str, params: dict[str, Any]) -> dict:
@@ -189,7 +190,7 @@ class SQSClient:
             response = self._actions.call(action, params) if act is None else act(params)
         except errors.SQSError as err:
             raise self.exceptions.from_error(err, action) from None
-        response["ResponseMetadata"] = _metadata(200)
+        response["ResponseMetadata"] = response_metadata(200)
         return response
 
     def close(self) -> None:
@@ -198,21 +199,21 @@ class SQSClient:
     # boto3's pagination and waiters, for the two paginated SQS actions and no waiters.
 
     def can_paginate(self, operation_name: str) -> bool:
-        return operation_name in _PAGINATED
+        return operation_name in PAGINATED
 
     def get_paginator(self, operation_name: str) -> Any:
         """botocore's own paginator when botocore is installed (resume tokens, MaxItems,
         search() exactly as boto3's); else a small one that follows NextToken."""
-        if operation_name not in _PAGINATED:
-            raise _operation_not_pageable(operation_name)
+        if operation_name not in PAGINATED:
+            raise operation_not_pageable(operation_name)
         method = getattr(self, operation_name)
         model = _model()
         if model is None:
-            return Paginator(method, _PAGINATED[operation_name])
+            return Paginator(method, PAGINATED[operation_name])
         import botocore.paginate
         import botocore.session
 
-        action = model.operation_model(_ACTION_OF[operation_name])
+        action = model.operation_model(ACTION_OF[operation_name])
         config = botocore.session.get_session().get_paginator_model("sqs").get_paginator(action.name)
         return botocore.paginate.Paginator(method, config, action)
 
@@ -230,11 +231,11 @@ class SQSClient:
         self.close()
 
 
-_PAGINATED = {"list_queues": "QueueUrls", "list_dead_letter_source_queues": "queueUrls"}
-_ACTION_OF = {"list_queues": "ListQueues", "list_dead_letter_source_queues": "ListDeadLetterSourceQueues"}
+PAGINATED = {"list_queues": "QueueUrls", "list_dead_letter_source_queues": "queueUrls"}
+ACTION_OF = {"list_queues": "ListQueues", "list_dead_letter_source_queues": "ListDeadLetterSourceQueues"}
 
 
-def _operation_not_pageable(operation_name: str) -> Exception:
+def operation_not_pageable(operation_name: str) -> Exception:
     try:
         from botocore.exceptions import OperationNotPageableError
     except ImportError:  # pragma: no cover
@@ -558,13 +559,13 @@ def _method(action: str):
     def call(self: SQSClient, **kwargs: Any) -> dict:
         return self._call(action, kwargs)
 
-    call.__name__ = _snake(action)
+    call.__name__ = method_name(action)
     call.__doc__ = f"The SQS {action} action (same keyword arguments and response as boto3's)."
     return call
 
 
 for _action in ACTIONS + UNSUPPORTED:
-    setattr(SQSClient, _snake(_action), _method(_action))
+    setattr(SQSClient, method_name(_action), _method(_action))
 
 
 def client(path: str | None = None, **options: Any) -> SQSClient:

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from sqsqlite import errors
 from sqsqlite.actions import ACTIONS, UNSUPPORTED
 from sqsqlite.cli.main import EXIT_SERVICE, EXIT_USAGE, cli
-from sqsqlite.client import _Exceptions, _snake, error_response
+from sqsqlite.client import _Exceptions, error_response, method_name
 from tests.cli.test_cli_admin import ClockedSettings
 
 ERROR_LINE = re.compile(r"An error occurred \((?P<wire>[^)]+)\) when calling the (?P<operation>\w+) operation: (?P<message>.*)")
@@ -123,4 +123,4 @@ class CliClient:
         raise RuntimeError(f"sqsqlite {action} exited {result.exit_code}: {result.stderr.strip()}")
 
 
-_ACTIONS = {_snake(a): a for a in ACTIONS + UNSUPPORTED}
+_ACTIONS = {method_name(a): a for a in ACTIONS + UNSUPPORTED}
