@@ -125,6 +125,13 @@ class AsyncWakeups:
         try:
             waits: set[asyncio.Future] = {fut} if gone is None else {fut, gone}
             await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # Woken, then cancelled before it could claim (an asyncio client's task cancelled, a
+            # stop cutting a request off): the wake-up is for the next in line, or its message
+            # would wait for a later send or a poll's deadline.
+            if fut.done() and not fut.cancelled():
+                self._wake(queue, 1 if fut.result() else None, False)
+            raise
         finally:
             woken = fut.done() and not fut.cancelled()
             if not woken:
