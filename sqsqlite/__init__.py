@@ -97,6 +97,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "aio":  # the asyncio client, a module of its own: sqsqlite.aio.client(...)
+        return importlib.import_module(".aio", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,388 @@
+"""``sqsqlite.aio.client("app.db")``: a drop-in for aiobotocore's SQS client on a local file.
+
+Code written for ``session.create_client("sqs", ...)`` runs unchanged on it: every method of
+``sqsqlite.client``'s ``SQSClient`` as a coroutine, with the same arguments, response dicts and
+exception classes (``client.exceptions``), because each call runs the sync client's own code.
+
+Where the work runs:
+
+- Every engine call (which takes SQLite's lock, and may wait for another process's for up to
+  the busy timeout) runs on the client's thread pool (ENGINE_THREADS), never on the event loop.
+- A receive whose claim comes back empty does not keep its thread: the engine raises ``Park``
+  (``sqsqlite.server.waiting``, the endpoint's own machinery), and the poll waits on the loop as
+  a future in its queue's line until a commit in this process, a peer's datagram or the
+  ``data_version`` watcher (another process's commit) wakes it, or its time is up. A thousand
+  parked polls hold no thread, so the send that wakes them always finds one.
+- A receive cancelled after its claim committed (``asyncio.wait_for``'s timeout,
+  ``task.cancel()``, a shutdown) makes the messages it claimed visible again at once, as the
+  endpoint does for a client that left, then lets the cancellation go on.
+
+With an injected clock (a ``ManualClock``) nothing parks: the engine's own wait runs on the
+pool and moves the clock by the poll's wait instead of sleeping, so a long poll that finds
+nothing returns at once, the clock moved on (the rule of ``sqsqlite.testing``'s fixtures).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import threading
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from . import defaults as D
+from .actions import ACTIONS, UNSUPPORTED
+from .client import ACTION_OF, EXCEPTIONS, PAGINATED, SQSClient, method_name, operation_not_pageable, response_metadata
+from .clock import ticks
+from .errors import InvalidParameterValue
+from .server.peers import Peers
+from .server.waiting import AsyncWakeups, Park, ServedDatabase, Stopping
+
+# Threads that run engine calls, per client. SQLite serialises writes, so more threads buy
+# little; a few let a read or a send go on while one call waits for another process's lock.
+# Parked long polls take none.
+ENGINE_THREADS = 4
+
+
+class AsyncSQSClient:
+    """aiobotocore's SQS client's methods, each a coroutine running ``SQSClient``'s on a pool."""
+
+    def __init__(self, path: str | None = None, *, threads: int = ENGINE_THREADS, **options: Any):
+        if type(threads) is not int or threads < 1:
+            raise InvalidParameterValue(f"Invalid threads {threads!r}: use a whole number of engine threads, 1 or more.")
+        self._path, self._options = path, options
+        self._executor = ThreadPoolExecutor(threads, thread_name_prefix="sqsqlite-aio")
+        self._sync: SQSClient | None = None
+        self._opening: asyncio.Future | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+        self.exceptions = EXCEPTIONS  # one set for every client, the sync client's
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop to hold up: open the file now, so bad options raise here
+            self._opened(ServedDatabase(path, **options))
+
+    def _opened(self, db: ServedDatabase) -> SQSClient:
+        self._sync = SQSClient(db)
+        return self._sync
+
+    # ------------------------------------------------------------ what the client is
+
+    @property
+    def sync(self) -> SQSClient:
+        """The ``sqsqlite.client`` every call runs (opened by the first call or ``async with``)."""
+        if self._sync is None:
+            raise RuntimeError("this sqsqlite.aio client is not open yet: use it in `async with`, or await one of its calls first")
+        return self._sync
+
+    @property
+    def db(self) -> ServedDatabase:
+        db = self.sync.db
+        assert isinstance(db, ServedDatabase)
+        return db
+
+    @property
+    def meta(self) -> Any:
+        return self.sync.meta
+
+    @property
+    def wakeups(self) -> AsyncWakeups:
+        """How this client's long polls wait (``parked(queue)`` counts the polls parked now)."""
+        return self.db.wakeups
+
+    async def open(self) -> AsyncSQSClient:
+        """Open the file (created and migrated on first use) on the pool, once; bind the loop."""
+        if self._closed:
+            raise RuntimeError("this sqsqlite.aio client is closed")
+        if self._sync is None:
+            if self._opening is None:
+                self._opening = asyncio.ensure_future(self._in_pool(ServedDatabase, self._path, **self._options))
+            db = await asyncio.shield(self._opening)
+            if self._sync is None:
+                self._opened(db)
+        self._bind(asyncio.get_running_loop())
+        return self
+
+    def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Parked polls live on one loop. A client whose loop has closed (asyncio.run ended)
+        moves to the next; one still used on another running loop is refused."""
+        if self._loop is loop:
+            return
+        if self._loop is not None and not self._loop.is_closed():
+            raise RuntimeError("this sqsqlite.aio client serves another event loop: make one client per loop")
+        wakeups = self.wakeups
+        peers = wakeups.peers
+        if peers is None:
+            try:
+                peers = Peers(self.db.path)  # wake-ups to and from `sqsqlite serve` and other clients of the file
+            except OSError:  # no usable wake-up directory: the data_version watcher sees their commits
+                peers = None
+        wakeups.attach(loop, peers)
+        self._loop = loop
+
+    async def _ready(self) -> SQSClient:
+        if self._closed:
+            raise RuntimeError("this sqsqlite.aio client is closed")
+        if self._sync is None or self._loop is not asyncio.get_running_loop():
+            await self.open()
+        return self.sync
+
+    async def _in_pool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.wrap_future(self._executor.submit(fn, *args, **kwargs))
+
+    async def call(self, name: str, kwargs: dict[str, Any]) -> dict:
+        """The sync client's method ``name`` with ``kwargs``, run on the pool."""
+        sync = await self._ready()
+        return await self._in_pool(getattr(sync, name), **kwargs)
+
+    # ------------------------------------------------------------ long polls
+
+    async def receive_message(self, **kwargs: Any) -> dict:
+        """The SQS ReceiveMessage action; a wait with nothing to claim parks on the loop."""
+        sync = await self._ready()
+        wakeups, db = self.wakeups, self.db
+        tick = ticks(db.clock)
+        ends: int | None = None  # the poll's end on ticks, once its first round parked
+        queue = ""  # the queue's name as the engine parks its polls, once one round parked
+        woken = nudged = False
+        while True:
+            request = kwargs
+            if ends is not None:  # a later round waits no longer than what is left of the first's
+                request = {**kwargs, "WaitTimeSeconds": max(0, -(-(ends - tick()) // 1000))}
+            kind, value = await self._claim(sync, request)
+            if kind == "done":
+                if nudged and _full(kwargs, value):
+                    wakeups.pass_baton(queue)  # woken for a commit nobody counted: more may be left
+                return value
+            if kind == "stopped" or self._closed:  # closing: no messages, as at the poll's deadline
+                return {"ResponseMetadata": response_metadata(200)}
+            park: Park = value
+            queue = park.queue
+            if ends is None:
+                ends = tick() + park.deadline - db.now()
+            try:
+                state = await wakeups.park(queue, park.mark, min(park.until, db.now() + ends - tick()), front=woken)
+            except Stopping:  # the client is closing: the poll ends with no messages, as at its deadline
+                return {"ResponseMetadata": response_metadata(200)}
+            woken, nudged = state in ("woken", "nudged"), state == "nudged"
+
+    async def _claim(self, sync: SQSClient, request: dict) -> tuple[str, Any]:
+        """One round of a receive on the pool: ('done', response), ('park', Park) or
+        ('stopped', None). Cancelled once its claim may have run, it waits for the claim and
+        makes what it claimed visible again before the cancellation goes on."""
+        ran = self._executor.submit(self._claim_now, sync, request)
+        try:
+            return await asyncio.wrap_future(ran)
+        except asyncio.CancelledError:
+            if ran.cancel() or ran.cancelled():  # never began: nothing was claimed
+                raise
+            try:
+                kind, value = await _finished(ran)
+            except Exception:  # the claim failed: nothing was claimed
+                raise asyncio.CancelledError() from None
+            if kind == "done" and value.get("Messages"):
+                await self._give_back(sync, request, value["Messages"])
+            raise
+
+    def _claim_now(self, sync: Any, request: dict) -> tuple[str, Any]:  # Any: SQSClient's methods are set at import
+        wakeups = self.wakeups
+        wakeups.parkable(True)
+        try:
+            return "done", sync.receive_message(**request)
+        except Park as park:
+            return "park", park
+        except Stopping:
+            return "stopped", None
+        finally:
+            wakeups.parkable(False)
+
+    async def _give_back(self, sync: Any, request: dict, messages: list[dict]) -> None:
+        """Messages claimed for a receive that was cancelled: visible again now, not at their
+        visibility timeout (their receive count keeps the attempt, as SQS's does for an answer
+        that was lost)."""
+        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0} for i, m in enumerate(messages)]
+        give_back = functools.partial(_quietly, sync.change_message_visibility_batch, QueueUrl=request["QueueUrl"], Entries=entries)
+        try:
+            ran = self._executor.submit(give_back)
+        except RuntimeError:  # the pool has shut down (the client closed meanwhile): a thread of its own
+            ran = _in_thread(give_back)
+        await _finished(ran)
+
+    # ------------------------------------------------------------ pagination, waiters, closing
+
+    def can_paginate(self, operation_name: str) -> bool:
+        return operation_name in PAGINATED
+
+    def get_paginator(self, operation_name: str) -> Any:
+        """aiobotocore's own AioPaginator when aiobotocore is installed (``async for page in
+        paginator.paginate(...)``, ``await ...build_full_result()``, ``search()``, MaxItems
+        resume tokens); else the sync client's paginator, each page fetched on the pool."""
+        if operation_name not in PAGINATED:
+            raise operation_not_pageable(operation_name)
+        method = getattr(self, operation_name)
+        try:
+            import botocore.session
+            from aiobotocore.paginate import AioPaginator
+        except ImportError:
+            return Paginator(self, operation_name)
+        session = botocore.session.get_session()
+        action = session.get_service_model("sqs").operation_model(ACTION_OF[operation_name])
+        config = session.get_paginator_model("sqs").get_paginator(action.name)
+        return AioPaginator(method, config, action)
+
+    @property
+    def waiter_names(self) -> list[str]:
+        return []
+
+    def get_waiter(self, waiter_name: str):
+        raise ValueError(f"Waiter does not exist: {waiter_name}")
+
+    async def close(self) -> None:
+        """End parked polls (they answer with no messages), wait for the calls under way, stop
+        the pool and close the file; off the loop."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._opening is not None:  # opened meanwhile (or failed to): closed below all the same
+            with contextlib.suppress(Exception):
+                db = await asyncio.shield(self._opening)
+                if self._sync is None:
+                    self._opened(db)
+        sync = self._sync
+        if sync is not None:
+            wakeups = self.wakeups
+            wakeups.stop()
+            if self._loop is asyncio.get_running_loop():
+                await wakeups.detach()
+            elif wakeups.peers is not None:  # its loop has gone: only the socket is left
+                wakeups.peers.close()
+                wakeups.peers = None
+        # Off the loop: the pool waits for the calls under way, and closing may commit (buffers).
+        await _finished(_in_thread(self._shut, sync))
+
+    def _shut(self, sync: SQSClient | None) -> None:
+        self._executor.shutdown(wait=True)
+        if sync is not None:
+            sync.close()
+
+    async def __aenter__(self) -> AsyncSQSClient:
+        return await self.open()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+
+def _method(action: str) -> Callable[..., Any]:
+    name = method_name(action)
+
+    async def call(self: AsyncSQSClient, **kwargs: Any) -> dict:
+        return await self.call(name, kwargs)
+
+    call.__name__ = name
+    call.__doc__ = f"The SQS {action} action (same keyword arguments and response as aiobotocore's)."
+    return call
+
+
+for _action in ACTIONS + UNSUPPORTED:
+    if not hasattr(AsyncSQSClient, method_name(_action)):
+        setattr(AsyncSQSClient, method_name(_action), _method(_action))
+
+
+class Paginator:
+    """Without aiobotocore: the sync client's paginator (botocore's own, when botocore is
+    installed), its pages fetched on the client's pool; ``async for`` and awaitables."""
+
+    def __init__(self, client: AsyncSQSClient, operation_name: str):
+        self._client, self._operation = client, operation_name
+        self.result_keys = [PAGINATED[operation_name]]
+
+    def paginate(self, **kwargs: Any) -> PageIterator:
+        return PageIterator(self._client, self._operation, kwargs)
+
+
+class PageIterator:
+    def __init__(self, client: AsyncSQSClient, operation_name: str, kwargs: dict):
+        self._client, self._operation, self._kwargs = client, operation_name, kwargs
+        self._pages: Any = None
+
+    @property
+    def resume_token(self) -> Any:
+        return getattr(self._pages, "resume_token", None)
+
+    async def _sync_pages(self) -> Any:
+        sync = await self._client._ready()
+        self._pages = sync.get_paginator(self._operation).paginate(**self._kwargs)
+        return self._pages
+
+    async def __aiter__(self) -> AsyncIterator[dict]:
+        pages = iter(await self._sync_pages())
+        while True:
+            page = await self._client._in_pool(next, pages, None)
+            if page is None:
+                return
+            yield page
+
+    async def build_full_result(self) -> dict:
+        return await self._client._in_pool((await self._sync_pages()).build_full_result)
+
+    async def search(self, expression: str) -> AsyncIterator[Any]:
+        import jmespath
+
+        compiled = jmespath.compile(expression)
+        async for page in self:
+            found = compiled.search(page)
+            if isinstance(found, list):
+                for item in found:
+                    yield item
+            else:
+                yield found
+
+
+async def _finished(ran: Future) -> Any:
+    """ran's result (or its exception), waited for however often the caller is cancelled
+    meanwhile: ran goes on (a thread can't be stopped), and the caller, which is being
+    cancelled, raises CancelledError itself once it has done what ran's outcome calls for."""
+    while True:
+        try:
+            return await asyncio.shield(asyncio.wrap_future(ran))
+        except asyncio.CancelledError:
+            if ran.cancelled():
+                raise
+
+
+def _quietly(fn: Callable[..., Any], **kwargs: Any) -> None:
+    try:
+        fn(**kwargs)
+    except Exception:  # the queue was deleted meanwhile, say: nothing left to give back
+        pass
+
+
+def _in_thread(fn: Callable[..., Any], *args: Any) -> Future:
+    """fn(*args) on a thread of its own, where the pool can't take it (it is shutting down)."""
+    ran: Future = Future()
+
+    def run() -> None:
+        try:
+            ran.set_result(fn(*args))
+        except BaseException as exc:
+            ran.set_exception(exc)
+
+    threading.Thread(target=run, name="sqsqlite-aio-close", daemon=True).start()
+    return ran
+
+
+def _full(request: dict, response: dict) -> bool:
+    try:
+        wanted = int(request.get("MaxNumberOfMessages", D.MAX_MESSAGES.default))
+    except (TypeError, ValueError):
+        wanted = 1
+    return len(response.get("Messages") or ()) >= wanted
+
+
+def client(path: str | None = None, **options: Any) -> AsyncSQSClient:
+    """An aiobotocore-compatible SQS client on a sqsqlite file: ``async with
+    sqsqlite.aio.client("app.db") as sqs``. ``connect``'s options apply, and ``threads``: the
+    engine threads (default 4)."""
+    return AsyncSQSClient(path, **options)

@@ -1,0 +1,278 @@
+"""sqsqlite.aio without real time: the sync client's methods as coroutines, its answers and
+errors, its paginators, the pool every engine call runs on, a ManualClock's long polls, and a
+receive cancelled after its claim giving its messages back."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+
+import pytest
+from botocore.exceptions import ClientError, ParamValidationError
+
+import sqsqlite
+import sqsqlite.aio
+from sqsqlite.clock import ManualClock
+from sqsqlite.errors import InvalidParameterValue
+
+
+@pytest.fixture
+def path(tmp_path):
+    return str(tmp_path / "aio.db")
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_every_method_of_the_sync_client_is_a_coroutine_of_the_same_name_on_the_aio_client():
+    names = [n for n in dir(sqsqlite.SQSClient) if not n.startswith("_") and callable(getattr(sqsqlite.SQSClient, n))]
+    assert "send_message" in names and "list_message_move_tasks" in names
+    for name in names:
+        if name in ("can_paginate", "get_paginator", "get_waiter", "close"):
+            continue
+        assert asyncio.iscoroutinefunction(getattr(sqsqlite.aio.AsyncSQSClient, name)), name
+
+
+def test_sqsqlite_aio_is_reachable_as_an_attribute_of_the_package_once_sqsqlite_is_imported():
+    code = "import sqsqlite, sys; assert 'sqsqlite.aio' not in sys.modules; print(sqsqlite.aio.client.__module__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "sqsqlite.aio", done.stderr
+
+
+def test_a_message_sent_and_received_through_the_aio_client_has_the_sync_clients_answers(path, clock):
+    async def scenario():
+        async with sqsqlite.aio.client(path, clock=clock) as sqs:
+            url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+            sent = await sqs.send_message(QueueUrl=url, MessageBody="hi")
+            got = await sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)
+            await sqs.delete_message(QueueUrl=url, ReceiptHandle=got["Messages"][0]["ReceiptHandle"])
+            left = await sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+            return url, sent, got, left, sqs.meta.region_name, sqs.can_paginate("list_queues"), sqs.waiter_names
+
+    url, sent, got, left, region, pageable, waiters = run(scenario())
+    assert url == "http://localhost:9324/000000000000/orders"
+    assert got["Messages"][0]["MessageId"] == sent["MessageId"] and got["Messages"][0]["Body"] == "hi"
+    assert sent["ResponseMetadata"]["HTTPStatusCode"] == 200 and "x-amzn-requestid" in sent["ResponseMetadata"]["HTTPHeaders"]
+    assert left["Attributes"] == {"ApproximateNumberOfMessages": "0"}
+    assert (region, pageable, waiters) == ("us-east-1", True, [])
+
+
+def test_bad_input_raises_the_same_botocore_errors_as_the_sync_client(path, clock):
+    bad_calls = [
+        ("send_message", {"QueueUrl": "orders", "MessageBody": 5}),
+        ("send_message", {"MessageBody": "no url"}),
+        ("list_queues", {"Prefix": "o"}),
+        ("get_queue_url", {"QueueName": "missing"}),
+        ("receive_message", {"QueueUrl": "orders", "MaxNumberOfMessages": 11}),
+        ("delete_message", {"QueueUrl": "orders", "ReceiptHandle": "nope"}),
+        ("create_queue", {"QueueName": "bad name!"}),
+    ]
+
+    def described(err: Exception):
+        if isinstance(err, ClientError):
+            return type(err), err.response["Error"], err.response["ResponseMetadata"]["HTTPStatusCode"]
+        return type(err), str(err)
+
+    async def through_aio():
+        found = []
+        async with sqsqlite.aio.client(path, clock=clock) as sqs:
+            await sqs.create_queue(QueueName="orders")
+            for name, kwargs in bad_calls:
+                with pytest.raises((ClientError, ParamValidationError)) as caught:
+                    await getattr(sqs, name)(**kwargs)
+                found.append(described(caught.value))
+            with pytest.raises(sqs.exceptions.QueueDoesNotExist):
+                await sqs.get_queue_url(QueueName="missing")
+            with pytest.raises(ValueError, match="Waiter does not exist"):
+                sqs.get_waiter("queue_exists")
+        return found
+
+    ours = run(through_aio())
+    with sqsqlite.client(path, clock=clock) as sync:
+        theirs = []
+        for name, kwargs in bad_calls:
+            with pytest.raises((ClientError, ParamValidationError)) as caught:
+                getattr(sync, name)(**kwargs)
+            theirs.append(described(caught.value))
+    assert ours == theirs
+    assert [kind for kind, *_ in ours].count(ParamValidationError) == 3
+
+
+def test_bad_options_are_refused_as_the_sync_client_refuses_them(path):
+    with pytest.raises(InvalidParameterValue):
+        sqsqlite.aio.client(path, synchronous="SOMETIMES")
+    with pytest.raises(InvalidParameterValue):
+        sqsqlite.aio.client(path, threads=0)
+
+    async def inside_a_loop():  # opened on the pool: the error comes with the first use
+        sqs = sqsqlite.aio.client(path, synchronous="SOMETIMES")
+        with pytest.raises(InvalidParameterValue):
+            async with sqs:
+                pass
+
+    run(inside_a_loop())
+
+
+def test_every_engine_call_runs_on_the_pool_never_on_the_event_loops_thread(path, clock, monkeypatch):
+    threads = set()
+
+    async def scenario():
+        sqs = sqsqlite.aio.client(path, clock=clock)  # made in the loop: the file opens on the pool
+        loop_thread = threading.get_ident()
+        await sqs.open()
+        store = sqs.db.store
+        opened = store.connection
+        monkeypatch.setattr(store, "connection", lambda *a, **k: threads.add(threading.get_ident()) or opened(*a, **k))
+        url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+        await sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "x"} for i in range(10)])
+        got = await sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=5)
+        await sqs.delete_message_batch(
+            QueueUrl=url, Entries=[{"Id": m["MessageId"], "ReceiptHandle": m["ReceiptHandle"]} for m in got["Messages"]]
+        )
+        await sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)
+        [p async for p in sqs.get_paginator("list_queues").paginate()]
+        await sqs.close()
+        return loop_thread
+
+    loop_thread = run(scenario())
+    assert threads and loop_thread not in threads
+
+
+def test_a_long_poll_on_a_manual_clock_returns_at_once_having_moved_the_clock_by_its_wait(path):
+    clock = ManualClock()
+
+    async def scenario():
+        async with sqsqlite.aio.client(path, clock=clock, threads=1) as sqs:
+            url = (await sqs.create_queue(QueueName="orders", Attributes={"VisibilityTimeout": "30"}))["QueueUrl"]
+            start = clock.now_ms()
+            empty = await sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20)
+            waited = clock.now_ms() - start
+            await sqs.send_message(QueueUrl=url, MessageBody="hi")
+            first = await sqs.receive_message(QueueUrl=url)
+            during = await sqs.receive_message(QueueUrl=url, WaitTimeSeconds=0)
+            clock.advance(30)  # the visibility timeout ends: no sleep
+            after = await sqs.receive_message(QueueUrl=url, AttributeNames=["ApproximateReceiveCount"])
+            return empty, waited, first, during, after
+
+    empty, waited, first, during, after = run(scenario())
+    assert "Messages" not in empty and waited == 20_000
+    assert "Messages" not in during
+    assert after["Messages"][0]["MessageId"] == first["Messages"][0]["MessageId"]
+    assert after["Messages"][0]["Attributes"]["ApproximateReceiveCount"] == "2"
+
+
+def test_a_receive_cancelled_after_its_claim_committed_gives_its_messages_back_visible_at_once(path, clock):
+    async def scenario():
+        async with sqsqlite.aio.client(path, clock=clock) as sqs:
+            url = (await sqs.create_queue(QueueName="orders", Attributes={"VisibilityTimeout": "300"}))["QueueUrl"]
+            await sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
+            claimed, cancelled = threading.Event(), threading.Event()
+            receive = sqs.sync.receive_message
+
+            def claim_then_be_cancelled(**kwargs):
+                # The claim commits on the pool; its task is cancelled before the answer reaches it.
+                answer = receive(**kwargs)
+                claimed.set()
+                cancelled.wait(10)
+                return answer
+
+            sqs.sync.receive_message = claim_then_be_cancelled
+            task = asyncio.ensure_future(sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10))
+            await asyncio.to_thread(claimed.wait, 10)
+            task.cancel()
+            cancelled.set()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            sqs.sync.receive_message = receive
+            # No time has passed (a ManualClock): only a give-back makes them visible again.
+            again = await sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["ApproximateReceiveCount"])
+            return again
+
+    again = run(scenario())
+    assert sorted(m["Body"] for m in again["Messages"]) == ["0", "1", "2"]
+    assert {m["Attributes"]["ApproximateReceiveCount"] for m in again["Messages"]} == {"2"}
+
+
+def test_a_receive_cancelled_before_its_claim_began_claims_nothing(path, clock):
+    async def scenario():
+        async with sqsqlite.aio.client(path, clock=clock, threads=1) as sqs:
+            url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+            await sqs.send_message(QueueUrl=url, MessageBody="hi")
+            busy, go = threading.Event(), threading.Event()
+            list_queues = sqs.sync.list_queues
+
+            def slow_list(**kwargs):
+                busy.set()
+                go.wait(10)
+                return list_queues(**kwargs)
+
+            sqs.sync.list_queues = slow_list
+            blocker = asyncio.ensure_future(sqs.list_queues())  # holds the pool's one thread
+            await asyncio.to_thread(busy.wait, 10)
+            waiting = asyncio.ensure_future(sqs.receive_message(QueueUrl=url))
+            await asyncio.sleep(0)  # its claim is queued behind the blocker
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            go.set()
+            await blocker
+            return await sqs.receive_message(QueueUrl=url, AttributeNames=["ApproximateReceiveCount"])
+
+    got = run(scenario())["Messages"][0]
+    assert (got["Body"], got["Attributes"]["ApproximateReceiveCount"]) == ("hi", "1")
+
+
+def test_a_client_made_outside_a_loop_serves_one_asyncio_run_after_another(path, clock):
+    sqs = sqsqlite.aio.client(path, clock=clock)
+    url = sqs.sync.create_queue(QueueName="orders")["QueueUrl"]
+
+    async def send():
+        await sqs.send_message(QueueUrl=url, MessageBody="hi")
+
+    async def receive_and_close():
+        try:
+            return await sqs.receive_message(QueueUrl=url)
+        finally:
+            await sqs.close()
+
+    run(send())
+    assert run(receive_and_close())["Messages"][0]["Body"] == "hi"
+
+
+def test_a_call_after_close_is_refused_and_close_twice_is_harmless(path, clock):
+    async def scenario():
+        sqs = sqsqlite.aio.client(path, clock=clock)
+        async with sqs:
+            await sqs.create_queue(QueueName="orders")
+        await sqs.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            await sqs.list_queues()
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("aiobotocore", ["installed", "absent"])
+def test_the_paginators_pages_and_full_result_follow_next_token_with_or_without_aiobotocore(path, clock, monkeypatch, aiobotocore):
+    if aiobotocore == "absent":
+        monkeypatch.setitem(sys.modules, "aiobotocore.paginate", None)  # its import fails
+    else:
+        pytest.importorskip("aiobotocore")
+
+    async def scenario():
+        async with sqsqlite.aio.client(path, clock=clock) as sqs:
+            for i in range(5):
+                await sqs.create_queue(QueueName=f"q{i}")
+            paginator = sqs.get_paginator("list_queues")
+            pages = [page["QueueUrls"] async for page in paginator.paginate(PaginationConfig={"PageSize": 2})]
+            full = await paginator.paginate(PaginationConfig={"MaxItems": 3}).build_full_result()
+            with pytest.raises(Exception, match="cannot be paginated|not pageable|cannot paginate"):
+                sqs.get_paginator("send_message")
+            return paginator, pages, full
+
+    paginator, pages, full = run(scenario())
+    assert (type(paginator).__module__ == "sqsqlite.aio") == (aiobotocore == "absent")
+    assert [len(p) for p in pages] == [2, 2, 1]
+    assert [u.rsplit("/", 1)[1] for u in full["QueueUrls"]] == ["q0", "q1", "q2"] and "NextToken" in full
