@@ -1,0 +1,144 @@
+"""sqsqlite.aio beside the sync client, in one run, on one machine.
+
+    python -m benchmarks.aio                 # 2,000 calls per figure, best of 3
+    python -m benchmarks.aio --calls 5000 --runs 5
+
+Figures (calls a second, each on a fresh temporary file with one queue):
+
+- send: one ``send_message`` per call, one call at a time (the sync client; sqsqlite.aio
+  awaited in turn), then sqsqlite.aio with 16 tasks sending at once.
+- receive+delete: one ``receive_message`` of one message and its ``delete_message`` per
+  message (two calls), the same three ways, from a queue filled beforehand.
+
+Then the memory of the process (VmRSS, Linux) and its threads with the aio client open and
+idle, and with 1,000 twenty-second long polls parked on an empty queue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import sqsqlite
+import sqsqlite.aio
+
+CONCURRENCY = 16
+PARKED = 1000
+
+
+def _fresh(directory: str, name: str) -> str:
+    return os.path.join(directory, f"{name}-{time.monotonic_ns()}.db")
+
+
+def sync_figures(directory: str, calls: int) -> tuple[float, float]:
+    with sqsqlite.client(_fresh(directory, "sync")) as sqs:
+        url = sqs.create_queue(QueueName="bench")["QueueUrl"]
+        started = time.perf_counter()
+        for i in range(calls):
+            sqs.send_message(QueueUrl=url, MessageBody=f"m{i}")
+        send = calls / (time.perf_counter() - started)
+        started = time.perf_counter()
+        for _ in range(calls):
+            m = sqs.receive_message(QueueUrl=url)["Messages"][0]
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        receive = 2 * calls / (time.perf_counter() - started)
+    return send, receive
+
+
+async def aio_figures(directory: str, calls: int, tasks: int) -> tuple[float, float]:
+    async with sqsqlite.aio.client(_fresh(directory, "aio")) as sqs:
+        url = (await sqs.create_queue(QueueName="bench"))["QueueUrl"]
+
+        async def sends(n: int) -> None:
+            for i in range(n):
+                await sqs.send_message(QueueUrl=url, MessageBody=f"m{i}")
+
+        async def consume(n: int) -> None:
+            for _ in range(n):
+                m = (await sqs.receive_message(QueueUrl=url))["Messages"][0]
+                await sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+
+        share = calls // tasks
+        started = time.perf_counter()
+        await asyncio.gather(*(sends(share) for _ in range(tasks)))
+        send = share * tasks / (time.perf_counter() - started)
+        started = time.perf_counter()
+        await asyncio.gather(*(consume(share) for _ in range(tasks)))
+        receive = 2 * share * tasks / (time.perf_counter() - started)
+    return send, receive
+
+
+def _status() -> tuple[float, int]:
+    """This process's resident memory (MiB) and threads, from /proc."""
+    with open("/proc/self/status") as f:
+        text = f.read()
+    rss = int(re.search(r"VmRSS:\s+(\d+)", text).group(1)) / 1024  # type: ignore[union-attr]
+    threads = int(re.search(r"Threads:\s+(\d+)", text).group(1))  # type: ignore[union-attr]
+    return rss, threads
+
+
+async def parked_memory(path: str) -> dict:
+    async with sqsqlite.aio.client(path) as sqs:
+        url = (await sqs.create_queue(QueueName="bench"))["QueueUrl"]
+        for _ in range(8):  # every pool thread started and connected, as under load
+            await asyncio.gather(*(sqs.list_queues() for _ in range(8)))
+        idle_rss, idle_threads = _status()
+        polls = [asyncio.ensure_future(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20)) for _ in range(PARKED)]
+        deadline = time.monotonic() + 60
+        while sqs.wakeups.parked("bench") < PARKED:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the polls did not all park within 60 s")
+            await asyncio.sleep(0.01)
+        parked_rss, parked_threads = _status()
+        await sqs.close()  # ends the polls, empty
+        await asyncio.gather(*polls)
+    return {
+        "idle_rss_mib": round(idle_rss, 1),
+        "idle_threads": idle_threads,
+        "parked_rss_mib": round(parked_rss, 1),
+        "parked_threads": parked_threads,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.aio", description=__doc__.split("\n\n")[1])
+    p.add_argument("--calls", type=int, default=2000, help="calls per figure (default 2,000)")
+    p.add_argument("--runs", type=int, default=3, help="runs of each figure; the best is shown (default 3)")
+    p.add_argument("--memory-child", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.memory_child:
+        print(asyncio.run(parked_memory(args.memory_child)))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="sqsqlite-aio-bench-") as directory:
+        rows: dict[str, list[tuple[float, float]]] = {
+            "sync client": [],
+            "sqsqlite.aio, 1 task": [],
+            f"sqsqlite.aio, {CONCURRENCY} tasks": [],
+        }
+        for _ in range(args.runs):  # in turn, so load from elsewhere falls on all alike
+            rows["sync client"].append(sync_figures(directory, args.calls))
+            rows["sqsqlite.aio, 1 task"].append(asyncio.run(aio_figures(directory, args.calls, 1)))
+            rows[f"sqsqlite.aio, {CONCURRENCY} tasks"].append(asyncio.run(aio_figures(directory, args.calls, CONCURRENCY)))
+        print(f"{'':26} {'send/s':>10} {'receive+delete calls/s':>24}")
+        for name, runs in rows.items():
+            print(f"{name:26} {max(r[0] for r in runs):>10,.0f} {max(r[1] for r in runs):>24,.0f}")
+        # A process of its own: the figures above would have grown this one's heap.
+        child = subprocess.run(
+            [sys.executable, "-m", "benchmarks.aio", "--memory-child", os.path.join(directory, "memory.db")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        print(f"memory, {PARKED:,} parked long polls: {child.stdout.strip()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
