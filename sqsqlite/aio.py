@@ -245,7 +245,7 @@ class AsyncSQSClient:
         if self._closed:
             return
         self._closed = True
-        if self._opening is not None:  # opened meanwhile (or failed to): closed below all the same
+        if self._sync is None and self._opening is not None:  # opening now (or failed to): closed below all the same
             with contextlib.suppress(Exception):
                 db = await asyncio.shield(self._opening)
                 if self._sync is None:
