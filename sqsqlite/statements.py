@@ -402,7 +402,7 @@ delete_by_handles = compile_sql(
         ),
         or_(P("fifo") == 0, _hidden),
     )
-    .returning(m.c.id, m.c.group_id, m.c.is_head)
+    .returning(m.c.id, m.c.receipt_token, m.c.group_id, m.c.is_head)
 )
 change_visibility = compile_sql(update(m).where(m.c.id == P("id")).values(visible_at=P("visible_at")))
 
@@ -570,7 +570,8 @@ find_dedup = compile_sql(
 )
 # find_dedup for a batch: keys is a JSON array of [scope, deduplication id] pairs (a row-value
 # IN, which SQLite answers by the primary key; a join on json_each it may walk the queue's entries).
-_keys = select(literal_column("value").op("->>")(0), literal_column("value").op("->>")(1)).select_from(func.json_each(P("keys")))
+_value: Any = literal_column("value")  # an element of json_each's array
+_keys = select(func.json_extract(_value, "$[0]"), func.json_extract(_value, "$[1]")).select_from(func.json_each(P("keys")))
 find_dedups = compile_sql(
     select(fifo_dedup.c.scope, fifo_dedup.c.dedup_id, fifo_dedup.c.message_id, fifo_dedup.c.sequence_number, fifo_dedup.c.created_at).where(
         fifo_dedup.c.queue_id == P("queue_id"),
@@ -579,11 +580,10 @@ find_dedups = compile_sql(
     )
 )
 # Which of a batch's groups (a JSON array) hold messages: group_has_messages for each at once.
-_group: Any = literal_column("value")
 groups_with_messages = compile_sql(
-    select(_group)
+    select(_value)
     .select_from(func.json_each(P("groups")))
-    .where(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == _group, _IN_GROUP_INDEX).exists())
+    .where(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == _value, _IN_GROUP_INDEX).exists())
 )
 put_dedup = compile_sql(
     insert(fifo_dedup)

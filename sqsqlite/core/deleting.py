@@ -240,7 +240,9 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
                     handles[e["Id"]] = check(e.get("ReceiptHandle"), queue_id)
                 except SQSError:
                     pass  # _delete below reports it, entry by entry
-        deleted: set[int] = set()
+        # The rows deleted here, each with the claim token that deleted it: an entry is done only
+        # if it names both (a claim of another database's queue can name a row id of this one).
+        deleted: set[tuple[int, bytes]] = set()
         if handles and not row["fifo"] and not tried:
             # Every handle its message's newest, as one executemany whose total rowcount
             # says whether all of them went; if not, the loop below decides each entry
@@ -248,13 +250,13 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
             # after the fast path above fell short: it would delete nothing more.
             keys = list(map(handle_delete_key, handles.values()))
             if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
-                deleted.update(k[0] for k in keys)
+                deleted.update((k[0], bytes(k[3])) for k in keys)
         elif handles and row["fifo"]:
             # FIFO: the same in one statement that also returns what each deletion did to
             # its group's head.
             spec = json.dumps([[h.row_id, h.token.hex().upper(), h.message_id] for h in handles.values()])
             gone = tx.all(Q.delete_by_handles, handles=spec, queue_id=row["id"], fifo=row["fifo"], now=now)
-            deleted.update(r["id"] for r in gone)
+            deleted.update((r["id"], r["receipt_token"]) for r in gone)
             heads_left(tx, row["id"], gone)
         if len(deleted) == len(entries):  # each entry deleted its own message above
             return BatchResult([{"Id": e["Id"]} for e in entries], failed)
@@ -265,7 +267,7 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
             try:
                 if isinstance(e.get("ReceiptHandle"), Message):  # one never received (_as_text)
                     raise ReceiptHandleIsInvalid(NOT_RECEIVED)
-                if h is None or h.row_id not in deleted:
+                if h is None or (h.row_id, bytes(h.token)) not in deleted:
                     _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # type: ignore[arg-type]  # decides the rest exactly, a missing handle included
                 successful.append({"Id": e["Id"]})
             except SQSError as exc:

@@ -628,6 +628,27 @@ def test_a_fifo_batch_delete_of_messages_lets_their_groups_go_on(db):
     assert sorted(m.body for m in q.receive_message(max_number_of_messages=10)) == ["a2", "b2"]
 
 
+def test_a_fifo_batch_delete_refuses_a_message_of_another_databases_queue_that_names_a_row_it_deletes(tmp_path):
+    """Each file's first queue and first message have the same ids: the other file's message must
+    not pass for deleted because this batch deleted this file's row of that id."""
+    clock = sqsqlite.ManualClock()
+    attributes = {"FifoQueue": "true", "ContentBasedDeduplication": "true", "VisibilityTimeout": "30"}
+    one, two = (sqsqlite.connect(str(tmp_path / name), clock=clock) for name in ("one.db", "two.db"))
+    try:
+        mine, theirs = (db.create_queue("jobs.fifo", attributes) for db in (one, two))
+        mine.send_message("in one.db", message_group_id="g")
+        theirs.send_message("in two.db", message_group_id="g")
+        [m1], [m2] = mine.receive_message(), theirs.receive_message()
+        result = mine.delete_message_batch([{"Id": "mine", "ReceiptHandle": m1}, {"Id": "theirs", "ReceiptHandle": m2}])
+        assert result.successful == [{"Id": "mine"}]
+        assert [(f.id, f.code) for f in result.failed] == [("theirs", "ReceiptHandleIsInvalid")]
+        clock.advance(31)
+        assert [m.body for m in theirs.receive_message()] == ["in two.db"]
+    finally:
+        one.close()
+        two.close()
+
+
 def test_change_visibility_batch_reports_each_entry_and_applies_the_good_ones(queue, clock):
     for i in range(3):
         queue.send_message(f"m{i}")
