@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,6 +40,8 @@ from .clock import ticks
 from .errors import InvalidParameterValue
 from .server.peers import Peers
 from .server.waiting import AsyncWakeups, Park, ServedDatabase, Stopping
+
+log = logging.getLogger("sqsqlite.aio")
 
 # Threads that run engine calls, per client. SQLite serialises writes, so more threads buy
 # little; a few let a read or a send go on while one call waits for another process's lock.
@@ -58,6 +61,10 @@ class AsyncSQSClient:
         self._opening: asyncio.Future | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
+        # One future a receive's round whose claim was handed to the pool (and, when cancelled,
+        # its give-back): close() waits for them before it stops the pool and closes the file.
+        self._rounds: set[asyncio.Future] = set()
+        self._binding = threading.Lock()  # two loops binding at once: one wins, the other is refused
         self.exceptions = EXCEPTIONS  # one set for every client, the sync client's
         try:
             asyncio.get_running_loop()
@@ -108,6 +115,12 @@ class AsyncSQSClient:
     def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """Parked polls live on one loop. A client whose loop has closed (asyncio.run ended)
         moves to the next; one still used on another running loop is refused."""
+        if self._loop is loop:
+            return
+        with self._binding:
+            self._bind_now(loop)
+
+    def _bind_now(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._loop is loop:
             return
         if self._loop is not None and not self._loop.is_closed():
@@ -172,7 +185,11 @@ class AsyncSQSClient:
         """One round of a receive on the pool: ('done', response), ('park', Park) or
         ('stopped', None). Cancelled once its claim may have run, it waits for the claim and
         makes what it claimed visible again before the cancellation goes on."""
+        if self._closed:  # closing: the pool takes no more claims
+            return "stopped", None
         ran = self._executor.submit(self._claim_now, sync, request)
+        done = asyncio.get_running_loop().create_future()
+        self._rounds.add(done)
         try:
             return await asyncio.wrap_future(ran)
         except asyncio.CancelledError:
@@ -185,6 +202,9 @@ class AsyncSQSClient:
             if kind == "done" and value.get("Messages"):
                 await self._give_back(sync, request, value["Messages"])
             raise
+        finally:
+            self._rounds.discard(done)
+            done.set_result(None)
 
     def _claim_now(self, sync: Any, request: dict) -> tuple[str, Any]:  # Any: SQSClient's methods are set at import
         wakeups = self.wakeups
@@ -255,6 +275,11 @@ class AsyncSQSClient:
             wakeups = self.wakeups
             wakeups.stop()
             if self._loop is asyncio.get_running_loop():
+                # Claims under way finish, and a cancelled receive gives back what it claimed,
+                # while the pool and the file are still open (tasks cancelled just before the
+                # close, not awaited, get here after it began).
+                while self._rounds:
+                    await _finished_all(set(self._rounds))
                 await wakeups.detach()
             elif wakeups.peers is not None:  # its loop has gone: only the socket is left
                 wakeups.peers.close()
@@ -355,8 +380,19 @@ async def _finished(ran: Future) -> Any:
 def _quietly(fn: Callable[..., Any], **kwargs: Any) -> None:
     try:
         fn(**kwargs)
-    except Exception:  # the queue was deleted meanwhile, say: nothing left to give back
-        pass
+    except Exception as exc:  # the queue deleted meanwhile, say: its messages back at their timeout
+        log.warning("sqsqlite.aio: a cancelled receive could not give its messages back (%s); they return at their visibility timeout", exc)
+
+
+async def _finished_all(rounds: set[asyncio.Future]) -> None:
+    """Wait for every one of rounds, however often the caller (a close()) is cancelled meanwhile."""
+    while True:
+        try:
+            await asyncio.shield(asyncio.gather(*rounds))
+            return
+        except asyncio.CancelledError:
+            if all(r.done() for r in rounds):
+                raise
 
 
 def _in_thread(fn: Callable[..., Any], *args: Any) -> Future:

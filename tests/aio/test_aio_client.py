@@ -196,6 +196,78 @@ def test_a_receive_cancelled_after_its_claim_committed_gives_its_messages_back_v
     assert {m["Attributes"]["ApproximateReceiveCount"] for m in again["Messages"]} == {"2"}
 
 
+def test_a_close_right_after_cancelling_a_receive_whose_claim_is_running_gives_its_messages_back_first(path, clock):
+    """A shutdown's usual order: cancel the workers, leave `async with` without awaiting them.
+    The claim still running on the pool commits; its give-back must run before the pool and the
+    file close, or the messages stay hidden with nobody holding them (and a give-back racing
+    the file's close crashed the process)."""
+
+    async def scenario():
+        sqs = sqsqlite.aio.client(path, clock=clock)
+        async with sqs:
+            url = (await sqs.create_queue(QueueName="orders", Attributes={"VisibilityTimeout": "300"}))["QueueUrl"]
+            await sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
+            started, release = threading.Event(), threading.Event()
+            receive = sqs.sync.receive_message
+
+            def held_claim(**kwargs):
+                started.set()
+                release.wait(10)  # until the close has begun
+                return receive(**kwargs)
+
+            sqs.sync.receive_message = held_claim
+            worker = asyncio.ensure_future(sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10))
+            await asyncio.to_thread(started.wait, 10)
+            worker.cancel()
+            asyncio.get_running_loop().call_later(0.05, release.set)
+        # left without awaiting the worker: the close waited for its claim and its give-back
+        with pytest.raises(asyncio.CancelledError):
+            await worker
+
+    run(scenario())
+    after = sqsqlite.client(path, clock=clock)
+    try:
+        url = after.get_queue_url(QueueName="orders")["QueueUrl"]
+        counts = after.get_queue_attributes(
+            QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        )
+    finally:
+        after.close()
+    assert counts["Attributes"] == {"ApproximateNumberOfMessages": "3", "ApproximateNumberOfMessagesNotVisible": "0"}
+
+
+def test_two_loops_opening_one_client_at_once_bind_it_one_after_the_other(path, clock, monkeypatch):
+    """Each binding opens the file's wake-up socket and starts a watcher on its loop: two at once
+    left one of each behind, unclosed."""
+    sqs = sqsqlite.aio.client(path, clock=clock)
+    made, real = [], sqsqlite.aio.Peers
+    both = threading.Barrier(2, timeout=1)
+
+    def peers_meeting_a_second_binding(*args):
+        made.append(args)
+        try:
+            both.wait()  # another loop binding meanwhile would meet this one here
+        except threading.BrokenBarrierError:
+            pass
+        return real(*args)
+
+    monkeypatch.setattr(sqsqlite.aio, "Peers", peers_meeting_a_second_binding)
+
+    def open_on_a_loop_of_its_own():
+        try:
+            asyncio.run(sqs.open())
+        except RuntimeError:  # the other loop still runs: refused, as documented
+            pass
+
+    threads = [threading.Thread(target=open_on_a_loop_of_its_own) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    run(sqs.close())
+    assert len(made) == 1
+
+
 def test_a_receive_cancelled_before_its_claim_began_claims_nothing(path, clock):
     async def scenario():
         async with sqsqlite.aio.client(path, clock=clock, threads=1) as sqs:
