@@ -163,7 +163,7 @@ class SQSClient:
         # One set for every client, as botocore caches them per service: code that catches
         # another client's class (a module-level client's, in a test) must still catch.
         self.exceptions = EXCEPTIONS
-        self.meta = SimpleNamespace(region_name=db.region, endpoint_url=db.endpoint, service_model=_model())
+        self.meta = _meta(db)
 
     def _call(self, action: str, params: dict[str, Any]) -> dict:
         plain = _plain_request(action, params)
@@ -291,6 +291,26 @@ class PageIterator:
         for page in self:
             items.extend(page.get(self._key, []))
         return {self._key: items}
+
+
+def _meta(db: Database) -> SimpleNamespace:
+    """``client.meta`` as botocore's: the region, endpoint and SQS model, the partition, each
+    method's action, and with botocore its ``Config`` and an event emitter (which takes handlers,
+    as code that instruments clients registers them; none fires: no HTTP request is made)."""
+    meta = SimpleNamespace(
+        region_name=db.region,
+        endpoint_url=db.endpoint,
+        service_model=_model(),
+        partition="aws",
+        method_to_api_mapping={method_name(a): a for a in ACTIONS + UNSUPPORTED},
+    )
+    try:
+        from botocore.config import Config
+        from botocore.hooks import HierarchicalEmitter
+    except ImportError:  # pragma: no cover - exercised only without botocore
+        return meta
+    meta.config, meta.events = Config(region_name=db.region), HierarchicalEmitter()
+    return meta
 
 
 _MODEL: list = []  # botocore's SQS model, loaded on first use (None when botocore is absent)

@@ -437,6 +437,14 @@ def test_the_client_offers_every_method_and_exception_name_boto3s_does(local, aw
         local.get_waiter("queue_exists")
 
 
+def test_the_clients_meta_has_what_boto3s_has_and_takes_event_handlers(local, aws):
+    public = lambda obj: {n for n in dir(obj) if not n.startswith("_")}  # noqa: E731
+    assert public(aws.meta) <= public(local.meta)
+    assert local.meta.method_to_api_mapping == aws.meta.method_to_api_mapping
+    assert (local.meta.partition, local.meta.config.region_name) == ("aws", "us-east-1")
+    local.meta.events.register("before-send.sqs", lambda **kwargs: None)  # instrumentation registers; nothing is sent
+
+
 def test_the_client_follows_the_sqs_lifecycle_on_a_manual_clock(local, clock):
     url = local.create_queue(QueueName="q", Attributes={"VisibilityTimeout": "30"})["QueueUrl"]
     local.send_message(QueueUrl=url, MessageBody="x")
