@@ -24,16 +24,19 @@ async def until(predicate, seconds: float = BOUND) -> None:
         await asyncio.sleep(0.005)
 
 
-def polls(sqs, url: str, n: int, **receive) -> list[asyncio.Future]:
-    return [asyncio.ensure_future(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20, **receive)) for _ in range(n)]
+async def parked(sqs, url: str, n: int, **receive) -> list[asyncio.Future]:
+    """n twenty-second polls of the queue "orders", once all of them wait in its line."""
+    before = sqs.wakeups.parked("orders")
+    polls = [asyncio.ensure_future(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20, **receive)) for _ in range(n)]
+    await until(lambda: sqs.wakeups.parked("orders") == before + n)
+    return polls
 
 
 def test_a_parked_poll_is_woken_by_a_send_in_the_same_process_within_the_bound(tmp_path):
     async def scenario():
         async with sqsqlite.aio.client(str(tmp_path / "aio.db")) as sqs:
             url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
-            [poll] = polls(sqs, url, 1)
-            await until(lambda: sqs.wakeups.parked("orders") == 1)
+            [poll] = await parked(sqs, url, 1)
             started = time.monotonic()
             await sqs.send_message(QueueUrl=url, MessageBody="hi")
             got = await asyncio.wait_for(poll, BOUND)
@@ -50,8 +53,7 @@ def test_a_parked_poll_is_woken_by_a_send_from_another_process_on_the_same_file(
     async def scenario():
         async with sqsqlite.aio.client(path) as sqs:
             url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
-            [poll] = polls(sqs, url, 1)
-            await until(lambda: sqs.wakeups.parked("orders") == 1)
+            [poll] = await parked(sqs, url, 1)
             started = time.monotonic()
             other = await asyncio.create_subprocess_exec(sys.executable, "-c", send)
             assert await asyncio.wait_for(other.wait(), 60) == 0
@@ -66,8 +68,7 @@ def test_two_hundred_parked_polls_are_all_woken_by_two_hundred_messages_none_ans
     async def scenario():
         async with sqsqlite.aio.client(str(tmp_path / "aio.db")) as sqs:
             url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
-            waiting = polls(sqs, url, 200)
-            await until(lambda: sqs.wakeups.parked("orders") == 200)
+            waiting = await parked(sqs, url, 200)
             sent = []
             for batch in range(20):
                 entries = [{"Id": str(i), "MessageBody": f"{batch}-{i}"} for i in range(10)]
@@ -87,8 +88,7 @@ def test_more_parked_polls_than_pool_threads_do_not_starve_the_send_that_wakes_t
     async def scenario():
         async with sqsqlite.aio.client(str(tmp_path / "aio.db"), threads=2) as sqs:
             url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
-            waiting = polls(sqs, url, 10, MaxNumberOfMessages=1)
-            await until(lambda: sqs.wakeups.parked("orders") == 10)
+            waiting = await parked(sqs, url, 10, MaxNumberOfMessages=1)
             await asyncio.wait_for(
                 sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(10)]), BOUND
             )
@@ -127,8 +127,7 @@ def test_a_call_goes_through_at_once_while_a_poll_waits_on_a_client_of_one_threa
     async def scenario():
         async with sqsqlite.aio.client(str(tmp_path / "aio.db"), threads=1) as sqs:
             url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
-            [poll] = polls(sqs, url, 1)
-            await until(lambda: sqs.wakeups.parked("orders") == 1)
+            [poll] = await parked(sqs, url, 1)
             listed = await asyncio.wait_for(sqs.list_queues(), BOUND)
             poll.cancel()
             return listed
@@ -140,10 +139,8 @@ def test_a_poll_woken_and_cancelled_before_it_claims_hands_its_wake_up_to_the_ne
     async def scenario():
         async with sqsqlite.aio.client(str(tmp_path / "aio.db")) as sqs:
             url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
-            [first] = polls(sqs, url, 1)
-            await until(lambda: sqs.wakeups.parked("orders") == 1)
-            [second] = polls(sqs, url, 1)  # behind the first in the queue's line
-            await until(lambda: sqs.wakeups.parked("orders") == 2)
+            [first] = await parked(sqs, url, 1)
+            [second] = await parked(sqs, url, 1)  # behind the first in the queue's line
             # A send on the loop's own thread wakes the first poll at once (its commit is this
             # thread's own, so the data_version watcher sees nothing to wake anyone for), and the
             # first poll is cancelled before it runs again.
@@ -163,8 +160,7 @@ def test_a_poll_cancelled_by_wait_for_while_parked_leaves_the_next_send_to_the_p
             with pytest.raises(asyncio.TimeoutError):
                 await asyncio.wait_for(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20), 0.2)
             assert sqs.wakeups.parked("orders") == 0
-            [poll] = polls(sqs, url, 1)
-            await until(lambda: sqs.wakeups.parked("orders") == 1)
+            [poll] = await parked(sqs, url, 1)
             await sqs.send_message(QueueUrl=url, MessageBody="hi")
             return await asyncio.wait_for(poll, BOUND)
 
@@ -175,8 +171,7 @@ def test_closing_the_client_ends_its_parked_polls_with_no_messages_at_once(tmp_p
     async def scenario():
         sqs = sqsqlite.aio.client(str(tmp_path / "aio.db"))
         url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
-        waiting = polls(sqs, url, 3)
-        await until(lambda: sqs.wakeups.parked("orders") == 3)
+        waiting = await parked(sqs, url, 3)
         started = time.monotonic()
         await sqs.close()
         answers = await asyncio.wait_for(asyncio.gather(*waiting), BOUND)
