@@ -60,6 +60,30 @@ def test_each_test_gets_a_file_of_its_own_and_boto3_finds_the_endpoint_only_duri
     result.assert_outcomes(passed=3)
 
 
+def test_an_asyncio_services_aiobotocore_client_finds_the_endpoint_as_boto3_does(pytester):
+    pytest.importorskip("aiobotocore")
+    pytester.makepyfile(
+        test_async_service="""
+        import asyncio
+
+        import aiobotocore.session
+
+
+        def test_the_service_sends_and_receives_through_the_endpoint(sqsqlite_endpoint, sqsqlite_server):
+            async def service():
+                async with aiobotocore.session.get_session().create_client("sqs") as sqs:
+                    url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+                    await sqs.send_message(QueueUrl=url, MessageBody="hi")
+                    return (await sqs.receive_message(QueueUrl=url))["Messages"][0]["Body"]
+
+            assert asyncio.run(service()) == "hi"
+            assert sqsqlite_server.db.queue("orders").name == "orders"
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
 def test_the_manual_clock_drives_every_fixture_of_a_test_that_asks_for_it(pytester):
     pytester.makepyfile(
         test_clock="""
