@@ -28,6 +28,7 @@ are imported when pytest loads the plugin; the engine and the server load when a
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -44,11 +45,18 @@ if TYPE_CHECKING:
 _PLACEHOLDERS = {"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 
-def _on_a_new_file(make: Callable[..., Any], request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+@contextlib.contextmanager
+def _on_a_new_file(
+    make: Callable[..., Any], request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, end: str = "close"
+) -> Iterator[Any]:
     """make(path, **options) on a new file in the test's temporary directory, with the test's
-    ManualClock when it asked for one."""
+    ManualClock when it asked for one; its method ``end`` called after the test."""
     options = {"clock": request.getfixturevalue("sqsqlite_clock")} if "sqsqlite_clock" in request.fixturenames else {}
-    return make(str(tmp_path_factory.mktemp("sqsqlite") / "sqs.db"), **options)
+    made = make(str(tmp_path_factory.mktemp("sqsqlite") / "sqs.db"), **options)
+    try:
+        yield made
+    finally:
+        getattr(made, end)()
 
 
 @pytest.fixture
@@ -65,11 +73,8 @@ def sqsqlite_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     """A sqsqlite Database on a new file, closed after the test."""
     from .core import connect
 
-    db = _on_a_new_file(connect, request, tmp_path_factory)
-    try:
+    with _on_a_new_file(connect, request, tmp_path_factory) as db:
         yield db
-    finally:
-        db.close()
 
 
 @pytest.fixture
@@ -77,11 +82,8 @@ def sqsqlite_client(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     """``sqsqlite.client()`` on a new file: boto3's SQS client, in process."""
     from .client import client
 
-    sqs = _on_a_new_file(client, request, tmp_path_factory)
-    try:
+    with _on_a_new_file(client, request, tmp_path_factory) as sqs:
         yield sqs
-    finally:
-        sqs.close()
 
 
 @pytest.fixture
@@ -89,11 +91,8 @@ def sqsqlite_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     """``sqsqlite serve`` on a new file, in a thread, on a free loopback port; stopped after."""
     from .server import BackgroundServer
 
-    server = _on_a_new_file(BackgroundServer, request, tmp_path_factory)
-    try:
+    with _on_a_new_file(BackgroundServer, request, tmp_path_factory, end="stop") as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
