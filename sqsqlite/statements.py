@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, literal_column, or_, select, tuple_, union_all, update
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from . import defaults as D
 from .schema import fifo_dedup, messages, meta, move_tasks, queue_tombstones, queues, receive_attempts
@@ -148,6 +149,9 @@ INSERT_FIFO_COLUMNS = INSERT_GROUPED_COLUMNS + ("dedup_id", "sequence_number", "
 INSERT_FIFO_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_FIFO_COLUMNS, n) for n in _BATCH_SIZES)
 PUT_DEDUP_COLUMNS = ("queue_id", "scope", "dedup_id", "message_id", "sequence_number", "created_at")
 PUT_DEDUP_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(PUT_DEDUP_COLUMNS, n, fifo_dedup, "OR REPLACE") for n in _BATCH_SIZES)
+# A single FIFO send's message, the head of its group when the group holds no message.
+_is_head = ~select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX).exists()
+insert_fifo_message = compile_sql(insert(m).values({**{name: P(name) for name in INSERT_FIFO_COLUMNS[:-1]}, "is_head": _is_head}))
 
 # The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
 # visible_at for every row). Those four are numbered parameters, each bound once however many
@@ -585,17 +589,18 @@ groups_with_messages = compile_sql(
     .select_from(func.json_each(P("groups")))
     .where(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == _value, _IN_GROUP_INDEX).exists())
 )
-put_dedup = compile_sql(
-    insert(fifo_dedup)
-    .values(
-        queue_id=P("queue_id"),
-        scope=P("scope"),
-        dedup_id=P("dedup_id"),
-        message_id=P("message_id"),
-        sequence_number=P("sequence_number"),
-        created_at=P("now"),
-    )
-    .prefix_with("OR REPLACE")
+_dedup_entry = dict(queue_id=P("queue_id"), scope=P("scope"), dedup_id=P("dedup_id"), message_id=P("message_id"), created_at=P("now"))
+put_dedup = compile_sql(insert(fifo_dedup).values(**_dedup_entry, sequence_number=P("sequence_number")).prefix_with("OR REPLACE"))
+# A single FIFO send's look-up and entry in one: the entry is written, taking the queue's next
+# sequence number, unless the window holds the key (find_dedup's), and then no row comes back.
+_next = select(q.c.last_sequence + literal_column("1")).where(q.c.id == P("queue_id")).scalar_subquery()
+_new_entry = sqlite_insert(fifo_dedup).values(**_dedup_entry, sequence_number=_next)
+put_new_dedup = compile_sql(
+    _new_entry.on_conflict_do_update(
+        index_elements=list(fifo_dedup.primary_key),
+        set_={name: _new_entry.excluded[name] for name in ("message_id", "sequence_number", "created_at")},
+        where=fifo_dedup.c.created_at <= P("window_start"),
+    ).returning(fifo_dedup.c.sequence_number)
 )
 prune_dedup = compile_sql(delete(fifo_dedup).where(fifo_dedup.c.queue_id == P("queue_id"), fifo_dedup.c.created_at <= P("window_start")))
 find_attempt = compile_sql(

@@ -329,6 +329,8 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
         assert group is not None  # _check_fifo
         groups.append(group)
         keys.append((group if by_group else "", p.dedup_id if p.dedup_id is not None else hashlib.sha256(p.body_bytes).hexdigest()))
+    if len(prepared) == 1:
+        return [_insert_fifo_one(queue, tx, row, prepared[0], keys[0], now, window_start)]
     # (scope, deduplication id) -> the message id and sequence number of the message the window
     # holds, or the place in fresh of the batch's own message; then the messages to send and the
     # places of those deduplicated.
@@ -373,13 +375,43 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
     return results
 
 
+def _insert_fifo_one(queue: Queue, tx: Tx, row, p: Prepared, key: tuple[str, str], now: int, window_start: int) -> SendResult:
+    """_insert_fifo for one message in three statements, where a batch's way takes five: its
+    deduplication entry is written by the look-up itself (none when the window holds the key),
+    and its INSERT finds whether it heads its group."""
+    queue_id = row["id"]
+    scope, dedup = key
+    [message_id] = new_message_ids(1)
+    params = dict(queue_id=queue_id, scope=scope, dedup_id=dedup, window_start=window_start)
+    sequence = tx.scalar(Q.put_new_dedup, **params, message_id=message_id, now=now)
+    if sequence is None:  # deduplicated: the first message's id and sequence number
+        seen = tx.one(Q.find_dedup, **params)
+        keep_deduplicating_from(tx, queue_id, scope, dedup, seen, now)
+        message_id, sequence = seen["message_id"], seen["sequence_number"]
+    else:
+        tx.scalar(Q.next_sequence, id=queue_id, n=1)
+        attributes = attributes_json(p.attributes, p.trace_header)
+        visible_at = now + ms(row["delay_seconds"])
+        sender = queue.db.sender_id
+        tx.run(
+            Q.insert_fifo_message,
+            queue_id=queue_id,
+            message_id=message_id,
+            body=p.body,
+            attributes=attributes,
+            sender_id=sender,
+            sent_at=now,
+            visible_at=visible_at,
+            group_id=p.group_id,
+            dedup_id=dedup,
+            sequence_number=sequence,
+        )
+    return SendResult((message_id, p.body, p.attributes, f"{sequence:020d}", p.entry_id))
+
+
 def _dedup_entries(tx: Tx, queue_id: int, keys: list[tuple[str, str]], window_start: int) -> list[tuple[tuple[str, str], Any]]:
-    """The window's deduplication entries of these (scope, deduplication id) keys: one look-up
-    for a batch, the plain one for a single message (a JSON array costs it 8 us more)."""
-    if len(keys) == 1:
-        [(scope, dedup)] = keys
-        seen = tx.one(Q.find_dedup, queue_id=queue_id, scope=scope, dedup_id=dedup, window_start=window_start)
-        return [] if seen is None else [(keys[0], seen)]
+    """The window's deduplication entries of a batch's (scope, deduplication id) keys, in one
+    look-up (a JSON array of them)."""
     found = tx.all(Q.find_dedups, queue_id=queue_id, keys=json.dumps(keys), window_start=window_start)
     return [((seen["scope"], seen["dedup_id"]), seen) for seen in found]
 

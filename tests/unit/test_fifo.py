@@ -328,6 +328,30 @@ def test_the_deduplication_window_is_five_minutes_from_the_first_send(fq, clock)
     assert [m.message_id for m in receive(fq)] == [first.message_id, later.message_id]
 
 
+def test_a_send_after_the_window_starts_a_new_window_that_dedups_against_it(fq, clock):
+    first = send(fq, "a", dedup="d")
+    clock.advance(D.FIFO_DEDUP_WINDOW_SECONDS)
+    later = send(fq, "b", dedup="d")
+    clock.advance(D.FIFO_DEDUP_WINDOW_SECONDS - 0.001)
+    again = send(fq, "c", dedup="d")
+    assert (
+        (again.message_id, again.sequence_number) == (later.message_id, later.sequence_number) != (first.message_id, first.sequence_number)
+    )
+    assert [m.body for m in receive(fq)] == ["a", "b"]
+
+
+def test_a_duplicate_takes_no_sequence_number_and_the_next_send_heads_its_emptied_group(fq):
+    first = send(fq, "a", dedup="d1")
+    send(fq, "a again", dedup="d1")
+    second = send(fq, "b", dedup="d2")
+    assert int(second.sequence_number) == int(first.sequence_number) + 1
+    for m in receive(fq):
+        m.delete()
+    third = send(fq, "c", dedup="d3")
+    [head] = receive(fq)  # the group emptied: its next message heads it and is receivable at once
+    assert (head.body, head.sequence_number) == ("c", third.sequence_number)
+
+
 def test_content_based_deduplication_uses_the_sha256_of_the_body_only(db, clock):
     q = make_fifo(db, ContentBasedDeduplication="true")
     attr = {"k": {"DataType": "String", "StringValue": "v"}}

@@ -36,6 +36,7 @@ HOT_PATH = {
     "fix_group_head": ("ix_messages_group", True),
     "group_has_messages": ("ix_messages_group", False),
     "groups_with_messages": ("ix_messages_group", False),
+    "insert_fifo_message": ("ix_messages_group", False),  # whether the new message heads its group
     "group_in_flight": ("ix_messages_group", True),
     "headless_groups": ("ix_messages_group", False),
     "unclaim_to_dead_letter": ("PRIMARY KEY", False),
