@@ -6,9 +6,11 @@
 Figures (calls a second, each on a fresh temporary file with one queue):
 
 - send: one ``send_message`` per call, one call at a time (the sync client; sqsqlite.aio
-  awaited in turn), then sqsqlite.aio with 16 tasks sending at once.
+  awaited in turn), then sqsqlite.aio with 16 tasks sending at once; both again with
+  ``inline=False``, every call handed to the client's pool (what a call costs when another
+  connection holds the lock, and the way every call went before calls ran on the loop).
 - receive+delete: one ``receive_message`` of one message and its ``delete_message`` per
-  message (two calls), the same three ways, from a queue filled beforehand.
+  message (two calls), the same five ways, from a queue filled beforehand.
 
 Then the memory of the process (VmRSS, Linux) and its threads with the aio client open and
 idle, and with 1,000 twenty-second long polls parked on an empty queue.
@@ -51,8 +53,8 @@ def sync_figures(directory: str, calls: int) -> tuple[float, float]:
     return send, receive
 
 
-async def aio_figures(directory: str, calls: int, tasks: int) -> tuple[float, float]:
-    async with sqsqlite.aio.client(_fresh(directory, "aio")) as sqs:
+async def aio_figures(directory: str, calls: int, tasks: int, inline: bool) -> tuple[float, float]:
+    async with sqsqlite.aio.client(_fresh(directory, "aio"), inline=inline) as sqs:
         url = (await sqs.create_queue(QueueName="bench"))["QueueUrl"]
 
         async def sends(n: int) -> None:
@@ -116,18 +118,19 @@ def main(argv: list[str] | None = None) -> int:
         print(asyncio.run(parked_memory(args.memory_child)))
         return 0
     with tempfile.TemporaryDirectory(prefix="sqsqlite-aio-bench-") as directory:
-        rows: dict[str, list[tuple[float, float]]] = {
-            "sync client": [],
-            "sqsqlite.aio, 1 task": [],
-            f"sqsqlite.aio, {CONCURRENCY} tasks": [],
+        ways = {
+            f"sqsqlite.aio{', inline=False' * (not inline)}, {tasks} task{'s' * (tasks > 1)}": (tasks, inline)
+            for inline in (True, False)
+            for tasks in (1, CONCURRENCY)
         }
+        rows: dict[str, list[tuple[float, float]]] = {"sync client": [], **{name: [] for name in ways}}
         for _ in range(args.runs):  # in turn, so load from elsewhere falls on all alike
             rows["sync client"].append(sync_figures(directory, args.calls))
-            rows["sqsqlite.aio, 1 task"].append(asyncio.run(aio_figures(directory, args.calls, 1)))
-            rows[f"sqsqlite.aio, {CONCURRENCY} tasks"].append(asyncio.run(aio_figures(directory, args.calls, CONCURRENCY)))
-        print(f"{'':26} {'send/s':>10} {'receive+delete calls/s':>24}")
+            for name, (tasks, inline) in ways.items():
+                rows[name].append(asyncio.run(aio_figures(directory, args.calls, tasks, inline)))
+        print(f"{'':40} {'send/s':>10} {'receive+delete calls/s':>24}")
         for name, runs in rows.items():
-            print(f"{name:26} {max(r[0] for r in runs):>10,.0f} {max(r[1] for r in runs):>24,.0f}")
+            print(f"{name:40} {max(r[0] for r in runs):>10,.0f} {max(r[1] for r in runs):>24,.0f}")
         # A process of its own: the figures above would have grown this one's heap.
         child = subprocess.run(
             [sys.executable, "-m", "benchmarks.aio", "--memory-child", os.path.join(directory, "memory.db")],

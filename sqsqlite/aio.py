@@ -6,8 +6,14 @@ exception classes (``client.exceptions``), because each call runs the sync clien
 
 Where the work runs:
 
-- Every engine call (which takes SQLite's lock, and may wait for another process's for up to
-  the busy timeout) runs on the client's thread pool (ENGINE_THREADS), never on the event loop.
+- The calls of a message or a batch of ten (sends, deletes, visibility changes, a receive's
+  claims: INLINE_METHODS) run on the event loop's own thread, where they take tens of
+  microseconds, a fraction of a hand-off to a thread and back; unless another connection holds
+  the writers' lock (or SQLite's) for longer than AIO_WAIT_FREE_SECONDS: then the call, having
+  written nothing, runs on the client's thread pool (ENGINE_THREADS), where it may wait for the
+  lock. So does every other call (creating or listing queues, reading attributes, a purge: work
+  that grows with the file), and every call under ``synchronous="FULL"``, whose commits fsync,
+  or with ``inline=False``.
 - A receive whose claim comes back empty does not keep its thread: the engine raises ``Park``
   (``sqsqlite.server.waiting``, the endpoint's own machinery), and the poll waits on the loop as
   a future in its queue's line until a commit in this process, a peer's datagram or the
@@ -17,8 +23,8 @@ Where the work runs:
   ``task.cancel()``, a shutdown) makes the messages it claimed visible again at once, as the
   endpoint does for a client that left, then lets the cancellation go on.
 
-With an injected clock (a ``ManualClock``) nothing parks: the engine's own wait runs on the
-pool and moves the clock by the poll's wait instead of sleeping, so a long poll that finds
+With an injected clock (a ``ManualClock``) nothing parks: the engine's own wait runs where the
+claim does and moves the clock by the poll's wait instead of sleeping, so a long poll that finds
 nothing returns at once, the clock moved on (the rule of ``sqsqlite.testing``'s fixtures).
 """
 
@@ -40,6 +46,7 @@ from .clock import ticks
 from .errors import InvalidParameterValue
 from .server.peers import Peers
 from .server.waiting import AsyncWakeups, Park, ServedDatabase, Stopping
+from .tx import WouldWait
 
 log = logging.getLogger("sqsqlite.aio")
 
@@ -47,15 +54,33 @@ log = logging.getLogger("sqsqlite.aio")
 # little; a few let a read or a send go on while one call waits for another process's lock.
 # Parked long polls take none.
 ENGINE_THREADS = 4
+# What runs on the loop's thread when the lock is free (the module's docstring): a message's or
+# a batch's work, bounded. receive_message's claims too.
+INLINE_METHODS = frozenset(
+    map(
+        method_name,
+        (
+            "SendMessage",
+            "SendMessageBatch",
+            "DeleteMessage",
+            "DeleteMessageBatch",
+            "ChangeMessageVisibility",
+            "ChangeMessageVisibilityBatch",
+        ),
+    )
+)
 
 
 class AsyncSQSClient:
-    """aiobotocore's SQS client's methods, each a coroutine running ``SQSClient``'s on a pool."""
+    """aiobotocore's SQS client's methods, each a coroutine running ``SQSClient``'s, on the loop or a pool."""
 
-    def __init__(self, path: str | None = None, *, threads: int = ENGINE_THREADS, **options: Any):
+    def __init__(self, path: str | None = None, *, threads: int = ENGINE_THREADS, inline: bool | None = None, **options: Any):
         if type(threads) is not int or threads < 1:
             raise InvalidParameterValue(f"Invalid threads {threads!r}: use a whole number of engine threads, 1 or more.")
-        self._path, self._options = path, options
+        if inline is not None and type(inline) is not bool:
+            raise InvalidParameterValue(f"Invalid inline {inline!r}: use True, False or None (on the loop unless commits fsync).")
+        self._path, self._options, self._inline_option = path, options, inline
+        self._inline = False  # decided when the file opens (its synchronous setting)
         self._executor = ThreadPoolExecutor(threads, thread_name_prefix="sqsqlite-aio")
         self._sync: SQSClient | None = None
         self._opening: asyncio.Future | None = None
@@ -72,6 +97,9 @@ class AsyncSQSClient:
             self._opened(ServedDatabase(path, **options))
 
     def _opened(self, db: ServedDatabase) -> SQSClient:
+        self._store = db.store
+        inline = self._inline_option
+        self._inline = db.store.synchronous in ("NORMAL", "OFF") if inline is None else inline
         self._sync = SQSClient(db)
         return self._sync
 
@@ -146,9 +174,27 @@ class AsyncSQSClient:
         return await asyncio.wrap_future(self._executor.submit(fn, *args, **kwargs))
 
     async def call(self, name: str, kwargs: dict[str, Any]) -> dict:
-        """The sync client's method ``name`` with ``kwargs``, run on the pool."""
+        """The sync client's method ``name`` with ``kwargs``: on the loop's thread if it is one of
+        INLINE_METHODS and the lock is free, else on the pool."""
         sync = await self._ready()
-        return await self._in_pool(getattr(sync, name), **kwargs)
+        method = getattr(sync, name)
+        if self._inline and name in INLINE_METHODS:
+            ran, response = self._on_loop(method, **kwargs)
+            if ran:
+                return response
+        return await self._in_pool(method, **kwargs)
+
+    def _on_loop(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+        """(True, fn's result) run here, on the loop's thread; (False, None) if another connection
+        held the writers' lock longer than AIO_WAIT_FREE_SECONDS, fn having written nothing."""
+        store = self._store
+        store.wait_free(True, D.AIO_WAIT_FREE_SECONDS)
+        try:
+            return True, fn(*args, **kwargs)
+        except WouldWait:
+            return False, None
+        finally:
+            store.wait_free(False)
 
     # ------------------------------------------------------------ long polls
 
@@ -182,11 +228,15 @@ class AsyncSQSClient:
             woken, nudged = state in ("woken", "nudged"), state == "nudged"
 
     async def _claim(self, sync: SQSClient, request: dict) -> tuple[str, Any]:
-        """One round of a receive on the pool: ('done', response), ('park', Park) or
+        """One round of a receive, on the loop or the pool: ('done', response), ('park', Park) or
         ('stopped', None). Cancelled once its claim may have run, it waits for the claim and
         makes what it claimed visible again before the cancellation goes on."""
         if self._closed:  # closing: the pool takes no more claims
             return "stopped", None
+        if self._inline:  # nothing to give back if cancelled: a call on the loop ends before any await
+            claimed, outcome = self._on_loop(self._claim_now, sync, request)
+            if claimed:
+                return outcome
         ran = self._executor.submit(self._claim_now, sync, request)
         done = asyncio.get_running_loop().create_future()
         self._rounds.add(done)
@@ -420,5 +470,6 @@ def _full(request: dict, response: dict) -> bool:
 def client(path: str | None = None, **options: Any) -> AsyncSQSClient:
     """An aiobotocore-compatible SQS client on a sqsqlite file: ``async with
     sqsqlite.aio.client("app.db") as sqs``. ``connect``'s options apply, and ``threads``: the
-    engine threads (default 4)."""
+    engine threads (default 4); ``inline``: whether a message's calls run on the loop's thread
+    while the lock is free (default None: unless the file's commits fsync, synchronous FULL)."""
     return AsyncSQSClient(path, **options)

@@ -127,6 +127,10 @@ BUSY_TIMEOUT_SECONDS = 60.0
 # transaction, which it is cheaper to wait out than to hand the call to a thread; far shorter
 # than an import's or a prune's.
 WAIT_FREE_SECONDS = 0.005
+# The same for sqsqlite.aio's calls on an application's event loop: about a short transaction's
+# time, so that the loop stalls no longer while another process writes (then the call goes to the
+# client's pool, where it waits).
+AIO_WAIT_FREE_SECONDS = 0.001
 # How long a lock file that could not be opened for a passing reason (out of descriptors, a
 # directory not writable now) is left before it is tried again: not one failing system call a write.
 LOCK_RETRY_SECONDS = 1.0

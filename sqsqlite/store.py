@@ -165,7 +165,7 @@ class _Write:
                         # Marked before it is taken: an interrupt from here on (even right after flock) lets it go.
                         self.holding, self.held = holding, fd
                         if wait_free:
-                            lock_briefly(fd, D.WAIT_FREE_SECONDS)
+                            lock_briefly(fd, local.wait_free_seconds)
                         elif self.sending:
                             # At once if it is free, else behind the senders' gate (the module's docstring).
                             try:
@@ -521,12 +521,12 @@ class Store:
             except sqlite3.Error:
                 pass
 
-    def wait_free(self, on: bool) -> None:
-        """Whether this thread's next write waits for another's writers' lock, then for SQLite's lock
-        (another program's transaction), at most WAIT_FREE_SECONDS each, then raises WouldWait, having
-        written nothing (an event loop's thread must not stop long)."""
+    def wait_free(self, on: bool, seconds: float = D.WAIT_FREE_SECONDS) -> None:
+        """Whether this thread's next write waits for another's writers' lock at most ``seconds``,
+        then for SQLite's lock (another program's transaction) at most WAIT_FREE_SECONDS, then raises
+        WouldWait, having written nothing (an event loop's thread must not stop long)."""
         local = self._local
-        local.wait_free = local.wait_free_call = on
+        local.wait_free, local.wait_free_call, local.wait_free_seconds = on, on, seconds
 
     def wait_free_again(self) -> None:
         """A call whose writes so far may be made again (a receive that only cleared poison or

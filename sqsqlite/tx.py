@@ -105,10 +105,11 @@ class ConnectionState(threading.local):
     group: Group | None = None
     # The store's ThreadEnd for this thread's connection: it goes with the thread.
     ending: ThreadEnd | None = None
-    # Whether this thread's next write may wait for the writers' lock only briefly, and whether
-    # the call it belongs to began so (Store.wait_free, Store.wait_free_again).
+    # Whether this thread's next write may wait for the writers' lock only briefly (how long),
+    # and whether the call it belongs to began so (Store.wait_free, Store.wait_free_again).
     wait_free: bool = False
     wait_free_call: bool = False
+    wait_free_seconds: float = 0.0
     # Whether the connection's busy timeout is now a wait-free BEGIN's (WAIT_FREE_SECONDS: True)
     # or its own (BUSY_TIMEOUT_SECONDS: False); None: not known (a change was cut short, or
     # tx.retrying changed it). Kept so that it is set only when it must change: a loop serving

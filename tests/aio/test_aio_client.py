@@ -1,6 +1,6 @@
 """sqsqlite.aio without real time: the sync client's methods as coroutines, its answers and
-errors, its paginators, the pool every engine call runs on, a ManualClock's long polls, and a
-receive cancelled after its claim giving its messages back."""
+errors, its paginators, where each call runs (the loop's thread or the pool), a ManualClock's
+long polls, and a receive cancelled after its claim giving its messages back."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import sqsqlite
 import sqsqlite.aio
 from sqsqlite.clock import ManualClock
 from sqsqlite.errors import InvalidParameterValue
+from tests.aio.helpers import threads_of_each_call
 
 
 @pytest.fixture
@@ -116,29 +117,57 @@ def test_bad_options_are_refused_as_the_sync_client_refuses_them(path):
     run(inside_a_loop())
 
 
-def test_every_engine_call_runs_on_the_pool_never_on_the_event_loops_thread(path, clock, monkeypatch):
-    threads = set()
-
+def test_a_messages_calls_run_on_the_loops_thread_and_the_others_on_the_pool(path, clock, monkeypatch):
     async def scenario():
-        sqs = sqsqlite.aio.client(path, clock=clock)  # made in the loop: the file opens on the pool
-        loop_thread = threading.get_ident()
-        await sqs.open()
-        store = sqs.db.store
-        opened = store.connection
-        monkeypatch.setattr(store, "connection", lambda *a, **k: threads.add(threading.get_ident()) or opened(*a, **k))
-        url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
-        await sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "x"} for i in range(10)])
-        got = await sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=5)
-        await sqs.delete_message_batch(
-            QueueUrl=url, Entries=[{"Id": m["MessageId"], "ReceiptHandle": m["ReceiptHandle"]} for m in got["Messages"]]
-        )
-        await sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)
-        [p async for p in sqs.get_paginator("list_queues").paginate()]
-        await sqs.close()
-        return loop_thread
+        async with sqsqlite.aio.client(path, clock=clock) as sqs:  # made in the loop: the file opens on the pool
+            where = threads_of_each_call(sqs, monkeypatch)
+            url = "http://localhost:9324/000000000000/orders"
+            places = {"create_queue": await where(sqs.create_queue(QueueName="orders"))}
+            batch = [{"Id": str(i), "MessageBody": "x"} for i in range(10)]
+            places["send_message_batch"] = await where(sqs.send_message_batch(QueueUrl=url, Entries=batch))
+            places["send_message"] = await where(sqs.send_message(QueueUrl=url, MessageBody="y"))
+            got = await sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)
+            entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got["Messages"])]
+            places["change_message_visibility"] = await where(
+                sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=entries[0]["ReceiptHandle"], VisibilityTimeout=60)
+            )
+            places["delete_message_batch"] = await where(sqs.delete_message_batch(QueueUrl=url, Entries=entries))
+            places["receive_message"] = await where(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5))  # the last message
+            places["empty long poll"] = await where(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5))  # the clock moves
+            places["get_queue_attributes"] = await where(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"]))
+            places["list_queues pages"] = await where(sqs.get_paginator("list_queues").paginate().build_full_result())
+            return places
 
-    loop_thread = run(scenario())
-    assert threads and loop_thread not in threads
+    places = run(scenario())
+    on_loop = {
+        "send_message_batch",
+        "send_message",
+        "change_message_visibility",
+        "delete_message_batch",
+        "receive_message",
+        "empty long poll",
+    }
+    assert places == {name: {"loop"} if name in on_loop else {"pool"} for name in places}
+
+
+@pytest.mark.parametrize("options", [{"inline": False}, {"synchronous": "FULL"}], ids=["inline=False", "commits that fsync"])
+def test_with_inline_false_or_commits_that_fsync_every_engine_call_runs_on_the_pool(path, clock, monkeypatch, options):
+    async def scenario():
+        async with sqsqlite.aio.client(path, clock=clock, **options) as sqs:
+            where = threads_of_each_call(sqs, monkeypatch)
+            url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+            places = [await where(sqs.send_message(QueueUrl=url, MessageBody="x"))]
+            got = await sqs.receive_message(QueueUrl=url)
+            places.append(await where(sqs.delete_message(QueueUrl=url, ReceiptHandle=got["Messages"][0]["ReceiptHandle"])))
+            places.append(await where(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)))
+            return places
+
+    assert run(scenario()) == [{"pool"}] * 3
+
+
+def test_inline_must_be_true_false_or_none(path):
+    with pytest.raises(InvalidParameterValue, match="inline"):
+        sqsqlite.aio.client(path, inline="yes")
 
 
 def test_a_long_poll_on_a_manual_clock_returns_at_once_having_moved_the_clock_by_its_wait(path):
@@ -166,7 +195,8 @@ def test_a_long_poll_on_a_manual_clock_returns_at_once_having_moved_the_clock_by
 
 def test_a_receive_cancelled_after_its_claim_committed_gives_its_messages_back_visible_at_once(path, clock):
     async def scenario():
-        async with sqsqlite.aio.client(path, clock=clock) as sqs:
+        # Claims on the pool, as when another connection writes (on the loop, none can be cut off).
+        async with sqsqlite.aio.client(path, clock=clock, inline=False) as sqs:
             url = (await sqs.create_queue(QueueName="orders", Attributes={"VisibilityTimeout": "300"}))["QueueUrl"]
             await sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
             claimed, cancelled = threading.Event(), threading.Event()
@@ -203,7 +233,8 @@ def test_a_close_right_after_cancelling_a_receive_whose_claim_is_running_gives_i
     the file's close crashed the process)."""
 
     async def scenario():
-        sqs = sqsqlite.aio.client(path, clock=clock)
+        # Claims on the pool, as when another connection writes (on the loop, none can be cut off).
+        sqs = sqsqlite.aio.client(path, clock=clock, inline=False)
         async with sqs:
             url = (await sqs.create_queue(QueueName="orders", Attributes={"VisibilityTimeout": "300"}))["QueueUrl"]
             await sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
@@ -270,7 +301,8 @@ def test_two_loops_opening_one_client_at_once_bind_it_one_after_the_other(path, 
 
 def test_a_receive_cancelled_before_its_claim_began_claims_nothing(path, clock):
     async def scenario():
-        async with sqsqlite.aio.client(path, clock=clock, threads=1) as sqs:
+        # Claims on the pool, as when another connection writes (on the loop, none can be cut off).
+        async with sqsqlite.aio.client(path, clock=clock, inline=False, threads=1) as sqs:
             url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
             await sqs.send_message(QueueUrl=url, MessageBody="hi")
             busy, go = threading.Event(), threading.Event()
