@@ -13,7 +13,8 @@ Where the work runs:
   written nothing, runs on the client's thread pool (ENGINE_THREADS), where it may wait for the
   lock. So does every other call (creating or listing queues, reading attributes, a purge: work
   that grows with the file), and every call under ``synchronous="FULL"``, whose commits fsync,
-  or with ``inline=False``.
+  or with ``inline=False``. A call on the loop doesn't suspend its task, so one that follows
+  others of this client's for INLINE_SLICE_SECONDS first gives the loop a turn.
 - A receive whose claim comes back empty does not keep its thread: the engine raises ``Park``
   (``sqsqlite.server.waiting``, the endpoint's own machinery), and the poll waits on the loop as
   a future in its queue's line until a commit in this process, a peer's datagram or the
@@ -35,6 +36,7 @@ import contextlib
 import functools
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -56,6 +58,11 @@ log = logging.getLogger("sqsqlite.aio")
 ENGINE_THREADS = 4
 # What runs on the loop's thread when the lock is free (the module's docstring): a message's or
 # a batch's work, bounded. receive_message's claims too.
+# A call on the loop does not suspend its task, so a task making them one after another would
+# keep every other task and timer waiting (and a wait_for from timing out): such a call first
+# gives the loop a turn once this client's calls have held it this long (seconds) since it last did.
+INLINE_SLICE_SECONDS = 0.001
+CLOSED = "this sqsqlite.aio client is closed"
 INLINE_METHODS = frozenset(
     map(
         method_name,
@@ -81,6 +88,7 @@ class AsyncSQSClient:
             raise InvalidParameterValue(f"Invalid inline {inline!r}: use True, False or None (on the loop unless commits fsync).")
         self._path, self._options, self._inline_option = path, options, inline
         self._inline = False  # decided when the file opens (its synchronous setting)
+        self._slice_began = 0.0  # when this client's calls last gave the loop a turn
         self._executor = ThreadPoolExecutor(threads, thread_name_prefix="sqsqlite-aio")
         self._sync: SQSClient | None = None
         self._opening: asyncio.Future | None = None
@@ -130,7 +138,7 @@ class AsyncSQSClient:
     async def open(self) -> AsyncSQSClient:
         """Open the file (created and migrated on first use) on the pool, once; bind the loop."""
         if self._closed:
-            raise RuntimeError("this sqsqlite.aio client is closed")
+            raise RuntimeError(CLOSED)
         if self._sync is None:
             if self._opening is None:
                 self._opening = asyncio.ensure_future(self._in_pool(ServedDatabase, self._path, **self._options))
@@ -165,7 +173,7 @@ class AsyncSQSClient:
 
     async def _ready(self) -> SQSClient:
         if self._closed:
-            raise RuntimeError("this sqsqlite.aio client is closed")
+            raise RuntimeError(CLOSED)
         if self._sync is None or self._loop is not asyncio.get_running_loop():
             await self.open()
         return self.sync
@@ -179,10 +187,19 @@ class AsyncSQSClient:
         sync = await self._ready()
         method = getattr(sync, name)
         if self._inline and name in INLINE_METHODS:
+            await self._take_turns()
+            if self._closed:  # while the loop had its turn
+                raise RuntimeError(CLOSED)
             ran, response = self._on_loop(method, **kwargs)
             if ran:
                 return response
         return await self._in_pool(method, **kwargs)
+
+    async def _take_turns(self) -> None:
+        """Give the loop a turn if this client's calls have held it INLINE_SLICE_SECONDS."""
+        if time.perf_counter() - self._slice_began >= INLINE_SLICE_SECONDS:
+            await asyncio.sleep(0)  # cancelled here, nothing has run
+            self._slice_began = time.perf_counter()
 
     def _on_loop(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
         """(True, fn's result) run here, on the loop's thread; (False, None) if another connection
@@ -233,7 +250,11 @@ class AsyncSQSClient:
         makes what it claimed visible again before the cancellation goes on."""
         if self._closed:  # closing: the pool takes no more claims
             return "stopped", None
-        if self._inline:  # nothing to give back if cancelled: a call on the loop ends before any await
+        if self._inline:
+            await self._take_turns()
+            if self._closed:  # while the loop had its turn
+                return "stopped", None
+            # A call on the loop ends before any await: nothing to give back if cancelled.
             claimed, outcome = self._on_loop(self._claim_now, sync, request)
             if claimed:
                 return outcome

@@ -67,6 +67,7 @@ def test_a_send_while_another_connection_writes_waits_on_the_pool_while_the_loop
             waiting = not send.done()
             release.set()
             places = await asyncio.wait_for(send, BOUND)
+            await asyncio.sleep(0.02)  # the ticker notes the gap, if the loop stopped
             ticker.cancel()
             await asyncio.to_thread(holder.join, BOUND)
             after = await where(sqs.send_message(QueueUrl=url, MessageBody="after"))
@@ -78,3 +79,86 @@ def test_a_send_while_another_connection_writes_waits_on_the_pool_while_the_loop
     assert longest_gap < 0.1  # the loop's 5 ms ticks went on (a stalled loop would show the 0.3 s)
     assert after == {"loop"}  # the lock free again: on the loop
     assert bodies == ["after", "waited"]
+
+
+def test_a_task_sending_in_a_loop_lets_other_tasks_and_timeouts_run(tmp_path):
+    """Calls on the loop don't suspend their task: a producer awaiting them one after another
+    still gives the loop a turn every millisecond or so, so a heartbeat ticks and wait_for fires."""
+
+    async def scenario():
+        async with sqsqlite.aio.client(str(tmp_path / "aio.db")) as sqs:
+            url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+            beats = 0
+
+            async def heartbeat() -> None:
+                nonlocal beats
+                while True:
+                    await asyncio.sleep(0.01)
+                    beats += 1
+
+            async def produce() -> None:
+                for _ in range(100_000):  # more than 0.5 s of sends; bounded, should they never yield
+                    await sqs.send_message(QueueUrl=url, MessageBody="x")
+
+            beating = asyncio.ensure_future(heartbeat())
+            started = time.monotonic()
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(produce(), 0.5)
+            took = time.monotonic() - started
+            beating.cancel()
+            return took, beats
+
+    took, beats = asyncio.run(scenario())
+    assert took < 0.5 + 0.25  # the timeout fired on time, not when the producer happened to stop
+    assert beats >= 10  # about 50 in 0.5 s; never none
+
+
+class _LockingClock(sqsqlite.ManualClock):
+    """A test clock whose first sleep (a long poll's wait, moving the clock) has another
+    connection take the writers' lock and hold it for HELD seconds."""
+
+    def __init__(self, path: str):
+        super().__init__()
+        self.path, self.holder = path, None
+
+    def sleep(self, seconds: float) -> None:
+        if self.holder is None:
+            holding, release = threading.Event(), threading.Event()
+            self.holder = threading.Thread(target=hold_sqsqlites_lock, args=(self.path, holding, release))
+            self.holder.start()
+            holding.wait(BOUND)
+            threading.Timer(HELD, release.set).start()
+        super().sleep(seconds)
+
+
+def test_a_long_polls_later_claim_on_an_injected_clock_waits_on_the_pool_not_on_the_loop(tmp_path):
+    """Where a clock is injected nothing parks: the poll's wait moves the clock, and the receive
+    claims again in the same call. That claim too gives up at once when another connection
+    writes, and waits on the pool, so the loop goes on."""
+    path = str(tmp_path / "aio.db")
+    clock = _LockingClock(path)
+
+    async def scenario():
+        async with sqsqlite.aio.client(path, clock=clock) as sqs:
+            url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+            gaps: list[float] = []
+
+            async def ticking() -> None:
+                last = time.monotonic()
+                while True:
+                    await asyncio.sleep(0.005)
+                    now = time.monotonic()
+                    gaps.append(now - last)
+                    last = now
+
+            ticker = asyncio.ensure_future(ticking())
+            await asyncio.sleep(0.02)  # ticking
+            answer = await asyncio.wait_for(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5), BOUND)
+            await asyncio.sleep(0.02)  # the ticker notes the gap, if the loop stopped
+            ticker.cancel()
+            return answer, max(gaps, default=0.0)
+
+    answer, longest_gap = asyncio.run(scenario())
+    clock.holder.join(BOUND)
+    assert "Messages" not in answer
+    assert longest_gap < HELD / 2  # the loop never waited out the other connection's lock
