@@ -12,6 +12,8 @@ from benchmarks import celery_bench
 pytestmark = pytest.mark.slow
 
 
+# Kombu's own SQLAlchemy transport, the peer the benchmark compares with, uses a loader SQLAlchemy 2.1 deprecates.
+@pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy is deprecated")
 def test_the_celery_benchmark_drains_every_task_on_each_broker_and_writes_its_figures(tmp_path):
     out = tmp_path / "celery_bench.json"
     document = celery_bench.main(["--tasks", "12", "--rounds", "1", "--out", str(out)])
