@@ -186,7 +186,7 @@ class _Write:
             # Wait-free, SQLite's busy handler too waits only briefly: a program that writes with SQLite
             # alone (the sqlite3 shell, a backup) holds SQLite's lock without sqsqlite's lock file.
             if wait_free:
-                if local.busy_short is not True:
+                if local.busy_short is not True or local.busy_seconds != local.wait_free_seconds:
                     local.set_busy_timeout(True)
             elif local.busy_short is not False:
                 local.set_busy_timeout(False)
@@ -522,9 +522,9 @@ class Store:
                 pass
 
     def wait_free(self, on: bool, seconds: float = D.WAIT_FREE_SECONDS) -> None:
-        """Whether this thread's next write waits for another's writers' lock at most ``seconds``,
-        then for SQLite's lock (another program's transaction) at most WAIT_FREE_SECONDS, then raises
-        WouldWait, having written nothing (an event loop's thread must not stop long)."""
+        """Whether this thread's next write waits for another's writers' lock, then for SQLite's lock
+        (another program's transaction), at most ``seconds`` each, then raises WouldWait, having
+        written nothing (an event loop's thread must not stop long)."""
         local = self._local
         local.wait_free, local.wait_free_call, local.wait_free_seconds = on, on, seconds
 

@@ -110,11 +110,12 @@ class ConnectionState(threading.local):
     wait_free: bool = False
     wait_free_call: bool = False
     wait_free_seconds: float = 0.0
-    # Whether the connection's busy timeout is now a wait-free BEGIN's (WAIT_FREE_SECONDS: True)
-    # or its own (BUSY_TIMEOUT_SECONDS: False); None: not known (a change was cut short, or
-    # tx.retrying changed it). Kept so that it is set only when it must change: a loop serving
-    # writes leaves it short, a thread pool's connections never shorten it.
+    # Whether the connection's busy timeout is now a wait-free BEGIN's (True: busy_seconds, the
+    # wait_free_seconds it was set for) or its own (BUSY_TIMEOUT_SECONDS: False); None: not known
+    # (a change was cut short, or tx.retrying changed it). Kept so that it is set only when it
+    # must change: a loop serving writes leaves it short, a thread pool's connections never shorten it.
     busy_short: bool | None = False
+    busy_seconds: float = 0.0
     # Whether this connection's SQLite checkpoint is the checkpoint thread's backstop
     # (PRAGMA wal_autocheckpoint=WAL_BACKSTOP_PAGES) rather than SQLite's default.
     backstop: bool = False
@@ -130,9 +131,9 @@ class ConnectionState(threading.local):
     def set_busy_timeout(self, short: bool) -> None:
         """Set the busy timeout of the connection: a wait-free BEGIN's, or the connection's own."""
         self.busy_short = None  # until it is set: an interrupt in between leaves it to be set again
-        seconds = D.WAIT_FREE_SECONDS if short else D.BUSY_TIMEOUT_SECONDS
+        seconds = self.wait_free_seconds if short else D.BUSY_TIMEOUT_SECONDS
         self.cursor.execute(f"PRAGMA busy_timeout={max(1, int(seconds * 1000))}")
-        self.busy_short = short
+        self.busy_short, self.busy_seconds = short, seconds
 
 
 class Tx:

@@ -162,3 +162,40 @@ def test_a_long_polls_later_claim_on_an_injected_clock_waits_on_the_pool_not_on_
     clock.holder.join(BOUND)
     assert "Messages" not in answer
     assert longest_gap < HELD / 2  # the loop never waited out the other connection's lock
+
+
+def test_behind_sqlites_own_lock_a_call_gives_up_on_the_loop_within_about_a_millisecond(tmp_path):
+    """A program writing with SQLite alone holds SQLite's lock, not sqsqlite's: the call's BEGIN on
+    the loop waits for it AIO_WAIT_FREE_SECONDS, as for sqsqlite's lock, not the endpoint's 5 ms."""
+    path = str(tmp_path / "aio.db")
+
+    async def scenario():
+        async with sqsqlite.aio.client(path) as sqs:
+            url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+            on_loop, spent = sqs._on_loop, []
+
+            def timed(*args, **kwargs):
+                started = time.monotonic()
+                try:
+                    return on_loop(*args, **kwargs)
+                finally:
+                    spent.append(time.monotonic() - started)
+
+            sqs._on_loop = timed
+            tries = []
+            for i in range(7):
+                holding, release = threading.Event(), threading.Event()
+                holder = threading.Thread(target=hold_sqlites_lock, args=(path, holding, release))
+                holder.start()
+                await asyncio.to_thread(holding.wait, BOUND)
+                spent.clear()
+                send = asyncio.ensure_future(sqs.send_message(QueueUrl=url, MessageBody=str(i)))
+                await asyncio.sleep(0.01)  # its try on the loop, then the pool, where it waits
+                tries.append(spent[0])
+                release.set()
+                await asyncio.wait_for(send, BOUND)
+                await asyncio.to_thread(holder.join, BOUND)
+            return sorted(tries)
+
+    tries = asyncio.run(scenario())
+    assert tries[len(tries) // 2] < 0.004  # about 1 ms; SQLite's own busy timeout had kept the loop 5 ms
