@@ -6,9 +6,11 @@ bounded."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -20,6 +22,29 @@ pytestmark = pytest.mark.slow
 
 BOUND = 10.0  # seconds anything below may take
 HELD = 0.3  # seconds the other connection holds its lock while the send waits
+
+
+@contextlib.asynccontextmanager
+async def loop_pauses() -> AsyncIterator[list[float]]:
+    """The gaps between a 5 ms timer's ticks on the loop while the block runs: a loop stopped
+    meanwhile shows as one long gap."""
+    gaps: list[float] = []
+
+    async def ticking() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.005)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    ticker = asyncio.ensure_future(ticking())
+    await asyncio.sleep(0.02)  # ticking
+    try:
+        yield gaps
+    finally:
+        await asyncio.sleep(0.02)  # the last gap noted, should the loop have stopped
+        ticker.cancel()
 
 
 def hold_sqsqlites_lock(path: str, holding: threading.Event, release: threading.Event) -> None:
@@ -51,24 +76,12 @@ def test_a_send_while_another_connection_writes_waits_on_the_pool_while_the_loop
             holder = threading.Thread(target=hold, args=(path, holding, release))
             holder.start()
             await asyncio.to_thread(holding.wait, BOUND)
-            gaps: list[float] = []
-
-            async def ticking() -> None:
-                last = time.monotonic()
-                while True:
-                    await asyncio.sleep(0.005)
-                    now = time.monotonic()
-                    gaps.append(now - last)
-                    last = now
-
-            ticker = asyncio.ensure_future(ticking())
-            send = asyncio.ensure_future(where(sqs.send_message(QueueUrl=url, MessageBody="waited")))
-            await asyncio.sleep(HELD)
-            waiting = not send.done()
-            release.set()
-            places = await asyncio.wait_for(send, BOUND)
-            await asyncio.sleep(0.02)  # the ticker notes the gap, if the loop stopped
-            ticker.cancel()
+            async with loop_pauses() as gaps:
+                send = asyncio.ensure_future(where(sqs.send_message(QueueUrl=url, MessageBody="waited")))
+                await asyncio.sleep(HELD)
+                waiting = not send.done()
+                release.set()
+                places = await asyncio.wait_for(send, BOUND)
             await asyncio.to_thread(holder.join, BOUND)
             after = await where(sqs.send_message(QueueUrl=url, MessageBody="after"))
             got = await sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)
@@ -141,21 +154,8 @@ def test_a_long_polls_later_claim_on_an_injected_clock_waits_on_the_pool_not_on_
     async def scenario():
         async with sqsqlite.aio.client(path, clock=clock) as sqs:
             url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
-            gaps: list[float] = []
-
-            async def ticking() -> None:
-                last = time.monotonic()
-                while True:
-                    await asyncio.sleep(0.005)
-                    now = time.monotonic()
-                    gaps.append(now - last)
-                    last = now
-
-            ticker = asyncio.ensure_future(ticking())
-            await asyncio.sleep(0.02)  # ticking
-            answer = await asyncio.wait_for(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5), BOUND)
-            await asyncio.sleep(0.02)  # the ticker notes the gap, if the loop stopped
-            ticker.cancel()
+            async with loop_pauses() as gaps:
+                answer = await asyncio.wait_for(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5), BOUND)
             return answer, max(gaps, default=0.0)
 
     answer, longest_gap = asyncio.run(scenario())
