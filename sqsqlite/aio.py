@@ -56,13 +56,13 @@ log = logging.getLogger("sqsqlite.aio")
 # little; a few let a read or a send go on while one call waits for another process's lock.
 # Parked long polls take none.
 ENGINE_THREADS = 4
-# What runs on the loop's thread when the lock is free (the module's docstring): a message's or
-# a batch's work, bounded. receive_message's claims too.
 # A call on the loop does not suspend its task, so a task making them one after another would
 # keep every other task and timer waiting (and a wait_for from timing out): such a call first
 # gives the loop a turn once this client's calls have held it this long (seconds) since it last did.
 INLINE_SLICE_SECONDS = 0.001
 CLOSED = "this sqsqlite.aio client is closed"
+# What runs on the loop's thread when the lock is free (the module's docstring): a message's or
+# a batch's work, bounded. receive_message's claims too.
 INLINE_METHODS = frozenset(
     map(
         method_name,

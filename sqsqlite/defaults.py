@@ -123,9 +123,9 @@ SQLITE_AUTOCHECKPOINT_PAGES = 1000
 # How long a writer keeps retrying a busy database before giving up (seconds).
 BUSY_TIMEOUT_SECONDS = 60.0
 # How long a wait-free write (Store.wait_free: a call on the endpoint's event loop) keeps trying
-# for the writers' lock, then for SQLite's, before it gives up (WouldWait): long enough for another worker's short
-# transaction, which it is cheaper to wait out than to hand the call to a thread; far shorter
-# than an import's or a prune's.
+# for the writers' lock, then for SQLite's, before it gives up (WouldWait): long enough for
+# another worker's short transaction, which it is cheaper to wait out than to hand the call to a
+# thread; far shorter than an import's or a prune's.
 WAIT_FREE_SECONDS = 0.005
 # The same for sqsqlite.aio's calls on an application's event loop: about a short transaction's
 # time, so that the loop stalls no longer while another process writes (then the call goes to the

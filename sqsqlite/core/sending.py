@@ -392,14 +392,13 @@ def _insert_fifo_one(queue: Queue, tx: Tx, row, p: Prepared, key: tuple[str, str
         tx.scalar(Q.next_sequence, id=queue_id, n=1)
         attributes = attributes_json(p.attributes, p.trace_header)
         visible_at = now + ms(row["delay_seconds"])
-        sender = queue.db.sender_id
         tx.run(
             Q.insert_fifo_message,
             queue_id=queue_id,
             message_id=message_id,
             body=p.body,
             attributes=attributes,
-            sender_id=sender,
+            sender_id=queue.db.sender_id,
             sent_at=now,
             visible_at=visible_at,
             group_id=p.group_id,
