@@ -7,14 +7,14 @@ exception classes (``client.exceptions``), because each call runs the sync clien
 Where the work runs:
 
 - The calls of a message or a batch of ten (sends, deletes, visibility changes, a receive's
-  claims: INLINE_METHODS) run on the event loop's own thread, where they take tens of
+  claims on the system clock: INLINE_METHODS) run on the event loop's own thread, where they take tens of
   microseconds, a fraction of a hand-off to a thread and back; unless another connection holds
   the writers' lock (or SQLite's) for longer than AIO_WAIT_FREE_SECONDS: then the call, having
   written nothing, runs on the client's thread pool (ENGINE_THREADS), where it may wait for the
   lock. So does every other call (creating or listing queues, reading attributes, a purge: work
   that grows with the file), and every call under ``synchronous="FULL"``, whose commits fsync,
   or with ``inline=False``. A call on the loop doesn't suspend its task, so one that follows
-  others of this client's for INLINE_SLICE_SECONDS first gives the loop a turn.
+  others on the loop for INLINE_SLICE_SECONDS first gives the loop a turn.
 - A receive whose claim comes back empty does not keep its thread: the engine raises ``Park``
   (``sqsqlite.server.waiting``, the endpoint's own machinery), and the poll waits on the loop as
   a future in its queue's line until a commit in this process, a peer's datagram or the
@@ -24,8 +24,8 @@ Where the work runs:
   ``task.cancel()``, a shutdown) makes the messages it claimed visible again at once, as the
   endpoint does for a client that left, then lets the cancellation go on.
 
-With an injected clock (a ``ManualClock``) nothing parks: the engine's own wait runs where the
-claim does and moves the clock by the poll's wait instead of sleeping, so a long poll that finds
+With an injected clock (a ``ManualClock``) nothing parks: the engine's own wait runs on the
+pool and moves the clock by the poll's wait instead of sleeping, so a long poll that finds
 nothing returns at once, the clock moved on (the rule of ``sqsqlite.testing``'s fixtures).
 """
 
@@ -37,6 +37,7 @@ import functools
 import logging
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -60,9 +61,11 @@ ENGINE_THREADS = 4
 # keep every other task and timer waiting (and a wait_for from timing out): such a call first
 # gives the loop a turn once this client's calls have held it this long (seconds) since it last did.
 INLINE_SLICE_SECONDS = 0.001
+# Per loop, however many clients and tasks share it: [when its calls last gave it a turn].
+_TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[float]] = weakref.WeakKeyDictionary()
 CLOSED = "this sqsqlite.aio client is closed"
 # What runs on the loop's thread when the lock is free (the module's docstring): a message's or
-# a batch's work, bounded. receive_message's claims too.
+# a batch's work, bounded. receive_message's claims too, where polls park (the system clock).
 INLINE_METHODS = frozenset(
     map(
         method_name,
@@ -88,7 +91,7 @@ class AsyncSQSClient:
             raise InvalidParameterValue(f"Invalid inline {inline!r}: use True, False or None (on the loop unless commits fsync).")
         self._path, self._options, self._inline_option = path, options, inline
         self._inline = False  # decided when the file opens (its synchronous setting)
-        self._slice_began = 0.0  # when this client's calls last gave the loop a turn
+        self._turn = [0.0]  # _TURNS' entry for the loop this client serves, once bound
         self._executor = ThreadPoolExecutor(threads, thread_name_prefix="sqsqlite-aio")
         self._sync: SQSClient | None = None
         self._opening: asyncio.Future | None = None
@@ -169,6 +172,7 @@ class AsyncSQSClient:
             except OSError:  # no usable wake-up directory: the data_version watcher sees their commits
                 peers = None
         wakeups.attach(loop, peers)
+        self._turn = _TURNS.setdefault(loop, [0.0])
         self._loop = loop
 
     async def _ready(self) -> SQSClient:
@@ -196,10 +200,15 @@ class AsyncSQSClient:
         return await self._in_pool(method, **kwargs)
 
     async def _take_turns(self) -> None:
-        """Give the loop a turn if this client's calls have held it INLINE_SLICE_SECONDS."""
-        if time.perf_counter() - self._slice_began >= INLINE_SLICE_SECONDS:
+        """Give the loop a turn if calls on it have held it INLINE_SLICE_SECONDS. Of the tasks
+        that gave it up together, the first back starts the next slice; the others make a call
+        each within it, then give the loop up again."""
+        turn = self._turn
+        if time.perf_counter() - turn[0] >= INLINE_SLICE_SECONDS:
+            left = time.perf_counter()
             await asyncio.sleep(0)  # cancelled here, nothing has run
-            self._slice_began = time.perf_counter()
+            if turn[0] < left:
+                turn[0] = time.perf_counter()
 
     def _on_loop(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
         """(True, fn's result) run here, on the loop's thread; (False, None) if another connection
@@ -250,7 +259,9 @@ class AsyncSQSClient:
         makes what it claimed visible again before the cancellation goes on."""
         if self._closed:  # closing: the pool takes no more claims
             return "stopped", None
-        if self._inline:
+        if self._inline and self.wakeups.parks:
+            # (Where a clock is injected nothing parks: the claim's wait moves the clock, and a
+            # call rerun on the pool after it would wait the whole poll again.)
             await self._take_turns()
             if self._closed:  # while the loop had its turn
                 return "stopped", None

@@ -132,9 +132,6 @@ def receive(
             now = db.now()
             deadline = now + max(0, ends - tick())
             wakeups.wait(queue.name, mark, deadline if due is None else min(deadline, due), deadline)
-            # Its empty claim needs no undoing: a call on an event loop claims again wait-free
-            # (where a clock is injected, the wait above moved it and returned at once).
-            db.store.wait_free_again()
 
 
 def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], tokens: dict | None) -> Message:

@@ -117,8 +117,9 @@ def test_bad_options_are_refused_as_the_sync_client_refuses_them(path):
     run(inside_a_loop())
 
 
-def test_a_messages_calls_run_on_the_loops_thread_and_the_others_on_the_pool(path, clock, monkeypatch):
-    async def scenario():
+def test_a_messages_calls_run_on_the_loops_thread_and_the_others_on_the_pool(path, monkeypatch):
+    # The system clock (no call below waits): where a clock is injected, receives run on the pool.
+    async def scenario(clock=None):
         async with sqsqlite.aio.client(path, clock=clock) as sqs:  # made in the loop: the file opens on the pool
             where = threads_of_each_call(sqs, monkeypatch)
             url = "http://localhost:9324/000000000000/orders"
@@ -133,7 +134,7 @@ def test_a_messages_calls_run_on_the_loops_thread_and_the_others_on_the_pool(pat
             )
             places["delete_message_batch"] = await where(sqs.delete_message_batch(QueueUrl=url, Entries=entries))
             places["receive_message"] = await where(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5))  # the last message
-            places["empty long poll"] = await where(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5))  # the clock moves
+            places["empty receive"] = await where(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=0))
             places["get_queue_attributes"] = await where(sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"]))
             places["list_queues pages"] = await where(sqs.get_paginator("list_queues").paginate().build_full_result())
             return places
@@ -145,9 +146,22 @@ def test_a_messages_calls_run_on_the_loops_thread_and_the_others_on_the_pool(pat
         "change_message_visibility",
         "delete_message_batch",
         "receive_message",
-        "empty long poll",
+        "empty receive",
     }
     assert places == {name: {"loop"} if name in on_loop else {"pool"} for name in places}
+
+
+def test_where_a_clock_is_injected_receives_run_on_the_pool_and_sends_on_the_loop(path, clock, monkeypatch):
+    async def scenario():
+        async with sqsqlite.aio.client(path, clock=clock) as sqs:
+            where = threads_of_each_call(sqs, monkeypatch)
+            url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+            places = [await where(sqs.send_message(QueueUrl=url, MessageBody="x"))]
+            places.append(await where(sqs.receive_message(QueueUrl=url)))
+            places.append(await where(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)))  # the clock moves
+            return places
+
+    assert run(scenario()) == [{"loop"}, {"pool"}, {"pool"}]
 
 
 @pytest.mark.parametrize("options", [{"inline": False}, {"synchronous": "FULL"}], ids=["inline=False", "commits that fsync"])
