@@ -7,8 +7,8 @@ exception classes (``client.exceptions``), because each call runs the sync clien
 Where the work runs:
 
 - The calls of a message or a batch of ten (sends, deletes, visibility changes, a receive's
-  claims on the system clock: INLINE_METHODS) run on the event loop's own thread, where they take tens of
-  microseconds, a fraction of a hand-off to a thread and back; unless another connection holds
+  claims on the system clock: INLINE_METHODS) run on the event loop's own thread, where they
+  take tens of microseconds, a fraction of a hand-off to a thread and back; unless another connection holds
   the writers' lock (or SQLite's) for longer than AIO_WAIT_FREE_SECONDS: then the call, having
   written nothing, runs on the client's thread pool (ENGINE_THREADS), where it may wait for the
   lock. So does every other call (creating or listing queues, reading attributes, a purge: work
@@ -59,7 +59,7 @@ log = logging.getLogger("sqsqlite.aio")
 ENGINE_THREADS = 4
 # A call on the loop does not suspend its task, so a task making them one after another would
 # keep every other task and timer waiting (and a wait_for from timing out): such a call first
-# gives the loop a turn once this client's calls have held it this long (seconds) since it last did.
+# gives the loop a turn once calls on it have held it this long (seconds) since it last had one.
 INLINE_SLICE_SECONDS = 0.001
 # Per loop, however many clients and tasks share it: [when its calls last gave it a turn].
 _TURNS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[float]] = weakref.WeakKeyDictionary()
