@@ -115,7 +115,7 @@ def test_a_task_sending_in_a_loop_lets_other_tasks_and_timeouts_run(tmp_path):
 
             beating = asyncio.ensure_future(heartbeat())
             started = time.monotonic()
-            with pytest.raises(TimeoutError):
+            with pytest.raises(asyncio.TimeoutError):
                 await asyncio.wait_for(produce(), 0.5)
             took = time.monotonic() - started
             beating.cancel()
