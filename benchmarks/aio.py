@@ -118,10 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         print(asyncio.run(parked_memory(args.memory_child)))
         return 0
     with tempfile.TemporaryDirectory(prefix="sqsqlite-aio-bench-") as directory:
-        ways = {
-            f"sqsqlite.aio{', inline=False' * (not inline)}, {tasks} task{'s' * (tasks > 1)}": (tasks, inline)
-            for inline in (True, False)
-            for tasks in (1, CONCURRENCY)
+        ways = {  # name: (tasks, inline)
+            "sqsqlite.aio, 1 task": (1, True),
+            f"sqsqlite.aio, {CONCURRENCY} tasks": (CONCURRENCY, True),
+            "sqsqlite.aio, inline=False, 1 task": (1, False),
+            f"sqsqlite.aio, inline=False, {CONCURRENCY} tasks": (CONCURRENCY, False),
         }
         rows: dict[str, list[tuple[float, float]]] = {"sync client": [], **{name: [] for name in ways}}
         for _ in range(args.runs):  # in turn, so load from elsewhere falls on all alike

@@ -191,12 +191,11 @@ class AsyncSQSClient:
         sync = await self._ready()
         method = getattr(sync, name)
         if self._inline and name in INLINE_METHODS:
-            await self._take_turns()
-            if self._closed:  # while the loop had its turn
-                raise RuntimeError(CLOSED)
-            ran, response = self._on_loop(method, **kwargs)
+            ran, response = await self._on_loop_in_turn(method, **kwargs)
             if ran:
                 return response
+            if self._closed:  # while the loop had its turn
+                raise RuntimeError(CLOSED)
         return await self._in_pool(method, **kwargs)
 
     async def _take_turns(self) -> None:
@@ -209,6 +208,14 @@ class AsyncSQSClient:
             await asyncio.sleep(0)  # cancelled here, nothing has run
             if turn[0] < left:
                 turn[0] = time.perf_counter()
+
+    async def _on_loop_in_turn(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+        """_on_loop once the loop has had its turn (_take_turns); (False, None) without running fn
+        if the client closed meanwhile."""
+        await self._take_turns()
+        if self._closed:
+            return False, None
+        return self._on_loop(fn, *args, **kwargs)
 
     def _on_loop(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
         """(True, fn's result) run here, on the loop's thread; (False, None) if another connection
@@ -257,18 +264,15 @@ class AsyncSQSClient:
         """One round of a receive, on the loop or the pool: ('done', response), ('park', Park) or
         ('stopped', None). Cancelled once its claim may have run, it waits for the claim and
         makes what it claimed visible again before the cancellation goes on."""
-        if self._closed:  # closing: the pool takes no more claims
-            return "stopped", None
         if self._inline and self.wakeups.parks:
             # (Where a clock is injected nothing parks: the claim's wait moves the clock, and a
-            # call rerun on the pool after it would wait the whole poll again.)
-            await self._take_turns()
-            if self._closed:  # while the loop had its turn
-                return "stopped", None
-            # A call on the loop ends before any await: nothing to give back if cancelled.
-            claimed, outcome = self._on_loop(self._claim_now, sync, request)
+            # call rerun on the pool after it would wait the whole poll again.) A call on the loop
+            # ends before any await: nothing to give back if cancelled.
+            claimed, outcome = await self._on_loop_in_turn(self._claim_now, sync, request)
             if claimed:
                 return outcome
+        if self._closed:  # closing (the loop's turn included): the pool takes no more claims
+            return "stopped", None
         ran = self._executor.submit(self._claim_now, sync, request)
         done = asyncio.get_running_loop().create_future()
         self._rounds.add(done)
