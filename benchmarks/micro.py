@@ -11,7 +11,10 @@ several rounds, systems in turn, so a loaded machine disturbs the comparison lea
 The "its SQL" column (EngineSql) splits sqsqlite's figure into what SQLite spends and what the
 library's Python spends: every statement the engine ran for the workload, with its values,
 recorded on its own connection, then replayed through sqlite3 alone on a copy of the file as it
-was before the workload.
+was before the workload. The "response" column (``response alone``) is the Queue API's calls
+followed by the response a boto3-shaped client must return, with nothing between: bound/API, its
+ratio to the Queue API, is the most any client answering as SQS does can reach, beside the
+client's own (client/API).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import time
 from sqsqlite import defaults as D
 from sqsqlite.store import Store
 
-from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, body_of, filled, remove_files
+from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, ResponseAlone, body_of, filled, remove_files
 
 WORKLOADS = {
     # name: (kind, batch, messages per round)
@@ -186,7 +189,7 @@ def _one(system, kind: str, batch: int, n: int, work: str) -> float:
         s.close()
 
 
-def measure(rounds: int = 5, systems=(Engine, ClientEngine, EngineSql, Floor, FloorOnLayout), workloads=WORKLOADS) -> dict:
+def measure(rounds: int = 5, systems=(Engine, ClientEngine, ResponseAlone, EngineSql, Floor, FloorOnLayout), workloads=WORKLOADS) -> dict:
     out: dict = {}
     with tempfile.TemporaryDirectory(prefix="sqsqlite-micro-") as work:
         for name, (kind, batch, n) in workloads.items():
@@ -243,14 +246,14 @@ def main(argv=None) -> None:
         return
     res = measure(args.rounds)
     print(
-        f"{'CPU us/msg':10s} {'sqsqlite':>9s} {'its SQL':>8s} {'client':>9s} {'floor':>9s} {'floor@layout':>13s} "
-        f"{'/floor':>7s} {'client/floor':>13s}"
+        f"{'CPU us/msg':10s} {'sqsqlite':>9s} {'its SQL':>8s} {'client':>9s} {'response':>9s} {'floor':>9s} {'floor@layout':>13s} "
+        f"{'/floor':>7s} {'client/floor':>13s} {'client/API':>11s} {'bound/API':>10s}"
     )
     for name, r in res.items():
-        c = r["sqsqlite client"]
+        e, c, bound = r["sqsqlite"], r["sqsqlite client"], r["response alone"]
         print(
-            f"{name:10s} {r['sqsqlite']:9.1f} {r['its SQL']:8.1f} {c:9.1f} {r['floor']:9.1f} {r['floor@layout']:13.1f} "
-            f"{r['floor'] / r['sqsqlite']:7.2f} {r['floor'] / c:13.2f}"
+            f"{name:10s} {e:9.1f} {r['its SQL']:8.1f} {c:9.1f} {bound:9.1f} {r['floor']:9.1f} {r['floor@layout']:13.1f} "
+            f"{r['floor'] / e:7.2f} {r['floor'] / c:13.2f} {e / c:11.3f} {e / bound:10.3f}"
         )
     print(f"load average {os.getloadavg()}")
 

@@ -298,6 +298,72 @@ class ClientEngine(Engine):
         return Run(done, perf() - start, lat)
 
 
+class ResponseAlone(Engine):
+    """Not a client and not a target: the Queue API's calls, each followed by the response a
+    boto3-shaped client has to return for it, built with no check and no layer between: an MD5
+    of each body sent, a receipt handle's text and an MD5 for each message received (the
+    deletes present those texts), the entries, the request's metadata. No client that answers
+    as SQS does can run faster than this on the same calls, so it bounds ``sqsqlite client``'s
+    rows against the Queue API."""
+
+    name = "response alone"
+
+    def send(self, calls: int, batch: int, body: str) -> Run:
+        from sqsqlite.client import response_metadata
+        from sqsqlite.validation import md5_hex
+
+        q = self.q
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        if batch == 1:
+            for _ in range(calls):
+                t = perf()
+                response = {"MessageId": q.send_message(body).message_id, "MD5OfMessageBody": md5_hex(body.encode())}
+                response["ResponseMetadata"] = response_metadata(200)
+                lat.append(perf() - t)
+        else:
+            entries = [{"Id": str(i), "MessageBody": body} for i in range(batch)]
+            for _ in range(calls):
+                t = perf()
+                ids, bodies, entry_ids = q.send_message_batch(entries).successful.columns()
+                response = {
+                    "Successful": [
+                        {"Id": i, "MessageId": m, "MD5OfMessageBody": md5_hex(b.encode())} for i, m, b in zip(entry_ids, ids, bodies)
+                    ]
+                }
+                response["ResponseMetadata"] = response_metadata(200)
+                lat.append(perf() - t)
+        return Run(calls * batch, perf() - start, lat)
+
+    def receive_delete(self, n: int, batch: int) -> Run:
+        from sqsqlite.actions import message_out
+        from sqsqlite.client import response_metadata
+
+        q = self.q
+        lat = []
+        perf = time.perf_counter
+        done = 0
+        start = perf()
+        while done < n:
+            t = perf()
+            msgs = [message_out(m) for m in q.receive_message(max_number_of_messages=batch)]
+            received = {"Messages": msgs} if msgs else {}
+            received["ResponseMetadata"] = response_metadata(200)
+            if batch == 1:
+                for m in msgs:
+                    q.delete_message(m["ReceiptHandle"])
+                    deleted: dict = {}
+                    deleted["ResponseMetadata"] = response_metadata(200)
+            elif msgs:
+                result = q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(msgs)])
+                deleted = {"Successful": result.successful}
+                deleted["ResponseMetadata"] = response_metadata(200)
+            done += len(msgs)
+            lat.append(perf() - t)
+        return Run(done, perf() - start, lat)
+
+
 # ---------------------------------------------------------------------- the floor
 
 FLOOR_SCHEMA = """

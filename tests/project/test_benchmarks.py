@@ -72,11 +72,19 @@ def test_targets_and_ratios_are_reported_without_being_asserted(tiny_result):
 
 
 def test_the_two_commit_ceiling_bounds_plain_calls_against_each_peer(tiny_result):
-    assert [b["bound"] for b in tiny_result["bounds"]] == [
+    ceiling = [b for b in tiny_result["bounds"] if "2-commit ceiling" in b["bound"]]
+    assert [b["bound"] for b in ceiling] == [
         "recv+delete 1: 2-commit ceiling / persist-queue get+ack",
         "recv+delete 1: 2-commit ceiling / litequeue get+ack",
     ]
-    assert all(b["value"] > 0 for b in tiny_result["bounds"])
+    assert all(b["value"] > 0 for b in ceiling)
+
+
+def test_the_response_alone_bounds_each_of_the_clients_rows_against_the_queue_api(tiny_result):
+    alone = {b["bound"]: b for b in tiny_result["bounds"] if "response alone" in b["bound"]}
+    assert set(alone) == {f"client {wl}: response alone / Queue API" for wl in suite.CLIENT_WORKLOADS}
+    assert all(b["value"] > 0 and b["cpu_value"] > 0 for b in alone.values())
+    assert not any(r["versus"] == "response alone" for r in tiny_result["ratios"])  # a bound, not a peer
 
 
 def test_percentiles_pick_from_the_sorted_values():
@@ -91,7 +99,7 @@ def test_the_micro_measurement_reports_cpu_microseconds_per_message_for_each_sys
     result = micro.measure(rounds=1, workloads={"send10": ("send", 10, 20), "recv1": ("recv", 1, 10)})
     assert set(result) == {"send10", "recv1"}
     for figures in result.values():
-        assert set(figures) == {"sqsqlite", "sqsqlite client", "its SQL", "floor", "floor@layout"}
+        assert set(figures) == {"sqsqlite", "sqsqlite client", "response alone", "its SQL", "floor", "floor@layout"}
         assert all(us > 0 for us in figures.values())
 
 
