@@ -279,18 +279,12 @@ fifo_heads.defaults = _heads.defaults
 assert fifo_heads != _heads
 # Expired group heads, visible or in flight (ix_messages_heads_sent): an expired message is gone,
 # so its group moves on at once; each call's caller makes the next message the head.
+_expired_heads = select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, m.c.sent_at <= P("cutoff"))
 delete_expired_heads = compile_sql(
-    delete(m)
-    .where(
-        m.c.id.in_(
-            select(m.c.id)
-            .where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, m.c.sent_at <= P("cutoff"))
-            .limit(P("n"))
-            .scalar_subquery()
-        )
-    )
-    .returning(m.c.group_id, m.c.is_head)
+    delete(m).where(m.c.id.in_(_expired_heads.limit(P("n")).scalar_subquery())).returning(m.c.group_id, m.c.is_head)
 )
+# Whether there is one: most claims find none, and this look-up costs a fraction of the DELETE's set-up.
+expired_head = compile_sql(_expired_heads.limit(_ONE))
 _GROUP = (m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)  # one group's rows (ix_messages_group)
 fifo_group_run = compile_sql(select(m.c.id, m.c.visible_at).where(*_GROUP, _alive_unindexed).order_by(m.c.sequence_number).limit(P("n")))
 # Whether any of a group's first n live messages (a receive's most: a claim's run, as fifo_group_run, passes expired ones)
@@ -371,43 +365,29 @@ assert _delete_standard_order == DELETE_STANDARD_COLUMNS
 # executemany binds four values and steps once per handle (callgrind: receive + delete in
 # batches of 10, 4,400 instructions a message less). "+ 0" keeps the planner on the listed row
 # ids, not the queue's index range. DELETE_CLAIMED_ROWS[n] takes n row ids; parameters: token,
-# queue id, then the row ids.
-def _delete_claimed_rows(n: int) -> Sql:
+# queue id, then the row ids. DELETE_CLAIMED_FIFO_ROWS[n], a FIFO queue's: token, queue id, now,
+# then the row ids; it deletes only messages still in flight (a FIFO handle ends with its
+# lease), and returns what each deletion did to its group's head.
+def _delete_claimed_rows(n: int, fifo: bool = False) -> Sql:
     ids = [P(f"id_{i}") for i in range(n)]
     stmt = delete(m).where(
         m.c.receipt_token == P("token"),
         (m.c.queue_id + literal_column("0")) == P("queue_id"),
         m.c.id.in_(ids),
     )
-    return compile_numbered(stmt, ("token", "queue_id") + tuple(f"id_{i}" for i in range(n)))
+    order = tuple(f"id_{i}" for i in range(n))
+    if fifo:
+        fifo_stmt = stmt.where(_hidden).returning(m.c.id, m.c.receipt_token, m.c.group_id, m.c.is_head)
+        return compile_numbered(fifo_stmt, ("token", "queue_id", "now") + order)
+    return compile_numbered(stmt, ("token", "queue_id") + order)
 
 
 DELETE_CLAIMED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_delete_claimed_rows(n) for n in _BATCH_SIZES)
+DELETE_CLAIMED_FIFO_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_delete_claimed_rows(n, fifo=True) for n in _BATCH_SIZES)
 # A BufferedQueue commits up to BUFFER_PREFETCH.high deletes at once, mostly one claim's (one
 # token): one statement of that many row ids, a shorter run padded with its last id (IN ignores
 # repeats), where one statement per ten took 3-5% more of a buffered consumer's CPU.
 DELETE_CLAIMED_MANY = _delete_claimed_rows(D.BUFFER_PREFETCH.high)
-# DeleteMessageBatch's common case in one statement: each [row id, token hex, message id] of
-# :handles deletes its message when the token is the newest (and, on FIFO, still in flight).
-_handles = func.json_each(P("handles")).table_valued("value").alias("handles")
-delete_by_handles = compile_sql(
-    delete(m)
-    .where(
-        m.c.id.in_(select(func.json_extract(_handles.c.value, "$[0]")).select_from(_handles)),
-        # "+ 0": otherwise the planner walks the queue's whole index range instead of looking
-        # up the listed row ids (tests/unit/test_queries.py checks the plan).
-        (m.c.queue_id + literal_column("0")) == P("queue_id"),
-        tuple_(m.c.id, func.hex(m.c.receipt_token), m.c.message_id).in_(
-            select(
-                func.json_extract(_handles.c.value, "$[0]"),
-                func.json_extract(_handles.c.value, "$[1]"),
-                func.json_extract(_handles.c.value, "$[2]"),
-            ).select_from(_handles)
-        ),
-        or_(P("fifo") == 0, _hidden),
-    )
-    .returning(m.c.id, m.c.receipt_token, m.c.group_id, m.c.is_head)
-)
 change_visibility = compile_sql(update(m).where(m.c.id == P("id")).values(visible_at=P("visible_at")))
 
 # Expired rows are the oldest, so they gather at the head of the claim's index walk. A receive

@@ -8,7 +8,6 @@ still the newest, deletes in one statement without reading the row first.
 
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -252,12 +251,22 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
             if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
                 deleted.update((k[0], bytes(k[3])) for k in keys)
         elif handles and row["fifo"]:
-            # FIFO: the same in one statement that also returns what each deletion did to
-            # its group's head.
-            spec = json.dumps([[h.row_id, h.token.hex().upper(), h.message_id] for h in handles.values()])
-            gone = tx.all(Q.delete_by_handles, handles=spec, queue_id=row["id"], fifo=row["fifo"], now=now)
-            deleted.update((r["id"], r["receipt_token"]) for r in gone)
-            heads_left(tx, row["id"], gone)
+            # FIFO: the same by each claim's token (one statement for one receive's messages),
+            # deleting only messages still in flight and returning what each deletion did to its
+            # group's head. The message ids the handles hold add nothing to token and row id.
+            claimed: dict[bytes, list] = {}
+            for handle in handles.values():
+                claimed.setdefault(bytes(handle.token), [handle.token]).append(handle.row_id)
+            heads = set()
+            for token, *ids in claimed.values():
+                for row_id, row_token, group_id, was_head in tx.all_positional(
+                    Q.DELETE_CLAIMED_FIFO_ROWS[len(ids)], (token, queue_id, now, *ids)
+                ):
+                    deleted.add((row_id, row_token))
+                    if was_head:
+                        heads.add(group_id)
+            for group_id in heads:  # the groups' next messages head them now
+                tx.run(Q.fix_group_head, queue_id=queue_id, group_id=group_id)
         if len(deleted) == len(entries):  # each entry deleted its own message above
             return BatchResult([{"Id": e["Id"]} for e in entries], failed)
         if given_messages:  # as above

@@ -396,7 +396,7 @@ def _claim_fifo(queue: Queue, tx: Tx, params: dict, want: int, budget: int) -> t
     # may be expired too: the loop goes on until none is, or the budget is spent (then the
     # heads left are passed over, and the receive comes back for them).
     removed = 0
-    while removed < budget:
+    while removed < budget and tx.scalar(Q.expired_head, queue_id=params["queue_id"], cutoff=params["cutoff"]) is not None:
         gone = tx.all(Q.delete_expired_heads, queue_id=params["queue_id"], cutoff=params["cutoff"], n=budget - removed)
         if not gone:
             break

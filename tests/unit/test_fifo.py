@@ -1013,6 +1013,34 @@ def test_a_handle_still_in_flight_deletes_the_message(fq, clock):
     assert counts(fq) == (0, 0, 0)
 
 
+def test_a_batch_delete_of_several_receives_messages_deletes_each_and_moves_their_groups_on(fq, clock):
+    for body in ("a1", "a2"):
+        send(fq, body, group="a")
+    for body in ("b1", "b2"):
+        send(fq, body, group="b")
+    [a1] = receive(fq, 1)
+    [b1] = receive(fq, 1)
+    assert bodies([a1, b1]) == ["a1", "b1"]
+    # Two receives' handles (two claims' tokens), one as the Message and one as its text.
+    result = fq.delete_message_batch([{"Id": "a", "ReceiptHandle": a1}, {"Id": "b", "ReceiptHandle": b1.receipt_handle}])
+    assert [s["Id"] for s in result.successful] == ["a", "b"] and result.failed == []
+    assert counts(fq) == (2, 0, 0)
+    assert sorted(bodies(receive(fq))) == ["a2", "b2"]
+
+
+def test_a_batch_delete_deletes_the_messages_still_in_flight_and_refuses_an_expired_handle(fq, clock):
+    send(fq, "a1", group="a")
+    [a1] = receive(fq, 1)
+    clock.advance(20)
+    send(fq, "b1", group="b")
+    [b1] = receive(fq, 1)
+    clock.advance(15)  # a1's lease ended, b1's runs
+    result = fq.delete_message_batch([{"Id": "a", "ReceiptHandle": a1.receipt_handle}, {"Id": "b", "ReceiptHandle": b1.receipt_handle}])
+    assert [s["Id"] for s in result.successful] == ["b"]
+    assert [(f.id, f.code) for f in result.failed] == [("a", "InvalidParameterValue")]
+    assert bodies(receive(fq)) == ["a1"]
+
+
 # ---------------------------------------------------------------- the claim's cost
 
 

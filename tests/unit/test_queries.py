@@ -32,6 +32,7 @@ HOT_PATH = {
     "claim_ids": ("PRIMARY KEY", False),
     "fifo_heads": ("ix_messages_heads", True),
     "delete_expired_heads": ("ix_messages_heads_sent", False),
+    "expired_head": ("ix_messages_heads_sent", False),
     "fifo_group_run": ("ix_messages_group", True),
     "fix_group_head": ("ix_messages_group", True),
     "group_has_messages": ("ix_messages_group", False),
@@ -67,7 +68,6 @@ HOT_PATH = {
     "received_by_id": ("PRIMARY KEY", False),
     "delete_message": ("PRIMARY KEY", False),
     "delete_by_handle": ("PRIMARY KEY", False),
-    "delete_by_handles": ("PRIMARY KEY", False),
     "delete_standard_by_handle": ("PRIMARY KEY", False),
     "DELETE_CLAIMED_MANY": ("PRIMARY KEY", False),
     "change_visibility": ("PRIMARY KEY", False),
@@ -147,10 +147,11 @@ def test_a_batchs_deduplication_look_up_finds_each_entry_by_its_key_never_walkin
 
 
 @pytest.mark.parametrize("n", [1, 10])
-def test_deleting_one_receives_messages_looks_up_each_listed_row_id(conn, n):
-    # Q.DELETE_CLAIMED_ROWS is a tuple of statements, one per batch size, so the listing above
+@pytest.mark.parametrize("statements", [Q.DELETE_CLAIMED_ROWS, Q.DELETE_CLAIMED_FIFO_ROWS], ids=["standard", "fifo"])
+def test_deleting_one_receives_messages_looks_up_each_listed_row_id(conn, n, statements):
+    # Q.DELETE_CLAIMED_ROWS and its FIFO twin are tuples of statements, one per batch size, so the listing above
     # does not see it; without "+ 0" on queue_id the planner would walk the queue's index range.
-    plan = _plan(conn, Q.DELETE_CLAIMED_ROWS[n])
+    plan = _plan(conn, statements[n])
     on_messages = [line for line in plan if re.match(r"(SCAN|SEARCH) messages\b", line)]
     assert on_messages and all("INTEGER PRIMARY KEY (rowid=?)" in line for line in on_messages), plan
 
