@@ -174,8 +174,8 @@ def wire_error(code: str) -> tuple[str, str, int]:
     """(query error code, JSON __type shape, HTTP status) for an SQS error code."""
     if code in ("PurgeQueueInProgress", "OverLimit"):
         status = 403
-    elif code == "ResourceNotFoundException":
-        status = 404
+    elif code in ("ResourceNotFoundException", "ReceiptHandleIsInvalid"):
+        status = 404  # SQS's model says so, and Amazon SQS answers a handle it never issued so
     elif code in ("DatabaseError", "InternalError"):
         status = 500
     else:

@@ -77,6 +77,11 @@ class Call:
         self.request_id, self.endpoint, self.started = request_id, endpoint, started
 
 
+# Query actions Amazon SQS refuses at a queue's URL (InvalidAction): they name no queue. GetQueueUrl
+# it answers there.
+_NOT_FOR_A_QUEUE = frozenset(("CreateQueue", "ListQueues"))
+
+
 class Refused(Exception):
     """Parsing ended in an answer (an error, or a console page) instead of a Call."""
 
@@ -160,7 +165,11 @@ class Dispatcher:
                         raise InvalidParameterValue("The form-encoded request body is not valid UTF-8 once percent-decoded.") from None
                 action = next((v for k, v in params if k == "Action"), None)
                 if not action:
+                    if self._queue_in_path(req.path):  # as Amazon SQS answers a queue's URL asked nothing
+                        raise Refused(Answer(404, wire.XML_CONTENT_TYPE, b"<UnknownOperationException/>", {}), None, request_id)
                     raise wire.WireError("MissingAction", "The request must contain the parameter Action.")
+                if action in _NOT_FOR_A_QUEUE and self._queue_in_path(req.path):
+                    raise wire.WireError("InvalidAction", f"The action {action} is not valid for this endpoint.")
                 if action not in MEMBERS and action not in UNSUPPORTED:
                     raise wire.WireError("InvalidAction", f"The action {action} is not valid for this web service.")
                 request = wire.query_request(params, action)
@@ -209,21 +218,26 @@ class Dispatcher:
         )
         raise err
 
-    def _queue_from_path(self, path: str, action: str, request: dict) -> None:
-        """Query requests may be sent to the queue's own URL; the path then names the queue."""
+    def _queue_in_path(self, path: str) -> str | None:
+        """The queue a path names (/<account>/<queue>, or the path-style URLs emulators give:
+        /queue/<region>/<account>/<queue>); None for the endpoint's own (/). Any account, as a
+        QueueUrl member's: one file is one account, and a URL written for Amazon SQS (its
+        account id in it) must work unchanged."""
         parts = [p for p in path.split("/") if p]
         if not parts:
-            return
+            return None
         if parts[:-2] in (["queue"], [self.db.region], ["queue", self.db.region]):
-            parts = parts[-2:]  # the path-style URLs emulators give: /queue/<region>/<account>/<name>
+            parts = parts[-2:]
         if len(parts) != 2:
             raise wire.WireError(
                 "InvalidAddress", f"The address {path!r} is not valid for this endpoint: use / or /<account>/<queue>.", 404
             )
-        # Any account, as a QueueUrl member's: one file is one account, and a URL written for
-        # Amazon SQS (its account id in it) must work unchanged.
-        name = parts[1]
-        if "QueueUrl" in MEMBERS.get(action, ()) and not request.get("QueueUrl"):
+        return parts[1]
+
+    def _queue_from_path(self, path: str, action: str, request: dict) -> None:
+        """Query requests may be sent to the queue's own URL; the path then names the queue."""
+        name = self._queue_in_path(path)
+        if name is not None and "QueueUrl" in MEMBERS.get(action, ()) and not request.get("QueueUrl"):
             request["QueueUrl"] = name
 
     def _endpoint(self, headers: Headers) -> str:

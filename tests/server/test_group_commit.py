@@ -140,7 +140,7 @@ def test_a_call_answered_with_an_error_in_a_group_leaves_the_others_kept(tmp_pat
         assert server.server.app.groups == 1
     sent, refused = answers[0::2], answers[1::2]
     assert all(isinstance(a, dict) and "MessageId" in a for a in sent)
-    assert all(isinstance(a, SQSError) and a.status == 400 and "ReceiptHandleIsInvalid" in a.body["__type"] for a in refused)
+    assert all(isinstance(a, SQSError) and a.status == 404 and "ReceiptHandleIsInvalid" in a.body["__type"] for a in refused)
     assert _visible(path, "orders") == 8
 
 

@@ -97,7 +97,7 @@ def test_the_sdks_paginator_pages_through_every_queue(seen):
     ("step", "name", "message", "status"),
     [
         ("no_such_queue", "QueueDoesNotExist", "The specified queue does not exist.", 400),
-        ("bad_handle", "ReceiptHandleIsInvalid", 'The input receipt handle "not-a-handle" is not a valid receipt handle.', 400),
+        ("bad_handle", "ReceiptHandleIsInvalid", 'The input receipt handle "not-a-handle" is not a valid receipt handle.', 404),
         ("empty_batch", "EmptyBatchRequest", "There should be at least one DeleteMessageBatchRequestEntry in the request.", 400),
         ("repeated_ids", "BatchEntryIdsNotDistinct", "Id x repeated.", 400),
     ],

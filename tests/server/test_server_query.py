@@ -277,13 +277,27 @@ def test_errors_come_back_as_sqs_error_responses_with_the_query_code(server):
     status, _, root = call(server.url, {"Action": "PurgeQueue", "QueueUrl": url})
     assert (status, text(root, "sqs:Error/sqs:Code")) == (403, "AWS.SimpleQueueService.PurgeQueueInProgress")
     status, _, root = call(server.url, {"Action": "DeleteMessage", "QueueUrl": url, "ReceiptHandle": "nope"})
-    assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "ReceiptHandleIsInvalid")
+    assert (status, text(root, "sqs:Error/sqs:Code")) == (404, "ReceiptHandleIsInvalid")
     status, _, root = call(
         server.url, {"Action": "SetQueueAttributes", "QueueUrl": url, "Attribute.1.Name": "DelaySeconds", "Attribute.1.Value": "901"}
     )
     assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "InvalidAttributeValue")
     status, _, root = call(server.url, {"Action": "ChangeMessageVisibility", "QueueUrl": url, "ReceiptHandle": "x"})
     assert text(root, "sqs:Error/sqs:Code") == "MissingParameter"
+
+
+def test_a_queues_url_asked_no_action_or_an_action_that_names_no_queue_is_refused_as_amazon_sqs_refuses_it(server):
+    path = urllib.parse.urlparse(create(server, "q-at-its-url")).path
+    status, _, root = call(server.url, {}, method="GET", path=path)
+    assert (status, root.tag) == (404, "UnknownOperationException")
+    for action, params in (("CreateQueue", {"QueueName": "q-made-at-a-url"}), ("ListQueues", {})):
+        status, _, root = call(server.url, {"Action": action, **params}, method="GET", path=path)
+        assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "InvalidAction")
+        assert text(root, "sqs:Error/sqs:Message") == f"The action {action} is not valid for this endpoint."
+    assert server.db.list_queues("q-made")[0] == []
+    # GetQueueUrl is answered there, as Amazon SQS answers it.
+    root = ok(server.url, {"Action": "GetQueueUrl", "QueueName": "q-at-its-url"}, method="GET", path=path)
+    assert text(root, "sqs:GetQueueUrlResult/sqs:QueueUrl").endswith(path)
 
 
 def test_requests_without_a_valid_action_or_address_are_refused(server):
