@@ -388,10 +388,12 @@ class AsyncSQSClient:
 def _method(action: str) -> Callable[..., Any]:
     name = method_name(action)
 
-    async def call(self: AsyncSQSClient, **kwargs: Any) -> dict:
+    async def call(self: AsyncSQSClient, *args: Any, **kwargs: Any) -> dict:
+        if args:
+            raise TypeError(f"{name}() only accepts keyword arguments.")  # aiobotocore's words, as boto3's
         return await self.call(name, kwargs)
 
-    call.__name__ = name
+    call.__name__ = call.__qualname__ = name
     call.__doc__ = f"The SQS {action} action (same keyword arguments and response as aiobotocore's)."
     return call
 

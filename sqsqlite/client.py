@@ -83,7 +83,7 @@ def _raw_blobs(params: dict[str, Any]) -> dict[str, Any]:
         return out
 
     out = message(params)
-    if isinstance(out.get("Entries"), list):
+    if isinstance(out.get("Entries"), (list, tuple)):  # botocore takes a tuple for a list
         out["Entries"] = [message(e) if isinstance(e, dict) else e for e in out["Entries"]]
     return out
 
@@ -576,10 +576,14 @@ def _compile(shape: Any, done: dict[str, Callable[[Any], bool]]) -> Callable[[An
 
 
 def _method(action: str):
-    def call(self: SQSClient, **kwargs: Any) -> dict:
+    name = method_name(action)
+
+    def call(self: SQSClient, *args: Any, **kwargs: Any) -> dict:
+        if args:
+            raise TypeError(f"{name}() only accepts keyword arguments.")  # boto3's words
         return self._call(action, kwargs)
 
-    call.__name__ = method_name(action)
+    call.__name__ = call.__qualname__ = name
     call.__doc__ = f"The SQS {action} action (same keyword arguments and response as boto3's)."
     return call
 

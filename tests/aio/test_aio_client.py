@@ -102,6 +102,18 @@ def test_bad_input_raises_the_same_botocore_errors_as_the_sync_client(path, cloc
     assert [kind for kind, *_ in ours].count(ParamValidationError) == 3
 
 
+def test_positional_arguments_are_refused_in_the_sync_clients_words(path):
+    async def refused():
+        async with sqsqlite.aio.client(path) as c:
+            with pytest.raises(TypeError) as err:
+                await c.send_message("orders", "body")
+            return str(err.value)
+
+    with sqsqlite.client(path) as sync, pytest.raises(TypeError) as err:
+        sync.send_message("orders", "body")
+    assert run(refused()) == str(err.value) == "send_message() only accepts keyword arguments."
+
+
 def test_bad_options_are_refused_as_the_sync_client_refuses_them(path):
     with pytest.raises(InvalidParameterValue):
         sqsqlite.aio.client(path, synchronous="SOMETIMES")

@@ -211,6 +211,27 @@ def test_a_str_binary_value_is_sent_as_its_utf8_bytes_as_boto3_sends_it(local, a
     assert got[0] == got[1] and got[0][1] == [b"abcd", b"hello"]
 
 
+def test_a_str_binary_value_in_a_tuple_of_batch_entries_is_sent_as_its_utf8_bytes_as_in_a_list(local, aws):
+    # "aGk=" is also base64 (of b"hi"): read as the wire's text, it stored the wrong bytes.
+    entry = {"Id": "1", "MessageBody": "y", "MessageAttributes": {"b": {"DataType": "Binary", "BinaryValue": "aGk="}}}
+    got = []
+    for c in (local, aws):
+        url = c.create_queue(QueueName="blobs-in-a-tuple")["QueueUrl"]
+        sent = c.send_message_batch(QueueUrl=url, Entries=(entry,))
+        received = c.receive_message(QueueUrl=url, MessageAttributeNames=["All"])["Messages"]
+        got.append((sent["Successful"][0]["MD5OfMessageAttributes"], [m["MessageAttributes"]["b"]["BinaryValue"] for m in received]))
+    assert got[0] == got[1] and got[0][1] == [b"aGk="]
+
+
+def test_positional_arguments_are_refused_in_boto3s_words(local, aws):
+    refusals = []
+    for c in (local, aws):
+        with pytest.raises(TypeError) as err:
+            c.send_message("https://queue", "body")
+        refusals.append(str(err.value))
+    assert refusals[0] == refusals[1] == "send_message() only accepts keyword arguments."
+
+
 def test_two_clients_share_exception_classes_as_boto3s_do(db_path, local):
     other = sqsqlite.client(db_path)
     try:
