@@ -22,7 +22,7 @@ from typing import Any
 from . import batches as B
 from . import defaults as D
 from . import validation as V
-from .core import BatchResult, Database, Message, MoveTask, Queue, SendResult, SentMessages
+from .core import BatchResult, Database, Message, MoveTask, Queue, SendResult, SentMessages, name_after, page_token
 from .errors import InvalidParameterValue, MissingParameter, QueueDoesNotExist, UnsupportedOperation
 
 Request = Mapping[str, Any]
@@ -284,17 +284,12 @@ class Actions:
         urls = self._queue(r).list_dead_letter_source_queues()  # in name order
         limit = _int(r, "MaxResults", 1, D.MAX_LIST_QUEUES_RESULTS)
         if r.get("NextToken"):
-            # The token is the last name listed, so queues created or deleted between pages
-            # neither repeat nor drop the others (a position would shift).
-            try:
-                after = base64.urlsafe_b64decode(V.text("NextToken", r["NextToken"]).encode()).decode()
-            except (binascii.Error, ValueError, UnicodeDecodeError):
-                raise InvalidParameterValue(f"Invalid NextToken {V.shorten(r['NextToken'])}: pass a token this action returned.") from None
+            after = name_after(r["NextToken"], "ListDeadLetterSourceQueues")
             urls = [u for u in urls if V.queue_name_from_url(u) > after]
         page = urls if limit is None else urls[:limit]
         out: Response = {"queueUrls": page}  # SQS spells this member in lower camel case
         if len(page) < len(urls):
-            out["NextToken"] = base64.urlsafe_b64encode(V.queue_name_from_url(page[-1]).encode()).decode()
+            out["NextToken"] = page_token(V.queue_name_from_url(page[-1]))
         return out
 
     # ------------------------------------------------------------ messages

@@ -19,7 +19,7 @@ The modules, each with one job (upper ones import lower ones, never the reverse)
 """
 
 from .buffered import BufferedQueue, DeferredDeleteFailure
-from .database import Database, connect
+from .database import Database, connect, name_after, page_token
 from .queue import Queue
 from .results import BatchResult, BatchResultErrorEntry, Message, MoveTask, QueueStats, SendResult, SentMessages
 from .wakeups import PollingWakeups, Wakeups
@@ -38,5 +38,7 @@ __all__ = [
     "SendResult",
     "SentMessages",
     "Wakeups",
+    "name_after",
+    "page_token",
     "connect",
 ]

@@ -4,7 +4,6 @@ ARNs, creating, listing and deleting queues, figures across queues, pruning, and
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import os
 import threading
@@ -16,7 +15,7 @@ from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import InvalidParameterValue, QueueAlreadyExists, QueueDeletedRecently, QueueDoesNotExist
+from ..errors import InvalidParameterValue, QueueAlreadyExists, QueueDeletedRecently, QueueDoesNotExist, SQSError
 from ..store import Store
 from . import bookmarks as bookmark_functions
 from . import move_tasks
@@ -191,14 +190,7 @@ class Database:
             raise InvalidParameterValue(f"Invalid QueueNamePrefix {V.shorten(queue_name_prefix)}: a string of up to 80 characters.")
         if max_results is not None:
             max_results = V.int_value("MaxResults", max_results, 1, D.MAX_LIST_QUEUES_RESULTS)
-        after = ""
-        if next_token is not None and not isinstance(next_token, str):
-            raise InvalidParameterValue(f"Invalid NextToken {V.shorten(next_token)}: pass a token ListQueues returned.")
-        if next_token:
-            try:
-                after = base64.urlsafe_b64decode(next_token.encode()).decode()
-            except (binascii.Error, ValueError, UnicodeDecodeError):
-                raise InvalidParameterValue(f"Invalid NextToken {V.shorten(next_token)}: pass a token ListQueues returned.") from None
+        after = "" if next_token is None or next_token == "" else name_after(next_token, "ListQueues")
         limit = max_results or D.LIST_QUEUES_UNPAGED_LIMIT
         with self.store.read() as tx:
             rows = tx.all(Q.list_queues, prefix=queue_name_prefix, after=after, limit=limit + 1)
@@ -206,7 +198,7 @@ class Database:
         token = None
         if max_results is not None and len(names) > limit:
             names = names[:limit]
-            token = base64.urlsafe_b64encode(names[-1].encode()).decode()
+            token = page_token(names[-1])
         return [self.queue_url(n) for n in names[:limit]], token
 
     def delete_queue(self, queue_url: str) -> None:
@@ -328,3 +320,24 @@ def connect(path: str | os.PathLike | None = None, **options: Any) -> Database:
     ``path`` defaults to ``$SQSQLITE_DB`` or ``./sqsqlite.db``. Options: ``clock``, ``region``,
     ``account_id``, ``endpoint``, ``sender_id``, ``synchronous`` ("NORMAL" or "FULL")."""
     return Database(path, **options)
+
+
+# ListQueues' and ListDeadLetterSourceQueues' NextToken: the last queue name a page listed, so
+# queues created or deleted between pages neither repeat nor drop the others (a position would
+# shift).
+def page_token(name: str) -> str:
+    return base64.urlsafe_b64encode(name.encode()).decode()
+
+
+def name_after(token: Any, action: str) -> str:
+    """The queue name a page token of ``action`` stands for; InvalidParameterValue for any text
+    page_token could not have made (urlsafe_b64decode alone drops characters outside its
+    alphabet: "!!!" read as the list's start, and most other text as some place in it)."""
+    invalid = InvalidParameterValue(f"Invalid NextToken {V.shorten(token)}: pass a token {action} returned.")
+    try:
+        name = base64.b64decode(token, altchars=b"-_", validate=True).decode()
+        if page_token(name) != token:
+            raise invalid
+        return V.queue_name(name)
+    except (SQSError, ValueError, TypeError):  # binascii.Error and UnicodeDecodeError are ValueErrors
+        raise invalid from None

@@ -149,6 +149,39 @@ def test_list_queues_pages_with_max_results_and_next_token(db):
     assert pages == 3
 
 
+# Tokens no listing made: "!!!" was read leniently as nothing (the list from its start), "eyJ9"
+# as '{"}' (past every name: an empty last page). The others: a name's token with padding it has
+# no need of, a name and a space, a token and a newline, text that is not base64 at all.
+NEVER_MADE_TOKENS = ["!!!", "eyJ9", "cTAx==", "cTAxIA==", "cTAwLWRscQ==\n", "\u00e9t\u00e9"]
+
+
+@pytest.mark.parametrize("token", NEVER_MADE_TOKENS)
+def test_a_list_queues_token_no_listing_made_is_refused_not_read_as_a_place_in_the_list(db, token):
+    for name in ("q00", "q01", "q02"):
+        db.create_queue(name)
+    with pytest.raises(InvalidParameterValue, match="Invalid NextToken"):
+        db.list_queues(max_results=2, next_token=token)
+    urls, made = db.list_queues(max_results=1)
+    assert [u.rsplit("/", 1)[1] for u in db.list_queues(max_results=2, next_token=made)[0]] == ["q01", "q02"]
+
+
+@pytest.mark.parametrize("token", NEVER_MADE_TOKENS)
+def test_a_dead_letter_source_listing_refuses_a_token_it_never_made(tmp_path, token):
+    import sqsqlite
+
+    client = sqsqlite.client(tmp_path / "sources.db")
+    dlq = client.create_queue(QueueName="dlq")["QueueUrl"]
+    arn = client.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    policy = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 3})
+    for name in ("a", "b", "c"):
+        client.create_queue(QueueName=name, Attributes={"RedrivePolicy": policy})
+    with pytest.raises(client.exceptions.InvalidParameterValue, match="Invalid NextToken"):
+        client.list_dead_letter_source_queues(QueueUrl=dlq, MaxResults=2, NextToken=token)
+    made = client.list_dead_letter_source_queues(QueueUrl=dlq, MaxResults=1)["NextToken"]
+    page = client.list_dead_letter_source_queues(QueueUrl=dlq, MaxResults=2, NextToken=made)["queueUrls"]
+    assert [u.rsplit("/", 1)[1] for u in page] == ["b", "c"]
+
+
 def test_list_queues_rejects_max_results_outside_1_to_1000(db):
     for bad in (0, 1001, "x"):
         with pytest.raises(InvalidParameterValue) as err:
