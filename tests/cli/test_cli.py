@@ -574,7 +574,6 @@ def test_a_file_that_is_not_a_database_is_one_line_naming_it_and_exit_255(tmp_pa
         (["create-queue", "--queue-name", "q", "--attributes", "VisibilityTimeout"], "Error parsing shorthand syntax"),
         (["create-queue", "--queue-name", "q", "--attributes", "{not json"], "Invalid JSON"),
         (["create-queue", "--queue-name", "q", "--attributes", "file:///no/such/file.json"], "Unable to load paramfile"),
-        (["send-message", "--queue-url", "q", "--message-body", "x", "--message-attributes", "a=b"], "each message attribute takes"),
         (["--output", "xml", "list-queues"], "Invalid value for '--output'"),
     ],
 )
@@ -582,6 +581,21 @@ def test_bad_usage_prints_clicks_usage_message_and_exits_252(sq, args, fragment)
     r = sq(*args, code=252)
     assert r.stdout == ""
     assert "Usage: sqsqlite" in r.stderr and fragment in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        (["send-message", "--message-body", "x", "--message-attributes", "a=b"], "MessageAttributes.a, value: b, type: <class 'str'>"),
+        (["send-message", "--message-body", "x", "--message-attributes", '{"a": 1}'], "MessageAttributes.a, value: 1, type: <class 'int'>"),
+        (["send-message-batch", "--entries", "[1, 2]"], "Entries[0], value: 1, type: <class 'int'>"),
+    ],
+)
+def test_a_message_attributes_or_a_batch_entrys_form_is_refused_in_botocores_words_as_the_aws_cli_refuses_it(sq, args, problem):
+    sq("create-queue", "--queue-name", "q")
+    r = sq(*args[:1], "--queue-url", "q", *args[1:], code=252)
+    assert r.stderr.startswith("Parameter validation failed:\nInvalid type for parameter " + problem + ", valid types: <class 'dict'>")
+    assert sq("get-queue-attributes", "--queue-url", "q", "--attribute-names", "ApproximateNumberOfMessages").stdout.count('"0"') == 1
 
 
 def test_an_unexpected_failure_is_one_line_and_exit_255(sq, monkeypatch):

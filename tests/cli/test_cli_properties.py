@@ -226,8 +226,8 @@ def test_an_invalid_message_attribute_type_or_value_is_refused(cw, value):
     args = ("send-message", "--queue-url=std", "--message-body=b", f"--message-attributes={as_json({'attr': value})}")
     if isinstance(value, dict):
         cw.rejects("SendMessage", ("InvalidParameterValue",), *args)
-    else:  # not even the {DataType=...} shape: the CLI's argument parser refuses it
-        cw.misused("--message-attributes", *args)
+    else:  # not even the {DataType=...} shape: botocore's check refuses it, as the aws CLI's does
+        cw.invalid("SendMessage", {"QueueUrl": "std", "MessageBody": "b", "MessageAttributes": {"attr": value}}, *args)
 
 
 @CLI_SETTINGS
