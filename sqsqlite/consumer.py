@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from . import defaults as D
 from .clock import is_system
 from .core import Message, Queue
-from .errors import InvalidParameterValue, SQSError
+from .errors import DatabaseError, InvalidParameterValue, SQSError
 
 log = logging.getLogger("sqsqlite.consumer")
 
@@ -84,7 +84,13 @@ class Heartbeat:
             for message in self.held:
                 try:
                     message.change_visibility(self.visibility_timeout)
-                except SQSError as err:
+                except DatabaseError as err:
+                    # The file failed this beat (full, an I/O error, a lock held past the busy
+                    # timeout), not the lease: the next beat, a fraction of a timeout later,
+                    # may still renew it before another consumer can take the message.
+                    self.error = err
+                    log.warning("heartbeat for message %s failed, will try again: %s", message.message_id, err)
+                except SQSError as err:  # the lease ended (superseded, lapsed, 12 hours) or the queue went
                     self.error = err
                     log.warning("heartbeat for message %s stopped: %s", message.message_id, err)
                     continue
@@ -138,6 +144,11 @@ class Consumer:
         backoff: Backoff = Backoff(),
         message_attribute_names: tuple[str, ...] = ("All",),
     ):
+        if not isinstance(queue, Queue):
+            raise TypeError(
+                f"consume() takes a Queue, not {type(queue).__name__}: it receives with its own visibility timeout and "
+                "heartbeat, which a BufferedQueue's claims would not follow."
+            )
         self.queue = queue
         self.handler = handler
         self.max_number_of_messages = max_number_of_messages

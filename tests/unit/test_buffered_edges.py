@@ -88,6 +88,42 @@ def acknowledge(queue, n):
     return b
 
 
+def test_a_receive_whose_due_deletes_fail_to_commit_still_hands_out_its_message_and_the_deletes_wait(queue, clock, monkeypatch):
+    import threading
+
+    from sqsqlite.core import buffered
+    from sqsqlite.errors import DatabaseError
+
+    # No flusher thread (as when none can start): the receive alone commits the due deletes.
+    start = threading.Thread.start
+
+    def no_flusher(thread):
+        if thread.name.startswith("sqsqlite-buffer-"):
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", no_flusher)
+    fill(queue, 10)
+    b = queue.buffered(max_batch_open_ms=200)
+    b.receive_message()[0].delete()  # a delete waits
+    inner = buffered.delete_claims
+
+    def disk_full(queue, claims):
+        raise DatabaseError("Database error: database or disk is full.")
+
+    monkeypatch.setattr(buffered, "delete_claims", disk_full)
+    clock.advance(1)  # the delete is due at the next receive, whose commit of it fails
+    [second] = b.receive_message()
+    monkeypatch.setattr(buffered, "delete_claims", inner)
+    second.delete()
+    handled = 2
+    while got := b.receive_message(wait_time_seconds=0):
+        got[0].delete()
+        handled += 1
+    b.close()
+    assert handled == 10 and counts(queue) == (0, 0)
+
+
 def test_a_close_that_could_not_commit_its_deletes_raises_and_the_next_close_commits_them(queue, disk_full_once):
     from sqsqlite.errors import DatabaseError
 

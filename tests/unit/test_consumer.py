@@ -6,7 +6,7 @@ import pytest
 
 import sqsqlite
 from sqsqlite.consumer import Backoff, Consumer, Heartbeat, consume
-from sqsqlite.errors import InvalidParameterValue, ReceiptHandleIsInvalid
+from sqsqlite.errors import DatabaseError, InvalidParameterValue, ReceiptHandleIsInvalid
 
 
 def in_flight(queue):
@@ -118,6 +118,32 @@ def test_a_heartbeat_stops_once_another_consumer_holds_the_message(db, clock):
     assert not beat.beat()
     assert isinstance(beat.error, ReceiptHandleIsInvalid)
     assert second.receipt_handle != first.receipt_handle
+
+
+def test_a_heartbeat_the_file_failed_keeps_the_message_and_the_next_beat_renews_it(db, clock, monkeypatch):
+    queue = db.create_queue("busy", visibility_timeout=30)
+    queue.send_message("long job")
+    [msg] = queue.receive_message()
+    beat = Heartbeat(msg, visibility_timeout=30, interval=10)
+    real = type(queue).change_message_visibility
+
+    def locked_once(self, handle, timeout):
+        monkeypatch.setattr(type(queue), "change_message_visibility", real)
+        raise DatabaseError("database is locked")
+
+    monkeypatch.setattr(type(queue), "change_message_visibility", locked_once)
+    clock.advance(10)
+    assert beat.beat() and beat.holds(msg)  # a failure of the file, not of the lease
+    assert isinstance(beat.error, DatabaseError)
+    clock.advance(10)
+    assert beat.beat()
+    clock.advance(25)  # 45 s after the receive: the second beat's lease holds it
+    assert queue.receive_message() == []
+
+
+def test_consume_refuses_a_buffered_queue_naming_why(queue):
+    with queue.buffered() as buffered, pytest.raises(TypeError, match="consume\\(\\) takes a Queue, not BufferedQueue"):
+        consume(buffered, lambda m: None, wait_time_seconds=0, stop_when_empty=True)
 
 
 @pytest.mark.slow
