@@ -461,13 +461,17 @@ def _repeat_attempt(queue: Queue, tx: Tx, row, attempt_id: str, now: int, vt: in
         tx.run(Q.put_attempt, queue_id=row["id"], attempt_id=attempt_id, now=now, result=stored)
     out = []
     lease = ms(row["visibility_timeout"] if vt is None else vt)
+    cutoff = retention_cutoff(row, now)
     for row_id, token in json.loads(stored):
         r = tx.one(Q.message_by_id, id=row_id)
-        # The same messages with the same handles, while those handles still hold them.
-        if r is not None and r["queue_id"] == row["id"] and r["receipt_token"] == bytes.fromhex(token) and r["visible_at"] > now:
+        # The same messages with the same handles, while those handles still hold them and
+        # the messages are within their retention period (an expired one is never returned).
+        held = r is not None and r["queue_id"] == row["id"] and r["receipt_token"] == bytes.fromhex(token) and r["visible_at"] > now
+        if held and r["sent_at"] > cutoff:
             # SQS: a retry within the window resets the visibility timeout (never past the
-            # 12 hours one receive may hold a message).
-            end = min(now + lease, r["received_at"] + ms(D.MAX_VISIBILITY_TIMEOUT))
+            # 12 hours one receive may hold a message), and here never shortens one a
+            # ChangeMessageVisibility (a heartbeat) extended: another consumer would get it.
+            end = max(r["visible_at"], min(now + lease, r["received_at"] + ms(D.MAX_VISIBILITY_TIMEOUT)))
             tx.run(Q.change_visibility, id=r["id"], visible_at=end)
             out.append(tx.one(Q.received_by_id, id=r["id"]))
     # Nothing still held (deleted, released or timed out): the attempt is over; receive anew.

@@ -684,6 +684,26 @@ def test_a_receive_attempt_id_is_1_to_128_ascii_letters_digits_or_punctuation(fq
     assert counts(fq) == (1, 0, 0)
 
 
+def test_a_repeated_attempt_never_returns_a_message_past_its_retention_period(db, clock):
+    q = make_fifo(db, "short.fifo", MessageRetentionPeriod=60, VisibilityTimeout=300)
+    send(q, "old")
+    clock.advance(50)
+    assert bodies(receive(q, receive_request_attempt_id="x")) == ["old"]
+    clock.advance(20)  # 70 s after the send: expired, though its lease still runs
+    assert receive(q, receive_request_attempt_id="x") == []
+    assert counts(q) == (0, 0, 0)
+
+
+def test_a_repeated_attempt_never_shortens_a_lease_a_heartbeat_extended(fq, clock):
+    send(fq, "job")
+    [m] = receive(fq, receive_request_attempt_id="x")
+    m.change_visibility(600)  # a heartbeat
+    clock.advance(10)
+    assert bodies(receive(fq, receive_request_attempt_id="x")) == ["job"]  # an SDK's late retry
+    clock.advance(31)  # past the retry's own 30 s, within the heartbeat's 600
+    assert receive(fq) == []
+
+
 def test_a_repeated_attempt_whose_messages_were_all_deleted_receives_afresh(fq):
     send(fq, "a1")
     send(fq, "a2")
