@@ -283,8 +283,9 @@ class Actions:
     def ListDeadLetterSourceQueues(self, r: Request) -> Response:
         urls = self._queue(r).list_dead_letter_source_queues()  # in name order
         limit = _int(r, "MaxResults", 1, D.MAX_LIST_QUEUES_RESULTS)
-        if r.get("NextToken"):
-            after = name_after(r["NextToken"], "ListDeadLetterSourceQueues")
+        token = r.get("NextToken")
+        if token is not None and token != "":  # absent or empty lists from the start, as ListQueues does
+            after = name_after(token, "ListDeadLetterSourceQueues")
             urls = [u for u in urls if V.queue_name_from_url(u) > after]
         page = urls if limit is None else urls[:limit]
         out: Response = {"queueUrls": page}  # SQS spells this member in lower camel case

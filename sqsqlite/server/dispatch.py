@@ -165,7 +165,7 @@ class Dispatcher:
                         raise InvalidParameterValue("The form-encoded request body is not valid UTF-8 once percent-decoded.") from None
                 action = next((v for k, v in params if k == "Action"), None)
                 if not action:
-                    if self._queue_in_path(req.path):  # as Amazon SQS answers a queue's URL asked nothing
+                    if self._names_a_queue(req.path):  # as Amazon SQS answers a queue's URL asked nothing
                         raise Refused(Answer(404, wire.XML_CONTENT_TYPE, b"<UnknownOperationException/>", {}), None, request_id)
                     raise wire.WireError("MissingAction", "The request must contain the parameter Action.")
                 if action in _NOT_FOR_A_QUEUE and self._queue_in_path(req.path):
@@ -233,6 +233,12 @@ class Dispatcher:
                 "InvalidAddress", f"The address {path!r} is not valid for this endpoint: use / or /<account>/<queue>.", 404
             )
         return parts[1]
+
+    def _names_a_queue(self, path: str) -> bool:
+        try:
+            return self._queue_in_path(path) is not None
+        except wire.WireError:  # no address of this endpoint's
+            return False
 
     def _queue_from_path(self, path: str, action: str, request: dict) -> None:
         """Query requests may be sent to the queue's own URL; the path then names the queue."""

@@ -303,6 +303,9 @@ def test_a_queues_url_asked_no_action_or_an_action_that_names_no_queue_is_refuse
 def test_requests_without_a_valid_action_or_address_are_refused(server):
     status, _, root = call(server.url, {"QueueName": "x"})
     assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "MissingAction")
+    for path in ("/000000000000", "/a/b/c"):  # no queue's URL: no Action is still MissingAction
+        status, _, root = call(server.url, {"QueueName": "x"}, path=path)
+        assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "MissingAction")
     status, _, root = call(server.url, {"Action": "Explode"})
     assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "InvalidAction")
     status, _, root = call(server.url, {"Action": "ListQueues"}, path="/a/b/c")

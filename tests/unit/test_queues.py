@@ -182,6 +182,17 @@ def test_a_dead_letter_source_listing_refuses_a_token_it_never_made(tmp_path, to
     assert [u.rsplit("/", 1)[1] for u in page] == ["b", "c"]
 
 
+@pytest.mark.parametrize("token", [0, False, [], {}])
+def test_a_token_of_another_type_is_refused_by_both_listings_not_read_as_their_start(db, token):
+    from sqsqlite.actions import Actions
+
+    dlq = db.create_queue("dlq")
+    db.create_queue("source", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 3})})
+    for action, request in (("ListQueues", {}), ("ListDeadLetterSourceQueues", {"QueueUrl": "dlq"})):
+        with pytest.raises(InvalidParameterValue, match="Invalid NextToken"):
+            Actions(db).call(action, {**request, "MaxResults": 1, "NextToken": token})
+
+
 def test_list_queues_rejects_max_results_outside_1_to_1000(db):
     for bad in (0, 1001, "x"):
         with pytest.raises(InvalidParameterValue) as err:
