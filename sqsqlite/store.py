@@ -41,7 +41,7 @@ try:
 except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
     fcntl = None
 
-HEAD_REVISION = "0009"
+HEAD_REVISION = "0010"
 log = logging.getLogger("sqsqlite.store")
 
 

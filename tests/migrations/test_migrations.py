@@ -211,6 +211,37 @@ def test_upgrading_from_0007_rebuilds_messages_with_autoincrement_keeping_rows_a
         db.close()
 
 
+def test_upgrading_a_file_whose_copy_kept_a_position_past_its_rows_gives_no_new_message_a_position_it_passed(tmp_path, clock):
+    path = tmp_path / "copied.db"
+    db = sqsqlite.connect(path, clock=clock)
+    q = db.create_queue("jobs")
+    for i in range(5):
+        q.send_message(f"m{i}")
+    positions = [p for p, _ in q.message_records()]
+    # A copy sent all five (its position, and one taken ahead out of turn); the newest two were
+    # then deleted. A FIFO queue's copy counts sequence numbers, another bookmark nothing.
+    db.set_bookmarks(
+        {
+            "copy-to arn:aws:sqs:us-east-1:000000000000:jobs created 1 at http://elsewhere:80": f"{positions[3]} {positions[4]}".encode(),
+            "copy-to arn:aws:sqs:us-east-1:000000000000:f.fifo": b'fifo {"done": 99}',
+            "my-own": b"1000",
+        }
+    )
+    for m in q.receive_message(max_number_of_messages=10):
+        if m.body in ("m3", "m4"):
+            m.delete()
+    db.close()
+    _migrate(path, "0007")  # as an older sqsqlite left it: ids handed out from the highest row's
+    _migrate(path)
+    db = sqsqlite.connect(path, clock=clock)
+    try:
+        db.queue("jobs").send_message("new")
+        newest = max(p for p, _ in db.queue("jobs").message_records())
+    finally:
+        db.close()
+    assert newest > positions[4]
+
+
 def _dead_lettered(path, clock, messages):
     """A database with jobs.fifo's messages, (body, group) each, moved to dead.fifo; and dead.fifo."""
     db = sqsqlite.connect(path, clock=clock)
