@@ -220,6 +220,8 @@ class Console:
             response = self._error_page(r.status, r.message, r.headers, admitted)
         except QueueDoesNotExist as err:
             response = self._error_page(404, said(err), {})
+        except SQSError as err:  # a name the path's pattern lets by (81-85 characters with .fifo), a queue gone mid-page
+            response = self._error_page(400 if err.sender_fault else 500, said(err), {})
         except Exception:
             traceback.print_exc()
             response = self._error_page(500, "The console could not answer; the server's log has the details.", {})

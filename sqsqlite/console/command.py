@@ -126,7 +126,11 @@ def make_console_server(
     console = Console(
         db, read_only=read_only, access_key=access_key, secret_key=secret_key, loopback=is_loopback(host), allowed_hosts=allow_hosts
     )
-    return ConsoleServer((host, port), console, verbose)
+    server = ConsoleServer((host, port), console, verbose)
+    # On loopback by the address bound, as `serve` decides: a name (this machine's, localhost.)
+    # or a short form (127.1) binds it too, and must keep the Host check against DNS rebinding.
+    console.loopback = is_loopback(str(server.server_address[0]))
+    return server
 
 
 def _refuse_an_older_schema(path: str) -> None:
@@ -203,7 +207,7 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
     loop.start()
     mode = "read-only" if read_only else "read-write"
     auth = "basic credentials required" if access_key else "no credentials asked"
-    warning = exposure_warning(host, access_key is not None)
+    warning = exposure_warning(str(server.server_address[0]), access_key is not None)
     if warning:
         click.echo(warning, err=True)
     click.echo(f"sqsqlite console on {db.path} at {server.url}/console ({mode}; {auth}); metrics at {server.url}/metrics", err=True)

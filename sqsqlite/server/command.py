@@ -118,7 +118,7 @@ def serve(
         raise Failure(exc.message, exc.hint) from None
 
     auth = "SigV4 signatures required" if access_key else "any signature accepted"
-    warning = exposure_warning(host, access_key is not None)
+    warning = exposure_warning(server.server_address[0], access_key is not None)  # the address bound, not its spelling
     if warning:
         click.echo(warning, err=True)
     where = f"{server.db.path} at {server.url}" + (f" with {workers} workers" if workers > 1 else "")

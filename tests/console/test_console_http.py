@@ -370,6 +370,26 @@ def test_the_console_on_another_loopback_address_answers_a_request_for_that_addr
             server.server_close()
 
 
+@pytest.mark.parametrize("host", ["127.1", "127.0.1"])
+def test_the_console_bound_to_loopback_by_another_spelling_still_refuses_a_request_for_another_host_name(clock, tmp_path, host):
+    with sqsqlite.connect(str(tmp_path / "spelled.db"), clock=clock) as db:
+        server = make_console_server(db, host, 0)
+        loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        loop.start()
+        try:
+            assert Browserless(server.url).get("/console").status == 200
+            assert Browserless(server.url, host="rebound.example").get("/console").status == 403  # a DNS rebinding's
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+def test_a_queue_name_the_path_lets_by_but_sqs_refuses_is_a_page_saying_so_not_a_traceback(web, capsys):
+    answer = web.get("/console/queues/" + "a" * 78 + ".fifo")
+    assert answer.status == 400 and "Can only include alphanumeric characters" in answer.text
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_listening_on_loopback_is_told_from_listening_elsewhere():
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("example.com")
