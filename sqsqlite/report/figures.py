@@ -139,15 +139,23 @@ class Report:
         return d
 
 
-def new_queue(row: dict, all_rows: list[dict]) -> QueueFigures:
-    """A queue's figures before any message is counted: identity and redrive wiring."""
-    return QueueFigures(
-        queue=row["name"],
-        fifo=bool(row["fifo"]),
-        retention_seconds=int(row["retention_period"]),
-        dead_letter_queue=row["dead_letter_target"],
-        dead_letter_sources=sorted(r["name"] for r in all_rows if r["dead_letter_target"] == row["name"]),
-    )
+def new_queues(rows: list[dict]) -> dict[str, QueueFigures]:
+    """Every queue's figures before any message is counted, by name: identity and redrive
+    wiring (each queue's dead-letter sources found in one pass, not one pass a queue)."""
+    sources: dict[str, list[str]] = {}
+    for r in rows:
+        if r["dead_letter_target"] is not None:
+            sources.setdefault(r["dead_letter_target"], []).append(r["name"])
+    return {
+        row["name"]: QueueFigures(
+            queue=row["name"],
+            fifo=bool(row["fifo"]),
+            retention_seconds=int(row["retention_period"]),
+            dead_letter_queue=row["dead_letter_target"],
+            dead_letter_sources=sorted(sources.get(row["name"], ())),
+        )
+        for row in rows
+    }
 
 
 def finish(queues: dict[str, QueueFigures]) -> list[QueueFigures]:
@@ -182,7 +190,7 @@ def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
     finally:
         conn.close()
     by_id = {r["id"]: r for r in qrows}
-    figs = {r["name"]: new_queue(r, qrows) for r in qrows}
+    figs = new_queues(qrows)
     ages: dict[str, list[int]] = {name: [] for name in figs}
     tops: dict[str, list] = {name: [] for name in figs}
     groups: dict[str, dict[str, GroupFigures]] = {name: {} for name in figs}

@@ -206,6 +206,15 @@ def tables(report: Report) -> dict[str, tuple[list[tuple[str, str]], list[dict]]
     }
 
 
+# A cell a spreadsheet would read as a formula: a group id is any text a producer chose.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _spreadsheet_safe(value: object) -> object:
+    """A CSV cell as text a spreadsheet shows, not runs (OWASP's rule: a leading quote)."""
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
 def write(report: Report, out: str, parquet: bool = False) -> list[str]:
     """Write report.json, one CSV per table, optionally Parquet, and the age chart; returns the
     paths written."""
@@ -222,7 +231,7 @@ def write(report: Report, out: str, parquet: bool = False) -> list[str]:
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=[c for c, _ in cols])
             w.writeheader()
-            w.writerows(rows)
+            w.writerows({k: _spreadsheet_safe(v) for k, v in row.items()} for row in rows)
         written.append(path)
     if parquet:
         import pyarrow as pa

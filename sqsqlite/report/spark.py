@@ -7,6 +7,7 @@ with Spark's DataFrame API, in integer arithmetic only, so they equal the oracle
 from __future__ import annotations
 
 import atexit
+import logging
 import math
 import os
 import re
@@ -25,7 +26,7 @@ from .figures import (
     Report,
     TopMessage,
     finish,
-    new_queue,
+    new_queues,
     noisy,
 )
 from .snapshot import Snapshot, file_uri
@@ -168,6 +169,10 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
         atexit.register(_remove_quietly, log)
     if not verbose:
         spark.sparkContext.setLogLevel("ERROR")
+        # pyspark logs a failed query's context, its Java stack included, through loggers of
+        # its own that reach stderr whatever the level above; the error itself is said in one line.
+        for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+            logging.getLogger(name).disabled = True
     return spark, True
 
 
@@ -223,7 +228,7 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
 
     as_of = snap.as_of_ms
     qrows = [r.asDict() for r in _read(spark, snap, "queues", QUEUE_TYPES).collect()]
-    figs = {r["name"]: new_queue(r, qrows) for r in qrows}
+    figs = new_queues(qrows)
     qname = {r["id"]: r["name"] for r in qrows}
     result = Report(database=database or snap.path, as_of_ms=as_of, top=top, queues=[])
     if not qrows:
@@ -246,7 +251,9 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
             "group_id",
             F.col("sequence_number").isNull().alias("unsequenced"),
             age.alias("age"),
-            (F.col("sent_at") + F.col("retention_ms")).alias("expires_at"),
+            # Its expiry, sent_at + retention, as the age it is reached at: that sum overflows a
+            # long (Spark's ANSI mode fails the job) for an imported SentTimestamp near 2^63.
+            F.col("retention_ms").alias("expires_at_age"),
             F.when(F.col("visible_at") <= as_of, VISIBLE).when(F.col("receive_count") > 0, IN_FLIGHT).otherwise(DELAYED).alias("state"),
             F.substring_index("dead_letter_source_arn", ":", -1).alias("dead_letter_source"),
         )
@@ -274,8 +281,8 @@ def _per_queue(F, live, as_of, figs, qname):
     aggs = [_count(F, F.col("state") == s).alias(STATE_NAMES[s]) for s in (VISIBLE, IN_FLIGHT, DELAYED)]
     aggs += [
         F.max("age").alias("oldest"),
-        _count(F, F.col("expires_at") <= as_of + HOUR_MS).alias("exp1h"),
-        _count(F, F.col("expires_at") <= as_of + DAY_MS).alias("exp24h"),
+        _count(F, F.col("age") >= F.col("expires_at_age") - HOUR_MS).alias("exp1h"),
+        _count(F, F.col("age") >= F.col("expires_at_age") - DAY_MS).alias("exp24h"),
     ]
     aggs += [_count(F, bucket == i).alias(f"b{i}") for i in range(len(AGE_LABELS))]
     for r in live.groupBy("queue_id").agg(*aggs).collect():

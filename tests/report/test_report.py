@@ -236,6 +236,41 @@ def test_spark_figures_equal_the_oracle_on_a_large_random_database(spark, tmp_pa
     _assert_same(sj.compute(spark, snap, top=4, partitions=5, database=path), oracle)
 
 
+def test_an_imported_message_stamped_near_the_largest_long_is_counted_as_the_oracle_counts_it(spark, tmp_path):
+    # Its sent_at plus the retention period overflows a long, which Spark's ANSI mode refuses.
+    import uuid
+
+    as_of = 1_700_000_000_000
+    path = str(tmp_path / "far.db")
+    with sqsqlite.connect(path, clock=sqsqlite.ManualClock(as_of)) as db:
+        q = db.create_queue("imports")
+        q.send_message("ordinary")
+        q.import_messages([{"MessageId": str(uuid.uuid4()), "Body": "a clock far ahead", "SentTimestamp": 2**63 - 1}])
+    snap = snapshot.take(path, str(tmp_path / "far-snap.db"), as_of)
+    oracle = figures.compute(path, as_of, top=3)
+    assert oracle.queues[0].visible == 2
+    _assert_same(sj.compute(spark, snap, top=3, database=path), oracle)
+
+
+def test_a_failed_spark_query_prints_no_query_context_with_its_java_stack(spark, capfd):
+    from pyspark.sql import functions as F
+
+    capfd.readouterr()
+    with pytest.raises(Exception, match="ARITHMETIC_OVERFLOW"):
+        spark.range(1).select(F.lit(2**63 - 1) + F.col("id") + 1).collect()
+    assert "QueryContextLogger" not in capfd.readouterr().err
+
+
+def test_group_ids_that_a_spreadsheet_would_run_are_written_to_csv_as_text(tmp_path):
+    [queue] = figures.new_queues([{"name": "q.fifo", "fifo": 1, "retention_period": 60, "dead_letter_target": None}]).values()
+    queue.groups = [figures.GroupFigures('=HYPERLINK("http://x";"y")', 1, 0, 0, 1, 0)]
+    report = figures.Report(database="x.db", as_of_ms=0, top=3, queues=[queue])
+    render.write(report, str(tmp_path / "out"))
+    with open(tmp_path / "out" / "groups.csv", newline="") as f:
+        [row] = list(csv.DictReader(f))
+    assert row["group_id"] == '\'=HYPERLINK("http://x";"y")'
+
+
 def test_epoch_millisecond_timestamps_survive_the_jdbc_type_mapping(spark, snap, tmp_path):
     from pyspark.sql.types import LongType
 
