@@ -82,6 +82,10 @@ def _writable(out: str) -> None:
         raise click.ClickException(f"can't write the report to {out}: {exc.strerror or exc}") from None
 
 
+_MASTERS = ("local", "spark://", "k8s://", "yarn", "mesos://")
+_MEMORY = re.compile(r"\d+([kmgtp]b?|b)?", re.IGNORECASE)
+
+
 @click.command("report")
 @click.option(
     "--db", "db", envvar=D.DB_PATH_ENV, default=D.DEFAULT_DB_PATH, show_default=True, help=f"Database file (env {D.DB_PATH_ENV})."
@@ -127,6 +131,14 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
     as_of_ms = None if as_of is None else parse_as_of(as_of)
     if parquet and not out:
         raise click.UsageError("--parquet needs --out DIR")
+    # Spark's own rules, checked before a JVM starts: a refused value otherwise ends it with "Java
+    # gateway process exited", the cause only in Spark's log.
+    if not master.startswith(_MASTERS):
+        raise click.UsageError(
+            f"--master {master!r}: Spark takes local, local[N], local[*], spark://HOST:PORT, k8s://..., yarn or mesos://..."
+        )
+    if not _MEMORY.fullmatch(driver_memory):
+        raise click.UsageError(f"--driver-memory {driver_memory!r}: a size as the JVM takes it, such as 512m or 2g")
     if master.startswith(("spark://", "k8s://", "yarn", "mesos://")) and not snapshot_dir:
         raise click.UsageError(
             f"--master {master}: executors on other machines cannot open {path}; give --snapshot-dir DIR, a path every executor can read"

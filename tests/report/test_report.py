@@ -561,6 +561,16 @@ def test_a_snapshot_written_as_parquet_gives_the_oracles_figures(spark, snap, ev
     assert result.to_dict() == figures.compute(path, as_of, top=3).to_dict()
 
 
+@pytest.mark.parametrize(
+    ("option", "value"), [("--master", "junk"), ("--master", "spark:/head"), ("--driver-memory", "abc"), ("--driver-memory", "2 g")]
+)
+def test_a_master_or_driver_memory_spark_would_refuse_is_bad_usage_before_spark_starts(every_state, monkeypatch, option, value):
+    path, _ = every_state
+    monkeypatch.setattr(report_cli, "get_session", lambda *a, **k: pytest.fail("Spark was started"))
+    result = CliRunner().invoke(report, ["--db", path, option, value])
+    assert result.exit_code == 2 and f"{option} {value!r}" in result.output
+
+
 def test_a_cluster_master_without_a_snapshot_dir_is_bad_usage_naming_what_to_give(every_state):
     path, _ = every_state
     result = CliRunner().invoke(report, ["--db", path, "--master", "spark://head:7077"])
