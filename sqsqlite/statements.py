@@ -58,6 +58,7 @@ _in_flight = (_hidden, m.c.receive_count > 0)  # received, its visibility timeou
 _delayed = (_hidden, m.c.receive_count == 0)  # never received, its delay running
 # The predicate of ix_messages_group (FIFO rows), which a query must state to use that index.
 _IN_GROUP_INDEX = m.c.sequence_number.is_not(None)
+_GROUP = (m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)  # one group's rows (ix_messages_group)
 
 # ------------------------------------------------------------------ queues
 
@@ -150,7 +151,7 @@ INSERT_FIFO_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_FIFO
 PUT_DEDUP_COLUMNS = ("queue_id", "scope", "dedup_id", "message_id", "sequence_number", "created_at")
 PUT_DEDUP_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(PUT_DEDUP_COLUMNS, n, fifo_dedup, "OR REPLACE") for n in _BATCH_SIZES)
 # A single FIFO send's message, the head of its group when the group holds no message.
-_is_head = ~select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX).exists()
+_is_head = ~select(m.c.id).where(*_GROUP).exists()
 insert_fifo_message = compile_sql(insert(m).values({**{name: P(name) for name in INSERT_FIFO_COLUMNS[:-1]}, "is_head": _is_head}))
 
 # The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
@@ -285,7 +286,6 @@ delete_expired_heads = compile_sql(
 )
 # Whether there is one: most claims find none, and this look-up costs a fraction of the DELETE's set-up.
 expired_head = compile_sql(_expired_heads.limit(_ONE))
-_GROUP = (m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)  # one group's rows (ix_messages_group)
 fifo_group_run = compile_sql(select(m.c.id, m.c.visible_at).where(*_GROUP, _alive_unindexed).order_by(m.c.sequence_number).limit(P("n")))
 # Whether any of a group's first n live messages (a receive's most: a claim's run, as fifo_group_run, passes expired ones)
 # is in flight: its visible head then waits, as SQS keeps a group from all while one holds any of it.

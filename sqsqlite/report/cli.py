@@ -82,7 +82,8 @@ def _writable(out: str) -> None:
         raise click.ClickException(f"can't write the report to {out}: {exc.strerror or exc}") from None
 
 
-_MASTERS = ("local", "spark://", "k8s://", "yarn", "mesos://")
+_CLUSTER_MASTERS = ("spark://", "k8s://", "yarn", "mesos://")  # executors elsewhere: they need --snapshot-dir
+_MASTERS = ("local", *_CLUSTER_MASTERS)
 _MEMORY = re.compile(r"\d+([kmgtp]b?|b)?", re.IGNORECASE)
 
 
@@ -139,7 +140,7 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
         )
     if not _MEMORY.fullmatch(driver_memory):
         raise click.UsageError(f"--driver-memory {driver_memory!r}: a size as the JVM takes it, such as 512m or 2g")
-    if master.startswith(("spark://", "k8s://", "yarn", "mesos://")) and not snapshot_dir:
+    if master.startswith(_CLUSTER_MASTERS) and not snapshot_dir:
         raise click.UsageError(
             f"--master {master}: executors on other machines cannot open {path}; give --snapshot-dir DIR, a path every executor can read"
         )
