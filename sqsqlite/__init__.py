@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         QueueStats,
         SendResult,
         SentMessages,
+        Transaction,
         connect,
     )
     from .validation import MessageAttribute
@@ -65,6 +66,7 @@ __all__ = [
     "SendResult",
     "SentMessages",
     "SystemClock",
+    "Transaction",
     "connect",
     "errors",
 ]
@@ -89,6 +91,7 @@ _LAZY = {
     "MoveTask": ".core",
     "Queue": ".core",
     "QueueStats": ".core",
+    "Transaction": ".core",
     "SendResult": ".core",
     "SentMessages": ".core",
     "connect": ".core",

@@ -13,6 +13,10 @@ message reappear to another consumer, and a crashed consumer stops the heartbeat
 reappear within one timeout. On success it deletes the message. On failure it makes the message
 visible again after an exponential backoff, so retries spread out and, after the queue's
 maxReceiveCount, the dead-letter queue catches the poison message.
+
+With ``transaction=True`` the handler takes the transaction too, ``handler(message, tx)``, and
+its writes (``tx.execute``, sends) commit together with the message's delete, or not at all:
+an effect applied exactly once, however the consumer dies (docs/transactions.md).
 """
 
 from __future__ import annotations
@@ -143,14 +147,19 @@ class Consumer:
         heartbeat_interval: float | None = None,
         backoff: Backoff = Backoff(),
         message_attribute_names: tuple[str, ...] = ("All",),
+        transaction: bool = False,
     ):
         if not isinstance(queue, Queue):
             raise TypeError(
                 f"consume() takes a Queue, not {type(queue).__name__}: it receives with its own visibility timeout and "
                 "heartbeat, which a BufferedQueue's claims would not follow."
             )
+        if type(transaction) is not bool:
+            raise TypeError(f"transaction must be True or False, not {transaction!r}.")
         self.queue = queue
         self.handler = handler
+        # handler(message, tx): its writes and the message's delete commit together (exactly once).
+        self.transaction = transaction
         self.max_number_of_messages = max_number_of_messages
         self.wait_time_seconds = wait_time_seconds
         if visibility_timeout is None:
@@ -189,16 +198,13 @@ class Consumer:
         if heartbeat is None:
             heartbeat = Heartbeat(message, self.visibility_timeout, self.heartbeat_interval).start()
         try:
+            if self.transaction:
+                return self._process_in_transaction(message, heartbeat)
             try:
                 self.handler(message)
             except Exception as exc:  # the handler's failure is data here, not a crash
                 heartbeat.release(message)
-                delay = self.backoff.delay(message.receive_count)
-                log.warning("message %s failed (receive %d), retry in %ds: %r", message.message_id, message.receive_count, delay, exc)
-                try:
-                    message.change_visibility(delay)
-                except SQSError as err:
-                    log.warning("could not back off message %s: %s", message.message_id, err)
+                self._back_off(message, exc)
                 return False
             heartbeat.release(message)
             try:
@@ -212,6 +218,41 @@ class Consumer:
         finally:
             if own:
                 heartbeat.stop()
+
+    def _process_in_transaction(self, message: Message, heartbeat: Heartbeat) -> bool:
+        """process() with transaction=True: the message's delete and ``handler(message, tx)``'s
+        writes in one transaction, committed together or not at all.
+
+        The delete comes first, while the heartbeat has kept the lease: from BEGIN IMMEDIATE on,
+        the transaction holds the write lock, so no consumer can claim the message again until it
+        ends (a claim is a write), however long the handler runs; a beat would only wait for that
+        lock. A handler that raises rolls its writes and the delete back: the message is in flight
+        as before, and backs off as any failed message does. A consumer killed inside the handler
+        leaves neither: SQLite's rollback of the open transaction, then the lease ending."""
+        heartbeat.release(message)
+        try:
+            with self.queue.db.transaction() as tx:
+                try:
+                    message.delete()
+                except SQSError as err:  # its lease ended before the transaction began
+                    raise _NotHeld(err) from None
+                self.handler(message, tx)  # type: ignore[call-arg]  # a transactional handler takes (message, tx)
+        except _NotHeld as lost:
+            log.warning("message %s was no longer held, and will be delivered again: %s", message.message_id, lost.error)
+            return False
+        except Exception as exc:  # the handler's failure, or its commit's: nothing of it happened
+            self._back_off(message, exc)
+            return False
+        return True
+
+    def _back_off(self, message: Message, exc: Exception) -> None:
+        """A failed message comes back after the backoff (or to the dead-letter queue in time)."""
+        delay = self.backoff.delay(message.receive_count)
+        log.warning("message %s failed (receive %d), retry in %ds: %r", message.message_id, message.receive_count, delay, exc)
+        try:
+            message.change_visibility(delay)
+        except SQSError as err:
+            log.warning("could not back off message %s: %s", message.message_id, err)
 
     def run_once(self) -> Outcome:
         """One receive and the messages it returned. One heartbeat keeps all of them in flight
@@ -293,6 +334,14 @@ class Consumer:
             self._stop.wait(seconds)  # stop() ends it
         else:
             clock.sleep(seconds)  # a test's clock: moved on, no real wait
+
+
+class _NotHeld(Exception):
+    """A transactional consume's delete found the lease ended: the transaction is rolled back."""
+
+    def __init__(self, error: SQSError):
+        super().__init__(str(error))
+        self.error = error
 
 
 def _give_back(heartbeat: Heartbeat, messages: Sequence[Message]) -> None:

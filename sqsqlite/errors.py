@@ -118,6 +118,15 @@ class DatabaseError(SQSError):
     sender_fault = False
 
 
+class TransactionError(SQSError):
+    """A call that an application's transaction can't take (a receive that would wait, a buffered
+    queue's claim), or a transaction that can't be begun or go on (another file's connection, one
+    whose transaction began as a read and can't write now, one that SQLite rolled back). sqsqlite's
+    own: Amazon SQS has no transactions, and no code of this travels on the wire."""
+
+    code = "TransactionError"
+
+
 ALL_ERRORS: dict[str, type[SQSError]] = {
     cls.code: cls
     for cls in (

@@ -32,7 +32,7 @@ from typing import Any
 from . import defaults as D
 from .checkpoint import Checkpointer
 from .dbfile import FileIdentity, close_fds, create_private, has_file, open_lock_file
-from .errors import DatabaseError
+from .errors import DatabaseError, TransactionError
 from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, busy, explain, foreign, lock_briefly, not_ours, readonly, retrying, undone
 
 fcntl: Any
@@ -226,7 +226,7 @@ class _Write:
             group.broken = True
             raise DatabaseError(self.store.explain(exc)) from None
         self.grouped = True
-        return Tx(self.conn, self.local, True)
+        return Tx(self.local.rows or self.conn, self.local, True)
 
     def _exit_group(self, kind, exc) -> bool:
         """Kept in the group's transaction; on an exception, only this write is undone."""
@@ -338,6 +338,8 @@ class _Write:
         connection and lock descriptors, so that the thread's next call opens them again (a pool's
         thread would otherwise keep failing after the file was made writable)."""
         local = self.local
+        if local.rows is not None:
+            return  # an application's connection (Store.begin_transaction): never ours to close
         if readonly(exc) or local.reopen:
             local.reopen = True
             if local.group is None:  # a group's ends in end_group
@@ -349,6 +351,21 @@ class _Write:
         # Whatever this transaction read or reserved may not have happened.
         self.local.queues.clear()
         self.local.state.clear()
+
+
+class _Rows:
+    """An application's connection as Tx reads it (ConnectionState.rows): each statement on a
+    cursor of its own that makes sqlite3.Rows, the connection's own row factory left as it is."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        cursor = self.conn.cursor()
+        cursor.row_factory = sqlite3.Row
+        return cursor.execute(sql, params)
 
 
 class Store:
@@ -546,32 +563,195 @@ class Store:
     def end_group(self, group: Group) -> None:
         """Commit the group's writes, then run what they deferred (after_commit). Raises
         DatabaseError when they could not be committed: then none of them happened."""
+        self.end_transaction(group, True)
+
+    def begin_transaction(self, foreign: sqlite3.Connection | None = None, owned: bool = True) -> Group:
+        """An application's transaction: every write and read of this thread on this store is part
+        of it (each write a savepoint, undone alone when it fails) until end_transaction, which
+        commits or rolls back. Its write lock is taken here, up front, as every write's is.
+
+        ``foreign``: an application's sqlite3 connection to this file, which stands in for this
+        thread's own until then. With no transaction open on it and ``owned``, sqsqlite takes its
+        writers' lock, begins one (BEGIN IMMEDIATE) and ends it, as on its own connection. Else
+        it joins the application's transaction, which the application commits: it begins one if
+        none is open (BEGIN IMMEDIATE), takes SQLite's write lock now if that one has not (so that
+        a refusal comes first, not halfway), and makes the block a savepoint of it. A joined
+        transaction takes SQLite's lock without sqsqlite's lock file, which only the transaction's
+        end could let go. Inside a transaction of this thread already, a nested block is a
+        savepoint of it (end_transaction releases it or rolls back to it)."""
         local = self._local
+        group = local.group
+        if group is not None:
+            if not group.transaction:
+                raise RuntimeError("this thread's writes are grouped already")
+            if foreign is not None and foreign is not local.conn:
+                raise TransactionError(
+                    "This thread has a transaction open on the database through another connection; "
+                    "a transaction inside it runs on that one."
+                )
+            self._savepoint(local, f"SAVEPOINT sqsqlite_nested_{group.nested + 1}")
+            group.nested += 1
+            return group
+        own = self.connection()  # this thread's own, first: its lock descriptor is the one an owned transaction takes
+        group = Group()
+        group.transaction = True
+        if foreign is not None:
+            group.saved = self._stand_in(local, foreign)
+        try:
+            writer = _Write(self, foreign or own, local)
+            if foreign is None or (owned and not foreign.in_transaction):
+                writer._begin()
+            else:
+                group.joined = True
+                self._join(local, foreign)
+            group.writer = writer
+            local.group = group
+        except BaseException:
+            if group.saved is not None:
+                self._stand_down(local, group.saved)
+            raise
+        return group
+
+    def in_transaction(self) -> bool:
+        """Whether this thread's calls on this store are inside an application's transaction."""
+        group = self._local.group
+        return group is not None and group.transaction
+
+    def end_transaction(self, group: Group, commit: bool) -> None:
+        """Commit (``commit``) or roll back a transaction (begin_transaction; a group), then run
+        what its writes deferred (after_commit) once it has committed. Raises DatabaseError when
+        asked to commit writes that can't be: then none of them happened. A nested block's end
+        releases its savepoint or rolls back to it; a joined transaction's, the block's savepoint
+        (its application commits it)."""
+        local = self._local
+        if group.nested:
+            name = f"sqsqlite_nested_{group.nested}"
+            group.nested -= 1
+            self._end_savepoint(local, group, name, commit)
+            return
         local.group = None
         writer = group.writer
         if writer is None:  # no write happened
             return
+        committed = False
         try:
-            if group.broken or not writer.conn.in_transaction:
+            if group.joined:
+                self._end_savepoint(local, group, "sqsqlite_joined", commit)
+            elif not commit:
                 self._rollback(writer.conn)
+            elif group.broken or not writer.conn.in_transaction:
+                self._rollback(writer.conn)
+                raise undone()
+            else:
+                started = _monotonic()
+                try:
+                    local.cursor.execute("COMMIT")
+                except BaseException as failed:
+                    writer._commit_failed(failed, started)
+                committed = True
+        finally:
+            if not committed:
                 local.queues.clear()
                 local.state.clear()
-                raise undone()
-            started = _monotonic()
-            try:
-                local.cursor.execute("COMMIT")
-            except BaseException as failed:
-                writer._commit_failed(failed, started)
-        finally:
             writer._unlock()
-            if local.reopen:
+            if group.saved is not None:
+                self._stand_down(local, group.saved)
+            elif local.reopen:
                 self._reopen(local)
+        if not committed:
+            return  # a joined transaction's wake-ups come from its commit's data_version, seen by every poll
         self._checkpointed(local)
         for fn in group.after:
             try:
                 fn()
             except Exception:  # committed all the same: one failing wake-up must not stop the others
                 log.exception("a step after a grouped commit failed")
+
+    def _savepoint(self, local: ConnectionState, statement: str) -> None:
+        try:
+            local.cursor.execute(statement)
+        except sqlite3.Error as exc:
+            raise DatabaseError(self.explain(exc)) from None
+
+    def _end_savepoint(self, local: ConnectionState, group: Group, name: str, commit: bool) -> None:
+        """Release a block's savepoint, or roll back to it; DatabaseError when its writes can't be
+        kept (SQLite undid the transaction they were part of)."""
+        conn = local.conn
+        if commit and not group.broken and conn is not None and conn.in_transaction:
+            self._savepoint(local, f"RELEASE {name}")
+            return
+        local.queues.clear()
+        local.state.clear()
+        if conn is not None and conn.in_transaction:
+            try:
+                local.cursor.execute(f"ROLLBACK TO {name}")
+                local.cursor.execute(f"RELEASE {name}")
+            except sqlite3.Error:
+                group.broken = True
+        if commit:
+            raise undone()
+
+    def _stand_in(self, local: ConnectionState, conn: sqlite3.Connection) -> tuple:
+        """Put an application's connection in place of this thread's own (begin_transaction),
+        after checking that it is a connection to this file that can take part; returns what
+        _stand_down puts back."""
+        try:
+            cursor = conn.cursor()
+            cursor.row_factory = None  # the application's may make anything of a row
+            files = {row[1]: row[2] for row in cursor.execute("PRAGMA database_list")}
+            mode = cursor.execute("PRAGMA journal_mode").fetchone()[0]
+            busy = cursor.execute("PRAGMA busy_timeout").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise TransactionError(f"The connection given can't be used: {exc}.") from None
+        main = files.get("main") or ""
+        if not main or os.path.realpath(main) != os.path.realpath(self._opened):
+            raise TransactionError(
+                f"The connection given is to {main or 'an in-memory database'!r}, not to {self.path!r}: "
+                "a transaction spans one file, the one holding the queues."
+            )
+        if str(mode).lower() != "wal":
+            raise TransactionError(
+                f"The connection given is in journal mode {mode!r}: sqsqlite's file is in WAL mode, which every connection to it "
+                "must keep (its readers and writers rely on it)."
+            )
+        saved = (local.conn, local.cursor, local.rows, local.queues, local.state, local.version, local.busy_short, local.backstop, busy)
+        local.conn, local.cursor, local.rows = conn, cursor, _Rows(conn)
+        local.queues, local.state, local.version = {}, {}, None
+        local.busy_short = None  # set to sqsqlite's own busy timeout by the BEGIN or the join
+        local.backstop = False  # its checkpoint settings are the application's
+        return saved
+
+    def _stand_down(self, local: ConnectionState, saved: tuple) -> None:
+        """This thread's own connection back in place of the application's (_stand_in)."""
+        cursor = local.cursor
+        (local.conn, local.cursor, local.rows, local.queues, local.state, local.version, local.busy_short, local.backstop, busy) = saved
+        try:
+            cursor.execute(f"PRAGMA busy_timeout={int(busy)}")  # the application's own again
+            cursor.close()
+        except sqlite3.Error:
+            pass  # a closed or broken connection: nothing of ours is left on it
+
+    def _join(self, local: ConnectionState, conn: sqlite3.Connection) -> None:
+        """Join the transaction open on an application's connection, beginning one if there is
+        none, and take SQLite's write lock now: a statement that writes nothing takes it, and
+        fails at once when the transaction began as a read and another connection wrote since
+        (SQLITE_BUSY_SNAPSHOT, which no wait cures)."""
+        local.set_busy_timeout(False)
+        cursor = local.cursor
+        try:
+            if not conn.in_transaction:
+                retrying(self.path, lambda: cursor.execute("BEGIN IMMEDIATE"))
+            else:
+                cursor.execute("UPDATE meta SET value = value WHERE 0")
+            cursor.execute("SAVEPOINT sqsqlite_joined")
+        except sqlite3.Error as exc:
+            if conn.in_transaction and busy(exc):
+                raise TransactionError(
+                    "The application's transaction on this connection began as a read and can't write now: another "
+                    "connection wrote since it began, or held the write lock past the busy timeout. Begin it with "
+                    "BEGIN IMMEDIATE, or let sqsqlite begin it."
+                ) from None
+            raise DatabaseError(self.explain(exc)) from None
 
     def _checkpointed(self, local: ConnectionState) -> None:
         """After a commit on ``local``'s connection: wake the checkpoint thread. Without one (it
@@ -601,7 +781,7 @@ class Store:
         group = local.group
         if group is not None and group.writer is not None:  # inside the group's transaction, which it sees
             try:
-                yield Tx(conn)
+                yield Tx(local.rows or conn)
             except sqlite3.DatabaseError as exc:
                 if not conn.in_transaction:  # SQLite undid the group's transaction with it
                     group.broken = True

@@ -37,12 +37,20 @@ class Group:
     undone alone. Nothing a group's write did is visible to other connections, or may be
     reported as done, before end_group returns."""
 
-    __slots__ = ("writer", "after", "broken")
+    __slots__ = ("writer", "after", "broken", "transaction", "joined", "saved", "nested")
 
     def __init__(self) -> None:
         self.writer: Any = None  # the write (store's _Write) that took the lock and began
         self.after: list[Callable[[], None]] = []  # run once the group has committed
         self.broken = False  # SQLite undid the transaction: end_group reports it
+        # An application's transaction (Store.begin_transaction), not the endpoint's grouping.
+        self.transaction = False
+        # It joined a transaction open on an application's connection: a savepoint of it, which
+        # the application commits (its end neither commits nor lets a lock of sqsqlite's go).
+        self.joined = False
+        # This thread's own connection state while an application's connection stands in for it.
+        self.saved: tuple | None = None
+        self.nested = 0  # transaction blocks open inside it (savepoints of their own)
 
 
 class ThreadEnd:
@@ -122,6 +130,10 @@ class ConnectionState(threading.local):
     # A write found the connection read-only (SQLite opened the file so when it or its directory
     # was not writable): it is closed once the write is over, and the next call opens it again.
     reopen: bool = False
+    # What Tx runs its statements on when that is not ``conn``: while an application's connection
+    # stands in for this thread's (a transaction on it), one that reads rows as sqlite3.Rows on
+    # cursors of its own, so that the connection's own row factory stays the application's.
+    rows: Any = None
 
     def __init__(self) -> None:
         self.queues: dict = {}

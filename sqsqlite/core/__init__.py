@@ -7,6 +7,7 @@ Domain code only: every statement lives in :mod:`sqsqlite.queries` and runs thro
 The modules, each with one job (upper ones import lower ones, never the reverse):
 
 - ``database``: Database and connect(): queue names, URLs, ARNs; create, list, delete; stats, prune.
+- ``transaction``: Transaction, the application's SQL and the queue's operations in one transaction.
 - ``queue``: Queue: attributes, tags, purge; its message operations call the modules below.
 - ``buffered``: BufferedQueue, receives served from larger claims, deletes committed together.
 - ``move_tasks``: StartMessageMoveTask and friends.
@@ -22,6 +23,7 @@ from .buffered import BufferedQueue, DeferredDeleteFailure
 from .database import Database, connect, name_after, page_token
 from .queue import Queue
 from .results import BatchResult, BatchResultErrorEntry, Message, MoveTask, QueueStats, SendResult, SentMessages
+from .transaction import Transaction
 from .wakeups import PollingWakeups, Wakeups
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "QueueStats",
     "SendResult",
     "SentMessages",
+    "Transaction",
     "Wakeups",
     "name_after",
     "page_token",

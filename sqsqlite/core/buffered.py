@@ -58,7 +58,7 @@ from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
 from ..clock import SystemClock, ticks
-from ..errors import DatabaseError, QueueDoesNotExist
+from ..errors import DatabaseError, QueueDoesNotExist, TransactionError
 from .deleting import delete_claims
 from .handles import Handle
 from .receiving import receive
@@ -239,6 +239,12 @@ class BufferedQueue:
                 log.warning("waiting deletes could not be committed, and wait again: %s", err)
         if out:
             return out
+        if self.queue.db.store.in_transaction():
+            # Its claim of up to ``prefetch`` outlives the call: rolled back, the buffer would hand
+            # out messages that were never claimed.
+            raise TransactionError(
+                "A buffered queue can't claim inside a transaction: it keeps messages beyond the call. Use the Queue itself."
+            )
         fetched = receive(self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted, asked=n)
         with self._lock:
             returned = self._now()
@@ -293,8 +299,8 @@ class BufferedQueue:
         lock = self._lock  # as in receive_message
         lock.acquire()
         try:
-            if self._closed:
-                claim = None  # nothing waits any more: at once, below
+            if self._closed or (claim is not None and self.queue.db.store.in_transaction()):
+                claim = None  # nothing waits any more, or it is part of a transaction: at once, below
             if claim is not None and id(claim[3]) in self._claims:
                 row = claim[1]
                 waiting = pending.get(row)

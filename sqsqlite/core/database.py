@@ -25,6 +25,7 @@ from .handles import Handles, receipt_secret
 from .queue import Queue
 from .results import QueueStats
 from .rules import fair_counts, heads_left, ms, queue_row, retention_cutoff
+from .transaction import Transaction
 from .wakeups import PollingWakeups, Wakeups
 
 
@@ -82,6 +83,15 @@ class Database:
             task.join(timeout=5)
         self.buffers.close_all()
         self.store.close()
+
+    def transaction(self, connection: Any = None) -> Transaction:
+        """``with db.transaction() as tx:``: the application's SQL (``tx.execute``) and this thread's
+        queue operations in one transaction on the file, committed together when the block ends or
+        rolled back together when it raises (docs/transactions.md). ``connection``: run it on the
+        application's own connection to the file instead: a sqlite3.Connection (its open
+        transaction joined, else one begun and ended here), or a SQLAlchemy Connection or Session
+        (their transaction joined; their commit commits both)."""
+        return Transaction(self, connection)
 
     def integrity_check(self) -> str:
         """SQLite's integrity check of the file: ``ok``, or the problems it found."""

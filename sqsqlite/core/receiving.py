@@ -22,7 +22,7 @@ from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
 from ..clock import ticks
-from ..errors import InvalidParameterValue, OverLimit
+from ..errors import InvalidParameterValue, OverLimit, TransactionError
 from ..store import Tx
 from .handles import Handle
 from .results import Message, received_message
@@ -86,6 +86,14 @@ def receive(
     visibility timeout, or vt) a claim takes no more than ``asked`` (BufferedQueue's caller's
     number): messages kept beyond it would be visible again at once, their receive counted."""
     db = queue.db
+    if db.store.in_transaction():
+        # A wait would hold the transaction's write lock, every other writer's turn, for its length.
+        if wait:
+            raise TransactionError(
+                f"A receive inside a transaction can't wait (WaitTimeSeconds {wait}): it would hold the write lock, and "
+                "every other writer, for as long. Receive with wait_time_seconds=0 inside it, or long-poll before it begins."
+            )
+        wait = 0  # nor does the queue's ReceiveMessageWaitTimeSeconds apply
     wakeups = db.wakeups
     # The poll's end is timed on ticks (clock.ticks), so a wall clock stepped meanwhile doesn't
     # move it; the waits below are given it as a time of the database's clock, read anew each round.

@@ -56,7 +56,9 @@ class PollingWakeups:
         return None  # the store remembers the data_version each write transaction read
 
     def notify(self, queue: str | None, count: int | None = None) -> None:
-        if self._waiters:
+        # Inside an application's transaction, once it commits: a poll woken before would find
+        # nothing, and one after a rollback nothing ever.
+        if self._waiters and not self.store.after_commit(self.notify_all):
             self.notify_all()
 
     def notify_all(self) -> None:

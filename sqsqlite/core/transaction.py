@@ -1,0 +1,146 @@
+"""An application's transaction: its own SQL and the queue's operations on one SQLite file,
+committed together or not at all (``Database.transaction``).
+
+The transaction belongs to the thread that opened it: every call that thread makes on the
+database while the block is open (send, receive, delete, change visibility, any queue's, any
+mix) is part of it, each a savepoint that a failing call undoes alone; other threads and
+processes write after it ends, as they do after any write. The store does the SQLite work
+(``Store.begin_transaction``); this module takes what the application hands in (its own sqlite3
+connection, a SQLAlchemy Connection or Session) and gives it ``execute`` with sqlite3's semantics.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import TransactionError
+from .queue import Queue
+
+if TYPE_CHECKING:
+    from .database import Database
+
+
+class Transaction:
+    """``with db.transaction() as tx:``: one write transaction (BEGIN IMMEDIATE) on the
+    database's file, committed when the block ends, rolled back when it raises.
+
+    ``tx.execute(sql, parameters)`` and ``tx.executemany`` run the application's own statements in
+    it, as sqlite3's do (its parameter styles, its cursors, rows as tuples); ``tx.queue(name)``
+    is a queue whose operations are part of it, as are this thread's calls on any queue of the
+    database. ``tx.connection`` is the sqlite3 connection it runs on."""
+
+    def __init__(self, db: Database, connection: Any = None):
+        self.db = db
+        self._given = connection
+        self._group: Any = None
+        self._conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> Transaction:
+        if self._group is not None:
+            raise TransactionError("This transaction is open already: open a new db.transaction() for another block.")
+        conn, owned = driver_connection(self._given)
+        store = self.db.store
+        self._group = store.begin_transaction(conn, owned)
+        self._conn = conn if conn is not None else store.connection()
+        return self
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        group, self._group = self._group, None
+        self.db.store.end_transaction(group, kind is None)
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The sqlite3 connection the transaction runs on (sqsqlite's own, or the one given)."""
+        return self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._group is None or self._conn is None:
+            raise TransactionError("The transaction is not open: use it inside its with block.")
+        return self._conn
+
+    def execute(self, sql: str, parameters: Any = ()) -> sqlite3.Cursor:
+        """The application's statement, in the transaction: sqlite3's Connection.execute, rows as
+        tuples. A statement that fails is undone alone, as SQLite undoes it; one that makes SQLite
+        roll the whole transaction back (a full disk) dooms it: every later call raises."""
+        cursor = self._cursor()
+        try:
+            return cursor.execute(sql, parameters)
+        except sqlite3.Error:
+            self._check_alive()
+            raise
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Any]) -> sqlite3.Cursor:
+        """sqlite3's Connection.executemany, in the transaction (see execute)."""
+        cursor = self._cursor()
+        try:
+            return cursor.executemany(sql, seq_of_parameters)
+        except sqlite3.Error:
+            self._check_alive()
+            raise
+
+    def queue(self, name_or_url: str) -> Queue:
+        """A queue of the database (QueueDoesNotExist otherwise, as of this transaction), whose
+        operations are part of the transaction."""
+        self._open()
+        return self.db.queue(name_or_url)
+
+    def _cursor(self) -> sqlite3.Cursor:
+        conn = self._open()
+        if self._group.broken or not conn.in_transaction:
+            self._group.broken = True
+            raise TransactionError(_ENDED)
+        cursor = conn.cursor()
+        cursor.row_factory = None if self._given is None else conn.row_factory
+        return cursor
+
+    def _check_alive(self) -> None:
+        conn = self._conn
+        if conn is not None and not conn.in_transaction:
+            self._group.broken = True  # SQLite rolled it back: its end raises rather than commit nothing
+
+
+_ENDED = (
+    "The transaction has ended: SQLite rolled it back (a statement failed it, such as on a full disk) or a statement "
+    "ended it (COMMIT or ROLLBACK run through execute). Nothing of it was committed by sqsqlite; begin a new one."
+)
+
+
+def driver_connection(given: Any) -> tuple[sqlite3.Connection | None, bool]:
+    """The sqlite3 connection an application hands in, and whether sqsqlite may own the
+    transaction on it (begin and end it when none is open). SQLAlchemy's Connection and Session
+    own theirs: sqsqlite joins it, and their commit commits both."""
+    if given is None or isinstance(given, sqlite3.Connection):
+        return given, True
+    module = type(given).__module__
+    if module.startswith("sqlalchemy."):
+        return _sqlalchemy_connection(given), False
+    raise TypeError(
+        f"db.transaction() takes a sqlite3.Connection, a SQLAlchemy Connection or Session, or nothing; got {type(given).__name__}."
+    )
+
+
+def _sqlalchemy_connection(given: Any) -> sqlite3.Connection:
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
+
+    if isinstance(given, Session):
+        given = given.connection()  # begins the session's transaction if it has none
+    if not isinstance(given, Connection):
+        raise TypeError(f"db.transaction() takes a SQLAlchemy Connection or Session; got {type(given).__name__}.")
+    driver = given.connection.driver_connection
+    # AUTOCOMMIT isolation is the driver's isolation_level None: no transaction of its own.
+    # (SQLAlchemy's recipe for SAVEPOINTs on pysqlite sets it None too, and begins one itself: fine.)
+    autocommit = getattr(driver, "isolation_level", "") is None and not getattr(driver, "in_transaction", False)
+    if given.get_execution_options().get("isolation_level") == "AUTOCOMMIT" or autocommit:
+        raise TransactionError(
+            "The SQLAlchemy connection is in AUTOCOMMIT isolation: each of its statements commits alone, so none would "
+            "commit together with the queue's. Use the engine's default isolation level."
+        )
+    if not isinstance(driver, sqlite3.Connection):
+        raise TransactionError(
+            f"The SQLAlchemy connection runs on {type(driver).__name__}, not Python's sqlite3 (the pysqlite dialect, "
+            "sqlite:///path): sqsqlite's statements run on a sqlite3 connection."
+        )
+    return driver

@@ -1,0 +1,492 @@
+"""An application's transaction: its own SQL and the queue's operations committed together or not
+at all, on sqsqlite's connection, the application's sqlite3 connection, SQLAlchemy's Core
+Connection and ORM Session; every rule as outside; nothing shows before the commit."""
+
+import sqlite3
+import threading
+
+import pytest
+
+import sqsqlite
+from sqsqlite.errors import (
+    InvalidParameterValue,
+    ReceiptHandleIsInvalid,
+    TransactionError,
+)
+
+
+class Boom(Exception):
+    pass
+
+
+def counts(queue):
+    a = queue.get_queue_attributes(["All"])
+    return (
+        int(a["ApproximateNumberOfMessages"]),
+        int(a["ApproximateNumberOfMessagesNotVisible"]),
+        int(a["ApproximateNumberOfMessagesDelayed"]),
+    )
+
+
+@pytest.fixture
+def orders(db):
+    with db.transaction() as tx:
+        tx.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL UNIQUE)")
+    return db
+
+
+def rows(db_path):
+    with sqlite3.connect(db_path) as conn:
+        return [r[0] for r in conn.execute("SELECT item FROM orders ORDER BY id")]
+
+
+# ---------------------------------------------------------------- commit and rollback together
+
+
+def test_a_send_and_the_applications_insert_commit_together(orders, queue, db_path):
+    with orders.transaction() as tx:
+        tx.execute("INSERT INTO orders (item) VALUES (?)", ("book",))
+        tx.queue("orders").send_message("order book")
+    assert rows(db_path) == ["book"]
+    assert [m.body for m in queue.receive_message()] == ["order book"]
+
+
+def test_a_block_that_raises_leaves_neither_the_row_nor_the_message(orders, queue, db_path):
+    with pytest.raises(Boom):
+        with orders.transaction() as tx:
+            tx.execute("INSERT INTO orders (item) VALUES ('pen')")
+            queue.send_message("order pen")
+            queue.send_message_batch([{"Id": "a", "MessageBody": "x"}, {"Id": "b", "MessageBody": "y"}])
+            raise Boom
+    assert rows(db_path) == []
+    assert counts(queue) == (0, 0, 0)
+
+
+def test_a_rolled_back_receive_leaves_the_receive_count_and_the_lease_as_they_were(db, queue):
+    queue.send_message("m")
+    with pytest.raises(Boom):
+        with db.transaction():
+            [m] = queue.receive_message()
+            assert m.receive_count == 1
+            raise Boom
+    assert counts(queue) == (1, 0, 0)
+    [m] = queue.receive_message()
+    assert m.receive_count == 1  # the undone receive never counted
+
+
+def test_a_rolled_back_delete_and_visibility_change_leave_the_message_in_flight(db, queue, clock):
+    queue.send_message("m")
+    [m] = queue.receive_message(visibility_timeout=30)
+    with pytest.raises(Boom):
+        with db.transaction():
+            m.change_visibility(0)
+            queue.delete_message(m.receipt_handle)
+            raise Boom
+    assert counts(queue) == (0, 1, 0)
+    m.delete()  # the handle is still the live one
+    assert counts(queue) == (0, 0, 0)
+
+
+def test_batch_deletes_and_visibility_changes_roll_back_too(db, queue):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
+    got = queue.receive_message(max_number_of_messages=3)
+    with pytest.raises(Boom):
+        with db.transaction():
+            queue.delete_message_batch([{"Id": "a", "ReceiptHandle": got[0].receipt_handle}])
+            queue.change_message_visibility_batch([{"Id": "b", "ReceiptHandle": got[1].receipt_handle, "VisibilityTimeout": 0}])
+            raise Boom
+    assert counts(queue) == (0, 3, 0)
+
+
+def test_a_receive_a_delete_and_a_send_in_any_mix_commit_as_one(orders, queue, db_path):
+    queue.send_message("in")
+    other = orders.create_queue("shipments")
+    with orders.transaction() as tx:
+        [m] = queue.receive_message()
+        tx.execute("INSERT INTO orders (item) VALUES (?)", (m.body,))
+        other.send_message(f"ship {m.body}")
+        m.delete()
+    assert rows(db_path) == ["in"]
+    assert counts(queue) == (0, 0, 0)
+    assert [m.body for m in other.receive_message()] == ["ship in"]
+
+
+def test_nothing_of_an_open_transaction_is_seen_by_another_connection(db_path, orders, queue):
+    seen = []
+    with orders.transaction() as tx:
+        queue.send_message("m")
+        tx.execute("INSERT INTO orders (item) VALUES ('x')")
+
+        def look():
+            other = sqsqlite.connect(db_path)
+            seen.append(other.queue("orders").peek())
+            other.close()
+
+        t = threading.Thread(target=look)
+        t.start()
+        t.join()
+    assert seen == [[]]
+    assert len(queue.peek()) == 1
+
+
+def test_a_nested_block_is_a_savepoint_undone_alone(orders, queue, db_path):
+    with orders.transaction() as tx:
+        tx.execute("INSERT INTO orders (item) VALUES ('outer')")
+        with pytest.raises(Boom):
+            with orders.transaction() as inner:
+                inner.execute("INSERT INTO orders (item) VALUES ('inner')")
+                queue.send_message("inner")
+                raise Boom
+        queue.send_message("outer")
+    assert rows(db_path) == ["outer"]
+    assert [m.body for m in queue.receive_message(max_number_of_messages=10)] == ["outer"]
+
+
+# ---------------------------------------------------------------- errors inside
+
+
+def test_a_refused_call_changes_nothing_and_the_transaction_goes_on(orders, queue, db_path):
+    with orders.transaction() as tx:
+        tx.execute("INSERT INTO orders (item) VALUES ('a')")
+        with pytest.raises(ReceiptHandleIsInvalid):
+            queue.delete_message("not-a-handle")
+        with pytest.raises(InvalidParameterValue):
+            queue.send_message("x" * 2_000_000)
+        queue.send_message("kept")
+    assert rows(db_path) == ["a"]
+    assert counts(queue) == (1, 0, 0)
+
+
+def test_an_application_statement_that_fails_is_undone_alone_as_sqlite_does(orders, queue, db_path):
+    with orders.transaction() as tx:
+        tx.execute("INSERT INTO orders (item) VALUES ('a')")
+        with pytest.raises(sqlite3.IntegrityError):
+            tx.execute("INSERT INTO orders (item) VALUES ('a')")
+        queue.send_message("kept")
+    assert rows(db_path) == ["a"]
+    assert counts(queue) == (1, 0, 0)
+
+
+def test_a_transaction_ended_by_its_own_statement_refuses_every_later_call(orders, queue, db_path):
+    with pytest.raises(sqsqlite.errors.SQSError):
+        with orders.transaction() as tx:
+            tx.execute("INSERT INTO orders (item) VALUES ('a')")
+            tx.execute("ROLLBACK")
+            with pytest.raises(TransactionError):
+                tx.execute("INSERT INTO orders (item) VALUES ('b')")
+    assert rows(db_path) == []
+
+
+def test_a_receive_that_would_wait_is_refused_inside_a_transaction(db, queue):
+    queue.send_message("m")
+    with db.transaction():
+        with pytest.raises(TransactionError, match="can't wait"):
+            queue.receive_message(wait_time_seconds=1)
+        assert len(queue.receive_message(wait_time_seconds=0)) == 1
+
+
+def test_the_queues_own_wait_time_does_not_apply_inside_a_transaction(db, clock):
+    q = db.create_queue("waits", receive_message_wait_time_seconds=20)
+    before = clock.now_ms()
+    with db.transaction():
+        assert q.receive_message() == []
+    assert clock.now_ms() == before  # no wait: the injected clock never moved
+
+
+def test_a_buffered_queue_refuses_to_claim_inside_a_transaction(db, queue):
+    queue.send_message("m")
+    with queue.buffered() as buffered:
+        with db.transaction():
+            with pytest.raises(TransactionError, match="buffered"):
+                buffered.receive_message()
+
+
+def test_a_transaction_is_used_inside_its_block_only(db):
+    tx = db.transaction()
+    with pytest.raises(TransactionError):
+        tx.execute("SELECT 1")
+    with tx:
+        assert tx.execute("SELECT 1").fetchone() == (1,)
+    with pytest.raises(TransactionError):
+        tx.queue("orders")
+
+
+# ---------------------------------------------------------------- every rule holds inside
+
+
+def test_fifo_sends_in_one_transaction_keep_their_order_and_sequence(db):
+    q = db.create_queue("o.fifo", fifo_queue="true", content_based_deduplication="true")
+    with db.transaction():
+        sent = [q.send_message(f"m{i}", message_group_id="g").sequence_number for i in range(3)]
+    assert sent == sorted(sent)
+    got = q.receive_message(max_number_of_messages=10)
+    assert [m.body for m in got] == ["m0", "m1", "m2"]
+
+
+def test_a_rolled_back_fifo_send_does_not_hold_its_deduplication_id(db):
+    q = db.create_queue("d.fifo", fifo_queue="true")
+    with pytest.raises(Boom):
+        with db.transaction():
+            q.send_message("first", message_group_id="g", message_deduplication_id="d1")
+            raise Boom
+    q.send_message("again", message_group_id="g", message_deduplication_id="d1")
+    assert [m.body for m in q.receive_message()] == ["again"]
+
+
+def test_a_deduplicated_send_inside_a_transaction_returns_the_first_ones_id(db):
+    q = db.create_queue("e.fifo", fifo_queue="true")
+    with db.transaction():
+        a = q.send_message("one", message_group_id="g", message_deduplication_id="d")
+        b = q.send_message("two", message_group_id="g", message_deduplication_id="d")
+    assert a.message_id == b.message_id
+    assert counts(q) == (1, 0, 0)
+
+
+def test_a_dead_letter_move_inside_a_rolled_back_transaction_is_undone(db, clock):
+    dlq = db.create_queue("dead")
+    q = db.create_queue("work", redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    q.send_message("poison")
+    q.receive_message(visibility_timeout=1)
+    clock.advance(2)
+    with pytest.raises(Boom):
+        with db.transaction():
+            assert q.receive_message() == []  # moved past maxReceiveCount
+            assert counts(dlq) == (1, 0, 0)
+            raise Boom
+    assert counts(dlq) == (0, 0, 0)
+    assert counts(q) == (1, 0, 0)
+
+
+def test_fair_queue_groups_are_received_inside_a_transaction_as_outside(db):
+    q = db.create_queue("fair")
+    with db.transaction():
+        for i in range(3):
+            q.send_message(f"t{i}", message_group_id=f"tenant-{i}")
+        got = q.receive_message(max_number_of_messages=10, message_system_attribute_names=["MessageGroupId"])
+    assert sorted(m.message_group_id for m in got) == ["tenant-0", "tenant-1", "tenant-2"]
+
+
+def test_delays_and_retention_run_on_the_clock_inside_as_outside(db, queue, clock):
+    with db.transaction():
+        queue.send_message("later", delay_seconds=5)
+        assert queue.receive_message() == []
+    assert counts(queue) == (0, 0, 1)
+    clock.advance(5)
+    assert [m.body for m in queue.receive_message()] == ["later"]
+
+
+# ---------------------------------------------------------------- the application's connections
+
+
+def test_on_an_applications_sqlite3_connection_with_no_transaction_sqsqlite_begins_and_commits(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    with orders.transaction(conn) as tx:
+        assert tx.connection is conn
+        conn.execute("INSERT INTO orders (item) VALUES ('own')")
+        queue.send_message("own")
+    assert not conn.in_transaction
+    assert rows(db_path) == ["own"]
+    assert counts(queue) == (1, 0, 0)
+    conn.close()
+
+
+def test_on_an_applications_open_transaction_sqsqlite_joins_and_the_application_commits(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('joined')")  # sqlite3 began a transaction
+    with orders.transaction(conn):
+        queue.send_message("joined")
+    assert conn.in_transaction
+    assert counts(queue) == (0, 0, 0)  # not before the application's commit
+    conn.commit()
+    assert counts(queue) == (1, 0, 0)
+    assert rows(db_path) == ["joined"]
+    conn.close()
+
+
+def test_an_application_rollback_after_a_joined_block_undoes_the_send(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('gone')")
+    with orders.transaction(conn):
+        queue.send_message("gone")
+    conn.rollback()
+    assert rows(db_path) == [] and counts(queue) == (0, 0, 0)
+    conn.close()
+
+
+def test_a_joined_block_that_raises_undoes_its_own_part_only(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('kept')")
+    with pytest.raises(Boom):
+        with orders.transaction(conn):
+            queue.send_message("undone")
+            raise Boom
+    conn.commit()
+    assert rows(db_path) == ["kept"] and counts(queue) == (0, 0, 0)
+    conn.close()
+
+
+def test_the_applications_row_factory_and_busy_timeout_stay_its_own(orders, queue, db_path):
+    conn = sqlite3.connect(db_path, timeout=2.5)
+    conn.row_factory = lambda cursor, row: {"item": row[0]}
+    with orders.transaction(conn) as tx:
+        tx.execute("INSERT INTO orders (item) VALUES ('r')")
+        assert tx.execute("SELECT item FROM orders").fetchall() == [{"item": "r"}]
+        queue.send_message("m")
+    assert conn.row_factory is not sqlite3.Row
+    assert conn.execute("PRAGMA busy_timeout").fetchone() == {"item": 2500}
+    conn.close()
+
+
+def test_a_connection_to_another_file_is_refused(db, tmp_path):
+    conn = sqlite3.connect(str(tmp_path / "other.db"))
+    with pytest.raises(TransactionError, match="one file"):
+        with db.transaction(conn):
+            pass
+    conn.close()
+
+
+def test_a_transaction_that_began_as_a_read_and_is_overtaken_is_refused_up_front(orders, queue, db_path):
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    conn.execute("BEGIN")
+    conn.execute("SELECT count(*) FROM orders").fetchone()
+    queue.send_message("another connection writes meanwhile")
+    with pytest.raises(TransactionError, match="BEGIN IMMEDIATE"):
+        with orders.transaction(conn):
+            pass
+    conn.execute("ROLLBACK")
+    conn.close()
+
+
+def test_sqlalchemy_core_connection_commits_both_with_engine_begin(orders, queue, db_path):
+    sa = pytest.importorskip("sqlalchemy")
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    with engine.begin() as conn:
+        conn.execute(sa.text("INSERT INTO orders (item) VALUES ('core')"))
+        with orders.transaction(conn):
+            queue.send_message("core")
+    assert rows(db_path) == ["core"] and counts(queue) == (1, 0, 0)
+    with pytest.raises(Boom):
+        with engine.begin() as conn:
+            with orders.transaction(conn):
+                queue.send_message("rolled back")
+            conn.execute(sa.text("INSERT INTO orders (item) VALUES ('rolled back')"))
+            raise Boom
+    assert rows(db_path) == ["core"] and counts(queue) == (1, 0, 0)
+    engine.dispose()
+
+
+def test_sqlalchemy_orm_session_commits_the_send_with_its_own_writes(orders, queue, db_path):
+    sa = pytest.importorskip("sqlalchemy")
+    from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Order(Base):
+        __tablename__ = "orders"
+        id: Mapped[int] = mapped_column(primary_key=True)
+        item: Mapped[str]
+
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    with Session(engine) as session, session.begin():
+        session.add(Order(item="orm"))
+        with orders.transaction(session):
+            queue.send_message("orm")
+    assert rows(db_path) == ["orm"] and counts(queue) == (1, 0, 0)
+    with pytest.raises(Boom):
+        with Session(engine) as session, session.begin():
+            session.add(Order(item="never"))
+            with orders.transaction(session):
+                queue.send_message("never")
+            raise Boom
+    assert rows(db_path) == ["orm"] and counts(queue) == (1, 0, 0)
+    engine.dispose()
+
+
+def test_sqlalchemy_in_autocommit_isolation_is_refused(orders, db_path):
+    sa = pytest.importorskip("sqlalchemy")
+    engine = sa.create_engine(f"sqlite:///{db_path}", isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        with pytest.raises(TransactionError, match="AUTOCOMMIT"):
+            with orders.transaction(conn):
+                pass
+    engine.dispose()
+
+
+def test_something_else_than_a_connection_is_a_type_error(db):
+    with pytest.raises(TypeError):
+        with db.transaction("app.db"):
+            pass
+
+
+# ---------------------------------------------------------------- wake-ups after the commit
+
+
+def test_a_long_poll_is_woken_by_the_commit_and_finds_the_message(db_path, clock):
+    producer = sqsqlite.connect(db_path)
+    queue = producer.create_queue("polled")
+    consumer = sqsqlite.connect(db_path)
+    got = []
+    started = threading.Event()
+
+    def poll():
+        started.set()
+        got.extend(consumer.queue("polled").receive_message(wait_time_seconds=10))
+
+    t = threading.Thread(target=poll)
+    t.start()
+    started.wait()
+    with producer.transaction():
+        queue.send_message("after commit")
+    t.join(timeout=10)
+    assert [m.body for m in got] == ["after commit"]
+    producer.close()
+    consumer.close()
+
+
+# ---------------------------------------------------------------- the transactional consumer
+
+
+def test_a_transactional_handlers_writes_and_the_delete_commit_together(orders, queue, db_path):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"item{i}"} for i in range(3)])
+
+    def handle(message, tx):
+        tx.execute("INSERT INTO orders (item) VALUES (?)", (message.body,))
+
+    outcome = sqsqlite.consume(queue, handle, transaction=True, wait_time_seconds=0, stop_when_empty=True)
+    assert outcome.processed == 3
+    assert rows(db_path) == ["item0", "item1", "item2"]
+    assert counts(queue) == (0, 0, 0)
+
+
+def test_a_transactional_handler_that_raises_leaves_no_write_and_the_message_backs_off(orders, queue, db_path, clock):
+    queue.send_message("bad")
+
+    def handle(message, tx):
+        tx.execute("INSERT INTO orders (item) VALUES (?)", (message.body,))
+        raise Boom
+
+    outcome = sqsqlite.consume(queue, handle, transaction=True, wait_time_seconds=0, max_receives=1)
+    assert outcome.failed == 1
+    assert rows(db_path) == []
+    assert counts(queue) == (0, 1, 0)  # backing off, then back
+    clock.advance(6)
+    [m] = queue.receive_message()
+    assert m.receive_count == 2
+
+
+def test_a_transactional_consumer_sends_to_another_queue_exactly_with_its_delete(orders, queue):
+    out = orders.create_queue("out")
+    queue.send_message("a")
+
+    def handle(message, tx):
+        tx.queue("out").send_message(message.body.upper())
+
+    sqsqlite.consume(queue, handle, transaction=True, wait_time_seconds=0, stop_when_empty=True)
+    assert [m.body for m in out.receive_message()] == ["A"]
+    assert counts(queue) == (0, 0, 0)
+
+
+def test_the_transaction_option_is_a_bool(queue):
+    with pytest.raises(TypeError):
+        sqsqlite.Consumer(queue, print, transaction="yes")
