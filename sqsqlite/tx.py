@@ -19,7 +19,7 @@ from typing import Any
 
 from . import defaults as D
 from . import queries as Q
-from .errors import DatabaseError
+from .errors import DatabaseError, TransactionError
 
 resource: Any
 try:
@@ -134,6 +134,9 @@ class ConnectionState(threading.local):
     # stands in for this thread's (a transaction on it), one that reads rows as sqlite3.Rows on
     # cursors of its own, so that the connection's own row factory stays the application's.
     rows: Any = None
+    # Inside an application's transaction, once its first read of a queue row checked
+    # data_version: no other connection can commit before it ends (Tx.queue).
+    fresh: bool = False
 
     def __init__(self) -> None:
         self.queues: dict = {}
@@ -165,10 +168,14 @@ class Tx:
         local = self.local
         if not self.writing or local is None:
             return self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
-        version = local.cursor.execute("PRAGMA data_version").fetchone()[0]
-        if version != local.version:
-            local.queues.clear()
-            local.version = version
+        if not local.fresh:
+            version = local.cursor.execute("PRAGMA data_version").fetchone()[0]
+            if version != local.version:
+                local.queues.clear()
+                local.version = version
+            group = local.group
+            if group is not None and group.transaction:
+                local.fresh = True  # no other connection commits before the transaction ends
         row = local.queues.get(name)
         if row is None:
             row = self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
@@ -319,6 +326,15 @@ def foreign(conn: sqlite3.Connection) -> bool:
 
 def not_ours(path: str) -> str:
     return f"{path!r} is a SQLite database but not a sqsqlite one (it has tables, and not sqsqlite's); refusing to change it."
+
+
+def doomed() -> TransactionError:
+    """An application's transaction that can't be committed: SQLite undid it, or a call failed
+    after it had written part of its work (Store.begin_transaction)."""
+    return TransactionError(
+        "The transaction was rolled back and can't go on: a call inside it failed after it had written part of its work, "
+        "or SQLite undid it (a full disk, an I/O error, a COMMIT or ROLLBACK run inside it). Nothing of it was committed."
+    )
 
 
 def undone() -> DatabaseError:

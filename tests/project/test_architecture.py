@@ -9,12 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 # The installed package's folders: sqsqlite.cli and sqsqlite.migrations live beside sqsqlite/.
 PACKAGES = {"sqsqlite": ROOT / "sqsqlite", "sqsqlite.cli": ROOT / "cli", "sqsqlite.migrations": ROOT / "migrations"}
-MAX_LINES = 700
 # Names every namedtuple and a few standard objects offer with a leading underscore.
 STANDARD = {"_fields", "_replace", "_asdict", "_make", "_field_defaults", "_exit", "_getframe"}
 
@@ -93,8 +90,3 @@ def test_no_module_uses_another_modules_underscore_names():
                 if attr.startswith("_") and not attr.startswith("__") and attr not in STANDARD and attr not in own:
                     offences.append(f"{path.relative_to(ROOT)}:{node.lineno} uses {ast.unparse(node)}")
     assert offences == []
-
-
-@pytest.mark.parametrize("name,path", [(n, p) for n, p, _ in MODULES], ids=[n for n, _, _ in MODULES])
-def test_no_module_is_longer_than_700_lines(name, path):
-    assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_LINES

@@ -490,3 +490,37 @@ def test_a_transactional_consumer_sends_to_another_queue_exactly_with_its_delete
 def test_the_transaction_option_is_a_bool(queue):
     with pytest.raises(TypeError):
         sqsqlite.Consumer(queue, print, transaction="yes")
+
+
+def test_a_call_that_fails_after_writing_part_of_its_work_dooms_the_transaction(orders, queue, db_path, monkeypatch):
+    from sqsqlite.core import sending
+
+    original = sending._insert_plain
+
+    def interrupted(*args, **kwargs):
+        original(*args, **kwargs)
+        raise RuntimeError("interrupted after its INSERT")
+
+    with pytest.raises(TransactionError, match="rolled back"):
+        with orders.transaction() as tx:
+            tx.execute("INSERT INTO orders (item) VALUES ('a')")
+            monkeypatch.setattr(sending, "_insert_plain", interrupted)
+            with pytest.raises(RuntimeError):
+                queue.send_message("half")
+            monkeypatch.setattr(sending, "_insert_plain", original)
+            with pytest.raises(TransactionError):
+                queue.send_message("after")
+            with pytest.raises(TransactionError):
+                tx.execute("INSERT INTO orders (item) VALUES ('b')")
+    assert rows(db_path) == [] and counts(queue) == (0, 0, 0)
+
+
+def test_a_visibility_change_past_the_12_hour_cap_is_refused_and_the_transaction_goes_on(db, queue):
+    queue.send_message("m")
+    [m] = queue.receive_message()
+    with db.transaction():
+        with pytest.raises(sqsqlite.errors.SQSError):
+            m.change_visibility(43_201)
+        m.change_visibility(60)
+        queue.send_message("kept")
+    assert counts(queue) == (1, 1, 0)

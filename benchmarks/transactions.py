@@ -1,0 +1,236 @@
+"""Transactions: the outbox and the exactly-once consume against their floor and today's way,
+what a long transaction costs other processes, and effects applied twice under random kills.
+
+    python -m benchmarks.transactions                # 3,000 operations a figure, best of 3
+    python -m benchmarks.transactions --ops 5000 --runs 5
+
+Figures, each system on a fresh file in the same run, in turn:
+
+- outbox (insert an application row + send its message, committed together), one at a time:
+  ``floor``: raw sqlite3, the same two inserts (the application's row, a plain message row) in
+  one BEGIN IMMEDIATE .. COMMIT on a WAL file at synchronous=NORMAL, sqsqlite's settings;
+  ``floor@layout``: the same, the message row inserted as the engine inserts it (sqsqlite's
+  table and indexes): what the table layout costs, apart from what the library costs;
+  ``outbox``: ``with db.transaction() as tx: tx.execute(insert); queue.send_message(body)``;
+  ``two commits``: the insert committed on the application's connection, then send_message.
+- consume (receive, write a row for the message, delete), one message a receive:
+  ``transactional``: consume(queue, handler, transaction=True), the row and the delete in one
+  transaction; ``two commits``: today's consume, the handler committing the row on the
+  application's connection before the consumer's delete.
+- a long transaction's cost to another process: a process sending one message at a time, its
+  send latency (p50, p99, max) while this one holds transactions of 50 and 200 ms, every
+  100 ms, against none.
+- under faults: 600 payments applied by 3 consumer processes while 30 SIGKILLs land at random
+  (tests/processes/test_transaction_crashes.py's run), transactional and with two commits:
+  effects applied twice, and whether the balances equal the sums sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sqlite3
+import statistics
+import tempfile
+import time
+import uuid
+
+import sqsqlite
+
+FORK = mp.get_context("fork")
+
+
+def _fresh(directory: str, name: str) -> str:
+    return os.path.join(directory, f"{name}-{time.monotonic_ns()}.db")
+
+
+def floor(directory: str, ops: int) -> float:
+    conn = sqlite3.connect(_fresh(directory, "floor"), isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT)")
+    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, body TEXT, sent_at INTEGER)")
+    started = time.perf_counter()
+    for i in range(ops):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO orders (item) VALUES (?)", (f"item{i}",))
+        conn.execute("INSERT INTO messages (body, sent_at) VALUES (?, ?)", (f"order {i}", i))
+        conn.execute("COMMIT")
+    rate = ops / (time.perf_counter() - started)
+    conn.close()
+    return rate
+
+
+def floor_on_layout(directory: str, ops: int) -> float:
+    """The floor's transaction with the message row as the engine writes it: sqsqlite's own
+    INSERT into its messages table and indexes (a message id, the sender, visible_at)."""
+    from sqsqlite import queries as Q
+
+    db, _ = _outbox_db(directory, "layout")
+    path = db.path
+    db.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous=NORMAL")
+    queue_id = conn.execute("SELECT id FROM queues WHERE name = 'outbox'").fetchone()[0]
+    insert = Q.INSERT_SHARED_ROWS[1]  # queue, sender, sent_at, visible_at; the id; the body
+    started = time.perf_counter()
+    for i in range(ops):
+        now = int(time.time() * 1000)
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO orders (item) VALUES (?)", (f"item{i}",))
+        conn.execute(insert, [queue_id, "000000000000", now, now, str(uuid.uuid4()), f"order {i}"])
+        conn.execute("COMMIT")
+    rate = ops / (time.perf_counter() - started)
+    conn.close()
+    return rate
+
+
+def _outbox_db(directory: str, name: str) -> tuple[sqsqlite.Database, sqsqlite.Queue]:
+    db = sqsqlite.connect(_fresh(directory, name))
+    q = db.create_queue("outbox")
+    with db.transaction() as tx:
+        tx.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT)")
+    return db, q
+
+
+def outbox(directory: str, ops: int) -> float:
+    db, q = _outbox_db(directory, "outbox")
+    started = time.perf_counter()
+    for i in range(ops):
+        with db.transaction() as tx:
+            tx.execute("INSERT INTO orders (item) VALUES (?)", (f"item{i}",))
+            q.send_message(f"order {i}")
+    rate = ops / (time.perf_counter() - started)
+    db.close()
+    return rate
+
+
+def two_commits(directory: str, ops: int) -> float:
+    db, q = _outbox_db(directory, "two")
+    conn = sqlite3.connect(db.path, isolation_level=None, timeout=60)
+    conn.execute("PRAGMA synchronous=NORMAL")
+    started = time.perf_counter()
+    for i in range(ops):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO orders (item) VALUES (?)", (f"item{i}",))
+        conn.execute("COMMIT")
+        q.send_message(f"order {i}")
+    rate = ops / (time.perf_counter() - started)
+    conn.close()
+    db.close()
+    return rate
+
+
+def consume(directory: str, ops: int, transactional: bool) -> float:
+    db = sqsqlite.connect(_fresh(directory, "consume"))
+    q = db.create_queue("inbox")
+    with db.transaction() as tx:
+        tx.execute("CREATE TABLE effects (message TEXT)")
+    for start in range(0, ops, 10):
+        q.send_message_batch([{"Id": str(j), "MessageBody": f"m{start + j}"} for j in range(10)])
+    if transactional:
+
+        def handle(message, tx):
+            tx.execute("INSERT INTO effects (message) VALUES (?)", (message.body,))
+
+    else:
+        conn = sqlite3.connect(db.path, isolation_level=None, timeout=60)
+        conn.execute("PRAGMA synchronous=NORMAL")
+
+        def handle(message):  # type: ignore[misc]
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO effects (message) VALUES (?)", (message.body,))
+            conn.execute("COMMIT")
+
+    started = time.perf_counter()
+    outcome = sqsqlite.consume(q, handle, transaction=transactional, max_number_of_messages=1, wait_time_seconds=0, stop_when_empty=True)
+    rate = outcome.processed / (time.perf_counter() - started)
+    db.close()
+    return rate
+
+
+def _sender(path: str, seconds: float, out: str) -> None:
+    db = sqsqlite.connect(path)
+    q = db.queue("outbox")
+    latencies = []
+    ends = time.monotonic() + seconds
+    while time.monotonic() < ends:
+        t = time.perf_counter()
+        q.send_message("x")
+        latencies.append((time.perf_counter() - t) * 1000)
+    db.close()
+    with open(out, "w") as f:
+        json.dump(latencies, f)
+
+
+def blocked_sends(directory: str, hold_ms: int, seconds: float = 3.0) -> dict:
+    """Another process's send latency (ms) while this one holds a transaction of ``hold_ms``
+    every 100 ms (none for 0)."""
+    db, _ = _outbox_db(directory, f"hold{hold_ms}")
+    out = db.path + ".json"
+    child = FORK.Process(target=_sender, args=(db.path, seconds, out))
+    child.start()
+    ends = time.monotonic() + seconds
+    while hold_ms and time.monotonic() < ends:
+        with db.transaction() as tx:
+            tx.execute("INSERT INTO orders (item) VALUES ('long')")
+            time.sleep(hold_ms / 1000)
+        time.sleep(0.1)
+    child.join()
+    db.close()
+    with open(out) as f:
+        latencies = sorted(json.load(f))
+    return {
+        "sends": len(latencies),
+        "p50_ms": round(statistics.median(latencies), 3),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 3),
+        "max_ms": round(latencies[-1], 3),
+    }
+
+
+def faults(directory: str) -> dict:
+    from tests.processes.test_transaction_crashes import fault_run
+
+    out = {}
+    for name, transactional in (("transactional", True), ("two commits", False)):
+        result = fault_run(_fresh(directory, "faults"), transactional)
+        out[name] = {
+            "applied twice": result["twice"],
+            "balances equal the sums": result["balances"] == result["sums"],
+            "messages left": result["left"],
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--ops", type=int, default=3000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        best: dict[str, float] = {}
+        for _ in range(args.runs):  # in turn, so that a slow moment of the machine hits them all
+            for name, fn in (
+                ("floor", lambda: floor(directory, args.ops)),
+                ("floor@layout", lambda: floor_on_layout(directory, args.ops)),
+                ("outbox", lambda: outbox(directory, args.ops)),
+                ("two commits", lambda: two_commits(directory, args.ops)),
+                ("consume, transactional", lambda: consume(directory, args.ops, True)),
+                ("consume, two commits", lambda: consume(directory, args.ops, False)),
+            ):
+                best[name] = max(best.get(name, 0.0), fn())
+        for name, rate in best.items():
+            print(f"{name:<26} {rate:>10,.0f} a second")
+        print(f"outbox / floor            {best['outbox'] / best['floor']:.3f}")
+        print(f"outbox / floor@layout     {best['outbox'] / best['floor@layout']:.3f}")
+        print(f"outbox / two commits      {best['outbox'] / best['two commits']:.3f}")
+        print(f"consume: transactional / two commits {best['consume, transactional'] / best['consume, two commits']:.3f}")
+        for hold in (0, 50, 200):
+            print(f"another process's sends, transactions of {hold} ms every 100 ms: {blocked_sends(directory, hold)}")
+        print(f"under faults: {faults(directory)}")
+
+
+if __name__ == "__main__":
+    main()

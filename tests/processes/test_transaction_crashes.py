@@ -1,0 +1,209 @@
+"""Transactions under SIGKILL: a process killed at every point of a transactional send or consume
+leaves the application's row and the queue's change both or neither (220 kills in all), and N
+consumers killed at random apply every effect exactly once. Real processes, bounded."""
+
+import multiprocessing as mp
+import os
+import random
+import signal
+import sqlite3
+import time
+
+import pytest
+
+import sqsqlite
+from sqsqlite import ManualClock
+
+pytestmark = pytest.mark.slow
+
+FORK = mp.get_context("fork")
+SEND_POINTS = ("before-insert", "between", "before-commit", "after-commit")
+CONSUME_POINTS = ("before-handler", "mid-handler", "before-commit", "after-commit")
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _send(path: str, k: int, point: str) -> None:
+    db = sqsqlite.connect(path)
+    q = db.queue("outbox")
+    with db.transaction() as tx:
+        if point == "before-insert":
+            _die()
+        tx.execute("INSERT INTO orders (id, item) VALUES (?, ?)", (k, f"item{k}"))
+        if point == "between":
+            _die()
+        q.send_message(str(k))
+        if point == "before-commit":
+            _die()
+    if point == "after-commit":
+        _die()
+
+
+def _consume(path: str, point: str) -> None:
+    db = sqsqlite.connect(path)
+    q = db.queue("inbox")
+    [m] = q.receive_message(visibility_timeout=60)
+
+    def handle(message, tx):
+        if point == "before-handler":
+            _die()
+        tx.execute("INSERT INTO effects (message) VALUES (?)", (message.body,))
+        if point == "mid-handler":
+            _die()
+        if point == "before-commit":
+            _die()
+
+    sqsqlite.Consumer(q, handle, transaction=True, visibility_timeout=60).process(m)
+    if point == "after-commit":
+        _die()
+
+
+def _run(target, *args) -> int:
+    p = FORK.Process(target=target, args=args)
+    p.start()
+    p.join(timeout=30)
+    assert p.exitcode is not None, "a child hung"
+    return p.exitcode
+
+
+def _bodies(path: str, queue: str) -> set[str]:
+    db = sqsqlite.connect(path)
+    try:
+        return {m.body for m in db.queue(queue).peek(limit=1000)}
+    finally:
+        db.close()
+
+
+def test_a_transactional_send_killed_at_any_point_leaves_both_or_neither(tmp_path):
+    path = str(tmp_path / "t.db")
+    db = sqsqlite.connect(path)
+    db.create_queue("outbox")
+    with db.transaction() as tx:
+        tx.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT)")
+    db.close()
+    kills = 0
+    for k in range(120):
+        point = SEND_POINTS[k % len(SEND_POINTS)]
+        assert _run(_send, path, k, point) == -signal.SIGKILL
+        kills += 1
+    with sqlite3.connect(path) as conn:
+        ids = {str(r[0]) for r in conn.execute("SELECT id FROM orders")}
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert ids == _bodies(path, "outbox")  # each order with its message, no message without its order
+    assert ids == {str(k) for k in range(120) if SEND_POINTS[k % 4] == "after-commit"}
+    assert kills == 120
+
+
+def test_a_transactional_consume_killed_at_any_point_applies_the_effect_with_the_delete_or_neither(tmp_path):
+    path = str(tmp_path / "c.db")
+    db = sqsqlite.connect(path)
+    q = db.create_queue("inbox")
+    with db.transaction() as tx:
+        tx.execute("CREATE TABLE effects (message TEXT)")
+    for k in range(100):
+        q.send_message(str(k))
+    db.close()
+    for k in range(100):
+        assert _run(_consume, path, CONSUME_POINTS[k % len(CONSUME_POINTS)]) == -signal.SIGKILL
+    with sqlite3.connect(path) as conn:
+        effects = [r[0] for r in conn.execute("SELECT message FROM effects")]
+    assert len(effects) == len(set(effects)) == 25  # only the kills after the commit
+    left = _bodies(path, "inbox")
+    assert left.isdisjoint(effects) and left | set(effects) == {str(k) for k in range(100)}
+    # The messages of the killed handlers come back when their leases end, receive count 2.
+    later = sqsqlite.connect(path, clock=ManualClock(int(time.time() * 1000) + 61_000))
+    back = []
+    while got := later.queue("inbox").receive_message(max_number_of_messages=10):
+        back += got
+    assert {m.body for m in back} == left and {m.receive_count for m in back} == {2}
+    later.close()
+
+
+# ---------------------------------------------------------------- exactly once under random kills
+
+ACCOUNTS = 5
+
+
+def _worker(path: str, transactional: bool) -> None:
+    db = sqsqlite.connect(path)
+    q = db.queue("payments")
+    if transactional:
+
+        def handle(message, tx):
+            account, amount = message.body.split(":")
+            tx.execute("UPDATE balances SET total = total + ? WHERE account = ?", (int(amount), int(account)))
+            tx.execute("INSERT INTO applied (message) VALUES (?)", (message.message_id,))
+
+    else:
+        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+
+        def handle(message):  # type: ignore[misc]  # today's way: the effect's commit, then the delete's
+            account, amount = message.body.split(":")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("UPDATE balances SET total = total + ? WHERE account = ?", (int(amount), int(account)))
+            conn.execute("INSERT INTO applied (message) VALUES (?)", (message.message_id,))
+            conn.execute("COMMIT")
+
+    sqsqlite.consume(q, handle, transaction=transactional, visibility_timeout=3, wait_time_seconds=1)
+
+
+def fault_run(path: str, transactional: bool, messages: int = 600, workers: int = 3, kills: int = 30, seed: int = 7) -> dict:
+    """Send ``messages`` payments, apply them with ``workers`` consumer processes while ``kills``
+    SIGKILLs land at random, then drain: the balances, the sums sent, and the effects applied
+    more than once. Bounded: about 20 s."""
+    rng = random.Random(seed)
+    db = sqsqlite.connect(path)
+    q = db.create_queue("payments")
+    with db.transaction() as tx:
+        tx.execute("CREATE TABLE balances (account INTEGER PRIMARY KEY, total INTEGER NOT NULL)")
+        tx.execute("CREATE TABLE applied (message TEXT NOT NULL)")
+        tx.executemany("INSERT INTO balances VALUES (?, 0)", [(a,) for a in range(ACCOUNTS)])
+    sums = [0] * ACCOUNTS
+    entries = []
+    for i in range(messages):
+        account, amount = rng.randrange(ACCOUNTS), rng.randrange(1, 1000)
+        sums[account] += amount
+        entries.append({"Id": str(i % 10), "MessageBody": f"{account}:{amount}"})
+        if len(entries) == 10:
+            q.send_message_batch(entries)
+            entries = []
+    procs = [FORK.Process(target=_worker, args=(path, transactional)) for _ in range(workers)]
+    for p in procs:
+        p.start()
+    deadline = time.monotonic() + 60
+    for _ in range(kills):
+        time.sleep(rng.uniform(0.02, 0.15))
+        i = rng.randrange(workers)
+        os.kill(procs[i].pid, signal.SIGKILL)
+        procs[i].join()
+        procs[i] = FORK.Process(target=_worker, args=(path, transactional))
+        procs[i].start()
+    while time.monotonic() < deadline:
+        stats = db.stats(["payments"])[0]
+        if stats.visible + stats.in_flight + stats.delayed == 0:
+            break
+        time.sleep(0.2)
+    for p in procs:
+        p.kill()
+        p.join()
+    with sqlite3.connect(path) as conn:
+        balances = [r[0] for r in conn.execute("SELECT total FROM balances ORDER BY account")]
+        applied = conn.execute("SELECT count(*), count(DISTINCT message) FROM applied").fetchone()
+    left = db.stats(["payments"])[0]
+    db.close()
+    return {
+        "balances": balances,
+        "sums": sums,
+        "applied": applied[0],
+        "twice": applied[0] - applied[1],
+        "left": left.visible + left.in_flight + left.delayed,
+    }
+
+
+def test_consumers_killed_at_random_apply_every_payment_exactly_once_in_transactions(tmp_path):
+    result = fault_run(str(tmp_path / "x.db"), transactional=True)
+    assert result["left"] == 0
+    assert result["twice"] == 0
+    assert result["balances"] == result["sums"]
