@@ -17,11 +17,11 @@ Figures, each system on a fresh file in the same run, in turn:
   ``transactional``: consume(queue, handler, transaction=True), the row and the delete in one
   transaction; ``two commits``: today's consume, the handler committing the row on the
   application's connection before the consumer's delete.
-- a long transaction's cost to another process: a process sending one message at a time, its
-  send latency (p50, p99, max) while this one holds transactions of 50 and 200 ms, every
-  100 ms, against none.
+- a long transaction's cost to another process: a process sending one message at a time, and
+  receiving and deleting one, its latencies (p50, p99, max) while this one holds transactions
+  of 50 and 200 ms, every 100 ms, against none.
 - under faults: 600 payments applied by 3 consumer processes while 30 SIGKILLs land at random
-  (tests/processes/test_transaction_crashes.py's run), transactional and with two commits:
+  (fault_run, which tests/processes/test_transaction_crashes.py also runs), transactional and with two commits:
   effects applied twice, and whether the balances equal the sums sent.
 """
 
@@ -31,6 +31,8 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import random
+import signal
 import sqlite3
 import statistics
 import tempfile
@@ -151,26 +153,41 @@ def consume(directory: str, ops: int, transactional: bool) -> float:
     return rate
 
 
-def _sender(path: str, seconds: float, out: str) -> None:
+def _other_process(path: str, seconds: float, out: str) -> None:
+    """Another process's sends and receives (each with its delete), one at a time, timed."""
     db = sqsqlite.connect(path)
     q = db.queue("outbox")
-    latencies = []
+    sends, receives = [], []
     ends = time.monotonic() + seconds
     while time.monotonic() < ends:
         t = time.perf_counter()
         q.send_message("x")
-        latencies.append((time.perf_counter() - t) * 1000)
+        sends.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        for m in q.receive_message(wait_time_seconds=0):
+            m.delete()
+        receives.append((time.perf_counter() - t) * 1000)
     db.close()
     with open(out, "w") as f:
-        json.dump(latencies, f)
+        json.dump({"send": sends, "receive + delete": receives}, f)
 
 
-def blocked_sends(directory: str, hold_ms: int, seconds: float = 3.0) -> dict:
-    """Another process's send latency (ms) while this one holds a transaction of ``hold_ms``
-    every 100 ms (none for 0)."""
+def _figures(latencies: list[float]) -> dict:
+    latencies = sorted(latencies)
+    return {
+        "calls": len(latencies),
+        "p50_ms": round(statistics.median(latencies), 3),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 3),
+        "max_ms": round(latencies[-1], 3),
+    }
+
+
+def long_transactions(directory: str, hold_ms: int, seconds: float = 3.0) -> dict:
+    """Another process's send and receive latencies (ms) while this one holds a transaction of
+    ``hold_ms`` every 100 ms (none for 0)."""
     db, _ = _outbox_db(directory, f"hold{hold_ms}")
     out = db.path + ".json"
-    child = FORK.Process(target=_sender, args=(db.path, seconds, out))
+    child = FORK.Process(target=_other_process, args=(db.path, seconds, out))
     child.start()
     ends = time.monotonic() + seconds
     while hold_ms and time.monotonic() < ends:
@@ -181,18 +198,90 @@ def blocked_sends(directory: str, hold_ms: int, seconds: float = 3.0) -> dict:
     child.join()
     db.close()
     with open(out) as f:
-        latencies = sorted(json.load(f))
+        measured = json.load(f)
+    return {kind: _figures(values) for kind, values in measured.items()}
+
+
+ACCOUNTS = 5
+
+
+def _worker(path: str, transactional: bool) -> None:
+    db = sqsqlite.connect(path)
+    q = db.queue("payments")
+    if transactional:
+
+        def handle(message, tx):
+            account, amount = message.body.split(":")
+            tx.execute("UPDATE balances SET total = total + ? WHERE account = ?", (int(amount), int(account)))
+            tx.execute("INSERT INTO applied (message) VALUES (?)", (message.message_id,))
+
+    else:
+        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+
+        def handle(message):  # type: ignore[misc]  # today's way: the effect's commit, then the delete's
+            account, amount = message.body.split(":")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("UPDATE balances SET total = total + ? WHERE account = ?", (int(amount), int(account)))
+            conn.execute("INSERT INTO applied (message) VALUES (?)", (message.message_id,))
+            conn.execute("COMMIT")
+
+    sqsqlite.consume(q, handle, transaction=transactional, visibility_timeout=3, wait_time_seconds=1)
+
+
+def fault_run(path: str, transactional: bool, messages: int = 600, workers: int = 3, kills: int = 30, seed: int = 7) -> dict:
+    """Send ``messages`` payments, apply them with ``workers`` consumer processes while ``kills``
+    SIGKILLs land at random, then drain: the balances, the sums sent, and the effects applied
+    more than once. Bounded: about 20 s."""
+    rng = random.Random(seed)
+    db = sqsqlite.connect(path)
+    q = db.create_queue("payments")
+    with db.transaction() as tx:
+        tx.execute("CREATE TABLE balances (account INTEGER PRIMARY KEY, total INTEGER NOT NULL)")
+        tx.execute("CREATE TABLE applied (message TEXT NOT NULL)")
+        tx.executemany("INSERT INTO balances VALUES (?, 0)", [(a,) for a in range(ACCOUNTS)])
+    sums = [0] * ACCOUNTS
+    entries = []
+    for i in range(messages):
+        account, amount = rng.randrange(ACCOUNTS), rng.randrange(1, 1000)
+        sums[account] += amount
+        entries.append({"Id": str(i % 10), "MessageBody": f"{account}:{amount}"})
+        if len(entries) == 10:
+            q.send_message_batch(entries)
+            entries = []
+    procs = [FORK.Process(target=_worker, args=(path, transactional)) for _ in range(workers)]
+    for p in procs:
+        p.start()
+    deadline = time.monotonic() + 60
+    for _ in range(kills):
+        time.sleep(rng.uniform(0.02, 0.15))
+        i = rng.randrange(workers)
+        os.kill(procs[i].pid, signal.SIGKILL)
+        procs[i].join()
+        procs[i] = FORK.Process(target=_worker, args=(path, transactional))
+        procs[i].start()
+    while time.monotonic() < deadline:
+        stats = db.stats(["payments"])[0]
+        if stats.visible + stats.in_flight + stats.delayed == 0:
+            break
+        time.sleep(0.2)
+    for p in procs:
+        p.kill()
+        p.join()
+    with sqlite3.connect(path) as conn:
+        balances = [r[0] for r in conn.execute("SELECT total FROM balances ORDER BY account")]
+        applied = conn.execute("SELECT count(*), count(DISTINCT message) FROM applied").fetchone()
+    left = db.stats(["payments"])[0]
+    db.close()
     return {
-        "sends": len(latencies),
-        "p50_ms": round(statistics.median(latencies), 3),
-        "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 3),
-        "max_ms": round(latencies[-1], 3),
+        "balances": balances,
+        "sums": sums,
+        "applied": applied[0],
+        "twice": applied[0] - applied[1],
+        "left": left.visible + left.in_flight + left.delayed,
     }
 
 
 def faults(directory: str) -> dict:
-    from tests.processes.test_transaction_crashes import fault_run
-
     out = {}
     for name, transactional in (("transactional", True), ("two commits", False)):
         result = fault_run(_fresh(directory, "faults"), transactional)
@@ -228,7 +317,7 @@ def main() -> None:
         print(f"outbox / two commits      {best['outbox'] / best['two commits']:.3f}")
         print(f"consume: transactional / two commits {best['consume, transactional'] / best['consume, two commits']:.3f}")
         for hold in (0, 50, 200):
-            print(f"another process's sends, transactions of {hold} ms every 100 ms: {blocked_sends(directory, hold)}")
+            print(f"another process, transactions of {hold} ms every 100 ms: {long_transactions(directory, hold)}")
         print(f"under faults: {faults(directory)}")
 
 

@@ -40,10 +40,10 @@ class Transaction:
     def __enter__(self) -> Transaction:
         if self._group is not None:
             raise TransactionError("This transaction is open already: open a new db.transaction() for another block.")
-        conn, owned = driver_connection(self._given)
-        store = self.db.store
-        self._group = store.begin_transaction(conn, owned)
-        self._conn = conn if conn is not None else store.connection()
+        given = self._given
+        conn, owned = (None, True) if given is None else driver_connection(given)
+        group = self._group = self.db.store.begin_transaction(conn, owned)
+        self._conn = group.writer.conn  # the connection it runs on: sqsqlite's own, or the one given
         return self
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:

@@ -4,7 +4,6 @@ consumers killed at random apply every effect exactly once. Real processes, boun
 
 import multiprocessing as mp
 import os
-import random
 import signal
 import sqlite3
 import time
@@ -12,6 +11,7 @@ import time
 import pytest
 
 import sqsqlite
+from benchmarks.transactions import fault_run
 from sqsqlite import ManualClock
 
 pytestmark = pytest.mark.slow
@@ -122,84 +122,6 @@ def test_a_transactional_consume_killed_at_any_point_applies_the_effect_with_the
 
 
 # ---------------------------------------------------------------- exactly once under random kills
-
-ACCOUNTS = 5
-
-
-def _worker(path: str, transactional: bool) -> None:
-    db = sqsqlite.connect(path)
-    q = db.queue("payments")
-    if transactional:
-
-        def handle(message, tx):
-            account, amount = message.body.split(":")
-            tx.execute("UPDATE balances SET total = total + ? WHERE account = ?", (int(amount), int(account)))
-            tx.execute("INSERT INTO applied (message) VALUES (?)", (message.message_id,))
-
-    else:
-        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
-
-        def handle(message):  # type: ignore[misc]  # today's way: the effect's commit, then the delete's
-            account, amount = message.body.split(":")
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("UPDATE balances SET total = total + ? WHERE account = ?", (int(amount), int(account)))
-            conn.execute("INSERT INTO applied (message) VALUES (?)", (message.message_id,))
-            conn.execute("COMMIT")
-
-    sqsqlite.consume(q, handle, transaction=transactional, visibility_timeout=3, wait_time_seconds=1)
-
-
-def fault_run(path: str, transactional: bool, messages: int = 600, workers: int = 3, kills: int = 30, seed: int = 7) -> dict:
-    """Send ``messages`` payments, apply them with ``workers`` consumer processes while ``kills``
-    SIGKILLs land at random, then drain: the balances, the sums sent, and the effects applied
-    more than once. Bounded: about 20 s."""
-    rng = random.Random(seed)
-    db = sqsqlite.connect(path)
-    q = db.create_queue("payments")
-    with db.transaction() as tx:
-        tx.execute("CREATE TABLE balances (account INTEGER PRIMARY KEY, total INTEGER NOT NULL)")
-        tx.execute("CREATE TABLE applied (message TEXT NOT NULL)")
-        tx.executemany("INSERT INTO balances VALUES (?, 0)", [(a,) for a in range(ACCOUNTS)])
-    sums = [0] * ACCOUNTS
-    entries = []
-    for i in range(messages):
-        account, amount = rng.randrange(ACCOUNTS), rng.randrange(1, 1000)
-        sums[account] += amount
-        entries.append({"Id": str(i % 10), "MessageBody": f"{account}:{amount}"})
-        if len(entries) == 10:
-            q.send_message_batch(entries)
-            entries = []
-    procs = [FORK.Process(target=_worker, args=(path, transactional)) for _ in range(workers)]
-    for p in procs:
-        p.start()
-    deadline = time.monotonic() + 60
-    for _ in range(kills):
-        time.sleep(rng.uniform(0.02, 0.15))
-        i = rng.randrange(workers)
-        os.kill(procs[i].pid, signal.SIGKILL)
-        procs[i].join()
-        procs[i] = FORK.Process(target=_worker, args=(path, transactional))
-        procs[i].start()
-    while time.monotonic() < deadline:
-        stats = db.stats(["payments"])[0]
-        if stats.visible + stats.in_flight + stats.delayed == 0:
-            break
-        time.sleep(0.2)
-    for p in procs:
-        p.kill()
-        p.join()
-    with sqlite3.connect(path) as conn:
-        balances = [r[0] for r in conn.execute("SELECT total FROM balances ORDER BY account")]
-        applied = conn.execute("SELECT count(*), count(DISTINCT message) FROM applied").fetchone()
-    left = db.stats(["payments"])[0]
-    db.close()
-    return {
-        "balances": balances,
-        "sums": sums,
-        "applied": applied[0],
-        "twice": applied[0] - applied[1],
-        "left": left.visible + left.in_flight + left.delayed,
-    }
 
 
 def test_consumers_killed_at_random_apply_every_payment_exactly_once_in_transactions(tmp_path):

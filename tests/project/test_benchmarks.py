@@ -245,3 +245,20 @@ def test_the_buffered_micro_measurement_takes_another_prefetch_and_refuses_one_t
     for argv in (["--buffered", "--prefetch", "101"], ["--buffered", "--prefetch", "0"], ["--prefetch", "50"]):
         with pytest.raises(SystemExit):
             micro.main(argv)
+
+
+def test_the_transactions_benchmark_measures_each_system_at_a_tiny_size(tmp_path):
+    from benchmarks import transactions as T
+
+    d = str(tmp_path)
+    for rate in (
+        T.floor(d, 20),
+        T.floor_on_layout(d, 20),
+        T.outbox(d, 20),
+        T.two_commits(d, 20),
+        T.consume(d, 20, True),
+        T.consume(d, 20, False),
+    ):
+        assert rate > 0
+    figures = T.long_transactions(d, 50, seconds=0.3)
+    assert set(figures) == {"send", "receive + delete"} and figures["send"]["calls"] > 0
