@@ -224,7 +224,10 @@ class Tx:
 
 def readonly(exc: BaseException) -> bool:
     """Whether SQLite's error says the connection can't write (any SQLITE_READONLY code)."""
-    return (getattr(exc, "sqlite_errorname", None) or "").startswith("SQLITE_READONLY")
+    name = getattr(exc, "sqlite_errorname", None)
+    if name is None:  # Python 3.10's sqlite3 errors carry SQLite's text alone
+        return "readonly database" in str(exc)
+    return name.startswith("SQLITE_READONLY")
 
 
 def explain(path: str, exc: Exception) -> str:
@@ -235,7 +238,9 @@ def explain(path: str, exc: Exception) -> str:
         return f"{path!r} is not a SQLite database (SQLite said: {text})."
     if name.startswith("SQLITE_READONLY") or "readonly" in text or "read-only" in text:
         return f"{path!r} is read-only; sqsqlite needs to write to it and its -wal/-shm files (SQLite said: {text})."
-    if name == "SQLITE_FULL" or "disk is full" in text or (name in _WRITE_FAILED and _disk_full(path)):
+    # Without a name (Python 3.10), any "disk I/O error" may be one of _WRITE_FAILED's.
+    failed_write = name in _WRITE_FAILED or (not name and "disk I/O error" in text)
+    if name == "SQLITE_FULL" or "disk is full" in text or (failed_write and _disk_full(path)):
         return f"The disk holding {path!r} is full; the operation changed nothing (SQLite said: {text})."
     if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
         if os.path.isdir(path):

@@ -2,7 +2,10 @@
 
 import pathlib
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: tomllib's own origin
+    import tomli as tomllib  # type: ignore[no-redef]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
