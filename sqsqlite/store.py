@@ -638,9 +638,11 @@ class Store:
         group.transaction = True
         if foreign is not None:
             group.saved = self._stand_in(local, foreign)
+        conn = foreign or own
+        writer = _Write(self, conn, local)
+        already = conn.in_transaction  # one of the application's (joined), or none
         try:
-            writer = _Write(self, foreign or own, local)
-            if foreign is None or (owned and not foreign.in_transaction):
+            if foreign is None or (owned and not already):
                 writer._begin()
             else:
                 group.joined = True
@@ -648,6 +650,11 @@ class Store:
             group.writer = writer
             local.group = group
         except BaseException:
+            # An interrupt can land after BEGIN returned: an owned transaction begun here must not
+            # keep the write lock (and the writers' lock file) from every other process.
+            if not group.joined and not already and conn.in_transaction:
+                self._rollback(conn)
+            writer._unlock()
             if group.saved is not None:
                 self._stand_down(local, group.saved)
             raise
