@@ -98,7 +98,7 @@ class EmulatorRoutes:
         if path == "/health":
             return _json(200 if ok else 503, {"status": status, "version": self.version})
         if path == "/_localstack/health":
-            sqs = {"ok": "running", "starting": "initializing"}.get(status, "error")
+            sqs = {"ok": "running", "starting": "starting"}.get(status, "error")  # LocalStack's service states
             return _json(200, {"services": {"sqs": sqs}, "edition": "sqsqlite", "version": self.version})
         stages = {"BOOT": True, "START": True, "READY": ok, "SHUTDOWN": False}
         if path == "/_localstack/init":

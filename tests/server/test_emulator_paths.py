@@ -65,7 +65,7 @@ def test_health_is_503_starting_while_the_queues_file_is_applied_and_sqs_request
         status, _, body = get(server.url, "/health")
         assert (status, json.loads(body)["status"]) == (503, "starting")
         assert json.loads(get(server.url, "/_localstack/init/ready")[2])["completed"] is False
-        assert json.loads(get(server.url, "/_localstack/health")[2])["services"]["sqs"] == "initializing"
+        assert json.loads(get(server.url, "/_localstack/health")[2])["services"]["sqs"] == "starting"
         headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"}
         status, headers, body = get(server.url, "/", headers, "POST", b"{}")
         assert status == 503 and headers["x-amzn-query-error"] == "ServiceUnavailable;Receiver"
