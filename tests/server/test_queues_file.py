@@ -207,3 +207,46 @@ def test_serve_stops_with_the_error_when_the_file_names_a_dead_letter_queue_nowh
     assert result.exit_code == 255
     assert "queue 'b': dead-letter queue 'gone'" in result.output
     assert sqsqlite.connect(db_path).list_queues()[0] == []  # checked before anything was written
+
+
+@pytest.mark.slow
+def test_serve_with_workers_applies_the_file_once_before_they_serve(tmp_path):
+    import re
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    (tmp_path / "queues.yaml").write_text(YAML)
+    db_path = str(tmp_path / "q.db")
+    args = [
+        sys.executable,
+        "-m",
+        "sqsqlite.server",
+        "--db",
+        db_path,
+        "--port",
+        "0",
+        "--workers",
+        "2",
+        "--queues",
+        str(tmp_path / "queues.yaml"),
+    ]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        for line in proc.stderr:  # type: ignore[union-attr]
+            lines.append(line)
+            if "sqsqlite serving" in line:
+                break
+        assert "queues from" in "".join(lines) and "created 3" in "".join(lines)
+        url = re.search(r"at (http://\S+)", lines[-1]).group(1)  # type: ignore[union-attr]
+        with urllib.request.urlopen(url + "/health", timeout=10) as r:
+            assert r.status == 200
+        assert sorted(u.rsplit("/", 1)[1] for u in sqsqlite.connect(db_path).list_queues()[0]) == ["events.fifo", "orders", "orders-dlq"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        # It stops; its status is not this test's point: a SIGTERM this soon after a --workers
+        # start, while a worker is still starting, reports an unclean stop (exit 1), with or
+        # without a queues file.
+        assert proc.wait(30) in (0, 1)
