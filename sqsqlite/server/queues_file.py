@@ -197,12 +197,9 @@ def _spec(where: str, name: Any, attributes: Mapping[str, Any], tags: Any, dead_
         raise QueuesFileError(f"{where}: name: {_said(err)}") from None
     out: dict[str, str] = {}
     for key, value in attributes.items():
-        if isinstance(value, bool):
-            value = "true" if value else "false"
-        elif isinstance(value, int):
-            value = str(value)
-        elif isinstance(value, dict) and key in ("RedrivePolicy", "RedriveAllowPolicy", "Policy"):
-            value = json.dumps(value)
+        value = _text(value)
+        if isinstance(value, Mapping) and key in ("RedrivePolicy", "RedriveAllowPolicy", "Policy"):
+            value = json.dumps(dict(value))
         if key not in D.SETTABLE_ATTRIBUTES:
             raise QueuesFileError(
                 f"{where}: attribute {key!r}: not an attribute a queue can be given; use one of {', '.join(D.SETTABLE_ATTRIBUTES)}."
@@ -228,6 +225,8 @@ def _spec(where: str, name: Any, attributes: Mapping[str, Any], tags: Any, dead_
     except SQSError as err:
         raise QueuesFileError(f"{where}: {_said(err)}") from None
     if tags is not None:
+        if isinstance(tags, Mapping):  # a tag's value is text: YAML's 2 or true are written as SQS would store them
+            tags = {k: _text(v) for k, v in tags.items()}
         try:
             tags = V.tags(tags, name)
         except SQSError as err:
@@ -244,6 +243,15 @@ def _spec(where: str, name: Any, attributes: Mapping[str, Any], tags: Any, dead_
             raise QueuesFileError(f"{where}: dead-letter queue: {_said(err)}") from None
         checked_dlq = (target, count)
     return QueueSpec(name, out, tags, checked_dlq)
+
+
+def _text(value: Any) -> Any:
+    """A YAML, JSON or HOCON number or flag as SQS's text (true, 60); anything else as it is."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return value
 
 
 def _checked(path: Path, specs: list[QueueSpec]) -> list[QueueSpec]:
@@ -325,9 +333,10 @@ def _reconcile(db: Database, spec: QueueSpec, wanted: dict[str, str]) -> bool:
         stale = [k for k in tags if k not in spec.tags]
         if stale:
             queue.untag_queue(stale)
-        if any(tags.get(k) != v for k, v in spec.tags.items()):
+        differing = any(tags.get(k) != v for k, v in spec.tags.items())
+        if differing:
             queue.tag_queue(spec.tags)
-        changed = changed or bool(stale) or any(tags.get(k) != v for k, v in spec.tags.items())
+        changed = changed or bool(stale) or differing
     return changed
 
 

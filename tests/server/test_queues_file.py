@@ -98,6 +98,12 @@ def test_elasticmq_durations_in_minutes_or_bare_milliseconds_become_seconds(tmp_
     assert spec.attributes == {"VisibilityTimeout": "120", "DelaySeconds": "3"}
 
 
+def test_numbers_and_flags_in_tags_are_stored_as_the_text_sqs_keeps(tmp_path):
+    (tmp_path / "q.yaml").write_text("queues:\n  - name: a\n    tags: {version: 2, public: false}\n")
+    [spec] = read_queues_file(tmp_path / "q.yaml")
+    assert spec.tags == {"version": "2", "public": "false"}
+
+
 def test_applying_the_same_file_again_changes_nothing(tmp_path):
     (tmp_path / "queues.yaml").write_text(YAML)
     db = sqsqlite.connect(str(tmp_path / "q.db"))
