@@ -175,3 +175,9 @@ def test_with_keys_the_look_up_needs_them_as_basic_credentials_as_the_console_do
         basic = base64.b64encode(f"{keys['access_key']}:{keys['secret_key']}".encode()).decode()
         assert get(s.url, f"/_aws/sqs/messages?QueueUrl={url}", {"Authorization": f"Basic {basic}"})[0] == 200
         assert get(s.url, "/health")[0] == 200  # a probe carries no keys
+
+
+def test_metrics_count_these_paths_under_their_own_action(server):
+    get(server.url, "/health")
+    _, _, body = get(server.url, "/metrics")
+    assert b'action="Emulator"' in body
