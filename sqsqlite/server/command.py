@@ -12,6 +12,7 @@ from .. import defaults as D
 from ..command_options import Failure, allow_host, own_or_global
 from ..console import exposure_warning
 from ..errors import InvalidParameterValue, SQSError
+from .queues_file import QueuesFileError, apply_queues, read_queues_file
 
 log = logging.getLogger("sqsqlite.server")
 
@@ -116,8 +117,6 @@ def serve(
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
     specs = None
     if queues_file is not None:  # read and checked before anything listens: a bad file starts nothing
-        from .queues_file import QueuesFileError, read_queues_file
-
         try:
             specs = read_queues_file(queues_file)
         except QueuesFileError as err:
@@ -153,7 +152,6 @@ def serve(
     where = f"{server.db.path} at {server.url}" + (f" with {workers} workers" if workers > 1 else "")
     apply = None
     if specs is not None:
-        from .queues_file import QueuesFileError, apply_queues
 
         def apply() -> None:
             click.echo(f"queues from {queues_file}: " + applied_line(apply_queues(server.db, specs, queues_file)), err=True)
@@ -197,11 +195,11 @@ def serve(
             for s, handler in previous.items():
                 signal.signal(s, handler)
         problem = None if server.clean else "some requests did not finish in time"
-        if server.failure is not None:
+        if server.failure is not None:  # applying the queues file failed: the server stopped before serving
             failure = server.failure
             if isinstance(failure, QueuesFileError):
-                raise Failure(str(failure), "Nothing listens now; fix the file and start again (queues applied before the error stay).")
-            raise failure
+                raise Failure(str(failure), "The server stopped; fix it and start again (applying the file again finishes the rest).")
+            raise Failure(f"Applying {queues_file} failed: {type(failure).__name__}: {failure}.", "The server stopped.")
     click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
     if problem:
         ctx.exit(1)
