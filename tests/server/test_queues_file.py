@@ -256,3 +256,12 @@ def test_serve_with_workers_applies_the_file_once_before_they_serve(tmp_path):
         # start, while a worker is still starting, reports an unclean stop (exit 1), with or
         # without a queues file.
         assert proc.wait(30) in (0, 1)
+
+
+def test_without_pyhocon_an_elasticmq_file_says_which_extra_to_install(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyhocon", None)  # as if it were not installed
+    (tmp_path / "elasticmq.conf").write_text(ELASTICMQ)
+    with pytest.raises(QueuesFileError, match=r"pip install 'sqsqlite\[elasticmq\]'"):
+        read_queues_file(tmp_path / "elasticmq.conf")
