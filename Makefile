@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 JDBC_JAR ?= /usr/share/java/sqlite-jdbc.jar
 CHROMIUM ?= $(or $(SQSQLITE_CHROMIUM),/usr/bin/chromium)
 
-.PHONY: demo test bench jdbc chromium jssdk
+.PHONY: demo test test-container bench jdbc chromium jssdk podman
 
 $(VENV)/.base: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -57,6 +57,19 @@ jssdk:
 	    echo "no Node.js and npm: the JavaScript SDK's test is skipped (install them, then npm install --prefix tests/server/js)"; \
 	  fi; }
 
+# Debian's podman, runc and mmdebstrap, which the container test builds and runs the image with,
+# installed where missing and possible; elsewhere one line says what to install, and that test is
+# skipped with the reason.
+podman:
+	@command -v podman >/dev/null && command -v runc >/dev/null && command -v mmdebstrap >/dev/null || { \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's podman, runc and mmdebstrap for the container test"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc mmdebstrap >/dev/null; } \
+	      || echo "could not install them: the container test will be skipped"; \
+	  else \
+	    echo "no podman, runc and mmdebstrap: install them (Debian: apt-get install podman runc mmdebstrap); until then the container test is skipped"; \
+	  fi; }
+
 demo: $(VENV)/.base
 	$(BIN)/sqsqlite demo
 
@@ -66,6 +79,11 @@ test: $(VENV)/.dev jdbc chromium jssdk
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+# The Dockerfile's image built and run for real with podman (tests/container): about 20 s with the
+# Debian base cached in podman's store, a minute more the first time. CI runs it after make test.
+test-container: $(VENV)/.dev podman
+	SQSQLITE_CONTAINER_TEST=1 $(BIN)/python -m pytest -q -rs -s tests/container
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m benchmarks

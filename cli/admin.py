@@ -1,4 +1,4 @@
-"""Administration SQS never had: migrations, stats, peek, redrive, prune, export/import, demo."""
+"""Administration SQS never had: migrations, stats, peek, redrive, prune, export/import, queues from a file, demo."""
 
 from __future__ import annotations
 
@@ -291,6 +291,29 @@ def prune(s: Settings) -> None:
 
 
 # ---------------------------------------------------------------------- redrive
+
+
+@command("apply-queues")
+@click.argument("file", type=click.Path(dir_okay=False))
+def apply_queues(s: Settings, file: str) -> None:
+    """Create or update the queues a file declares (YAML, JSON, or ElasticMQ's elasticmq.conf).
+
+    Idempotent: a missing queue is created, an existing one gets the file's attributes and tags
+    (never dropped, its messages kept), and queues the file does not list are left as they are
+    (NotInFile). The whole file is checked first: a mistake changes nothing and names the queue
+    and the key. `sqsqlite serve --queues FILE` applies the same file at every start.
+
+    \b
+    Example: sqsqlite apply-queues queues.yaml
+    """
+    from sqsqlite.server.queues_file import QueuesFileError, read_queues_file
+    from sqsqlite.server.queues_file import apply_queues as apply
+
+    try:
+        specs = read_queues_file(file)
+        s.echo(apply(s.database(), specs, file), "apply-queues")
+    except QueuesFileError as err:
+        raise Failure(str(err)) from None
 
 
 @command("redrive")

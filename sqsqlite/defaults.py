@@ -152,6 +152,8 @@ MAX_HEADER_BYTES = 64 * 1024
 # Paging a queue's messages without receiving them (Queue.peek_page): the most per page, and
 # the bound of every epoch-millisecond range the page statement takes (no clock reaches it).
 MAX_PEEK_PAGE = 1000
+# The most messages one look-up of LocalStack's /_aws/sqs/messages answers with (server/emulator.py).
+LOOKUP_LIMIT = 10_000
 MAX_EPOCH_MS = 2**62
 # The web console (sqsqlite console, /console of sqsqlite serve): its own port when run alone,
 # messages per page, the characters of a body shown before "more", the most of a body shown

@@ -20,7 +20,7 @@ from .. import defaults as D
 from ..actions import MEMBERS, UNSUPPORTED
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-_KNOWN = frozenset(MEMBERS) | frozenset(UNSUPPORTED) | {"Console", "Metrics"}
+_KNOWN = frozenset(MEMBERS) | frozenset(UNSUPPORTED) | {"Console", "Metrics", "Emulator"}
 
 # (QueueStats field, metric name, help). A queue whose figure is None (no messages: no age; no
 # dead-letter queue: no depth) has no sample of that metric.

@@ -32,6 +32,8 @@ from ..core.handles import new_request_id
 from ..errors import DatabaseError, SQSError
 from ..tx import WouldWait
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, queue_name
+from .emulator import EmulatorRoutes
+from .emulator import serves as emulator_serves
 from .waiting import AsyncWakeups, Park, Stopping
 
 log = logging.getLogger("sqsqlite.server")
@@ -112,6 +114,8 @@ class App:
         self._cut: dict[asyncio.Task, bool] = {}
         self._sweeper: asyncio.TimerHandle | None = None
         self.stopping = False
+        # Health, readiness and LocalStack's look-up (emulator.py); None: SQS and the console only.
+        self.emulator: EmulatorRoutes | None = None
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -146,6 +150,15 @@ class App:
             await self._respond(send, d.body_cut_off(cut.stopping, headers, rid), rid, started, d.protocol(headers)[1])
             return
         req = Request(method, path, scope["query_string"].decode("latin-1"), headers, body)
+        emulator = self.emulator
+        if emulator is not None and (emulator.starting or emulator_serves(path)):  # health, LocalStack's paths
+            rid = new_request_id()
+            if emulator_serves(path):
+                answer = await self._engine(lambda: emulator.handle(req, rid), pooled=True)
+            else:  # the queues file is being applied: nothing is served half-configured
+                answer = d.starting(headers, rid)
+            await self._respond(send, answer, rid, started, "Emulator")
+            return
         if console_serves(path):  # the web console and /metrics: their own auth, pages and errors
             answer = await self._engine(lambda: d.console_page(req), pooled=True)
             await self._respond(send, answer, "", started, console_action(path))

@@ -12,6 +12,7 @@ from .. import defaults as D
 from ..command_options import Failure, allow_host, own_or_global
 from ..console import exposure_warning
 from ..errors import InvalidParameterValue, SQSError
+from .queues_file import QueuesFileError, apply_queues, read_queues_file
 
 log = logging.getLogger("sqsqlite.server")
 
@@ -37,6 +38,15 @@ def raise_open_files_limit() -> tuple[int, int] | None:
     return soft, hard
 
 
+def applied_line(outcome: dict[str, list[str]]) -> str:
+    """What applying a queues file did, on one line."""
+    said = [f"{what.lower()} {len(names)}" for what, names in outcome.items() if what != "NotInFile"]
+    line = ", ".join(said)
+    if outcome["NotInFile"]:
+        line += "; not in the file, left as they are: " + ", ".join(outcome["NotInFile"])
+    return line
+
+
 @click.command("serve")
 @click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
@@ -55,6 +65,15 @@ def raise_open_files_limit() -> tuple[int, int] | None:
 @click.option(
     "--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes serving the one port and database file."
 )
+@click.option(
+    "--queues",
+    "queues_file",
+    default=None,
+    envvar="SQSQLITE_QUEUES",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Create or update the queues this file declares at start (YAML, JSON, or ElasticMQ's elasticmq.conf).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 @click.pass_context
 def serve(
@@ -70,6 +89,7 @@ def serve(
     console_read_only,
     allow_hosts,
     workers,
+    queues_file,
     verbose,
 ):
     """Serve the database over SQS's HTTP protocols (JSON 1.0 and query/XML).
@@ -80,10 +100,12 @@ def serve(
     and Prometheus its metrics at /metrics. SIGTERM or Ctrl-C stops it cleanly:
     no new connections, requests in progress finish, long polls end empty.
     --workers N serves from N processes on one port and file; a send through any
-    of them wakes long polls waiting in the others.
+    of them wakes long polls waiting in the others. --queues FILE creates or updates the
+    queues a file declares at every start (see apply-queues); GET /health answers 200 once
+    they are.
 
     \b
-    Example: sqsqlite serve --db app.db --port 9324 --workers 2
+    Example: sqsqlite serve --db app.db --port 9324 --workers 2 --queues queues.yaml
     """
     try:
         from .endpoint import MAX_REQUEST_BYTES, make_server
@@ -93,6 +115,12 @@ def serve(
     if (access_key is None) != (secret_key is None):
         raise click.UsageError("--access-key and --secret-key go together: give both, or neither.")
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    specs = None
+    if queues_file is not None:  # read and checked before anything listens: a bad file starts nothing
+        try:
+            specs = read_queues_file(queues_file)
+        except QueuesFileError as err:
+            raise Failure(str(err)) from None
     raised = raise_open_files_limit()
     if raised:
         log.info("open descriptors: limit raised from %d to %d", *raised)
@@ -122,7 +150,19 @@ def serve(
     if warning:
         click.echo(warning, err=True)
     where = f"{server.db.path} at {server.url}" + (f" with {workers} workers" if workers > 1 else "")
+    apply = None
+    if specs is not None:
+
+        def apply() -> None:
+            click.echo(f"queues from {queues_file}: " + applied_line(apply_queues(server.db, specs, queues_file)), err=True)
+
     if workers > 1:
+        if apply is not None:  # once, before any worker serves
+            try:
+                apply()
+            except QueuesFileError as err:
+                server.db.close()
+                raise Failure(str(err)) from None
         from .workers import run_workers
 
         options = {
@@ -145,6 +185,8 @@ def serve(
             server.request_stop(force=server.stopping and signum == signal.SIGINT)  # a second Ctrl-C: now
             server.stopping = True
 
+        if apply is not None:
+            server.prepare_with(apply)
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         click.echo(f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})", err=True)
         try:
@@ -153,6 +195,11 @@ def serve(
             for s, handler in previous.items():
                 signal.signal(s, handler)
         problem = None if server.clean else "some requests did not finish in time"
+        if server.failure is not None:  # applying the queues file failed: the server stopped before serving
+            failure = server.failure
+            if isinstance(failure, QueuesFileError):
+                raise Failure(str(failure), "The server stopped; fix it and start again (applying the file again finishes the rest).")
+            raise Failure(f"Applying {queues_file} failed: {type(failure).__name__}: {failure}.", "The server stopped.")
     click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
     if problem:
         ctx.exit(1)

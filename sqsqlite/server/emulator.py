@@ -1,0 +1,208 @@
+"""The paths other SQS emulators answer, beside SQS's own: health and readiness for compose and
+Kubernetes probes, and LocalStack's message look-up.
+
+- ``GET /health``: ``{"status": "ok", "version": ...}`` (200); 503 with ``"starting"`` while the
+  queues file is applied, and ``"unavailable"`` when the database can't be read.
+- ``GET /_localstack/health``, ``/_localstack/init`` and ``/_localstack/init/ready``: LocalStack's
+  shapes for its ``sqs`` service, so wait scripts written for LocalStack work unchanged.
+- ``GET|POST /_aws/sqs/messages?QueueUrl=...`` and ``/_aws/sqs/messages/<region>/<account>/<queue>``:
+  a queue's messages as a ReceiveMessage answer (JSON or XML, as the request's Content-Type asks),
+  read without receiving them: no receive count, no lease, nothing changes. Visible messages, plus
+  in-flight ones with ``ShowInvisible=true`` and delayed ones with ``ShowDelayed=true``. Behind the
+  console's rules: the endpoint's keys as HTTP basic credentials, and on loopback a Host naming
+  this machine.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import json
+from collections.abc import Collection
+from importlib import metadata
+from typing import Any
+from urllib.parse import parse_qsl
+
+from .. import console as console_module
+from .. import defaults as D
+from .. import validation as V
+from ..actions import message_out
+from ..core.rules import message_state
+from ..errors import QueueDoesNotExist, SQSError
+from . import wire
+from .dispatch import Answer, Request
+
+HEALTH_PATHS = ("/health", "/_localstack/health", "/_localstack/init", "/_localstack/init/ready")
+MESSAGES_PATH = "/_aws/sqs/messages"
+# The receipt handle LocalStack gives a message looked up: no receive made it, and no call takes it.
+LOOKUP_RECEIPT_HANDLE = "SQS/BACKDOOR/ACCESS"
+_JSON = "application/json"
+
+
+def serves(path: str) -> bool:
+    """Whether a path is one of these (the rest is SQS's or the console's)."""
+    return path in HEALTH_PATHS or path == MESSAGES_PATH or path.startswith(MESSAGES_PATH + "/")
+
+
+def version() -> str:
+    try:
+        return metadata.version("sqsqlite")
+    except metadata.PackageNotFoundError:  # run from a tree that was never installed
+        from .. import __version__
+
+        return __version__
+
+
+class EmulatorRoutes:
+    """Answers the paths above for one endpoint. ``starting``: the queues file is being applied
+    (health says so, and SQS requests are answered 503 meanwhile)."""
+
+    def __init__(
+        self,
+        db: Any,
+        *,
+        access_key: str | None = None,
+        secret_key: str | None = None,
+        loopback: bool = True,
+        allowed_hosts: Collection[str] = (),
+    ):
+        self.db = db
+        self.credentials = None if access_key is None else f"{access_key}:{secret_key}".encode()
+        self.loopback = loopback
+        self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
+        self.starting = False
+        self.version = version()
+
+    def handle(self, req: Request, request_id: str) -> Answer:
+        """Answer one request (blocking: it reads the database); never raises."""
+        if req.path in HEALTH_PATHS:
+            return self.health(req.path)
+        return self.messages(req, request_id)
+
+    # ------------------------------------------------------------ health
+
+    def status(self) -> str:
+        """ok, starting (the queues file is being applied) or unavailable (the database can't be read)."""
+        if self.starting:
+            return "starting"
+        try:
+            self.db.list_queues("", 1)
+        except Exception:  # any failure to read: a probe wants a status, not a traceback
+            return "unavailable"
+        return "ok"
+
+    def health(self, path: str) -> Answer:
+        status = self.status()
+        ok = status == "ok"
+        if path == "/health":
+            return _json(200 if ok else 503, {"status": status, "version": self.version})
+        if path == "/_localstack/health":
+            sqs = {"ok": "running", "starting": "starting"}.get(status, "error")  # LocalStack's service states
+            return _json(200, {"services": {"sqs": sqs}, "edition": "sqsqlite", "version": self.version})
+        stages = {"BOOT": True, "START": True, "READY": ok, "SHUTDOWN": False}
+        if path == "/_localstack/init":
+            return _json(200, {"completed": stages, "scripts": []})
+        return _json(200, {"completed": ok, "scripts": []})  # /_localstack/init/ready
+
+    # ------------------------------------------------------------ message look-up
+
+    def messages(self, req: Request, request_id: str) -> Answer:
+        is_json = (req.headers.get("Content-Type") or "").split(";")[0].strip().lower() == wire.JSON_CONTENT_TYPE
+        refused = self._refused(req)
+        if refused is not None:
+            return refused
+        try:
+            params = self._params(req, is_json)
+            name = self._queue_name(req.path, params)
+            shown = {"visible"}
+            show_invisible = _flag(params.get("ShowInvisible"))
+            show_delayed = _flag(params.get("ShowDelayed"))
+            if show_invisible:
+                shown.add("in-flight")
+            if show_delayed:
+                shown.add("delayed")
+            queue = self.db.queue(name)
+            now = self.db.now()
+            out = []
+            for m in queue.peek("all", D.LOOKUP_LIMIT):
+                state = message_state(now if m.visible_at is None else m.visible_at, m.receive_count, now)
+                if state not in shown:
+                    continue
+                item = message_out(m)
+                item["ReceiptHandle"] = LOOKUP_RECEIPT_HANDLE
+                attributes = item.setdefault("Attributes", {})
+                if show_invisible:
+                    attributes["IsVisible"] = "true" if state == "visible" else "false"
+                if show_delayed:
+                    attributes["IsDelayed"] = "true" if state == "delayed" else "false"
+                out.append(item)
+        except SQSError as err:
+            code, _, status = wire.error_parts(err)
+            headers = {"x-amzn-query-error": f"{code};{'Sender' if err.sender_fault else 'Receiver'}"}
+            if is_json:
+                return Answer(status, wire.JSON_CONTENT_TYPE, wire.json_error(err), headers)
+            return Answer(status, wire.XML_CONTENT_TYPE, wire.xml_error(err, request_id), headers)
+        result = {"Messages": out} if out else {}
+        if is_json:
+            return Answer(200, wire.JSON_CONTENT_TYPE, wire.json_response(result), {})
+        return Answer(200, wire.XML_CONTENT_TYPE, wire.xml_response("ReceiveMessage", result, request_id), {})
+
+    def _params(self, req: Request, is_json: bool) -> dict[str, Any]:
+        params: dict[str, Any] = dict(parse_qsl(req.raw_query, keep_blank_values=True))
+        if req.method == "POST" and req.body:
+            if is_json:
+                try:
+                    body = json.loads(req.body)
+                except ValueError:
+                    body = None
+                if not isinstance(body, dict):
+                    raise wire.WireError("SerializationException", "The request body is not a JSON object.")
+                params.update(body)
+            else:
+                params.update(parse_qsl(req.body.decode("utf-8", "replace"), keep_blank_values=True))
+        return params
+
+    def _queue_name(self, path: str, params: dict[str, Any]) -> str:
+        if path != MESSAGES_PATH:  # /_aws/sqs/messages/<region>/<account>/<queue>
+            parts = path[len(MESSAGES_PATH) + 1 :].split("/")
+            if len(parts) != 3 or not all(parts):
+                raise wire.WireError(
+                    "InvalidAddress", f"The address {path!r} is not valid: use {MESSAGES_PATH}/<region>/<account>/<queue>.", 404
+                )
+            return V.queue_name(parts[2])
+        url = params.get("QueueUrl")
+        if not url or not isinstance(url, str):
+            raise QueueDoesNotExist("The specified queue does not exist.", "Give the queue as QueueUrl=<its URL or name>.")
+        return V.queue_name_from_url(url)
+
+    def _refused(self, req: Request) -> Answer | None:
+        """The console's rules: on loopback, a Host naming this machine (a page whose own name
+        a DNS rebinding pointed here sends its own); with keys, them as basic credentials."""
+        if self.loopback and not console_module.names_this_machine(req.headers.get("Host") or "", self.allowed_hosts):
+            return _text(403, "This endpoint listens on loopback only: ask it as localhost or 127.0.0.1 (--allow-host for another name).")
+        if self.credentials is None:
+            return None
+        scheme, _, value = (req.headers.get("Authorization") or "").partition(" ")
+        try:
+            given = base64.b64decode(value.strip(), validate=True) if scheme.lower() == "basic" else b""
+        except (binascii.Error, ValueError):
+            given = b""
+        if hmac.compare_digest(given, self.credentials):
+            return None
+        answer = _text(401, "The endpoint's credentials are required: user name the access key, password the secret key.")
+        answer.headers["WWW-Authenticate"] = 'Basic realm="sqsqlite", charset="UTF-8"'
+        return answer
+
+
+def _flag(value: Any) -> bool:
+    return str(value).strip().lower() in ("true", "1")
+
+
+def _json(status: int, value: Any) -> Answer:
+    # json.dumps' own spacing, as LocalStack writes it: wait scripts grep for '"sqs": "running"'.
+    return Answer(status, _JSON, json.dumps(value).encode(), {"Cache-Control": "no-store"})
+
+
+def _text(status: int, message: str) -> Answer:
+    return Answer(status, "text/plain; charset=utf-8", (message + "\n").encode(), {})
