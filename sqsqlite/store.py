@@ -120,6 +120,59 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 
+def _thread_transactions() -> set:
+    """The writers' lock files of the files this thread has an application's transaction open on
+    (sqsqlite's own connection, or an application's that it began; its lock file held)."""
+    try:
+        return _HOLDING.transactions
+    except AttributeError:
+        _HOLDING.transactions = set()
+        return _HOLDING.transactions
+
+
+# The application's connections joined by a transaction (their write lock taken by sqsqlite), by
+# thread and writers' lock file, until a write of that thread finds them committed: while one is
+# still in its transaction, a write of the same thread on another connection would wait for it.
+# (sqlite3 connections take no weak reference: those found committed or closed are dropped.)
+_JOINED: dict[tuple[int, str], sqlite3.Connection] = {}
+
+
+def _still_in_transaction(conn: sqlite3.Connection) -> bool:
+    try:
+        return conn.in_transaction
+    except sqlite3.Error:  # closed
+        return False
+
+
+def _joined(key: str, conn: sqlite3.Connection) -> None:
+    for held, other in list(_JOINED.items()):
+        if not _still_in_transaction(other):
+            _JOINED.pop(held, None)
+    _JOINED[(_get_ident(), key)] = conn
+
+
+def _check_joined(key: str, path: str) -> None:
+    conn = _JOINED.get((_get_ident(), key))
+    if conn is None:
+        return
+    if not _still_in_transaction(conn):
+        _JOINED.pop((_get_ident(), key), None)
+        return
+    raise TransactionError(
+        f"This thread's own connection to {path!r} holds the file's write lock: its transaction, which a "
+        "db.transaction(connection) block joined, is still open. Commit or roll it back first, or make this call inside "
+        "a block on that connection; from here it would wait for itself."
+    )
+
+
+def _locked_by_own_transaction(path: str) -> TransactionError:
+    return TransactionError(
+        f"This thread has a transaction open on {path!r} through another Database object or connection: a write here "
+        "would wait for it. Make the call inside that transaction (db.transaction(tx.connection), or the same Database), "
+        "or after it ends."
+    )
+
+
 def _holding() -> set:
     """The writers' lock files this thread holds (their real paths)."""
     try:
@@ -145,7 +198,8 @@ class _Write:
         self.holding: Any = None  # this thread's _holding() set, once it locked
         self.grouped = False  # a savepoint of its thread's Group, not a transaction of its own
         # In an application's transaction, the connection's total_changes when this write began
-        # (it takes no savepoint there: see _enter_group); -1 otherwise.
+        # (it takes no savepoint there: see _enter_group); -1 otherwise, -2 for a write that takes
+        # one all the same (Store.write's refusable).
         self.changes = -1
 
     def __enter__(self) -> Tx:
@@ -193,6 +247,12 @@ class _Write:
                         else:
                             fcntl.flock(fd, fcntl.LOCK_EX)
                         holding.add(key)
+                    elif key in _thread_transactions():
+                        # Its own transaction holds the lock: SQLite would make this write wait for
+                        # it for the whole busy timeout, then say "database is locked".
+                        raise _locked_by_own_transaction(self.store.path)
+                if _JOINED:
+                    _check_joined(self.store._lock_key, self.store.path)
                 # In progress from here, a fork waits for it (_before_fork); unless a fork waits already:
                 # then it lets the lock go and waits for the fork (not inside another of its thread's writes).
                 ident = _WRITING[self] = _get_ident()
@@ -238,7 +298,7 @@ class _Write:
             # commit) a transaction of this write's own, outside the group that fails.
             group.broken = True
             raise doomed() if group.transaction else undone()
-        if group.transaction:
+        if group.transaction and self.changes == -1:
             # No savepoint in an application's transaction: SAVEPOINT and RELEASE cost about
             # 9 us a call (a third of an outbox's send). A call that fails having changed no row
             # (every refusal) leaves the transaction as it was; one that fails after it changed
@@ -246,6 +306,7 @@ class _Write:
             self.changes = self.conn.total_changes
             self.grouped = True
             return Tx(self.local.rows or self.conn, self.local, True)
+        self.changes = -1
         try:
             self.local.cursor.execute("SAVEPOINT grouped")
         except sqlite3.Error as exc:
@@ -564,10 +625,16 @@ class Store:
 
     # ------------------------------------------------------------ transactions
 
-    def write(self, sending: bool = False) -> _Write:
-        """A write transaction, the write lock held from its start; ``sending``: behind other senders."""
+    def write(self, sending: bool = False, refusable: bool = False) -> _Write:
+        """A write transaction, the write lock held from its start; ``sending``: behind other
+        senders; ``refusable``: a call that may refuse after it has written (a receive's prune and
+        in-flight recount come before its OverLimit), which inside an application's transaction
+        takes a savepoint of its own, so that the refusal leaves the transaction usable."""
         conn = self.connection()
-        return _Write(self, conn, self._local, sending)
+        write = _Write(self, conn, self._local, sending)
+        if refusable:
+            write.changes = -2
+        return write
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:
@@ -630,8 +697,13 @@ class Store:
                     "This thread has a transaction open on the database through another connection; "
                     "a transaction inside it runs on that one."
                 )
+            if group.broken or local.conn is None or not local.conn.in_transaction:
+                # A SAVEPOINT now would begin a transaction of its own, and its RELEASE commit it.
+                group.broken = True
+                raise doomed()
             self._savepoint(local, f"SAVEPOINT sqsqlite_nested_{group.nested + 1}")
             group.nested += 1
+            group.nested_broken.append(group.broken)
             return group
         own = self.connection()  # this thread's own, first: its lock descriptor is the one an owned transaction takes
         group = Group()
@@ -644,9 +716,12 @@ class Store:
         try:
             if foreign is None or (owned and not already):
                 writer._begin()
+                if writer.held >= 0:
+                    _thread_transactions().add(self._lock_key)
             else:
                 group.joined = True
                 self._join(local, foreign)
+                _joined(self._lock_key, foreign)
             group.writer = writer
             local.group = group
         except BaseException:
@@ -659,6 +734,12 @@ class Store:
                 self._stand_down(local, group.saved)
             raise
         return group
+
+    def forget_state(self) -> None:
+        """Drop what this thread's connection keeps of rows it read or reserved (queue rows, the
+        in-flight block): an application's ROLLBACK TO may have undone the writes behind them."""
+        self._local.queues.clear()
+        self._local.state.clear()
 
     def in_transaction(self) -> bool:
         """Whether this thread's calls on this store are inside an application's transaction."""
@@ -675,7 +756,7 @@ class Store:
         if group.nested:
             name = f"sqsqlite_nested_{group.nested}"
             group.nested -= 1
-            self._end_savepoint(local, group, name, commit)
+            self._end_savepoint(local, group, name, commit, group.nested_broken.pop())
             return
         local.group = None
         local.fresh = False
@@ -702,6 +783,7 @@ class Store:
             if not committed:
                 local.queues.clear()
                 local.state.clear()
+            _thread_transactions().discard(self._lock_key)
             writer._unlock()
             if group.saved is not None:
                 self._stand_down(local, group.saved)
@@ -722,9 +804,10 @@ class Store:
         except sqlite3.Error as exc:
             raise DatabaseError(self.explain(exc)) from None
 
-    def _end_savepoint(self, local: ConnectionState, group: Group, name: str, commit: bool) -> None:
-        """Release a block's savepoint, or roll back to it; DatabaseError when its writes can't be
-        kept (SQLite undid the transaction they were part of)."""
+    def _end_savepoint(self, local: ConnectionState, group: Group, name: str, commit: bool, broken: bool = False) -> None:
+        """Release a block's savepoint, or roll back to it; TransactionError when its writes can't
+        be kept (a call inside it failed after writing, or SQLite undid the transaction). Rolled
+        back to, the transaction is as it was when the block began (``broken``: as doomed as then)."""
         conn = local.conn
         if commit and not group.broken and conn is not None and conn.in_transaction:
             self._savepoint(local, f"RELEASE {name}")
@@ -735,8 +818,11 @@ class Store:
             try:
                 local.cursor.execute(f"ROLLBACK TO {name}")
                 local.cursor.execute(f"RELEASE {name}")
+                group.broken = broken  # what the block did is undone, and only that
             except sqlite3.Error:
                 group.broken = True
+        else:
+            group.broken = True
         if commit:
             raise doomed()
 
@@ -744,6 +830,12 @@ class Store:
         """Put an application's connection in place of this thread's own (begin_transaction),
         after checking that it is a connection to this file that can take part; returns what
         _stand_down puts back."""
+        if conn.text_factory is not str:
+            # sqsqlite's reads on it would decode bodies and names its way: wrong bytes, or none.
+            raise TransactionError(
+                f"The connection given has text_factory {getattr(conn.text_factory, '__name__', conn.text_factory)!r}: "
+                "sqsqlite reads its text as str on it. Use the default text_factory for this connection."
+            )
         try:
             cursor = conn.cursor()
             cursor.row_factory = None  # the application's may make anything of a row

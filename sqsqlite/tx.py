@@ -37,7 +37,7 @@ class Group:
     undone alone. Nothing a group's write did is visible to other connections, or may be
     reported as done, before end_group returns."""
 
-    __slots__ = ("writer", "after", "broken", "transaction", "joined", "saved", "nested")
+    __slots__ = ("writer", "after", "broken", "transaction", "joined", "saved", "nested", "nested_broken")
 
     def __init__(self) -> None:
         self.writer: Any = None  # the write (store's _Write) that took the lock and began
@@ -51,6 +51,7 @@ class Group:
         # This thread's own connection state while an application's connection stands in for it.
         self.saved: tuple | None = None
         self.nested = 0  # transaction blocks open inside it (savepoints of their own)
+        self.nested_broken: list[bool] = []  # whether it was doomed as each of them began
 
 
 class ThreadEnd:
@@ -337,8 +338,9 @@ def doomed() -> TransactionError:
     """An application's transaction that can't be committed: SQLite undid it, or a call failed
     after it had written part of its work (Store.begin_transaction)."""
     return TransactionError(
-        "The transaction was rolled back and can't go on: a call inside it failed after it had written part of its work, "
-        "or SQLite undid it (a full disk, an I/O error, a COMMIT or ROLLBACK run inside it). Nothing of it was committed."
+        "The transaction can't go on: a call inside it failed after it had written part of its work, or SQLite undid it "
+        "(a full disk, an I/O error), or a statement ended it (a COMMIT or ROLLBACK on its connection). What sqsqlite "
+        "did in it is rolled back at the block's end; a COMMIT run inside it committed what came before that COMMIT."
     )
 
 

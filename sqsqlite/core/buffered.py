@@ -105,6 +105,7 @@ class BufferedQueue:
         self.max_batch_open_ms = V.int_value(r.name, max_batch_open_ms, r.low, r.high, r.unit)
         self.visibility_timeout = None if visibility_timeout is None else V.visibility_timeout(visibility_timeout)
         self.queue = queue
+        self._store = queue.db.store
         # Checked once, here, for every claim to come.
         self._system = V.attribute_names(message_system_attribute_names, D.MESSAGE_SYSTEM_ATTRIBUTES, "message system attribute")
         self._wanted = wanted_message_attributes(message_attribute_names)
@@ -188,6 +189,8 @@ class BufferedQueue:
         """ReceiveMessage: up to max_number_of_messages, from those fetched before if any are
         left (without waiting), else from one claim (of up to ``prefetch``, see _claim_size)
         that long-polls as Queue.receive_message does."""
+        if self._store.in_transaction():
+            raise _in_transaction()
         n = max_number_of_messages
         if type(n) is not int or not 1 <= n <= D.MAX_MESSAGES_PER_RECEIVE:
             r = D.MAX_MESSAGES
@@ -239,12 +242,6 @@ class BufferedQueue:
                 log.warning("waiting deletes could not be committed, and wait again: %s", err)
         if out:
             return out
-        if self.queue.db.store.in_transaction():
-            # Its claim of up to ``prefetch`` outlives the call: rolled back, the buffer would hand
-            # out messages that were never claimed.
-            raise TransactionError(
-                "A buffered queue can't claim inside a transaction: it keeps messages beyond the call. Use the Queue itself."
-            )
         fetched = receive(self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted, asked=n)
         with self._lock:
             returned = self._now()
@@ -286,6 +283,8 @@ class BufferedQueue:
         any other handle is deleted at once, as Queue does. Once the buffer is closed, every
         delete goes at once: a worker finishing a message handed out before close() must
         still be able to delete it."""
+        if self._store.in_transaction():
+            raise _in_transaction()
         if isinstance(receipt_handle, Message):
             claim = receipt_handle.claim
         elif type(receipt_handle) is str:
@@ -299,8 +298,8 @@ class BufferedQueue:
         lock = self._lock  # as in receive_message
         lock.acquire()
         try:
-            if self._closed or (claim is not None and self.queue.db.store.in_transaction()):
-                claim = None  # nothing waits any more, or it is part of a transaction: at once, below
+            if self._closed:
+                claim = None  # nothing waits any more: at once, below
             if claim is not None and id(claim[3]) in self._claims:
                 row = claim[1]
                 waiting = pending.get(row)
@@ -325,6 +324,8 @@ class BufferedQueue:
 
     def delete_message_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """DeleteMessageBatch, at once."""
+        if self._store.in_transaction():
+            raise _in_transaction()
         batch = B.batch_entry_ids(entries, "DeleteMessageBatch")  # checked here, once: the queue takes it as it is
         return self.queue.delete_message_batch(batch)
 
@@ -332,6 +333,8 @@ class BufferedQueue:
         """Commit the acknowledged deletes now; returns those the queue refused (also kept in
         ``failed_deletes``). When it returns, every delete acknowledged before the call has
         been committed or refused, those another thread (the flusher) was committing too."""
+        if self._store.in_transaction():
+            raise _in_transaction()
         with self._committing:
             return self._commit_waiting()
 
@@ -504,6 +507,8 @@ class BufferedQueue:
     def change_message_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
         """ChangeMessageVisibility, at once; on a message whose delete waits, after the waiting
         deletes (so it finds the message deleted, as it would unbuffered). Also once closed."""
+        if self._store.in_transaction():
+            raise _in_transaction()
         vt = V.visibility_timeout(visibility_timeout)
         if self._may_wait([receipt_handle]):
             self.flush()
@@ -514,6 +519,8 @@ class BufferedQueue:
     def change_message_visibility_batch(self, entries: Sequence[Mapping[str, Any]]) -> BatchResult:
         """ChangeMessageVisibilityBatch, at once; after the waiting deletes if one of its
         messages' does. Also once closed."""
+        if self._store.in_transaction():
+            raise _in_transaction()
         batch = B.batch_entry_ids(entries, "ChangeMessageVisibilityBatch")  # checked here, once: the queue takes it as it is
         if self._may_wait([e.get("ReceiptHandle") for e in batch.entries]):
             self.flush()
@@ -579,6 +586,8 @@ class BufferedQueue:
         again at once (their receive still counts toward maxReceiveCount, as in SQS). A commit
         that fails (a full disk) raises, and its deletes wait still: a later close() tries
         again, and so do the database's close() and the exit hook until one commits them."""
+        if self._store.in_transaction():
+            raise _in_transaction()
         ready: list[Message] = []
         flusher = None
         with self._lock:
@@ -621,6 +630,16 @@ class BufferedQueue:
     def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"this BufferedQueue of queue {self.queue.name!r} is closed; make another with queue.buffered()")
+
+
+def _in_transaction() -> TransactionError:
+    # Its claims outlive the call and its deletes are committed by its flusher thread, apart from
+    # the transaction (which that thread would wait for, holding what the transaction's thread
+    # then waits for): it is not part of one, and refuses to look as if it were.
+    return TransactionError(
+        "A buffered queue can't be used inside a transaction: its claims outlive the call and its deletes are committed "
+        "apart from the transaction. Use the Queue itself inside the block."
+    )
 
 
 class LiveBuffers:

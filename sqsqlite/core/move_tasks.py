@@ -96,10 +96,17 @@ def start_message_move_task(
             max_id=row["last_sequence"] if row["fifo"] else tx.scalar(Q.max_message_row, queue_id=row["id"]) or 0,
         )
     if background:
-        thread = threading.Thread(target=run_message_move_task, args=(db, handle), daemon=True, name="sqsqlite-move")
-        thread.start()
-        db.tasks.append(thread)
+        # Once the task is committed: inside an application's transaction, when that commits (a
+        # rollback leaves no task to run).
+        if not db.store.after_commit(_run_in_background, db, handle):
+            _run_in_background(db, handle)
     return handle
+
+
+def _run_in_background(db: Database, handle: str) -> None:
+    thread = threading.Thread(target=run_message_move_task, args=(db, handle), daemon=True, name="sqsqlite-move")
+    thread.start()
+    db.tasks.append(thread)
 
 
 def run_message_move_task(db: Database, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:

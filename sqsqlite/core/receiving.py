@@ -241,7 +241,7 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
     (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None, and how many
     messages it moved to the dead-letter queue or deleted as expired FIFO heads."""
     db = queue.db
-    with db.store.write() as tx:
+    with db.store.write(refusable=True) as tx:
         # Read under the writers' lock: the visibility timeout starts when the receive
         # returns the message, not before it waited for the lock.
         now = db.now()

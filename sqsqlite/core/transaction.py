@@ -11,11 +11,14 @@ connection, a SQLAlchemy Connection or Session) and gives it ``execute`` with sq
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TransactionError
+from ..tx import doomed
 from .queue import Queue
 
 if TYPE_CHECKING:
@@ -27,28 +30,41 @@ class Transaction:
     database's file, committed when the block ends, rolled back when it raises.
 
     ``tx.execute(sql, parameters)`` and ``tx.executemany`` run the application's own statements in
-    it, as sqlite3's do (its parameter styles, its cursors, rows as tuples); ``tx.queue(name)``
-    is a queue whose operations are part of it, as are this thread's calls on any queue of the
-    database. ``tx.connection`` is the sqlite3 connection it runs on."""
+    it, as sqlite3's do (its parameter styles, its cursors; rows as tuples on sqsqlite's own
+    connection, as the connection's row factory makes them on one given); ``tx.queue(name)`` is a
+    queue whose operations are part of it, as are this thread's calls on any queue of the
+    database. ``tx.connection`` is the sqlite3 connection it runs on. It belongs to the thread
+    that opened it."""
 
     def __init__(self, db: Database, connection: Any = None):
         self.db = db
         self._given = connection
         self._group: Any = None
         self._conn: sqlite3.Connection | None = None
+        self._thread = 0
 
     def __enter__(self) -> Transaction:
         if self._group is not None:
             raise TransactionError("This transaction is open already: open a new db.transaction() for another block.")
         given = self._given
         conn, owned = (None, True) if given is None else driver_connection(given)
-        group = self._group = self.db.store.begin_transaction(conn, owned)
-        self._conn = group.writer.conn  # the connection it runs on: sqsqlite's own, or the one given
+        store = self.db.store
+        group = store.begin_transaction(conn, owned)
+        try:
+            self._conn = group.writer.conn  # the connection it runs on: sqsqlite's own, or the one given
+            self._thread = threading.get_ident()
+            self._group = group
+        except BaseException:  # an interrupt here would leave the transaction, and the lock, open
+            store.end_transaction(group, False)
+            raise
         return self
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        group, self._group = self._group, None
-        self.db.store.end_transaction(group, kind is None)
+        group = self._group
+        try:
+            self.db.store.end_transaction(group, kind is None)
+        finally:
+            self._group = None
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -58,22 +74,29 @@ class Transaction:
     def _open(self) -> sqlite3.Connection:
         if self._group is None or self._conn is None:
             raise TransactionError("The transaction is not open: use it inside its with block.")
+        if threading.get_ident() != self._thread:
+            raise TransactionError("The transaction belongs to the thread that opened it: use it from that thread.")
         return self._conn
 
     def execute(self, sql: str, parameters: Any = ()) -> sqlite3.Cursor:
-        """The application's statement, in the transaction: sqlite3's Connection.execute, rows as
-        tuples. A statement that fails is undone alone, as SQLite undoes it; one that makes SQLite
-        roll the whole transaction back (a full disk) dooms it: every later call raises."""
-        cursor = self._cursor()
+        """The application's statement, in the transaction: sqlite3's Connection.execute. A
+        statement that fails is undone alone, as SQLite undoes it; one that makes SQLite roll the
+        whole transaction back (a full disk) dooms it: every later call raises. The block begins
+        and ends the transaction: BEGIN, COMMIT, END and ROLLBACK are refused (SAVEPOINT,
+        RELEASE and ROLLBACK TO are yours to use)."""
+        cursor = self._cursor(sql)
         try:
-            return cursor.execute(sql, parameters)
+            cursor.execute(sql, parameters)
         except sqlite3.Error:
             self._check_alive()
             raise
+        if isinstance(sql, str) and _ROLLBACK_TO.match(sql):
+            self.db.store.forget_state()  # the queue rows and reservations it read may be undone
+        return cursor
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Any]) -> sqlite3.Cursor:
         """sqlite3's Connection.executemany, in the transaction (see execute)."""
-        cursor = self._cursor()
+        cursor = self._cursor(sql)
         try:
             return cursor.executemany(sql, seq_of_parameters)
         except sqlite3.Error:
@@ -86,11 +109,16 @@ class Transaction:
         self._open()
         return self.db.queue(name_or_url)
 
-    def _cursor(self) -> sqlite3.Cursor:
+    def _cursor(self, sql: str) -> sqlite3.Cursor:
         conn = self._open()
+        if isinstance(sql, str) and _CONTROL.match(sql):
+            raise TransactionError(
+                "BEGIN, COMMIT, END and ROLLBACK are the block's own: its end commits, an exception rolls back "
+                "(a nested db.transaction() block, or SAVEPOINT and ROLLBACK TO, undo a part)."
+            )
         if self._group.broken or not conn.in_transaction:
             self._group.broken = True
-            raise TransactionError(_ENDED)
+            raise doomed()
         cursor = conn.cursor()
         cursor.row_factory = None if self._given is None else conn.row_factory
         return cursor
@@ -101,10 +129,9 @@ class Transaction:
             self._group.broken = True  # SQLite rolled it back: its end raises rather than commit nothing
 
 
-_ENDED = (
-    "The transaction has ended: SQLite rolled it back (a statement failed it, such as on a full disk) or a statement "
-    "ended it (COMMIT or ROLLBACK run through execute). Nothing of it was committed by sqsqlite; begin a new one."
-)
+# A statement that begins or ends a transaction (ROLLBACK TO ends none), after any comments.
+_CONTROL = re.compile(r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*(?:BEGIN|COMMIT|END|ROLLBACK(?!\s+(?:TRANSACTION\s+)?TO\b))\b", re.I | re.S)
+_ROLLBACK_TO = re.compile(r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*ROLLBACK\s+(?:TRANSACTION\s+)?TO\b", re.I | re.S)
 
 
 def driver_connection(given: Any) -> tuple[sqlite3.Connection | None, bool]:
@@ -123,8 +150,10 @@ def driver_connection(given: Any) -> tuple[sqlite3.Connection | None, bool]:
 
 def _sqlalchemy_connection(given: Any) -> sqlite3.Connection:
     from sqlalchemy.engine import Connection
-    from sqlalchemy.orm import Session
+    from sqlalchemy.orm import Session, scoped_session
 
+    if isinstance(given, scoped_session):  # Flask-SQLAlchemy's db.session, say: this thread's Session
+        given = given()
     if isinstance(given, Session):
         given = given.connection()  # begins the session's transaction if it has none
     if not isinstance(given, Connection):

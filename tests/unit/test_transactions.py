@@ -4,6 +4,7 @@ Connection and ORM Session; every rule as outside; nothing shows before the comm
 
 import sqlite3
 import threading
+import time
 
 import pytest
 
@@ -167,14 +168,30 @@ def test_an_application_statement_that_fails_is_undone_alone_as_sqlite_does(orde
     assert counts(queue) == (1, 0, 0)
 
 
-def test_a_transaction_ended_by_its_own_statement_refuses_every_later_call(orders, queue, db_path):
-    with pytest.raises(sqsqlite.errors.SQSError):
-        with orders.transaction() as tx:
-            tx.execute("INSERT INTO orders (item) VALUES ('a')")
-            tx.execute("ROLLBACK")
-            with pytest.raises(TransactionError):
-                tx.execute("INSERT INTO orders (item) VALUES ('b')")
-    assert rows(db_path) == []
+@pytest.mark.parametrize("statement", ["COMMIT", "ROLLBACK", "END", " /* c */ begin immediate", "rollback transaction"])
+def test_statements_that_begin_or_end_the_transaction_are_refused_and_change_nothing(orders, queue, db_path, statement):
+    with orders.transaction() as tx:
+        tx.execute("INSERT INTO orders (item) VALUES ('a')")
+        with pytest.raises(TransactionError, match="the block's own"):
+            tx.execute(statement)
+        tx.execute("SAVEPOINT mine")
+        tx.execute("INSERT INTO orders (item) VALUES ('b')")
+        tx.execute("ROLLBACK TO mine")
+        tx.execute("RELEASE mine")
+        queue.send_message("kept")
+    assert rows(db_path) == ["a"] and counts(queue) == (1, 0, 0)
+
+
+def test_a_joined_transaction_its_application_commits_inside_the_block_ends_it_for_sqsqlite(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with pytest.raises(TransactionError, match="can't go on"):
+        with orders.transaction(conn):
+            queue.send_message("before")
+            conn.commit()  # the application's own commit, inside the block
+            queue.send_message("after")  # refused: the transaction has ended
+    assert rows(db_path) == ["a"] and counts(queue) == (1, 0, 0)  # what came before the commit is committed
+    conn.close()
 
 
 def test_a_receive_that_would_wait_is_refused_inside_a_transaction(db, queue):
@@ -193,12 +210,151 @@ def test_the_queues_own_wait_time_does_not_apply_inside_a_transaction(db, clock)
     assert clock.now_ms() == before  # no wait: the injected clock never moved
 
 
-def test_a_buffered_queue_refuses_to_claim_inside_a_transaction(db, queue):
-    queue.send_message("m")
+def test_a_buffered_queue_refuses_every_call_inside_a_transaction(db, queue):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
     with queue.buffered() as buffered:
+        [m] = buffered.receive_message()
         with db.transaction():
-            with pytest.raises(TransactionError, match="buffered"):
-                buffered.receive_message()
+            for call in (
+                buffered.receive_message,
+                lambda: buffered.delete_message(m),
+                lambda: buffered.delete_message_batch([{"Id": "a", "ReceiptHandle": m.receipt_handle}]),
+                lambda: buffered.change_message_visibility(m.receipt_handle, 5),
+                buffered.flush,
+                buffered.close,
+            ):
+                with pytest.raises(TransactionError, match="buffered"):
+                    call()
+
+
+def test_a_rolled_back_transaction_never_undoes_a_buffered_delete_made_before_it(db, queue, clock):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(2)])
+    with queue.buffered(max_batch_open_ms=60_000) as buffered:
+        [m] = buffered.receive_message()
+        m.delete()  # acknowledged: its delete waits in the buffer
+        with pytest.raises(Boom):
+            with db.transaction():
+                with pytest.raises(TransactionError):
+                    buffered.receive_message()
+                raise Boom
+    clock.advance(3600)
+    assert [x.body for x in queue.receive_message(max_number_of_messages=10)] == ["m1"]
+
+
+@pytest.mark.slow
+def test_a_buffered_flusher_due_during_a_transaction_never_deadlocks_it(db_path):
+    real = sqsqlite.connect(db_path)  # the system clock: the flusher thread runs for real
+    q = real.create_queue("flushed")
+    q.send_message_batch([{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
+    buffered = q.buffered(max_batch_open_ms=20)
+    [m] = buffered.receive_message()
+    outcome = []
+
+    def work():
+        with real.transaction():
+            m.delete()  # the Message's queue is the buffer
+            time.sleep(0.1)  # the flusher falls due meanwhile and waits for the lock
+
+    def guarded():
+        try:
+            work()
+        except TransactionError as exc:
+            outcome.append(exc)
+
+    t = threading.Thread(target=guarded)
+    t.start()
+    t.join(timeout=10)
+    assert not t.is_alive() and len(outcome) == 1
+    buffered.close()
+    real.close()
+
+
+def test_a_refused_receive_leaves_the_transaction_usable(orders, queue, db_path, monkeypatch):
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "MAX_IN_FLIGHT_STANDARD", 1)
+    queue.send_message_batch([{"Id": str(i), "MessageBody": str(i)} for i in range(2)])
+    queue.receive_message()
+    with orders.transaction() as tx:
+        tx.execute("INSERT INTO orders (item) VALUES ('a')")
+        with pytest.raises(sqsqlite.errors.OverLimit):
+            queue.receive_message()
+        queue.send_message("kept")
+    assert rows(db_path) == ["a"] and counts(queue) == (2, 1, 0)
+
+
+def test_a_nested_block_saves_the_transaction_from_a_call_that_failed_after_writing(orders, queue, db_path, monkeypatch):
+    from sqsqlite.core import sending
+
+    original = sending._insert_plain
+
+    def interrupted(*args, **kwargs):
+        original(*args, **kwargs)
+        raise RuntimeError("interrupted after its INSERT")
+
+    with orders.transaction() as tx:
+        tx.execute("INSERT INTO orders (item) VALUES ('outer')")
+        with pytest.raises(TransactionError):
+            with orders.transaction():
+                monkeypatch.setattr(sending, "_insert_plain", interrupted)
+                with pytest.raises(RuntimeError):
+                    queue.send_message("half")
+                monkeypatch.setattr(sending, "_insert_plain", original)
+        queue.send_message("after")
+    assert rows(db_path) == ["outer"]
+    assert [m.body for m in queue.receive_message(max_number_of_messages=10)] == ["after"]
+
+
+def test_another_database_on_the_file_in_the_same_thread_is_refused_at_once(orders, queue, db_path):
+    other = sqsqlite.connect(db_path)
+    q = other.queue("orders")
+    with orders.transaction():
+        with pytest.raises(TransactionError, match="another Database"):
+            q.send_message("would wait for itself")
+    q.send_message("after")
+    other.close()
+
+
+def test_a_write_after_a_joined_block_before_the_applications_commit_is_refused_at_once(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with orders.transaction(conn):
+        queue.send_message("joined")
+    with pytest.raises(TransactionError, match="Commit or roll it back first"):
+        queue.send_message("would wait for the application's lock")
+    conn.commit()
+    queue.send_message("after the commit")
+    assert counts(queue) == (2, 0, 0)
+    conn.close()
+
+
+def test_a_connection_with_another_text_factory_is_refused(orders, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.text_factory = bytes
+    with pytest.raises(TransactionError, match="text_factory"):
+        with orders.transaction(conn):
+            pass
+    conn.close()
+
+
+def test_a_transaction_is_refused_from_another_thread(orders):
+    caught = []
+    with orders.transaction() as tx:
+        t = threading.Thread(target=lambda: caught.append(pytest.raises(TransactionError, tx.execute, "SELECT 1")))
+        t.start()
+        t.join()
+    assert len(caught) == 1
+
+
+def test_a_move_task_started_in_a_rolled_back_transaction_never_runs(db, clock):
+    dlq = db.create_queue("dead")
+    db.create_queue("src", redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    dlq.send_message("m")
+    with pytest.raises(Boom):
+        with db.transaction():
+            db.start_message_move_task(dlq.arn)
+            raise Boom
+    assert db.tasks == [] and db.list_message_move_tasks(dlq.arn) == []
 
 
 def test_a_transaction_is_used_inside_its_block_only(db):
@@ -400,6 +556,21 @@ def test_sqlalchemy_orm_session_commits_the_send_with_its_own_writes(orders, que
                 queue.send_message("never")
             raise Boom
     assert rows(db_path) == ["orm"] and counts(queue) == (1, 0, 0)
+    engine.dispose()
+
+
+def test_a_scoped_session_is_this_threads_session(orders, queue, db_path):
+    sa = pytest.importorskip("sqlalchemy")
+    from sqlalchemy.orm import scoped_session, sessionmaker
+
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    session = scoped_session(sessionmaker(engine))
+    with session.begin():
+        session.execute(sa.text("INSERT INTO orders (item) VALUES ('scoped')"))
+        with orders.transaction(session):
+            queue.send_message("scoped")
+    session.remove()
+    assert rows(db_path) == ["scoped"] and counts(queue) == (1, 0, 0)
     engine.dispose()
 
 
