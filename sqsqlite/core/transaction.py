@@ -42,6 +42,7 @@ class Transaction:
         self._group: Any = None
         self._conn: sqlite3.Connection | None = None
         self._thread = 0
+        self._rollback_to = False  # the statement being run is a ROLLBACK TO
 
     def __enter__(self) -> Transaction:
         if self._group is not None:
@@ -90,7 +91,8 @@ class Transaction:
         except sqlite3.Error:
             self._check_alive()
             raise
-        if isinstance(sql, str) and _ROLLBACK_TO.match(sql):
+        if self._rollback_to:
+            self._rollback_to = False
             self.db.store.forget_state()  # the queue rows and reservations it read may be undone
         return cursor
 
@@ -98,10 +100,14 @@ class Transaction:
         """sqlite3's Connection.executemany, in the transaction (see execute)."""
         cursor = self._cursor(sql)
         try:
-            return cursor.executemany(sql, seq_of_parameters)
+            cursor.executemany(sql, seq_of_parameters)
         except sqlite3.Error:
             self._check_alive()
             raise
+        if self._rollback_to:
+            self._rollback_to = False
+            self.db.store.forget_state()
+        return cursor
 
     def queue(self, name_or_url: str) -> Queue:
         """A queue of the database (QueueDoesNotExist otherwise, as of this transaction), whose
@@ -111,7 +117,10 @@ class Transaction:
 
     def _cursor(self, sql: str) -> sqlite3.Cursor:
         conn = self._open()
-        if isinstance(sql, str) and _CONTROL.match(sql):
+        leading = _LEADING.match(sql) if isinstance(sql, str) else None
+        if leading is not None and leading.group(2) is not None:
+            self._rollback_to = True
+        elif leading is not None:
             raise TransactionError(
                 "BEGIN, COMMIT, END and ROLLBACK are the block's own: its end commits, an exception rolls back "
                 "(a nested db.transaction() block, or SAVEPOINT and ROLLBACK TO, undo a part)."
@@ -129,9 +138,9 @@ class Transaction:
             self._group.broken = True  # SQLite rolled it back: its end raises rather than commit nothing
 
 
-# A statement that begins or ends a transaction (ROLLBACK TO ends none), after any comments.
-_CONTROL = re.compile(r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*(?:BEGIN|COMMIT|END|ROLLBACK(?!\s+(?:TRANSACTION\s+)?TO\b))\b", re.I | re.S)
-_ROLLBACK_TO = re.compile(r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*ROLLBACK\s+(?:TRANSACTION\s+)?TO\b", re.I | re.S)
+# A statement's leading keyword when it begins or ends a transaction, or rolls back to a
+# savepoint (group 2), after any comments: one match a statement.
+_LEADING = re.compile(r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*(BEGIN|COMMIT|END|ROLLBACK)\b(\s+(?:TRANSACTION\s+)?TO\b)?", re.I | re.S)
 
 
 def driver_connection(given: Any) -> tuple[sqlite3.Connection | None, bool]:
