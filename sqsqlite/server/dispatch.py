@@ -168,10 +168,10 @@ class Dispatcher:
                     if self._names_a_queue(req.path):  # as Amazon SQS answers a queue's URL asked nothing
                         raise Refused(Answer(404, wire.XML_CONTENT_TYPE, b"<UnknownOperationException/>", {}), None, request_id)
                     raise wire.WireError("MissingAction", "The request must contain the parameter Action.")
-                if action in _NOT_FOR_A_QUEUE and self._queue_in_path(req.path):
+                unknown = action not in MEMBERS and action not in UNSUPPORTED
+                if unknown or action in _NOT_FOR_A_QUEUE and self._queue_in_path(req.path):
+                    # SQS's words for both, at its root and at a queue's URL (recorded).
                     raise wire.WireError("InvalidAction", f"The action {action} is not valid for this endpoint.")
-                if action not in MEMBERS and action not in UNSUPPORTED:
-                    raise wire.WireError("InvalidAction", f"The action {action} is not valid for this web service.")
                 request = wire.query_request(params, action)
                 if request.get("AttributeNames") and "MessageSystemAttributeNames" in request:
                     # SQS's query API answers AttributeNames alone when a receive gives both.

@@ -202,7 +202,7 @@ def test_an_unknown_query_action_is_invalid_action_in_sqs_words(harness):
         urllib.request.urlopen(urllib.request.Request(harness.server.url, data=data, method="POST"), timeout=30)
     body = err.value.read().decode()
     assert err.value.code == 400
-    assert "<Code>InvalidAction</Code><Message>The action Explode is not valid for this web service.</Message>" in body
+    assert "<Code>InvalidAction</Code><Message>The action Explode is not valid for this endpoint.</Message>" in body
 
 
 def test_a_trace_header_given_as_a_system_attribute_wins_over_the_x_ray_header(harness):
