@@ -28,7 +28,9 @@ from .errors import (
 )
 
 _QUEUE_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
-_ATTR_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
+# A message attribute's name: letters and digits of any script (SQS takes "attr.1øßä", recorded),
+# underscore, hyphen and period; punctuation such as ! " § ( ? and spaces are refused.
+_ATTR_NAME = re.compile(r"[\w.-]{1,256}")
 # SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
 _BAD_CHAR = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _CONTROL_BYTES = bytes(c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D))
@@ -617,6 +619,27 @@ def _is_sqs_number(text: str) -> bool:
     return len(significant) <= 38 and Decimal("1e-128") <= number.copy_abs() <= Decimal("1e126")
 
 
+_RULE = (
+    "use up to 256 letters, digits, _, - and . (letters of any script); not starting with AWS. or Amazon. "
+    "(in any case), no leading, trailing or repeated periods."
+)
+
+
+def _attribute_name(name: Any, what: str) -> None:
+    if not isinstance(name, str) or not _ATTR_NAME.fullmatch(name):
+        raise InvalidParameterValue(
+            f"The message attribute name '{name}' is invalid. Attribute name can contain letters, digits, "
+            "underscore (_), hyphen (-), and period (.) characters, 256 at most.",
+            f"Invalid {what} name {shorten(name)}: {_RULE}",
+        )
+    if name.lower().startswith(("aws.", "amazon.")) or name.startswith(".") or name.endswith(".") or ".." in name:
+        raise InvalidParameterValue(
+            "You can't use message attribute names beginning with 'AWS.' or 'Amazon.'. These strings are reserved "
+            "for internal use. Additionally, they cannot start or end with '.'.",
+            f"Invalid {what} name {shorten(name)}: {_RULE}",
+        )
+
+
 def message_attributes(attributes: Mapping[str, Any] | None, what: str = "message attribute") -> dict[str, MessageAttribute]:
     if not attributes:
         return {}
@@ -629,18 +652,7 @@ def message_attributes(attributes: Mapping[str, Any] | None, what: str = "messag
         )
     out = {}
     for name, raw in attributes.items():
-        if (
-            not isinstance(name, str)
-            or not _ATTR_NAME.fullmatch(name)
-            or name.lower().startswith(("aws.", "amazon."))
-            or name.startswith(".")
-            or name.endswith(".")
-            or ".." in name
-        ):
-            raise InvalidParameterValue(
-                f"Invalid {what} name {shorten(name)}: use up to 256 characters of A-Z, a-z, 0-9, _, - and .; "
-                "not starting with AWS. or Amazon., no leading, trailing or repeated periods."
-            )
+        _attribute_name(name, what)
         out[name] = _attribute_value(name, raw)
     return out
 
