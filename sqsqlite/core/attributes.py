@@ -204,10 +204,6 @@ def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, pol
         target = db.name_from_arn(arn, "deadLetterTargetArn")
     except QueueDoesNotExist as exc:
         raise refused("Dead letter target does not exist.", f"Invalid RedrivePolicy: {exc.hint or exc.message}") from None
-    if target == name:
-        raise refused(
-            "Dead letter target can not be the source queue.", f"Invalid RedrivePolicy: queue {name!r} can't be its own dead-letter queue."
-        )
     row = tx.one(Q.queue_by_name, name=target)
     if row is None:
         raise refused("Dead letter target does not exist.", f"Invalid RedrivePolicy: the dead-letter queue {arn!r} does not exist.")

@@ -264,7 +264,9 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
         lease_end = now + ms(lease_s)
         cutoff = retention_cutoff(row, now)
         dlq = None
-        if row["max_receive_count"] is not None:
+        # A queue may name itself as its dead-letter queue (SQS accepts it): a move to itself
+        # changes nothing, so its messages stay and are delivered on, as with a deleted DLQ.
+        if row["max_receive_count"] is not None and row["dead_letter_target"] != queue.name:
             dlq = tx.queue(row["dead_letter_target"])
         claimed: list = []
         # Each round moves at least one poison message or ends the loop; cleared counts the

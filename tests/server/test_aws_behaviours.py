@@ -54,3 +54,15 @@ def test_a_message_attribute_sqs_refuses_is_refused_as_invalid(sqs, name, attrib
     with pytest.raises(sqs.exceptions.ClientError) as err:
         sqs.send_message(QueueUrl=url, MessageBody="test", MessageAttributes=attribute)
     assert err.value.response["Error"]["Code"] in ("InvalidParameterValue", "InvalidParameterValueException")
+
+
+def test_an_empty_redrive_policy_removes_it_and_a_queue_may_be_its_own_dead_letter_queue(sqs, name):
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": ""})
+    assert "RedrivePolicy" not in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    policy = '{"deadLetterTargetArn": "%s", "maxReceiveCount": "42"}' % arn
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": policy})
+    assert arn in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["RedrivePolicy"]
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": ""})
+    assert "RedrivePolicy" not in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
