@@ -3,6 +3,8 @@ boto3, the query protocol through a query-model botocore client) against ``sqsql
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sqsqlite.clock import ManualClock
@@ -61,7 +63,7 @@ def test_an_empty_redrive_policy_removes_it_and_a_queue_may_be_its_own_dead_lett
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": ""})
     assert "RedrivePolicy" not in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
-    policy = '{"deadLetterTargetArn": "%s", "maxReceiveCount": "42"}' % arn
+    policy = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": "42"})
     sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": policy})
     assert arn in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["RedrivePolicy"]
     sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": ""})

@@ -33,17 +33,8 @@ _EXPIRED = (
 _AT_ONCE = (
     "a DeduplicationScope change applies to the next send; SQS took its time to apply it (attribute changes may take up to 60 s there)"
 )
-_GROUP_WAITS = (
-    "a FIFO group waits whole while any message of it is in flight; SQS returns the messages before "
-    "the one still in flight once their visibility ends"
-)
 _CANCEL_AT_ONCE = "a cancelled move task stops at once; SQS's went on moving for a while (8 of 10 moved when it showed CANCELLED)"
 DELIBERATE: dict[str, str] = {
-    **{
-        f"test_fifo_group_visibility_extends_with_change_message_visibility[{protocol}-{param}]/some-messages-invisible": _GROUP_WAITS
-        for protocol in ("sqs", "sqs_query")
-        for param in ("1-visible", "1-invisible", "2-visible", "no-invisible")
-    },
     "test_move_task_cancel/list-after": _CANCEL_AT_ONCE,
     "test_change_message_visibility_after_visibility_timeout_expiration[sqs]/visibility_timeout_expired": _EXPIRED,
     "test_change_message_visibility_after_visibility_timeout_expiration[sqs_query]/visibility_timeout_expired": _EXPIRED,
