@@ -153,6 +153,9 @@ class Queue:
                 # Every row: under the writers' lock, each was committed before this call, whatever
                 # time it was stamped with (a clock stepped back since, another host's on import).
                 tx.run(Q.delete_queue_messages, queue_id=row["id"])
+                # As SQS (recorded): a purge ends the deduplication window too, so a message
+                # resent with a purged one's deduplication id is accepted and delivered.
+                tx.run(Q.delete_queue_dedup, queue_id=row["id"])
                 tx.run(Q.mark_purged, id=row["id"], now=now)
                 tx.forget_queues()
         if refused is not None:

@@ -68,3 +68,12 @@ def test_an_empty_redrive_policy_removes_it_and_a_queue_may_be_its_own_dead_lett
     assert arn in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["RedrivePolicy"]
     sqs.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": ""})
     assert "RedrivePolicy" not in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+
+
+def test_purging_a_fifo_queue_clears_its_deduplication_window(sqs, name):
+    url = sqs.create_queue(QueueName=name[:70] + ".fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="message-1", MessageGroupId="g", MessageDeduplicationId="d")
+    sqs.purge_queue(QueueUrl=url)
+    sqs.send_message(QueueUrl=url, MessageBody="message-2", MessageGroupId="g", MessageDeduplicationId="d")
+    [message] = sqs.receive_message(QueueUrl=url)["Messages"]
+    assert message["Body"] == "message-2"

@@ -1162,6 +1162,14 @@ def test_deleting_a_fifo_queue_leaves_no_dedup_or_attempt_records(db, clock):
 # ---------------------------------------------------------------- purge
 
 
+def test_a_purge_clears_the_deduplication_window_so_a_resent_id_is_delivered(fq):
+    first = send(fq, "message-1", dedup="d")
+    fq.purge_queue()
+    second = send(fq, "message-2", dedup="d")
+    assert second.message_id != first.message_id
+    assert bodies(receive(fq)) == ["message-2"]
+
+
 def test_a_purge_deletes_every_message_whatever_time_it_was_stamped_with_and_its_groups_start_afresh(fq, clock):
     start = clock.now_ms()
     send(fq, "old")
