@@ -49,6 +49,10 @@ LIST_QUEUES_UNPAGED_LIMIT = 1000
 QUEUE_NAME_REUSE_SECONDS = 60
 PURGE_INTERVAL_SECONDS = 60
 FIFO_DEDUP_WINDOW_SECONDS = 300
+# A DeduplicationScope change reaches deduplication this long after it is set (SQS: attribute
+# changes take up to 60 s to propagate; recorded, sends right after a change still deduplicate
+# in the former scope).
+DEDUP_SCOPE_DELAY_SECONDS = 60
 RECEIVE_ATTEMPT_WINDOW_SECONDS = 300
 MAX_MOVE_TASK_RATE = 500
 

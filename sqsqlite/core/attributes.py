@@ -12,6 +12,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidAttributeName, InvalidParameterValue, MissingParameter, QueueDoesNotExist
 from ..store import Tx
+from .rules import SCOPE_BEFORE_KEY
 
 if TYPE_CHECKING:
     from .database import Database
@@ -47,6 +48,7 @@ def queue_attribute_strings(row) -> dict[str, str]:
         "ReceiveMessageWaitTimeSeconds": str(row["receive_wait_time"]),
     }
     out.update(json.loads(row["attributes"]))
+    out.pop(SCOPE_BEFORE_KEY, None)
     # SQS encrypts new queues with its own keys (SSE-SQS) unless a KMS key is given.
     out.setdefault("SqsManagedSseEnabled", "false" if out.get("KmsMasterKeyId") else "true")
     if row["fifo"]:

@@ -22,7 +22,7 @@ from ..errors import InvalidParameterValue, MissingParameter, SQSError
 from ..store import Tx
 from .handles import new_message_ids
 from .results import BatchResult, BatchResultErrorEntry, SendResult, SentMessages
-from .rules import attributes_json, keep_deduplicating_from, ms, queue_row
+from .rules import attributes_json, dedup_scope, keep_deduplicating_from, ms, queue_row
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -320,7 +320,7 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
     number and is its group's head if the group has no message. Each of those steps is one
     statement for the whole batch (a batch of 10 made 50, and cost 1.6 times the CPU)."""
     queue_id = row["id"]
-    by_group = row["dedup_scope"] == "messageGroup"
+    by_group = dedup_scope(row, now) == "messageGroup"
     window_start = now - ms(D.FIFO_DEDUP_WINDOW_SECONDS)
     groups: list[str] = []
     keys: list[tuple[str, str]] = []

@@ -30,19 +30,11 @@ _EXPIRED = (
     "ChangeMessageVisibility on a message whose visibility timeout has ended is MessageNotInflight: "
     "nothing is in flight to change (SQS answers 200 and changes nothing visible)"
 )
-_AT_ONCE = (
-    "a DeduplicationScope change applies to the next send; SQS took its time to apply it (attribute changes may take up to 60 s there)"
-)
 _CANCEL_AT_ONCE = "a cancelled move task stops at once; SQS's went on moving for a while (8 of 10 moved when it showed CANCELLED)"
 DELIBERATE: dict[str, str] = {
     "test_move_task_cancel/list-after": _CANCEL_AT_ONCE,
     "test_change_message_visibility_after_visibility_timeout_expiration[sqs]/visibility_timeout_expired": _EXPIRED,
     "test_change_message_visibility_after_visibility_timeout_expiration[sqs_query]/visibility_timeout_expired": _EXPIRED,
-    **{
-        f"test_fifo_change_to_high_throughput_after_creation[{protocol}]/{key}": _AT_ONCE
-        for protocol in ("sqs", "sqs_query")
-        for key in ("same-dedup-different-grp-high-throughput-2", "same-dedup2-high-throughput")
-    },
 }
 
 

@@ -1280,3 +1280,27 @@ def test_a_buffered_fifo_consumer_hands_out_a_released_message_again_before_the_
     # The rest of the run it fetched went back with m0, as a consumer receiving one at a time
     # would never have held it: m0 comes first again, and the group in order after it.
     assert handed == ["m0", "m0", "m1", "m2", "m3", "m4"]
+
+
+def test_a_deduplication_scope_change_reaches_deduplication_a_minute_later_as_sqs_recorded(db, clock):
+    q = make_fifo(db, DeduplicationScope="queue")
+    send(q, "Test1", group="group1", dedup="same")
+    q.set_queue_attributes({"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"})
+    assert q.get_queue_attributes(["DeduplicationScope"]) == {"DeduplicationScope": "messageGroup"}
+    assert not any(name.startswith("~") for name in q.get_queue_attributes(["All"]))
+    send(q, "Test3", group="group3", dedup="same")  # still the queue's scope: a duplicate
+    q.set_queue_attributes({"VisibilityTimeout": "40"})  # another change keeps the scope's delay
+    send(q, "Test4", group="group4", dedup="d2")
+    send(q, "Test5", group="group5", dedup="d2")  # a duplicate too (recorded)
+    clock.advance(D.DEDUP_SCOPE_DELAY_SECONDS)
+    send(q, "Test6", group="group6", dedup="d2")  # now deduplicated within its group only
+    assert bodies(receive(q)) == ["Test1", "Test4", "Test6"]
+
+
+def test_a_change_back_to_messagegroup_scope_keeps_deduplicating_by_group_at_first(db, clock):
+    q = make_fifo(db, DeduplicationScope="messageGroup", FifoThroughputLimit="perMessageGroupId")
+    send(q, "Test1", group="group1", dedup="same")
+    send(q, "Test2", group="group2", dedup="same")
+    q.set_queue_attributes({"DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue"})
+    send(q, "Test3", group="group3", dedup="same")  # recorded: accepted
+    assert bodies(receive(q)) == ["Test1", "Test2", "Test3"]
