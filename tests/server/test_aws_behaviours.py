@@ -77,3 +77,45 @@ def test_purging_a_fifo_queue_clears_its_deduplication_window(sqs, name):
     sqs.send_message(QueueUrl=url, MessageBody="message-2", MessageGroupId="g", MessageDeduplicationId="d")
     [message] = sqs.receive_message(QueueUrl=url)["Messages"]
     assert message["Body"] == "message-2"
+
+
+def _get_json(url: str, params: dict) -> tuple[int, str, bytes]:
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    request = urllib.request.Request(f"{url}?{urllib.parse.urlencode(params)}", headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, answer.headers["Content-Type"], answer.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers["Content-Type"], err.read()
+
+
+@pytest.mark.parametrize("body", ['{"foo": "ba\rr", "foo2": "ba&quot;r&quot;"}', json.dumps('{"foo": "ba\rr"}')])
+def test_a_query_get_asking_for_json_is_answered_in_json_in_sqs_shape(served, name, body):
+    sqs = boto3_client(served.url)
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody=body)
+    status, kind, raw = _get_json(
+        served.url, {"Action": "ReceiveMessage", "QueueUrl": url, "Version": "2012-11-05", "VisibilityTimeout": "0"}
+    )
+    assert (status, kind) == (200, "application/json")
+    assert json.loads(raw)["ReceiveMessageResponse"]["ReceiveMessageResult"]["messages"][0]["Body"] == body
+    assert sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"] == body
+
+    status, _, raw = _get_json(served.url, {"Action": "ListQueues", "Version": "2012-11-05"})
+    assert status == 200 and url in json.loads(raw)["ListQueuesResponse"]["ListQueuesResult"]["queueUrls"]
+    status, _, raw = _get_json(url, {"Action": "GetQueueAttributes", "AttributeName.1": "All"})
+    attributes = json.loads(raw)["GetQueueAttributesResponse"]["GetQueueAttributesResult"]["Attributes"]
+    assert {"Name": "QueueArn", "Value": f"arn:aws:sqs:us-east-1:000000000000:{name}"} in attributes
+
+
+def test_a_query_error_asking_for_json_is_json_and_a_queue_url_asked_nothing_is_still_xml(served, name):
+    url = boto3_client(served.url).create_queue(QueueName=name)["QueueUrl"]
+    status, kind, raw = _get_json(url, {"Action": "ListQueues"})
+    assert (status, kind) == (400, "application/json")
+    error = json.loads(raw)["Error"]
+    assert (error["Code"], error["Message"]) == ("InvalidAction", "The action ListQueues is not valid for this endpoint.")
+    status, _, raw = _get_json(url, {})
+    assert status == 404 and b"<UnknownOperationException" in raw
