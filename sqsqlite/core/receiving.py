@@ -35,6 +35,7 @@ from .rules import (
     prune_window,
     queue_row,
     retention_cutoff,
+    sequence_text,
     system_attributes,
     wanted_message_attributes,
 )
@@ -169,7 +170,7 @@ def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callabl
         {},
         group_id,
         dedup_id,
-        None if sequence_number is None else f"{sequence_number:020d}",
+        None if sequence_number is None else sequence_text(sequence_number),
         dead_letter_source_arn,
         sender_id,
         visible_at,

@@ -227,3 +227,9 @@ def dedup_scope(row, now: int) -> str:
         if now < until:
             return before
     return row["dedup_scope"]
+
+
+def sequence_text(n: int) -> str:
+    """A FIFO message's SequenceNumber as SQS writes it, from the queue's counter."""
+    return str(D.SEQUENCE_NUMBER_BASE + n)
+

@@ -119,3 +119,15 @@ def test_a_query_error_asking_for_json_is_json_and_a_queue_url_asked_nothing_is_
     assert (error["Code"], error["Message"]) == ("InvalidAction", "The action ListQueues is not valid for this endpoint.")
     status, _, raw = _get_json(url, {})
     assert status == 404 and b"<UnknownOperationException" in raw
+
+
+def test_a_sequence_number_is_twenty_digits_and_increases_per_queue(sqs, name):
+    url = sqs.create_queue(QueueName=name[:70] + ".fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    numbers = [
+        sqs.send_message(QueueUrl=url, MessageBody=f"message-{i}", MessageGroupId="group", MessageDeduplicationId=f"m{i}")["SequenceNumber"]
+        for i in range(3)
+    ]
+    assert all(len(n) == 20 and n.isdigit() for n in numbers)
+    assert int(numbers[0]) < int(numbers[1]) < int(numbers[2])
+    standard = sqs.create_queue(QueueName=name[:70])["QueueUrl"]
+    assert "SequenceNumber" not in sqs.send_message(QueueUrl=standard, MessageBody="x")

@@ -1304,3 +1304,14 @@ def test_a_change_back_to_messagegroup_scope_keeps_deduplicating_by_group_at_fir
     q.set_queue_attributes({"DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue"})
     send(q, "Test3", group="group3", dedup="same")  # recorded: accepted
     assert bodies(receive(q)) == ["Test1", "Test2", "Test3"]
+
+
+def test_a_sequence_number_has_sqs_form_twenty_digits_increasing_per_queue(db):
+    q = make_fifo(db)
+    numbers = [send(q, f"m{i}").sequence_number for i in range(3)]
+    assert all(len(n) == 20 and n.isdigit() and not n.startswith("0") for n in numbers)
+    assert int(numbers[0]) < int(numbers[1]) < int(numbers[2])
+    other = make_fifo(db, "other.fifo")
+    assert send(other, "x").sequence_number == numbers[0]  # each queue counts its own
+    [m] = receive(other, message_system_attribute_names=["SequenceNumber"])
+    assert m.attributes["SequenceNumber"] == m.sequence_number == numbers[0]
