@@ -232,4 +232,3 @@ def dedup_scope(row, now: int) -> str:
 def sequence_text(n: int) -> str:
     """A FIFO message's SequenceNumber as SQS writes it, from the queue's counter."""
     return str(D.SEQUENCE_NUMBER_BASE + n)
-
