@@ -1149,6 +1149,32 @@ def test_a_fifo_receive_costs_the_same_whatever_the_blocked_backlog(db):
     assert large_steps <= small_steps * 1.1, (small_steps, large_steps)
 
 
+def _in_flight(db, name, groups):
+    """A queue with groups x 10 messages in flight (each group's whole run received), plus one
+    free group with one visible message."""
+    q = make_fifo(db, name)
+    for g in range(groups):
+        q.send_message_batch(
+            [{"Id": str(i), "MessageBody": f"{g}-{i}", "MessageGroupId": f"g{g}", "MessageDeduplicationId": f"{g}-{i}"} for i in range(10)]
+        )
+    while receive(q):
+        pass
+    send(q, "free", group="free")
+    return q
+
+
+def test_a_fifo_receive_costs_the_same_whatever_the_number_in_flight(db):
+    small = _in_flight(db, "few.fifo", 2)
+    large = _in_flight(db, "many.fifo", 200)
+    assert counts(large)[1] == 2000
+    small_msgs, small_steps = _receive_steps(db, small)
+    large_msgs, large_steps = _receive_steps(db, large)
+    assert bodies(small_msgs) == bodies(large_msgs) == ["free"]
+    # 20 messages in flight against 2,000: a group whose head is in flight has no visible head,
+    # so the claim never reads it.
+    assert large_steps <= small_steps * 1.1, (small_steps, large_steps)
+
+
 def test_deleting_a_fifo_queue_leaves_no_dedup_or_attempt_records(db, clock):
     q = db.create_queue("gone.fifo", FifoQueue="true")
     q.send_message("a", message_group_id="g", message_deduplication_id="d1")
