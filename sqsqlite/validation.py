@@ -28,8 +28,7 @@ from .errors import (
 )
 
 _QUEUE_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
-# A message attribute's name: letters and digits of any script (SQS takes "attr.1øßä", recorded),
-# underscore, hyphen and period; punctuation such as ! " § ( ? and spaces are refused.
+# A message attribute's name: letters of any script (SQS takes "attr.1øßä"), digits, _, - and .
 _ATTR_NAME = re.compile(r"[\w.-]{1,256}")
 # SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
 _BAD_CHAR = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -619,25 +618,16 @@ def _is_sqs_number(text: str) -> bool:
     return len(significant) <= 38 and Decimal("1e-128") <= number.copy_abs() <= Decimal("1e126")
 
 
-_RULE = (
-    "use up to 256 letters, digits, _, - and . (letters of any script); not starting with AWS. or Amazon. "
-    "(in any case), no leading, trailing or repeated periods."
+_NAME_WHY = (
+    "it can contain letters, digits, underscore (_), hyphen (-) and period (.), 256 at most",
+    "it can't begin with 'AWS.' or 'Amazon.' (reserved for internal use), nor start or end with '.', nor hold '..'",
 )
 
 
 def _attribute_name(name: Any, what: str) -> None:
-    if not isinstance(name, str) or not _ATTR_NAME.fullmatch(name):
-        raise InvalidParameterValue(
-            f"The message attribute name '{name}' is invalid. Attribute name can contain letters, digits, "
-            "underscore (_), hyphen (-), and period (.) characters, 256 at most.",
-            f"Invalid {what} name {shorten(name)}: {_RULE}",
-        )
-    if name.lower().startswith(("aws.", "amazon.")) or name.startswith(".") or name.endswith(".") or ".." in name:
-        raise InvalidParameterValue(
-            "You can't use message attribute names beginning with 'AWS.' or 'Amazon.'. These strings are reserved "
-            "for internal use. Additionally, they cannot start or end with '.'.",
-            f"Invalid {what} name {shorten(name)}: {_RULE}",
-        )
+    charset = isinstance(name, str) and _ATTR_NAME.fullmatch(name)
+    if not charset or name.lower().startswith(("aws.", "amazon.")) or name[0] == "." or name[-1] == "." or ".." in name:
+        raise InvalidParameterValue(f"The {what} name {shorten(name)} is invalid: {_NAME_WHY[bool(charset)]}.")
 
 
 def message_attributes(attributes: Mapping[str, Any] | None, what: str = "message attribute") -> dict[str, MessageAttribute]:

@@ -183,7 +183,7 @@ def test_more_than_10_message_attributes_are_refused(db, q):
     ],
 )
 def test_a_bad_message_attribute_name_is_refused_naming_it(db, q, name):
-    with refused(db, InvalidParameterValue, repr(name)[:20], "256"):
+    with refused(db, InvalidParameterValue, repr(name)[:20], "is invalid: it can"):
         q.send_message("x", message_attributes={name: "v"})
 
 
