@@ -49,6 +49,14 @@ LIST_QUEUES_UNPAGED_LIMIT = 1000
 QUEUE_NAME_REUSE_SECONDS = 60
 PURGE_INTERVAL_SECONDS = 60
 FIFO_DEDUP_WINDOW_SECONDS = 300
+# A DeduplicationScope change reaches deduplication this long after it is set (SQS: attribute
+# changes take up to 60 s to propagate; recorded, sends right after a change still deduplicate
+# in the former scope).
+DEDUP_SCOPE_DELAY_SECONDS = 60
+# A FIFO message's SequenceNumber is this plus its queue's counter: 20 digits, as SQS's are
+# (recorded: 18878027350649327616), increasing per queue, and never a run of zeros that reads
+# as something else (00000000000000000001 held the default account id, 000000000000).
+SEQUENCE_NUMBER_BASE = 2**64
 RECEIVE_ATTEMPT_WINDOW_SECONDS = 300
 MAX_MOVE_TASK_RATE = 500
 

@@ -288,7 +288,7 @@ delete_expired_heads = compile_sql(
 expired_head = compile_sql(_expired_heads.limit(_ONE))
 fifo_group_run = compile_sql(select(m.c.id, m.c.visible_at).where(*_GROUP, _alive_unindexed).order_by(m.c.sequence_number).limit(P("n")))
 # Whether any of a group's first n live messages (a receive's most: a claim's run, as fifo_group_run, passes expired ones)
-# is in flight: its visible head then waits, as SQS keeps a group from all while one holds any of it.
+# is in flight: a move task then leaves the group in the dead-letter queue, whole.
 _front = select(m.c.visible_at, m.c.receive_count).where(*_GROUP, _alive_unindexed).order_by(m.c.sequence_number).limit(P("n")).subquery()
 group_in_flight = compile_sql(
     select(_lit("1")).select_from(_front).where(_front.c.visible_at > P("now"), _front.c.receive_count > 0).limit(_ONE)

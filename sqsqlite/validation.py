@@ -28,7 +28,8 @@ from .errors import (
 )
 
 _QUEUE_NAME = re.compile(r"[A-Za-z0-9_-]{1,80}")
-_ATTR_NAME = re.compile(r"[A-Za-z0-9_.-]{1,256}")
+# A message attribute's name: letters of any script (SQS takes "attr.1øßä"), digits, _, - and .
+_ATTR_NAME = re.compile(r"[\w.-]{1,256}")
 # SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF.
 _BAD_CHAR = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _CONTROL_BYTES = bytes(c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D))
@@ -617,6 +618,18 @@ def _is_sqs_number(text: str) -> bool:
     return len(significant) <= 38 and Decimal("1e-128") <= number.copy_abs() <= Decimal("1e126")
 
 
+_NAME_WHY = (
+    "it can contain letters, digits, underscore (_), hyphen (-) and period (.), 256 at most",
+    "it can't begin with 'AWS.' or 'Amazon.' (reserved for internal use), nor start or end with '.', nor hold '..'",
+)
+
+
+def _attribute_name(name: Any, what: str) -> None:
+    charset = isinstance(name, str) and _ATTR_NAME.fullmatch(name)
+    if not charset or name.lower().startswith(("aws.", "amazon.")) or name[0] == "." or name[-1] == "." or ".." in name:
+        raise InvalidParameterValue(f"The {what} name {shorten(name)} is invalid: {_NAME_WHY[bool(charset)]}.")
+
+
 def message_attributes(attributes: Mapping[str, Any] | None, what: str = "message attribute") -> dict[str, MessageAttribute]:
     if not attributes:
         return {}
@@ -629,18 +642,7 @@ def message_attributes(attributes: Mapping[str, Any] | None, what: str = "messag
         )
     out = {}
     for name, raw in attributes.items():
-        if (
-            not isinstance(name, str)
-            or not _ATTR_NAME.fullmatch(name)
-            or name.lower().startswith(("aws.", "amazon."))
-            or name.startswith(".")
-            or name.endswith(".")
-            or ".." in name
-        ):
-            raise InvalidParameterValue(
-                f"Invalid {what} name {shorten(name)}: use up to 256 characters of A-Z, a-z, 0-9, _, - and .; "
-                "not starting with AWS. or Amazon., no leading, trailing or repeated periods."
-            )
+        _attribute_name(name, what)
         out[name] = _attribute_value(name, raw)
     return out
 

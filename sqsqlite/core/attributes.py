@@ -12,6 +12,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidAttributeName, InvalidParameterValue, MissingParameter, QueueDoesNotExist
 from ..store import Tx
+from .rules import SCOPE_BEFORE_KEY
 
 if TYPE_CHECKING:
     from .database import Database
@@ -47,6 +48,7 @@ def queue_attribute_strings(row) -> dict[str, str]:
         "ReceiveMessageWaitTimeSeconds": str(row["receive_wait_time"]),
     }
     out.update(json.loads(row["attributes"]))
+    out.pop(SCOPE_BEFORE_KEY, None)
     # SQS encrypts new queues with its own keys (SSE-SQS) unless a KMS key is given.
     out.setdefault("SqsManagedSseEnabled", "false" if out.get("KmsMasterKeyId") else "true")
     if row["fifo"]:
@@ -204,10 +206,6 @@ def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, pol
         target = db.name_from_arn(arn, "deadLetterTargetArn")
     except QueueDoesNotExist as exc:
         raise refused("Dead letter target does not exist.", f"Invalid RedrivePolicy: {exc.hint or exc.message}") from None
-    if target == name:
-        raise refused(
-            "Dead letter target can not be the source queue.", f"Invalid RedrivePolicy: queue {name!r} can't be its own dead-letter queue."
-        )
     row = tx.one(Q.queue_by_name, name=target)
     if row is None:
         raise refused("Dead letter target does not exist.", f"Invalid RedrivePolicy: the dead-letter queue {arn!r} does not exist.")

@@ -14,7 +14,7 @@ from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgre
 from . import deleting, receiving, sending, transfer
 from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
 from .buffered import BufferedQueue, forward_queue_names
-from .rules import counts, ms, queue_row, retention_cutoff
+from .rules import SCOPE_BEFORE_KEY, counts, dedup_scope, ms, queue_row, retention_cutoff
 
 if TYPE_CHECKING:
     from .database import Database
@@ -99,7 +99,18 @@ class Queue:
 
     def _write_attributes(self, tx, row, current: dict[str, str], changes: dict[str, str]) -> None:
         columns = attribute_columns(self.db, tx, self.name, bool(row["fifo"]), current, changes)
-        tx.run(Q.update_queue_attributes, id=row["id"], now=self.db.now(), **columns)
+        now = self.db.now()
+        if row["fifo"]:
+            # As SQS (recorded): sends right after a DeduplicationScope change still deduplicate
+            # in the scope before it, for DEDUP_SCOPE_DELAY_SECONDS.
+            in_force = dedup_scope(row, now)
+            if in_force != columns["dedup_scope"]:
+                extra = json.loads(columns["attributes"])
+                before = json.loads(row["attributes"]).get(SCOPE_BEFORE_KEY)
+                until = before[1] if before and columns["dedup_scope"] == row["dedup_scope"] else now + ms(D.DEDUP_SCOPE_DELAY_SECONDS)
+                extra[SCOPE_BEFORE_KEY] = [in_force, until]
+                columns["attributes"] = json.dumps(extra, sort_keys=True)
+        tx.run(Q.update_queue_attributes, id=row["id"], now=now, **columns)
         tx.forget_queues()
 
     def tag_queue(self, tags: Mapping[str, str]) -> None:
@@ -153,6 +164,9 @@ class Queue:
                 # Every row: under the writers' lock, each was committed before this call, whatever
                 # time it was stamped with (a clock stepped back since, another host's on import).
                 tx.run(Q.delete_queue_messages, queue_id=row["id"])
+                # As SQS (recorded): a purge ends the deduplication window too, so a message
+                # resent with a purged one's deduplication id is accepted and delivered.
+                tx.run(Q.delete_queue_dedup, queue_id=row["id"])
                 tx.run(Q.mark_purged, id=row["id"], now=now)
                 tx.forget_queues()
         if refused is not None:

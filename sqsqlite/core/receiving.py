@@ -35,6 +35,7 @@ from .rules import (
     prune_window,
     queue_row,
     retention_cutoff,
+    sequence_text,
     system_attributes,
     wanted_message_attributes,
 )
@@ -177,7 +178,7 @@ def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callabl
         {},
         group_id,
         dedup_id,
-        None if sequence_number is None else f"{sequence_number:020d}",
+        None if sequence_number is None else sequence_text(sequence_number),
         dead_letter_source_arn,
         sender_id,
         visible_at,
@@ -272,7 +273,9 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
         lease_end = now + ms(lease_s)
         cutoff = retention_cutoff(row, now)
         dlq = None
-        if row["max_receive_count"] is not None:
+        # A queue may name itself as its dead-letter queue (SQS accepts it): a move to itself
+        # changes nothing, so its messages stay and are delivered on, as with a deleted DLQ.
+        if row["max_receive_count"] is not None and row["dead_letter_target"] != queue.name:
             dlq = tx.queue(row["dead_letter_target"])
         claimed: list = []
         # Each round moves at least one poison message or ends the loop; cleared counts the
@@ -411,37 +414,19 @@ def _claim_fifo(queue: Queue, tx: Tx, params: dict, want: int, budget: int) -> t
         heads_left(tx, params["queue_id"], gone)
         removed += len(gone)
     ids: list[int] = []
-    looked, wanted_heads = 0, want
-    while True:
-        heads = tx.all(Q.fifo_heads, n=wanted_heads, **params)
-        held = False
-        for head in heads[looked:]:  # in visible_at order, so a second look reads the first again
-            if len(ids) >= want:
-                break
-            # A head received before (released by ChangeMessageVisibility, or the next of a run
-            # whose first was deleted) may have messages of its run still in flight behind it:
-            # then the group waits. A head never received has none (a run starts at its head),
-            # and a run is at most a receive's most (FIFO claims, buffered ones too, take 10).
-            if head["receive_count"] and tx.scalar(
-                Q.group_in_flight,
-                queue_id=params["queue_id"],
-                group_id=head["group_id"],
-                now=params["now"],
-                cutoff=params["cutoff"],
-                n=D.MAX_MESSAGES_PER_RECEIVE,
-            ):
-                held = True
-                continue
-            for r in tx.all(
-                Q.fifo_group_run, queue_id=params["queue_id"], group_id=head["group_id"], cutoff=params["cutoff"], n=want - len(ids)
-            ):
-                if r["visible_at"] > params["now"]:
-                    break  # a later message never jumps one that is in flight or delayed
-                ids.append(r["id"])
-        # Held groups took places among the heads read: read further, so they hold up no other group.
-        if len(ids) >= want or not held or len(heads) < wanted_heads:
+    # As SQS: a group's messages are hidden from its first one in flight (or delayed) on. A
+    # head received before (released by ChangeMessageVisibility or its timeout, while later
+    # messages of its receive are still held) is returned again, in visible_at order, so
+    # after the other groups' messages that were visible before it (recorded).
+    for head in tx.all(Q.fifo_heads, n=want, **params):
+        if len(ids) >= want:
             break
-        looked, wanted_heads = len(heads), 2 * wanted_heads
+        for r in tx.all(
+            Q.fifo_group_run, queue_id=params["queue_id"], group_id=head["group_id"], cutoff=params["cutoff"], n=want - len(ids)
+        ):
+            if r["visible_at"] > params["now"]:
+                break  # a later message never jumps one that is in flight or delayed
+            ids.append(r["id"])
     if not ids:
         return [], removed
     rows = tx.all(Q.claim_ids, ids=json.dumps(ids), **params)

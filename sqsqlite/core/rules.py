@@ -211,3 +211,24 @@ def queue_row(tx: Tx, name: str):
     if row is None:
         raise no_queue(name)
     return row
+
+
+# In a queue's attributes JSON, not an attribute (no attribute name starts with "~"): the
+# deduplication scope in force until a recent DeduplicationScope change reaches deduplication,
+# and when it does (epoch ms).
+SCOPE_BEFORE_KEY = "~DeduplicationScopeBefore"
+
+
+def dedup_scope(row, now: int) -> str:
+    """The DeduplicationScope a FIFO send to the queue deduplicates in at ``now``."""
+    text = row["attributes"]
+    if SCOPE_BEFORE_KEY in text:  # seldom: only within a minute of a change
+        before, until = json.loads(text)[SCOPE_BEFORE_KEY]
+        if now < until:
+            return before
+    return row["dedup_scope"]
+
+
+def sequence_text(n: int) -> str:
+    """A FIFO message's SequenceNumber as SQS writes it, from the queue's counter."""
+    return str(D.SEQUENCE_NUMBER_BASE + n)

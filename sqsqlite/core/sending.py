@@ -22,7 +22,7 @@ from ..errors import InvalidParameterValue, MissingParameter, SQSError
 from ..store import Tx
 from .handles import new_message_ids
 from .results import BatchResult, BatchResultErrorEntry, SendResult, SentMessages
-from .rules import attributes_json, keep_deduplicating_from, ms, queue_row
+from .rules import attributes_json, dedup_scope, keep_deduplicating_from, ms, queue_row, sequence_text
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -320,7 +320,7 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
     number and is its group's head if the group has no message. Each of those steps is one
     statement for the whole batch (a batch of 10 made 50, and cost 1.6 times the CPU)."""
     queue_id = row["id"]
-    by_group = row["dedup_scope"] == "messageGroup"
+    by_group = dedup_scope(row, now) == "messageGroup"
     window_start = now - ms(D.FIFO_DEDUP_WINDOW_SECONDS)
     groups: list[str] = []
     keys: list[tuple[str, str]] = []
@@ -362,7 +362,7 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
             attributes = attributes_json(p.attributes, p.trace_header)
             values += (queue_id, message_id, p.body, attributes, sender, now, visible_at, group, dedup, sequence, int(is_head))
             entries += (queue_id, scope, dedup, message_id, sequence, now)
-            results[at] = SendResult((message_id, p.body, p.attributes, f"{sequence:020d}", p.entry_id))
+            results[at] = SendResult((message_id, p.body, p.attributes, sequence_text(sequence), p.entry_id))
         tx.run_positional(Q.INSERT_FIFO_ROWS[n], values)
         tx.run_positional(Q.PUT_DEDUP_ROWS[n], entries)
     for at in repeats:  # deduplicated: the first message's id and sequence number
@@ -371,7 +371,7 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
             message_id, sequence = ids[first_sent], first + first_sent
         else:
             message_id, sequence = first_sent
-        results[at] = SendResult((message_id, p.body, p.attributes, f"{sequence:020d}", p.entry_id))
+        results[at] = SendResult((message_id, p.body, p.attributes, sequence_text(sequence), p.entry_id))
     return results
 
 
@@ -405,7 +405,7 @@ def _insert_fifo_one(queue: Queue, tx: Tx, row, p: Prepared, key: tuple[str, str
             dedup_id=dedup,
             sequence_number=sequence,
         )
-    return SendResult((message_id, p.body, p.attributes, f"{sequence:020d}", p.entry_id))
+    return SendResult((message_id, p.body, p.attributes, sequence_text(sequence), p.entry_id))
 
 
 def _dedup_entries(tx: Tx, queue_id: int, keys: list[tuple[str, str]], window_start: int) -> list[tuple[tuple[str, str], Any]]:

@@ -12,7 +12,7 @@ from .. import validation as V
 from ..errors import InvalidExportRecord, InvalidParameterValue, SQSError
 from ..records import exported_message
 from .bookmarks import checked_bookmarks, is_bookmarked, write_bookmark
-from .rules import decode_attributes, keep_deduplicating_from, message_row, ms, queue_row, retention_cutoff
+from .rules import decode_attributes, dedup_scope, keep_deduplicating_from, message_row, ms, queue_row, retention_cutoff
 from .sending import Prepared
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ def _keep_deduplicating(tx, row, values: dict, now: int) -> None:
     window_start = now - ms(D.FIFO_DEDUP_WINDOW_SECONDS)
     if values["sent_at"] <= window_start:
         return
-    scope = values["group_id"] if row["dedup_scope"] == "messageGroup" else ""
+    scope = values["group_id"] if dedup_scope(row, now) == "messageGroup" else ""
     seen = tx.one(Q.find_dedup, queue_id=row["id"], scope=scope, dedup_id=values["dedup_id"], window_start=window_start)
     if seen is not None:
         keep_deduplicating_from(tx, row["id"], scope, values["dedup_id"], seen, now)

@@ -225,8 +225,8 @@ class App:
 
         def answer(failure: Exception | None) -> Answer:
             if isinstance(failure, SQSError):
-                return d.error(failure, call.is_json, call.request_id)
-            return d.internal(call.is_json, call.request_id)
+                return d.error(failure, call.is_json, call.request_id, json_query=call.json_query)
+            return d.internal(call.is_json, call.request_id, call.json_query)
 
         return answer
 
@@ -491,9 +491,9 @@ class App:
         except Stopping:
             return "done", {}
         except SQSError as err:
-            return "answer", d.error(err, call.is_json, call.request_id)
+            return "answer", d.error(err, call.is_json, call.request_id, json_query=call.json_query)
         except Exception:
-            return "answer", d.internal(call.is_json, call.request_id)
+            return "answer", d.internal(call.is_json, call.request_id, call.json_query)
         finally:
             self.wakeups.parkable(False)
 

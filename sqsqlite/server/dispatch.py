@@ -70,11 +70,13 @@ class Answer(NamedTuple):
 class Call:
     """An SQS request parsed and checked, ready for the engine."""
 
-    __slots__ = ("action", "request", "is_json", "request_id", "endpoint", "started")
+    __slots__ = ("action", "request", "is_json", "request_id", "endpoint", "started", "json_query")
 
-    def __init__(self, action: str, request: dict, is_json: bool, request_id: str, endpoint: str, started: float):
+    def __init__(self, action: str, request: dict, is_json: bool, request_id: str, endpoint: str, started: float, json_query: bool = False):
         self.action, self.request, self.is_json = action, request, is_json
         self.request_id, self.endpoint, self.started = request_id, endpoint, started
+        # A query request that asked for JSON (Accept: application/json): answered in JSON, as SQS does.
+        self.json_query = json_query
 
 
 # Query actions Amazon SQS refuses at a queue's URL (InvalidAction): they name no queue. GetQueueUrl
@@ -133,6 +135,7 @@ class Dispatcher:
         """The Call a request makes; raises Refused with the answer when it makes none."""
         request_id = new_request_id()
         is_json, action = self.protocol(req.headers)
+        json_query = not is_json and "application/json" in (req.headers.get("Accept") or "").lower()
         try:
             if self.verifier is not None:
                 self.verifier.verify(req.method, req.path, req.raw_query, req.headers.items(), req.body)
@@ -168,10 +171,10 @@ class Dispatcher:
                     if self._names_a_queue(req.path):  # as Amazon SQS answers a queue's URL asked nothing
                         raise Refused(Answer(404, wire.XML_CONTENT_TYPE, b"<UnknownOperationException/>", {}), None, request_id)
                     raise wire.WireError("MissingAction", "The request must contain the parameter Action.")
-                if action in _NOT_FOR_A_QUEUE and self._queue_in_path(req.path):
+                unknown = action not in MEMBERS and action not in UNSUPPORTED
+                if unknown or action in _NOT_FOR_A_QUEUE and self._queue_in_path(req.path):
+                    # SQS's words for both, at its root and at a queue's URL (recorded).
                     raise wire.WireError("InvalidAction", f"The action {action} is not valid for this endpoint.")
-                if action not in MEMBERS and action not in UNSUPPORTED:
-                    raise wire.WireError("InvalidAction", f"The action {action} is not valid for this web service.")
                 request = wire.query_request(params, action)
                 if request.get("AttributeNames") and "MessageSystemAttributeNames" in request:
                     # SQS's query API answers AttributeNames alone when a receive gives both.
@@ -185,8 +188,8 @@ class Dispatcher:
                 if isinstance(system, dict):
                     system.setdefault("AWSTraceHeader", {"DataType": "String", "StringValue": trace})
         except SQSError as err:
-            raise Refused(self.error(err, is_json, request_id), action, request_id) from None
-        return Call(action, request, is_json, request_id, self._endpoint(req.headers), started)
+            raise Refused(self.error(err, is_json, request_id, json_query=json_query), action, request_id) from None
+        return Call(action, request, is_json, request_id, self._endpoint(req.headers), started, json_query)
 
     def _from_a_web_page(self, headers: Headers) -> None:
         """Without keys (a signature keeps web pages out), refuse what only a browser sends for a
@@ -272,6 +275,8 @@ class Dispatcher:
     def success(self, call: Call, result: dict) -> Answer:
         if call.is_json:
             return Answer(200, wire.JSON_CONTENT_TYPE, wire.json_response(result), {})
+        if call.json_query:
+            return Answer(200, wire.QUERY_JSON_CONTENT_TYPE, wire.query_json_response(call.action, result, call.request_id), {})
         return Answer(200, wire.XML_CONTENT_TYPE, wire.xml_response(call.action, result, call.request_id), {})
 
     def outcome(self, call: Call, run: Any) -> Answer:
@@ -281,24 +286,26 @@ class Dispatcher:
         except Stopping:
             return self.success(call, {})  # shutting down: a long poll ends with no messages, as at its deadline
         except SQSError as err:
-            return self.error(err, call.is_json, call.request_id)
+            return self.error(err, call.is_json, call.request_id, json_query=call.json_query)
         except Exception:
-            return self.internal(call.is_json, call.request_id)
+            return self.internal(call.is_json, call.request_id, call.json_query)
 
-    def internal(self, is_json: bool, request_id: str) -> Answer:
+    def internal(self, is_json: bool, request_id: str, json_query: bool = False) -> Answer:
         """A bug, not the caller's fault: say so without leaking internals."""
         # Outside an except block (a grouped call whose group failed), the cause is logged already.
         log.error("request %s failed:\n%s", request_id, traceback.format_exc() if sys.exc_info()[0] else "its write was not committed")
         err = wire.WireError(
             "InternalError", f"The server could not complete request {request_id}.", 500, "com.amazonaws.sqs#InternalError", False
         )
-        return self.error(err, is_json, request_id)
+        return self.error(err, is_json, request_id, json_query=json_query)
 
-    def error(self, err: SQSError, is_json: bool, request_id: str, status: int | None = None) -> Answer:
+    def error(self, err: SQSError, is_json: bool, request_id: str, status: int | None = None, json_query: bool = False) -> Answer:
         code, _, wire_status = wire.error_parts(err)
         headers = {"x-amzn-query-error": f"{code};{'Sender' if err.sender_fault else 'Receiver'}"}
         if is_json:
             return Answer(status or wire_status, wire.JSON_CONTENT_TYPE, wire.json_error(err), headers)
+        if json_query:
+            return Answer(status or wire_status, wire.QUERY_JSON_CONTENT_TYPE, wire.query_json_error(err, request_id), headers)
         return Answer(status or wire_status, wire.XML_CONTENT_TYPE, wire.xml_error(err, request_id), headers)
 
     def too_large(self, size: int | None, headers: Headers, request_id: str) -> Answer:

@@ -22,6 +22,7 @@ from ..errors import InvalidParameterValue, SQSError, wire_error
 XML_NAMESPACE = "http://queue.amazonaws.com/doc/2012-11-05/"
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 XML_CONTENT_TYPE = "text/xml"
+QUERY_JSON_CONTENT_TYPE = "application/json"
 
 
 class WireError(SQSError):
@@ -341,3 +342,41 @@ def xml_error(err: SQSError, request_id: str) -> bytes:
         f"<Code>{_text(code)}</Code><Message>{_text(message)}</Message><Detail/></Error>"
         f"<RequestId>{request_id}</RequestId></ErrorResponse>"
     ).encode()
+
+
+# ---------------------------------------------------------------------- query: JSON answers
+
+# A query request with Accept: application/json is answered in JSON, in SQS's shape (AWS's
+# validated tests read ReceiveMessageResponse.ReceiveMessageResult.messages[0].Body, a
+# ListQueuesResponse, GetQueueAttributesResult.Attributes as Name/Value entries, and an error's
+# Error.Code and Error.Message): the query answer's elements, a list under its model member's
+# camel-case name and a map as a list of its entries. JSON escapes control characters itself
+# (a body's carriage return travels as \r and comes back as one).
+_JSON_LIST_NAMES = {"Messages": "messages", "QueueUrls": "queueUrls", "queueUrls": "queueUrls"}
+
+
+def _query_json(name: str, value: Any) -> Any:
+    if name in _XML_MAPS and isinstance(value, Mapping):
+        _, k_field, v_field = _XML_MAPS[name]
+        return [{k_field: k, v_field: _query_json(v_field, v)} for k, v in value.items()]
+    if isinstance(value, Mapping):
+        return {k: _query_json(k, v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_query_json("", v) for v in value]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return value
+
+
+def query_json_response(action: str, result: Mapping[str, Any], request_id: str) -> bytes:
+    body: dict[str, Any] = {}
+    if action not in _NO_RESULT:
+        body[f"{action}Result"] = {_JSON_LIST_NAMES.get(k, k): _query_json(k, v) for k, v in result.items() if v is not None}
+    body["ResponseMetadata"] = {"RequestId": request_id}
+    return json.dumps({f"{action}Response": body}).encode("utf-8")
+
+
+def query_json_error(err: SQSError, request_id: str) -> bytes:
+    code, _, _ = error_parts(err)
+    error = {"Type": "Sender" if err.sender_fault else "Receiver", "Code": code, "Message": err.message}
+    return json.dumps({"Error": error, "RequestId": request_id}).encode("utf-8")

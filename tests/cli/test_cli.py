@@ -202,6 +202,25 @@ def test_message_attributes_in_json_with_a_binary_value_come_back_base64(sq):
     assert m["MessageAttributes"] == {"blob": {"DataType": "Binary", "BinaryValue": "AAEC"}}
 
 
+def test_a_message_attribute_name_with_letters_of_any_script_is_sent_and_a_reserved_one_refused(sq):
+    q = url(sq)
+    sq(
+        "send-message",
+        "--queue-url",
+        q,
+        "--message-body",
+        "b",
+        "--message-attributes",
+        '{"attr.1øßä": {"DataType": "String", "StringValue": "Valida"}}',
+    )
+    [m] = receive(sq, q, "--message-attribute-names", "All")
+    assert m["MessageAttributes"] == {"attr.1øßä": {"DataType": "String", "StringValue": "Valida"}}
+    result = sq(
+        "send-message", "--queue-url", q, "--message-body", "b", "--message-attributes", "aWs.x={DataType=String,StringValue=v}", code=254
+    )
+    assert "InvalidParameterValue" in result.output and "Traceback" not in result.output
+
+
 def test_send_message_body_can_come_from_a_file(sq, tmp_path):
     q = url(sq)
     (tmp_path / "body.txt").write_text("from a file ✓")

@@ -269,3 +269,46 @@ def scenario_repeating_a_receive_request_attempt_id_returns_the_same_messages(w:
     assert [m["MessageId"] for m in again] == [m["MessageId"] for m in first] and len(first) == 2
     assert [m["ReceiptHandle"] for m in again] == [m["ReceiptHandle"] for m in first]
     assert w.receive(url, 10, ReceiveRequestAttemptId="try-2") == []
+
+
+@scenario
+def scenario_fifo_returns_a_released_message_again_and_hides_its_group_from_the_first_in_flight(w: World):
+    url = w.fifo("released", VisibilityTimeout=30)
+    for i in range(3):
+        w.client.send_message(QueueUrl=url, MessageBody=f"a{i}", MessageGroupId="a", MessageDeduplicationId=f"a{i}")
+    a0, a1, _ = w.receive(url, 3)
+    w.client.change_message_visibility(QueueUrl=url, ReceiptHandle=a1["ReceiptHandle"], VisibilityTimeout=60)
+    w.clock.advance(31)  # a0's and a2's leases end; a1's runs on
+    assert w.bodies(url) == ["a0"]  # as SQS: a2 stays hidden behind a1
+
+
+@scenario
+def scenario_purging_a_fifo_queue_clears_its_deduplication_window(w: World):
+    url = w.fifo("purged")
+    w.client.send_message(QueueUrl=url, MessageBody="message-1", MessageGroupId="g", MessageDeduplicationId="d")
+    w.client.purge_queue(QueueUrl=url)
+    w.client.send_message(QueueUrl=url, MessageBody="message-2", MessageGroupId="g", MessageDeduplicationId="d")
+    assert w.bodies(url) == ["message-2"]
+
+
+@scenario
+def scenario_a_queue_may_be_its_own_dead_letter_queue_and_an_empty_policy_removes_it(w: World):
+    url = w.queue("self-dlq")
+    w.client.set_queue_attributes(
+        QueueUrl=url, Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": w.arn(url), "maxReceiveCount": "42"})}
+    )
+    assert w.arn(url) in w.attrs(url)["RedrivePolicy"]
+    w.client.set_queue_attributes(QueueUrl=url, Attributes={"RedrivePolicy": ""})
+    assert "RedrivePolicy" not in w.attrs(url)
+
+
+@scenario
+def scenario_message_attribute_names_take_letters_of_any_script_and_refuse_what_sqs_refuses(w: World):
+    url = w.queue("names")
+    attributes = {"attr.1øßä": {"StringValue": "Valida", "DataType": "String"}}
+    w.client.send_message(QueueUrl=url, MessageBody="test", MessageAttributes=attributes)
+    [m] = w.receive(url, MessageAttributeNames=["All"])
+    assert m["MessageAttributes"] == attributes
+    for name in ("aWs.x", "AMAZON.x", ".x", "x.", "Invalid-§-attr", "Invalid-?-attr"):
+        with expect_error(w.client, "InvalidParameterValue"):
+            w.client.send_message(QueueUrl=url, MessageBody="x", MessageAttributes={name: {"StringValue": "v", "DataType": "String"}})

@@ -30,28 +30,11 @@ _EXPIRED = (
     "ChangeMessageVisibility on a message whose visibility timeout has ended is MessageNotInflight: "
     "nothing is in flight to change (SQS answers 200 and changes nothing visible)"
 )
-_AT_ONCE = (
-    "a DeduplicationScope change applies to the next send; SQS took its time to apply it (attribute changes may take up to 60 s there)"
-)
-_GROUP_WAITS = (
-    "a FIFO group waits whole while any message of it is in flight; SQS returns the messages before "
-    "the one still in flight once their visibility ends"
-)
 _CANCEL_AT_ONCE = "a cancelled move task stops at once; SQS's went on moving for a while (8 of 10 moved when it showed CANCELLED)"
 DELIBERATE: dict[str, str] = {
-    **{
-        f"test_fifo_group_visibility_extends_with_change_message_visibility[{protocol}-{param}]/some-messages-invisible": _GROUP_WAITS
-        for protocol in ("sqs", "sqs_query")
-        for param in ("1-visible", "1-invisible", "2-visible", "no-invisible")
-    },
     "test_move_task_cancel/list-after": _CANCEL_AT_ONCE,
     "test_change_message_visibility_after_visibility_timeout_expiration[sqs]/visibility_timeout_expired": _EXPIRED,
     "test_change_message_visibility_after_visibility_timeout_expiration[sqs_query]/visibility_timeout_expired": _EXPIRED,
-    **{
-        f"test_fifo_change_to_high_throughput_after_creation[{protocol}]/{key}": _AT_ONCE
-        for protocol in ("sqs", "sqs_query")
-        for key in ("same-dedup-different-grp-high-throughput-2", "same-dedup2-high-throughput")
-    },
 }
 
 
@@ -202,7 +185,7 @@ def test_an_unknown_query_action_is_invalid_action_in_sqs_words(harness):
         urllib.request.urlopen(urllib.request.Request(harness.server.url, data=data, method="POST"), timeout=30)
     body = err.value.read().decode()
     assert err.value.code == 400
-    assert "<Code>InvalidAction</Code><Message>The action Explode is not valid for this web service.</Message>" in body
+    assert "<Code>InvalidAction</Code><Message>The action Explode is not valid for this endpoint.</Message>" in body
 
 
 def test_a_trace_header_given_as_a_system_attribute_wins_over_the_x_ray_header(harness):

@@ -379,6 +379,17 @@ def test_query_string_signatures_are_verified(secured):
     assert raw(secured.url, b"", {}, method="GET", path=wrong)[0] == 403
 
 
+def test_a_query_get_signed_in_its_query_string_and_asking_for_json_is_answered_in_json(secured):
+    boto3_client(secured.url).create_queue(QueueName="signed-json")
+    path = _signed_query(secured.url, {"Action": "ListQueues", "Version": "2012-11-05"}).removeprefix(secured.url)
+    status, headers, body = raw(secured.url, b"", {"Accept": "application/json"}, method="GET", path=path)
+    assert status == 200, body
+    urls = json.loads(body)["ListQueuesResponse"]["ListQueuesResult"]["queueUrls"]
+    assert any(url.endswith("/signed-json") for url in urls)
+    status, _, body = raw(secured.url, b"", {}, method="GET", path=path)  # without it, XML as before
+    assert status == 200 and body.startswith(b"<?xml") and b"<ListQueuesResponse" in body
+
+
 def test_the_verifier_agrees_with_botocores_signer_and_rejects_stale_or_altered_requests():
     body = b'{"QueueName":"x"}'
     req = AWSRequest(

@@ -290,7 +290,7 @@ def test_a_queues_url_asked_no_action_or_an_action_that_names_no_queue_is_refuse
     path = urllib.parse.urlparse(create(server, "q-at-its-url")).path
     status, _, root = call(server.url, {}, method="GET", path=path)
     assert (status, root.tag) == (404, "UnknownOperationException")
-    for action, params in (("CreateQueue", {"QueueName": "q-made-at-a-url"}), ("ListQueues", {})):
+    for action, params in (("CreateQueue", {"QueueName": "q-made-at-a-url"}), ("ListQueues", {}), ("FooBar", {})):
         status, _, root = call(server.url, {"Action": action, **params}, method="GET", path=path)
         assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "InvalidAction")
         assert text(root, "sqs:Error/sqs:Message") == f"The action {action} is not valid for this endpoint."
@@ -308,6 +308,7 @@ def test_requests_without_a_valid_action_or_address_are_refused(server):
         assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "MissingAction")
     status, _, root = call(server.url, {"Action": "Explode"})
     assert (status, text(root, "sqs:Error/sqs:Code")) == (400, "InvalidAction")
+    assert text(root, "sqs:Error/sqs:Message") == "The action Explode is not valid for this endpoint."
     status, _, root = call(server.url, {"Action": "ListQueues"}, path="/a/b/c")
     assert (status, text(root, "sqs:Error/sqs:Code")) == (404, "InvalidAddress")
     status, _, root = call(server.url, {"Action": "ReceiveMessage"}, path="/111111111111/q-never-made")

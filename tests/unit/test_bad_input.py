@@ -165,7 +165,13 @@ def test_more_than_10_message_attributes_are_refused(db, q):
     [
         "a" * 257,
         "has space",
-        "ümlaut",
+        "Invalid-!-attr",
+        'Invalid-"-attr',
+        "Invalid-§-attr",
+        "Invalid-(-attr",
+        "Invalid-?-attr",
+        "aWs.mixed",
+        "AMAZON.upper",
         "AWS.reserved",
         "aws.lower",
         "Amazon.reserved",
@@ -177,12 +183,18 @@ def test_more_than_10_message_attributes_are_refused(db, q):
     ],
 )
 def test_a_bad_message_attribute_name_is_refused_naming_it(db, q, name):
-    with refused(db, InvalidParameterValue, repr(name)[:20], "256 characters"):
+    with refused(db, InvalidParameterValue, repr(name)[:20], "is invalid: it can"):
         q.send_message("x", message_attributes={name: "v"})
 
 
 def test_a_message_attribute_name_of_256_characters_is_accepted(db, q):
     q.send_message("x", message_attributes={"n" * 256: "v", "a-b_c.d": "v"})
+
+
+def test_a_message_attribute_name_may_hold_letters_of_any_script_as_sqs_takes_them(db, q):
+    q.send_message("x", message_attributes={"attr.1øßä": "Valida", "ümlaut": "v", "名前": "v"})
+    received = {m.body: m for m in q.receive_message(max_number_of_messages=10, message_attribute_names=["All"])}
+    assert set(received["x"].message_attributes) == {"attr.1øßä", "ümlaut", "名前"}
 
 
 @pytest.mark.parametrize("data_type", ["string", "Strin", "Number.", "Binary.", "", "Text", None])

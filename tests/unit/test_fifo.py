@@ -586,14 +586,40 @@ def test_a_delayed_head_blocks_later_messages_of_its_group(db, clock):
     assert bodies(receive(q)) == ["a1", "a2"]
 
 
-def test_a_visible_head_never_lets_a_later_message_jump_one_still_in_flight(fq):
+def test_a_message_released_before_a_later_one_of_its_group_is_returned_again_and_the_rest_stay_hidden(fq):
+    # As SQS (recorded): a group is hidden from its first message in flight on, not whole.
     for body in ("a1", "a2", "a3"):
         send(fq, body)
     a1, a2 = receive(fq, n=2)
     a1.change_visibility(0)  # a1 is visible again, a2 is still in flight
-    assert receive(fq) == []  # neither a1 (its group is held by a2) nor a3
+    [again] = receive(fq)  # a1 again; a3 stays hidden behind a2
+    assert again.body == "a1" and again.receive_count == 2
     a2.delete()
-    assert bodies(receive(fq)) == ["a1", "a3"]
+    again.delete()
+    assert bodies(receive(fq)) == ["a3"]
+
+
+def test_with_three_received_and_the_second_extended_the_first_comes_back_alone_when_its_lease_ends(fq, clock):
+    for body in ("a1", "a2", "a3"):
+        send(fq, body)
+    _, a2, _ = receive(fq, n=3)
+    a2.change_visibility(60)
+    clock.advance(31)  # a1's and a3's leases ended; a2's runs on
+    [a1] = receive(fq)
+    assert a1.body == "a1"
+    a1.delete()
+    clock.advance(29)  # a2's lease ends
+    assert bodies(receive(fq)) == ["a2", "a3"]
+
+
+def test_a_released_message_comes_back_after_the_other_groups_messages_visible_before_it(fq, clock):
+    send(fq, "g1-m1", group="g1")
+    send(fq, "g1-m2", group="g1")
+    g1m1, _ = receive(fq, n=2)
+    send(fq, "g2-m1", group="g2")
+    clock.advance(1)
+    g1m1.change_visibility(0)
+    assert bodies(receive(fq)) == ["g2-m1", "g1-m1"]
 
 
 def test_a_delayed_message_holds_back_the_later_messages_of_its_group(db, clock):
@@ -1123,6 +1149,32 @@ def test_a_fifo_receive_costs_the_same_whatever_the_blocked_backlog(db):
     assert large_steps <= small_steps * 1.1, (small_steps, large_steps)
 
 
+def _in_flight(db, name, groups):
+    """A queue with groups x 10 messages in flight (each group's whole run received), plus one
+    free group with one visible message."""
+    q = make_fifo(db, name)
+    for g in range(groups):
+        q.send_message_batch(
+            [{"Id": str(i), "MessageBody": f"{g}-{i}", "MessageGroupId": f"g{g}", "MessageDeduplicationId": f"{g}-{i}"} for i in range(10)]
+        )
+    while receive(q):
+        pass
+    send(q, "free", group="free")
+    return q
+
+
+def test_a_fifo_receive_costs_the_same_whatever_the_number_in_flight(db):
+    small = _in_flight(db, "few.fifo", 2)
+    large = _in_flight(db, "many.fifo", 200)
+    assert counts(large)[1] == 2000
+    small_msgs, small_steps = _receive_steps(db, small)
+    large_msgs, large_steps = _receive_steps(db, large)
+    assert bodies(small_msgs) == bodies(large_msgs) == ["free"]
+    # 20 messages in flight against 2,000: a group whose head is in flight has no visible head,
+    # so the claim never reads it.
+    assert large_steps <= small_steps * 1.1, (small_steps, large_steps)
+
+
 def test_deleting_a_fifo_queue_leaves_no_dedup_or_attempt_records(db, clock):
     q = db.create_queue("gone.fifo", FifoQueue="true")
     q.send_message("a", message_group_id="g", message_deduplication_id="d1")
@@ -1134,6 +1186,14 @@ def test_deleting_a_fifo_queue_leaves_no_dedup_or_attempt_records(db, clock):
 
 
 # ---------------------------------------------------------------- purge
+
+
+def test_a_purge_clears_the_deduplication_window_so_a_resent_id_is_delivered(fq):
+    first = send(fq, "message-1", dedup="d")
+    fq.purge_queue()
+    second = send(fq, "message-2", dedup="d")
+    assert second.message_id != first.message_id
+    assert bodies(receive(fq)) == ["message-2"]
 
 
 def test_a_purge_deletes_every_message_whatever_time_it_was_stamped_with_and_its_groups_start_afresh(fq, clock):
@@ -1166,35 +1226,34 @@ def test_purging_the_visible_messages_leaves_a_head_in_each_group_that_keeps_mes
     assert sorted(bodies(receive(q))) in (["a", "b", "y"], ["b", "x", "y"])
 
 
-# ---------------------------------------------------------------- a group held while any of it is in flight
+# ---------------------------------------------------------------- a group hidden from its first message in flight on
 
 
-def test_a_message_released_early_waits_while_the_rest_of_its_run_is_in_flight(fq, clock):
+def test_a_message_released_early_is_returned_again_while_the_rest_of_its_run_is_in_flight(fq, clock):
     for body in ("m0", "m1", "m2", "m3"):
         send(fq, body)
     m0, m1, m2, m3 = receive(fq, 4)
     m0.change_visibility(0)
-    assert receive(fq) == []  # m1..m3 are still held: no other consumer gets any of the group
+    assert bodies(receive(fq)) == ["m0"]  # as SQS: hidden from m1, the first in flight, on
     for m in (m1, m2, m3):
         m.delete()
-    assert bodies(receive(fq)) == ["m0"]
+    assert receive(fq) == []  # m0 is in flight again
 
 
-def test_the_next_head_released_early_waits_for_the_message_behind_it(fq, clock):
+def test_the_next_head_released_early_is_returned_without_the_message_behind_it(fq, clock):
     for body in ("m0", "m1", "m2"):
         send(fq, body)
     m0, m1, m2 = receive(fq, 3)
     m0.delete()  # m1 becomes the head
     m1.change_visibility(0)
-    assert receive(fq) == []  # m2 is still in flight
-    clock.advance(31)  # m2's visibility timeout ends
+    assert bodies(receive(fq)) == ["m1"]  # m2, still in flight, is not
+    clock.advance(31)  # both leases end
     assert bodies(receive(fq)) == ["m1", "m2"]
 
 
-def test_a_head_released_early_waits_for_its_run_even_past_expired_messages_of_its_group(db, clock):
+def test_a_head_released_early_is_returned_past_expired_messages_of_its_group(db, clock):
     # Expired messages can sit inside a group (a redrive brings back messages older than the
-    # queue's retention): the claim's run passes over them, and so must the check that holds a
-    # released head back, however many there are.
+    # queue's retention): the claim's run passes over them, however many there are.
     dlq = make_fifo(db, "dead.fifo")
     q = make_fifo(db, VisibilityTimeout=30, MessageRetentionPeriod=60)
     q.set_queue_attributes({"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})})
@@ -1211,21 +1270,21 @@ def test_a_head_released_early_waits_for_its_run_even_past_expired_messages_of_i
     head, later = receive(q)
     assert bodies([head, later]) == ["H", "L"]
     head.change_visibility(0)
-    assert receive(q) == []  # L is still in flight: nobody gets H before it is done
+    assert bodies(receive(q)) == ["H"]  # L, still in flight, is not
     later.delete()
-    assert bodies(receive(q)) == ["H"]
+    assert receive(q) == []
 
 
 @pytest.mark.parametrize("n", [1, 10])
-def test_a_group_held_by_one_consumer_leaves_the_other_groups_to_the_next(fq, clock, n):
+def test_a_released_head_comes_first_and_its_group_stops_at_the_message_in_flight(fq, clock, n):
     send(fq, "a0", group="a")
     send(fq, "a1", group="a")
     a0, a1 = receive(fq, 2)
     assert bodies([a0, a1]) == ["a0", "a1"]
-    a0.change_visibility(0)  # visible again before b0 was sent: the oldest visible head, but held
+    a0.change_visibility(0)  # visible again before b0 was sent: the oldest visible head
     clock.advance(1)
     send(fq, "b0", group="b")
-    assert bodies(receive(fq, n)) == ["b0"]  # one at a time too, the held head passed over
+    assert bodies(receive(fq, n)) == ["a0", "b0"][:n]  # a1, still in flight, is not
 
 
 def test_a_buffered_fifo_consumer_hands_out_a_released_message_again_before_the_rest_of_its_group(db, clock):
@@ -1247,3 +1306,38 @@ def test_a_buffered_fifo_consumer_hands_out_a_released_message_again_before_the_
     # The rest of the run it fetched went back with m0, as a consumer receiving one at a time
     # would never have held it: m0 comes first again, and the group in order after it.
     assert handed == ["m0", "m0", "m1", "m2", "m3", "m4"]
+
+
+def test_a_deduplication_scope_change_reaches_deduplication_a_minute_later_as_sqs_recorded(db, clock):
+    q = make_fifo(db, DeduplicationScope="queue")
+    send(q, "Test1", group="group1", dedup="same")
+    q.set_queue_attributes({"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"})
+    assert q.get_queue_attributes(["DeduplicationScope"]) == {"DeduplicationScope": "messageGroup"}
+    assert not any(name.startswith("~") for name in q.get_queue_attributes(["All"]))
+    send(q, "Test3", group="group3", dedup="same")  # still the queue's scope: a duplicate
+    q.set_queue_attributes({"VisibilityTimeout": "40"})  # another change keeps the scope's delay
+    send(q, "Test4", group="group4", dedup="d2")
+    send(q, "Test5", group="group5", dedup="d2")  # a duplicate too (recorded)
+    clock.advance(D.DEDUP_SCOPE_DELAY_SECONDS)
+    send(q, "Test6", group="group6", dedup="d2")  # now deduplicated within its group only
+    assert bodies(receive(q)) == ["Test1", "Test4", "Test6"]
+
+
+def test_a_change_back_to_messagegroup_scope_keeps_deduplicating_by_group_at_first(db, clock):
+    q = make_fifo(db, DeduplicationScope="messageGroup", FifoThroughputLimit="perMessageGroupId")
+    send(q, "Test1", group="group1", dedup="same")
+    send(q, "Test2", group="group2", dedup="same")
+    q.set_queue_attributes({"DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue"})
+    send(q, "Test3", group="group3", dedup="same")  # recorded: accepted
+    assert bodies(receive(q)) == ["Test1", "Test2", "Test3"]
+
+
+def test_a_sequence_number_has_sqs_form_twenty_digits_increasing_per_queue(db):
+    q = make_fifo(db)
+    numbers = [send(q, f"m{i}").sequence_number for i in range(3)]
+    assert all(len(n) == 20 and n.isdigit() and not n.startswith("0") for n in numbers)
+    assert int(numbers[0]) < int(numbers[1]) < int(numbers[2])
+    other = make_fifo(db, "other.fifo")
+    assert send(other, "x").sequence_number == numbers[0]  # each queue counts its own
+    [m] = receive(other, message_system_attribute_names=["SequenceNumber"])
+    assert m.attributes["SequenceNumber"] == m.sequence_number == numbers[0]

@@ -414,10 +414,19 @@ def test_a_dead_letter_queue_must_be_the_same_type_as_its_source(db):
     assert "FIFO" in str(err.value)
 
 
-def test_a_queue_cannot_be_its_own_dead_letter_queue(db):
+def test_a_queue_may_name_itself_as_its_dead_letter_queue_and_keeps_delivering_its_messages(db, clock):
+    # SQS accepts it (recorded: test_set_empty_redrive_policy); a move to itself would change
+    # nothing, so a message past maxReceiveCount stays and is delivered on.
     q = db.create_queue("loop")
-    with pytest.raises(InvalidParameterValue):
-        q.set_queue_attributes({"RedrivePolicy": _redrive(db, "loop")})
+    q.set_queue_attributes({"RedrivePolicy": _redrive(db, "loop", 1)})
+    assert json.loads(q.get_queue_attributes(["RedrivePolicy"])["RedrivePolicy"])["deadLetterTargetArn"] == db.queue_arn("loop")
+    q.send_message("again and again")
+    for receive in range(1, 4):
+        [m] = q.receive_message(visibility_timeout=0, message_system_attribute_names=["ApproximateReceiveCount"])
+        assert (m.body, m.attributes["ApproximateReceiveCount"]) == ("again and again", str(receive))
+    assert q.list_dead_letter_source_queues() == [q.url]
+    q.set_queue_attributes({"RedrivePolicy": ""})
+    assert "RedrivePolicy" not in q.get_queue_attributes(["All"])
 
 
 @pytest.mark.parametrize("count", [0, 1001, "many"])
