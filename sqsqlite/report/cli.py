@@ -79,7 +79,7 @@ def _writable(out: str) -> None:
     try:
         command_options.make_writable_directory(out)
     except OSError as exc:
-        raise click.ClickException(f"can't write the report to {out}: {exc.strerror or exc}") from None
+        raise command_options.Failure(f"can't write the report to {out}: {exc.strerror or exc}") from None
 
 
 _CLUSTER_MASTERS = ("spark://", "k8s://", "yarn", "mesos://")  # executors elsewhere: they need --snapshot-dir
@@ -145,7 +145,7 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
             f"--master {master}: executors on other machines cannot open {path}; give --snapshot-dir DIR, a path every executor can read"
         )
     if not os.path.isfile(path):
-        raise click.ClickException(f"no database at {path} (give --db PATH or set {D.DB_PATH_ENV})")
+        raise command_options.Failure(f"no database at {path} (give --db PATH or set {D.DB_PATH_ENV})")
     if out:
         _writable(out)  # said now, not after the Spark job it would waste
     if as_of_ms is not None and as_of_ms < 10**11:
@@ -158,34 +158,34 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
     try:
         workdir = tempfile.TemporaryDirectory(prefix="sqsqlite-report-")
     except OSError as exc:  # none usable at all, or the one there is refuses a folder
-        raise click.ClickException(tempdir.trouble(exc.strerror or str(exc))) from None
+        raise command_options.Failure(tempdir.trouble(exc.strerror or str(exc))) from None
     with workdir as tmp, contextlib.ExitStack() as stack:
         # The snapshot first: a file that is not a sqsqlite database is said at once, not after
         # the JVM has started.
         try:
             snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms)
         except snapshot.DestinationError as exc:  # the temporary directory's fault, not the database's
-            raise click.ClickException(tempdir.trouble(exc.reason)) from None
+            raise command_options.Failure(tempdir.trouble(exc.reason)) from None
         except snapshot.SnapshotError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise command_options.Failure(str(exc)) from None
         if snapshot_dir:
             folder = snapshot.parquet_folder(snap, snapshot_dir)
             stack.callback(shutil.rmtree, folder, True)  # before writing: a failed write leaves nothing either
             try:
                 snap = snapshot.write_parquet(snap, folder)
             except snapshot.SnapshotError as exc:
-                raise click.ClickException(str(exc)) from None
+                raise command_options.Failure(str(exc)) from None
         try:
             jar = None if snap.parquet else resolve_jar(jdbc_jar)
             spark, created = get_session(master, jar, verbose, driver_memory, jdbc=not snap.parquet)
         except SetupError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise command_options.Failure(str(exc)) from None
         try:
             result = compute(spark, snap, top=top, partitions=partitions, database=path)
         except SetupError as exc:  # a driver jar that turns out not to be the driver
-            raise click.ClickException(str(exc)) from None
+            raise command_options.Failure(str(exc)) from None
         except Exception as exc:  # the job itself failed (a full disk under Spark's scratch space, ...)
-            raise click.ClickException(f"the Spark job failed: {_root_cause(exc)}") from None
+            raise command_options.Failure(f"the Spark job failed: {_root_cause(exc)}") from None
         finally:
             if created:
                 spark.stop()
@@ -197,7 +197,7 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
         try:
             written = render.write(result, out, parquet=parquet)
         except OSError as exc:  # the disk filled, or the folder changed, while Spark ran
-            raise click.ClickException(f"can't write the report to {out}: {exc.strerror or exc}") from None
+            raise command_options.Failure(f"can't write the report to {out}: {exc.strerror or exc}") from None
         click.echo(f"wrote {len(written)} files to {out}", err=as_json)
 
 

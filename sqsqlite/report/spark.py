@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 
+from ..command_options import install_extra
 from . import tempdir
 from .figures import (
     AGE_EDGES_MS,
@@ -124,7 +125,7 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise SetupError("pyspark is needed for the report: pip install 'sqsqlite[spark]'") from None
+        raise SetupError(f"pyspark is needed for the report: {install_extra('spark')}") from None
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False

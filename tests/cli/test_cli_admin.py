@@ -705,7 +705,7 @@ def test_a_lazy_command_whose_dependency_is_missing_prints_one_line(sq, tmp_path
     monkeypatch.setitem(main.LAZY, "report", ("needs_spark_mod", "report", "Analytics.", "sqsqlite[spark]"))
     r = sq("report", "--anything", code=255)
     assert r.stderr == (
-        "sqsqlite: `sqsqlite report` needs pyspark_is_not_installed_here, which is not installed: pip install 'sqsqlite[spark]'.\n"
+        "sqsqlite: `sqsqlite report` needs pyspark_is_not_installed_here, which is not installed: pip install 'sqsqlite[spark]' (from a clone: pip install -e '.[spark]').\n"
     )
 
 

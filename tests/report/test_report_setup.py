@@ -72,9 +72,9 @@ def test_a_full_temporary_directory_is_one_line_naming_it_and_the_os_error_and_c
     before = digest(database)
     done, left = in_a_small_tmpfs(tmp_path, 64 * 1024, [*REPORT, "--db", database], TMPDIR="$SMALL")
     small = tmp_path / "small"
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 255, done.stderr
     assert done.stderr == (
-        f"Error: the temporary directory {small} cannot hold the report's working files (No space left on device): "
+        f"sqsqlite: the temporary directory {small} cannot hold the report's working files (No space left on device): "
         "make room there, or set TMPDIR to a directory with room\n"
     )
     assert done.stdout == "" and left == [] and digest(database) == before
@@ -86,9 +86,9 @@ def test_a_temporary_directory_without_room_for_sparks_start_is_one_line_before_
     snap = snapshot.take(database, str(tmp_path / "measure.db"))
     pages = -(-os.path.getsize(snap.path) // PAGE) + 1
     done, left = in_a_small_tmpfs(tmp_path, pages * PAGE, [*REPORT, "--db", database], TMPDIR="$SMALL")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 255, done.stderr
     assert done.stderr == (
-        f"Error: the temporary directory {tmp_path / 'small'} cannot hold the report's working files "
+        f"sqsqlite: the temporary directory {tmp_path / 'small'} cannot hold the report's working files "
         "(4,096 bytes free, under the 65,536 Spark needs there to start): make room there, or set TMPDIR to a directory with room\n"
     )
     assert left == []
@@ -98,8 +98,10 @@ def test_a_tmpdir_python_passed_over_is_named_with_its_os_error_when_the_directo
     (tmp_path / "a-file").write_text("")
     unusable = tmp_path / "a-file" / "tmp"  # under a regular file: Python takes TEMP's directory instead
     done, left = in_a_small_tmpfs(tmp_path, 64 * 1024, [*REPORT, "--db", database], TMPDIR=str(unusable), TEMP="$SMALL")
-    assert done.returncode == 1, done.stderr
-    assert done.stderr.startswith(f"Error: the temporary directory {tmp_path / 'small'} cannot hold the report's working files (No space")
+    assert done.returncode == 255, done.stderr
+    assert done.stderr.startswith(
+        f"sqsqlite: the temporary directory {tmp_path / 'small'} cannot hold the report's working files (No space"
+    )
     assert done.stderr.endswith(f" (TMPDIR={unusable} was passed over: Not a directory)\n")
     assert left == []
 
@@ -111,9 +113,9 @@ def test_a_temporary_directory_that_refuses_the_reports_folder_is_one_line_namin
     monkeypatch.delenv("TMPDIR", raising=False)
     monkeypatch.setattr(report_cli, "get_session", _no_spark_needed)
     result = CliRunner().invoke(report, ["--db", database])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 255, result.output
     assert result.output == (
-        f"Error: the temporary directory {blocked} cannot hold the report's working files (Not a directory): "
+        f"sqsqlite: the temporary directory {blocked} cannot hold the report's working files (Not a directory): "
         "make room there, or set TMPDIR to a directory with room\n"
     )
 
@@ -123,8 +125,8 @@ def test_an_out_folder_that_cannot_be_written_is_one_line_before_spark_starts(da
     out = tmp_path / "a-file" / "report"  # nothing can be made under a regular file, even by root
     monkeypatch.setattr(report_cli, "get_session", _no_spark_needed)
     result = CliRunner().invoke(report, ["--db", database, "--out", str(out)])
-    assert result.exit_code == 1, result.output
-    assert result.output == f"Error: can't write the report to {out}: Not a directory\n"
+    assert result.exit_code == 255, result.output
+    assert result.output == f"sqsqlite: can't write the report to {out}: Not a directory\n"
 
 
 def test_a_snapshot_that_fails_part_way_leaves_no_file_behind(database, tmp_path):
@@ -167,9 +169,9 @@ def test_a_java_home_without_a_java_is_one_line_naming_it_though_java_is_on_the_
     done = subprocess.run(
         [*REPORT, "--db", database], env={**os.environ, "JAVA_HOME": str(home)}, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.returncode == 255, done.stderr[-2000:]
     assert done.stderr == (
-        f"Error: JAVA_HOME={home} holds no java ({wrong}), and Spark runs JAVA_HOME's java whenever it is set: "
+        f"sqsqlite: JAVA_HOME={home} holds no java ({wrong}), and Spark runs JAVA_HOME's java whenever it is set: "
         f"point JAVA_HOME at a Java 17 or later installation (the directory above bin/java), or unset it to use {on_path}\n"
     )
 
@@ -178,8 +180,8 @@ def test_a_java_home_without_a_java_and_no_java_on_the_path_is_one_line_saying_w
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
     monkeypatch.setenv("PATH", "/nonexistent")
     result = CliRunner().invoke(report, ["--db", database])
-    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert result.output.startswith(f"Error: JAVA_HOME={tmp_path / 'jdk'} holds no java ({tmp_path / 'jdk'}: No such file or directory)")
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith(f"sqsqlite: JAVA_HOME={tmp_path / 'jdk'} holds no java ({tmp_path / 'jdk'}: No such file or directory)")
     assert result.output.endswith("or unset it and install Java 17 or later (e.g. `apt-get install openjdk-17-jre-headless`)\n")
 
 
@@ -227,5 +229,5 @@ def test_a_spark_job_that_fails_is_one_line_naming_its_root_cause(database, monk
 
     monkeypatch.setattr(report_cli, "compute", failing)
     result = CliRunner().invoke(report, ["--db", database, "--as-of", str(AS_OF)])
-    assert result.exit_code == 1, result.output
-    assert result.output.splitlines()[-1] == "Error: the Spark job failed: java.io.IOException: No space left on device"
+    assert result.exit_code == 255, result.output
+    assert result.output.splitlines()[-1] == "sqsqlite: the Spark job failed: java.io.IOException: No space left on device"
