@@ -693,7 +693,7 @@ def test_demo_tells_the_lifecycle_and_can_run_again_on_the_same_file(sq):
 def test_report_and_serve_are_listed_without_importing_them(sq, tmp_path, monkeypatch):
     (tmp_path / "exploding_mod.py").write_text("raise RuntimeError('imported')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(main.LAZY, "report", ("exploding_mod", "report", "Analytics report.", "sqsqlite[spark]"))
+    monkeypatch.setitem(main.LAZY, "report", ("exploding_mod", "report", "Analytics report.", "spark"))
     out = sq("--help").stdout
     assert re.search(r"\n  report +Analytics report\.\n", out) and "serve " in out
     assert "exploding_mod" not in sys.modules
@@ -702,7 +702,7 @@ def test_report_and_serve_are_listed_without_importing_them(sq, tmp_path, monkey
 def test_a_lazy_command_whose_dependency_is_missing_prints_one_line(sq, tmp_path, monkeypatch):
     (tmp_path / "needs_spark_mod.py").write_text("import pyspark_is_not_installed_here\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(main.LAZY, "report", ("needs_spark_mod", "report", "Analytics.", "sqsqlite[spark]"))
+    monkeypatch.setitem(main.LAZY, "report", ("needs_spark_mod", "report", "Analytics.", "spark"))
     r = sq("report", "--anything", code=255)
     assert r.stderr == (
         "sqsqlite: `sqsqlite report` needs pyspark_is_not_installed_here, which is not installed: pip install 'sqsqlite[spark]' (from a clone: pip install -e '.[spark]').\n"
@@ -720,7 +720,7 @@ def test_a_lazy_command_runs_when_its_module_imports(sq, tmp_path, monkeypatch):
         "import click\n@click.command('report')\n@click.option('--top', type=int)\ndef report(top):\n    click.echo(f'report top={top}')\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(main.LAZY, "report", ("fake_report_mod", "report", "Analytics.", "sqsqlite[spark]"))
+    monkeypatch.setitem(main.LAZY, "report", ("fake_report_mod", "report", "Analytics.", "spark"))
     assert sq("report", "--top", "3").stdout == "report top=3\n"
 
 
