@@ -22,7 +22,9 @@ class SQSError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.code}: {self.message}" + (f" ({self.hint})" if self.hint else "")
+        # The message once: a traceback's last line already names the class (whose name is the
+        # code), and f"{type(err).__name__}: {err}" in a log line does too.
+        return self.message + (f" ({self.hint})" if self.hint else "")
 
 
 class QueueDoesNotExist(SQSError):

@@ -122,3 +122,13 @@ def test_the_help_lists_every_exit_status_ctrl_c_included():
     text = " ".join(CliRunner().invoke(cli, ["--help"]).stdout.split())
     assert "0 success, 252 bad usage, 254 SQS error, 255 other failure" in text
     assert "130 interrupted (Ctrl-C)" in text
+
+
+@pytest.mark.parametrize("command", [["get-queue-url", "--queue-name"], ["get-queue-attributes", "--queue-url"], ["peek", "--queue-url"]])
+@pytest.mark.parametrize("typed", ["MyQeue", "myqueue"])
+def test_a_mistyped_queue_name_gets_the_close_names_on_the_hint_line(command, typed, tmp_path):
+    runner, path = CliRunner(), str(tmp_path / "app.db")
+    assert runner.invoke(cli, ["--db", path, "create-queue", "--queue-name", "MyQueue"]).exit_code == 0
+    result = runner.invoke(cli, ["--db", path, *command, typed])
+    assert result.exit_code == 254
+    assert result.stderr.splitlines()[1] == f"hint: The queue '{typed}' does not exist. Did you mean 'MyQueue'?"
