@@ -146,13 +146,13 @@ def test_any_command_on_another_alembic_managed_applications_database_refuses_it
 # ---------------------------------------------------------------------- stats
 
 
-def test_stats_prints_one_table_of_every_queue_with_its_dead_letter_depth(sq, clock):
+def test_stats_wide_prints_one_table_of_every_queue_with_its_dead_letter_depth(sq, clock):
     _queue_with_dead_letters(sq, 2)
     with sq.db() as db:
         db.queue("orders").send_message("fresh")
         db.queue("orders").send_message("later", delay_seconds=60)
     clock.advance(5)
-    out = sq("stats").stdout
+    out = sq("stats", "--wide").stdout
     lines = out.splitlines()
     assert [c.strip() for c in lines[1].strip("|").split("|")] == [
         "Queue",
@@ -217,7 +217,7 @@ def test_stats_watch_refreshes_until_ctrl_c_and_exits_130(sq, monkeypatch):
     monkeypatch.setattr(admin, "_sleep", pause)
     out = sq("stats", "--watch", "0.5", code=130).stdout
     assert pauses == [0.5, 0.5]
-    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2 and out.endswith("+\n\n")
+    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2 and out.endswith("CloudWatch name.\n\n")
 
 
 def test_ctrl_c_on_stats_watch_in_a_real_process_ends_the_line_and_exits_130(tmp_path):
