@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import warnings
 from datetime import datetime, timedelta, timezone
@@ -28,6 +29,7 @@ _MS = timedelta(milliseconds=1)
 # What the report can print as a date: 1970 to the end of 9999 (datetime's last year).
 AS_OF_RANGE = (0, (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc) - _EPOCH) // _MS)
 _DIGITS = re.compile(r"-?[0-9]+")  # ASCII only: int() would take '²' or '٣'
+_RAISED = re.compile(r"[A-Za-z_][\w.]*(Error|Exception): ")  # a traceback's last line
 
 
 def parse_as_of(value: str) -> int:
@@ -68,7 +70,19 @@ def _db_path(ctx: click.Context, own: str) -> str:
 def _root_cause(exc: Exception) -> str:
     """The line of a JVM error that says what went wrong: its last "Caused by:", else the Java
     exception py4j names after ": ", else the first line."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    raw = str(exc).splitlines()
+    # A Python worker's failure carries the worker's traceback: its last line, the exception
+    # (module path dropped), says why.
+    tracebacks = [i for i, line in enumerate(raw) if line.strip() == "Traceback (most recent call last):"]
+    raised = [line.partition(": ") for line in raw[tracebacks[-1] :] if _RAISED.match(line)] if tracebacks else []
+    if raised:
+        name, _, said = raised[-1]
+        cause = f"{name.rsplit('.', 1)[-1]}: {said}"
+        if "[PYTHON_VERSION_MISMATCH]" in cause:
+            version = "{}.{}".format(*sys.version_info[:2])
+            cause += f" (give Spark's workers a Python {version}: PYSPARK_PYTHON or spark.pyspark.python; set neither, and in local mode they run {sys.executable})"
+        return cause
+    lines = [line.strip() for line in raw if line.strip()]
     causes = [line.removeprefix("Caused by:").strip() for line in lines if line.startswith("Caused by:")]
     named = [line[1:].strip() for line in lines if line.startswith(":")]
     return (causes or named or lines or [type(exc).__name__])[-1 if causes else 0]

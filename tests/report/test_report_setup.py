@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from sqsqlite.report import cli as report_cli
 from sqsqlite.report import snapshot, synthetic
+from sqsqlite.report import spark as sj
 from sqsqlite.report.cli import report
 
 pytestmark = [pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")]
@@ -231,3 +232,75 @@ def test_a_spark_job_that_fails_is_one_line_naming_its_root_cause(database, monk
     result = CliRunner().invoke(report, ["--db", database, "--as-of", str(AS_OF)])
     assert result.exit_code == 255, result.output
     assert result.output.splitlines()[-1] == "sqsqlite: the Spark job failed: java.io.IOException: No space left on device"
+
+
+# ------------------------------------------------------------------ the Python Spark's workers run
+
+
+def another_python() -> str:
+    """A python3 of another minor version than this one (pyenv's, or on PATH), or a skip."""
+    this = "{}.{}".format(*sys.version_info[:2])
+    found = sorted(Path(os.path.expanduser("~/.pyenv/versions")).glob("3.*/bin/python3"))
+    found += [Path(p) for p in filter(None, (shutil.which(f"python3.{minor}") for minor in range(10, 15)))]
+    for python in found:
+        done = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip() not in ("", this) and done.stdout.startswith("3."):
+            return str(python)
+    pytest.skip(f"needs a python3 of another version than {this}")
+
+
+def script_python() -> str:
+    """The interpreter the console script beside this Python runs (its #! line)."""
+    return (Path(sys.executable).parent / "sqsqlite").read_text().splitlines()[0].removeprefix("#!").strip()
+
+
+def run_without_activating(tmp_path: Path, database: str, **env: str) -> subprocess.CompletedProcess:
+    """`<venv>/bin/sqsqlite report`, as a cron job or a service runs it: the virtual environment
+    not activated, and another version's python3 first on PATH."""
+    script = Path(sys.executable).parent / "sqsqlite"
+    if not script.exists():
+        pytest.skip(f"no sqsqlite console script beside {sys.executable}")
+    first = tmp_path / "other-python"
+    first.mkdir()
+    (first / "python3").symlink_to(another_python())
+    (first / "python").symlink_to(another_python())
+    quiet = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_CONF_DIR", "VIRTUAL_ENV")}
+    environment = {**quiet, "PATH": f"{first}{os.pathsep}{os.environ['PATH']}", **env}
+    return subprocess.run(
+        [str(script), "report", "--db", database, "--as-of", str(AS_OF)], env=environment, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_report_runs_sparks_workers_on_its_own_python_whatever_python3_is_first_on_path(database, jdbc_jar, tmp_path):
+    done = run_without_activating(tmp_path, database, SQSQLITE_JDBC_JAR=jdbc_jar)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "PYTHON_VERSION_MISMATCH" not in done.stdout + done.stderr
+    assert "Fair queues" in done.stdout  # the whole report, down to its last section
+
+
+def test_a_python_the_user_gives_spark_is_kept_and_a_mismatch_is_one_line_saying_what_to_set(database, jdbc_jar, tmp_path):
+    done = run_without_activating(tmp_path, database, SQSQLITE_JDBC_JAR=jdbc_jar, PYSPARK_PYTHON=another_python())
+    assert done.returncode == 255
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(
+        "sqsqlite: the Spark job failed: PySparkRuntimeError: [PYTHON_VERSION_MISMATCH] Python in worker has different version"
+    )
+    version = "{}.{}".format(*sys.version_info[:2])
+    assert line.endswith(
+        f"(give Spark's workers a Python {version}: PYSPARK_PYTHON or spark.pyspark.python; set neither, and in local mode they run {script_python()})"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "spark.pyspark.python /opt/py/bin/python3\n",
+        "spark.pyspark.python=/opt/py/bin/python3\n",
+        "spark.pyspark.python : /opt/py/bin/python3\n",
+    ],
+)
+def test_spark_pyspark_python_in_spark_defaults_counts_as_the_users_own(tmp_path, text):
+    (tmp_path / "spark-defaults.conf").write_text("# settings\nspark.driver.memory 4g\n" + text)
+    assert sj.python_for_workers({"SPARK_CONF_DIR": str(tmp_path)}) == "/opt/py/bin/python3"
+    assert sj.python_for_workers({"SPARK_HOME": str(tmp_path.parent), "PYSPARK_PYTHON": "/usr/bin/python3.11"}) == "/usr/bin/python3.11"
+    assert sj.python_for_workers({"SPARK_HOME": str(tmp_path)}) is None  # no conf/ there
