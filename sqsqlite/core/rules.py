@@ -185,9 +185,14 @@ def attributes_json(attributes: Mapping[str, V.MessageAttribute], trace: str | N
 
 def no_queue(name: str, names: Iterable[str] = ()) -> QueueDoesNotExist:
     """QueueDoesNotExist for ``name``, its hint suggesting the queues of ``names`` it is close to."""
-    close = close_names(name, names)
-    suggestion = f" Did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
-    return QueueDoesNotExist("The specified queue does not exist.", f"The queue {name!r} does not exist.{suggestion}")
+    known = list(names)
+
+    def hint() -> str:
+        close = close_names(name, known)
+        suggestion = f" Did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
+        return f"The queue {name!r} does not exist.{suggestion}"
+
+    return QueueDoesNotExist("The specified queue does not exist.", hint)
 
 
 def close_names(name: str, names: Iterable[str], most: int = 3) -> list[str]:

@@ -73,3 +73,25 @@ def test_the_boto3_shaped_clients_error_keeps_botocores_text_and_carries_the_sug
         "The specified queue does not exist."
     )
     assert err.hint == "The queue 'MyQeue' does not exist. Did you mean 'MyQueue'?"
+
+
+def test_the_close_names_are_worked_out_only_when_the_hint_is_read(db, monkeypatch):
+    from sqsqlite.core import rules
+
+    asked = []
+    monkeypatch.setattr(rules, "close_names", lambda name, names: asked.append(name) or ["MyQueue"])
+    with pytest.raises(QueueDoesNotExist) as caught:
+        db.queue("MyQeue")
+    assert asked == []  # code that catches the error and goes on never pays for them
+    assert caught.value.hint.endswith("Did you mean 'MyQueue'?") and asked == ["MyQeue"]
+    caught.value.hint  # noqa: B018  # once only
+    assert asked == ["MyQeue"]
+
+
+def test_a_missing_queues_error_pickles_with_its_hint(db):
+    import pickle
+
+    with pytest.raises(QueueDoesNotExist) as caught:
+        db.queue("MyQeue")
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert (type(again), str(again), again.hint) == (QueueDoesNotExist, str(caught.value), caught.value.hint)
