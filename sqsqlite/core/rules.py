@@ -195,15 +195,19 @@ def no_queue(name: str, names: Iterable[str] = ()) -> QueueDoesNotExist:
     return QueueDoesNotExist("The specified queue does not exist.", hint)
 
 
-def close_names(name: str, names: Iterable[str], most: int = 3) -> list[str]:
+def close_names(name: str, names: Iterable[str], most: int = D.CLOSE_QUEUE_NAMES) -> list[str]:
     """The names a mistyped ``name`` likely meant, best first: those equal to it but for case,
-    then those a few edits away (difflib's ratio, ignoring case, at least 0.75)."""
+    then those a few edits away (difflib's ratio, ignoring case, at least the cutoff)."""
     by_lower: dict[str, list[str]] = {}
     for n in names:
         if n != name:
             by_lower.setdefault(n.lower(), []).append(n)
     same_but_case = by_lower.get(name.lower(), [])
-    near = [n for lower in difflib.get_close_matches(name.lower(), list(by_lower), n=most, cutoff=0.75) for n in by_lower[lower]]
+    near = [
+        n
+        for lower in difflib.get_close_matches(name.lower(), list(by_lower), n=most, cutoff=D.CLOSE_QUEUE_NAME_CUTOFF)
+        for n in by_lower[lower]
+    ]
     return list(dict.fromkeys(same_but_case + near))[:most]
 
 
