@@ -7,6 +7,7 @@ import functools
 import json
 import math
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from sqsqlite import validation as V
 from sqsqlite.core.rules import message_state
 from sqsqlite.errors import DatabaseError, InvalidExportRecord, QueueDoesNotExist, SQSError
 
+from . import stats_table
 from .options import Command, Failure, Settings, command_options_first, global_options, pass_settings, queue_url_option, resume_hint
 
 COMMANDS: list[click.Command] = []
@@ -213,6 +215,18 @@ class _Seconds(click.FloatRange):
         return seconds
 
 
+def _show_stats(s: Settings, data: dict, wide: bool) -> None:
+    """The table of stats_table (fitted to the terminal), unless another --output or a --query is
+    asked for: those print the figures under their CloudWatch names, as before."""
+    if (s.output or "table") != "table" or s.query is not None or not data["Queues"]:
+        s.echo(data, default="table")
+        return
+    rest = {k: v for k, v in data.items() if k != "Queues"}
+    click.echo(stats_table.render(data["Queues"], shutil.get_terminal_size().columns, wide), nl=False)
+    if rest:
+        s.echo(rest, default="table")
+
+
 @command("stats", output="table")
 @click.option(
     "--watch",
@@ -220,19 +234,23 @@ class _Seconds(click.FloatRange):
     metavar="SECONDS",
     help="Refresh every SECONDS (0.1 to 86400) until Ctrl-C, like top.",
 )
-def stats(s: Settings, watch: float | None) -> None:
+@click.option("--wide", is_flag=True, help="The table with every column under its CloudWatch name, however wide.")
+def stats(s: Settings, watch: float | None, wide: bool) -> None:
     """Counts of every queue, in one table.
 
     Visible, in flight, delayed, oldest message age, dead-letter queue and its depth, and a fair
-    queue's noisy groups and quiet groups' counts under Amazon SQS's CloudWatch names; the counts
-    are exact. Prints a table unless --output is given.
+    queue's noisy groups and quiet groups' counts (under Amazon SQS's CloudWatch names in JSON);
+    the counts are exact. Prints a table unless --output is given, fitted to the terminal: short
+    titles explained in a legend under it, the quiet groups' columns only when a queue has noisy
+    groups, and turned on its side, a block a queue, when still too wide; --wide prints every
+    column under its CloudWatch name.
 
     \b
     Example: sqsqlite stats --watch 2
     """
     if watch is None:
         data = _stats(s)
-        s.echo(data, default="table")
+        _show_stats(s, data, wide)
         if not data["Queues"] and (s.output or "table") == "table" and not s.missing:  # a missing file was said already
             click.echo(f"No queues in {s.path} yet; make one with: sqsqlite create-queue --queue-name NAME", err=True)
         return
@@ -241,7 +259,7 @@ def stats(s: Settings, watch: float | None) -> None:
             data = _stats(s)  # read before clearing, so the screen never sits blank
             click.clear()
             click.echo(f"sqsqlite stats  {s.path}  {datetime.now():%H:%M:%S}  (every {watch:g}s, Ctrl-C to stop)")
-            s.echo(data, default="table")
+            _show_stats(s, data, wide)
             _sleep(watch)
     except KeyboardInterrupt:
         click.echo("")  # the prompt starts on a line of its own, after the last frame

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from sqsqlite.command_options import EXIT_OTHER, Failure
+from sqsqlite.command_options import EXIT_OTHER, Failure, ServiceError, install_extra
 from sqsqlite.command_options import EXIT_SERVICE as EXIT_SERVICE  # the exit codes, all here
 
 from . import admin, aws
@@ -24,17 +24,17 @@ EXIT_USAGE, EXIT_INTERRUPTED = 252, 130
 
 # Commands that live elsewhere and may need extras (pyspark): imported only when run.
 LAZY = {
-    "report": ("sqsqlite.report.cli", "report", "Analytics report over a database (needs the spark extra).", "sqsqlite[spark]"),
-    "serve": ("sqsqlite.server", "serve", "Serve the database over the SQS HTTP protocols (needs the server extra).", "sqsqlite[server]"),
+    "report": ("sqsqlite.report.cli", "report", "Analytics report over a database (needs the spark extra).", "spark"),
+    "serve": ("sqsqlite.server", "serve", "Serve the database over the SQS HTTP protocols (needs the server extra).", "server"),
     "replicate": (
         "sqsqlite.replication.command",
         "replicate_command",
         "Replicate the database continuously to a directory or S3 (Litestream).",
-        "sqsqlite[replication]",
+        "replication",
     ),
-    "restore": ("sqsqlite.replication.command", "restore_command", "Rebuild the database from a replica.", "sqsqlite[replication]"),
-    "copy": ("sqsqlite.copying.command", "copy_command", "Copy queues and messages to another SQS endpoint, or from one.", "sqsqlite[aws]"),
-    "console": ("sqsqlite.console.command", "console", "The web console and /metrics (needs the console extra).", "sqsqlite[console]"),
+    "restore": ("sqsqlite.replication.command", "restore_command", "Rebuild the database from a replica.", "replication"),
+    "copy": ("sqsqlite.copying.command", "copy_command", "Copy queues and messages to another SQS endpoint, or from one.", "aws"),
+    "console": ("sqsqlite.console.command", "console", "The web console and /metrics (needs the console extra).", "console"),
 }
 
 SECTIONS: tuple[tuple[str, list[str]], ...] = (
@@ -108,7 +108,10 @@ class Group(click.Group):
             err.show()
             sys.exit(EXIT_USAGE)
         except click.ClickException as err:
-            err.show()
+            if isinstance(err, (Failure, ServiceError)):
+                err.show()
+            else:  # click's own (a file it can't open): said as every other failure, not "Error: ..."
+                Failure(err.format_message()).show()
             sys.exit(err.exit_code if err.exit_code not in (0, 1) else EXIT_OTHER)
         except (click.Abort, KeyboardInterrupt) as err:
             # click's own handler has ended the line of the terminal's ^C already: one line break, not two.
@@ -142,7 +145,7 @@ def _load(name: str) -> click.Command:
         if module == missing or module.startswith(missing + "."):
             reason = f"`sqsqlite {name}` is not part of this installation ({module} is missing)."
         else:
-            reason = f"`sqsqlite {name}` needs {missing}, which is not installed: pip install '{extra}'."
+            reason = f"`sqsqlite {name}` needs {missing}, which is not installed: {install_extra(extra)}."
 
         @click.command(name, help=help_text, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
         def unavailable() -> None:
@@ -169,7 +172,8 @@ def cli(ctx: click.Context) -> None:
     values; --max-items, --starting-token, --page-size and --no-paginate on list-queues and
     list-dead-letter-source-queues.
 
-    Exit status (the aws CLI's): 0 success, 252 bad usage, 254 SQS error, 255 other failure.
+    Exit status (the aws CLI's): 0 success, 252 bad usage, 254 SQS error, 255 other failure
+    (one line starting "sqsqlite: "), 130 interrupted (Ctrl-C).
 
     \b
     Example: sqsqlite create-queue --queue-name MyQueue --attributes VisibilityTimeout=60

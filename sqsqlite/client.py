@@ -147,7 +147,7 @@ class _Exceptions:
         cls = self._by_code.get(err.code, _ClientErrorBase)
         exc = cls(error_response(err), operation)
         exc.code, exc.message, exc.sender_fault = err.code, err.message, err.sender_fault
-        exc.hint = err.hint  # sqsqlite's fuller explanation beside SQS's own text, as on SQSError
+        exc.hint = lambda: err.hint  # sqsqlite's fuller explanation beside SQS's own text, as on SQSError (read when asked)
         return exc
 
 

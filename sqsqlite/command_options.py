@@ -21,6 +21,12 @@ EXIT_SERVICE, EXIT_OTHER = 254, 255  # the aws CLI's: an SQS error; anything not
 _LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
 
 
+def install_extra(extra: str) -> str:
+    """How to install an extra, both ways a user may have sqsqlite: from PyPI, and from a clone
+    (an editable install, where `pip install 'sqsqlite[X]'` would fetch a second copy from PyPI)."""
+    return f"pip install 'sqsqlite[{extra}]' (from a clone: pip install -e '.[{extra}]')"
+
+
 class Failure(click.ClickException):
     """A failure that is not the caller's usage nor an SQS error: one line, exit 255; then, where
     sqsqlite can say what to do about it, a second line starting ``hint: ``. ``aws_worded``: the

@@ -295,3 +295,9 @@ S3_CONNECT_TIMEOUT_SECONDS = 5.0
 # The files beside a database file: SQLite's WAL and shared memory, and the store's writers' lock
 # and senders' gate (store.py); a database removed takes them too.
 SIDE_SUFFIXES = ("-wal", "-shm", "-lock", "-sendlock")
+
+# A queue that does not exist: its hint names up to this many that do which it is close to,
+# those equal to it but for case first, then those of difflib's ratio (ignoring case) at least
+# the cutoff (0.75: one letter wrong, missing or two swapped, in a name of 4 or more).
+CLOSE_QUEUE_NAMES = 3
+CLOSE_QUEUE_NAME_CUTOFF = 0.75

@@ -7,22 +7,43 @@ changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class SQSError(Exception):
     """Root of every sqsqlite error. ``code`` is the SQS error code name."""
 
     code = "InternalError"
     sender_fault = True
+    _hint: str | Callable[[], str | None] | None = None
 
-    def __init__(self, message: str, hint: str | None = None):
+    def __init__(self, message: str, hint: str | Callable[[], str | None] | None = None):
         super().__init__(message)
         self.message = message
         # sqsqlite's own fuller explanation (which queue, what is allowed); the message is
         # worded as Amazon SQS words it, so code matching on AWS's texts works unchanged.
         self.hint = hint
 
+    @property
+    def hint(self) -> str | None:
+        # Given as a function, worked out when first read: a missing queue's close names cost a
+        # look through every queue's name, which code that catches the error never pays.
+        if callable(self._hint):
+            self._hint = self._hint()
+        return self._hint
+
+    @hint.setter
+    def hint(self, value: str | Callable[[], str | None] | None) -> None:
+        self._hint = value
+
+    def __reduce__(self) -> tuple:
+        # Pickled with its hint worked out: a function of it may not pickle.
+        return (type(self), self.args, {**self.__dict__, "_hint": self.hint})
+
     def __str__(self) -> str:
-        return f"{self.code}: {self.message}" + (f" ({self.hint})" if self.hint else "")
+        # The message once: a traceback's last line already names the class (whose name is the
+        # code), and f"{type(err).__name__}: {err}" in a log line does too.
+        return self.message + (f" ({self.hint})" if self.hint else "")
 
 
 class QueueDoesNotExist(SQSError):

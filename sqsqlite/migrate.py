@@ -1,20 +1,61 @@
-"""Alembic, driven from code: the migrations ship inside the package, no alembic.ini needed."""
+"""Alembic, driven from code: the migrations ship inside the package, no alembic.ini needed.
+
+Alembic logs at INFO as it loads (a "setup plugin" line for each of its plugins) and as it
+migrates ("Context impl", "Running upgrade ..."): lines for a developer running alembic, which
+in an application that logs at INFO (a Celery worker) would open its log on every new file.
+Those are kept below WARNING while sqsqlite loads and runs alembic, in that thread only; a
+migration that changes the file's schema is said in one line of sqsqlite's own instead
+(logger ``sqsqlite.migrate``), and a file already at the schema logs nothing.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import logging
+import threading
 from importlib import resources
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
 from .errors import DatabaseError
+
+log = logging.getLogger("sqsqlite.migrate")
+
+# The loggers alembic says its INFO lines through while sqsqlite loads and runs it.
+_ALEMBIC_LOGGERS = ("alembic.runtime.plugins", "alembic.runtime.migration", "alembic.runtime.environment", "alembic.config")
+_quiet = threading.local()
+
+
+class _BelowWarning(logging.Filter):
+    """Drops alembic's records below WARNING while this thread is inside sqsqlite's _quietly."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or not getattr(_quiet, "on", False)
+
+
+_FILTER = _BelowWarning()
+for _name in _ALEMBIC_LOGGERS:  # before alembic is imported: its plugins log as they load
+    logging.getLogger(_name).addFilter(_FILTER)
+
+
+@contextlib.contextmanager
+def _quietly():
+    was = getattr(_quiet, "on", False)
+    _quiet.on = True
+    try:
+        yield
+    finally:
+        _quiet.on = was
+
+
+with _quietly():
+    from alembic import command
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 
 def _config(buffer=None) -> Config:
@@ -24,7 +65,8 @@ def _config(buffer=None) -> Config:
 
 
 def known_revisions() -> set[str]:
-    return {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
+    with _quietly():
+        return {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
 
 
 @contextlib.contextmanager
@@ -72,21 +114,38 @@ def _tables(connection, holding_rows: bool = False) -> set[str]:
     return names
 
 
+def _revision(connection) -> str | None:
+    """The file's schema revision as this transaction sees it (None: no schema yet)."""
+    if not connection.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'").first():
+        return None
+    row = connection.exec_driver_sql("SELECT version_num FROM alembic_version").first()
+    return row[0] if row else None
+
+
 def _run(store, fn, *args, keep_data: bool = False) -> str:
     out = io.StringIO()
     cfg = _config(out)
     try:
-        with _engine(store) as engine, engine.begin() as connection:
+        with _quietly(), _engine(store) as engine, engine.begin() as connection:
             cfg.attributes["connection"] = connection
+            # Read inside the write lock: of two processes opening a new file, the second finds
+            # the schema made, and says nothing.
+            before = _revision(connection)
             holding = _tables(connection, holding_rows=True) if keep_data else set()
             fn(cfg, *args)
             dropped = sorted(holding - _tables(connection))
             if dropped:  # raised inside the transaction, which undoes the downgrade
                 raise WouldDropData(store.path, args[0], dropped)
+            after = _revision(connection)
     except DBAPIError as exc:
         # SQLAlchemy's wrapper (two lines and a link) around SQLite's own error: said as every
         # other database failure is, naming the file.
         raise DatabaseError(store.explain(exc.orig)) from None
+    if before != after:
+        if before is None:
+            log.info("sqsqlite: created the schema of %s (revision %s)", store.path, after)
+        else:
+            log.info("sqsqlite: migrated %s from schema revision %s to %s", store.path, before, after or "none")
     return out.getvalue()
 
 

@@ -16,8 +16,10 @@ import ipaddress
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
+from ..command_options import install_extra
+
 PATHS = ("/console", "/metrics")
-EXTRA = "sqsqlite[console]"
+EXTRA = "console"
 
 
 class Response(NamedTuple):
@@ -96,7 +98,7 @@ class Missing:
         self.missing = missing
 
     def handle(self, method: str, path: str, query: str, headers: Any, body: bytes) -> Response:
-        text = f"The console and /metrics need {self.missing}, which is not installed: pip install '{EXTRA}'.\n"
+        text = f"The console and /metrics need {self.missing}, which is not installed: {install_extra(EXTRA)}.\n"
         return Response(501, "text/plain; charset=utf-8", text.encode(), {})
 
     def observe(self, action: str | None, status: int, code: str | None, seconds: float) -> None:

@@ -146,7 +146,7 @@ def _refuse_an_older_schema(path: str) -> None:
             finally:
                 probe.close()
     except SQSError as exc:
-        raise click.ClickException(exc.message) from None
+        raise command_options.Failure(exc.message) from None
     if revision is None or revision < HEAD_REVISION:
         raise command_options.Failure(
             f"{path!r} has {'no sqsqlite schema yet' if revision is None else f'schema revision {revision!r}'}, older than this "
@@ -193,14 +193,14 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
             region=own_or_global(ctx, "region", region, D.DEFAULT_REGION),
         )
     except SQSError as exc:
-        raise click.ClickException(exc.message) from None
+        raise command_options.Failure(exc.message) from None
     try:
         server = make_console_server(
             db, host, port, read_only=read_only, access_key=access_key, secret_key=secret_key, verbose=verbose, allow_hosts=allow_hosts
         )
     except OSError as exc:
         db.close()
-        raise click.ClickException(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None
+        raise command_options.Failure(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda signum, frame: stop.set()) for s in (signal.SIGTERM, signal.SIGINT)}
     loop = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="sqsqlite-console", daemon=True)

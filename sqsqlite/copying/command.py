@@ -71,7 +71,7 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     try:
         import boto3
     except ImportError:
-        raise command_options.Failure("copy needs boto3: pip install 'sqsqlite[aws]'") from None
+        raise command_options.Failure(f"copy needs boto3: {command_options.install_extra('aws')}") from None
     from ..core import connect
 
     region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION

@@ -447,8 +447,8 @@ class BufferedQueue:
                 if not isinstance(exc, DatabaseError):
                     log.exception("committing the deferred deletes of queue %r failed; they wait to be tried again", self.queue.name)
                 elif failing != said:
-                    name, ms = self.queue.name, self.max_batch_open_ms
-                    log.error("committing the deferred deletes of queue %r failed (they wait, tried again every %d ms): %s", name, ms, exc)
+                    name, ms, why = self.queue.name, self.max_batch_open_ms, failing  # the class named: str() no longer does
+                    log.error("committing the deferred deletes of queue %r failed (they wait, tried again every %d ms): %s", name, ms, why)
                 wait = self.max_batch_open_ms / 1000
             else:
                 if failing is not None and (committed or wait is None):  # None: another call committed them

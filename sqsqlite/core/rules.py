@@ -19,6 +19,7 @@ arguments.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
@@ -182,8 +183,32 @@ def attributes_json(attributes: Mapping[str, V.MessageAttribute], trace: str | N
     return json.dumps({k: v.to_json() for k, v in attributes.items()}) if attributes else None
 
 
-def no_queue(name: str) -> QueueDoesNotExist:
-    return QueueDoesNotExist("The specified queue does not exist.", f"The queue {name!r} does not exist.")
+def no_queue(name: str, names: Iterable[str] = ()) -> QueueDoesNotExist:
+    """QueueDoesNotExist for ``name``, its hint suggesting the queues of ``names`` it is close to."""
+    known = list(names)
+
+    def hint() -> str:
+        close = close_names(name, known)
+        suggestion = f" Did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
+        return f"The queue {name!r} does not exist.{suggestion}"
+
+    return QueueDoesNotExist("The specified queue does not exist.", hint)
+
+
+def close_names(name: str, names: Iterable[str], most: int = D.CLOSE_QUEUE_NAMES) -> list[str]:
+    """The names a mistyped ``name`` likely meant, best first: those equal to it but for case,
+    then those a few edits away (difflib's ratio, ignoring case, at least the cutoff)."""
+    by_lower: dict[str, list[str]] = {}
+    for n in names:
+        if n != name:
+            by_lower.setdefault(n.lower(), []).append(n)
+    same_but_case = by_lower.get(name.lower(), [])
+    near = [
+        n
+        for lower in difflib.get_close_matches(name.lower(), list(by_lower), n=most, cutoff=D.CLOSE_QUEUE_NAME_CUTOFF)
+        for n in by_lower[lower]
+    ]
+    return list(dict.fromkeys(same_but_case + near))[:most]
 
 
 def message_row(queue_id, message_id, p: Prepared, sender_id, sent_at, visible_at) -> dict:
@@ -208,8 +233,8 @@ def message_row(queue_id, message_id, p: Prepared, sender_id, sent_at, visible_a
 def queue_row(tx: Tx, name: str):
     """The queue's row, or QueueDoesNotExist: every operation starts here."""
     row = tx.queue(name)
-    if row is None:
-        raise no_queue(name)
+    if row is None:  # the names read only now: a miss is rare, and a hit pays nothing for them
+        raise no_queue(name, (r["name"] for r in tx.all(Q.queue_names)))
     return row
 
 

@@ -16,6 +16,7 @@ when it checkpoints delays a writer and never fails it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -33,6 +34,8 @@ from .. import command_options
 from .. import defaults as D
 from ..core import connect
 from ..errors import SQSError
+
+_LITESTREAM_ERROR = re.compile(r"^\s*error:\s*", re.IGNORECASE)  # how Litestream starts the line saying why it failed
 
 
 class ReplicationError(Exception):
@@ -139,7 +142,7 @@ def litestream_program() -> str:
     where ``pip install 'sqsqlite[replication]'`` puts it, is not always on PATH)."""
     found = shutil.which("litestream") or shutil.which("litestream", path=str(Path(sys.executable).parent))
     if not found:
-        raise ReplicationError("litestream is not installed: pip install 'sqsqlite[replication]' (or put litestream on PATH)")
+        raise ReplicationError(f"litestream is not installed: {command_options.install_extra('replication')}, or put litestream on PATH")
     return found
 
 
@@ -464,7 +467,9 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
     try:
         if done.returncode != 0:
             said = (done.stderr or done.stdout).strip().splitlines()
-            raise ReplicationError(f"litestream could not restore {db_path} from {replica.url}: {said[-1] if said else done.returncode}")
+            # Litestream starts its last line "Error: "; said after ours, it would be the second.
+            reason = _LITESTREAM_ERROR.sub("", said[-1]) if said else f"it exited with status {done.returncode}"
+            raise ReplicationError(f"litestream could not restore {db_path} from {replica.url}: {reason}")
         # Opened as sqsqlite opens it: a restore from an older sqsqlite is brought to this schema.
         try:
             with connect(str(scratch)) as db:

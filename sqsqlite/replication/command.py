@@ -100,9 +100,9 @@ def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_end
         # that can't be run) is the command's one line.
         replicate(path, replicas, sync_interval, exec_command, started=lambda: print(line, file=sys.stderr, flush=True))
     except ReplicationError as exc:  # also Litestream or the --exec command ending otherwise than asked
-        raise click.ClickException(str(exc)) from None
+        raise command_options.Failure(str(exc)) from None
     except SQSError as exc:  # the database can't be opened: not a sqsqlite database, unwritable ...
-        raise click.ClickException(exc.message) from None
+        raise command_options.Failure(exc.message) from None
 
 
 @click.command("restore")
@@ -133,5 +133,5 @@ def restore_command(ctx, db_path, source, timestamp, force, s3_endpoint, s3_regi
     try:
         done = restore(path, Replica(source, endpoint=s3_endpoint, region=s3_region), timestamp, force)
     except ReplicationError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise command_options.Failure(str(exc)) from None
     click.echo(f"restored {done.path} from {source}: integrity {done.integrity}")

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import warnings
 from datetime import datetime, timedelta, timezone
@@ -28,6 +29,7 @@ _MS = timedelta(milliseconds=1)
 # What the report can print as a date: 1970 to the end of 9999 (datetime's last year).
 AS_OF_RANGE = (0, (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc) - _EPOCH) // _MS)
 _DIGITS = re.compile(r"-?[0-9]+")  # ASCII only: int() would take '²' or '٣'
+_RAISED = re.compile(r"[A-Za-z_][\w.]*(Error|Exception): ")  # a traceback's last line
 
 
 def parse_as_of(value: str) -> int:
@@ -68,7 +70,19 @@ def _db_path(ctx: click.Context, own: str) -> str:
 def _root_cause(exc: Exception) -> str:
     """The line of a JVM error that says what went wrong: its last "Caused by:", else the Java
     exception py4j names after ": ", else the first line."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    raw = str(exc).splitlines()
+    # A Python worker's failure carries the worker's traceback: its last line, the exception
+    # (module path dropped), says why.
+    tracebacks = [i for i, line in enumerate(raw) if line.strip() == "Traceback (most recent call last):"]
+    raised = [line.partition(": ") for line in raw[tracebacks[-1] :] if _RAISED.match(line)] if tracebacks else []
+    if raised:
+        name, _, said = raised[-1]
+        cause = f"{name.rsplit('.', 1)[-1]}: {said}"
+        if "[PYTHON_VERSION_MISMATCH]" in cause:
+            version = "{}.{}".format(*sys.version_info[:2])
+            cause += f" (give Spark's workers a Python {version}: PYSPARK_PYTHON or spark.pyspark.python; set neither, and in local mode they run {sys.executable})"
+        return cause
+    lines = [line.strip() for line in raw if line.strip()]
     causes = [line.removeprefix("Caused by:").strip() for line in lines if line.startswith("Caused by:")]
     named = [line[1:].strip() for line in lines if line.startswith(":")]
     return (causes or named or lines or [type(exc).__name__])[-1 if causes else 0]
@@ -79,7 +93,7 @@ def _writable(out: str) -> None:
     try:
         command_options.make_writable_directory(out)
     except OSError as exc:
-        raise click.ClickException(f"can't write the report to {out}: {exc.strerror or exc}") from None
+        raise command_options.Failure(f"can't write the report to {out}: {exc.strerror or exc}") from None
 
 
 _CLUSTER_MASTERS = ("spark://", "k8s://", "yarn", "mesos://")  # executors elsewhere: they need --snapshot-dir
@@ -145,7 +159,7 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
             f"--master {master}: executors on other machines cannot open {path}; give --snapshot-dir DIR, a path every executor can read"
         )
     if not os.path.isfile(path):
-        raise click.ClickException(f"no database at {path} (give --db PATH or set {D.DB_PATH_ENV})")
+        raise command_options.Failure(f"no database at {path} (give --db PATH or set {D.DB_PATH_ENV})")
     if out:
         _writable(out)  # said now, not after the Spark job it would waste
     if as_of_ms is not None and as_of_ms < 10**11:
@@ -158,34 +172,34 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
     try:
         workdir = tempfile.TemporaryDirectory(prefix="sqsqlite-report-")
     except OSError as exc:  # none usable at all, or the one there is refuses a folder
-        raise click.ClickException(tempdir.trouble(exc.strerror or str(exc))) from None
+        raise command_options.Failure(tempdir.trouble(exc.strerror or str(exc))) from None
     with workdir as tmp, contextlib.ExitStack() as stack:
         # The snapshot first: a file that is not a sqsqlite database is said at once, not after
         # the JVM has started.
         try:
             snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms)
         except snapshot.DestinationError as exc:  # the temporary directory's fault, not the database's
-            raise click.ClickException(tempdir.trouble(exc.reason)) from None
+            raise command_options.Failure(tempdir.trouble(exc.reason)) from None
         except snapshot.SnapshotError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise command_options.Failure(str(exc)) from None
         if snapshot_dir:
             folder = snapshot.parquet_folder(snap, snapshot_dir)
             stack.callback(shutil.rmtree, folder, True)  # before writing: a failed write leaves nothing either
             try:
                 snap = snapshot.write_parquet(snap, folder)
             except snapshot.SnapshotError as exc:
-                raise click.ClickException(str(exc)) from None
+                raise command_options.Failure(str(exc)) from None
         try:
             jar = None if snap.parquet else resolve_jar(jdbc_jar)
             spark, created = get_session(master, jar, verbose, driver_memory, jdbc=not snap.parquet)
         except SetupError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise command_options.Failure(str(exc)) from None
         try:
             result = compute(spark, snap, top=top, partitions=partitions, database=path)
         except SetupError as exc:  # a driver jar that turns out not to be the driver
-            raise click.ClickException(str(exc)) from None
+            raise command_options.Failure(str(exc)) from None
         except Exception as exc:  # the job itself failed (a full disk under Spark's scratch space, ...)
-            raise click.ClickException(f"the Spark job failed: {_root_cause(exc)}") from None
+            raise command_options.Failure(f"the Spark job failed: {_root_cause(exc)}") from None
         finally:
             if created:
                 spark.stop()
@@ -197,7 +211,7 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
         try:
             written = render.write(result, out, parquet=parquet)
         except OSError as exc:  # the disk filled, or the folder changed, while Spark ran
-            raise click.ClickException(f"can't write the report to {out}: {exc.strerror or exc}") from None
+            raise command_options.Failure(f"can't write the report to {out}: {exc.strerror or exc}") from None
         click.echo(f"wrote {len(written)} files to {out}", err=as_json)
 
 

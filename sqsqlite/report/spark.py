@@ -12,9 +12,11 @@ import math
 import os
 import re
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 
+from ..command_options import install_extra
 from . import tempdir
 from .figures import (
     AGE_EDGES_MS,
@@ -89,6 +91,24 @@ def _no_java_in(home: str, java: str) -> str | None:
     return None
 
 
+def python_for_workers(environ) -> str | None:
+    """The Python the user told Spark its workers run, or None: PYSPARK_PYTHON, or
+    spark.pyspark.python in the spark-defaults.conf of SPARK_CONF_DIR or SPARK_HOME/conf."""
+    if environ.get("PYSPARK_PYTHON"):
+        return environ["PYSPARK_PYTHON"]
+    folders = [environ.get("SPARK_CONF_DIR"), environ.get("SPARK_HOME") and os.path.join(environ["SPARK_HOME"], "conf")]
+    for folder in filter(None, folders):
+        try:
+            with open(os.path.join(folder, "spark-defaults.conf"), encoding="utf-8") as conf:
+                for line in conf:  # a Java properties file: key, then whitespace, "=" or ":", then value
+                    key, _, value = re.sub(r"\s*[=:]\s*|\s+", " ", line.strip(), count=1).partition(" ")
+                    if key == "spark.pyspark.python" and value:
+                        return value
+        except OSError:
+            continue
+    return None
+
+
 def resolve_jar(explicit: str | None) -> str | None:
     """The driver jar to put on Spark's class path; None means fetch it from Maven."""
     if explicit:
@@ -96,6 +116,24 @@ def resolve_jar(explicit: str | None) -> str | None:
             raise SetupError(f"no SQLite JDBC driver at {explicit}: {INSTALL_DRIVER}")
         return os.path.abspath(explicit)
     return DEFAULT_JAR if os.path.isfile(DEFAULT_JAR) else None
+
+
+@contextmanager
+def _pyspark_python(python: str | None):
+    """PYSPARK_PYTHON set to ``python`` while the session starts (its SparkContext reads it then,
+    once, for every Python worker), and as it was afterwards."""
+    if python is None:
+        yield
+        return
+    was = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = python
+    try:
+        yield
+    finally:
+        if was is None:
+            os.environ.pop("PYSPARK_PYTHON", None)
+        else:
+            os.environ["PYSPARK_PYTHON"] = was
 
 
 @contextmanager
@@ -124,7 +162,7 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise SetupError("pyspark is needed for the report: pip install 'sqsqlite[spark]'") from None
+        raise SetupError(f"pyspark is needed for the report: {install_extra('spark')}") from None
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
@@ -140,6 +178,14 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
     )
     if jdbc:
         builder = builder.config("spark.jars", jar) if jar else builder.config("spark.jars.packages", MAVEN_PACKAGE)
+    # Spark's Python workers run PYSPARK_PYTHON, else the `python3` on PATH: another version than
+    # this one when the virtual environment is not activated (a cron job or a service runs
+    # .venv/bin/sqsqlite), and the job fails on PYTHON_VERSION_MISMATCH. Locally they run this
+    # Python, unless the user's own setting says otherwise. (On a cluster this path may not
+    # exist on the workers: there the user's setting, or the workers' python3, stands.)
+    ours = master.startswith("local") and python_for_workers(os.environ) is None
+    if ours:
+        builder = builder.config("spark.pyspark.python", sys.executable)
     if master.startswith("local"):
         # Spark's scratch space (shuffle files, spills) where the report's own files go: TMPDIR's
         # directory, not /tmp whatever TMPDIR says. (On a cluster each worker keeps its own.)
@@ -153,7 +199,7 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
     except OSError as exc:
         raise SetupError(tempdir.trouble(exc.strerror or str(exc))) from None
     try:
-        with _stderr_to(log):
+        with _stderr_to(log), _pyspark_python(sys.executable if ours else None):
             spark = builder.getOrCreate()
     except Exception as exc:  # the gateway's own error says nothing useful; the log does
         where = f" (Spark's log: {log})" if log else ""

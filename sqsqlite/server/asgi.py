@@ -327,7 +327,7 @@ class App:
                 # that call's error says why, as the others made alone would have got it.
                 failure = errors[0] if group.broken and errors else exc
                 if isinstance(failure, DatabaseError):
-                    log.error("a group of %d engine calls could not be committed: %s", len(pending), failure)
+                    log.error("a group of %d engine calls could not be committed: %s: %s", len(pending), type(failure).__name__, failure)
                 else:
                     log.exception("a group of %d engine calls could not be committed", len(pending))
         finally:  # whatever happened, no call waits for ever

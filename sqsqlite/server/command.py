@@ -9,7 +9,7 @@ import sys
 import click
 
 from .. import defaults as D
-from ..command_options import Failure, allow_host, own_or_global
+from ..command_options import Failure, allow_host, install_extra, own_or_global
 from ..console import exposure_warning
 from ..errors import InvalidParameterValue, SQSError
 from .queues_file import QueuesFileError, apply_queues, read_queues_file
@@ -110,7 +110,7 @@ def serve(
     try:
         from .endpoint import MAX_REQUEST_BYTES, make_server
     except ImportError as exc:  # the server extra is not installed
-        raise Failure(f"`sqsqlite serve` needs {exc.name or 'uvicorn'}, which is not installed: pip install 'sqsqlite[server]'.") from None
+        raise Failure(f"`sqsqlite serve` needs {exc.name or 'uvicorn'}, which is not installed: {install_extra('server')}.") from None
 
     if (access_key is None) != (secret_key is None):
         raise click.UsageError("--access-key and --secret-key go together: give both, or neither.")

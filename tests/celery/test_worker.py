@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import sqsqlite
+from sqsqlite.store import HEAD_REVISION
 
 pytestmark = pytest.mark.slow
 
@@ -214,3 +215,29 @@ def test_celery_finds_the_transport_by_its_url_alone_in_a_fresh_interpreter(tmp_
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "sqsqlite.transport.channel"
     assert (tmp_path / "fresh.db").exists()
+
+
+def _started(worker: Worker) -> str:
+    """The worker's log once it says it is ready (bounded), after a warm shutdown."""
+    deadline = time.monotonic() + DEADLINE
+    while " ready." not in worker.output() and time.monotonic() < deadline and worker.process.poll() is None:
+        time.sleep(0.1)
+    worker.stop()
+    assert " ready." in worker.output(), worker.output()
+    return worker.output()
+
+
+def test_a_workers_log_at_info_has_one_line_for_a_new_files_schema_and_none_for_an_existing_file(project, workers):
+    assert not (project.path / "broker.db").exists()
+    workers.append(Worker(project.path, project.tasks.__name__, "solo"))
+    first = _started(workers[-1])
+    workers.append(Worker(project.path, project.tasks.__name__, "solo"))
+    second = _started(workers[-1])
+    for log in (first, second):
+        for alembic_says in ("setup plugin", "Context impl", "Will assume", "Running upgrade", "alembic"):
+            assert alembic_says not in log, log
+    said = [line for line in first.splitlines() if "schema" in line]
+    assert len(said) == 1 and said[0].endswith(
+        f"sqsqlite: created the schema of {project.path / 'broker.db'} (revision {HEAD_REVISION})"
+    ), first
+    assert "schema" not in second, second

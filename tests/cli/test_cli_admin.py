@@ -146,13 +146,13 @@ def test_any_command_on_another_alembic_managed_applications_database_refuses_it
 # ---------------------------------------------------------------------- stats
 
 
-def test_stats_prints_one_table_of_every_queue_with_its_dead_letter_depth(sq, clock):
+def test_stats_wide_prints_one_table_of_every_queue_with_its_dead_letter_depth(sq, clock):
     _queue_with_dead_letters(sq, 2)
     with sq.db() as db:
         db.queue("orders").send_message("fresh")
         db.queue("orders").send_message("later", delay_seconds=60)
     clock.advance(5)
-    out = sq("stats").stdout
+    out = sq("stats", "--wide").stdout
     lines = out.splitlines()
     assert [c.strip() for c in lines[1].strip("|").split("|")] == [
         "Queue",
@@ -217,7 +217,7 @@ def test_stats_watch_refreshes_until_ctrl_c_and_exits_130(sq, monkeypatch):
     monkeypatch.setattr(admin, "_sleep", pause)
     out = sq("stats", "--watch", "0.5", code=130).stdout
     assert pauses == [0.5, 0.5]
-    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2 and out.endswith("+\n\n")
+    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2 and out.endswith("CloudWatch name.\n\n")
 
 
 def test_ctrl_c_on_stats_watch_in_a_real_process_ends_the_line_and_exits_130(tmp_path):
@@ -693,7 +693,7 @@ def test_demo_tells_the_lifecycle_and_can_run_again_on_the_same_file(sq):
 def test_report_and_serve_are_listed_without_importing_them(sq, tmp_path, monkeypatch):
     (tmp_path / "exploding_mod.py").write_text("raise RuntimeError('imported')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(main.LAZY, "report", ("exploding_mod", "report", "Analytics report.", "sqsqlite[spark]"))
+    monkeypatch.setitem(main.LAZY, "report", ("exploding_mod", "report", "Analytics report.", "spark"))
     out = sq("--help").stdout
     assert re.search(r"\n  report +Analytics report\.\n", out) and "serve " in out
     assert "exploding_mod" not in sys.modules
@@ -702,10 +702,10 @@ def test_report_and_serve_are_listed_without_importing_them(sq, tmp_path, monkey
 def test_a_lazy_command_whose_dependency_is_missing_prints_one_line(sq, tmp_path, monkeypatch):
     (tmp_path / "needs_spark_mod.py").write_text("import pyspark_is_not_installed_here\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(main.LAZY, "report", ("needs_spark_mod", "report", "Analytics.", "sqsqlite[spark]"))
+    monkeypatch.setitem(main.LAZY, "report", ("needs_spark_mod", "report", "Analytics.", "spark"))
     r = sq("report", "--anything", code=255)
     assert r.stderr == (
-        "sqsqlite: `sqsqlite report` needs pyspark_is_not_installed_here, which is not installed: pip install 'sqsqlite[spark]'.\n"
+        "sqsqlite: `sqsqlite report` needs pyspark_is_not_installed_here, which is not installed: pip install 'sqsqlite[spark]' (from a clone: pip install -e '.[spark]').\n"
     )
 
 
@@ -720,7 +720,7 @@ def test_a_lazy_command_runs_when_its_module_imports(sq, tmp_path, monkeypatch):
         "import click\n@click.command('report')\n@click.option('--top', type=int)\ndef report(top):\n    click.echo(f'report top={top}')\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(main.LAZY, "report", ("fake_report_mod", "report", "Analytics.", "sqsqlite[spark]"))
+    monkeypatch.setitem(main.LAZY, "report", ("fake_report_mod", "report", "Analytics.", "spark"))
     assert sq("report", "--top", "3").stdout == "report top=3\n"
 
 

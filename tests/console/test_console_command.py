@@ -63,7 +63,10 @@ def test_without_the_console_extra_the_command_says_what_to_install_and_exits_25
     monkeypatch.delitem(main.cli.commands, "console", raising=False)
     r = CliRunner().invoke(main.cli, ["console"], standalone_mode=True)
     assert r.exit_code == 255
-    assert "`sqsqlite console` needs jinja2, which is not installed: pip install 'sqsqlite[console]'." in r.output
+    assert (
+        "`sqsqlite console` needs jinja2, which is not installed: pip install 'sqsqlite[console]' (from a clone: pip install -e '.[console]')."
+        in r.output
+    )
 
 
 def test_a_server_off_this_machine_without_keys_is_started_with_a_warning(tmp_path):

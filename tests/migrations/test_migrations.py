@@ -315,3 +315,32 @@ def test_upgrading_a_fifo_move_task_into_its_own_queue_part_done_by_row_id_moves
         assert [m.body for m in db.queue("dead.fifo").receive_message(max_number_of_messages=10)] == ["a0", "a1"]
     finally:
         db.close()
+
+
+def _info(caplog):
+    return [(r.name, r.getMessage()) for r in caplog.records if r.levelno >= 20]
+
+
+def test_a_host_logging_at_info_sees_one_line_when_a_migration_runs_and_none_from_alembic(tmp_path, caplog):
+    import logging
+
+    path = tmp_path / "app.db"
+    caplog.set_level(logging.INFO)
+    sqsqlite.connect(path).close()
+    assert _info(caplog) == [("sqsqlite.migrate", f"sqsqlite: created the schema of {path} (revision {HEAD_REVISION})")]
+    caplog.clear()
+    sqsqlite.connect(path).close()  # at the schema already: nothing
+    assert _info(caplog) == []
+    _migrate(path, "0009")
+    caplog.clear()
+    sqsqlite.connect(path).close()
+    assert _info(caplog) == [("sqsqlite.migrate", f"sqsqlite: migrated {path} from schema revision 0009 to {HEAD_REVISION}")]
+
+
+def test_alembics_own_lines_outside_sqsqlite_still_reach_the_host(tmp_path, caplog):
+    import logging
+
+    sqsqlite.connect(tmp_path / "app.db").close()  # sqsqlite has loaded and run alembic
+    caplog.set_level(logging.INFO)
+    logging.getLogger("alembic.runtime.migration").info("the host's own migration")
+    assert [r.getMessage() for r in caplog.records] == ["the host's own migration"]

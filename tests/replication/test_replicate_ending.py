@@ -31,7 +31,7 @@ def test_a_litestream_killed_by_a_signal_is_one_line_naming_it_and_exit_255(tmp_
     fake_litestream(tmp_path, "#!/bin/sh\nkill -9 $$\n", monkeypatch)
     result = replicate(tmp_path)
     assert result.exit_code == 255, result.output
-    assert result.output.splitlines()[-1] == "Error: litestream was killed by SIGKILL: the database is no longer replicated"
+    assert result.output.splitlines()[-1] == "sqsqlite: litestream was killed by SIGKILL: the database is no longer replicated"
 
 
 def test_a_litestream_that_fails_of_itself_is_one_line_and_exit_255(tmp_path, monkeypatch):
@@ -39,7 +39,7 @@ def test_a_litestream_that_fails_of_itself_is_one_line_and_exit_255(tmp_path, mo
     result = replicate(tmp_path)
     assert result.exit_code == 255, result.output
     assert result.output.splitlines()[-1] == (
-        "Error: litestream exited with status 1 (its log above says why): the database is no longer replicated"
+        "sqsqlite: litestream exited with status 1 (its log above says why): the database is no longer replicated"
     )
 
 
@@ -48,7 +48,7 @@ def test_an_exec_command_that_fails_stops_replication_and_is_one_line_naming_its
     result = replicate(tmp_path, "--exec", "sh -c 'exit 3'")
     assert result.exit_code == 255, result.output
     assert result.output.splitlines()[-1] == (
-        "Error: the --exec command exited with status 3: replication stopped after shipping what it wrote"
+        "sqsqlite: the --exec command exited with status 3: replication stopped after shipping what it wrote"
     )
 
 
@@ -64,7 +64,7 @@ def test_an_exec_command_is_stopped_when_litestream_dies_under_it(tmp_path, monk
     result = replicate(tmp_path, "--exec", "sleep 600")
     assert time.monotonic() - started < 60  # the command did not run on
     assert result.exit_code == 255, result.output
-    assert result.output.splitlines()[-1] == "Error: litestream was killed by SIGKILL: the database is no longer replicated"
+    assert result.output.splitlines()[-1] == "sqsqlite: litestream was killed by SIGKILL: the database is no longer replicated"
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_with_the_real_litestream_a_short_exec_command_exiting_3_is_exit_255_and
     result = replicate(tmp_path, "--exec", shlex.join([sys.executable, "-c", write]))
     assert result.exit_code == 255, result.output
     assert result.output.splitlines()[-1] == (
-        "Error: the --exec command exited with status 3: replication stopped after shipping what it wrote"
+        "sqsqlite: the --exec command exited with status 3: replication stopped after shipping what it wrote"
     )
     restored = tmp_path / "restored.db"
     assert cli_here("restore", "--db", str(restored), "--from", str(tmp_path / "replica")).exit_code == 0

@@ -215,7 +215,9 @@ def test_a_missing_litestream_is_one_line_saying_how_to_install_it(tmp_path, mon
     where = "--to" if command == "replicate" else "--from"
     result = cli_here(command, "--db", str(tmp_path / "q.db"), where, str(tmp_path / "replica"))
     assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
-    assert "litestream is not installed: pip install 'sqsqlite[replication]'" in result.output
+    assert (
+        "litestream is not installed: pip install 'sqsqlite[replication]' (from a clone: pip install -e '.[replication]')" in result.output
+    )
 
 
 @pytest.mark.parametrize("command", ["replicate", "restore"])
@@ -223,7 +225,7 @@ def test_a_litestream_that_cannot_be_run_is_one_line(tmp_path, monkeypatch, comm
     program = fake_litestream(tmp_path, "not a program\n", monkeypatch)  # executable, but no format the kernel runs
     where = "--to" if command == "replicate" else "--from"
     result = cli_here(command, "--db", str(tmp_path / "q.db"), where, str(tmp_path / "replica"))
-    assert result.exit_code == 255 and result.output == f"Error: cannot run {program}: Exec format error\n"
+    assert result.exit_code == 255 and result.output == f"sqsqlite: cannot run {program}: Exec format error\n"
 
 
 @pytest.mark.parametrize("command", ["replicate", "restore"])
@@ -499,5 +501,5 @@ def test_replicate_to_a_directory_it_cannot_use_is_one_line_at_once_not_litestre
     result = cli_here("replicate", "--db", str(db), "--to", target)
     assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     reason = "not a directory" if where == "the database file" else "cannot write a replica there"
-    assert result.output.startswith(f"Error: {target}: {reason}"), result.output
+    assert result.output.startswith(f"sqsqlite: {target}: {reason}"), result.output
     assert not Path("/proc/forbidden").exists()

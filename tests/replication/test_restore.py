@@ -109,7 +109,7 @@ def test_a_forced_restore_to_a_directory_is_refused_in_one_line(tmp_path, litest
     result = cli_here("restore", "--db", str(tmp_path / "dir"), "--from", str(tmp_path / "replica"), "--force")
     assert (
         result.exit_code == 255
-        and result.output == f"Error: {tmp_path / 'dir'} is a directory: restore writes a database file (give its path)\n"
+        and result.output == f"sqsqlite: {tmp_path / 'dir'} is a directory: restore writes a database file (give its path)\n"
     )
     assert list((tmp_path / "dir").iterdir()) == [] and not list(tmp_path.glob(".dir.restoring*"))
 
@@ -148,6 +148,6 @@ def test_a_restore_without_force_refuses_litestreams_record_of_an_earlier_databa
     state.mkdir()
     result = cli_here("restore", "--db", str(tmp_path / "q.db"), "--from", str(tmp_path / "replica"))
     assert result.exit_code == 255 and result.output == (
-        f"Error: {state} is Litestream's record of an earlier database there (--force removes it)\n"
+        f"sqsqlite: {state} is Litestream's record of an earlier database there (--force removes it)\n"
     )
     assert state.exists() and not (tmp_path / "q.db").exists()

@@ -461,8 +461,8 @@ def test_a_file_that_is_not_a_sqsqlite_database_is_one_line_before_spark_starts(
     make(path)
     monkeypatch.setattr(report_cli, "get_session", _no_spark)
     result = CliRunner().invoke(report, ["--db", str(path)])
-    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert result.output.startswith(f"Error: {path} {says}")
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith(f"sqsqlite: {path} {says}")
 
 
 def test_a_database_of_a_newer_sqsqlite_is_one_line_before_spark_starts(every_state, tmp_path, monkeypatch):
@@ -473,7 +473,7 @@ def test_a_database_of_a_newer_sqsqlite_is_one_line_before_spark_starts(every_st
         c.commit()
     monkeypatch.setattr(report_cli, "get_session", _no_spark)
     result = CliRunner().invoke(report, ["--db", str(newer)])
-    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     assert "has schema revision '9999', newer than this sqsqlite knows" in result.output
 
 
@@ -492,14 +492,14 @@ def test_a_database_locked_past_the_busy_timeout_is_said_so(tmp_path, monkeypatc
 def test_a_missing_database_is_one_clear_line_and_creates_nothing(tmp_path):
     missing = tmp_path / "missing.db"
     result = CliRunner().invoke(report, ["--db", str(missing)])
-    assert result.exit_code == 1
-    assert result.output == f"Error: no database at {missing} (give --db PATH or set SQSQLITE_DB)\n"
+    assert result.exit_code == 255
+    assert result.output == f"sqsqlite: no database at {missing} (give --db PATH or set SQSQLITE_DB)\n"
     assert not missing.exists()
 
 
 def test_a_missing_jdbc_driver_is_one_line_saying_what_to_install(every_state, tmp_path):
     result = CliRunner().invoke(report, ["--db", every_state[0], "--jdbc-jar", str(tmp_path / "nope.jar")])
-    assert result.exit_code == 1
+    assert result.exit_code == 255
     assert result.output.count("\n") == 1
     assert "apt-get install libxerial-sqlite-jdbc-java" in result.output
     assert "Traceback" not in result.output
@@ -514,7 +514,7 @@ def test_a_jdbc_jar_that_is_not_the_driver_is_one_line_saying_what_to_install(ev
         text=True,
         timeout=300,
     )
-    assert result.returncode == 1, result.stderr[-2000:]
+    assert result.returncode == 255, result.stderr[-2000:]
     assert result.stderr.count("\n") == 1 and "could not be loaded" in result.stderr, result.stderr[-2000:]
     assert "apt-get install libxerial-sqlite-jdbc-java" in result.stderr and "Traceback" not in result.stderr
 
@@ -523,7 +523,7 @@ def test_missing_java_is_one_line_saying_what_to_install(every_state, monkeypatc
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
     result = CliRunner().invoke(report, ["--db", every_state[0]])
-    assert result.exit_code == 1
+    assert result.exit_code == 255
     assert result.output.count("\n") == 1
     assert "install Java 17 or later" in result.output
 
@@ -657,7 +657,7 @@ def test_a_snapshot_dir_that_cannot_be_created_is_one_line_exit_255_and_no_trace
     result = CliRunner().invoke(cli, ["report", "--db", every_state[0], "--master", "spark://head:7077", "--snapshot-dir", str(blocked)])
     assert result.exit_code == 255, result.output
     assert result.output.count("\n") == 1 and "Traceback" not in result.output and "unexpected error" not in result.output
-    assert result.output.startswith(f"Error: cannot write the snapshot to {blocked}/sqsqlite-snapshot-")
+    assert result.output.startswith(f"sqsqlite: cannot write the snapshot to {blocked}/sqsqlite-snapshot-")
     assert result.output.rstrip().endswith(f"Not a directory: {blocked}")
 
 
@@ -671,7 +671,7 @@ def test_a_write_that_fails_part_way_is_one_line_and_leaves_no_folder_behind(eve
     monkeypatch.setattr(pq.ParquetWriter, "write_table", disk_full)
     shared = tmp_path / "shared"
     result = CliRunner().invoke(report, ["--db", every_state[0], "--snapshot-dir", str(shared)])
-    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
     assert "cannot write the snapshot to" in result.output and result.output.rstrip().endswith("No space left on device")
     assert os.listdir(shared) == []
 

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from sqsqlite.report import cli as report_cli
 from sqsqlite.report import snapshot, synthetic
+from sqsqlite.report import spark as sj
 from sqsqlite.report.cli import report
 
 pytestmark = [pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")]
@@ -72,9 +73,9 @@ def test_a_full_temporary_directory_is_one_line_naming_it_and_the_os_error_and_c
     before = digest(database)
     done, left = in_a_small_tmpfs(tmp_path, 64 * 1024, [*REPORT, "--db", database], TMPDIR="$SMALL")
     small = tmp_path / "small"
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 255, done.stderr
     assert done.stderr == (
-        f"Error: the temporary directory {small} cannot hold the report's working files (No space left on device): "
+        f"sqsqlite: the temporary directory {small} cannot hold the report's working files (No space left on device): "
         "make room there, or set TMPDIR to a directory with room\n"
     )
     assert done.stdout == "" and left == [] and digest(database) == before
@@ -86,9 +87,9 @@ def test_a_temporary_directory_without_room_for_sparks_start_is_one_line_before_
     snap = snapshot.take(database, str(tmp_path / "measure.db"))
     pages = -(-os.path.getsize(snap.path) // PAGE) + 1
     done, left = in_a_small_tmpfs(tmp_path, pages * PAGE, [*REPORT, "--db", database], TMPDIR="$SMALL")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 255, done.stderr
     assert done.stderr == (
-        f"Error: the temporary directory {tmp_path / 'small'} cannot hold the report's working files "
+        f"sqsqlite: the temporary directory {tmp_path / 'small'} cannot hold the report's working files "
         "(4,096 bytes free, under the 65,536 Spark needs there to start): make room there, or set TMPDIR to a directory with room\n"
     )
     assert left == []
@@ -98,8 +99,10 @@ def test_a_tmpdir_python_passed_over_is_named_with_its_os_error_when_the_directo
     (tmp_path / "a-file").write_text("")
     unusable = tmp_path / "a-file" / "tmp"  # under a regular file: Python takes TEMP's directory instead
     done, left = in_a_small_tmpfs(tmp_path, 64 * 1024, [*REPORT, "--db", database], TMPDIR=str(unusable), TEMP="$SMALL")
-    assert done.returncode == 1, done.stderr
-    assert done.stderr.startswith(f"Error: the temporary directory {tmp_path / 'small'} cannot hold the report's working files (No space")
+    assert done.returncode == 255, done.stderr
+    assert done.stderr.startswith(
+        f"sqsqlite: the temporary directory {tmp_path / 'small'} cannot hold the report's working files (No space"
+    )
     assert done.stderr.endswith(f" (TMPDIR={unusable} was passed over: Not a directory)\n")
     assert left == []
 
@@ -111,9 +114,9 @@ def test_a_temporary_directory_that_refuses_the_reports_folder_is_one_line_namin
     monkeypatch.delenv("TMPDIR", raising=False)
     monkeypatch.setattr(report_cli, "get_session", _no_spark_needed)
     result = CliRunner().invoke(report, ["--db", database])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 255, result.output
     assert result.output == (
-        f"Error: the temporary directory {blocked} cannot hold the report's working files (Not a directory): "
+        f"sqsqlite: the temporary directory {blocked} cannot hold the report's working files (Not a directory): "
         "make room there, or set TMPDIR to a directory with room\n"
     )
 
@@ -123,8 +126,8 @@ def test_an_out_folder_that_cannot_be_written_is_one_line_before_spark_starts(da
     out = tmp_path / "a-file" / "report"  # nothing can be made under a regular file, even by root
     monkeypatch.setattr(report_cli, "get_session", _no_spark_needed)
     result = CliRunner().invoke(report, ["--db", database, "--out", str(out)])
-    assert result.exit_code == 1, result.output
-    assert result.output == f"Error: can't write the report to {out}: Not a directory\n"
+    assert result.exit_code == 255, result.output
+    assert result.output == f"sqsqlite: can't write the report to {out}: Not a directory\n"
 
 
 def test_a_snapshot_that_fails_part_way_leaves_no_file_behind(database, tmp_path):
@@ -167,9 +170,9 @@ def test_a_java_home_without_a_java_is_one_line_naming_it_though_java_is_on_the_
     done = subprocess.run(
         [*REPORT, "--db", database], env={**os.environ, "JAVA_HOME": str(home)}, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.returncode == 255, done.stderr[-2000:]
     assert done.stderr == (
-        f"Error: JAVA_HOME={home} holds no java ({wrong}), and Spark runs JAVA_HOME's java whenever it is set: "
+        f"sqsqlite: JAVA_HOME={home} holds no java ({wrong}), and Spark runs JAVA_HOME's java whenever it is set: "
         f"point JAVA_HOME at a Java 17 or later installation (the directory above bin/java), or unset it to use {on_path}\n"
     )
 
@@ -178,8 +181,8 @@ def test_a_java_home_without_a_java_and_no_java_on_the_path_is_one_line_saying_w
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
     monkeypatch.setenv("PATH", "/nonexistent")
     result = CliRunner().invoke(report, ["--db", database])
-    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert result.output.startswith(f"Error: JAVA_HOME={tmp_path / 'jdk'} holds no java ({tmp_path / 'jdk'}: No such file or directory)")
+    assert result.exit_code == 255 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith(f"sqsqlite: JAVA_HOME={tmp_path / 'jdk'} holds no java ({tmp_path / 'jdk'}: No such file or directory)")
     assert result.output.endswith("or unset it and install Java 17 or later (e.g. `apt-get install openjdk-17-jre-headless`)\n")
 
 
@@ -227,5 +230,77 @@ def test_a_spark_job_that_fails_is_one_line_naming_its_root_cause(database, monk
 
     monkeypatch.setattr(report_cli, "compute", failing)
     result = CliRunner().invoke(report, ["--db", database, "--as-of", str(AS_OF)])
-    assert result.exit_code == 1, result.output
-    assert result.output.splitlines()[-1] == "Error: the Spark job failed: java.io.IOException: No space left on device"
+    assert result.exit_code == 255, result.output
+    assert result.output.splitlines()[-1] == "sqsqlite: the Spark job failed: java.io.IOException: No space left on device"
+
+
+# ------------------------------------------------------------------ the Python Spark's workers run
+
+
+def another_python() -> str:
+    """A python3 of another minor version than this one (pyenv's, or on PATH), or a skip."""
+    this = "{}.{}".format(*sys.version_info[:2])
+    found = sorted(Path(os.path.expanduser("~/.pyenv/versions")).glob("3.*/bin/python3"))
+    found += [Path(p) for p in filter(None, (shutil.which(f"python3.{minor}") for minor in range(10, 15)))]
+    for python in found:
+        done = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip() not in ("", this) and done.stdout.startswith("3."):
+            return str(python)
+    pytest.skip(f"needs a python3 of another version than {this}")
+
+
+def script_python() -> str:
+    """The interpreter the console script beside this Python runs (its #! line)."""
+    return (Path(sys.executable).parent / "sqsqlite").read_text().splitlines()[0].removeprefix("#!").strip()
+
+
+def run_without_activating(tmp_path: Path, database: str, **env: str) -> subprocess.CompletedProcess:
+    """`<venv>/bin/sqsqlite report`, as a cron job or a service runs it: the virtual environment
+    not activated, and another version's python3 first on PATH."""
+    script = Path(sys.executable).parent / "sqsqlite"
+    if not script.exists():
+        pytest.skip(f"no sqsqlite console script beside {sys.executable}")
+    first = tmp_path / "other-python"
+    first.mkdir()
+    (first / "python3").symlink_to(another_python())
+    (first / "python").symlink_to(another_python())
+    quiet = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_CONF_DIR", "VIRTUAL_ENV")}
+    environment = {**quiet, "PATH": f"{first}{os.pathsep}{os.environ['PATH']}", **env}
+    return subprocess.run(
+        [str(script), "report", "--db", database, "--as-of", str(AS_OF)], env=environment, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_report_runs_sparks_workers_on_its_own_python_whatever_python3_is_first_on_path(database, jdbc_jar, tmp_path):
+    done = run_without_activating(tmp_path, database, SQSQLITE_JDBC_JAR=jdbc_jar)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "PYTHON_VERSION_MISMATCH" not in done.stdout + done.stderr
+    assert "Fair queues" in done.stdout  # the whole report, down to its last section
+
+
+def test_a_python_the_user_gives_spark_is_kept_and_a_mismatch_is_one_line_saying_what_to_set(database, jdbc_jar, tmp_path):
+    done = run_without_activating(tmp_path, database, SQSQLITE_JDBC_JAR=jdbc_jar, PYSPARK_PYTHON=another_python())
+    assert done.returncode == 255
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(
+        "sqsqlite: the Spark job failed: PySparkRuntimeError: [PYTHON_VERSION_MISMATCH] Python in worker has different version"
+    )
+    version = "{}.{}".format(*sys.version_info[:2])
+    assert line.endswith(
+        f"(give Spark's workers a Python {version}: PYSPARK_PYTHON or spark.pyspark.python; set neither, and in local mode they run {script_python()})"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "spark.pyspark.python /opt/py/bin/python3\n",
+        "spark.pyspark.python=/opt/py/bin/python3\n",
+        "spark.pyspark.python : /opt/py/bin/python3\n",
+    ],
+)
+def test_spark_pyspark_python_in_spark_defaults_counts_as_the_users_own(tmp_path, text):
+    (tmp_path / "spark-defaults.conf").write_text("# settings\nspark.driver.memory 4g\n" + text)
+    assert sj.python_for_workers({"SPARK_CONF_DIR": str(tmp_path)}) == "/opt/py/bin/python3"
+    assert sj.python_for_workers({"SPARK_HOME": str(tmp_path.parent), "PYSPARK_PYTHON": "/usr/bin/python3.11"}) == "/usr/bin/python3.11"
+    assert sj.python_for_workers({"SPARK_HOME": str(tmp_path)}) is None  # no conf/ there

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 # As if uvicorn were not installed: an import of it fails, as a missing module's does.
 _WITHOUT_UVICORN = "import runpy, sys; sys.modules['uvicorn'] = None; sys.argv = ['sqsqlite serve', *sys.argv[1:]]; "
-_ONE_LINE = "sqsqlite: `sqsqlite serve` needs uvicorn, which is not installed: pip install 'sqsqlite[server]'.\n"
+_ONE_LINE = "sqsqlite: `sqsqlite serve` needs uvicorn, which is not installed: pip install 'sqsqlite[server]' (from a clone: pip install -e '.[server]').\n"
 
 
 def test_python_m_sqsqlite_server_without_uvicorn_prints_one_line_and_exits_255(tmp_path):

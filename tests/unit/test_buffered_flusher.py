@@ -368,7 +368,7 @@ def test_a_commit_failing_at_exit_is_logged_without_a_traceback(db_path):
         fill(db.create_queue("jobs"), 1)
     done = subprocess.run([sys.executable, "-c", ENDS_WITHOUT_CLOSE, db_path, "failing"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    assert "closing the buffer of queue 'jobs' failed: DatabaseError" in done.stderr
+    assert "closing the buffer of queue 'jobs' failed: Database error: database or disk is full." in done.stderr
     assert "Traceback" not in done.stderr
     with sqsqlite.connect(db_path) as db:
         assert stored(db.queue("jobs")) == ["m000"]  # it comes back after its visibility timeout: a duplicate, no loss
