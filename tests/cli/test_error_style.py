@@ -39,6 +39,7 @@ ARGS: dict[str, list[str]] = {
     "peek": ["--queue-url", "Q"],
     "redrive": ["--queue-url", "Q"],
     "export": ["--queue-url", "Q", "-"],
+    "apply-queues": ["{tmp}/queues.json"],
     "serve": ["--port", "0"],
     "console": ["--port", "0"],
     "replicate": ["--to", "{tmp}/replica"],
@@ -87,6 +88,7 @@ def test_every_command_says_a_failure_in_one_line_starting_sqsqlite(command, tmp
     bad.write_text("a text file, not a database\n")
     (tmp_path / "empty-replica").mkdir()
     (tmp_path / "export.jsonl").write_text(EXPORT)
+    (tmp_path / "queues.json").write_text('{"queues": [{"name": "Q"}]}')
     args = [a.format(tmp=tmp_path) for a in ARGS.get(command, [])]
     result = CliRunner().invoke(cli, ["--db", str(bad), *command.split(), *args])
     assert result.exit_code == 255, (result.exit_code, result.output)
