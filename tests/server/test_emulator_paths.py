@@ -80,6 +80,10 @@ def test_while_starting_the_port_answers_health_503_starting_and_sqs_requests_50
         form = {"Content-Type": "application/x-www-form-urlencoded"}
         status, _, body = get(url, "/", form, "POST", b"Action=SendMessage&MessageBody=" + b"x" * 200_000)
         assert status == 503 and ET.fromstring(body).find(".//s:Code", NS).text == "ServiceUnavailable"
+        # A client waiting for "100 Continue" before its body is answered without it.
+        with socket.create_connection(sock.getsockname()[:2], timeout=30) as raw:
+            raw.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 9000000\r\nExpect: 100-continue\r\n\r\n")
+            assert raw.makefile("rb").readline().startswith(b"HTTP/1.1 503 ")
     # Stopped, it leaves the socket listening for the endpoint, which then serves on it.
     server = make_server(str(tmp_path / "s.db"), sock=sock)
     thread = threading.Thread(target=server.serve, daemon=True)
