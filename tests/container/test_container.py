@@ -126,7 +126,9 @@ def image(podman):
         if podman("image", "exists", tag, check=False).returncode != 0:
             make_base(podman, tag, packages)
     run_base, build_base = BASES
-    build = ["build", "--format", "docker", "--build-arg", f"BASE={run_base}", "--build-arg", f"BUILD_BASE={build_base}", "-t", IMAGE_TAG]
+    # --layers=false: no build stage left behind in the store as an untagged image each run.
+    build = ["build", "--format", "docker", "--layers=false", "-t", IMAGE_TAG]
+    build += ["--build-arg", f"BASE={run_base}", "--build-arg", f"BUILD_BASE={build_base}"]
     if CA_BUNDLE.exists():  # pip behind this machine's proxy trusts what the host trusts
         build += ["-v", f"{CA_BUNDLE}:/run/host-ca.crt:ro", "--build-arg", "PIP_CERT=/run/host-ca.crt"]
     podman(*build, str(ROOT))
