@@ -151,12 +151,9 @@ class App:
             return
         req = Request(method, path, scope["query_string"].decode("latin-1"), headers, body)
         emulator = self.emulator
-        if emulator is not None and (emulator.starting or emulator_serves(path)):  # health, LocalStack's paths
+        if emulator is not None and emulator_serves(path):  # health, LocalStack's paths
             rid = new_request_id()
-            if emulator_serves(path):
-                answer = await self._engine(lambda: emulator.handle(req, rid), pooled=True)
-            else:  # the queues file is being applied: nothing is served half-configured
-                answer = d.starting(headers, rid)
+            answer = await self._engine(lambda: emulator.handle(req, rid), pooled=True)
             await self._respond(send, answer, rid, started, "Emulator")
             return
         if console_serves(path):  # the web console and /metrics: their own auth, pages and errors

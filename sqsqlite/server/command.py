@@ -101,16 +101,17 @@ def serve(
     no new connections, requests in progress finish, long polls end empty.
     --workers N serves from N processes on one port and file; a send through any
     of them wakes long polls waiting in the others. --queues FILE creates or updates the
-    queues a file declares at every start (see apply-queues); GET /health answers 200 once
-    they are.
+    queues a file declares at every start (see apply-queues). The port opens first: GET
+    /health answers 503 while the database is migrated and the file applied, 200 once served.
 
     \b
     Example: sqsqlite serve --db app.db --port 9324 --workers 2 --queues queues.yaml
     """
     try:
-        from .endpoint import MAX_REQUEST_BYTES, make_server
+        from .endpoint import MAX_REQUEST_BYTES, listen, make_server
     except ImportError as exc:  # the server extra is not installed
         raise Failure(f"`sqsqlite serve` needs {exc.name or 'uvicorn'}, which is not installed: {install_extra('server')}.") from None
+    from .starting import Starting
 
     if (access_key is None) != (secret_key is None):
         raise click.UsageError("--access-key and --secret-key go together: give both, or neither.")
@@ -125,44 +126,54 @@ def serve(
     if raised:
         log.info("open descriptors: limit raised from %d to %d", *raised)
     try:
-        server = make_server(
-            own_or_global(ctx, "db_path", db_path, None),
-            host=host,
-            port=port,
-            account_id=own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
-            region=own_or_global(ctx, "region", region, D.DEFAULT_REGION),
-            access_key=access_key,
-            secret_key=secret_key,
-            max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
-            verbose=verbose,
-            console_read_only=console_read_only,
-            allow_hosts=allow_hosts,
-        )
+        sock = listen(host, port)
     except OSError as exc:
         raise Failure(f"Can't listen on {host}:{port}: {exc.strerror or exc}.") from None
+    # Listening first: while the database is migrated and the queues file applied, a probe gets
+    # 503 "starting" from /health (and SQS requests a 503 they retry), not a refused connection.
+    try:
+        with Starting(sock, max_request_bytes or MAX_REQUEST_BYTES):
+            server = make_server(
+                own_or_global(ctx, "db_path", db_path, None),
+                account_id=own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
+                region=own_or_global(ctx, "region", region, D.DEFAULT_REGION),
+                access_key=access_key,
+                secret_key=secret_key,
+                max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
+                verbose=verbose,
+                console_read_only=console_read_only,
+                allow_hosts=allow_hosts,
+                sock=sock,
+            )
+            if specs is not None:
+                try:
+                    outcome = apply_queues(server.db, specs, queues_file)
+                except BaseException:
+                    server.db.close()
+                    raise
+                click.echo(f"queues from {queues_file}: " + applied_line(outcome), err=True)
     except InvalidParameterValue as exc:  # --account-id or --region
+        sock.close()
         raise click.UsageError(exc.message) from None
+    except QueuesFileError as err:
+        sock.close()
+        raise Failure(str(err), "Nothing was served; fix it and start again (applying the file again finishes the rest).") from None
     except SQSError as exc:  # the database: not one, unreadable, from a newer sqsqlite ...
+        sock.close()
         raise Failure(exc.message, exc.hint) from None
+    except Exception as exc:
+        sock.close()
+        if specs is None:
+            raise
+        raise Failure(f"Applying {queues_file} failed: {type(exc).__name__}: {exc}.", "Nothing was served.") from None
 
     auth = "SigV4 signatures required" if access_key else "any signature accepted"
     warning = exposure_warning(server.server_address[0], access_key is not None)  # the address bound, not its spelling
     if warning:
         click.echo(warning, err=True)
     where = f"{server.db.path} at {server.url}" + (f" with {workers} workers" if workers > 1 else "")
-    apply = None
-    if specs is not None:
-
-        def apply() -> None:
-            click.echo(f"queues from {queues_file}: " + applied_line(apply_queues(server.db, specs, queues_file)), err=True)
-
+    line = f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})"
     if workers > 1:
-        if apply is not None:  # once, before any worker serves
-            try:
-                apply()
-            except QueuesFileError as err:
-                server.db.close()
-                raise Failure(str(err)) from None
         from .workers import run_workers
 
         options = {
@@ -177,7 +188,6 @@ def serve(
             "allow_hosts": list(allow_hosts),
         }
         server.db.close()  # it checked the file; each worker opens its own
-        line = f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})"
         problem = run_workers(options, workers, server.socket, lambda: click.echo(line, err=True))
     else:
 
@@ -185,21 +195,14 @@ def serve(
             server.request_stop(force=server.stopping and signum == signal.SIGINT)  # a second Ctrl-C: now
             server.stopping = True
 
-        if apply is not None:
-            server.prepare_with(apply)
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-        click.echo(f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})", err=True)
+        click.echo(line, err=True)
         try:
             server.serve()
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
         problem = None if server.clean else "some requests did not finish in time"
-        if server.failure is not None:  # applying the queues file failed: the server stopped before serving
-            failure = server.failure
-            if isinstance(failure, QueuesFileError):
-                raise Failure(str(failure), "The server stopped; fix it and start again (applying the file again finishes the rest).")
-            raise Failure(f"Applying {queues_file} failed: {type(failure).__name__}: {failure}.", "The server stopped.")
     click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
     if problem:
         ctx.exit(1)

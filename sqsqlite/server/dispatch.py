@@ -337,14 +337,6 @@ class Dispatcher:
         answer = self.error(err, is_json, request_id)
         return answer._replace(headers={**answer.headers, "Connection": "close"})
 
-    def starting(self, headers: Headers, request_id: str) -> Answer:
-        """The answer while the queues file is being applied: ServiceUnavailable (503), which the
-        AWS SDKs retry; nothing of the request ran."""
-        err = wire.WireError(
-            "ServiceUnavailable", "The request has failed due to a temporary failure of the server.", 503, sender_fault=False
-        )
-        return self.error(err, self.protocol(headers)[0], request_id)
-
     def head(self, answer: Answer, request_id: str, started: float) -> list[tuple[bytes, bytes]]:
         """The response's headers, as bytes pairs."""
         elapsed = (time.perf_counter() - started) * 1000

@@ -2,7 +2,8 @@
 Kubernetes probes, and LocalStack's message look-up.
 
 - ``GET /health``: ``{"status": "ok", "version": ...}`` (200); 503 with ``"starting"`` while the
-  queues file is applied, and ``"unavailable"`` when the database can't be read.
+  server starts (starting.py answers then: the database migrated, the queues file applied), and
+  ``"unavailable"`` when the database can't be read.
 - ``GET /_localstack/health``, ``/_localstack/init`` and ``/_localstack/init/ready``: LocalStack's
   shapes for its ``sqs`` service, so wait scripts written for LocalStack work unchanged.
 - ``GET|POST /_aws/sqs/messages?QueueUrl=...`` and ``/_aws/sqs/messages/<region>/<account>/<queue>``:
@@ -31,7 +32,7 @@ from ..actions import message_out
 from ..core.rules import message_state
 from ..errors import QueueDoesNotExist, SQSError
 from . import wire
-from .dispatch import Answer, Request
+from .dispatch import Answer, Dispatcher, Headers, Request
 
 HEALTH_PATHS = ("/health", "/_localstack/health", "/_localstack/init", "/_localstack/init/ready")
 MESSAGES_PATH = "/_aws/sqs/messages"
@@ -54,9 +55,31 @@ def version() -> str:
         return __version__
 
 
+def starting_answer(path: str, headers: Headers, request_id: str) -> Answer:
+    """The answer to any request while the server starts (nothing of it runs): the health paths
+    say "starting"; the rest is ServiceUnavailable (503) in SQS's shape, which the AWS SDKs retry."""
+    if path in HEALTH_PATHS:
+        return health_answer(path, "starting", version())
+    err = wire.WireError("ServiceUnavailable", "The request has failed due to a temporary failure of the server.", 503, sender_fault=False)
+    return _error(err, Dispatcher.protocol(headers)[0], request_id)
+
+
+def health_answer(path: str, status: str, version: str) -> Answer:
+    """A health path's answer for ``status``: ok, starting or unavailable."""
+    ok = status == "ok"
+    if path == "/health":
+        return _json(200 if ok else 503, {"status": status, "version": version})
+    if path == "/_localstack/health":
+        sqs = {"ok": "running", "starting": "starting"}.get(status, "error")  # LocalStack's service states
+        return _json(200, {"services": {"sqs": sqs}, "edition": "sqsqlite", "version": version})
+    stages = {"BOOT": True, "START": True, "READY": ok, "SHUTDOWN": False}
+    if path == "/_localstack/init":
+        return _json(200, {"completed": stages, "scripts": []})
+    return _json(200, {"completed": ok, "scripts": []})  # /_localstack/init/ready
+
+
 class EmulatorRoutes:
-    """Answers the paths above for one endpoint. ``starting``: the queues file is being applied
-    (health says so, and SQS requests are answered 503 meanwhile)."""
+    """Answers the paths above for one endpoint that serves."""
 
     def __init__(
         self,
@@ -71,7 +94,6 @@ class EmulatorRoutes:
         self.credentials = None if access_key is None else f"{access_key}:{secret_key}".encode()
         self.loopback = loopback
         self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
-        self.starting = False
         self.version = version()
 
     def handle(self, req: Request, request_id: str) -> Answer:
@@ -83,9 +105,7 @@ class EmulatorRoutes:
     # ------------------------------------------------------------ health
 
     def status(self) -> str:
-        """ok, starting (the queues file is being applied) or unavailable (the database can't be read)."""
-        if self.starting:
-            return "starting"
+        """ok, or unavailable (the database can't be read)."""
         try:
             self.db.list_queues("", 1)
         except Exception:  # any failure to read: a probe wants a status, not a traceback
@@ -93,17 +113,7 @@ class EmulatorRoutes:
         return "ok"
 
     def health(self, path: str) -> Answer:
-        status = self.status()
-        ok = status == "ok"
-        if path == "/health":
-            return _json(200 if ok else 503, {"status": status, "version": self.version})
-        if path == "/_localstack/health":
-            sqs = {"ok": "running", "starting": "starting"}.get(status, "error")  # LocalStack's service states
-            return _json(200, {"services": {"sqs": sqs}, "edition": "sqsqlite", "version": self.version})
-        stages = {"BOOT": True, "START": True, "READY": ok, "SHUTDOWN": False}
-        if path == "/_localstack/init":
-            return _json(200, {"completed": stages, "scripts": []})
-        return _json(200, {"completed": ok, "scripts": []})  # /_localstack/init/ready
+        return health_answer(path, self.status(), self.version)
 
     # ------------------------------------------------------------ message look-up
 
@@ -138,11 +148,7 @@ class EmulatorRoutes:
                     attributes["IsDelayed"] = "true" if state == "delayed" else "false"
                 out.append(item)
         except SQSError as err:
-            code, _, status = wire.error_parts(err)
-            headers = {"x-amzn-query-error": f"{code};{'Sender' if err.sender_fault else 'Receiver'}"}
-            if is_json:
-                return Answer(status, wire.JSON_CONTENT_TYPE, wire.json_error(err), headers)
-            return Answer(status, wire.XML_CONTENT_TYPE, wire.xml_error(err, request_id), headers)
+            return _error(err, is_json, request_id)
         result = {"Messages": out} if out else {}
         if is_json:
             return Answer(200, wire.JSON_CONTENT_TYPE, wire.json_response(result), {})
@@ -193,6 +199,14 @@ class EmulatorRoutes:
         answer = _text(401, "The endpoint's credentials are required: user name the access key, password the secret key.")
         answer.headers["WWW-Authenticate"] = 'Basic realm="sqsqlite", charset="UTF-8"'
         return answer
+
+
+def _error(err: SQSError, is_json: bool, request_id: str) -> Answer:
+    code, _, status = wire.error_parts(err)
+    headers = {"x-amzn-query-error": f"{code};{'Sender' if err.sender_fault else 'Receiver'}"}
+    if is_json:
+        return Answer(status, wire.JSON_CONTENT_TYPE, wire.json_error(err), headers)
+    return Answer(status, wire.XML_CONTENT_TYPE, wire.xml_error(err, request_id), headers)
 
 
 def _flag(value: Any) -> bool:

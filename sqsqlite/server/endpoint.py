@@ -14,7 +14,7 @@ import contextlib
 import logging
 import socket
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -56,7 +56,6 @@ class _Uvicorn(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         self.endpoint.attach(asyncio.get_running_loop())
         await super().startup(sockets)
-        self.endpoint.start_preparing()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.endpoint.begin_stop()  # parked polls answer empty before uvicorn waits for connections
@@ -117,8 +116,6 @@ class EndpointServer:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stopped = threading.Event()
         self.clean = True
-        self.preparing: Callable[[], Any] | None = None
-        self.failure: BaseException | None = None  # what stopped the preparing (prepare_with)
         config = uvicorn.Config(
             self.app,
             lifespan="off",
@@ -165,33 +162,6 @@ class EndpointServer:
                 "cross-process wake-ups are off (%s); commits by other processes wake polls within %d ms", exc, WATCH_MIN_GAP * 1000
             )
         self.db.wakeups.attach(loop, peers)
-
-    @property
-    def emulator(self) -> EmulatorRoutes | None:
-        return self.app.emulator
-
-    def prepare_with(self, work: Callable[[], Any]) -> None:
-        """Run ``work`` (applying a queues file) in a thread once the server listens; until it
-        returns, /health answers 503 "starting" and every other request 503 ServiceUnavailable.
-        If it raises, the server stops and ``failure`` holds the exception."""
-        if self.app.emulator is None:
-            raise ValueError("prepare_with needs the endpoint's emulator routes (make_server makes them)")
-        self.preparing = work
-        self.app.emulator.starting = True
-
-    def start_preparing(self) -> None:
-        if self.preparing is not None:
-            threading.Thread(target=self._prepare, name="sqsqlite-prepare", daemon=True).start()
-
-    def _prepare(self) -> None:
-        assert self.preparing is not None and self.app.emulator is not None
-        try:
-            self.preparing()
-        except BaseException as exc:  # reported by whoever started the server; health stays 503
-            self.failure = exc
-            self.request_stop()
-            return
-        self.app.emulator.starting = False
 
     def begin_stop(self) -> None:
         self.stopping = True

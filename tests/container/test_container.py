@@ -3,10 +3,10 @@ becomes healthy, applies the mounted queues file, serves boto3, keeps its messag
 volume across a new container, and stops on SIGTERM within 2 s.
 
 Run by ``make test-container`` (which .ci/run runs after ``make test``), with
-SQSQLITE_CONTAINER_TEST=1; skipped, with the reason, elsewhere. The base image, Debian's essential
-packages with python3 made by mmdebstrap (no registry needed), is built once and kept in podman's
-store under BASE_TAG; the sqsqlite image is built anew each run (about 20 s, pip from PyPI with the
-host's CA bundle mounted).
+SQSQLITE_CONTAINER_TEST=1; skipped, with the reason, elsewhere. The two base images, Debian's
+essential packages with python3 made by mmdebstrap (no registry needed), the build stage's with
+the venv module and binutils too, are built once and kept in podman's store (BASES); the
+sqsqlite image is built anew each run (pip from PyPI with the host's CA bundle mounted).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import pytest
 from tests.server.server_helpers import boto3_client
 
 ROOT = Path(__file__).resolve().parents[2]
-BASE_TAG = "localhost/sqsqlite-base:bookworm-python3"
-IMAGE_TAG = "localhost/sqsqlite:test"
+# Its own tag: other checkouts on the machine build theirs in the same podman store.
+IMAGE_TAG = f"localhost/sqsqlite:test-{os.getpid()}"
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 # podman on this machine kind: runc (crun is not installed), and default ulimits within the host's.
 CONTAINERS_CONF = """\
@@ -78,41 +78,62 @@ def podman(tmp_path_factory):
     return run
 
 
+# Debian's essential packages with python3 (merged /usr by hook rather than the usrmerge package,
+# which brings Perl), without manuals, locales or docs but the copyrights; the build base adds the
+# venv module and binutils (strip), which the image itself never needs.
+BASES = {
+    "localhost/sqsqlite-base:bookworm-run": ["python3"],
+    "localhost/sqsqlite-base:bookworm-build": ["python3", "python3-venv", "binutils"],
+}
+EXCLUDES = [
+    "--dpkgopt=path-exclude=/usr/share/man/*",
+    "--dpkgopt=path-exclude=/usr/share/locale/*",
+    "--dpkgopt=path-include=/usr/share/locale/locale.alias",
+    "--dpkgopt=path-exclude=/usr/share/doc/*",
+    "--dpkgopt=path-include=/usr/share/doc/*/copyright",
+    "--dpkgopt=path-exclude=/usr/share/info/*",
+]
+# What installing leaves behind that nothing reads: debconf's and dpkg's old copies, the logs.
+TIDY = 'rm -rf "$1"/var/cache/debconf/*-old "$1"/var/lib/dpkg/*-old "$1"/var/log/*.log "$1"/var/log/apt'
+
+
+def make_base(podman, tag: str, packages: list[str]) -> None:
+    """A Debian bookworm base made by mmdebstrap (no registry needed), imported into podman's store."""
+    strap = subprocess.Popen(
+        [
+            "mmdebstrap",
+            "--quiet",
+            "--variant=essential",
+            "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr",
+            f"--include={','.join(packages)}",
+            *EXCLUDES,
+            f"--customize-hook={TIDY}",
+            "bookworm",
+            "-",
+        ],
+        stdout=subprocess.PIPE,
+        env=podman.env,
+    )
+    imported = podman("import", "-", tag, stdin=strap.stdout)
+    assert strap.wait(60) == 0 and imported.returncode == 0
+
+
 @pytest.fixture(scope="module")
 def image(podman):
-    """The image, built on the cached Debian base (the base made first where missing)."""
-    if podman("image", "exists", BASE_TAG, check=False).returncode != 0:
-        # Debian's essential packages, python3 and its venv module, passwd for useradd; merged /usr
-        # by hook rather than the usrmerge package (which brings Perl); no docs, manuals or locales.
-        excludes = [
-            "--dpkgopt=path-exclude=/usr/share/man/*",
-            "--dpkgopt=path-exclude=/usr/share/locale/*",
-            "--dpkgopt=path-include=/usr/share/locale/locale.alias",
-            "--dpkgopt=path-exclude=/usr/share/doc/*",
-            "--dpkgopt=path-include=/usr/share/doc/*/copyright",
-            "--dpkgopt=path-exclude=/usr/share/info/*",
-        ]
-        strap = subprocess.Popen(
-            [
-                "mmdebstrap",
-                "--quiet",
-                "--variant=essential",
-                "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr",
-                "--include=python3,python3-venv,passwd",
-                *excludes,
-                "bookworm",
-                "-",
-            ],
-            stdout=subprocess.PIPE,
-            env=podman.env,
-        )
-        imported = podman("import", "-", BASE_TAG, stdin=strap.stdout)
-        assert strap.wait(60) == 0 and imported.returncode == 0
-    build = ["build", "--format", "docker", "--build-arg", f"BASE={BASE_TAG}", "-t", IMAGE_TAG]
+    """The image, built on the cached Debian bases (each made first where missing); its tag is
+    this run's own, removed afterwards."""
+    for tag, packages in BASES.items():
+        if podman("image", "exists", tag, check=False).returncode != 0:
+            make_base(podman, tag, packages)
+    run_base, build_base = BASES
+    # --layers=false: no build stage left behind in the store as an untagged image each run.
+    build = ["build", "--format", "docker", "--layers=false", "-t", IMAGE_TAG]
+    build += ["--build-arg", f"BASE={run_base}", "--build-arg", f"BUILD_BASE={build_base}"]
     if CA_BUNDLE.exists():  # pip behind this machine's proxy trusts what the host trusts
         build += ["-v", f"{CA_BUNDLE}:/run/host-ca.crt:ro", "--build-arg", "PIP_CERT=/run/host-ca.crt"]
     podman(*build, str(ROOT))
     yield IMAGE_TAG
+    podman("rmi", "-f", IMAGE_TAG, check=False)
 
 
 def _free_port() -> int:

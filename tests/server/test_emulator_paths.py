@@ -4,7 +4,13 @@ paths, and LocalStack's message look-up (/_aws/sqs/messages), which changes noth
 import base64
 import http.client
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -53,32 +59,124 @@ def test_localstacks_health_and_init_paths_answer_in_localstacks_shape_for_sqs(s
     assert stages == {"BOOT": True, "START": True, "READY": True, "SHUTDOWN": False}
 
 
-def test_health_is_503_starting_while_the_queues_file_is_applied_and_sqs_requests_wait_with_503(tmp_path):
+def test_while_starting_the_port_answers_health_503_starting_and_sqs_requests_503_in_sqs_shape(tmp_path):
     from sqsqlite.server import make_server
+    from sqsqlite.server.endpoint import listen
+    from sqsqlite.server.starting import Starting
 
-    server = make_server(str(tmp_path / "s.db"), port=0)
-    release = threading.Event()
-    server.prepare_with(lambda: release.wait(30))
+    sock = listen("127.0.0.1", 0)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with Starting(sock, 1 << 20):
+        status, headers, body = get(url, "/health")
+        assert (status, json.loads(body)) == (503, {"status": "starting", "version": version()})
+        assert headers["connection"] == "close"
+        assert json.loads(get(url, "/_localstack/health")[2])["services"]["sqs"] == "starting"
+        assert json.loads(get(url, "/_localstack/init/ready")[2]) == {"completed": False, "scripts": []}
+        assert json.loads(get(url, "/_localstack/init")[2])["completed"]["READY"] is False
+        headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"}
+        status, headers, body = get(url, "/", headers, "POST", b"{}")
+        assert status == 503 and headers["x-amzn-query-error"] == "ServiceUnavailable;Receiver"
+        assert json.loads(body)["__type"] == "com.amazonaws.sqs#ServiceUnavailable"
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        status, _, body = get(url, "/", form, "POST", b"Action=SendMessage&MessageBody=" + b"x" * 200_000)
+        assert status == 503 and ET.fromstring(body).find(".//s:Code", NS).text == "ServiceUnavailable"
+        # A client waiting for "100 Continue" before its body is answered without it.
+        with socket.create_connection(sock.getsockname()[:2], timeout=30) as raw:
+            raw.sendall(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 9000000\r\nExpect: 100-continue\r\n\r\n")
+            assert raw.makefile("rb").readline().startswith(b"HTTP/1.1 503 ")
+    # Stopped, it leaves the socket listening for the endpoint, which then serves on it.
+    server = make_server(str(tmp_path / "s.db"), sock=sock)
     thread = threading.Thread(target=server.serve, daemon=True)
     thread.start()
     try:
-        status, _, body = get(server.url, "/health")
-        assert (status, json.loads(body)["status"]) == (503, "starting")
-        assert json.loads(get(server.url, "/_localstack/init/ready")[2])["completed"] is False
-        assert json.loads(get(server.url, "/_localstack/health")[2])["services"]["sqs"] == "starting"
-        headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"}
-        status, headers, body = get(server.url, "/", headers, "POST", b"{}")
-        assert status == 503 and headers["x-amzn-query-error"] == "ServiceUnavailable;Receiver"
-        release.set()
-        for _ in range(200):
-            if get(server.url, "/health")[0] == 200:
-                break
-            threading.Event().wait(0.01)
-        assert get(server.url, "/health")[0] == 200
+        status, _, body = get(url, "/health")
+        assert (status, json.loads(body)["status"]) == (200, "ok")
     finally:
-        release.set()
         server.graceful_stop(5)
         thread.join(5)
+
+
+# `sqsqlite serve` with its database migration held until the test lets it go: what a probe sees
+# of a migration or a queues file that takes its time.
+HELD_SERVE = """
+import sys
+import sqsqlite.migrate
+
+upgrade = sqsqlite.migrate.upgrade
+gate_path = sys.argv[1]
+
+def held(store, revision="head"):
+    with open(gate_path) as gate:  # a FIFO: blocks until the test opens it, reads until it closes it
+        gate.read()
+    return upgrade(store, revision)
+
+sqsqlite.migrate.upgrade = held
+from sqsqlite.cli.entry import main
+sys.argv = ["sqsqlite", *sys.argv[2:]]
+main()
+"""
+
+
+def answer_when_listening(url, path, headers=None, method="GET", body=None, limit=30.0):
+    """The first answer to ``path`` once the port accepts connections (bounded)."""
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            return get(url, path, headers, method, body)
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def test_serve_listens_before_migrating_and_answers_503_starting_until_the_database_is_ready(tmp_path):
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    db = tmp_path / "new.db"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    args = [
+        sys.executable,
+        "-c",
+        HELD_SERVE,
+        str(gate),
+        "--db",
+        str(db),
+        "serve",
+        "--port",
+        str(port),
+        "--queues",
+        str(tmp_path / "q.yaml"),
+    ]
+    (tmp_path / "q.yaml").write_text("queues:\n  - name: orders\n")
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    try:
+        status, _, body = answer_when_listening(url, "/health")
+        assert (status, json.loads(body)["status"]) == (503, "starting")  # the migration is held
+        json_call = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.GetQueueUrl"}
+        status, headers, _ = get(url, "/", json_call, "POST", b'{"QueueName": "orders"}')
+        assert status == 503 and headers["x-amzn-query-error"] == "ServiceUnavailable;Receiver"
+        with open(gate, "w") as g:  # let the migration go on
+            g.write("go")
+        assert proc.stderr is not None
+        lines = []
+        for line in proc.stderr:
+            lines.append(line)
+            if "sqsqlite serving" in line:
+                break
+        assert "queues from" in "".join(lines) and "created 1" in "".join(lines)
+        status, _, body = get(url, "/health")
+        assert (status, json.loads(body)["status"]) == (200, "ok")
+        status, _, body = get(url, "/", json_call, "POST", b'{"QueueName": "orders"}')
+        assert status == 200 and json.loads(body)["QueueUrl"].endswith("/orders")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            assert proc.wait(30) == 0
+        finally:
+            proc.kill()
 
 
 def test_health_is_503_unavailable_when_the_database_cant_be_read(server, monkeypatch):
