@@ -245,7 +245,7 @@ def make_server(
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
     db = ServedDatabase(db_path, clock=clock, region=region, account_id=account_id)
-    verifier = Verifier(access_key, secret_key) if access_key is not None and secret_key is not None else None
+    verifier = Verifier(access_key, secret_key, region=db.region) if access_key is not None and secret_key is not None else None
     try:
         if sock is None:
             sock = listen(host, port)
