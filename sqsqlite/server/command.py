@@ -80,7 +80,7 @@ def serve(
     and Prometheus its metrics at /metrics. SIGTERM or Ctrl-C stops it cleanly:
     no new connections, requests in progress finish, long polls end empty.
     --workers N serves from N processes on one port and file; a send through any
-    of them wakes long polls waiting in the others.
+    of them wakes long polls waiting in the others, and one that dies is replaced.
 
     \b
     Example: sqsqlite serve --db app.db --port 9324 --workers 2
