@@ -155,6 +155,12 @@ MAX_HEADER_BYTES = 64 * 1024
 WORKER_STABLE_SECONDS = 10.0
 WORKER_RESTART_FIRST_SECONDS = 0.5
 WORKER_RESTART_MAX_SECONDS = 30.0
+# The request bodies being received, all connections together, hold at most this many bytes
+# (server/asgi.py): each body's first BODY_FREE_BYTES come outside it, and past it a body is
+# refused 503 ServiceUnavailable and its connection closed. Hostile or slow uploads can then hold
+# only so much memory, whatever their number.
+MAX_RECEIVING_BYTES = 32 * 1024 * 1024
+BODY_FREE_BYTES = 64 * 1024
 
 # Paging a queue's messages without receiving them (Queue.peek_page): the most per page, and
 # the bound of every epoch-millisecond range the page statement takes (no clock reaches it).

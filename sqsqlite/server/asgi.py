@@ -66,6 +66,10 @@ class _TooLarge(Exception):
         self.size = size
 
 
+class _Busy(Exception):
+    """The bodies being received hold the whole budget (App.max_receiving)."""
+
+
 class _BodyCutOff(Exception):
     def __init__(self, stopping: bool):
         self.stopping = stopping
@@ -81,6 +85,7 @@ class App:
         executor: ThreadPoolExecutor | None,
         inline_below: int = INLINE_BELOW,
         grouping: bool = True,
+        max_receiving: int = D.MAX_RECEIVING_BYTES,
     ):
         self.dispatcher = dispatcher
         self.wakeups = wakeups
@@ -112,6 +117,11 @@ class App:
         self._cut: dict[asyncio.Task, bool] = {}
         self._sweeper: asyncio.TimerHandle | None = None
         self.stopping = False
+        # The bytes of request bodies being received that count against max_receiving (each
+        # body's first D.BODY_FREE_BYTES don't), and the requests refused for it.
+        self.max_receiving = max_receiving
+        self.receiving = 0
+        self.shed = 0
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -131,8 +141,19 @@ class App:
         path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1").partition("?")[0]
         method = scope["method"]
         d = self.dispatcher
+        if not console_serves(path):  # the console's pages ask their own credentials
+            rid = new_request_id()
+            refused = d.refused_before_body(scope["query_string"].decode("latin-1"), headers, rid)
+            if refused is not None:
+                await self._respond(send, refused, rid, started, d.protocol(headers)[1])
+                return
         try:
             body = await self._read_body(method, headers, receive)
+        except _Busy:
+            self.shed += 1
+            rid = new_request_id()
+            await self._respond(send, d.body_cut_off(True, headers, rid), rid, started, d.protocol(headers)[1])
+            return
         except _TooLarge as big:
             rid = new_request_id()
             await self._respond(send, d.too_large(big.size, headers, rid), rid, started, d.protocol(headers)[1])
@@ -547,19 +568,36 @@ class App:
             raise _TooLarge(int(length))
         chunks: list[bytes] = []
         total = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                raise ValueError("The client went away before sending the whole body.")
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            if total > limit:
-                await _drain(receive)
-                raise _TooLarge(None if length is None else total)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-            self._reading[task] = loop.time()
+        held = 0  # what this body counts against max_receiving
+
+        def hold(size: int) -> None:
+            nonlocal held
+            more = max(0, size - D.BODY_FREE_BYTES) - held
+            if more > 0:
+                if self.receiving + more > self.max_receiving:
+                    raise _Busy
+                self.receiving += more
+                held += more
+
+        try:
+            if length is not None and length.strip().isdigit():
+                hold(int(length))  # the whole body at once: refused before any of it is read
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    raise ValueError("The client went away before sending the whole body.")
+                chunk = message.get("body", b"")
+                total += len(chunk)
+                if total > limit:
+                    await _drain(receive)
+                    raise _TooLarge(None if length is None else total)
+                hold(total)  # a chunked body, as it grows
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+                self._reading[task] = loop.time()
+        finally:
+            self.receiving -= held
 
     async def _respond(self, send: Callable, answer: Answer, request_id: str, started: float, action: str | None) -> None:
         d = self.dispatcher

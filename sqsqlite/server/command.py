@@ -50,6 +50,12 @@ def raise_open_files_limit() -> tuple[int, int] | None:
 @click.option(
     "--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 4 MiB + 256 KiB)."
 )
+@click.option(
+    "--max-receiving-bytes",
+    default=None,
+    type=click.IntRange(1024),
+    help="Request bodies being received hold at most this much together; past it, 503 (default: 32 MiB).",
+)
 @click.option("--console-read-only", is_flag=True, help="The web console at /console shows everything and changes nothing.")
 @allow_host
 @click.option(
@@ -67,6 +73,7 @@ def serve(
     access_key,
     secret_key,
     max_request_bytes,
+    max_receiving_bytes,
     console_read_only,
     allow_hosts,
     workers,
@@ -106,6 +113,7 @@ def serve(
             access_key=access_key,
             secret_key=secret_key,
             max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
+            max_receiving_bytes=max_receiving_bytes or D.MAX_RECEIVING_BYTES,
             verbose=verbose,
             console_read_only=console_read_only,
             allow_hosts=allow_hosts,
@@ -132,6 +140,7 @@ def serve(
             "access_key": access_key,
             "secret_key": secret_key,
             "max_request_bytes": server.dispatcher.max_request_bytes,
+            "max_receiving_bytes": server.app.max_receiving,
             "verbose": verbose,
             "console_read_only": console_read_only,
             "allow_hosts": list(allow_hosts),

@@ -188,6 +188,19 @@ class Dispatcher:
             raise Refused(self.error(err, is_json, request_id), action, request_id) from None
         return Call(action, request, is_json, request_id, self._endpoint(req.headers), started)
 
+    def refused_before_body(self, raw_query: str, headers: Headers, request_id: str) -> Answer | None:
+        """With keys, the answer to a request whose signature is refused whatever its body (none,
+        malformed, another key or scope, stale), given before the body is read, on a connection
+        then closed (the body may still be coming); None when the body is needed to tell."""
+        if self.verifier is None:
+            return None
+        try:
+            self.verifier.check_before_body(raw_query, headers.items())
+        except SQSError as err:
+            answer = self.error(err, self.protocol(headers)[0], request_id)
+            return answer._replace(headers={**answer.headers, "Connection": "close"})
+        return None
+
     def _from_a_web_page(self, headers: Headers) -> None:
         """Without keys (a signature keeps web pages out), refuse what only a browser sends for a
         page of another site: an Origin that is not this endpoint, Sec-Fetch-Site cross-site or

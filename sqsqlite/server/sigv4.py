@@ -123,6 +123,39 @@ class Verifier:
         body: bytes,
     ) -> None:
         """Raise the SQS error for a request not signed with this key pair."""
+        by_name, fields, amz_date, drop, date, region, service = self._checked(raw_query, headers)
+        signed = [h.strip() for h in fields["SignedHeaders"].lower().split(";") if h.strip()]
+        if "host" not in signed:
+            raise _mismatch("The request signature must cover the Host header.")
+        # The body's own hash, whatever X-Amz-Content-Sha256 says (UNSIGNED-PAYLOAD, or another
+        # body's hash): a signature covers the body it came with, or nothing matches.
+        payload_hash = hashlib.sha256(body).hexdigest()
+        canonical = "\n".join(
+            (
+                method,
+                quote(path or "/", safe="/~"),
+                canonical_query(raw_query, drop),
+                _canonical_headers(by_name, signed),
+                ";".join(signed),
+                payload_hash,
+            )
+        )
+        scope = f"{date}/{region}/{service}/aws4_request"
+        to_sign = "\n".join((ALGORITHM, amz_date, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()))
+        expected = hmac.new(_signing_key(self.secret_key, date, region, service), to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, fields["Signature"].strip().lower()):
+            raise _mismatch(_NOT_MATCHING)
+
+    def check_before_body(self, raw_query: str, headers: Iterable[tuple[str, str]]) -> None:
+        """Raise the SQS error ``verify`` would raise for anything but the signature's value: no
+        signature, a malformed one, another access key or scope, a stale date. The server asks
+        this before it reads a body, so that a request that can't be signed holds no memory."""
+        self._checked(raw_query, headers)
+
+    def _checked(
+        self, raw_query: str, headers: Iterable[tuple[str, str]]
+    ) -> tuple[dict[str, list[str]], dict[str, str], str, str | None, str, str, str]:
+        """The signature's parts, every check on them made but that of the signature's value."""
         by_name: dict[str, list[str]] = {}
         for name, value in headers:
             by_name.setdefault(name.lower(), []).append(value)
@@ -179,28 +212,7 @@ class Verifier:
                 f"Signature expired: {amz_date} is more than {MAX_SKEW_SECONDS // 60} minutes from the server's time "
                 f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}."
             )
-
-        signed = [h.strip() for h in fields["SignedHeaders"].lower().split(";") if h.strip()]
-        if "host" not in signed:
-            raise _mismatch("The request signature must cover the Host header.")
-        # The body's own hash, whatever X-Amz-Content-Sha256 says (UNSIGNED-PAYLOAD, or another
-        # body's hash): a signature covers the body it came with, or nothing matches.
-        payload_hash = hashlib.sha256(body).hexdigest()
-        canonical = "\n".join(
-            (
-                method,
-                quote(path or "/", safe="/~"),
-                canonical_query(raw_query, drop),
-                _canonical_headers(by_name, signed),
-                ";".join(signed),
-                payload_hash,
-            )
-        )
-        scope = f"{date}/{region}/{service}/aws4_request"
-        to_sign = "\n".join((ALGORITHM, amz_date, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()))
-        expected = hmac.new(_signing_key(self.secret_key, date, region, service), to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, fields["Signature"].strip().lower()):
-            raise _mismatch(_NOT_MATCHING)
+        return by_name, fields, amz_date, drop, date, region, service
 
     @staticmethod
     def _header_fields(auth: str) -> dict[str, str]:
