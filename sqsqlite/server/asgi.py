@@ -141,7 +141,10 @@ class App:
         path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1").partition("?")[0]
         method = scope["method"]
         d = self.dispatcher
-        if not console_serves(path):  # the console's pages ask their own credentials
+        for_console = d.console_only or console_serves(path)
+        if d.console_only and path == "/":
+            path = "/console"  # alone, the console is the whole site
+        if not for_console:  # the console's pages ask their own credentials
             rid = new_request_id()
             refused = d.refused_before_body(scope["query_string"].decode("latin-1"), headers, rid)
             if refused is not None:
@@ -167,7 +170,7 @@ class App:
             await self._respond(send, d.body_cut_off(cut.stopping, headers, rid), rid, started, d.protocol(headers)[1])
             return
         req = Request(method, path, scope["query_string"].decode("latin-1"), headers, body)
-        if console_serves(path):  # the web console and /metrics: their own auth, pages and errors
+        if for_console:  # the web console and /metrics: their own auth, pages and errors
             answer = await self._engine(lambda: d.console_page(req), pooled=True)
             await self._respond(send, answer, "", started, console_action(path))
             return

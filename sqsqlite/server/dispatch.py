@@ -113,6 +113,8 @@ class Dispatcher:
         self.max_request_bytes = max_request_bytes
         self.default_host = default_host
         self.stopping = False
+        # `sqsqlite console`: every path is the console's ("/" its queue list), none SQS's.
+        self.console_only = False
 
     # ------------------------------------------------------------ parsing
 
