@@ -245,3 +245,20 @@ def test_the_buffered_micro_measurement_takes_another_prefetch_and_refuses_one_t
     for argv in (["--buffered", "--prefetch", "101"], ["--buffered", "--prefetch", "0"], ["--prefetch", "50"]):
         with pytest.raises(SystemExit):
             micro.main(argv)
+
+
+def test_the_hostile_client_benchmark_reports_memory_descriptors_and_the_bystanders_latency_for_both_servers(tmp_path):
+    import json
+
+    from benchmarks import hostile
+
+    out = tmp_path / "hostile.json"
+    hostile.main(
+        ["--probes", "idle-keepalive", "burst", "--connections", "4", "--burst", "4", "--seconds", "0.3", "--settle", "0.2"]
+        + ["--floor", "0.5", "--out", str(out)]
+    )
+    rows = json.loads(out.read_text())["rows"]
+    assert {(r["server"], r["probe"]) for r in rows} == {(s, p) for s in ("serve", "console") for p in ("idle-keepalive", "burst")}
+    for row in rows:
+        assert row["rss_peak_mib"] > 0 and row["fds_peak"] > 0 and row["bystander_floor_ms"] is not None
+        assert sum(row["ends"].values()) == row["clients"]
