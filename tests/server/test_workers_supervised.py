@@ -4,6 +4,7 @@ in one line. Real processes, since a death is the point; each test is bounded to
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -40,6 +41,15 @@ def test_an_exit_cause_names_the_signal_or_the_status():
 def _children(pid: int) -> list[int]:
     out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
     return sorted(int(p) for p in out.split())
+
+
+def _sockets(pid: int) -> int:
+    """How many sockets a process holds (its clients' connections among them)."""
+    fds, count = f"/proc/{pid}/fd", 0
+    for fd in os.listdir(fds):
+        with contextlib.suppress(OSError):  # closed meanwhile
+            count += os.readlink(f"{fds}/{fd}").startswith("socket:")
+    return count
 
 
 def test_a_worker_sigkilled_under_load_is_replaced_the_service_answers_throughout_and_no_acknowledged_send_is_lost(tmp_path):
@@ -167,3 +177,53 @@ def test_a_worker_that_cannot_start_stops_the_service_with_its_reason_in_one_lin
     problem = run_workers({}, 2, _listening(), lambda: started.append(True), argv=[sys.executable, "-c", CANNOT_START])
     assert problem == "a worker could not start: the database is gone"
     assert not started and time.monotonic() - begun < 20
+
+
+def test_long_polls_parked_in_a_killed_worker_end_as_dropped_connections_and_its_claimed_messages_come_back(tmp_path):
+    path = str(tmp_path / "polls.db")
+    polls: list[threading.Thread] = []
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sqsqlite.server", "--db", path, "--port", "0", "--workers", "2"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        url = re.search(r"at (http://\S+) with 2 workers", proc.stderr.readline()).group(1)  # type: ignore[union-attr]
+        sqs = boto3_client(url)
+        queue = sqs.create_queue(QueueName="polls")["QueueUrl"]
+        empty = sqs.create_queue(QueueName="empty")["QueueUrl"]
+        for i in range(20):
+            sqs.send_message(QueueUrl=queue, MessageBody=str(i))
+        # Claimed through fresh connections, spread over both workers, for 2 s.
+        claimed = [m["Body"] for _ in range(10) for m in boto3_client(url).receive_message(QueueUrl=queue, VisibilityTimeout=2)["Messages"]]
+        ended: list[tuple[float, str]] = []
+
+        def poll() -> None:
+            try:
+                boto3_client(url).receive_message(QueueUrl=empty, WaitTimeSeconds=20)
+                ended.append((time.monotonic(), "answered"))
+            except Exception as exc:
+                ended.append((time.monotonic(), type(exc).__name__))
+
+        polls += [threading.Thread(target=poll) for _ in range(8)]
+        for t in polls:
+            t.start()
+        time.sleep(1.0)  # parked, in one worker or the other
+        killed_at = time.monotonic()
+        os.kill(max(_children(proc.pid), key=_sockets), signal.SIGKILL)  # the one holding more of the polls
+        time.sleep(3.0)
+        dropped = [(at, how) for at, how in ended if how != "answered"]
+        # Those parked in the dead worker end at once, as dropped connections; the rest wait on.
+        assert dropped and all(at - killed_at < 3 for at, _ in dropped), ended
+        assert len(ended) < len(polls), ended
+        # Nothing lost: the claimed messages are received again once their 2 s are over.
+        again: list[str] = []
+        while len(again) < 20 and time.monotonic() < killed_at + 30:
+            again += [
+                m["Body"] for m in sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, VisibilityTimeout=60).get("Messages", [])
+            ]
+        assert sorted(again, key=int) == [str(i) for i in range(20)] and set(claimed) <= set(again)
+        sqs.send_message(QueueUrl=empty, MessageBody="wake")  # the polls still waiting end now
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+        for t in polls:
+            t.join(30)
