@@ -86,3 +86,23 @@ def test_a_remote_side_setting_the_client_refuses_is_one_line_whichever_way_the_
     assert done.exit_code == 255, done.output
     [line] = done.stderr.splitlines()
     assert line.startswith("sqsqlite: ") and said in line and "unexpected error" not in line, line
+
+
+def test_copy_with_no_credentials_anywhere_is_one_line(tmp_path, local):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null", AWS_EC2_METADATA_DISABLED="true", HOME=str(tmp_path))
+    sqsqlite_cli = str(Path(sys.executable).with_name("sqsqlite"))
+    done = subprocess.run(
+        [sys.executable, sqsqlite_cli, "copy", "--db", local, "--to-endpoint-url", "http://127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 255
+    assert done.stderr == "sqsqlite: could not create queue MyQueue: NoCredentialsError: Unable to locate credentials\n"
