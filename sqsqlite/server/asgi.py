@@ -144,7 +144,12 @@ class App:
         for_console = d.console_only or console_serves(path)
         if d.console_only and path == "/":
             path = "/console"  # alone, the console is the whole site
-        if not for_console:  # the console's pages ask their own credentials
+        if for_console:  # the console's own checks: its credentials, its Host, its forms' size
+            early = d.console_refused_before_body(method, path, headers)
+            if early is not None:
+                await self._respond(send, early, "", started, console_action(path))
+                return
+        else:
             rid = new_request_id()
             refused = d.refused_before_body(scope["query_string"].decode("latin-1"), headers, rid)
             if refused is not None:

@@ -278,6 +278,15 @@ class Dispatcher:
         finally:
             db.end_request()
 
+    def console_refused_before_body(self, method: str, path: str, headers: Headers) -> Answer | None:
+        """The console's answer to a request it refuses whatever its body (Console.refused_before_body),
+        on a connection then closed (the body may still be coming); None otherwise."""
+        check = getattr(self.console, "refused_before_body", None)  # not the stand-in without the extra
+        answer = check(method, path, headers) if check is not None else None
+        if answer is None:
+            return None
+        return Answer(answer.status, answer.content_type, answer.body, {**answer.headers, "Connection": "close"})
+
     def console_page(self, req: Request) -> Answer:
         answer = self.console.handle(req.method, req.path, req.raw_query, req.headers, req.body)
         return Answer(answer.status, answer.content_type, answer.body, dict(answer.headers))

@@ -156,3 +156,28 @@ def _answer_keepalive(sock: socket.socket) -> tuple[int, bytes]:
     while len(body) < length:
         body += sock.recv(65536)
     return int(lines[0].split()[1]), body
+
+
+def _post_form(url: str, length: int, extra: str = "", path: str = "/console/queues/q/purge") -> socket.socket:
+    """A connection that has sent a form POST's headers announcing ``length`` bytes, and no body."""
+    host, port = url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    head = f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/x-www-form-urlencoded\r\n{extra}Content-Length: {length}\r\n\r\n"
+    sock.sendall(head.encode())
+    return sock
+
+
+@pytest.mark.parametrize("console_only", [True, False], ids=["sqsqlite console", "serve's /console"])
+def test_the_console_refuses_an_upload_it_would_refuse_anyway_before_reading_it(tmp_path, console_only):
+    import base64
+
+    keys = "Authorization: Basic " + base64.b64encode(f"{ACCESS}:{SECRET}".encode()).decode() + "\r\n"
+    with BackgroundServer(str(tmp_path / "c.db"), access_key=ACCESS, secret_key=SECRET, console_only=console_only) as s:
+        for extra, status in (("", 401), (keys, 413)):  # no credentials; a form larger than the console reads
+            sock = _post_form(s.url, 4 * 1024 * 1024, extra)
+            try:
+                got, headers, _ = _answer(sock)  # answered with not a byte of the 4 MiB sent
+            finally:
+                sock.close()
+            assert (got, headers["connection"]) == (status, "close")
+        assert s.server.app.receiving == 0
