@@ -227,3 +227,34 @@ def test_long_polls_parked_in_a_killed_worker_end_as_dropped_connections_and_its
         proc.communicate(timeout=60)
         for t in polls:
             t.join(30)
+
+
+def test_a_real_worker_that_cannot_open_its_database_says_why_on_the_status_pipe_and_exits_3(tmp_path):
+    import json
+
+    from sqsqlite.server.workers import CANNOT_START, OPTIONS_VARIABLE
+
+    sock = _listening()
+    readout, status = os.pipe()
+    options = {
+        "db_path": str(tmp_path),  # a directory, not a database file
+        "fd": sock.fileno(),
+        "status_fd": status,
+        "parent": os.getpid(),
+        "console_secret": "00" * 32,
+    }
+    env = {**os.environ, OPTIONS_VARIABLE: json.dumps(options)}
+    try:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "sqsqlite.server.workers"], pass_fds=[sock.fileno(), status], env=env, stderr=subprocess.PIPE, text=True
+        )
+        _, err = worker.communicate(timeout=60)
+        os.close(status)
+        said = os.read(readout, 65536).decode()
+    finally:
+        os.close(readout)
+        sock.close()
+    assert worker.returncode == CANNOT_START and "Traceback" not in err
+    pid, word, why = said.rstrip("\n").split(" ", 2)
+    assert (int(pid), word) == (worker.pid, "failed") and "\n" not in said.rstrip("\n")
+    assert why == f"Can't open database {str(tmp_path)!r}: it is a directory; give the path of a file in it."
