@@ -34,7 +34,7 @@ LAZY = {
     ),
     "restore": ("sqsqlite.replication.command", "restore_command", "Rebuild the database from a replica.", "replication"),
     "copy": ("sqsqlite.copying.command", "copy_command", "Copy queues and messages to another SQS endpoint, or from one.", "aws"),
-    "console": ("sqsqlite.console.command", "console", "The web console and /metrics (needs the console extra).", "console"),
+    "console": ("sqsqlite.server.console_command", "console", "The web console and /metrics (needs the console extra).", "console"),
 }
 
 SECTIONS: tuple[tuple[str, list[str]], ...] = (

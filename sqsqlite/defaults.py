@@ -157,6 +157,19 @@ HEADER_TIMEOUT_SECONDS = 20.0
 # headers with a session token take a few KiB; h11 allows 16 KiB, nginx 32, AWS's load balancers 64.
 MAX_HEADER_BYTES = 64 * 1024
 
+# serve --workers: the parent restarts a worker that dies, at once if it had run at least
+# WORKER_STABLE_SECONDS, else after a pause doubling from WORKER_RESTART_FIRST_SECONDS up to
+# WORKER_RESTART_MAX_SECONDS, so a worker that crashes as it starts does not spin the machine.
+WORKER_STABLE_SECONDS = 10.0
+WORKER_RESTART_FIRST_SECONDS = 0.5
+WORKER_RESTART_MAX_SECONDS = 30.0
+# The request bodies being received, all connections together, hold at most this many bytes
+# (server/asgi.py): each body's first BODY_FREE_BYTES come outside it, and past it a body is
+# refused 503 ServiceUnavailable and its connection closed. Hostile or slow uploads can then hold
+# only so much memory, whatever their number.
+MAX_RECEIVING_BYTES = 32 * 1024 * 1024
+BODY_FREE_BYTES = 64 * 1024
+
 # Paging a queue's messages without receiving them (Queue.peek_page): the most per page, and
 # the bound of every epoch-millisecond range the page statement takes (no clock reaches it).
 MAX_PEEK_PAGE = 1000

@@ -229,6 +229,27 @@ class Console:
             response = response._replace(body=b"", headers={"Content-Length": str(len(response.body)), **response.headers})
         return response
 
+    def refused_before_body(self, method: str, path: str, headers: Any) -> Response | None:
+        """The answer to a request with a body that is refused whatever the body says (a path not
+        the console's, a Host not of this machine, no credentials, a form larger than the console
+        reads, by its Content-Length), for the server to give before it reads the body; None when
+        the body must be read to tell."""
+        if method in ("GET", "HEAD"):
+            return None
+        admitted = False
+        try:
+            if not serves(path):
+                raise Refused(404, f"Nothing at {path}.")
+            self._check_host(headers)
+            self._check_credentials(headers)
+            admitted = True
+            length = (headers.get("Content-Length") or "").strip()
+            if length.isdigit() and int(length) > D.CONSOLE_MAX_FORM_BYTES:
+                raise Refused(413, "The form is larger than the console reads.")
+        except Refused as r:
+            return self._error_page(r.status, r.message, r.headers, admitted)
+        return None
+
     def refusal(self, status: int, message: str) -> Response:
         """The error page of a request refused before it was read (its server could not tell
         where its body ends): it says nothing of the server, as to a request not let in."""

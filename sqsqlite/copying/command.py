@@ -75,7 +75,10 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
     from ..core import connect
 
     region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or D.DEFAULT_REGION
-    client = boto3.client("sqs", endpoint_url=to_url or from_url, region_name=region)
+    try:
+        client = boto3.client("sqs", endpoint_url=to_url or from_url, region_name=region)
+    except Exception as exc:  # botocore's: a region it refuses, a profile that is not there ...
+        raise command_options.Failure(f"could not make a client for {to_url or from_url}: {type(exc).__name__}: {exc}") from None
 
     line_open = [False]  # a progress line is on standard error, to be ended before any other
 

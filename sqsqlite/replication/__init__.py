@@ -127,7 +127,9 @@ def _proxied(endpoint: str, host: str) -> bool:
 
 
 def config_text(db_path: str, replicas: list[Replica], sync_interval: str = D.REPLICA_SYNC_INTERVAL) -> str:
-    """Litestream's YAML configuration for one database and its replicas (JSON is YAML)."""
+    """Litestream's YAML configuration for one database and its replicas (JSON is YAML). Its paths
+    are verbatim: Litestream is run with -no-expand-env, or it would read a ``$NAME`` in a path
+    (``price$5.db``) as an environment variable and watch or write another file."""
     import json
 
     entries = [{**replica.config(), "sync-interval": sync_interval} for replica in replicas]
@@ -185,7 +187,7 @@ def replicate(
             # sent to the whole group would reach it twice, and Litestream takes a second signal
             # as an order to skip the sync it makes on its way out. Killed when this process dies.
             litestream = subprocess.Popen(
-                [program, "replicate", "-config", config],
+                [program, "replicate", "-no-expand-env", "-config", config],
                 env=_environment(),
                 start_new_session=True,
                 preexec_fn=_death_signal(signal.SIGKILL),
@@ -455,7 +457,7 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
     scratch = target.with_name(f".{target.name}.restoring")
     _remove_database(scratch)
     config = _config_file(text)
-    argv = [program, "restore", "-config", config, "-o", str(scratch.resolve())]
+    argv = [program, "restore", "-no-expand-env", "-config", config, "-o", str(scratch.resolve())]
     if timestamp:
         argv += ["-timestamp", timestamp]
     try:
@@ -489,6 +491,9 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
             raise ReplicationError(f"cannot remove {state}: {exc.strerror or exc}") from None
         for side in sides:
             side.unlink(missing_ok=True)
+        # Litestream writes the file under the umask (0644, or 0666 under umask 0); it holds
+        # message bodies and the receipt-handle key, so it is 0600 as every database sqsqlite makes.
+        os.chmod(scratch, 0o600)
         os.replace(scratch, target)
     finally:
         _remove_database(scratch)

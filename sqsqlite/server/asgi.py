@@ -68,6 +68,10 @@ class _TooLarge(Exception):
         self.size = size
 
 
+class _Busy(Exception):
+    """The bodies being received hold the whole budget (App.max_receiving)."""
+
+
 class _BodyCutOff(Exception):
     def __init__(self, stopping: bool):
         self.stopping = stopping
@@ -83,6 +87,7 @@ class App:
         executor: ThreadPoolExecutor | None,
         inline_below: int = INLINE_BELOW,
         grouping: bool = True,
+        max_receiving: int = D.MAX_RECEIVING_BYTES,
     ):
         self.dispatcher = dispatcher
         self.wakeups = wakeups
@@ -116,6 +121,11 @@ class App:
         self.stopping = False
         # Health, readiness and LocalStack's look-up (emulator.py); None: SQS and the console only.
         self.emulator: EmulatorRoutes | None = None
+        # The bytes of request bodies being received that count against max_receiving (each
+        # body's first D.BODY_FREE_BYTES don't), and the requests refused for it.
+        self.max_receiving = max_receiving
+        self.receiving = 0
+        self.shed = 0
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -135,8 +145,28 @@ class App:
         path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1").partition("?")[0]
         method = scope["method"]
         d = self.dispatcher
+        for_console = d.console_only or console_serves(path)
+        for_emulator = not d.console_only and self.emulator is not None and emulator_serves(path)
+        if d.console_only and path == "/":
+            path = "/console"  # alone, the console is the whole site
+        if for_console:  # the console's own checks: its credentials, its Host, its forms' size
+            early = d.console_refused_before_body(method, path, headers)
+            if early is not None:
+                await self._respond(send, early, "", started, console_action(path))
+                return
+        elif not for_emulator:
+            rid = new_request_id()
+            refused = d.refused_before_body(scope["query_string"].decode("latin-1"), headers, rid)
+            if refused is not None:
+                await self._respond(send, refused, rid, started, d.protocol(headers)[1])
+                return
         try:
             body = await self._read_body(method, headers, receive)
+        except _Busy:
+            self.shed += 1
+            rid = new_request_id()
+            await self._respond(send, d.body_cut_off(True, headers, rid), rid, started, d.protocol(headers)[1])
+            return
         except _TooLarge as big:
             rid = new_request_id()
             await self._respond(send, d.too_large(big.size, headers, rid), rid, started, d.protocol(headers)[1])
@@ -151,12 +181,12 @@ class App:
             return
         req = Request(method, path, scope["query_string"].decode("latin-1"), headers, body)
         emulator = self.emulator
-        if emulator is not None and emulator_serves(path):  # health, LocalStack's paths
+        if for_emulator and emulator is not None:  # health, LocalStack's paths: their own rules
             rid = new_request_id()
             answer = await self._engine(lambda: emulator.handle(req, rid), pooled=True)
             await self._respond(send, answer, rid, started, "Emulator")
             return
-        if console_serves(path):  # the web console and /metrics: their own auth, pages and errors
+        if for_console:  # the web console and /metrics: their own auth, pages and errors
             answer = await self._engine(lambda: d.console_page(req), pooled=True)
             await self._respond(send, answer, "", started, console_action(path))
             return
@@ -557,19 +587,36 @@ class App:
             raise _TooLarge(int(length))
         chunks: list[bytes] = []
         total = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                raise ValueError("The client went away before sending the whole body.")
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            if total > limit:
-                await _drain(receive)
-                raise _TooLarge(None if length is None else total)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-            self._reading[task] = loop.time()
+        held = 0  # what this body counts against max_receiving
+
+        def hold(size: int) -> None:
+            nonlocal held
+            more = max(0, size - D.BODY_FREE_BYTES) - held
+            if more > 0:
+                if self.receiving + more > self.max_receiving:
+                    raise _Busy
+                self.receiving += more
+                held += more
+
+        try:
+            if length is not None and length.strip().isdigit():
+                hold(int(length))  # the whole body at once: refused before any of it is read
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    raise ValueError("The client went away before sending the whole body.")
+                chunk = message.get("body", b"")
+                total += len(chunk)
+                if total > limit:
+                    await _drain(receive)
+                    raise _TooLarge(None if length is None else total)
+                hold(total)  # a chunked body, as it grows
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+                self._reading[task] = loop.time()
+        finally:
+            self.receiving -= held
 
     async def _respond(self, send: Callable, answer: Answer, request_id: str, started: float, action: str | None) -> None:
         d = self.dispatcher

@@ -60,6 +60,12 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
 @click.option(
     "--max-request-bytes", default=None, type=click.IntRange(1024), help="Refuse larger request bodies (default: 4 MiB + 256 KiB)."
 )
+@click.option(
+    "--max-receiving-bytes",
+    default=None,
+    type=click.IntRange(1024),
+    help="Request bodies being received hold at most this much together; past it, 503 (default: 32 MiB).",
+)
 @click.option("--console-read-only", is_flag=True, help="The web console at /console shows everything and changes nothing.")
 @allow_host
 @click.option(
@@ -86,6 +92,7 @@ def serve(
     access_key,
     secret_key,
     max_request_bytes,
+    max_receiving_bytes,
     console_read_only,
     allow_hosts,
     workers,
@@ -100,9 +107,10 @@ def serve(
     and Prometheus its metrics at /metrics. SIGTERM or Ctrl-C stops it cleanly:
     no new connections, requests in progress finish, long polls end empty.
     --workers N serves from N processes on one port and file; a send through any
-    of them wakes long polls waiting in the others. --queues FILE creates or updates the
-    queues a file declares at every start (see apply-queues). The port opens first: GET
-    /health answers 503 while the database is migrated and the file applied, 200 once served.
+    of them wakes long polls waiting in the others, and one that dies is replaced.
+    --queues FILE creates or updates the queues a file declares at every start (see
+    apply-queues). The port opens first: GET /health answers 503 while the database is
+    migrated and the file applied, 200 once served.
 
     \b
     Example: sqsqlite serve --db app.db --port 9324 --workers 2 --queues queues.yaml
@@ -140,6 +148,7 @@ def serve(
                 access_key=access_key,
                 secret_key=secret_key,
                 max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
+                max_receiving_bytes=max_receiving_bytes or D.MAX_RECEIVING_BYTES,
                 verbose=verbose,
                 console_read_only=console_read_only,
                 allow_hosts=allow_hosts,
@@ -183,6 +192,7 @@ def serve(
             "access_key": access_key,
             "secret_key": secret_key,
             "max_request_bytes": server.dispatcher.max_request_bytes,
+            "max_receiving_bytes": server.app.max_receiving,
             "verbose": verbose,
             "console_read_only": console_read_only,
             "allow_hosts": list(allow_hosts),

@@ -115,6 +115,8 @@ class Dispatcher:
         self.max_request_bytes = max_request_bytes
         self.default_host = default_host
         self.stopping = False
+        # `sqsqlite console`: every path is the console's ("/" its queue list), none SQS's.
+        self.console_only = False
 
     # ------------------------------------------------------------ parsing
 
@@ -191,6 +193,19 @@ class Dispatcher:
             raise Refused(self.error(err, is_json, request_id, json_query=json_query), action, request_id) from None
         return Call(action, request, is_json, request_id, self._endpoint(req.headers), started, json_query)
 
+    def refused_before_body(self, raw_query: str, headers: Headers, request_id: str) -> Answer | None:
+        """With keys, the answer to a request whose signature is refused whatever its body (none,
+        malformed, another key or scope, stale), given before the body is read, on a connection
+        then closed (the body may still be coming); None when the body is needed to tell."""
+        if self.verifier is None:
+            return None
+        try:
+            self.verifier.check_before_body(raw_query, headers.items())
+        except SQSError as err:
+            answer = self.error(err, self.protocol(headers)[0], request_id)
+            return answer._replace(headers={**answer.headers, "Connection": "close"})
+        return None
+
     def _from_a_web_page(self, headers: Headers) -> None:
         """Without keys (a signature keeps web pages out), refuse what only a browser sends for a
         page of another site: an Origin that is not this endpoint, Sec-Fetch-Site cross-site or
@@ -265,6 +280,15 @@ class Dispatcher:
             return self.actions.call(call.action, call.request if request is None else request)
         finally:
             db.end_request()
+
+    def console_refused_before_body(self, method: str, path: str, headers: Headers) -> Answer | None:
+        """The console's answer to a request it refuses whatever its body (Console.refused_before_body),
+        on a connection then closed (the body may still be coming); None otherwise."""
+        check = getattr(self.console, "refused_before_body", None)  # not the stand-in without the extra
+        answer = check(method, path, headers) if check is not None else None
+        if answer is None:
+            return None
+        return Answer(answer.status, answer.content_type, answer.body, {**answer.headers, "Connection": "close"})
 
     def console_page(self, req: Request) -> Answer:
         answer = self.console.handle(req.method, req.path, req.raw_query, req.headers, req.body)

@@ -93,6 +93,7 @@ class EndpointServer:
         inline_below: int = INLINE_BELOW,
         allowed_hosts: Collection[str] = (),
         header_timeout: float = D.HEADER_TIMEOUT_SECONDS,
+        max_receiving_bytes: int = D.MAX_RECEIVING_BYTES,
     ):
         self.socket = sock
         self.db = db
@@ -110,7 +111,7 @@ class EndpointServer:
             allowed_hosts=allowed_hosts,
         )
         self.executor = ThreadPoolExecutor(engine_threads, thread_name_prefix="sqsqlite-engine") if engine_threads else None
-        self.app = App(self.dispatcher, db.wakeups, self.executor, inline_below)
+        self.app = App(self.dispatcher, db.wakeups, self.executor, inline_below, max_receiving=max_receiving_bytes)
         self.verbose = verbose
         self.stopping = False
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -234,6 +235,8 @@ def make_server(
     console_secret: bytes | None = None,
     allow_hosts: Collection[str] = (),
     header_timeout: float = D.HEADER_TIMEOUT_SECONDS,
+    max_receiving_bytes: int = D.MAX_RECEIVING_BYTES,
+    console_only: bool = False,
 ) -> EndpointServer:
     """An endpoint bound to host:port (port 0: any free port; ``sock``: an already listening
     socket), not yet serving; the web console at /console and Prometheus metrics at /metrics
@@ -242,11 +245,15 @@ def make_server(
     localhost's that requests may give, on loopback). ``inline_below``: engine calls run on the event
     loop while fewer requests are being served (0: always on the thread pool). ``header_timeout``:
     a connection that has not completed a request's headers this long after connecting (or after
-    that request's first byte, between requests) is closed (protocol.py)."""
+    that request's first byte, between requests) is closed (protocol.py). ``max_receiving_bytes``:
+    what the request bodies being received may hold together, each body's first 64 KiB aside;
+    past it a body is refused 503 ServiceUnavailable (asgi.py). ``console_only``: the web console
+    and /metrics alone (``sqsqlite console``), the keys its basic credentials, no SQS."""
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
     db = ServedDatabase(db_path, clock=clock, region=region, account_id=account_id)
-    verifier = Verifier(access_key, secret_key) if access_key is not None and secret_key is not None else None
+    keyed = access_key is not None and secret_key is not None and not console_only
+    verifier = Verifier(access_key, secret_key, region=db.region) if keyed else None  # type: ignore[arg-type]  # both given
     try:
         if sock is None:
             sock = listen(host, port)
@@ -260,7 +267,9 @@ def make_server(
             inline_below=inline_below,
             allowed_hosts=allow_hosts,
             header_timeout=header_timeout,
+            max_receiving_bytes=max_receiving_bytes,
         )
+        server.dispatcher.console_only = console_only
         server.console = console.for_endpoint(
             db,
             read_only=console_read_only,

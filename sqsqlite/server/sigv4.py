@@ -5,6 +5,14 @@ sign, derived key) from the request as received and compares in constant time. E
 SQS's: a missing signature is ``MissingAuthenticationToken``, an unknown access key
 ``InvalidClientTokenId``, a wrong or stale signature ``SignatureDoesNotMatch``, a malformed
 one ``IncompleteSignature``; each with the JSON ``__type`` SQS's JSON endpoint sends.
+
+A signature is bound to its scope, as SQS binds it: the credential's service must be ``sqs`` and
+its region the server's (``Credential should be scoped to ...``, SignatureDoesNotMatch). The
+payload's hash is always the body's own: SQS, unlike S3, takes no ``UNSIGNED-PAYLOAD`` (the AWS
+SDKs sign SQS bodies over plain HTTP and HTTPS alike, and a presigned URL's empty body), so a
+request signed over that string, or over a hash another body has, does not match. A signed
+request may be sent again unchanged while its timestamp is within 15 minutes of the server's
+clock, as AWS allows: nothing here remembers signatures (docs/server.md).
 """
 
 from __future__ import annotations
@@ -17,9 +25,11 @@ from calendar import timegm
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, unquote
 
+from .. import defaults as D
 from .wire import WireError
 
 ALGORITHM = "AWS4-HMAC-SHA256"
+SERVICE = "sqs"
 # How far a signed timestamp may be from the server's clock (AWS allows 15 minutes).
 MAX_SKEW_SECONDS = 15 * 60
 MAX_PRESIGN_EXPIRES = 7 * 24 * 3600
@@ -46,6 +56,11 @@ def _invalid_key() -> WireError:
 
 def _mismatch(message: str) -> WireError:
     return WireError("SignatureDoesNotMatch", message, 403, "com.amazon.coral.service#InvalidSignatureException")
+
+
+_NOT_MATCHING = (
+    "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method."
+)
 
 
 def _uri_encode(text: str) -> str:
@@ -93,10 +108,11 @@ def _signing_key(secret: str, date: str, region: str, service: str) -> bytes:
 class Verifier:
     """Checks requests against one access key / secret key pair."""
 
-    def __init__(self, access_key: str, secret_key: str, now=time.time):
+    def __init__(self, access_key: str, secret_key: str, now=time.time, region: str = D.DEFAULT_REGION):
         self.access_key = access_key
         self.secret_key = secret_key
         self.now = now
+        self.region = region  # the one region a credential may be scoped to
 
     def verify(
         self,
@@ -107,6 +123,39 @@ class Verifier:
         body: bytes,
     ) -> None:
         """Raise the SQS error for a request not signed with this key pair."""
+        by_name, fields, amz_date, drop, date, region, service = self._checked(raw_query, headers)
+        signed = [h.strip() for h in fields["SignedHeaders"].lower().split(";") if h.strip()]
+        if "host" not in signed:
+            raise _mismatch("The request signature must cover the Host header.")
+        # The body's own hash, whatever X-Amz-Content-Sha256 says (UNSIGNED-PAYLOAD, or another
+        # body's hash): a signature covers the body it came with, or nothing matches.
+        payload_hash = hashlib.sha256(body).hexdigest()
+        canonical = "\n".join(
+            (
+                method,
+                quote(path or "/", safe="/~"),
+                canonical_query(raw_query, drop),
+                _canonical_headers(by_name, signed),
+                ";".join(signed),
+                payload_hash,
+            )
+        )
+        scope = f"{date}/{region}/{service}/aws4_request"
+        to_sign = "\n".join((ALGORITHM, amz_date, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()))
+        expected = hmac.new(_signing_key(self.secret_key, date, region, service), to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, fields["Signature"].strip().lower()):
+            raise _mismatch(_NOT_MATCHING)
+
+    def check_before_body(self, raw_query: str, headers: Iterable[tuple[str, str]]) -> None:
+        """Raise the SQS error ``verify`` would raise for anything but the signature's value: no
+        signature, a malformed one, another access key or scope, a stale date. The server asks
+        this before it reads a body, so that a request that can't be signed holds no memory."""
+        self._checked(raw_query, headers)
+
+    def _checked(
+        self, raw_query: str, headers: Iterable[tuple[str, str]]
+    ) -> tuple[dict[str, list[str]], dict[str, str], str, str | None, str, str, str]:
+        """The signature's parts, every check on them made but that of the signature's value."""
         by_name: dict[str, list[str]] = {}
         for name, value in headers:
             by_name.setdefault(name.lower(), []).append(value)
@@ -139,6 +188,12 @@ class Verifier:
         access_key, date, region, service = m.groups()
         if not hmac.compare_digest(access_key.encode(), self.access_key.encode()):
             raise _invalid_key()
+        # AWS's own words (note the closing space): a signature for another service or region
+        # would otherwise pass, being made with the same secret.
+        if service != SERVICE:
+            raise _mismatch(f"Credential should be scoped to correct service: '{SERVICE}'. ")
+        if region != self.region:
+            raise _mismatch(f"Credential should be scoped to a valid region, not '{region}'. ")
         signed_at = _parse_amz_date(amz_date)
         if not amz_date.startswith(date):
             raise _mismatch(f"The credential date {date} does not match X-Amz-Date {amz_date}.")
@@ -157,35 +212,7 @@ class Verifier:
                 f"Signature expired: {amz_date} is more than {MAX_SKEW_SECONDS // 60} minutes from the server's time "
                 f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now))}."
             )
-
-        signed = [h.strip() for h in fields["SignedHeaders"].lower().split(";") if h.strip()]
-        if "host" not in signed:
-            raise _mismatch("The request signature must cover the Host header.")
-        # The header's value is what the client signed; it must still describe this body.
-        payload_hash = (by_name.get("x-amz-content-sha256") or [None])[0]  # type: ignore[list-item]  # None: not sent
-        if payload_hash != "UNSIGNED-PAYLOAD":
-            computed = hashlib.sha256(body).hexdigest()
-            if payload_hash is not None and payload_hash.lower() != computed:
-                raise _mismatch("X-Amz-Content-Sha256 does not match the request body.")
-            payload_hash = payload_hash or computed
-        canonical = "\n".join(
-            (
-                method,
-                quote(path or "/", safe="/~"),
-                canonical_query(raw_query, drop),
-                _canonical_headers(by_name, signed),
-                ";".join(signed),
-                payload_hash,
-            )
-        )
-        scope = f"{date}/{region}/{service}/aws4_request"
-        to_sign = "\n".join((ALGORITHM, amz_date, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()))
-        expected = hmac.new(_signing_key(self.secret_key, date, region, service), to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, fields["Signature"].strip().lower()):
-            raise _mismatch(
-                "The request signature we calculated does not match the signature you provided. "
-                "Check your AWS Secret Access Key and signing method."
-            )
+        return by_name, fields, amz_date, drop, date, region, service
 
     @staticmethod
     def _header_fields(auth: str) -> dict[str, str]:

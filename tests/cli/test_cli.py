@@ -764,7 +764,7 @@ def test_a_read_only_console_on_a_mistyped_db_path_refuses_in_one_line_and_creat
     import subprocess
     import sys
 
-    pytest.importorskip("sqsqlite.console.command")
+    pytest.importorskip("sqsqlite.server.console_command")
     typo = str(tmp_path / "typo.db")
     script = "import sys; from sqsqlite.cli.entry import main; sys.argv = ['sqsqlite', *sys.argv[1:]]; main()"
     for args in (["console", "--db", typo], ["--db", typo, "console"]):

@@ -66,3 +66,43 @@ def test_copy_says_an_sqs_error_of_the_other_end_in_the_aws_clis_line_with_what_
     line, hint = done.stderr.splitlines()
     assert line.startswith("An error occurred (InvalidClientTokenId) when calling the CreateQueue operation: ")
     assert hint == "hint: could not create queue MyQueue"
+
+
+REMOTE_SIDE = [
+    ("a region botocore refuses", ["--region", "us_east!1"], {}, "InvalidRegionError: Provided region_name 'us_east!1'"),
+    ("a profile that is not there", [], {"AWS_PROFILE": "nope"}, "ProfileNotFound: The config profile (nope) could not be found"),
+]
+
+
+@pytest.mark.parametrize("what, args, env, said", REMOTE_SIDE, ids=[r[0] for r in REMOTE_SIDE])
+@pytest.mark.parametrize("direction", ["--to-endpoint-url", "--from-endpoint-url"])
+def test_a_remote_side_setting_the_client_refuses_is_one_line_whichever_way_the_copy_goes(
+    tmp_path, local, monkeypatch, what, args, env, said, direction
+):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    queue = ["--queue-url", "http://127.0.0.1:1/000000000000/q"] if direction == "--from-endpoint-url" else []
+    done = copy("--db", local, direction, "http://127.0.0.1:1", *queue, *args)
+    assert done.exit_code == 255, done.output
+    [line] = done.stderr.splitlines()
+    assert line.startswith("sqsqlite: ") and said in line and "unexpected error" not in line, line
+
+
+def test_copy_with_no_credentials_anywhere_is_one_line(tmp_path, local):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null", AWS_EC2_METADATA_DISABLED="true", HOME=str(tmp_path))
+    sqsqlite_cli = str(Path(sys.executable).with_name("sqsqlite"))
+    done = subprocess.run(
+        [sys.executable, sqsqlite_cli, "copy", "--db", local, "--to-endpoint-url", "http://127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 255
+    assert done.stderr == "sqsqlite: could not create queue MyQueue: NoCredentialsError: Unable to locate credentials\n"

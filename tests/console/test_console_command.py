@@ -57,7 +57,7 @@ def test_the_console_command_is_listed_and_has_help_with_an_example():
 def test_without_the_console_extra_the_command_says_what_to_install_and_exits_255(monkeypatch):
     from sqsqlite.cli import main
 
-    for module in ("sqsqlite.console.command", "sqsqlite.console.app"):
+    for module in ("sqsqlite.server.console_command", "sqsqlite.console.app"):
         monkeypatch.delitem(sys.modules, module, raising=False)
     monkeypatch.setitem(sys.modules, "jinja2", None)  # as if Jinja2 were not installed
     monkeypatch.delitem(main.cli.commands, "console", raising=False)
@@ -93,8 +93,8 @@ def test_a_server_off_this_machine_without_keys_is_started_with_a_warning(tmp_pa
 
 @pytest.mark.parametrize("value", ["alias:9325", "http://alias", "alias/console", ""])
 def test_an_allow_host_with_a_port_scheme_or_path_or_empty_is_refused_by_serve_and_console(value):
-    from sqsqlite.console.command import console
     from sqsqlite.server.command import serve
+    from sqsqlite.server.console_command import console
 
     for command in (console, serve):  # options parsed, nothing run
         with pytest.raises(click.BadParameter, match="without a port, scheme or path"):

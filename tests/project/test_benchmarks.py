@@ -262,3 +262,20 @@ def test_the_transactions_benchmark_measures_each_system_at_a_tiny_size(tmp_path
         assert rate > 0
     figures = T.long_transactions(d, 50, seconds=0.3)
     assert set(figures) == {"send", "receive + delete"} and figures["send"]["calls"] > 0
+
+
+def test_the_hostile_client_benchmark_reports_memory_descriptors_and_the_bystanders_latency_for_both_servers(tmp_path):
+    import json
+
+    from benchmarks import hostile
+
+    out = tmp_path / "hostile.json"
+    hostile.main(
+        ["--probes", "idle-keepalive", "burst", "--connections", "4", "--burst", "4", "--seconds", "0.3", "--settle", "0.2"]
+        + ["--floor", "0.5", "--out", str(out)]
+    )
+    rows = json.loads(out.read_text())["rows"]
+    assert {(r["server"], r["probe"]) for r in rows} == {(s, p) for s in ("serve", "console") for p in ("idle-keepalive", "burst")}
+    for row in rows:
+        assert row["rss_peak_mib"] > 0 and row["fds_peak"] > 0 and row["bystander_floor_ms"] is not None
+        assert sum(row["ends"].values()) == row["clients"]

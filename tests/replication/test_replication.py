@@ -296,6 +296,42 @@ def test_a_restore_from_a_directory_replica_holds_what_was_sent_and_not_what_was
     assert len(later) == 5 and sorted(now + later) == sorted(want.values())
 
 
+# A `$NAME` Litestream would expand (HOME is set; FIVE is not, so `$5`-like text would vanish),
+# spaces and both quotes, in the folder and in the file's name.
+ODD = "odd $HOME ${FIVE} 'single' \"double\""
+
+
+@needs_litestream
+def test_paths_with_dollars_spaces_and_quotes_reach_litestream_verbatim_and_the_restored_file_is_0600(tmp_path):
+    folder = tmp_path / ODD
+    folder.mkdir()
+    db_path, replica = folder / "price$5 'q' \"x\".db", folder / "replica $HOME"
+    with sqsqlite.connect(str(db_path)) as db:
+        db.create_queue("prices").send_message("5 dollars")
+        want = messages(db_path)
+    env = {**os.environ, "FIVE": "elsewhere"}
+    replication = start_replication(db_path, str(replica), env=env)
+    try:
+        # A restore into another odd path finds the replica where sqsqlite said it would be.
+        assert restored_once_caught_up(str(replica), want, folder, env=env) == want
+        assert replica.is_dir() and not (tmp_path / "elsewhere").exists()
+        assert (folder / f".{db_path.name}-litestream").is_dir()  # Litestream watched this very file
+    finally:
+        kill_group(replication)
+    restored = folder / "back $HOME 'a' \"b\".db"
+    done = subprocess.run(
+        [*SQSQLITE, "restore", "--db", str(restored), "--from", str(replica)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        preexec_fn=lambda: os.umask(0),  # Litestream writes what it restores under the umask
+    )
+    assert done.returncode == 0, done.stderr
+    assert messages(restored) == want
+    assert restored.stat().st_mode & 0o777 == 0o600
+
+
 @needs_litestream
 def test_a_restore_with_a_timestamp_gives_the_database_as_that_instant_saw_it(tmp_path):
     from datetime import datetime, timezone

@@ -2,6 +2,7 @@
 SigV4, long polling under load, request size limits and connection housekeeping."""
 
 import contextlib
+import hashlib
 import http.client
 import json
 import os
@@ -400,17 +401,83 @@ def test_the_verifier_agrees_with_botocores_signer_and_rejects_stale_or_altered_
     )
     SigV4Auth(Credentials(ACCESS, SECRET), "sqs", "eu-west-1").add_auth(req)
     headers = list(req.headers.items()) + [("Host", "127.0.0.1:9324")]
-    Verifier(ACCESS, SECRET).verify("POST", "/", "", headers, body)
+    Verifier(ACCESS, SECRET, region="eu-west-1").verify("POST", "/", "", headers, body)
     with pytest.raises(sqsqlite.SQSError) as err:
-        Verifier(ACCESS, SECRET).verify("POST", "/", "", headers, body + b" ")
+        Verifier(ACCESS, SECRET, region="eu-west-1").verify("POST", "/", "", headers, body + b" ")
     assert err.value.code == "SignatureDoesNotMatch"
     with pytest.raises(sqsqlite.SQSError) as err:
-        Verifier(ACCESS, SECRET, now=lambda: time.time() + 3600).verify("POST", "/", "", headers, body)
+        Verifier(ACCESS, SECRET, now=lambda: time.time() + 3600, region="eu-west-1").verify("POST", "/", "", headers, body)
     assert err.value.code == "SignatureDoesNotMatch" and "expired" in str(err.value)
     broken = [(k, "AWS4-HMAC-SHA256 Credential=x") if k == "Authorization" else (k, v) for k, v in headers]
     with pytest.raises(sqsqlite.SQSError) as err:
-        Verifier(ACCESS, SECRET).verify("POST", "/", "", broken, body)
+        Verifier(ACCESS, SECRET, region="eu-west-1").verify("POST", "/", "", broken, body)
     assert err.value.code == "IncompleteSignature"
+
+
+def _signed(body: bytes, service: str = "sqs", region: str = "us-east-1", payload: str | None = None) -> list[tuple[str, str]]:
+    """A JSON request's headers as botocore signs them (``payload``: the X-Amz-Content-Sha256 the
+    client claims, signed over as S3's signers do)."""
+    headers = {"X-Amz-Target": "AmazonSQS.ListQueues", "Content-Type": "application/x-amz-json-1.0"}
+    if payload is not None:
+        headers["X-Amz-Content-SHA256"] = payload
+    req = AWSRequest(method="POST", url="http://127.0.0.1:9324/", data=body, headers=headers)
+    signer = SigV4Auth(Credentials(ACCESS, SECRET), service, region)
+    if payload is not None:
+        signer.payload = lambda request: payload  # type: ignore[method-assign]
+    signer.add_auth(req)
+    return list(req.headers.items()) + [("Host", "127.0.0.1:9324")]
+
+
+SCOPE_REFUSALS = [
+    ("another service's signature", dict(service="s3"), "Credential should be scoped to correct service: 'sqs'. "),
+    ("another region's signature", dict(region="eu-west-1"), "Credential should be scoped to a valid region, not 'eu-west-1'. "),
+]
+
+
+@pytest.mark.parametrize("what, signed_for, text", SCOPE_REFUSALS, ids=[s[0] for s in SCOPE_REFUSALS])
+def test_a_signature_made_for_another_service_or_region_is_refused_in_aws_words(what, signed_for, text):
+    body = b"{}"
+    with pytest.raises(sqsqlite.SQSError) as err:
+        Verifier(ACCESS, SECRET).verify("POST", "/", "", _signed(body, **signed_for), body)
+    assert (err.value.code, err.value.message) == ("SignatureDoesNotMatch", text)
+
+
+@pytest.mark.parametrize("claimed", ["UNSIGNED-PAYLOAD", "the signed body's sha256"])
+def test_a_signed_request_whose_body_was_replaced_is_refused_whatever_payload_hash_it_claims(claimed):
+    signed_body, sent = b'{"QueueNamePrefix":"mine"}', b'{"QueueNamePrefix":"theirs"}'
+    payload = "UNSIGNED-PAYLOAD" if claimed == "UNSIGNED-PAYLOAD" else hashlib.sha256(signed_body).hexdigest()
+    headers = _signed(signed_body, payload=payload)
+    with pytest.raises(sqsqlite.SQSError) as err:
+        Verifier(ACCESS, SECRET).verify("POST", "/", "", headers, sent)
+    assert err.value.code == "SignatureDoesNotMatch"
+    assert err.value.message.startswith("The request signature we calculated does not match the signature you provided.")
+
+
+def test_sqs_takes_no_unsigned_payload_even_for_the_body_that_was_sent():
+    body = b"{}"
+    with pytest.raises(sqsqlite.SQSError) as err:
+        Verifier(ACCESS, SECRET).verify("POST", "/", "", _signed(body, payload="UNSIGNED-PAYLOAD"), body)
+    assert err.value.code == "SignatureDoesNotMatch"
+
+
+def test_a_signed_request_sent_again_within_fifteen_minutes_is_served_again_as_aws_serves_it():
+    body = b"{}"
+    headers = _signed(body)
+    signed_at = time.time()
+    for later in (0, 60, 14 * 60):
+        Verifier(ACCESS, SECRET, now=lambda later=later: signed_at + later).verify("POST", "/", "", headers, body)
+    with pytest.raises(sqsqlite.SQSError, match="expired"):
+        Verifier(ACCESS, SECRET, now=lambda: signed_at + 16 * 60).verify("POST", "/", "", headers, body)
+
+
+def test_a_server_answers_a_signature_for_its_own_region_only(tmp_path):
+    with BackgroundServer(str(tmp_path / "r.db"), access_key=ACCESS, secret_key=SECRET, region="eu-west-1") as s:
+        in_region = boto3.client("sqs", endpoint_url=s.url, region_name="eu-west-1", **CREDENTIALS)
+        in_region.list_queues()
+        with pytest.raises(ClientError) as err:
+            boto3_client(s.url).list_queues()  # us-east-1
+    assert err.value.response["Error"]["Code"] == "SignatureDoesNotMatch"
+    assert err.value.response["Error"]["Message"] == "Credential should be scoped to a valid region, not 'us-east-1'. "
 
 
 def test_without_credentials_configured_any_signature_is_accepted(server):
