@@ -198,7 +198,10 @@ def run_workers(
             signal.signal(s, handler)
     if problem:
         return problem
-    return None if all(p.returncode == 0 for p in live) else "some requests did not finish in time"
+    # A worker stopped before it served (SIGTERM kills it until its own handler is set) had no
+    # request to finish.
+    unfinished = [p for p in live if p.returncode != 0 and not (p.returncode == -signal.SIGTERM and p.pid not in ready)]
+    return "some requests did not finish in time" if unfinished else None
 
 
 # prctl's option for the signal a process gets when its parent dies (linux/prctl.h).

@@ -171,6 +171,25 @@ def test_a_crash_looping_worker_is_started_again_after_pauses_that_double(caplog
     assert outcome == ["some requests did not finish in time"] or outcome == [None]
 
 
+SLOW_START = """
+import time
+time.sleep(30)  # stopped before it is ready: SIGTERM's default action ends it
+"""
+
+
+def test_a_stop_while_workers_are_starting_is_clean():
+    stop = threading.Event()
+    outcome: list[str | None] = []
+    runner = threading.Thread(
+        target=lambda: outcome.append(run_workers({}, 2, _listening(), argv=[sys.executable, "-c", SLOW_START], stop=stop))
+    )
+    runner.start()
+    time.sleep(0.5)
+    stop.set()
+    runner.join(30)
+    assert outcome == [None]  # it said "some requests did not finish in time", and serve exited 1
+
+
 def test_a_worker_that_cannot_start_stops_the_service_with_its_reason_in_one_line():
     started: list[bool] = []
     begun = time.monotonic()
