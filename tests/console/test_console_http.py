@@ -37,6 +37,12 @@ def test_the_queue_list_shows_every_queue_with_its_figures(web):
     assert '<td class="n" data-figure="dead_letter_depth">3</td>' in row
 
 
+def test_the_queue_list_shows_the_database_files_size_free_space_and_wal(web, served):
+    page = web.get("/console").text
+    line = re.search(r'<p id="file">(.*?)</p>', page, re.S).group(1)
+    assert line.startswith("Database file: ") and "free (" in line and "returned to the disk in the background" in line and "WAL " in line
+
+
 def test_the_stats_json_the_page_polls_has_every_stats_figure(web, served):
     answer = web.get("/console/api/stats")
     assert answer.status == 200 and answer.headers["content-type"] == "application/json"
