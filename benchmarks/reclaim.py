@@ -184,6 +184,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict:
     steps = [h for t, h in holds.holds if t >= reclaim_started]
     result["steps"] = len(steps)
     result["longest_steps"] = [line for _, _, line in sorted((x for x in holds.lines if x[0] >= reclaim_started), key=lambda x: -x[1])[:5]]
+    result["median_hold_ms"] = round(statistics.median(steps), 3) if steps else None
     result["longest_hold_ms"] = round(max(steps), 3) if steps else None
     result["p99_hold_ms"] = round(statistics.quantiles(steps, n=100, method="inclusive")[98], 3) if len(steps) >= 2 else None
     for kind in ("send", "receive"):
