@@ -13,7 +13,7 @@ from typing import Any
 
 from . import defaults as D
 from .dbfile import FileIdentity
-from .space import Reclaimer
+from .space import Reclaimer, lock_path
 
 log = logging.getLogger("sqsqlite.store")
 
@@ -46,14 +46,14 @@ class Checkpointer:
     synced, and the WAL starts again from its beginning.
 
     After commits, at most every D.RECLAIM_LOOK_SECONDS, it looks at the file's free pages and,
-    past the threshold, returns them in short steps under the writers' lock (space.Reclaimer;
-    ``lock_path``: the writers' lock file, None for no reclaim).
+    past the threshold, returns them in short steps under the writers' lock (space.Reclaimer).
 
     The thread holds no reference to its Store, so a Store dropped without close() is still
     collected; its finalizer (also run at exit) stops the thread."""
 
-    def __init__(self, path: str, synchronous: str, enabled: bool, file: FileIdentity | None = None, lock_path: str | None = None):
-        self.path, self.synchronous, self.lock_path = path, synchronous, lock_path
+    def __init__(self, path: str, synchronous: str, enabled: bool, file: FileIdentity | None = None):
+        self.path, self.synchronous = path, synchronous
+        self.lock_path = lock_path(path)  # the writers' lock file, which a reclaim step takes
         self.reclaimer: Reclaimer | None = None  # the running thread's
         self.file = file  # the store's: a pass looks whether the file was deleted or replaced
         self.closed = not enabled  # a disabled one is closed from the start
@@ -129,14 +129,14 @@ class Checkpointer:
                     conn.close()
             self.closed = self.wanted = True  # SQLite's own checkpoints go on as before
             return
-        reclaimer = self.reclaimer = None if self.lock_path is None else Reclaimer(self.path, self.lock_path)
+        reclaimer = self.reclaimer = Reclaimer(self.path, self.lock_path)
         try:
             done, last = 0, time.monotonic()
             looked = True  # no commit since the last look at the free pages
             while True:
                 # Idle after commits, it still wakes for the next look at the free pages: a queue
                 # drained by its last commits gives its space back without another one.
-                timeout = None if reclaimer is None or looked else max(0.0, reclaimer.next_look - time.monotonic())
+                timeout = None if looked else max(0.0, reclaimer.next_look - time.monotonic())
                 woken = wake.wait(timeout)
                 if stop.is_set():
                     return
@@ -167,7 +167,7 @@ class Checkpointer:
                         # Busy: every pass costs two fsyncs whatever it copies, so the next one waits
                         # until about CHECKPOINT_PAGES more pages have come.
                         wait = min(D.CHECKPOINT_LIGHT_WAIT, D.CHECKPOINT_PAGES / rate) - D.CHECKPOINT_GATHER
-                if reclaimer is not None and not looked and reclaimer.looks_due(time.monotonic()):
+                if not looked and reclaimer.looks_due(time.monotonic()):
                     looked = True
                     if self._reclaim(conn, reclaimer, stop):
                         return

@@ -331,8 +331,8 @@ def vacuum(
 ) -> tuple[Space, Space]:
     """Compact the file at ``path`` and leave it incremental: (figures before, after).
 
-    An incremental file is compacted in steps (Reclaimer's, without pauses): writers wait at
-    most one step at a time. Any other file gets SQLite's VACUUM, which makes it incremental:
+    An incremental file is compacted in steps (Reclaimer's, paced as in the background): writers
+    wait at most one step at a time. Any other file gets SQLite's VACUUM, which makes it incremental:
     it holds the write lock for its whole run and needs free disk of about twice the live pages;
     both are checked first (VacuumRefused, nothing changed). An interrupt (Ctrl-C) stops it
     between pages: what was done is committed (steps) or undone (VACUUM); the file stays sound."""
@@ -378,9 +378,12 @@ def _compact_in_steps(conn: sqlite3.Connection, path: str, lock_path: str, befor
         if left < 0:
             raise VacuumRefused(f"another program holds {path!r}'s SQLite write lock without sqsqlite's lock file; try again when it ends")
         progress(1 - left / total, f"{_bytes((total - left) * before.page_size)} of {_bytes(total * before.page_size)} returned")
-        # Every few steps a checkpoint, so the WAL the steps write stays small.
+        # Every few steps a checkpoint, so the WAL the steps write stays small; between steps the
+        # background's pause, so writers get their turns (an flock is not handed over in order).
         if reclaimer.figures.steps % 16 == 0:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if left > 0:
+            time.sleep(reclaimer.pause())
 
 
 def _run_watched(

@@ -33,7 +33,7 @@ from . import defaults as D
 from .checkpoint import Checkpointer
 from .dbfile import FileIdentity, close_fds, create_private, has_file, open_lock_file
 from .errors import DatabaseError
-from .space import lock_path, prepare_new
+from .space import prepare_new
 from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, busy, explain, foreign, lock_briefly, not_ours, readonly, retrying, undone
 
 fcntl: Any
@@ -370,7 +370,7 @@ class Store:
         self._lockfds: list[int] = []
         self._lock_retry_at = 0.0  # monotonic time before which _open_lock tries no lock file again
         weakref.finalize(self, close_fds, self._lockfds)
-        self._lock_key = lock_path(self.path)
+        self._lock_key = os.path.realpath(self.path) + "-lock"
         self._gate_key = os.path.realpath(self.path) + "-sendlock"
         # The file as every connection opens it, absolute: a thread (or the checkpoint thread)
         # opening its connection after the process changed directory opens this same file. The
@@ -381,9 +381,7 @@ class Store:
         # Only under NORMAL does a checkpoint carry the WAL's fsync: FULL syncs the WAL at every
         # commit (its checkpoints only copy pages back, and a thread's fsyncs would compete
         # with the commits'), OFF never syncs.
-        self._checkpointer = Checkpointer(
-            self._opened, self.synchronous, self.synchronous == "NORMAL" and has_file(self.path), self._file, self._lock_key
-        )
+        self._checkpointer = Checkpointer(self._opened, self.synchronous, self.synchronous == "NORMAL" and has_file(self.path), self._file)
         weakref.finalize(self, self._checkpointer.close)
         _STORES.add(self)  # after every attribute the fork hook touches
         self._lock = threading.Lock()
