@@ -131,15 +131,17 @@ RECLAIM_LOOK_SECONDS = 2.0
 # IMMEDIATE as a writer does, and runs PRAGMA incremental_vacuum on as many pages as fit in about
 # RECLAIM_STEP_SECONDS of lock (from RECLAIM_STEP_PAGES, then in proportion to the last step's
 # time a page, at most doubled or halved, within RECLAIM_STEP_PAGES_MIN..MAX: pages at the end of
-# the file are only cut off, ~2 us each; pages it must move cost ~20-40 us each). The cap keeps a
-# step's CPU time under about 1 ms: at 1,024 pages some steps took 2-2.7 ms of CPU. Between steps
-# it waits so that the steps hold the lock at most RECLAIM_DUTY of the time: writers wait at most
-# one step, and seldom (so a smaller step costs no speed: the pause shrinks with it).
-RECLAIM_STEP_SECONDS = 0.001
+# the file are only cut off, ~2 us each; pages it must move cost ~20-40 us each). Between steps
+# it waits so that the steps hold the lock at most RECLAIM_DUTY of the time. A writer arriving
+# during a step waits for the rest of it, so the step's length is what a writer's p99 latency
+# feels and the duty how often: 1 ms steps at 10% put a receive's p99 at 2.5-4.4x its floor of
+# 0.2 ms, 0.25 ms steps at 5% at 1.2x (docs/performance.md). Smaller steps cost no speed, as the
+# pause shrinks with them; the duty sets the speed (about 40 MB a second at 5% here).
+RECLAIM_STEP_SECONDS = 0.00025
 RECLAIM_STEP_PAGES = 64
 RECLAIM_STEP_PAGES_MIN = 8
-RECLAIM_STEP_PAGES_MAX = 256
-RECLAIM_DUTY = 0.1
+RECLAIM_STEP_PAGES_MAX = 128
+RECLAIM_DUTY = 0.05
 # A program writing with SQLite alone (no sqsqlite lock file) holding SQLite's lock: a step waits
 # this long for it, then leaves its turn to the next look.
 RECLAIM_BUSY_SECONDS = 0.05
