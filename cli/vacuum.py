@@ -36,7 +36,7 @@ def vacuum(s: Settings, into: str | None, wait: float) -> None:
     """Give the database file's free pages back to the disk, with a progress bar.
 
     A file sqsqlite made gives its space back by itself; on it this returns every free page now,
-    in steps that each hold the write lock a few milliseconds, while the queues run. An older file
+    in steps that each hold the write lock under a millisecond, while the queues run. An older file
     is rewritten compact with SQLite's VACUUM, which makes it give space back by itself from then
     on: VACUUM holds the write lock for its whole run (other processes' writes wait) and needs
     free disk of about twice the live data; both are checked first, and said in one line if
