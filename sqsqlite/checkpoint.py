@@ -168,9 +168,9 @@ class Checkpointer:
                         # until about CHECKPOINT_PAGES more pages have come.
                         wait = min(D.CHECKPOINT_LIGHT_WAIT, D.CHECKPOINT_PAGES / rate) - D.CHECKPOINT_GATHER
                 if not looked and reclaimer.looks_due(time.monotonic()):
-                    looked = True
                     if self._reclaim(conn, reclaimer, stop):
                         return
+                    looked = not reclaimer.gave_way
                 if wait > 0 and stop.wait(wait):
                     return
         finally:

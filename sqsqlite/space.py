@@ -193,6 +193,9 @@ class Reclaimer:
         self.figures = StepFigures()
         self.last_hold = 0.0
         self.incremental: bool | None = None  # known after the first look
+        # The last step found SQLite's lock held by a program outside sqsqlite (Litestream's
+        # checkpoint, the sqlite3 shell) and gave way: look again, commits or not.
+        self.gave_way = False
 
     def looks_due(self, now: float) -> bool:
         return now >= self.next_look
@@ -232,21 +235,27 @@ class Reclaimer:
                     _step_once(conn, self.pages)
                 except sqlite3.OperationalError as exc:
                     if "locked" in str(exc) or "busy" in str(exc):
+                        self.gave_way = True
                         return -1
                     raise
                 took, cpu = time.perf_counter() - held, time.thread_time() - cpu
                 left = conn.execute("PRAGMA freelist_count").fetchone()[0]
         finally:
             lock.close()
+        self.gave_way = False
         figures = self.figures
         figures.steps += 1
         figures.longest_hold = max(figures.longest_hold, took)
-        self.last_hold = took
-        # The thread's CPU time beside the lock's: a step far longer than its CPU time waited for a core or the disk.
+        # The thread's CPU time beside the lock's: a step far longer than its CPU time waited (for a
+        # core, the disk, or SQLite's lock held by Litestream's checkpoint). Such a wait says nothing
+        # of what the next step's pages cost, nor does it take a turn from writers that they would
+        # have had: the next step's size follows the CPU time, and the pause counts at most four
+        # steps' worth (else one 50 ms wait for Litestream would pause the steps for a second).
+        self.last_hold = min(took, 4 * D.RECLAIM_STEP_SECONDS)
         log.debug("reclaim step: %d pages asked, %d free left, lock held %.3f ms, cpu %.3f ms", self.pages, left, took * 1000, cpu * 1000)
         # The next step's pages in proportion to this one's time per page, at most doubled or
         # halved: pages cut off the end cost ~2 us, pages moved 20-40 us.
-        scale = min(2.0, max(0.5, D.RECLAIM_STEP_SECONDS / max(took, 1e-6)))
+        scale = min(2.0, max(0.5, D.RECLAIM_STEP_SECONDS / max(cpu, 1e-6)))
         self.pages = int(min(D.RECLAIM_STEP_PAGES_MAX, max(D.RECLAIM_STEP_PAGES_MIN, self.pages * scale)))
         return left
 

@@ -144,6 +144,7 @@ def test_a_step_sizes_the_next_one_to_hold_the_lock_about_the_step_time(db_path,
         reclaimer.step(conn)
     assert reclaimer.pages == D.RECLAIM_STEP_PAGES_MIN
     assert reclaimer.pause() == pytest.approx(reclaimer.last_hold * (1 / D.RECLAIM_DUTY - 1))
+    assert reclaimer.last_hold <= 4 * D.RECLAIM_STEP_SECONDS  # a wait inside a step pauses the next one little
     conn.close()
     db.close()
 
@@ -321,4 +322,23 @@ def test_vacuum_into_writes_a_compact_incremental_copy_and_never_replaces_a_file
         assert len(copy.queue("orders").peek("all", 10_000)) == 3001
     with pytest.raises(space.VacuumRefused, match="exists already"):
         space.vacuum_into(db_path, target)
+    db.close()
+
+
+def test_a_step_gives_way_to_a_program_holding_sqlites_lock_without_the_lock_file(db_path, clock):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    fill(q)
+    q.purge_queue()
+    other = sqlite3.connect(db_path, isolation_level=None)  # the sqlite3 shell, a checkpoint of Litestream's
+    other.execute("BEGIN IMMEDIATE")
+    conn = sqlite3.connect(db_path, isolation_level=None, timeout=0.01)
+    reclaimer = space.Reclaimer(db_path, space.lock_path(db_path), free_fraction=0.0, min_free_bytes=0)
+    free = figures(db_path).free_pages
+    assert reclaimer.step(conn) == -1 and reclaimer.gave_way  # the checkpoint thread looks again, commits or not
+    assert figures(db_path).free_pages == free and not conn.in_transaction
+    other.execute("ROLLBACK")
+    assert reclaimer.step(conn) >= 0 and not reclaimer.gave_way
+    conn.close()
+    other.close()
     db.close()
