@@ -134,9 +134,10 @@ RECLAIM_LOOK_SECONDS = 2.0
 # the file are only cut off, ~2 us each; pages it must move cost ~20-40 us each). Between steps
 # it waits so that the steps hold the lock at most RECLAIM_DUTY of the time. A writer arriving
 # during a step waits for the rest of it, so the step's length is what a writer's p99 latency
-# feels and the duty how often: 1 ms steps at 10% put a receive's p99 at 2.5-4.4x its floor of
-# 0.2 ms, 0.25 ms steps at 5% at 1.2x (docs/performance.md). Smaller steps cost no speed, as the
-# pause shrinks with them; the duty sets the speed (about 40 MB a second at 5% here).
+# feels and the duty how often: 1 ms steps at 10% put a receive's p99 at up to 4.4x its floor of
+# 0.2 ms, 0.25 ms steps at 5% at 1.1-3.4x (docs/performance.md). Smaller steps cost no speed, as
+# the pause shrinks with them; the duty sets the speed (40-70 MB a second at 5% here) and how
+# often a writer meets a step.
 RECLAIM_STEP_SECONDS = 0.00025
 RECLAIM_STEP_PAGES = 64
 RECLAIM_STEP_PAGES_MIN = 8
