@@ -345,7 +345,10 @@ class Console:
         # With a fresh form token: the page's script puts it in the page's forms, so a page left
         # open keeps working past CONSOLE_FORM_TOKEN_SECONDS while none of its tokens does.
         stats = self._stats(None if name is None else [name])
-        return self._json({"queues": stats, "now": self.db.now(), "token": self.form_token()})
+        answer = {"queues": stats, "now": self.db.now(), "token": self.form_token()}
+        if name is None:  # the queue list's poll: its line on the file too
+            answer["file"] = self._file()
+        return self._json(answer)
 
     def queue_page(self, params: dict[str, str], name: str, head: bool = False) -> Response:
         queue = self.db.queue(name)
