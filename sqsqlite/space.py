@@ -163,7 +163,6 @@ class StepFigures:
     """What the reclaim steps did so far (for anyone watching: a benchmark, a log)."""
 
     steps: int = 0
-    pages: int = 0
     longest_hold: float = 0.0  # seconds: the longest one step held the writers' lock
 
 
@@ -239,9 +238,10 @@ class Reclaimer:
                         return -1
                     raise
                 took, cpu = time.perf_counter() - held, time.thread_time() - cpu
-                left = conn.execute("PRAGMA freelist_count").fetchone()[0]
         finally:
             lock.close()
+        with inside if inside is not None else nullcontext():
+            left = conn.execute("PRAGMA freelist_count").fetchone()[0]
         self.gave_way = False
         figures = self.figures
         figures.steps += 1
