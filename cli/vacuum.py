@@ -64,10 +64,15 @@ def vacuum(s: Settings, into: str | None, wait: float) -> None:
 
         def progress(fraction: float, note: str) -> None:
             if not bar:
-                bar.append(stack.enter_context(click.progressbar(length=1000, label=f"Vacuuming {s.path}", file=sys.stderr)))
+                # The note beside the bar: how much is written or returned, of about how much.
+                bar.append(
+                    stack.enter_context(
+                        click.progressbar(length=1000, label=f"Vacuuming {s.path}", file=sys.stderr, item_show_func=lambda note: note)
+                    )
+                )
             step = int(fraction * 1000) - shown[0]
             if step > 0:
-                bar[0].update(step)
+                bar[0].update(step, note)
                 shown[0] += step
 
         try:
