@@ -1,4 +1,4 @@
-"""Administration SQS never had: migrations, stats, peek, redrive, prune, export/import, queues from a file, demo."""
+"""Administration SQS never had: migrations, stats, peek, redrive, prune, export/import, queues from a file, demo (vacuum: cli/vacuum.py)."""
 
 from __future__ import annotations
 
@@ -201,10 +201,21 @@ def _stats(s: Settings) -> dict:
                 else round(q.oldest_age_in_quiet_groups_seconds, 1),
             }
         )
-    return {"Queues": rows}
+    return {"Queues": rows, "File": _file_figures(s)}
 
 
-class _Seconds(click.FloatRange):
+def _file_figures(s: Settings) -> dict:
+    """The database file's size, free pages and WAL (docs/reliability.md, "Disk space"): one short
+    section under the queues' table, not columns of it."""
+    from sqsqlite import space
+
+    db = s.database(create=False)
+    if s.missing:
+        return {}
+    return space.measure(db.store.connection(), db.path).as_dict()
+
+
+class Seconds(click.FloatRange):
     """A FloatRange that also refuses NaN: NaN compares false with both bounds, so FloatRange
     lets it through, and the pause it would give time.sleep fails only after the first frame."""
 
@@ -230,7 +241,7 @@ def _show_stats(s: Settings, data: dict, wide: bool) -> None:
 @command("stats", output="table")
 @click.option(
     "--watch",
-    type=_Seconds(min=0.1, max=86_400),  # a day: a longer pause is a typo, and inf overflows time.sleep
+    type=Seconds(min=0.1, max=86_400),  # a day: a longer pause is a typo, and inf overflows time.sleep
     metavar="SECONDS",
     help="Refresh every SECONDS (0.1 to 86400) until Ctrl-C, like top.",
 )

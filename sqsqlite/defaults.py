@@ -126,6 +126,39 @@ CHECKPOINT_PAGES = 400
 # commits a second pass 1,000 pages between two of the thread's passes, so writers still synced
 # the WAL and the database in their COMMITs, about 8 us a single send on average.
 WAL_BACKSTOP_PAGES = 10_000
+# Disk space (docs/reliability.md, "Disk space"). A new database file is made with SQLite's
+# auto_vacuum=INCREMENTAL, and the checkpoint thread returns its free pages to the file system
+# when they pass both RECLAIM_FREE_FRACTION of the file's pages and RECLAIM_MIN_FREE_BYTES: a
+# queue whose backlog shrinks gives its space back; one that grows and shrinks a little reuses
+# its free pages (SQLite does) instead of shrinking and growing the file all day.
+RECLAIM_FREE_FRACTION = 0.25
+RECLAIM_MIN_FREE_BYTES = 16 * 1024 * 1024
+# How often (seconds) the thread looks at the free pages, after commits: two PRAGMAs on page 1.
+RECLAIM_LOOK_SECONDS = 2.0
+# Once it starts, it returns every free page, in steps: each takes the writers' lock and BEGIN
+# IMMEDIATE as a writer does, and runs PRAGMA incremental_vacuum on as many pages as fit in about
+# RECLAIM_STEP_SECONDS of lock (from RECLAIM_STEP_PAGES, then in proportion to the last step's
+# time a page, at most doubled or halved, within RECLAIM_STEP_PAGES_MIN..MAX: pages at the end of
+# the file are only cut off, ~2 us each; pages it must move cost ~20-40 us each). Between steps
+# it waits so that the steps hold the lock at most RECLAIM_DUTY of the time. A writer arriving
+# during a step waits for the rest of it, so the step's length is what a writer's p99 latency
+# feels and the duty how often: 1 ms steps at 10% put a receive's p99 at up to 4.4x its floor of
+# 0.2 ms, 0.25 ms steps at 5% at 1.1-3.4x (docs/performance.md). Smaller steps cost no speed, as
+# the pause shrinks with them; the duty sets the speed (40-70 MB a second at 5% here) and how
+# often a writer meets a step.
+RECLAIM_STEP_SECONDS = 0.00025
+RECLAIM_STEP_PAGES = 64
+RECLAIM_STEP_PAGES_MIN = 8
+RECLAIM_STEP_PAGES_MAX = 128
+RECLAIM_DUTY = 0.05
+# A program writing with SQLite alone (no sqsqlite lock file) holding SQLite's lock: a step waits
+# this long for it, then leaves its turn to the next look.
+RECLAIM_BUSY_SECONDS = 0.05
+# sqsqlite vacuum: how long it waits for the writers' lock before it refuses (--wait).
+VACUUM_WAIT_SECONDS = 10.0
+# Then it empties the WAL, trying this many times 50 ms apart while another checkpoint or an
+# older reader is in the way (the checkpoint thread of the next writer finishes it otherwise).
+VACUUM_TRUNCATE_TRIES = 40
 # SQLite's own default, put back on a connection whose checkpoint thread could not run.
 SQLITE_AUTOCHECKPOINT_PAGES = 1000
 # How long a writer keeps retrying a busy database before giving up (seconds).

@@ -33,6 +33,7 @@ from . import defaults as D
 from .checkpoint import Checkpointer
 from .dbfile import FileIdentity, close_fds, create_private, has_file, open_lock_file
 from .errors import DatabaseError, TransactionError
+from .space import prepare_new
 from .tx import (
     ConnectionState,
     Group,
@@ -560,6 +561,7 @@ class Store:
                 if foreign(conn):
                     conn.close()
                     raise DatabaseError(not_ours(self.path))
+                prepare_new(conn)  # a new file gives free pages back (docs/reliability.md, "Disk space")
                 retrying(self.path, lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA foreign_keys=OFF")

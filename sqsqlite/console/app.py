@@ -29,6 +29,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import escape
 
 from .. import defaults as D
+from .. import space
 from ..core.rules import message_state
 from ..errors import QueueDoesNotExist, SQSError
 from . import Response, names_this_machine, serves
@@ -84,6 +85,14 @@ def age(seconds: float | None) -> str:
 def num(value: int | None) -> str:
     """A count with thousands separators, as the page's script writes it."""
     return "-" if value is None else f"{value:,}"
+
+
+def size(value: int) -> str:
+    """Bytes in the unit a person reads them in."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if value >= scale:
+            return f"{value / scale:,.1f} {unit}"
+    return f"{value:,} bytes"
 
 
 def _when(epoch_ms: int | None) -> str:
@@ -145,6 +154,7 @@ class Console:
         self.templates.filters["age"] = age
         self.templates.filters["when"] = _when
         self.templates.filters["num"] = num
+        self.templates.filters["size"] = size
         pages: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(r"/console/?"), self.index),
             (re.compile(r"/console/api/stats"), self.stats_json),
@@ -343,7 +353,12 @@ class Console:
     # ------------------------------------------------------------ pages
 
     def index(self, params: dict[str, str]) -> Response:
-        return self._page("index.html", queues=self._stats(), **self._banners(params))
+        return self._page("index.html", queues=self._stats(), file=self._file(), **self._banners(params))
+
+    def _file(self) -> dict[str, Any]:
+        """The database file's figures for the queue list (docs/reliability.md, "Disk space")."""
+        figures = space.measure(self.db.store.connection(), self.db.path)
+        return {**dataclasses.asdict(figures), "free_bytes": figures.free_bytes}
 
     def stats_json(self, params: dict[str, str]) -> Response:
         """Every queue's figures, or with ``?queue=NAME`` that queue's alone (a queue page polls them)."""
@@ -351,7 +366,10 @@ class Console:
         # With a fresh form token: the page's script puts it in the page's forms, so a page left
         # open keeps working past CONSOLE_FORM_TOKEN_SECONDS while none of its tokens does.
         stats = self._stats(None if name is None else [name])
-        return self._json({"queues": stats, "now": self.db.now(), "token": self.form_token()})
+        answer = {"queues": stats, "now": self.db.now(), "token": self.form_token()}
+        if name is None:  # the queue list's poll: its line on the file too
+            answer["file"] = self._file()
+        return self._json(answer)
 
     def queue_page(self, params: dict[str, str], name: str, head: bool = False) -> Response:
         queue = self.db.queue(name)

@@ -3,7 +3,8 @@
 Per queue, every figure of ``Database.stats()`` under CloudWatch's SQS metric name in snake
 case, labelled ``queue_name``, read by one statement at each scrape; figures CloudWatch has no
 name for carry the ``sqsqlite_`` prefix. Plus the server's own requests: counts, errors and a
-latency histogram by action.
+latency histogram by action. And the database file's size, free pages and WAL size
+(docs/reliability.md, "Disk space").
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from .. import defaults as D
+from .. import space
 from ..actions import MEMBERS, UNSUPPORTED
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -105,6 +107,20 @@ class QueueFigures(Collector):
         queues = GaugeMetricFamily("sqsqlite_queues", "Queues in the database.")
         queues.add_metric([], len(stats))
         yield queues
+        figures = space.measure(self.db.store.connection(), self.db.path)
+        for name, value, help_text in (
+            ("sqsqlite_database_file_bytes", figures.file_bytes, "The database file's size on disk, without its WAL."),
+            (
+                "sqsqlite_database_free_pages",
+                figures.free_pages,
+                "Free pages in the database file: reused by writes, returned to the disk in the background.",
+            ),
+            ("sqsqlite_database_free_bytes", figures.free_bytes, "The free pages' bytes."),
+            ("sqsqlite_wal_bytes", figures.wal_bytes, "The write-ahead log's size on disk."),
+        ):
+            family = GaugeMetricFamily(name, help_text)
+            family.add_metric([], value)
+            yield family
         duration = GaugeMetricFamily("sqsqlite_stats_read_seconds", "How long this scrape's read of every queue's figures took.")
         duration.add_metric([], took)
         yield duration

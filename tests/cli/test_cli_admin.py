@@ -200,9 +200,93 @@ def test_stats_as_json_gives_a_fair_queues_figures_under_their_cloudwatch_names(
 def test_stats_on_an_empty_database_says_there_are_no_queues_and_how_to_make_one(sq):
     sq("db", "upgrade")  # the file, with no queue in it
     result = sq("stats")
-    assert result.stdout == ""
+    assert "Queue" not in result.stdout and "FileBytes" in result.stdout  # the file's figures alone
     assert "No queues in" in result.stderr and "sqsqlite create-queue --queue-name NAME" in result.stderr
-    assert sq.json("stats", "--output", "json") == {"Queues": []}  # machine output stays as it was
+    out = sq.json("stats", "--output", "json")
+    assert out["Queues"] == [] and set(out["File"]) == {"FileBytes", "FreePages", "FreeBytes", "WalBytes", "AutoVacuum"}
+
+
+def _filled_and_drained(sq, old: bool = False) -> set[str]:
+    """A file that held a backlog and holds one message now (its id returned); ``old``: made
+    with auto_vacuum off, as sqsqlite made files before."""
+    if old:
+        import sqlite3
+
+        conn = sqlite3.connect(sq.path)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.close()
+    with sq.db() as db:
+        q = db.create_queue("q")
+        for _ in range(200):
+            q.send_message_batch([{"Id": str(i), "MessageBody": "x" * 2000} for i in range(10)])
+        q.purge_queue()
+        q.send_message("kept")
+        return {m.message_id for m in q.peek("all", 10)}
+
+
+def test_stats_shows_the_files_size_free_pages_and_wal_in_a_short_section_of_their_own(sq):
+    _filled_and_drained(sq)
+    table = sq("stats").stdout
+    queues, file = table.split("| Name ")  # the queues' table first, then the file's two columns
+    assert "FileBytes" not in queues and "FreePages" in file and "WalBytes" in file and "AutoVacuum" in file
+    figures = sq.json("stats", "--output", "json")["File"]
+    assert figures["AutoVacuum"] == "incremental" and figures["FreePages"] > 0
+    assert figures["FreeBytes"] == figures["FreePages"] * 4096 and figures["FileBytes"] >= 0 and figures["WalBytes"] >= 0
+
+
+def test_vacuum_makes_an_older_file_compact_and_incremental_and_keeps_its_messages(sq):
+    kept = _filled_and_drained(sq, old=True)
+    out = sq.json("vacuum", "--output", "json")
+    assert out["AutoVacuum"] == "incremental" and out["FreePagesBefore"] > 1000 and out["FreePagesAfter"] == 0
+    assert out["FileBytesAfter"] < out["FreePagesBefore"] * 4096 / 10
+    with sq.db() as db:
+        assert {m.message_id for m in db.queue("q").peek("all", 10)} == kept
+        assert db.integrity_check() == "ok"
+    assert sq.json("vacuum", "--output", "json")["FreePagesBefore"] == 0  # again: nothing left to do
+
+
+def test_vacuum_into_writes_a_compact_copy_and_refuses_to_replace_a_file_in_one_line(sq, tmp_path, clock):
+    kept = _filled_and_drained(sq, old=True)
+    target = str(tmp_path / "copy.db")
+    out = sq.json("vacuum", "--into", target, "--output", "json")
+    assert out["CopyBytes"] < out["FileBytes"] / 10
+    with sqsqlite.connect(target, clock=clock) as copy:
+        assert {m.message_id for m in copy.queue("q").peek("all", 10)} == kept
+    r = sq("vacuum", "--into", target, code=255)
+    assert r.stderr.splitlines() == [f"sqsqlite: {target!r} exists already; vacuum --into writes a new file and never replaces one."]
+
+
+def test_vacuum_while_another_process_holds_the_write_lock_refuses_in_one_line_and_changes_nothing(sq):
+    import fcntl
+
+    from sqsqlite import space
+
+    _filled_and_drained(sq, old=True)
+    before = space.file_space(sq.path)
+    fd = os.open(space.lock_path(sq.path), os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        r = sq("vacuum", "--wait", "0.1", code=255)
+    finally:
+        os.close(fd)
+    [line] = [x for x in r.stderr.splitlines() if x.startswith("sqsqlite:")]
+    assert "another process is writing" in line and "--wait" in line
+    after = space.file_space(sq.path)
+    assert (after.free_pages, after.auto_vacuum) == (before.free_pages, "none")
+
+
+def test_vacuum_of_no_database_or_of_another_applications_file_is_refused_and_creates_nothing(sq, tmp_path):
+    missing = str(tmp_path / "nope.db")
+    assert "There is no database" in sq("vacuum", code=255, db=missing).stderr
+    assert not os.path.exists(missing)
+    import sqlite3
+
+    other = str(tmp_path / "other.db")
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    assert "not a sqsqlite one" in sq("vacuum", code=255, db=other).stderr
 
 
 def test_stats_watch_refreshes_until_ctrl_c_and_exits_130(sq, monkeypatch):

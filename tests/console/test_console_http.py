@@ -35,6 +35,24 @@ def test_the_queue_list_shows_every_queue_with_its_figures(web):
     assert '<td class="n" data-figure="dead_letter_depth">3</td>' in row
 
 
+def test_the_queue_list_shows_the_database_files_size_free_space_and_wal(web, served):
+    page = web.get("/console").text
+    line = re.sub(r"<[^>]+>", "", re.search(r'<p id="file">(.*?)</p>', page, re.S).group(1))
+    assert line.startswith("Database file: ") and "free (" in line and "returned to the disk in the background" in line and "WAL " in line
+    for figure in ("file_bytes", "free_bytes", "free_pages", "wal_bytes"):  # the spans the page's script keeps current
+        assert f'data-file="{figure}"' in page
+
+
+def test_the_queue_lists_poll_brings_the_files_figures_and_a_queue_pages_does_not(web, served):
+    from sqsqlite import space
+
+    data = json.loads(web.get("/console/api/stats").text)
+    figures = space.file_space(served.db.path)
+    assert data["file"]["free_pages"] == figures.free_pages and data["file"]["free_bytes"] == figures.free_bytes
+    assert data["file"]["auto_vacuum"] == "incremental" and data["file"]["file_bytes"] > 0
+    assert "file" not in json.loads(web.get("/console/api/stats?queue=orders").text)
+
+
 def test_the_stats_json_the_page_polls_has_every_stats_figure(web, served):
     answer = web.get("/console/api/stats")
     assert answer.status == 200 and answer.headers["content-type"] == "application/json"

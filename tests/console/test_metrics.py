@@ -115,3 +115,14 @@ def test_every_metric_the_grafana_dashboard_queries_is_one_metrics_exposes(web, 
     for expr in exprs:
         names = set(re.findall(r"\b((?:approximate|sqsqlite)_[a-z_]+)", expr))
         assert names and names <= exposed, expr
+
+
+def test_the_database_files_size_free_pages_and_wal_are_metrics(web, served):
+    from sqsqlite import space
+
+    metrics = scrape(web)
+    figures = space.file_space(served.db.path)
+    assert metrics["sqsqlite_database_free_pages"][()] == figures.free_pages
+    assert metrics["sqsqlite_database_free_bytes"][()] == figures.free_bytes
+    assert metrics["sqsqlite_database_file_bytes"][()] > 0
+    assert metrics["sqsqlite_wal_bytes"][()] >= 0

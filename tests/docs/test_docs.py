@@ -66,6 +66,8 @@ _NORMALISE = [
     (re.compile(r"\b1[0-9]{12}\b"), "<epoch-ms>"),
     (re.compile(r"\b1[0-9]{9}\b"), "<epoch-s>"),
     (re.compile(r"(?<![\w.])[0-9]+\.[0-9]+(?![\w.])"), "<seconds>"),  # ages (the only decimals printed)
+    # stats' file figures: the WAL's size and the pages in it depend on when a checkpoint ran.
+    (re.compile(r"^(\| (?:FileBytes|FreePages|FreeBytes|WalBytes) +\| )[0-9]+ +\|$", re.M), r"\1<n>"),
 ]
 
 

@@ -445,6 +445,15 @@ FIXED = {
     f"PRAGMA wal_autocheckpoint={D.WAL_BACKSTOP_PAGES}",
     "PRAGMA data_version",
     "PRAGMA wal_checkpoint(PASSIVE)",
+    # Disk space (sqsqlite.space): a new file made incremental, the checkpoint thread's looks at
+    # the free pages and its steps' settings.
+    "PRAGMA page_count",
+    "PRAGMA auto_vacuum=INCREMENTAL",
+    "PRAGMA auto_vacuum",
+    "PRAGMA freelist_count",
+    "PRAGMA page_size",
+    "PRAGMA wal_autocheckpoint=0",
+    f"PRAGMA busy_timeout={int(D.RECLAIM_BUSY_SECONDS * 1000)}",
     "PRAGMA synchronous=OFF",
     "PRAGMA synchronous=NORMAL",
     "PRAGMA synchronous=FULL",

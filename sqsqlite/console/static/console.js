@@ -11,8 +11,17 @@ function age(seconds) {
   return Math.floor(s / 86400) + " d " + Math.floor((s % 86400) / 3600) + " h";
 }
 
+function size(bytes) {
+  // As the server's size filter writes it.
+  for (const [unit, scale] of [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]]) {
+    if (bytes >= scale) return (bytes / scale).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 }) + " " + unit;
+  }
+  return bytes.toLocaleString("en-US") + " bytes";
+}
+
 function show(cell, value) {
-  const text = cell.dataset.kind === "age" ? age(value) : value === null || value === undefined ? "-" : value.toLocaleString("en-US");
+  const kind = cell.dataset.kind;
+  const text = value === null || value === undefined ? (kind === "age" ? age(value) : "-") : kind === "age" ? age(value) : kind === "size" ? size(value) : value.toLocaleString("en-US");
   if (cell.textContent !== text) cell.textContent = text;
 }
 
@@ -41,6 +50,7 @@ async function refreshStats(page) {
     if (!q || holder.tagName === "BODY") continue;
     for (const cell of holder.querySelectorAll("[data-figure]")) show(cell, q[cell.dataset.figure]);
   }
+  if (data.file) for (const cell of document.querySelectorAll("[data-file]")) show(cell, data.file[cell.dataset.file]);
   const updated = document.getElementById("updated");
   if (updated) updated.textContent = "updated " + new Date().toLocaleTimeString();
 }
