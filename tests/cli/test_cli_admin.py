@@ -301,7 +301,8 @@ def test_stats_watch_refreshes_until_ctrl_c_and_exits_130(sq, monkeypatch):
     monkeypatch.setattr(admin, "_sleep", pause)
     out = sq("stats", "--watch", "0.5", code=130).stdout
     assert pauses == [0.5, 0.5]
-    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2 and out.endswith("CloudWatch name.\n\n")
+    assert out.count("Ctrl-C to stop") == 2 and out.count("| q ") == 2 and out.count("CloudWatch name.") == 2
+    assert out.count("| AutoVacuum ") == 2 and out.endswith("+\n\n")  # each frame ends with the file's table
 
 
 def test_ctrl_c_on_stats_watch_in_a_real_process_ends_the_line_and_exits_130(tmp_path):
