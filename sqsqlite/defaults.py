@@ -285,3 +285,13 @@ S3_CONNECT_TIMEOUT_SECONDS = 5.0
 # The files beside a database file: SQLite's WAL and shared memory, and the store's writers' lock
 # and senders' gate (store.py); a database removed takes them too.
 SIDE_SUFFIXES = ("-wal", "-shm", "-lock", "-sendlock")
+
+# History (CloudWatch's per-minute counters kept in the file, the queue_history table): rows
+# are kept this long by default (CloudWatch keeps its one-minute data 15 days); the file's own
+# setting (Database.set_history_retention, `sqsqlite history --retention`) overrides it.
+HISTORY_RETENTION_SECONDS = 14 * 86_400
+HISTORY_RETENTION_META_KEY = "history_retention_seconds"
+# A connection prunes expired history rows once a minute, at most this many in one transaction
+# (a few milliseconds of the writers' lock); db.prune() removes them all, this many at a time.
+HISTORY_PRUNE_ROWS = 2_000
+HISTORY_MINUTE_MS = 60_000

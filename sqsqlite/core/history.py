@@ -1,0 +1,70 @@
+"""CloudWatch's per-minute counters of each queue, kept in the file (the queue_history table).
+
+Each operation adds what it did to its queue's row of the current minute with one UPSERT, in its
+own transaction: a rollback or a crash takes the count with the work. The backlog gauges
+(visible, in flight, delayed, oldest age) are sampled once a minute: the first counted write of a
+minute on a connection samples them, and the row keeps the first sample any connection wrote.
+Once a minute a connection also prunes rows past the history's retention, a bounded number per
+transaction (D.HISTORY_PRUNE_ROWS), their counters folded into the queue's totals row (minute 0)
+so that totals never go down.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import defaults as D
+from .. import queries as Q
+from ..store import Tx
+from .rules import counts, retention_cutoff
+
+MINUTE = D.HISTORY_MINUTE_MS
+
+
+def minute_of(now: int) -> int:
+    """The start of ``now``'s minute, epoch milliseconds."""
+    return now - now % MINUTE
+
+
+def count(tx: Tx, sql: Any, queue_id: int, now: int, *values: int) -> None:
+    """Add ``values`` (in the order of ``sql``'s columns, one of Q.COUNT_*) to the queue's row of
+    ``now``'s minute; then, at a connection's first count of the minute for the queue, sample its
+    backlog, and at its first of the minute at all, prune."""
+    minute = now - now % MINUTE
+    tx.run_positional(sql, [minute, queue_id, *values])
+    state = tx.state
+    key = ("sampled", queue_id)
+    if state.get(key) != minute:
+        state[key] = minute
+        sample(tx, queue_id, minute, now)
+        if state.get("history_pruned") != minute:
+            state["history_pruned"] = minute
+            prune(tx, now, D.HISTORY_PRUNE_ROWS)
+
+
+def sample(tx: Tx, queue_id: int, minute: int, now: int) -> None:
+    """Write the queue's backlog gauges into its row of the minute, unless a sample is there.
+    Exact counts over ix_messages_visible: on a queue of a million messages about as long as a
+    `sqsqlite stats`, once a minute per connection that writes to it."""
+    row = tx.one(Q.queue_by_id, id=queue_id)
+    if row is None:
+        return
+    visible, in_flight, delayed = counts(tx, row, now)
+    oldest = tx.scalar(Q.oldest_sent, queue_id=queue_id, cutoff=retention_cutoff(row, now))
+    age = None if oldest is None else max(0, (now - oldest) // 1000)
+    tx.run(Q.sample_backlog, minute=minute, queue_id=queue_id, visible=visible, in_flight=in_flight, delayed=delayed, oldest_age=age)
+
+
+def retention(tx: Tx) -> int:
+    """The history's retention in seconds: the file's setting, or D.HISTORY_RETENTION_SECONDS."""
+    value = tx.scalar(Q.get_meta, key=D.HISTORY_RETENTION_META_KEY)
+    return D.HISTORY_RETENTION_SECONDS if value is None else int(bytes(value))
+
+
+def prune(tx: Tx, now: int, n: int) -> int:
+    """Remove up to ``n`` of the oldest rows past the retention (minutes that ended at or
+    before now - retention: none of their time is within it), their counters added to their
+    queues' totals; how many."""
+    before = now - retention(tx) * 1000 - MINUTE + 1
+    tx.run(Q.fold_history, before=before, n=n)
+    return tx.run(Q.prune_history, before=before, n=n)
