@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import click
@@ -20,6 +20,7 @@ import click
 from sqsqlite import command_options, records
 from sqsqlite import defaults as D
 from sqsqlite import validation as V
+from sqsqlite.command_options import Duration
 from sqsqlite.core.rules import message_state
 from sqsqlite.errors import DatabaseError, InvalidExportRecord, QueueDoesNotExist, SQSError
 
@@ -213,32 +214,91 @@ class _Seconds(click.FloatRange):
         return seconds
 
 
+# The --since view's counters: (column, the history's counter).
+_HISTORY_COLUMNS = (
+    ("Sent", "sent"),
+    ("Received", "received"),
+    ("Redelivered", "redelivered"),
+    ("Deleted", "deleted"),
+    ("DeadLettered", "dead_lettered"),
+    ("Expired", "expired"),
+    ("Purged", "purged"),
+    ("Moved", "moved"),
+    ("MovedIn", "moved_in"),
+    ("EmptyReceives", "empty_receives"),
+    ("BytesSent", "bytes_sent"),
+)
+
+
+def _history_stats(s: Settings, since_ms: int) -> dict:
+    """Each queue's counters over the last ``since_ms``, from the per-minute history, with the
+    rates a minute of arrivals (sent and moved in), completions (deleted) and their difference,
+    and the newest backlog sample of the window."""
+    db = s.database(create=False)
+    now = db.now()
+    minutes = since_ms / 60_000
+    by_queue: dict[str, list[dict]] = {name: [] for name in db.queue_names()}
+    for row in db.history(now - since_ms):
+        by_queue.setdefault(row["name"], []).append(row)
+    out = []
+    for name, rows in by_queue.items():
+        item: dict[str, Any] = {"Queue": name}
+        for column, key in _HISTORY_COLUMNS:
+            item[column] = sum(r[key] for r in rows)
+        arrivals, completions = item["Sent"] + item["MovedIn"], item["Deleted"]
+        item["ArrivalsPerMinute"] = round(arrivals / minutes, 2)
+        item["CompletionsPerMinute"] = round(completions / minutes, 2)
+        item["NetPerMinute"] = round((arrivals - completions) / minutes, 2)
+        sampled = [r for r in rows if r["visible"] is not None]
+        last = sampled[-1] if sampled else None
+        item["Backlog"] = None if last is None else last["visible"] + last["in_flight"] + last["delayed"]
+        item["OldestAgeSeconds"] = None if last is None else last["oldest_age"]
+        out.append(item)
+    return {"Since": _iso(now - since_ms), "Until": _iso(now), "Queues": out}
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 @command("stats", output="table")
+@click.option(
+    "--since",
+    type=Duration(),
+    metavar="DURATION",
+    help="Instead of the counts now, each queue's counters over the last DURATION (30m, 1h, 2d), with rates a minute "
+    "and the newest backlog sample, from the per-minute history kept in the file.",
+)
 @click.option(
     "--watch",
     type=_Seconds(min=0.1, max=86_400),  # a day: a longer pause is a typo, and inf overflows time.sleep
     metavar="SECONDS",
     help="Refresh every SECONDS (0.1 to 86400) until Ctrl-C, like top.",
 )
-def stats(s: Settings, watch: float | None) -> None:
-    """Counts of every queue, in one table.
+def stats(s: Settings, since: int | None, watch: float | None) -> None:
+    """Counts of every queue, in one table; with --since, its traffic over a window.
 
     Visible, in flight, delayed, oldest message age, dead-letter queue and its depth, and a fair
     queue's noisy groups and quiet groups' counts under Amazon SQS's CloudWatch names; the counts
-    are exact. Prints a table unless --output is given.
+    are exact. With --since DURATION: each queue's messages sent, received (first time),
+    redelivered, deleted, dead-lettered, expired, purged, moved (out and in), empty receives and
+    bytes sent over the window, arrivals and completions a minute, and the newest backlog sample.
+    Prints a table unless --output is given (--output json for scripts).
 
     \b
     Example: sqsqlite stats --watch 2
+    Example: sqsqlite stats --since 1h --output json
     """
+    read = _stats if since is None else (lambda s: _history_stats(s, since))
     if watch is None:
-        data = _stats(s)
+        data = read(s)
         s.echo(data, default="table")
         if not data["Queues"] and (s.output or "table") == "table" and not s.missing:  # a missing file was said already
             click.echo(f"No queues in {s.path} yet; make one with: sqsqlite create-queue --queue-name NAME", err=True)
         return
     try:
         while True:
-            data = _stats(s)  # read before clearing, so the screen never sits blank
+            data = read(s)  # read before clearing, so the screen never sits blank
             click.clear()
             click.echo(f"sqsqlite stats  {s.path}  {datetime.now():%H:%M:%S}  (every {watch:g}s, Ctrl-C to stop)")
             s.echo(data, default="table")

@@ -290,6 +290,7 @@ SIDE_SUFFIXES = ("-wal", "-shm", "-lock", "-sendlock")
 # are kept this long by default (CloudWatch keeps its one-minute data 15 days); the file's own
 # setting (Database.set_history_retention, `sqsqlite history --retention`) overrides it.
 HISTORY_RETENTION_SECONDS = 14 * 86_400
+HISTORY_RETENTION_MIN_SECONDS = 3600
 HISTORY_RETENTION_META_KEY = "history_retention_seconds"
 # A connection prunes expired history rows once a minute, at most this many in one transaction
 # (a few milliseconds of the writers' lock); db.prune() removes them all, this many at a time.

@@ -718,10 +718,12 @@ history_rows = compile_sql(
     .where(or_(P("names").is_(None), q.c.name.in_(_named)))
     .order_by(q.c.name, _hist.c.minute)
 )
-# Every queue's counters summed since the first row: /metrics' Prometheus counters.
+# Every queue's counters summed over the minutes in [since, until), the totals row (minute 0)
+# included from 0: /metrics' Prometheus counters.
 history_totals = compile_sql(
     select(q.c.name, *(func.sum(_hist.c[c]).label(c) for c in HISTORY_COUNTERS))
     .select_from(_hist.join(q, q.c.id == _hist.c.queue_id))
+    .where(_hist.c.minute >= P("since"), _hist.c.minute < P("until"))
     .group_by(q.c.name)
     .order_by(q.c.name)
 )

@@ -250,11 +250,13 @@ class Database:
             rows = tx.all(Q.history_rows, since=max(since, 1), until=until, names=chosen)
         return [dict(zip(Q.HISTORY_COLUMNS, r)) for r in rows]
 
-    def history_totals(self) -> dict[str, dict[str, int]]:
-        """Every queue's counters since the file began counting (migration 0011), by name: what
-        /metrics exposes as Prometheus counters. Pruned minutes stay in them (history.prune)."""
+    def history_totals(self, since: int = 0, until: int | None = None) -> dict[str, dict[str, int]]:
+        """Every queue's counters summed over the minutes that start in [since, until), by name;
+        by default since the file began counting (migration 0011): what /metrics exposes as
+        Prometheus counters. Pruned minutes stay in them (history.prune)."""
         with self.store.read() as tx:
-            return {r[0]: dict(zip(Q.HISTORY_COUNTERS, map(int, r[1:]))) for r in tx.all(Q.history_totals)}
+            rows = tx.all(Q.history_totals, since=since, until=2**62 if until is None else until)
+        return {r[0]: dict(zip(Q.HISTORY_COUNTERS, map(int, r[1:]))) for r in rows}
 
     @property
     def history_retention(self) -> int:
@@ -263,9 +265,11 @@ class Database:
             return history.retention(tx)
 
     def set_history_retention(self, seconds: int) -> None:
-        """Keep the per-minute history ``seconds`` (at least a minute), for every process using
-        the file; rows past it go at the next prune (each connection's once a minute, or prune())."""
-        seconds = V.int_value("HistoryRetention", seconds, 60, 10 * 366 * 86_400, "seconds")
+        """Keep the per-minute history ``seconds`` (an hour to ten years), for every process using
+        the file; rows past it go at the next prune (each connection's once a minute, or prune()).
+        At least an hour: /metrics keeps the sums of minutes settled, and a minute pruned must be
+        one it has summed already."""
+        seconds = V.int_value("HistoryRetention", seconds, D.HISTORY_RETENTION_MIN_SECONDS, 10 * 366 * 86_400, "seconds")
         with self.store.write() as tx:
             tx.run(Q.set_meta, key=D.HISTORY_RETENTION_META_KEY, value=str(seconds).encode())
 

@@ -197,6 +197,54 @@ def test_stats_as_json_gives_a_fair_queues_figures_under_their_cloudwatch_names(
     }
 
 
+def test_stats_since_gives_each_queues_counters_and_rates_over_the_window(sq, clock):
+    clock.set(1_800_000_000_000)  # a minute's start
+    with sq.db() as db:
+        q = db.create_queue("orders")
+        db.create_queue("idle")
+        q.send_message_batch([{"Id": str(i), "MessageBody": "abc"} for i in range(6)])
+        clock.advance(120)
+        got = q.receive_message(max_number_of_messages=4)
+        q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(got[:3])])
+        clock.advance(3600)
+        q.send_message("the last hour's first send")
+    data = sq.json("stats", "--since", "1h", "--output", "json")
+    assert data["Until"] == "2027-01-15T09:02:00Z" and data["Since"] == "2027-01-15T08:02:00Z"
+    rows = {r["Queue"]: r for r in data["Queues"]}
+    # The window is the minutes that start in the last hour: the batch sent 62 minutes ago is
+    # left out, the receive and deletes of 60 minutes ago are in.
+    assert rows["orders"] == {
+        "Queue": "orders",
+        "Sent": 1,
+        "Received": 4,
+        "Redelivered": 0,
+        "Deleted": 3,
+        "DeadLettered": 0,
+        "Expired": 0,
+        "Purged": 0,
+        "Moved": 0,
+        "MovedIn": 0,
+        "EmptyReceives": 0,
+        "BytesSent": 26,
+        "ArrivalsPerMinute": 0.02,
+        "CompletionsPerMinute": 0.05,
+        "NetPerMinute": -0.03,
+        "Backlog": 4,
+        "OldestAgeSeconds": 3720,
+    }
+    assert rows["idle"]["Sent"] == 0 and rows["idle"]["Backlog"] is None
+    two = {r["Queue"]: r for r in sq.json("stats", "--since", "2h", "--output", "json")["Queues"]}["orders"]
+    assert (two["Sent"], two["Received"], two["Deleted"], two["CompletionsPerMinute"]) == (7, 4, 3, 0.03)
+    table = sq("stats", "--since", "90m").stdout
+    assert "ArrivalsPerMinute" in table and "| orders" in table
+
+
+@pytest.mark.parametrize("since", ["1x", "h", "0m", "-1h", "1h 2"])
+def test_stats_since_refuses_what_is_not_a_duration(sq, since):
+    r = sq("stats", "--since", since, code=252)
+    assert "is not a duration" in r.stderr
+
+
 def test_stats_on_an_empty_database_says_there_are_no_queues_and_how_to_make_one(sq):
     sq("db", "upgrade")  # the file, with no queue in it
     result = sq("stats")

@@ -163,19 +163,19 @@ def test_pruning_keeps_exactly_the_retention_and_the_totals(db, queue, clock):
 
 
 def test_a_connection_prunes_old_minutes_as_it_counts_a_new_one(db, queue, clock):
-    db.set_history_retention(60)
+    db.set_history_retention(3600)
     start = clock.now_ms() - clock.now_ms() % MINUTE
     clock.set(start)
     queue.send_message("a")
-    clock.set(start + 3 * MINUTE)
+    clock.set(start + 62 * MINUTE)
     queue.send_message("b")
-    assert [r["minute"] for r in db.history(1)] == [start + 3 * MINUTE]
+    assert [r["minute"] for r in db.history(1)] == [start + 62 * MINUTE]
     assert totals(db, "orders")["sent"] == 2
 
 
 def test_the_history_retention_is_refused_outside_its_range_changing_nothing(db):
     with pytest.raises(sqsqlite.errors.InvalidParameterValue):
-        db.set_history_retention(59)
+        db.set_history_retention(3599)
     assert db.history_retention == D.HISTORY_RETENTION_SECONDS
 
 
