@@ -338,16 +338,33 @@ def peek(s: Settings, queue_url: str, state: str, limit: int) -> None:
 
 
 @command("prune")
-def prune(s: Settings) -> None:
-    """Remove expired messages now and say how many.
+@click.option(
+    "--history-retention",
+    type=Duration(),
+    metavar="DURATION",
+    help="First keep the per-minute history this long from now on, for every process (1h to 10 years; default 14d).",
+)
+def prune(s: Settings, history_retention: int | None) -> None:
+    """Remove expired messages, and history past its retention, now; say how many messages.
 
     Reads never need it: an expired message is never returned or counted; this gives the space
-    back.
+    back. The per-minute history is pruned as it goes too, a little at a time; this removes all
+    that is due. --history-retention sets how long it is kept first, and says it.
 
     \b
     Example: sqsqlite prune
+    Example: sqsqlite prune --history-retention 30d
     """
-    s.echo({"ExpiredMessagesRemoved": s.database(create=False).prune()}, "prune")
+    db = s.database(create=False)
+    out: dict[str, Any] = {}
+    if history_retention is not None:
+        try:
+            db.set_history_retention(history_retention // 1000)
+        except SQSError as err:
+            raise click.BadParameter(err.message, param_hint="'--history-retention'") from None
+        out["HistoryRetentionSeconds"] = db.history_retention
+    out = {"ExpiredMessagesRemoved": db.prune(), **out}
+    s.echo(out, "prune")
 
 
 # ---------------------------------------------------------------------- redrive

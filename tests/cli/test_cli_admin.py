@@ -349,6 +349,24 @@ def test_prune_removes_expired_messages_and_says_how_many(sq, clock):
     assert len(sq.json("peek", "--queue-url", "long")["Messages"]) == 1
 
 
+def test_prune_with_a_history_retention_sets_it_and_removes_the_history_past_it(sq, clock):
+    with sq.db() as db:
+        q = db.create_queue("q")
+        q.send_message("two hours ago")
+        clock.advance(3600)
+        q.send_message("an hour ago")
+        clock.advance(3600)
+    assert sq.json("prune", "--history-retention", "90m") == {"ExpiredMessagesRemoved": 0, "HistoryRetentionSeconds": 5400}
+    with sq.db() as db:
+        assert [r["sent"] for r in db.history(1)] == [1]  # the older minute went
+        assert db.history_totals()["q"]["sent"] == 2  # and stays in the totals
+        assert db.history_retention == 5400
+    r = sq("prune", "--history-retention", "30m", code=252)
+    assert "'--history-retention'" in r.stderr and "3600" in r.stderr
+    with sq.db() as db:
+        assert db.history_retention == 5400  # unchanged
+
+
 # ---------------------------------------------------------------------- redrive
 
 
