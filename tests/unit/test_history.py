@@ -197,3 +197,12 @@ def test_an_old_file_counts_from_its_upgrade(tmp_path, clock):
     db.queue("q").send_message("after")
     assert totals(db, "q") == {"sent": 1, "bytes_sent": 5}
     db.close()
+
+
+def test_an_import_counts_as_messages_moved_in_and_an_export_counts_nothing(db, queue):
+    queue.send_message_batch([{"Id": str(i), "MessageBody": "x"} for i in range(3)])
+    records = list(queue.export_messages())
+    other = db.create_queue("copy")
+    assert other.import_messages(records) == 3
+    assert totals(db, "copy") == {"moved_in": 3}
+    assert totals(db, "orders") == {"sent": 3, "bytes_sent": 3}
