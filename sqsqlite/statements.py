@@ -684,6 +684,7 @@ sample_backlog = compile_sql(
     .where(_hist.c.minute == P("minute"), _hist.c.queue_id == P("queue_id"), _hist.c.visible.is_(None))
     .values(visible=P("visible"), in_flight=P("in_flight"), delayed=P("delayed"), oldest_age=P("oldest_age"))
 )
+backlog_sampled = compile_sql(select(_hist.c.visible).where(_hist.c.minute == P("minute"), _hist.c.queue_id == P("queue_id")))
 # Pruning: the oldest rows first (the key's head), at most :n a transaction, so no writer waits
 # long. Their counters are first added to the queue's row of minute 0, its totals before the
 # rows kept, so that /metrics' counters never go down when a minute is pruned.

@@ -45,7 +45,10 @@ def count(tx: Tx, sql: Any, queue_id: int, now: int, *values: int) -> None:
 def sample(tx: Tx, queue_id: int, minute: int, now: int) -> None:
     """Write the queue's backlog gauges into its row of the minute, unless a sample is there.
     Exact counts over ix_messages_visible: on a queue of a million messages about as long as a
-    `sqsqlite stats`, once a minute per connection that writes to it."""
+    `sqsqlite stats` (0.1 s), once a minute per queue, by the first connection to write to it
+    in the minute (the others find the sample and count nothing)."""
+    if tx.scalar(Q.backlog_sampled, minute=minute, queue_id=queue_id) is not None:
+        return
     row = tx.one(Q.queue_by_id, id=queue_id)
     if row is None:
         return
