@@ -150,6 +150,10 @@ def test_a_receive_without_wait_time_parks_for_the_queues_own_wait_and_ends_when
     assert [m["Body"] for m in got["Messages"]] == ["for the parked poll"]
     assert "Messages" not in empty
     assert 1.9 <= waited < 5
+    # However many rounds and parks each poll took: one receive, one empty receive.
+    with sqsqlite.connect(str(tmp_path / "queuewait.db")) as db:
+        counted = db.history_totals()["qw"]
+    assert (counted["sent"], counted["received"], counted["redelivered"], counted["empty_receives"]) == (1, 1, 0, 1)
 
 
 def test_a_parked_poll_ends_at_its_wait_time_when_the_wall_clock_steps_back_meanwhile(tmp_path, monkeypatch):
