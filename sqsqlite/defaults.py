@@ -286,9 +286,10 @@ S3_CONNECT_TIMEOUT_SECONDS = 5.0
 # and senders' gate (store.py); a database removed takes them too.
 SIDE_SUFFIXES = ("-wal", "-shm", "-lock", "-sendlock")
 
-# History (CloudWatch's per-minute counters kept in the file, the queue_history table): rows
-# are kept this long by default (CloudWatch keeps its one-minute data 15 days); the file's own
-# setting (Database.set_history_retention, `sqsqlite history --retention`) overrides it.
+# History (CloudWatch's per-minute counters kept in the file, the queue_history table): off
+# unless the file's setting (Database.set_history_retention, `sqsqlite history --retention`)
+# says how long to keep it; this long is what to turn it on with (CloudWatch keeps its
+# one-minute data 15 days). Counting costs 10-25% CPU on the engine's rows (docs/history.md).
 HISTORY_RETENTION_SECONDS = 14 * 86_400
 HISTORY_RETENTION_MIN_SECONDS = 3600
 HISTORY_RETENTION_META_KEY = "history_retention_seconds"
@@ -296,3 +297,6 @@ HISTORY_RETENTION_META_KEY = "history_retention_seconds"
 # (a few milliseconds of the writers' lock); db.prune() removes them all, this many at a time.
 HISTORY_PRUNE_ROWS = 2_000
 HISTORY_MINUTE_MS = 60_000
+# A write that reads no queue row (a delete by a remembered handle) trusts its connection's
+# cached history setting this long before checking whether another connection changed it.
+HISTORY_SETTING_RECHECK_MS = 1_000

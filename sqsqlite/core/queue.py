@@ -152,10 +152,13 @@ class Queue:
             else:
                 # Every row: under the writers' lock, each was committed before this call, whatever
                 # time it was stamped with (a clock stepped back since, another host's on import).
-                alive = tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=retention_cutoff(row, now))
-                removed = tx.run(Q.delete_queue_messages, queue_id=row["id"])
-                # The rows past their retention were expired already: counted as such.
-                history.count(tx, Q.COUNT_PURGED, row["id"], now, alive, removed - alive)
+                if history.kept(tx, now):
+                    alive = tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=retention_cutoff(row, now))
+                    removed = tx.run(Q.delete_queue_messages, queue_id=row["id"])
+                    # The rows past their retention were expired already: counted as such.
+                    history.add(tx, Q.COUNT_PURGED, row["id"], now, alive, removed - alive)
+                else:
+                    tx.run(Q.delete_queue_messages, queue_id=row["id"])
                 tx.run(Q.mark_purged, id=row["id"], now=now)
                 tx.forget_queues()
         if refused is not None:

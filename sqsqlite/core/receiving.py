@@ -281,10 +281,10 @@ def _claim(
             n = min(n, asked)  # read in this transaction: a visibility timeout just set to 0 counts too
         n = _under_cap(queue, tx, row, n, now)
         if n == 0:
-            if last or expired:
-                history.count(tx, Q.COUNT_RECEIVED, queue_id, now, 0, 0, int(last), 0)
+            if (last or expired) and history.kept(tx, now):
+                history.add(tx, Q.COUNT_RECEIVED, queue_id, now, 0, 0, int(last), 0)
                 if expired:
-                    history.count(tx, Q.COUNT_EXPIRED, queue_id, now, expired)
+                    history.add(tx, Q.COUNT_EXPIRED, queue_id, now, expired)
             return queue_id, [], row["receive_wait_time"], None, 0, last
         lease_end = now + ms(lease_s)
         cutoff = retention_cutoff(row, now)
@@ -333,14 +333,15 @@ def _claim(
         # what the claim itself knows (Q.CLAIMED_COLUMNS): its rows can be used as they are
         # when one round claimed them all (one token) and none has a deduplication id or
         # sequence number (an older sqsqlite's import).
-        first = sum(1 for r in claimed if r[count_at] == 1)
-        empty = int(not claimed and not cleared and last)
-        if claimed or empty or dead:
-            history.count(tx, Q.COUNT_RECEIVED, queue_id, now, first, len(claimed) - first, empty, dead)
-        if expired:
-            history.count(tx, Q.COUNT_EXPIRED, queue_id, now, expired)
-        if dead and dlq is not None:
-            history.count(tx, Q.COUNT_MOVED_IN, dlq["id"], now, dead)
+        if history.kept(tx, now):
+            first = sum(1 for r in claimed if r[count_at] == 1)
+            empty = int(not claimed and not cleared and last)
+            if claimed or empty or dead:
+                history.add(tx, Q.COUNT_RECEIVED, queue_id, now, first, len(claimed) - first, empty, dead)
+            if expired:
+                history.add(tx, Q.COUNT_EXPIRED, queue_id, now, expired)
+            if dead and dlq is not None:
+                history.add(tx, Q.COUNT_MOVED_IN, dlq["id"], now, dead)
         usable = is_fifo or (rounds == 1 and _plain_or_grouped(claimed))
         if claimed and lease_end <= now:
             for r in claimed:

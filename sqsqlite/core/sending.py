@@ -370,7 +370,8 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
             results[at] = SendResult((message_id, p.body, p.attributes, f"{sequence:020d}", p.entry_id))
         tx.run_positional(Q.INSERT_FIFO_ROWS[n], values)
         tx.run_positional(Q.PUT_DEDUP_ROWS[n], entries)
-        history.count(tx, Q.COUNT_SENT, queue_id, now, n, sum(prepared[at].size for at in fresh))
+        if history.kept(tx, now):
+            history.add(tx, Q.COUNT_SENT, queue_id, now, n, sum(prepared[at].size for at in fresh))
     for at in repeats:  # deduplicated: the first message's id and sequence number
         p, first_sent = prepared[at], known[keys[at]]
         if isinstance(first_sent, int):  # sent by this batch

@@ -1,5 +1,6 @@
-"""The per-minute counters under real processes: every process's work is counted once, and a
-process killed inside a batch leaves the counters equal to what its committed work did."""
+"""The per-minute counters under real processes: every process's work is counted once, a
+process killed inside a batch leaves the counters equal to what its committed work did, and the
+file's switch made by one process is seen by the others' next write."""
 
 import multiprocessing as mp
 import os
@@ -37,6 +38,7 @@ def _consumer(path: str, until: float) -> None:
 def test_counters_equal_the_work_of_every_process(tmp_path):
     path = str(tmp_path / "p.db")
     db = sqsqlite.connect(path)
+    db.set_history_retention(14 * 86_400)
     q = db.create_queue("work")
     until = time.monotonic() + 4
     procs = [FORK.Process(target=_producer, args=(path, 30)) for _ in range(2)]
@@ -72,6 +74,7 @@ def _killed_inside_a_transaction(path: str) -> None:
 def test_a_process_killed_mid_batch_leaves_the_counters_equal_to_the_messages_it_sent(tmp_path):
     path = str(tmp_path / "k.db")
     db = sqsqlite.connect(path)
+    db.set_history_retention(14 * 86_400)
     q = db.create_queue("work")
     p = FORK.Process(target=_killed_inside_a_transaction, args=(path,))
     p.start()
@@ -88,4 +91,23 @@ def test_a_process_killed_mid_batch_leaves_the_counters_equal_to_the_messages_it
     t = _totals(path, "work")
     assert t["sent"] == len(stored) > 0
     assert t["bytes_sent"] == sum(len(m.body) for m in stored)
+    db.close()
+
+
+def _switch(path: str, seconds: int) -> None:
+    sqsqlite.connect(path).set_history_retention(seconds)
+
+
+def test_the_switch_made_by_another_process_is_seen_by_the_next_send(tmp_path):
+    path = str(tmp_path / "p.db")
+    db = sqsqlite.connect(path)
+    q = db.create_queue("work")
+    q.send_message("off: not counted")
+    for seconds, expected in ((3600, {"sent": 1, "bytes_sent": 2}), (0, {})):
+        p = FORK.Process(target=_switch, args=(path, seconds))
+        p.start()
+        p.join(timeout=60)
+        assert p.exitcode == 0
+        q.send_message("on")
+        assert {k: v for k, v in _totals(path, "work").items() if v} == expected  # off again: nothing counted, the rows removed
     db.close()

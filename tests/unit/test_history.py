@@ -1,5 +1,6 @@
-"""CloudWatch's per-minute counters kept in the file: they equal the operations performed, move
-with the transaction that did them, and are kept exactly the history's retention."""
+"""CloudWatch's per-minute counters kept in the file, once the file's history is on: they equal
+the operations performed, move with the transaction that did them, and are kept exactly the
+history's retention. Off (the default), nothing is written."""
 
 import json
 import sqlite3
@@ -23,6 +24,12 @@ COUNTERS = (
     "purged",
     "moved",
 )
+
+
+@pytest.fixture(autouse=True)
+def history_on(db):
+    """The counting tests run on a file whose history is on, as a user turns it on."""
+    db.set_history_retention(D.HISTORY_RETENTION_SECONDS)
 
 
 def totals(db, name):
@@ -176,6 +183,8 @@ def test_a_connection_prunes_old_minutes_as_it_counts_a_new_one(db, queue, clock
 def test_the_history_retention_is_refused_outside_its_range_changing_nothing(db):
     with pytest.raises(sqsqlite.errors.InvalidParameterValue):
         db.set_history_retention(3599)
+    with pytest.raises(sqsqlite.errors.InvalidParameterValue):
+        db.set_history_retention(-1)
     assert db.history_retention == D.HISTORY_RETENTION_SECONDS
 
 
@@ -187,6 +196,7 @@ def test_an_old_file_counts_from_its_upgrade(tmp_path, clock):
     store = Store(path)
     store.close()
     db = sqsqlite.connect(path, clock=clock)
+    db.set_history_retention(D.HISTORY_RETENTION_SECONDS)
     db.create_queue("q").send_message("before")
     db.close()
     store = Store(path)

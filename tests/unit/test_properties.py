@@ -62,6 +62,7 @@ class World:
         self.path = path
         self.clock = sqsqlite.ManualClock()
         self.db = sqsqlite.connect(path, clock=self.clock)
+        self.db.set_history_retention(14 * 86_400)  # on: its counts are checked as the rest is
         self.dlq = self.db.create_queue("dlq")
         self.std = self.db.create_queue("std", redrive_policy={"deadLetterTargetArn": self.dlq.arn, "maxReceiveCount": 3})
         self.small = self.db.create_queue("small", maximum_message_size=1024)
