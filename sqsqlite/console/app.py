@@ -57,6 +57,10 @@ def said(err: SQSError) -> str:
     return f"{err.message} ({err.hint})" if err.hint else err.message
 
 
+# What the console says where a chart of the history would be, when the file keeps none.
+HISTORY_OFF = "No history is kept for this file: it is off. Turn it on with: sqsqlite history --retention 14d"
+
+
 class Refused(Exception):
     """A request the console answers with an error page: status and a sentence."""
 
@@ -333,11 +337,14 @@ class Console:
         stats = self._stats(None if name is None else [name])
         return self._json({"queues": stats, "now": self.db.now(), "token": self.form_token()})
 
-    def _history(self, name: str, window: str) -> tuple[list[dict[str, Any]], str]:
-        """The queue's steps over a window of chart.WINDOWS (1h or 24h), and its label."""
+    def _history(self, name: str, window: str) -> tuple[list[dict[str, Any]], str] | None:
+        """The queue's steps over a window of chart.WINDOWS (1h or 24h), and its label; None
+        when the file keeps no history (it is off)."""
         found = next((w for w in chart.WINDOWS if w[0] == window), None)
         if found is None:
             raise Refused(400, f"Unknown history window {window[:20]!r}: " + " or ".join(w[0] for w in chart.WINDOWS) + ".")
+        if not self.db.history_retention:
+            return None
         _, label, length, step = found
         now = self.db.now()
         rows = self.db.history(now - now % step + step - length, names=[name])
@@ -352,15 +359,23 @@ class Console:
         if not name:
             raise Refused(400, "Give the queue: ?queue=NAME.")
         name = self.db.queue(name).name  # a queue that does not exist is the usual 404
-        points, label = self._history(name, params.get("window", "1h"))
+        drawn = self._history(name, params.get("window", "1h"))
+        if drawn is None:
+            return self._json({"queue": name, "history": "off", "label": HISTORY_OFF, "steps": []})
+        points, label = drawn
         return self._json(
-            {"queue": name, "label": label, "steps": [{k: p[k] for k in ("start", "arrivals", "completions", "backlog")} for p in points]}
+            {
+                "queue": name,
+                "history": "on",
+                "label": label,
+                "steps": [{k: p[k] for k in ("start", "arrivals", "completions", "backlog")} for p in points],
+            }
         )
 
     def queue_page(self, params: dict[str, str], name: str, head: bool = False) -> Response:
         queue = self.db.queue(name)
         window = params.get("history", "1h")
-        points, label = self._history(queue.name, window)
+        drawn = self._history(queue.name, window)
         state = params.get("state", "all")
         if state not in ("all", "visible", "in-flight", "delayed"):
             raise Refused(400, f"Unknown state {state[:40]!r}: all, visible, in-flight or delayed.")
@@ -410,7 +425,8 @@ class Console:
             sources=sources,
             queue_names=self.db.queue_names(),
             tasks=self._tasks(queue),
-            history_chart=chart.svg(points, label),
+            history_chart=None if drawn is None else chart.svg(*drawn),
+            history_off=HISTORY_OFF,
             history_window=window,
             history_windows=[(w[0], w[1]) for w in chart.WINDOWS],
             **self._banners(params),

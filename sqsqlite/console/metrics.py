@@ -3,7 +3,8 @@
 Per queue, every figure of ``Database.stats()`` under CloudWatch's SQS metric name in snake
 case, labelled ``queue_name``, read by one statement at each scrape; CloudWatch's counters
 (NumberOfMessagesSent and the rest) as Prometheus counters read from the per-minute history in
-the file, so every process's work counts; figures CloudWatch has no name for carry the
+the file, so every process's work counts, when the file's history is on (else only
+sqsqlite_history_retention_seconds 0 says it is off); figures CloudWatch has no name for carry the
 ``sqsqlite_`` prefix. Plus the server's own requests: counts, errors and a latency histogram by
 action.
 """
@@ -153,7 +154,17 @@ class QueueCounters(Collector):
         self.settled_until = 0
         self.scraped_at: int | None = None
 
-    def collect(self) -> Iterator[CounterMetricFamily]:
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        retention = self.db.history_retention
+        yield GaugeMetricFamily(
+            "sqsqlite_history_retention_seconds",
+            "How long the per-minute history is kept; 0: it is off, no history is kept, and CloudWatch's counters "
+            "(number_of_messages_sent_total and the rest) are left out rather than shown as zeros.",
+            value=retention,
+        )
+        if not retention:
+            self.settled, self.settled_until, self.scraped_at = {}, 0, None
+            return
         minute = D.HISTORY_MINUTE_MS
         now = self.db.now()
         if self.scraped_at is None or not 0 <= now - self.scraped_at <= D.HISTORY_RETENTION_MIN_SECONDS * 500:

@@ -45,7 +45,7 @@ from urllib.parse import quote
 
 from .. import defaults as D
 from . import history as H
-from .history import QueueHistory
+from .history import QueueHistory, history_retention
 
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
@@ -136,6 +136,8 @@ class Report:
     history_until_ms: int = 0
     history_step_ms: int = 0
     history: list[QueueHistory] = field(default_factory=list)
+    # The file's history retention in seconds; 0: the history is off, none is kept.
+    history_retention_s: int = 0
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -198,6 +200,7 @@ def compute(path: str, as_of_ms: int, top: int = 5, history_since_ms: int | None
         mrows = conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY id").fetchall()
         conn.row_factory = None
         hrows = H.read_rows(conn, since, until)
+        retention = history_retention(conn)
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -279,4 +282,4 @@ def compute(path: str, as_of_ms: int, top: int = 5, history_since_ms: int | None
         f.oldest_age_in_quiet_groups_ms = max(ages_quiet, default=None)
     step_rows, hour_rows = H.reduce(hrows, since, until)
     history = H.finish({r["id"]: r["name"] for r in qrows}, step_rows, hour_rows, since, until)
-    return Report(str(path), as_of_ms, top, finish(figs), since, until, H.step_for(since, until), history)
+    return Report(str(path), as_of_ms, top, finish(figs), since, until, H.step_for(since, until), history, retention)

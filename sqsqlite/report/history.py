@@ -32,6 +32,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
+from .. import defaults as D
+
 MINUTE_MS = 60_000
 HOUR_MS = 3_600_000
 MINUTE_STEPS_UP_TO_MS = 3 * HOUR_MS  # a window this long or shorter is shown by minute
@@ -251,3 +253,10 @@ def spark_rows(F, frame, since_ms: int, until_ms: int) -> tuple[list[tuple], lis
         .collect()
     ]
     return step_rows, hour_rows
+
+
+def history_retention(conn: sqlite3.Connection, schema: str = "") -> int:
+    """The file's history retention in seconds from its meta table (``schema``: "src." when
+    attached); 0 when the history is off (no setting), as the engine reads it."""
+    row = conn.execute(f"SELECT CAST(value AS INTEGER) FROM {schema}meta WHERE key = ?", (D.HISTORY_RETENTION_META_KEY,)).fetchone()
+    return 0 if row is None or row[0] is None else max(0, int(row[0]))

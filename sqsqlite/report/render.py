@@ -168,6 +168,10 @@ def _signed(n: int) -> str:
     return f"+{n:,}" if n > 0 else f"{n:,}"
 
 
+# What the report says in place of the history when the file keeps none.
+HISTORY_OFF = "no history is kept: the file's history is off (turn it on with: sqsqlite history --retention 14d)"
+
+
 def _history_lines(report: Report) -> list[str]:
     if not report.history_until_ms:
         return []
@@ -178,6 +182,8 @@ def _history_lines(report: Report) -> list[str]:
         "completions (deleted) and departures (everything that left) in the last hour, the change on the hour before, "
         "and the drain forecast at the last hour's net rate",
     ]
+    if not report.history_retention_s and not report.history:
+        return lines + [HISTORY_OFF]
     if not report.history:
         return lines + ["no history in the window"]
     lines += _grid(

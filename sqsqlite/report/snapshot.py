@@ -31,7 +31,7 @@ from urllib.parse import quote
 
 from ..store import HEAD_REVISION
 from .figures import MESSAGE_COLUMNS, QUEUE_COLUMNS
-from .history import DEFAULT_WINDOW_MS, HISTORY_COLUMNS, window_start
+from .history import DEFAULT_WINDOW_MS, HISTORY_COLUMNS, history_retention, window_start
 
 _SCHEMA = (
     """CREATE TABLE queues (
@@ -122,6 +122,8 @@ class Snapshot:
     history_since_ms: int = 0
     history_until_ms: int = 0
     history_rows: int = 0
+    # The file's history setting (its retention in seconds): 0, off, no history is kept.
+    history_retention_s: int = 0
 
 
 # Parquet's types for the snapshot's columns (those the report reads, named once in figures):
@@ -275,6 +277,7 @@ def take(
                 as_of_ms = now_ms()
             conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")
             conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages")
+            retention = history_retention(conn, "src.")
             until = as_of_ms if history_until_ms is None else history_until_ms
             since = until - DEFAULT_WINDOW_MS if history_since_ms is None else history_since_ms
             conn.execute(
@@ -304,4 +307,4 @@ def take(
                 os.remove(dest)  # a failed snapshot leaves nothing behind
         raise
     conn.close()
-    return Snapshot(dest, as_of_ms, n, lo or 0, hi or 0, None, since, until, history_rows)
+    return Snapshot(dest, as_of_ms, n, lo or 0, hi or 0, None, since, until, history_rows, retention)

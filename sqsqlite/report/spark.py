@@ -233,7 +233,9 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
     figs = new_queues(qrows)
     qname = {r["id"]: r["name"] for r in qrows}
     since, until = snap.history_since_ms, snap.history_until_ms
-    result = Report(database or snap.path, as_of, top, [], since, until, H.step_for(since, until))
+    result = Report(
+        database or snap.path, as_of, top, [], since, until, H.step_for(since, until), history_retention_s=snap.history_retention_s
+    )
     if not qrows:
         return result
 

@@ -134,6 +134,7 @@ def build_history(path: str, queues: int, minutes: int, until_ms: int, seed: int
     a backlog sample in most minutes."""
     clock = sqsqlite.ManualClock(until_ms - minutes * 60_000 - 60_000)
     db = sqsqlite.connect(path, clock=clock)
+    db.set_history_retention(14 * 86_400)  # a file that keeps a history has it on
     for i in range(queues):
         db.create_queue(f"q{i:04d}")
     db.close()

@@ -200,6 +200,7 @@ def test_stats_as_json_gives_a_fair_queues_figures_under_their_cloudwatch_names(
 def test_stats_since_gives_each_queues_counters_and_rates_over_the_window(sq, clock):
     clock.set(1_800_000_000_000)  # a minute's start
     with sq.db() as db:
+        db.set_history_retention(14 * 86_400)
         q = db.create_queue("orders")
         db.create_queue("idle")
         q.send_message_batch([{"Id": str(i), "MessageBody": "abc"} for i in range(6)])
@@ -349,22 +350,40 @@ def test_prune_removes_expired_messages_and_says_how_many(sq, clock):
     assert len(sq.json("peek", "--queue-url", "long")["Messages"]) == 1
 
 
-def test_prune_with_a_history_retention_sets_it_and_removes_the_history_past_it(sq, clock):
+def test_history_is_off_until_turned_on_and_its_retention_then_prunes(sq, clock):
+    sq("db", "upgrade")
+    assert sq.json("history") == {"History": "off"}
+    assert sq.json("history", "--retention", "14d") == {"History": "on", "RetentionSeconds": 14 * 86_400}
     with sq.db() as db:
         q = db.create_queue("q")
         q.send_message("two hours ago")
         clock.advance(3600)
         q.send_message("an hour ago")
         clock.advance(3600)
-    assert sq.json("prune", "--history-retention", "90m") == {"ExpiredMessagesRemoved": 0, "HistoryRetentionSeconds": 5400}
+    assert sq.json("history", "--retention", "90m") == {"History": "on", "RetentionSeconds": 5400}
+    assert sq.json("prune") == {"ExpiredMessagesRemoved": 0}
     with sq.db() as db:
         assert [r["sent"] for r in db.history(1)] == [1]  # the older minute went
         assert db.history_totals()["q"]["sent"] == 2  # and stays in the totals
-        assert db.history_retention == 5400
-    r = sq("prune", "--history-retention", "30m", code=252)
-    assert "'--history-retention'" in r.stderr and "3600" in r.stderr
+    r = sq("history", "--retention", "30m", code=252)
+    assert "'--retention'" in r.stderr and "3600" in r.stderr
+    r = sq("history", "--retention", "1d", "--off", code=252)
+    assert "not both" in r.stderr
     with sq.db() as db:
         assert db.history_retention == 5400  # unchanged
+    assert sq.json("history", "--off") == {"History": "off"}
+    with sq.db() as db:
+        assert db.history(1) == [] and db.history_totals() == {}  # the rows kept went with it
+
+
+def test_stats_since_says_plainly_that_no_history_is_kept_when_it_is_off(sq):
+    with sq.db() as db:
+        db.create_queue("orders").send_message("not counted")
+    r = sq("stats", "--since", "1h")
+    assert "No history is kept" in r.stderr and "sqsqlite history --retention 14d" in r.stderr
+    assert "orders" not in r.stdout  # no row of zeros as if measured
+    data = sq.json("stats", "--since", "1h", "--output", "json")
+    assert data["History"] == "off" and data["Queues"] == []
 
 
 # ---------------------------------------------------------------------- redrive

@@ -47,6 +47,7 @@ def build_history(path: str) -> sqsqlite.ManualClock:
     then consumers catching up and draining the backlog."""
     clock = sqsqlite.ManualClock(1_800_000_000_000)
     with sqsqlite.connect(path, clock=clock) as db:
+        db.set_history_retention(14 * 86_400)
         q = db.create_queue("orders")
         for minute in range(60):
             sends = 30 + minute if minute < 35 else 40

@@ -501,3 +501,18 @@ def test_the_history_json_gives_each_steps_arrivals_completions_and_backlog(web,
     assert len(orders) == 24 and sum(s["arrivals"] for s in orders) == POISON + 5
     assert web.get("/console/api/history?queue=no-such-queue").status == 404
     assert web.get("/console/api/history").status == 400
+
+
+def test_with_the_history_off_a_queue_page_and_its_json_say_no_history_is_kept(tmp_path, clock):
+    path = str(tmp_path / "off.db")
+    with sqsqlite.connect(path, clock=clock) as db:
+        db.create_queue("orders").send_message("not counted")
+    server = BackgroundServer(path, clock=clock)
+    try:
+        web = Browserless(server.url)
+        page = web.get("/console/queues/orders").text
+        assert "No history is kept for this file: it is off" in page and 'class="history"' not in page
+        data = json.loads(web.get("/console/api/history?queue=orders").text)
+        assert data["history"] == "off" and data["steps"] == [] and "sqsqlite history --retention 14d" in data["label"]
+    finally:
+        server.stop()

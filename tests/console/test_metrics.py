@@ -132,6 +132,7 @@ def test_cloudwatchs_counters_are_prometheus_counters_of_every_connections_work_
     clock.set(1_800_000_000_000)
     serving = sqsqlite.connect(db_path, clock=clock)
     other = sqsqlite.connect(db_path, clock=clock)  # as another process: its work is read from the file
+    other.set_history_retention(14 * 86_400)
     q = other.create_queue("jobs")
     metrics = Metrics(serving)
     q.send_message_batch([{"Id": str(i), "MessageBody": "ab"} for i in range(5)])
@@ -175,3 +176,19 @@ def test_cloudwatchs_counters_are_prometheus_counters_of_every_connections_work_
     assert _counters(Metrics(serving))["number_of_messages_sent_total"]["jobs"] == 37  # a new server reads the same
     serving.close()
     other.close()
+
+
+def test_with_the_history_off_metrics_says_so_and_exposes_no_counters_as_if_measured(db_path, clock):
+    from sqsqlite.console.metrics import Metrics
+
+    db = sqsqlite.connect(db_path, clock=clock)
+    db.create_queue("jobs").send_message("not counted")
+    metrics = Metrics(db)
+    text = metrics.text().decode()
+    assert "sqsqlite_history_retention_seconds 0.0" in text
+    assert "# TYPE number_of_messages_sent" not in text and "number_of_messages_sent_total" not in _counters(metrics)
+    db.set_history_retention(3600)
+    db.queue("jobs").send_message("counted")
+    assert _counters(metrics)["number_of_messages_sent_total"]["jobs"] == 1
+    assert "sqsqlite_history_retention_seconds 3600.0" in metrics.text().decode()
+    db.close()

@@ -123,6 +123,7 @@ def test_the_engines_own_counters_read_back_through_the_report(spark, tmp_path):
     path = str(tmp_path / "real.db")
     clock = sqsqlite.ManualClock(UNTIL - UNTIL % 60_000 - 89 * 60_000)  # the 90th minute is UNTIL's
     db = sqsqlite.connect(path, clock=clock)
+    db.set_history_retention(14 * 86_400)
     q = db.create_queue("work")
     for _ in range(90):  # 90 minutes: 10 sent, 4 received and deleted a minute
         q.send_message_batch([{"Id": str(i), "MessageBody": "m"} for i in range(10)])
@@ -136,6 +137,22 @@ def test_the_engines_own_counters_read_back_through_the_report(spark, tmp_path):
     assert (h.arrivals, h.completions, h.arrivals_last_hour, h.departures_last_hour) == (900, 360, 600, 240)
     assert (h.forecast, h.growth_per_hour, h.backlog) == ("grows", 360, 544)  # sampled after the last minute's send
     assert result == figures.compute(path, UNTIL)
+
+
+def test_with_the_history_off_the_report_says_no_history_is_kept_rather_than_showing_zeros(tmp_path):
+    path = str(tmp_path / "off.db")
+    clock = sqsqlite.ManualClock(UNTIL - 600_000)
+    with sqsqlite.connect(path, clock=clock) as db:
+        db.create_queue("work").send_message("not counted")
+    snap = snapshot.take(path, str(tmp_path / "s.db"), UNTIL)
+    assert (snap.history_rows, snap.history_retention_s) == (0, 0)
+    result = figures.compute(path, UNTIL)
+    assert result.history == [] and result.history_retention_s == 0
+    text = render.table(result)
+    assert "no history is kept: the file's history is off" in text and "no history in the window" not in text
+    with sqsqlite.connect(path, clock=clock) as db:
+        db.set_history_retention(3600)
+    assert figures.compute(path, UNTIL).history_retention_s == 3600
 
 
 def test_the_command_prints_the_history_and_writes_its_tables_and_a_chart_per_queue(spark, generated, tmp_path):
