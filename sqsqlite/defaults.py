@@ -289,7 +289,7 @@ SIDE_SUFFIXES = ("-wal", "-shm", "-lock", "-sendlock")
 # History (CloudWatch's per-minute counters kept in the file, the queue_history table): off
 # unless the file's setting (Database.set_history_retention, `sqsqlite history --retention`)
 # says how long to keep it; this long is what to turn it on with (CloudWatch keeps its
-# one-minute data 15 days). Counting costs 10-25% CPU on the engine's rows (docs/history.md).
+# one-minute data 15 days). Counting costs 16-23% CPU on the engine's rows (docs/history.md).
 HISTORY_RETENTION_SECONDS = 14 * 86_400
 HISTORY_RETENTION_MIN_SECONDS = 3600
 HISTORY_RETENTION_META_KEY = "history_retention_seconds"

@@ -269,7 +269,7 @@ class Database:
         """Turn the per-minute history on, kept ``seconds`` (an hour to ten years; 14 days,
         D.HISTORY_RETENTION_SECONDS, is CloudWatch's choice), or off with 0, for every process
         using the file: their next write sees it (a delete by a remembered handle within a
-        second). On, every counted operation writes one more row, 10-25% more CPU
+        second). On, every counted operation writes one more row, 16-23% more CPU
         (docs/history.md); rows past the retention go at the next prune. Off, counting stops
         and the rows kept are removed, a bounded number a transaction. At least an hour:
         /metrics keeps the sums of minutes settled, and a minute pruned must be one it has
