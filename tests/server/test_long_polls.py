@@ -120,6 +120,7 @@ def test_polls_woken_together_on_a_fifo_queue_get_one_message_group_one_poll_at_
 
 def test_a_receive_without_wait_time_parks_for_the_queues_own_wait_and_ends_when_it_does(tmp_path):
     with BackgroundServer(str(tmp_path / "queuewait.db")) as server:
+        server.db.set_history_retention(3600)  # on: the polls' receives are counted below
 
         async def scenario():
             admin = await Connection(server.url).open()
