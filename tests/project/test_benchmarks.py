@@ -262,3 +262,10 @@ def test_the_transactions_benchmark_measures_each_system_at_a_tiny_size(tmp_path
         assert rate > 0
     figures = T.long_transactions(d, 50, seconds=0.3)
     assert set(figures) == {"send", "receive + delete"} and figures["send"]["calls"] > 0
+
+
+def test_the_micro_measurement_with_history_measures_the_engine_with_it_on_beside_it_off():
+    from benchmarks import micro
+
+    result = micro.measure(rounds=1, systems=(micro.Engine, micro.EngineWithHistory, micro.Floor), workloads={"send1": ("send", 1, 20)})
+    assert set(result["send1"]) == {"sqsqlite", "sqsqlite history on", "floor"} and all(v > 0 for v in result["send1"].values())
