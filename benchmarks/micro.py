@@ -7,6 +7,7 @@ several rounds, systems in turn, so a loaded machine disturbs the comparison lea
     python -m benchmarks.micro --profile send10 --client   # the same through sqsqlite.client()
     python -m benchmarks.micro --buffered    # queue.buffered()'s receive + delete, and its SQL
     python -m benchmarks.micro --buffered --prefetch 50    # the same with a prefetch of 50
+    python -m benchmarks.micro --history     # the Queue API with the per-minute history off and on
 
 The "its SQL" column (EngineSql) splits sqsqlite's figure into what SQLite spends and what the
 library's Python spends: every statement the engine ran for the workload, with its values,
@@ -32,7 +33,18 @@ import time
 from sqsqlite import defaults as D
 from sqsqlite.store import Store
 
-from .systems import BufferedEngine, ClientEngine, Engine, Floor, FloorOnLayout, ResponseAlone, body_of, filled, remove_files
+from .systems import (
+    BufferedEngine,
+    ClientEngine,
+    Engine,
+    EngineWithHistory,
+    Floor,
+    FloorOnLayout,
+    ResponseAlone,
+    body_of,
+    filled,
+    remove_files,
+)
 
 WORKLOADS = {
     # name: (kind, batch, messages per round)
@@ -226,6 +238,7 @@ def main(argv=None) -> None:
     ap.add_argument("--client", action="store_true", help="profile through sqsqlite.client() instead of the Queue API")
     ap.add_argument("--buffered", action="store_true", help="receive + delete one at a time through queue.buffered(), and its SQL")
     ap.add_argument("--prefetch", type=int, help="with --buffered: the buffer's prefetch (default: its own, 100)")
+    ap.add_argument("--history", action="store_true", help="the engine with the per-minute history off (default) and on, and the floor")
     args = ap.parse_args(argv)
     if args.prefetch is not None:
         r = D.BUFFER_PREFETCH
@@ -242,6 +255,14 @@ def main(argv=None) -> None:
         sql = type("BufferedSql", (BufferedSql,), {"engine": engine})
         r = measure(args.rounds, systems=(engine, sql), workloads={"recv1": ("recv", 1, 20000)})["recv1"]
         print(f"CPU us/msg, receive + delete one at a time: {engine.name} {r[engine.name]:.1f}, its SQL {r['its SQL']:.1f}")
+        print(f"load average {os.getloadavg()}")
+        return
+    if args.history:
+        res = measure(args.rounds, systems=(Engine, EngineWithHistory, Floor))
+        print(f"{'CPU us/msg':10s} {'off':>9s} {'on':>9s} {'on/off':>7s} {'floor':>9s}")
+        for name, r in res.items():
+            off, on = r[Engine.name], r[EngineWithHistory.name]
+            print(f"{name:10s} {off:9.1f} {on:9.1f} {on / off:7.3f} {r['floor']:9.1f}")
         print(f"load average {os.getloadavg()}")
         return
     res = measure(args.rounds)

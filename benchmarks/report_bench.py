@@ -5,6 +5,7 @@ messages.
     python benchmarks/report_bench.py --sizes 1000000 --data /tmp/bench
     python benchmarks/report_bench.py --master 'local-cluster[2,1,2048]' --snapshot-dir /tmp/shared   # a cluster
     python benchmarks/report_bench.py --parquet-only --sizes 10000000     # the snapshot and its Parquet copy alone
+    python benchmarks/report_bench.py --history 14x100    # 14 days of minutes of 100 queues, the report over all of it
 
 Databases are built once by raw inserts (sqsqlite.report.synthetic) and kept in --data.
 Each report runs in a fresh process, exactly as the command does (new JVM, snapshot, Spark job,
@@ -38,8 +39,10 @@ spark, _ = sj.get_session(master, None if shared else sj.resolve_jar(None), driv
 t["spark_start"] = time.perf_counter() - t0
 with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
     t1 = time.perf_counter()
-    snap = snapshot.take(path, os.path.join(tmp, "s.db"), as_of)
+    since = os.environ.get("BENCH_HISTORY_SINCE")
+    snap = snapshot.take(path, os.path.join(tmp, "s.db"), as_of, None, int(since) if since else None)
     t["snapshot"] = time.perf_counter() - t1
+    t["history_rows"] = snap.history_rows
     t["parquet"] = 0.0
     if shared:
         t1 = time.perf_counter()
@@ -150,6 +153,7 @@ def main() -> None:
     ap.add_argument("--snapshot-dir", default="", help="Write the snapshot as Parquet here and read that (as on a cluster).")
     ap.add_argument("--parquet-only", action="store_true", help="Only the snapshot and its Parquet copy (no Spark): their time and memory.")
     ap.add_argument("--json", help="Also write the results here.")
+    ap.add_argument("--history", metavar="DAYSxQUEUES", help="Instead: a history of DAYS days of minutes of QUEUES queues, reported whole.")
     args = ap.parse_args()
     from sqsqlite.report import synthetic
 
@@ -157,6 +161,26 @@ def main() -> None:
     if args.snapshot_dir:
         os.makedirs(args.snapshot_dir, exist_ok=True)
     results = []
+    if args.history:
+        days, queues = (int(x) for x in args.history.lower().split("x"))
+        path = os.path.join(args.data, f"history-{days}x{queues}.db")
+        build = None
+        if not os.path.exists(path):
+            t0 = time.perf_counter()
+            synthetic.build_history(path, queues, days * 1440, AS_OF)
+            build = time.perf_counter() - t0
+        os.environ["BENCH_HISTORY_SINCE"] = str(AS_OF - days * 86_400_000)
+        r = run_report(path, args.master, args.snapshot_dir)
+        r.update(db_mb=os.path.getsize(path) / 2**20, build_seconds=build)
+        print(json.dumps(r), flush=True)
+        print(f"\n{platform.node()}: {os.cpu_count()} cores, master {args.master}\n")
+        print("| history rows | db size | report total | JVM start | snapshot | Parquet | Spark job | outputs | peak RSS (Python + JVM) |")
+        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print(
+            f"| {r['history_rows']:,} | {r['db_mb']:,.0f} MB | {r['wall']:.1f} s | {r['spark_start']:.1f} s | {r['snapshot']:.1f} s "
+            f"| {r['parquet']:.1f} s | {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |"
+        )
+        return
     for n in (int(s) for s in args.sizes.split(",")):
         path = os.path.join(args.data, f"messages-{n}.db")
         build = None

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import click
@@ -21,6 +21,7 @@ import click
 from sqsqlite import command_options, records
 from sqsqlite import defaults as D
 from sqsqlite import validation as V
+from sqsqlite.command_options import Duration
 from sqsqlite.core.rules import message_state
 from sqsqlite.errors import DatabaseError, InvalidExportRecord, QueueDoesNotExist, SQSError
 
@@ -238,7 +239,64 @@ def _show_stats(s: Settings, data: dict, wide: bool) -> None:
         s.echo(rest, default="table")
 
 
+# The --since view's counters: (column, the history's counter).
+_HISTORY_COLUMNS = (
+    ("Sent", "sent"),
+    ("Received", "received"),
+    ("Redelivered", "redelivered"),
+    ("Deleted", "deleted"),
+    ("DeadLettered", "dead_lettered"),
+    ("Expired", "expired"),
+    ("Purged", "purged"),
+    ("Moved", "moved"),
+    ("MovedIn", "moved_in"),
+    ("EmptyReceives", "empty_receives"),
+    ("BytesSent", "bytes_sent"),
+)
+
+
+def _history_stats(s: Settings, since_ms: int) -> dict:
+    """Each queue's counters over the last ``since_ms``, from the per-minute history, with the
+    rates a minute of arrivals (sent and moved in), completions (deleted) and their difference,
+    and the newest backlog sample of the window."""
+    db = s.database(create=False)
+    now = db.now()
+    if not db.history_retention:
+        click.echo(f"No history is kept in {s.path}: it is off. Turn it on with: sqsqlite history --retention 14d", err=True)
+        return {"History": "off", "Since": _iso(now - since_ms), "Until": _iso(now), "Queues": []}
+    minutes = since_ms / 60_000
+    by_queue: dict[str, list[dict]] = {name: [] for name in db.queue_names()}
+    for row in db.history(now - since_ms):
+        by_queue.setdefault(row["name"], []).append(row)
+    out = []
+    for name, rows in by_queue.items():
+        item: dict[str, Any] = {"Queue": name}
+        for column, key in _HISTORY_COLUMNS:
+            item[column] = sum(r[key] for r in rows)
+        arrivals, completions = item["Sent"] + item["MovedIn"], item["Deleted"]
+        item["ArrivalsPerMinute"] = round(arrivals / minutes, 2)
+        item["CompletionsPerMinute"] = round(completions / minutes, 2)
+        item["NetPerMinute"] = round((arrivals - completions) / minutes, 2)
+        sampled = [r for r in rows if r["visible"] is not None]
+        last = sampled[-1] if sampled else None
+        item["Backlog"] = None if last is None else last["visible"] + last["in_flight"] + last["delayed"]
+        item["OldestAgeSeconds"] = None if last is None else last["oldest_age"]
+        out.append(item)
+    return {"Since": _iso(now - since_ms), "Until": _iso(now), "Queues": out}
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 @command("stats", output="table")
+@click.option(
+    "--since",
+    type=Duration(),
+    metavar="DURATION",
+    help="Instead of the counts now, each queue's counters over the last DURATION (30m, 1h, 2d), with rates a minute "
+    "and the newest backlog sample, from the per-minute history kept in the file.",
+)
 @click.option(
     "--watch",
     type=Seconds(min=0.1, max=86_400),  # a day: a longer pause is a typo, and inf overflows time.sleep
@@ -246,31 +304,39 @@ def _show_stats(s: Settings, data: dict, wide: bool) -> None:
     help="Refresh every SECONDS (0.1 to 86400) until Ctrl-C, like top.",
 )
 @click.option("--wide", is_flag=True, help="The table with every column under its CloudWatch name, however wide.")
-def stats(s: Settings, watch: float | None, wide: bool) -> None:
-    """Counts of every queue, in one table.
+def stats(s: Settings, since: int | None, watch: float | None, wide: bool) -> None:
+    """Counts of every queue, in one table; with --since, its traffic over a window.
 
     Visible, in flight, delayed, oldest message age, dead-letter queue and its depth, and a fair
     queue's noisy groups and quiet groups' counts (under Amazon SQS's CloudWatch names in JSON);
     the counts are exact. Prints a table unless --output is given, fitted to the terminal: short
     titles explained in a legend under it, the quiet groups' columns only when a queue has noisy
     groups, and turned on its side, a block a queue, when still too wide; --wide prints every
-    column under its CloudWatch name.
+    column under its CloudWatch name. With --since DURATION: each queue's messages sent, received
+    (first time), redelivered, deleted, dead-lettered, expired, purged, moved (out and in), empty
+    receives and bytes sent over the window, arrivals and completions a minute, and the newest
+    backlog sample, from the history kept in the file (sqsqlite history).
 
     \b
     Example: sqsqlite stats --watch 2
+    Example: sqsqlite stats --since 1h --output json
     """
+    if since is None:
+        read, show = _stats, (lambda data: _show_stats(s, data, wide))
+    else:
+        read, show = (lambda s: _history_stats(s, since)), (lambda data: s.echo(data, default="table"))
     if watch is None:
-        data = _stats(s)
-        _show_stats(s, data, wide)
-        if not data["Queues"] and (s.output or "table") == "table" and not s.missing:  # a missing file was said already
+        data = read(s)
+        show(data)
+        if not data["Queues"] and (s.output or "table") == "table" and not s.missing and "History" not in data:  # said already
             click.echo(f"No queues in {s.path} yet; make one with: sqsqlite create-queue --queue-name NAME", err=True)
         return
     try:
         while True:
-            data = _stats(s)  # read before clearing, so the screen never sits blank
+            data = read(s)  # read before clearing, so the screen never sits blank
             click.clear()
             click.echo(f"sqsqlite stats  {s.path}  {datetime.now():%H:%M:%S}  (every {watch:g}s, Ctrl-C to stop)")
-            _show_stats(s, data, wide)
+            show(data)
             _sleep(watch)
     except KeyboardInterrupt:
         click.echo("")  # the prompt starts on a line of its own, after the last frame
@@ -308,15 +374,48 @@ def peek(s: Settings, queue_url: str, state: str, limit: int) -> None:
 
 @command("prune")
 def prune(s: Settings) -> None:
-    """Remove expired messages now and say how many.
+    """Remove expired messages, and history past its retention, now; say how many messages.
 
     Reads never need it: an expired message is never returned or counted; this gives the space
-    back.
+    back. The per-minute history, when on, is pruned as it goes too, a little at a time; this
+    removes all that is due.
 
     \b
     Example: sqsqlite prune
     """
     s.echo({"ExpiredMessagesRemoved": s.database(create=False).prune()}, "prune")
+
+
+@command("history")
+@click.option(
+    "--retention",
+    type=Duration(),
+    metavar="DURATION",
+    help="Turn the history on, or change how long it is kept: 1h to 10 years; 14d is CloudWatch's choice.",
+)
+@click.option("--off", is_flag=True, help="Turn the history off: counting stops and the rows kept are removed.")
+def history(s: Settings, retention: int | None, off: bool) -> None:
+    """Say whether the file keeps the per-minute history and how long; turn it on or off.
+
+    The history is CloudWatch's counters per queue and minute (sent, received, deleted, ...),
+    read by stats --since, /metrics, the console's chart and the report. Off by default: on,
+    every send, receive and delete writes one more row, 16-23% more CPU. The setting is the
+    file's: every process using it follows at its next write.
+
+    \b
+    Example: sqsqlite history --retention 14d
+    Example: sqsqlite history --off
+    """
+    if off and retention is not None:
+        raise click.BadParameter("give --retention DURATION or --off, not both", param_hint="'--off'")
+    db = s.database(create=retention is not None)  # turned on for a file to come: it is made
+    if off or retention is not None:
+        try:
+            db.set_history_retention(0 if off else retention // 1000)  # type: ignore[operator]  # set: not off
+        except SQSError as err:
+            raise click.BadParameter(err.message, param_hint="'--retention'") from None
+    seconds = db.history_retention
+    s.echo({"History": "on", "RetentionSeconds": seconds} if seconds else {"History": "off"}, "history")
 
 
 # ---------------------------------------------------------------------- redrive

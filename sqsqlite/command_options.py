@@ -171,3 +171,24 @@ def endpoint_url_option(ctx: click.Context, param: click.Parameter, value: str |
         return check_endpoint_url(value)
     except ValueError as err:
         raise click.BadParameter(str(err), ctx=ctx, param=param) from None
+
+
+_DURATION = re.compile(r"([0-9]{1,9})([smhdw])")
+_UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
+
+
+class Duration(click.ParamType):
+    """A length of time as a number and a unit (90s, 30m, 1h, 2d, 1w; parts may be joined:
+    1h30m), converted to milliseconds; at most 10 years."""
+
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        parts = _DURATION.findall(text)
+        ms = sum(int(n) * _UNIT_MS[unit] for n, unit in parts)
+        if not parts or "".join(n + u for n, u in parts) != text or not 0 < ms <= 10 * 366 * 86_400_000:
+            self.fail(f"{value!r} is not a duration: a number and a unit, s, m, h, d or w (30m, 1h, 2d, 1h30m)", param, ctx)
+        return ms

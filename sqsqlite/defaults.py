@@ -347,3 +347,18 @@ SIDE_SUFFIXES = ("-wal", "-shm", "-lock", "-sendlock")
 # the cutoff (0.75: one letter wrong, missing or two swapped, in a name of 4 or more).
 CLOSE_QUEUE_NAMES = 3
 CLOSE_QUEUE_NAME_CUTOFF = 0.75
+
+# History (CloudWatch's per-minute counters kept in the file, the queue_history table): off
+# unless the file's setting (Database.set_history_retention, `sqsqlite history --retention`)
+# says how long to keep it; this long is what to turn it on with (CloudWatch keeps its
+# one-minute data 15 days). Counting costs 16-23% CPU on the engine's rows (docs/history.md).
+HISTORY_RETENTION_SECONDS = 14 * 86_400
+HISTORY_RETENTION_MIN_SECONDS = 3600
+HISTORY_RETENTION_META_KEY = "history_retention_seconds"
+# A connection prunes expired history rows once a minute, at most this many in one transaction
+# (a few milliseconds of the writers' lock); db.prune() removes them all, this many at a time.
+HISTORY_PRUNE_ROWS = 2_000
+HISTORY_MINUTE_MS = 60_000
+# A write that reads no queue row (a delete by a remembered handle) trusts its connection's
+# cached history setting this long before checking whether another connection changed it.
+HISTORY_SETTING_RECHECK_MS = 1_000

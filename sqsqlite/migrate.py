@@ -102,15 +102,22 @@ class WouldDropData(DatabaseError):
         )
 
 
+# Tables a downgrade may drop whatever they hold: the per-minute history is statistics about the
+# queues, not their messages, and a file downgraded past it simply stops keeping it.
+_STATISTICS = frozenset({"queue_history"})
+
+
 def _tables(connection, holding_rows: bool = False) -> set[str]:
-    """The schema's tables (not SQLite's own, nor alembic's); or those of them holding rows."""
+    """The schema's tables (not SQLite's own, nor alembic's); or those of them holding rows
+    that a downgrade must not drop without being told (not statistics)."""
     names = {
         name
         for (name,) in connection.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'")
         if not name.startswith("sqlite_") and name != "alembic_version"
     }
     if holding_rows:
-        return {name for name in names if connection.exec_driver_sql(f'SELECT 1 FROM "{name}" LIMIT 1').first()}  # names from sqlite_master
+        kept = names - _STATISTICS
+        return {name for name in kept if connection.exec_driver_sql(f'SELECT 1 FROM "{name}" LIMIT 1').first()}  # names from sqlite_master
     return names
 
 

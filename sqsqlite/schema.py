@@ -195,3 +195,36 @@ move_tasks = Table(
     Column("failure_reason", String, nullable=True),
     Index("ix_move_tasks_source", "source_queue_id", "status"),
 )
+
+# CloudWatch's per-minute figures of each queue, kept in the file. Each operation adds to its
+# queue's row of the minute in the same transaction as its own writes (so a rollback or a crash
+# never leaves them off), with one UPSERT; the gauges (visible .. oldest_age) are a sample taken
+# by the first write of the minute that finds them NULL. Keyed by minute first, so the current
+# minute's rows sit together at the end of the tree and pruning removes a range from its head.
+# received and redelivered are apart: CloudWatch's NumberOfMessagesReceived is their sum.
+HISTORY_COUNTERS = (
+    "sent",
+    "bytes_sent",
+    "received",
+    "redelivered",
+    "empty_receives",
+    "deleted",
+    "dead_lettered",
+    "moved_in",
+    "expired",
+    "purged",
+    "moved",
+)
+HISTORY_GAUGES = ("visible", "in_flight", "delayed", "oldest_age")
+
+queue_history = Table(
+    "queue_history",
+    metadata,
+    # The minute's start, epoch milliseconds.
+    Column("minute", BigInteger, primary_key=True),
+    Column("queue_id", Integer, primary_key=True),
+    *(Column(name, BigInteger, nullable=False, server_default=text("0")) for name in HISTORY_COUNTERS),
+    # Sampled at the minute's first write that finds them NULL; oldest_age in seconds.
+    *(Column(name, BigInteger, nullable=True) for name in HISTORY_GAUGES),
+    sqlite_with_rowid=False,
+)

@@ -15,7 +15,18 @@ from sqlalchemy import and_, delete, func, insert, literal_column, or_, select, 
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from . import defaults as D
-from .schema import fifo_dedup, messages, meta, move_tasks, queue_tombstones, queues, receive_attempts
+from .schema import (
+    HISTORY_COUNTERS,
+    HISTORY_GAUGES,
+    fifo_dedup,
+    messages,
+    meta,
+    move_tasks,
+    queue_history,
+    queue_tombstones,
+    queues,
+    receive_attempts,
+)
 from .sqlcompile import NO_ROWS as _NO_ROWS
 from .sqlcompile import P, Sql, compile_numbered, compile_positional, compile_sql
 
@@ -642,6 +653,84 @@ update_move_task = compile_sql(
         updated_at=P("now"),
         failure_reason=P("failure_reason"),
     )
+)
+
+# ------------------------------------------------------------------ history (CloudWatch's counters)
+
+_hist = queue_history
+HISTORY_KEY = ("minute", "queue_id")
+
+
+def _count(*columns: str) -> Sql:
+    """Add to a queue's row of the minute, creating it: ?1 the minute, ?2 the queue, then
+    ``columns`` in order. One statement per operation, numbered so each value binds once."""
+    stmt = sqlite_insert(_hist).values(minute=P("minute"), queue_id=P("queue_id"), **{c: P(c) for c in columns})
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[_hist.c.minute, _hist.c.queue_id], set_={c: _hist.c[c] + stmt.excluded[c] for c in columns}
+    )
+    return compile_numbered(stmt, HISTORY_KEY + columns)
+
+
+COUNT_SENT = _count("sent", "bytes_sent")
+COUNT_RECEIVED = _count("received", "redelivered", "empty_receives", "dead_lettered")
+COUNT_DELETED = _count("deleted")
+COUNT_MOVED_IN = _count("moved_in")
+COUNT_EXPIRED = _count("expired")
+COUNT_PURGED = _count("purged", "expired")
+COUNT_MOVED = _count("moved", "expired")
+# The backlog gauges of the minute, once: the first write of the minute that finds them unset.
+sample_backlog = compile_sql(
+    update(_hist)
+    .where(_hist.c.minute == P("minute"), _hist.c.queue_id == P("queue_id"), _hist.c.visible.is_(None))
+    .values(visible=P("visible"), in_flight=P("in_flight"), delayed=P("delayed"), oldest_age=P("oldest_age"))
+)
+backlog_sampled = compile_sql(select(_hist.c.visible).where(_hist.c.minute == P("minute"), _hist.c.queue_id == P("queue_id")))
+# Pruning: the oldest rows first (the key's head), at most :n a transaction, so no writer waits
+# long. Their counters are first added to the queue's row of minute 0, its totals before the
+# rows kept, so that /metrics' counters never go down when a minute is pruned.
+HISTORY_TOTALS_MINUTE = 0
+_old = (
+    select(_hist.c.minute, _hist.c.queue_id)
+    .where(_hist.c.minute > HISTORY_TOTALS_MINUTE, _hist.c.minute < P("before"))
+    .order_by(_hist.c.minute)
+    .limit(P("n"))
+)
+_in_old = tuple_(_hist.c.minute, _hist.c.queue_id).in_(_old)
+_fold = sqlite_insert(_hist).from_select(
+    ["minute", "queue_id", *HISTORY_COUNTERS],
+    select(literal_column(str(HISTORY_TOTALS_MINUTE)), _hist.c.queue_id, *(func.sum(_hist.c[c]) for c in HISTORY_COUNTERS))
+    .where(_in_old)
+    .group_by(_hist.c.queue_id),
+)
+fold_history = compile_sql(
+    _fold.on_conflict_do_update(
+        index_elements=[_hist.c.minute, _hist.c.queue_id], set_={c: _hist.c[c] + _fold.excluded[c] for c in HISTORY_COUNTERS}
+    )
+)
+prune_history = compile_sql(delete(_hist).where(_in_old))
+# Turning the history off: up to :n of its rows, totals included, a transaction.
+clear_history = compile_sql(
+    delete(_hist).where(tuple_(_hist.c.minute, _hist.c.queue_id).in_(select(_hist.c.minute, _hist.c.queue_id).limit(P("n"))))
+)
+oldest_history_minute = compile_sql(select(func.min(_hist.c.minute)))
+HISTORY_COLUMNS = ("name",) + HISTORY_KEY[:1] + HISTORY_COUNTERS + HISTORY_GAUGES
+# A window's rows of every queue (or of the queues named in a JSON array, when :names is not
+# NULL), by queue and minute: stats --since, the console's chart.
+history_rows = compile_sql(
+    select(q.c.name, *(_hist.c[c] for c in HISTORY_COLUMNS[1:]))
+    .select_from(_hist.join(q, q.c.id == _hist.c.queue_id))
+    .where(_hist.c.minute >= P("since"), _hist.c.minute < P("until"))
+    .where(or_(P("names").is_(None), q.c.name.in_(_named)))
+    .order_by(q.c.name, _hist.c.minute)
+)
+# Every queue's counters summed over the minutes in [since, until), the totals row (minute 0)
+# included from 0: /metrics' Prometheus counters.
+history_totals = compile_sql(
+    select(q.c.name, *(func.sum(_hist.c[c]).label(c) for c in HISTORY_COUNTERS))
+    .select_from(_hist.join(q, q.c.id == _hist.c.queue_id))
+    .where(_hist.c.minute >= P("since"), _hist.c.minute < P("until"))
+    .group_by(q.c.name)
+    .order_by(q.c.name)
 )
 
 # ------------------------------------------------------------------ meta

@@ -155,12 +155,14 @@ class ConnectionState(threading.local):
 class Tx:
     """One open transaction. Methods are named after what they do, never take SQL."""
 
-    __slots__ = ("c", "local", "writing")
+    __slots__ = ("c", "local", "writing", "checked")
 
     def __init__(self, conn: sqlite3.Connection, local: Any = None, writing: bool = False):
         self.c = conn
         self.local = local  # the connection's ConnectionState; None for a read
         self.writing = writing
+        # This transaction compared data_version (Tx.queue): the connection's cache holds.
+        self.checked = False
 
     def queue(self, name: str):
         """The queue row named ``name`` (or None). In a write transaction it comes from this
@@ -174,6 +176,7 @@ class Tx:
             if version != local.version:
                 local.queues.clear()
                 local.version = version
+            self.checked = True
             group = local.group
             if group is not None and group.transaction:
                 local.fresh = True  # no other connection commits before the transaction ends
@@ -186,6 +189,46 @@ class Tx:
                 # reads a dozen of them.
                 row = local.queues[name] = dict(zip(row.keys(), row))
         return row
+
+    def _check_version(self, local: Any) -> None:
+        """Drop the connection's cache if another connection committed since it was filled."""
+        version = local.cursor.execute("PRAGMA data_version").fetchone()[0]
+        if version != local.version:
+            local.queues.clear()
+            local.version = version
+        self.checked = True  # under the writers' lock: nothing else commits before this ends
+        group = local.group
+        if group is not None and group.transaction:
+            local.fresh = True  # no other connection commits before the transaction ends
+
+    def meta_setting(self, key: tuple[str, str], now: int, recheck_ms: int, parse: Callable[[bytes | None], Any]) -> Any:
+        """The meta table's value for ``key`` (("meta", its key)) in a write transaction, as
+        ``parse`` makes it of the stored bytes (None: no such key), cached
+        with the queue rows (a queue's name is never a tuple), so that a write pays a dictionary
+        look-up: valid once this transaction compared data_version (Tx.queue), else for
+        ``recheck_ms`` of ``now``'s clock since one did, after which this compares it itself
+        (one PRAGMA): a write that reads no queue row (a delete by a remembered handle) sees
+        another connection's change within that time."""
+        local = self.local
+        cached = local.queues.get(key)
+        if cached is not None:
+            if self.checked or local.fresh:
+                if not 0 <= now - cached[1] < recheck_ms // 2:
+                    local.queues[key] = (cached[0], now)  # proved right at now
+                return cached[0]
+            if 0 <= now - cached[1] < recheck_ms:
+                return cached[0]
+            self._check_version(local)
+            cached = local.queues.get(key)
+            if cached is not None:  # nothing committed elsewhere: still right, from now
+                local.queues[key] = (cached[0], now)
+                return cached[0]
+        elif not self.checked and not local.fresh:
+            self._check_version(local)
+        row = self.c.execute(Q.get_meta, Q.get_meta.bind({"key": key[1]})).fetchone()
+        value = parse(None if row is None else bytes(row[0]))
+        local.queues[key] = (value, now)
+        return value
 
     def forget_queues(self) -> None:
         """This transaction wrote to the queues table: cached rows may be stale."""

@@ -32,7 +32,7 @@ from .. import defaults as D
 from .. import space
 from ..core.rules import message_state
 from ..errors import QueueDoesNotExist, SQSError
-from . import Response, names_this_machine, serves
+from . import Response, chart, names_this_machine, serves
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import Metrics
 
@@ -56,6 +56,10 @@ _SECURITY_HEADERS = {
 def said(err: SQSError) -> str:
     """An error as an operator reads it: SQS's text, then sqsqlite's fuller explanation."""
     return f"{err.message} ({err.hint})" if err.hint else err.message
+
+
+# What the console says where a chart of the history would be, when the file keeps none.
+HISTORY_OFF = "No history is kept for this file: it is off. Turn it on with: sqsqlite history --retention 14d"
 
 
 class Refused(Exception):
@@ -158,6 +162,7 @@ class Console:
         pages: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(r"/console/?"), self.index),
             (re.compile(r"/console/api/stats"), self.stats_json),
+            (re.compile(r"/console/api/history"), self.history_json),
             (re.compile(rf"/console/queues/{_QUEUE}"), self.queue_page),
             (re.compile(rf"/console/queues/{_QUEUE}/tasks"), self.tasks_fragment),
             (re.compile(r"/console/static/(?P<file>[a-z]+\.(?:js|css))"), self.static),
@@ -371,8 +376,45 @@ class Console:
             answer["file"] = self._file()
         return self._json(answer)
 
+    def _history(self, name: str, window: str) -> tuple[list[dict[str, Any]], str] | None:
+        """The queue's steps over a window of chart.WINDOWS (1h or 24h), and its label; None
+        when the file keeps no history (it is off)."""
+        found = next((w for w in chart.WINDOWS if w[0] == window), None)
+        if found is None:
+            raise Refused(400, f"Unknown history window {window[:20]!r}: " + " or ".join(w[0] for w in chart.WINDOWS) + ".")
+        if not self.db.history_retention:
+            return None
+        _, label, length, step = found
+        now = self.db.now()
+        rows = self.db.history(now - now % step + step - length, names=[name])
+        points = chart.steps(rows, now, length, step)
+        arrivals, completions = sum(p["arrivals"] for p in points), sum(p["completions"] for p in points)
+        return points, f"{name}, {label}: {arrivals:,} arrived, {completions:,} completed"
+
+    def history_json(self, params: dict[str, str]) -> Response:
+        """A queue's history over ``?window=1h`` (by minute, the default) or ``24h`` (by hour):
+        each step's start (epoch ms), arrivals, completions and sampled backlog."""
+        name = params.get("queue")
+        if not name:
+            raise Refused(400, "Give the queue: ?queue=NAME.")
+        name = self.db.queue(name).name  # a queue that does not exist is the usual 404
+        drawn = self._history(name, params.get("window", "1h"))
+        if drawn is None:
+            return self._json({"queue": name, "history": "off", "label": HISTORY_OFF, "steps": []})
+        points, label = drawn
+        return self._json(
+            {
+                "queue": name,
+                "history": "on",
+                "label": label,
+                "steps": [{k: p[k] for k in ("start", "arrivals", "completions", "backlog")} for p in points],
+            }
+        )
+
     def queue_page(self, params: dict[str, str], name: str, head: bool = False) -> Response:
         queue = self.db.queue(name)
+        window = params.get("history", "1h")
+        drawn = self._history(queue.name, window)
         state = params.get("state", "all")
         if state not in ("all", "visible", "in-flight", "delayed"):
             raise Refused(400, f"Unknown state {state[:40]!r}: all, visible, in-flight or delayed.")
@@ -422,6 +464,10 @@ class Console:
             sources=sources,
             queue_names=self.db.queue_names(),
             tasks=self._tasks(queue),
+            history_chart=None if drawn is None else chart.svg(*drawn),
+            history_off=HISTORY_OFF,
+            history_window=window,
+            history_windows=[(w[0], w[1]) for w in chart.WINDOWS],
             **self._banners(params),
         )
         if head:

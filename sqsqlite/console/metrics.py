@@ -1,10 +1,12 @@
 """``/metrics`` in the Prometheus text format (prometheus_client).
 
 Per queue, every figure of ``Database.stats()`` under CloudWatch's SQS metric name in snake
-case, labelled ``queue_name``, read by one statement at each scrape; figures CloudWatch has no
-name for carry the ``sqsqlite_`` prefix. Plus the server's own requests: counts, errors and a
-latency histogram by action. And the database file's size, free pages and WAL size
-(docs/reliability.md, "Disk space").
+case, labelled ``queue_name``, read by one statement at each scrape; CloudWatch's counters
+(NumberOfMessagesSent and the rest) as Prometheus counters read from the per-minute history in
+the file, so every process's work counts, when the file's history is on (else only
+sqsqlite_history_retention_seconds 0 says it is off); figures CloudWatch has no name for carry the
+``sqsqlite_`` prefix. Plus the server's own requests: counts, errors and a latency histogram by
+action. And the database file's size, free pages and WAL size (docs/reliability.md, "Disk space").
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from .. import defaults as D
@@ -126,12 +128,87 @@ class QueueFigures(Collector):
         yield duration
 
 
+# CloudWatch's SQS counters kept in the file (the per-minute history), as Prometheus counters
+# labelled queue_name: (metric name without _total, the history's counters it sums, help).
+QUEUE_COUNTERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("number_of_messages_sent", ("sent",), "Messages added to the queue by a send (CloudWatch NumberOfMessagesSent)."),
+    (
+        "number_of_messages_received",
+        ("received", "redelivered"),
+        "Messages returned by receives, redeliveries included (CloudWatch NumberOfMessagesReceived).",
+    ),
+    ("number_of_messages_deleted", ("deleted",), "Messages deleted by their receipt handle (CloudWatch NumberOfMessagesDeleted)."),
+    ("number_of_empty_receives", ("empty_receives",), "Receives that returned no message (CloudWatch NumberOfEmptyReceives)."),
+    ("sent_message_size_bytes", ("bytes_sent",), "Bytes of the messages sent, attributes included (CloudWatch SentMessageSize, summed)."),
+    ("sqsqlite_messages_redelivered", ("redelivered",), "Messages received again after an earlier receive (no CloudWatch name)."),
+    ("sqsqlite_messages_dead_lettered", ("dead_lettered",), "Messages moved to the dead-letter queue past maxReceiveCount."),
+    ("sqsqlite_messages_moved_in", ("moved_in",), "Messages that arrived by a dead-letter move or a move task."),
+    ("sqsqlite_messages_moved", ("moved",), "Messages moved out by a message move task."),
+    ("sqsqlite_messages_expired", ("expired",), "Messages removed past their retention period (counted when removed)."),
+    ("sqsqlite_messages_purged", ("purged",), "Messages removed by a purge."),
+)
+# Minutes this far behind the current one are taken as final: their sums are kept between
+# scrapes, and each scrape reads only the rows since (a file's 14 days of 100 queues' minutes
+# are two million rows, a second to sum).
+_SETTLED_MINUTES = 2
+
+
+class QueueCounters(Collector):
+    """Every queue's counters since the file began counting, from the database: any process's
+    work, not only this server's. Rows of minutes settled are summed once and kept.
+
+    Pruning adds a minute's counters to its queue's totals row (minute 0) as it removes it, both
+    inside what was summed: the kept sums stay right as long as a minute is summed before it is
+    pruned. Minutes are pruned an hour old at the soonest (D.HISTORY_RETENTION_MIN_SECONDS), so
+    after a gap of half that between scrapes (or a clock stepped back) everything is summed
+    again."""
+
+    def __init__(self, db: Any):
+        self.db = db
+        self.settled: dict[str, dict[str, int]] = {}
+        self.settled_until = 0
+        self.scraped_at: int | None = None
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        retention = self.db.history_retention
+        yield GaugeMetricFamily(
+            "sqsqlite_history_retention_seconds",
+            "How long the per-minute history is kept; 0: it is off, no history is kept, and CloudWatch's counters "
+            "(number_of_messages_sent_total and the rest) are left out rather than shown as zeros.",
+            value=retention,
+        )
+        if not retention:
+            self.settled, self.settled_until, self.scraped_at = {}, 0, None
+            return
+        minute = D.HISTORY_MINUTE_MS
+        now = self.db.now()
+        if self.scraped_at is None or not 0 <= now - self.scraped_at <= D.HISTORY_RETENTION_MIN_SECONDS * 500:
+            self.settled, self.settled_until = {}, 0
+        self.scraped_at = now
+        until = now - now % minute - _SETTLED_MINUTES * minute
+        if until > self.settled_until:
+            for name, sums in self.db.history_totals(self.settled_until, until).items():
+                kept = self.settled.setdefault(name, dict.fromkeys(sums, 0))
+                for key, value in sums.items():
+                    kept[key] += value
+            self.settled_until = until
+        live = self.db.history_totals(self.settled_until)
+        names = sorted(set(self.settled) | set(live))
+        for metric, keys, help_text in QUEUE_COUNTERS:
+            family = CounterMetricFamily(metric, help_text, labels=["queue_name"])
+            for name in names:
+                old, new = self.settled.get(name, {}), live.get(name, {})
+                family.add_metric([name], sum(old.get(k, 0) + new.get(k, 0) for k in keys))
+            yield family
+
+
 class Metrics:
     """A registry of its own per server (so two servers in one process don't share counts)."""
 
     def __init__(self, db: Any):
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(QueueFigures(db))
+        self.registry.register(QueueCounters(db))
         self.requests = Counter("sqsqlite_requests", "Requests served, by action.", ["action"], registry=self.registry)
         self.errors = Counter(
             "sqsqlite_request_errors",

@@ -18,6 +18,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidParameterValue, MessageNotInflight, MissingParameter, ReceiptHandleIsInvalid, SQSError
 from ..store import Tx
+from . import history
 from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, invalid_handle_text, is_message_uuid
 from .results import NOT_RECEIVED, BatchResult, BatchResultErrorEntry, Message
 from .rules import heads_left, ms, queue_row, retention_cutoff
@@ -82,15 +83,20 @@ def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
             and h.queue_id == handles.queue_ids.get(queue.name)
             and tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h))
         ):
+            history.count(tx, Q.COUNT_DELETED, h.queue_id, queue.db.now(), 1)
             return
         # The exact way reads a message's handle as text (made now if it never was).
         handle = receipt_handle if message is None else message.receipt_handle
-        _delete(queue, tx, queue_row(tx, queue.name), handle, queue.db.now())  # type: ignore[arg-type]  # None: MissingParameter there
+        row, now = queue_row(tx, queue.name), queue.db.now()
+        if _delete(queue, tx, row, handle, now):  # type: ignore[arg-type]  # None: MissingParameter there
+            history.count(tx, Q.COUNT_DELETED, row["id"], now, 1)
     if fifo:  # the group's next message may be receivable now
         queue.db.wakeups.notify(queue.name, 1)
 
 
-def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
+def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> bool:
+    """Delete the message of ``handle`` (or find it deleted already, or refuse the handle);
+    whether this deleted it. The caller counts it."""
     # The common case in one statement: the handle is the message's newest and still
     # valid. Anything else deletes nothing here and is sorted out by _locate below.
     h = queue.db.handles.check(handle, row["id"])
@@ -98,7 +104,7 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
         # No group head to mend: the plain positional DELETE, without RETURNING (which makes
         # SQLite collect its rows in a temporary table before the first one comes back).
         if tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h)):
-            return
+            return True
     else:
         gone = tx.one(
             Q.delete_by_handle,
@@ -111,10 +117,10 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
         )
         if gone is not None:
             heads_left(tx, row["id"], [gone])
-            return
+            return True
     msg = _locate(queue, tx, row, handle, now)
     if msg is None:
-        return  # already deleted with its last handle: deleting again is fine
+        return False  # already deleted with its last handle: deleting again is fine
     if row["fifo"] and msg["visible_at"] <= now:
         raise InvalidParameterValue(
             f"Value {handle} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.",
@@ -122,6 +128,7 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> None:
         )
     gone = tx.one(Q.delete_message, id=msg["id"])
     heads_left(tx, row["id"], [gone])
+    return gone is not None
 
 
 def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[str, SQSError]]:
@@ -131,16 +138,21 @@ def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[str, SQSErro
     failures: list[tuple[str, SQSError]] = []
     with queue.db.store.write() as tx:
         row = queue_row(tx, queue.name)
-        if not row["fifo"] and _delete_issued(tx, row["id"], claims) == len(claims):
-            return failures
         now = queue.db.now()
+        issued = None if row["fifo"] else _delete_issued(tx, row["id"], claims)
+        if issued == len(claims):
+            history.count(tx, Q.COUNT_DELETED, row["id"], now, issued)
+            return failures
+        deleted = issued or 0  # the rest find those deleted already
         text = queue.db.handles.text
         for claim in claims:
             handle = text(claim)
             try:
-                _delete(queue, tx, row, handle, now)
+                deleted += _delete(queue, tx, row, handle, now)
             except SQSError as exc:
                 failures.append((handle, exc))
+        if deleted:
+            history.count(tx, Q.COUNT_DELETED, row["id"], now, deleted)
     if row["fifo"] and len(failures) < len(claims):  # the groups' next messages may be receivable now
         queue.db.wakeups.notify(queue.name, len(claims) - len(failures))
     return failures
@@ -220,8 +232,10 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         # superseded, the queue deleted) leaves each entry to the exact path below, where a
         # message this deleted reads as already deleted. (A handle repeated in the batch or
         # deleted before was taken already: it reads as unknown, and the fast path is not tried.)
-        issued = _delete_issued(tx, queue.db.handles.queue_ids.get(queue.name), remembered)
+        issued_to = queue.db.handles.queue_ids.get(queue.name)
+        issued = _delete_issued(tx, issued_to, remembered)
         if issued == len(entries):
+            history.count(tx, Q.COUNT_DELETED, issued_to, queue.db.now(), issued)  # type: ignore[arg-type]  # issued: the queue is known
             return BatchResult([{"Id": i} for i in entry_ids], failed)
         tried = issued is not None  # the fast path ran, and fell short
         row = queue_row(tx, queue.name)
@@ -267,7 +281,9 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
                         heads.add(group_id)
             for group_id in heads:  # the groups' next messages head them now
                 tx.run(Q.fix_group_head, queue_id=queue_id, group_id=group_id)
+        count = (issued or 0) + len(deleted)  # the exact path below finds these deleted already
         if len(deleted) == len(entries):  # each entry deleted its own message above
+            history.count(tx, Q.COUNT_DELETED, queue_id, now, count)
             return BatchResult([{"Id": e["Id"]} for e in entries], failed)
         if given_messages:  # as above
             entries = [_as_text(e) for e in entries]
@@ -277,10 +293,12 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
                 if isinstance(e.get("ReceiptHandle"), Message):  # one never received (_as_text)
                     raise ReceiptHandleIsInvalid(NOT_RECEIVED)
                 if h is None or (h.row_id, bytes(h.token)) not in deleted:
-                    _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # type: ignore[arg-type]  # decides the rest exactly, a missing handle included
+                    count += _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # type: ignore[arg-type]  # decides the rest exactly, a missing handle included
                 successful.append({"Id": e["Id"]})
             except SQSError as exc:
                 failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
+        if count:
+            history.count(tx, Q.COUNT_DELETED, queue_id, now, count)
     return BatchResult(successful, failed)
 
 

@@ -16,6 +16,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFoundException, SQSError, wire_error
 from ..store import Tx
+from . import history
 from .results import MoveTask
 from .rules import heads_left, retention_cutoff
 
@@ -187,11 +188,11 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
         batch = rate or 500
         cutoff = retention_cutoff(source, now)
         fifo = bool(source["fifo"])
+        removed = 0  # expired first messages deleted
         if fifo:
             # An expired first message is gone, and must not hold its group back (as on a receive).
             # A long run of them is deleted over several transactions, none of which moves anything
             # or spends the rate, so that the writers' lock is never held for long.
-            removed = 0
             while removed < D.MOVE_TASK_CLEANUP_BUDGET:
                 gone = tx.all(Q.delete_expired_heads, queue_id=source["id"], cutoff=cutoff, n=D.MOVE_TASK_CLEANUP_BUDGET - removed)
                 if not gone:
@@ -199,6 +200,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
                 heads_left(tx, source["id"], gone)
                 removed += len(gone)
             else:
+                history.count(tx, Q.COUNT_MOVED, source["id"], now, 0, removed)
                 return _move_task(task, handle=True), 0.0
             page = dict(after_group=task["last_group"] or "", after=task["last_id"], done=0, upto=task["max_id"], limit=batch)
             rows = tx.all(Q.fifo_messages_page, queue_id=source["id"], cutoff=cutoff, **page)
@@ -213,6 +215,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
         # directly, silently as that message stays, unless one behind it came from a source queue.
         decided: set[str] = set()
         moved_group = None  # the group of the message moved last: the next of it is its first now
+        arrived: dict[int, int] = {}  # messages moved by this step, by the queue they went to
         for row in rows:
             if fifo:
                 group, last_group, last_id = row["group_id"], row["group_id"], row["sequence_number"]
@@ -231,6 +234,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
             target, why = _destination(db, tx, task, row, source, now)
             if target is not None:
                 _move_row(tx, row, source, target, now)
+                arrived[target["id"]] = arrived.get(target["id"], 0) + 1
                 moved += 1
                 moved_group = group
                 continue
@@ -255,6 +259,10 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
         # SQS gives a FailureReason only with FAILED: a task that left a message behind for want
         # of somewhere to move it ends FAILED (having moved every message it could), not COMPLETED.
         status = "RUNNING" if len(rows) == batch else "FAILED" if failure else "COMPLETED"
+        if arrived or removed:
+            history.count(tx, Q.COUNT_MOVED, source["id"], now, sum(arrived.values()), removed)
+        for target_id, n in arrived.items():
+            history.count(tx, Q.COUNT_MOVED_IN, target_id, now, n)
         tx.run(
             Q.update_move_task,
             task_handle=task_handle,

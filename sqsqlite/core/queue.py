@@ -11,7 +11,7 @@ from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgress
-from . import deleting, receiving, sending, transfer
+from . import deleting, history, receiving, sending, transfer
 from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
 from .buffered import BufferedQueue, forward_queue_names
 from .rules import SCOPE_BEFORE_KEY, counts, dedup_scope, ms, queue_row, retention_cutoff
@@ -163,7 +163,13 @@ class Queue:
             else:
                 # Every row: under the writers' lock, each was committed before this call, whatever
                 # time it was stamped with (a clock stepped back since, another host's on import).
-                tx.run(Q.delete_queue_messages, queue_id=row["id"])
+                if history.kept(tx, now):
+                    alive = tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=retention_cutoff(row, now))
+                    removed = tx.run(Q.delete_queue_messages, queue_id=row["id"])
+                    # The rows past their retention were expired already: counted as such.
+                    history.add(tx, Q.COUNT_PURGED, row["id"], now, alive, removed - alive)
+                else:
+                    tx.run(Q.delete_queue_messages, queue_id=row["id"])
                 # As SQS (recorded): a purge ends the deduplication window too, so a message
                 # resent with a purged one's deduplication id is accepted and delivered.
                 tx.run(Q.delete_queue_dedup, queue_id=row["id"])
@@ -180,6 +186,8 @@ class Queue:
             now = self.db.now()
             row = queue_row(tx, self.name)
             deleted = tx.run(Q.purge_visible, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))
+            if deleted:
+                history.count(tx, Q.COUNT_PURGED, row["id"], now, deleted, 0)
             if row["fifo"] and deleted:
                 # A group whose head went and which keeps messages (in flight, or delayed by the
                 # queue's DelaySeconds) gets its first one as its head, or it is never received again.

@@ -24,6 +24,7 @@ from .. import validation as V
 from ..clock import ticks
 from ..errors import InvalidParameterValue, OverLimit, TransactionError
 from ..store import Tx
+from . import history
 from .handles import Handle
 from .results import Message, received_message
 from .rules import (
@@ -104,10 +105,14 @@ def receive(
     while True:
         mark = wakeups.mark(queue.name)
         seen = db.now()  # no later than the claim's now: what ends after it is waited for below
-        queue_id, rows, queue_wait, lease, cleared = _claim(queue, n, vt, attempt_id, asked)
+        # Whether this round is the call's last unless it finds messages, decided before the
+        # claim, so that the claim counts an empty receive in its own transaction exactly when
+        # the call returns one (the first round's is decided by _claim, from the queue's wait).
+        last = None if ends is None else tick() >= ends
+        queue_id, rows, queue_wait, lease, cleared, last = _claim(queue, n, vt, attempt_id, asked, wait, last)
         if ends is None:
             ends = start + ms(queue_wait if wait is None else wait)
-        if rows or (not cleared and tick() >= ends):
+        if rows or (not cleared and last):
             if lease is not None:
                 messages = _claimed_messages(queue, rows, queue_id, system, wanted, lease)
             else:
@@ -236,11 +241,16 @@ def _claimed_messages(
     return out
 
 
-def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: int | None = None):
+def _claim(
+    queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: int | None = None, wait: int | None = 0, last: bool | None = True
+):
     """One receive attempt in one write transaction: prune, cap check, claim, dead-letter.
     Returns the queue id, the rows, the queue's ReceiveMessageWaitTimeSeconds, the lease:
-    (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None, and how many
-    messages it moved to the dead-letter queue or deleted as expired FIFO heads."""
+    (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None, how many
+    messages it moved to the dead-letter queue or deleted as expired FIFO heads, and ``last``:
+    whether the call ends with this round if it finds nothing (None: decided here, from
+    ``wait`` or else the queue's ReceiveMessageWaitTimeSeconds being 0). The round's receives,
+    empty receive, dead-letter moves and expired messages are counted in its transaction."""
     db = queue.db
     with db.store.write(refusable=True) as tx:
         # Read under the writers' lock: the visibility timeout starts when the receive
@@ -248,20 +258,23 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
         now = db.now()
         row = queue_row(tx, queue.name)
         queue_id, is_fifo = row["id"], bool(row["fifo"])
+        if last is None:
+            last = (row["receive_wait_time"] if wait is None else wait) == 0
         if attempt_id is not None and is_fifo:
             repeated = _repeat_attempt(queue, tx, row, attempt_id, now, vt)
-            if repeated is not None:
-                return queue_id, repeated, row["receive_wait_time"], None, 0
+            if repeated is not None:  # returned again, not received again: nothing to count
+                return queue_id, repeated, row["receive_wait_time"], None, 0, last
         # Standard queues prune on a connection's first receive from them, then every
         # PRUNE_EVERY-th while prunes find expired rows, less often (up to PRUNE_GAP_MAX)
         # while they find none; meanwhile the claim skips expired rows inside its index. FIFO
         # claims first delete the expired group heads, in flight or not (_claim_fifo).
         state = tx.state
         receives = state["receives"] = state.get("receives", 0) + 1
+        expired = 0
         if not is_fifo:
             prune = state.get(("prune", queue_id))  # [the receive due to prune, the gap]
             if prune is None or receives >= prune[0]:
-                found = prune_window(tx, row, now, D.PRUNE_WINDOW)
+                found = expired = prune_window(tx, row, now, D.PRUNE_WINDOW)
                 gap = D.PRUNE_EVERY if found or prune is None else min(2 * prune[1], D.PRUNE_GAP_MAX)
                 state[("prune", queue_id)] = [receives + gap, gap]
         lease_s = row["visibility_timeout"] if vt is None else vt
@@ -269,7 +282,11 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
             n = min(n, asked)  # read in this transaction: a visibility timeout just set to 0 counts too
         n = _under_cap(queue, tx, row, n, now)
         if n == 0:
-            return queue_id, [], row["receive_wait_time"], None, 0
+            if (last or expired) and history.kept(tx, now):
+                history.add(tx, Q.COUNT_RECEIVED, queue_id, now, 0, 0, int(last), 0)
+                if expired:
+                    history.add(tx, Q.COUNT_EXPIRED, queue_id, now, expired)
+            return queue_id, [], row["receive_wait_time"], None, 0, last
         lease_end = now + ms(lease_s)
         cutoff = retention_cutoff(row, now)
         dlq = None
@@ -281,7 +298,8 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
         # Each round moves at least one poison message or ends the loop; cleared counts the
         # messages moved or deleted as expired, at most D.CLAIM_CLEANUP_BUDGET (beyond it,
         # _receive comes back in a new transaction, and other writers go between).
-        rounds = cleared = 0
+        rounds = cleared = dead = 0
+        count_at = _RECEIVED_COUNT_AT if is_fifo else _CLAIMED_COUNT_AT
         while True:
             rounds += 1
             want = n - len(claimed)
@@ -293,6 +311,7 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
                 params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=held_until, token=token)
                 rows, removed = _claim_fifo(queue, tx, params, want, D.CLAIM_CLEANUP_BUDGET - cleared)
                 cleared += removed
+                expired += removed
             elif want <= D.MAX_MESSAGES_PER_RECEIVE:
                 # In Q.CLAIM_STANDARD_PARAMS order.
                 rows = tx.all_positional(Q.claim_standard, (held_until, now, token, queue_id, cutoff, want))
@@ -301,7 +320,6 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
             # Rows read by position from here on: a FIFO claim's are sqlite3.Rows of
             # Q.RECEIVED_COLUMNS, a standard one's plain tuples of Q.CLAIMED_COLUMNS; both
             # start with the id.
-            count_at = _RECEIVED_COUNT_AT if is_fifo else _CLAIMED_COUNT_AT
             poison = [] if dlq is None else [r for r in rows if r[count_at] > row["max_receive_count"]]
             if not poison:
                 claimed.extend(rows)
@@ -311,12 +329,22 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
             moved = {r[0] for r in poison}
             claimed.extend(r for r in rows if r[0] not in moved)
             cleared += len(moved)
+            dead += len(moved)
             if len(claimed) >= n or cleared >= D.CLAIM_CLEANUP_BUDGET:
                 break
         # A FIFO claim returns whole rows (Q.RECEIVED_COLUMNS); a standard one leaves out
         # what the claim itself knows (Q.CLAIMED_COLUMNS): its rows can be used as they are
         # when one round claimed them all (one token) and none has a deduplication id or
         # sequence number (an older sqsqlite's import).
+        if history.kept(tx, now):
+            first = sum(1 for r in claimed if r[count_at] == 1)
+            empty = int(not claimed and not cleared and last)
+            if claimed or empty or dead:
+                history.add(tx, Q.COUNT_RECEIVED, queue_id, now, first, len(claimed) - first, empty, dead)
+            if expired:
+                history.add(tx, Q.COUNT_EXPIRED, queue_id, now, expired)
+            if dead and dlq is not None:
+                history.add(tx, Q.COUNT_MOVED_IN, dlq["id"], now, dead)
         usable = is_fifo or (rounds == 1 and _plain_or_grouped(claimed))
         if claimed and lease_end <= now:
             for r in claimed:
@@ -342,7 +370,7 @@ def _claim(queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: 
         # creation rolled back leaves its id to the next queue created.
         if not db.store.after_commit(db.handles.claimed_from, queue.name, queue_id):
             db.handles.claimed_from(queue.name, queue_id)
-    return queue_id, claimed, row["receive_wait_time"], lease, cleared
+    return queue_id, claimed, row["receive_wait_time"], lease, cleared, last
 
 
 def _claim_listed(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:

@@ -20,6 +20,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidParameterValue, MissingParameter, SQSError
 from ..store import Tx
+from . import history
 from .handles import new_message_ids
 from .results import BatchResult, BatchResultErrorEntry, SendResult, SentMessages
 from .rules import attributes_json, dedup_scope, keep_deduplicating_from, ms, queue_row, sequence_text
@@ -239,6 +240,7 @@ def _insert_plain(queue: Queue, tx: Tx, row, plain: _Plain) -> list[str] | None:
     values += ids
     values += bodies
     tx.run_positional(Q.INSERT_SHARED_ROWS[len(bodies)], values)
+    history.count(tx, Q.COUNT_SENT, row["id"], now, len(bodies), total)
     return ids
 
 
@@ -253,6 +255,7 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
     queue_id, max_size, queue_delay = row["id"], row["max_message_size"], row["delay_seconds"]
     ids = iter(() if is_fifo else new_message_ids(len(prepared)))  # FIFO sends make their own
     fifo: list[int] = []  # the places in results of FIFO messages that passed their checks
+    size = 0  # of the standard messages stored
     for p in prepared:
         try:
             if p.size > max_size:
@@ -283,6 +286,7 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
         # fair queues do (a tenant's label, returned on receive, ordering nothing).
         values += (queue_id, message_id, p.body, attributes_json(p.attributes, p.trace_header), sender, now, now + delay * 1000)
         groups.append(p.group_id)
+        size += p.size
         results.append(SendResult((message_id, p.body, p.attributes, None, p.entry_id)))
     if values:
         width = len(Q.INSERT_STANDARD_COLUMNS)
@@ -296,6 +300,7 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
         else:
             del values[Q.ATTRIBUTES_AT :: width]  # every row's None
             tx.run_positional(Q.INSERT_PLAIN_ROWS[n], values)
+        history.count(tx, Q.COUNT_SENT, queue_id, now, n, size)
     if fifo:
         for at, result in zip(fifo, _insert_fifo(queue, tx, row, [results[at] for at in fifo], now)):
             results[at] = result
@@ -365,6 +370,8 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
             results[at] = SendResult((message_id, p.body, p.attributes, sequence_text(sequence), p.entry_id))
         tx.run_positional(Q.INSERT_FIFO_ROWS[n], values)
         tx.run_positional(Q.PUT_DEDUP_ROWS[n], entries)
+        if history.kept(tx, now):
+            history.add(tx, Q.COUNT_SENT, queue_id, now, n, sum(prepared[at].size for at in fresh))
     for at in repeats:  # deduplicated: the first message's id and sequence number
         p, first_sent = prepared[at], known[keys[at]]
         if isinstance(first_sent, int):  # sent by this batch
@@ -405,6 +412,7 @@ def _insert_fifo_one(queue: Queue, tx: Tx, row, p: Prepared, key: tuple[str, str
             dedup_id=dedup,
             sequence_number=sequence,
         )
+        history.count(tx, Q.COUNT_SENT, queue_id, now, 1, p.size)
     return SendResult((message_id, p.body, p.attributes, sequence_text(sequence), p.entry_id))
 
 

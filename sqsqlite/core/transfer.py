@@ -11,6 +11,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidExportRecord, InvalidParameterValue, SQSError
 from ..records import exported_message
+from . import history
 from .bookmarks import checked_bookmarks, is_bookmarked, write_bookmark
 from .rules import decode_attributes, dedup_scope, keep_deduplicating_from, message_row, ms, queue_row, retention_cutoff
 from .sending import Prepared
@@ -189,6 +190,8 @@ def import_messages(
             tx.run(Q.insert_message, **values)
             if row["fifo"] and p.dedup_id:
                 _keep_deduplicating(tx, row, values, now)
+        if imported:  # arrived without a send: counted as moved in (docs/history.md)
+            history.count(tx, Q.COUNT_MOVED_IN, row["id"], now, imported)
         for key, value in notes.items():
             write_bookmark(tx, key, value)
     if imported:

@@ -32,7 +32,19 @@ _DIGITS = re.compile(r"-?[0-9]+")  # ASCII only: int() would take '²' or '٣'
 _RAISED = re.compile(r"[A-Za-z_][\w.]*(Error|Exception): ")  # a traceback's last line
 
 
-def parse_as_of(value: str) -> int:
+def _since(value: str | None) -> tuple[str, int] | None:
+    """--since as ("ago", milliseconds) for a duration, or ("at", epoch ms) for a timestamp."""
+    if value is None:
+        return None
+    if value.strip() and value.strip()[-1:].lower() in "smhdw" and not value.strip()[-1:].isdigit():
+        try:
+            return "ago", command_options.Duration().convert(value, None, None)
+        except click.BadParameter as exc:
+            raise click.BadParameter(exc.message, param_hint="'--since'") from None
+    return "at", parse_as_of(value, "--since")
+
+
+def parse_as_of(value: str, option: str = "--as-of") -> int:
     """Epoch milliseconds, or an ISO 8601 timestamp (UTC unless it names its zone), from
     1970-01-01 to 9999-12-31."""
     text = value.strip()
@@ -45,7 +57,7 @@ def parse_as_of(value: str) -> int:
             ts = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
         except ValueError:
             raise click.BadParameter(
-                f"{value!r} is not a timestamp: use ISO 8601 (2024-05-01T12:00:00Z) or epoch milliseconds", param_hint="'--as-of'"
+                f"{value!r} is not a timestamp: use ISO 8601 (2024-05-01T12:00:00Z) or epoch milliseconds", param_hint=f"'{option}'"
             ) from None
         if ts.tzinfo is None:
             ts = ts.replace(tzinfo=timezone.utc)
@@ -55,9 +67,21 @@ def parse_as_of(value: str) -> int:
         raise click.BadParameter(
             f"{value!r} is outside the range the report covers: epoch milliseconds from {low} to {high} "
             "(1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z)",
-            param_hint="'--as-of'",
+            param_hint=f"'{option}'",
         )
     return ms
+
+
+def _window(as_of_ms: int | None, until_ms: int | None, since: tuple[str, int] | None) -> tuple[int | None, int | None]:
+    """The history's (since, until) for the snapshot; None where it takes its default (24 hours
+    before the instant, the instant). A duration counts back from --until, or from the instant."""
+    if since is None:
+        return None, until_ms
+    kind, value = since
+    if kind == "at":
+        return value, until_ms
+    end = until_ms if until_ms is not None else as_of_ms if as_of_ms is not None else snapshot.now_ms()
+    return end - value, end
 
 
 def _db_path(ctx: click.Context, own: str) -> str:
@@ -132,18 +156,31 @@ _MEMORY = re.compile(r"\d+([kmgtp]b?|b)?", re.IGNORECASE)
 @click.option("--parquet", is_flag=True, help="With --out: Parquet files as well.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
 @click.option("--driver-memory", default="2g", show_default=True, help="Spark driver memory (local mode runs all in it).")
+@click.option(
+    "--since",
+    metavar="DURATION|TIMESTAMP",
+    help="The history's window start: a duration before --until (30m, 24h, 14d) or a timestamp (default 24h).",
+)
+@click.option("--until", metavar="TIMESTAMP", help="The history's window end: ISO 8601 or epoch ms (default: the report's instant).")
 @click.option("--verbose", is_flag=True, help="Let Spark's own logging through.")
 @click.pass_context
-def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, groups, out, parquet, as_json, driver_memory, verbose):
+def report(
+    ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, groups, out, parquet, as_json, driver_memory, since, until, verbose
+):
     """Backlog analytics: depth by state, age percentiles, receive counts, poison candidates,
-    expiring messages, dead-letter wiring and FIFO groups, per queue, computed by Spark.
+    expiring messages, dead-letter wiring and FIFO groups, per queue, computed by Spark; and
+    the history over a window: traffic per queue and hour (or minute), rates and trends, a
+    drain forecast and spikes of dead-lettering or redeliveries.
 
     \b
     Example: sqsqlite report --db app.db --out report/
+             sqsqlite report --db app.db --since 7d --out report/
              sqsqlite report --db app.db --master spark://head:7077 --snapshot-dir /shared/tmp
     """
     path = _db_path(ctx, db)
     as_of_ms = None if as_of is None else parse_as_of(as_of)
+    until_ms = None if until is None else parse_as_of(until, "--until")
+    since_spec = _since(since)
     if parquet and not out:
         raise click.UsageError("--parquet needs --out DIR")
     # Spark's own rules, checked before a JVM starts: a refused value otherwise ends it with "Java
@@ -177,7 +214,7 @@ def report(ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, grou
         # The snapshot first: a file that is not a sqsqlite database is said at once, not after
         # the JVM has started.
         try:
-            snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms)
+            snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms, None, *_window(as_of_ms, until_ms, since_spec))
         except snapshot.DestinationError as exc:  # the temporary directory's fault, not the database's
             raise command_options.Failure(tempdir.trouble(exc.reason)) from None
         except snapshot.SnapshotError as exc:

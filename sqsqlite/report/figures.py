@@ -44,6 +44,8 @@ from dataclasses import asdict, dataclass, field
 from urllib.parse import quote
 
 from .. import defaults as D
+from . import history as H
+from .history import QueueHistory, history_retention
 
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
@@ -129,6 +131,13 @@ class Report:
     as_of_ms: int
     top: int
     queues: list[QueueFigures]
+    # The per-minute history over [history_since_ms, history_until_ms), by step (history.py).
+    history_since_ms: int = 0
+    history_until_ms: int = 0
+    history_step_ms: int = 0
+    history: list[QueueHistory] = field(default_factory=list)
+    # The file's history retention in seconds; 0: the history is off, none is kept.
+    history_retention_s: int = 0
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -178,14 +187,20 @@ QUEUE_COLUMNS = "id, name, fifo, retention_period, dead_letter_target"
 MESSAGE_COLUMNS = "id, queue_id, message_id, sent_at, visible_at, receive_count, group_id, sequence_number, dead_letter_source_arn"
 
 
-def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
-    """The oracle: every figure computed in plain Python from one read transaction."""
+def compute(path: str, as_of_ms: int, top: int = 5, history_since_ms: int | None = None, history_until_ms: int | None = None) -> Report:
+    """The oracle: every figure computed in plain Python from one read transaction; the
+    history's window is by default the 24 hours before ``as_of_ms``."""
+    until = as_of_ms if history_until_ms is None else history_until_ms
+    since = until - H.DEFAULT_WINDOW_MS if history_since_ms is None else history_since_ms
     conn = sqlite3.connect("file:" + quote(os.path.abspath(path)) + "?mode=ro", uri=True, isolation_level=None)
     conn.row_factory = sqlite3.Row
     try:
         conn.execute("BEGIN")
         qrows = [dict(r) for r in conn.execute(f"SELECT {QUEUE_COLUMNS} FROM queues")]
         mrows = conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY id").fetchall()
+        conn.row_factory = None
+        hrows = H.read_rows(conn, since, until)
+        retention = history_retention(conn)
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -265,4 +280,6 @@ def compute(path: str, as_of_ms: int, top: int = 5) -> Report:
         if ungrouped is not None:
             ages_quiet.append(ungrouped)
         f.oldest_age_in_quiet_groups_ms = max(ages_quiet, default=None)
-    return Report(database=str(path), as_of_ms=as_of_ms, top=top, queues=finish(figs))
+    step_rows, hour_rows = H.reduce(hrows, since, until)
+    history = H.finish({r["id"]: r["name"] for r in qrows}, step_rows, hour_rows, since, until)
+    return Report(str(path), as_of_ms, top, finish(figs), since, until, H.step_for(since, until), history, retention)

@@ -9,6 +9,7 @@ from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta, timezone
 
 from .figures import AGE_LABELS, Report
+from .history import STEP_COUNTERS, QueueHistory
 
 
 def iso(ms: int) -> str:
@@ -134,6 +135,7 @@ def table(report: Report, groups: int = 10) -> str:
             ],
             right={1, 2, 3, 4},
         )
+    lines += _history_lines(report)
     for q in report.queues:
         if q.fifo:
             shown = q.groups[:groups]
@@ -146,6 +148,74 @@ def table(report: Report, groups: int = 10) -> str:
                     right={1, 2, 3, 4},
                 )
     return "\n".join(lines) + "\n"
+
+
+def forecast_text(h: QueueHistory) -> str:
+    """The drain forecast in words, with its method (history.py has the definitions)."""
+    if h.forecast == "unknown":
+        return "no backlog sample in the window"
+    if h.forecast == "empty":
+        return "empty"
+    if h.forecast == "drains":
+        assert h.drain_minutes is not None
+        return f"drains in {age(h.drain_minutes * 60_000)} at the last hour's net rate"
+    if h.forecast == "flat":
+        return f"holds at {h.backlog:,}: the last hour's departures equal its arrivals"
+    return f"grows by {h.growth_per_hour:,} an hour at the last hour's net rate"
+
+
+def _signed(n: int) -> str:
+    return f"+{n:,}" if n > 0 else f"{n:,}"
+
+
+# What the report says in place of the history when the file keeps none.
+HISTORY_OFF = "no history is kept: the file's history is off (turn it on with: sqsqlite history --retention 14d)"
+
+
+def _history_lines(report: Report) -> list[str]:
+    if not report.history_until_ms:
+        return []
+    step = "minute" if report.history_step_ms == 60_000 else "hour"
+    lines = [
+        "",
+        f"History {iso(report.history_since_ms)} to {iso(report.history_until_ms)}, by {step}: arrivals (sent + moved in), "
+        "completions (deleted) and departures (everything that left) in the last hour, the change on the hour before, "
+        "and the drain forecast at the last hour's net rate",
+    ]
+    if not report.history_retention_s and not report.history:
+        return lines + [HISTORY_OFF]
+    if not report.history:
+        return lines + ["no history in the window"]
+    lines += _grid(
+        ["queue", "arrivals/h", "trend", "completions/h", "trend", "departures/h", "backlog", "oldest", "forecast"],
+        [
+            [
+                h.queue,
+                f"{h.arrivals_last_hour:,}",
+                _signed(h.arrivals_trend),
+                f"{h.completions_last_hour:,}",
+                _signed(h.completions_trend),
+                f"{h.departures_last_hour:,}",
+                "-" if h.backlog is None else f"{h.backlog:,}",
+                "-" if h.oldest_age_s is None else age(h.oldest_age_s * 1000),
+                forecast_text(h),
+            ]
+            for h in report.history
+        ],
+        right={1, 2, 3, 4, 5, 6},
+    )
+    spiked = [(h.queue, sp) for h in report.history for sp in h.spikes]
+    if spiked:
+        lines += [
+            "",
+            f"Spikes: a {step} with dead-lettering or redeliveries over {3} times its usual (the window's median) and at least 10",
+        ]
+        lines += _grid(
+            ["queue", step, "what", "count", "usual"],
+            [[q, iso(sp.step_ms), sp.counter.replace("_", "-"), sp.count, sp.usual] for q, sp in spiked],
+            right={3, 4},
+        )
+    return lines
 
 
 # ---------------------------------------------------------------- flat tables (CSV, Parquet)
@@ -194,7 +264,28 @@ def tables(report: Report) -> dict[str, tuple[list[tuple[str, str]], list[dict]]
                 }
             )
     S, N = "string", "int64"
+    history_cols = [("queue", S), ("step_ms", N), ("step", S), *((c, N) for c in STEP_COUNTERS), ("backlog", N), ("oldest_age_s", N)]
+    history = [
+        {"queue": h.queue, "step_ms": st.start_ms, "step": iso(st.start_ms), **{c: getattr(st, c) for c in STEP_COUNTERS}}
+        | {"backlog": st.backlog, "oldest_age_s": st.oldest_age_s}
+        for h in report.history
+        for st in h.steps
+    ]
+    summary_cols = [
+        ("queue", S),
+        *((c, N) for c in ("arrivals", "completions", "departures", "arrivals_last_hour", "completions_last_hour")),
+        *((c, N) for c in ("departures_last_hour", "arrivals_trend", "completions_trend", "backlog", "oldest_age_s")),
+        ("forecast", S),
+        ("drain_minutes", N),
+        ("growth_per_hour", N),
+        ("spikes", N),
+    ]
+    summary = [{c: getattr(h, c) for c, _ in summary_cols if c != "spikes"} | {"spikes": len(h.spikes)} for h in report.history]
+    spikes = [{"queue": h.queue, **vars(sp)} for h in report.history for sp in h.spikes]
     return {
+        "history": (history_cols, history),
+        "history_queues": (summary_cols, summary),
+        "history_spikes": ([("queue", S), ("counter", S), ("step_ms", N), ("count", N), ("usual", N)], spikes),
         "queues": (queue_cols + bucket_cols, queues),
         "receive_counts": ([("queue", S), ("receive_count", N), ("messages", N)], counts),
         "top_received": ([("queue", S), ("rank", N), ("message_id", S), ("receive_count", N), ("age_ms", N), ("state", S)], tops),
@@ -245,6 +336,56 @@ def write(report: Report, out: str, parquet: bool = False) -> list[str]:
     path = os.path.join(out, "age_distribution.png")
     chart(report, path)
     written.append(path)
+    written += history_charts(report, out)
+    return written
+
+
+HISTORY_CHARTS = 50  # the busiest queues' charts, by arrivals over the window
+
+
+def history_charts(report: Report, out: str, limit: int = HISTORY_CHARTS) -> list[str]:
+    """A PNG per queue (the ``limit`` with most arrivals in the window): arrivals and
+    completions per step as bars, the backlog sampled in each step as a line."""
+    import re
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = sorted(report.history, key=lambda h: (-h.arrivals, h.queue))[:limit]
+    written = []
+    step = "minute" if report.history_step_ms == 60_000 else "hour"
+    for h in shown:
+        # Matplotlib's dates are days since 1970 as floats: the bars' positions and width in days.
+        x = [st.start_ms / 86_400_000 for st in h.steps]
+        width = report.history_step_ms / 86_400_000 * 0.4
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        ax.bar([t - width / 2 for t in x], [st.sent + st.moved_in for st in h.steps], width=width, color="#4C72B0", label="arrivals")
+        ax.bar([t + width / 2 for t in x], [st.deleted for st in h.steps], width=width, color="#55A868", label="completions")
+        ax.xaxis_date()
+        ax.set_ylabel(f"messages a {step}", fontsize=8)
+        ax.tick_params(labelsize=7)
+        line = ax.twinx()
+        line.plot(
+            [t for t, st in zip(x, h.steps) if st.backlog is not None],
+            [st.backlog for st in h.steps if st.backlog is not None],
+            color="#C44E52",
+            marker=".",
+            label="backlog",
+        )
+        line.set_ylabel("backlog", fontsize=8)
+        line.tick_params(labelsize=7)
+        line.set_ylim(bottom=0)
+        handles = ax.get_legend_handles_labels()[0] + line.get_legend_handles_labels()[0]
+        ax.legend(handles, [str(hd.get_label()) for hd in handles], fontsize=7, loc="upper left")
+        ax.set_title(f"{h.queue}: {forecast_text(h)}", fontsize=9)
+        fig.autofmt_xdate()
+        fig.tight_layout()
+        path = os.path.join(out, "history_" + re.sub(r"[^A-Za-z0-9_.-]", "_", h.queue) + ".png")
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        written.append(path)
     return written
 
 

@@ -19,6 +19,7 @@ Spark would silently keep only the low 32 bits of a timestamp.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import shutil
@@ -30,6 +31,7 @@ from urllib.parse import quote
 
 from ..store import HEAD_REVISION
 from .figures import MESSAGE_COLUMNS, QUEUE_COLUMNS
+from .history import DEFAULT_WINDOW_MS, HISTORY_COLUMNS, history_retention, window_start
 
 _SCHEMA = (
     """CREATE TABLE queues (
@@ -39,6 +41,13 @@ _SCHEMA = (
         id INTEGER PRIMARY KEY, queue_id BIGINT NOT NULL, message_id TEXT NOT NULL,
         sent_at BIGINT NOT NULL, visible_at BIGINT NOT NULL, receive_count BIGINT NOT NULL,
         group_id TEXT, sequence_number BIGINT, dead_letter_source_arn TEXT)""",
+    # The window's minute rows of the per-minute history, numbered (id) so Spark can read them
+    # in ranges.
+    """CREATE TABLE queue_history (
+        id INTEGER PRIMARY KEY, minute BIGINT NOT NULL, queue_id BIGINT NOT NULL,
+        sent BIGINT, received BIGINT, redelivered BIGINT, deleted BIGINT, dead_lettered BIGINT,
+        expired BIGINT, purged BIGINT, moved BIGINT, moved_in BIGINT,
+        visible BIGINT, in_flight BIGINT, delayed BIGINT, oldest_age BIGINT)""",
 )
 
 
@@ -109,12 +118,22 @@ class Snapshot:
     min_id: int
     max_id: int
     parquet: str | None = None  # where to_parquet wrote it, for executors on other machines
+    # The history's window [since, until) and its minute rows copied (ids 1..history_rows).
+    history_since_ms: int = 0
+    history_until_ms: int = 0
+    history_rows: int = 0
+    # The file's history setting (its retention in seconds): 0, off, no history is kept.
+    history_retention_s: int = 0
 
 
 # Parquet's types for the snapshot's columns (those the report reads, named once in figures):
 # text where the copy holds text, every other column a 64-bit integer, as the copy declares them.
 _TEXT_COLUMNS = {"name", "dead_letter_target", "message_id", "group_id", "dead_letter_source_arn"}
-_PARQUET_COLUMNS = {"queues": QUEUE_COLUMNS.split(", "), "messages": MESSAGE_COLUMNS.split(", ")}
+_PARQUET_COLUMNS = {
+    "queues": QUEUE_COLUMNS.split(", "),
+    "messages": MESSAGE_COLUMNS.split(", "),
+    "queue_history": ["id", *HISTORY_COLUMNS.split(", ")],
+}
 ROWS_PER_PARQUET_FILE = 1_000_000  # so the read splits across executors
 # Rows held in Python at once while writing: a file is written in row groups of this many, so
 # the writer's memory stays flat however large the snapshot (a million rows as Python tuples
@@ -164,7 +183,7 @@ def write_parquet(snap: Snapshot, folder: str) -> Snapshot:
         conn.execute("COMMIT")
     finally:
         conn.close()
-    return Snapshot(snap.path, snap.as_of_ms, snap.messages, snap.min_id, snap.max_id, parquet=folder)
+    return dataclasses.replace(snap, parquet=folder)
 
 
 def _reason(exc: OSError) -> str:
@@ -213,11 +232,20 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callable[[], None] | None = None) -> Snapshot:
+def take(
+    source: str,
+    dest: str,
+    as_of_ms: int | None = None,
+    while_open: Callable[[], None] | None = None,
+    history_since_ms: int | None = None,
+    history_until_ms: int | None = None,
+) -> Snapshot:
     """Copy queues and message metadata from ``source`` to a new file ``dest`` in one read
-    transaction. Without ``as_of_ms`` the instant is read inside that transaction, so every
-    message committed before the snapshot was sent at or before it. ``while_open`` runs
-    inside the transaction, after the copy (tests use it to show writers carry on)."""
+    transaction, with the per-minute history's rows of the window [history_since_ms,
+    history_until_ms) (by default the 24 hours before the snapshot's instant). Without
+    ``as_of_ms`` the instant is read inside that transaction, so every message committed before
+    the snapshot was sent at or before it. ``while_open`` runs inside the transaction, after the
+    copy (tests use it to show writers carry on)."""
     if not os.path.isfile(source):
         raise SnapshotError(f"no database at {source}")
     try:  # made here, not by SQLite, so that a directory refusing it says why in the OS's words
@@ -249,6 +277,14 @@ def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callab
                 as_of_ms = now_ms()
             conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")
             conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages")
+            retention = history_retention(conn, "src.")
+            until = as_of_ms if history_until_ms is None else history_until_ms
+            since = until - DEFAULT_WINDOW_MS if history_since_ms is None else history_since_ms
+            conn.execute(
+                f"INSERT INTO queue_history ({HISTORY_COLUMNS}) SELECT {HISTORY_COLUMNS} FROM src.queue_history "
+                "WHERE minute >= ? AND minute < ? ORDER BY minute, queue_id",
+                (window_start(since, until), until),
+            )
             if while_open is not None:
                 while_open()
             conn.execute("COMMIT")
@@ -259,6 +295,7 @@ def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callab
                 raise DestinationError(dest, failure) from None
             raise SnapshotError(_unreadable(source, exc)) from None
         n, lo, hi = conn.execute("SELECT count(*), min(id), max(id) FROM messages").fetchone()
+        (history_rows,) = conn.execute("SELECT count(*) FROM queue_history").fetchone()
     except BaseException:
         try:
             if conn is not None and conn.in_transaction:
@@ -270,4 +307,4 @@ def take(source: str, dest: str, as_of_ms: int | None = None, while_open: Callab
                 os.remove(dest)  # a failed snapshot leaves nothing behind
         raise
     conn.close()
-    return Snapshot(dest, as_of_ms, n, lo or 0, hi or 0)
+    return Snapshot(dest, as_of_ms, n, lo or 0, hi or 0, None, since, until, history_rows, retention)

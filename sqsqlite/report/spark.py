@@ -17,6 +17,7 @@ import tempfile
 from contextlib import contextmanager
 
 from ..command_options import install_extra
+from . import history as H
 from . import tempdir
 from .figures import (
     AGE_EDGES_MS,
@@ -50,6 +51,7 @@ MAX_PARTITIONS = 64
 # lose its high bits), so every integer is read as a 64-bit long.
 MESSAGE_TYPES = "id BIGINT, queue_id BIGINT, sent_at BIGINT, visible_at BIGINT, receive_count BIGINT, sequence_number BIGINT"
 QUEUE_TYPES = "id BIGINT, fifo BIGINT, retention_period BIGINT"
+HISTORY_TYPES = ", ".join(f"{c} BIGINT" for c in ["id", *H.HISTORY_COLUMNS.split(", ")])
 
 VISIBLE, IN_FLIGHT, DELAYED = 0, 1, 2
 STATE_NAMES = ("visible", "in_flight", "delayed")
@@ -276,7 +278,10 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
     qrows = [r.asDict() for r in _read(spark, snap, "queues", QUEUE_TYPES).collect()]
     figs = new_queues(qrows)
     qname = {r["id"]: r["name"] for r in qrows}
-    result = Report(database=database or snap.path, as_of_ms=as_of, top=top, queues=[])
+    since, until = snap.history_since_ms, snap.history_until_ms
+    result = Report(
+        database or snap.path, as_of, top, [], since, until, H.step_for(since, until), history_retention_s=snap.history_retention_s
+    )
     if not qrows:
         return result
 
@@ -315,7 +320,26 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
     finally:
         live.unpersist()
     result.queues = finish(figs)
+    result.history = _history(spark, F, snap, qname)
     return result
+
+
+def _history(spark, F, snap: Snapshot, qname) -> list:
+    """The history figures (history.py): Spark reduces the window's minute rows to a row per
+    queue and step and one per queue; the driver finishes from those."""
+    if not snap.history_rows:
+        return []
+    partitions = max(1, min(MAX_PARTITIONS, math.ceil(snap.history_rows / ROWS_PER_PARTITION)))
+    if snap.parquet:
+        frame = spark.read.parquet(local_uri(os.path.join(snap.parquet, "queue_history")))
+    else:
+        url = "jdbc:sqlite:" + file_uri(snap.path, "ro")
+        props = {"driver": "org.sqlite.JDBC", "customSchema": HISTORY_TYPES, "fetchsize": "10000"}
+        frame = spark.read.jdbc(
+            url, "queue_history", properties=props, column="id", lowerBound=1, upperBound=snap.history_rows + 1, numPartitions=partitions
+        )
+    step_rows, hour_rows = H.spark_rows(F, frame, snap.history_since_ms, snap.history_until_ms)
+    return H.finish(qname, step_rows, hour_rows, snap.history_since_ms, snap.history_until_ms)
 
 
 def _count(F, cond):

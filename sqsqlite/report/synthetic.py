@@ -118,3 +118,77 @@ def _flush(conn, rows: list) -> None:
         conn.executemany(_INSERT, rows)
         conn.execute("COMMIT")
         rows.clear()
+
+
+_HISTORY_INSERT = (
+    "INSERT INTO queue_history (minute, queue_id, sent, bytes_sent, received, redelivered, empty_receives, deleted, "
+    "dead_lettered, moved_in, expired, purged, moved, visible, in_flight, delayed, oldest_age) "
+    "VALUES (?, ?, ?, 0, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def build_history(path: str, queues: int, minutes: int, until_ms: int, seed: int = 11) -> None:
+    """Create ``path`` with ``queues`` queues (q0000, ...) and a history of ``minutes`` minutes
+    before ``until_ms`` for each, written straight into queue_history: random traffic, some
+    queues growing, some draining, some idle minutes, bursts of dead-lettering and redeliveries,
+    a backlog sample in most minutes."""
+    clock = sqsqlite.ManualClock(until_ms - minutes * 60_000 - 60_000)
+    db = sqsqlite.connect(path, clock=clock)
+    db.set_history_retention(14 * 86_400)  # a file that keeps a history has it on
+    for i in range(queues):
+        db.create_queue(f"q{i:04d}")
+    db.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("DELETE FROM queue_history")  # the queues' creation wrote none, but a clean start either way
+    ids = [qid for (qid,) in conn.execute("SELECT id FROM queues ORDER BY name")]
+    rnd = random.Random(seed)
+    first = until_ms - until_ms % 60_000 - (minutes - 1) * 60_000
+    rows: list = []
+    for qid in ids:
+        rate = rnd.randint(0, 60)
+        drift = rnd.choice((-1, 0, 1))
+        backlog = rnd.randint(0, 5000)
+        for k in range(minutes):
+            if rnd.random() < 0.05:
+                continue  # a minute with no operation: no row
+            sent = max(0, rate + rnd.randint(-5, 5))
+            deleted = max(0, sent - drift * rnd.randint(0, 3))
+            burst = rnd.random() < 0.002
+            dead = rnd.randint(20, 80) if burst else rnd.randint(0, 1)
+            redelivered = rnd.randint(30, 90) if burst else rnd.randint(0, 2)
+            expired, purged, moved, moved_in = rnd.randint(0, 1), 0, 0, 0
+            backlog = max(0, backlog + sent - deleted - dead - expired)
+            sampled = rnd.random() < 0.9
+            rows.append(
+                (
+                    first + k * 60_000,
+                    qid,
+                    sent,
+                    deleted + rnd.randint(0, 2),
+                    redelivered,
+                    deleted,
+                    dead,
+                    moved_in,
+                    expired,
+                    purged,
+                    moved,
+                    backlog if sampled else None,
+                    rnd.randint(0, 50) if sampled else None,
+                    0 if sampled else None,
+                    rnd.randint(0, 3600) if sampled else None,
+                )
+            )
+            if len(rows) >= BATCH:
+                _flush_history(conn, rows)
+    _flush_history(conn, rows)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def _flush_history(conn, rows: list) -> None:
+    if rows:
+        conn.execute("BEGIN")
+        conn.executemany(_HISTORY_INSERT, rows)
+        conn.execute("COMMIT")
+        rows.clear()

@@ -66,14 +66,14 @@ def _queue_with_dead_letters(sq, n: int):
 
 def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
     assert sq("db", "current").stdout == "base\n"
-    assert sq("db", "upgrade").stdout == "base\t0010\n"
-    assert sq.json("db", "current", "--output", "json") == {"Revision": "0010"}
-    assert sq("db", "downgrade").stdout == "0010\t0009\n"
-    assert sq("db", "downgrade", "base").stdout == "0009\tbase\n"  # a file only the db commands touched holds no rows
+    assert sq("db", "upgrade").stdout == "base\t0011\n"
+    assert sq.json("db", "current", "--output", "json") == {"Revision": "0011"}
+    assert sq("db", "downgrade").stdout == "0011\t0010\n"
+    assert sq("db", "downgrade", "base").stdout == "0010\tbase\n"  # a file only the db commands touched holds no rows
     history = sq.json("--output", "json", "db", "history")["Revisions"]
-    assert [h["Revision"] for h in history] == ["0010", "0009", "0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
+    assert [h["Revision"] for h in history] == ["0011", "0010", "0009", "0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
     sq("list-queues")  # any other command upgrades again
-    assert sq("db", "current").stdout == "0010\n"
+    assert sq("db", "current").stdout == "0011\n"
 
 
 @pytest.mark.parametrize(
@@ -87,14 +87,14 @@ def test_db_downgrade_that_would_drop_data_needs_force_and_without_it_fails_chan
         f"sqsqlite: Downgrading {sq.path!r} to {revision!r} would drop tables that hold data ({tables}; nothing was changed. "
         "To drop them, run it again with --force (after `sqsqlite export` of any queue to keep).\n"
     )
-    assert sq("db", "current").stdout == "0010\n"
+    assert sq("db", "current").stdout == "0011\n"
     assert [m["Body"] for m in sq.json("receive-message", "--queue-url", "orders.fifo")["Messages"]] == ["kept"]
-    assert sq("db", "downgrade", revision, "--force").stdout == f"0010\t{revision}\n"
+    assert sq("db", "downgrade", revision, "--force").stdout == f"0011\t{revision}\n"
 
 
 @pytest.mark.parametrize(
     "args",
-    [("upgrade", "nonsense"), ("upgrade", "head:base"), ("upgrade", "+99"), ("downgrade", "--", "-99"), ("downgrade", "0010")],
+    [("upgrade", "nonsense"), ("upgrade", "head:base"), ("upgrade", "+99"), ("downgrade", "--", "-99"), ("downgrade", "0011")],
     ids=lambda a: " ".join(a),
 )
 def test_db_upgrade_or_downgrade_to_a_revision_alembic_cannot_reach_is_bad_usage_listing_the_known_ones(sq, args):
@@ -102,7 +102,7 @@ def test_db_upgrade_or_downgrade_to_a_revision_alembic_cannot_reach_is_bad_usage
     r = sq("db", *args, code=252)
     assert (
         f"{args[-1]!r}" in r.stderr
-        and "Known revisions, newest first: 0010, 0009, 0008, 0007, 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
+        and "Known revisions, newest first: 0011, 0010, 0009, 0008, 0007, 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
     )
     assert "unexpected error" not in r.stderr
     assert sq("db", "current").stdout == "0004\n"  # unchanged
@@ -113,14 +113,14 @@ def test_db_upgrade_and_downgrade_of_a_file_newer_than_this_sqsqlite_say_so_as_e
 
     sq("create-queue", "--queue-name", "a")
     with contextlib.closing(sqlite3.connect(sq.path)) as conn, conn:
-        conn.execute("UPDATE alembic_version SET version_num = '0011'")
+        conn.execute("UPDATE alembic_version SET version_num = '0012'")
     said = (
-        f"sqsqlite: {sq.path!r} has unknown schema revision '0011' (a newer sqsqlite's, or another application's; this sqsqlite "
-        "knows revisions up to '0010'); a newer sqsqlite's file needs sqsqlite upgraded to use it.\n"
+        f"sqsqlite: {sq.path!r} has unknown schema revision '0012' (a newer sqsqlite's, or another application's; this sqsqlite "
+        "knows revisions up to '0011'); a newer sqsqlite's file needs sqsqlite upgraded to use it.\n"
     )
-    for args in (("db", "upgrade"), ("db", "upgrade", "0010"), ("db", "downgrade"), ("db", "downgrade", "base"), ("list-queues",)):
+    for args in (("db", "upgrade"), ("db", "upgrade", "0011"), ("db", "downgrade"), ("db", "downgrade", "base"), ("list-queues",)):
         assert sq(*args, code=255).stderr == said, args
-    assert sq("db", "current").stdout == "0011\n"  # unchanged
+    assert sq("db", "current").stdout == "0012\n"  # unchanged
 
 
 @pytest.mark.parametrize(
@@ -195,6 +195,55 @@ def test_stats_as_json_gives_a_fair_queues_figures_under_their_cloudwatch_names(
         "ApproximateNumberOfMessagesDelayedInQuietGroups": 0,
         "ApproximateAgeOfOldestMessageInQuietGroups": 0.0,
     }
+
+
+def test_stats_since_gives_each_queues_counters_and_rates_over_the_window(sq, clock):
+    clock.set(1_800_000_000_000)  # a minute's start
+    with sq.db() as db:
+        db.set_history_retention(14 * 86_400)
+        q = db.create_queue("orders")
+        db.create_queue("idle")
+        q.send_message_batch([{"Id": str(i), "MessageBody": "abc"} for i in range(6)])
+        clock.advance(120)
+        got = q.receive_message(max_number_of_messages=4)
+        q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(got[:3])])
+        clock.advance(3600)
+        q.send_message("the last hour's first send")
+    data = sq.json("stats", "--since", "1h", "--output", "json")
+    assert data["Until"] == "2027-01-15T09:02:00Z" and data["Since"] == "2027-01-15T08:02:00Z"
+    rows = {r["Queue"]: r for r in data["Queues"]}
+    # The window is the minutes that start in the last hour: the batch sent 62 minutes ago is
+    # left out, the receive and deletes of 60 minutes ago are in.
+    assert rows["orders"] == {
+        "Queue": "orders",
+        "Sent": 1,
+        "Received": 4,
+        "Redelivered": 0,
+        "Deleted": 3,
+        "DeadLettered": 0,
+        "Expired": 0,
+        "Purged": 0,
+        "Moved": 0,
+        "MovedIn": 0,
+        "EmptyReceives": 0,
+        "BytesSent": 26,
+        "ArrivalsPerMinute": 0.02,
+        "CompletionsPerMinute": 0.05,
+        "NetPerMinute": -0.03,
+        "Backlog": 4,
+        "OldestAgeSeconds": 3720,
+    }
+    assert rows["idle"]["Sent"] == 0 and rows["idle"]["Backlog"] is None
+    two = {r["Queue"]: r for r in sq.json("stats", "--since", "2h", "--output", "json")["Queues"]}["orders"]
+    assert (two["Sent"], two["Received"], two["Deleted"], two["CompletionsPerMinute"]) == (7, 4, 3, 0.03)
+    table = sq("stats", "--since", "90m").stdout
+    assert "ArrivalsPerMinute" in table and "| orders" in table
+
+
+@pytest.mark.parametrize("since", ["1x", "h", "0m", "-1h", "1h 2"])
+def test_stats_since_refuses_what_is_not_a_duration(sq, since):
+    r = sq("stats", "--since", since, code=252)
+    assert "is not a duration" in r.stderr
 
 
 def test_stats_on_an_empty_database_says_there_are_no_queues_and_how_to_make_one(sq):
@@ -384,6 +433,42 @@ def test_prune_removes_expired_messages_and_says_how_many(sq, clock):
     assert sq.json("prune") == {"ExpiredMessagesRemoved": 2}
     assert sq.json("prune") == {"ExpiredMessagesRemoved": 0}
     assert len(sq.json("peek", "--queue-url", "long")["Messages"]) == 1
+
+
+def test_history_is_off_until_turned_on_and_its_retention_then_prunes(sq, clock):
+    sq("db", "upgrade")
+    assert sq.json("history") == {"History": "off"}
+    assert sq.json("history", "--retention", "14d") == {"History": "on", "RetentionSeconds": 14 * 86_400}
+    with sq.db() as db:
+        q = db.create_queue("q")
+        q.send_message("two hours ago")
+        clock.advance(3600)
+        q.send_message("an hour ago")
+        clock.advance(3600)
+    assert sq.json("history", "--retention", "90m") == {"History": "on", "RetentionSeconds": 5400}
+    assert sq.json("prune") == {"ExpiredMessagesRemoved": 0}
+    with sq.db() as db:
+        assert [r["sent"] for r in db.history(1)] == [1]  # the older minute went
+        assert db.history_totals()["q"]["sent"] == 2  # and stays in the totals
+    r = sq("history", "--retention", "30m", code=252)
+    assert "'--retention'" in r.stderr and "3600" in r.stderr
+    r = sq("history", "--retention", "1d", "--off", code=252)
+    assert "not both" in r.stderr
+    with sq.db() as db:
+        assert db.history_retention == 5400  # unchanged
+    assert sq.json("history", "--off") == {"History": "off"}
+    with sq.db() as db:
+        assert db.history(1) == [] and db.history_totals() == {}  # the rows kept went with it
+
+
+def test_stats_since_says_plainly_that_no_history_is_kept_when_it_is_off(sq):
+    with sq.db() as db:
+        db.create_queue("orders").send_message("not counted")
+    r = sq("stats", "--since", "1h")
+    assert "No history is kept" in r.stderr and "sqsqlite history --retention 14d" in r.stderr
+    assert "orders" not in r.stdout  # no row of zeros as if measured
+    data = sq.json("stats", "--since", "1h", "--output", "json")
+    assert data["History"] == "off" and data["Queues"] == []
 
 
 # ---------------------------------------------------------------------- redrive

@@ -42,6 +42,29 @@ def build(path: str) -> None:
             emails.send_message(json.dumps({"to": f"user{i}@example.com", "template": "receipt"}))
 
 
+def build_history(path: str) -> sqsqlite.ManualClock:
+    """An hour of traffic on one queue, a minute at a time on a manual clock: arrivals rising,
+    then consumers catching up and draining the backlog."""
+    clock = sqsqlite.ManualClock(1_800_000_000_000)
+    with sqsqlite.connect(path, clock=clock) as db:
+        db.set_history_retention(14 * 86_400)
+        q = db.create_queue("orders")
+        for minute in range(60):
+            sends = 30 + minute if minute < 35 else 40
+            takes = 20 if minute < 30 else 75
+            for start in range(0, sends, 10):
+                q.send_message_batch([{"Id": str(j), "MessageBody": "order"} for j in range(min(10, sends - start))])
+            left = takes
+            while left > 0:
+                got = q.receive_message(max_number_of_messages=min(10, left))
+                if not got:
+                    break
+                q.delete_message_batch([{"Id": str(j), "ReceiptHandle": m.receipt_handle} for j, m in enumerate(got)])
+                left -= len(got)
+            clock.advance(60)
+    return clock
+
+
 def main(out: str) -> None:
     if browser.missing():
         sys.exit(browser.missing())
@@ -65,6 +88,12 @@ def main(out: str) -> None:
             time.sleep(2.5)  # a few moved, the progress bar part-way
             page.reload()
             page.screenshot(path=str(folder / "console-dead-letters.png"))
+        history_path = "history.db"
+        clock = build_history(history_path)
+        with BackgroundServer(history_path, clock=clock) as server, browser.chromium() as chromium:
+            page = chromium.new_page(viewport=VIEWPORT)
+            page.goto(server.url + "/console/queues/orders")
+            page.locator("#history").screenshot(path=str(folder / "console-history.png"))
         os.chdir(here)
 
 

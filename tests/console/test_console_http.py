@@ -471,3 +471,42 @@ def test_the_console_alone_answers_any_other_method_with_405_and_the_path_s_allo
         answer = web.request(method, path)
         assert answer.status == 405 and answer.headers["allow"] == allow
     assert next(s for s in alone.console.db.stats() if s.name == "orders").visible == 2
+
+
+def test_a_queue_page_draws_its_last_hour_as_a_chart_of_arrivals_completions_and_backlog(web, served):
+    page = web.get("/console/queues/orders").text
+    svg = re.search(r'<svg [^>]*class="history".*?</svg>', page, flags=re.S)
+    assert svg is not None
+    assert f"orders, last hour, by minute: {POISON + 5:,} arrived, 0 completed" in svg.group(0)
+    assert '<polyline points="' in svg.group(0) and 'fill="#4C72B0"' in svg.group(0)
+    assert "style=" not in svg.group(0) and "<script" not in svg.group(0)  # the console's CSP allows neither inline
+    by_hour = web.get("/console/queues/orders?history=24h").text
+    assert "orders, last 24 hours, by hour" in by_hour
+    assert web.get("/console/queues/orders?history=2d").status == 400
+
+
+def test_the_history_json_gives_each_steps_arrivals_completions_and_backlog(web, served):
+    data = json.loads(web.get("/console/api/history?queue=orders-dlq").text)
+    steps = data["steps"]
+    assert len(steps) == 60 and [s["start"] for s in steps] == sorted(s["start"] for s in steps)
+    assert sum(s["arrivals"] for s in steps) == POISON  # moved in from orders
+    assert [s["backlog"] for s in steps if s["backlog"] is not None] == [POISON]
+    orders = json.loads(web.get("/console/api/history?queue=orders&window=24h").text)["steps"]
+    assert len(orders) == 24 and sum(s["arrivals"] for s in orders) == POISON + 5
+    assert web.get("/console/api/history?queue=no-such-queue").status == 404
+    assert web.get("/console/api/history").status == 400
+
+
+def test_with_the_history_off_a_queue_page_and_its_json_say_no_history_is_kept(tmp_path, clock):
+    path = str(tmp_path / "off.db")
+    with sqsqlite.connect(path, clock=clock) as db:
+        db.create_queue("orders").send_message("not counted")
+    server = BackgroundServer(path, clock=clock)
+    try:
+        web = Browserless(server.url)
+        page = web.get("/console/queues/orders").text
+        assert "No history is kept for this file: it is off" in page and 'class="history"' not in page
+        data = json.loads(web.get("/console/api/history?queue=orders").text)
+        assert data["history"] == "off" and data["steps"] == [] and "sqsqlite history --retention 14d" in data["label"]
+    finally:
+        server.stop()

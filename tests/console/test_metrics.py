@@ -126,3 +126,80 @@ def test_the_database_files_size_free_pages_and_wal_are_metrics(web, served):
     assert metrics["sqsqlite_database_free_bytes"][()] == figures.free_bytes
     assert metrics["sqsqlite_database_file_bytes"][()] > 0
     assert metrics["sqsqlite_wal_bytes"][()] >= 0
+
+
+def _counters(metrics) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for family in text_string_to_metric_families(metrics.text().decode()):
+        for sample in family.samples:
+            if sample.name.endswith("_total"):
+                out.setdefault(sample.name, {})[sample.labels.get("queue_name", "")] = sample.value
+    return out
+
+
+def test_cloudwatchs_counters_are_prometheus_counters_of_every_connections_work_that_never_go_down(db_path, clock):
+    from sqsqlite.console.metrics import Metrics
+
+    clock.set(1_800_000_000_000)
+    serving = sqsqlite.connect(db_path, clock=clock)
+    other = sqsqlite.connect(db_path, clock=clock)  # as another process: its work is read from the file
+    other.set_history_retention(14 * 86_400)
+    q = other.create_queue("jobs")
+    metrics = Metrics(serving)
+    q.send_message_batch([{"Id": str(i), "MessageBody": "ab"} for i in range(5)])
+    got = q.receive_message(max_number_of_messages=2)
+    q.delete_message(got[0])
+    q.receive_message(max_number_of_messages=10, visibility_timeout=0)
+    q.receive_message(max_number_of_messages=10)
+    first = _counters(metrics)
+    assert {name: by_queue["jobs"] for name, by_queue in first.items()} == {
+        "number_of_messages_sent_total": 5,
+        "number_of_messages_received_total": 2 + 3 + 3,  # the last receive redelivers the 3 released
+        "number_of_messages_deleted_total": 1,
+        "number_of_empty_receives_total": 0,
+        "sent_message_size_bytes_total": 10,
+        "sqsqlite_messages_redelivered_total": 3,
+        "sqsqlite_messages_dead_lettered_total": 0,
+        "sqsqlite_messages_moved_in_total": 0,
+        "sqsqlite_messages_moved_total": 0,
+        "sqsqlite_messages_expired_total": 0,
+        "sqsqlite_messages_purged_total": 0,
+    }
+    # Minutes later: the first ones are settled, summed once and kept between scrapes.
+    clock.advance(300)
+    q.send_message("later")
+    assert _counters(metrics)["number_of_messages_sent_total"]["jobs"] == 6
+    # Scraped every few minutes while the history's retention prunes the oldest: only growing.
+    other.set_history_retention(3600)
+    for _ in range(30):
+        clock.advance(240)
+        q.send_message("more")
+        other.prune()
+        assert _counters(metrics)["number_of_messages_sent_total"]["jobs"] == 7 + _
+    assert len(other.history(1)) < 31
+    # And after two hours without a scrape.
+    clock.advance(7200)
+    q.send_message("last")
+    other.prune()
+    later = _counters(metrics)
+    assert later["number_of_messages_sent_total"]["jobs"] == 37
+    assert later["number_of_messages_received_total"]["jobs"] == 8
+    assert _counters(Metrics(serving))["number_of_messages_sent_total"]["jobs"] == 37  # a new server reads the same
+    serving.close()
+    other.close()
+
+
+def test_with_the_history_off_metrics_says_so_and_exposes_no_counters_as_if_measured(db_path, clock):
+    from sqsqlite.console.metrics import Metrics
+
+    db = sqsqlite.connect(db_path, clock=clock)
+    db.create_queue("jobs").send_message("not counted")
+    metrics = Metrics(db)
+    text = metrics.text().decode()
+    assert "sqsqlite_history_retention_seconds 0.0" in text
+    assert "# TYPE number_of_messages_sent" not in text and "number_of_messages_sent_total" not in _counters(metrics)
+    db.set_history_retention(3600)
+    db.queue("jobs").send_message("counted")
+    assert _counters(metrics)["number_of_messages_sent_total"]["jobs"] == 1
+    assert "sqsqlite_history_retention_seconds 3600.0" in metrics.text().decode()
+    db.close()

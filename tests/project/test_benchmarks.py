@@ -279,3 +279,10 @@ def test_the_hostile_client_benchmark_reports_memory_descriptors_and_the_bystand
     for row in rows:
         assert row["rss_peak_mib"] > 0 and row["fds_peak"] > 0 and row["bystander_floor_ms"] is not None
         assert sum(row["ends"].values()) == row["clients"]
+
+
+def test_the_micro_measurement_with_history_measures_the_engine_with_it_on_beside_it_off():
+    from benchmarks import micro
+
+    result = micro.measure(rounds=1, systems=(micro.Engine, micro.EngineWithHistory, micro.Floor), workloads={"send1": ("send", 1, 20)})
+    assert set(result["send1"]) == {"sqsqlite", "sqsqlite history on", "floor"} and all(v > 0 for v in result["send1"].values())

@@ -40,6 +40,7 @@ def build_every_state(path: str) -> int:
     clock = sqsqlite.ManualClock(START)
     as_of = START + 40 * HOUR * 1000
     db = sqsqlite.connect(path, clock=clock)
+    db.set_history_retention(14 * 24 * HOUR)  # on: the sample in report.md shows its history
     db.create_queue("orders-dlq", attributes={"MessageRetentionPeriod": str(4 * 24 * HOUR)})
     orders = db.create_queue("orders", attributes={"MessageRetentionPeriod": str(36 * HOUR), **_redrive(db, "orders-dlq", 2)})
     payments = db.create_queue("payments", attributes=_redrive(db, "orders-dlq", 1))
@@ -556,7 +557,7 @@ def test_a_fresh_run_keeps_sparks_log_noise_out_of_the_output(every_state, jdbc_
 def test_a_snapshot_written_as_parquet_gives_the_oracles_figures(spark, snap, every_state, tmp_path):
     path, as_of = every_state
     shared = snapshot.to_parquet(snap, str(tmp_path / "shared"))
-    assert sorted(os.listdir(shared.parquet)) == ["messages", "queues"]
+    assert sorted(os.listdir(shared.parquet)) == ["messages", "queue_history", "queues"]
     result = sj.compute(spark, shared, top=3, database=path)
     assert result.to_dict() == figures.compute(path, as_of, top=3).to_dict()
 

@@ -120,6 +120,7 @@ def test_polls_woken_together_on_a_fifo_queue_get_one_message_group_one_poll_at_
 
 def test_a_receive_without_wait_time_parks_for_the_queues_own_wait_and_ends_when_it_does(tmp_path):
     with BackgroundServer(str(tmp_path / "queuewait.db")) as server:
+        server.db.set_history_retention(3600)  # on: the polls' receives are counted below
 
         async def scenario():
             admin = await Connection(server.url).open()
@@ -150,6 +151,10 @@ def test_a_receive_without_wait_time_parks_for_the_queues_own_wait_and_ends_when
     assert [m["Body"] for m in got["Messages"]] == ["for the parked poll"]
     assert "Messages" not in empty
     assert 1.9 <= waited < 5
+    # However many rounds and parks each poll took: one receive, one empty receive.
+    with sqsqlite.connect(str(tmp_path / "queuewait.db")) as db:
+        counted = db.history_totals()["qw"]
+    assert (counted["sent"], counted["received"], counted["redelivered"], counted["empty_receives"]) == (1, 1, 0, 1)
 
 
 def test_a_parked_poll_ends_at_its_wait_time_when_the_wall_clock_steps_back_meanwhile(tmp_path, monkeypatch):

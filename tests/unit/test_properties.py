@@ -62,6 +62,7 @@ class World:
         self.path = path
         self.clock = sqsqlite.ManualClock()
         self.db = sqsqlite.connect(path, clock=self.clock)
+        self.db.set_history_retention(14 * 86_400)  # on: its counts are checked as the rest is
         self.dlq = self.db.create_queue("dlq")
         self.std = self.db.create_queue("std", redrive_policy={"deadLetterTargetArn": self.dlq.arn, "maxReceiveCount": 3})
         self.small = self.db.create_queue("small", maximum_message_size=1024)
@@ -390,6 +391,8 @@ def test_bad_batch_entries_fail_alone_and_only_the_good_ones_are_stored(world, b
     assert sorted(row[3] for row in added) == sorted(f"good {i}" for i in range(good))  # body column
     assert len(after["messages"]) == len(before["messages"]) + good
     assert _besides_messages(after) == _besides_messages(before)
+    sent = [sum(row[2] for row in snap.get("queue_history", [])) for snap in (before, after)]  # the sent column
+    assert sent[1] - sent[0] == good  # the good ones counted, the bad ones not
 
 
 # ------------------------------------------------------------------ receipt handles
@@ -455,8 +458,8 @@ def test_a_handle_for_a_deleted_message_cannot_change_its_visibility(world):
 
 
 def _besides_messages(snap: dict) -> dict:
-    """Every table but messages, and sqlite_sequence without its messages row (the highest
-    message id ever given out, which each stored message advances)."""
-    rest = {k: v for k, v in snap.items() if k != "messages"}
+    """Every table but messages and the history that counts them, and sqlite_sequence without
+    its messages row (the highest message id ever given out, which each stored message advances)."""
+    rest = {k: v for k, v in snap.items() if k not in ("messages", "queue_history")}
     rest["sqlite_sequence"] = [row for row in rest.get("sqlite_sequence", []) if row[0] != "messages"]
     return rest
