@@ -394,7 +394,10 @@ class _Write:
             # later write of this thread would skip the lock.
             self.holding.discard(self.store._lock_key)
             held, self.held = self.held, -1
-            fcntl.flock(held, fcntl.LOCK_UN)
+            try:
+                fcntl.flock(held, fcntl.LOCK_UN)
+            except OSError:  # closed (Store.close inside a transaction): the lock went with it
+                pass
 
     def __exit__(self, kind, exc, tb) -> bool:
         if self.grouped:
@@ -765,6 +768,11 @@ class Store:
         writer = group.writer
         if writer is None:  # no write happened
             return
+        if self.closed and group.saved is None:
+            # Closed inside the block: its connection and lock went with it, uncommitted.
+            _thread_transactions().discard(self._lock_key)
+            writer._unlock()
+            raise DatabaseError(f"The database {self.path!r} was closed inside the transaction: nothing of it was committed.")
         committed = False
         try:
             if group.joined:

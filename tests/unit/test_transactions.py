@@ -695,3 +695,15 @@ def test_a_visibility_change_past_the_12_hour_cap_is_refused_and_the_transaction
         m.change_visibility(60)
         queue.send_message("kept")
     assert counts(queue) == (1, 1, 0)
+
+
+def test_a_database_closed_inside_a_transaction_says_so_and_commits_nothing(db_path):
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("closing")
+    with pytest.raises(sqsqlite.errors.DatabaseError, match="closed inside the transaction"):
+        with db.transaction():
+            q.send_message("never")
+            db.close()
+    again = sqsqlite.connect(db_path)
+    assert counts(again.queue("closing")) == (0, 0, 0)
+    again.close()
