@@ -154,7 +154,12 @@ class App:
             if early is not None:
                 await self._respond(send, early, "", started, console_action(path))
                 return
-        elif not for_emulator:
+        elif for_emulator and self.emulator is not None:  # health takes no body; the look-up the console's rules
+            early = self.emulator.refused_before_body(method, path, headers)
+            if early is not None:
+                await self._respond(send, early, "", started, "Emulator")
+                return
+        else:
             rid = new_request_id()
             refused = d.refused_before_body(scope["query_string"].decode("latin-1"), headers, rid)
             if refused is not None:

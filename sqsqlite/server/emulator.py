@@ -34,6 +34,8 @@ from ..errors import QueueDoesNotExist, SQSError
 from . import wire
 from .dispatch import Answer, Dispatcher, Headers, Request
 
+# The most a look-up's form body may hold (its parameters are a queue URL and two flags).
+LOOKUP_BODY_BYTES = 64 * 1024
 HEALTH_PATHS = ("/health", "/_localstack/health", "/_localstack/init", "/_localstack/init/ready")
 MESSAGES_PATH = "/_aws/sqs/messages"
 # The receipt handle LocalStack gives a message looked up: no receive made it, and no call takes it.
@@ -95,6 +97,24 @@ class EmulatorRoutes:
         self.loopback = loopback
         self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
         self.version = version()
+
+    def refused_before_body(self, method: str, path: str, headers: Headers) -> Answer | None:
+        """The answer to a request refused whatever its body, on a connection then closed (the
+        body may still be coming), so that no unauthenticated body is read or counts against the
+        server's budget; None otherwise. Health takes no body; the look-up takes the console's
+        rules and a form's size."""
+        if path in HEALTH_PATHS:
+            answer = None if method in ("GET", "HEAD") else _text(405, "Health is asked with GET.")
+        else:
+            answer = self._refused(Request(method, path, "", headers, b""))
+            length = headers.get("Content-Length") or ""
+            if answer is None and length.isdigit() and int(length) > LOOKUP_BODY_BYTES:
+                answer = _text(413, f"A look-up's parameters fit in {LOOKUP_BODY_BYTES} bytes; give them in the query string.")
+            elif answer is None and "chunked" in (headers.get("Transfer-Encoding") or "").lower():
+                answer = _text(411, "A look-up's body needs a Content-Length; give its parameters in the query string.")
+        if answer is not None:
+            answer.headers["Connection"] = "close"
+        return answer
 
     def handle(self, req: Request, request_id: str) -> Answer:
         """Answer one request (blocking: it reads the database); never raises."""

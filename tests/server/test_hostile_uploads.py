@@ -181,3 +181,27 @@ def test_the_console_refuses_an_upload_it_would_refuse_anyway_before_reading_it(
                 sock.close()
             assert (got, headers["connection"]) == (status, "close")
         assert s.server.app.receiving == 0
+
+
+@pytest.mark.parametrize(
+    "path,status",
+    [("/health", 405), ("/_localstack/health", 405), ("/_aws/sqs/messages", 401), ("/_aws/sqs/messages/us-east-1/000000000000/q", 401)],
+)
+def test_with_keys_the_emulators_paths_refuse_an_unauthenticated_body_before_reading_it(keyed, path, status):
+    host, port = keyed.url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {4 * 1024 * 1024}\r\n\r\n".encode())
+    answered, headers, _ = _answer(sock)  # answered at once, the 4 MiB never sent
+    sock.close()
+    assert answered == status and headers.get("connection") == "close"
+    assert keyed.server.app.receiving == 0
+
+
+def test_a_look_up_body_larger_than_a_form_is_refused_before_it_is_read(tmp_path):
+    with BackgroundServer(str(tmp_path / "open.db")) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        sock = socket.create_connection((host, int(port)), timeout=10)
+        sock.sendall(f"POST /_aws/sqs/messages HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {1024 * 1024}\r\n\r\n".encode())
+        answered, headers, _ = _answer(sock)
+        sock.close()
+    assert answered == 413 and headers.get("connection") == "close"
