@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 
@@ -133,6 +134,9 @@ def serve(
     raised = raise_open_files_limit()
     if raised:
         log.info("open descriptors: limit raised from %d to %d", *raised)
+    # Until serving sets its own, SIGTERM stops it at once and cleanly: a container's PID 1 ignores
+    # a signal it has no handler for, and `docker stop` would wait out its grace period.
+    signal.signal(signal.SIGTERM, _stopped_while_starting)
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -216,3 +220,12 @@ def serve(
     click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
     if problem:
         ctx.exit(1)
+
+
+def _stopped_while_starting(signum, frame) -> None:
+    """SIGTERM before anything was served. What is half done (a migration, a queue of the queues
+    file) is a transaction SQLite rolls back, as after a crash, and the next start does it again;
+    nothing else is owed, so the process ends here."""
+    sys.stderr.write("sqsqlite stopped\n")
+    sys.stderr.flush()
+    os._exit(0)
