@@ -147,6 +147,8 @@ RECLAIM_LOOK_SECONDS = 2.0
 # the pause shrinks with them; the duty sets the speed (40-70 MB a second at 5% here) and how
 # often a writer meets a step.
 RECLAIM_STEP_SECONDS = 0.00025
+# How long a reclaim step waits for the writers' lock before it gives way until the next look.
+RECLAIM_LOCK_WAIT_SECONDS = 0.1
 RECLAIM_STEP_PAGES = 64
 RECLAIM_STEP_PAGES_MIN = 8
 RECLAIM_STEP_PAGES_MAX = 128

@@ -227,7 +227,11 @@ class Reclaimer:
         waits for this process's writers while holding it."""
         lock = WritersLock(self.lock_path)
         try:
-            lock.take()
+            # Briefly: a long transaction holding it (an application's, another process's) would
+            # keep this thread, and a close() waiting for it, as long; it tries at the next look.
+            if not lock.take(D.RECLAIM_LOCK_WAIT_SECONDS):
+                self.gave_way = True
+                return -1
             held, cpu = time.perf_counter(), time.thread_time()
             with inside if inside is not None else nullcontext():
                 try:

@@ -342,3 +342,20 @@ def test_a_step_gives_way_to_a_program_holding_sqlites_lock_without_the_lock_fil
     conn.close()
     other.close()
     db.close()
+
+
+def test_a_step_gives_way_at_once_to_a_transaction_holding_the_writers_lock(db_path, clock):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("drained")
+    fill(q)
+    q.purge_queue()
+    checkpointed(db_path)
+    reclaimer = space.Reclaimer(db_path, space.lock_path(db_path), free_fraction=0.0, min_free_bytes=0)
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    with db.transaction():  # an application's transaction holds the lock, for as long as it likes
+        began = time.monotonic()
+        assert reclaimer.step(conn) == -1 and reclaimer.gave_way
+        assert time.monotonic() - began < 10 * D.RECLAIM_LOCK_WAIT_SECONDS  # it waited for it for ever
+    assert reclaimer.step(conn) >= 0  # and goes on once it ends
+    conn.close()
+    db.close()
