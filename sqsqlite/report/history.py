@@ -258,5 +258,8 @@ def spark_rows(F, frame, since_ms: int, until_ms: int) -> tuple[list[tuple], lis
 def history_retention(conn: sqlite3.Connection, schema: str = "") -> int:
     """The file's history retention in seconds from its meta table (``schema``: "src." when
     attached); 0 when the history is off (no setting), as the engine reads it."""
+    master = f"{schema}sqlite_master"
+    if conn.execute(f"SELECT 1 FROM {master} WHERE type = 'table' AND name = 'meta'").fetchone() is None:
+        return 0  # a snapshot of the queues and messages alone: no setting, no history
     row = conn.execute(f"SELECT CAST(value AS INTEGER) FROM {schema}meta WHERE key = ?", (D.HISTORY_RETENTION_META_KEY,)).fetchone()
     return 0 if row is None or row[0] is None else max(0, int(row[0]))
