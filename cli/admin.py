@@ -202,7 +202,11 @@ def _stats(s: Settings) -> dict:
                 else round(q.oldest_age_in_quiet_groups_seconds, 1),
             }
         )
-    return {"Queues": rows, "File": _file_figures(s)}
+    out: dict[str, Any] = {"Queues": rows}
+    figures = _file_figures(s)
+    if figures:  # none for a file that isn't there (said already)
+        out["File"] = figures
+    return out
 
 
 def _file_figures(s: Settings) -> dict:
@@ -261,6 +265,8 @@ def _history_stats(s: Settings, since_ms: int) -> dict:
     and the newest backlog sample of the window."""
     db = s.database(create=False)
     now = db.now()
+    if s.missing:  # said already: no file, no history
+        return {"Since": _iso(now - since_ms), "Until": _iso(now), "Queues": []}
     if not db.history_retention:
         click.echo(f"No history is kept in {s.path}: it is off. Turn it on with: sqsqlite history --retention 14d", err=True)
         return {"History": "off", "Since": _iso(now - since_ms), "Until": _iso(now), "Queues": []}
@@ -321,6 +327,10 @@ def stats(s: Settings, since: int | None, watch: float | None, wide: bool) -> No
     Example: sqsqlite stats --watch 2
     Example: sqsqlite stats --since 1h --output json
     """
+    if since is not None and wide:
+        raise click.UsageError(
+            "--wide is for the counts' table; --since's columns are its counters' own names already (--output json to read them one by one)."
+        )
     if since is None:
         read, show = _stats, (lambda data: _show_stats(s, data, wide))
     else:
