@@ -364,7 +364,15 @@ def test_ctrl_c_on_stats_watch_in_a_real_process_ends_the_line_and_exits_130(tmp
     env = {**os.environ, "SQSQLITE_DB": str(tmp_path / "watched.db")}
     assert CliRunner().invoke(cli, ["create-queue", "--queue-name", "q"], env=env).exit_code == 0
     script = "import sys; from sqsqlite.cli.entry import main; sys.argv = ['sqsqlite', 'stats', '--watch', '0.5']; main()"
-    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Ctrl-C as a terminal gives it: a suite started in the background of a non-interactive shell
+    # (as a CI runner may) ignores SIGINT, and a child would inherit that and never see it.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         seen, deadline = b"", time.monotonic() + 30
         with selectors.DefaultSelector() as selector:  # bounded: wait for the first frame, then interrupt
