@@ -1090,3 +1090,16 @@ def test_an_export_through_a_symbolic_link_replaces_the_file_it_names_and_keeps_
     assert link.is_symlink() and real.read_text() == f.read_text()  # the link kept, its file the new export
     assert oct(real.stat().st_mode & 0o777) == oct(0o600)
     assert [n for n in os.listdir(volume)] == ["backup.jsonl"]  # no backup.jsonl.partial left
+
+
+def test_stats_of_a_missing_file_says_so_once_and_draws_no_empty_file_table(sq, tmp_path):
+    missing = str(tmp_path / "nope.db")
+    plain = sq("stats", db=missing)
+    assert "Name" not in plain.stdout and "There is no database" in plain.stderr
+    since = sq("stats", "--since", "1h", db=missing)
+    assert "There is no database" in since.stderr and "No history is kept" not in since.stderr
+    assert not os.path.exists(missing)
+
+
+def test_stats_refuses_wide_with_since(sq):
+    assert "--wide is for the counts' table" in sq("stats", "--since", "1h", "--wide", code=252).stderr
