@@ -62,6 +62,9 @@ def said(err: SQSError) -> str:
 HISTORY_OFF = "No history is kept for this file: it is off. Turn it on with: sqsqlite history --retention 14d"
 
 
+_TOO_LARGE = "The form is larger than the console reads."
+
+
 class Refused(Exception):
     """A request the console answers with an error page: status and a sentence."""
 
@@ -191,10 +194,7 @@ class Console:
         """Answer one request; never raises."""
         admitted = False  # past the Host and credentials checks: may see the database's path
         try:
-            if not serves(path):
-                raise Refused(404, f"Nothing at {path}.")
-            self._check_host(headers)
-            self._check_credentials(headers)
+            self._admit(path, headers)
             admitted = True
             found = next(((views, m) for pattern, views in self.routes if (m := pattern.fullmatch(path))), None)
             if found is None:
@@ -208,7 +208,7 @@ class Console:
                 if self.read_only:
                     raise Refused(403, "This console is read-only (--read-only): it shows queues and changes nothing.")
                 if len(body) > D.CONSOLE_MAX_FORM_BYTES:
-                    raise Refused(413, "The form is larger than the console reads.")
+                    raise Refused(413, _TOO_LARGE)
                 # What a browser says of the page that sent the form: a page of another site is
                 # refused even with a token still in its window (one that leaked). Not Origin
                 # against Host: a proxy in front may rewrite Host, never this header.
@@ -253,17 +253,21 @@ class Console:
             return None
         admitted = False
         try:
-            if not serves(path):
-                raise Refused(404, f"Nothing at {path}.")
-            self._check_host(headers)
-            self._check_credentials(headers)
+            self._admit(path, headers)
             admitted = True
             length = (headers.get("Content-Length") or "").strip()
             if length.isdigit() and int(length) > D.CONSOLE_MAX_FORM_BYTES:
-                raise Refused(413, "The form is larger than the console reads.")
+                raise Refused(413, _TOO_LARGE)
         except Refused as r:
             return self._error_page(r.status, r.message, r.headers, admitted)
         return None
+
+    def _admit(self, path: str, headers: Any) -> None:
+        """Refused unless the path is the console's and the request is let in (Host, credentials)."""
+        if not serves(path):
+            raise Refused(404, f"Nothing at {path}.")
+        self._check_host(headers)
+        self._check_credentials(headers)
 
     def refusal(self, status: int, message: str) -> Response:
         """The error page of a request refused before it was read (its server could not tell

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TransactionError
@@ -42,7 +42,6 @@ class Transaction:
         self._group: Any = None
         self._conn: sqlite3.Connection | None = None
         self._thread = 0
-        self._rollback_to = False  # the statement being run is a ROLLBACK TO
 
     def __enter__(self) -> Transaction:
         if self._group is not None:
@@ -85,28 +84,21 @@ class Transaction:
         whole transaction back (a full disk) dooms it: every later call raises. The block begins
         and ends the transaction: BEGIN, COMMIT, END and ROLLBACK are refused (SAVEPOINT,
         RELEASE and ROLLBACK TO are yours to use)."""
-        cursor = self._cursor(sql)
-        try:
-            cursor.execute(sql, parameters)
-        except sqlite3.Error:
-            self._check_alive()
-            raise
-        if self._rollback_to:
-            self._rollback_to = False
-            self.db.store.forget_state()  # the queue rows and reservations it read may be undone
-        return cursor
+        return self._run(sql, lambda cursor: cursor.execute(sql, parameters))
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Any]) -> sqlite3.Cursor:
         """sqlite3's Connection.executemany, in the transaction (see execute)."""
-        cursor = self._cursor(sql)
+        return self._run(sql, lambda cursor: cursor.executemany(sql, seq_of_parameters))
+
+    def _run(self, sql: str, run: Callable[[sqlite3.Cursor], Any]) -> sqlite3.Cursor:
+        cursor, rolls_back_to = self._cursor(sql)
         try:
-            cursor.executemany(sql, seq_of_parameters)
+            run(cursor)
         except sqlite3.Error:
             self._check_alive()
             raise
-        if self._rollback_to:
-            self._rollback_to = False
-            self.db.store.forget_state()
+        if rolls_back_to:
+            self.db.store.forget_state()  # the queue rows and reservations it read may be undone
         return cursor
 
     def queue(self, name_or_url: str) -> Queue:
@@ -115,12 +107,11 @@ class Transaction:
         self._open()
         return self.db.queue(name_or_url)
 
-    def _cursor(self, sql: str) -> sqlite3.Cursor:
+    def _cursor(self, sql: str) -> tuple[sqlite3.Cursor, bool]:
+        """A cursor for the application's statement, and whether it rolls back to a savepoint."""
         conn = self._open()
         leading = _LEADING.match(sql) if isinstance(sql, str) else None
-        if leading is not None and leading.group(2) is not None:
-            self._rollback_to = True
-        elif leading is not None:
+        if leading is not None and leading.group(2) is None:
             raise TransactionError(
                 "BEGIN, COMMIT, END and ROLLBACK are the block's own: its end commits, an exception rolls back "
                 "(a nested db.transaction() block, or SAVEPOINT and ROLLBACK TO, undo a part)."
@@ -130,7 +121,7 @@ class Transaction:
             raise doomed()
         cursor = conn.cursor()
         cursor.row_factory = None if self._given is None else conn.row_factory
-        return cursor
+        return cursor, leading is not None
 
     def _check_alive(self) -> None:
         conn = self._conn
