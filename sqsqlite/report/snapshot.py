@@ -287,7 +287,7 @@ def take(
             if as_of_ms is None:
                 as_of_ms = now_ms()
             scoped = scope is not None and _holds_others(conn, scope)
-            if scoped:
+            if scope is not None and scoped:
                 # One account's queues in one region: names are unique only within one, and
                 # the report goes by name. A file holding no other is copied whole, unfiltered.
                 conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues WHERE account = ? AND region = ?", scope)
