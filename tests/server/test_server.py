@@ -719,19 +719,21 @@ def test_serve_takes_db_region_and_account_from_the_main_groups_global_options(t
     seen = []
 
     def recording(db_path, **kwargs):
-        seen.append((db_path, kwargs["region"], kwargs["account_id"]))
+        seen.append((db_path, kwargs["region"], kwargs["account_id"], kwargs["url_style"]))
         raise OSError(98, "stop here")
 
     monkeypatch.setattr(endpoint, "make_server", recording)
     glob = ["--db", str(tmp_path / "global.db"), "--region", "eu-west-1", "--account-id", "123456789012"]
     CliRunner().invoke(cli, [*glob, "serve", "--port", "0"])
     CliRunner().invoke(cli, [*glob, "serve", "--db", str(tmp_path / "own.db"), "--region", "ap-south-1", "--port", "0"])
-    CliRunner().invoke(cli, ["serve", "--port", "0"])
+    CliRunner().invoke(cli, ["serve", "--port", "0", "--url-style", "path"])
     assert seen == [
-        (str(tmp_path / "global.db"), "eu-west-1", "123456789012"),
-        (str(tmp_path / "own.db"), "ap-south-1", "123456789012"),
-        (None, "us-east-1", "000000000000"),
+        (str(tmp_path / "global.db"), "eu-west-1", "123456789012", "off"),
+        (str(tmp_path / "own.db"), "ap-south-1", "123456789012", "off"),
+        (None, "us-east-1", "000000000000", "path"),
     ]
+    refused = CliRunner().invoke(cli, ["serve", "--port", "0", "--url-style", "dynamic"])
+    assert refused.exit_code == 252 and "'dynamic' is not one of 'off', 'standard', 'domain', 'path'" in refused.output
 
 
 def test_serve_on_a_port_in_use_says_it_cannot_listen_there(tmp_path):
