@@ -58,6 +58,7 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
 @click.option("--region", default=None, help=f"Region of requests whose signature names none (default {D.DEFAULT_REGION}).")
 @click.option(
     "--url-style",
+    envvar="SQSQLITE_URL_STYLE",
     type=click.Choice(D.URL_STYLES),
     default=D.DEFAULT_URL_STYLE,
     show_default=True,

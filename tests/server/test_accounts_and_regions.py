@@ -177,3 +177,25 @@ def test_dead_letter_queues_and_move_tasks_stay_within_their_account_and_region(
         server.db.clock.sleep(0.01)
     assert tasks[0]["Status"] == "COMPLETED"
     assert [m["Body"] for m in west.receive_message(QueueUrl=source)["Messages"]] == ["poison"]
+
+
+def test_a_long_poll_waits_on_its_own_regions_queue_and_a_send_there_wakes_it(server):
+    import threading
+    import time
+
+    east, west = client(server.url), client(server.url, "eu-west-1")
+    east_url = east.create_queue(QueueName="polled")["QueueUrl"]
+    west_url = west.create_queue(QueueName="polled")["QueueUrl"]
+    got = []
+    poll = threading.Thread(target=lambda: got.append(west.receive_message(QueueUrl=west_url, WaitTimeSeconds=20)))
+    poll.start()
+    key = server.db.scoped(region="eu-west-1").queue_key("polled")
+    deadline = time.monotonic() + 10
+    while server.db.wakeups.parked(key) != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.db.wakeups.parked(key) == 1 and server.db.wakeups.parked("polled") == 0
+    east.send_message(QueueUrl=east_url, MessageBody="east")  # another region's queue of that name
+    west.send_message(QueueUrl=west_url, MessageBody="west")
+    poll.join(10)
+    assert [m["Body"] for m in got[0]["Messages"]] == ["west"]
+    assert [m["Body"] for m in east.receive_message(QueueUrl=east_url)["Messages"]] == ["east"]
