@@ -256,24 +256,31 @@ class Dispatcher:
         signature's scope, else of the host (sqs.<region>.<host>, <region>.queue.<host>); a queue's
         URL, as the path or the QueueUrl member, names its own where it gives them, and GetQueueUrl's
         QueueOwnerAWSAccountId its account."""
-        signed = sigv4.credential_scope(req.raw_query, req.headers.items())
+        signed = sigv4.credential_scope(req.raw_query, req.headers.get("Authorization"))
         account = signed[0] if signed and urls.is_account(signed[0]) else None
-        host = (req.headers.get("Host") or "").strip()
-        if not _HOST.fullmatch(host):
-            host = self.default_host
-        region = signed[1] if signed else urls.region_of_host(urlsplit(f"http://{host}").hostname or "")
+        region = signed[1] if signed else None  # a region's name (credential_scope checked it)
         url = request.get("QueueUrl")
         named = None
         if isinstance(url, str) and url:
             named = urls.scope_of_url(url)
-        elif self._names_a_queue(req.path):
-            named = urls.scope_of_url(f"http://{host}{req.path}")
+        if region is None or named is None and req.path != "/":  # the host (or the path) tells
+            host = (req.headers.get("Host") or "").strip()
+            if not _HOST.fullmatch(host):
+                host = self.default_host
+            if region is None:
+                region = urls.region_of_host(host)
+            if named is None and self._names_a_queue(req.path):
+                named = urls.scope_of_url(f"http://{host}{req.path}")
         if named is not None:
-            account, region = named.account or account, named.region or region
+            account = named.account or account
+            if named.region is not None:
+                region = V.region(named.region)
+        elif signed is None and region is not None:
+            region = V.region(region)  # the host's
         owner = request.get("QueueOwnerAWSAccountId")
         if action == "GetQueueUrl" and isinstance(owner, str) and urls.is_account(owner):
             account = owner
-        return account, None if region is None else V.region(region)
+        return account, region
 
     def _queue_in_path(self, path: str) -> str | None:
         """The queue a path names (/<account>/<queue>, or the path-style URLs emulators give:

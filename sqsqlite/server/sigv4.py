@@ -230,23 +230,24 @@ class Verifier:
         return fields
 
 
-def credential_scope(raw_query: str, headers: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
+def credential_scope(raw_query: str, authorization: str | None) -> tuple[str, str] | None:
     """(access key id, region) of a request's signature, from its Authorization header or its
     query string's X-Amz-Credential; None when it has none, or one of another form (the
     Verifier, when there is one, has refused those already)."""
     credential = None
-    for name, value in headers:
-        if name.lower() == "authorization":
-            m = re.search(r"Credential=([^,\s]+)", value)
-            credential = m.group(1) if m else None
-            break
-    if credential is None and "X-Amz-Credential" in raw_query:
+    if authorization:
+        start = authorization.find("Credential=")
+        if start >= 0:
+            start += len("Credential=")
+            end = authorization.find(",", start)
+            credential = authorization[start : len(authorization) if end < 0 else end].strip()
+    elif "X-Amz-Credential" in raw_query:
         for part in raw_query.split("&"):
             key, _, value = part.partition("=")
             if unquote(key) == "X-Amz-Credential":
                 credential = unquote(value)
                 break
-    m = _CREDENTIAL.fullmatch(credential) if credential else None
-    if not m or not _REGION.fullmatch(m.group(3)):
+    parts = credential.split("/") if credential else ()
+    if len(parts) != 5 or parts[4] != "aws4_request" or not _REGION.fullmatch(parts[2]):
         return None
-    return m.group(1), m.group(3)
+    return parts[0], parts[2]

@@ -9,6 +9,7 @@ the request's.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -48,8 +49,11 @@ def base_host(host: str) -> str:
     return host
 
 
+@functools.lru_cache(maxsize=D.QUEUE_URLS_KEPT)  # read for every request: a few hosts, a few URLs
 def region_of_host(host: str) -> str | None:
-    """The region a standard or domain style host names, else None."""
+    """The region a standard or domain style host (a port after it or not) names, else None."""
+    if not host.startswith("["):  # an IPv6 address names no region
+        host = host.rpartition(":")[0] or host
     labels = host.lower().split(".")
     if len(labels) > 2 and labels[0] == "sqs" and _REGION.fullmatch(labels[1]):
         return labels[1]
@@ -71,13 +75,14 @@ def scope_of_path(path: str) -> tuple[Scope, list[str]]:
     return Scope(account, region), parts
 
 
+@functools.lru_cache(maxsize=D.QUEUE_URLS_KEPT)
 def scope_of_url(url: str) -> Scope:
     """The account and region a queue URL (or a bare name: neither) names."""
     if "/" not in url:
         return Scope(None, None)
     split = urlsplit(url) if "://" in url else urlsplit("http://-" + url if url.startswith("/") else "http://" + url)
     path_scope, _ = scope_of_path(split.path)
-    return Scope(path_scope.account, path_scope.region or region_of_host(split.hostname or ""))
+    return Scope(path_scope.account, path_scope.region or region_of_host(split.netloc))
 
 
 def queue_url(style: str, endpoint: str, account: str, region: str, name: str) -> str:
