@@ -199,3 +199,22 @@ def test_a_long_poll_waits_on_its_own_regions_queue_and_a_send_there_wakes_it(se
     poll.join(10)
     assert [m["Body"] for m in got[0]["Messages"]] == ["west"]
     assert [m["Body"] for m in east.receive_message(QueueUrl=east_url)["Messages"]] == ["east"]
+
+
+@pytest.mark.parametrize(
+    "url, account, region",
+    [
+        ("http://localhost:9324/000000000000/q", "000000000000", None),
+        ("https://sqs.eu-west-1.amazonaws.com/123456789012/q", "123456789012", "eu-west-1"),
+        ("http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/q", "000000000000", "us-east-1"),
+        ("http://eu-central-1.queue.localhost.localstack.cloud:4566/000000000000/q", "000000000000", "eu-central-1"),
+        ("http://queue.localhost.localstack.cloud:4566/000000000000/q", "000000000000", "us-east-1"),
+        ("http://localhost:4566/queue/ap-south-1/111111111111/q", "111111111111", "ap-south-1"),
+        ("https://sqs.amazonaws.com/123/q", None, None),  # no region's name, no 12-digit account
+        ("q", None, None),
+    ],
+)
+def test_a_queue_url_names_the_account_and_region_localstack_reads_in_it(url, account, region):
+    from sqsqlite.server import urls
+
+    assert urls.scope_of_url(url) == (account, region)
