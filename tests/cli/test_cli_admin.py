@@ -1116,3 +1116,13 @@ def test_stats_of_a_missing_file_says_so_once_and_draws_no_empty_file_table(sq, 
 
 def test_stats_refuses_wide_with_since(sq):
     assert "--wide is for the counts' table" in sq("stats", "--since", "1h", "--wide", code=252).stderr
+
+
+def test_db_upgrade_past_0012_gives_the_files_queues_the_global_account_and_region(sq):
+    sq("create-queue", "--queue-name", "old")
+    sq("db", "downgrade", "0011")
+    sq("--region", "eu-west-1", "--account-id", "123456789012", "db", "upgrade")
+    assert sq.json("list-queues") is None  # not the default account's us-east-1 any more
+    assert sq.json("--region", "eu-west-1", "--account-id", "123456789012", "list-queues") == {
+        "QueueUrls": ["http://localhost:9324/123456789012/old"]
+    }
