@@ -41,7 +41,7 @@ def build_backlog(path: str, stored: int, in_flight: int, body_size: int = 200) 
     from sqsqlite import queries as Q
 
     with e.db.store.read() as tx:
-        queue_id = tx.one(Q.queue_by_name, name="bench")["id"]
+        queue_id = tx.one(Q.queue_by_name, name="bench", **e.db.scope_params())["id"]
     e.db.close()
     sql, cols = _backlog_insert_sql()
     body = body_of(body_size)

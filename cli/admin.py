@@ -68,7 +68,8 @@ COMMANDS.append(db_group)
 def _store(s: Settings):
     from sqsqlite.store import Store
 
-    return Store(s.path, migrate=False)
+    # An upgrade past 0012 gives the file's queues the global --account-id's and --region's.
+    return Store(s.path, migrate=False, owner=(s.account_id, s.region))
 
 
 def _db_command(name: str, output: str = "text") -> Callable:

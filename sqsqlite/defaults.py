@@ -13,6 +13,15 @@ DB_PATH_ENV = "SQSQLITE_DB"
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "000000000000"
 DEFAULT_ENDPOINT = "http://localhost:9324"
+# The queue URLs `serve` gives (LocalStack's SQS_ENDPOINT_STRATEGY names): "off", the endpoint's
+# own host, <endpoint>/<account>/<name>; "standard", sqs.<region>.<host>/<account>/<name>;
+# "domain", <region>.queue.<host>/<account>/<name> (queue.<host> for us-east-1); "path",
+# <endpoint>/queue/<region>/<account>/<name>. Each is read back whichever is set.
+URL_STYLES = ("off", "standard", "domain", "path")
+DEFAULT_URL_STYLE = "off"
+# The region whose queue URLs the "domain" style writes without a region (as LocalStack and SQS's
+# own legacy queue.amazonaws.com name it).
+DOMAIN_STYLE_PLAIN_REGION = "us-east-1"
 # How often Litestream ships the WAL's new transactions to a replica (a Go duration): the
 # replica's durability window, beyond the time a transfer takes.
 REPLICA_SYNC_INTERVAL = "1s"

@@ -135,6 +135,7 @@ def _run(store, fn, *args, keep_data: bool = False) -> str:
     try:
         with _quietly(), _engine(store) as engine, engine.begin() as connection:
             cfg.attributes["connection"] = connection
+            cfg.attributes["owner"] = store.owner
             # Read inside the write lock: of two processes opening a new file, the second finds
             # the schema made, and says nothing.
             before = _revision(connection)

@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     text,
 )
 
@@ -37,7 +38,11 @@ queues = Table(
     "queues",
     metadata,
     Column("id", Integer, primary_key=True),
-    Column("name", String, nullable=False, unique=True),
+    Column("name", String, nullable=False),
+    # Whose queue, and where: SQS keeps each account's queues in each region apart, and so does
+    # one file (a name is unique within its account and region only).
+    Column("account", String, nullable=False),
+    Column("region", String, nullable=False),
     Column("fifo", Integer, nullable=False, server_default=text("0")),
     Column("created_at", BigInteger, nullable=False),
     Column("modified_at", BigInteger, nullable=False),
@@ -62,6 +67,7 @@ queues = Table(
     # while the epoch it was reserved under is current.
     Column("inflight_epoch", Integer, nullable=False, server_default=text("0")),
     Column("last_sequence", BigInteger, nullable=False, server_default=text("0")),
+    UniqueConstraint("account", "region", "name"),
     # Never reuse a queue id: receipt handles name the queue they were issued by.
     sqlite_autoincrement=True,
 )
@@ -69,6 +75,8 @@ queues = Table(
 queue_tombstones = Table(
     "queue_tombstones",
     metadata,
+    Column("account", String, primary_key=True),
+    Column("region", String, primary_key=True),
     Column("name", String, primary_key=True),
     Column("deleted_at", BigInteger, nullable=False),
 )

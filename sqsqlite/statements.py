@@ -73,13 +73,16 @@ _GROUP = (m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROU
 
 # ------------------------------------------------------------------ queues
 
-queue_by_name = compile_sql(select(q).where(q.c.name == P("name")))
+# Every queue belongs to one account in one region (its scope); a name is unique only within it.
+_scope = (q.c.account == P("account"), q.c.region == P("region"))
+queue_by_name = compile_sql(select(q).where(*_scope, q.c.name == P("name")))
 queue_by_id = compile_sql(select(q).where(q.c.id == P("id")))
 # Names from prefix up to prefix + DEL: exactly those that start with it, since a queue name's
 # characters are ASCII below DEL (a range on the name's index; LIKE would take _ and % as
 # wildcards and match letters in either case).
 list_queues = compile_sql(
     select(q.c.name)
+    .where(*_scope)
     .where(q.c.name >= P("prefix"), q.c.name < P("prefix").concat(func.char(literal_column("127"))), q.c.name > P("after"))
     .order_by(q.c.name)
     .limit(P("limit"))
@@ -90,6 +93,8 @@ _QUEUE_SETTINGS += ("dead_letter_target", "max_receive_count", "content_based_de
 insert_queue = compile_sql(
     insert(q).values(
         name=P("name"),
+        account=P("account"),
+        region=P("region"),
         fifo=P("fifo"),
         created_at=P("now"),
         modified_at=P("now"),
@@ -114,10 +119,14 @@ set_inflight = compile_sql(update(q).where(q.c.id == P("id")).values(inflight_bo
 next_sequence = compile_sql(
     update(q).where(q.c.id == P("id")).values(last_sequence=q.c.last_sequence + P("n")).returning(q.c.last_sequence)
 )
-dead_letter_sources = compile_sql(select(q.c.name).where(q.c.dead_letter_target == P("name")).order_by(q.c.name))
+# A dead-letter queue is in its sources' account and region (SQS refuses one elsewhere).
+dead_letter_sources = compile_sql(select(q.c.name).where(*_scope, q.c.dead_letter_target == P("name")).order_by(q.c.name))
 
-tombstone = compile_sql(select(queue_tombstones.c.deleted_at).where(queue_tombstones.c.name == P("name")))
-put_tombstone = compile_sql(insert(queue_tombstones).values(name=P("name"), deleted_at=P("now")).prefix_with("OR REPLACE"))
+_t = queue_tombstones
+tombstone = compile_sql(select(_t.c.deleted_at).where(_t.c.account == P("account"), _t.c.region == P("region"), _t.c.name == P("name")))
+put_tombstone = compile_sql(
+    insert(_t).values(account=P("account"), region=P("region"), name=P("name"), deleted_at=P("now")).prefix_with("OR REPLACE")
+)
 clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c.deleted_at <= P("before")))
 
 
@@ -488,31 +497,44 @@ def _walk(rows: Any, where: Any, *figures: Any) -> Any:
     return select(func.json_array(*figures)).where(rows.c.queue_id == q.c.id, where, rows.c.sent_at > cutoff).scalar_subquery()
 
 
-_stats = select(
-    q.c.id,
-    q.c.name,
-    q.c.fifo,
-    q.c.dead_letter_target,
-    q.c.retention_period,  # the fair-queue figures' retention cutoff
-    _walk(m, _visible, func.count(), func.min(m.c.sent_at)).label("visible_figures"),
-    _walk(
-        _h,
-        _h.c.visible_at > P("now"),
-        func.count().filter(_h.c.receive_count > 0),
-        func.count().filter(_h.c.receive_count == 0),
-        func.min(_h.c.sent_at),
-    ).label("hidden_figures"),
-).order_by(q.c.name)
+_stats = (
+    select(
+        q.c.id,
+        q.c.name,
+        q.c.fifo,
+        q.c.dead_letter_target,
+        q.c.retention_period,  # the fair-queue figures' retention cutoff
+        _walk(m, _visible, func.count(), func.min(m.c.sent_at)).label("visible_figures"),
+        _walk(
+            _h,
+            _h.c.visible_at > P("now"),
+            func.count().filter(_h.c.receive_count > 0),
+            func.count().filter(_h.c.receive_count == 0),
+            func.min(_h.c.sent_at),
+        ).label("hidden_figures"),
+    )
+    .where(*_scope)
+    .order_by(q.c.name)
+)
 queue_stats = compile_sql(_stats)
 # The same for the queues named in a JSON array and their dead-letter queues (whose depth each
 # reports): one queue's console page reads its own figures, not every queue's.
 _named: Any = select(literal_column("value")).select_from(func.json_each(P("names")))
 _naming = q.alias("naming")
 queue_stats_named = compile_sql(
-    _stats.where(or_(q.c.name.in_(_named), q.c.name.in_(select(_naming.c.dead_letter_target).where(_naming.c.name.in_(_named)))))
+    _stats.where(
+        or_(
+            q.c.name.in_(_named),
+            q.c.name.in_(
+                select(_naming.c.dead_letter_target).where(
+                    _naming.c.account == P("account"), _naming.c.region == P("region"), _naming.c.name.in_(_named)
+                )
+            ),
+        )
+    )
 )
-queue_names = compile_sql(select(q.c.name).order_by(q.c.name))
-queue_tags = compile_sql(select(q.c.name, q.c.tags))
+queue_names = compile_sql(select(q.c.name).where(*_scope).order_by(q.c.name))
+queue_tags = compile_sql(select(q.c.name, q.c.tags).where(*_scope))
 # Export / move tasks: every live message of a queue in id order, a page at a time.
 # Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead
 # reading every live message of the queue off an index on queue_id and sorting them per page,
@@ -720,7 +742,7 @@ history_rows = compile_sql(
     select(q.c.name, *(_hist.c[c] for c in HISTORY_COLUMNS[1:]))
     .select_from(_hist.join(q, q.c.id == _hist.c.queue_id))
     .where(_hist.c.minute >= P("since"), _hist.c.minute < P("until"))
-    .where(or_(P("names").is_(None), q.c.name.in_(_named)))
+    .where(*_scope, or_(P("names").is_(None), q.c.name.in_(_named)))
     .order_by(q.c.name, _hist.c.minute)
 )
 # Every queue's counters summed over the minutes in [since, until), the totals row (minute 0)
@@ -728,7 +750,7 @@ history_rows = compile_sql(
 history_totals = compile_sql(
     select(q.c.name, *(func.sum(_hist.c[c]).label(c) for c in HISTORY_COUNTERS))
     .select_from(_hist.join(q, q.c.id == _hist.c.queue_id))
-    .where(_hist.c.minute >= P("since"), _hist.c.minute < P("until"))
+    .where(*_scope, _hist.c.minute >= P("since"), _hist.c.minute < P("until"))
     .group_by(q.c.name)
     .order_by(q.c.name)
 )

@@ -57,7 +57,7 @@ try:
 except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
     fcntl = None
 
-HEAD_REVISION = "0011"
+HEAD_REVISION = "0012"
 log = logging.getLogger("sqsqlite.store")
 
 
@@ -477,8 +477,11 @@ class _Rows:
 class Store:
     """A sqsqlite database file: opens it, migrates it, runs transactions on it."""
 
-    def __init__(self, path: str, *, synchronous: str = "NORMAL", migrate: bool = True):
+    def __init__(self, path: str, *, synchronous: str = "NORMAL", migrate: bool = True, owner: tuple[str, str] | None = None):
         self.path = os.fspath(path)
+        # (account, region) a migration gives the queues of a file made before queues had them
+        # (migration 0012): the opener's defaults.
+        self.owner = owner or (D.DEFAULT_ACCOUNT_ID, D.DEFAULT_REGION)
         if self.path == ":memory:":
             # Each thread opens its own connection, and an in-memory database is one connection's.
             raise DatabaseError("sqsqlite needs a database file, not ':memory:': every thread and process opens its own connection to it.")

@@ -88,10 +88,25 @@ def sqsqlite_client(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
 
 @pytest.fixture
 def sqsqlite_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
-    """``sqsqlite serve`` on a new file, in a thread, on a free loopback port; stopped after."""
+    """``sqsqlite serve`` on a new file, in a thread, on a free loopback port; stopped after. Its
+    ``.db`` is the region and account the test's boto3 clients sign for (AWS_REGION or
+    AWS_DEFAULT_REGION, else us-east-1; a 12-digit AWS_ACCESS_KEY_ID as the account): the queues
+    they make are the ones it holds (one server keeps each region's and account's apart)."""
+    import functools
+    import os
+
+    from . import validation as V
+    from .errors import InvalidParameterValue
     from .server import BackgroundServer
 
-    with _on_a_new_file(BackgroundServer, request, tmp_path_factory, end="stop") as server:
+    scope = {}
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or _PLACEHOLDERS["AWS_DEFAULT_REGION"]
+    key = os.environ.get("AWS_ACCESS_KEY_ID") or ""
+    with contextlib.suppress(InvalidParameterValue):  # one the server can't take: its default
+        scope["region"] = V.region(region)
+    with contextlib.suppress(InvalidParameterValue):
+        scope["account_id"] = V.account_id(key)
+    with _on_a_new_file(functools.partial(BackgroundServer, **scope), request, tmp_path_factory, end="stop") as server:
         yield server
 
 

@@ -164,13 +164,14 @@ class Tx:
         # This transaction compared data_version (Tx.queue): the connection's cache holds.
         self.checked = False
 
-    def queue(self, name: str):
-        """The queue row named ``name`` (or None). In a write transaction it comes from this
-        connection's cache when nothing was committed by another connection since it was read:
-        data_version, read under the write lock, proves that. Saves a lookup per operation."""
+    def queue(self, name: str, account: str, region: str):
+        """The queue row named ``name`` of ``account`` in ``region`` (or None). In a write
+        transaction it comes from this connection's cache when nothing was committed by another
+        connection since it was read: data_version, read under the write lock, proves that.
+        Saves a lookup per operation."""
         local = self.local
         if not self.writing or local is None:
-            return self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
+            return self.c.execute(Q.queue_by_name, {"name": name, "account": account, "region": region}).fetchone()
         if not local.fresh:
             version = local.cursor.execute("PRAGMA data_version").fetchone()[0]
             if version != local.version:
@@ -180,14 +181,15 @@ class Tx:
             group = local.group
             if group is not None and group.transaction:
                 local.fresh = True  # no other connection commits before the transaction ends
-        row = local.queues.get(name)
+        key = (name, account, region)  # three items: never a meta_setting's key
+        row = local.queues.get(key)
         if row is None:
-            row = self.c.execute(Q.queue_by_name, {"name": name}).fetchone()
+            row = self.c.execute(Q.queue_by_name, {"name": name, "account": account, "region": region}).fetchone()
             if row is not None:
                 # Kept as a dict: sqlite3.Row finds a name by a case-insensitive scan of its
                 # columns (up to 0.5 us for the queue row's last ones), and every operation
                 # reads a dozen of them.
-                row = local.queues[name] = dict(zip(row.keys(), row))
+                row = local.queues[key] = dict(zip(row.keys(), row))
         return row
 
     def _check_version(self, local: Any) -> None:
@@ -204,7 +206,7 @@ class Tx:
     def meta_setting(self, key: tuple[str, str], now: int, recheck_ms: int, parse: Callable[[bytes | None], Any]) -> Any:
         """The meta table's value for ``key`` (("meta", its key)) in a write transaction, as
         ``parse`` makes it of the stored bytes (None: no such key), cached
-        with the queue rows (a queue's name is never a tuple), so that a write pays a dictionary
+        with the queue rows (keyed by three items, this by two), so that a write pays a dictionary
         look-up: valid once this transaction compared data_version (Tx.queue), else for
         ``recheck_ms`` of ``now``'s clock since one did, after which this compares it itself
         (one PRAGMA): a write that reads no queue row (a delete by a remembered handle) sees

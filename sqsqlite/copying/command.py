@@ -96,7 +96,12 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
         except CopyError as exc:
             raise _said(exc) from None
     try:
-        opened = connect(path)
+        # The file's side is the global --account-id's and --region's queues (--region here is the endpoint's).
+        opened = connect(
+            path,
+            account_id=command_options.own_or_global(ctx, "account_id", None, D.DEFAULT_ACCOUNT_ID),
+            region=command_options.own_or_global(ctx, "region", None, D.DEFAULT_REGION),
+        )
     except SQSError as exc:  # not a sqsqlite database, a directory, unwritable ...
         raise command_options.engine_failure(exc, "copy") from None
     # Ctrl-C or SIGTERM ends a copy to an endpoint between two batches, never between a batch's

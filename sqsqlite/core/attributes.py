@@ -206,7 +206,7 @@ def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, pol
         target = db.name_from_arn(arn, "deadLetterTargetArn")
     except QueueDoesNotExist as exc:
         raise refused("Dead letter target does not exist.", f"Invalid RedrivePolicy: {exc.hint or exc.message}") from None
-    row = tx.one(Q.queue_by_name, name=target)
+    row = tx.one(Q.queue_by_name, name=target, **db.scope_params())
     if row is None:
         raise refused("Dead letter target does not exist.", f"Invalid RedrivePolicy: the dead-letter queue {arn!r} does not exist.")
     if bool(row["fifo"]) != is_fifo:

@@ -32,7 +32,10 @@ from .wakeups import PollingWakeups, Wakeups
 class Database:
     """A sqsqlite database: one SQLite file holding any number of queues.
 
-    Safe to share between threads; every process opens its own.
+    Its queues are those of one account in one region (``account_id`` and ``region``, the
+    defaults' 000000000000 and us-east-1 unless given), as SQS keeps each account's queues in
+    each region apart; the file may hold other accounts' and regions' queues too, which
+    ``scoped`` reaches. Safe to share between threads; every process opens its own.
     """
 
     def __init__(
@@ -57,8 +60,10 @@ class Database:
         if not isinstance(synchronous, str) or synchronous.upper() not in ("NORMAL", "FULL"):
             raise InvalidParameterValue(f'Invalid synchronous {V.shorten(synchronous)}: use "NORMAL" or "FULL" (in any case).')
         self.endpoint = endpoint.rstrip("/")
-        self.sender_id = sender_id or account_id
-        self.store = Store(self.path, synchronous=synchronous)
+        self.sender_id = sender_id or self.account_id
+        # A view made by scoped() shares this object's file and leaves closing it to this one.
+        self.owns_file = True
+        self.store = Store(self.path, synchronous=synchronous, owner=(self.account_id, self.region))
         # queue.buffered()'s buffers not closed yet: closed by close(), or at exit by this
         # finalizer, made after the store's so that it runs before them (see LiveBuffers).
         self.buffers = LiveBuffers()
@@ -78,7 +83,9 @@ class Database:
         """Wait up to 5 s for each running move task (one still running then goes on until the
         process exits, and a task cut off there is resumed by ``sqsqlite redrive``), close the
         buffers left open (their acknowledged deletes committed), stop the checkpoint thread and
-        close every connection."""
+        close every connection. A view made by ``scoped`` closes nothing: its database does."""
+        if not self.owns_file:
+            return
         for task in self.tasks:
             task.join(timeout=5)
         self.buffers.close_all()
@@ -99,6 +106,32 @@ class Database:
 
     def now(self) -> int:
         return self.clock.now_ms()
+
+    def scope_params(self) -> dict[str, str]:
+        """This database's account and region as the statements' parameters."""
+        return {"account": self.account_id, "region": self.region}
+
+    def scoped(self, *, region: str | None = None, account_id: str | None = None) -> Database:
+        """This database as another account or region sees it (each defaults to this one's): the
+        same file, connections and clock, its own queues, URLs and ARNs. Closing this database
+        closes it; its own close() does nothing."""
+        view = object.__new__(Database)
+        view.__dict__.update(self.__dict__)
+        view.endpoint = self.endpoint
+        view.region = self.region if region is None else V.region(region)
+        view.account_id = self.account_id if account_id is None else V.account_id(account_id)
+        view.sender_id = view.account_id if self.sender_id == self.account_id else self.sender_id
+        view.owns_file = False
+        return view
+
+    def queue_key(self, name: str) -> str:
+        """The queue ``name`` of this account and region, named once across the file: what long
+        polls wait on and wake by, and what remembered claims are kept under. The default
+        account's queue in the default region keeps its plain name."""
+        account, region = self.account_id, self.region
+        if account == D.DEFAULT_ACCOUNT_ID and region == D.DEFAULT_REGION:
+            return name
+        return f"{name} {account} {region}"
 
     # ------------------------------------------------------------ names
 
@@ -123,9 +156,10 @@ class Database:
     def queue(self, name_or_url: str) -> Queue:
         """A handle on an existing queue, by name or URL (QueueDoesNotExist otherwise)."""
         name = V.queue_name_from_url(name_or_url)
+        queue = Queue(self, name)
         with self.store.read() as tx:
-            queue_row(tx, name)
-        return Queue(self, name)
+            queue_row(tx, queue)
+        return queue
 
     def create_queue(
         self,
@@ -158,7 +192,8 @@ class Database:
         now = self.now()
         refused = None
         with self.store.write() as tx:
-            existing = tx.one(Q.queue_by_name, name=name)
+            scope = self.scope_params()
+            existing = tx.one(Q.queue_by_name, name=name, **scope)
             if existing is not None:
                 current = queue_attribute_strings(existing)
                 differs = {k: v for k, v in attrs.items() if current.get(k, default_string(k)) != v}
@@ -170,9 +205,9 @@ class Database:
                         + ".",
                     )
                 return Queue(self, name)
-            deleted_at = tx.scalar(Q.tombstone, name=name)
+            deleted_at = tx.scalar(Q.tombstone, name=name, **scope)
             if deleted_at is not None and deleted_at > now:  # before the clock stepped back: counts as now (rules.py)
-                tx.run(Q.put_tombstone, name=name, now=now)
+                tx.run(Q.put_tombstone, name=name, now=now, **scope)
                 deleted_at = now
             if deleted_at is not None and now - deleted_at < ms(D.QUEUE_NAME_REUSE_SECONDS):
                 wait = (deleted_at + ms(D.QUEUE_NAME_REUSE_SECONDS) - now) / 1000
@@ -183,7 +218,7 @@ class Database:
                 )
             else:
                 columns = attribute_columns(self, tx, name, is_fifo, {}, attrs)
-                tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **columns)
+                tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **scope, **columns)
                 tx.forget_queues()
         if refused is not None:
             raise refused  # after the commit: the stamp rewritten above stays
@@ -203,7 +238,7 @@ class Database:
         after = "" if next_token is None or next_token == "" else name_after(next_token, "ListQueues")
         limit = max_results or D.LIST_QUEUES_UNPAGED_LIMIT
         with self.store.read() as tx:
-            rows = tx.all(Q.list_queues, prefix=queue_name_prefix, after=after, limit=limit + 1)
+            rows = tx.all(Q.list_queues, prefix=queue_name_prefix, after=after, limit=limit + 1, **self.scope_params())
         names = [r["name"] for r in rows]
         token = None
         if max_results is not None and len(names) > limit:
@@ -215,13 +250,13 @@ class Database:
         name = V.queue_name_from_url(queue_url)
         now = self.now()
         with self.store.write() as tx:
-            row = queue_row(tx, name)
+            row = queue_row(tx, Queue(self, name))
             tx.run(Q.delete_queue_messages, queue_id=row["id"])
             tx.run(Q.delete_queue_dedup, queue_id=row["id"])
             tx.run(Q.delete_queue_attempts, queue_id=row["id"])
             tx.run(Q.delete_queue, id=row["id"])
             tx.forget_queues()
-            tx.run(Q.put_tombstone, name=name, now=now)
+            tx.run(Q.put_tombstone, name=name, now=now, **self.scope_params())
             tx.run(Q.clear_tombstones, before=now - ms(D.QUEUE_NAME_REUSE_SECONDS))
 
     # ------------------------------------------------------------ administration
@@ -229,13 +264,13 @@ class Database:
     def queue_names(self) -> list[str]:
         """Every queue's name, in order (list_queues gives URLs, and pages them past 1,000)."""
         with self.store.read() as tx:
-            return [row["name"] for row in tx.all(Q.queue_names)]
+            return [row["name"] for row in tx.all(Q.queue_names, **self.scope_params())]
 
     def queue_tags(self) -> dict[str, dict[str, str]]:
         """Every queue's tags by its name, read at once (list_queue_tags reads one queue's): the
         Kombu transport routes a publish by the bindings its queues' tags record."""
         with self.store.read() as tx:
-            return {name: json.loads(tags) for name, tags in tx.all(Q.queue_tags)}
+            return {name: json.loads(tags) for name, tags in tx.all(Q.queue_tags, **self.scope_params())}
 
     def history(self, since: int, until: int | None = None, names: Sequence[str] | None = None) -> list[dict]:
         """CloudWatch's per-minute figures kept in the file (the queue_history table): one dict
@@ -247,7 +282,7 @@ class Database:
             until = history.minute_of(self.now()) + history.MINUTE
         chosen = None if names is None else json.dumps([names] if isinstance(names, str) else list(names))
         with self.store.read() as tx:
-            rows = tx.all(Q.history_rows, since=max(since, 1), until=until, names=chosen)
+            rows = tx.all(Q.history_rows, since=max(since, 1), until=until, names=chosen, **self.scope_params())
         return [dict(zip(Q.HISTORY_COLUMNS, r)) for r in rows]
 
     def history_totals(self, since: int = 0, until: int | None = None) -> dict[str, dict[str, int]]:
@@ -255,7 +290,7 @@ class Database:
         by default since the file began counting (migration 0011): what /metrics exposes as
         Prometheus counters. Pruned minutes stay in them (history.prune)."""
         with self.store.read() as tx:
-            rows = tx.all(Q.history_totals, since=since, until=2**62 if until is None else until)
+            rows = tx.all(Q.history_totals, since=since, until=2**62 if until is None else until, **self.scope_params())
         return {r[0]: dict(zip(Q.HISTORY_COUNTERS, map(int, r[1:]))) for r in rows}
 
     @property
@@ -298,9 +333,9 @@ class Database:
         figures = {}  # name -> (visible, in flight, delayed, oldest sent_at or None)
         with self.store.read() as tx:
             if names is None:
-                rows = tx.all(Q.queue_stats, now=now)
+                rows = tx.all(Q.queue_stats, now=now, **self.scope_params())
             else:
-                rows = tx.all(Q.queue_stats_named, now=now, names=json.dumps(list(names)))
+                rows = tx.all(Q.queue_stats_named, now=now, names=json.dumps(list(names)), **self.scope_params())
             for row in rows:
                 visible, oldest_visible = json.loads(row["visible_figures"])
                 in_flight, delayed, oldest_hidden = json.loads(row["hidden_figures"])

@@ -80,18 +80,18 @@ def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
         # queue's) goes the exact way.
         if (
             h is not None
-            and h.queue_id == handles.queue_ids.get(queue.name)
+            and h.queue_id == handles.queue_ids.get(queue.key)
             and tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h))
         ):
             history.count(tx, Q.COUNT_DELETED, h.queue_id, queue.db.now(), 1)
             return
         # The exact way reads a message's handle as text (made now if it never was).
         handle = receipt_handle if message is None else message.receipt_handle
-        row, now = queue_row(tx, queue.name), queue.db.now()
+        row, now = queue_row(tx, queue), queue.db.now()
         if _delete(queue, tx, row, handle, now):  # type: ignore[arg-type]  # None: MissingParameter there
             history.count(tx, Q.COUNT_DELETED, row["id"], now, 1)
     if fifo:  # the group's next message may be receivable now
-        queue.db.wakeups.notify(queue.name, 1)
+        queue.db.wakeups.notify(queue.key, 1)
 
 
 def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> bool:
@@ -137,7 +137,7 @@ def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[str, SQSErro
     Each acts as delete_message's would with the message's handle."""
     failures: list[tuple[str, SQSError]] = []
     with queue.db.store.write() as tx:
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
         now = queue.db.now()
         issued = None if row["fifo"] else _delete_issued(tx, row["id"], claims)
         if issued == len(claims):
@@ -154,7 +154,7 @@ def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[str, SQSErro
         if deleted:
             history.count(tx, Q.COUNT_DELETED, row["id"], now, deleted)
     if row["fifo"] and len(failures) < len(claims):  # the groups' next messages may be receivable now
-        queue.db.wakeups.notify(queue.name, len(claims) - len(failures))
+        queue.db.wakeups.notify(queue.key, len(claims) - len(failures))
     return failures
 
 
@@ -163,9 +163,9 @@ def change_message_visibility(queue: Queue, receipt_handle: str, visibility_time
     within 12 hours of the receive that returned the handle."""
     vt = V.visibility_timeout(visibility_timeout)
     with queue.db.store.write() as tx:
-        _change(queue, tx, queue_row(tx, queue.name), receipt_handle, vt, queue.db.now())
+        _change(queue, tx, queue_row(tx, queue), receipt_handle, vt, queue.db.now())
     if vt == 0:
-        queue.db.wakeups.notify(queue.name, 1)
+        queue.db.wakeups.notify(queue.key, 1)
 
 
 def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
@@ -197,7 +197,7 @@ def delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     result = _delete_message_batch(queue, entries)
     # Only FIFO queues end in .fifo (create_queue refuses the suffix elsewhere).
     if queue.name.endswith(".fifo") and result.successful:  # the groups' next messages may be receivable now
-        queue.db.wakeups.notify(queue.name, len(result.successful))
+        queue.db.wakeups.notify(queue.key, len(result.successful))
     return result
 
 
@@ -232,13 +232,13 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         # superseded, the queue deleted) leaves each entry to the exact path below, where a
         # message this deleted reads as already deleted. (A handle repeated in the batch or
         # deleted before was taken already: it reads as unknown, and the fast path is not tried.)
-        issued_to = queue.db.handles.queue_ids.get(queue.name)
+        issued_to = queue.db.handles.queue_ids.get(queue.key)
         issued = _delete_issued(tx, issued_to, remembered)
         if issued == len(entries):
             history.count(tx, Q.COUNT_DELETED, issued_to, queue.db.now(), issued)  # type: ignore[arg-type]  # issued: the queue is known
             return BatchResult([{"Id": i} for i in entry_ids], failed)
         tried = issued is not None  # the fast path ran, and fell short
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
         now = queue.db.now()
         queue_id = row["id"]
         handles: dict[str, Handle] = {}
@@ -328,14 +328,14 @@ def change_message_visibility_batch(queue: Queue, entries: B.Entries) -> BatchRe
         _change(queue, tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e["VisibilityTimeout"]), now)
 
     result = _batch(queue, entries, one)
-    queue.db.wakeups.notify(queue.name, len(entries))
+    queue.db.wakeups.notify(queue.key, len(entries))
     return result
 
 
 def _batch(queue: Queue, entries, action) -> BatchResult:
     successful, failed = [], []
     with queue.db.store.write() as tx:
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
         now = queue.db.now()
         for e in entries:
             try:

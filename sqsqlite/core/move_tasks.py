@@ -49,20 +49,20 @@ def start_message_move_task(
         )
     now = db.now()
     with db.store.write() as tx:
-        row = tx.one(Q.queue_by_name, name=source)
+        row = tx.one(Q.queue_by_name, name=source, **db.scope_params())
         if row is None:
             raise ResourceNotFoundException(
                 "The resource that you specified for the SourceArn parameter doesn't exist.",
                 f"The source queue {source_arn!r} does not exist.",
             )
-        if not tx.all(Q.dead_letter_sources, name=source):
+        if not tx.all(Q.dead_letter_sources, name=source, **db.scope_params()):
             raise InvalidParameterValue(
                 "Source queue must be configured as a Dead Letter Queue.",
                 f"The queue {source_arn!r} is not a dead-letter queue: no queue's RedrivePolicy targets it.",
             )
         if destination_arn is not None:
             dest = _queue_name(db, destination_arn, "DestinationArn")
-            dest_row = tx.one(Q.queue_by_name, name=dest)
+            dest_row = tx.one(Q.queue_by_name, name=dest, **db.scope_params())
             if dest_row is None:
                 raise ResourceNotFoundException(
                     "The resource that you specified for the DestinationArn parameter doesn't exist.",
@@ -150,7 +150,7 @@ def _task_row(db: Database, tx: Tx, task_handle: str):
         name = db.name_from_arn(source_arn, "SourceArn")
     except QueueDoesNotExist:
         name = None
-    if name is None or tx.one(Q.queue_by_name, name=name) is None:
+    if name is None or tx.one(Q.queue_by_name, name=name, **db.scope_params()) is None:
         raise ResourceNotFoundException("The resource that you specified for the SourceArn parameter doesn't exist.", hint)
     raise ResourceNotFoundException("Task does not exist.", hint)
 
@@ -283,7 +283,7 @@ def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.
     r = D.MOVE_TASKS_LISTED
     max_results = V.int_value(r.name, max_results, r.low, r.high)
     with db.store.read() as tx:
-        row = tx.one(Q.queue_by_name, name=source)
+        row = tx.one(Q.queue_by_name, name=source, **db.scope_params())
         if row is None:
             raise ResourceNotFoundException(
                 "The resource that you specified for the SourceArn parameter doesn't exist.",
@@ -330,7 +330,9 @@ def _destination(db: Database, tx: Tx, task, row, source, now: int):
     if not target_arn:
         return None, ""
     try:
-        target = tx.one(Q.queue_by_name, name=db.name_from_arn(target_arn, "destination"))
+        # By the ARN's own account and region, the task's: whichever database view runs the step.
+        region, account, name = V.parse_arn(target_arn, "destination")
+        target = tx.one(Q.queue_by_name, name=name, account=account, region=region)
     except SQSError:
         target = None
     if target is None:

@@ -37,6 +37,11 @@ class Queue:
         return hash((id(self.db), self.name))
 
     @property
+    def key(self) -> str:
+        """The queue named once across the file, its account and region included (Database.queue_key)."""
+        return self.db.queue_key(self.name)
+
+    @property
     def url(self) -> str:
         return self.db.queue_url(self.name)
 
@@ -54,7 +59,7 @@ class Queue:
         wanted = V.attribute_names(attribute_names, D.ALL_ATTRIBUTES, "queue attribute")
         now = self.db.now()
         with self.db.store.read() as tx:
-            row = queue_row(tx, self.name)
+            row = queue_row(tx, self)
             out = queue_attribute_strings(row)
             if wanted & {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"}:
                 visible, in_flight, delayed = counts(tx, row, now)
@@ -71,7 +76,7 @@ class Queue:
             raise MissingParameter("The request must contain the parameter Attributes.", "Give one or more queue attributes to set.")
         changes = V.queue_attributes(attributes, creating=False)
         with self.db.store.write() as tx:
-            row = queue_row(tx, self.name)
+            row = queue_row(tx, self)
             if "FifoQueue" in changes and row["fifo"]:
                 if changes.pop("FifoQueue") != "true":
                     raise InvalidAttributeValue(
@@ -93,7 +98,7 @@ class Queue:
 
     def _change_policy(self, change) -> None:
         with self.db.store.write() as tx:
-            row = queue_row(tx, self.name)
+            row = queue_row(tx, self)
             current = queue_attribute_strings(row)
             self._write_attributes(tx, row, current, {"Policy": change(current.get("Policy", ""))})
 
@@ -117,7 +122,7 @@ class Queue:
         if not tags:
             raise MissingParameter("The request must contain the parameter Tags.", "Give one or more tags, each a key and a value.")
         with self.db.store.write() as tx:
-            row = queue_row(tx, self.name)
+            row = queue_row(tx, self)
             merged = V.tags({**json.loads(row["tags"]), **V.tags(tags, self.name)}, self.name)
             tx.run(Q.update_queue_tags, id=row["id"], tags=json.dumps(merged))
             tx.forget_queues()
@@ -127,7 +132,7 @@ class Queue:
         if not keys:
             raise MissingParameter("The request must contain the parameter TagKeys.", "Give one or more tag keys to remove.")
         with self.db.store.write() as tx:
-            row = queue_row(tx, self.name)
+            row = queue_row(tx, self)
             current = json.loads(row["tags"])
             for key in keys:
                 current.pop(key, None)
@@ -136,19 +141,19 @@ class Queue:
 
     def list_queue_tags(self) -> dict[str, str]:
         with self.db.store.read() as tx:
-            return json.loads(queue_row(tx, self.name)["tags"])
+            return json.loads(queue_row(tx, self)["tags"])
 
     def list_dead_letter_source_queues(self) -> list[str]:
         with self.db.store.read() as tx:
-            queue_row(tx, self.name)
-            return [self.db.queue_url(r["name"]) for r in tx.all(Q.dead_letter_sources, name=self.name)]
+            queue_row(tx, self)
+            return [self.db.queue_url(r["name"]) for r in tx.all(Q.dead_letter_sources, name=self.name, **self.db.scope_params())]
 
     def purge_queue(self) -> None:
         """PurgeQueue: delete every message sent before the call; once per 60 seconds."""
         refused = None
         with self.db.store.write() as tx:
             now = self.db.now()
-            row = queue_row(tx, self.name)
+            row = queue_row(tx, self)
             purged_at = row["purged_at"]
             if purged_at is not None and purged_at > now:  # before the clock stepped back: counts as now (rules.py)
                 tx.run(Q.restamp_purged, id=row["id"], now=now)
@@ -184,7 +189,7 @@ class Queue:
         and nothing is received (no receive count grows, nothing moves to a dead-letter queue)."""
         with self.db.store.write() as tx:
             now = self.db.now()
-            row = queue_row(tx, self.name)
+            row = queue_row(tx, self)
             deleted = tx.run(Q.purge_visible, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))
             if deleted:
                 history.count(tx, Q.COUNT_PURGED, row["id"], now, deleted, 0)

@@ -103,7 +103,7 @@ def receive(
     start = tick()
     ends = None
     while True:
-        mark = wakeups.mark(queue.name)
+        mark = wakeups.mark(queue.key)
         seen = db.now()  # no later than the claim's now: what ends after it is waited for below
         # Whether this round is the call's last unless it finds messages, decided before the
         # claim, so that the claim counts an empty receive in its own transaction exactly when
@@ -138,14 +138,14 @@ def receive(
             with db.store.read() as tx:
                 due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=seen)
                 if queue.fifo:
-                    row = queue_row(tx, queue.name)
+                    row = queue_row(tx, queue)
                     head = tx.scalar(Q.oldest_head_sent, queue_id=queue_id, cutoff=retention_cutoff(row, seen))
                     if head is not None:
                         expires = head + ms(row["retention_period"])
                         due = expires if due is None else min(due, expires)
             now = db.now()
             deadline = now + max(0, ends - tick())
-            wakeups.wait(queue.name, mark, deadline if due is None else min(deadline, due), deadline)
+            wakeups.wait(queue.key, mark, deadline if due is None else min(deadline, due), deadline)
 
 
 def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], tokens: dict | None) -> Message:
@@ -256,7 +256,7 @@ def _claim(
         # Read under the writers' lock: the visibility timeout starts when the receive
         # returns the message, not before it waited for the lock.
         now = db.now()
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
         queue_id, is_fifo = row["id"], bool(row["fifo"])
         if last is None:
             last = (row["receive_wait_time"] if wait is None else wait) == 0
@@ -293,7 +293,7 @@ def _claim(
         # A queue may name itself as its dead-letter queue (SQS accepts it): a move to itself
         # changes nothing, so its messages stay and are delivered on, as with a deleted DLQ.
         if row["max_receive_count"] is not None and row["dead_letter_target"] != queue.name:
-            dlq = tx.queue(row["dead_letter_target"])
+            dlq = tx.queue(row["dead_letter_target"], row["account"], row["region"])
         claimed: list = []
         # Each round moves at least one poison message or ends the loop; cleared counts the
         # messages moved or deleted as expired, at most D.CLAIM_CLEANUP_BUDGET (beyond it,
@@ -364,12 +364,12 @@ def _claim(
             tx.run(Q.put_attempt, queue_id=queue_id, attempt_id=attempt_id, now=now, result=result)
             tx.run(Q.prune_attempts, queue_id=queue_id, window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
     if dlq is not None:
-        db.wakeups.notify(dlq["name"])
+        db.wakeups.notify(db.queue_key(dlq["name"]))
     if claimed:
         # Once the claim has committed (in a group of writes, once the group has): a queue whose
         # creation rolled back leaves its id to the next queue created.
-        if not db.store.after_commit(db.handles.claimed_from, queue.name, queue_id):
-            db.handles.claimed_from(queue.name, queue_id)
+        if not db.store.after_commit(db.handles.claimed_from, queue.key, queue_id):
+            db.handles.claimed_from(queue.key, queue_id)
     return queue_id, claimed, row["receive_wait_time"], lease, cleared, last
 
 
@@ -508,7 +508,7 @@ def peek(queue: Queue, state: str = "all", limit: int = D.PEEK_LIMIT.default) ->
     limit = V.int_value(r.name, limit, r.low, r.high)
     now = queue.db.now()
     with queue.db.store.read() as tx:
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
         rows = tx.all(Q.peek_messages, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now), state=state, limit=limit)
     return _peeked(queue, rows, row["id"])
 
@@ -581,7 +581,7 @@ def _page(queue: Queue, state: str, limit: int, after: str | None, body_chars: i
     now = queue.db.now()
     low, high, min_receives, max_receives = _PAGE_STATES[state](now)
     with queue.db.store.read() as tx:
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
         rows = tx.all(
             Q.peek_page,
             queue_id=row["id"],

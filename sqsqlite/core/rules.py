@@ -31,6 +31,7 @@ from ..errors import QueueDoesNotExist
 from ..store import Tx
 
 if TYPE_CHECKING:
+    from .queue import Queue
     from .results import Message
     from .sending import Prepared
 
@@ -230,11 +231,13 @@ def message_row(queue_id, message_id, p: Prepared, sender_id, sent_at, visible_a
     }
 
 
-def queue_row(tx: Tx, name: str):
-    """The queue's row, or QueueDoesNotExist: every operation starts here."""
-    row = tx.queue(name)
+def queue_row(tx: Tx, queue: Queue):
+    """The queue's row (of its database's account and region), or QueueDoesNotExist: every
+    operation starts here."""
+    db = queue.db
+    row = tx.queue(queue.name, db.account_id, db.region)
     if row is None:  # the names read only now: a miss is rare, and a hit pays nothing for them
-        raise no_queue(name, (r["name"] for r in tx.all(Q.queue_names)))
+        raise no_queue(queue.name, (r["name"] for r in tx.all(Q.queue_names, **db.scope_params())))
     return row
 
 

@@ -131,11 +131,11 @@ def send_message(
             )
         ]
     with queue.db.store.write(sending=True) as tx:
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
         ids = None if plain is None else _insert_plain(queue, tx, row, plain)
         if ids is None:
             results = _insert(queue, tx, row, prepared or _prepared_plain(plain))
-    queue.db.wakeups.notify(queue.name, 1)
+    queue.db.wakeups.notify(queue.key, 1)
     if ids is not None:
         return SendResult((ids[0], message_body, None, None, None))
     result = results[0]
@@ -176,7 +176,7 @@ def send_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         if not prepared:
             return BatchResult([], failed)
     with queue.db.store.write(sending=True) as tx:
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
         if row["fifo"]:
             prepared = prepared or _prepared_plain(plain)
             _check_fifo_batch(queue, row, prepared)
@@ -184,7 +184,7 @@ def send_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         if ids is None:
             prepared = prepared or _prepared_plain(plain)
             results = _insert(queue, tx, row, prepared)
-    queue.db.wakeups.notify(queue.name, len(entries))
+    queue.db.wakeups.notify(queue.key, len(entries))
     if ids is not None:  # _insert_plain sent every message
         return BatchResult(SentMessages(ids, plain.bodies, plain.entry_ids), failed)
     successful = []

@@ -98,7 +98,7 @@ class Sequences(NamedTuple):
 def last_sequence(queue: Queue) -> Sequences:
     """The sequence number a FIFO queue gave out last, and which queue of its name it is."""
     with queue.db.store.read() as tx:
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
     return Sequences(f"{row['id']}/{row['created_at']}", row["last_sequence"])
 
 
@@ -109,7 +109,7 @@ def _pages(queue: Queue, statement, position: dict, page: int, past: Callable[[A
     while True:
         now = queue.db.now()
         with queue.db.store.read() as tx:
-            row = queue_row(tx, queue.name)
+            row = queue_row(tx, queue)
             rows = tx.all(statement, queue_id=row["id"], cutoff=retention_cutoff(row, now), limit=page, **position)
         yield bool(row["fifo"]), rows
         if len(rows) < page:
@@ -160,7 +160,7 @@ def import_messages(
         )
     imported = 0
     with queue.db.store.write() as tx:
-        row = queue_row(tx, queue.name)
+        row = queue_row(tx, queue)
         now = queue.db.now()
         for number, rec in enumerate(checked):
             if keys is not None and is_bookmarked(tx, keys[number]):
@@ -195,7 +195,7 @@ def import_messages(
         for key, value in notes.items():
             write_bookmark(tx, key, value)
     if imported:
-        queue.db.wakeups.notify(queue.name, imported)
+        queue.db.wakeups.notify(queue.key, imported)
     return imported
 
 

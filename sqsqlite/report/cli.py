@@ -214,7 +214,13 @@ def report(
         # The snapshot first: a file that is not a sqsqlite database is said at once, not after
         # the JVM has started.
         try:
-            snap = snapshot.take(path, os.path.join(tmp, "snapshot.db"), as_of_ms, None, *_window(as_of_ms, until_ms, since_spec))
+            scope = (
+                command_options.own_or_global(ctx, "account_id", None, D.DEFAULT_ACCOUNT_ID),
+                command_options.own_or_global(ctx, "region", None, D.DEFAULT_REGION),
+            )
+            snap = snapshot.take(
+                path, os.path.join(tmp, "snapshot.db"), as_of_ms, None, *_window(as_of_ms, until_ms, since_spec), scope=scope
+            )
         except snapshot.DestinationError as exc:  # the temporary directory's fault, not the database's
             raise command_options.Failure(tempdir.trouble(exc.reason)) from None
         except snapshot.SnapshotError as exc:

@@ -222,6 +222,15 @@ def _stream_table(conn: sqlite3.Connection, table: str, columns: list[str], dest
             writer.close()
 
 
+def _holds_others(conn: sqlite3.Connection, scope: tuple[str, str]) -> bool:
+    """Whether the attached source holds queues of another account or region than ``scope``
+    (a file before migration 0012 has one name space, and no such columns)."""
+    columns = {row[1] for row in conn.execute("PRAGMA src.table_info(queues)")}
+    if "account" not in columns:
+        return False
+    return conn.execute("SELECT 1 FROM src.queues WHERE account != ? OR region != ? LIMIT 1", scope).fetchone() is not None
+
+
 def file_uri(path: str, mode: str | None = None) -> str:
     """A SQLite URI for any path (``?`` and ``#`` in names would otherwise cut it short)."""
     uri = "file:" + quote(os.path.abspath(path))
@@ -239,13 +248,15 @@ def take(
     while_open: Callable[[], None] | None = None,
     history_since_ms: int | None = None,
     history_until_ms: int | None = None,
+    scope: tuple[str, str] | None = None,
 ) -> Snapshot:
     """Copy queues and message metadata from ``source`` to a new file ``dest`` in one read
     transaction, with the per-minute history's rows of the window [history_since_ms,
     history_until_ms) (by default the 24 hours before the snapshot's instant). Without
     ``as_of_ms`` the instant is read inside that transaction, so every message committed before
     the snapshot was sent at or before it. ``while_open`` runs inside the transaction, after the
-    copy (tests use it to show writers carry on)."""
+    copy (tests use it to show writers carry on). ``scope``: (account, region) whose queues are
+    copied, of a file holding others' too (migration 0012); by default every queue."""
     if not os.path.isfile(source):
         raise SnapshotError(f"no database at {source}")
     try:  # made here, not by SQLite, so that a directory refusing it says why in the OS's words
@@ -275,14 +286,23 @@ def take(
             _refuse_newer(conn, source)
             if as_of_ms is None:
                 as_of_ms = now_ms()
-            conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")
-            conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages")
+            scoped = scope is not None and _holds_others(conn, scope)
+            if scope is not None and scoped:
+                # One account's queues in one region: names are unique only within one, and
+                # the report goes by name. A file holding no other is copied whole, unfiltered.
+                conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues WHERE account = ? AND region = ?", scope)
+                conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages WHERE queue_id IN (SELECT id FROM queues)")
+            else:
+                conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")
+                conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages")
             retention = history_retention(conn, "src.")
             until = as_of_ms if history_until_ms is None else history_until_ms
             since = until - DEFAULT_WINDOW_MS if history_since_ms is None else history_since_ms
             conn.execute(
                 f"INSERT INTO queue_history ({HISTORY_COLUMNS}) SELECT {HISTORY_COLUMNS} FROM src.queue_history "
-                "WHERE minute >= ? AND minute < ? ORDER BY minute, queue_id",
+                "WHERE minute >= ? AND minute < ?"
+                + (" AND queue_id IN (SELECT id FROM queues)" if scoped else "")
+                + " ORDER BY minute, queue_id",
                 (window_start(since, until), until),
             )
             if while_open is not None:

@@ -52,8 +52,19 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
 @click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
 @click.option("--port", default=9324, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port, printed at start).")
-@click.option("--account-id", default=None, help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).")
-@click.option("--region", default=None, help=f"Region in queue ARNs (default {D.DEFAULT_REGION}).")
+@click.option(
+    "--account-id", default=None, help=f"Account of requests whose access key id is no 12-digit account (default {D.DEFAULT_ACCOUNT_ID})."
+)
+@click.option("--region", default=None, help=f"Region of requests whose signature names none (default {D.DEFAULT_REGION}).")
+@click.option(
+    "--url-style",
+    envvar="SQSQLITE_URL_STYLE",
+    type=click.Choice(D.URL_STYLES),
+    default=D.DEFAULT_URL_STYLE,
+    show_default=True,
+    help="Queue URLs given: off <host>/<account>/<name>, standard sqs.<region>.<host>/..., domain <region>.queue.<host>/..., "
+    "path <host>/queue/<region>/<account>/<name>.",
+)
 @click.option("--access-key", default=None, envvar="SQSQLITE_ACCESS_KEY", help="Require SigV4 signatures made with this access key ...")
 @click.option(
     "--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key. Without both, any signature is accepted."
@@ -90,6 +101,7 @@ def serve(
     port,
     account_id,
     region,
+    url_style,
     access_key,
     secret_key,
     max_request_bytes,
@@ -111,7 +123,9 @@ def serve(
     of them wakes long polls waiting in the others, and one that dies is replaced.
     --queues FILE creates or updates the queues a file declares at every start (see
     apply-queues). The port opens first: GET /health answers 503 while the database is
-    migrated and the file applied, 200 once served.
+    migrated and the file applied, 200 once served. One server holds every account's queues
+    in every region: a request's region is its signature's, its account a 12-digit access key
+    id (else --region and --account-id); --url-style picks the queue URLs it gives.
 
     \b
     Example: sqsqlite serve --db app.db --port 9324 --workers 2 --queues queues.yaml
@@ -149,6 +163,7 @@ def serve(
                 own_or_global(ctx, "db_path", db_path, None),
                 account_id=own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
                 region=own_or_global(ctx, "region", region, D.DEFAULT_REGION),
+                url_style=url_style,
                 access_key=access_key,
                 secret_key=secret_key,
                 max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
@@ -185,7 +200,7 @@ def serve(
     if warning:
         click.echo(warning, err=True)
     where = f"{server.db.path} at {server.url}" + (f" with {workers} workers" if workers > 1 else "")
-    line = f"sqsqlite serving {where} (account {server.db.account_id}, region {server.db.region}; {auth})"
+    line = f"sqsqlite serving {where} (default account {server.db.account_id}, region {server.db.region}; {auth})"
     if workers > 1:
         from .workers import run_workers
 
@@ -193,6 +208,7 @@ def serve(
             "db_path": server.db.path,
             "account_id": server.db.account_id,
             "region": server.db.region,
+            "url_style": url_style,
             "access_key": access_key,
             "secret_key": secret_key,
             "max_request_bytes": server.dispatcher.max_request_bytes,

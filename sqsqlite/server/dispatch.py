@@ -25,7 +25,7 @@ from .. import validation as V
 from ..actions import MEMBERS, UNSUPPORTED, Actions
 from ..core.handles import new_request_id
 from ..errors import BatchRequestTooLong, InvalidParameterValue, SQSError
-from . import wire
+from . import sigv4, urls, wire
 from .sigv4 import Verifier
 from .waiting import ServedDatabase, Stopping
 
@@ -70,13 +70,26 @@ class Answer(NamedTuple):
 class Call:
     """An SQS request parsed and checked, ready for the engine."""
 
-    __slots__ = ("action", "request", "is_json", "request_id", "endpoint", "started", "json_query")
+    __slots__ = ("action", "request", "is_json", "request_id", "endpoint", "started", "json_query", "account_id", "region")
 
-    def __init__(self, action: str, request: dict, is_json: bool, request_id: str, endpoint: str, started: float, json_query: bool = False):
+    def __init__(
+        self,
+        action: str,
+        request: dict,
+        is_json: bool,
+        request_id: str,
+        endpoint: str,
+        started: float,
+        json_query: bool = False,
+        account_id: str | None = None,
+        region: str | None = None,
+    ):
         self.action, self.request, self.is_json = action, request, is_json
         self.request_id, self.endpoint, self.started = request_id, endpoint, started
         # A query request that asked for JSON (Accept: application/json): answered in JSON, as SQS does.
         self.json_query = json_query
+        # Whose queues, where (Dispatcher.scope); None: the database's default.
+        self.account_id, self.region = account_id, region
 
 
 # Query actions Amazon SQS refuses at a queue's URL (InvalidAction): they name no queue. GetQueueUrl
@@ -181,6 +194,7 @@ class Dispatcher:
                 if request.get("AttributeNames") and "MessageSystemAttributeNames" in request:
                     # SQS's query API answers AttributeNames alone when a receive gives both.
                     del request["MessageSystemAttributeNames"]
+            account_id, region = self.scope(req, action, request)
             self._queue_from_path(req.path, action, request)
             trace = req.headers.get("X-Amzn-Trace-Id")
             if trace and action == "SendMessage":
@@ -191,7 +205,7 @@ class Dispatcher:
                     system.setdefault("AWSTraceHeader", {"DataType": "String", "StringValue": trace})
         except SQSError as err:
             raise Refused(self.error(err, is_json, request_id, json_query=json_query), action, request_id) from None
-        return Call(action, request, is_json, request_id, self._endpoint(req.headers), started, json_query)
+        return Call(action, request, is_json, request_id, self._endpoint(req.headers), started, json_query, account_id, region)
 
     def refused_before_body(self, raw_query: str, headers: Headers, request_id: str) -> Answer | None:
         """With keys, the answer to a request whose signature is refused whatever its body (none,
@@ -236,15 +250,51 @@ class Dispatcher:
         )
         raise err
 
+    def scope(self, req: Request, action: str, request: dict) -> tuple[str | None, str | None]:
+        """(account, region) whose queues a request reaches, as LocalStack tells them (None: the
+        database's default): the account a 12-digit access key id names, the region of the
+        signature's scope, else of the host (sqs.<region>.<host>, <region>.queue.<host>); a queue's
+        URL, as the path or the QueueUrl member, names its own where it gives them, and GetQueueUrl's
+        QueueOwnerAWSAccountId its account."""
+        signed = sigv4.credential_scope(req.raw_query, req.headers.get("Authorization"))
+        account = signed[0] if signed and urls.is_account(signed[0]) else None
+        region = signed[1] if signed else None  # a region's name (credential_scope checked it)
+        url = request.get("QueueUrl")
+        named = None
+        if isinstance(url, str) and url:
+            named = urls.scope_of_url(url)
+        if region is None or named is None and req.path != "/":  # the host (or the path) tells
+            host = (req.headers.get("Host") or "").strip()
+            if not _HOST.fullmatch(host):
+                host = self.default_host
+            if region is None:
+                region = urls.region_of_host(host)
+            if named is None and self._names_a_queue(req.path):
+                named = urls.scope_of_url(f"http://{host}{req.path}")
+        if named is not None:
+            account = named.account or account
+            if named.region is not None:
+                region = V.region(named.region)
+        elif signed is None and region is not None:
+            region = V.region(region)  # the host's
+        owner = request.get("QueueOwnerAWSAccountId")
+        if action == "GetQueueUrl" and isinstance(owner, str) and urls.is_account(owner):
+            account = owner
+        return account, region
+
     def _queue_in_path(self, path: str) -> str | None:
         """The queue a path names (/<account>/<queue>, or the path-style URLs emulators give:
-        /queue/<region>/<account>/<queue>); None for the endpoint's own (/). Any account, as a
-        QueueUrl member's: one file is one account, and a URL written for Amazon SQS (its
-        account id in it) must work unchanged."""
+        /queue/<region>/<account>/<queue>); None for the endpoint's own (/). The account and
+        region it names are the queue's (scope)."""
         parts = [p for p in path.split("/") if p]
         if not parts:
             return None
-        if parts[:-2] in (["queue"], [self.db.region], ["queue", self.db.region]):
+        head = parts[:-2]
+        if (
+            head == ["queue"]
+            or (len(head) == 1 and urls.is_region(head[0]))
+            or (len(head) == 2 and head[0] == "queue" and urls.is_region(head[1]))
+        ):
             parts = parts[-2:]
         if len(parts) != 2:
             raise wire.WireError(
@@ -275,7 +325,7 @@ class Dispatcher:
     def run(self, call: Call, request: dict | None = None) -> dict:
         """The engine's answer to a Call (blocking; a long poll may raise waiting.Park)."""
         db = self.db
-        db.begin_request(call.endpoint)
+        db.begin_request(call.endpoint, call.account_id, call.region)
         try:
             return self.actions.call(call.action, call.request if request is None else request)
         finally:

@@ -31,7 +31,7 @@ from .. import validation as V
 from ..actions import message_out
 from ..core.rules import message_state
 from ..errors import QueueDoesNotExist, SQSError
-from . import wire
+from . import urls, wire
 from .dispatch import Answer, Dispatcher, Headers, Request
 
 # The most a look-up's form body may hold (its parameters are a queue URL and two flags).
@@ -144,7 +144,7 @@ class EmulatorRoutes:
             return refused
         try:
             params = self._params(req, is_json)
-            name = self._queue_name(req.path, params)
+            name, db = self._queue_name(req.path, params)
             shown = {"visible"}
             show_invisible = _flag(params.get("ShowInvisible"))
             show_delayed = _flag(params.get("ShowDelayed"))
@@ -152,8 +152,8 @@ class EmulatorRoutes:
                 shown.add("in-flight")
             if show_delayed:
                 shown.add("delayed")
-            queue = self.db.queue(name)
-            now = self.db.now()
+            queue = db.queue(name)
+            now = db.now()
             out = []
             for m in queue.peek("all", D.LOOKUP_LIMIT):
                 state = message_state(now if m.visible_at is None else m.visible_at, m.receive_count, now)
@@ -189,18 +189,21 @@ class EmulatorRoutes:
                 params.update(parse_qsl(req.body.decode("utf-8", "replace"), keep_blank_values=True))
         return params
 
-    def _queue_name(self, path: str, params: dict[str, Any]) -> str:
+    def _queue_name(self, path: str, params: dict[str, Any]) -> tuple[str, Any]:
+        """The queue's name, and the database as its account and region see it (the default's
+        for what the address leaves out)."""
         if path != MESSAGES_PATH:  # /_aws/sqs/messages/<region>/<account>/<queue>
             parts = path[len(MESSAGES_PATH) + 1 :].split("/")
             if len(parts) != 3 or not all(parts):
                 raise wire.WireError(
                     "InvalidAddress", f"The address {path!r} is not valid: use {MESSAGES_PATH}/<region>/<account>/<queue>.", 404
                 )
-            return V.queue_name(parts[2])
+            return V.queue_name(parts[2]), self.db.scoped(region=V.region(parts[0]), account_id=V.account_id(parts[1]))
         url = params.get("QueueUrl")
         if not url or not isinstance(url, str):
             raise QueueDoesNotExist("The specified queue does not exist.", "Give the queue as QueueUrl=<its URL or name>.")
-        return V.queue_name_from_url(url)
+        scope = urls.scope_of_url(url)
+        return V.queue_name_from_url(url), self.db.scoped(region=scope.region, account_id=scope.account)
 
     def _refused(self, req: Request) -> Answer | None:
         """The console's rules: on loopback, a Host naming this machine (a page whose own name

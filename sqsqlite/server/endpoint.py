@@ -237,6 +237,7 @@ def make_server(
     header_timeout: float = D.HEADER_TIMEOUT_SECONDS,
     max_receiving_bytes: int = D.MAX_RECEIVING_BYTES,
     console_only: bool = False,
+    url_style: str = D.DEFAULT_URL_STYLE,
 ) -> EndpointServer:
     """An endpoint bound to host:port (port 0: any free port; ``sock``: an already listening
     socket), not yet serving; the web console at /console and Prometheus metrics at /metrics
@@ -248,12 +249,16 @@ def make_server(
     that request's first byte, between requests) is closed (protocol.py). ``max_receiving_bytes``:
     what the request bodies being received may hold together, each body's first 64 KiB aside;
     past it a body is refused 503 ServiceUnavailable (asgi.py). ``console_only``: the web console
-    and /metrics alone (``sqsqlite console``), the keys its basic credentials, no SQS."""
+    and /metrics alone (``sqsqlite console``), the keys its basic credentials, no SQS.
+    ``account_id`` and ``region``: a request's when its signature names none (docs/server.md);
+    ``url_style``: the queue URLs it gives, one of D.URL_STYLES."""
+    if url_style not in D.URL_STYLES:
+        raise ValueError(f"url_style must be one of {', '.join(D.URL_STYLES)}, got {url_style!r}")
     if (access_key is None) != (secret_key is None):
         raise ValueError("give both access_key and secret_key, or neither")
-    db = ServedDatabase(db_path, clock=clock, region=region, account_id=account_id)
+    db = ServedDatabase(db_path, clock=clock, region=region, account_id=account_id, url_style=url_style)
     keyed = access_key is not None and secret_key is not None and not console_only
-    verifier = Verifier(access_key, secret_key, region=db.region) if keyed else None  # type: ignore[arg-type]  # both given
+    verifier = Verifier(access_key, secret_key) if keyed else None  # type: ignore[arg-type]  # both given
     try:
         if sock is None:
             sock = listen(host, port)

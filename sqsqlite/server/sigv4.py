@@ -7,7 +7,8 @@ SQS's: a missing signature is ``MissingAuthenticationToken``, an unknown access 
 one ``IncompleteSignature``; each with the JSON ``__type`` SQS's JSON endpoint sends.
 
 A signature is bound to its scope, as SQS binds it: the credential's service must be ``sqs`` and
-its region the server's (``Credential should be scoped to ...``, SignatureDoesNotMatch). The
+its region a region's name (``Credential should be scoped to ...``, SignatureDoesNotMatch); the
+server serves every region, and the request is that region's (``credential_scope``). The
 payload's hash is always the body's own: SQS, unlike S3, takes no ``UNSIGNED-PAYLOAD`` (the AWS
 SDKs sign SQS bodies over plain HTTP and HTTPS alike, and a presigned URL's empty body), so a
 request signed over that string, or over a hash another body has, does not match. A signed
@@ -25,7 +26,6 @@ from calendar import timegm
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, unquote
 
-from .. import defaults as D
 from .wire import WireError
 
 ALGORITHM = "AWS4-HMAC-SHA256"
@@ -34,6 +34,8 @@ SERVICE = "sqs"
 MAX_SKEW_SECONDS = 15 * 60
 MAX_PRESIGN_EXPIRES = 7 * 24 * 3600
 _CREDENTIAL = re.compile(r"([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request")
+# A region's name as a credential scope may give it: what an ARN may hold (validation.region).
+_REGION = re.compile(r"[a-z0-9-]{1,32}")
 _AMZ_DATE = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z")
 
 
@@ -108,11 +110,10 @@ def _signing_key(secret: str, date: str, region: str, service: str) -> bytes:
 class Verifier:
     """Checks requests against one access key / secret key pair."""
 
-    def __init__(self, access_key: str, secret_key: str, now=time.time, region: str = D.DEFAULT_REGION):
+    def __init__(self, access_key: str, secret_key: str, now=time.time):
         self.access_key = access_key
         self.secret_key = secret_key
         self.now = now
-        self.region = region  # the one region a credential may be scoped to
 
     def verify(
         self,
@@ -192,7 +193,7 @@ class Verifier:
         # would otherwise pass, being made with the same secret.
         if service != SERVICE:
             raise _mismatch(f"Credential should be scoped to correct service: '{SERVICE}'. ")
-        if region != self.region:
+        if not _REGION.fullmatch(region):
             raise _mismatch(f"Credential should be scoped to a valid region, not '{region}'. ")
         signed_at = _parse_amz_date(amz_date)
         if not amz_date.startswith(date):
@@ -227,3 +228,26 @@ class Verifier:
         if missing:
             raise _incomplete(f"Authorization header requires {', '.join(missing)}: {auth[:80]!r}.")
         return fields
+
+
+def credential_scope(raw_query: str, authorization: str | None) -> tuple[str, str] | None:
+    """(access key id, region) of a request's signature, from its Authorization header or its
+    query string's X-Amz-Credential; None when it has none, or one of another form (the
+    Verifier, when there is one, has refused those already)."""
+    credential = None
+    if authorization:
+        start = authorization.find("Credential=")
+        if start >= 0:
+            start += len("Credential=")
+            end = authorization.find(",", start)
+            credential = authorization[start : len(authorization) if end < 0 else end].strip()
+    elif "X-Amz-Credential" in raw_query:
+        for part in raw_query.split("&"):
+            key, _, value = part.partition("=")
+            if unquote(key) == "X-Amz-Credential":
+                credential = unquote(value)
+                break
+    parts = credential.split("/") if credential else ()
+    if len(parts) != 5 or parts[4] != "aws4_request" or not _REGION.fullmatch(parts[2]):
+        return None
+    return parts[0], parts[2]

@@ -31,9 +31,11 @@ import time
 from collections import deque
 from typing import Any
 
+from .. import defaults as D
 from ..clock import Clock, is_system
 from ..core import Database, PollingWakeups
 from ..store import Store
+from . import urls
 from .peers import Peers
 
 # How often (seconds) the watcher reads data_version while polls wait, and how often at most it
@@ -275,12 +277,14 @@ class AsyncWakeups:
 
 
 class ServedDatabase(Database):
-    """A Database whose URLs name the endpoint each request came to, and whose long polls
-    wait through AsyncWakeups."""
+    """A Database whose URLs name the endpoint each request came to, in the server's URL style,
+    whose queues are those of each request's account and region (the database's own, its
+    defaults, outside a request), and whose long polls wait through AsyncWakeups."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
+    def __init__(self, *args: Any, url_style: str = D.DEFAULT_URL_STYLE, **kwargs: Any):
         self._request = threading.local()
         self._default_endpoint = ""
+        self.url_style = url_style
         super().__init__(*args, **kwargs)
         self.wakeups: AsyncWakeups = AsyncWakeups(self.store, self.clock)
 
@@ -292,12 +296,43 @@ class ServedDatabase(Database):
     def endpoint(self, value: str) -> None:
         self._default_endpoint = value
 
-    def begin_request(self, endpoint: str) -> None:
-        """Called before an action runs: URLs it returns name ``endpoint``."""
-        self._request.endpoint = endpoint
+    @property
+    def account_id(self) -> str:
+        return getattr(self._request, "account_id", None) or self.default_account_id
+
+    @account_id.setter
+    def account_id(self, value: str) -> None:
+        self.default_account_id = value
+
+    @property
+    def region(self) -> str:
+        return getattr(self._request, "region", None) or self.default_region
+
+    @region.setter
+    def region(self, value: str) -> None:
+        self.default_region = value
+
+    @property
+    def sender_id(self) -> str:
+        """The account that sends: the request's."""
+        return getattr(self._request, "account_id", None) or self.default_sender_id
+
+    @sender_id.setter
+    def sender_id(self, value: str) -> None:
+        self.default_sender_id = value
+
+    def queue_url(self, name: str) -> str:
+        return urls.queue_url(self.url_style, self.endpoint, self.account_id, self.region, name)
+
+    def begin_request(self, endpoint: str, account_id: str | None = None, region: str | None = None) -> None:
+        """Called before an action runs: URLs it returns name ``endpoint``, and its queues are
+        ``account_id``'s in ``region`` (each checked already; None: the database's default)."""
+        request = self._request
+        request.endpoint, request.account_id, request.region = endpoint, account_id, region
 
     def end_request(self) -> None:
-        self._request.endpoint = None
+        request = self._request
+        request.endpoint = request.account_id = request.region = None
 
     def stop_waiting(self) -> None:
         """End every long poll now (shutdown)."""

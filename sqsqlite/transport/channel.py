@@ -482,14 +482,14 @@ class Channel(virtual.Channel):
         start = self.rotation = (self.rotation + 1) % len(queues)
         order = queues[start:] + queues[:start]
         name = self.sqs_name(order[0])
-        mark = self.db.wakeups.mark(name)
+        mark = self.db.wakeups.mark(self.db.queue_key(name))
         for queue in order:
             payloads = self.receive(queue, count)
             if payloads:
                 return self.take(payloads, queue, deliver)
         if wait > 0:
             until = self.db.now() + int(min(wait, 1.0) * 1000)
-            self.db.wakeups.wait(name, mark, until, until)
+            self.db.wakeups.wait(self.db.queue_key(name), mark, until, until)
         raise Empty()
 
     def take(self, payloads: list[dict[str, Any]], queue: str, deliver: Any) -> None:

@@ -420,6 +420,18 @@ def test_endpoint_url_account_id_and_region_shape_urls_and_arns(sq):
     assert arn == "arn:aws:sqs:eu-west-1:123456789012:q"
 
 
+def test_region_and_account_id_pick_whose_queues_a_command_works_on(sq):
+    sq("--region", "eu-west-1", "create-queue", "--queue-name", "orders")
+    sq("--account-id", "111111111111", "create-queue", "--queue-name", "orders")
+    sq("--region", "eu-west-1", "send-message", "--queue-url", "orders", "--message-body", "west")
+    assert sq.json("list-queues") is None  # the default account's us-east-1: none (nothing printed)
+    assert sq.json("--region", "eu-west-1", "list-queues") == {"QueueUrls": ["http://localhost:9324/000000000000/orders"]}
+    assert sq.json("--account-id", "111111111111", "list-queues") == {"QueueUrls": ["http://localhost:9324/111111111111/orders"]}
+    assert sq.json("--account-id", "111111111111", "receive-message", "--queue-url", "orders") is None
+    [msg] = sq.json("--region", "eu-west-1", "receive-message", "--queue-url", "orders")["Messages"]
+    assert msg["Body"] == "west"
+
+
 def test_the_database_path_comes_from_sqsqlite_db_when_no_db_flag_is_given(tmp_path):
     path = tmp_path / "from-env.db"
     result = CliRunner().invoke(cli, ["create-queue", "--queue-name", "q"], env={"SQSQLITE_DB": str(path)})

@@ -106,3 +106,13 @@ def test_copy_with_no_credentials_anywhere_is_one_line(tmp_path, local):
     )
     assert done.returncode == 255
     assert done.stderr == "sqsqlite: could not create queue MyQueue: NoCredentialsError: Unable to locate credentials\n"
+
+
+def test_copy_takes_the_global_regions_queues_and_sends_them_to_the_endpoints_own_region(tmp_path, local):
+    with sqsqlite.connect(local) as db:
+        db.scoped(region="eu-west-1").create_queue("West").send_message("from eu-west-1")
+    with server.BackgroundServer(str(tmp_path / "there.db")) as there:
+        result = CliRunner().invoke(cli, ["--region", "eu-west-1", "copy", "--db", local, "--to-endpoint-url", there.url])
+        assert result.exit_code == 0, result.output
+        assert there.db.queue_names() == ["West"]  # us-east-1's MyQueue stays behind
+        assert [m.body for m in there.db.queue("West").receive_message()] == ["from eu-west-1"]

@@ -510,3 +510,19 @@ def test_with_the_history_off_a_queue_page_and_its_json_say_no_history_is_kept(t
         assert data["history"] == "off" and data["steps"] == [] and "sqsqlite history --retention 14d" in data["label"]
     finally:
         server.stop()
+
+
+def test_the_console_and_metrics_show_the_servers_default_account_and_region_alone(tmp_path, clock):
+    path = str(tmp_path / "regions.db")
+    with sqsqlite.connect(path, clock=clock) as db:
+        db.create_queue("east-only")
+        db.scoped(region="eu-west-1").create_queue("west-only").send_message("x")
+    server = BackgroundServer(path, clock=clock, region="eu-west-1")
+    try:
+        web = Browserless(server.url)
+        names = [q["name"] for q in json.loads(web.get("/console/api/stats").text)["queues"]]
+        assert names == ["west-only"]
+        metrics = web.get("/metrics").text
+        assert 'queue_name="west-only"' in metrics and "east-only" not in metrics
+    finally:
+        server.stop()

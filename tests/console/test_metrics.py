@@ -93,7 +93,9 @@ def test_every_figure_is_a_stats_field_under_a_cloudwatch_style_snake_case_name_
 def test_every_queue_s_figures_come_from_one_statement_that_reads_only_the_index(db):
     db.create_queue("orders").send_message("x")
     conn = sqlite3.connect(db.path)
-    plan = " / ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + Q.queue_stats, Q.queue_stats.bind({"now": db.now()})))
+    plan = " / ".join(
+        row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + Q.queue_stats, Q.queue_stats.bind({"now": db.now(), **db.scope_params()}))
+    )
     conn.close()
     assert plan.count("COVERING INDEX ix_messages_visible") == 2, plan  # each queue's visible range, then its hidden range
     assert "SCAN messages" not in plan and "SCAN hidden" not in plan

@@ -344,3 +344,58 @@ def test_alembics_own_lines_outside_sqsqlite_still_reach_the_host(tmp_path, capl
     caplog.set_level(logging.INFO)
     logging.getLogger("alembic.runtime.migration").info("the host's own migration")
     assert [r.getMessage() for r in caplog.records] == ["the host's own migration"]
+
+
+def test_upgrading_from_0011_gives_existing_queues_and_tombstones_the_openers_account_and_region(tmp_path, clock):
+    path = tmp_path / "scoped.db"
+    db = sqsqlite.connect(path, clock=clock)
+    db.create_queue("gone")
+    db.delete_queue("gone")  # a tombstone, and a queue id used
+    db.create_queue("kept").send_message("m")
+    db.close()
+    store = Store(str(path))
+    migrate.downgrade(store, "0011")
+    store.close()
+
+    store = Store(str(path), owner=("123456789012", "eu-west-1"))  # the upgrade runs as this opens the file
+    store.close()
+    assert _diff(path) == []
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT id, name, account, region FROM queues").fetchall() == [(2, "kept", "123456789012", "eu-west-1")]
+        assert conn.execute("SELECT account, region, name FROM queue_tombstones").fetchall() == [("123456789012", "eu-west-1", "gone")]
+        assert conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'queues'").fetchone() == (2,)
+    db = sqsqlite.connect(path, clock=clock, account_id="123456789012", region="eu-west-1")
+    try:
+        assert [m.body for m in db.queue("kept").receive_message()] == ["m"]
+        assert db.create_queue("next").arn == "arn:aws:sqs:eu-west-1:123456789012:next"
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT id FROM queues WHERE name = 'next'").fetchone() == (3,)  # id 1 is never given again
+    finally:
+        db.close()
+
+
+def test_a_downgrade_below_0012_is_refused_while_another_accounts_or_regions_queue_exists(tmp_path, clock):
+    path = tmp_path / "two.db"
+    db = sqsqlite.connect(path, clock=clock)
+    db.create_queue("q")
+    db.scoped(region="eu-west-1").create_queue("q")
+    db.close()
+    store = Store(str(path))
+    try:
+        with pytest.raises(sqsqlite.errors.DatabaseError, match=r"Delete them first") as info:
+            migrate.downgrade(store, "0011")
+        assert "q (000000000000, eu-west-1)" in str(info.value)
+        assert migrate.current(store) == HEAD_REVISION
+    finally:
+        store.close()
+    db = sqsqlite.connect(path, clock=clock)
+    db.scoped(region="eu-west-1").delete_queue("q")
+    clock.advance(61)
+    db.prune()  # the tombstone goes too
+    db.close()
+    store = Store(str(path))
+    try:
+        migrate.downgrade(store, "0011")
+        assert migrate.current(store) == "0011"
+    finally:
+        store.close()

@@ -681,3 +681,19 @@ def test_top_0_leaves_the_most_received_section_out_instead_of_saying_none_were_
     path, as_of = every_state
     assert "Most received messages (top 3" in render.table(figures.compute(path, as_of, top=3))
     assert "Most received messages" not in render.table(figures.compute(path, as_of, top=0))
+
+
+def test_a_snapshot_of_one_account_and_region_copies_only_its_queues_and_their_messages(tmp_path):
+    path = str(tmp_path / "scoped.db")
+    with sqsqlite.connect(path) as db:
+        db.create_queue("q").send_message("home")
+        west = db.scoped(region="eu-west-1")
+        west.create_queue("q").send_message("west")
+        west.queue("q").send_message("west again")
+    snap = snapshot.take(path, str(tmp_path / "home.db"), scope=("000000000000", "us-east-1"))
+    assert snap.messages == 1
+    snap = snapshot.take(path, str(tmp_path / "west.db"), scope=("000000000000", "eu-west-1"))
+    assert snap.messages == 2
+    with contextlib.closing(sqlite3.connect(snap.path)) as conn:
+        assert conn.execute("SELECT name FROM queues").fetchall() == [("q",)]
+    assert snapshot.take(path, str(tmp_path / "all.db")).messages == 3  # no scope: every queue, as before

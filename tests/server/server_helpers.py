@@ -12,8 +12,8 @@ def boto3_client(url: str, *, validate: bool = False, **kwargs):
     """A real boto3 SQS client on the endpoint: no retries (a test sees the first answer) and,
     unless asked, no client-side parameter validation (so the server's own checks are tested)."""
     config = Config(retries={"total_max_attempts": 1}, parameter_validation=validate, connect_timeout=5, read_timeout=60)
-    options = {**CREDENTIALS, **kwargs}
-    return boto3.client("sqs", endpoint_url=url, region_name="us-east-1", config=config, **options)
+    options = {"region_name": "us-east-1", **CREDENTIALS, **kwargs}
+    return boto3.client("sqs", endpoint_url=url, config=config, **options)
 
 
 _QUERY_MODEL_DIR: str | None = None
@@ -62,14 +62,15 @@ def _query_model_dir() -> str:
     return _QUERY_MODEL_DIR
 
 
-def query_protocol_client(url: str):
+def query_protocol_client(url: str, **kwargs):
     """A real botocore client speaking SQS's query protocol (form fields, XML), as SDKs before
-    JSON 1.0 did."""
+    JSON 1.0 did (``kwargs``: another region_name or credentials)."""
     import botocore.session
 
     session = botocore.session.Session()
     session.get_component("data_loader").search_paths.insert(0, _query_model_dir())
     config = Config(retries={"total_max_attempts": 1}, parameter_validation=False, read_timeout=60)
-    client = session.create_client("sqs", endpoint_url=url, region_name="us-east-1", config=config, **CREDENTIALS)
+    options = {"region_name": "us-east-1", **CREDENTIALS, **kwargs}
+    client = session.create_client("sqs", endpoint_url=url, config=config, **options)
     assert client.meta.service_model.protocol == "query"
     return client

@@ -401,16 +401,16 @@ def test_the_verifier_agrees_with_botocores_signer_and_rejects_stale_or_altered_
     )
     SigV4Auth(Credentials(ACCESS, SECRET), "sqs", "eu-west-1").add_auth(req)
     headers = list(req.headers.items()) + [("Host", "127.0.0.1:9324")]
-    Verifier(ACCESS, SECRET, region="eu-west-1").verify("POST", "/", "", headers, body)
+    Verifier(ACCESS, SECRET).verify("POST", "/", "", headers, body)
     with pytest.raises(sqsqlite.SQSError) as err:
-        Verifier(ACCESS, SECRET, region="eu-west-1").verify("POST", "/", "", headers, body + b" ")
+        Verifier(ACCESS, SECRET).verify("POST", "/", "", headers, body + b" ")
     assert err.value.code == "SignatureDoesNotMatch"
     with pytest.raises(sqsqlite.SQSError) as err:
-        Verifier(ACCESS, SECRET, now=lambda: time.time() + 3600, region="eu-west-1").verify("POST", "/", "", headers, body)
+        Verifier(ACCESS, SECRET, now=lambda: time.time() + 3600).verify("POST", "/", "", headers, body)
     assert err.value.code == "SignatureDoesNotMatch" and "expired" in str(err.value)
     broken = [(k, "AWS4-HMAC-SHA256 Credential=x") if k == "Authorization" else (k, v) for k, v in headers]
     with pytest.raises(sqsqlite.SQSError) as err:
-        Verifier(ACCESS, SECRET, region="eu-west-1").verify("POST", "/", "", broken, body)
+        Verifier(ACCESS, SECRET).verify("POST", "/", "", broken, body)
     assert err.value.code == "IncompleteSignature"
 
 
@@ -430,7 +430,7 @@ def _signed(body: bytes, service: str = "sqs", region: str = "us-east-1", payloa
 
 SCOPE_REFUSALS = [
     ("another service's signature", dict(service="s3"), "Credential should be scoped to correct service: 'sqs'. "),
-    ("another region's signature", dict(region="eu-west-1"), "Credential should be scoped to a valid region, not 'eu-west-1'. "),
+    ("a signature for no region's name", dict(region="EU_WEST"), "Credential should be scoped to a valid region, not 'EU_WEST'. "),
 ]
 
 
@@ -470,14 +470,15 @@ def test_a_signed_request_sent_again_within_fifteen_minutes_is_served_again_as_a
         Verifier(ACCESS, SECRET, now=lambda: signed_at + 16 * 60).verify("POST", "/", "", headers, body)
 
 
-def test_a_server_answers_a_signature_for_its_own_region_only(tmp_path):
+def test_a_keyed_server_answers_signatures_for_every_region_each_its_own_queues(tmp_path):
     with BackgroundServer(str(tmp_path / "r.db"), access_key=ACCESS, secret_key=SECRET, region="eu-west-1") as s:
-        in_region = boto3.client("sqs", endpoint_url=s.url, region_name="eu-west-1", **CREDENTIALS)
-        in_region.list_queues()
-        with pytest.raises(ClientError) as err:
-            boto3_client(s.url).list_queues()  # us-east-1
-    assert err.value.response["Error"]["Code"] == "SignatureDoesNotMatch"
-    assert err.value.response["Error"]["Message"] == "Credential should be scoped to a valid region, not 'us-east-1'. "
+        west = boto3.client("sqs", endpoint_url=s.url, region_name="eu-west-1", **CREDENTIALS)
+        west.create_queue(QueueName="w")
+        east = boto3_client(s.url)  # us-east-1
+        assert "QueueUrls" not in east.list_queues()
+        assert west.get_queue_attributes(QueueUrl=west.get_queue_url(QueueName="w")["QueueUrl"], AttributeNames=["QueueArn"])[
+            "Attributes"
+        ] == {"QueueArn": "arn:aws:sqs:eu-west-1:000000000000:w"}
 
 
 def test_without_credentials_configured_any_signature_is_accepted(server):
@@ -718,19 +719,21 @@ def test_serve_takes_db_region_and_account_from_the_main_groups_global_options(t
     seen = []
 
     def recording(db_path, **kwargs):
-        seen.append((db_path, kwargs["region"], kwargs["account_id"]))
+        seen.append((db_path, kwargs["region"], kwargs["account_id"], kwargs["url_style"]))
         raise OSError(98, "stop here")
 
     monkeypatch.setattr(endpoint, "make_server", recording)
     glob = ["--db", str(tmp_path / "global.db"), "--region", "eu-west-1", "--account-id", "123456789012"]
     CliRunner().invoke(cli, [*glob, "serve", "--port", "0"])
     CliRunner().invoke(cli, [*glob, "serve", "--db", str(tmp_path / "own.db"), "--region", "ap-south-1", "--port", "0"])
-    CliRunner().invoke(cli, ["serve", "--port", "0"])
+    CliRunner().invoke(cli, ["serve", "--port", "0", "--url-style", "path"])
     assert seen == [
-        (str(tmp_path / "global.db"), "eu-west-1", "123456789012"),
-        (str(tmp_path / "own.db"), "ap-south-1", "123456789012"),
-        (None, "us-east-1", "000000000000"),
+        (str(tmp_path / "global.db"), "eu-west-1", "123456789012", "off"),
+        (str(tmp_path / "own.db"), "ap-south-1", "123456789012", "off"),
+        (None, "us-east-1", "000000000000", "path"),
     ]
+    refused = CliRunner().invoke(cli, ["serve", "--port", "0", "--url-style", "dynamic"])
+    assert refused.exit_code == 252 and "'dynamic' is not one of 'off', 'standard', 'domain', 'path'" in refused.output
 
 
 def test_serve_on_a_port_in_use_says_it_cannot_listen_there(tmp_path):

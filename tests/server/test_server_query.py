@@ -184,14 +184,21 @@ def test_a_get_request_to_the_queue_url_path_needs_no_queue_url(server):
     assert text(root, "sqs:ReceiveMessageResult/sqs:Message/sqs:Body") == "by path"
 
 
-def test_a_queue_url_path_of_another_account_addresses_the_queue_as_a_queue_url_member_does(server):
-    # One file is one account: a URL written for Amazon SQS, its own account id in it, works.
+def test_a_queue_url_path_or_member_names_the_queues_account_and_region_as_localstack_reads_them(server):
+    # One server holds many accounts and regions: a URL's own account id (and region, where it
+    # gives one) name whose queue it is; the default account's queue is not another account's.
     create(server, "q-acct")
-    ok(server.url, {"Action": "SendMessage", "MessageBody": "by path"}, method="POST", path="/123456789012/q-acct")
+    status, _, root = call(server.url, {"Action": "SendMessage", "MessageBody": "x"}, path="/123456789012/q-acct")
+    assert status == 400 and text(root, "sqs:Error/sqs:Code") == "AWS.SimpleQueueService.NonExistentQueue"
+    ok(server.url, {"Action": "SendMessage", "MessageBody": "by path"}, method="POST", path="/queue/us-east-1/000000000000/q-acct")
     ok(
         server.url,
-        {"Action": "SendMessage", "QueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/q-acct", "MessageBody": "by url"},
+        {"Action": "SendMessage", "QueueUrl": "https://sqs.us-east-1.amazonaws.com/000000000000/q-acct", "MessageBody": "by url"},
     )
+    status, _, _ = call(
+        server.url, {"Action": "SendMessage", "QueueUrl": "https://sqs.eu-west-1.amazonaws.com/000000000000/q-acct", "MessageBody": "x"}
+    )
+    assert status == 400
     root = ok(server.url, {"Action": "ReceiveMessage", "MaxNumberOfMessages": "10"}, method="POST", path="/000000000000/q-acct")
     assert sorted(text(m, "sqs:Body") for m in root.findall("sqs:ReceiveMessageResult/sqs:Message", NS)) == ["by path", "by url"]
 
