@@ -66,6 +66,10 @@ def names_this_machine(host: str, allowed: Collection[str] = ()) -> bool:
     name = name.rstrip(".")  # the fully qualified spelling of the same name
     if name in allowed or name in _LOCAL_NAMES or name.endswith(".localhost"):
         return True
+    # A name under an allowed one is its owner's too: the standard and domain style queue URLs
+    # (sqs.<region>.NAME, <region>.queue.NAME) that a server reached by NAME hands out.
+    if any(name.endswith("." + a) for a in allowed):
+        return True
     try:
         address = ipaddress.ip_address(name)
     except ValueError:

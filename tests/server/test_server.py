@@ -862,6 +862,14 @@ def test_a_name_given_with_allow_host_is_served_on_loopback_and_others_still_ref
         assert _list_queues(s.url, Host="other.alias:9324")[0] == 403
 
 
+def test_names_under_an_allowed_host_are_served_as_its_url_styles_give_them(tmp_path):
+    with BackgroundServer(str(tmp_path / "alias.db"), allow_hosts=["localhost.localstack.cloud"], url_style="standard") as s:
+        assert _list_queues(s.url, Host="sqs.eu-west-1.localhost.localstack.cloud:4566")[0] == 200
+        assert _list_queues(s.url, Host="eu-west-1.queue.localhost.localstack.cloud")[0] == 200
+        assert _list_queues(s.url, Host="evillocalhost.localstack.cloud")[0] == 403
+        assert _list_queues(s.url, Host="localhost.localstack.cloud.evil.example")[0] == 403
+
+
 def test_consoles_given_one_secret_accept_each_other_s_form_tokens_and_share_their_banner_key(tmp_path):
     from sqsqlite.console.app import Console
 
