@@ -8,8 +8,10 @@ statistics, as sqsqlite runs) and again after ANALYZE, so neither planner mode r
 """
 
 import contextlib
+import os
 import re
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -277,3 +279,18 @@ def test_a_cli_command_runs_without_importing_sqlalchemy_or_alembic(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_loading_the_statements_writes_no_file_and_imports_no_sqlalchemy(tmp_path):
+    import subprocess
+    import sys
+
+    package = Path(Q.__file__).parent
+    before = sorted(package.rglob("*.json"))  # an older sqsqlite's caches may be there; none is added
+    code = "import sys, sqsqlite.queries as Q; print(len(Q.claim_standard) > 0, 'sqlalchemy' in sys.modules)"
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
+    assert list(tmp_path.iterdir()) == []
+    assert sorted(package.rglob("*.json")) == before
