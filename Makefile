@@ -1,11 +1,11 @@
-# The two commands a fresh machine needs: `make demo` and `make test`.
+# The two commands a fresh machine needs: `make demo` and `make test` (which runs `make lint` first).
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 JDBC_JAR ?= /usr/share/java/sqlite-jdbc.jar
 CHROMIUM ?= $(or $(SQSQLITE_CHROMIUM),/usr/bin/chromium)
 
-.PHONY: demo test test-container bench jdbc chromium jssdk podman
+.PHONY: demo lint test test-pythons test-sqlite test-container bench sql jdbc chromium jssdk podman
 
 $(VENV)/.base: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -73,12 +73,61 @@ podman:
 demo: $(VENV)/.base
 	$(BIN)/sqsqlite demo
 
-# Lint, format check and type check first (seconds), then the suite.
-test: $(VENV)/.dev jdbc chromium jssdk
+# Lint, format check, type check and the layers' contracts: seconds, no test run.
+lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+# The whole suite, after lint (a lint failure stops it before the tests' minutes).
+test: lint jdbc chromium jssdk
 	$(BIN)/python -m pytest -q
+
+# Every other supported Python, each in its own venv (.venv-3.10, ...) from pyenv, runs a smaller
+# suite: the engine's unit tests, the project's checks and the docs' examples (make test runs the
+# whole suite on $(PY)). A version pyenv lacks is skipped with one line saying so.
+PYENV_ROOT ?= $(HOME)/.pyenv
+PYTHONS ?= 3.10 3.12 3.13
+PYTHONS_SUITE ?= tests/unit tests/project tests/docs
+# The endpoints' hostile-client benchmark times servers against a 0.5 s floor, which a loaded
+# machine misses; it tests no difference between Pythons, and make test runs it.
+PYTHONS_PYTEST ?= -q -p no:cacheprovider -k 'not hostile_client_benchmark'
+# What that suite needs: the extras its tests use and the benchmarks' two SQLite peers, without
+# dev's Spark, browsers and servers (pins as pyproject's dev extra has them).
+PYTHONS_DEPS ?= pytest hypothesis 'tomli>=2.0; python_version < "3.11"' import-linter 'moto[server]' aiobotocore awscli \
+  persist-queue 'litequeue>=0.9,<0.13'
+test-pythons:
+	@for v in $(PYTHONS); do \
+	  py=$$(ls -d $(PYENV_ROOT)/versions/$$v.*/bin/python 2>/dev/null | sort -V | tail -n 1); \
+	  if [ -z "$$py" ]; then echo "test-pythons: no Python $$v under $(PYENV_ROOT)/versions: skipped (pyenv install $$v)"; continue; fi; \
+	  echo "test-pythons: $$($$py -V) on $(PYTHONS_SUITE)"; \
+	  $(MAKE) --no-print-directory PY=$$py .venv-$$v/.pythons || exit 1; \
+	  .venv-$$v/bin/python -m pytest $(PYTHONS_PYTEST) $(PYTHONS_SUITE) || exit 1; \
+	done
+
+# The unit tests again on a newer SQLite than Debian's 3.40 (pysqlite3-binary's own, 3.5x, in
+# $(PY)'s venv .venv-sqlite): its sitecustomize stands pysqlite3 in for sqlite3 in every process.
+# pysqlite3-binary has wheels for Linux alone: elsewhere one line says so and nothing is tested.
+test-sqlite:
+	@if $(MAKE) --no-print-directory .venv-sqlite/.pythons; then \
+	  .venv-sqlite/bin/python -c 'import sqlite3; print("test-sqlite: SQLite", sqlite3.sqlite_version, "from", sqlite3.__file__)' && \
+	  .venv-sqlite/bin/python -m pytest $(PYTHONS_PYTEST) tests/unit; \
+	else echo "test-sqlite: could not install pysqlite3-binary (wheels for Linux only): skipped"; fi
+
+.venv-sqlite/.pythons: pyproject.toml Makefile
+	$(PY) -m venv .venv-sqlite
+	.venv-sqlite/bin/pip install -q --upgrade pip
+	.venv-sqlite/bin/pip install -q -e '.[aws,server,console,celery,elasticmq]' $(PYTHONS_DEPS) 'pysqlite3-binary>=0.5.4'
+	printf '%s\n' 'import sys' 'import pysqlite3' 'sys.modules["sqlite3"] = pysqlite3' 'sys.modules["sqlite3.dbapi2"] = pysqlite3.dbapi2' \
+	  > "$$(.venv-sqlite/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/sitecustomize.py"
+	touch $@
+
+.venv-%/.pythons: pyproject.toml Makefile
+	$(PY) -m venv .venv-$*
+	.venv-$*/bin/pip install -q --upgrade pip
+	.venv-$*/bin/pip install -q -e '.[aws,server,console,celery,elasticmq]' $(PYTHONS_DEPS)
+	touch $@
 
 # The Dockerfile's image built and run for real with podman (tests/container): about 20 s with the
 # Debian base cached in podman's store, a minute more the first time. CI runs it after make test.
@@ -87,3 +136,8 @@ test-container: $(VENV)/.dev podman
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m benchmarks
+
+# sqsqlite/queries.sql and the names of sqsqlite/queries.py, written anew from statements.py
+# (commit both; tests/unit/test_queries.py fails while they are stale).
+sql: $(VENV)/.base
+	$(BIN)/python -m sqsqlite.sqlgen

@@ -1,144 +1,189 @@
-"""Every SQL statement sqsqlite runs, compiled once: not once per process, once per version of
-the statements.
+"""Every SQL statement sqsqlite runs, read from ``queries.sql`` beside this file.
 
-:mod:`sqsqlite.statements` builds them with SQLAlchemy Core and is the source of the SQL. Its
-compiled output is cached in a JSON file keyed by a digest of the files the SQL depends on
-(``statements.py``, ``sqlcompile.py``, ``sqltext.py``, ``schema.py``, ``defaults.py``) and of the SQLAlchemy installed; a process
-whose cache matches loads the text and never imports SQLAlchemy (a third of a second of start-up
-for every CLI command). A missing or stale cache is rebuilt from the statements and written
-beside this file, or where that is read-only, under ``$XDG_CACHE_HOME/sqsqlite`` (or
-``~/.cache/sqsqlite``); writing one removes the installation's files of older keys there.
+:mod:`sqsqlite.statements` builds them with SQLAlchemy Core and is the source of the SQL;
+``python -m sqsqlite.sqlgen`` (``make sql``) compiles them into ``queries.sql``, one named block
+each, and writes the names below. A process reads the file once at import and never imports
+SQLAlchemy (a third of a second of start-up for every CLI command); tests/unit/test_queries.py
+fails while the file is stale against statements.py.
 
-The names are the statements module's public ones: ``Q.claim_standard`` is a :class:`Sql`, the
-per-batch-size tuples (``Q.INSERT_STANDARD_ROWS``) are tuples of them, and column tuples
-(``Q.RECEIVED_COLUMNS``) hold column names.
+``Q.claim_standard`` is a :class:`Sql`, the per-batch-size tuples (``Q.INSERT_STANDARD_ROWS``,
+entry n for n rows) are tuples of them, and column tuples (``Q.RECEIVED_COLUMNS``) hold column
+names.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
-import os
-import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from .sqltext import Sql
 
-_HERE = Path(__file__).resolve().parent
-_SOURCES = ("statements.py", "sqlcompile.py", "sqltext.py", "schema.py", "defaults.py")
+SQL_FILE = Path(__file__).resolve().with_name("queries.sql")
 
 
-def installation() -> str:
-    """A digest of where this sqsqlite and its SQLAlchemy are installed: the part of a cache
-    file's name that says whose it is. Two installations (virtual environments) can share the
-    user's cache folder; each removes only its own older files, never the other's current one."""
-    spec = importlib.util.find_spec("sqlalchemy")
-    origin = spec.origin if spec is not None and spec.origin else ""
-    return hashlib.sha256(f"{_HERE}\0{origin}".encode()).hexdigest()[:8]
+def load(path: Path = SQL_FILE) -> tuple[dict[str, Sql], dict[str, tuple[Sql, ...]], dict[str, Any]]:
+    """The statements, the per-batch-size tuples and the constants of a queries.sql file."""
+    header, *blocks = path.read_text(encoding="utf-8").split("\n-- name: ")
+    constants: dict[str, Any] = {}
+    for line in header.splitlines():
+        if line.startswith("-- constant: "):
+            name, _, value = line[len("-- constant: ") :].partition(" = ")
+            loaded = json.loads(value)
+            constants[name] = tuple(loaded) if isinstance(loaded, list) else loaded
+    statements: dict[str, Sql] = {}
+    per_size: dict[str, list[Sql]] = {}
+    for block in blocks:
+        name, _, rest = block.partition("\n")
+        defaults: dict[str, Any] = {}
+        if rest.startswith("-- defaults: "):
+            line, _, rest = rest.partition("\n")
+            defaults = json.loads(line[len("-- defaults: ") :])
+        text = rest.strip()
+        sql = Sql(text[:-1] if text.endswith(";") else text)
+        sql.defaults = defaults
+        if name.endswith("]"):
+            base, _, n = name[:-1].partition("[")
+            entries = per_size.setdefault(base, [])
+            if int(n) != len(entries):
+                raise ValueError(f"{path}: {name} is out of order")
+            entries.append(sql)
+        else:
+            statements[name] = sql
+    return statements, {name: tuple(entries) for name, entries in per_size.items()}, constants
 
 
-def cache_key() -> str:
-    """A digest of what the compiled SQL depends on: the statements' sources and SQLAlchemy's
-    version (read from its installed files' metadata, without importing it), after the
-    installation's own digest."""
-    digest = hashlib.sha256()
-    for name in _SOURCES:
-        digest.update((_HERE / name).read_bytes())
-    spec = importlib.util.find_spec("sqlalchemy")
-    if spec is not None and spec.origin:
-        stat = os.stat(spec.origin)
-        digest.update(f"{spec.origin}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    return f"{installation()}-{digest.hexdigest()[:20]}"
+_STATEMENTS, _PER_SIZE, _CONSTANTS = load()
 
-
-def cache_dirs() -> list[Path]:
-    """Where the cache may be, in the order it is looked for and written."""
-    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return [_HERE / "__pycache__", Path(home) / "sqsqlite"]
-
-
-def _read(key: str) -> dict[str, Any] | None:
-    for folder in cache_dirs():
-        try:
-            data = json.loads((folder / f"queries-{key}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict):
-            return data
-    return None
-
-
-def _write(key: str, data: dict[str, Any]) -> None:
-    text = json.dumps(data, sort_keys=True)
-    for folder in cache_dirs():
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            # Written whole, then renamed: a concurrent reader sees the old file or the new one.
-            fd, tmp = tempfile.mkstemp(prefix=".queries-", suffix=".tmp", dir=folder)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, folder / f"queries-{key}.json")
-        except OSError:
-            continue  # read-only: the next place, or none (then every process compiles)
-        remove_stale(folder, key)
-        return
-
-
-# A cache file of an older sqsqlite: "queries-<20 hex>.json", before names began with the
-# installation's digest.
-_UNOWNED = re.compile(r"queries-[0-9a-f]{20}\.json")
-
-
-def remove_stale(folder: Path, key: str) -> None:
-    """Remove this installation's cache files of other keys (older sources or SQLAlchemy) and
-    older sqsqlites' files from ``folder``: a new key is written only when the sources changed,
-    so every other file of this installation is dead. Other installations' files stay.
-
-    Safe beside other processes: one that still reads an old file has it open already (an
-    unlink leaves it readable), one that opens it afterwards finds none and compiles; two
-    removing the same file at once is no failure (the loser's error is ignored)."""
-    own = re.compile(rf"queries-{re.escape(installation())}-[0-9a-f]{{20}}\.json")
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        if name != f"queries-{key}.json" and (own.fullmatch(name) or _UNOWNED.fullmatch(name)):
-            try:
-                os.unlink(folder / name)
-            except OSError:
-                pass  # gone already (another process removed it), or not ours to remove
-
-
-def compiled_statements() -> dict[str, Any]:
-    """The statements module's compiled output, from the cache or freshly compiled."""
-    key = cache_key()
-    data = _read(key)
-    if data is None:
-        from . import statements
-
-        data = statements.compiled()
-        _write(key, data)
-    return data
-
-
-def _revive(value: Any) -> Any:
-    if isinstance(value, dict):
-        sql = Sql(value["sql"])
-        sql.defaults = value["defaults"]
-        return sql
-    if isinstance(value, list):
-        return tuple(_revive(v) for v in value)
-    return value
-
-
-globals().update({name: _revive(value) for name, value in compiled_statements().items()})
-
-
-def __getattr__(name: str) -> Any:
-    # Every statement is set above, from the compiled output; this only tells a type checker
-    # that the names exist without listing each one twice.
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# --- generated by python -m sqsqlite.sqlgen from statements.py: do not edit below
+HISTORY_COUNTERS: tuple[str, ...] = _CONSTANTS["HISTORY_COUNTERS"]
+HISTORY_GAUGES: tuple[str, ...] = _CONSTANTS["HISTORY_GAUGES"]
+MESSAGE_COLUMNS: tuple[str, ...] = _CONSTANTS["MESSAGE_COLUMNS"]
+RECEIVED_COLUMNS: tuple[str, ...] = _CONSTANTS["RECEIVED_COLUMNS"]
+CLAIMED_COLUMNS: tuple[str, ...] = _CONSTANTS["CLAIMED_COLUMNS"]
+GROUP_MARK: str = _CONSTANTS["GROUP_MARK"]
+FIFO_FIELDS_AT: int = _CONSTANTS["FIFO_FIELDS_AT"]
+queue_by_name: Sql = _STATEMENTS["queue_by_name"]
+queue_by_id: Sql = _STATEMENTS["queue_by_id"]
+list_queues: Sql = _STATEMENTS["list_queues"]
+insert_queue: Sql = _STATEMENTS["insert_queue"]
+update_queue_attributes: Sql = _STATEMENTS["update_queue_attributes"]
+update_queue_tags: Sql = _STATEMENTS["update_queue_tags"]
+delete_queue: Sql = _STATEMENTS["delete_queue"]
+delete_queue_messages: Sql = _STATEMENTS["delete_queue_messages"]
+restamp_purged: Sql = _STATEMENTS["restamp_purged"]
+purge_visible: Sql = _STATEMENTS["purge_visible"]
+mark_purged: Sql = _STATEMENTS["mark_purged"]
+add_inflight: Sql = _STATEMENTS["add_inflight"]
+set_inflight: Sql = _STATEMENTS["set_inflight"]
+next_sequence: Sql = _STATEMENTS["next_sequence"]
+dead_letter_sources: Sql = _STATEMENTS["dead_letter_sources"]
+tombstone: Sql = _STATEMENTS["tombstone"]
+put_tombstone: Sql = _STATEMENTS["put_tombstone"]
+clear_tombstones: Sql = _STATEMENTS["clear_tombstones"]
+insert_message: Sql = _STATEMENTS["insert_message"]
+INSERT_STANDARD_COLUMNS: tuple[str, ...] = _CONSTANTS["INSERT_STANDARD_COLUMNS"]
+ATTRIBUTES_AT: int = _CONSTANTS["ATTRIBUTES_AT"]
+INSERT_PLAIN_COLUMNS: tuple[str, ...] = _CONSTANTS["INSERT_PLAIN_COLUMNS"]
+INSERT_STANDARD_ROWS: tuple[Sql, ...] = _PER_SIZE["INSERT_STANDARD_ROWS"]
+INSERT_PLAIN_ROWS: tuple[Sql, ...] = _PER_SIZE["INSERT_PLAIN_ROWS"]
+INSERT_GROUPED_COLUMNS: tuple[str, ...] = _CONSTANTS["INSERT_GROUPED_COLUMNS"]
+INSERT_GROUPED_ROWS: tuple[Sql, ...] = _PER_SIZE["INSERT_GROUPED_ROWS"]
+INSERT_FIFO_COLUMNS: tuple[str, ...] = _CONSTANTS["INSERT_FIFO_COLUMNS"]
+INSERT_FIFO_ROWS: tuple[Sql, ...] = _PER_SIZE["INSERT_FIFO_ROWS"]
+PUT_DEDUP_COLUMNS: tuple[str, ...] = _CONSTANTS["PUT_DEDUP_COLUMNS"]
+PUT_DEDUP_ROWS: tuple[Sql, ...] = _PER_SIZE["PUT_DEDUP_ROWS"]
+insert_fifo_message: Sql = _STATEMENTS["insert_fifo_message"]
+INSERT_SHARED_PARAMS: tuple[str, ...] = _CONSTANTS["INSERT_SHARED_PARAMS"]
+INSERT_SHARED_ROWS: tuple[Sql, ...] = _PER_SIZE["INSERT_SHARED_ROWS"]
+CLAIM_STANDARD_PARAMS: tuple[str, ...] = _CONSTANTS["CLAIM_STANDARD_PARAMS"]
+claim_standard: Sql = _STATEMENTS["claim_standard"]
+claim_standard_rows: Sql = _STATEMENTS["claim_standard_rows"]
+CLAIM_LISTED_MAX: int = _CONSTANTS["CLAIM_LISTED_MAX"]
+CLAIM_LISTED_ROWS: Sql = _STATEMENTS["CLAIM_LISTED_ROWS"]
+fifo_heads: Sql = _STATEMENTS["fifo_heads"]
+delete_expired_heads: Sql = _STATEMENTS["delete_expired_heads"]
+expired_head: Sql = _STATEMENTS["expired_head"]
+fifo_group_run: Sql = _STATEMENTS["fifo_group_run"]
+group_in_flight: Sql = _STATEMENTS["group_in_flight"]
+claim_ids: Sql = _STATEMENTS["claim_ids"]
+fix_group_head: Sql = _STATEMENTS["fix_group_head"]
+headless_groups: Sql = _STATEMENTS["headless_groups"]
+group_has_messages: Sql = _STATEMENTS["group_has_messages"]
+group_dead_letter_after: Sql = _STATEMENTS["group_dead_letter_after"]
+unclaim_to_dead_letter: Sql = _STATEMENTS["unclaim_to_dead_letter"]
+message_by_id: Sql = _STATEMENTS["message_by_id"]
+received_by_id: Sql = _STATEMENTS["received_by_id"]
+delete_message: Sql = _STATEMENTS["delete_message"]
+delete_by_handle: Sql = _STATEMENTS["delete_by_handle"]
+DELETE_STANDARD_COLUMNS: tuple[str, ...] = _CONSTANTS["DELETE_STANDARD_COLUMNS"]
+delete_standard_by_handle: Sql = _STATEMENTS["delete_standard_by_handle"]
+DELETE_CLAIMED_ROWS: tuple[Sql, ...] = _PER_SIZE["DELETE_CLAIMED_ROWS"]
+DELETE_CLAIMED_FIFO_ROWS: tuple[Sql, ...] = _PER_SIZE["DELETE_CLAIMED_FIFO_ROWS"]
+DELETE_CLAIMED_MANY: Sql = _STATEMENTS["DELETE_CLAIMED_MANY"]
+change_visibility: Sql = _STATEMENTS["change_visibility"]
+prune_expired: Sql = _STATEMENTS["prune_expired"]
+prune_all_expired: Sql = _STATEMENTS["prune_all_expired"]
+count_visible: Sql = _STATEMENTS["count_visible"]
+count_in_flight: Sql = _STATEMENTS["count_in_flight"]
+count_delayed: Sql = _STATEMENTS["count_delayed"]
+oldest_sent: Sql = _STATEMENTS["oldest_sent"]
+next_visible_at: Sql = _STATEMENTS["next_visible_at"]
+oldest_head_sent: Sql = _STATEMENTS["oldest_head_sent"]
+count_noisy_groups: Sql = _STATEMENTS["count_noisy_groups"]
+count_visible_quiet: Sql = _STATEMENTS["count_visible_quiet"]
+count_in_flight_quiet: Sql = _STATEMENTS["count_in_flight_quiet"]
+count_delayed_quiet: Sql = _STATEMENTS["count_delayed_quiet"]
+oldest_sent_quiet: Sql = _STATEMENTS["oldest_sent_quiet"]
+peek_messages: Sql = _STATEMENTS["peek_messages"]
+peek_page: Sql = _STATEMENTS["peek_page"]
+queue_stats: Sql = _STATEMENTS["queue_stats"]
+queue_stats_named: Sql = _STATEMENTS["queue_stats_named"]
+queue_names: Sql = _STATEMENTS["queue_names"]
+queue_tags: Sql = _STATEMENTS["queue_tags"]
+messages_page: Sql = _STATEMENTS["messages_page"]
+fifo_messages_page: Sql = _STATEMENTS["fifo_messages_page"]
+move_message: Sql = _STATEMENTS["move_message"]
+count_alive: Sql = _STATEMENTS["count_alive"]
+max_message_row: Sql = _STATEMENTS["max_message_row"]
+all_queues: Sql = _STATEMENTS["all_queues"]
+find_dedup: Sql = _STATEMENTS["find_dedup"]
+find_dedups: Sql = _STATEMENTS["find_dedups"]
+groups_with_messages: Sql = _STATEMENTS["groups_with_messages"]
+put_dedup: Sql = _STATEMENTS["put_dedup"]
+put_new_dedup: Sql = _STATEMENTS["put_new_dedup"]
+prune_dedup: Sql = _STATEMENTS["prune_dedup"]
+find_attempt: Sql = _STATEMENTS["find_attempt"]
+put_attempt: Sql = _STATEMENTS["put_attempt"]
+delete_queue_dedup: Sql = _STATEMENTS["delete_queue_dedup"]
+delete_queue_attempts: Sql = _STATEMENTS["delete_queue_attempts"]
+prune_attempts: Sql = _STATEMENTS["prune_attempts"]
+insert_move_task: Sql = _STATEMENTS["insert_move_task"]
+running_move_task: Sql = _STATEMENTS["running_move_task"]
+move_task: Sql = _STATEMENTS["move_task"]
+move_tasks_for: Sql = _STATEMENTS["move_tasks_for"]
+update_move_task: Sql = _STATEMENTS["update_move_task"]
+HISTORY_KEY: tuple[str, ...] = _CONSTANTS["HISTORY_KEY"]
+COUNT_SENT: Sql = _STATEMENTS["COUNT_SENT"]
+COUNT_RECEIVED: Sql = _STATEMENTS["COUNT_RECEIVED"]
+COUNT_DELETED: Sql = _STATEMENTS["COUNT_DELETED"]
+COUNT_MOVED_IN: Sql = _STATEMENTS["COUNT_MOVED_IN"]
+COUNT_EXPIRED: Sql = _STATEMENTS["COUNT_EXPIRED"]
+COUNT_PURGED: Sql = _STATEMENTS["COUNT_PURGED"]
+COUNT_MOVED: Sql = _STATEMENTS["COUNT_MOVED"]
+sample_backlog: Sql = _STATEMENTS["sample_backlog"]
+backlog_sampled: Sql = _STATEMENTS["backlog_sampled"]
+HISTORY_TOTALS_MINUTE: int = _CONSTANTS["HISTORY_TOTALS_MINUTE"]
+fold_history: Sql = _STATEMENTS["fold_history"]
+prune_history: Sql = _STATEMENTS["prune_history"]
+clear_history: Sql = _STATEMENTS["clear_history"]
+oldest_history_minute: Sql = _STATEMENTS["oldest_history_minute"]
+HISTORY_COLUMNS: tuple[str, ...] = _CONSTANTS["HISTORY_COLUMNS"]
+history_rows: Sql = _STATEMENTS["history_rows"]
+history_totals: Sql = _STATEMENTS["history_totals"]
+get_meta: Sql = _STATEMENTS["get_meta"]
+put_meta: Sql = _STATEMENTS["put_meta"]
+set_meta: Sql = _STATEMENTS["set_meta"]
+delete_meta: Sql = _STATEMENTS["delete_meta"]
+meta_range: Sql = _STATEMENTS["meta_range"]
+# --- generated above

@@ -4,7 +4,7 @@ Each thread gets its own sqlite3 connection (SQLite connections must not be shar
 threads or carried across fork). Writes run in ``BEGIN IMMEDIATE`` so the write lock is taken
 up front: a transaction never upgrades from reader to writer halfway, which is what produces
 "database is locked" under load. A busy database is waited for (busy_timeout) and BEGIN or COMMIT
-retried with backoff, one busy timeout in all (tx.retrying), so callers see a lock error only then.
+retried with backoff, one busy timeout in all (sqlite_errors.retrying), so callers see a lock error only then.
 
 Before BEGIN IMMEDIATE, a writer also takes an exclusive ``flock`` on ``<file>-lock``, so
 sqsqlite writers queue in the kernel (SQLite's busy handler polls, and lets one kind of process
@@ -34,22 +34,8 @@ from .checkpoint import Checkpointer
 from .dbfile import FileIdentity, close_fds, create_private, has_file, open_lock_file
 from .errors import DatabaseError, TransactionError
 from .space import prepare_new
-from .tx import (
-    ConnectionState,
-    Group,
-    ThreadEnd,
-    Tx,
-    WouldWait,
-    busy,
-    doomed,
-    explain,
-    foreign,
-    lock_briefly,
-    not_ours,
-    readonly,
-    retrying,
-    undone,
-)
+from .sqlite_errors import busy, doomed, explain, foreign, not_ours, readonly, retrying, undone
+from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, lock_briefly
 
 fcntl: Any
 try:

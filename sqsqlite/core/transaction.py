@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import TransactionError
-from ..tx import doomed
+from ..sqlite_errors import doomed
 from .queue import Queue
 
 if TYPE_CHECKING:

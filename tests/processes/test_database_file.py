@@ -18,7 +18,7 @@ import pytest
 import sqsqlite
 import sqsqlite.store as store_module
 from sqsqlite.errors import DatabaseError
-from sqsqlite.tx import explain
+from sqsqlite.sqlite_errors import explain
 
 
 class Ticks:

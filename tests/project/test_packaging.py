@@ -32,3 +32,9 @@ def test_every_console_page_and_asset_is_listed_as_package_data():
         for path in (ROOT / "sqsqlite" / "console" / folder).iterdir():
             if path.name != "__pycache__":
                 assert any(path.match(p) for p in patterns), f"{path.name} is not shipped"
+
+
+def test_the_sql_file_the_statements_are_read_from_is_listed_as_package_data():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "queries.sql" in config["package-data"]["sqsqlite"]
+    assert (ROOT / "sqsqlite" / "queries.sql").is_file()

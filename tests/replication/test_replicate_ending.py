@@ -135,7 +135,7 @@ def test_a_stop_while_litestream_ships_an_ended_commands_writes_reaches_it_once_
 
 
 def test_restore_over_a_file_it_cannot_read_is_one_line_and_changes_nothing(tmp_path, monkeypatch):
-    from sqsqlite import replication
+    from sqsqlite.replication import restoring
 
     db = tmp_path / "q.db"
     db.write_bytes(b"kept")
@@ -143,7 +143,7 @@ def test_restore_over_a_file_it_cannot_read_is_one_line_and_changes_nothing(tmp_
     def unreadable(path):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(replication, "_user_of", unreadable)
+    monkeypatch.setattr(restoring, "_user_of", unreadable)
     result = cli_here("restore", "--db", str(db), "--from", str(tmp_path / "replica"), "--force")
     assert result.exit_code == 255, result.output
     assert f"can't tell whether a process has {db} open" in result.output and "nothing was restored" in result.output

@@ -8,8 +8,6 @@ statistics, as sqsqlite runs) and again after ANALYZE, so neither planner mode r
 """
 
 import contextlib
-import json
-import multiprocessing
 import os
 import re
 import sqlite3
@@ -218,37 +216,56 @@ def test_no_statement_binds_a_value_a_partial_index_is_matched_against():
     assert reading == set()
 
 
-# ------------------------------------------------------------------ compiled once, cached
+# ------------------------------------------------------------------ compiled once, read from queries.sql
 
 
-def test_the_cached_statements_are_exactly_what_the_statements_module_compiles():
+def test_queries_sql_and_the_names_of_queries_py_are_what_statements_py_compiles_to_now():
+    from sqsqlite import sqlgen
+
+    stale = sqlgen.stale()
+    assert stale == [], f"{[p.name for p in stale]} stale against statements.py: run python -m sqsqlite.sqlgen (make sql)"
+
+
+def test_every_statement_is_loaded_as_statements_py_compiles_it():
     from sqsqlite import statements
 
-    fresh = statements.compiled()
-    assert Q.compiled_statements() == fresh
-    for name, value in fresh.items():
+    def same(loaded, compiled):
+        # The file keeps no space at a line's end (SQLAlchemy ends some lines with one).
+        return str(loaded) == re.sub(r" +\n", "\n", compiled["sql"]).strip() and loaded.defaults == compiled["defaults"]
+
+    for name, value in statements.compiled().items():
         loaded = getattr(Q, name)
         if isinstance(value, dict):
-            assert isinstance(loaded, Q.Sql) and str(loaded) == value["sql"] and loaded.defaults == value["defaults"]
+            assert isinstance(loaded, Q.Sql) and same(loaded, value), name
+        elif value and isinstance(value, list) and isinstance(value[0], dict):
+            assert len(loaded) == len(value) and all(same(one, v) for one, v in zip(loaded, value)), name
+        else:
+            assert loaded == (tuple(value) if isinstance(value, list) else value), name
 
 
-def test_a_cache_of_other_sources_is_not_used_and_a_fresh_one_is_written(tmp_path, monkeypatch):
-    monkeypatch.setattr(Q, "cache_dirs", lambda: [tmp_path / "readonly-missing", tmp_path])
-    (tmp_path / "queries-stale.json").write_text('{"claim_standard": {"sql": "SELECT 1", "defaults": {}}}')
-    monkeypatch.setattr(Q, "cache_key", lambda: "fresh")
-    data = Q.compiled_statements()  # no file for this key: compiled, then written
-    assert data["claim_standard"]["sql"] == str(Q.claim_standard)
-    written = list(tmp_path.rglob("queries-fresh.json"))
-    assert len(written) == 1 and json.loads(written[0].read_text()) == data
+def test_a_stale_file_is_reported_and_the_check_command_fails(tmp_path, monkeypatch):
+    from sqsqlite import sqlgen
+
+    stale = tmp_path / "queries.sql"
+    stale.write_text(sqlgen.SQL_FILE.read_text().replace("-- name: claim_standard\n", "-- name: claim_standard\nSELECT 1;\n-- name: x\n"))
+    monkeypatch.setattr(sqlgen, "SQL_FILE", stale)
+    assert sqlgen.stale() == [stale]
+    assert sqlgen.main(["--check"]) == 1
 
 
-def test_a_warm_process_runs_a_cli_command_without_importing_sqlalchemy_or_alembic(tmp_path):
+def test_a_block_out_of_order_is_refused(tmp_path):
+    broken = tmp_path / "queries.sql"
+    broken.write_text("-- header\n\n-- name: ROWS[1]\nSELECT 1;\n")
+    with pytest.raises(ValueError, match=r"ROWS\[1\] is out of order"):
+        Q.load(broken)
+
+
+def test_a_cli_command_runs_without_importing_sqlalchemy_or_alembic(tmp_path):
     import subprocess
     import sys
 
     db = str(tmp_path / "warm.db")
     sqsqlite.connect(db).create_queue("q").db.close()  # created and migrated: nothing is due
-    Q.compiled_statements()  # and the statements' cache is warm
     code = (
         "import sys\n"
         "from sqsqlite.cli.main import main\n"
@@ -264,71 +281,16 @@ def test_a_warm_process_runs_a_cli_command_without_importing_sqlalchemy_or_alemb
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_writing_a_new_cache_removes_this_installations_older_ones_and_keeps_other_installations(tmp_path, monkeypatch):
-    monkeypatch.setattr(Q, "cache_dirs", lambda: [tmp_path])
-    own = Q.installation()
-    other = "0" * 8 if own != "0" * 8 else "1" * 8
-    older = tmp_path / f"queries-{own}-{'a' * 20}.json"
-    unowned = tmp_path / f"queries-{'b' * 20}.json"  # an older sqsqlite's name, before installations
-    others = tmp_path / f"queries-{other}-{'c' * 20}.json"  # another virtual environment's, current
-    unrelated = tmp_path / "notes.json"
-    for path in (older, unowned, others, unrelated):
-        path.write_text("{}")
-    key = f"{own}-{'d' * 20}"
-    monkeypatch.setattr(Q, "cache_key", lambda: key)
-    Q.compiled_statements()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"queries-{key}.json", others.name, unrelated.name])
+def test_loading_the_statements_writes_no_file_and_imports_no_sqlalchemy(tmp_path):
+    import subprocess
+    import sys
 
-
-def test_the_cache_key_begins_with_the_installations_digest():
-    assert Q.cache_key().startswith(Q.installation() + "-")
-    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{20}", Q.cache_key())
-
-
-def test_a_removal_that_loses_a_race_or_is_refused_fails_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr(Q, "cache_dirs", lambda: [tmp_path])
-    stale = [tmp_path / f"queries-{Q.installation()}-{str(n) * 20}.json" for n in range(3)]
-    for path in stale:
-        path.write_text("{}")
-    real_unlink = os.unlink
-    refusals = iter([FileNotFoundError, PermissionError])
-
-    def racing_unlink(path, *args, **kwargs):
-        error = next(refusals, None)
-        if error is FileNotFoundError:
-            real_unlink(path)  # another process removed it first
-        if error is not None:
-            raise error(path)
-        real_unlink(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "unlink", racing_unlink)
-    monkeypatch.setattr(Q, "cache_key", lambda: f"{Q.installation()}-{'e' * 20}")
-    data = Q.compiled_statements()
-    assert data["claim_standard"]["sql"] == str(Q.claim_standard)
-    assert (tmp_path / f"queries-{Q.installation()}-{'e' * 20}.json").exists()
-    assert sum(path.exists() for path in stale) == 1  # the refused one stays; the others are gone
-
-
-def _write_new_cache(folder: str, key: str, go) -> None:
-    Q.cache_dirs = lambda: [Path(folder)]  # a forked child: its own module state
-    Q.cache_key = lambda: key
-    go.wait()
-    Q.compiled_statements()
-
-
-def test_processes_starting_at_once_each_write_the_cache_and_remove_the_stale_ones_without_failing(tmp_path):
-    ctx = multiprocessing.get_context("fork")
-    own = Q.installation()
-    for n in range(20):
-        (tmp_path / f"queries-{own}-{n:020x}.json").write_text("{}")
-    new = f"{own}-{'f' * 20}"
-    go = ctx.Event()
-    children = [ctx.Process(target=_write_new_cache, args=(str(tmp_path), new, go)) for _ in range(6)]
-    for child in children:
-        child.start()
-    go.set()
-    for child in children:
-        child.join(timeout=60)
-    assert [child.exitcode for child in children] == [0] * 6
-    assert [p.name for p in tmp_path.iterdir()] == [f"queries-{new}.json"]
-    assert json.loads((tmp_path / f"queries-{new}.json").read_text()) == Q.compiled_statements()
+    package = Path(Q.__file__).parent
+    before = sorted(package.rglob("*.json"))  # an older sqsqlite's caches may be there; none is added
+    code = "import sys, sqsqlite.queries as Q; print(len(Q.claim_standard) > 0, 'sqlalchemy' in sys.modules)"
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
+    assert list(tmp_path.iterdir()) == []
+    assert sorted(package.rglob("*.json")) == before

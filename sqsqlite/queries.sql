@@ -1,0 +1,881 @@
+-- Every SQL statement sqsqlite runs, as sqsqlite/statements.py compiles it with SQLAlchemy Core.
+-- Generated: do not edit. After changing statements.py, run `python -m sqsqlite.sqlgen` (make sql)
+-- and commit this file with queries.py; tests/unit/test_queries.py fails while it is stale.
+--
+-- Each block is `-- name: NAME` (NAME[n]: entry n of a per-batch-size tuple, for n rows), then
+-- `-- defaults: {...}` where SQLAlchemy made literals into parameters, then the statement.
+-- Parameters are :named, or ? / ?1 ?2 ... by position where the names say so (queries.py).
+-- `-- constant: NAME = JSON` lines are the statements module's column lists and numbers.
+
+-- constant: HISTORY_COUNTERS = ["sent", "bytes_sent", "received", "redelivered", "empty_receives", "deleted", "dead_lettered", "moved_in", "expired", "purged", "moved"]
+-- constant: HISTORY_GAUGES = ["visible", "in_flight", "delayed", "oldest_age"]
+-- constant: MESSAGE_COLUMNS = ["id", "queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "receive_count", "first_received_at", "received_at", "receipt_token", "group_id", "dedup_id", "sequence_number", "dead_letter_source_arn", "is_head"]
+-- constant: RECEIVED_COLUMNS = ["id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "receive_count", "first_received_at", "receipt_token", "group_id", "dedup_id", "sequence_number", "dead_letter_source_arn"]
+-- constant: CLAIMED_COLUMNS = ["id", "message_id", "body", "attributes", "sender_id", "sent_at", "receive_count", "first_received_at", "dead_letter_source_arn", "fifo_fields"]
+-- constant: GROUP_MARK = "\u0001"
+-- constant: FIFO_FIELDS_AT = 9
+-- constant: INSERT_STANDARD_COLUMNS = ["queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at"]
+-- constant: ATTRIBUTES_AT = 3
+-- constant: INSERT_PLAIN_COLUMNS = ["queue_id", "message_id", "body", "sender_id", "sent_at", "visible_at"]
+-- constant: INSERT_GROUPED_COLUMNS = ["queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "group_id"]
+-- constant: INSERT_FIFO_COLUMNS = ["queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "group_id", "dedup_id", "sequence_number", "is_head"]
+-- constant: PUT_DEDUP_COLUMNS = ["queue_id", "scope", "dedup_id", "message_id", "sequence_number", "created_at"]
+-- constant: INSERT_SHARED_PARAMS = ["queue_id", "sender_id", "sent_at", "visible_at"]
+-- constant: CLAIM_STANDARD_PARAMS = ["lease_end", "now", "token", "queue_id", "cutoff", "n"]
+-- constant: CLAIM_LISTED_MAX = 100
+-- constant: DELETE_STANDARD_COLUMNS = ["id", "queue_id", "message_id", "token"]
+-- constant: HISTORY_KEY = ["minute", "queue_id"]
+-- constant: HISTORY_TOTALS_MINUTE = 0
+-- constant: HISTORY_COLUMNS = ["name", "minute", "sent", "bytes_sent", "received", "redelivered", "empty_receives", "deleted", "dead_lettered", "moved_in", "expired", "purged", "moved", "visible", "in_flight", "delayed", "oldest_age"]
+
+-- name: queue_by_name
+SELECT queues.id, queues.name, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
+FROM queues
+WHERE queues.name = :name;
+
+-- name: queue_by_id
+SELECT queues.id, queues.name, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
+FROM queues
+WHERE queues.id = :id;
+
+-- name: list_queues
+-- defaults: {"param_1": 0}
+SELECT queues.name
+FROM queues
+WHERE queues.name >= :prefix AND queues.name < (:prefix || char(127)) AND queues.name > :after ORDER BY queues.name
+ LIMIT :limit OFFSET :param_1;
+
+-- name: insert_queue
+INSERT INTO queues (name, fifo, created_at, modified_at, visibility_timeout, delay_seconds, retention_period, max_message_size, receive_wait_time, dead_letter_target, max_receive_count, content_based_dedup, dedup_scope, attributes, tags) VALUES (:name, :fifo, :now, :now, :visibility_timeout, :delay_seconds, :retention_period, :max_message_size, :receive_wait_time, :dead_letter_target, :max_receive_count, :content_based_dedup, :dedup_scope, :attributes, :tags);
+
+-- name: update_queue_attributes
+UPDATE queues SET modified_at=:now, visibility_timeout=:visibility_timeout, delay_seconds=:delay_seconds, retention_period=:retention_period, max_message_size=:max_message_size, receive_wait_time=:receive_wait_time, dead_letter_target=:dead_letter_target, max_receive_count=:max_receive_count, content_based_dedup=:content_based_dedup, dedup_scope=:dedup_scope, attributes=:attributes WHERE queues.id = :id;
+
+-- name: update_queue_tags
+UPDATE queues SET tags=:tags WHERE queues.id = :id;
+
+-- name: delete_queue
+DELETE FROM queues WHERE queues.id = :id;
+
+-- name: delete_queue_messages
+DELETE FROM messages WHERE messages.queue_id = :queue_id;
+
+-- name: restamp_purged
+UPDATE queues SET purged_at=:now WHERE queues.id = :id;
+
+-- name: purge_visible
+DELETE FROM messages WHERE messages.queue_id = :queue_id AND messages.visible_at <= :now AND messages.sent_at > :cutoff;
+
+-- name: mark_purged
+-- defaults: {"inflight_bound": 0, "inflight_epoch_1": 1}
+UPDATE queues SET purged_at=:now, inflight_bound=:inflight_bound, inflight_epoch=(queues.inflight_epoch + :inflight_epoch_1) WHERE queues.id = :id;
+
+-- name: add_inflight
+UPDATE queues SET inflight_bound=(queues.inflight_bound + :n) WHERE queues.id = :id;
+
+-- name: set_inflight
+-- defaults: {"inflight_epoch_1": 1}
+UPDATE queues SET inflight_bound=:n, inflight_epoch=(queues.inflight_epoch + :inflight_epoch_1) WHERE queues.id = :id;
+
+-- name: next_sequence
+UPDATE queues SET last_sequence=(queues.last_sequence + :n) WHERE queues.id = :id RETURNING last_sequence;
+
+-- name: dead_letter_sources
+SELECT queues.name
+FROM queues
+WHERE queues.dead_letter_target = :name ORDER BY queues.name;
+
+-- name: tombstone
+SELECT queue_tombstones.deleted_at
+FROM queue_tombstones
+WHERE queue_tombstones.name = :name;
+
+-- name: put_tombstone
+INSERT OR REPLACE INTO queue_tombstones (name, deleted_at) VALUES (:name, :now);
+
+-- name: clear_tombstones
+DELETE FROM queue_tombstones WHERE queue_tombstones.deleted_at <= :before;
+
+-- name: insert_message
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, receive_count, first_received_at, group_id, dedup_id, sequence_number, dead_letter_source_arn, is_head) VALUES (:queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :receive_count, :first_received_at, :group_id, :dedup_id, :sequence_number, :dead_letter_source_arn, :is_head);
+
+-- name: INSERT_STANDARD_ROWS[0]
+
+-- name: INSERT_STANDARD_ROWS[1]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_STANDARD_ROWS[2]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_STANDARD_ROWS[3]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_STANDARD_ROWS[4]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_STANDARD_ROWS[5]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_STANDARD_ROWS[6]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_STANDARD_ROWS[7]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_STANDARD_ROWS[8]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_STANDARD_ROWS[9]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_STANDARD_ROWS[10]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[0]
+
+-- name: INSERT_PLAIN_ROWS[1]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[2]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[3]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[4]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[5]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[6]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[7]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[8]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[9]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_PLAIN_ROWS[10]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[0]
+
+-- name: INSERT_GROUPED_ROWS[1]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[2]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[3]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[4]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[5]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[6]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[7]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[8]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[9]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_GROUPED_ROWS[10]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[0]
+
+-- name: INSERT_FIFO_ROWS[1]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[2]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[3]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[4]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[5]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[6]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[7]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[8]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[9]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: INSERT_FIFO_ROWS[10]
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[0]
+
+-- name: PUT_DEDUP_ROWS[1]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[2]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[3]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[4]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[5]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[6]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[7]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[8]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[9]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: PUT_DEDUP_ROWS[10]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+
+-- name: insert_fifo_message
+INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (:queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :group_id, :dedup_id, :sequence_number, (NOT (EXISTS (SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messages.sequence_number IS NOT NULL))));
+
+-- name: INSERT_SHARED_ROWS[0]
+
+-- name: INSERT_SHARED_ROWS[1]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?6, ?2, ?3, ?4);
+
+-- name: INSERT_SHARED_ROWS[2]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?7, ?2, ?3, ?4), (?1, ?6, ?8, ?2, ?3, ?4);
+
+-- name: INSERT_SHARED_ROWS[3]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?8, ?2, ?3, ?4), (?1, ?6, ?9, ?2, ?3, ?4), (?1, ?7, ?10, ?2, ?3, ?4);
+
+-- name: INSERT_SHARED_ROWS[4]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?9, ?2, ?3, ?4), (?1, ?6, ?10, ?2, ?3, ?4), (?1, ?7, ?11, ?2, ?3, ?4), (?1, ?8, ?12, ?2, ?3, ?4);
+
+-- name: INSERT_SHARED_ROWS[5]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?10, ?2, ?3, ?4), (?1, ?6, ?11, ?2, ?3, ?4), (?1, ?7, ?12, ?2, ?3, ?4), (?1, ?8, ?13, ?2, ?3, ?4), (?1, ?9, ?14, ?2, ?3, ?4);
+
+-- name: INSERT_SHARED_ROWS[6]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?11, ?2, ?3, ?4), (?1, ?6, ?12, ?2, ?3, ?4), (?1, ?7, ?13, ?2, ?3, ?4), (?1, ?8, ?14, ?2, ?3, ?4), (?1, ?9, ?15, ?2, ?3, ?4), (?1, ?10, ?16, ?2, ?3, ?4);
+
+-- name: INSERT_SHARED_ROWS[7]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?12, ?2, ?3, ?4), (?1, ?6, ?13, ?2, ?3, ?4), (?1, ?7, ?14, ?2, ?3, ?4), (?1, ?8, ?15, ?2, ?3, ?4), (?1, ?9, ?16, ?2, ?3, ?4), (?1, ?10, ?17, ?2, ?3, ?4), (?1, ?11, ?18, ?2, ?3, ?4);
+
+-- name: INSERT_SHARED_ROWS[8]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?13, ?2, ?3, ?4), (?1, ?6, ?14, ?2, ?3, ?4), (?1, ?7, ?15, ?2, ?3, ?4), (?1, ?8, ?16, ?2, ?3, ?4), (?1, ?9, ?17, ?2, ?3, ?4), (?1, ?10, ?18, ?2, ?3, ?4), (?1, ?11, ?19, ?2, ?3, ?4), (?1, ?12, ?20, ?2, ?3, ?4);
+
+-- name: INSERT_SHARED_ROWS[9]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?14, ?2, ?3, ?4), (?1, ?6, ?15, ?2, ?3, ?4), (?1, ?7, ?16, ?2, ?3, ?4), (?1, ?8, ?17, ?2, ?3, ?4), (?1, ?9, ?18, ?2, ?3, ?4), (?1, ?10, ?19, ?2, ?3, ?4), (?1, ?11, ?20, ?2, ?3, ?4), (?1, ?12, ?21, ?2, ?3, ?4), (?1, ?13, ?22, ?2, ?3, ?4);
+
+-- name: INSERT_SHARED_ROWS[10]
+INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?15, ?2, ?3, ?4), (?1, ?6, ?16, ?2, ?3, ?4), (?1, ?7, ?17, ?2, ?3, ?4), (?1, ?8, ?18, ?2, ?3, ?4), (?1, ?9, ?19, ?2, ?3, ?4), (?1, ?10, ?20, ?2, ?3, ?4), (?1, ?11, ?21, ?2, ?3, ?4), (?1, ?12, ?22, ?2, ?3, ?4), (?1, ?13, ?23, ?2, ?3, ?4), (?1, ?14, ?24, ?2, ?3, ?4);
+
+-- name: claim_standard
+UPDATE messages SET visible_at=?1, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, ?2), received_at=?2, receipt_token=?3 WHERE messages.id IN (SELECT id
+FROM (SELECT id
+FROM (SELECT anon_2.id AS id
+FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
+ LIMIT 256 OFFSET 0) AS anon_2
+WHERE anon_2.group_id IS NULL OR (anon_2.group_id NOT IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)))
+ LIMIT ?6 OFFSET 0) AS anon_1 UNION ALL SELECT id
+FROM (SELECT anon_4.id AS id
+FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.visible_at > (SELECT messages.visible_at
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
+ LIMIT 1 OFFSET 255) ORDER BY messages.visible_at DESC
+ LIMIT 256 OFFSET 0) AS anon_4
+WHERE anon_4.group_id IS NULL OR (anon_4.group_id NOT IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5))) ORDER BY anon_4.visible_at
+ LIMIT ?6 OFFSET 0) AS anon_3 UNION ALL SELECT id
+FROM (SELECT messages.id AS id
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.group_id IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)) ORDER BY messages.visible_at
+ LIMIT ?6 OFFSET 0) AS anon_5) AS fair
+ LIMIT ?6 OFFSET 0) RETURNING id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, coalesce(dedup_id, sequence_number, char(1) || group_id) AS fifo_fields;
+
+-- name: claim_standard_rows
+SELECT messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.receive_count + 1 AS anon_1, coalesce(messages.first_received_at, ?1) AS coalesce_1, messages.dead_letter_source_arn, coalesce(messages.dedup_id, messages.sequence_number, char(1) || messages.group_id) AS fifo_fields
+FROM messages
+WHERE messages.id IN (SELECT id
+FROM (SELECT id
+FROM (SELECT anon_3.id AS id
+FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
+ LIMIT 256 OFFSET 0) AS anon_3
+WHERE anon_3.group_id IS NULL OR (anon_3.group_id NOT IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)))
+ LIMIT ?4 OFFSET 0) AS anon_2 UNION ALL SELECT id
+FROM (SELECT anon_5.id AS id
+FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.visible_at > (SELECT messages.visible_at
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
+ LIMIT 1 OFFSET 255) ORDER BY messages.visible_at DESC
+ LIMIT 256 OFFSET 0) AS anon_5
+WHERE anon_5.group_id IS NULL OR (anon_5.group_id NOT IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3))) ORDER BY anon_5.visible_at
+ LIMIT ?4 OFFSET 0) AS anon_4 UNION ALL SELECT id
+FROM (SELECT messages.id AS id
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.group_id IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)) ORDER BY messages.visible_at
+ LIMIT ?4 OFFSET 0) AS anon_6) AS fair
+ LIMIT ?4 OFFSET 0);
+
+-- name: CLAIM_LISTED_ROWS
+UPDATE messages SET visible_at=?1, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, ?2), received_at=?2, receipt_token=?3 WHERE messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66, ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77, ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88, ?89, ?90, ?91, ?92, ?93, ?94, ?95, ?96, ?97, ?98, ?99, ?100, ?101, ?102, ?103);
+
+-- name: fifo_heads
+-- defaults: {"param_1": 0}
+SELECT messages.id, messages.group_id, messages.receive_count
+FROM messages INDEXED BY ix_messages_heads
+WHERE messages.queue_id = :queue_id AND messages.is_head = 1 AND messages.visible_at <= :now AND messages.sent_at > :cutoff ORDER BY messages.visible_at
+ LIMIT :n OFFSET :param_1;
+
+-- name: delete_expired_heads
+-- defaults: {"param_1": 0}
+DELETE FROM messages WHERE messages.id IN (SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.is_head = 1 AND messages.sent_at <= :cutoff
+ LIMIT :n OFFSET :param_1) RETURNING group_id, is_head;
+
+-- name: expired_head
+-- defaults: {"param_1": 0}
+SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.is_head = 1 AND messages.sent_at <= :cutoff
+ LIMIT 1 OFFSET :param_1;
+
+-- name: fifo_group_run
+-- defaults: {"param_1": 0}
+SELECT messages.id, messages.visible_at
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messages.sequence_number IS NOT NULL AND messages.sent_at + 0 > :cutoff ORDER BY messages.sequence_number
+ LIMIT :n OFFSET :param_1;
+
+-- name: group_in_flight
+-- defaults: {"param_1": 0, "param_2": 0, "receive_count_1": 0}
+SELECT 1
+FROM (SELECT messages.visible_at AS visible_at, messages.receive_count AS receive_count
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messages.sequence_number IS NOT NULL AND messages.sent_at + 0 > :cutoff ORDER BY messages.sequence_number
+ LIMIT :n OFFSET :param_1) AS anon_1
+WHERE anon_1.visible_at > :now AND anon_1.receive_count > :receive_count_1
+ LIMIT 1 OFFSET :param_2;
+
+-- name: claim_ids
+UPDATE messages SET visible_at=:lease_end, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, :now), received_at=:now, receipt_token=:token WHERE messages.id IN (SELECT value
+FROM json_each(:ids)) RETURNING id, message_id, body, attributes, sender_id, sent_at, visible_at, receive_count, first_received_at, receipt_token, group_id, dedup_id, sequence_number, dead_letter_source_arn;
+
+-- name: fix_group_head
+-- defaults: {"is_head": 1, "is_head_1": 0, "param_1": 1, "param_2": 0}
+UPDATE messages SET is_head=:is_head WHERE messages.id = (SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messages.sequence_number IS NOT NULL ORDER BY messages.sequence_number
+ LIMIT :param_1 OFFSET :param_2) AND messages.is_head = :is_head_1;
+
+-- name: headless_groups
+-- defaults: {"max_1": 0}
+SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sequence_number IS NOT NULL GROUP BY messages.group_id
+HAVING max(messages.is_head) = :max_1;
+
+-- name: group_has_messages
+-- defaults: {"param_1": 1, "param_2": 0}
+SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messages.sequence_number IS NOT NULL
+ LIMIT :param_1 OFFSET :param_2;
+
+-- name: group_dead_letter_after
+-- defaults: {"param_1": 1, "param_2": 0}
+SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messages.sequence_number IS NOT NULL AND messages.sequence_number > :after AND messages.sequence_number <= :upto AND messages.dead_letter_source_arn IS NOT NULL AND messages.sent_at + 0 > :cutoff
+ LIMIT :param_1 OFFSET :param_2;
+
+-- name: unclaim_to_dead_letter
+-- defaults: {"is_head": 0, "receipt_token": null, "receive_count_1": 1, "received_at": null}
+UPDATE messages SET queue_id=:dlq_id, visible_at=:now, receive_count=(messages.receive_count - :receive_count_1), received_at=:received_at, receipt_token=:receipt_token, sequence_number=:sequence_number, dead_letter_source_arn=:source_arn, is_head=:is_head WHERE messages.id = :id RETURNING group_id;
+
+-- name: message_by_id
+SELECT messages.id, messages.queue_id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.is_head
+FROM messages
+WHERE messages.id = :id;
+
+-- name: received_by_id
+SELECT messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn
+FROM messages
+WHERE messages.id = :id;
+
+-- name: delete_message
+DELETE FROM messages WHERE messages.id = :id RETURNING visible_at, group_id, is_head;
+
+-- name: delete_by_handle
+-- defaults: {"param_1": 0}
+DELETE FROM messages WHERE messages.id = :id AND messages.queue_id = :queue_id AND messages.message_id = :message_id AND messages.receipt_token = :token AND (:fifo = :param_1 OR messages.visible_at > :now) RETURNING group_id, is_head;
+
+-- name: delete_standard_by_handle
+DELETE FROM messages WHERE messages.id = ? AND messages.queue_id = ? AND messages.message_id = ? AND messages.receipt_token = ?;
+
+-- name: DELETE_CLAIMED_ROWS[0]
+
+-- name: DELETE_CLAIMED_ROWS[1]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3);
+
+-- name: DELETE_CLAIMED_ROWS[2]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4);
+
+-- name: DELETE_CLAIMED_ROWS[3]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5);
+
+-- name: DELETE_CLAIMED_ROWS[4]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6);
+
+-- name: DELETE_CLAIMED_ROWS[5]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7);
+
+-- name: DELETE_CLAIMED_ROWS[6]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8);
+
+-- name: DELETE_CLAIMED_ROWS[7]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9);
+
+-- name: DELETE_CLAIMED_ROWS[8]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10);
+
+-- name: DELETE_CLAIMED_ROWS[9]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11);
+
+-- name: DELETE_CLAIMED_ROWS[10]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12);
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[0]
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[1]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[2]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[3]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[4]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[5]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[6]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[7]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[8]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[9]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_FIFO_ROWS[10]
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+
+-- name: DELETE_CLAIMED_MANY
+DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66, ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77, ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88, ?89, ?90, ?91, ?92, ?93, ?94, ?95, ?96, ?97, ?98, ?99, ?100, ?101, ?102);
+
+-- name: change_visibility
+UPDATE messages SET visible_at=:visible_at WHERE messages.id = :id;
+
+-- name: prune_expired
+-- defaults: {"param_1": 0}
+DELETE FROM messages WHERE messages.id IN (SELECT head.id
+FROM (SELECT messages.id AS id, messages.sent_at AS sent_at
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at <= :now ORDER BY messages.visible_at
+ LIMIT :window OFFSET :param_1) AS head
+WHERE head.sent_at <= :cutoff) RETURNING group_id, is_head;
+
+-- name: prune_all_expired
+-- defaults: {"param_1": 0}
+DELETE FROM messages WHERE messages.id IN (SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sent_at <= :cutoff
+ LIMIT :n OFFSET :param_1) RETURNING group_id, is_head;
+
+-- name: count_visible
+SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at <= :now AND messages.sent_at > :cutoff;
+
+-- name: count_in_flight
+-- defaults: {"receive_count_1": 0}
+SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > :receive_count_1 AND messages.sent_at > :cutoff;
+
+-- name: count_delayed
+-- defaults: {"receive_count_1": 0}
+SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count = :receive_count_1 AND messages.sent_at > :cutoff;
+
+-- name: oldest_sent
+SELECT min(messages.sent_at) AS min_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff;
+
+-- name: next_visible_at
+SELECT min(messages.visible_at) AS min_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at > :now;
+
+-- name: oldest_head_sent
+SELECT min(messages.sent_at) AS min_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.is_head = 1 AND messages.sent_at > :cutoff;
+
+-- name: count_noisy_groups
+SELECT count(*) AS count_1
+FROM (SELECT messages.group_id AS group_id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)) AS noisy;
+
+-- name: count_visible_quiet
+SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at <= :now;
+
+-- name: count_in_flight_quiet
+-- defaults: {"receive_count_1": 0}
+SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at > :now AND messages.receive_count > :receive_count_1;
+
+-- name: count_delayed_quiet
+-- defaults: {"receive_count_1": 0}
+SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at > :now AND messages.receive_count = :receive_count_1;
+
+-- name: oldest_sent_quiet
+SELECT min(messages.sent_at) AS min_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff))));
+
+-- name: peek_messages
+-- defaults: {"param_1": "all", "param_2": "visible", "param_3": "in-flight", "param_4": "delayed", "param_5": 0, "receive_count_1": 0, "receive_count_2": 0}
+SELECT messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (:state = :param_1 OR :state = :param_2 AND messages.visible_at <= :now OR :state = :param_3 AND messages.visible_at > :now AND messages.receive_count > :receive_count_1 OR :state = :param_4 AND messages.visible_at > :now AND messages.receive_count = :receive_count_2) ORDER BY messages.visible_at, messages.id
+ LIMIT :limit OFFSET :param_5;
+
+-- name: peek_page
+-- defaults: {"param_1": 0}
+SELECT messages.id, messages.message_id, substr(messages.body, 1, :body_chars) AS body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, length(messages.body) AS length_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.visible_at >= :low AND messages.visible_at <= :high AND (messages.visible_at > :after_visible_at OR messages.id > :after_id) AND messages.receive_count >= :min_receives AND messages.receive_count <= :max_receives AND messages.sent_at > :cutoff ORDER BY messages.visible_at, messages.id
+ LIMIT :limit OFFSET :param_1;
+
+-- name: queue_stats
+-- defaults: {"receive_count_1": 0, "receive_count_2": 0}
+SELECT queues.id, queues.name, queues.fifo, queues.dead_letter_target, queues.retention_period, (SELECT json_array(count(*), min(messages.sent_at)) AS json_array_1
+FROM messages
+WHERE messages.queue_id = queues.id AND messages.visible_at <= :now AND messages.sent_at > :now - queues.retention_period * 1000) AS visible_figures, (SELECT json_array(count(*) FILTER (WHERE hidden.receive_count > :receive_count_1), count(*) FILTER (WHERE hidden.receive_count = :receive_count_2), min(hidden.sent_at)) AS json_array_2
+FROM messages AS hidden
+WHERE hidden.queue_id = queues.id AND hidden.visible_at > :now AND hidden.sent_at > :now - queues.retention_period * 1000) AS hidden_figures
+FROM queues ORDER BY queues.name;
+
+-- name: queue_stats_named
+-- defaults: {"receive_count_1": 0, "receive_count_2": 0}
+SELECT queues.id, queues.name, queues.fifo, queues.dead_letter_target, queues.retention_period, (SELECT json_array(count(*), min(messages.sent_at)) AS json_array_1
+FROM messages
+WHERE messages.queue_id = queues.id AND messages.visible_at <= :now AND messages.sent_at > :now - queues.retention_period * 1000) AS visible_figures, (SELECT json_array(count(*) FILTER (WHERE hidden.receive_count > :receive_count_1), count(*) FILTER (WHERE hidden.receive_count = :receive_count_2), min(hidden.sent_at)) AS json_array_2
+FROM messages AS hidden
+WHERE hidden.queue_id = queues.id AND hidden.visible_at > :now AND hidden.sent_at > :now - queues.retention_period * 1000) AS hidden_figures
+FROM queues
+WHERE queues.name IN (SELECT value
+FROM json_each(:names)) OR queues.name IN (SELECT naming.dead_letter_target
+FROM queues AS naming
+WHERE naming.name IN (SELECT value
+FROM json_each(:names))) ORDER BY queues.name;
+
+-- name: queue_names
+SELECT queues.name
+FROM queues ORDER BY queues.name;
+
+-- name: queue_tags
+SELECT queues.name, queues.tags
+FROM queues;
+
+-- name: messages_page
+-- defaults: {"param_1": 0, "queue_id_1": 0}
+SELECT messages.id, messages.queue_id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.is_head
+FROM messages
+WHERE messages.queue_id + :queue_id_1 = :queue_id AND messages.sent_at > :cutoff AND messages.id > :after AND messages.id <= :upto ORDER BY messages.id
+ LIMIT :limit OFFSET :param_1;
+
+-- name: fifo_messages_page
+-- defaults: {"param_1": 0}
+SELECT messages.id, messages.queue_id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.is_head
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sequence_number IS NOT NULL AND messages.sent_at > :cutoff AND messages.sequence_number + 0 > :done AND messages.sequence_number + 0 <= :upto AND (messages.group_id, messages.sequence_number) > (:after_group, :after) ORDER BY messages.group_id, messages.sequence_number
+ LIMIT :limit OFFSET :param_1;
+
+-- name: move_message
+-- defaults: {"dead_letter_source_arn": null, "first_received_at": null, "is_head": 0, "receipt_token": null, "receive_count": 0, "received_at": null}
+UPDATE messages SET queue_id=:queue_id, visible_at=:now, receive_count=:receive_count, first_received_at=:first_received_at, received_at=:received_at, receipt_token=:receipt_token, sequence_number=:sequence_number, dead_letter_source_arn=:dead_letter_source_arn, is_head=:is_head WHERE messages.id = :id;
+
+-- name: count_alive
+SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff;
+
+-- name: max_message_row
+SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.queue_id = :queue_id;
+
+-- name: all_queues
+SELECT queues.id, queues.name, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
+FROM queues ORDER BY queues.name;
+
+-- name: find_dedup
+SELECT fifo_dedup.message_id, fifo_dedup.sequence_number, fifo_dedup.created_at
+FROM fifo_dedup
+WHERE fifo_dedup.queue_id = :queue_id AND fifo_dedup.scope = :scope AND fifo_dedup.dedup_id = :dedup_id AND fifo_dedup.created_at > :window_start;
+
+-- name: find_dedups
+-- defaults: {"json_extract_2": "$[0]", "json_extract_4": "$[1]"}
+SELECT fifo_dedup.scope, fifo_dedup.dedup_id, fifo_dedup.message_id, fifo_dedup.sequence_number, fifo_dedup.created_at
+FROM fifo_dedup
+WHERE fifo_dedup.queue_id = :queue_id AND (fifo_dedup.scope, fifo_dedup.dedup_id) IN (SELECT json_extract(value, :json_extract_2) AS json_extract_1, json_extract(value, :json_extract_4) AS json_extract_3
+FROM json_each(:keys)) AND fifo_dedup.created_at > :window_start;
+
+-- name: groups_with_messages
+SELECT value
+FROM json_each(:groups)
+WHERE EXISTS (SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.group_id = value AND messages.sequence_number IS NOT NULL);
+
+-- name: put_dedup
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope, :dedup_id, :message_id, :sequence_number, :now);
+
+-- name: put_new_dedup
+INSERT INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope, :dedup_id, :message_id, (SELECT queues.last_sequence + 1 AS anon_1
+FROM queues
+WHERE queues.id = :queue_id), :now) ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE SET message_id = excluded.message_id, sequence_number = excluded.sequence_number, created_at = excluded.created_at WHERE fifo_dedup.created_at <= :window_start RETURNING sequence_number;
+
+-- name: prune_dedup
+DELETE FROM fifo_dedup WHERE fifo_dedup.queue_id = :queue_id AND fifo_dedup.created_at <= :window_start;
+
+-- name: find_attempt
+SELECT receive_attempts.result, receive_attempts.created_at
+FROM receive_attempts
+WHERE receive_attempts.queue_id = :queue_id AND receive_attempts.attempt_id = :attempt_id AND receive_attempts.created_at > :window_start;
+
+-- name: put_attempt
+INSERT OR REPLACE INTO receive_attempts (queue_id, attempt_id, created_at, result) VALUES (:queue_id, :attempt_id, :now, :result);
+
+-- name: delete_queue_dedup
+DELETE FROM fifo_dedup WHERE fifo_dedup.queue_id = :queue_id;
+
+-- name: delete_queue_attempts
+DELETE FROM receive_attempts WHERE receive_attempts.queue_id = :queue_id;
+
+-- name: prune_attempts
+DELETE FROM receive_attempts WHERE receive_attempts.queue_id = :queue_id AND receive_attempts.created_at <= :window_start;
+
+-- name: insert_move_task
+-- defaults: {"last_id": 0, "moved": 0, "status": "RUNNING"}
+INSERT INTO move_tasks (task_handle, source_queue_id, source_arn, destination_arn, max_per_second, status, started_at, updated_at, moved, to_move, max_id, last_id) VALUES (:task_handle, :source_queue_id, :source_arn, :destination_arn, :max_per_second, :status, :now, :now, :moved, :to_move, :max_id, :last_id);
+
+-- name: running_move_task
+-- defaults: {"status_1": "RUNNING"}
+SELECT move_tasks.task_handle, move_tasks.source_queue_id, move_tasks.source_arn, move_tasks.destination_arn, move_tasks.max_per_second, move_tasks.status, move_tasks.started_at, move_tasks.updated_at, move_tasks.moved, move_tasks.to_move, move_tasks.max_id, move_tasks.last_id, move_tasks.last_group, move_tasks.failure_reason
+FROM move_tasks
+WHERE move_tasks.source_queue_id = :source_queue_id AND move_tasks.status = :status_1;
+
+-- name: move_task
+SELECT move_tasks.task_handle, move_tasks.source_queue_id, move_tasks.source_arn, move_tasks.destination_arn, move_tasks.max_per_second, move_tasks.status, move_tasks.started_at, move_tasks.updated_at, move_tasks.moved, move_tasks.to_move, move_tasks.max_id, move_tasks.last_id, move_tasks.last_group, move_tasks.failure_reason
+FROM move_tasks
+WHERE move_tasks.task_handle = :task_handle;
+
+-- name: move_tasks_for
+-- defaults: {"param_1": 0}
+SELECT move_tasks.task_handle, move_tasks.source_queue_id, move_tasks.source_arn, move_tasks.destination_arn, move_tasks.max_per_second, move_tasks.status, move_tasks.started_at, move_tasks.updated_at, move_tasks.moved, move_tasks.to_move, move_tasks.max_id, move_tasks.last_id, move_tasks.last_group, move_tasks.failure_reason
+FROM move_tasks
+WHERE move_tasks.source_queue_id = :source_queue_id ORDER BY move_tasks.started_at DESC, move_tasks.rowid DESC
+ LIMIT :limit OFFSET :param_1;
+
+-- name: update_move_task
+UPDATE move_tasks SET status=:status, updated_at=:now, moved=:moved, last_id=:last_id, last_group=:last_group, failure_reason=:failure_reason WHERE move_tasks.task_handle = :task_handle;
+
+-- name: COUNT_SENT
+INSERT INTO queue_history (minute, queue_id, sent, bytes_sent) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (minute, queue_id) DO UPDATE SET sent = (queue_history.sent + excluded.sent), bytes_sent = (queue_history.bytes_sent + excluded.bytes_sent);
+
+-- name: COUNT_RECEIVED
+INSERT INTO queue_history (minute, queue_id, received, redelivered, empty_receives, dead_lettered) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (minute, queue_id) DO UPDATE SET received = (queue_history.received + excluded.received), redelivered = (queue_history.redelivered + excluded.redelivered), empty_receives = (queue_history.empty_receives + excluded.empty_receives), dead_lettered = (queue_history.dead_lettered + excluded.dead_lettered);
+
+-- name: COUNT_DELETED
+INSERT INTO queue_history (minute, queue_id, deleted) VALUES (?1, ?2, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET deleted = (queue_history.deleted + excluded.deleted);
+
+-- name: COUNT_MOVED_IN
+INSERT INTO queue_history (minute, queue_id, moved_in) VALUES (?1, ?2, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET moved_in = (queue_history.moved_in + excluded.moved_in);
+
+-- name: COUNT_EXPIRED
+INSERT INTO queue_history (minute, queue_id, expired) VALUES (?1, ?2, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET expired = (queue_history.expired + excluded.expired);
+
+-- name: COUNT_PURGED
+INSERT INTO queue_history (minute, queue_id, expired, purged) VALUES (?1, ?2, ?4, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET expired = (queue_history.expired + excluded.expired), purged = (queue_history.purged + excluded.purged);
+
+-- name: COUNT_MOVED
+INSERT INTO queue_history (minute, queue_id, expired, moved) VALUES (?1, ?2, ?4, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET expired = (queue_history.expired + excluded.expired), moved = (queue_history.moved + excluded.moved);
+
+-- name: sample_backlog
+UPDATE queue_history SET visible=:visible, in_flight=:in_flight, delayed=:delayed, oldest_age=:oldest_age WHERE queue_history.minute = :minute AND queue_history.queue_id = :queue_id AND queue_history.visible IS NULL;
+
+-- name: backlog_sampled
+SELECT queue_history.visible
+FROM queue_history
+WHERE queue_history.minute = :minute AND queue_history.queue_id = :queue_id;
+
+-- name: fold_history
+-- defaults: {"minute_1": 0, "param_1": 0}
+INSERT INTO queue_history (minute, queue_id, sent, bytes_sent, received, redelivered, empty_receives, deleted, dead_lettered, moved_in, expired, purged, moved) SELECT 0, queue_history.queue_id, sum(queue_history.sent) AS sum_1, sum(queue_history.bytes_sent) AS sum_2, sum(queue_history.received) AS sum_3, sum(queue_history.redelivered) AS sum_4, sum(queue_history.empty_receives) AS sum_5, sum(queue_history.deleted) AS sum_6, sum(queue_history.dead_lettered) AS sum_7, sum(queue_history.moved_in) AS sum_8, sum(queue_history.expired) AS sum_9, sum(queue_history.purged) AS sum_10, sum(queue_history.moved) AS sum_11
+FROM queue_history
+WHERE (queue_history.minute, queue_history.queue_id) IN (SELECT queue_history.minute, queue_history.queue_id
+FROM queue_history
+WHERE queue_history.minute > :minute_1 AND queue_history.minute < :before ORDER BY queue_history.minute
+ LIMIT :n OFFSET :param_1) GROUP BY queue_history.queue_id ON CONFLICT (minute, queue_id) DO UPDATE SET sent = (queue_history.sent + excluded.sent), bytes_sent = (queue_history.bytes_sent + excluded.bytes_sent), received = (queue_history.received + excluded.received), redelivered = (queue_history.redelivered + excluded.redelivered), empty_receives = (queue_history.empty_receives + excluded.empty_receives), deleted = (queue_history.deleted + excluded.deleted), dead_lettered = (queue_history.dead_lettered + excluded.dead_lettered), moved_in = (queue_history.moved_in + excluded.moved_in), expired = (queue_history.expired + excluded.expired), purged = (queue_history.purged + excluded.purged), moved = (queue_history.moved + excluded.moved);
+
+-- name: prune_history
+-- defaults: {"minute_1": 0, "param_1": 0}
+DELETE FROM queue_history WHERE (queue_history.minute, queue_history.queue_id) IN (SELECT queue_history.minute, queue_history.queue_id
+FROM queue_history
+WHERE queue_history.minute > :minute_1 AND queue_history.minute < :before ORDER BY queue_history.minute
+ LIMIT :n OFFSET :param_1);
+
+-- name: clear_history
+-- defaults: {"param_1": 0}
+DELETE FROM queue_history WHERE (queue_history.minute, queue_history.queue_id) IN (SELECT queue_history.minute, queue_history.queue_id
+FROM queue_history
+ LIMIT :n OFFSET :param_1);
+
+-- name: oldest_history_minute
+SELECT min(queue_history.minute) AS min_1
+FROM queue_history;
+
+-- name: history_rows
+SELECT queues.name, queue_history.minute, queue_history.sent, queue_history.bytes_sent, queue_history.received, queue_history.redelivered, queue_history.empty_receives, queue_history.deleted, queue_history.dead_lettered, queue_history.moved_in, queue_history.expired, queue_history.purged, queue_history.moved, queue_history.visible, queue_history.in_flight, queue_history.delayed, queue_history.oldest_age
+FROM queue_history JOIN queues ON queues.id = queue_history.queue_id
+WHERE queue_history.minute >= :since AND queue_history.minute < :until AND (:names IS NULL OR queues.name IN (SELECT value
+FROM json_each(:names))) ORDER BY queues.name, queue_history.minute;
+
+-- name: history_totals
+SELECT queues.name, sum(queue_history.sent) AS sent, sum(queue_history.bytes_sent) AS bytes_sent, sum(queue_history.received) AS received, sum(queue_history.redelivered) AS redelivered, sum(queue_history.empty_receives) AS empty_receives, sum(queue_history.deleted) AS deleted, sum(queue_history.dead_lettered) AS dead_lettered, sum(queue_history.moved_in) AS moved_in, sum(queue_history.expired) AS expired, sum(queue_history.purged) AS purged, sum(queue_history.moved) AS moved
+FROM queue_history JOIN queues ON queues.id = queue_history.queue_id
+WHERE queue_history.minute >= :since AND queue_history.minute < :until GROUP BY queues.name ORDER BY queues.name;
+
+-- name: get_meta
+SELECT meta.value
+FROM meta
+WHERE meta."key" = :key;
+
+-- name: put_meta
+INSERT OR IGNORE INTO meta ("key", value) VALUES (:key, :value);
+
+-- name: set_meta
+INSERT OR REPLACE INTO meta ("key", value) VALUES (:key, :value);
+
+-- name: delete_meta
+DELETE FROM meta WHERE meta."key" = :key;
+
+-- name: meta_range
+SELECT meta."key", meta.value
+FROM meta
+WHERE meta."key" >= :low AND meta."key" < :high ORDER BY meta."key";
