@@ -29,12 +29,12 @@
 -- constant: HISTORY_COLUMNS = ["name", "minute", "sent", "bytes_sent", "received", "redelivered", "empty_receives", "deleted", "dead_lettered", "moved_in", "expired", "purged", "moved", "visible", "in_flight", "delayed", "oldest_age"]
 
 -- name: queue_by_name
-SELECT queues.id, queues.name, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
+SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
 FROM queues
-WHERE queues.name = :name;
+WHERE queues.account = :account AND queues.region = :region AND queues.name = :name;
 
 -- name: queue_by_id
-SELECT queues.id, queues.name, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
+SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
 FROM queues
 WHERE queues.id = :id;
 
@@ -42,11 +42,11 @@ WHERE queues.id = :id;
 -- defaults: {"param_1": 0}
 SELECT queues.name
 FROM queues
-WHERE queues.name >= :prefix AND queues.name < (:prefix || char(127)) AND queues.name > :after ORDER BY queues.name
+WHERE queues.account = :account AND queues.region = :region AND queues.name >= :prefix AND queues.name < (:prefix || char(127)) AND queues.name > :after ORDER BY queues.name
  LIMIT :limit OFFSET :param_1;
 
 -- name: insert_queue
-INSERT INTO queues (name, fifo, created_at, modified_at, visibility_timeout, delay_seconds, retention_period, max_message_size, receive_wait_time, dead_letter_target, max_receive_count, content_based_dedup, dedup_scope, attributes, tags) VALUES (:name, :fifo, :now, :now, :visibility_timeout, :delay_seconds, :retention_period, :max_message_size, :receive_wait_time, :dead_letter_target, :max_receive_count, :content_based_dedup, :dedup_scope, :attributes, :tags);
+INSERT INTO queues (name, account, region, fifo, created_at, modified_at, visibility_timeout, delay_seconds, retention_period, max_message_size, receive_wait_time, dead_letter_target, max_receive_count, content_based_dedup, dedup_scope, attributes, tags) VALUES (:name, :account, :region, :fifo, :now, :now, :visibility_timeout, :delay_seconds, :retention_period, :max_message_size, :receive_wait_time, :dead_letter_target, :max_receive_count, :content_based_dedup, :dedup_scope, :attributes, :tags);
 
 -- name: update_queue_attributes
 UPDATE queues SET modified_at=:now, visibility_timeout=:visibility_timeout, delay_seconds=:delay_seconds, retention_period=:retention_period, max_message_size=:max_message_size, receive_wait_time=:receive_wait_time, dead_letter_target=:dead_letter_target, max_receive_count=:max_receive_count, content_based_dedup=:content_based_dedup, dedup_scope=:dedup_scope, attributes=:attributes WHERE queues.id = :id;
@@ -83,15 +83,15 @@ UPDATE queues SET last_sequence=(queues.last_sequence + :n) WHERE queues.id = :i
 -- name: dead_letter_sources
 SELECT queues.name
 FROM queues
-WHERE queues.dead_letter_target = :name ORDER BY queues.name;
+WHERE queues.account = :account AND queues.region = :region AND queues.dead_letter_target = :name ORDER BY queues.name;
 
 -- name: tombstone
 SELECT queue_tombstones.deleted_at
 FROM queue_tombstones
-WHERE queue_tombstones.name = :name;
+WHERE queue_tombstones.account = :account AND queue_tombstones.region = :region AND queue_tombstones.name = :name;
 
 -- name: put_tombstone
-INSERT OR REPLACE INTO queue_tombstones (name, deleted_at) VALUES (:name, :now);
+INSERT OR REPLACE INTO queue_tombstones (account, region, name, deleted_at) VALUES (:account, :region, :name, :now);
 
 -- name: clear_tombstones
 DELETE FROM queue_tombstones WHERE queue_tombstones.deleted_at <= :before;
@@ -667,7 +667,8 @@ FROM messages
 WHERE messages.queue_id = queues.id AND messages.visible_at <= :now AND messages.sent_at > :now - queues.retention_period * 1000) AS visible_figures, (SELECT json_array(count(*) FILTER (WHERE hidden.receive_count > :receive_count_1), count(*) FILTER (WHERE hidden.receive_count = :receive_count_2), min(hidden.sent_at)) AS json_array_2
 FROM messages AS hidden
 WHERE hidden.queue_id = queues.id AND hidden.visible_at > :now AND hidden.sent_at > :now - queues.retention_period * 1000) AS hidden_figures
-FROM queues ORDER BY queues.name;
+FROM queues
+WHERE queues.account = :account AND queues.region = :region ORDER BY queues.name;
 
 -- name: queue_stats_named
 -- defaults: {"receive_count_1": 0, "receive_count_2": 0}
@@ -677,19 +678,21 @@ WHERE messages.queue_id = queues.id AND messages.visible_at <= :now AND messages
 FROM messages AS hidden
 WHERE hidden.queue_id = queues.id AND hidden.visible_at > :now AND hidden.sent_at > :now - queues.retention_period * 1000) AS hidden_figures
 FROM queues
-WHERE queues.name IN (SELECT value
+WHERE queues.account = :account AND queues.region = :region AND (queues.name IN (SELECT value
 FROM json_each(:names)) OR queues.name IN (SELECT naming.dead_letter_target
 FROM queues AS naming
-WHERE naming.name IN (SELECT value
-FROM json_each(:names))) ORDER BY queues.name;
+WHERE naming.account = :account AND naming.region = :region AND naming.name IN (SELECT value
+FROM json_each(:names)))) ORDER BY queues.name;
 
 -- name: queue_names
 SELECT queues.name
-FROM queues ORDER BY queues.name;
+FROM queues
+WHERE queues.account = :account AND queues.region = :region ORDER BY queues.name;
 
 -- name: queue_tags
 SELECT queues.name, queues.tags
-FROM queues;
+FROM queues
+WHERE queues.account = :account AND queues.region = :region;
 
 -- name: messages_page
 -- defaults: {"param_1": 0, "queue_id_1": 0}
@@ -720,7 +723,7 @@ FROM messages
 WHERE messages.queue_id = :queue_id;
 
 -- name: all_queues
-SELECT queues.id, queues.name, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
+SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
 FROM queues ORDER BY queues.name;
 
 -- name: find_dedup
@@ -853,13 +856,13 @@ FROM queue_history;
 -- name: history_rows
 SELECT queues.name, queue_history.minute, queue_history.sent, queue_history.bytes_sent, queue_history.received, queue_history.redelivered, queue_history.empty_receives, queue_history.deleted, queue_history.dead_lettered, queue_history.moved_in, queue_history.expired, queue_history.purged, queue_history.moved, queue_history.visible, queue_history.in_flight, queue_history.delayed, queue_history.oldest_age
 FROM queue_history JOIN queues ON queues.id = queue_history.queue_id
-WHERE queue_history.minute >= :since AND queue_history.minute < :until AND (:names IS NULL OR queues.name IN (SELECT value
+WHERE queue_history.minute >= :since AND queue_history.minute < :until AND queues.account = :account AND queues.region = :region AND (:names IS NULL OR queues.name IN (SELECT value
 FROM json_each(:names))) ORDER BY queues.name, queue_history.minute;
 
 -- name: history_totals
 SELECT queues.name, sum(queue_history.sent) AS sent, sum(queue_history.bytes_sent) AS bytes_sent, sum(queue_history.received) AS received, sum(queue_history.redelivered) AS redelivered, sum(queue_history.empty_receives) AS empty_receives, sum(queue_history.deleted) AS deleted, sum(queue_history.dead_lettered) AS dead_lettered, sum(queue_history.moved_in) AS moved_in, sum(queue_history.expired) AS expired, sum(queue_history.purged) AS purged, sum(queue_history.moved) AS moved
 FROM queue_history JOIN queues ON queues.id = queue_history.queue_id
-WHERE queue_history.minute >= :since AND queue_history.minute < :until GROUP BY queues.name ORDER BY queues.name;
+WHERE queues.account = :account AND queues.region = :region AND queue_history.minute >= :since AND queue_history.minute < :until GROUP BY queues.name ORDER BY queues.name;
 
 -- name: get_meta
 SELECT meta.value
