@@ -12,6 +12,10 @@ Figures (calls a second, each on a fresh temporary file with one queue):
 - receive+delete: one ``receive_message`` of one message and its ``delete_message`` per
   message (two calls), the same five ways, from a queue filled beforehand.
 
+Then wake-ups: a send to one parked poll of the same client, from the send's start to the poll's
+answer, beside its floor in the same run (the sync client's long poll on a thread of the process,
+woken by the condition its commits notify), and 100 parked polls sent 10 batches of 10.
+
 Then the memory of the process (VmRSS, Linux) and its threads with the aio client open and
 idle, and with 1,000 twenty-second long polls parked on an empty queue.
 """
@@ -25,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import sqsqlite
@@ -32,6 +37,7 @@ import sqsqlite.aio
 
 CONCURRENCY = 16
 PARKED = 1000
+WAKE_POLLS = 100
 
 
 def _fresh(directory: str, name: str) -> str:
@@ -76,6 +82,65 @@ async def aio_figures(directory: str, calls: int, tasks: int, inline: bool) -> t
     return send, receive
 
 
+def sync_wake(directory: str, samples: int) -> list[float]:
+    """The floor of a wake-up: the sync client's long poll on a thread of this process (woken by
+    the condition its commits notify), sent to from this thread: seconds from the send's start
+    to the poll's answer."""
+    with sqsqlite.client(_fresh(directory, "sync-wake")) as sqs:
+        url = sqs.create_queue(QueueName="wake")["QueueUrl"]
+        times = []
+        for _ in range(samples):
+            answered: list[float] = []
+
+            def poll(answered: list[float] = answered) -> None:
+                m = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20)["Messages"][0]
+                answered.append(time.perf_counter())
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+
+            thread = threading.Thread(target=poll)
+            thread.start()
+            time.sleep(0.02)  # its claim came back empty: it waits (the sync client tells no count of waiting polls)
+            started = time.perf_counter()
+            sqs.send_message(QueueUrl=url, MessageBody="wake")
+            thread.join()
+            times.append(answered[0] - started)
+    return times
+
+
+async def aio_wake(directory: str, samples: int) -> tuple[list[float], float]:
+    """sqsqlite.aio's wake-ups: one parked poll and a send of the same client, seconds from the
+    send's start to the poll's answer, ``samples`` times; then WAKE_POLLS parked polls and
+    WAKE_POLLS / 10 batches of 10 sent one after the other: seconds until every poll answered."""
+    async with sqsqlite.aio.client(_fresh(directory, "aio-wake")) as sqs:
+        url = (await sqs.create_queue(QueueName="wake"))["QueueUrl"]
+        times = []
+        for _ in range(samples):
+            poll = asyncio.ensure_future(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20))
+            while sqs.wakeups.parked("wake") < 1:
+                await asyncio.sleep(0)
+            started = time.perf_counter()
+            await sqs.send_message(QueueUrl=url, MessageBody="wake")
+            m = (await poll)["Messages"][0]
+            times.append(time.perf_counter() - started)
+            await sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+        polls = [asyncio.ensure_future(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=20)) for _ in range(WAKE_POLLS)]
+        while sqs.wakeups.parked("wake") < WAKE_POLLS:
+            await asyncio.sleep(0.001)
+        started = time.perf_counter()
+        for _ in range(WAKE_POLLS // 10):
+            await sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "wake"} for i in range(10)])
+        answers = await asyncio.gather(*polls)
+        many = time.perf_counter() - started
+        if sum(len(a.get("Messages", ())) for a in answers) != WAKE_POLLS:
+            raise RuntimeError("a parked poll answered without its message")
+    return times, many
+
+
+def _ms(seconds: list[float], p: float) -> float:
+    ordered = sorted(seconds)
+    return ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000
+
+
 def _status() -> tuple[float, int]:
     """This process's resident memory (MiB) and threads, from /proc."""
     with open("/proc/self/status") as f:
@@ -112,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.aio", description=__doc__.split("\n\n")[1])
     p.add_argument("--calls", type=int, default=2000, help="calls per figure (default 2,000)")
     p.add_argument("--runs", type=int, default=3, help="runs of each figure; the best is shown (default 3)")
+    p.add_argument("--wakes", type=int, default=100, help="wake-ups timed per run (default 100)")
     p.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.memory_child:
@@ -132,6 +198,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'':40} {'send/s':>10} {'receive+delete calls/s':>24}")
         for name, runs in rows.items():
             print(f"{name:40} {max(r[0] for r in runs):>10,.0f} {max(r[1] for r in runs):>24,.0f}")
+        # Wake-ups, in turn with the floor's: the sync client's poll on a thread of this process.
+        floor: list[float] = []
+        woken: list[float] = []
+        many: list[float] = []
+        for _ in range(args.runs):
+            floor += sync_wake(directory, args.wakes)
+            times, all_answered = asyncio.run(aio_wake(directory, args.wakes))
+            woken += times
+            many.append(all_answered)
+        p50, p99 = _ms(woken, 0.5), _ms(woken, 0.99)
+        print(f"wake-up, send to the parked poll's answer: sqsqlite.aio p50 {p50:.3f} ms, p99 {p99:.3f} ms; ", end="")
+        print(f"sync client on a thread (the floor) p50 {_ms(floor, 0.5):.3f} ms; p50 / floor {p50 / _ms(floor, 0.5):.2f}")
+        print(f"{WAKE_POLLS} parked polls, {WAKE_POLLS // 10} batches of 10 sent: all answered in {min(many) * 1000:.1f} ms (best)")
         # A process of its own: the figures above would have grown this one's heap.
         child = subprocess.run(
             [sys.executable, "-m", "benchmarks.aio", "--memory-child", os.path.join(directory, "memory.db")],

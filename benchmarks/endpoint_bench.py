@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import commit
-from benchmarks.rawsqs import Connection
+from benchmarks.rawsqs import Connection, SQSError
 
 RESULTS = Path(__file__).resolve().parent / "results" / "endpoint_bench.json"
 LEVELS = (1, 4, 16, 64)
@@ -114,6 +114,13 @@ class Server:
             try:
                 asyncio.run(_ping(url))
                 break
+            except SQSError as exc:  # 503 while `sqsqlite serve` starts (starting.py): not ready yet
+                if exc.status != 503:
+                    raise
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.proc.kill()
+                    raise RuntimeError(f"{name} did not start") from None
+                time.sleep(0.1)
             except OSError:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
                     self.proc.kill()

@@ -425,3 +425,63 @@ def _md5_of_system_attributes(system: Mapping[str, Any]) -> str | None:
             f"Unknown message system attribute {', '.join(sorted(map(repr, unknown)))}; only AWSTraceHeader can be sent."
         )
     return V.md5_of_attributes(V.message_attributes(_message_attributes_in(system), what="message system attribute"))
+
+
+# ---------------------------------------------------------------- a receive's rounds (sqsqlite.longpoll)
+
+
+def receive_count(request: Request) -> int:
+    """How many messages a ReceiveMessage asks for: what makes its answer full (1 where the
+    count can't be read; the action refuses such a request anyway)."""
+    try:
+        return int(request.get("MaxNumberOfMessages", D.MAX_MESSAGES.default))
+    except (TypeError, ValueError):
+        return 1
+
+
+def received(response: Response) -> list[dict]:
+    """The messages of a ReceiveMessage's response (an empty list for none)."""
+    return response.get("Messages") or []
+
+
+def receive_response(messages: list[dict]) -> Response:
+    """A ReceiveMessage's response with ``messages`` (a share of a claim several polls made)."""
+    return {"Messages": messages} if messages else {}
+
+
+def receive_again(request: Request, wait: int, count: int | None = None) -> dict:
+    """The same ReceiveMessage for a later round of its poll: waiting ``wait`` seconds at most,
+    and for ``count`` messages where several polls claim together."""
+    again = {**request, "WaitTimeSeconds": wait}
+    if count is not None:
+        again["MaxNumberOfMessages"] = count
+    return again
+
+
+def receive_share(request: Request, queue: str) -> tuple[int, tuple] | None:
+    """(its count, the key of the receives it may claim together with) for a ReceiveMessage
+    whose claim can be shared with other polls' of the same key (same request but for the count
+    and the wait), the messages shared out in turn; None for one that claims alone: a count that
+    is no whole 1 to 10 (its own claim says what is wrong), a FIFO queue (``queue``: the name
+    the engine parked the poll under, as ``.../q.fifo/`` names the same queue as ``.../q.fifo``),
+    a ReceiveRequestAttemptId."""
+    want = request.get("MaxNumberOfMessages", D.MAX_MESSAGES.default)
+    if type(want) is str and want.isdigit():
+        want = int(want)
+    url = request.get("QueueUrl")
+    if (
+        type(want) is not int
+        or not D.MAX_MESSAGES.low <= want <= D.MAX_MESSAGES.high
+        or type(url) is not str
+        or queue.endswith(".fifo")  # only FIFO queues' names end so (create_queue refuses it elsewhere)
+        or "ReceiveRequestAttemptId" in request
+    ):
+        return None
+    return want, (url, repr(sorted((k, v) for k, v in request.items() if k not in ("MaxNumberOfMessages", "WaitTimeSeconds"))))
+
+
+def hand_back_request(request: Request, messages: list[dict]) -> dict:
+    """The ChangeMessageVisibilityBatch that makes visible again now the ``messages`` a
+    ReceiveMessage ``request`` claimed."""
+    entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0} for i, m in enumerate(messages)]
+    return {"QueueUrl": request["QueueUrl"], "Entries": entries}

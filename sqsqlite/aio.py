@@ -15,14 +15,14 @@ Where the work runs:
   that grows with the file), and every call under ``synchronous="FULL"``, whose commits fsync,
   or with ``inline=False``. A call on the loop doesn't suspend its task, so one that follows
   others on the loop for INLINE_SLICE_SECONDS first gives the loop a turn.
-- A receive whose claim comes back empty does not keep its thread: the engine raises ``Park``
-  (``sqsqlite.server.waiting``, the endpoint's own machinery), and the poll waits on the loop as
-  a future in its queue's line until a commit in this process, a peer's datagram or the
+- A receive runs through ``sqsqlite.longpoll``'s machine, the endpoint's own: a claim that comes
+  back empty does not keep its thread (the engine raises ``Park``), and the poll waits on the
+  loop as a future in its queue's line until a commit in this process, a peer's datagram or the
   ``data_version`` watcher (another process's commit) wakes it, or its time is up. A thousand
   parked polls hold no thread, so the send that wakes them always finds one.
 - A receive cancelled after its claim committed (``asyncio.wait_for``'s timeout,
-  ``task.cancel()``, a shutdown) makes the messages it claimed visible again at once, as the
-  endpoint does for a client that left, then lets the cancellation go on.
+  ``task.cancel()``, a shutdown) has the messages it claimed handed back, visible again at once,
+  as the endpoint's are for a client that left, then the cancellation goes on.
 
 With an injected clock (a ``ManualClock``) nothing parks: the engine's own wait runs on the
 pool and moves the clock by the poll's wait instead of sleeping, so a long poll that finds
@@ -40,15 +40,14 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 from . import defaults as D
 from .actions import ACTIONS, UNSUPPORTED
 from .client import ACTION_OF, EXCEPTIONS, PAGINATED, SQSClient, method_name, operation_not_pageable, response_metadata
-from .clock import ticks
+from .core import Database
 from .errors import InvalidParameterValue
-from .server.peers import Peers
-from .server.waiting import AsyncWakeups, Park, ServedDatabase, Stopping
+from .longpoll import AsyncWakeups, Left, LongPolls, Peers, Round
 from .tx import WouldWait
 
 log = logging.getLogger("sqsqlite.aio")
@@ -105,14 +104,19 @@ class AsyncSQSClient:
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # no loop to hold up: open the file now, so bad options raise here
-            self._opened(ServedDatabase(path, **options))
+            self._opened(_open(path, **options))
 
-    def _opened(self, db: ServedDatabase) -> SQSClient:
+    def _opened(self, db: Database) -> SQSClient:
         self._store = db.store
         inline = self._inline_option
         self._inline = db.store.synchronous in ("NORMAL", "OFF") if inline is None else inline
-        self._sync = SQSClient(db)
-        return self._sync
+        wakeups = db.wakeups
+        assert isinstance(wakeups, AsyncWakeups)  # _open's
+        sync = SQSClient(db)
+        change = cast(Any, sync).change_message_visibility_batch  # Any: SQSClient's methods are set at import
+        self._polls = LongPolls(wakeups, self._to_the_end, lambda request: change(**request))
+        self._sync = sync
+        return sync
 
     # ------------------------------------------------------------ what the client is
 
@@ -124,10 +128,8 @@ class AsyncSQSClient:
         return self._sync
 
     @property
-    def db(self) -> ServedDatabase:
-        db = self.sync.db
-        assert isinstance(db, ServedDatabase)
-        return db
+    def db(self) -> Database:
+        return self.sync.db
 
     @property
     def meta(self) -> Any:
@@ -136,7 +138,9 @@ class AsyncSQSClient:
     @property
     def wakeups(self) -> AsyncWakeups:
         """How this client's long polls wait (``parked(queue)`` counts the polls parked now)."""
-        return self.db.wakeups
+        wakeups = self.db.wakeups
+        assert isinstance(wakeups, AsyncWakeups)  # _open's
+        return wakeups
 
     async def open(self) -> AsyncSQSClient:
         """Open the file (created and migrated on first use) on the pool, once; bind the loop."""
@@ -144,7 +148,7 @@ class AsyncSQSClient:
             raise RuntimeError(CLOSED)
         if self._sync is None:
             if self._opening is None:
-                self._opening = asyncio.ensure_future(self._in_pool(ServedDatabase, self._path, **self._options))
+                self._opening = asyncio.ensure_future(self._in_pool(_open, self._path, **self._options))
             db = await asyncio.shield(self._opening)
             if self._sync is None:
                 self._opened(db)
@@ -234,36 +238,17 @@ class AsyncSQSClient:
     async def receive_message(self, **kwargs: Any) -> dict:
         """The SQS ReceiveMessage action; a wait with nothing to claim parks on the loop."""
         sync = await self._ready()
-        wakeups, db = self.wakeups, self.db
-        tick = ticks(db.clock)
-        ends: int | None = None  # the poll's end on ticks, once its first round parked
-        queue = ""  # the queue's name as the engine parks its polls, once one round parked
-        woken = nudged = False
-        while True:
-            request = kwargs
-            if ends is not None:  # a later round waits no longer than what is left of the first's
-                request = {**kwargs, "WaitTimeSeconds": max(0, -(-(ends - tick()) // 1000))}
-            kind, value = await self._claim(sync, request)
-            if kind == "done":
-                if nudged and _full(kwargs, value):
-                    wakeups.pass_baton(queue)  # woken for a commit nobody counted: more may be left
-                return value
-            if kind == "stopped" or self._closed:  # closing: no messages, as at the poll's deadline
-                return {"ResponseMetadata": response_metadata(200)}
-            park: Park = value
-            queue = park.queue
-            if ends is None:
-                ends = tick() + park.deadline - db.now()
-            try:
-                state = await wakeups.park(queue, park.mark, min(park.until, db.now() + ends - tick()), front=woken)
-            except Stopping:  # the client is closing: the poll ends with no messages, as at its deadline
-                return {"ResponseMetadata": response_metadata(200)}
-            woken, nudged = state in ("woken", "nudged"), state == "nudged"
+        outcome = await self._polls.receive(kwargs, functools.partial(self._claim, sync))
+        assert outcome is not None  # its caller leaves by cancelling it: Left
+        kind, value = outcome
+        if kind == "done":
+            return value
+        return {"ResponseMetadata": response_metadata(200)}  # closing: no messages, as at the poll's deadline
 
-    async def _claim(self, sync: SQSClient, request: dict) -> tuple[str, Any]:
-        """One round of a receive, on the loop or the pool: ('done', response), ('park', Park) or
-        ('stopped', None). Cancelled once its claim may have run, it waits for the claim and
-        makes what it claimed visible again before the cancellation goes on."""
+    async def _claim(self, sync: SQSClient, request: dict, shared: bool) -> Round:
+        """One round of a receive, on the loop or the pool (LongPolls' claim). Cancelled once
+        its claim may have run on the pool, it waits for the claim and raises Left with its
+        outcome, whose messages the poll hands back before the cancellation goes on."""
         if self._inline and self.wakeups.parks:
             # (Where a clock is injected nothing parks: the claim's wait moves the clock, and a
             # call rerun on the pool after it would wait the whole poll again.) A call on the loop
@@ -278,43 +263,36 @@ class AsyncSQSClient:
         self._rounds.add(done)
         try:
             return await asyncio.wrap_future(ran)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as cancelled:
             if ran.cancel() or ran.cancelled():  # never began: nothing was claimed
                 raise
             try:
-                kind, value = await _finished(ran)
+                outcome = await _finished(ran)
             except Exception:  # the claim failed: nothing was claimed
                 raise asyncio.CancelledError() from None
-            if kind == "done" and value.get("Messages"):
-                await self._give_back(sync, request, value["Messages"])
-            raise
+            raise Left(outcome, cancelled) from None
         finally:
             self._rounds.discard(done)
             done.set_result(None)
 
-    def _claim_now(self, sync: Any, request: dict) -> tuple[str, Any]:  # Any: SQSClient's methods are set at import
-        wakeups = self.wakeups
-        wakeups.parkable(True)
-        try:
-            return "done", sync.receive_message(**request)
-        except Park as park:
-            return "park", park
-        except Stopping:
-            return "stopped", None
-        finally:
-            wakeups.parkable(False)
+    def _claim_now(self, sync: Any, request: dict) -> Round:  # Any: SQSClient's methods are set at import
+        return self._polls.round(lambda: sync.receive_message(**request))
 
-    async def _give_back(self, sync: Any, request: dict, messages: list[dict]) -> None:
-        """Messages claimed for a receive that was cancelled: visible again now, not at their
-        visibility timeout (their receive count keeps the attempt, as SQS's does for an answer
-        that was lost)."""
-        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0} for i, m in enumerate(messages)]
-        give_back = functools.partial(_quietly, sync.change_message_visibility_batch, QueueUrl=request["QueueUrl"], Entries=entries)
+    async def _to_the_end(self, work: Callable[[], Any]) -> Any:
+        """work (a hand-back) on the pool, or on a thread of its own once the pool has shut down
+        (the client closed meanwhile), waited for however often the caller is cancelled
+        meanwhile; close() waits for it before it closes the file."""
         try:
-            ran = self._executor.submit(give_back)
-        except RuntimeError:  # the pool has shut down (the client closed meanwhile): a thread of its own
-            ran = _in_thread(give_back)
-        await _finished(ran)
+            ran = self._executor.submit(work)
+        except RuntimeError:
+            ran = _in_thread(work)
+        done = asyncio.get_running_loop().create_future()
+        self._rounds.add(done)
+        try:
+            return await _finished(ran)
+        finally:
+            self._rounds.discard(done)
+            done.set_result(None)
 
     # ------------------------------------------------------------ pagination, waiters, closing
 
@@ -465,13 +443,6 @@ async def _finished(ran: Future) -> Any:
                 raise
 
 
-def _quietly(fn: Callable[..., Any], **kwargs: Any) -> None:
-    try:
-        fn(**kwargs)
-    except Exception as exc:  # the queue deleted meanwhile, say: its messages back at their timeout
-        log.warning("sqsqlite.aio: a cancelled receive could not give its messages back (%s); they return at their visibility timeout", exc)
-
-
 async def _finished_all(rounds: set[asyncio.Future]) -> None:
     """Wait for every one of rounds, however often the caller (a close()) is cancelled meanwhile."""
     while True:
@@ -497,12 +468,11 @@ def _in_thread(fn: Callable[..., Any], *args: Any) -> Future:
     return ran
 
 
-def _full(request: dict, response: dict) -> bool:
-    try:
-        wanted = int(request.get("MaxNumberOfMessages", D.MAX_MESSAGES.default))
-    except (TypeError, ValueError):
-        wanted = 1
-    return len(response.get("Messages") or ()) >= wanted
+def _open(path: str | None, **options: Any) -> Database:
+    """The file, its long polls parked on the loop (AsyncWakeups) rather than holding a thread."""
+    db = Database(path, **options)
+    db.wakeups = AsyncWakeups(db.store, db.clock)
+    return db
 
 
 def client(path: str | None = None, **options: Any) -> AsyncSQSClient:

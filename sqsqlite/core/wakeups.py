@@ -9,7 +9,7 @@ visibility change to 0, a dead-letter move, a move task, an import) calls ``noti
 :class:`PollingWakeups`, the default, suits a library with a few consumers: a waiting thread
 sleeps on a condition that same-process commits notify, and checks ``PRAGMA data_version``
 (which changes when another connection or process commits) every few milliseconds. The endpoint
-plugs in its own implementation of the same interface (``sqsqlite.server.waiting``).
+and ``sqsqlite.aio`` plug in their own implementation of the same interface (``sqsqlite.longpoll``).
 """
 
 from __future__ import annotations

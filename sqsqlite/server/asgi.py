@@ -8,10 +8,11 @@ back to back in one transaction (store.Group), and their answers wait for its co
 load, concurrent requests share one lock, BEGIN and COMMIT, and the calls waiting for their
 group don't count as being served (docs/server.md has the measurements).
 
-A ReceiveMessage is called parkable: when its claim comes back empty the engine raises
-``Park`` instead of blocking, and the poll waits here as a future in its queue's line (see
-``waiting.py``) while listening for the client to leave. A client that leaves frees its place at
-once, and any messages claimed for it in that moment are made visible again (visibility 0).
+A ReceiveMessage runs through ``sqsqlite.longpoll``'s machine (``LongPolls.receive``), which
+parks it on the loop between its claims, shares one claim among the polls woken together, and
+hands back what was claimed for a client that left. This module tells it where a claim runs (as
+any engine call: inline, grouped or pooled), how its errors are answered, and when the client
+leaves (its connection's ``http.disconnect``).
 """
 
 from __future__ import annotations
@@ -22,19 +23,18 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal
 
 from .. import defaults as D
-from ..clock import ticks
 from ..core.handles import new_request_id
 from ..errors import DatabaseError, SQSError
+from ..longpoll import AsyncWakeups, LongPolls, Round
 from ..tx import WouldWait
-from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves, queue_name
+from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves
 from .emulator import EmulatorRoutes
 from .emulator import serves as emulator_serves
-from .waiting import AsyncWakeups, Park, Stopping
 
 log = logging.getLogger("sqsqlite.server")
 
@@ -103,8 +103,14 @@ class App:
         # While a group runs (on the loop's thread): the DatabaseErrors its calls raised, the
         # first of which undid its transaction if SQLite undid it (a full disk does).
         self._running_group = threading.local()
-        self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
-        self._tasks: set[asyncio.Future] = set()
+        # Every ReceiveMessage's long poll; polls woken in one turn of the loop claim together.
+        self.polls = LongPolls(
+            wakeups,
+            self._engine,
+            functools.partial(dispatcher.actions.call, "ChangeMessageVisibilityBatch"),
+            together=True,
+            resting=_Resting(self),
+        )
         # A grouped call's pool run, while it runs (_run_group sends a group's calls there when
         # another program holds the lock): a stop cutting its request off answers what it did.
         self._rerun: dict[asyncio.Future, Future] = {}
@@ -395,145 +401,32 @@ class App:
     # ------------------------------------------------------------ long polls
 
     async def _receive(self, call: Call, receive: Callable) -> Answer | None:
-        d, wakeups = self.dispatcher, self.wakeups
-        tick = ticks(d.db.clock)
-        queue: str | None = None
-        ends: int | None = None  # the poll's end on ticks (clock.ticks), once its first round parked
-        gone: asyncio.Future | None = None
-        listener: asyncio.Task | None = None
-        woken = False
-        nudged = False
-        try:
-            while True:
-                request = call.request
-                if ends is not None:  # a later round: the engine waits no longer than the first round's deadline
-                    request = {**request, "WaitTimeSeconds": max(0, -(-(ends - tick()) // 1000))}
-                first = ends is None
-                kind: str = "done"
-                value: Any = {}
-                if woken:  # one claim for every poll of the queue woken in this turn of the loop
-                    kind, value = await self._claim_together(call, request, queue)
-                if not value:  # not woken, or the shared claim left none for it: its own claim (which may park)
-                    # Grouped only where an empty claim parks: under an injected clock it waits in the call.
-                    failed = (lambda why: ("answer", self._group_failed(call)(why))) if wakeups.parks else None
-                    kind, value = await self._engine(functools.partial(self._claim, call, request, first), failed=failed)
-                if nudged and kind == "done" and _full(call, value):
-                    wakeups.pass_baton(queue or queue_name(call))
-                nudged = False
-                if kind == "answer":
-                    return value
-                if kind == "done":
-                    if gone is not None and value.get("Messages"):
-                        # Let the loop read a connection that dropped while the claim ran (its
-                        # close is an I/O event, then the listener's wake-up) before answering.
-                        for _ in range(3):
-                            await asyncio.sleep(0)
-                    if gone is not None and gone.done() and value.get("Messages"):
-                        await self._engine(functools.partial(self._release, call, value["Messages"]))
-                        return None
-                    return d.success(call, value)
-                park: Park = value[0]
-                queue = park.queue
-                if ends is None:
-                    ends = tick() + value[1] - d.db.now()
-                if gone is None:
-                    gone = asyncio.get_running_loop().create_future()
-                    listener = asyncio.ensure_future(_listen(receive, gone))
-                self.active -= 1
-                try:
-                    state = await wakeups.park(queue, park.mark, min(park.until, d.db.now() + ends - tick()), gone, front=woken)
-                finally:
-                    self.active += 1
-                if state == "gone":
-                    return None
-                woken, nudged = state in ("woken", "nudged"), state == "nudged"
-        except Stopping:
-            return d.success(call, {})  # shutting down: the poll ends with no messages, as at its deadline
-        finally:
-            if listener is not None:
-                listener.cancel()
-
-    async def _claim_together(self, call: Call, request: dict, queue: str | None) -> tuple[str, Any]:
-        """A woken poll's claim, made as one claim with the other polls of its queue (same
-        request but for the count) woken in the same turn of the loop: a send of 10 messages
-        to 10 parked polls costs one write transaction, not ten. The messages are shared out in
-        the order the polls were woken. FIFO queues and receive attempt ids are left alone.
-
-        ``queue`` is the name the engine parked the poll under: FIFO-ness is read from it, not
-        from the QueueUrl as sent (``.../q.fifo/`` names the same FIFO queue)."""
-        want = request.get("MaxNumberOfMessages", 1)
-        if type(want) is str and want.isdigit():
-            want = int(want)
-        url = request.get("QueueUrl")
-        if (
-            type(want) is not int
-            or not 1 <= want <= 10
-            or type(url) is not str
-            or queue is None
-            or queue.endswith(".fifo")  # only FIFO queues' names end so (create_queue refuses it elsewhere)
-            or "ReceiveRequestAttemptId" in request
-        ):
-            return "done", {}
-        key = (url, repr(sorted((k, v) for k, v in request.items() if k not in ("MaxNumberOfMessages", "WaitTimeSeconds"))))
-        loop = asyncio.get_running_loop()
-        mine: asyncio.Future = loop.create_future()
-        group = self._groups.get(key)
-        if group is None:
-            group = self._groups[key] = []
-            loop.call_soon(lambda: self._tasks.add(asyncio.ensure_future(self._claim_group(key, call, request))))
-        group.append((want, mine))
-        return await mine
-
-    async def _claim_group(self, key: tuple, call: Call, request: dict) -> None:
-        members = self._groups.pop(key, [])
-        try:
-            while members:
-                chunk, total = [], 0
-                while members and total + members[0][0] <= D.MAX_MESSAGES.high:
-                    want, fut = members.pop(0)
-                    chunk.append((want, fut))
-                    total += want
-                shared = {**request, "MaxNumberOfMessages": total, "WaitTimeSeconds": 0}
-                kind, value = await self._engine(functools.partial(self._claim, call, shared, False))
-                messages = list(value.get("Messages") or ()) if kind == "done" else []
-                for want, fut in chunk:
-                    if fut.done():
-                        continue  # its poll ended meanwhile (shutdown): it takes no share
-                    share, messages = messages[:want], messages[want:]
-                    fut.set_result(("done", {"Messages": share} if share else {}))
-                if messages:  # a member left meanwhile: nobody to hand these to
-                    await self._engine(functools.partial(self._release, call, messages))
-        finally:
-            for _, fut in members:
-                if not fut.done():
-                    fut.set_result(("done", {}))
-            self._tasks.discard(asyncio.current_task())
-
-    def _claim(self, call: Call, request: dict, first: bool) -> tuple[str, Any]:
-        """One round of a receive, in an engine thread: ('done', result), ('park', (Park,
-        the poll's deadline on its first round, else None)) or ('answer', an error Answer)."""
+        """A ReceiveMessage through the long-poll machine; None when the client left."""
         d = self.dispatcher
-        self.wakeups.parkable(True)
+        # Grouped only where an empty claim parks: under an injected clock it waits in the call.
+        failed = (lambda why: ("answer", self._group_failed(call)(why))) if self.wakeups.parks else None
+
+        def claim(request: dict, shared: bool) -> Awaitable[Round]:
+            return self._engine(functools.partial(self._claim, call, request), failed=None if shared else failed)
+
+        outcome = await self.polls.receive(call.request, claim, functools.partial(_listen, receive))
+        if outcome is None:
+            return None
+        kind, value = outcome
+        if kind == "answer":
+            return value
+        return d.success(call, value if kind == "done" else {})  # stopped: no messages, as at its deadline
+
+    def _claim(self, call: Call, request: dict) -> Round:
+        """One round of a receive, in an engine thread or on the loop (LongPolls.round), with
+        its errors worded as SQS's answers: ('answer', the Answer)."""
+        d = self.dispatcher
         try:
-            return "done", self._noted(d.run, call, request)
-        except Park as park:
-            # The first round's deadline is the engine's (its WaitTimeSeconds, or the queue's
-            # ReceiveMessageWaitTimeSeconds); later rounds keep it.
-            return "park", (park, park.deadline if first else None)
-        except Stopping:
-            return "done", {}
+            return self.polls.round(lambda: self._noted(d.run, call, request))
         except SQSError as err:
             return "answer", d.error(err, call.is_json, call.request_id, json_query=call.json_query)
         except Exception:
             return "answer", d.internal(call.is_json, call.request_id, call.json_query)
-        finally:
-            self.wakeups.parkable(False)
-
-    def _release(self, call: Call, messages: list[dict]) -> None:
-        """Messages claimed for a client that left: visible again now, not at their visibility timeout."""
-        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0} for i, m in enumerate(messages)]
-        with contextlib.suppress(SQSError):
-            self.dispatcher.actions.call("ChangeMessageVisibilityBatch", {"QueueUrl": call.request["QueueUrl"], "Entries": entries})
 
     # ------------------------------------------------------------ bodies and answers
 
@@ -637,6 +530,19 @@ class App:
             d.console.observe(action, answer.status, error.partition(";")[0] if error else None, elapsed / 1000)
 
 
+class _Resting:
+    """Entered while a poll is parked: it isn't being served (``App.active``, which INLINE_BELOW reads)."""
+
+    def __init__(self, app: App):
+        self.app = app
+
+    def __enter__(self) -> None:
+        self.app.active -= 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.app.active += 1
+
+
 async def _listen(receive: Callable, gone: asyncio.Future) -> None:
     """Resolve ``gone`` when the client disconnects (the body is read: nothing else comes)."""
     while True:
@@ -662,13 +568,3 @@ async def _drain(receive: Callable) -> None:
         dropped += len(message.get("body", b""))
         if not message.get("more_body", False):
             return
-
-
-def _full(call: Call, result: Any) -> bool:
-    if not isinstance(result, dict):
-        return False
-    try:
-        wanted = int(call.request.get("MaxNumberOfMessages", D.MAX_MESSAGES.default))
-    except (TypeError, ValueError):
-        wanted = 1
-    return len(result.get("Messages") or ()) >= wanted

@@ -25,9 +25,10 @@ from .. import validation as V
 from ..actions import MEMBERS, UNSUPPORTED, Actions
 from ..core.handles import new_request_id
 from ..errors import BatchRequestTooLong, InvalidParameterValue, SQSError
+from ..longpoll import Stopping
 from . import sigv4, urls, wire
 from .sigv4 import Verifier
-from .waiting import ServedDatabase, Stopping
+from .waiting import ServedDatabase
 
 log = logging.getLogger("sqsqlite.server")
 
@@ -323,7 +324,7 @@ class Dispatcher:
     # ------------------------------------------------------------ running
 
     def run(self, call: Call, request: dict | None = None) -> dict:
-        """The engine's answer to a Call (blocking; a long poll may raise waiting.Park)."""
+        """The engine's answer to a Call (blocking; a long poll's may raise longpoll.Park)."""
         db = self.db
         db.begin_request(call.endpoint, call.account_id, call.region)
         try:
@@ -458,10 +459,6 @@ def _netloc(origin: str) -> str:
         return urlsplit(origin.strip()).netloc.lower()
     except ValueError:  # "http://[::1", say: no origin this endpoint has
         return ""
-
-
-def queue_name(call: Call) -> str:
-    return V.queue_name_from_url(call.request["QueueUrl"])
 
 
 console_serves = console_module.serves

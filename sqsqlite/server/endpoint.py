@@ -4,7 +4,7 @@ One event loop per process (uvloop and httptools when installed, as ``uvicorn[st
 brings them): a connection or a parked long poll costs a few kilobytes, not a thread. Engine
 calls run on a small thread pool (``asgi.py``), each thread with its own SQLite connection.
 ``sqsqlite serve --workers N`` runs N such processes on one listening socket (``workers.py``);
-a send in any of them wakes long polls in the others (``peers.py``).
+a send in any of them wakes long polls in the others (``longpoll/peers.py``).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ import uvicorn
 from .. import console
 from .. import defaults as D
 from ..console import is_loopback
+from ..longpoll import WATCH_MIN_GAP, Peers
 from .asgi import INLINE_BELOW, MAX_REQUEST_BYTES, App
 from .dispatch import Dispatcher
 from .emulator import EmulatorRoutes
-from .peers import Peers
 from .protocol import with_header_timeout
 from .sigv4 import Verifier
-from .waiting import WATCH_MIN_GAP, ServedDatabase
+from .waiting import ServedDatabase
 
 log = logging.getLogger("sqsqlite.server")
 

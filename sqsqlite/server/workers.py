@@ -4,7 +4,7 @@ The parent binds the socket and checks the database, then starts N workers, each
 interpreter (``python -m sqsqlite.server.workers``) handed the socket's descriptor: each runs
 its own event loop, engine threads and SQLite connections on the one file, and the kernel
 spreads connections over the processes accepting on the socket. A send through any worker
-wakes long polls waiting in the others (``peers.py``).
+wakes long polls waiting in the others (``longpoll/peers.py``).
 
 The parent supervises them, as gunicorn's and uvicorn's do: a worker that dies (an OOM kill, a
 crash) is logged with its exit cause and started again, while the others go on serving; its

@@ -15,7 +15,7 @@ import pytest
 
 import sqsqlite
 from benchmarks.rawsqs import Connection, SQSError
-from sqsqlite.server import BackgroundServer, endpoint, waiting
+from sqsqlite.server import BackgroundServer, endpoint
 
 pytestmark = pytest.mark.slow
 
@@ -348,7 +348,7 @@ def test_polls_in_another_server_are_woken_only_once_the_group_that_sent_their_m
     # The data_version watcher would also notice the commit: silence it, so only the wake-up
     # sent between the servers can answer the polls before their deadline. A wake-up sent before
     # the (slowed) commit would find nothing, and its polls would wait out the 20 s.
-    monkeypatch.setattr(waiting, "WATCH_MIN_GAP", 3600.0)
+    monkeypatch.setattr("sqsqlite.longpoll.wakeups.WATCH_MIN_GAP", 3600.0)
     path = str(tmp_path / "peers.db")
     sqsqlite.connect(path).close()
     with BackgroundServer(path) as a, BackgroundServer(path) as b:

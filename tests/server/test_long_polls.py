@@ -16,8 +16,9 @@ import pytest
 import sqsqlite
 from benchmarks.rawsqs import Connection
 from sqsqlite import clock as clock_module
+from sqsqlite import longpoll
 from sqsqlite.clock import SYSTEM_CLOCK
-from sqsqlite.server import BackgroundServer, waiting
+from sqsqlite.server import BackgroundServer
 from sqsqlite.server.asgi import App
 
 pytestmark = pytest.mark.slow
@@ -208,15 +209,15 @@ def test_a_system_clock_passed_in_parks_polls_as_the_default_clock_does(tmp_path
 
 def test_a_system_clock_of_the_callers_own_is_the_system_clock_wherever_it_is_asked():
     own = sqsqlite.SystemClock()
-    assert waiting.AsyncWakeups(None, own).parks
+    assert longpoll.AsyncWakeups(None, own).parks
     assert clock_module.is_system(own) and clock_module.is_system(SYSTEM_CLOCK)
     assert not clock_module.is_system(sqsqlite.ManualClock())
 
 
 def test_a_parked_receive_carries_both_when_to_look_again_and_when_the_poll_ends():
-    wakeups = waiting.AsyncWakeups(None, SYSTEM_CLOCK)  # parking reads no store
+    wakeups = longpoll.AsyncWakeups(None, SYSTEM_CLOCK)  # parking reads no store
     wakeups.parkable(True)
-    with pytest.raises(waiting.Park) as parked:
+    with pytest.raises(longpoll.Park) as parked:
         wakeups.wait("q", None, 1_000, 5_000)
     assert (parked.value.queue, parked.value.until, parked.value.deadline) == ("q", 1_000, 5_000)
 
@@ -248,9 +249,9 @@ def test_a_message_claimed_for_a_poll_whose_client_left_is_visible_again_at_once
         claim = app._claim
         left = {}
 
-        def claim_then_leave(call, request, start):
+        def claim_then_leave(call, request):
             # The client goes away just as its claim comes back with a message.
-            kind, value = claim(call, request, start)
+            kind, value = claim(call, request)
             if kind == "done" and value.get("Messages") and "claimed" not in left:
                 left["claimed"] = True
                 left["conn"].abort()
@@ -278,7 +279,7 @@ def test_a_message_claimed_for_a_poll_whose_client_left_is_visible_again_at_once
 def test_a_poll_parked_in_one_server_is_woken_by_a_send_through_another_serving_the_same_file(tmp_path, monkeypatch):
     # The data_version watcher would also notice the other server's commit: silence it, so only
     # the wake-up sent between the servers can answer the poll before its deadline.
-    monkeypatch.setattr(waiting, "WATCH_MIN_GAP", 3600.0)
+    monkeypatch.setattr("sqsqlite.longpoll.wakeups.WATCH_MIN_GAP", 3600.0)
     path = str(tmp_path / "peers.db")
     sqsqlite.connect(path).close()
     with BackgroundServer(path) as a, BackgroundServer(path) as b:
@@ -433,7 +434,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_wake_up_directory_made_by_another_user_is_not_used(tmp_path, monkeypatch):
-    from sqsqlite.server.peers import Peers
+    from sqsqlite.longpoll import Peers
 
     path = tmp_path / "shared.db"
     path.write_bytes(b"")

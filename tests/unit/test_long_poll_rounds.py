@@ -1,0 +1,55 @@
+"""The long-poll machine's SQS-shaped helpers (actions.py) and its rounds (sqsqlite.longpoll),
+without a server: which receives may share a claim, what a later round asks, what a hand-back
+sends, and what a parked round keeps."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqsqlite.actions import hand_back_request, receive_again, receive_count, receive_response, receive_share, received
+from sqsqlite.clock import SYSTEM_CLOCK
+from sqsqlite.longpoll import AsyncWakeups, LongPolls
+
+URL = "http://localhost:9324/000000000000/orders"
+
+
+def test_receives_asking_the_same_but_for_count_and_wait_share_one_claim_key():
+    a = receive_share({"QueueUrl": URL, "MaxNumberOfMessages": 3, "WaitTimeSeconds": 20}, "orders")
+    b = receive_share({"QueueUrl": URL, "MaxNumberOfMessages": "7", "WaitTimeSeconds": 4}, "orders")
+    c = receive_share({"QueueUrl": URL, "VisibilityTimeout": 60}, "orders")
+    assert a is not None and b is not None and c is not None
+    assert (a[0], b[0], c[0]) == (3, 7, 1)
+    assert a[1] == b[1] != c[1]
+
+
+def test_fifo_queues_attempt_ids_and_unreadable_counts_claim_alone():
+    assert receive_share({"QueueUrl": URL + ".fifo/"}, "orders.fifo") is None
+    assert receive_share({"QueueUrl": URL, "ReceiveRequestAttemptId": "a"}, "orders") is None
+    for count in (0, 11, "ten", 2.5, None):
+        assert receive_share({"QueueUrl": URL, "MaxNumberOfMessages": count}, "orders") is None
+    assert receive_share({"QueueUrl": None}, "orders") is None
+
+
+def test_a_later_round_asks_for_what_is_left_of_the_wait_and_a_shared_claim_for_the_total():
+    request = {"QueueUrl": URL, "MaxNumberOfMessages": 2, "WaitTimeSeconds": 20}
+    assert receive_again(request, 7) == {"QueueUrl": URL, "MaxNumberOfMessages": 2, "WaitTimeSeconds": 7}
+    assert receive_again(request, 0, 10) == {"QueueUrl": URL, "MaxNumberOfMessages": 10, "WaitTimeSeconds": 0}
+    assert request["WaitTimeSeconds"] == 20  # the caller's request is left as it was
+
+
+def test_an_answer_is_full_at_the_count_asked_and_a_hand_back_makes_each_message_visible_now():
+    assert (receive_count({}), receive_count({"MaxNumberOfMessages": "4"}), receive_count({"MaxNumberOfMessages": "x"})) == (1, 4, 1)
+    messages = [{"ReceiptHandle": "h0"}, {"ReceiptHandle": "h1"}]
+    assert received(receive_response(messages)) == messages and receive_response([]) == {} and received({}) == []
+    assert hand_back_request({"QueueUrl": URL, "WaitTimeSeconds": 20}, messages) == {
+        "QueueUrl": URL,
+        "Entries": [{"Id": "0", "ReceiptHandle": "h0", "VisibilityTimeout": 0}, {"Id": "1", "ReceiptHandle": "h1", "VisibilityTimeout": 0}],
+    }
+
+
+def test_a_parked_round_keeps_no_frame_of_the_engine_call_that_parked_it():
+    wakeups = AsyncWakeups(None, SYSTEM_CLOCK)  # parking reads no store
+    polls = LongPolls(wakeups, asyncio.sleep, lambda change: None)
+    kind, park = polls.round(lambda: wakeups.wait("orders", None, 1_000, 5_000))
+    assert kind == "park" and (park.queue, park.until, park.deadline) == ("orders", 1_000, 5_000)
+    assert park.__traceback__ is None  # a thousand parked polls would otherwise hold a thousand stacks
