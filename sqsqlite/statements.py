@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, literal_column, or_, select, tuple_, union_all, update
+from sqlalchemy import and_, delete, func, insert, literal_column, null, or_, select, tuple_, union_all, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from . import defaults as D
@@ -19,6 +19,7 @@ from .schema import (
     HISTORY_COUNTERS,
     HISTORY_GAUGES,
     fifo_dedup,
+    message_positions,
     messages,
     meta,
     move_tasks,
@@ -123,9 +124,22 @@ clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c
 
 # ------------------------------------------------------------------ messages
 
+# A new message's id: above the highest row and above every id a deletion took from the top
+# (schema.message_positions), so no id is given out twice. Read, never written: a send's commit
+# writes no page for it. A statement of several rows names it in its first row only; SQLite
+# gives each later row (id NULL) the highest id so far plus one, which follows it.
+_next_id = (
+    func.max(
+        func.coalesce(select(func.max(m.c.id)).scalar_subquery(), literal_column("0")),
+        select(message_positions.c.highest_removed).where(message_positions.c.id == literal_column("1")).scalar_subquery(),
+    )
+    + literal_column("1")
+).label("next_id")
+_NEXT_ROW: Any = null()  # a later row of the same statement
+
 # Every column but the engine's own bookkeeping of a receive (id, received_at, receipt_token).
 _INSERTED = [c.name for c in MESSAGE_COLUMNS if c.name not in ("id", "received_at", "receipt_token")]
-insert_message = compile_sql(insert(m).values(**{name: P(name) for name in _INSERTED}))
+insert_message = compile_sql(insert(m).values(id=_next_id, **{name: P(name) for name in _INSERTED}))
 
 
 # A standard queue's send fills only these columns (the rest keep their defaults), by position
@@ -140,7 +154,9 @@ INSERT_PLAIN_COLUMNS = tuple(c for c in INSERT_STANDARD_COLUMNS if c != "attribu
 def _insert_rows(columns: tuple[str, ...], n: int, table: Any = m, *prefixes: str) -> Sql:
     """One INSERT of n rows (VALUES (...), (...)): parameters are the rows' values, row after
     row, in ``columns`` order."""
-    names = [{name: P(f"{name}_{i}") for name in columns} for i in range(n)]
+    names: list[dict[str, Any]] = [{name: P(f"{name}_{i}") for name in columns} for i in range(n)]
+    if table is m:
+        names = [{"id": _next_id if i == 0 else _NEXT_ROW, **row} for i, row in enumerate(names)]
     sql, order = compile_positional(insert(table).values(names).prefix_with(*prefixes))
     assert order == tuple(f"{name}_{i}" for i in range(n) for name in columns), order
     return sql
@@ -163,7 +179,9 @@ PUT_DEDUP_COLUMNS = ("queue_id", "scope", "dedup_id", "message_id", "sequence_nu
 PUT_DEDUP_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(PUT_DEDUP_COLUMNS, n, fifo_dedup, "OR REPLACE") for n in _BATCH_SIZES)
 # A single FIFO send's message, the head of its group when the group holds no message.
 _is_head = ~select(m.c.id).where(*_GROUP).exists()
-insert_fifo_message = compile_sql(insert(m).values({**{name: P(name) for name in INSERT_FIFO_COLUMNS[:-1]}, "is_head": _is_head}))
+insert_fifo_message = compile_sql(
+    insert(m).values({"id": _next_id, **{name: P(name) for name in INSERT_FIFO_COLUMNS[:-1]}, "is_head": _is_head})
+)
 
 # The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
 # visible_at for every row). Those four are numbered parameters, each bound once however many
@@ -174,7 +192,9 @@ INSERT_SHARED_PARAMS = ("queue_id", "sender_id", "sent_at", "visible_at")
 
 def _insert_shared_rows(n: int) -> Sql:
     shared = {name: P(name) for name in INSERT_SHARED_PARAMS}
-    rows = [{**shared, "message_id": P(f"message_id_{i}"), "body": P(f"body_{i}")} for i in range(n)]
+    rows = [
+        {"id": _next_id if i == 0 else _NEXT_ROW, **shared, "message_id": P(f"message_id_{i}"), "body": P(f"body_{i}")} for i in range(n)
+    ]
     order = INSERT_SHARED_PARAMS + tuple(f"message_id_{i}" for i in range(n)) + tuple(f"body_{i}" for i in range(n))
     return compile_numbered(insert(m).values(rows), order)
 

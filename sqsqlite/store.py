@@ -57,7 +57,7 @@ try:
 except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
     fcntl = None
 
-HEAD_REVISION = "0011"
+HEAD_REVISION = "0012"
 log = logging.getLogger("sqsqlite.store")
 
 
