@@ -1,7 +1,7 @@
 """What a message's position costs the send path: the engine on its own schema, where messages.id
 is a plain INTEGER PRIMARY KEY and a send takes the next id above the highest row and the
-high-water mark of ids taken from the top (message_positions, raised only by a deletion of the
-highest row), next to the same engine on the same file with the table rebuilt AUTOINCREMENT, as
+high-water mark of ids taken from the top (message_positions, raised only after a deletion of
+the highest row), next to the same engine on the same file with the table rebuilt AUTOINCREMENT, as
 it was before migration 0012 (SQLite then writes the table's sqlite_sequence row in every send's
 commit). The same code, in one process, the two layouts in turn on fresh files each round; per
 workload the best of the rounds, in CPU microseconds per message (user and system time, so the
@@ -57,7 +57,7 @@ class Autoincrement(Engine):
                     for r in c.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL")
                 ]
                 assert "AUTOINCREMENT" not in table, table
-                c.execute("DROP TABLE messages")  # and its trigger: AUTOINCREMENT needs no mark
+                c.execute("DROP TABLE messages")
                 autoincrement = table.replace("(\n    id INTEGER NOT NULL,", "(\n    id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,", 1)
                 c.execute(autoincrement.replace(",\n    PRIMARY KEY (id)", ""))
                 for sql in indexes:

@@ -15,12 +15,13 @@ message id and body bound as the engine binds them.
 - ``+visible``: and ``ix_messages_visible``, the index claims and counts walk.
 - ``+partial``: and the four partial indexes (fair queues, FIFO), which hold no plain message.
 - ``engine``: the layout as migrated: and the send reads its id above the high-water mark
-  (``message_positions``), and the delete trigger that keeps the mark.
+  (``message_positions``).
 - ``autoincrement``: the layout before migration 0012: the table AUTOINCREMENT, no mark.
 
-Then what the mark's trigger costs a delete, one message a transaction, ``engine`` against
-``autoincrement``: deleting the oldest message (the trigger's condition is false) and the
-newest (the trigger writes the mark: a queue whose consumer keeps up deletes the newest).
+Then what keeping the mark costs a delete, one message a transaction: ``engine`` runs the
+engine's ``queries.keep_high_water`` after each delete, ``autoincrement`` the delete alone;
+deleting the oldest message (the mark stays) and the newest (the mark is written: a queue
+whose consumer keeps up deletes the newest).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ LAYOUTS = {
     "row": "the engine's table, no index, SQLite's max + 1 ids",
     "+visible": "and ix_messages_visible",
     "+partial": "and the four partial indexes (fair queues, FIFO)",
-    "engine": "and the id read above the high-water mark, its trigger (as migrated)",
+    "engine": "and the id read above the high-water mark (as migrated)",
     "autoincrement": "the engine's layout before 0012: AUTOINCREMENT, no mark",
 }
 _SENDER = "000000000000"
@@ -83,7 +84,7 @@ def _build(template: str, path: str, layout: str) -> tuple[sqlite3.Connection, s
         "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL"
     ).fetchall()
     conn.execute("BEGIN")
-    conn.execute("DROP TABLE messages")  # and its trigger
+    conn.execute("DROP TABLE messages")
     if layout == "autoincrement":
         table = table.replace("(\n    id INTEGER NOT NULL,", "(\n    id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,", 1)
         table = table.replace(",\n    PRIMARY KEY (id)", "")
@@ -113,13 +114,15 @@ def _sends(conn: sqlite3.Connection, sql: str, layout: str, n: int) -> float:
     return (time.process_time() - start) / n * 1e6
 
 
-def _deletes(conn: sqlite3.Connection, newest: bool, n: int) -> float:
+def _deletes(conn: sqlite3.Connection, newest: bool, n: int, mark: bool) -> float:
     order = "DESC" if newest else "ASC"
     ids = [r[0] for r in conn.execute(f"SELECT id FROM messages ORDER BY id {order} LIMIT ?", (n,))]
     start = time.process_time()
     for i in ids:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("DELETE FROM messages WHERE id = ?", (i,))
+        if mark:
+            conn.execute(Q.keep_high_water, (i,))
         conn.execute("COMMIT")
     return (time.process_time() - start) / len(ids) * 1e6
 
@@ -134,8 +137,8 @@ def _one(template: str, work: str, layout: str) -> dict[str, float]:
         conn.execute("COMMIT")
         out = {"send": _sends(conn, sql, layout, SENDS)}
         if layout in ("engine", "autoincrement"):
-            out["delete oldest"] = _deletes(conn, False, DELETES)
-            out["delete newest"] = _deletes(conn, True, DELETES)
+            out["delete oldest"] = _deletes(conn, False, DELETES, layout == "engine")
+            out["delete newest"] = _deletes(conn, True, DELETES, layout == "engine")
         return out
     finally:
         conn.close()

@@ -136,6 +136,22 @@ _next_id = (
     + literal_column("1")
 ).label("next_id")
 _NEXT_ROW: Any = null()  # a later row of the same statement
+_mp = message_positions
+_highest_row = func.coalesce(select(func.max(m.c.id)).scalar_subquery(), literal_column("0"))
+# After a deletion of messages, in its transaction: ?1 the highest id it took (or tried to).
+# The mark rises to it only if it was above every row left; a deletion below the top (the
+# common case: claims take the oldest) writes nothing. core.rules.keep_high_water runs it.
+keep_high_water = compile_numbered(
+    update(_mp)
+    .where(_mp.c.id == literal_column("1"), _mp.c.highest_removed < P("top"), P("top") > _highest_row)
+    .values(highest_removed=P("top")),
+    ("top",),
+)
+# Before a bulk deletion that returns no ids (a purge, a queue's deletion): the mark rises to the
+# highest row, so whatever the deletion takes, no id of it is given out again.
+raise_high_water = compile_sql(
+    update(_mp).where(_mp.c.id == literal_column("1"), _mp.c.highest_removed < _highest_row).values(highest_removed=_highest_row)
+)
 
 # Every column but the engine's own bookkeeping of a receive (id, received_at, receipt_token).
 _INSERTED = [c.name for c in MESSAGE_COLUMNS if c.name not in ("id", "received_at", "receipt_token")]
@@ -313,7 +329,7 @@ assert fifo_heads != _heads
 # so its group moves on at once; each call's caller makes the next message the head.
 _expired_heads = select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, m.c.sent_at <= P("cutoff"))
 delete_expired_heads = compile_sql(
-    delete(m).where(m.c.id.in_(_expired_heads.limit(P("n")).scalar_subquery())).returning(m.c.group_id, m.c.is_head)
+    delete(m).where(m.c.id.in_(_expired_heads.limit(P("n")).scalar_subquery())).returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 # Whether there is one: most claims find none, and this look-up costs a fraction of the DELETE's set-up.
 expired_head = compile_sql(_expired_heads.limit(_ONE))
@@ -361,7 +377,7 @@ unclaim_to_dead_letter = compile_sql(
 
 message_by_id = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.id == P("id")))
 received_by_id = compile_sql(select(*RECEIVED_COLUMNS).where(m.c.id == P("id")))
-delete_message = compile_sql(delete(m).where(m.c.id == P("id")).returning(m.c.visible_at, m.c.group_id, m.c.is_head))
+delete_message = compile_sql(delete(m).where(m.c.id == P("id")).returning(m.c.id, m.c.visible_at, m.c.group_id, m.c.is_head))
 # Delete with a receipt handle in one statement when the handle is the message's newest (its
 # token matches) and, on FIFO queues, the message is still in flight; otherwise nothing.
 delete_by_handle = compile_sql(
@@ -373,7 +389,7 @@ delete_by_handle = compile_sql(
         m.c.receipt_token == P("token"),
         or_(P("fifo") == 0, _hidden),
     )
-    .returning(m.c.group_id, m.c.is_head)
+    .returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 # DeleteMessageBatch on a standard queue: one executemany of this, by position; its total
 # rowcount tells whether every handle was its message's newest (then nothing is left to decide).
@@ -429,13 +445,13 @@ _head = (
 prune_expired = compile_sql(
     delete(m)
     .where(m.c.id.in_(select(_head.c.id).where(_head.c.sent_at <= P("cutoff")).scalar_subquery()))
-    .returning(m.c.group_id, m.c.is_head)
+    .returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 # Full clean-up (db.prune): every expired row of the queue, in flight or not, n at a time.
 prune_all_expired = compile_sql(
     delete(m)
     .where(m.c.id.in_(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff")).limit(P("n")).scalar_subquery()))
-    .returning(m.c.group_id, m.c.is_head)
+    .returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 
 # Exact counts, read from ix_messages_visible alone (no table rows).

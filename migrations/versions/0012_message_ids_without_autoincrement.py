@@ -3,8 +3,9 @@
 AUTOINCREMENT made every send write the table's row in sqlite_sequence, a page more in each
 single send's commit. Ids must still never be given out twice (0008, 0010: a reader resumes
 after the last position it handled). The table keeps its high-water mark in a row of its own,
-message_positions.highest_removed, raised by a trigger only when a deletion removes the table's
-highest row; a send takes the next id above both that and the highest row, reading them only.
+message_positions.highest_removed, which the engine raises after a deletion that removed the
+table's highest row; a send takes the next id above both that and the highest row, reading them
+only.
 SQLite cannot drop AUTOINCREMENT from a table, so the table is rebuilt under the same name with
 every row, column and index (0008's way); the mark starts at the sequence AUTOINCREMENT kept,
 which 0010 raised past every position a copy or move task kept.
@@ -45,12 +46,6 @@ _NAMES = (
     "received_at, receipt_token, group_id, dedup_id, sequence_number, dead_letter_source_arn, is_head"
 )
 
-_TRIGGER = (
-    "CREATE TRIGGER messages_keep_high_water AFTER DELETE ON messages "
-    "WHEN old.id > coalesce((SELECT max(id) FROM messages), 0) "
-    "BEGIN UPDATE message_positions SET highest_removed = old.id WHERE id = 1 AND highest_removed < old.id; END"
-)
-
 
 def _rebuild(id_column: str, constraints: str = "") -> None:
     conn = op.get_bind()
@@ -86,14 +81,12 @@ def upgrade() -> None:
     op.execute(sa.text("INSERT INTO message_positions (id, highest_removed) VALUES (1, :n)").bindparams(n=highest))
     _rebuild("id INTEGER NOT NULL", ",\n    PRIMARY KEY (id)")
     op.execute("DELETE FROM sqlite_sequence WHERE name = 'messages'")  # SQLite's DROP left it only if it never had one
-    op.execute(_TRIGGER)
 
 
 def downgrade() -> None:
     conn = op.get_bind()
     row = conn.execute(sa.text("SELECT highest_removed FROM message_positions WHERE id = 1")).first()
     highest = 0 if row is None else int(row[0])
-    op.execute("DROP TRIGGER IF EXISTS messages_keep_high_water")
     _rebuild("id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT")
     op.drop_table("message_positions")
     if highest > 0:  # the sequence past every id given out, as AUTOINCREMENT's own would be

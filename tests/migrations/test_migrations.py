@@ -9,7 +9,7 @@ from sqlalchemy import create_engine
 
 import sqsqlite
 from sqsqlite import migrate
-from sqsqlite.schema import MESSAGES_HIGH_WATER_SQL, MESSAGES_HIGH_WATER_TRIGGER, metadata
+from sqsqlite.schema import metadata
 from sqsqlite.store import HEAD_REVISION, Store
 
 
@@ -176,13 +176,6 @@ def test_a_new_database_never_gives_a_deleted_messages_position_out_again(tmp_pa
         db.close()
     assert position > max(positions)
     assert "AUTOINCREMENT" not in _table_sql(path, "messages")  # the high-water mark does it (0012)
-    assert _trigger_sql(path) == MESSAGES_HIGH_WATER_SQL
-
-
-def _trigger_sql(path):
-    with sqlite3.connect(path) as conn:
-        row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (MESSAGES_HIGH_WATER_TRIGGER,)).fetchone()
-    return None if row is None else row[0]
 
 
 def _high_water(path):
@@ -406,7 +399,7 @@ def test_0012_drops_autoincrement_keeping_every_row_and_no_id_is_given_out_twice
     assert "AUTOINCREMENT" not in _table_sql(path, "messages")
 
     _migrate(path, "0011")  # back to AUTOINCREMENT, its sequence the highest id given out
-    assert "AUTOINCREMENT" in _table_sql(path, "messages") and _trigger_sql(path) is None
+    assert "AUTOINCREMENT" in _table_sql(path, "messages")
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()[0] == highest
         assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'message_positions'").fetchall() == []
@@ -416,7 +409,6 @@ def test_0012_drops_autoincrement_keeping_every_row_and_no_id_is_given_out_twice
     assert _diff(path) == []
     assert _rows(path) == rows
     assert _high_water(path) == [(highest,)]
-    assert _trigger_sql(path) == MESSAGES_HIGH_WATER_SQL
     db = sqsqlite.connect(path, clock=clock)
     try:
         q = db.queue("jobs")

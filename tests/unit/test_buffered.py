@@ -24,18 +24,6 @@ def stored(queue):
     return sorted(m.body for m in queue.peek("all", limit=1000))
 
 
-def _recording(statements):
-    """A trace callback adding each statement run to ``statements``. Python's sqlite3 reports
-    each row's firing of the messages table's delete trigger (schema.MESSAGES_HIGH_WATER_SQL)
-    as its statement again: a repeat of the statement just before is left out."""
-
-    def record(sql):
-        if not statements or statements[-1] != sql:
-            statements.append(sql)
-
-    return record
-
-
 def fill(queue, n):
     for start in range(0, n, 10):
         queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i:03d}"} for i in range(start, min(n, start + 10))])
@@ -127,7 +115,7 @@ def test_each_claims_waiting_deletes_are_committed_by_one_statement_however_many
     fill(queue, 100)
     b = queue.buffered(prefetch=100, max_batch_open_ms=60_000)
     statements = []
-    db.store.connection().set_trace_callback(_recording(statements))
+    db.store.connection().set_trace_callback(statements.append)
     try:
         for _ in range(70):  # claims of 10, 20 and 40
             b.receive_message()[0].delete()
@@ -153,7 +141,7 @@ def test_a_run_of_waiting_deletes_with_one_deleted_elsewhere_is_decided_handle_b
     finally:
         other.close()
     statements = []
-    db.store.connection().set_trace_callback(_recording(statements))
+    db.store.connection().set_trace_callback(statements.append)
     try:
         assert b.flush() == []  # deleting again is fine, as in SQS
     finally:

@@ -115,7 +115,7 @@ def test_every_hot_path_statement_is_listed():
     touching = {n for n in dir(Q) if isinstance(getattr(Q, n), Q.Sql) and re.search(r"\bmessages\b", getattr(Q, n))}
     # Statements with no plan to check (the inserts), an admin view that reads a whole queue on
     # purpose, and the one read a move task makes when it starts.
-    deliberate = {"insert_message", "peek_messages", "max_message_row"}
+    deliberate = {"insert_message", "peek_messages", "max_message_row", "keep_high_water", "raise_high_water"}
     assert touching - deliberate == set(HOT_PATH)
 
 
@@ -131,6 +131,13 @@ def test_a_send_reads_its_new_id_from_the_highest_row_and_the_mark_by_key_and_no
     plan = _plan(conn, sql)
     touching = [line for line in plan if re.match(r"(SCAN|SEARCH) message", line)]
     assert touching == [_HIGHEST_ROW, "SEARCH message_positions USING INTEGER PRIMARY KEY (rowid=?)"], plan
+
+
+@pytest.mark.parametrize("name", ["keep_high_water", "raise_high_water"])
+def test_keeping_the_high_water_mark_reads_the_highest_row_and_the_mark_by_key_and_nothing_else(conn, name):
+    plan = _plan(conn, getattr(Q, name))
+    touching = {line for line in plan if re.match(r"(SCAN|SEARCH) message", line)}
+    assert touching == {_HIGHEST_ROW, "SEARCH message_positions USING INTEGER PRIMARY KEY (rowid=?)"}, plan
 
 
 @pytest.mark.parametrize("name", sorted(HOT_PATH))
