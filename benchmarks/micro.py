@@ -179,7 +179,8 @@ def _messages_state(path: str) -> tuple:
     """What a run leaves in the messages table (counts, sizes, ids) and the highest id it gave."""
     with contextlib.closing(sqlite3.connect(path)) as c:
         rows = c.execute("SELECT count(*), total(receive_count), total(length(body)), group_concat(message_id) FROM messages").fetchone()
-        return rows + c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()
+        highest = "SELECT max(coalesce((SELECT max(id) FROM messages), 0), (SELECT highest_removed FROM message_positions))"
+        return rows + c.execute(highest).fetchone()
 
 
 def _one(system, kind: str, batch: int, n: int, work: str) -> float:

@@ -105,6 +105,9 @@ class WouldDropData(DatabaseError):
 # Tables a downgrade may drop whatever they hold: the per-minute history is statistics about the
 # queues, not their messages, and a file downgraded past it simply stops keeping it.
 _STATISTICS = frozenset({"queue_history"})
+# And those whose rows the downgrade that drops them carries elsewhere: message_positions' mark
+# becomes the AUTOINCREMENT sequence again (0013).
+_CARRIED = frozenset({"message_positions"})
 
 
 def _tables(connection, holding_rows: bool = False) -> set[str]:
@@ -116,7 +119,7 @@ def _tables(connection, holding_rows: bool = False) -> set[str]:
         if not name.startswith("sqlite_") and name != "alembic_version"
     }
     if holding_rows:
-        kept = names - _STATISTICS
+        kept = names - _STATISTICS - _CARRIED
         return {name for name in kept if connection.exec_driver_sql(f'SELECT 1 FROM "{name}" LIMIT 1').first()}  # names from sqlite_master
     return names
 

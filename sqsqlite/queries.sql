@@ -96,136 +96,268 @@ INSERT OR REPLACE INTO queue_tombstones (account, region, name, deleted_at) VALU
 -- name: clear_tombstones
 DELETE FROM queue_tombstones WHERE queue_tombstones.deleted_at <= :before;
 
+-- name: keep_high_water
+UPDATE message_positions SET highest_removed=?1 WHERE message_positions.id = 1 AND message_positions.highest_removed < ?1 AND ?1 > coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0);
+
+-- name: raise_high_water
+UPDATE message_positions SET highest_removed=coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0) WHERE message_positions.id = 1 AND message_positions.highest_removed < coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0);
+
 -- name: insert_message
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, receive_count, first_received_at, group_id, dedup_id, sequence_number, dead_letter_source_arn, is_head) VALUES (:queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :receive_count, :first_received_at, :group_id, :dedup_id, :sequence_number, :dead_letter_source_arn, :is_head);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, receive_count, first_received_at, group_id, dedup_id, sequence_number, dead_letter_source_arn, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), :queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :receive_count, :first_received_at, :group_id, :dedup_id, :sequence_number, :dead_letter_source_arn, :is_head);
 
 -- name: INSERT_STANDARD_ROWS[0]
 
 -- name: INSERT_STANDARD_ROWS[1]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_STANDARD_ROWS[2]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_STANDARD_ROWS[3]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_STANDARD_ROWS[4]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_STANDARD_ROWS[5]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_STANDARD_ROWS[6]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_STANDARD_ROWS[7]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_STANDARD_ROWS[8]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_STANDARD_ROWS[9]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_STANDARD_ROWS[10]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[0]
 
 -- name: INSERT_PLAIN_ROWS[1]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[2]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[3]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[4]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[5]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[6]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[7]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[8]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[9]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_PLAIN_ROWS[10]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[0]
 
 -- name: INSERT_GROUPED_ROWS[1]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[2]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[3]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[4]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[5]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[6]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[7]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[8]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[9]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_GROUPED_ROWS[10]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[0]
 
 -- name: INSERT_FIFO_ROWS[1]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[2]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[3]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[4]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[5]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[6]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[7]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[8]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[9]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: INSERT_FIFO_ROWS[10]
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: PUT_DEDUP_ROWS[0]
 
@@ -260,41 +392,74 @@ INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequen
 INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
 
 -- name: insert_fifo_message
-INSERT INTO messages (queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES (:queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :group_id, :dedup_id, :sequence_number, (NOT (EXISTS (SELECT messages.id
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), :queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :group_id, :dedup_id, :sequence_number, (NOT (EXISTS (SELECT messages.id
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messages.sequence_number IS NOT NULL))));
 
 -- name: INSERT_SHARED_ROWS[0]
 
 -- name: INSERT_SHARED_ROWS[1]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?6, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?6, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[2]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?7, ?2, ?3, ?4), (?1, ?6, ?8, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?7, ?2, ?3, ?4), (NULL, ?1, ?6, ?8, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[3]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?8, ?2, ?3, ?4), (?1, ?6, ?9, ?2, ?3, ?4), (?1, ?7, ?10, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?8, ?2, ?3, ?4), (NULL, ?1, ?6, ?9, ?2, ?3, ?4), (NULL, ?1, ?7, ?10, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[4]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?9, ?2, ?3, ?4), (?1, ?6, ?10, ?2, ?3, ?4), (?1, ?7, ?11, ?2, ?3, ?4), (?1, ?8, ?12, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?9, ?2, ?3, ?4), (NULL, ?1, ?6, ?10, ?2, ?3, ?4), (NULL, ?1, ?7, ?11, ?2, ?3, ?4), (NULL, ?1, ?8, ?12, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[5]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?10, ?2, ?3, ?4), (?1, ?6, ?11, ?2, ?3, ?4), (?1, ?7, ?12, ?2, ?3, ?4), (?1, ?8, ?13, ?2, ?3, ?4), (?1, ?9, ?14, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?10, ?2, ?3, ?4), (NULL, ?1, ?6, ?11, ?2, ?3, ?4), (NULL, ?1, ?7, ?12, ?2, ?3, ?4), (NULL, ?1, ?8, ?13, ?2, ?3, ?4), (NULL, ?1, ?9, ?14, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[6]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?11, ?2, ?3, ?4), (?1, ?6, ?12, ?2, ?3, ?4), (?1, ?7, ?13, ?2, ?3, ?4), (?1, ?8, ?14, ?2, ?3, ?4), (?1, ?9, ?15, ?2, ?3, ?4), (?1, ?10, ?16, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?11, ?2, ?3, ?4), (NULL, ?1, ?6, ?12, ?2, ?3, ?4), (NULL, ?1, ?7, ?13, ?2, ?3, ?4), (NULL, ?1, ?8, ?14, ?2, ?3, ?4), (NULL, ?1, ?9, ?15, ?2, ?3, ?4), (NULL, ?1, ?10, ?16, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[7]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?12, ?2, ?3, ?4), (?1, ?6, ?13, ?2, ?3, ?4), (?1, ?7, ?14, ?2, ?3, ?4), (?1, ?8, ?15, ?2, ?3, ?4), (?1, ?9, ?16, ?2, ?3, ?4), (?1, ?10, ?17, ?2, ?3, ?4), (?1, ?11, ?18, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?12, ?2, ?3, ?4), (NULL, ?1, ?6, ?13, ?2, ?3, ?4), (NULL, ?1, ?7, ?14, ?2, ?3, ?4), (NULL, ?1, ?8, ?15, ?2, ?3, ?4), (NULL, ?1, ?9, ?16, ?2, ?3, ?4), (NULL, ?1, ?10, ?17, ?2, ?3, ?4), (NULL, ?1, ?11, ?18, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[8]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?13, ?2, ?3, ?4), (?1, ?6, ?14, ?2, ?3, ?4), (?1, ?7, ?15, ?2, ?3, ?4), (?1, ?8, ?16, ?2, ?3, ?4), (?1, ?9, ?17, ?2, ?3, ?4), (?1, ?10, ?18, ?2, ?3, ?4), (?1, ?11, ?19, ?2, ?3, ?4), (?1, ?12, ?20, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?13, ?2, ?3, ?4), (NULL, ?1, ?6, ?14, ?2, ?3, ?4), (NULL, ?1, ?7, ?15, ?2, ?3, ?4), (NULL, ?1, ?8, ?16, ?2, ?3, ?4), (NULL, ?1, ?9, ?17, ?2, ?3, ?4), (NULL, ?1, ?10, ?18, ?2, ?3, ?4), (NULL, ?1, ?11, ?19, ?2, ?3, ?4), (NULL, ?1, ?12, ?20, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[9]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?14, ?2, ?3, ?4), (?1, ?6, ?15, ?2, ?3, ?4), (?1, ?7, ?16, ?2, ?3, ?4), (?1, ?8, ?17, ?2, ?3, ?4), (?1, ?9, ?18, ?2, ?3, ?4), (?1, ?10, ?19, ?2, ?3, ?4), (?1, ?11, ?20, ?2, ?3, ?4), (?1, ?12, ?21, ?2, ?3, ?4), (?1, ?13, ?22, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?14, ?2, ?3, ?4), (NULL, ?1, ?6, ?15, ?2, ?3, ?4), (NULL, ?1, ?7, ?16, ?2, ?3, ?4), (NULL, ?1, ?8, ?17, ?2, ?3, ?4), (NULL, ?1, ?9, ?18, ?2, ?3, ?4), (NULL, ?1, ?10, ?19, ?2, ?3, ?4), (NULL, ?1, ?11, ?20, ?2, ?3, ?4), (NULL, ?1, ?12, ?21, ?2, ?3, ?4), (NULL, ?1, ?13, ?22, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[10]
-INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES (?1, ?5, ?15, ?2, ?3, ?4), (?1, ?6, ?16, ?2, ?3, ?4), (?1, ?7, ?17, ?2, ?3, ?4), (?1, ?8, ?18, ?2, ?3, ?4), (?1, ?9, ?19, ?2, ?3, ?4), (?1, ?10, ?20, ?2, ?3, ?4), (?1, ?11, ?21, ?2, ?3, ?4), (?1, ?12, ?22, ?2, ?3, ?4), (?1, ?13, ?23, ?2, ?3, ?4), (?1, ?14, ?24, ?2, ?3, ?4);
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages), 0), (SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = 1)) + 1), ?1, ?5, ?15, ?2, ?3, ?4), (NULL, ?1, ?6, ?16, ?2, ?3, ?4), (NULL, ?1, ?7, ?17, ?2, ?3, ?4), (NULL, ?1, ?8, ?18, ?2, ?3, ?4), (NULL, ?1, ?9, ?19, ?2, ?3, ?4), (NULL, ?1, ?10, ?20, ?2, ?3, ?4), (NULL, ?1, ?11, ?21, ?2, ?3, ?4), (NULL, ?1, ?12, ?22, ?2, ?3, ?4), (NULL, ?1, ?13, ?23, ?2, ?3, ?4), (NULL, ?1, ?14, ?24, ?2, ?3, ?4);
 
 -- name: claim_standard
 UPDATE messages SET visible_at=?1, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, ?2), received_at=?2, receipt_token=?3 WHERE messages.id IN (SELECT id
@@ -395,7 +560,7 @@ WHERE messages.queue_id = :queue_id AND messages.is_head = 1 AND messages.visibl
 DELETE FROM messages WHERE messages.id IN (SELECT messages.id
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.is_head = 1 AND messages.sent_at <= :cutoff
- LIMIT :n OFFSET :param_1) RETURNING group_id, is_head;
+ LIMIT :n OFFSET :param_1) RETURNING id, group_id, is_head;
 
 -- name: expired_head
 -- defaults: {"param_1": 0}
@@ -468,11 +633,11 @@ FROM messages
 WHERE messages.id = :id;
 
 -- name: delete_message
-DELETE FROM messages WHERE messages.id = :id RETURNING visible_at, group_id, is_head;
+DELETE FROM messages WHERE messages.id = :id RETURNING id, visible_at, group_id, is_head;
 
 -- name: delete_by_handle
 -- defaults: {"param_1": 0}
-DELETE FROM messages WHERE messages.id = :id AND messages.queue_id = :queue_id AND messages.message_id = :message_id AND messages.receipt_token = :token AND (:fifo = :param_1 OR messages.visible_at > :now) RETURNING group_id, is_head;
+DELETE FROM messages WHERE messages.id = :id AND messages.queue_id = :queue_id AND messages.message_id = :message_id AND messages.receipt_token = :token AND (:fifo = :param_1 OR messages.visible_at > :now) RETURNING id, group_id, is_head;
 
 -- name: delete_standard_by_handle
 DELETE FROM messages WHERE messages.id = ? AND messages.queue_id = ? AND messages.message_id = ? AND messages.receipt_token = ?;
@@ -554,14 +719,14 @@ FROM (SELECT messages.id AS id, messages.sent_at AS sent_at
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.visible_at <= :now ORDER BY messages.visible_at
  LIMIT :window OFFSET :param_1) AS head
-WHERE head.sent_at <= :cutoff) RETURNING group_id, is_head;
+WHERE head.sent_at <= :cutoff) RETURNING id, group_id, is_head;
 
 -- name: prune_all_expired
 -- defaults: {"param_1": 0}
 DELETE FROM messages WHERE messages.id IN (SELECT messages.id
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.sent_at <= :cutoff
- LIMIT :n OFFSET :param_1) RETURNING group_id, is_head;
+ LIMIT :n OFFSET :param_1) RETURNING id, group_id, is_head;
 
 -- name: count_visible
 SELECT count(*) AS count_1

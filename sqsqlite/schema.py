@@ -152,10 +152,25 @@ messages = Table(
         "sent_at",
         sqlite_where=text("is_head = 1"),
     ),
-    # Never reuse an id: it is the message's position in its queue, and a reader that resumes
-    # after the last position it handled (a copy to another endpoint) must not pass over a
-    # message sent after the newest ones were deleted.
-    sqlite_autoincrement=True,
+    # Not AUTOINCREMENT: its sequence row is a page more that every send's commit writes. An id
+    # is still never given out twice (see message_positions).
+)
+
+# A message's id is its position in its queue, and a reader that resumes after the last
+# position it handled (a copy to another endpoint, message_records) must not pass over a
+# message sent after the newest ones were deleted: no id is given out twice. A send takes the
+# next id above both the highest row and highest_removed, reading them only, so it writes no
+# page for its id (AUTOINCREMENT's sqlite_sequence row cost every send's commit a page). Every
+# deletion of messages keeps the mark: each statement that deletes them is followed, in its
+# transaction, by statements.keep_high_water with the highest id it took (the mark rises only
+# if that id was above every row left), or preceded by statements.raise_high_water (a bulk
+# deletion). A statement, not a trigger: a trigger runs a program of its own for every row
+# deleted, which cost a buffered consumer 0.5 us a message of its deletes. One row, id 1.
+message_positions = Table(
+    "message_positions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("highest_removed", BigInteger, nullable=False),
 )
 
 fifo_dedup = Table(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, literal_column, or_, select, tuple_, union_all, update
+from sqlalchemy import and_, delete, func, insert, literal_column, null, or_, select, tuple_, union_all, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from . import defaults as D
@@ -19,6 +19,7 @@ from .schema import (
     HISTORY_COUNTERS,
     HISTORY_GAUGES,
     fifo_dedup,
+    message_positions,
     messages,
     meta,
     move_tasks,
@@ -132,9 +133,38 @@ clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c
 
 # ------------------------------------------------------------------ messages
 
+# A new message's id: above the highest row and above every id a deletion took from the top
+# (schema.message_positions), so no id is given out twice. Read, never written: a send's commit
+# writes no page for it. A statement of several rows names it in its first row only; SQLite
+# gives each later row (id NULL) the highest id so far plus one, which follows it.
+_next_id = (
+    func.max(
+        func.coalesce(select(func.max(m.c.id)).scalar_subquery(), literal_column("0")),
+        select(message_positions.c.highest_removed).where(message_positions.c.id == literal_column("1")).scalar_subquery(),
+    )
+    + literal_column("1")
+).label("next_id")
+_NEXT_ROW: Any = null()  # a later row of the same statement
+_mp = message_positions
+_highest_row = func.coalesce(select(func.max(m.c.id)).scalar_subquery(), literal_column("0"))
+# After a deletion of messages, in its transaction: ?1 the highest id it took (or tried to).
+# The mark rises to it only if it was above every row left; a deletion below the top (the
+# common case: claims take the oldest) writes nothing. core.rules.keep_high_water runs it.
+keep_high_water = compile_numbered(
+    update(_mp)
+    .where(_mp.c.id == literal_column("1"), _mp.c.highest_removed < P("top"), P("top") > _highest_row)
+    .values(highest_removed=P("top")),
+    ("top",),
+)
+# Before a bulk deletion that returns no ids (a purge, a queue's deletion): the mark rises to the
+# highest row, so whatever the deletion takes, no id of it is given out again.
+raise_high_water = compile_sql(
+    update(_mp).where(_mp.c.id == literal_column("1"), _mp.c.highest_removed < _highest_row).values(highest_removed=_highest_row)
+)
+
 # Every column but the engine's own bookkeeping of a receive (id, received_at, receipt_token).
 _INSERTED = [c.name for c in MESSAGE_COLUMNS if c.name not in ("id", "received_at", "receipt_token")]
-insert_message = compile_sql(insert(m).values(**{name: P(name) for name in _INSERTED}))
+insert_message = compile_sql(insert(m).values(id=_next_id, **{name: P(name) for name in _INSERTED}))
 
 
 # A standard queue's send fills only these columns (the rest keep their defaults), by position
@@ -149,7 +179,9 @@ INSERT_PLAIN_COLUMNS = tuple(c for c in INSERT_STANDARD_COLUMNS if c != "attribu
 def _insert_rows(columns: tuple[str, ...], n: int, table: Any = m, *prefixes: str) -> Sql:
     """One INSERT of n rows (VALUES (...), (...)): parameters are the rows' values, row after
     row, in ``columns`` order."""
-    names = [{name: P(f"{name}_{i}") for name in columns} for i in range(n)]
+    names: list[dict[str, Any]] = [{name: P(f"{name}_{i}") for name in columns} for i in range(n)]
+    if table is m:
+        names = [{"id": _next_id if i == 0 else _NEXT_ROW, **row} for i, row in enumerate(names)]
     sql, order = compile_positional(insert(table).values(names).prefix_with(*prefixes))
     assert order == tuple(f"{name}_{i}" for i in range(n) for name in columns), order
     return sql
@@ -172,7 +204,9 @@ PUT_DEDUP_COLUMNS = ("queue_id", "scope", "dedup_id", "message_id", "sequence_nu
 PUT_DEDUP_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(PUT_DEDUP_COLUMNS, n, fifo_dedup, "OR REPLACE") for n in _BATCH_SIZES)
 # A single FIFO send's message, the head of its group when the group holds no message.
 _is_head = ~select(m.c.id).where(*_GROUP).exists()
-insert_fifo_message = compile_sql(insert(m).values({**{name: P(name) for name in INSERT_FIFO_COLUMNS[:-1]}, "is_head": _is_head}))
+insert_fifo_message = compile_sql(
+    insert(m).values({"id": _next_id, **{name: P(name) for name in INSERT_FIFO_COLUMNS[:-1]}, "is_head": _is_head})
+)
 
 # The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
 # visible_at for every row). Those four are numbered parameters, each bound once however many
@@ -183,7 +217,9 @@ INSERT_SHARED_PARAMS = ("queue_id", "sender_id", "sent_at", "visible_at")
 
 def _insert_shared_rows(n: int) -> Sql:
     shared = {name: P(name) for name in INSERT_SHARED_PARAMS}
-    rows = [{**shared, "message_id": P(f"message_id_{i}"), "body": P(f"body_{i}")} for i in range(n)]
+    rows = [
+        {"id": _next_id if i == 0 else _NEXT_ROW, **shared, "message_id": P(f"message_id_{i}"), "body": P(f"body_{i}")} for i in range(n)
+    ]
     order = INSERT_SHARED_PARAMS + tuple(f"message_id_{i}" for i in range(n)) + tuple(f"body_{i}" for i in range(n))
     return compile_numbered(insert(m).values(rows), order)
 
@@ -302,7 +338,7 @@ assert fifo_heads != _heads
 # so its group moves on at once; each call's caller makes the next message the head.
 _expired_heads = select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, m.c.sent_at <= P("cutoff"))
 delete_expired_heads = compile_sql(
-    delete(m).where(m.c.id.in_(_expired_heads.limit(P("n")).scalar_subquery())).returning(m.c.group_id, m.c.is_head)
+    delete(m).where(m.c.id.in_(_expired_heads.limit(P("n")).scalar_subquery())).returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 # Whether there is one: most claims find none, and this look-up costs a fraction of the DELETE's set-up.
 expired_head = compile_sql(_expired_heads.limit(_ONE))
@@ -350,7 +386,7 @@ unclaim_to_dead_letter = compile_sql(
 
 message_by_id = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.id == P("id")))
 received_by_id = compile_sql(select(*RECEIVED_COLUMNS).where(m.c.id == P("id")))
-delete_message = compile_sql(delete(m).where(m.c.id == P("id")).returning(m.c.visible_at, m.c.group_id, m.c.is_head))
+delete_message = compile_sql(delete(m).where(m.c.id == P("id")).returning(m.c.id, m.c.visible_at, m.c.group_id, m.c.is_head))
 # Delete with a receipt handle in one statement when the handle is the message's newest (its
 # token matches) and, on FIFO queues, the message is still in flight; otherwise nothing.
 delete_by_handle = compile_sql(
@@ -362,7 +398,7 @@ delete_by_handle = compile_sql(
         m.c.receipt_token == P("token"),
         or_(P("fifo") == 0, _hidden),
     )
-    .returning(m.c.group_id, m.c.is_head)
+    .returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 # DeleteMessageBatch on a standard queue: one executemany of this, by position; its total
 # rowcount tells whether every handle was its message's newest (then nothing is left to decide).
@@ -418,13 +454,13 @@ _head = (
 prune_expired = compile_sql(
     delete(m)
     .where(m.c.id.in_(select(_head.c.id).where(_head.c.sent_at <= P("cutoff")).scalar_subquery()))
-    .returning(m.c.group_id, m.c.is_head)
+    .returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 # Full clean-up (db.prune): every expired row of the queue, in flight or not, n at a time.
 prune_all_expired = compile_sql(
     delete(m)
     .where(m.c.id.in_(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff")).limit(P("n")).scalar_subquery()))
-    .returning(m.c.group_id, m.c.is_head)
+    .returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 
 # Exact counts, read from ix_messages_visible alone (no table rows).

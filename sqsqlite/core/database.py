@@ -24,7 +24,7 @@ from .buffered import LiveBuffers
 from .handles import Handles, receipt_secret
 from .queue import Queue
 from .results import QueueStats
-from .rules import fair_counts, heads_left, ms, queue_row, retention_cutoff
+from .rules import fair_counts, heads_left, keep_high_water, ms, queue_row, raise_high_water, retention_cutoff
 from .transaction import Transaction
 from .wakeups import PollingWakeups, Wakeups
 
@@ -251,6 +251,7 @@ class Database:
         now = self.now()
         with self.store.write() as tx:
             row = queue_row(tx, Queue(self, name))
+            raise_high_water(tx)
             tx.run(Q.delete_queue_messages, queue_id=row["id"])
             tx.run(Q.delete_queue_dedup, queue_id=row["id"])
             tx.run(Q.delete_queue_attempts, queue_id=row["id"])
@@ -384,6 +385,7 @@ class Database:
                     if fresh is None:
                         break
                     removed_rows = tx.all(Q.prune_all_expired, queue_id=row["id"], cutoff=retention_cutoff(fresh, now), n=10_000)
+                    keep_high_water(tx, (r["id"] for r in removed_rows))
                     heads_left(tx, row["id"], removed_rows)
                     n = len(removed_rows)
                     if n:

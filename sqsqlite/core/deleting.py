@@ -21,7 +21,7 @@ from ..store import Tx
 from . import history
 from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, invalid_handle_text, is_message_uuid
 from .results import NOT_RECEIVED, BatchResult, BatchResultErrorEntry, Message
-from .rules import heads_left, ms, queue_row, retention_cutoff
+from .rules import heads_left, keep_high_water, ms, queue_row, retention_cutoff
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -83,6 +83,7 @@ def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
             and h.queue_id == handles.queue_ids.get(queue.key)
             and tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h))
         ):
+            keep_high_water(tx, (h.row_id,))
             history.count(tx, Q.COUNT_DELETED, h.queue_id, queue.db.now(), 1)
             return
         # The exact way reads a message's handle as text (made now if it never was).
@@ -104,6 +105,7 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> bool:
         # No group head to mend: the plain positional DELETE, without RETURNING (which makes
         # SQLite collect its rows in a temporary table before the first one comes back).
         if tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h)):
+            keep_high_water(tx, (h.row_id,))
             return True
     else:
         gone = tx.one(
@@ -116,6 +118,7 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> bool:
             now=now,
         )
         if gone is not None:
+            keep_high_water(tx, (gone["id"],))
             heads_left(tx, row["id"], [gone])
             return True
     msg = _locate(queue, tx, row, handle, now)
@@ -127,6 +130,8 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> bool:
             f"The receipt handle has expired: on FIFO queue {queue.name!r} a handle is valid only while its message is in flight.",
         )
     gone = tx.one(Q.delete_message, id=msg["id"])
+    if gone is not None:
+        keep_high_water(tx, (gone["id"],))
     heads_left(tx, row["id"], [gone])
     return gone is not None
 
@@ -262,7 +267,10 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
             # exactly (a message this deleted reads as already deleted there). Skipped
             # after the fast path above fell short: it would delete nothing more.
             keys = list(map(handle_delete_key, handles.values()))
-            if tx.run_many_positional(Q.delete_standard_by_handle, keys) == len(keys):
+            taken = tx.run_many_positional(Q.delete_standard_by_handle, keys)
+            if taken:
+                keep_high_water(tx, (k[0] for k in keys))
+            if taken == len(keys):
                 deleted.update((k[0], bytes(k[3])) for k in keys)
         elif handles and row["fifo"]:
             # FIFO: the same by each claim's token (one statement for one receive's messages),
@@ -279,6 +287,7 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
                     deleted.add((row_id, row_token))
                     if was_head:
                         heads.add(group_id)
+            keep_high_water(tx, (row_id for row_id, _ in deleted))
             for group_id in heads:  # the groups' next messages head them now
                 tx.run(Q.fix_group_head, queue_id=queue_id, group_id=group_id)
         count = (issued or 0) + len(deleted)  # the exact path below finds these deleted already
@@ -360,7 +369,11 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
     n = len(remembered)
     tokens = list(map(handle_token, remembered))
     if n <= D.MAX_BATCH_ENTRIES and tokens.count(tokens[0]) == n:  # one receive's: count() tries identity first
-        return tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], queue_id, *map(handle_row_id, remembered)])
+        ids = list(map(handle_row_id, remembered))
+        deleted = tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], queue_id, *ids])
+        if deleted:
+            keep_high_water(tx, ids)
+        return deleted
     # More than a batch: a buffered consumer's. Its runs go by one cached statement of a claim's
     # most ids whatever their length (padding, which IN ignores, keeps the row count exact), not
     # one statement per ten.
@@ -377,4 +390,6 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
             ids += [ids[-1]] * (many - len(ids))
             deleted += tx.run_positional(Q.DELETE_CLAIMED_MANY, [tokens[start], queue_id, *ids])
         start = end
+    if deleted:
+        keep_high_water(tx, map(handle_row_id, remembered))
     return deleted

@@ -18,7 +18,7 @@ from ..errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFoundE
 from ..store import Tx
 from . import history
 from .results import MoveTask
-from .rules import heads_left, retention_cutoff
+from .rules import heads_left, keep_high_water, retention_cutoff
 
 if TYPE_CHECKING:
     from .database import Database
@@ -197,6 +197,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
                 gone = tx.all(Q.delete_expired_heads, queue_id=source["id"], cutoff=cutoff, n=D.MOVE_TASK_CLEANUP_BUDGET - removed)
                 if not gone:
                     break
+                keep_high_water(tx, (r["id"] for r in gone))
                 heads_left(tx, source["id"], gone)
                 removed += len(gone)
             else:

@@ -14,7 +14,7 @@ from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgre
 from . import deleting, history, receiving, sending, transfer
 from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
 from .buffered import BufferedQueue, forward_queue_names
-from .rules import SCOPE_BEFORE_KEY, counts, dedup_scope, ms, queue_row, retention_cutoff
+from .rules import SCOPE_BEFORE_KEY, counts, dedup_scope, ms, queue_row, raise_high_water, retention_cutoff
 
 if TYPE_CHECKING:
     from .database import Database
@@ -168,6 +168,7 @@ class Queue:
             else:
                 # Every row: under the writers' lock, each was committed before this call, whatever
                 # time it was stamped with (a clock stepped back since, another host's on import).
+                raise_high_water(tx)
                 if history.kept(tx, now):
                     alive = tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=retention_cutoff(row, now))
                     removed = tx.run(Q.delete_queue_messages, queue_id=row["id"])
@@ -190,6 +191,7 @@ class Queue:
         with self.db.store.write() as tx:
             now = self.db.now()
             row = queue_row(tx, self)
+            raise_high_water(tx)
             deleted = tx.run(Q.purge_visible, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))
             if deleted:
                 history.count(tx, Q.COUNT_PURGED, row["id"], now, deleted, 0)

@@ -32,6 +32,7 @@ from .rules import (
     decode_attributes,
     everything,
     heads_left,
+    keep_high_water,
     ms,
     prune_window,
     queue_row,
@@ -439,6 +440,7 @@ def _claim_fifo(queue: Queue, tx: Tx, params: dict, want: int, budget: int) -> t
         gone = tx.all(Q.delete_expired_heads, queue_id=params["queue_id"], cutoff=params["cutoff"], n=budget - removed)
         if not gone:
             break
+        keep_high_water(tx, (r["id"] for r in gone))
         heads_left(tx, params["queue_id"], gone)
         removed += len(gone)
     ids: list[int] = []

@@ -146,6 +146,22 @@ def fair_counts(tx: Tx, row, now: int, overall: tuple[int, int, int, int | None]
     )
 
 
+def keep_high_water(tx: Tx, ids: Iterable[int]) -> None:
+    """After a deletion of messages, in its transaction: ``ids``, the rows it took (or tried to;
+    every one was given out). If the highest was above every row left, message_positions' mark
+    rises to it, so no later message is given its id; a deletion below the top writes nothing.
+    Every statement that deletes messages is followed by this, or preceded by raise_high_water."""
+    top = max(ids, default=None)
+    if top is not None:
+        tx.run_positional(Q.keep_high_water, [top])
+
+
+def raise_high_water(tx: Tx) -> None:
+    """Before a deletion of messages that returns no ids (a purge, a queue's deletion): the mark
+    rises to the highest row, so whatever it deletes is never given out again."""
+    tx.run(Q.raise_high_water)
+
+
 def heads_left(tx: Tx, queue_id: int, gone) -> None:
     """Rows (group_id, is_head) just removed from a queue: where a FIFO group's head left,
     its first remaining message becomes the head."""
@@ -157,6 +173,7 @@ def heads_left(tx: Tx, queue_id: int, gone) -> None:
 def prune_window(tx: Tx, row, now: int, window: int) -> int:
     """Remove the expired rows among the first ``window`` entries of the claim's walk."""
     removed = tx.all(Q.prune_expired, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now), window=window)
+    keep_high_water(tx, (r["id"] for r in removed))
     heads_left(tx, row["id"], removed)
     return len(removed)
 

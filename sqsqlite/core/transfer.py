@@ -33,7 +33,7 @@ def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
 def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
     """Every live message's export record in row order (send order, but for messages moved in
     from another queue), each with its position: the message's row id.
-    Ids are never given out twice (the table is AUTOINCREMENT) and writers commit one at a
+    Ids are never given out twice (schema.message_positions) and writers commit one at a
     time, so a message committed after a reader's last page has a higher position than any it
     saw, whatever was deleted in between: a reader that keeps the last position it handled
     resumes after it (``after``) and misses nothing sent since. A message moved in from

@@ -601,9 +601,8 @@ def test_an_error_quoting_a_value_with_a_line_break_stays_on_one_line(cw, brk):
 
 
 def _besides_messages(snap: dict) -> dict:
-    """Every table but messages and the history that counts them (the World's is on), and
-    sqlite_sequence without its messages row (the highest message id ever given out, which each
-    stored message advances)."""
-    rest = {k: v for k, v in snap.items() if k not in ("messages", "queue_history")}
-    rest["sqlite_sequence"] = [row for row in rest.get("sqlite_sequence", []) if row[0] != "messages"]
+    """Every table but messages, the history that counts them (the World's is on), and
+    message_positions (the highest message id a deletion took from the top, which a deletion of
+    the newest advances)."""
+    rest = {k: v for k, v in snap.items() if k not in ("messages", "queue_history", "message_positions")}
     return rest

@@ -175,10 +175,15 @@ def test_a_new_database_never_gives_a_deleted_messages_position_out_again(tmp_pa
     finally:
         db.close()
     assert position > max(positions)
-    assert "AUTOINCREMENT" in _table_sql(path, "messages")
+    assert "AUTOINCREMENT" not in _table_sql(path, "messages")  # the high-water mark does it (0013)
 
 
-def test_upgrading_from_0007_rebuilds_messages_with_autoincrement_keeping_rows_and_indexes(tmp_path, clock):
+def _high_water(path):
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT highest_removed FROM message_positions").fetchall()
+
+
+def test_upgrading_from_0007_keeps_every_row_index_and_the_highest_id_given_out(tmp_path, clock):
     path = tmp_path / "old.db"
     db = sqsqlite.connect(path, clock=clock)
     q = db.create_queue("keep")
@@ -195,11 +200,10 @@ def test_upgrading_from_0007_rebuilds_messages_with_autoincrement_keeping_rows_a
     indexes_before = {i for i in _indexes(path) if i[1] == "messages"}
 
     _migrate(path)
-    assert "AUTOINCREMENT" in _table_sql(path, "messages")
     assert _diff(path) == []
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT * FROM messages ORDER BY id").fetchall() == rows_before
-        assert conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()[0] == rows_before[-1][0]
+    assert _high_water(path) == [(rows_before[-1][0],)]  # 0008's sequence, carried by 0013
     assert {i for i in _indexes(path) if i[1] == "messages"} == indexes_before
     db = sqsqlite.connect(path, clock=clock)
     try:
@@ -374,6 +378,78 @@ def test_upgrading_from_0011_gives_existing_queues_and_tombstones_the_openers_ac
         db.close()
 
 
+def _every_state(path, clock):
+    """A file holding every state a message and its bookkeeping can be in; the newest messages
+    deleted, so the highest id given out is above every row. The ids of the deleted ones."""
+    db = sqsqlite.connect(path, clock=clock)
+    dlq = db.create_queue("dead")
+    redrive = f'{{"deadLetterTargetArn": "{dlq.arn}", "maxReceiveCount": 1}}'
+    q = db.create_queue("jobs", visibility_timeout=30, attributes={"RedrivePolicy": redrive})
+    fifo = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true"})
+    q.send_message("to-dead-letter")
+    [first] = q.receive_message()
+    clock.advance(31)
+    assert q.receive_message(max_number_of_messages=10) == []  # moved to dead
+    q.send_message("visible")
+    q.send_message("delayed", delay_seconds=600)
+    q.send_message("grouped", message_group_id="tenant")
+    q.send_message_batch([{"Id": str(i), "MessageBody": f"b{i}", "MessageAttributes": {"n": i}} for i in range(3)])
+    for i in range(4):
+        fifo.send_message(f"f{i}", message_group_id=f"g{i % 2}", message_deduplication_id=f"d{i}")
+    fifo.receive_message(receive_request_attempt_id="attempt")
+    db.start_message_move_task(dlq.arn, background=False)  # running, not run
+    positions = [p for p, _ in q.message_records()]
+    db.set_bookmarks({"copy-to arn:aws:sqs:us-east-1:000000000000:jobs at http://elsewhere:80": str(positions[-1]).encode()})
+    [held] = q.receive_message(max_number_of_messages=1)
+    newest = q.send_message_batch([{"Id": str(i), "MessageBody": f"gone{i}"} for i in range(2)])
+    gone = {r.message_id for r in newest.successful}
+    highest = max(p for p, _ in q.message_records())
+    for m in q.receive_message(max_number_of_messages=10):
+        if m.message_id in gone:
+            m.delete()
+    db.close()
+    return held, highest
+
+
+def _rows(path):
+    with sqlite3.connect(path) as conn:
+        return {
+            t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in ("messages", "move_tasks", "receive_attempts", "meta")
+        }
+
+
+def test_0013_drops_autoincrement_keeping_every_row_and_no_id_is_given_out_twice_either_way(tmp_path, clock):
+    path = tmp_path / "states.db"
+    held, highest = _every_state(path, clock)
+    rows = _rows(path)
+    assert max(r[0] for r in rows["messages"]) < highest  # the newest two were deleted
+    assert _high_water(path) == [(highest,)]
+    assert "AUTOINCREMENT" not in _table_sql(path, "messages")
+
+    _migrate(path, "0012")  # back to AUTOINCREMENT, its sequence the highest id given out
+    assert "AUTOINCREMENT" in _table_sql(path, "messages")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").fetchone()[0] == highest
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'message_positions'").fetchall() == []
+    assert _rows(path) == rows
+
+    _migrate(path)
+    assert _diff(path) == []
+    assert _rows(path) == rows
+    assert _high_water(path) == [(highest,)]
+    db = sqsqlite.connect(path, clock=clock)
+    try:
+        q = db.queue("jobs")
+        q.delete_message(held.receipt_handle)  # a handle issued before both migrations
+        q.send_message("after")
+        assert max(p for p, _ in q.message_records()) == highest + 1
+        task = db.run_message_move_task(db.list_message_move_tasks(db.queue("dead").arn)[0].task_handle)
+        assert (task.status, task.approximate_number_of_messages_moved) == ("COMPLETED", 1)
+        assert [m.body for m in db.queue("jobs.fifo").receive_message(receive_request_attempt_id="attempt")] == ["f0"]
+    finally:
+        db.close()
+
+
 def test_a_downgrade_below_0012_is_refused_while_another_accounts_or_regions_queue_exists(tmp_path, clock):
     path = tmp_path / "two.db"
     db = sqsqlite.connect(path, clock=clock)
@@ -399,3 +475,31 @@ def test_a_downgrade_below_0012_is_refused_while_another_accounts_or_regions_que
         assert migrate.current(store) == "0011"
     finally:
         store.close()
+
+
+def test_a_deletion_raises_the_mark_only_when_it_removes_the_highest_row(tmp_path, clock):
+    path = tmp_path / "mark.db"
+    db = sqsqlite.connect(path, clock=clock)
+    try:
+        q = db.create_queue("q")
+        q.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(5)])
+        ids = [p for p, _ in q.message_records()]
+        got = {m.body: m for m in q.receive_message(max_number_of_messages=10)}
+        got["m0"].delete()
+        got["m2"].delete()
+        assert _high_water(path) == [(0,)]  # rows above them remain: no write
+        got["m4"].delete()
+        assert _high_water(path) == [(ids[4],)]
+        got["m3"].delete()  # the highest row again, below the mark
+        assert _high_water(path) == [(ids[4],)]
+        q.send_message_batch([{"Id": str(i), "MessageBody": f"n{i}"} for i in range(3)])
+        fifo = db.create_queue("f.fifo", attributes={"FifoQueue": "true"})
+        fifo.send_message("f", message_group_id="g", message_deduplication_id="d")
+        q.purge_queue()
+        assert [p for p, _ in fifo.message_records()] == [ids[4] + 4]
+        fifo.purge_queue()
+        q.send_message("last")
+        assert [p for p, _ in q.message_records()] == [ids[4] + 5]
+        assert _high_water(path) == [(ids[4] + 4,)]
+    finally:
+        db.close()

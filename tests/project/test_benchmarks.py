@@ -139,10 +139,10 @@ def test_the_positions_benchmark_compares_the_engine_on_both_layouts_at_a_tiny_s
     from benchmarks import positions
 
     res = positions.measure(1, {"send 1/call 200B": (5, 1, 200)})
-    assert set(res["send 1/call 200B"]) == {"sqsqlite", "sqsqlite, plain rowid"}
+    assert set(res["send 1/call 200B"]) == {"sqsqlite", "sqsqlite, AUTOINCREMENT"}
     # The files the two layouts' runs open, copies of their templates' main files alone.
     layouts = {}
-    for system in (positions.Engine, positions.PlainRowid):
+    for system in (positions.Engine, positions.Autoincrement):
         run = system(str(tmp_path / f"{system.__name__}.db"))
         try:
             with contextlib.closing(sqlite3.connect(run.path)) as c:
@@ -151,7 +151,7 @@ def test_the_positions_benchmark_compares_the_engine_on_both_layouts_at_a_tiny_s
         finally:
             run.close()
         layouts[system.__name__] = ("AUTOINCREMENT" in table, indexes)
-    assert layouts == {"Engine": (True, 5), "PlainRowid": (False, 5)}
+    assert layouts == {"Engine": (False, 5), "Autoincrement": (True, 5)}
 
 
 def test_the_peers_run_at_the_durability_their_rows_name(tmp_path):

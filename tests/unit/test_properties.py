@@ -458,8 +458,7 @@ def test_a_handle_for_a_deleted_message_cannot_change_its_visibility(world):
 
 
 def _besides_messages(snap: dict) -> dict:
-    """Every table but messages and the history that counts them, and sqlite_sequence without
-    its messages row (the highest message id ever given out, which each stored message advances)."""
-    rest = {k: v for k, v in snap.items() if k not in ("messages", "queue_history")}
-    rest["sqlite_sequence"] = [row for row in rest.get("sqlite_sequence", []) if row[0] != "messages"]
+    """Every table but messages, the history that counts them, and message_positions (the
+    highest message id a deletion took from the top, which a deletion of the newest advances)."""
+    rest = {k: v for k, v in snap.items() if k not in ("messages", "queue_history", "message_positions")}
     return rest

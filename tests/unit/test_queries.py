@@ -113,8 +113,29 @@ def test_every_hot_path_statement_is_listed():
     touching = {n for n in dir(Q) if isinstance(getattr(Q, n), Q.Sql) and re.search(r"\bmessages\b", getattr(Q, n))}
     # Statements with no plan to check (the inserts), an admin view that reads a whole queue on
     # purpose, and the one read a move task makes when it starts.
-    deliberate = {"insert_message", "peek_messages", "max_message_row"}
+    deliberate = {"insert_message", "peek_messages", "max_message_row", "keep_high_water", "raise_high_water"}
     assert touching - deliberate == set(HOT_PATH)
+
+
+# max(id): the table's last row, one seek; a new message's id reads it (statements._next_id).
+_HIGHEST_ROW = "SEARCH messages"
+_SENDS = ["INSERT_SHARED_ROWS", "INSERT_PLAIN_ROWS", "INSERT_STANDARD_ROWS", "INSERT_GROUPED_ROWS", "INSERT_FIFO_ROWS"]
+
+
+@pytest.mark.parametrize("name", ["insert_message", *(f"{name}[{n}]" for name in _SENDS for n in (1, 10))])
+def test_a_send_reads_its_new_id_from_the_highest_row_and_the_mark_by_key_and_nothing_else(conn, name):
+    base, _, n = name.partition("[")
+    sql = getattr(Q, base)[int(n[:-1])] if n else getattr(Q, base)
+    plan = _plan(conn, sql)
+    touching = [line for line in plan if re.match(r"(SCAN|SEARCH) message", line)]
+    assert touching == [_HIGHEST_ROW, "SEARCH message_positions USING INTEGER PRIMARY KEY (rowid=?)"], plan
+
+
+@pytest.mark.parametrize("name", ["keep_high_water", "raise_high_water"])
+def test_keeping_the_high_water_mark_reads_the_highest_row_and_the_mark_by_key_and_nothing_else(conn, name):
+    plan = _plan(conn, getattr(Q, name))
+    touching = {line for line in plan if re.match(r"(SCAN|SEARCH) message", line)}
+    assert touching == {_HIGHEST_ROW, "SEARCH message_positions USING INTEGER PRIMARY KEY (rowid=?)"}, plan
 
 
 @pytest.mark.parametrize("name", sorted(HOT_PATH))
@@ -126,6 +147,8 @@ def test_a_hot_path_statement_searches_its_index_and_never_scans_messages(conn, 
     assert all(any(i in line for line in on_messages) for i in indexes), plan
     for line in on_messages:
         assert line.startswith("SEARCH messages"), plan
+        if line == _HIGHEST_ROW:
+            continue
         # An UPDATE/DELETE over a subquery's ids looks each one up by rowid: a point read.
         assert any(i in line for i in indexes) or "INTEGER PRIMARY KEY (rowid=?)" in line, plan
     if ordered:
@@ -203,10 +226,12 @@ def test_a_numbered_statement_binds_a_parameter_used_by_every_row_once():
     assert numbers.count(1) == numbers.count(4) == 3  # the queue id and visible_at, once per row
     assert sorted(set(numbers)) == list(range(1, 4 + 2 * 3 + 1))
     with contextlib.closing(sqlite3.connect(":memory:")) as c:
-        c.execute("CREATE TABLE messages (queue_id, message_id, body, sender_id, sent_at, visible_at)")
+        c.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, queue_id, message_id, body, sender_id, sent_at, visible_at)")
+        c.execute("CREATE TABLE message_positions (id INTEGER PRIMARY KEY, highest_removed)")
+        c.execute("INSERT INTO message_positions VALUES (1, 40)")  # ids up to 40 were given out
         c.execute(sql, [7, "me", 100, 200, "id0", "id1", "id2", "b0", "b1", "b2"])
         rows = c.execute("SELECT * FROM messages ORDER BY rowid").fetchall()
-    assert rows == [(7, f"id{i}", f"b{i}", "me", 100, 200) for i in range(3)]
+    assert rows == [(41 + i, 7, f"id{i}", f"b{i}", "me", 100, 200) for i in range(3)]
 
 
 def test_no_statement_binds_a_value_a_partial_index_is_matched_against():
