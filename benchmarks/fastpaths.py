@@ -7,7 +7,8 @@ round by round) and their ratio. A fast path earns its place only where the rati
 
 The general way is reached with the same request made not to qualify, with nothing else
 changed: the client's with its plain test switched off, a batch's with a per-message option
-that changes nothing (DelaySeconds 0 on a queue of delay 0).
+that changes nothing (DelaySeconds 0 on a queue of delay 0), a delete's with handles another
+Database on the file received (this one issued none of them, so it reads the queue's row).
 """
 
 from __future__ import annotations
@@ -37,13 +38,15 @@ def _client_general() -> Iterator[None]:
         CLIENT._plain_request = plain
 
 
-def _workloads(directory: str) -> tuple[dict[str, tuple[Callable[[int], None], Callable[[int], None]]], Callable[[str, int], None]]:
+def _workloads(
+    directory: str,
+) -> tuple[dict[str, tuple[Callable[[int], float | None], Callable[[int], float | None]]], Callable[[str, int], None]]:
     """name -> (fast, general), each running n calls; every layer on a queue of its own. And
     fill(name, n): n messages waiting for name's receives."""
     db = sqsqlite.connect(f"{directory}/fast.db")
     sqs = CLIENT.SQSClient(db)
     actions = Actions(db)
-    out: dict[str, tuple[Callable[[int], None], Callable[[int], None]]] = {}
+    out: dict[str, tuple[Callable[[int], float | None], Callable[[int], float | None]]] = {}
 
     def queue(name: str):
         q = db.create_queue(name)
@@ -96,6 +99,34 @@ def _workloads(directory: str) -> tuple[dict[str, tuple[Callable[[int], None], C
         _batches(lambda: q_core.send_message_batch(general_entries)),
     )
 
+    # Deletes of handles this Database issued, or (the exact path) that another Database on the
+    # same file received: the receives untimed, the deletes timed.
+    other = sqsqlite.connect(f"{directory}/fast.db")
+    q_mine, _ = queue("deletes")
+    q_theirs = other.queue("deletes")
+
+    def deletes(receiver, batch: bool) -> Callable[[int], float]:
+        def run(n: int) -> float:
+            for _ in range(n // 10 + 1):
+                q_mine.send_message_batch(entries)
+            got = []
+            for _ in range(n // 10):
+                got += receiver.receive_message(max_number_of_messages=10)
+            handles = [m.receipt_handle for m in got[:n]]
+            start = time.process_time()
+            if batch:
+                for at in range(0, len(handles), 10):
+                    q_mine.delete_message_batch([{"Id": str(i), "ReceiptHandle": h} for i, h in enumerate(handles[at : at + 10])])
+            else:
+                for h in handles:
+                    q_mine.delete_message(h)
+            return time.process_time() - start
+
+        return run
+
+    out["Queue.delete_message"] = (deletes(q_mine, False), deletes(q_theirs, False))
+    out["Queue.delete_message_batch (a message)"] = (deletes(q_mine, True), deletes(q_theirs, True))
+
     # The receives above need messages waiting: fill(name, n) sends them, untimed.
     def fill(name: str, n: int) -> None:
         for _ in range(n // 10 + 1):
@@ -114,10 +145,11 @@ def _batches(call: Callable[[], object]) -> Callable[[int], None]:
     return run
 
 
-def _cpu_per_call(run: Callable[[int], None], calls: int) -> float:
+def _cpu_per_call(run: Callable[[int], float | None], calls: int) -> float:
+    """CPU µs a call: of the whole run, or of the part it timed itself (its answer)."""
     start = time.process_time()
-    run(calls)
-    return (time.process_time() - start) / calls * 1e6
+    timed = run(calls)
+    return ((time.process_time() - start) if timed is None else timed) / calls * 1e6
 
 
 def measure(calls: int = 1000, rounds: int = 5) -> dict[str, tuple[float, float]]:
