@@ -44,6 +44,22 @@ entries = st.one_of(
     st.lists(valid_bodies, min_size=1, max_size=10).map(numbered),  # all sent, if the queue takes them
     st.lists(st.one_of(valid_bodies, bodies), min_size=1, max_size=10).map(numbered),  # some refused
     st.lists(st.fixed_dictionaries({"Id": st.text(alphabet="ab-_ é", max_size=3), "MessageBody": bodies}), max_size=11),
+    # Entries with options too (general both ways): delays, attributes, FIFO fields, valid or not.
+    st.lists(
+        st.fixed_dictionaries(
+            {"MessageBody": valid_bodies},
+            optional={
+                "DelaySeconds": st.sampled_from([0, 1, 900, 901, -1, "1"]),
+                "MessageAttributes": st.sampled_from(
+                    [{}, {"a": {"DataType": "String", "StringValue": "v"}}, {"b": {"DataType": "Number", "StringValue": "x"}}]
+                ),
+                "MessageGroupId": st.sampled_from(["g", "h", "", "é"]),
+                "MessageDeduplicationId": st.sampled_from(["d", "e", ""]),
+            },
+        ),
+        min_size=1,
+        max_size=10,
+    ).map(lambda got: [{"Id": str(i), **e} for i, e in enumerate(got)]),
 )
 QUEUES = itertools.count()
 
@@ -58,7 +74,7 @@ def opened(tmp_path_factory):
 
 def general(batch: list[dict]) -> list[dict]:
     """The same entries made not plain (a member given as None, absent as SQS reads it)."""
-    return [{**e, "DelaySeconds": None} for e in batch]
+    return [{**e, "MessageSystemAttributes": None} for e in batch]
 
 
 def stored(path: str, queue_id: int) -> tuple[list, list]:
@@ -89,16 +105,18 @@ def queue_id(path: str, name: str) -> int:
     return found
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(batch=entries, fifo=st.booleans())
-def test_a_batch_of_bodies_alone_answers_and_stores_as_the_general_path_does(opened, batch, fifo):
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=entries, fifo=st.booleans(), content_based=st.booleans())
+def test_a_batch_of_bodies_alone_answers_and_stores_as_the_general_path_does(opened, batch, fifo, content_based):
     db, path = opened
     actions = Actions(db)
     number = next(QUEUES)
 
     def send(way: str, request_entries: list[dict]) -> tuple:
         name = f"paths-{way}-{number}" + (".fifo" if fifo else "")
-        attributes = {"MaximumMessageSize": str(MAX_SIZE)} | ({"FifoQueue": "true"} if fifo else {})
+        attributes = {"MaximumMessageSize": str(MAX_SIZE)}
+        if fifo:
+            attributes |= {"FifoQueue": "true", "ContentBasedDeduplication": str(content_based).lower()}
         url = actions.CreateQueue({"QueueName": name, "Attributes": attributes})["QueueUrl"]
         try:
             response = actions.SendMessageBatch({"QueueUrl": url, "Entries": request_entries})
