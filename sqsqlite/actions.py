@@ -77,7 +77,6 @@ UNSUPPORTED: tuple[str, ...] = ()
 
 ACTIONS = tuple(MEMBERS)
 _ALLOWED = {action: frozenset(members) for action, members in MEMBERS.items()}
-_PLAIN_RECEIVE = frozenset(("QueueUrl", "MaxNumberOfMessages"))
 
 
 def _required(request: Request, name: str) -> Any:
@@ -296,12 +295,7 @@ class Actions:
     # ------------------------------------------------------------ messages
 
     def SendMessage(self, r: Request) -> Response:
-        q = self._queue(r)
-        if len(r) == 2 and "MessageBody" in r:  # a body alone, the common send: no options to read
-            body = _required(r, "MessageBody")  # refused as the general path refuses it
-            sent = q.send_message(body)  # checks the body first, so it is a str below
-            return {"MessageId": sent.message_id, "MD5OfMessageBody": V.md5_hex(body.encode())}
-        result = q.send_message(
+        result = self._queue(r).send_message(
             _required(r, "MessageBody"),
             delay_seconds=r.get("DelaySeconds"),
             message_attributes=_message_attributes_in(r.get("MessageAttributes")),
@@ -355,24 +349,21 @@ class Actions:
         count = r.get("MaxNumberOfMessages")
         if count is None:  # absent, or JSON's null, as SQS reads it
             count = D.MAX_MESSAGES.default
-        if r.keys() <= _PLAIN_RECEIVE:  # no names, no timeouts: the common receive, nothing else to read
-            messages = self._queue(r).receive_message(max_number_of_messages=count)
-        else:
-            # Most receives ask for no names: no check of an empty list.
-            names, system_names = r.get("AttributeNames"), r.get("MessageSystemAttributeNames")
-            system = (V.name_list(names, "AttributeNames") if names else []) + (
-                V.name_list(system_names, "MessageSystemAttributeNames") if system_names else []
-            )
-            # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
-            system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
-            messages = self._queue(r).receive_message(
-                max_number_of_messages=count,
-                visibility_timeout=r.get("VisibilityTimeout"),
-                wait_time_seconds=r.get("WaitTimeSeconds"),
-                message_system_attribute_names=system,
-                message_attribute_names=r.get("MessageAttributeNames"),
-                receive_request_attempt_id=r.get("ReceiveRequestAttemptId"),
-            )
+        # Most receives ask for no names: no check of an empty list.
+        names, system_names = r.get("AttributeNames"), r.get("MessageSystemAttributeNames")
+        system = (V.name_list(names, "AttributeNames") if names else []) + (
+            V.name_list(system_names, "MessageSystemAttributeNames") if system_names else []
+        )
+        # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
+        system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
+        messages = self._queue(r).receive_message(
+            max_number_of_messages=count,
+            visibility_timeout=r.get("VisibilityTimeout"),
+            wait_time_seconds=r.get("WaitTimeSeconds"),
+            message_system_attribute_names=system,
+            message_attribute_names=r.get("MessageAttributeNames"),
+            receive_request_attempt_id=r.get("ReceiveRequestAttemptId"),
+        )
         return {"Messages": [message_out(m) for m in messages]} if messages else {}
 
     def DeleteMessage(self, r: Request) -> Response:

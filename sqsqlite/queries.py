@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .sqltext import Sql
+from .sqlcompile import Sql
 
 SQL_FILE = Path(__file__).resolve().with_name("queries.sql")
 

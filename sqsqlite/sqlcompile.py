@@ -1,40 +1,30 @@
-"""Compiling SQLAlchemy Core statements to the SQL text sqsqlite runs: named parameters, ``?``
-positions for the hottest executemany, or ``?1 ?2 ...`` numbers bound once each.
-:mod:`sqsqlite.statements` builds every statement with these."""
+"""SQL text from SQLAlchemy Core statements: the compiled form (:class:`Sql`) and how
+:mod:`sqsqlite.statements` compiles each statement into it (named parameters, ``?`` positions
+for the hottest executemany, or ``?1 ?2 ...`` numbers bound once each).
+
+:mod:`sqsqlite.queries` makes the same :class:`Sql` from ``queries.sql`` at every start-up, so
+this module imports SQLAlchemy only when it compiles (``python -m sqsqlite.sqlgen`` and the
+tests do; a running process never does)."""
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import bindparam
-from sqlalchemy.dialects import sqlite
-from sqlalchemy.sql import ClauseElement
-from sqlalchemy.sql.compiler import SQLCompiler
-
-from .sqltext import Sql
-
-_DIALECT = sqlite.dialect(paramstyle="named")
+if TYPE_CHECKING:
+    from sqlalchemy.sql import ClauseElement
+    from sqlalchemy.sql.compiler import SQLCompiler
+    from sqlalchemy.sql.elements import BindParameter
 
 
-_POSITIONAL = sqlite.dialect()  # qmark: binding by position skips a name lookup per value
+class Sql(str):
+    """Compiled SQL text plus the values of the literals SQLAlchemy turned into parameters."""
 
+    defaults: dict
 
-def compile_positional(stmt: ClauseElement) -> tuple[Sql, tuple[str, ...]]:
-    """SQL with ? placeholders and the parameter names in their order, for the hottest
-    executemany, where binding by position is measurably cheaper than by name."""
-    compiled = cast(SQLCompiler, stmt.compile(dialect=_POSITIONAL))
-    assert not [b for b in compiled.binds.values() if not b.required], "literal values would need defaults"
-    sql = Sql(str(compiled))
-    sql.defaults = {}
-    return sql, tuple(compiled.positiontup or ())
-
-
-def compile_sql(stmt: ClauseElement) -> Sql:
-    compiled = cast(SQLCompiler, stmt.compile(dialect=_DIALECT))
-    sql = Sql(str(compiled))
-    sql.defaults = {name: b.effective_value for b, name in compiled.bind_names.items() if not b.required}
-    return sql
+    def bind(self, params: dict) -> dict:
+        return {**self.defaults, **params} if self.defaults else params
 
 
 # Index 0 of the per-batch-size statement tuples: no batch has no rows.
@@ -42,8 +32,34 @@ NO_ROWS = Sql("")
 NO_ROWS.defaults = {}
 
 
-def P(name: str):
+@functools.cache
+def _dialect(paramstyle: str) -> Any:
+    from sqlalchemy.dialects import sqlite
+
+    return sqlite.dialect(paramstyle=paramstyle)
+
+
+def P(name: str) -> BindParameter:
+    from sqlalchemy import bindparam
+
     return bindparam(name)
+
+
+def compile_positional(stmt: ClauseElement) -> tuple[Sql, tuple[str, ...]]:
+    """SQL with ? placeholders and the parameter names in their order, for the hottest
+    executemany, where binding by position is measurably cheaper than by name."""
+    compiled = cast("SQLCompiler", stmt.compile(dialect=_dialect("qmark")))
+    assert not [b for b in compiled.binds.values() if not b.required], "literal values would need defaults"
+    sql = Sql(str(compiled))
+    sql.defaults = {}
+    return sql, tuple(compiled.positiontup or ())
+
+
+def compile_sql(stmt: ClauseElement) -> Sql:
+    compiled = cast("SQLCompiler", stmt.compile(dialect=_dialect("named")))
+    sql = Sql(str(compiled))
+    sql.defaults = {name: b.effective_value for b, name in compiled.bind_names.items() if not b.required}
+    return sql
 
 
 def compile_numbered(stmt: ClauseElement, order: tuple[str, ...]) -> Sql:

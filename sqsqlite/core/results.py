@@ -217,13 +217,15 @@ def received_message(
     sender_id: str | None,
     visible_at: int,
     queue: Any,
-    claim: Handle,
+    claim: Handle | None,
+    message_deduplication_id: str | None = None,
+    sequence_number: str | None = None,
 ) -> Message:
-    """A message of a standard claim, as Message(...) makes it (no system attributes, no
-    deduplication id or sequence number, its handle's text not made yet), with its fields set
-    here rather than by the dataclass's __init__: called through the class, that cost about
-    900 instructions a message more (callgrind, CPython 3.11), and a buffered consumer's claim
-    makes a hundred at a time."""
+    """A received (or peeked: claim None) message, as Message(...) makes it (no system
+    attributes yet, its handle's text not made yet): the one place the engine builds one. Its
+    fields are set here rather than by the dataclass's __init__: called through the class, that
+    cost about 900 instructions a message more (callgrind, CPython 3.11), and a buffered
+    consumer's claim makes a hundred at a time."""
     m = _new_object(Message)
     m.message_id = message_id
     m.body = body
@@ -234,8 +236,8 @@ def received_message(
     m.message_attributes = message_attributes
     m.attributes = {}
     m.message_group_id = message_group_id
-    m.message_deduplication_id = None
-    m.sequence_number = None
+    m.message_deduplication_id = message_deduplication_id
+    m.sequence_number = sequence_number
     m.dead_letter_queue_source_arn = dead_letter_queue_source_arn
     m.sender_id = sender_id
     m.visible_at = visible_at
@@ -248,7 +250,7 @@ def received_message(
 _new_object = object.__new__
 # received_message sets every field: one added to Message must be set there too (a slot never
 # set fails when read, so a message it makes lacks it).
-_made = received_message("", "", 0, 0, None, {}, None, None, None, 0, None, None)  # type: ignore[arg-type]
+_made = received_message("", "", 0, 0, None, {}, None, None, None, 0, None, None)
 assert all(hasattr(_made, f.name) for f in fields(Message)), "Message's fields changed: update received_message"
 del _made
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from .asgi import MAX_REQUEST_BYTES
 from .command import serve
-from .waiting import ServedDatabase
+from .served import ServedDatabase
 
 __all__ = ["serve", "make_server", "BackgroundServer", "EndpointServer", "ServedDatabase", "MAX_REQUEST_BYTES"]
 

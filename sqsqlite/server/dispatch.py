@@ -27,8 +27,8 @@ from ..core.handles import new_request_id
 from ..errors import BatchRequestTooLong, InvalidParameterValue, SQSError
 from ..longpoll import Stopping
 from . import sigv4, urls, wire
+from .served import ServedDatabase
 from .sigv4 import Verifier
-from .waiting import ServedDatabase
 
 log = logging.getLogger("sqsqlite.server")
 

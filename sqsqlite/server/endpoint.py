@@ -28,8 +28,8 @@ from .asgi import INLINE_BELOW, MAX_REQUEST_BYTES, App
 from .dispatch import Dispatcher
 from .emulator import EmulatorRoutes
 from .protocol import with_header_timeout
+from .served import ServedDatabase
 from .sigv4 import Verifier
-from .waiting import ServedDatabase
 
 log = logging.getLogger("sqsqlite.server")
 

@@ -186,7 +186,8 @@ def test_plain_sends_receives_and_deletes_one_or_in_batches_are_checked_without_
 
 
 # A send, receive or delete of one message with all of a plain request's members, each of its
-# type, goes straight to its action (client._call): the outcome must be the general way's.
+# type, goes straight to its action (client._call): the outcome, and the queue after it, must be
+# the general way's.
 QUEUES = itertools.count()
 plain_singles = st.one_of(
     st.fixed_dictionaries({"MessageBody": st.one_of(st.text(alphabet="xé\x07\ufffe", max_size=3), scalars)}).map(
@@ -216,11 +217,16 @@ def test_a_send_receive_or_delete_of_one_message_meets_the_outcome_of_the_genera
             # The general way (client._general) is what every request took before the straight one.
             result = call(**request) if way == "straight" else local._general(action, request)
         except Exception as exc:
-            return (type(exc).__name__, str(exc).replace(name, "<queue>"))
+            return (type(exc).__name__, str(exc).replace(name, "<queue>")), stored(name)
         result.pop("ResponseMetadata")
         result.pop("MessageId", None)
         # A receive's messages differ by id and handle from queue to queue: their bodies are the outcome.
-        return tuple(sorted((k, [m["Body"] for m in v] if k == "Messages" else v) for k, v in result.items()))
+        return tuple(sorted((k, [m["Body"] for m in v] if k == "Messages" else v) for k, v in result.items())), stored(name)
+
+    def stored(name: str) -> list:
+        """The queue's messages after the call: bodies, receive counts, whether in flight."""
+        now = local.db.now()
+        return sorted((m.body, m.receive_count, m.visible_at > now) for m in local.db.queue(name).peek())
 
     assert shape("straight") == shape("general")
 
