@@ -242,7 +242,9 @@ class BufferedQueue:
                 log.warning("waiting deletes could not be committed, and wait again: %s", err)
         if out:
             return out
-        fetched = receive(self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted, asked=n)
+        fetched = receive(
+            self.queue.context, self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted, asked=n
+        )
         with self._lock:
             returned = self._now()
             # An empty claim (the queue was empty) says nothing of the consumer's pace.
@@ -353,7 +355,7 @@ class BufferedQueue:
     def _delete_now(self, claims: list[Handle]) -> list[DeferredDeleteFailure]:
         # One transaction for all of them, however many (DeleteMessageBatch takes ten).
         try:
-            refused = delete_claims(self.queue, claims)
+            refused = delete_claims(self.queue.context, claims)
         except QueueDoesNotExist as exc:
             # Its messages went with it: no delete of them can succeed, now or on a retry.
             text = self.queue.db.handles.text
