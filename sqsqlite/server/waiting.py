@@ -76,7 +76,11 @@ class ServedDatabase(Database):
         ``account_id``'s in ``region`` (each checked already; None: the database's default)."""
         request = self._request
         request.endpoint, request.account_id, request.region = endpoint, account_id, region
-        request.context = self._default_context.acting_as(self.account_id, self.region, self.sender_id)
+        # The default account and region's requests share the database's own Context, and so
+        # the action layer's queues keep theirs; any other's gets its own for the request.
+        default, account, region, sender = self._default_context, self.account_id, self.region, self.sender_id
+        same = account == default.account_id and region == default.region and sender == default.sender_id
+        request.context = None if same else default.acting_as(account, region, sender)
 
     def end_request(self) -> None:
         request = self._request
