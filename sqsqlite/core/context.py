@@ -9,6 +9,9 @@ API above them and call them:
   Database (and per view ``Database.scoped`` makes).
 - ``QueueContext``: that, and one queue's identity: its name, key, ARN and whether it is FIFO.
   One per Queue, made with it.
+- ``QueueDatabase`` and ``BufferedSource``: what a Queue uses of its Database and a
+  BufferedQueue of its Queue, as protocols, so that no module of core/ imports one that
+  imports it back.
 
 A transaction (``with db.transaction() as tx:``) needs nothing here: it is the store's (the
 store runs every call of the thread inside it), so every operation given this context joins it.
@@ -17,13 +20,16 @@ store runs every call of the thread inside it), so every operation given this co
 from __future__ import annotations
 
 import threading
+from typing import Any, Protocol
 
+from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
 from ..clock import Clock
 from ..errors import QueueDoesNotExist
 from ..store import Store
 from .handles import Handles
+from .results import BatchResult, Message
 from .wakeups import Wakeups
 
 
@@ -92,6 +98,43 @@ class Context:
     def queue(self, name: str) -> QueueContext:
         """The context of this database's queue ``name`` (existing or not: nothing is read)."""
         return QueueContext(self, name)
+
+
+class QueueDatabase(Protocol):
+    """What a Queue and its BufferedQueue use of their database: Database is one. A protocol, so
+    that queue.py and buffered.py need not import database.py, which imports them (a Queue's
+    ``db`` is typed as the Database that made it: Queue is generic in it)."""
+
+    @property
+    def context(self) -> Context: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def handles(self) -> Handles: ...
+    @property
+    def buffers(self) -> Any: ...  # buffered.LiveBuffers
+    def now(self) -> int: ...
+    def queue_url(self, name: str) -> str: ...
+    def scope_params(self) -> dict[str, str]: ...
+
+
+class BufferedSource(Protocol):
+    """What a BufferedQueue uses of its queue: Queue is one (BufferedQueue is generic in it)."""
+
+    @property
+    def db(self) -> QueueDatabase: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def fifo(self) -> bool: ...
+    @property
+    def context(self) -> QueueContext: ...
+    def delete_message(self, receipt_handle: str | Message) -> None: ...
+    def delete_message_batch(self, entries: B.Entries) -> BatchResult: ...
+    def change_message_visibility(self, receipt_handle: str, visibility_timeout: int) -> None: ...
+    def change_message_visibility_batch(self, entries: B.Entries) -> BatchResult: ...
 
 
 class QueueContext(Context):

@@ -166,7 +166,7 @@ class Database:
 
     # ------------------------------------------------------------ queues
 
-    def queue(self, name_or_url: str) -> Queue:
+    def queue(self, name_or_url: str) -> Queue[Database]:
         """A handle on an existing queue, by name or URL (QueueDoesNotExist otherwise)."""
         name = V.queue_name_from_url(name_or_url)
         queue = Queue(self, name)
@@ -180,7 +180,7 @@ class Database:
         attributes: Mapping[str, Any] | None = None,
         tags: Mapping[str, str] | None = None,
         **attribute_kwargs: Any,
-    ) -> Queue:
+    ) -> Queue[Database]:
         """CreateQueue. Attributes by SQS name, or as snake_case keywords
         (``visibility_timeout=60``). Idempotent for equal attributes."""
         name = V.queue_name(queue_name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, TypeVar
 
 from .. import batches as B
 from .. import defaults as D
@@ -16,21 +16,21 @@ from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgre
 from . import deleting, history, receiving, sending, transfer
 from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
 from .buffered import BufferedQueue, forward_queue_names
-from .context import QueueContext
+from .context import QueueContext, QueueDatabase
 from .results import BatchResult, Message, SendResult
 from .rules import SCOPE_BEFORE_KEY, counts, dedup_scope, ms, queue_row, retention_cutoff
 from .transfer import Sequences
 
-if TYPE_CHECKING:
-    from .database import Database
+# The Database that made the queue (Database.queue gives a Queue[Database]).
+DB = TypeVar("DB", bound=QueueDatabase)
 
 
-class Queue:
+class Queue(Generic[DB]):
     """One queue of a :class:`Database`. Cheap to make; it holds the name, and the context its
     operations are given, made again when its database's changes (a server's request acts as
     the account and region it names)."""
 
-    def __init__(self, db: Database, name: str):
+    def __init__(self, db: DB, name: str):
         self.db = db
         self.name = name
         self._context = db.context.queue(name)
@@ -347,7 +347,7 @@ class Queue:
         record, in order, and a record whose bookmark is set is left out."""
         return transfer.import_messages(self.context, records, bookmarks, skip_bookmarked)
 
-    def buffered(self, **options: Any) -> BufferedQueue:
+    def buffered(self, **options: Any) -> BufferedQueue[Queue[DB]]:
         """This queue behind a BufferedQueue: receives of one message served from claims of up
         to ``prefetch``, deletes committed together. Options: prefetch, max_batch_open_ms,
         visibility_timeout, message_system_attribute_names, message_attribute_names."""
