@@ -193,6 +193,147 @@ class SQSClient:
         response["ResponseMetadata"] = response_metadata(200)
         return response
 
+    # ------------------------------------------------------------ the SQS actions
+    # One method an action, as boto3's: keyword arguments only, named as the action's members.
+
+    def create_queue(self, *args: Any, **kwargs: Any) -> dict:
+        """CreateQueue (its keyword arguments: QueueName, Attributes, tags)."""
+        if args:
+            raise keywords_only("create_queue")
+        return self._call("CreateQueue", kwargs)
+
+    def delete_queue(self, *args: Any, **kwargs: Any) -> dict:
+        """DeleteQueue (its keyword arguments: QueueUrl)."""
+        if args:
+            raise keywords_only("delete_queue")
+        return self._call("DeleteQueue", kwargs)
+
+    def list_queues(self, *args: Any, **kwargs: Any) -> dict:
+        """ListQueues (its keyword arguments: QueueNamePrefix, NextToken, MaxResults)."""
+        if args:
+            raise keywords_only("list_queues")
+        return self._call("ListQueues", kwargs)
+
+    def get_queue_url(self, *args: Any, **kwargs: Any) -> dict:
+        """GetQueueUrl (its keyword arguments: QueueName, QueueOwnerAWSAccountId)."""
+        if args:
+            raise keywords_only("get_queue_url")
+        return self._call("GetQueueUrl", kwargs)
+
+    def get_queue_attributes(self, *args: Any, **kwargs: Any) -> dict:
+        """GetQueueAttributes (its keyword arguments: QueueUrl, AttributeNames)."""
+        if args:
+            raise keywords_only("get_queue_attributes")
+        return self._call("GetQueueAttributes", kwargs)
+
+    def set_queue_attributes(self, *args: Any, **kwargs: Any) -> dict:
+        """SetQueueAttributes (its keyword arguments: QueueUrl, Attributes)."""
+        if args:
+            raise keywords_only("set_queue_attributes")
+        return self._call("SetQueueAttributes", kwargs)
+
+    def send_message(self, *args: Any, **kwargs: Any) -> dict:
+        """SendMessage (its keyword arguments: QueueUrl, MessageBody, DelaySeconds, MessageAttributes, MessageSystemAttributes, MessageDeduplicationId, MessageGroupId)."""
+        if args:
+            raise keywords_only("send_message")
+        return self._call("SendMessage", kwargs)
+
+    def send_message_batch(self, *args: Any, **kwargs: Any) -> dict:
+        """SendMessageBatch (its keyword arguments: QueueUrl, Entries)."""
+        if args:
+            raise keywords_only("send_message_batch")
+        return self._call("SendMessageBatch", kwargs)
+
+    def receive_message(self, *args: Any, **kwargs: Any) -> dict:
+        """ReceiveMessage (its keyword arguments: QueueUrl, AttributeNames, MessageSystemAttributeNames, MessageAttributeNames, MaxNumberOfMessages, VisibilityTimeout, WaitTimeSeconds, ReceiveRequestAttemptId)."""
+        if args:
+            raise keywords_only("receive_message")
+        return self._call("ReceiveMessage", kwargs)
+
+    def delete_message(self, *args: Any, **kwargs: Any) -> dict:
+        """DeleteMessage (its keyword arguments: QueueUrl, ReceiptHandle)."""
+        if args:
+            raise keywords_only("delete_message")
+        return self._call("DeleteMessage", kwargs)
+
+    def delete_message_batch(self, *args: Any, **kwargs: Any) -> dict:
+        """DeleteMessageBatch (its keyword arguments: QueueUrl, Entries)."""
+        if args:
+            raise keywords_only("delete_message_batch")
+        return self._call("DeleteMessageBatch", kwargs)
+
+    def change_message_visibility(self, *args: Any, **kwargs: Any) -> dict:
+        """ChangeMessageVisibility (its keyword arguments: QueueUrl, ReceiptHandle, VisibilityTimeout)."""
+        if args:
+            raise keywords_only("change_message_visibility")
+        return self._call("ChangeMessageVisibility", kwargs)
+
+    def change_message_visibility_batch(self, *args: Any, **kwargs: Any) -> dict:
+        """ChangeMessageVisibilityBatch (its keyword arguments: QueueUrl, Entries)."""
+        if args:
+            raise keywords_only("change_message_visibility_batch")
+        return self._call("ChangeMessageVisibilityBatch", kwargs)
+
+    def purge_queue(self, *args: Any, **kwargs: Any) -> dict:
+        """PurgeQueue (its keyword arguments: QueueUrl)."""
+        if args:
+            raise keywords_only("purge_queue")
+        return self._call("PurgeQueue", kwargs)
+
+    def list_dead_letter_source_queues(self, *args: Any, **kwargs: Any) -> dict:
+        """ListDeadLetterSourceQueues (its keyword arguments: QueueUrl, NextToken, MaxResults)."""
+        if args:
+            raise keywords_only("list_dead_letter_source_queues")
+        return self._call("ListDeadLetterSourceQueues", kwargs)
+
+    def start_message_move_task(self, *args: Any, **kwargs: Any) -> dict:
+        """StartMessageMoveTask (its keyword arguments: SourceArn, DestinationArn, MaxNumberOfMessagesPerSecond)."""
+        if args:
+            raise keywords_only("start_message_move_task")
+        return self._call("StartMessageMoveTask", kwargs)
+
+    def list_message_move_tasks(self, *args: Any, **kwargs: Any) -> dict:
+        """ListMessageMoveTasks (its keyword arguments: SourceArn, MaxResults)."""
+        if args:
+            raise keywords_only("list_message_move_tasks")
+        return self._call("ListMessageMoveTasks", kwargs)
+
+    def cancel_message_move_task(self, *args: Any, **kwargs: Any) -> dict:
+        """CancelMessageMoveTask (its keyword arguments: TaskHandle)."""
+        if args:
+            raise keywords_only("cancel_message_move_task")
+        return self._call("CancelMessageMoveTask", kwargs)
+
+    def add_permission(self, *args: Any, **kwargs: Any) -> dict:
+        """AddPermission (its keyword arguments: QueueUrl, Label, AWSAccountIds, Actions)."""
+        if args:
+            raise keywords_only("add_permission")
+        return self._call("AddPermission", kwargs)
+
+    def remove_permission(self, *args: Any, **kwargs: Any) -> dict:
+        """RemovePermission (its keyword arguments: QueueUrl, Label)."""
+        if args:
+            raise keywords_only("remove_permission")
+        return self._call("RemovePermission", kwargs)
+
+    def tag_queue(self, *args: Any, **kwargs: Any) -> dict:
+        """TagQueue (its keyword arguments: QueueUrl, Tags)."""
+        if args:
+            raise keywords_only("tag_queue")
+        return self._call("TagQueue", kwargs)
+
+    def untag_queue(self, *args: Any, **kwargs: Any) -> dict:
+        """UntagQueue (its keyword arguments: QueueUrl, TagKeys)."""
+        if args:
+            raise keywords_only("untag_queue")
+        return self._call("UntagQueue", kwargs)
+
+    def list_queue_tags(self, *args: Any, **kwargs: Any) -> dict:
+        """ListQueueTags (its keyword arguments: QueueUrl)."""
+        if args:
+            raise keywords_only("list_queue_tags")
+        return self._call("ListQueueTags", kwargs)
+
     def close(self) -> None:
         self.db.close()
 
@@ -575,21 +716,9 @@ def _compile(shape: Any, done: dict[str, Callable[[Any], bool]]) -> Callable[[An
     return check
 
 
-def _method(action: str):
-    name = method_name(action)
-
-    def call(self: SQSClient, *args: Any, **kwargs: Any) -> dict:
-        if args:
-            raise TypeError(f"{name}() only accepts keyword arguments.")  # boto3's words
-        return self._call(action, kwargs)
-
-    call.__name__ = call.__qualname__ = name
-    call.__doc__ = f"The SQS {action} action (same keyword arguments and response as boto3's)."
-    return call
-
-
-for _action in ACTIONS + UNSUPPORTED:
-    setattr(SQSClient, method_name(_action), _method(_action))
+def keywords_only(name: str) -> TypeError:
+    """What boto3 raises for a positional argument (its words)."""
+    return TypeError(f"{name}() only accepts keyword arguments.")
 
 
 def client(path: str | None = None, **options: Any) -> SQSClient:

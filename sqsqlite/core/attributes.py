@@ -15,7 +15,7 @@ from ..store import Tx
 from .rules import SCOPE_BEFORE_KEY
 
 if TYPE_CHECKING:
-    from .database import Database
+    from .context import Context
 
 
 def attribute_name(key: str) -> str:
@@ -59,7 +59,7 @@ def queue_attribute_strings(row) -> dict[str, str]:
     return out
 
 
-def attribute_columns(db: Database, tx: Tx, name: str, is_fifo: bool, current: dict[str, str], changes: dict[str, str]) -> dict:
+def attribute_columns(db: Context, tx: Tx, name: str, is_fifo: bool, current: dict[str, str], changes: dict[str, str]) -> dict:
     """Column values for a queue whose attribute strings are current updated by changes."""
     merged = {**current, **changes}
     _server_side_encryption(merged, changes)
@@ -194,7 +194,7 @@ def without_permission(policy: str, label: str) -> str:
     return json.dumps(doc, separators=(",", ":"))
 
 
-def check_dead_letter_target(db: Database, tx: Tx, name: str, is_fifo: bool, policy: dict) -> None:
+def check_dead_letter_target(db: Context, tx: Tx, name: str, is_fifo: bool, policy: dict) -> None:
     arn = policy["deadLetterTargetArn"]
 
     def refused(reason: str, hint: str) -> InvalidParameterValue:

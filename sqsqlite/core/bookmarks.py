@@ -12,7 +12,7 @@ from .. import validation as V
 from ..errors import InvalidParameterValue
 
 if TYPE_CHECKING:
-    from .database import Database
+    from .context import Context
 
 _PREFIX = "bookmark:"
 
@@ -41,7 +41,7 @@ def write_bookmark(tx: Any, key: str, value: bytes | None) -> None:
         tx.run(Q.set_meta, key=_PREFIX + key, value=value)
 
 
-def bookmark(db: Database, key: str) -> bytes | None:
+def bookmark(db: Context, key: str) -> bytes | None:
     """The value of ``key``, or None."""
     V.text("bookmark key", key)
     with db.store.read() as tx:
@@ -54,12 +54,12 @@ def is_bookmarked(tx: Any, key: str) -> bool:
     return tx.scalar(Q.get_meta, key=_PREFIX + key) is not None
 
 
-def set_bookmark(db: Database, key: str, value: bytes | None) -> None:
+def set_bookmark(db: Context, key: str, value: bytes | None) -> None:
     """Set ``key`` to ``value`` in a transaction of its own (None removes it)."""
     set_bookmarks(db, {key: value})
 
 
-def set_bookmarks(db: Database, values: Mapping[str, bytes | None]) -> None:
+def set_bookmarks(db: Context, values: Mapping[str, bytes | None]) -> None:
     """Set every key to its value (None removes it), all in one transaction."""
     checked = checked_bookmarks(values)
     with db.store.write() as tx:
@@ -67,7 +67,7 @@ def set_bookmarks(db: Database, values: Mapping[str, bytes | None]) -> None:
             write_bookmark(tx, key, value)
 
 
-def bookmarks(db: Database, prefix: str) -> dict[str, bytes]:
+def bookmarks(db: Context, prefix: str) -> dict[str, bytes]:
     """Every bookmark whose key starts with ``prefix``, by key."""
     start = _PREFIX + V.text("bookmark prefix", prefix)
     with db.store.read() as tx:

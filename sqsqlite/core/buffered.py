@@ -52,21 +52,22 @@ import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
 from ..clock import SystemClock, ticks
 from ..errors import DatabaseError, QueueDoesNotExist, TransactionError
+from .context import BufferedSource
 from .deleting import delete_claims
 from .handles import Handle
 from .receiving import receive
 from .results import BatchResult, Message
 from .rules import wanted_message_attributes
 
-if TYPE_CHECKING:
-    from .queue import Queue
+# The queue a buffer serves (Queue.buffered gives a BufferedQueue[Queue]).
+SOURCE = TypeVar("SOURCE", bound=BufferedSource)
 
 log = logging.getLogger("sqsqlite.buffered")
 _visible_at = operator.attrgetter("visible_at")
@@ -81,7 +82,7 @@ class DeferredDeleteFailure:
     message: str
 
 
-class BufferedQueue:
+class BufferedQueue(Generic[SOURCE]):
     """A Queue whose ``receive_message`` serves prefetched messages and whose deletes of them
     are committed in batches; every other public attribute is the queue's own.
 
@@ -91,7 +92,7 @@ class BufferedQueue:
 
     def __init__(
         self,
-        queue: Queue,
+        queue: SOURCE,
         *,
         prefetch: int = D.BUFFER_PREFETCH.default,
         max_batch_open_ms: int = D.BUFFER_MAX_BATCH_OPEN.default,
@@ -174,7 +175,7 @@ class BufferedQueue:
     def __repr__(self) -> str:
         return f"BufferedQueue({self.queue!r}, prefetch={self.prefetch})"
 
-    def __enter__(self) -> BufferedQueue:
+    def __enter__(self) -> BufferedQueue[SOURCE]:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -242,7 +243,9 @@ class BufferedQueue:
                 log.warning("waiting deletes could not be committed, and wait again: %s", err)
         if out:
             return out
-        fetched = receive(self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted, asked=n)
+        fetched = receive(
+            self.queue.context, self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted, asked=n
+        )
         with self._lock:
             returned = self._now()
             # An empty claim (the queue was empty) says nothing of the consumer's pace.
@@ -353,7 +356,7 @@ class BufferedQueue:
     def _delete_now(self, claims: list[Handle]) -> list[DeferredDeleteFailure]:
         # One transaction for all of them, however many (DeleteMessageBatch takes ten).
         try:
-            refused = delete_claims(self.queue, claims)
+            refused = delete_claims(self.queue.context, claims)
         except QueueDoesNotExist as exc:
             # Its messages went with it: no delete of them can succeed, now or on a retry.
             text = self.queue.db.handles.text

@@ -8,22 +8,23 @@ import json
 import os
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import InvalidParameterValue, QueueAlreadyExists, QueueDeletedRecently, QueueDoesNotExist, SQSError
+from ..errors import InvalidParameterValue, QueueAlreadyExists, QueueDeletedRecently, SQSError
 from ..store import Store
 from . import bookmarks as bookmark_functions
 from . import history, move_tasks
 from .attributes import attribute_columns, attribute_name, default_string, queue_attribute_strings
 from .buffered import LiveBuffers
+from .context import Context
 from .handles import Handles, receipt_secret
 from .queue import Queue
-from .results import QueueStats
+from .results import MoveTask, QueueStats
 from .rules import fair_counts, heads_left, keep_high_water, ms, queue_row, raise_high_water, retention_cutoff
 from .transaction import Transaction
 from .wakeups import PollingWakeups, Wakeups
@@ -69,9 +70,29 @@ class Database:
         self.buffers = LiveBuffers()
         weakref.finalize(self, self.buffers.close_all)
         self.handles = Handles(receipt_secret(self.store))
-        # How long polls wait and commits wake them (a server puts its own in: Wakeups).
-        self.wakeups: Wakeups = PollingWakeups(self.store, self.clock)
         self.tasks: list[threading.Thread] = []  # move tasks running in the background
+        # What the operations are given (context.py): the machinery above and who this
+        # database acts as. How long polls wait and commits wake them: its wakeups.
+        self.context = Context(
+            self.store,
+            self.clock,
+            self.handles,
+            PollingWakeups(self.store, self.clock),
+            self.tasks,
+            self.account_id,
+            self.region,
+            self.sender_id,
+        )
+
+    @property
+    def wakeups(self) -> Wakeups:
+        """How long polls wait and commits wake them (PollingWakeups unless replaced: a server
+        and sqsqlite.aio put their own in, before the database's queues are used)."""
+        return self.context.wakeups
+
+    @wakeups.setter
+    def wakeups(self, wakeups: Wakeups) -> None:
+        self.context.wakeups = wakeups
 
     def __enter__(self) -> Database:
         return self
@@ -98,7 +119,7 @@ class Database:
         application's own connection to the file instead: a sqlite3.Connection (its open
         transaction joined, else one begun and ended here), or a SQLAlchemy Connection or Session
         (their transaction joined; their commit commits both)."""
-        return Transaction(self, connection)
+        return Transaction(self.store, self.queue, connection)
 
     def integrity_check(self) -> str:
         """SQLite's integrity check of the file: ``ok``, or the problems it found."""
@@ -109,7 +130,7 @@ class Database:
 
     def scope_params(self) -> dict[str, str]:
         """This database's account and region as the statements' parameters."""
-        return {"account": self.account_id, "region": self.region}
+        return self.context.scope_params()
 
     def scoped(self, *, region: str | None = None, account_id: str | None = None) -> Database:
         """This database as another account or region sees it (each defaults to this one's): the
@@ -122,16 +143,14 @@ class Database:
         view.account_id = self.account_id if account_id is None else V.account_id(account_id)
         view.sender_id = view.account_id if self.sender_id == self.account_id else self.sender_id
         view.owns_file = False
+        view.context = self.context.acting_as(view.account_id, view.region, view.sender_id)
         return view
 
     def queue_key(self, name: str) -> str:
         """The queue ``name`` of this account and region, named once across the file: what long
         polls wait on and wake by, and what remembered claims are kept under. The default
         account's queue in the default region keeps its plain name."""
-        account, region = self.account_id, self.region
-        if account == D.DEFAULT_ACCOUNT_ID and region == D.DEFAULT_REGION:
-            return name
-        return f"{name} {account} {region}"
+        return self.context.queue_key(name)
 
     # ------------------------------------------------------------ names
 
@@ -139,26 +158,20 @@ class Database:
         return f"{self.endpoint}/{self.account_id}/{name}"
 
     def queue_arn(self, name: str) -> str:
-        return f"arn:aws:sqs:{self.region}:{self.account_id}:{name}"
+        return self.context.queue_arn(name)
 
     def name_from_arn(self, arn: str, what: str) -> str:
         """The name of this database's queue that ``arn`` names (``what`` names the ARN in errors)."""
-        region, account, name = V.parse_arn(arn, what)
-        if account != self.account_id or region != self.region:
-            raise QueueDoesNotExist(
-                "The specified queue does not exist.",
-                f"{what} {arn!r} names account {account} in {region}; this database holds account {self.account_id} in {self.region}.",
-            )
-        return name
+        return self.context.name_from_arn(arn, what)
 
     # ------------------------------------------------------------ queues
 
-    def queue(self, name_or_url: str) -> Queue:
+    def queue(self, name_or_url: str) -> Queue[Database]:
         """A handle on an existing queue, by name or URL (QueueDoesNotExist otherwise)."""
         name = V.queue_name_from_url(name_or_url)
         queue = Queue(self, name)
         with self.store.read() as tx:
-            queue_row(tx, queue)
+            queue_row(tx, queue.context)
         return queue
 
     def create_queue(
@@ -167,7 +180,7 @@ class Database:
         attributes: Mapping[str, Any] | None = None,
         tags: Mapping[str, str] | None = None,
         **attribute_kwargs: Any,
-    ) -> Queue:
+    ) -> Queue[Database]:
         """CreateQueue. Attributes by SQS name, or as snake_case keywords
         (``visibility_timeout=60``). Idempotent for equal attributes."""
         name = V.queue_name(queue_name)
@@ -217,7 +230,7 @@ class Database:
                     f"its name can be reused in {wait:.1f} seconds.",
                 )
             else:
-                columns = attribute_columns(self, tx, name, is_fifo, {}, attrs)
+                columns = attribute_columns(self.context, tx, name, is_fifo, {}, attrs)
                 tx.run(Q.insert_queue, name=name, fifo=int(is_fifo), now=now, tags=json.dumps(tag_values), **scope, **columns)
                 tx.forget_queues()
         if refused is not None:
@@ -250,7 +263,7 @@ class Database:
         name = V.queue_name_from_url(queue_url)
         now = self.now()
         with self.store.write() as tx:
-            row = queue_row(tx, Queue(self, name))
+            row = queue_row(tx, self.context.queue(name))
             raise_high_water(tx)
             tx.run(Q.delete_queue_messages, queue_id=row["id"])
             tx.run(Q.delete_queue_dedup, queue_id=row["id"])
@@ -404,17 +417,55 @@ class Database:
         return removed
 
     # ------------------------------------------------------------ message move tasks
-    # Each is move_tasks' function, bound here as a method (it takes the database first).
+    # Each is move_tasks' function of the database's context.
 
-    start_message_move_task = move_tasks.start_message_move_task
-    run_message_move_task = move_tasks.run_message_move_task
-    list_message_move_tasks = move_tasks.list_message_move_tasks
-    cancel_message_move_task = move_tasks.cancel_message_move_task
+    def start_message_move_task(
+        self,
+        source_arn: str,
+        destination_arn: str | None = None,
+        max_number_of_messages_per_second: int | None = None,
+        *,
+        background: bool = True,
+    ) -> str:
+        """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
+        (or to destination_arn); returns the task handle. Runs in a background thread unless
+        ``background=False``, in which case call :meth:`run_message_move_task` (the CLI does,
+        with a progress bar)."""
+        return move_tasks.start_message_move_task(
+            self.context, source_arn, destination_arn, max_number_of_messages_per_second, background=background
+        )
 
-    bookmark = bookmark_functions.bookmark
-    set_bookmark = bookmark_functions.set_bookmark
-    set_bookmarks = bookmark_functions.set_bookmarks
-    bookmarks = bookmark_functions.bookmarks
+    def run_message_move_task(self, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
+        """Run (or resume) a move task to the end; safe to call again after an interruption.
+        ``progress`` is called with the task after each step."""
+        return move_tasks.run_message_move_task(self.context, task_handle, progress)
+
+    def list_message_move_tasks(self, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:
+        """ListMessageMoveTasks: the source queue's move tasks, up to ``max_results``."""
+        return move_tasks.list_message_move_tasks(self.context, source_arn, max_results)
+
+    def cancel_message_move_task(self, task_handle: str) -> int:
+        """CancelMessageMoveTask; returns the approximate number of messages already moved."""
+        return move_tasks.cancel_message_move_task(self.context, task_handle)
+
+    # ------------------------------------------------------------ bookmarks
+    # Small named values kept beside the queues, such as how far a copy to another endpoint has come.
+
+    def bookmark(self, key: str) -> bytes | None:
+        """The value of ``key``, or None."""
+        return bookmark_functions.bookmark(self.context, key)
+
+    def set_bookmark(self, key: str, value: bytes | None) -> None:
+        """Set ``key`` to ``value`` in a transaction of its own (None removes it)."""
+        bookmark_functions.set_bookmark(self.context, key, value)
+
+    def set_bookmarks(self, values: Mapping[str, bytes | None]) -> None:
+        """Set every key to its value (None removes it), all in one transaction."""
+        bookmark_functions.set_bookmarks(self.context, values)
+
+    def bookmarks(self, prefix: str) -> dict[str, bytes]:
+        """Every bookmark whose key starts with ``prefix``, by key."""
+        return bookmark_functions.bookmarks(self.context, prefix)
 
 
 def connect(path: str | os.PathLike | None = None, **options: Any) -> Database:

@@ -24,15 +24,15 @@ from .results import NOT_RECEIVED, BatchResult, BatchResultErrorEntry, Message
 from .rules import heads_left, keep_high_water, ms, queue_row, retention_cutoff
 
 if TYPE_CHECKING:
-    from .queue import Queue
+    from .context import QueueContext
 
 _get_receipt_handle = operator.itemgetter("ReceiptHandle")
 
 
-def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
+def _locate(queue: QueueContext, tx: Tx, row, handle: str, now: int):
     """The message a handle holds, None if it is gone (deleted, purged or expired, wherever
     it is now), or ReceiptHandleIsInvalid."""
-    h = queue.db.handles.check(handle, row["id"])
+    h = queue.handles.check(handle, row["id"])
     msg = tx.one(Q.message_by_id, id=h.row_id)
     assert h.message_uuid is not None  # a checked handle's fields hold it (only a claim's lack it)
     if msg is None or not is_message_uuid(msg["message_id"], h.message_uuid):
@@ -54,11 +54,11 @@ def _locate(queue: Queue, tx: Tx, row, handle: str, now: int):
     return msg
 
 
-def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
+def delete_message(queue: QueueContext, receipt_handle: str | Message) -> None:
     """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
     with that handle succeeds. A received Message may stand for its handle: its claim deletes
     it without the handle's text being made (Message.delete)."""
-    handles = queue.db.handles
+    handles = queue.handles
     fifo = queue.name.endswith(".fifo")  # only FIFO queues' names end so
     message = receipt_handle if isinstance(receipt_handle, Message) else None
     # Neither a claim to delete by nor a handle (peeked, or detached from its queue): the text
@@ -73,7 +73,7 @@ def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
     else:
         found = handles.take([receipt_handle])  # [] for a handle that can't be a key
         h = found[0] if found else None
-    with queue.db.store.write() as tx:
+    with queue.store.write() as tx:
         # A handle this process issued (or a message's claim) for the queue it last claimed from
         # by this name, deleted without reading the queue's row: the row gone proves the queue
         # and the message were there. Anything else (deleted already, superseded, another
@@ -84,23 +84,23 @@ def delete_message(queue: Queue, receipt_handle: str | Message) -> None:
             and tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h))
         ):
             keep_high_water(tx, (h.row_id,))
-            history.count(tx, Q.COUNT_DELETED, h.queue_id, queue.db.now(), 1)
+            history.count(tx, Q.COUNT_DELETED, h.queue_id, queue.now(), 1)
             return
         # The exact way reads a message's handle as text (made now if it never was).
         handle = receipt_handle if message is None else message.receipt_handle
-        row, now = queue_row(tx, queue), queue.db.now()
+        row, now = queue_row(tx, queue), queue.now()
         if _delete(queue, tx, row, handle, now):  # type: ignore[arg-type]  # None: MissingParameter there
             history.count(tx, Q.COUNT_DELETED, row["id"], now, 1)
     if fifo:  # the group's next message may be receivable now
-        queue.db.wakeups.notify(queue.key, 1)
+        queue.wakeups.notify(queue.key, 1)
 
 
-def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> bool:
+def _delete(queue: QueueContext, tx: Tx, row, handle: str, now: int) -> bool:
     """Delete the message of ``handle`` (or find it deleted already, or refuse the handle);
     whether this deleted it. The caller counts it."""
     # The common case in one statement: the handle is the message's newest and still
     # valid. Anything else deletes nothing here and is sorted out by _locate below.
-    h = queue.db.handles.check(handle, row["id"])
+    h = queue.handles.check(handle, row["id"])
     if not row["fifo"]:
         # No group head to mend: the plain positional DELETE, without RETURNING (which makes
         # SQLite collect its rows in a temporary table before the first one comes back).
@@ -136,20 +136,20 @@ def _delete(queue: Queue, tx: Tx, row, handle: str, now: int) -> bool:
     return gone is not None
 
 
-def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[str, SQSError]]:
+def delete_claims(queue: QueueContext, claims: list[Handle]) -> list[tuple[str, SQSError]]:
     """Delete any number of received messages by their claims (Message.claim) in one write
     transaction, for BufferedQueue; returns the receipt handles of those refused, with why.
     Each acts as delete_message's would with the message's handle."""
     failures: list[tuple[str, SQSError]] = []
-    with queue.db.store.write() as tx:
+    with queue.store.write() as tx:
         row = queue_row(tx, queue)
-        now = queue.db.now()
+        now = queue.now()
         issued = None if row["fifo"] else _delete_issued(tx, row["id"], claims)
         if issued == len(claims):
             history.count(tx, Q.COUNT_DELETED, row["id"], now, issued)
             return failures
         deleted = issued or 0  # the rest find those deleted already
-        text = queue.db.handles.text
+        text = queue.handles.text
         for claim in claims:
             handle = text(claim)
             try:
@@ -159,21 +159,21 @@ def delete_claims(queue: Queue, claims: list[Handle]) -> list[tuple[str, SQSErro
         if deleted:
             history.count(tx, Q.COUNT_DELETED, row["id"], now, deleted)
     if row["fifo"] and len(failures) < len(claims):  # the groups' next messages may be receivable now
-        queue.db.wakeups.notify(queue.key, len(claims) - len(failures))
+        queue.wakeups.notify(queue.key, len(claims) - len(failures))
     return failures
 
 
-def change_message_visibility(queue: Queue, receipt_handle: str, visibility_timeout: int) -> None:
+def change_message_visibility(queue: QueueContext, receipt_handle: str, visibility_timeout: int) -> None:
     """ChangeMessageVisibility: the message becomes visible visibility_timeout seconds from now,
     within 12 hours of the receive that returned the handle."""
     vt = V.visibility_timeout(visibility_timeout)
-    with queue.db.store.write() as tx:
-        _change(queue, tx, queue_row(tx, queue), receipt_handle, vt, queue.db.now())
+    with queue.store.write() as tx:
+        _change(queue, tx, queue_row(tx, queue), receipt_handle, vt, queue.now())
     if vt == 0:
-        queue.db.wakeups.notify(queue.key, 1)
+        queue.wakeups.notify(queue.key, 1)
 
 
-def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
+def _change(queue: QueueContext, tx: Tx, row, handle: str, vt: int, now: int) -> None:
     msg = _locate(queue, tx, row, handle, now)
     if msg is None or msg["sent_at"] <= retention_cutoff(row, now):
         raise InvalidParameterValue(
@@ -197,19 +197,19 @@ def _change(queue: Queue, tx: Tx, row, handle: str, vt: int, now: int) -> None:
     tx.run(Q.change_visibility, id=msg["id"], visible_at=new_end)
 
 
-def delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
+def delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
     """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
     result = _delete_message_batch(queue, entries)
     # Only FIFO queues end in .fifo (create_queue refuses the suffix elsewhere).
     if queue.name.endswith(".fifo") and result.successful:  # the groups' next messages may be receivable now
-        queue.db.wakeups.notify(queue.key, len(result.successful))
+        queue.wakeups.notify(queue.key, len(result.successful))
     return result
 
 
-def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
+def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
     batch = B.batch_entry_ids(entries, "DeleteMessageBatch")
     entries, entry_ids = batch.entries, batch.ids
-    check = queue.db.handles.check
+    check = queue.handles.check
     successful: list[dict] = []
     failed: list[BatchResultErrorEntry] = []
     remembered: list = []
@@ -227,24 +227,24 @@ def _delete_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         given_messages = True
     elif not queue.name.endswith(".fifo"):  # only FIFO queues' names end so
         try:
-            remembered = queue.db.handles.take(map(_get_receipt_handle, entries) if plain is None else plain)
+            remembered = queue.handles.take(map(_get_receipt_handle, entries) if plain is None else plain)
         except KeyError:  # an entry without a ReceiptHandle: the exact path names it
             pass
-    with queue.db.store.write() as tx:
+    with queue.store.write() as tx:
         # The common case first: handles this process issued for the queue it last claimed from
         # by this name (_delete_issued), deleted without reading the queue's row. All of them
         # deleted proves the queue and the messages were there. A shortfall (a handle
         # superseded, the queue deleted) leaves each entry to the exact path below, where a
         # message this deleted reads as already deleted. (A handle repeated in the batch or
         # deleted before was taken already: it reads as unknown, and the fast path is not tried.)
-        issued_to = queue.db.handles.queue_ids.get(queue.key)
+        issued_to = queue.handles.queue_ids.get(queue.key)
         issued = _delete_issued(tx, issued_to, remembered)
         if issued == len(entries):
-            history.count(tx, Q.COUNT_DELETED, issued_to, queue.db.now(), issued)  # type: ignore[arg-type]  # issued: the queue is known
+            history.count(tx, Q.COUNT_DELETED, issued_to, queue.now(), issued)  # type: ignore[arg-type]  # issued: the queue is known
             return BatchResult([{"Id": i} for i in entry_ids], failed)
         tried = issued is not None  # the fast path ran, and fell short
         row = queue_row(tx, queue)
-        now = queue.db.now()
+        now = queue.now()
         queue_id = row["id"]
         handles: dict[str, Handle] = {}
         if row["fifo"] and claims and all(c.queue_id == queue_id for c in claims):
@@ -327,7 +327,7 @@ def _as_text(entry: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**entry, "ReceiptHandle": value.receipt_handle}
 
 
-def change_message_visibility_batch(queue: Queue, entries: B.Entries) -> BatchResult:
+def change_message_visibility_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
     """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
     entries = B.batch_entries(entries, "ChangeMessageVisibilityBatch")
 
@@ -337,15 +337,15 @@ def change_message_visibility_batch(queue: Queue, entries: B.Entries) -> BatchRe
         _change(queue, tx, row, e.get("ReceiptHandle"), V.visibility_timeout(e["VisibilityTimeout"]), now)
 
     result = _batch(queue, entries, one)
-    queue.db.wakeups.notify(queue.key, len(entries))
+    queue.wakeups.notify(queue.key, len(entries))
     return result
 
 
-def _batch(queue: Queue, entries, action) -> BatchResult:
+def _batch(queue: QueueContext, entries, action) -> BatchResult:
     successful, failed = [], []
-    with queue.db.store.write() as tx:
+    with queue.store.write() as tx:
         row = queue_row(tx, queue)
-        now = queue.db.now()
+        now = queue.now()
         for e in entries:
             try:
                 action(tx, row, e, now)  # raises before it writes, so a failure changes nothing

@@ -21,7 +21,7 @@ from .results import MoveTask
 from .rules import heads_left, keep_high_water, retention_cutoff
 
 if TYPE_CHECKING:
-    from .database import Database
+    from .context import Context
 
 # A task that met a message whose queue to move to does not exist fails as SQS's does, with the
 # error's code as its FailureReason (recorded by localstack/localstack,
@@ -31,7 +31,7 @@ _NO_SUCH_QUEUE = wire_error("QueueDoesNotExist")[0]
 
 
 def start_message_move_task(
-    db: Database,
+    db: Context,
     source_arn: str,
     destination_arn: str | None = None,
     max_number_of_messages_per_second: int | None = None,
@@ -104,13 +104,13 @@ def start_message_move_task(
     return handle
 
 
-def _run_in_background(db: Database, handle: str) -> None:
+def _run_in_background(db: Context, handle: str) -> None:
     thread = threading.Thread(target=run_message_move_task, args=(db, handle), daemon=True, name="sqsqlite-move")
     thread.start()
     db.tasks.append(thread)
 
 
-def run_message_move_task(db: Database, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
+def run_message_move_task(db: Context, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
     """Run (or resume) a move task to the end; safe to call again after an interruption."""
     while True:
         task, wait = _move_step(db, task_handle)
@@ -127,14 +127,14 @@ def task_handle_for(task_id: str, source_arn: str) -> str:
     return base64.b64encode(json.dumps({"taskId": task_id, "sourceArn": source_arn}, separators=(",", ":")).encode()).decode("ascii")
 
 
-def _queue_name(db: Database, arn: str, member: str) -> str:
+def _queue_name(db: Context, arn: str, member: str) -> str:
     try:
         return db.name_from_arn(arn, member)
     except QueueDoesNotExist as exc:  # another account or region: nothing of this database
         raise ResourceNotFoundException(f"The resource that you specified for the {member} parameter doesn't exist.", exc.hint) from None
 
 
-def _task_row(db: Database, tx: Tx, task_handle: str):
+def _task_row(db: Context, tx: Tx, task_handle: str):
     task = tx.one(Q.move_task, task_handle=task_handle)
     if task is not None:
         return task
@@ -155,7 +155,7 @@ def _task_row(db: Database, tx: Tx, task_handle: str):
     raise ResourceNotFoundException("Task does not exist.", hint)
 
 
-def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
+def _move_step(db: Context, task_handle: str) -> tuple[MoveTask, float]:
     """One step of a task, in one transaction, and how many seconds until the next may begin."""
     V.text("TaskHandle", task_handle)
     now = db.now()
@@ -279,7 +279,7 @@ def _move_step(db: Database, task_handle: str) -> tuple[MoveTask, float]:
     return _move_task(task, handle=status == "RUNNING"), 1.0 if rate else 0.0
 
 
-def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:
+def list_message_move_tasks(db: Context, source_arn: str, max_results: int = D.MOVE_TASKS_LISTED.default) -> list[MoveTask]:
     source = _queue_name(db, source_arn, "SourceArn")
     r = D.MOVE_TASKS_LISTED
     max_results = V.int_value(r.name, max_results, r.low, r.high)
@@ -295,7 +295,7 @@ def list_message_move_tasks(db: Database, source_arn: str, max_results: int = D.
         ]
 
 
-def cancel_message_move_task(db: Database, task_handle: str) -> int:
+def cancel_message_move_task(db: Context, task_handle: str) -> int:
     """CancelMessageMoveTask; returns the approximate number of messages already moved."""
     V.text("TaskHandle", task_handle)
     now = db.now()
@@ -318,7 +318,7 @@ def cancel_message_move_task(db: Database, task_handle: str) -> int:
     return task["moved"]
 
 
-def _destination(db: Database, tx: Tx, task, row, source, now: int):
+def _destination(db: Context, tx: Tx, task, row, source, now: int):
     """The queue a message moves to, or None and why it stays: None when a consumer holds it (no
     failure), "" when it was sent to the dead-letter queue directly and has no source queue to
     return to, else the failure."""

@@ -1,12 +1,14 @@
 """A queue of a database: its attributes, tags and purge here; its messages' operations in
-sending.py, receiving.py, deleting.py and transfer.py, which the methods below call."""
+sending.py, receiving.py, deleting.py and transfer.py, which the methods below call with the
+queue's context (context.py): the store, clock, handle keys and wake-ups, and its name."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
+from .. import batches as B
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
@@ -14,18 +16,33 @@ from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgre
 from . import deleting, history, receiving, sending, transfer
 from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
 from .buffered import BufferedQueue, forward_queue_names
+from .context import QueueContext, QueueDatabase
+from .results import BatchResult, Message, SendResult
 from .rules import SCOPE_BEFORE_KEY, counts, dedup_scope, ms, queue_row, raise_high_water, retention_cutoff
+from .transfer import Sequences
 
-if TYPE_CHECKING:
-    from .database import Database
+# The Database that made the queue (Database.queue gives a Queue[Database]).
+DB = TypeVar("DB", bound=QueueDatabase)
 
 
-class Queue:
-    """One queue of a :class:`Database`. Cheap to make; it holds only the name."""
+class Queue(Generic[DB]):
+    """One queue of a :class:`Database`. Cheap to make; it holds the name, and the context its
+    operations are given, made again when its database's changes (a server's request acts as
+    the account and region it names)."""
 
-    def __init__(self, db: Database, name: str):
+    def __init__(self, db: DB, name: str):
         self.db = db
         self.name = name
+        self._context = db.context.queue(name)
+
+    @property
+    def context(self) -> QueueContext:
+        """What this queue's operations are given: its database's store, clock, handle keys and
+        wake-ups, the account and region it acts as, and this queue's name, key and ARN."""
+        context = self._context
+        if context.database is not self.db.context:
+            context = self._context = self.db.context.queue(self.name)
+        return context
 
     def __repr__(self) -> str:
         return f"Queue({self.name!r})"
@@ -39,7 +56,7 @@ class Queue:
     @property
     def key(self) -> str:
         """The queue named once across the file, its account and region included (Database.queue_key)."""
-        return self.db.queue_key(self.name)
+        return self.context.key
 
     @property
     def url(self) -> str:
@@ -47,11 +64,11 @@ class Queue:
 
     @property
     def arn(self) -> str:
-        return self.db.queue_arn(self.name)
+        return self.context.arn
 
     @property
     def fifo(self) -> bool:
-        return self.name.endswith(".fifo")
+        return self.context.fifo
 
     # ------------------------------------------------------------ attributes
 
@@ -59,7 +76,7 @@ class Queue:
         wanted = V.attribute_names(attribute_names, D.ALL_ATTRIBUTES, "queue attribute")
         now = self.db.now()
         with self.db.store.read() as tx:
-            row = queue_row(tx, self)
+            row = queue_row(tx, self.context)
             out = queue_attribute_strings(row)
             if wanted & {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"}:
                 visible, in_flight, delayed = counts(tx, row, now)
@@ -76,7 +93,7 @@ class Queue:
             raise MissingParameter("The request must contain the parameter Attributes.", "Give one or more queue attributes to set.")
         changes = V.queue_attributes(attributes, creating=False)
         with self.db.store.write() as tx:
-            row = queue_row(tx, self)
+            row = queue_row(tx, self.context)
             if "FifoQueue" in changes and row["fifo"]:
                 if changes.pop("FifoQueue") != "true":
                     raise InvalidAttributeValue(
@@ -98,12 +115,12 @@ class Queue:
 
     def _change_policy(self, change) -> None:
         with self.db.store.write() as tx:
-            row = queue_row(tx, self)
+            row = queue_row(tx, self.context)
             current = queue_attribute_strings(row)
             self._write_attributes(tx, row, current, {"Policy": change(current.get("Policy", ""))})
 
     def _write_attributes(self, tx, row, current: dict[str, str], changes: dict[str, str]) -> None:
-        columns = attribute_columns(self.db, tx, self.name, bool(row["fifo"]), current, changes)
+        columns = attribute_columns(self.db.context, tx, self.name, bool(row["fifo"]), current, changes)
         now = self.db.now()
         if row["fifo"]:
             # As SQS (recorded): sends right after a DeduplicationScope change still deduplicate
@@ -122,7 +139,7 @@ class Queue:
         if not tags:
             raise MissingParameter("The request must contain the parameter Tags.", "Give one or more tags, each a key and a value.")
         with self.db.store.write() as tx:
-            row = queue_row(tx, self)
+            row = queue_row(tx, self.context)
             merged = V.tags({**json.loads(row["tags"]), **V.tags(tags, self.name)}, self.name)
             tx.run(Q.update_queue_tags, id=row["id"], tags=json.dumps(merged))
             tx.forget_queues()
@@ -132,7 +149,7 @@ class Queue:
         if not keys:
             raise MissingParameter("The request must contain the parameter TagKeys.", "Give one or more tag keys to remove.")
         with self.db.store.write() as tx:
-            row = queue_row(tx, self)
+            row = queue_row(tx, self.context)
             current = json.loads(row["tags"])
             for key in keys:
                 current.pop(key, None)
@@ -141,11 +158,11 @@ class Queue:
 
     def list_queue_tags(self) -> dict[str, str]:
         with self.db.store.read() as tx:
-            return json.loads(queue_row(tx, self)["tags"])
+            return json.loads(queue_row(tx, self.context)["tags"])
 
     def list_dead_letter_source_queues(self) -> list[str]:
         with self.db.store.read() as tx:
-            queue_row(tx, self)
+            queue_row(tx, self.context)
             return [self.db.queue_url(r["name"]) for r in tx.all(Q.dead_letter_sources, name=self.name, **self.db.scope_params())]
 
     def purge_queue(self) -> None:
@@ -153,7 +170,7 @@ class Queue:
         refused = None
         with self.db.store.write() as tx:
             now = self.db.now()
-            row = queue_row(tx, self)
+            row = queue_row(tx, self.context)
             purged_at = row["purged_at"]
             if purged_at is not None and purged_at > now:  # before the clock stepped back: counts as now (rules.py)
                 tx.run(Q.restamp_purged, id=row["id"], now=now)
@@ -190,7 +207,7 @@ class Queue:
         and nothing is received (no receive count grows, nothing moves to a dead-letter queue)."""
         with self.db.store.write() as tx:
             now = self.db.now()
-            row = queue_row(tx, self)
+            row = queue_row(tx, self.context)
             raise_high_water(tx)
             deleted = tx.run(Q.purge_visible, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))
             if deleted:
@@ -203,26 +220,136 @@ class Queue:
         return deleted
 
     # ------------------------------------------------------------ messages
-    # Each message operation is its module's function, bound here as a method (the function
-    # takes the queue first): one definition, one docstring, no call in between.
+    # Each message operation is its module's function of the queue's context.
 
-    send_message = sending.send_message
-    send_message_batch = sending.send_message_batch
-    receive_message = receiving.receive_message
-    delete_message = deleting.delete_message
-    delete_message_batch = deleting.delete_message_batch
-    change_message_visibility = deleting.change_message_visibility
-    change_message_visibility_batch = deleting.change_message_visibility_batch
-    peek = receiving.peek
-    peek_page = receiving.peek_page
-    peek_previews = receiving.peek_previews
-    export_messages = transfer.export_messages
-    message_records = transfer.message_records
-    group_records = transfer.group_records
-    last_sequence = transfer.last_sequence
-    import_messages = transfer.import_messages
+    def send_message(
+        self,
+        message_body: str,
+        *,
+        delay_seconds: int | None = None,
+        message_attributes: Mapping[str, Any] | None = None,
+        message_group_id: str | None = None,
+        message_deduplication_id: str | None = None,
+        message_system_attributes: Mapping[str, Any] | None = None,
+    ) -> SendResult:
+        """SendMessage: the message's id and digests (and its sequence number on a FIFO queue).
+        A FIFO queue needs message_group_id, and a deduplication id unless the queue has
+        ContentBasedDeduplication; per-message delay_seconds is for standard queues."""
+        return sending.send_message(
+            self.context,
+            message_body,
+            delay_seconds=delay_seconds,
+            message_attributes=message_attributes,
+            message_group_id=message_group_id,
+            message_deduplication_id=message_deduplication_id,
+            message_system_attributes=message_system_attributes,
+        )
 
-    def buffered(self, **options: Any) -> BufferedQueue:
+    def send_message_batch(self, entries: B.Entries) -> BatchResult:
+        """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
+        MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
+        return sending.send_message_batch(self.context, entries)
+
+    def receive_message(
+        self,
+        *,
+        max_number_of_messages: int = D.MAX_MESSAGES.default,
+        visibility_timeout: int | None = None,
+        wait_time_seconds: int | None = None,
+        message_system_attribute_names: Sequence[str] | None = None,
+        message_attribute_names: Sequence[str] | None = None,
+        receive_request_attempt_id: str | None = None,
+    ) -> list[Message]:
+        """ReceiveMessage: up to 10 messages, each with a fresh receipt handle, in flight until
+        now + visibility timeout. Long-polls up to wait_time_seconds (default: the queue's
+        ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned."""
+        return receiving.receive_message(
+            self.context,
+            self,
+            max_number_of_messages=max_number_of_messages,
+            visibility_timeout=visibility_timeout,
+            wait_time_seconds=wait_time_seconds,
+            message_system_attribute_names=message_system_attribute_names,
+            message_attribute_names=message_attribute_names,
+            receive_request_attempt_id=receive_request_attempt_id,
+        )
+
+    def delete_message(self, receipt_handle: str | Message) -> None:
+        """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
+        with that handle succeeds. A received Message may stand for its handle: its claim deletes
+        it without the handle's text being made (Message.delete)."""
+        deleting.delete_message(self.context, receipt_handle)
+
+    def delete_message_batch(self, entries: B.Entries) -> BatchResult:
+        """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
+        return deleting.delete_message_batch(self.context, entries)
+
+    def change_message_visibility(self, receipt_handle: str, visibility_timeout: int) -> None:
+        """ChangeMessageVisibility: the message becomes visible visibility_timeout seconds from
+        now, within 12 hours of the receive that returned the handle."""
+        deleting.change_message_visibility(self.context, receipt_handle, visibility_timeout)
+
+    def change_message_visibility_batch(self, entries: B.Entries) -> BatchResult:
+        """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
+        return deleting.change_message_visibility_batch(self.context, entries)
+
+    def peek(self, state: str = "all", limit: int = D.PEEK_LIMIT.default) -> list[Message]:
+        """Messages in a state (visible, in-flight, delayed, all) without receiving them:
+        no receipt handles, no receive counts, nothing changes."""
+        return receiving.peek(self.context, state, limit)
+
+    def peek_page(self, state: str = "all", limit: int = 50, after: str | None = None) -> tuple[list[Message], str | None]:
+        """One page of the messages in a state, without receiving them (as peek), in the order
+        receives see them, and the cursor of the next page (None after the last). ``after`` is
+        the cursor a previous page returned: a page costs the same on the first page as on the
+        millionth (keyset pagination, never OFFSET). The cursor is opaque text; a message that
+        changes state between pages may be seen twice or not at all."""
+        return receiving.peek_page(self.context, state, limit, after)
+
+    def peek_previews(
+        self, state: str = "all", limit: int = 50, after: str | None = None, chars: int = 4096
+    ) -> tuple[list[tuple[Message, int]], str | None]:
+        """As peek_page, but each message's body is cut to its first ``chars`` characters,
+        paired with the whole body's length in characters (the cut is made in SQL)."""
+        return receiving.peek_previews(self.context, state, limit, after, chars)
+
+    def export_messages(self, page: int = 1000) -> Iterator[dict]:
+        """Every live message with its attributes and timestamps, as JSON-ready dicts. A FIFO
+        queue's come group by group, each group in the queue's order (group_records), so that an
+        import keeps each group's order."""
+        return transfer.export_messages(self.context, page)
+
+    def message_records(self, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
+        """Every live message's export record in row order, each with its position (its row
+        id): a reader that keeps the last position it handled resumes after it (``after``) and
+        misses nothing sent since (transfer.message_records says why)."""
+        return transfer.message_records(self.context, after, page)
+
+    def group_records(
+        self, done: int = 0, upto: int | None = None, after: tuple[str, int] = ("", 0), page: int = 1000
+    ) -> Iterator[tuple[tuple[str, int], dict]]:
+        """A FIFO queue's live messages as export records, group by group, each group in the
+        queue's order, each with its position, its (group, sequence number) pair: those with
+        sequence numbers in (``done``, ``upto``], after the position ``after``."""
+        return transfer.group_records(self.context, done, upto, after, page)
+
+    def last_sequence(self) -> Sequences:
+        """The sequence number a FIFO queue gave out last, and which queue of its name it is."""
+        return transfer.last_sequence(self.context)
+
+    def import_messages(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        bookmarks: Mapping[str, bytes | None] | None = None,
+        skip_bookmarked: Sequence[str] | None = None,
+    ) -> int:
+        """Insert exported messages as they were (ids, timestamps, receive counts), checked
+        first and written in one transaction; returns the count imported. ``bookmarks`` are set
+        (None: removed) in the same transaction; ``skip_bookmarked`` names a bookmark for each
+        record, in order, and a record whose bookmark is set is left out."""
+        return transfer.import_messages(self.context, records, bookmarks, skip_bookmarked)
+
+    def buffered(self, **options: Any) -> BufferedQueue[Queue[DB]]:
         """This queue behind a BufferedQueue: receives of one message served from claims of up
         to ``prefetch``, deletes committed together. Options: prefetch, max_batch_open_ms,
         visibility_timeout, message_system_attribute_names, message_attribute_names."""

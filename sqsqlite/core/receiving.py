@@ -42,11 +42,12 @@ from .rules import (
 )
 
 if TYPE_CHECKING:
-    from .queue import Queue
+    from .context import QueueContext
 
 
 def receive_message(
-    queue: Queue,
+    queue: QueueContext,
+    owner: object,
     *,
     max_number_of_messages: int = D.MAX_MESSAGES.default,
     visibility_timeout: int | None = None,
@@ -57,7 +58,8 @@ def receive_message(
 ) -> list[Message]:
     """ReceiveMessage: up to 10 messages, each with a fresh receipt handle, in flight until
     now + visibility timeout. Long-polls up to wait_time_seconds (default: the queue's
-    ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned."""
+    ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned. ``owner``:
+    what the messages name as their queue (message.delete() calls its delete_message)."""
     r = D.MAX_MESSAGES
     n = V.int_value(r.name, max_number_of_messages, r.low, r.high)
     vt = None if visibility_timeout is None else V.visibility_timeout(visibility_timeout)
@@ -69,11 +71,12 @@ def receive_message(
     wanted = wanted_message_attributes(message_attribute_names)
     if receive_request_attempt_id is not None:
         receive_request_attempt_id = V.dedup_id("ReceiveRequestAttemptId", receive_request_attempt_id)
-    return receive(queue, n, vt, wait, system, wanted, receive_request_attempt_id)
+    return receive(queue, owner, n, vt, wait, system, wanted, receive_request_attempt_id)
 
 
 def receive(
-    queue: Queue,
+    queue: QueueContext,
+    owner: object,
     n: int,
     vt: int | None,
     wait: int | None,
@@ -87,7 +90,7 @@ def receive(
     receives of 10 do in one transaction instead of ten. With a lease of 0 (the queue's
     visibility timeout, or vt) a claim takes no more than ``asked`` (BufferedQueue's caller's
     number): messages kept beyond it would be visible again at once, their receive counted."""
-    db = queue.db
+    db = queue  # the database's part of the context: store, clock, wake-ups, handle keys
     if db.store.in_transaction():
         # A wait would hold the transaction's write lock, every other writer's turn, for its length.
         if wait:
@@ -114,13 +117,13 @@ def receive(
             ends = start + ms(queue_wait if wait is None else wait)
         if rows or (not cleared and last):
             if lease is not None:
-                messages = _claimed_messages(queue, rows, queue_id, system, wanted, lease)
+                messages = _claimed_messages(owner, rows, queue_id, system, wanted, lease)
             else:
                 # Rows read back hold a token object each: the messages of one claim round share
                 # one (BufferedQueue keeps its claims by token object; deleting.py's fast path
                 # tells a claim's run of deletes by it).
                 tokens: dict = {}
-                messages = [_message(queue, row, queue_id, system, wanted, tokens) for row in rows]
+                messages = [_message(owner, row, queue_id, system, wanted, tokens) for row in rows]
             if "AWSTraceHeader" in system:
                 add_trace_headers(messages, rows, _ATTRIBUTES_AT)
             return messages
@@ -148,7 +151,7 @@ def receive(
             wakeups.wait(queue.key, mark, deadline if due is None else min(deadline, due), deadline)
 
 
-def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], tokens: dict | None) -> Message:
+def _message(owner: object, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], tokens: dict | None) -> Message:
     """A received message of a row (Q.RECEIVED_COLUMNS), with its claim when ``tokens`` is a
     dict (the claim's token objects, one kept per value), without when None (peek)."""
     # One unpack of the row (Q.RECEIVED_COLUMNS; the column orders are asserted at the end
@@ -181,7 +184,7 @@ def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callabl
         dead_letter_source_arn,
         sender_id,
         visible_at,
-        queue,
+        owner,
         # The handle's fields; its text is made when read (Message.receipt_handle).
         None
         if token is None or tokens is None
@@ -195,7 +198,7 @@ def _message(queue: Queue, row, queue_id: int, system: set[str], wanted: Callabl
 
 
 def _claimed_messages(
-    queue: Queue, rows: list, queue_id: int, system: set[str], wanted: Callable[[str], bool], lease: tuple
+    owner: object, rows: list, queue_id: int, system: set[str], wanted: Callable[[str], bool], lease: tuple
 ) -> list[Message]:
     """_message for a standard claim's rows (Q.CLAIMED_COLUMNS), in one loop: the token and
     the lease end are the claim's own, and the rows have no FIFO fields but a fair queue's
@@ -228,7 +231,7 @@ def _claimed_messages(
             dead_letter_source_arn,
             sender_id,
             visible_at,
-            queue,
+            owner,
             _new_tuple(Handle, (queue_id, row_id, None, token, message_id)),
         )
         if system:
@@ -238,7 +241,13 @@ def _claimed_messages(
 
 
 def _claim(
-    queue: Queue, n: int, vt: int | None, attempt_id: str | None, asked: int | None = None, wait: int | None = 0, last: bool | None = True
+    queue: QueueContext,
+    n: int,
+    vt: int | None,
+    attempt_id: str | None,
+    asked: int | None = None,
+    wait: int | None = 0,
+    last: bool | None = True,
 ):
     """One receive attempt in one write transaction: prune, cap check, claim, dead-letter.
     Returns the queue id, the rows, the queue's ReceiveMessageWaitTimeSeconds, the lease:
@@ -247,7 +256,7 @@ def _claim(
     whether the call ends with this round if it finds nothing (None: decided here, from
     ``wait`` or else the queue's ReceiveMessageWaitTimeSeconds being 0). The round's receives,
     empty receive, dead-letter moves and expired messages are counted in its transaction."""
-    db = queue.db
+    db = queue  # the database's part of the context: store, clock, wake-ups, handle keys
     with db.store.write(refusable=True) as tx:
         # Read under the writers' lock: the visibility timeout starts when the receive
         # returns the message, not before it waited for the lock.
@@ -382,7 +391,7 @@ def _claim_listed(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: 
     return rows
 
 
-def _under_cap(queue: Queue, tx: Tx, row, n: int, now: int) -> int:
+def _under_cap(queue: QueueContext, tx: Tx, row, n: int, now: int) -> int:
     """How many messages this receive may take without passing the in-flight cap.
 
     ``inflight_bound`` is never below the true number in flight: a connection reserves a
@@ -423,7 +432,7 @@ def _under_cap(queue: Queue, tx: Tx, row, n: int, now: int) -> int:
     return take
 
 
-def _claim_fifo(queue: Queue, tx: Tx, params: dict, want: int, budget: int) -> tuple[list, int]:
+def _claim_fifo(queue: QueueContext, tx: Tx, params: dict, want: int, budget: int) -> tuple[list, int]:
     """Visible group heads, each followed by its group's visible run, in send order; and
     how many expired heads it deleted first (at most ``budget``)."""
     # An expired head is gone, visible or in flight, so its group moves on at once: there
@@ -459,7 +468,7 @@ def _claim_fifo(queue: Queue, tx: Tx, params: dict, want: int, budget: int) -> t
     return sorted(rows, key=lambda r: order[r["id"]]), removed
 
 
-def _dead_letter(queue: Queue, tx: Tx, row_id: int, row, dlq, now: int) -> None:
+def _dead_letter(queue: QueueContext, tx: Tx, row_id: int, row, dlq, now: int) -> None:
     """Undo this receive's claim on a message past maxReceiveCount and move it to the
     dead-letter queue, visible there at once, its receive count and sent_at kept."""
     sequence = tx.scalar(Q.next_sequence, id=dlq["id"], n=1) if dlq["fifo"] else None
@@ -469,7 +478,7 @@ def _dead_letter(queue: Queue, tx: Tx, row_id: int, row, dlq, now: int) -> None:
         tx.run(Q.fix_group_head, queue_id=dlq["id"], group_id=group_id)
 
 
-def _repeat_attempt(queue: Queue, tx: Tx, row, attempt_id: str, now: int, vt: int | None):
+def _repeat_attempt(queue: QueueContext, tx: Tx, row, attempt_id: str, now: int, vt: int | None):
     """The messages an earlier receive with this attempt id returned, or None to receive afresh."""
     found = tx.one(Q.find_attempt, queue_id=row["id"], attempt_id=attempt_id, window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
     if found is None:
@@ -496,29 +505,27 @@ def _repeat_attempt(queue: Queue, tx: Tx, row, attempt_id: str, now: int, vt: in
     return out or None
 
 
-def peek(queue: Queue, state: str = "all", limit: int = D.PEEK_LIMIT.default) -> list[Message]:
+def peek(queue: QueueContext, state: str = "all", limit: int = D.PEEK_LIMIT.default) -> list[Message]:
     """Messages in a state (visible, in-flight, delayed, all) without receiving them:
     no receipt handles, no receive counts, nothing changes."""
     if state not in ("visible", "in-flight", "delayed", "all"):
         raise InvalidParameterValue(f"Invalid state {state!r}: use visible, in-flight, delayed or all.")
     r = D.PEEK_LIMIT
     limit = V.int_value(r.name, limit, r.low, r.high)
-    now = queue.db.now()
-    with queue.db.store.read() as tx:
+    now = queue.now()
+    with queue.store.read() as tx:
         row = queue_row(tx, queue)
         rows = tx.all(Q.peek_messages, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now), state=state, limit=limit)
     return _peeked(queue, rows, row["id"])
 
 
-def _peeked(queue: Queue, rows: list, queue_id: int) -> list[Message]:
+def _peeked(queue: QueueContext, rows: list, queue_id: int) -> list[Message]:
     """Messages read without receiving them: every attribute, and no receipt handle (peeking
     receives nothing, and fills no memory of issued handles)."""
     out = []
     system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
     for r in rows:
-        m = _message(queue, r, queue_id, system, everything, None)
-        m.queue = None
-        out.append(m)
+        out.append(_message(None, r, queue_id, system, everything, None))
     return out
 
 
@@ -531,7 +538,7 @@ _PAGE_STATES = {
 }
 
 
-def peek_page(queue: Queue, state: str = "all", limit: int = 50, after: str | None = None) -> tuple[list[Message], str | None]:
+def peek_page(queue: QueueContext, state: str = "all", limit: int = 50, after: str | None = None) -> tuple[list[Message], str | None]:
     """One page of the messages in a state, without receiving them (as peek), in the order
     receives see them, and the cursor of the next page (None after the last). ``after`` is the
     cursor a previous page returned: a page costs the same on the first page as on the
@@ -542,7 +549,7 @@ def peek_page(queue: Queue, state: str = "all", limit: int = 50, after: str | No
 
 
 def peek_previews(
-    queue: Queue, state: str = "all", limit: int = 50, after: str | None = None, chars: int = 4096
+    queue: QueueContext, state: str = "all", limit: int = 50, after: str | None = None, chars: int = 4096
 ) -> tuple[list[tuple[Message, int]], str | None]:
     """As peek_page, but each message's body is cut to its first ``chars`` characters, paired
     with the whole body's length in characters. The cut is made in SQL, so a page of large
@@ -561,7 +568,7 @@ _WHOLE_BODY = 2**31 - 1
 _CURSOR = re.compile(r"(-?[0-9]{1,19})\.([0-9]{1,19})")
 
 
-def _page(queue: Queue, state: str, limit: int, after: str | None, body_chars: int) -> tuple[list, list[Message], str | None]:
+def _page(queue: QueueContext, state: str, limit: int, after: str | None, body_chars: int) -> tuple[list, list[Message], str | None]:
     if not isinstance(state, str) or state not in _PAGE_STATES:
         raise InvalidParameterValue(f"Invalid state {V.shorten(state)}: use visible, in-flight, delayed or all.")
     limit = V.int_value("limit", limit, 1, D.MAX_PEEK_PAGE)
@@ -575,9 +582,9 @@ def _page(queue: Queue, state: str, limit: int, after: str | None, body_chars: i
         if parsed is None or not all(-(2**63) <= int(part) < 2**63 for part in parsed.groups()):
             raise InvalidParameterValue(f"Invalid page cursor {V.shorten(after)!r}: use the cursor a page returned.")
         after_visible_at, after_id = (int(part) for part in parsed.groups())
-    now = queue.db.now()
+    now = queue.now()
     low, high, min_receives, max_receives = _PAGE_STATES[state](now)
-    with queue.db.store.read() as tx:
+    with queue.store.read() as tx:
         row = queue_row(tx, queue)
         rows = tx.all(
             Q.peek_page,

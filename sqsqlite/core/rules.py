@@ -31,9 +31,9 @@ from ..errors import QueueDoesNotExist
 from ..store import Tx
 
 if TYPE_CHECKING:
-    from .queue import Queue
+    from .context import QueueContext
+    from .prepared import Prepared
     from .results import Message
-    from .sending import Prepared
 
 
 def message_state(visible_at: int, receive_count: int, now: int) -> str:
@@ -248,10 +248,10 @@ def message_row(queue_id, message_id, p: Prepared, sender_id, sent_at, visible_a
     }
 
 
-def queue_row(tx: Tx, queue: Queue):
+def queue_row(tx: Tx, queue: QueueContext):
     """The queue's row (of its database's account and region), or QueueDoesNotExist: every
     operation starts here."""
-    db = queue.db
+    db = queue  # the database's part of the context: its account and region
     row = tx.queue(queue.name, db.account_id, db.region)
     if row is None:  # the names read only now: a miss is rare, and a hit pays nothing for them
         raise no_queue(queue.name, (r["name"] for r in tx.all(Q.queue_names, **db.scope_params())))

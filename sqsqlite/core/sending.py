@@ -25,43 +25,14 @@ from ..errors import InvalidParameterValue, MissingParameter, SQSError
 from ..store import Tx
 from . import history
 from .handles import new_message_ids
+from .prepared import Prepared
 from .results import BatchResult, BatchResultErrorEntry, SendResult, SentMessages
 from .rules import attributes_json, dedup_scope, keep_deduplicating_from, ms, queue_row, sequence_text
 
 if TYPE_CHECKING:
-    from .queue import Queue
+    from .context import QueueContext
 
 _new_tuple = tuple.__new__
-
-
-class Prepared:
-    """A message checked against everything that does not depend on the queue. A plain slotted
-    class: one is built per message sent, and a dataclass's __init__ and __post_init__ cost
-    twice as much."""
-
-    __slots__ = ("body", "body_bytes", "attributes", "delay", "group_id", "dedup_id", "entry_id", "size", "trace_header")
-
-    def __init__(
-        self,
-        body: str,
-        body_bytes: bytes,
-        attributes: dict[str, V.MessageAttribute],
-        delay: int | None,
-        group_id: str | None,
-        dedup_id: str | None,
-        entry_id: str | None = None,
-        trace_header: str | None = None,
-    ):
-        self.body = body
-        self.body_bytes = body_bytes
-        self.attributes = attributes
-        self.delay = delay
-        self.group_id = group_id
-        self.dedup_id = dedup_id
-        self.entry_id: Any = entry_id  # a batch entry's Id (always set in a batch), None for a single send
-        # Read by the batch total and again by the queue's MaximumMessageSize check.
-        self.size = V.message_size(body_bytes, attributes)
-        self.trace_header = trace_header  # the AWSTraceHeader system attribute
 
 
 def trace_header(system: Any) -> str | None:
@@ -103,7 +74,7 @@ def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_
 
 
 def send_message(
-    queue: Queue,
+    queue: QueueContext,
     message_body: str,
     *,
     delay_seconds: int | None = None,
@@ -118,15 +89,15 @@ def send_message(
     prepared = _prepare(
         message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id, None, message_system_attributes
     )
-    with queue.db.store.write(sending=True) as tx:
+    with queue.store.write(sending=True) as tx:
         [result] = _insert(queue, tx, queue_row(tx, queue), [prepared])
-    queue.db.wakeups.notify(queue.key, 1)
+    queue.wakeups.notify(queue.key, 1)
     if isinstance(result, SQSError):
         raise result
     return result
 
 
-def send_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
+def send_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
     """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
     MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
     batch = B.batch_entry_ids(entries, "SendMessageBatch")
@@ -157,7 +128,7 @@ def send_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         B.check_batch_size(sum(p.size for p in prepared))
         if not prepared:
             return BatchResult([], failed)
-    with queue.db.store.write(sending=True) as tx:
+    with queue.store.write(sending=True) as tx:
         row = queue_row(tx, queue)
         if row["fifo"]:
             prepared = prepared or _prepared_plain(plain)
@@ -166,7 +137,7 @@ def send_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
         if ids is None:
             prepared = prepared or _prepared_plain(plain)
             results = _insert(queue, tx, row, prepared)
-    queue.db.wakeups.notify(queue.key, len(entries))
+    queue.wakeups.notify(queue.key, len(entries))
     if ids is not None:  # _insert_plain sent every message
         return BatchResult(SentMessages(ids, plain.bodies, plain.entry_ids), failed)
     successful = []
@@ -181,7 +152,7 @@ def send_message_batch(queue: Queue, entries: B.Entries) -> BatchResult:
     return BatchResult(successful, failed)
 
 
-def _check_fifo_batch(queue: Queue, row, prepared: list[Prepared]) -> None:
+def _check_fifo_batch(queue: QueueContext, row, prepared: list[Prepared]) -> None:
     """SQS refuses a whole FIFO batch, not the one entry, when an entry lacks its group or
     deduplication id."""
     for p in prepared:
@@ -193,7 +164,7 @@ def _check_fifo_batch(queue: Queue, row, prepared: list[Prepared]) -> None:
             raise _dedup_id_required(queue, p)
 
 
-def _dedup_id_required(queue: Queue, p: Prepared) -> InvalidParameterValue:
+def _dedup_id_required(queue: QueueContext, p: Prepared) -> InvalidParameterValue:
     """A FIFO send without a deduplication id to a queue without content-based deduplication."""
     what = "The message" if p.entry_id is None else f"Entry {p.entry_id!r}"
     return InvalidParameterValue(
@@ -202,7 +173,7 @@ def _dedup_id_required(queue: Queue, p: Prepared) -> InvalidParameterValue:
     )
 
 
-def _insert_plain(queue: Queue, tx: Tx, row, plain: _Plain) -> list[str] | None:
+def _insert_plain(queue: QueueContext, tx: Tx, row, plain: _Plain) -> list[str] | None:
     """The common batch send, messages with only a body (plain: their entry Ids, bodies and the
     bodies' size in bytes), to a standard queue, every body within its MaximumMessageSize: one
     INSERT binding the queue, sender, send time and visible_at once; the messages' ids. None
@@ -216,9 +187,9 @@ def _insert_plain(queue: Queue, tx: Tx, row, plain: _Plain) -> list[str] | None:
     max_size = row["max_message_size"]
     if row["fifo"] or (total > max_size and max(map(len, map(str.encode, bodies))) > max_size):
         return None
-    now = queue.db.now()
+    now = queue.now()
     ids = new_message_ids(len(bodies))
-    values = [row["id"], queue.db.sender_id, now, now + row["delay_seconds"] * 1000]  # Q.INSERT_SHARED_PARAMS order
+    values = [row["id"], queue.sender_id, now, now + row["delay_seconds"] * 1000]  # Q.INSERT_SHARED_PARAMS order
     values += ids
     values += bodies
     tx.run_positional(Q.INSERT_SHARED_ROWS[len(bodies)], values)
@@ -226,14 +197,14 @@ def _insert_plain(queue: Queue, tx: Tx, row, plain: _Plain) -> list[str] | None:
     return ids
 
 
-def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
+def _insert(queue: QueueContext, tx: Tx, row, prepared: list[Prepared]) -> list:
     """Insert checked messages; an entry that breaks a queue rule becomes its error."""
-    now = queue.db.now()
+    now = queue.now()
     is_fifo = bool(row["fifo"])
     results: list = []
     values: list = []  # the rows' values, row after row
     groups: list = []  # and their group ids
-    sender = queue.db.sender_id
+    sender = queue.sender_id
     queue_id, max_size, queue_delay = row["id"], row["max_message_size"], row["delay_seconds"]
     ids = iter(() if is_fifo else new_message_ids(len(prepared)))  # FIFO sends make their own
     fifo: list[int] = []  # the places in results of FIFO messages that passed their checks
@@ -289,7 +260,7 @@ def _insert(queue: Queue, tx: Tx, row, prepared: list[Prepared]) -> list:
     return results
 
 
-def _check_fifo(queue: Queue, row, p: Prepared) -> None:
+def _check_fifo(queue: QueueContext, row, p: Prepared) -> None:
     if p.group_id is None:
         raise MissingParameter("The request must contain the parameter MessageGroupId.", f"Queue {queue.name!r} is a FIFO queue.")
     if p.delay:  # 0 is accepted, as SQS does: the queue's own delay applies
@@ -301,7 +272,7 @@ def _check_fifo(queue: Queue, row, p: Prepared) -> None:
         raise _dedup_id_required(queue, p)
 
 
-def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) -> list[SendResult]:
+def _insert_fifo(queue: QueueContext, tx: Tx, row, prepared: list[Prepared], now: int) -> list[SendResult]:
     """Send checked messages (_check_fifo) to a FIFO queue, in order: each is deduplicated
     against the queue's window and the batch's earlier messages, or takes the next sequence
     number and is its group's head if the group has no message. Each of those steps is one
@@ -338,7 +309,7 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
         n = len(fresh)
         first = tx.scalar(Q.next_sequence, id=queue_id, n=n) - n + 1
         ids = new_message_ids(n)
-        sender, visible_at = queue.db.sender_id, now + ms(row["delay_seconds"])
+        sender, visible_at = queue.sender_id, now + ms(row["delay_seconds"])
         held = _groups_with_messages(tx, queue_id, list(dict.fromkeys(groups[at] for at in fresh)))
         values: list = []  # in Q.INSERT_FIFO_COLUMNS order, row after row
         entries: list = []  # in Q.PUT_DEDUP_COLUMNS order
@@ -364,7 +335,7 @@ def _insert_fifo(queue: Queue, tx: Tx, row, prepared: list[Prepared], now: int) 
     return results
 
 
-def _insert_fifo_one(queue: Queue, tx: Tx, row, p: Prepared, key: tuple[str, str], now: int, window_start: int) -> SendResult:
+def _insert_fifo_one(queue: QueueContext, tx: Tx, row, p: Prepared, key: tuple[str, str], now: int, window_start: int) -> SendResult:
     """_insert_fifo for one message in three statements, where a batch's way takes five: its
     deduplication entry is written by the look-up itself (none when the window holds the key),
     and its INSERT finds whether it heads its group."""
@@ -387,7 +358,7 @@ def _insert_fifo_one(queue: Queue, tx: Tx, row, p: Prepared, key: tuple[str, str
             message_id=message_id,
             body=p.body,
             attributes=attributes,
-            sender_id=queue.db.sender_id,
+            sender_id=queue.sender_id,
             sent_at=now,
             visible_at=visible_at,
             group_id=p.group_id,

@@ -22,7 +22,7 @@ from ..sqlite_errors import doomed
 from .queue import Queue
 
 if TYPE_CHECKING:
-    from .database import Database
+    from ..store import Store
 
 
 class Transaction:
@@ -36,8 +36,11 @@ class Transaction:
     database. ``tx.connection`` is the sqlite3 connection it runs on. It belongs to the thread
     that opened it."""
 
-    def __init__(self, db: Database, connection: Any = None):
-        self.db = db
+    def __init__(self, store: Store, queue: Callable[[str], Queue], connection: Any = None):
+        # The store holds the transaction: every operation of this thread, given any queue's
+        # context (context.py), runs inside it. ``queue``: the database's Database.queue.
+        self.store = store
+        self._queue = queue
         self._given = connection
         self._group: Any = None
         self._conn: sqlite3.Connection | None = None
@@ -48,7 +51,7 @@ class Transaction:
             raise TransactionError("This transaction is open already: open a new db.transaction() for another block.")
         given = self._given
         conn, owned = (None, True) if given is None else driver_connection(given)
-        store = self.db.store
+        store = self.store
         group = store.begin_transaction(conn, owned)
         try:
             self._conn = group.writer.conn  # the connection it runs on: sqsqlite's own, or the one given
@@ -62,7 +65,7 @@ class Transaction:
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
         group = self._group
         try:
-            self.db.store.end_transaction(group, kind is None)
+            self.store.end_transaction(group, kind is None)
         finally:
             self._group = None
 
@@ -98,14 +101,14 @@ class Transaction:
             self._check_alive()
             raise
         if rolls_back_to:
-            self.db.store.forget_state()  # the queue rows and reservations it read may be undone
+            self.store.forget_state()  # the queue rows and reservations it read may be undone
         return cursor
 
     def queue(self, name_or_url: str) -> Queue:
         """A queue of the database (QueueDoesNotExist otherwise, as of this transaction), whose
         operations are part of the transaction."""
         self._open()
-        return self.db.queue(name_or_url)
+        return self._queue(name_or_url)
 
     def _cursor(self, sql: str) -> tuple[sqlite3.Cursor, bool]:
         """A cursor for the application's statement, and whether it rolls back to a savepoint."""

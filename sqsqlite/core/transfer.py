@@ -13,16 +13,16 @@ from ..errors import InvalidExportRecord, InvalidParameterValue, SQSError
 from ..records import exported_message
 from . import history
 from .bookmarks import checked_bookmarks, is_bookmarked, write_bookmark
+from .prepared import Prepared
 from .rules import decode_attributes, dedup_scope, keep_deduplicating_from, message_row, ms, queue_row, retention_cutoff
-from .sending import Prepared
 
 if TYPE_CHECKING:
-    from .queue import Queue
+    from .context import QueueContext
 
 _NO_BOUND = 2**62  # above any row id or sequence number
 
 
-def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
+def export_messages(queue: QueueContext, page: int = 1000) -> Iterator[dict]:
     """Every live message with its attributes and timestamps, as JSON-ready dicts. A FIFO
     queue's come group by group, each group in the queue's order (group_records), so that an
     import keeps each group's order."""
@@ -30,7 +30,7 @@ def export_messages(queue: Queue, page: int = 1000) -> Iterator[dict]:
     return (record for _, record in records)
 
 
-def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
+def message_records(queue: QueueContext, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
     """Every live message's export record in row order (send order, but for messages moved in
     from another queue), each with its position: the message's row id.
     Ids are never given out twice (schema.message_positions) and writers commit one at a
@@ -46,7 +46,7 @@ def message_records(queue: Queue, after: int = 0, page: int = 1000) -> Iterator[
 
 
 def group_records(
-    queue: Queue, done: int = 0, upto: int | None = None, after: tuple[str, int] = ("", 0), page: int = 1000
+    queue: QueueContext, done: int = 0, upto: int | None = None, after: tuple[str, int] = ("", 0), page: int = 1000
 ) -> Iterator[tuple[tuple[str, int], dict]]:
     """A FIFO queue's live messages as export records, group by group, each group in the
     queue's order, each with its position: its (group, sequence number) pair. Only those with
@@ -95,20 +95,20 @@ class Sequences(NamedTuple):
     last: int  # the number given out last (0 before its first message)
 
 
-def last_sequence(queue: Queue) -> Sequences:
+def last_sequence(queue: QueueContext) -> Sequences:
     """The sequence number a FIFO queue gave out last, and which queue of its name it is."""
-    with queue.db.store.read() as tx:
+    with queue.store.read() as tx:
         row = queue_row(tx, queue)
     return Sequences(f"{row['id']}/{row['created_at']}", row["last_sequence"])
 
 
-def _pages(queue: Queue, statement, position: dict, page: int, past: Callable[[Any], dict]) -> Iterator[tuple[bool, list]]:
+def _pages(queue: QueueContext, statement, position: dict, page: int, past: Callable[[Any], dict]) -> Iterator[tuple[bool, list]]:
     """The queue's live messages a page at a time, each page in its own read transaction: read
     by ``statement`` from ``position`` (its parameters), whose entries ``past`` moves beyond a
     page's last row. Yields whether the queue is FIFO, and the page."""
     while True:
-        now = queue.db.now()
-        with queue.db.store.read() as tx:
+        now = queue.now()
+        with queue.store.read() as tx:
             row = queue_row(tx, queue)
             rows = tx.all(statement, queue_id=row["id"], cutoff=retention_cutoff(row, now), limit=page, **position)
         yield bool(row["fifo"]), rows
@@ -118,7 +118,7 @@ def _pages(queue: Queue, statement, position: dict, page: int, past: Callable[[A
 
 
 def import_messages(
-    queue: Queue,
+    queue: QueueContext,
     records: Iterable[Mapping[str, Any]],
     bookmarks: Mapping[str, bytes | None] | None = None,
     skip_bookmarked: Sequence[str] | None = None,
@@ -159,9 +159,9 @@ def import_messages(
             f"Invalid skip_bookmarked: it names {len(keys)} bookmarks for {len(checked)} records; name one for each."
         )
     imported = 0
-    with queue.db.store.write() as tx:
+    with queue.store.write() as tx:
         row = queue_row(tx, queue)
-        now = queue.db.now()
+        now = queue.now()
         for number, rec in enumerate(checked):
             if keys is not None and is_bookmarked(tx, keys[number]):
                 continue
@@ -174,9 +174,7 @@ def import_messages(
             visible_at = rec.get("VisibleAt") or now
             if received:
                 visible_at = min(visible_at, now)  # was in flight: its handle did not travel
-            values = message_row(
-                row["id"], rec["MessageId"], p, rec.get("SenderId") or queue.db.sender_id, rec["SentTimestamp"], visible_at
-            )
+            values = message_row(row["id"], rec["MessageId"], p, rec.get("SenderId") or queue.sender_id, rec["SentTimestamp"], visible_at)
             values.update(
                 receive_count=received,
                 first_received_at=rec.get("ApproximateFirstReceiveTimestamp"),
@@ -195,7 +193,7 @@ def import_messages(
         for key, value in notes.items():
             write_bookmark(tx, key, value)
     if imported:
-        queue.db.wakeups.notify(queue.key, imported)
+        queue.wakeups.notify(queue.key, imported)
     return imported
 
 

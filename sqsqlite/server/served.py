@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import defaults as D
 from ..core import Database
+from ..core.context import Context
 from ..longpoll import AsyncWakeups
 from . import urls
 
@@ -24,6 +25,15 @@ class ServedDatabase(Database):
         self.url_style = url_style
         super().__init__(*args, **kwargs)
         self.wakeups: AsyncWakeups = AsyncWakeups(self.store, self.clock)
+
+    @property
+    def context(self) -> Context:
+        """The request's: its account, region and sender (Database.context outside a request)."""
+        return getattr(self._request, "context", None) or self._default_context
+
+    @context.setter
+    def context(self, value: Context) -> None:
+        self._default_context = value
 
     @property
     def endpoint(self) -> str:
@@ -66,10 +76,15 @@ class ServedDatabase(Database):
         ``account_id``'s in ``region`` (each checked already; None: the database's default)."""
         request = self._request
         request.endpoint, request.account_id, request.region = endpoint, account_id, region
+        # The default account and region's requests share the database's own Context, and so
+        # the action layer's queues keep theirs; any other's gets its own for the request.
+        default, account, region, sender = self._default_context, self.account_id, self.region, self.sender_id
+        same = account == default.account_id and region == default.region and sender == default.sender_id
+        request.context = None if same else default.acting_as(account, region, sender)
 
     def end_request(self) -> None:
         request = self._request
-        request.endpoint = request.account_id = request.region = None
+        request.endpoint = request.account_id = request.region = request.context = None
 
     def stop_waiting(self) -> None:
         """End every long poll now (shutdown)."""

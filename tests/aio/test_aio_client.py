@@ -406,3 +406,14 @@ def test_the_paginators_pages_and_full_result_follow_next_token_with_or_without_
     assert (type(paginator).__module__ == "sqsqlite.aio") == (aiobotocore == "absent")
     assert [len(p) for p in pages] == [2, 2, 1]
     assert [u.rsplit("/", 1)[1] for u in full["QueueUrls"]] == ["q0", "q1", "q2"] and "NextToken" in full
+
+
+def test_every_sqs_action_is_a_coroutine_written_in_the_async_client_class():
+    import inspect
+
+    from sqsqlite.actions import MEMBERS
+    from sqsqlite.client import method_name
+
+    for action in MEMBERS:
+        method = sqsqlite.aio.AsyncSQSClient.__dict__.get(method_name(action))
+        assert inspect.iscoroutinefunction(method) and method.__doc__.find(action) >= 0, action

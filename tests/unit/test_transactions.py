@@ -707,3 +707,24 @@ def test_a_database_closed_inside_a_transaction_says_so_and_commits_nothing(db_p
     again = sqsqlite.connect(db_path)
     assert counts(again.queue("closing")) == (0, 0, 0)
     again.close()
+
+
+def test_one_queue_shared_with_another_thread_is_in_the_transaction_on_the_opening_thread_only(db, queue):
+    # A queue's context holds no transaction (docs/architecture.md): the store runs the calls of
+    # the thread that opened the block inside it; another thread's call on the same Queue
+    # waits for the block and commits on its own, whatever the block's fate.
+    sent = threading.Event()
+
+    def other_thread() -> None:
+        queue.send_message("another thread's")
+        sent.set()
+
+    thread = threading.Thread(target=other_thread)
+    with pytest.raises(RuntimeError):
+        with db.transaction():
+            queue.send_message("in the block")
+            thread.start()
+            assert not sent.wait(0.2)  # held by the block's write lock, not joined to it
+            raise RuntimeError("roll the block back")
+    thread.join(10)
+    assert [m.body for m in queue.peek()] == ["another thread's"]
