@@ -50,27 +50,41 @@ import threading
 import time
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
 from ..clock import SystemClock, ticks
 from ..errors import DatabaseError, QueueDoesNotExist, TransactionError
-from .context import BufferedSource
+from .context import BufferedSource, QueueContext
 from .deleting import delete_claims
 from .handles import Handle
 from .receiving import receive
-from .results import BatchResult, Message
+from .results import BatchResult, Message, SendResult
 from .rules import wanted_message_attributes
+
+if TYPE_CHECKING:
+    from .transfer import Sequences  # last_sequence's result; the layers allow no run-time import of transfer here
 
 # The queue a buffer serves (Queue.buffered gives a BufferedQueue[Queue]).
 SOURCE = TypeVar("SOURCE", bound=BufferedSource)
 
 log = logging.getLogger("sqsqlite.buffered")
 _visible_at = operator.attrgetter("visible_at")
+# A buffer's queue as the forwards below call it: typed Any, since SOURCE's protocol holds only
+# what the buffer itself uses, and buffered.py can't name Queue (queue.py imports it). The
+# forwards' signatures are Queue's own: tests/unit/test_buffered.py holds them equal.
+_queue = cast(Callable[["BufferedQueue[Any]"], Any], operator.attrgetter("queue"))
+
+
+# Queue's public names a BufferedQueue does its own way, with signatures of its own: every other
+# is forwarded to its queue (the end of BufferedQueue).
+BUFFERS_OWN = frozenset(
+    {"receive_message", "delete_message", "delete_message_batch", "change_message_visibility", "change_message_visibility_batch"}
+)
 
 
 @dataclass(frozen=True)
@@ -84,7 +98,8 @@ class DeferredDeleteFailure:
 
 class BufferedQueue(Generic[SOURCE]):
     """A Queue whose ``receive_message`` serves prefetched messages and whose deletes of them
-    are committed in batches; every other public attribute is the queue's own.
+    are committed in batches; every other public name of Queue is forwarded to the queue
+    (the forwards at the end of this class).
 
     ``visibility_timeout`` and the attribute names are fixed here, since one claim serves
     several receives. Threads may share one: each message is handed out once, and a delete
@@ -166,11 +181,6 @@ class BufferedQueue(Generic[SOURCE]):
         # that one given back holds back the rest of its group fetched here (_hold_back).
         self._fifo = queue.fifo
         self._groups: OrderedDict[int, str | None] = OrderedDict()
-
-    if TYPE_CHECKING:
-        # What this class doesn't define (url, arn, send_message, ...) is its queue's, read
-        # through the descriptors forward_queue_names sets; to a type checker, any name.
-        def __getattr__(self, name: str) -> Any: ...
 
     def __repr__(self) -> str:
         return f"BufferedQueue({self.queue!r}, prefetch={self.prefetch})"
@@ -634,6 +644,153 @@ class BufferedQueue(Generic[SOURCE]):
         if self._closed:
             raise ValueError(f"this BufferedQueue of queue {self.queue.name!r} is closed; make another with queue.buffered()")
 
+    # ------------------------------------------------------------------ forwarded to the queue
+
+    # Every other public name of Queue, as plain methods and properties: a reader finds each
+    # here, with Queue's signature, and CPython specialises their look-ups as any attribute's
+    # (a class with a __getattr__ gets none of that, and the buffer's own attributes, read a
+    # dozen times a message, cost its consumer 5% more CPU). One line each, calling the
+    # queue's method of the same name, whose docstring says what it does: repeating those
+    # here would drift. tests/unit/test_buffered.py fails when Queue gains a public name not
+    # forwarded here nor done its own way (BUFFERS_OWN), or when a signature differs.
+
+    @property
+    def db(self) -> Any:  # the queue's Database, typed where the Queue is (it is generic in it)
+        return _queue(self).db
+
+    @property
+    def name(self) -> str:
+        return _queue(self).name
+
+    @property
+    def context(self) -> QueueContext:
+        return _queue(self).context
+
+    @property
+    def key(self) -> str:
+        return _queue(self).key
+
+    @property
+    def url(self) -> str:
+        return _queue(self).url
+
+    @property
+    def arn(self) -> str:
+        return _queue(self).arn
+
+    @property
+    def fifo(self) -> bool:
+        return _queue(self).fifo
+
+    def get_queue_attributes(self, attribute_names: Sequence[str] = ("All",)) -> dict[str, str]:
+        """Queue.get_queue_attributes."""
+        return _queue(self).get_queue_attributes(attribute_names)
+
+    def set_queue_attributes(self, attributes: Mapping[str, Any]) -> None:
+        """Queue.set_queue_attributes."""
+        _queue(self).set_queue_attributes(attributes)
+
+    def add_permission(self, label: str, account_ids: Sequence[str], actions: Sequence[str]) -> None:
+        """Queue.add_permission."""
+        _queue(self).add_permission(label, account_ids, actions)
+
+    def remove_permission(self, label: str) -> None:
+        """Queue.remove_permission."""
+        _queue(self).remove_permission(label)
+
+    def tag_queue(self, tags: Mapping[str, str]) -> None:
+        """Queue.tag_queue."""
+        _queue(self).tag_queue(tags)
+
+    def untag_queue(self, tag_keys: Iterable[str]) -> None:
+        """Queue.untag_queue."""
+        _queue(self).untag_queue(tag_keys)
+
+    def list_queue_tags(self) -> dict[str, str]:
+        """Queue.list_queue_tags."""
+        return _queue(self).list_queue_tags()
+
+    def list_dead_letter_source_queues(self) -> list[str]:
+        """Queue.list_dead_letter_source_queues."""
+        return _queue(self).list_dead_letter_source_queues()
+
+    def purge_queue(self) -> None:
+        """Queue.purge_queue."""
+        _queue(self).purge_queue()
+
+    def purge_visible(self) -> int:
+        """Queue.purge_visible."""
+        return _queue(self).purge_visible()
+
+    def send_message(
+        self,
+        message_body: str,
+        *,
+        delay_seconds: int | None = None,
+        message_attributes: Mapping[str, Any] | None = None,
+        message_group_id: str | None = None,
+        message_deduplication_id: str | None = None,
+        message_system_attributes: Mapping[str, Any] | None = None,
+    ) -> SendResult:
+        """Queue.send_message."""
+        return _queue(self).send_message(
+            message_body,
+            delay_seconds=delay_seconds,
+            message_attributes=message_attributes,
+            message_group_id=message_group_id,
+            message_deduplication_id=message_deduplication_id,
+            message_system_attributes=message_system_attributes,
+        )
+
+    def send_message_batch(self, entries: B.Entries) -> BatchResult:
+        """Queue.send_message_batch."""
+        return _queue(self).send_message_batch(entries)
+
+    def peek(self, state: str = "all", limit: int = D.PEEK_LIMIT.default) -> list[Message]:
+        """Queue.peek."""
+        return _queue(self).peek(state, limit)
+
+    def peek_page(self, state: str = "all", limit: int = 50, after: str | None = None) -> tuple[list[Message], str | None]:
+        """Queue.peek_page."""
+        return _queue(self).peek_page(state, limit, after)
+
+    def peek_previews(
+        self, state: str = "all", limit: int = 50, after: str | None = None, chars: int = 4096
+    ) -> tuple[list[tuple[Message, int]], str | None]:
+        """Queue.peek_previews."""
+        return _queue(self).peek_previews(state, limit, after, chars)
+
+    def export_messages(self, page: int = 1000) -> Iterator[dict]:
+        """Queue.export_messages."""
+        return _queue(self).export_messages(page)
+
+    def message_records(self, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
+        """Queue.message_records."""
+        return _queue(self).message_records(after, page)
+
+    def group_records(
+        self, done: int = 0, upto: int | None = None, after: tuple[str, int] = ("", 0), page: int = 1000
+    ) -> Iterator[tuple[tuple[str, int], dict]]:
+        """Queue.group_records."""
+        return _queue(self).group_records(done, upto, after, page)
+
+    def last_sequence(self) -> Sequences:
+        """Queue.last_sequence."""
+        return _queue(self).last_sequence()
+
+    def import_messages(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        bookmarks: Mapping[str, bytes | None] | None = None,
+        skip_bookmarked: Sequence[str] | None = None,
+    ) -> int:
+        """Queue.import_messages."""
+        return _queue(self).import_messages(records, bookmarks, skip_bookmarked)
+
+    def buffered(self, **options: Any) -> BufferedQueue[SOURCE]:
+        """Queue.buffered: another buffer of this buffer's queue."""
+        return _queue(self).buffered(**options)
+
 
 def _in_transaction() -> TransactionError:
     # Its claims outlive the call and its deletes are committed by its flusher thread, apart from
@@ -698,31 +855,3 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):  # POSIX only
     os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def forward_queue_names(queue_type: type, instance_names: Sequence[str]) -> None:
-    """Give BufferedQueue each public name of queue_type, and of its instances (instance_names),
-    that it does not define itself, read from the buffer's queue. Called where queue_type is
-    defined. Descriptors rather than a __getattr__: CPython (3.11 on) specialises no attribute
-    look-up on a class with one, and the buffer's own attributes, read a dozen times a message,
-    cost its consumer 5% more CPU a message."""
-    names = [n for n in dir(queue_type) if not n.startswith("_")] + list(instance_names)
-    for name in names:
-        if name not in BufferedQueue.__dict__:
-            setattr(BufferedQueue, name, _QueueName(name))
-
-
-class _QueueName:
-    """A name read from the buffer's queue. Only __get__: an attribute set on the buffer itself
-    (by its __init__, or by a caller) is found first, as it was under a __getattr__."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __get__(self, buffer: BufferedQueue | None, owner: type | None = None) -> Any:
-        if buffer is None:
-            return self
-        queue = buffer.__dict__.get("queue")
-        if queue is None:  # not set up: copied bare, or its __init__ refused its options
-            raise AttributeError(f"{self.name}: this BufferedQueue has no queue")
-        return getattr(queue, self.name)

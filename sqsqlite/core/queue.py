@@ -15,7 +15,7 @@ from .. import validation as V
 from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgress
 from . import deleting, history, receiving, sending, transfer
 from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
-from .buffered import BufferedQueue, forward_queue_names
+from .buffered import BufferedQueue
 from .context import QueueContext, QueueDatabase
 from .results import BatchResult, Message, SendResult
 from .rules import SCOPE_BEFORE_KEY, counts, dedup_scope, ms, queue_row, raise_high_water, retention_cutoff
@@ -354,7 +354,3 @@ class Queue(Generic[DB]):
         to ``prefetch``, deletes committed together. Options: prefetch, max_batch_open_ms,
         visibility_timeout, message_system_attribute_names, message_attribute_names."""
         return BufferedQueue(self, **options)
-
-
-# What a BufferedQueue does not define is its queue's: url, arn, send_message, ...
-forward_queue_names(Queue, ("db", "name"))
