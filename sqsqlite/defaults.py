@@ -96,6 +96,12 @@ FAIR_NOISY_SHARE_PERCENT = 10
 # 0.7 us per message looked at). Quiet messages deeper in a flood than both windows are
 # served as the flood ahead of them drains (docs/fair-queues.md).
 FAIR_WINDOW = 256
+# Oldest first, as far as a bounded claim can (Amazon SQS's standard queues, recorded): among the
+# next n + OLDEST_FIRST_LOOKAHEAD quiet messages in the order they became visible, a claim takes
+# the n sent first, so a message whose visibility timeout ended comes back before messages sent
+# after it that became visible before it. Its cost is those rows of ix_messages_visible's visible
+# range, never the messages in flight (their visible_at is past now, outside the range).
+OLDEST_FIRST_LOOKAHEAD = 16
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
 INFLIGHT_BLOCK = 256
 # The VisibilityTimeout of the queues the Kombu transport creates (seconds), as Kombu's SQS

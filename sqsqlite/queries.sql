@@ -465,32 +465,34 @@ WHERE message_positions.id = 1)) + 1), ?1, ?5, ?15, ?2, ?3, ?4), (NULL, ?1, ?6, 
 UPDATE messages SET visible_at=?1, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, ?2), received_at=?2, receipt_token=?3 WHERE messages.id IN (SELECT id
 FROM (SELECT id
 FROM (SELECT anon_2.id AS id
-FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
+FROM (SELECT anon_3.id AS id, anon_3.sent_at AS sent_at
+FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at, messages.sent_at AS sent_at
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
- LIMIT 256 OFFSET 0) AS anon_2
-WHERE anon_2.group_id IS NULL OR (anon_2.group_id NOT IN (SELECT messages.group_id
+ LIMIT 256 OFFSET 0) AS anon_3
+WHERE anon_3.group_id IS NULL OR (anon_3.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)))
+ LIMIT ?6 + 16 OFFSET 0) AS anon_2 ORDER BY anon_2.sent_at, anon_2.id
  LIMIT ?6 OFFSET 0) AS anon_1 UNION ALL SELECT id
-FROM (SELECT anon_4.id AS id
+FROM (SELECT anon_5.id AS id
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.visible_at > (SELECT messages.visible_at
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
  LIMIT 1 OFFSET 255) ORDER BY messages.visible_at DESC
- LIMIT 256 OFFSET 0) AS anon_4
-WHERE anon_4.group_id IS NULL OR (anon_4.group_id NOT IN (SELECT messages.group_id
+ LIMIT 256 OFFSET 0) AS anon_5
+WHERE anon_5.group_id IS NULL OR (anon_5.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5))) ORDER BY anon_4.visible_at
- LIMIT ?6 OFFSET 0) AS anon_3 UNION ALL SELECT id
+WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5))) ORDER BY anon_5.visible_at
+ LIMIT ?6 OFFSET 0) AS anon_4 UNION ALL SELECT id
 FROM (SELECT messages.id AS id
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.group_id IN (SELECT messages.group_id
@@ -499,7 +501,7 @@ WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_i
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)) ORDER BY messages.visible_at
- LIMIT ?6 OFFSET 0) AS anon_5) AS fair
+ LIMIT ?6 OFFSET 0) AS anon_6) AS fair
  LIMIT ?6 OFFSET 0) RETURNING id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, coalesce(dedup_id, sequence_number, char(1) || group_id) AS fifo_fields;
 
 -- name: claim_standard_rows
@@ -508,32 +510,34 @@ FROM messages
 WHERE messages.id IN (SELECT id
 FROM (SELECT id
 FROM (SELECT anon_3.id AS id
-FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
+FROM (SELECT anon_4.id AS id, anon_4.sent_at AS sent_at
+FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at, messages.sent_at AS sent_at
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
- LIMIT 256 OFFSET 0) AS anon_3
-WHERE anon_3.group_id IS NULL OR (anon_3.group_id NOT IN (SELECT messages.group_id
+ LIMIT 256 OFFSET 0) AS anon_4
+WHERE anon_4.group_id IS NULL OR (anon_4.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)))
+ LIMIT ?4 + 16 OFFSET 0) AS anon_3 ORDER BY anon_3.sent_at, anon_3.id
  LIMIT ?4 OFFSET 0) AS anon_2 UNION ALL SELECT id
-FROM (SELECT anon_5.id AS id
+FROM (SELECT anon_6.id AS id
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.visible_at > (SELECT messages.visible_at
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
  LIMIT 1 OFFSET 255) ORDER BY messages.visible_at DESC
- LIMIT 256 OFFSET 0) AS anon_5
-WHERE anon_5.group_id IS NULL OR (anon_5.group_id NOT IN (SELECT messages.group_id
+ LIMIT 256 OFFSET 0) AS anon_6
+WHERE anon_6.group_id IS NULL OR (anon_6.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3))) ORDER BY anon_5.visible_at
- LIMIT ?4 OFFSET 0) AS anon_4 UNION ALL SELECT id
+WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3))) ORDER BY anon_6.visible_at
+ LIMIT ?4 OFFSET 0) AS anon_5 UNION ALL SELECT id
 FROM (SELECT messages.id AS id
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.group_id IN (SELECT messages.group_id
@@ -542,7 +546,7 @@ WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_i
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)) ORDER BY messages.visible_at
- LIMIT ?4 OFFSET 0) AS anon_6) AS fair
+ LIMIT ?4 OFFSET 0) AS anon_7) AS fair
  LIMIT ?4 OFFSET 0);
 
 -- name: CLAIM_LISTED_ROWS

@@ -278,6 +278,15 @@ def _quiet_in(window, ordered: bool):
     return (quiet.order_by(rows.c.visible_at) if ordered else quiet).limit(P("n")).offset(_ZERO)
 
 
+def _oldest_quiet_in(window):
+    """The n sent first among the next n + OLDEST_FIRST_LOOKAHEAD quiet messages of ``window``
+    (in the order they became visible): oldest first, within a bounded walk."""
+    rows = window.limit(_lit(str(D.FAIR_WINDOW))).offset(_ZERO).subquery()
+    quiet = select(rows.c.id, rows.c.sent_at).where(or_(rows.c.group_id.is_(None), rows.c.group_id.not_in(noisy_groups)))
+    ahead = quiet.limit(P("n") + _lit(str(D.OLDEST_FIRST_LOOKAHEAD))).offset(_ZERO).subquery()
+    return select(ahead.c.id).order_by(ahead.c.sent_at, ahead.c.id).limit(P("n")).offset(_ZERO)
+
+
 # Standard queues: quiet groups' (and no group's) visible messages, oldest first, from the oldest
 # FAIR_WINDOW visible messages, then from the newest FAIR_WINDOW after those (none while the queue
 # holds fewer); only when those hold fewer than n, noisy groups' oldest, so a noisy group is
@@ -289,7 +298,7 @@ def _quiet_in(window, ordered: bool):
 CLAIM_STANDARD_PARAMS = ("lease_end", "now", "token", "queue_id", "cutoff", "n")
 _window_end = _visible_rows(columns=(m.c.visible_at,)).order_by(m.c.visible_at).limit(_lit("1")).offset(_lit(str(D.FAIR_WINDOW - 1)))
 _parts = (
-    _quiet_in(_visible_rows().order_by(m.c.visible_at), False),
+    _oldest_quiet_in(_visible_rows(columns=(m.c.id, m.c.group_id, m.c.visible_at, m.c.sent_at)).order_by(m.c.visible_at)),
     _quiet_in(_visible_rows(m.c.visible_at > _window_end.scalar_subquery()).order_by(m.c.visible_at.desc()), True),
     _visible_rows(m.c.group_id.in_(noisy_groups), columns=(m.c.id,)).order_by(m.c.visible_at).limit(P("n")).offset(_ZERO),
 )

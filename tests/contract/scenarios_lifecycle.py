@@ -43,6 +43,18 @@ def scenario_a_long_poll_on_an_empty_queue_ends_empty_at_its_deadline(w: World):
 
 
 @scenario
+def scenario_a_message_whose_visibility_ended_comes_back_before_one_sent_after_it(w: World):
+    url = w.queue("oldest-first", VisibilityTimeout=5)
+    w.client.send_message(QueueUrl=url, MessageBody="first")
+    w.clock.advance(1)
+    w.client.send_message(QueueUrl=url, MessageBody="second")
+    assert w.bodies(url, 1) == ["first"]
+    w.clock.advance(5)  # first's visibility ends after second became visible: sent first, it comes first
+    assert w.bodies(url, 1) == ["first"]
+    assert w.bodies(url, 1) == ["second"]
+
+
+@scenario
 def scenario_messages_expire_after_the_retention_period_unseen_and_uncounted(w: World):
     url = w.queue("retention", MessageRetentionPeriod=60)
     w.client.send_message(QueueUrl=url, MessageBody="old")
