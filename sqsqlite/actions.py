@@ -468,7 +468,8 @@ def receive_share(request: Request, queue: str) -> tuple[int, tuple] | None:
         or "ReceiveRequestAttemptId" in request
     ):
         return None
-    return want, (url, repr(sorted((k, v) for k, v in request.items() if k not in ("MaxNumberOfMessages", "WaitTimeSeconds"))))
+    # queue: the engine's key, its account and region included (a URL of style off names neither).
+    return want, (queue, url, repr(sorted((k, v) for k, v in request.items() if k not in ("MaxNumberOfMessages", "WaitTimeSeconds"))))
 
 
 def hand_back_request(request: Request, messages: list[dict]) -> dict:

@@ -84,10 +84,19 @@ class LongPolls:
         finally:
             wakeups.parkable(False)
 
-    async def receive(self, request: dict, claim: Claim, leaves: Callable[[asyncio.Future], Awaitable[None]] | None = None) -> Round | None:
+    async def receive(
+        self,
+        request: dict,
+        claim: Claim,
+        leaves: Callable[[asyncio.Future], Awaitable[None]] | None = None,
+        change_visibility: Callable[[dict], Any] | None = None,
+    ) -> Round | None:
         """The receive ``request`` to its end: its last round ("done", "stopped" or the caller's
         own kind), or None when its caller left (``leaves(gone)`` resolved ``gone``) and what was
-        claimed for it was handed back. Parks between rounds, never past the poll's end."""
+        claimed for it was handed back (by ``change_visibility``, where the poll's own account
+        and region must be named, else the machine's). Parks between rounds, never past the
+        poll's end."""
+        change = change_visibility or self.change_visibility
         wakeups = self.wakeups
         clock = wakeups.clock
         tick = ticks(clock)
@@ -104,14 +113,14 @@ class LongPolls:
                 kind: str = "done"
                 value: Any = {}
                 if woken and self.together:  # one claim for every poll of the queue woken in this turn of the loop
-                    kind, value = await self._claim_together(asked, queue, claim)
+                    kind, value = await self._claim_together(asked, queue, claim, change)
                 if not value:  # not woken, or the shared claim left none for it: its own claim (which may park)
                     try:
                         kind, value = await claim(asked, False)
                     except Left as left:
                         kind, value = left.outcome
                         if kind == "done" and received(value):
-                            await self.hand_back(request, received(value))
+                            await self.hand_back(request, received(value), change)
                         raise left.cancelled from None
                 if nudged and kind == "done" and len(received(value)) >= receive_count(request):
                     wakeups.pass_baton(queue)  # woken for a commit nobody counted, and full: more may be left
@@ -123,7 +132,7 @@ class LongPolls:
                         for _ in range(3):
                             await asyncio.sleep(0)
                         if gone.done():
-                            await self.hand_back(request, received(value))
+                            await self.hand_back(request, received(value), change)
                             return None
                     return kind, value
                 park: Park = value
@@ -144,7 +153,7 @@ class LongPolls:
             if listener is not None:
                 listener.cancel()
 
-    async def _claim_together(self, request: dict, queue: str, claim: Claim) -> Round:
+    async def _claim_together(self, request: dict, queue: str, claim: Claim, change: Callable[[dict], Any]) -> Round:
         """A woken poll's claim, made as one claim with the other polls of its queue (same
         request but for the count) woken in the same turn of the loop; the messages are shared
         out in the order the polls were woken. ("done", {}) for a receive that claims alone
@@ -158,11 +167,11 @@ class LongPolls:
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = []
-            loop.call_soon(lambda: self._tasks.add(asyncio.ensure_future(self._claim_group(key, request, claim))))
+            loop.call_soon(lambda: self._tasks.add(asyncio.ensure_future(self._claim_group(key, request, claim, change))))
         group.append((want, mine))
         return await mine
 
-    async def _claim_group(self, key: tuple, request: dict, claim: Claim) -> None:
+    async def _claim_group(self, key: tuple, request: dict, claim: Claim, change: Callable[[dict], Any]) -> None:
         members = self._groups.pop(key, [])
         try:
             while members:
@@ -179,19 +188,19 @@ class LongPolls:
                     share, messages = messages[:want], messages[want:]
                     fut.set_result(("done", receive_response(share)))
                 if messages:  # a member left meanwhile: nobody to hand these to
-                    await self.hand_back(request, messages)
+                    await self.hand_back(request, messages, change)
         finally:
             for _, fut in members:
                 if not fut.done():
                     fut.set_result(("done", {}))
             self._tasks.discard(asyncio.current_task())
 
-    async def hand_back(self, request: dict, messages: list[dict]) -> None:
+    async def hand_back(self, request: dict, messages: list[dict], change_visibility: Callable[[dict], Any] | None = None) -> None:
         """Messages claimed for a poll whose caller left: visible again now, not at their
         visibility timeout (their receive count keeps the attempt, as SQS's does for an answer
         that was lost)."""
         change = hand_back_request(request, messages)
-        await self.engine(lambda: _quietly(self.change_visibility, change))
+        await self.engine(lambda: _quietly(change_visibility or self.change_visibility, change))
 
 
 def _quietly(change_visibility: Callable[[dict], Any], change: dict) -> None:

@@ -409,7 +409,22 @@ class App:
         def claim(request: dict, shared: bool) -> Awaitable[Round]:
             return self._engine(functools.partial(self._claim, call, request), failed=None if shared else failed)
 
-        outcome = await self.polls.receive(call.request, claim, functools.partial(_listen, receive))
+        def change_visibility(change: dict) -> Any:  # a hand-back, in the poll's own account and region
+            return d.run(
+                Call(
+                    "ChangeMessageVisibilityBatch",
+                    change,
+                    call.is_json,
+                    call.request_id,
+                    call.endpoint,
+                    call.started,
+                    call.json_query,
+                    call.account_id,
+                    call.region,
+                )
+            )
+
+        outcome = await self.polls.receive(call.request, claim, functools.partial(_listen, receive), change_visibility)
         if outcome is None:
             return None
         kind, value = outcome

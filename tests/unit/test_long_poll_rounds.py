@@ -53,3 +53,24 @@ def test_a_parked_round_keeps_no_frame_of_the_engine_call_that_parked_it():
     kind, park = polls.round(lambda: wakeups.wait("orders", None, 1_000, 5_000))
     assert kind == "park" and (park.queue, park.until, park.deadline) == ("orders", 1_000, 5_000)
     assert park.__traceback__ is None  # a thousand parked polls would otherwise hold a thousand stacks
+
+
+def test_polls_of_one_url_in_two_accounts_or_regions_never_share_a_claim():
+    # A URL of style off names no region: the queue key the engine parked each poll under does.
+    here = receive_share({"QueueUrl": URL}, "000000000000/us-east-1/orders")
+    there = receive_share({"QueueUrl": URL}, "000000000000/eu-west-1/orders")
+    assert here is not None and there is not None and here[1] != there[1]
+
+
+def test_a_hand_back_goes_through_the_polls_own_change_when_it_names_one():
+    wakeups = AsyncWakeups(None, SYSTEM_CLOCK)
+    machine, own = [], []
+
+    async def engine(work):
+        return work()
+
+    polls = LongPolls(wakeups, engine, machine.append)
+    asyncio.run(polls.hand_back({"QueueUrl": URL}, [{"ReceiptHandle": "h"}], own.append))
+    asyncio.run(polls.hand_back({"QueueUrl": URL}, [{"ReceiptHandle": "g"}]))
+    assert [c["Entries"][0]["ReceiptHandle"] for c in own] == ["h"]
+    assert [c["Entries"][0]["ReceiptHandle"] for c in machine] == ["g"]
