@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import sqsqlite
 from sqsqlite.errors import SQSError
+from tests.unit.test_send_paths import stored as stored_rows
 
 QUEUES = itertools.count()
 # A handle by its place in the pool: ("new", i) the newest of message i, ("old", i) the one
@@ -55,17 +56,11 @@ def opened(tmp_path_factory):
 
 
 def stored(path: str, name: str) -> tuple[list, list]:
-    """The queue's messages (all but their row ids, message ids and tokens) and its history."""
+    """The named queue's messages and history, as the send paths' test reads them."""
     with sqlite3.connect(path) as conn:
         (queue_id,) = conn.execute("SELECT id FROM queues WHERE name = ?", (name,)).fetchone()
-        cur = conn.execute("SELECT * FROM messages WHERE queue_id = ? ORDER BY id", (queue_id,))
-        names = [d[0] for d in cur.description]
-        keep = [i for i, n in enumerate(names) if n not in ("id", "queue_id", "message_id", "receipt_token")]
-        messages = [tuple(row[i] for i in keep) for row in cur]
-        cur = conn.execute("SELECT * FROM queue_history WHERE queue_id = ?", (queue_id,))
-        history = [tuple(v for n, v in zip((d[0] for d in cur.description), row) if n != "queue_id") for row in cur]
     conn.close()
-    return messages, history
+    return stored_rows(path, queue_id)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
