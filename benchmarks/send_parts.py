@@ -17,6 +17,17 @@ message id and body bound as the engine binds them.
 - ``engine``: the layout as migrated: and the send reads its id above the high-water mark
   (``message_positions``).
 - ``autoincrement``: the layout before migration 0013: the table AUTOINCREMENT, no mark.
+- ``fresh unindexed``: the layout as migrated, but ``ix_messages_visible`` partial, without the
+  rows a send writes (never received, no delay: ``visible_at = sent_at``): what issue 60's
+  direction would save a send, if claims found such messages in send order without an index.
+- ``minimal``: the least any send that keeps SQS's rules does, on the layout as migrated: the
+  body's character check (``validation.message_body``), a message id (``handles.new_message_ids``)
+  and one INSERT that reads the queue's delay, kind and size limit itself (``_MINIMAL_INSERT``),
+  in its own transaction; no other Python. ``minimal, fresh unindexed``: the same on the layout of
+  ``fresh unindexed``. Their ratio to the floor bounds what a single send can reach on each.
+- ``+history``: the layout as migrated, and each send's transaction also adds to its queue's row
+  of the minute (``queries.COUNT_SENT``, what a send counts when the file's history is on): the
+  floor under any counter kept exactly, in the operation's own transaction.
 
 Then what keeping the mark costs a delete, one message a transaction: ``engine`` runs the
 engine's ``queries.keep_high_water`` after each delete, ``autoincrement`` the delete alone;
@@ -37,6 +48,8 @@ import uuid
 
 import sqsqlite
 from sqsqlite import queries as Q
+from sqsqlite import validation as V
+from sqsqlite.core.handles import new_message_ids
 
 from .harness import commit
 from .systems import FLOOR_INSERT, FLOOR_SCHEMA, body_of, remove_files
@@ -49,8 +62,21 @@ LAYOUTS = {
     "+partial": "and the four partial indexes (fair queues, FIFO)",
     "engine": "and the id read above the high-water mark (as migrated)",
     "autoincrement": "the engine's layout before 0013: AUTOINCREMENT, no mark",
+    "fresh unindexed": "as migrated, the visibility index without never-received undelayed rows",
+    "minimal": "the least a faithful send does, as migrated",
+    "minimal, fresh unindexed": "the least a faithful send does, fresh unindexed",
+    "+history": "as migrated, and the history's counter row in each send's transaction",
 }
 _SENDER = "000000000000"
+# The queue's settings read by the insert itself (a send must read them in its transaction).
+_MINIMAL_INSERT = (
+    "INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) "
+    "SELECT max(coalesce((SELECT max(id) FROM messages), 0), "
+    "(SELECT highest_removed FROM message_positions WHERE id = 1)) + 1, "
+    "q.id, ?2, ?3, ?4, ?5, ?5 + q.delay_seconds * 1000 FROM queues AS q "
+    "WHERE q.id = ?1 AND q.fifo = 0 AND q.max_message_size >= ?6"
+)
+_FRESH_UNINDEXED = " WHERE receive_count > 0 OR visible_at <> sent_at"
 
 
 def _plain_insert() -> str:
@@ -77,7 +103,11 @@ def _build(template: str, path: str, layout: str) -> tuple[sqlite3.Connection, s
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
-    if layout == "engine":
+    if layout.endswith("fresh unindexed"):
+        (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'ix_messages_visible'").fetchone()
+        conn.execute("DROP INDEX ix_messages_visible")
+        conn.execute(sql + _FRESH_UNINDEXED)
+    if layout in ("engine", "+history", "fresh unindexed", "minimal", "minimal, fresh unindexed"):
         return conn, Q.INSERT_SHARED_ROWS[1]
     table = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone()[0]
     indexes = conn.execute(
@@ -103,13 +133,32 @@ def _values(layout: str, body: str, now: int) -> tuple:
     return (1, _SENDER, now, now, str(uuid.uuid4()), body)  # queue, sender, sent_at, visible_at, id, body
 
 
+def _minimal_sends(conn: sqlite3.Connection, n: int) -> float:
+    body = body_of(200)
+    execute, message_body, new_ids, clock = conn.execute, V.message_body, new_message_ids, time.time_ns
+    start = time.process_time()
+    for _ in range(n):
+        size = len(message_body(body))
+        [message_id] = new_ids(1)
+        now = clock() // 1_000_000
+        execute("BEGIN IMMEDIATE")
+        assert execute(_MINIMAL_INSERT, (1, message_id, body, _SENDER, now, size)).rowcount == 1
+        execute("COMMIT")
+    return (time.process_time() - start) / n * 1e6
+
+
 def _sends(conn: sqlite3.Connection, sql: str, layout: str, n: int) -> float:
+    if layout.startswith("minimal"):
+        return _minimal_sends(conn, n)
     body = body_of(200)
     now = time.time_ns() // 1_000_000
+    counted = layout == "+history"
     start = time.process_time()
     for k in range(n):
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(sql, _values(layout, body, now + k))
+        if counted:
+            conn.execute(Q.COUNT_SENT, (now - now % 60_000, 1, 1, 200))
         conn.execute("COMMIT")
     return (time.process_time() - start) / n * 1e6
 
@@ -169,10 +218,10 @@ def main() -> None:
     print(f"CPU us a send, {SENDS:,} single sends into a queue of {STORED:,}, commit included (best of {args.rounds})")
     res = measure(args.rounds)
     for layout, parts in res.items():
-        print(f"{layout:14s} {parts['send']:6.2f}  {LAYOUTS[layout]}")
+        print(f"{layout:24s} {parts['send']:6.2f}  {res['floor']['send'] / parts['send']:.3f} of the floor  {LAYOUTS[layout]}")
     print(f"CPU us a delete, one a transaction, {DELETES:,} of them")
     for layout in ("engine", "autoincrement"):
-        print(f"{layout:14s} oldest {res[layout]['delete oldest']:6.2f}  newest {res[layout]['delete newest']:6.2f}")
+        print(f"{layout:24s} oldest {res[layout]['delete oldest']:6.2f}  newest {res[layout]['delete newest']:6.2f}")
     print(f"load average {os.getloadavg()}")
 
 
