@@ -120,7 +120,9 @@ def test_the_event_loop_keeps_running_while_a_long_poll_waits(tmp_path):
 
     empty, waited, ticks = asyncio.run(scenario())
     assert "Messages" not in empty and 1.0 <= waited < BOUND
-    assert ticks >= 20  # about 100 in a second; fewer on a loaded machine, never none
+    # About 100 in the second; a loop blocked by the poll would tick at most once. A loaded
+    # machine has given as few as 20, so the bound is well under that.
+    assert ticks >= 5
 
 
 def test_a_call_goes_through_at_once_while_a_poll_waits_on_a_client_of_one_thread(tmp_path):

@@ -255,7 +255,7 @@ def test_on_a_full_disk_every_call_of_a_turn_grouped_or_alone_answers_the_same_d
         _on_loop(server, disk_full)
 
         async def scenario():
-            requests = [("SendMessage", {"QueueUrl": url, "MessageBody": str(i) * 100_000}) for i in range(6)]
+            requests = [("SendMessage", {"QueueUrl": url, "MessageBody": str(i) * 20_000}) for i in range(6)]
             return await _answers(await _in_one_turn(server, requests))
 
         answers = asyncio.run(scenario())
