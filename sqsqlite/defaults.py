@@ -102,6 +102,11 @@ FAIR_WINDOW = 256
 # after it that became visible before it. Its cost is those rows of ix_messages_visible's visible
 # range, never the messages in flight (their visible_at is past now, outside the range).
 OLDEST_FIRST_LOOKAHEAD = 16
+# How long a message that came back keeps its place before messages sent after it: it counts as
+# sent no earlier than this before it became visible again. Without a bound, a message released
+# at every receive (or outliving its lease each time) would hold newer ones back until its
+# retention ended; with it, none waits more than this behind one that keeps coming back.
+OLDEST_FIRST_WINDOW_MS = 10_000
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
 INFLIGHT_BLOCK = 256
 # The VisibilityTimeout of the queues the Kombu transport creates (seconds), as Kombu's SQS

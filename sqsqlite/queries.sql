@@ -465,7 +465,7 @@ WHERE message_positions.id = 1)) + 1), ?1, ?5, ?15, ?2, ?3, ?4), (NULL, ?1, ?6, 
 UPDATE messages SET visible_at=?1, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, ?2), received_at=?2, receipt_token=?3 WHERE messages.id IN (SELECT id
 FROM (SELECT id
 FROM (SELECT anon_2.id AS id
-FROM (SELECT anon_3.id AS id, anon_3.sent_at AS sent_at
+FROM (SELECT anon_3.id AS id, max(anon_3.sent_at, anon_3.visible_at - 10000) AS since
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at, messages.sent_at AS sent_at
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
@@ -476,7 +476,7 @@ WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_i
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)))
- LIMIT ?6 + 16 OFFSET 0) AS anon_2 ORDER BY anon_2.sent_at, anon_2.id
+ LIMIT ?6 + 16 OFFSET 0) AS anon_2 ORDER BY anon_2.since, anon_2.id
  LIMIT ?6 OFFSET 0) AS anon_1 UNION ALL SELECT id
 FROM (SELECT anon_5.id AS id
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
@@ -510,7 +510,7 @@ FROM messages
 WHERE messages.id IN (SELECT id
 FROM (SELECT id
 FROM (SELECT anon_3.id AS id
-FROM (SELECT anon_4.id AS id, anon_4.sent_at AS sent_at
+FROM (SELECT anon_4.id AS id, max(anon_4.sent_at, anon_4.visible_at - 10000) AS since
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at, messages.sent_at AS sent_at
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
@@ -521,7 +521,7 @@ WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_i
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)))
- LIMIT ?4 + 16 OFFSET 0) AS anon_3 ORDER BY anon_3.sent_at, anon_3.id
+ LIMIT ?4 + 16 OFFSET 0) AS anon_3 ORDER BY anon_3.since, anon_3.id
  LIMIT ?4 OFFSET 0) AS anon_2 UNION ALL SELECT id
 FROM (SELECT anon_6.id AS id
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at

@@ -280,11 +280,15 @@ def _quiet_in(window, ordered: bool):
 
 def _oldest_quiet_in(window):
     """The n sent first among the next n + OLDEST_FIRST_LOOKAHEAD quiet messages of ``window``
-    (in the order they became visible): oldest first, within a bounded walk."""
+    (in the order they became visible): oldest first, within a bounded walk. A message counts as
+    sent no earlier than OLDEST_FIRST_WINDOW_MS before it became visible, so one that keeps
+    coming back (released, or outliving its lease) goes first only over messages that have
+    waited less than that: it can't hold a newer message back for longer."""
     rows = window.limit(_lit(str(D.FAIR_WINDOW))).offset(_ZERO).subquery()
-    quiet = select(rows.c.id, rows.c.sent_at).where(or_(rows.c.group_id.is_(None), rows.c.group_id.not_in(noisy_groups)))
+    since = func.max(rows.c.sent_at, rows.c.visible_at - _lit(str(D.OLDEST_FIRST_WINDOW_MS))).label("since")
+    quiet = select(rows.c.id, since).where(or_(rows.c.group_id.is_(None), rows.c.group_id.not_in(noisy_groups)))
     ahead = quiet.limit(P("n") + _lit(str(D.OLDEST_FIRST_LOOKAHEAD))).offset(_ZERO).subquery()
-    return select(ahead.c.id).order_by(ahead.c.sent_at, ahead.c.id).limit(P("n")).offset(_ZERO)
+    return select(ahead.c.id).order_by(ahead.c.since, ahead.c.id).limit(P("n")).offset(_ZERO)
 
 
 # Standard queues: quiet groups' (and no group's) visible messages, oldest first, from the oldest

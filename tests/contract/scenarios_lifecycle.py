@@ -55,6 +55,24 @@ def scenario_a_message_whose_visibility_ended_comes_back_before_one_sent_after_i
 
 
 @scenario
+def scenario_a_message_released_at_every_receive_holds_a_newer_one_back_ten_seconds_at_most(w: World):
+    url = w.queue("released-again")
+    w.client.send_message(QueueUrl=url, MessageBody="poison")
+    w.clock.advance(1)
+    w.client.send_message(QueueUrl=url, MessageBody="waiting")
+    taken = []
+    for _ in range(15):  # a receive a second, the poison message released at once each time
+        [message] = w.receive(url, 1)
+        taken.append(message["Body"])
+        if message["Body"] == "poison":
+            w.client.change_message_visibility(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
+        w.clock.advance(1)
+    # Sent first, the poison message comes first until "waiting" has waited about ten seconds
+    # more than the poison message waited since its last return; then "waiting" comes.
+    assert taken[:10] == ["poison"] * 10 and 10 <= taken.index("waiting") <= 12
+
+
+@scenario
 def scenario_messages_expire_after_the_retention_period_unseen_and_uncounted(w: World):
     url = w.queue("retention", MessageRetentionPeriod=60)
     w.client.send_message(QueueUrl=url, MessageBody="old")
