@@ -464,7 +464,9 @@ def receive_share(request: Request, queue: str) -> tuple[int, tuple] | None:
         type(want) is not int
         or not D.MAX_MESSAGES.low <= want <= D.MAX_MESSAGES.high
         or type(url) is not str
-        or queue.endswith(".fifo")  # only FIFO queues' names end so (create_queue refuses it elsewhere)
+        # The key's first word is the queue's name (outside the default account and region the
+        # account and region follow it); only FIFO queues' names end so.
+        or queue.split(" ", 1)[0].endswith(".fifo")
         or "ReceiveRequestAttemptId" in request
     ):
         return None

@@ -5,6 +5,8 @@ default), in every queue URL style LocalStack gives."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 import urllib.request
 
 import pytest
@@ -218,3 +220,29 @@ def test_a_queue_url_names_the_account_and_region_localstack_reads_in_it(url, ac
     from sqsqlite.server import urls
 
     assert urls.scope_of_url(url) == (account, region)
+
+
+def test_polls_woken_together_on_another_regions_fifo_queue_never_hold_one_group_in_two_receives(server):
+    # Polls woken in one turn share one claim on a standard queue only; a FIFO queue's key in
+    # another region names the region after the queue's name, and must still read as FIFO.
+    c = client(server.url, "eu-west-1")
+    url = c.create_queue(QueueName="split.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})["QueueUrl"]
+    key = server.db.scoped(region="eu-west-1").queue_key("split.fifo")
+    got: list[list[str]] = []
+
+    def poll() -> None:
+        answer = client(server.url, "eu-west-1").receive_message(QueueUrl=url, WaitTimeSeconds=5, VisibilityTimeout=30)
+        got.append([m["Body"] for m in answer.get("Messages", [])])
+
+    polls = [threading.Thread(target=poll) for _ in range(2)]
+    for t in polls:
+        t.start()
+    deadline = time.monotonic() + 10
+    while server.db.wakeups.parked(key) != 2:
+        assert time.monotonic() < deadline, "the polls never parked"
+        time.sleep(0.01)
+    entries = [{"Id": str(i), "MessageBody": f"g-{i}", "MessageGroupId": "g"} for i in (1, 2)]
+    c.send_message_batch(QueueUrl=url, Entries=entries)
+    for t in polls:
+        t.join(15)
+    assert sorted(got) == [[], ["g-1"]]  # one receive holds the group; the other ends empty

@@ -24,6 +24,7 @@ def test_receives_asking_the_same_but_for_count_and_wait_share_one_claim_key():
 
 def test_fifo_queues_attempt_ids_and_unreadable_counts_claim_alone():
     assert receive_share({"QueueUrl": URL + ".fifo/"}, "orders.fifo") is None
+    assert receive_share({"QueueUrl": URL + ".fifo"}, "orders.fifo 000000000000 eu-west-1") is None  # another region's key
     assert receive_share({"QueueUrl": URL, "ReceiveRequestAttemptId": "a"}, "orders") is None
     for count in (0, 11, "ten", 2.5, None):
         assert receive_share({"QueueUrl": URL, "MaxNumberOfMessages": count}, "orders") is None
