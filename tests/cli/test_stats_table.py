@@ -76,8 +76,12 @@ def test_the_wide_table_keeps_cloudwatchs_names(stats):
 
 def test_json_is_unchanged_by_the_terminals_width(stats):
     narrow, wide = json.loads(stats("stats", "--output", "json", columns=80)), json.loads(stats("stats", "--output", "json", columns=300))
-    assert narrow == wide
     assert [list(row) for row in narrow["Queues"]] == [CLOUDWATCH_NAMES, CLOUDWATCH_NAMES]
+
+    def timeless(answer: dict) -> list[dict]:  # ages are read off the clock, which may tick between the two runs
+        return [{k: v for k, v in row.items() if "Age" not in k} for row in answer["Queues"]]
+
+    assert timeless(narrow) == timeless(wide) and narrow.keys() == wide.keys()
 
 
 def fair_row(name: str, noisy: int) -> dict:
