@@ -208,7 +208,7 @@ class Actions:
         url = request.get("QueueUrl")
         queue = self._queues.get(url) if type(url) is str else None
         if queue is None:
-            queue = Queue(self.db, V.queue_name_from_url(url))
+            queue = Queue(*self.db.for_queue_url(url))
             if type(url) is str:
                 if len(self._queues) >= D.QUEUE_URLS_KEPT:
                     self._queues.clear()

@@ -16,6 +16,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import InvalidParameterValue, QueueAlreadyExists, QueueDeletedRecently, SQSError
+from ..queue_urls import scope_of_url
 from ..store import Store
 from . import bookmarks as bookmark_functions
 from . import history, move_tasks
@@ -146,6 +147,20 @@ class Database:
         view.context = self.context.acting_as(view.account_id, view.region, view.sender_id)
         return view
 
+    def for_queue_url(self, name_or_url: Any) -> tuple[Database, str]:
+        """The database of the account and region a queue URL names, and the queue's name: this
+        one for a bare name or a URL naming neither (or this one's), else this one scoped(). So
+        another account's queue URL acts on that account's queue here, as it does through the
+        endpoint, never on this account's queue of the same name."""
+        name = V.queue_name_from_url(name_or_url)
+        if "/" not in name_or_url:
+            return self, name
+        scope = scope_of_url(name_or_url)
+        account, region = scope.account or self.account_id, scope.region or self.region
+        if account == self.account_id and region == self.region:
+            return self, name
+        return self.scoped(region=region, account_id=account), name
+
     def queue_key(self, name: str) -> str:
         """The queue ``name`` of this account and region, named once across the file: what long
         polls wait on and wake by, and what remembered claims are kept under. The default
@@ -167,9 +182,10 @@ class Database:
     # ------------------------------------------------------------ queues
 
     def queue(self, name_or_url: str) -> Queue[Database]:
-        """A handle on an existing queue, by name or URL (QueueDoesNotExist otherwise)."""
-        name = V.queue_name_from_url(name_or_url)
-        queue = Queue(self, name)
+        """A handle on an existing queue, by name or URL (QueueDoesNotExist otherwise); a URL
+        naming another account or region names that one's queue (for_queue_url)."""
+        db, name = self.for_queue_url(name_or_url)
+        queue = Queue(db, name)
         with self.store.read() as tx:
             queue_row(tx, queue.context)
         return queue
@@ -260,7 +276,9 @@ class Database:
         return [self.queue_url(n) for n in names[:limit]], token
 
     def delete_queue(self, queue_url: str) -> None:
-        name = V.queue_name_from_url(queue_url)
+        db, name = self.for_queue_url(queue_url)
+        if db is not self:
+            return db.delete_queue(name)
         now = self.now()
         with self.store.write() as tx:
             row = queue_row(tx, self.context.queue(name))

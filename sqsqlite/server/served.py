@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from .. import defaults as D
+from .. import validation as V
 from ..core import Database
 from ..core.context import Context
 from ..longpoll import AsyncWakeups
@@ -70,6 +71,11 @@ class ServedDatabase(Database):
 
     def queue_url(self, name: str) -> str:
         return urls.queue_url(self.url_style, self.endpoint, self.account_id, self.region, name)
+
+    def for_queue_url(self, name_or_url: Any) -> tuple[Database, str]:
+        """This database and the queue's name: the dispatcher has read the account and region the
+        URL names already (with the request's), and this database is theirs for the request."""
+        return self, V.queue_name_from_url(name_or_url)
 
     def begin_request(self, endpoint: str, account_id: str | None = None, region: str | None = None) -> None:
         """Called before an action runs: URLs it returns name ``endpoint``, and its queues are

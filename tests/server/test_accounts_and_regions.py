@@ -246,3 +246,10 @@ def test_polls_woken_together_on_another_regions_fifo_queue_never_hold_one_group
     for t in polls:
         t.join(15)
     assert sorted(got) == [[], ["g-1"]]  # one receive holds the group; the other ends empty
+
+
+def test_a_queue_url_that_can_not_be_read_is_answered_as_no_such_queue_not_a_server_error(server):
+    for url in ("http://[::1/000000000000/nowhere", "http://[zz]/000000000000/nowhere"):
+        with pytest.raises(ClientError) as err:
+            client(server.url).send_message(QueueUrl=url, MessageBody="m")
+        assert err.value.response["Error"]["Code"] == "AWS.SimpleQueueService.NonExistentQueue"

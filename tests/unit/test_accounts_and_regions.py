@@ -122,3 +122,24 @@ def test_a_database_opened_for_another_account_and_region_sees_that_ones_queues(
     with sqsqlite.connect(db_path, clock=clock) as default:
         assert default.queue_names() == []
         assert default.scoped(region="ap-south-1", account_id="222222222222").queue_names() == ["far"]
+
+
+def test_another_accounts_queue_url_names_that_accounts_queue_never_this_ones_of_the_same_name(views):
+    default, _, other = views
+    mine, theirs = default.create_queue("orders"), other.create_queue("orders")
+    default.queue(theirs.url).send_message("for 111111111111")
+    assert default.queue(theirs.url).arn == "arn:aws:sqs:us-east-1:111111111111:orders"
+    assert [m.body for m in other.queue("orders").receive_message()] == ["for 111111111111"]
+    assert mine.receive_message() == []
+    default.delete_queue(theirs.url)
+    assert default.queue_names() == ["orders"] and other.queue_names() == []
+
+
+def test_a_path_style_url_names_any_region_a_signature_may_name_and_a_malformed_one_names_none(views):
+    from sqsqlite.queue_urls import Scope, scope_of_url
+
+    assert scope_of_url("http://h:1/queue/elasticmq/000000000000/q") == Scope("000000000000", "elasticmq")
+    assert scope_of_url("http://[::1/000000000000/q") == Scope(None, None)
+    default, _, _ = views
+    default.scoped(region="elasticmq").create_queue("q")
+    assert default.queue("http://h:1/queue/elasticmq/000000000000/q").arn == "arn:aws:sqs:elasticmq:000000000000:q"
