@@ -127,6 +127,12 @@ def task_handle_for(task_id: str, source_arn: str) -> str:
     return base64.b64encode(json.dumps({"taskId": task_id, "sourceArn": source_arn}, separators=(",", ":")).encode()).decode("ascii")
 
 
+def _scope_of(arn: str) -> tuple[str, str]:
+    """(region, account) of a queue ARN the database wrote (a task's source)."""
+    region, account, _ = V.parse_arn(arn)
+    return region, account
+
+
 def _queue_name(db: Context, arn: str, member: str) -> str:
     try:
         return db.name_from_arn(arn, member)
@@ -134,9 +140,12 @@ def _queue_name(db: Context, arn: str, member: str) -> str:
         raise ResourceNotFoundException(f"The resource that you specified for the {member} parameter doesn't exist.", exc.hint) from None
 
 
-def _task_row(db: Context, tx: Tx, task_handle: str):
+def _task_row(db: Context, tx: Tx, task_handle: str, scoped: bool = False):
+    """The task of ``task_handle``; with ``scoped``, only one of ``db``'s account and region (a
+    caller's cancel: another's task is unknown to it, as in SQS). A step runs any task, whichever
+    view of the database drives it."""
     task = tx.one(Q.move_task, task_handle=task_handle)
-    if task is not None:
+    if task is not None and (not scoped or _scope_of(task["source_arn"]) == (db.region, db.account_id)):
         return task
     hint = f"No message move task has the handle {V.shorten(task_handle)}."
     try:
@@ -300,7 +309,7 @@ def cancel_message_move_task(db: Context, task_handle: str) -> int:
     V.text("TaskHandle", task_handle)
     now = db.now()
     with db.store.write() as tx:
-        task = _task_row(db, tx, task_handle)
+        task = _task_row(db, tx, task_handle, scoped=True)
         if task["status"] != "RUNNING":
             raise ResourceNotFoundException(
                 "Task does not exist.", f"The message move task is {task['status']}, not RUNNING; only a running task can be cancelled."
@@ -332,8 +341,11 @@ def _destination(db: Context, tx: Tx, task, row, source, now: int):
         return None, ""
     try:
         # By the ARN's own account and region, the task's: whichever database view runs the step.
+        # A source ARN of another account or region (a message imported from another file) names
+        # no queue the task may move to: SQS keeps each account's queues in each region apart.
         region, account, name = V.parse_arn(target_arn, "destination")
-        target = tx.one(Q.queue_by_name, name=name, account=account, region=region)
+        mine = (region, account) == _scope_of(task["source_arn"])
+        target = tx.one(Q.queue_by_name, name=name, account=account, region=region) if mine else None
     except SQSError:
         target = None
     if target is None:

@@ -143,3 +143,34 @@ def test_a_path_style_url_names_any_region_a_signature_may_name_and_a_malformed_
     default, _, _ = views
     default.scoped(region="elasticmq").create_queue("q")
     assert default.queue("http://h:1/queue/elasticmq/000000000000/q").arn == "arn:aws:sqs:elasticmq:000000000000:q"
+
+
+def test_a_move_task_is_cancelled_only_from_its_own_account_and_region(views):
+    default, west, other = views
+    dlq = west.create_queue("dl")
+    west.create_queue("src", redrive_policy=json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}))
+    dlq.send_message("m")
+    handle = west.start_message_move_task(dlq.arn, destination_arn=west.create_queue("back").arn, background=False)
+    for stranger in (default, other.scoped(region="eu-west-1")):
+        with pytest.raises(ResourceNotFoundException):
+            stranger.cancel_message_move_task(handle)
+    assert [t.status for t in west.list_message_move_tasks(dlq.arn)] == ["RUNNING"]
+    assert west.cancel_message_move_task(handle) == 0
+
+
+def test_a_move_task_returns_no_message_to_a_source_queue_of_another_region(views, tmp_path):
+    default, west, _ = views
+    west_src = west.create_queue(
+        "src", redrive_policy=json.dumps({"deadLetterTargetArn": west.create_queue("dl").arn, "maxReceiveCount": 1})
+    )
+    west_src.send_message("poison")
+    west_src.receive_message(visibility_timeout=0)
+    assert west_src.receive_message() == []  # moved to eu-west-1's dead-letter queue
+    records = list(west.queue("dl").export_messages())
+    dlq = default.create_queue("dl")
+    default.create_queue("src", redrive_policy=json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}))
+    dlq.import_messages(records)  # us-east-1's dead-letter queue now holds a message of eu-west-1's src
+    task = default.run_message_move_task(default.start_message_move_task(dlq.arn, background=False))
+    assert (task.status, task.failure_reason) == ("FAILED", "AWS.SimpleQueueService.NonExistentQueue")
+    assert dlq.get_queue_attributes(["ApproximateNumberOfMessages"]) == {"ApproximateNumberOfMessages": "1"}
+    assert west_src.get_queue_attributes(["ApproximateNumberOfMessages"]) == {"ApproximateNumberOfMessages": "0"}
