@@ -71,7 +71,7 @@ class Answer(NamedTuple):
 class Call:
     """An SQS request parsed and checked, ready for the engine."""
 
-    __slots__ = ("action", "request", "is_json", "request_id", "endpoint", "started", "json_query", "account_id", "region")
+    __slots__ = ("action", "request", "is_json", "request_id", "endpoint", "started", "json_query", "account_id", "region", "sender_id")
 
     def __init__(
         self,
@@ -84,13 +84,14 @@ class Call:
         json_query: bool = False,
         account_id: str | None = None,
         region: str | None = None,
+        sender_id: str | None = None,
     ):
         self.action, self.request, self.is_json = action, request, is_json
         self.request_id, self.endpoint, self.started = request_id, endpoint, started
         # A query request that asked for JSON (Accept: application/json): answered in JSON, as SQS does.
         self.json_query = json_query
-        # Whose queues, where (Dispatcher.scope); None: the database's default.
-        self.account_id, self.region = account_id, region
+        # Whose queues, where, and who sends (Dispatcher.scope); None: the database's default.
+        self.account_id, self.region, self.sender_id = account_id, region, sender_id
 
 
 # Query actions Amazon SQS refuses at a queue's URL (InvalidAction): they name no queue. GetQueueUrl
@@ -195,7 +196,7 @@ class Dispatcher:
                 if request.get("AttributeNames") and "MessageSystemAttributeNames" in request:
                     # SQS's query API answers AttributeNames alone when a receive gives both.
                     del request["MessageSystemAttributeNames"]
-            account_id, region = self.scope(req, action, request)
+            account_id, region, sender_id = self.scope(req, action, request)
             self._queue_from_path(req.path, action, request)
             trace = req.headers.get("X-Amzn-Trace-Id")
             if trace and action == "SendMessage":
@@ -206,7 +207,8 @@ class Dispatcher:
                     system.setdefault("AWSTraceHeader", {"DataType": "String", "StringValue": trace})
         except SQSError as err:
             raise Refused(self.error(err, is_json, request_id, json_query=json_query), action, request_id) from None
-        return Call(action, request, is_json, request_id, self._endpoint(req.headers), started, json_query, account_id, region)
+        endpoint = self._endpoint(req.headers)
+        return Call(action, request, is_json, request_id, endpoint, started, json_query, account_id, region, sender_id)
 
     def refused_before_body(self, raw_query: str, headers: Headers, request_id: str) -> Answer | None:
         """With keys, the answer to a request whose signature is refused whatever its body (none,
@@ -251,14 +253,15 @@ class Dispatcher:
         )
         raise err
 
-    def scope(self, req: Request, action: str, request: dict) -> tuple[str | None, str | None]:
-        """(account, region) whose queues a request reaches, as LocalStack tells them (None: the
-        database's default): the account a 12-digit access key id names, the region of the
-        signature's scope, else of the host (sqs.<region>.<host>, <region>.queue.<host>); a queue's
-        URL, as the path or the QueueUrl member, names its own where it gives them, and GetQueueUrl's
-        QueueOwnerAWSAccountId its account."""
+    def scope(self, req: Request, action: str, request: dict) -> tuple[str | None, str | None, str | None]:
+        """(account, region) whose queues a request reaches, as LocalStack tells them, and the
+        account that sends (None: the database's default): the account a 12-digit access key id
+        names, the region of the signature's scope, else of the host (sqs.<region>.<host>,
+        <region>.queue.<host>); a queue's URL, as the path or the QueueUrl member, names its own
+        where it gives them, and GetQueueUrl's QueueOwnerAWSAccountId its account. The sender is
+        the signer's account whatever queue it reaches (a message's SenderId)."""
         signed = sigv4.credential_scope(req.raw_query, req.headers.get("Authorization"))
-        account = signed[0] if signed and urls.is_account(signed[0]) else None
+        account = sender = signed[0] if signed and urls.is_account(signed[0]) else None
         region = signed[1] if signed else None  # a region's name (credential_scope checked it)
         url = request.get("QueueUrl")
         named = None
@@ -281,7 +284,7 @@ class Dispatcher:
         owner = request.get("QueueOwnerAWSAccountId")
         if action == "GetQueueUrl" and isinstance(owner, str) and urls.is_account(owner):
             account = owner
-        return account, region
+        return account, region, sender
 
     def _queue_in_path(self, path: str) -> str | None:
         """The queue a path names (/<account>/<queue>, or the path-style URLs emulators give:
@@ -326,7 +329,7 @@ class Dispatcher:
     def run(self, call: Call, request: dict | None = None) -> dict:
         """The engine's answer to a Call (blocking; a long poll's may raise longpoll.Park)."""
         db = self.db
-        db.begin_request(call.endpoint, call.account_id, call.region)
+        db.begin_request(call.endpoint, call.account_id, call.region, call.sender_id)
         try:
             return self.actions.call(call.action, call.request if request is None else request)
         finally:

@@ -62,8 +62,8 @@ class ServedDatabase(Database):
 
     @property
     def sender_id(self) -> str:
-        """The account that sends: the request's."""
-        return getattr(self._request, "account_id", None) or self.default_sender_id
+        """The account that sends: the request's signer's (whichever account's queue it reaches)."""
+        return getattr(self._request, "sender_id", None) or self.default_sender_id
 
     @sender_id.setter
     def sender_id(self, value: str) -> None:
@@ -77,11 +77,12 @@ class ServedDatabase(Database):
         URL names already (with the request's), and this database is theirs for the request."""
         return self, V.queue_name_from_url(name_or_url)
 
-    def begin_request(self, endpoint: str, account_id: str | None = None, region: str | None = None) -> None:
-        """Called before an action runs: URLs it returns name ``endpoint``, and its queues are
-        ``account_id``'s in ``region`` (each checked already; None: the database's default)."""
+    def begin_request(self, endpoint: str, account_id: str | None = None, region: str | None = None, sender_id: str | None = None) -> None:
+        """Called before an action runs: URLs it returns name ``endpoint``, its queues are
+        ``account_id``'s in ``region``, and ``sender_id`` sends (each checked already; None: the
+        database's default)."""
         request = self._request
-        request.endpoint, request.account_id, request.region = endpoint, account_id, region
+        request.endpoint, request.account_id, request.region, request.sender_id = endpoint, account_id, region, sender_id
         # The default account and region's requests share the database's own Context, and so
         # the action layer's queues keep theirs; any other's gets its own for the request.
         default, account, region, sender = self._default_context, self.account_id, self.region, self.sender_id
@@ -90,7 +91,7 @@ class ServedDatabase(Database):
 
     def end_request(self) -> None:
         request = self._request
-        request.endpoint = request.account_id = request.region = request.context = None
+        request.endpoint = request.account_id = request.region = request.sender_id = request.context = None
 
     def stop_waiting(self) -> None:
         """End every long poll now (shutdown)."""

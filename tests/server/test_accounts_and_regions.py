@@ -253,3 +253,14 @@ def test_a_queue_url_that_can_not_be_read_is_answered_as_no_such_queue_not_a_ser
         with pytest.raises(ClientError) as err:
             client(server.url).send_message(QueueUrl=url, MessageBody="m")
         assert err.value.response["Error"]["Code"] == "AWS.SimpleQueueService.NonExistentQueue"
+
+
+def test_a_message_sent_to_another_accounts_queue_names_its_signer_as_its_sender(server):
+    url = client(server.url).create_queue(QueueName="cross-sender")["QueueUrl"]  # 000000000000's
+    client(server.url, account=OTHER).send_message(QueueUrl=url, MessageBody="from 111111111111")
+    client(server.url).send_message(QueueUrl=url, MessageBody="from 000000000000")
+    answer = client(server.url).receive_message(QueueUrl=url, MaxNumberOfMessages=10, MessageSystemAttributeNames=["SenderId"])
+    assert sorted((m["Body"], m["Attributes"]["SenderId"]) for m in answer["Messages"]) == [
+        ("from 000000000000", "000000000000"),
+        ("from 111111111111", OTHER),
+    ]
