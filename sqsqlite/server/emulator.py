@@ -91,8 +91,11 @@ class EmulatorRoutes:
         secret_key: str | None = None,
         loopback: bool = True,
         allowed_hosts: Collection[str] = (),
+        dispatcher: Dispatcher | None = None,
     ):
         self.db = db
+        # Reads a look-up's account and region as it reads an SQS request's (None: the URL's alone).
+        self.dispatcher = dispatcher
         self.credentials = None if access_key is None else f"{access_key}:{secret_key}".encode()
         self.loopback = loopback
         self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
@@ -144,7 +147,7 @@ class EmulatorRoutes:
             return refused
         try:
             params = self._params(req, is_json)
-            name, db = self._queue_name(req.path, params)
+            name, db = self._queue_name(req, params)
             shown = {"visible"}
             show_invisible = _flag(params.get("ShowInvisible"))
             show_delayed = _flag(params.get("ShowDelayed"))
@@ -189,9 +192,11 @@ class EmulatorRoutes:
                 params.update(parse_qsl(req.body.decode("utf-8", "replace"), keep_blank_values=True))
         return params
 
-    def _queue_name(self, path: str, params: dict[str, Any]) -> tuple[str, Any]:
-        """The queue's name, and the database as its account and region see it (the default's
-        for what the address leaves out)."""
+    def _queue_name(self, req: Request, params: dict[str, Any]) -> tuple[str, Any]:
+        """The queue's name, and the database as its account and region see it: what the address
+        leaves out is the request's, as for an SQS request (its signature, its Host), else the
+        default's."""
+        path = req.path
         if path != MESSAGES_PATH:  # /_aws/sqs/messages/<region>/<account>/<queue>
             parts = path[len(MESSAGES_PATH) + 1 :].split("/")
             if len(parts) != 3 or not all(parts):
@@ -202,8 +207,11 @@ class EmulatorRoutes:
         url = params.get("QueueUrl")
         if not url or not isinstance(url, str):
             raise QueueDoesNotExist("The specified queue does not exist.", "Give the queue as QueueUrl=<its URL or name>.")
-        scope = urls.scope_of_url(url)
-        return V.queue_name_from_url(url), self.db.scoped(region=scope.region, account_id=scope.account)
+        if self.dispatcher is not None:
+            account, region, _ = self.dispatcher.scope(req, "ReceiveMessage", {"QueueUrl": url})
+        else:
+            account, region = urls.scope_of_url(url)
+        return V.queue_name_from_url(url), self.db.scoped(region=region, account_id=account)
 
     def _refused(self, req: Request) -> Answer | None:
         """The console's rules: on loopback, a Host naming this machine (a page whose own name

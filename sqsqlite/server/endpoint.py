@@ -285,7 +285,12 @@ def make_server(
             secret=console_secret,
         )
         server.app.emulator = EmulatorRoutes(
-            db, access_key=access_key, secret_key=secret_key, loopback=is_loopback(server.server_address[0]), allowed_hosts=allow_hosts
+            db,
+            access_key=access_key,
+            secret_key=secret_key,
+            loopback=is_loopback(server.server_address[0]),
+            allowed_hosts=allow_hosts,
+            dispatcher=server.dispatcher,
         )
         return server
     except BaseException:

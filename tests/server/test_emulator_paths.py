@@ -279,3 +279,12 @@ def test_metrics_count_these_paths_under_their_own_action(server):
     get(server.url, "/health")
     _, _, body = get(server.url, "/metrics")
     assert b'action="Emulator"' in body
+
+
+def test_the_look_up_reaches_the_queue_of_the_region_its_request_is_signed_for(server):
+    west = boto3_client(server.url, region_name="eu-west-1")
+    url = west.create_queue(QueueName="look-west")["QueueUrl"]  # the plain style: the URL names no region
+    west.send_message(QueueUrl=url, MessageBody="eu-west-1's")
+    boto3_client(server.url).create_queue(QueueName="look-west")  # us-east-1's, empty
+    look_up = boto3_client(server.url + "/_aws/sqs/messages", region_name="eu-west-1")
+    assert [m["Body"] for m in look_up.receive_message(QueueUrl=url)["Messages"]] == ["eu-west-1's"]
