@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -124,6 +125,23 @@ def own_or_global(ctx: click.Context, name: str, own: Any, default: Any = None) 
     root = ctx.find_root()
     given = getattr(root.obj, name, None) if root is not ctx else None
     return default if given is None else given
+
+
+def scope_option(flag: str, check: Callable[[Any], str], help: str) -> Callable:
+    """A command's own ``--account-id`` or ``--region`` (``flag``), taken as the group's global
+    one is: checked by ``check`` (sqsqlite.validation's) before any file is opened, a bad value
+    bad usage; read with own_or_global, so that given after the command it wins over the
+    group's, as on every other command."""
+
+    def checked(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return check(value)
+        except (ValueError, SQSError) as err:
+            raise click.BadParameter(getattr(err, "message", None) or str(err), ctx=ctx, param=param) from None
+
+    return click.option(flag, default=None, metavar="ID" if flag == "--account-id" else "REGION", callback=checked, help=help)
 
 
 def db_path(ctx: click.Context, own: str | None) -> str:

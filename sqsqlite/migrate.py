@@ -160,7 +160,7 @@ def _run(store, fn, *args, keep_data: bool = False) -> str:
     return out.getvalue()
 
 
-def _refuse_newer(store) -> None:
+def refuse_newer(store) -> None:
     """A file of sqsqlite's (its tables: the store refuses any other) at a revision these
     migrations do not know: a newer sqsqlite's, or another application's that shares the file.
     Said so, where alembic would only say it can't locate the revision, whatever was asked."""
@@ -174,14 +174,14 @@ def _refuse_newer(store) -> None:
 
 
 def upgrade(store, revision: str = "head") -> str:
-    _refuse_newer(store)
+    refuse_newer(store)
     return _run(store, command.upgrade, revision)
 
 
 def downgrade(store, revision: str = "-1", force: bool = False) -> str:
     """Downgrade to ``revision``; one that would drop a table holding rows (to base: every queue
     and message) only with ``force``, else WouldDropData, nothing changed."""
-    _refuse_newer(store)
+    refuse_newer(store)
     return _run(store, command.downgrade, revision, keep_data=not force)
 
 

@@ -8,8 +8,9 @@ message attributes, group ids, deduplication ids (a FIFO message's own within it
 else its MessageId: to_endpoint.py says why), and what is left of a delay. A standard
 queue's go in row order, a FIFO queue's group by group, each group in the queue's order
 (bookmark.py). After each batch how far it has come is kept in this database (a bookmark named
-by the queue there: its ARN, its creation time and the endpoint's URL), so a copy run again to
-that queue continues after it, and sends messages that arrived since. One copy at a time works
+by the queue there: its ARN, its creation time and the endpoint's URL; and by the queue here: its
+account, region and name), so a copy run again from that queue to that queue continues after it,
+and sends messages that arrived since. One copy at a time works
 on a queue there: a second is refused before it asks anything of the endpoint (lease.py).
 
 From an endpoint (:func:`copy_from`): each remote queue is created here, then drained: a

@@ -32,16 +32,26 @@ if TYPE_CHECKING:
 _GROUPS = b"fifo "  # a FIFO bookmark's first word; the row ids of the other kind are numbers
 
 
-def copy_key(arn: str, created: str, endpoint: str | None) -> str:
-    """The name of the bookmark a copy to one queue at the other end keeps its position under.
+def copy_key(arn: str, created: str, endpoint: str | None, source: str) -> str:
+    """The name of the bookmark a copy of the local queue ``source`` (its ARN here) to one queue
+    at the other end keeps its position under.
 
-    The ARN alone does not name one queue: a queue deleted and made again under its name has the
-    ARN of the one before, and every emulator of one kind (LocalStack, ``sqsqlite serve``, moto)
-    gives its queues the same account and region, so two of them give a queue of one name the
-    same ARN. A position kept for another of these would pass over every message it says was
-    sent. So the key also holds the queue's CreatedTimestamp there (a queue made again has a
-    later one) and the endpoint's URL, spelled one way (scheme and host in lower case, the port
-    given, no trailing slash)."""
+    The ARN there alone does not name one queue: a queue deleted and made again under its name
+    has the ARN of the one before, and every emulator of one kind (LocalStack, ``sqsqlite
+    serve``, moto) gives its queues the same account and region, so two of them give a queue of
+    one name the same ARN. A position kept for another of these would pass over every message it
+    says was sent. So the key also holds the queue's CreatedTimestamp there (a queue made again
+    has a later one) and the endpoint's URL, spelled one way (scheme and host in lower case, the
+    port given, no trailing slash). The file holds queues of many accounts and regions, and a
+    position is a row id of one of them: the queues of one name in two of them, copied to one
+    queue there, each keep their own, so the key ends with the local queue's ARN (its account,
+    region and name)."""
+    return f"{previous_copy_key(arn, created, endpoint)} from {source}"
+
+
+def previous_copy_key(arn: str, created: str, endpoint: str | None) -> str:
+    """The name an older sqsqlite kept a copy's position under: the queue there alone (not the
+    local queue, as if the file held one account's queues in one region)."""
     return f"{legacy_copy_key(arn)} created {created or '?'} at {_endpoint(endpoint)}"
 
 
@@ -56,7 +66,7 @@ def copy_lease_key(name: str, endpoint: str | None) -> str:
 
 
 def legacy_copy_key(arn: str) -> str:
-    """The name an older sqsqlite kept a copy's position under: the ARN alone."""
+    """The name a still older sqsqlite kept a copy's position under: the ARN there alone."""
     return f"copy-to {arn}"
 
 

@@ -10,6 +10,7 @@ import click
 
 from .. import command_options
 from .. import defaults as D
+from .. import validation as V
 from ..errors import SQSError
 from . import CopyError, copy_from, copy_to, read_remote
 
@@ -38,7 +39,15 @@ from . import CopyError, copy_from, copy_to, read_remote
     help="With --to: a local queue (name or URL) to copy, with its dead-letter queue (default: every queue). "
     "With --from: a remote queue URL to drain (required). Repeat for several.",
 )
-@click.option("--region", "region", default=None, help="The endpoint's region (default $AWS_REGION, else us-east-1).")
+@click.option(
+    "--region",
+    "region",
+    default=None,
+    help="The endpoint's region (default $AWS_REGION, else us-east-1). The queues here are the global --region's, given before copy.",
+)
+@command_options.scope_option(
+    "--account-id", V.account_id, f"The account whose queues here are copied, or drained into (default {D.DEFAULT_ACCOUNT_ID})."
+)
 @click.option(
     "--wait-seconds",
     default=2,
@@ -47,7 +56,7 @@ from . import CopyError, copy_from, copy_to, read_remote
     help="With --from: stop after a receive waiting this long gets nothing.",
 )
 @click.pass_context
-def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_seconds):
+def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, account_id, wait_seconds):
     """Copy queues and messages to another SQS endpoint (Amazon SQS too), or drain them from one.
 
     --to-endpoint-url creates each queue there with its attributes, tags and redrive policy (a
@@ -96,10 +105,11 @@ def copy_command(ctx, db_path, to_url, from_url, queue_urls, region, wait_second
         except CopyError as exc:
             raise _said(exc) from None
     try:
-        # The file's side is the global --account-id's and --region's queues (--region here is the endpoint's).
+        # The file's side is --account-id's (given after copy or before it) and the global
+        # --region's queues: --region after copy is the endpoint's, as it always was.
         opened = connect(
             path,
-            account_id=command_options.own_or_global(ctx, "account_id", None, D.DEFAULT_ACCOUNT_ID),
+            account_id=command_options.own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
             region=command_options.own_or_global(ctx, "region", None, D.DEFAULT_REGION),
         )
     except SQSError as exc:  # not a sqsqlite database, a directory, unwritable ...

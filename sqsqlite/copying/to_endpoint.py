@@ -14,7 +14,7 @@ from typing import Any
 from .. import defaults as D
 from ..core import Database
 from ..errors import QueueDoesNotExist
-from .bookmark import GroupBookmark, RowBookmark, copy_key, copy_lease_key, legacy_copy_key, read_bookmark
+from .bookmark import GroupBookmark, RowBookmark, copy_key, copy_lease_key, legacy_copy_key, previous_copy_key, read_bookmark
 from .lease import Leases
 from .remote import (
     REDRIVE_ATTRIBUTES,
@@ -243,16 +243,26 @@ def _holds(db: Database, name: str) -> bool:
     return True
 
 
-def _adopt_legacy_bookmark(db: Database, key: str, arn: str) -> bool:
-    """Move a position an older sqsqlite kept by the ARN alone to ``key``, once, where ``key``
+def _adopt_older_bookmark(db: Database, key: str, arn: str, created: str, endpoint: str | None) -> str | None:
+    """Move a position an older sqsqlite kept for the queue there to ``key``, once, where ``key``
     has none: most such positions are of the queue a run again goes to, and starting over would
-    send every message again. Whether one was moved."""
-    legacy = legacy_copy_key(arn)
-    value = db.bookmark(legacy)
-    if value is None or db.bookmark(key) is not None:
-        return False
-    db.set_bookmarks({key: value, legacy: None})
-    return True
+    send every message again. An older sqsqlite named it by the queue there alone (before that,
+    by its ARN alone), as if the file held one account's queues in one region: it is taken for
+    the default account's and region's queue of the name (where an upgrade from then put the
+    file's queues, unless told otherwise), never another's, whose copy starts from its first
+    message rather than pass over messages a position of another queue says were sent. How the
+    position moved was named, for the note; None if none was."""
+    if (db.account_id, db.region) != (D.DEFAULT_ACCOUNT_ID, D.DEFAULT_REGION) or db.bookmark(key) is not None:
+        return None
+    for older, named in (
+        (previous_copy_key(arn, created, endpoint), "by the queue there alone"),
+        (legacy_copy_key(arn), "by the ARN alone"),
+    ):
+        value = db.bookmark(older)
+        if value is not None:
+            db.set_bookmarks({key: value, older: None})
+            return named
+    return None
 
 
 def copy_to(
@@ -263,11 +273,14 @@ def copy_to(
     stop: Callable[[], bool] | None = None,
 ) -> CopyReport:
     """Copy queues (all, or those named, with the dead-letter queues they need) and their
-    messages to the endpoint ``client`` talks to. What each queue has sent is kept in a bookmark
-    named by the queue there: its ARN and CreatedTimestamp as the endpoint gives them, and the
-    endpoint's URL (``client.meta.endpoint_url``; see ``bookmark.copy_key``). A copy run again to
-    that queue through that URL continues; a copy to another queue (another account or region, a
-    queue deleted and made again, another endpoint) starts from the beginning. ``stop`` is asked between batches: when it
+    messages to the endpoint ``client`` talks to; ``db``'s account's and region's queues (a
+    ``db.scoped`` view copies another's). What each queue has sent is kept in a bookmark named
+    by the queue there: its ARN and CreatedTimestamp as the endpoint gives them, and the
+    endpoint's URL (``client.meta.endpoint_url``; see ``bookmark.copy_key``); and by the queue
+    here (its ARN: account, region, name). A copy run again from that queue to that queue
+    through that URL continues; a copy to another queue (another account or region, a queue
+    deleted and made again, another endpoint), or from a queue of the name in another account or
+    region here, starts from the beginning. ``stop`` is asked between batches: when it
     says True the copy ends there, its last batch's position kept (``report.stopped``), so that
     a run again sends nothing twice. While it runs it holds a lease on each queue there, by its
     name and the endpoint's URL (lease.py, ``bookmark.copy_lease_key``): a copy started meanwhile
@@ -293,7 +306,7 @@ def copy_to(
     for name in ordered:
         target_of(name)  # every queue's attributes read
     report = CopyReport(queues=ordered)
-    urls, arns, keys = {}, {}, {}
+    urls, arns, created, keys = {}, {}, {}, {}
     endpoint = getattr(getattr(client, "meta", None), "endpoint_url", None)
     with Leases(db.path) as leases:
         # Every queue's lease before anything is asked of the endpoint: a copy refused has made
@@ -310,8 +323,8 @@ def copy_to(
                 QueueUrl=urls[name],
                 AttributeNames=["QueueArn", "CreatedTimestamp"],
             )["Attributes"]
-            arns[name] = got["QueueArn"]
-            keys[name] = copy_key(arns[name], got.get("CreatedTimestamp", ""), endpoint)
+            arns[name], created[name] = got["QueueArn"], got.get("CreatedTimestamp", "")
+            keys[name] = copy_key(arns[name], created[name], endpoint, db.queue_arn(name))
         for name in ordered:
             kept = [k for k in REDRIVE_ATTRIBUTES if attributes[name].get(k) and not (k == "RedrivePolicy" and name in orphaned)]
             if name in orphaned:
@@ -323,10 +336,11 @@ def copy_to(
                     f"{name}: could not set its redrive policy there", client.set_queue_attributes, QueueUrl=urls[name], Attributes=redrive
                 )
         for name in ordered:
-            if _adopt_legacy_bookmark(db, keys[name], arns[name]):
+            named = _adopt_older_bookmark(db, keys[name], arns[name], created[name], endpoint)
+            if named:
                 report.notes.append(
-                    f"{name}: continues from the position an older sqsqlite kept for {arns[name]} (by the ARN alone, "
-                    "so for whichever queue had it last); it is kept by this queue there from now on"
+                    f"{name}: continues from the position an older sqsqlite kept for {arns[name]} ({named}, "
+                    f"so for whichever queue had it last); from now on it is kept for {db.queue_arn(name)} here and that queue there"
                 )
             report.messages[name], report.stopped = _copy_messages(db, client, name, urls[name], keys[name], progress, stop)
             if report.stopped:

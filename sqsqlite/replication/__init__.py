@@ -5,7 +5,7 @@ transaction from the WAL as it is committed and ships it to a replica: a directo
 S3-compatible object store. ``restore`` rebuilds the database from a replica, as of its newest
 transaction or of a point in time. This module writes Litestream's configuration from a
 database path and replica URLs, finds the ``litestream`` program, and runs it: litestream.py
-(Replica, the configuration, the program), replicating.py (:func:`replicate`), restoring.py
+(Replica, the configuration, the program, the database opened for it without migrating it), replicating.py (:func:`replicate`), restoring.py
 (:func:`restore`), command.py (``sqsqlite replicate`` and ``sqsqlite restore``).
 
 Why it cooperates with the engine: sqsqlite's checkpoints are PASSIVE (they never truncate the

@@ -87,6 +87,8 @@ def replicate_command(ctx, db_path, targets, sync_interval, exec_command, s3_end
     transaction within --sync-interval. SIGTERM or Ctrl-C stops it after a last sync (it stops
     the --exec command first). Litestream ending of itself, or the --exec command failing, is
     one line and exit 255. S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+    A file of an older sqsqlite is not migrated here: the program using its queues (the --exec
+    command) migrates it, into its own --region and --account-id.
 
     \b
     Example: sqsqlite replicate --db app.db --to s3://backups/app

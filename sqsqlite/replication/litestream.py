@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 from .. import command_options
 from .. import defaults as D
+from ..migrate import refuse_newer
+from ..store import Store
 
 
 class ReplicationError(Exception):
@@ -141,3 +143,22 @@ def config_file(text: str) -> str:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
     return path
+
+
+def open_unmigrated(db_path: str) -> Store:
+    """The database at ``db_path`` as Litestream needs it, in WAL mode, and not migrated: it is
+    sqsqlite's at a revision this sqsqlite knows, else DatabaseError. An upgrade past 0012 gives
+    the queues of an older file the account and region of whoever migrates it, so replicate and
+    restore leave that to the program that uses the queues (the --exec command, with its own
+    --region and --account-id), which migrates the file when it opens it. A file with no tables
+    yet (a new one) is given the schema: it holds no queue to give an account and region. The
+    caller closes it."""
+    store = Store(db_path, migrate=False)
+    try:
+        refuse_newer(store)  # which opens the file's first connection, switching it to WAL
+        if store.current_revision() is None:
+            store.ensure_schema()
+    except BaseException:
+        store.close()
+        raise
+    return store

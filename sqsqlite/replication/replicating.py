@@ -14,8 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import defaults as D
-from ..core import connect
-from .litestream import Replica, ReplicationError, config_file, config_text, environment, litestream_program
+from .litestream import Replica, ReplicationError, config_file, config_text, environment, litestream_program, open_unmigrated
 
 
 def replicate(
@@ -35,8 +34,9 @@ def replicate(
     for replica in replicas:  # before the database is opened (and made, if new)
         replica.check_reachable()
         replica.check_writable()
-    # Opened (and migrated) first, so the replica starts from a sqsqlite database in WAL mode.
-    connect(db_path).close()
+    # Opened first, so the replica starts from a sqsqlite database in WAL mode; not migrated, so
+    # that an older file's queues go to the account and region of the program that uses them.
+    open_unmigrated(db_path).close()
     config = config_file(text)
     try:
         try:

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import defaults as D
-from ..core import connect
 from ..errors import SQSError
-from .litestream import Replica, ReplicationError, config_file, config_text, environment, litestream_program
+from .litestream import Replica, ReplicationError, config_file, config_text, environment, litestream_program, open_unmigrated
 
 _LITESTREAM_ERROR = re.compile(r"^\s*error:\s*", re.IGNORECASE)  # how Litestream starts the line saying why it failed
 
@@ -159,10 +158,14 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
             # Litestream starts its last line "Error: "; said after ours, it would be the second.
             reason = _LITESTREAM_ERROR.sub("", said[-1]) if said else f"it exited with status {done.returncode}"
             raise ReplicationError(f"litestream could not restore {db_path} from {replica.url}: {reason}")
-        # Opened as sqsqlite opens it: a restore from an older sqsqlite is brought to this schema.
+        # Opened as sqsqlite opens it, but not migrated: a restore from an older sqsqlite is
+        # brought to this schema by the first program that uses its queues, in its account and region.
         try:
-            with connect(str(scratch)) as db:
-                integrity = db.integrity_check()
+            store = open_unmigrated(str(scratch))
+            try:
+                integrity = store.integrity_check()
+            finally:
+                store.close()
         except SQSError as exc:
             raise ReplicationError(f"{db_path} restored from {replica.url} cannot be opened: {exc.message}") from None
         if integrity != "ok":

@@ -21,6 +21,7 @@ from click.core import ParameterSource
 
 from .. import command_options
 from .. import defaults as D
+from .. import validation as V
 from . import render, snapshot, tempdir
 from .spark import JAR_ENV, SetupError, compute, get_session, resolve_jar
 
@@ -163,9 +164,28 @@ _MEMORY = re.compile(r"\d+([kmgtp]b?|b)?", re.IGNORECASE)
 )
 @click.option("--until", metavar="TIMESTAMP", help="The history's window end: ISO 8601 or epoch ms (default: the report's instant).")
 @click.option("--verbose", is_flag=True, help="Let Spark's own logging through.")
+@command_options.scope_option("--account-id", V.account_id, f"The account whose queues are reported (default {D.DEFAULT_ACCOUNT_ID}).")
+@command_options.scope_option("--region", V.region, f"The region whose queues are reported (default {D.DEFAULT_REGION}).")
 @click.pass_context
 def report(
-    ctx, db, as_of, master, snapshot_dir, jdbc_jar, partitions, top, groups, out, parquet, as_json, driver_memory, since, until, verbose
+    ctx,
+    db,
+    as_of,
+    master,
+    snapshot_dir,
+    jdbc_jar,
+    partitions,
+    top,
+    groups,
+    out,
+    parquet,
+    as_json,
+    driver_memory,
+    since,
+    until,
+    verbose,
+    account_id,
+    region,
 ):
     """Backlog analytics: depth by state, age percentiles, receive counts, poison candidates,
     expiring messages, dead-letter wiring and FIFO groups, per queue, computed by Spark; and
@@ -215,8 +235,8 @@ def report(
         # the JVM has started.
         try:
             scope = (
-                command_options.own_or_global(ctx, "account_id", None, D.DEFAULT_ACCOUNT_ID),
-                command_options.own_or_global(ctx, "region", None, D.DEFAULT_REGION),
+                command_options.own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
+                command_options.own_or_global(ctx, "region", region, D.DEFAULT_REGION),
             )
             snap = snapshot.take(
                 path, os.path.join(tmp, "snapshot.db"), as_of_ms, None, *_window(as_of_ms, until_ms, since_spec), scope=scope

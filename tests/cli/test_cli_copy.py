@@ -116,3 +116,24 @@ def test_copy_takes_the_global_regions_queues_and_sends_them_to_the_endpoints_ow
         assert result.exit_code == 0, result.output
         assert there.db.queue_names() == ["West"]  # us-east-1's MyQueue stays behind
         assert [m.body for m in there.db.queue("West").receive_message()] == ["from eu-west-1"]
+
+
+def test_copy_takes_the_account_given_after_it_for_the_queues_here_and_its_region_for_the_endpoints(tmp_path, local):
+    with sqsqlite.connect(local) as db:
+        db.scoped(region="eu-west-1", account_id="111111111111").create_queue("Theirs").send_message("from 111111111111")
+    with server.BackgroundServer(str(tmp_path / "there.db")) as there:
+        # The global --region before copy picks the queues here; --region after it, the endpoint's
+        # (the server keeps a queue in the region its request was signed for).
+        args = ["--region", "eu-west-1", "--account-id", "222222222222", "copy", "--db", local, "--to-endpoint-url", there.url]
+        result = CliRunner().invoke(cli, [*args, "--account-id", "111111111111", "--region", "ap-south-1"])
+        assert result.exit_code == 0, result.output
+        assert there.db.queue_names() == []
+        assert there.db.scoped(region="ap-south-1").queue_names() == ["Theirs"]
+        assert [m.body for m in there.db.scoped(region="ap-south-1").queue("Theirs").receive_message()] == ["from 111111111111"]
+
+
+def test_an_account_id_after_copy_that_is_no_account_id_is_bad_usage_before_anything_is_opened(tmp_path, local):
+    result = copy("--db", str(tmp_path / "none.db"), "--to-endpoint-url", "http://127.0.0.1:1", "--account-id", "12345")
+    assert result.exit_code == 252, result.output
+    assert "Invalid value for '--account-id'" in result.output
+    assert not (tmp_path / "none.db").exists()

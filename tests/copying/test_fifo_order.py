@@ -75,11 +75,11 @@ def remote_groups(client, name: str) -> dict[str, list[str]]:
     return groups
 
 
-def remote_key(client, name: str) -> str:
-    """The bookmark a copy to the endpoint's queue ``name`` keeps its position under."""
+def remote_key(db, client, name: str) -> str:
+    """The bookmark a copy of the queue ``name`` here to the endpoint's of the name keeps its position under."""
     url = client.get_queue_url(QueueName=name)["QueueUrl"]
     got = client.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn", "CreatedTimestamp"])["Attributes"]
-    return copy_key(got["QueueArn"], got["CreatedTimestamp"], client.meta.endpoint_url)
+    return copy_key(got["QueueArn"], got["CreatedTimestamp"], client.meta.endpoint_url, db.queue_arn(name))
 
 
 def test_a_group_whose_first_message_was_dead_lettered_and_redriven_is_copied_in_the_queues_order(db, remote_sqs):
@@ -142,7 +142,7 @@ def test_a_bookmark_an_older_copy_kept_by_row_ids_is_converted_without_losing_or
         remote_sqs.send_message(QueueUrl=url, MessageBody=body, MessageGroupId=body[0], MessageDeduplicationId=body)
     arn = remote_sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     db.set_bookmark(f"copy-to {arn}", f"{rows['a1'][0]} {rows['b1'][0]}".encode())  # by the ARN alone, as it was kept then
-    key = remote_key(remote_sqs, "jobs.fifo")
+    key = remote_key(db, remote_sqs, "jobs.fifo")
 
     assert copy_to(db, remote_sqs, ["jobs.fifo"], stop=lambda: True).messages == {"jobs-dlq.fifo": 0, "jobs.fifo": 0}
     # Everything up to a1's sequence number was sent (b0, after it, was not), and a0 and b1 beyond it.
@@ -189,11 +189,11 @@ def test_a_fifo_batch_accepted_in_part_is_resumed_from_the_group_bookmark_then_w
     # a0, the last of its group in the batch, keeps failing; every later entry is accepted.
     with pytest.raises(CopyError, match="jobs.fifo: the endpoint kept failing a message: InternalError"):
         copy_to(db, FailingEntries(remote_sqs, {"2"}), ["jobs.fifo"])
-    kept = GroupBookmark.parse(db.bookmark(remote_key(remote_sqs, "jobs.fifo")))
+    kept = GroupBookmark.parse(db.bookmark(remote_key(db, remote_sqs, "jobs.fifo")))
     assert kept.after[0] == "a" and len(kept.ahead) == 7  # b1 b2 b0 c0 c1 c2 c3
     send(queue, "b3")
     assert copy_to(db, remote_sqs, ["jobs.fifo"]).messages == {"jobs-dlq.fifo": 0, "jobs.fifo": 6}  # a0, c4-c7, then b3
-    kept = GroupBookmark.parse(db.bookmark(remote_key(remote_sqs, "jobs.fifo")))
+    kept = GroupBookmark.parse(db.bookmark(remote_key(db, remote_sqs, "jobs.fifo")))
     assert kept.upto is None and kept.ahead == set()
     here = delivered(queue)
     assert here["a"] == ["a1", "a2", "a0"] and here["b"] == ["b1", "b2", "b0", "b3"]

@@ -234,8 +234,54 @@ def test_a_position_an_older_sqsqlite_kept_by_the_arn_alone_is_continued_from_on
         assert report.messages == {"older": 1}
         assert report.notes == [
             f"older: continues from the position an older sqsqlite kept for {legacy[8:]} (by the ARN alone, "
-            "so for whichever queue had it last); it is kept by this queue there from now on"
+            "so for whichever queue had it last); from now on it is kept for arn:aws:sqs:us-east-1:000000000000:older "
+            "here and that queue there"
         ]
         assert list(db.bookmarks("copy-to ")) == [key]
         assert copy_to(db, there).notes == []
     assert bodies(there, "older") == Counter(f"m{i}" for i in range(4))
+
+
+def test_queues_of_one_name_in_two_regions_here_copied_to_one_queue_there_each_send_every_message(tmp_path, emulators):
+    _, there, _ = emulators
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        west = db.scoped(region="eu-west-1")
+        west.create_queue("shared").send_message_batch([{"Id": str(i), "MessageBody": f"west-{i}"} for i in range(2)])
+        db.create_queue("shared").send_message_batch([{"Id": str(i), "MessageBody": f"east-{i}"} for i in range(3)])
+        assert copy_to(db, there).messages == {"shared": 3}  # the newer rows: past every one of eu-west-1's
+        assert copy_to(west, there).messages == {"shared": 2}
+        assert copy_to(db, there).messages == copy_to(west, there).messages == {"shared": 0}  # each continues its own
+        assert sorted(key.rsplit(" ", 1)[1] for key in db.bookmarks("copy-to ")) == [
+            "arn:aws:sqs:eu-west-1:000000000000:shared",
+            "arn:aws:sqs:us-east-1:000000000000:shared",
+        ]
+    assert bodies(there, "shared") == Counter([*(f"east-{i}" for i in range(3)), *(f"west-{i}" for i in range(2))])
+
+
+def test_a_position_an_older_sqsqlite_kept_by_the_queue_there_alone_is_continued_by_the_default_scopes_queue_only(tmp_path, emulators):
+    _, there, _ = emulators
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        west = db.scoped(region="eu-west-1", account_id="111111111111")
+        three_messages(west, "kept")
+        queue = three_messages(db, "kept")
+        assert copy_to(db, there).messages == {"kept": 3}
+        ((key, value),) = db.bookmarks("copy-to ").items()
+        previous = key.rsplit(" from ", 1)[0]  # as an older sqsqlite named it: by the queue there alone
+        db.set_bookmarks({key: None, previous: value})
+        # Another account's and region's queue of the name starts from its first message, and
+        # leaves the older position alone.
+        report = copy_to(west, there)
+        assert (report.messages, report.notes) == ({"kept": 3}, [])
+        assert db.bookmark(previous) == value
+        queue.send_message("m3")
+        report = copy_to(db, there)
+        assert report.messages == {"kept": 1}
+        arn = previous.split()[1]
+        assert report.notes == [
+            f"kept: continues from the position an older sqsqlite kept for {arn} (by the queue there alone, "
+            "so for whichever queue had it last); from now on it is kept for arn:aws:sqs:us-east-1:000000000000:kept "
+            "here and that queue there"
+        ]
+        assert db.bookmark(previous) is None and db.bookmark(key) is not None
+        assert copy_to(db, there).notes == []
+    assert bodies(there, "kept") == Counter([*(f"m{i}" for i in range(4)), *(f"m{i}" for i in range(3))])

@@ -10,12 +10,13 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 import sqsqlite
 
-from .helpers import cli_here, fake_litestream
+from .helpers import cli_here, fake_litestream, older_file, scopes_of
 from .test_replication import needs_litestream
 
 # A litestream that replicates until SIGTERM, then exits 0 as Litestream does (its sleep with it).
@@ -25,6 +26,17 @@ RUNS_UNTIL_STOPPED = "#!/bin/sh\ntrap 'kill $sleeper; exit 0' TERM\nsleep 600 &\
 def replicate(tmp_path, *extra: str):
     db = tmp_path / "q.db"
     return cli_here("replicate", "--db", str(db), "--to", str(tmp_path / "replica"), *extra)
+
+
+def test_an_older_file_is_left_for_the_exec_command_to_migrate_into_its_own_account_and_region(tmp_path, monkeypatch):
+    fake_litestream(tmp_path, RUNS_UNTIL_STOPPED, monkeypatch)
+    db = tmp_path / "q.db"
+    older_file(db, "orders")
+    scope = ["--region", "eu-west-1", "--account-id", "111111111111"]
+    command = shlex.join([sys.executable, str(Path(sys.executable).with_name("sqsqlite")), "--db", str(db), *scope, "list-queues"])
+    result = replicate(tmp_path, "--exec", command)
+    assert result.exit_code == 0, result.output
+    assert scopes_of(db) == [("orders", "111111111111", "eu-west-1")]
 
 
 def test_a_litestream_killed_by_a_signal_is_one_line_naming_it_and_exit_255(tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ import pytest
 import sqsqlite
 from sqsqlite.replication import Replica, ReplicationError, restore
 
-from .helpers import cli_here, fake_litestream
+from .helpers import cli_here, fake_litestream, older_file, scopes_of
 
 
 @pytest.fixture
@@ -151,3 +151,17 @@ def test_a_restore_without_force_refuses_litestreams_record_of_an_earlier_databa
         f"sqsqlite: {state} is Litestream's record of an earlier database there (--force removes it)\n"
     )
     assert state.exists() and not (tmp_path / "q.db").exists()
+
+
+def test_a_replica_of_an_older_sqsqlite_is_restored_unmigrated_so_its_queues_go_to_the_first_users_account_and_region(
+    tmp_path, monkeypatch
+):
+    backup = tmp_path / "backup.db"
+    older_file(backup, "orders")
+    fake_litestream(tmp_path, f'#!/bin/sh\nwhile [ "$1" != "-o" ]; do shift; done\ncp {backup} "$2"\n', monkeypatch)
+    path = tmp_path / "q.db"
+    result = cli_here("restore", "--db", str(path), "--from", str(tmp_path / "replica"))
+    assert result.exit_code == 0 and result.output.endswith("integrity ok\n"), result.output
+    with sqsqlite.connect(str(path), region="eu-west-1", account_id="111111111111") as db:
+        assert db.queue_names() == ["orders"]
+    assert scopes_of(path) == [("orders", "111111111111", "eu-west-1")]

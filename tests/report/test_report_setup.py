@@ -66,6 +66,37 @@ def in_a_small_tmpfs(tmp_path: Path, size: int, command: list[str], **env: str) 
     return done, listing.read_text().split()
 
 
+# ------------------------------------------------------------------ the account and region
+
+
+def test_the_account_and_region_given_after_report_pick_its_queues_over_those_given_before(database, monkeypatch):
+    from sqsqlite.cli.main import cli
+
+    scopes = []
+
+    def take(*args, scope=None, **kwargs):
+        scopes.append(scope)
+        raise snapshot.SnapshotError("taken no further")
+
+    monkeypatch.setattr(snapshot, "take", take)
+    monkeypatch.setattr(report_cli, "get_session", _no_spark_needed)
+    before = ["--db", database, "--region", "us-west-2", "--account-id", "222222222222"]
+    result = CliRunner().invoke(cli, [*before, "report", "--region", "eu-west-1", "--account-id", "111111111111"])
+    assert (result.exit_code, result.output) == (255, "sqsqlite: taken no further\n")
+    result = CliRunner().invoke(cli, [*before, "report"])
+    assert scopes == [("111111111111", "eu-west-1"), ("222222222222", "us-west-2")]
+
+
+@pytest.mark.parametrize("flag, value", [("--region", "us_east!1"), ("--account-id", "12345")])
+def test_an_account_or_region_after_report_that_is_none_is_bad_usage_before_the_database_is_read(database, monkeypatch, flag, value):
+    from sqsqlite.cli.main import cli
+
+    monkeypatch.setattr(snapshot, "take", _no_spark_needed)
+    result = CliRunner().invoke(cli, ["--db", database, "report", flag, value])
+    assert result.exit_code == 252, result.output
+    assert f"Invalid value for '{flag}'" in result.output
+
+
 # ------------------------------------------------------------------ the temporary directory
 
 
