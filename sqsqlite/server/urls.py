@@ -21,4 +21,9 @@ def queue_url(style: str, endpoint: str, account: str, region: str, name: str) -
         return f"{scheme}://{prefix}queue.{base_host(host)}/{account}/{name}"
     if style == "path":
         return f"{endpoint}/queue/{region}/{account}/{name}"
+    named = region_of_host(host)
+    if named is not None and named != region:
+        # The request's Host names another region than the queue's (a request signed for one
+        # region, sent to sqs.<another>.<host>): without that prefix, the URL reaches this queue.
+        return f"{scheme}://{base_host(host)}/{account}/{name}"
     return f"{endpoint}/{account}/{name}"

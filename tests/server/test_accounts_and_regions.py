@@ -264,3 +264,14 @@ def test_a_message_sent_to_another_accounts_queue_names_its_signer_as_its_sender
         ("from 000000000000", "000000000000"),
         ("from 111111111111", OTHER),
     ]
+
+
+def test_a_url_given_to_a_request_sent_to_another_regions_host_reaches_the_queue_it_names(server):
+    # Sent to sqs.eu-west-1.localhost but signed for us-east-1: the queue is us-east-1's, and its
+    # URL (the plain style) leaves the host's region prefix out, or it would name eu-west-1.
+    port = server.url.rsplit(":", 1)[1]
+    c = client(server.url)
+    c.meta.events.register("before-send.sqs.*", lambda request, **_: request.headers.__setitem__("Host", f"sqs.eu-west-1.localhost:{port}"))
+    url = c.create_queue(QueueName="prefixed-host")["QueueUrl"]
+    assert url == f"http://localhost:{port}/000000000000/prefixed-host"
+    assert c.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"].startswith("arn:aws:sqs:us-east-1:")
