@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from . import defaults as D
 from .clock import is_system
 from .core import Message, Queue
-from .errors import DatabaseError, InvalidParameterValue, SQSError
+from .errors import DatabaseError, InvalidParameterValue, SQSError, TransactionError
 
 log = logging.getLogger("sqsqlite.consumer")
 
@@ -259,6 +259,13 @@ class Consumer:
         until each one's turn ends: the last of ten waits for nine handlers, and must not
         reappear to another consumer meanwhile. After stop(), the ones not yet handled are
         made visible again at once."""
+        if self.queue.db.store.in_transaction():
+            # Its heartbeat thread would wait for the transaction's write lock while this thread
+            # waits for the heartbeat: a consumer runs its own transactions (transaction=True).
+            raise TransactionError(
+                "A consumer can't run inside a transaction: its heartbeats and deletes commit on their own. "
+                "Run it outside the block; consume(..., transaction=True) gives each handler a transaction of its own."
+            )
         outcome = Outcome()
         messages = self.queue.receive_message(
             max_number_of_messages=self.max_number_of_messages,

@@ -397,6 +397,8 @@ class BufferedQueue(Generic[SOURCE]):
         ``max_batch_open_ms`` ago or more (timed as clock.ticks does). Returns the seconds until
         the deletes then waiting are due (0: already), or None if none wait. The flusher thread
         calls it when it wakes; a test moving a ManualClock may call it instead."""
+        if self._store.in_transaction():
+            raise _in_transaction()
         return self._flush_if_due()[1]
 
     def _flush_if_due(self) -> tuple[bool, float | None]:

@@ -161,6 +161,11 @@ def _sqlalchemy_connection(given: Any) -> sqlite3.Connection:
         given = given.connection()  # begins the session's transaction if it has none
     if not isinstance(given, Connection):
         raise TypeError(f"db.transaction() takes a SQLAlchemy Connection or Session; got {type(given).__name__}.")
+    if not given.in_transaction() and given.get_execution_options().get("isolation_level") != "AUTOCOMMIT":
+        # A connection not used yet has not begun SQLAlchemy's transaction: its commit() would
+        # then commit nothing (and the pool's reset roll the queue's work back). Begin it, so
+        # that its commit commits both.
+        given.begin()
     driver = given.connection.driver_connection
     # AUTOCOMMIT isolation is the driver's isolation_level None: no transaction of its own.
     # (SQLAlchemy's recipe for SAVEPOINTs on pysqlite sets it None too, and begins one itself: fine.)

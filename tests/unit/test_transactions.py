@@ -210,7 +210,7 @@ def test_the_queues_own_wait_time_does_not_apply_inside_a_transaction(db, clock)
     assert clock.now_ms() == before  # no wait: the injected clock never moved
 
 
-def test_a_buffered_queue_refuses_every_call_inside_a_transaction(db, queue):
+def test_a_buffered_queue_refuses_all_but_its_sends_inside_a_transaction(db, queue):
     queue.send_message_batch([{"Id": str(i), "MessageBody": str(i)} for i in range(3)])
     with queue.buffered() as buffered:
         [m] = buffered.receive_message()
@@ -221,10 +221,24 @@ def test_a_buffered_queue_refuses_every_call_inside_a_transaction(db, queue):
                 lambda: buffered.delete_message_batch([{"Id": "a", "ReceiptHandle": m.receipt_handle}]),
                 lambda: buffered.change_message_visibility(m.receipt_handle, 5),
                 buffered.flush,
+                buffered.flush_due,
                 buffered.close,
             ):
                 with pytest.raises(TransactionError, match="buffered"):
                     call()
+
+
+def test_a_consumer_refuses_to_run_inside_a_transaction_rather_than_wait_for_it(db, queue):
+    from sqsqlite.consumer import Consumer, consume
+
+    queue.send_message("m")
+    with db.transaction():
+        for transactional in (False, True):
+            with pytest.raises(TransactionError, match="consumer"):
+                consume(queue, lambda *_: None, stop_when_empty=True, transaction=transactional)
+        with pytest.raises(TransactionError, match="consumer"):
+            Consumer(queue, lambda *_: None).run_once()
+    assert counts(queue) == (1, 0, 0)
 
 
 def test_a_rolled_back_transaction_never_undoes_a_buffered_delete_made_before_it(db, queue, clock):
@@ -528,6 +542,22 @@ def test_sqlalchemy_core_connection_commits_both_with_engine_begin(orders, queue
             conn.execute(sa.text("INSERT INTO orders (item) VALUES ('rolled back')"))
             raise Boom
     assert rows(db_path) == ["core"] and counts(queue) == (1, 0, 0)
+    engine.dispose()
+
+
+def test_a_sqlalchemy_connection_used_first_by_the_block_commits_the_send_with_its_commit(orders, queue, db_path):
+    # engine.connect() has begun nothing until its first statement: the block begins SQLAlchemy's
+    # transaction, so conn.commit() commits the send (not a no-op, the pool's reset then undoing it).
+    sa = pytest.importorskip("sqlalchemy")
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    with engine.connect() as conn:
+        with orders.transaction(conn):
+            queue.send_message("the connection's first use")
+        conn.commit()
+    with engine.connect() as conn:
+        with orders.transaction(conn):
+            queue.send_message("never committed")
+    assert counts(queue) == (1, 0, 0)
     engine.dispose()
 
 
