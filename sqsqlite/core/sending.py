@@ -24,7 +24,7 @@ from .. import validation as V
 from ..errors import InvalidParameterValue, MissingParameter, SQSError
 from ..store import Tx
 from . import history
-from .handles import new_message_ids
+from .handles import new_message_id, new_message_ids
 from .prepared import Prepared
 from .results import BatchResult, BatchResultErrorEntry, SendResult, SentMessages
 from .rules import attributes_json, dedup_scope, keep_deduplicating_from, ms, queue_row, sequence_text
@@ -285,7 +285,7 @@ def _insert_one(queue: QueueContext, tx: Tx, row, p: Prepared) -> SendResult | S
     if p.size > max_size or p.dedup_id is not None:
         return _refusal(queue, max_size, p)
     now = queue.clock.now_ms()
-    [message_id] = new_message_ids(1)
+    message_id = new_message_id()
     queue_id, body = row["id"], p.body
     visible_at = now + (row["delay_seconds"] if p.delay is None else p.delay) * 1000
     attributes = attributes_json(p.attributes, p.trace_header)
@@ -382,7 +382,7 @@ def _insert_fifo_one(queue: QueueContext, tx: Tx, row, p: Prepared, key: tuple[s
     and its INSERT finds whether it heads its group."""
     queue_id = row["id"]
     scope, dedup = key
-    [message_id] = new_message_ids(1)
+    message_id = new_message_id()
     params = dict(queue_id=queue_id, scope=scope, dedup_id=dedup, window_start=window_start)
     sequence = tx.scalar(Q.put_new_dedup, **params, message_id=message_id, now=now)
     if sequence is None:  # deduplicated: the first message's id and sequence number
