@@ -474,7 +474,7 @@ class Store:
         self.synchronous = synchronous.upper()
         if self.synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, got {synchronous!r}")
-        self._local = ConnectionState()
+        self._threads = threading.local()  # each thread's ConnectionState (_local)
         self._all: list[sqlite3.Connection] = []
         # Emptied in place, never replaced: the finalizer below holds this very list, so the
         # descriptors of a Store dropped without close() are closed when it is collected.
@@ -502,9 +502,18 @@ class Store:
 
     # ------------------------------------------------------------ connections
 
+    @property
+    def _local(self) -> ConnectionState:
+        """This thread's ConnectionState: one read of a threading.local, then plain fields."""
+        try:
+            return self._threads.state
+        except AttributeError:
+            state = self._threads.state = ConnectionState()
+            return state
+
     def connection(self) -> sqlite3.Connection:
         local = self._local
-        conn = getattr(local, "conn", None)
+        conn = local.conn
         if conn is not None and local.pid == _PID:
             return conn
         self._file.check(None)  # else SQLite would create a new, empty file at the path
@@ -615,7 +624,7 @@ class Store:
                 conn.close()
             except sqlite3.Error:
                 pass
-        self._local = ConnectionState()
+        self._threads = threading.local()
 
     # ------------------------------------------------------------ transactions
 
@@ -624,8 +633,11 @@ class Store:
         senders; ``refusable``: a call that may refuse after it has written (a receive's prune and
         in-flight recount come before its OverLimit), which inside an application's transaction
         takes a savepoint of its own, so that the refusal leaves the transaction usable."""
-        conn = self.connection()
-        write = _Write(self, conn, self._local, sending)
+        local = self._local
+        conn = local.conn
+        if conn is None or local.pid != _PID:  # connection()'s own test: the thread's state read once
+            conn = self.connection()
+        write = _Write(self, conn, local, sending)
         if refusable:
             write.changes = -2
         return write

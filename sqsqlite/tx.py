@@ -6,7 +6,6 @@ errors, what they mean and how they are said, are :mod:`sqsqlite.sqlite_errors`'
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -77,56 +76,77 @@ def lock_briefly(fd: int, seconds: float) -> None:
             time.sleep(0.0001)
 
 
-class ConnectionState(threading.local):
-    """What one thread keeps about its connection (the Store's, per thread)."""
+class ConnectionState:
+    """What one thread keeps about its connection (the Store's, per thread: Store._local finds
+    it through a threading.local once a call). A plain object: a field of a threading.local is a
+    look-up in the thread's own dictionary at every read, about four times a plain object's, and
+    a send reads a dozen."""
 
-    conn: sqlite3.Connection | None = None
-    pid: int | None = None
+    conn: sqlite3.Connection | None
+    pid: int | None
     # Queue rows read by this connection, valid while no other connection has committed
     # (PRAGMA data_version unchanged) and this one has not written them (forget_queues).
-    version: int | None = None
+    version: int | None
     # This connection's descriptor of the writers' lock file: None until its first write,
     # -1 where there is none (no fcntl, an in-memory database, a read-only file system); left
     # None when opening it failed for a reason that may pass (Store._open_lock).
     # One per connection, never inherited: flock belongs to the open file, so a descriptor
     # shared across fork or between threads would let both sides "hold" the lock at once.
-    lockfd: int | None = None
+    lockfd: int | None
     # Its descriptor of the senders' gate file, the same way; opened on its first contended send.
-    gatefd: int | None = None
+    gatefd: int | None
     # A cursor of the connection kept for the transactions' own statements (BEGIN, COMMIT,
     # PRAGMA data_version) and Tx's positional statements: conn.execute makes a cursor each
     # time, 1,000-2,000 instructions. Any: None until the connection opens, then always set.
-    cursor: Any = None
+    cursor: Any
     # The Group this thread's writes join, while one is open (Store.begin_group).
-    group: Group | None = None
+    group: Group | None
     # The store's ThreadEnd for this thread's connection: it goes with the thread.
-    ending: ThreadEnd | None = None
+    ending: ThreadEnd | None
     # Whether this thread's next write may wait for the writers' lock only briefly (how long),
     # and whether the call it belongs to began so (Store.wait_free, Store.wait_free_again).
-    wait_free: bool = False
-    wait_free_call: bool = False
-    wait_free_seconds: float = 0.0
+    wait_free: bool
+    wait_free_call: bool
+    wait_free_seconds: float
     # Whether the connection's busy timeout is now a wait-free BEGIN's (True: busy_seconds, the
     # wait_free_seconds it was set for) or its own (BUSY_TIMEOUT_SECONDS: False); None: not known
     # (a change was cut short, or sqlite_errors.retrying changed it). Kept so that it is set only when it
     # must change: a loop serving writes leaves it short, a thread pool's connections never shorten it.
-    busy_short: bool | None = False
-    busy_seconds: float = 0.0
+    busy_short: bool | None
+    busy_seconds: float
     # Whether this connection's SQLite checkpoint is the checkpoint thread's backstop
     # (PRAGMA wal_autocheckpoint=WAL_BACKSTOP_PAGES) rather than SQLite's default.
-    backstop: bool = False
+    backstop: bool
     # A write found the connection read-only (SQLite opened the file so when it or its directory
     # was not writable): it is closed once the write is over, and the next call opens it again.
-    reopen: bool = False
+    reopen: bool
     # What Tx runs its statements on when that is not ``conn``: while an application's connection
     # stands in for this thread's (a transaction on it), one that reads rows as sqlite3.Rows on
     # cursors of its own, so that the connection's own row factory stays the application's.
-    rows: Any = None
+    rows: Any
     # Inside an application's transaction, once its first read of a queue row checked
     # data_version: no other connection can commit before it ends (Tx.queue).
-    fresh: bool = False
+    fresh: bool
 
     def __init__(self) -> None:
+        # Every field set here, in one order: CPython reads such an object's fields as fast as slots.
+        self.conn = None
+        self.pid = None
+        self.version = None
+        self.lockfd = None
+        self.gatefd = None
+        self.cursor = None
+        self.group = None
+        self.ending = None
+        self.wait_free = False
+        self.wait_free_call = False
+        self.wait_free_seconds = 0.0
+        self.busy_short = False
+        self.busy_seconds = 0.0
+        self.backstop = False
+        self.reopen = False
+        self.rows = None
+        self.fresh = False
         self.queues: dict = {}
         # Per-connection engine state that must not outlive a rolled-back write (see core).
         self.state: dict = {}

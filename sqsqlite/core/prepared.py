@@ -34,5 +34,5 @@ class Prepared:
         self.dedup_id = dedup_id
         self.entry_id: Any = entry_id  # a batch entry's Id (always set in a batch), None for a single send
         # Read by the batch total and again by the queue's MaximumMessageSize check.
-        self.size = V.message_size(body_bytes, attributes)
+        self.size = V.message_size(body_bytes, attributes) if attributes else len(body_bytes)
         self.trace_header = trace_header  # the AWSTraceHeader system attribute

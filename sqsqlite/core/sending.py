@@ -4,9 +4,9 @@ transaction: its size limit and delay, and on FIFO queues the group, deduplicati
 sequence number.
 
 A batch of bodies alone, the common batch, takes its own path (_insert_plain): one INSERT for the
-whole batch, no Prepared per message. It earns its place (a batch message costs the general path
-1.23-1.29 times as much CPU, benchmarks.fastpaths) and answers as the general path does
-(tests/unit/test_send_paths.py). A single send has one path: there the plain one saved nothing
+whole batch, no Prepared per message. It was kept for what it saved (benchmarks.fastpaths: a
+batch message cost the general path 1.23-1.29 times as much CPU; the current figures in
+docs/performance.md) and answers as the general path does (tests/unit/test_send_paths.py). A single send has one path: there the plain one saved nothing
 measurable.
 """
 
@@ -24,7 +24,7 @@ from .. import validation as V
 from ..errors import InvalidParameterValue, MissingParameter, SQSError
 from ..store import Tx
 from . import history
-from .handles import new_message_ids
+from .handles import new_message_id, new_message_ids
 from .prepared import Prepared
 from .results import BatchResult, BatchResultErrorEntry, SendResult, SentMessages
 from .rules import attributes_json, dedup_scope, keep_deduplicating_from, ms, queue_row, sequence_text
@@ -64,13 +64,15 @@ def trace_header(system: Any) -> str | None:
 
 def _prepare(body, delay_seconds, message_attributes, group_id, dedup_id, entry_id=None, system_attributes=None) -> Prepared:
     body_bytes = V.message_body(body)
-    attributes = V.message_attributes(message_attributes)
+    # Each check called only for what was given (no attributes: {}, as the check answers).
+    attributes = V.message_attributes(message_attributes) if message_attributes else {}
     delay = None if delay_seconds is None else V.delay_seconds(delay_seconds)
     if group_id is not None:
         group_id = V.dedup_id("MessageGroupId", group_id)
     if dedup_id is not None:
         dedup_id = V.dedup_id("MessageDeduplicationId", dedup_id)
-    return Prepared(body, body_bytes, attributes, delay, group_id, dedup_id, entry_id, trace_header(system_attributes))
+    trace = trace_header(system_attributes) if system_attributes else None
+    return Prepared(body, body_bytes, attributes, delay, group_id, dedup_id, entry_id, trace)
 
 
 def send_message(
@@ -90,7 +92,11 @@ def send_message(
         message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id, None, message_system_attributes
     )
     with queue.store.write(sending=True) as tx:
-        [result] = _insert(queue, tx, queue_row(tx, queue), [prepared])
+        row = queue_row(tx, queue)
+        if row["fifo"]:
+            [result] = _insert(queue, tx, row, [prepared])
+        else:
+            result = _insert_one(queue, tx, row, prepared)
     queue.wakeups.notify(queue.key, 1)
     if isinstance(result, SQSError):
         raise result
@@ -210,28 +216,19 @@ def _insert(queue: QueueContext, tx: Tx, row, prepared: list[Prepared]) -> list:
     fifo: list[int] = []  # the places in results of FIFO messages that passed their checks
     size = 0  # of the standard messages stored
     for p in prepared:
-        try:
-            if p.size > max_size:
-                raise InvalidParameterValue(
-                    f"One or more parameters {'are invalid' if p.entry_id is None else 'cannot be validated'}. "
-                    f"Reason: Message must be shorter than {max_size} bytes.",
-                    f"The message is {p.size} bytes (body plus message attributes); queue {queue.name!r} "
-                    f"allows 1 to {max_size} bytes (MaximumMessageSize).",
-                )
-            if is_fifo:
+        if is_fifo:
+            try:
+                if p.size > max_size:
+                    raise _too_large(queue, max_size, p)
                 _check_fifo(queue, row, p)
-                fifo.append(len(results))
-                results.append(p)  # its SendResult once _insert_fifo has sent them all
+            except SQSError as exc:
+                results.append(exc)
                 continue
-            if p.dedup_id is not None:
-                raise InvalidParameterValue(
-                    # SQS's own text, "include" included.
-                    f"Value {p.dedup_id} for parameter MessageDeduplicationId is invalid. Reason: The request include "
-                    "parameter that is not valid for this queue type.",
-                    f"MessageDeduplicationId is for FIFO queues only; {queue.name!r} is a standard queue.",
-                )
-        except SQSError as exc:
-            results.append(exc)
+            fifo.append(len(results))
+            results.append(p)  # its SendResult once _insert_fifo has sent them all
+            continue
+        if p.size > max_size or p.dedup_id is not None:
+            results.append(_refusal(queue, max_size, p))
             continue
         delay = queue_delay if p.delay is None else p.delay
         message_id = next(ids)
@@ -258,6 +255,50 @@ def _insert(queue: QueueContext, tx: Tx, row, prepared: list[Prepared]) -> list:
         for at, result in zip(fifo, _insert_fifo(queue, tx, row, [results[at] for at in fifo], now)):
             results[at] = result
     return results
+
+
+def _too_large(queue: QueueContext, max_size: int, p: Prepared) -> InvalidParameterValue:
+    return InvalidParameterValue(
+        f"One or more parameters {'are invalid' if p.entry_id is None else 'cannot be validated'}. "
+        f"Reason: Message must be shorter than {max_size} bytes.",
+        f"The message is {p.size} bytes (body plus message attributes); queue {queue.name!r} "
+        f"allows 1 to {max_size} bytes (MaximumMessageSize).",
+    )
+
+
+def _refusal(queue: QueueContext, max_size: int, p: Prepared) -> InvalidParameterValue:
+    """Why a standard queue refuses a checked message over its size or with a deduplication id."""
+    if p.size > max_size:
+        return _too_large(queue, max_size, p)
+    return InvalidParameterValue(
+        # SQS's own text, "include" included.
+        f"Value {p.dedup_id} for parameter MessageDeduplicationId is invalid. Reason: The request include "
+        "parameter that is not valid for this queue type.",
+        f"MessageDeduplicationId is for FIFO queues only; {queue.name!r} is a standard queue.",
+    )
+
+
+def _insert_one(queue: QueueContext, tx: Tx, row, p: Prepared) -> SendResult | SQSError:
+    """A single send's message to a standard queue: _insert for one message, without the lists
+    and the loop a batch needs (they were a tenth of a single send's Python)."""
+    max_size = row["max_message_size"]
+    if p.size > max_size or p.dedup_id is not None:
+        return _refusal(queue, max_size, p)
+    now = queue.clock.now_ms()
+    message_id = new_message_id()
+    queue_id, body = row["id"], p.body
+    visible_at = now + (row["delay_seconds"] if p.delay is None else p.delay) * 1000
+    attributes = attributes_json(p.attributes, p.trace_header)
+    # In Q.INSERT_GROUPED_COLUMNS order, then without the group (INSERT_STANDARD_COLUMNS) and
+    # without the attributes' None (INSERT_PLAIN_COLUMNS), as _insert chooses.
+    if p.group_id is not None:
+        tx.run_positional(Q.INSERT_GROUPED_ROWS[1], [queue_id, message_id, body, attributes, queue.sender_id, now, visible_at, p.group_id])
+    elif attributes is not None:
+        tx.run_positional(Q.INSERT_STANDARD_ROWS[1], [queue_id, message_id, body, attributes, queue.sender_id, now, visible_at])
+    else:
+        tx.run_positional(Q.INSERT_PLAIN_ROWS[1], [queue_id, message_id, body, queue.sender_id, now, visible_at])
+    history.count(tx, Q.COUNT_SENT, queue_id, now, 1, p.size)
+    return _new_tuple(SendResult, (message_id, body, p.attributes, None, None))
 
 
 def _check_fifo(queue: QueueContext, row, p: Prepared) -> None:
@@ -341,7 +382,7 @@ def _insert_fifo_one(queue: QueueContext, tx: Tx, row, p: Prepared, key: tuple[s
     and its INSERT finds whether it heads its group."""
     queue_id = row["id"]
     scope, dedup = key
-    [message_id] = new_message_ids(1)
+    message_id = new_message_id()
     params = dict(queue_id=queue_id, scope=scope, dedup_id=dedup, window_start=window_start)
     sequence = tx.scalar(Q.put_new_dedup, **params, message_id=message_id, now=now)
     if sequence is None:  # deduplicated: the first message's id and sequence number

@@ -235,6 +235,13 @@ def test_the_claim_parts_measure_each_step_of_a_claim_in_cpu_microseconds_a_row(
     assert all(0 < spent < 1e6 for spent in result.values())
 
 
+def test_the_single_send_benchmark_measures_the_engine_beside_its_statements_written_out():
+    from benchmarks import single_send
+
+    engine, written = single_send.run(rounds=1, sends=50)
+    assert 0 < written < 1e6 and 0 < engine < 1e6
+
+
 def test_the_buffered_micro_measurement_takes_another_prefetch_and_refuses_one_the_buffer_would():
     from benchmarks import micro
     from benchmarks.systems import BufferedEngine

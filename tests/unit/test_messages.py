@@ -48,6 +48,31 @@ def test_each_send_gets_its_own_message_id(queue):
     assert len(ids) == 20
 
 
+def test_single_sends_ids_made_ahead_are_version_4_uuids_never_repeated(queue):
+    ids = [queue.send_message("x").message_id for _ in range(100)]  # the pool refilled three times
+    assert len(set(ids)) == 100
+    assert {(uuid.UUID(i).version, str(uuid.UUID(i))) == (4, i) for i in ids} == {True}
+
+
+def test_a_forked_child_never_sends_the_ids_its_parent_made_ahead(queue):
+    import os
+
+    queue.send_message("parent")  # the parent's pool now holds ids made ahead
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child, which must never return into pytest
+        try:
+            os.write(write, ",".join(queue.send_message("child").message_id for _ in range(3)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = set(os.read(read, 200).decode().split(","))
+    os.close(read)
+    parent = {queue.send_message("parent").message_id for _ in range(40)}
+    assert len(child) == 3 and not child & parent
+
+
 def test_md5_of_message_attributes_matches_sqs_for_string_number_binary_and_custom_types(queue):
     attrs = {
         "zeta": {"DataType": "String", "StringValue": "last by name"},

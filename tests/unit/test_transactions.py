@@ -300,7 +300,7 @@ def test_a_refused_receive_leaves_the_transaction_usable(orders, queue, db_path,
 def test_a_nested_block_saves_the_transaction_from_a_call_that_failed_after_writing(orders, queue, db_path, monkeypatch):
     from sqsqlite.core import sending
 
-    original = sending._insert
+    original = sending._insert_one  # a single send to a standard queue
 
     def interrupted(*args, **kwargs):
         original(*args, **kwargs)
@@ -310,10 +310,10 @@ def test_a_nested_block_saves_the_transaction_from_a_call_that_failed_after_writ
         tx.execute("INSERT INTO orders (item) VALUES ('outer')")
         with pytest.raises(TransactionError):
             with orders.transaction():
-                monkeypatch.setattr(sending, "_insert", interrupted)
+                monkeypatch.setattr(sending, "_insert_one", interrupted)
                 with pytest.raises(RuntimeError):
                     queue.send_message("half")
-                monkeypatch.setattr(sending, "_insert", original)
+                monkeypatch.setattr(sending, "_insert_one", original)
         queue.send_message("after")
     assert rows(db_path) == ["outer"]
     assert [m.body for m in queue.receive_message(max_number_of_messages=10)] == ["after"]
@@ -696,7 +696,7 @@ def test_the_transaction_option_is_a_bool(queue):
 def test_a_call_that_fails_after_writing_part_of_its_work_dooms_the_transaction(orders, queue, db_path, monkeypatch):
     from sqsqlite.core import sending
 
-    original = sending._insert
+    original = sending._insert_one  # a single send to a standard queue
 
     def interrupted(*args, **kwargs):
         original(*args, **kwargs)
@@ -705,10 +705,10 @@ def test_a_call_that_fails_after_writing_part_of_its_work_dooms_the_transaction(
     with pytest.raises(TransactionError, match="rolled back"):
         with orders.transaction() as tx:
             tx.execute("INSERT INTO orders (item) VALUES ('a')")
-            monkeypatch.setattr(sending, "_insert", interrupted)
+            monkeypatch.setattr(sending, "_insert_one", interrupted)
             with pytest.raises(RuntimeError):
                 queue.send_message("half")
-            monkeypatch.setattr(sending, "_insert", original)
+            monkeypatch.setattr(sending, "_insert_one", original)
             with pytest.raises(TransactionError):
                 queue.send_message("after")
             with pytest.raises(TransactionError):
