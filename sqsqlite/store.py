@@ -280,9 +280,11 @@ class _Write:
         if group.writer is None:  # the group's first write: the transaction begins here
             self._begin()
             group.writer = self
-        elif group.broken or not self.conn.in_transaction:
+        elif group.broken or not self.conn.in_transaction or (group.marked and self.store.ended_under(group)):
             # SQLite undid the group's transaction: a SAVEPOINT now would begin (and its RELEASE
-            # commit) a transaction of this write's own, outside the group that fails.
+            # commit) a transaction of this write's own, outside the group that fails. Or the
+            # application ended the transaction on its connection, which may be in a new one
+            # of its own already: this write would go into that, outside the block.
             group.broken = True
             raise doomed() if group.transaction else undone()
         if group.transaction and self.changes == -1:
@@ -691,7 +693,7 @@ class Store:
                     "This thread has a transaction open on the database through another connection; "
                     "a transaction inside it runs on that one."
                 )
-            if group.broken or local.conn is None or not local.conn.in_transaction:
+            if group.broken or local.conn is None or not local.conn.in_transaction or self.ended_under(group):
                 # A SAVEPOINT now would begin a transaction of its own, and its RELEASE commit it.
                 group.broken = True
                 raise doomed()
@@ -716,6 +718,8 @@ class Store:
                 group.joined = True
                 self._join(local, foreign)
                 _joined(self._lock_key, foreign)
+            if foreign is not None:
+                group.marked = self._mark(local)
             group.writer = writer
             local.group = group
         except BaseException:
@@ -768,7 +772,7 @@ class Store:
                 self._end_savepoint(local, group, "sqsqlite_joined", commit)
             elif not commit:
                 self._rollback(writer.conn)
-            elif group.broken or not writer.conn.in_transaction:
+            elif group.broken or not writer.conn.in_transaction or self.ended_under(group):
                 self._rollback(writer.conn)
                 raise doomed() if group.transaction else undone()
             else:
@@ -808,22 +812,66 @@ class Store:
         be kept (a call inside it failed after writing, or SQLite undid the transaction). Rolled
         back to, the transaction is as it was when the block began (``broken``: as doomed as then)."""
         conn = local.conn
-        if commit and not group.broken and conn is not None and conn.in_transaction:
+        # Ended under sqsqlite (the application's COMMIT or ROLLBACK), the transaction open now
+        # is a new one of the application's: its savepoint is gone, and nothing of it is ours.
+        alive = conn is not None and conn.in_transaction and not self.ended_under(group)
+        if commit and not group.broken and alive:
             self._savepoint(local, f"RELEASE {name}")
+            if name == "sqsqlite_joined":
+                self._unmark(local, group)
             return
         local.queues.clear()
         local.state.clear()
-        if conn is not None and conn.in_transaction:
+        if alive:
             try:
                 local.cursor.execute(f"ROLLBACK TO {name}")
                 local.cursor.execute(f"RELEASE {name}")
                 group.broken = broken  # what the block did is undone, and only that
             except sqlite3.Error:
                 group.broken = True
+            if name == "sqsqlite_joined":
+                self._unmark(local, group)
         else:
             group.broken = True
         if commit:
             raise doomed()
+
+    def ended_under(self, group: Group) -> bool:
+        """Whether the application ended the transaction of ``group`` (on its own connection)
+        with a COMMIT or ROLLBACK of its own: SQLite turned the join's marker off (Group.marked).
+        sqlite3 may have begun a new transaction since (at once with autocommit=False on Python
+        3.12, at its next INSERT otherwise), so the connection being in a transaction says
+        nothing. One PRAGMA read, about a microsecond, on groups on an application's connection."""
+        if not group.marked:
+            return False
+        try:
+            return not self._local.cursor.execute("PRAGMA defer_foreign_keys").fetchone()[0]
+        except sqlite3.Error:
+            return True
+
+    def _mark(self, local: ConnectionState) -> int:
+        """Mark the transaction just begun or joined on an application's connection (Group.marked):
+        PRAGMA defer_foreign_keys ON, which SQLite turns off at the transaction's end. It changes
+        nothing while the connection enforces no foreign keys (sqlite3's and SQLAlchemy's default);
+        on one that does and does not defer them, it would, so that one goes unmarked."""
+        cursor = local.cursor
+        try:
+            if cursor.execute("PRAGMA defer_foreign_keys").fetchone()[0]:
+                return 2
+            if cursor.execute("PRAGMA foreign_keys").fetchone()[0]:
+                return 0
+            cursor.execute("PRAGMA defer_foreign_keys=ON")
+        except sqlite3.Error as exc:
+            raise DatabaseError(self.explain(exc)) from None
+        return 1
+
+    def _unmark(self, local: ConnectionState, group: Group) -> None:
+        """The join's marker off again at the block's end: the application's transaction goes on."""
+        if group.marked == 1:
+            try:
+                local.cursor.execute("PRAGMA defer_foreign_keys=OFF")
+            except sqlite3.Error:
+                pass
 
     def _stand_in(self, local: ConnectionState, conn: sqlite3.Connection) -> tuple:
         """Put an application's connection in place of this thread's own (begin_transaction),

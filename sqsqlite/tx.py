@@ -24,7 +24,7 @@ class Group:
     undone alone. Nothing a group's write did is visible to other connections, or may be
     reported as done, before end_group returns."""
 
-    __slots__ = ("writer", "after", "broken", "transaction", "joined", "saved", "nested", "nested_broken")
+    __slots__ = ("writer", "after", "broken", "transaction", "joined", "marked", "saved", "nested", "nested_broken")
 
     def __init__(self) -> None:
         self.writer: Any = None  # the write (store's _Write) that took the lock and began
@@ -35,6 +35,12 @@ class Group:
         # It joined a transaction open on an application's connection: a savepoint of it, which
         # the application commits (its end neither commits nor lets a lock of sqsqlite's go).
         self.joined = False
+        # A joined transaction's marker, PRAGMA defer_foreign_keys ON, which SQLite turns off at
+        # every COMMIT and ROLLBACK: off at a call, the application ended the transaction the
+        # block joined (Store.joined_alive). 0: none (its foreign keys are enforced and not
+        # deferred, which the marker would change); 1: set by the join, put back at its end;
+        # 2: the application's own.
+        self.marked = 0
         # This thread's own connection state while an application's connection stands in for it.
         self.saved: tuple | None = None
         self.nested = 0  # transaction blocks open inside it (savepoints of their own)

@@ -119,7 +119,7 @@ class Transaction:
                 "BEGIN, COMMIT, END and ROLLBACK are the block's own: its end commits, an exception rolls back "
                 "(a nested db.transaction() block, or SAVEPOINT and ROLLBACK TO, undo a part)."
             )
-        if self._group.broken or not conn.in_transaction:
+        if self._group.broken or not conn.in_transaction or (self._group.marked and self.store.ended_under(self._group)):
             self._group.broken = True
             raise doomed()
         cursor = conn.cursor()

@@ -194,6 +194,85 @@ def test_a_joined_transaction_its_application_commits_inside_the_block_ends_it_f
     conn.close()
 
 
+def test_calls_after_the_applications_commit_inside_a_joined_block_are_refused_once_it_writes_again(orders, queue, db_path):
+    # sqlite3 begins a new transaction at the application's next INSERT (at once with Python 3.12's
+    # autocommit=False): the connection is in a transaction again, but not the block's.
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with pytest.raises(Boom):
+        with orders.transaction(conn) as tx:
+            queue.send_message("before")
+            conn.commit()
+            conn.execute("INSERT INTO orders (item) VALUES ('b')")  # the application's new transaction
+            with pytest.raises(TransactionError, match="can't go on"):
+                queue.send_message("after")
+            with pytest.raises(TransactionError, match="can't go on"):
+                tx.execute("INSERT INTO orders (item) VALUES ('c')")
+            raise Boom
+    assert conn.in_transaction  # the application's new transaction, left as it is
+    conn.commit()
+    assert rows(db_path) == ["a", "b"]
+    assert [m.body for m in queue.peek()] == ["before"]  # nothing of the block rode on the application's commit
+    conn.close()
+
+
+def test_a_joined_block_whose_application_committed_and_began_again_raises_at_its_end(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with pytest.raises(TransactionError, match="can't go on"):
+        with orders.transaction(conn):
+            queue.send_message("before")
+            conn.commit()
+            conn.execute("INSERT INTO orders (item) VALUES ('b')")
+    assert conn.in_transaction
+    conn.rollback()  # the application's own: its 'b', nothing of sqsqlite's
+    assert rows(db_path) == ["a"] and [m.body for m in queue.peek()] == ["before"]
+    conn.close()
+
+
+def test_sqlalchemy_session_commit_inside_a_joined_block_refuses_the_later_calls(orders, queue, db_path):
+    sa = pytest.importorskip("sqlalchemy")
+    from sqlalchemy.orm import Session
+
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    with Session(engine) as session:
+        session.execute(sa.text("INSERT INTO orders (item) VALUES ('a')"))
+        with pytest.raises(Boom):
+            with orders.transaction(session):
+                queue.send_message("before")
+                session.commit()
+                session.execute(sa.text("INSERT INTO orders (item) VALUES ('b')"))
+                with pytest.raises(TransactionError, match="can't go on"):
+                    queue.send_message("after")
+                raise Boom
+        session.commit()
+    engine.dispose()
+    assert rows(db_path) == ["a", "b"] and [m.body for m in queue.peek()] == ["before"]
+
+
+def test_a_joined_block_leaves_the_applications_foreign_key_checks_as_they_were(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("CREATE TABLE lines (order_id INTEGER REFERENCES orders(id))")
+    conn.commit()
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with orders.transaction(conn) as tx:
+        queue.send_message("m")
+        with pytest.raises(sqlite3.IntegrityError):  # at the statement, not deferred to the commit
+            tx.execute("INSERT INTO lines VALUES (99)")
+    assert conn.execute("PRAGMA defer_foreign_keys").fetchone() == (0,)
+    conn.commit()
+    conn.close()
+    plain = sqlite3.connect(db_path)
+    plain.execute("INSERT INTO orders (item) VALUES ('b')")
+    with orders.transaction(plain):
+        queue.send_message("n")
+    assert plain.execute("PRAGMA defer_foreign_keys").fetchone() == (0,)  # its marker taken off again
+    plain.commit()
+    plain.close()
+    assert counts(queue) == (2, 0, 0)
+
+
 def test_a_receive_that_would_wait_is_refused_inside_a_transaction(db, queue):
     queue.send_message("m")
     with db.transaction():
