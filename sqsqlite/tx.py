@@ -24,7 +24,7 @@ class Group:
     undone alone. Nothing a group's write did is visible to other connections, or may be
     reported as done, before end_group returns."""
 
-    __slots__ = ("writer", "after", "broken", "transaction", "joined", "marked", "saved", "nested", "nested_broken")
+    __slots__ = ("writer", "after", "broken", "transaction", "joined", "marked", "forgetful", "calls", "saved", "nested", "nested_broken")
 
     def __init__(self) -> None:
         self.writer: Any = None  # the write (store's _Write) that took the lock and began
@@ -41,6 +41,13 @@ class Group:
         # deferred, which the marker would change); 1: set by the join, put back at its end;
         # 2: the application's own.
         self.marked = 0
+        # Its connection runs statements sqsqlite does not see (the application's own, or ones
+        # on tx.connection): a ROLLBACK TO among them may undo rows this thread's connection
+        # keeps (queue rows, in-flight reservations). Each call counts itself in a TEMP table,
+        # which that ROLLBACK TO undoes too, and begins without them when the count is not the
+        # one its last call left (Store.count_call).
+        self.forgetful = False
+        self.calls: int | None = None  # the count the group's last call left
         # This thread's own connection state while an application's connection stands in for it.
         self.saved: tuple | None = None
         self.nested = 0  # transaction blocks open inside it (savepoints of their own)

@@ -273,6 +273,57 @@ def test_a_joined_block_leaves_the_applications_foreign_key_checks_as_they_were(
     assert counts(queue) == (2, 0, 0)
 
 
+def test_a_queue_created_in_a_sqlalchemy_savepoint_rolled_back_takes_no_later_send(orders, db_path):
+    sa = pytest.importorskip("sqlalchemy")
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    with engine.begin() as conn:
+        with orders.transaction(conn):
+            savepoint = conn.begin_nested()  # SQLAlchemy's own SAVEPOINT and ROLLBACK TO, unseen by sqsqlite
+            ghost = orders.create_queue("ghost")
+            ghost.send_message("inside")
+            savepoint.rollback()
+            with pytest.raises(sqsqlite.errors.QueueDoesNotExist):
+                ghost.send_message("after")
+    engine.dispose()
+    assert orders.create_queue("created-later").receive_message() == []  # no orphan row under a reused id
+
+
+def test_a_rollback_to_run_on_tx_connection_is_seen_by_the_next_call(orders):
+    with orders.transaction() as tx:
+        tx.connection.execute("SAVEPOINT mine")
+        ghost = orders.create_queue("ghost")
+        ghost.send_message("inside")
+        tx.connection.execute("ROLLBACK TO mine")
+        tx.connection.execute("RELEASE mine")
+        with pytest.raises(sqsqlite.errors.QueueDoesNotExist):
+            ghost.send_message("after")
+    assert orders.create_queue("created-later").receive_message() == []
+
+
+def test_an_in_flight_reservation_undone_by_the_applications_rollback_to_is_not_drawn_on(orders, queue, db_path, monkeypatch):
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "MAX_IN_FLIGHT_STANDARD", 10)
+    monkeypatch.setattr(defaults, "INFLIGHT_BLOCK", 8)
+    for i in range(3):
+        queue.send_message_batch([{"Id": str(j), "MessageBody": f"{i}-{j}"} for j in range(10)])
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with orders.transaction(conn):
+        conn.execute("SAVEPOINT mine")
+        queue.receive_message()  # reserves a block of 8 of the cap in the queue's row
+        conn.execute("ROLLBACK TO mine")  # which this undoes, unseen by sqsqlite
+        conn.execute("RELEASE mine")
+        for _ in range(7):
+            queue.receive_message(visibility_timeout=600)
+    conn.commit()
+    conn.close()
+    with pytest.raises(sqsqlite.errors.OverLimit):
+        while queue.receive_message(max_number_of_messages=10, visibility_timeout=600):
+            pass
+    assert counts(queue)[1] <= 10
+
+
 def test_a_receive_that_would_wait_is_refused_inside_a_transaction(db, queue):
     queue.send_message("m")
     with db.transaction():
