@@ -667,6 +667,7 @@ class Store:
         if local.group is not None:
             raise RuntimeError("this thread's writes are grouped already")
         group = local.group = Group()
+        group.local = local
         return group
 
     def end_group(self, group: Group) -> None:
@@ -708,6 +709,7 @@ class Store:
             return group
         own = self.connection()  # this thread's own, first: its lock descriptor is the one an owned transaction takes
         group = Group()
+        group.local = local
         group.transaction = True
         if foreign is not None:
             group.saved = self._stand_in(local, foreign)
@@ -790,8 +792,10 @@ class Store:
         what its writes deferred (after_commit) once it has committed. Raises DatabaseError when
         asked to commit writes that can't be: then none of them happened. A nested block's end
         releases its savepoint or rolls back to it; a joined transaction's, the block's savepoint
-        (its application commits it)."""
-        local = self._local
+        (its application commits it). Closed inside the block, the store says so with DatabaseError;
+        on an application's connection, what the block did is rolled back and the connection's
+        settings put back."""
+        local = group.local or self._local
         if group.nested:
             name = f"sqsqlite_nested_{group.nested}"
             group.nested -= 1
@@ -802,11 +806,23 @@ class Store:
         writer = group.writer
         if writer is None:  # no write happened
             return
-        if self.closed and group.saved is None:
-            # Closed inside the block: its connection and lock went with it, uncommitted.
-            _thread_transactions().discard(self._lock_key)
-            writer._unlock()
-            raise DatabaseError(f"The database {self.path!r} was closed inside the transaction: nothing of it was committed.")
+        if self.closed:
+            # Closed inside the block: its connection and lock went with it, uncommitted. An
+            # application's connection stays open: the block's part of it is undone there.
+            try:
+                if group.joined:
+                    self._end_savepoint(local, group, "sqsqlite_joined", False)
+                elif group.saved is not None:
+                    self._rollback(writer.conn)
+            finally:
+                _thread_transactions().discard(self._lock_key)
+                writer._unlock()
+                if group.saved is not None:
+                    self._stand_down(local, group.saved)
+            raise DatabaseError(
+                f"The database {self.path!r} was closed inside the transaction: nothing of it was committed"
+                + (" (what the block did is rolled back; your transaction goes on)." if group.joined else ".")
+            )
         committed = False
         try:
             if group.joined:
@@ -855,7 +871,7 @@ class Store:
         conn = local.conn
         # Ended under sqsqlite (the application's COMMIT or ROLLBACK), the transaction open now
         # is a new one of the application's: its savepoint is gone, and nothing of it is ours.
-        alive = conn is not None and conn.in_transaction and not self.ended_under(group)
+        alive = conn is not None and _still_in_transaction(conn) and not self.ended_under(group)
         if commit and not group.broken and alive:
             self._savepoint(local, f"RELEASE {name}")
             if name == "sqsqlite_joined":
@@ -886,7 +902,7 @@ class Store:
         if not group.marked:
             return False
         try:
-            return not self._local.cursor.execute("PRAGMA defer_foreign_keys").fetchone()[0]
+            return not (group.local or self._local).cursor.execute("PRAGMA defer_foreign_keys").fetchone()[0]
         except sqlite3.Error:
             return True
 

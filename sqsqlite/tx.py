@@ -24,7 +24,20 @@ class Group:
     undone alone. Nothing a group's write did is visible to other connections, or may be
     reported as done, before end_group returns."""
 
-    __slots__ = ("writer", "after", "broken", "transaction", "joined", "marked", "forgetful", "calls", "saved", "nested", "nested_broken")
+    __slots__ = (
+        "writer",
+        "after",
+        "broken",
+        "transaction",
+        "joined",
+        "marked",
+        "forgetful",
+        "calls",
+        "local",
+        "saved",
+        "nested",
+        "nested_broken",
+    )
 
     def __init__(self) -> None:
         self.writer: Any = None  # the write (store's _Write) that took the lock and began
@@ -48,6 +61,9 @@ class Group:
         # one its last call left (Store.count_call).
         self.forgetful = False
         self.calls: int | None = None  # the count the group's last call left
+        # The ConnectionState of the thread that opened it, which its end works on: Store.close
+        # inside the block gives the store a new one.
+        self.local: Any = None
         # This thread's own connection state while an application's connection stands in for it.
         self.saved: tuple | None = None
         self.nested = 0  # transaction blocks open inside it (savepoints of their own)

@@ -839,6 +839,27 @@ def test_a_database_closed_inside_a_transaction_says_so_and_commits_nothing(db_p
     again.close()
 
 
+@pytest.mark.parametrize("joined", [True, False], ids=["joined", "begun by sqsqlite"])
+def test_a_database_closed_inside_a_block_on_the_applications_connection_undoes_the_block_there(db_path, joined):
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("closing")
+    conn = sqlite3.connect(db_path, timeout=2.5)
+    conn.execute("CREATE TABLE mine (x)")
+    conn.commit()
+    if joined:
+        conn.execute("INSERT INTO mine VALUES (1)")
+    with pytest.raises(sqsqlite.errors.DatabaseError, match="closed inside the transaction"):
+        with db.transaction(conn):
+            q.send_message("never")
+            db.close()
+    assert conn.execute("PRAGMA busy_timeout").fetchone() == (2500,)  # the application's own again
+    assert conn.in_transaction is joined  # a joined one is the application's, and goes on
+    conn.commit()
+    assert conn.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM mine").fetchone() == (int(joined),)
+    conn.close()
+
+
 def test_one_queue_shared_with_another_thread_is_in_the_transaction_on_the_opening_thread_only(db, queue):
     # A queue's context holds no transaction (docs/architecture.md): the store runs the calls of
     # the thread that opened the block inside it; another thread's call on the same Queue
