@@ -782,6 +782,12 @@ class Store:
             for key in [key for key in state if key[0] == "inflight"]:
                 del state[key]
 
+    def in_joined_transaction(self) -> bool:
+        """Whether this thread's calls are inside a block joined into an application's own
+        transaction, which the application commits where sqsqlite does not see it."""
+        group = self._local.group
+        return group is not None and group.joined
+
     def in_transaction(self) -> bool:
         """Whether this thread's calls on this store are inside an application's transaction."""
         group = self._local.group

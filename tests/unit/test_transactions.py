@@ -487,6 +487,24 @@ def test_a_move_task_started_in_a_rolled_back_transaction_never_runs(db, clock):
     assert db.tasks == [] and db.list_message_move_tasks(dlq.arn) == []
 
 
+def test_a_background_move_task_is_refused_in_a_joined_block_and_one_run_after_the_commit_moves(db, db_path):
+    dlq = db.create_queue("dead")
+    src = db.create_queue("src", redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    dlq.send_message("m")
+    conn = sqlite3.connect(db_path)
+    conn.execute("CREATE TABLE mine (x)")
+    conn.execute("INSERT INTO mine VALUES (1)")
+    with db.transaction(conn):
+        with pytest.raises(TransactionError, match="background=False"):
+            db.start_message_move_task(dlq.arn)  # its thread would start at a commit sqsqlite never sees
+        handle = db.start_message_move_task(dlq.arn, src.arn, background=False)
+    conn.commit()
+    conn.close()
+    assert db.tasks == []
+    assert db.run_message_move_task(handle).status == "COMPLETED"
+    assert [m.body for m in src.receive_message()] == ["m"]
+
+
 def test_a_transaction_is_used_inside_its_block_only(db):
     tx = db.transaction()
     with pytest.raises(TransactionError):
