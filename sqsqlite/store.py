@@ -706,6 +706,7 @@ class Store:
             self._savepoint(local, f"SAVEPOINT sqsqlite_nested_{group.nested + 1}")
             group.nested += 1
             group.nested_broken.append(group.broken)
+            group.nested_after.append(len(group.after))
             return group
         own = self.connection()  # this thread's own, first: its lock descriptor is the one an owned transaction takes
         group = Group()
@@ -805,7 +806,7 @@ class Store:
         if group.nested:
             name = f"sqsqlite_nested_{group.nested}"
             group.nested -= 1
-            self._end_savepoint(local, group, name, commit, group.nested_broken.pop())
+            self._end_savepoint(local, group, name, commit, group.nested_broken.pop(), group.nested_after.pop())
             return
         local.group = None
         local.fresh = False
@@ -870,10 +871,13 @@ class Store:
         except sqlite3.Error as exc:
             raise DatabaseError(self.explain(exc)) from None
 
-    def _end_savepoint(self, local: ConnectionState, group: Group, name: str, commit: bool, broken: bool = False) -> None:
+    def _end_savepoint(
+        self, local: ConnectionState, group: Group, name: str, commit: bool, broken: bool = False, after: int | None = None
+    ) -> None:
         """Release a block's savepoint, or roll back to it; TransactionError when its writes can't
         be kept (a call inside it failed after writing, or SQLite undid the transaction). Rolled
-        back to, the transaction is as it was when the block began (``broken``: as doomed as then)."""
+        back to, the transaction is as it was when the block began (``broken``: as doomed as then),
+        and the steps deferred to its commit since (from ``after``, len(group.after) then) are dropped."""
         conn = local.conn
         # Ended under sqsqlite (the application's COMMIT or ROLLBACK), the transaction open now
         # is a new one of the application's: its savepoint is gone, and nothing of it is ours.
@@ -885,6 +889,8 @@ class Store:
             return
         local.queues.clear()
         local.state.clear()
+        if after is not None:
+            del group.after[after:]  # a move task started inside it, say: its row is undone
         if alive:
             try:
                 local.cursor.execute(f"ROLLBACK TO {name}")

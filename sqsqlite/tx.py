@@ -37,6 +37,7 @@ class Group:
         "saved",
         "nested",
         "nested_broken",
+        "nested_after",
     )
 
     def __init__(self) -> None:
@@ -68,6 +69,8 @@ class Group:
         self.saved: tuple | None = None
         self.nested = 0  # transaction blocks open inside it (savepoints of their own)
         self.nested_broken: list[bool] = []  # whether it was doomed as each of them began
+        # len(after) as each of them began: one rolled back drops the steps deferred inside it.
+        self.nested_after: list[int] = []
 
 
 class ThreadEnd:

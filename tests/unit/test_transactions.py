@@ -505,6 +505,20 @@ def test_a_background_move_task_is_refused_in_a_joined_block_and_one_run_after_t
     assert [m.body for m in src.receive_message()] == ["m"]
 
 
+def test_a_move_task_started_in_a_rolled_back_nested_block_never_runs(db, clock):
+    dlq = db.create_queue("dead")
+    db.create_queue("src", redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    dlq.send_message("m")
+    with db.transaction():
+        with pytest.raises(Boom):
+            with db.transaction():
+                db.start_message_move_task(dlq.arn)
+                raise Boom
+        db.queue("src").send_message("kept")
+    assert db.tasks == [] and db.list_message_move_tasks(dlq.arn) == []
+    assert [m.body for m in db.queue("src").peek()] == ["kept"]
+
+
 def test_a_transaction_is_used_inside_its_block_only(db):
     tx = db.transaction()
     with pytest.raises(TransactionError):
