@@ -280,11 +280,15 @@ class _Write:
         if group.writer is None:  # the group's first write: the transaction begins here
             self._begin()
             group.writer = self
-        elif group.broken or not self.conn.in_transaction:
+        elif group.broken or not self.conn.in_transaction or (group.marked and self.store.ended_under(group)):
             # SQLite undid the group's transaction: a SAVEPOINT now would begin (and its RELEASE
-            # commit) a transaction of this write's own, outside the group that fails.
+            # commit) a transaction of this write's own, outside the group that fails. Or the
+            # application ended the transaction on its connection, which may be in a new one
+            # of its own already: this write would go into that, outside the block.
             group.broken = True
             raise doomed() if group.transaction else undone()
+        if group.forgetful:
+            self.store.count_call(self.local, group)
         if group.transaction and self.changes == -1:
             # No savepoint in an application's transaction: SAVEPOINT and RELEASE cost about
             # 9 us a call (a third of an outbox's send). A call that fails having changed no row
@@ -443,6 +447,9 @@ class _Write:
         # Whatever this transaction read or reserved may not have happened.
         self.local.queues.clear()
         self.local.state.clear()
+
+
+_COUNT_CALL = "UPDATE temp.sqsqlite_calls SET n = n + 1 RETURNING n"
 
 
 class _Rows:
@@ -672,6 +679,7 @@ class Store:
         if local.group is not None:
             raise RuntimeError("this thread's writes are grouped already")
         group = local.group = Group()
+        group.local = local
         return group
 
     def end_group(self, group: Group) -> None:
@@ -703,19 +711,22 @@ class Store:
                     "This thread has a transaction open on the database through another connection; "
                     "a transaction inside it runs on that one."
                 )
-            if group.broken or local.conn is None or not local.conn.in_transaction:
+            if group.broken or local.conn is None or not local.conn.in_transaction or self.ended_under(group):
                 # A SAVEPOINT now would begin a transaction of its own, and its RELEASE commit it.
                 group.broken = True
                 raise doomed()
             self._savepoint(local, f"SAVEPOINT sqsqlite_nested_{group.nested + 1}")
             group.nested += 1
             group.nested_broken.append(group.broken)
+            group.nested_after.append(len(group.after))
             return group
         own = self.connection()  # this thread's own, first: its lock descriptor is the one an owned transaction takes
         group = Group()
+        group.local = local
         group.transaction = True
         if foreign is not None:
             group.saved = self._stand_in(local, foreign)
+            group.forgetful = True
         conn = foreign or own
         writer = _Write(self, conn, local)
         already = conn.in_transaction  # one of the application's (joined), or none
@@ -728,6 +739,8 @@ class Store:
                 group.joined = True
                 self._join(local, foreign)
                 _joined(self._lock_key, foreign)
+            if foreign is not None:
+                group.marked = self._mark(local)
             group.writer = writer
             local.group = group
         except BaseException:
@@ -747,6 +760,47 @@ class Store:
         self._local.queues.clear()
         self._local.state.clear()
 
+    def count_call(self, local: ConnectionState, group: Group) -> None:
+        """A call of ``group`` (Group.forgetful) begins: count it in the connection's TEMP table
+        sqsqlite_calls, and drop the rows kept (forget_rows) if the count is not the one its last
+        call left, that is if a ROLLBACK TO undid a call since. One statement, about 4 us."""
+        cursor = local.cursor
+        try:
+            count = cursor.execute(_COUNT_CALL).fetchall()
+        except sqlite3.OperationalError:  # none on this connection yet, or a ROLLBACK TO undid its creation
+            count = []
+        if not count:
+            try:
+                cursor.execute("CREATE TEMP TABLE IF NOT EXISTS sqsqlite_calls (n INTEGER NOT NULL)")
+                cursor.execute("DELETE FROM temp.sqsqlite_calls")
+                cursor.execute("INSERT INTO temp.sqsqlite_calls VALUES (0)")
+            except sqlite3.Error as exc:
+                group.broken = True
+                raise DatabaseError(self.explain(exc)) from None
+            count = [(0,)]
+        if group.calls is not None and count[0][0] != group.calls + 1:
+            self.forget_rows(local)
+        group.calls = count[0][0]
+
+    @staticmethod
+    def forget_rows(local: ConnectionState) -> None:
+        """Drop what a ROLLBACK TO sqsqlite did not see may have undone and a call would trust: the
+        queue rows (and meta settings) read, and the in-flight reservations (receiving._under_cap).
+        The prune schedule and history marks stay: stale, they only delay a prune or a sample."""
+        queues = local.queues
+        for key in [key for key in queues if len(key) == 3]:  # (name, account, region): a queue row
+            del queues[key]
+        state = local.state
+        if state:
+            for key in [key for key in state if key[0] == "inflight"]:
+                del state[key]
+
+    def in_joined_transaction(self) -> bool:
+        """Whether this thread's calls are inside a block joined into an application's own
+        transaction, which the application commits where sqsqlite does not see it."""
+        group = self._local.group
+        return group is not None and group.joined
+
     def in_transaction(self) -> bool:
         """Whether this thread's calls on this store are inside an application's transaction."""
         group = self._local.group
@@ -757,30 +811,44 @@ class Store:
         what its writes deferred (after_commit) once it has committed. Raises DatabaseError when
         asked to commit writes that can't be: then none of them happened. A nested block's end
         releases its savepoint or rolls back to it; a joined transaction's, the block's savepoint
-        (its application commits it)."""
-        local = self._local
+        (its application commits it). Closed inside the block, the store says so with DatabaseError;
+        on an application's connection, what the block did is rolled back and the connection's
+        settings put back."""
+        local = group.local or self._local
         if group.nested:
             name = f"sqsqlite_nested_{group.nested}"
             group.nested -= 1
-            self._end_savepoint(local, group, name, commit, group.nested_broken.pop())
+            self._end_savepoint(local, group, name, commit, group.nested_broken.pop(), group.nested_after.pop())
             return
         local.group = None
         local.fresh = False
         writer = group.writer
         if writer is None:  # no write happened
             return
-        if self.closed and group.saved is None:
-            # Closed inside the block: its connection and lock went with it, uncommitted.
-            _thread_transactions().discard(self._lock_key)
-            writer._unlock()
-            raise DatabaseError(f"The database {self.path!r} was closed inside the transaction: nothing of it was committed.")
+        if self.closed:
+            # Closed inside the block: its connection and lock went with it, uncommitted. An
+            # application's connection stays open: the block's part of it is undone there.
+            try:
+                if group.joined:
+                    self._end_savepoint(local, group, "sqsqlite_joined", False)
+                elif group.saved is not None:
+                    self._rollback(writer.conn)
+            finally:
+                _thread_transactions().discard(self._lock_key)
+                writer._unlock()
+                if group.saved is not None:
+                    self._stand_down(local, group.saved)
+            raise DatabaseError(
+                f"The database {self.path!r} was closed inside the transaction: nothing of it was committed"
+                + (" (what the block did is rolled back; your transaction goes on)." if group.joined else ".")
+            )
         committed = False
         try:
             if group.joined:
                 self._end_savepoint(local, group, "sqsqlite_joined", commit)
             elif not commit:
                 self._rollback(writer.conn)
-            elif group.broken or not writer.conn.in_transaction:
+            elif group.broken or not writer.conn.in_transaction or self.ended_under(group):
                 self._rollback(writer.conn)
                 raise doomed() if group.transaction else undone()
             else:
@@ -815,27 +883,76 @@ class Store:
         except sqlite3.Error as exc:
             raise DatabaseError(self.explain(exc)) from None
 
-    def _end_savepoint(self, local: ConnectionState, group: Group, name: str, commit: bool, broken: bool = False) -> None:
+    def _end_savepoint(
+        self, local: ConnectionState, group: Group, name: str, commit: bool, broken: bool = False, after: int | None = None
+    ) -> None:
         """Release a block's savepoint, or roll back to it; TransactionError when its writes can't
         be kept (a call inside it failed after writing, or SQLite undid the transaction). Rolled
-        back to, the transaction is as it was when the block began (``broken``: as doomed as then)."""
+        back to, the transaction is as it was when the block began (``broken``: as doomed as then),
+        and the steps deferred to its commit since (from ``after``, len(group.after) then) are dropped."""
         conn = local.conn
-        if commit and not group.broken and conn is not None and conn.in_transaction:
+        # Ended under sqsqlite (the application's COMMIT or ROLLBACK), the transaction open now
+        # is a new one of the application's: its savepoint is gone, and nothing of it is ours.
+        alive = conn is not None and _still_in_transaction(conn) and not self.ended_under(group)
+        if commit and not group.broken and alive:
             self._savepoint(local, f"RELEASE {name}")
+            if name == "sqsqlite_joined":
+                self._unmark(local, group)
             return
         local.queues.clear()
         local.state.clear()
-        if conn is not None and conn.in_transaction:
+        if after is not None:
+            del group.after[after:]  # a move task started inside it, say: its row is undone
+        if alive:
             try:
                 local.cursor.execute(f"ROLLBACK TO {name}")
                 local.cursor.execute(f"RELEASE {name}")
                 group.broken = broken  # what the block did is undone, and only that
             except sqlite3.Error:
                 group.broken = True
+            if name == "sqsqlite_joined":
+                self._unmark(local, group)
         else:
             group.broken = True
         if commit:
             raise doomed()
+
+    def ended_under(self, group: Group) -> bool:
+        """Whether the application ended the transaction of ``group`` (on its own connection)
+        with a COMMIT or ROLLBACK of its own: SQLite turned the join's marker off (Group.marked).
+        sqlite3 may have begun a new transaction since (at once with autocommit=False on Python
+        3.12, at its next INSERT otherwise), so the connection being in a transaction says
+        nothing. One PRAGMA read, about a microsecond, on groups on an application's connection."""
+        if not group.marked:
+            return False
+        try:
+            return not (group.local or self._local).cursor.execute("PRAGMA defer_foreign_keys").fetchone()[0]
+        except sqlite3.Error:
+            return True
+
+    def _mark(self, local: ConnectionState) -> int:
+        """Mark the transaction just begun or joined on an application's connection (Group.marked):
+        PRAGMA defer_foreign_keys ON, which SQLite turns off at the transaction's end. It changes
+        nothing while the connection enforces no foreign keys (sqlite3's and SQLAlchemy's default);
+        on one that does and does not defer them, it would, so that one goes unmarked."""
+        cursor = local.cursor
+        try:
+            if cursor.execute("PRAGMA defer_foreign_keys").fetchone()[0]:
+                return 2
+            if cursor.execute("PRAGMA foreign_keys").fetchone()[0]:
+                return 0
+            cursor.execute("PRAGMA defer_foreign_keys=ON")
+        except sqlite3.Error as exc:
+            raise DatabaseError(self.explain(exc)) from None
+        return 1
+
+    def _unmark(self, local: ConnectionState, group: Group) -> None:
+        """The join's marker off again at the block's end: the application's transaction goes on."""
+        if group.marked == 1:
+            try:
+                local.cursor.execute("PRAGMA defer_foreign_keys=OFF")
+            except sqlite3.Error:
+                pass
 
     def _stand_in(self, local: ConnectionState, conn: sqlite3.Connection) -> tuple:
         """Put an application's connection in place of this thread's own (begin_transaction),

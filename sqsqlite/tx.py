@@ -23,7 +23,21 @@ class Group:
     undone alone. Nothing a group's write did is visible to other connections, or may be
     reported as done, before end_group returns."""
 
-    __slots__ = ("writer", "after", "broken", "transaction", "joined", "saved", "nested", "nested_broken")
+    __slots__ = (
+        "writer",
+        "after",
+        "broken",
+        "transaction",
+        "joined",
+        "marked",
+        "forgetful",
+        "calls",
+        "local",
+        "saved",
+        "nested",
+        "nested_broken",
+        "nested_after",
+    )
 
     def __init__(self) -> None:
         self.writer: Any = None  # the write (store's _Write) that took the lock and began
@@ -34,10 +48,28 @@ class Group:
         # It joined a transaction open on an application's connection: a savepoint of it, which
         # the application commits (its end neither commits nor lets a lock of sqsqlite's go).
         self.joined = False
+        # A joined transaction's marker, PRAGMA defer_foreign_keys ON, which SQLite turns off at
+        # every COMMIT and ROLLBACK: off at a call, the application ended the transaction the
+        # block joined (Store.joined_alive). 0: none (its foreign keys are enforced and not
+        # deferred, which the marker would change); 1: set by the join, put back at its end;
+        # 2: the application's own.
+        self.marked = 0
+        # Its connection runs statements sqsqlite does not see (the application's own, or ones
+        # on tx.connection): a ROLLBACK TO among them may undo rows this thread's connection
+        # keeps (queue rows, in-flight reservations). Each call counts itself in a TEMP table,
+        # which that ROLLBACK TO undoes too, and begins without them when the count is not the
+        # one its last call left (Store.count_call).
+        self.forgetful = False
+        self.calls: int | None = None  # the count the group's last call left
+        # The ConnectionState of the thread that opened it, which its end works on: Store.close
+        # inside the block gives the store a new one.
+        self.local: Any = None
         # This thread's own connection state while an application's connection stands in for it.
         self.saved: tuple | None = None
         self.nested = 0  # transaction blocks open inside it (savepoints of their own)
         self.nested_broken: list[bool] = []  # whether it was doomed as each of them began
+        # len(after) as each of them began: one rolled back drops the steps deferred inside it.
+        self.nested_after: list[int] = []
 
 
 class ThreadEnd:

@@ -448,7 +448,8 @@ class Database:
         """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
         (or to destination_arn); returns the task handle. Runs in a background thread unless
         ``background=False``, in which case call :meth:`run_message_move_task` (the CLI does,
-        with a progress bar)."""
+        with a progress bar). Inside a block joined into an application's own transaction,
+        only ``background=False`` (TransactionError otherwise): the commit is the application's."""
         return move_tasks.start_message_move_task(
             self.context, source_arn, destination_arn, max_number_of_messages_per_second, background=background
         )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
-from ..errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFoundException, SQSError, wire_error
+from ..errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFoundException, SQSError, TransactionError, wire_error
 from ..store import Tx
 from . import history
 from .results import MoveTask
@@ -41,6 +41,14 @@ def start_message_move_task(
     """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
     (or to destination_arn). Runs in a background thread unless ``background=False``, in
     which case call :meth:`run_message_move_task` (the CLI does, with a progress bar)."""
+    if background and db.store.in_joined_transaction():
+        # Its thread must start once the task's row is committed, and that commit is the
+        # application's, which sqsqlite does not see.
+        raise TransactionError(
+            "A move task started inside a block joined into your own transaction can't run in the background: "
+            "sqsqlite does not see your commit. Start it with background=False and call run_message_move_task(handle) "
+            "after your commit, or start it outside the block."
+        )
     source = _queue_name(db, source_arn, "SourceArn")
     rate = None
     if max_number_of_messages_per_second is not None:

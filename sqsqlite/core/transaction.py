@@ -71,8 +71,12 @@ class Transaction:
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """The sqlite3 connection the transaction runs on (sqsqlite's own, or the one given)."""
-        return self._open()
+        """The sqlite3 connection the transaction runs on (sqsqlite's own, or the one given).
+        Statements run on it are not seen by sqsqlite: once it is asked for, each call of the
+        transaction reads the rows it keeps again (a ROLLBACK TO run there may have undone them)."""
+        conn = self._open()
+        self._group.forgetful = True
+        return conn
 
     def _open(self) -> sqlite3.Connection:
         if self._group is None or self._conn is None:
@@ -119,7 +123,7 @@ class Transaction:
                 "BEGIN, COMMIT, END and ROLLBACK are the block's own: its end commits, an exception rolls back "
                 "(a nested db.transaction() block, or SAVEPOINT and ROLLBACK TO, undo a part)."
             )
-        if self._group.broken or not conn.in_transaction:
+        if self._group.broken or not conn.in_transaction or (self._group.marked and self.store.ended_under(self._group)):
             self._group.broken = True
             raise doomed()
         cursor = conn.cursor()

@@ -194,6 +194,136 @@ def test_a_joined_transaction_its_application_commits_inside_the_block_ends_it_f
     conn.close()
 
 
+def test_calls_after_the_applications_commit_inside_a_joined_block_are_refused_once_it_writes_again(orders, queue, db_path):
+    # sqlite3 begins a new transaction at the application's next INSERT (at once with Python 3.12's
+    # autocommit=False): the connection is in a transaction again, but not the block's.
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with pytest.raises(Boom):
+        with orders.transaction(conn) as tx:
+            queue.send_message("before")
+            conn.commit()
+            conn.execute("INSERT INTO orders (item) VALUES ('b')")  # the application's new transaction
+            with pytest.raises(TransactionError, match="can't go on"):
+                queue.send_message("after")
+            with pytest.raises(TransactionError, match="can't go on"):
+                tx.execute("INSERT INTO orders (item) VALUES ('c')")
+            raise Boom
+    assert conn.in_transaction  # the application's new transaction, left as it is
+    conn.commit()
+    assert rows(db_path) == ["a", "b"]
+    assert [m.body for m in queue.peek()] == ["before"]  # nothing of the block rode on the application's commit
+    conn.close()
+
+
+def test_a_joined_block_whose_application_committed_and_began_again_raises_at_its_end(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with pytest.raises(TransactionError, match="can't go on"):
+        with orders.transaction(conn):
+            queue.send_message("before")
+            conn.commit()
+            conn.execute("INSERT INTO orders (item) VALUES ('b')")
+    assert conn.in_transaction
+    conn.rollback()  # the application's own: its 'b', nothing of sqsqlite's
+    assert rows(db_path) == ["a"] and [m.body for m in queue.peek()] == ["before"]
+    conn.close()
+
+
+def test_sqlalchemy_session_commit_inside_a_joined_block_refuses_the_later_calls(orders, queue, db_path):
+    sa = pytest.importorskip("sqlalchemy")
+    from sqlalchemy.orm import Session
+
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    with Session(engine) as session:
+        session.execute(sa.text("INSERT INTO orders (item) VALUES ('a')"))
+        with pytest.raises(Boom):
+            with orders.transaction(session):
+                queue.send_message("before")
+                session.commit()
+                session.execute(sa.text("INSERT INTO orders (item) VALUES ('b')"))
+                with pytest.raises(TransactionError, match="can't go on"):
+                    queue.send_message("after")
+                raise Boom
+        session.commit()
+    engine.dispose()
+    assert rows(db_path) == ["a", "b"] and [m.body for m in queue.peek()] == ["before"]
+
+
+def test_a_joined_block_leaves_the_applications_foreign_key_checks_as_they_were(orders, queue, db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("CREATE TABLE lines (order_id INTEGER REFERENCES orders(id))")
+    conn.commit()
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with orders.transaction(conn) as tx:
+        queue.send_message("m")
+        with pytest.raises(sqlite3.IntegrityError):  # at the statement, not deferred to the commit
+            tx.execute("INSERT INTO lines VALUES (99)")
+    assert conn.execute("PRAGMA defer_foreign_keys").fetchone() == (0,)
+    conn.commit()
+    conn.close()
+    plain = sqlite3.connect(db_path)
+    plain.execute("INSERT INTO orders (item) VALUES ('b')")
+    with orders.transaction(plain):
+        queue.send_message("n")
+    assert plain.execute("PRAGMA defer_foreign_keys").fetchone() == (0,)  # its marker taken off again
+    plain.commit()
+    plain.close()
+    assert counts(queue) == (2, 0, 0)
+
+
+def test_a_queue_created_in_a_sqlalchemy_savepoint_rolled_back_takes_no_later_send(orders, db_path):
+    sa = pytest.importorskip("sqlalchemy")
+    engine = sa.create_engine(f"sqlite:///{db_path}")
+    with engine.begin() as conn:
+        with orders.transaction(conn):
+            savepoint = conn.begin_nested()  # SQLAlchemy's own SAVEPOINT and ROLLBACK TO, unseen by sqsqlite
+            ghost = orders.create_queue("ghost")
+            ghost.send_message("inside")
+            savepoint.rollback()
+            with pytest.raises(sqsqlite.errors.QueueDoesNotExist):
+                ghost.send_message("after")
+    engine.dispose()
+    assert orders.create_queue("created-later").receive_message() == []  # no orphan row under a reused id
+
+
+def test_a_rollback_to_run_on_tx_connection_is_seen_by_the_next_call(orders):
+    with orders.transaction() as tx:
+        tx.connection.execute("SAVEPOINT mine")
+        ghost = orders.create_queue("ghost")
+        ghost.send_message("inside")
+        tx.connection.execute("ROLLBACK TO mine")
+        tx.connection.execute("RELEASE mine")
+        with pytest.raises(sqsqlite.errors.QueueDoesNotExist):
+            ghost.send_message("after")
+    assert orders.create_queue("created-later").receive_message() == []
+
+
+def test_an_in_flight_reservation_undone_by_the_applications_rollback_to_is_not_drawn_on(orders, queue, db_path, monkeypatch):
+    from sqsqlite import defaults
+
+    monkeypatch.setattr(defaults, "MAX_IN_FLIGHT_STANDARD", 10)
+    monkeypatch.setattr(defaults, "INFLIGHT_BLOCK", 8)
+    for i in range(3):
+        queue.send_message_batch([{"Id": str(j), "MessageBody": f"{i}-{j}"} for j in range(10)])
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO orders (item) VALUES ('a')")
+    with orders.transaction(conn):
+        conn.execute("SAVEPOINT mine")
+        queue.receive_message()  # reserves a block of 8 of the cap in the queue's row
+        conn.execute("ROLLBACK TO mine")  # which this undoes, unseen by sqsqlite
+        conn.execute("RELEASE mine")
+        for _ in range(7):
+            queue.receive_message(visibility_timeout=600)
+    conn.commit()
+    conn.close()
+    with pytest.raises(sqsqlite.errors.OverLimit):
+        while queue.receive_message(max_number_of_messages=10, visibility_timeout=600):
+            pass
+    assert counts(queue)[1] <= 10
+
+
 def test_a_receive_that_would_wait_is_refused_inside_a_transaction(db, queue):
     queue.send_message("m")
     with db.transaction():
@@ -369,6 +499,38 @@ def test_a_move_task_started_in_a_rolled_back_transaction_never_runs(db, clock):
             db.start_message_move_task(dlq.arn)
             raise Boom
     assert db.tasks == [] and db.list_message_move_tasks(dlq.arn) == []
+
+
+def test_a_background_move_task_is_refused_in_a_joined_block_and_one_run_after_the_commit_moves(db, db_path):
+    dlq = db.create_queue("dead")
+    src = db.create_queue("src", redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    dlq.send_message("m")
+    conn = sqlite3.connect(db_path)
+    conn.execute("CREATE TABLE mine (x)")
+    conn.execute("INSERT INTO mine VALUES (1)")
+    with db.transaction(conn):
+        with pytest.raises(TransactionError, match="background=False"):
+            db.start_message_move_task(dlq.arn)  # its thread would start at a commit sqsqlite never sees
+        handle = db.start_message_move_task(dlq.arn, src.arn, background=False)
+    conn.commit()
+    conn.close()
+    assert db.tasks == []
+    assert db.run_message_move_task(handle).status == "COMPLETED"
+    assert [m.body for m in src.receive_message()] == ["m"]
+
+
+def test_a_move_task_started_in_a_rolled_back_nested_block_never_runs(db, clock):
+    dlq = db.create_queue("dead")
+    db.create_queue("src", redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    dlq.send_message("m")
+    with db.transaction():
+        with pytest.raises(Boom):
+            with db.transaction():
+                db.start_message_move_task(dlq.arn)
+                raise Boom
+        db.queue("src").send_message("kept")
+    assert db.tasks == [] and db.list_message_move_tasks(dlq.arn) == []
+    assert [m.body for m in db.queue("src").peek()] == ["kept"]
 
 
 def test_a_transaction_is_used_inside_its_block_only(db):
@@ -737,6 +899,27 @@ def test_a_database_closed_inside_a_transaction_says_so_and_commits_nothing(db_p
     again = sqsqlite.connect(db_path)
     assert counts(again.queue("closing")) == (0, 0, 0)
     again.close()
+
+
+@pytest.mark.parametrize("joined", [True, False], ids=["joined", "begun by sqsqlite"])
+def test_a_database_closed_inside_a_block_on_the_applications_connection_undoes_the_block_there(db_path, joined):
+    db = sqsqlite.connect(db_path)
+    q = db.create_queue("closing")
+    conn = sqlite3.connect(db_path, timeout=2.5)
+    conn.execute("CREATE TABLE mine (x)")
+    conn.commit()
+    if joined:
+        conn.execute("INSERT INTO mine VALUES (1)")
+    with pytest.raises(sqsqlite.errors.DatabaseError, match="closed inside the transaction"):
+        with db.transaction(conn):
+            q.send_message("never")
+            db.close()
+    assert conn.execute("PRAGMA busy_timeout").fetchone() == (2500,)  # the application's own again
+    assert conn.in_transaction is joined  # a joined one is the application's, and goes on
+    conn.commit()
+    assert conn.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM mine").fetchone() == (int(joined),)
+    conn.close()
 
 
 def test_one_queue_shared_with_another_thread_is_in_the_transaction_on_the_opening_thread_only(db, queue):
