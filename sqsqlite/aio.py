@@ -370,8 +370,10 @@ class AsyncSQSClient:
 
     # ------------------------------------------------------------ long polls
 
-    async def receive_message(self, **kwargs: Any) -> dict:
+    async def receive_message(self, *args: Any, **kwargs: Any) -> dict:
         """The SQS ReceiveMessage action; a wait with nothing to claim parks on the loop."""
+        if args:
+            raise keywords_only("receive_message")
         sync = await self._ready()
         outcome = await self._polls.receive(kwargs, functools.partial(self._claim, sync))
         assert outcome is not None  # its caller leaves by cancelling it: Left

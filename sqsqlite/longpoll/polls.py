@@ -122,6 +122,10 @@ class LongPolls:
                         if kind == "done" and received(value):
                             await self.hand_back(request, received(value), change)
                         raise left.cancelled from None
+                    except asyncio.CancelledError:
+                        if woken:  # cancelled before its claim ran: else the message waits for the next poll's deadline
+                            wakeups.hand_on(queue, counted=not nudged)
+                        raise
                 if nudged and kind == "done" and len(received(value)) >= receive_count(request):
                     wakeups.pass_baton(queue)  # woken for a commit nobody counted, and full: more may be left
                 nudged = False

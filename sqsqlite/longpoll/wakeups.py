@@ -151,6 +151,11 @@ class AsyncWakeups:
             raise Stopping()
         return ("woken" if counted else "nudged") if woken else "timeout"
 
+    def hand_on(self, queue: str, counted: bool) -> None:
+        """A woken poll was cancelled before its claim ran: its wake-up is the next in line's
+        (``counted``: it was woken for a counted commit, else nudged)."""
+        self._wake(queue, 1 if counted else None, False)
+
     def pass_baton(self, queue: str) -> None:
         """A nudged poll got all it asked for: more may be left, so the next in line looks."""
         self._wake(queue, None, False)

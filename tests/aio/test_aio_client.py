@@ -102,16 +102,17 @@ def test_bad_input_raises_the_same_botocore_errors_as_the_sync_client(path, cloc
     assert [kind for kind, *_ in ours].count(ParamValidationError) == 3
 
 
-def test_positional_arguments_are_refused_in_the_sync_clients_words(path):
+@pytest.mark.parametrize("action", ["send_message", "receive_message"])
+def test_positional_arguments_are_refused_in_the_sync_clients_words(path, action):
     async def refused():
         async with sqsqlite.aio.client(path) as c:
             with pytest.raises(TypeError) as err:
-                await c.send_message("orders", "body")
+                await getattr(c, action)("orders", "body")
             return str(err.value)
 
     with sqsqlite.client(path) as sync, pytest.raises(TypeError) as err:
-        sync.send_message("orders", "body")
-    assert run(refused()) == str(err.value) == "send_message() only accepts keyword arguments."
+        getattr(sync, action)("orders", "body")
+    assert run(refused()) == str(err.value) == f"{action}() only accepts keyword arguments."
 
 
 def test_bad_options_are_refused_as_the_sync_client_refuses_them(path):

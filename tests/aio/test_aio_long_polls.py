@@ -182,3 +182,30 @@ def test_closing_the_client_ends_its_parked_polls_with_no_messages_at_once(tmp_p
     answers, took = asyncio.run(scenario())
     assert all("Messages" not in a and a["ResponseMetadata"]["HTTPStatusCode"] == 200 for a in answers)
     assert took < BOUND
+
+
+def test_a_poll_cancelled_after_its_wake_up_hands_the_wake_up_to_the_next_poll(tmp_path):
+    # Woken by a send, then cancelled before its claim ran: the next parked poll must look now,
+    # not at its own deadline. The cancel lands at each of the first turns of the loop after the
+    # send; a poll that claimed the message before it (no cancel) proves nothing here.
+    async def scenario(turns: int) -> tuple[bool, float, int]:
+        async with sqsqlite.aio.client(str(tmp_path / f"handon{turns}.db")) as sqs:
+            url = (await sqs.create_queue(QueueName="orders"))["QueueUrl"]
+            first = asyncio.ensure_future(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5))
+            await asyncio.sleep(0.05)
+            second = asyncio.ensure_future(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5))
+            await asyncio.sleep(0.05)
+            await sqs.send_message(QueueUrl=url, MessageBody="m")
+            time.sleep(0.002)  # the loop busy for a moment, as with other work: the woken claim yields first
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            first.cancel()
+            [outcome] = await asyncio.gather(first, return_exceptions=True)
+            started = time.monotonic()
+            answer = await second
+            return isinstance(outcome, asyncio.CancelledError), time.monotonic() - started, len(answer.get("Messages", []))
+
+    for turns in range(3):
+        cancelled, waited, got = asyncio.run(scenario(turns))
+        if cancelled:
+            assert got == 1 and waited < 2.0, (turns, waited)
