@@ -254,6 +254,10 @@ CONSOLE_FORM_TOKEN_SECONDS = 3600
 REPORT_TEMP_ROOM_BYTES = 64 * 1024
 # /metrics' request latency histogram's buckets (seconds): from a fast send to a 20-second long poll.
 METRICS_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0)
+# How long a /metrics scrape waits for the writers' lock to look whether any write transaction is
+# open (Store.writers_idle): a writer's ordinary transaction is over in far less; one open longer
+# keeps the history's minutes from being taken as final until a later scrape finds none.
+METRICS_WRITERS_IDLE_WAIT_SECONDS = 0.05
 
 
 @dataclass(frozen=True)

@@ -1016,6 +1016,7 @@ WHERE queue_history.minute > :minute_1 AND queue_history.minute < :before ORDER 
 -- defaults: {"param_1": 0}
 DELETE FROM queue_history WHERE (queue_history.minute, queue_history.queue_id) IN (SELECT queue_history.minute, queue_history.queue_id
 FROM queue_history
+WHERE queue_history.minute < :before
  LIMIT :n OFFSET :param_1);
 
 -- name: oldest_history_minute

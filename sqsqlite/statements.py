@@ -779,9 +779,14 @@ fold_history = compile_sql(
     )
 )
 prune_history = compile_sql(delete(_hist).where(_in_old))
-# Turning the history off: up to :n of its rows, totals included, a transaction.
+# Turning the history off: up to :n of its rows of minutes before :before, totals included, a
+# transaction.
 clear_history = compile_sql(
-    delete(_hist).where(tuple_(_hist.c.minute, _hist.c.queue_id).in_(select(_hist.c.minute, _hist.c.queue_id).limit(P("n"))))
+    delete(_hist).where(
+        tuple_(_hist.c.minute, _hist.c.queue_id).in_(
+            select(_hist.c.minute, _hist.c.queue_id).where(_hist.c.minute < P("before")).limit(P("n"))
+        )
+    )
 )
 oldest_history_minute = compile_sql(select(func.min(_hist.c.minute)))
 HISTORY_COLUMNS = ("name",) + HISTORY_KEY[:1] + HISTORY_COUNTERS + HISTORY_GAUGES

@@ -1117,6 +1117,24 @@ class Store:
         except sqlite3.Error:
             pass
 
+    def writers_idle(self, wait: float) -> bool:
+        """Whether SQLite's write lock could be taken within ``wait`` seconds: at that moment no
+        write transaction of any connection or process was open (each was committed or rolled
+        back). Taken and let go at once on a connection of its own, so that a long transaction
+        elsewhere costs the caller ``wait``, not the busy timeout."""
+        try:
+            conn = sqlite3.connect(self._opened, timeout=wait, isolation_level=None)
+        except sqlite3.Error:
+            return False
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+            return True
+        except sqlite3.OperationalError:  # busy: a writer holds the lock
+            return False
+        finally:
+            conn.close()
+
     def data_version(self) -> int:
         """Changes whenever another connection commits: the cheap cross-process wake-up signal."""
         return self.connection().execute("PRAGMA data_version").fetchone()[0]

@@ -147,15 +147,27 @@ QUEUE_COUNTERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("sqsqlite_messages_expired", ("expired",), "Messages removed past their retention period (counted when removed)."),
     ("sqsqlite_messages_purged", ("purged",), "Messages removed by a purge."),
 )
-# Minutes this far behind the current one are taken as final: their sums are kept between
-# scrapes, and each scrape reads only the rows since (a file's 14 days of 100 queues' minutes
-# are two million rows, a second to sum).
+# Minutes this far behind the minute of the last scrape that found no write transaction open
+# are taken as final: their sums are kept between scrapes, and each scrape reads only the rows
+# since (a file's 14 days of 100 queues' minutes are two million rows, a second to sum). The
+# margin allows for processes' clocks a minute apart.
 _SETTLED_MINUTES = 2
+_SETTLED_LIMIT_MS = D.HISTORY_RETENTION_MIN_SECONDS * 500
 
 
 class QueueCounters(Collector):
     """Every queue's counters since the file began counting, from the database: any process's
     work, not only this server's. Rows of minutes settled are summed once and kept.
+
+    A minute is settled by what the scrape saw, not by its age alone: a transaction counts in
+    the minute of its operation (its clock read under the writers' lock) and may commit minutes
+    later. Each scrape first looks whether the writers' lock is free (Store.writers_idle): if it
+    is, no transaction was open at that moment, and every one still to commit counts in minutes
+    from then on, so the minutes before it (less a margin) are final. While a transaction stays
+    open, nothing more is settled: the rows since the last settled minute are read at each scrape
+    (a minute's more for each minute it stays open) until a scrape finds the lock free, or for
+    half an hour at most (_SETTLED_LIMIT_MS): a count committed later than that after its minute
+    is missed.
 
     Pruning adds a minute's counters to its queue's totals row (minute 0) as it removes it, both
     inside what was summed: the kept sums stay right as long as a minute is summed before it is
@@ -168,6 +180,7 @@ class QueueCounters(Collector):
         self.settled: dict[str, dict[str, int]] = {}
         self.settled_until = 0
         self.scraped_at: int | None = None
+        self.idle_at: int | None = None  # the clock's time before the last look that found no writer
 
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
         retention = self.db.history_retention
@@ -178,14 +191,21 @@ class QueueCounters(Collector):
             value=retention,
         )
         if not retention:
-            self.settled, self.settled_until, self.scraped_at = {}, 0, None
+            self.settled, self.settled_until, self.scraped_at, self.idle_at = {}, 0, None, None
             return
         minute = D.HISTORY_MINUTE_MS
         now = self.db.now()
         if self.scraped_at is None or not 0 <= now - self.scraped_at <= D.HISTORY_RETENTION_MIN_SECONDS * 500:
-            self.settled, self.settled_until = {}, 0
+            self.settled, self.settled_until, self.idle_at = {}, 0, None
         self.scraped_at = now
-        until = now - now % minute - _SETTLED_MINUTES * minute
+        if self.db.store.writers_idle(D.METRICS_WRITERS_IDLE_WAIT_SECONDS):
+            self.idle_at = now  # read before the look: no count still to commit is older
+        # Half the shortest retention back is settled whatever the looks found: a minute must be
+        # summed before it is pruned (into the totals row, summed already), and so the rows read
+        # at each scrape stay at most that many minutes'.
+        until = now - now % minute - _SETTLED_LIMIT_MS
+        if self.idle_at is not None:
+            until = max(until, self.idle_at - self.idle_at % minute - _SETTLED_MINUTES * minute)
         if until > self.settled_until:
             for name, sums in self.db.history_totals(self.settled_until, until).items():
                 kept = self.settled.setdefault(name, dict.fromkeys(sums, 0))

@@ -29,7 +29,7 @@ from .database import Database, connect, name_after, page_token
 from .queue import Queue
 from .results import BatchResult, BatchResultErrorEntry, Message, MoveTask, QueueStats, SendResult, SentMessages
 from .transaction import Transaction
-from .wakeups import PollingWakeups, Wakeups
+from .wakeups import PollingWakeups, Wakeups, shared_claim
 
 __all__ = [
     "BatchResult",
@@ -48,5 +48,6 @@ __all__ = [
     "Wakeups",
     "name_after",
     "page_token",
+    "shared_claim",
     "connect",
 ]

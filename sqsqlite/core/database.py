@@ -338,7 +338,10 @@ class Database:
         using the file: their next write sees it (a delete by a remembered handle within a
         second). On, every counted operation writes one more row, 16-23% more CPU
         (docs/history.md); rows past the retention go at the next prune. Off, counting stops
-        and the rows kept are removed, a bounded number a transaction. At least an hour:
+        and the rows kept are removed, a bounded number a transaction, each of which reads the
+        setting again: on again (another process turned it on meanwhile), only the minutes
+        before the one it went off in are removed, so that the counts made since stay. At
+        least an hour:
         /metrics keeps the sums of minutes settled, and a minute pruned must be one it has
         summed already."""
         if isinstance(seconds, bool) or seconds != 0:
@@ -349,9 +352,14 @@ class Database:
             else:
                 tx.run(Q.delete_meta, key=D.HISTORY_RETENTION_META_KEY)
             tx.forget_queues()  # this connection's cached setting (another's sees data_version move)
+            off_at = self.now()
         while not seconds:  # off: its rows go, without holding the writers' lock long
             with self.store.write() as tx:
-                if tx.run(Q.clear_history, n=D.HISTORY_PRUNE_ROWS) < D.HISTORY_PRUNE_ROWS:
+                # Turned on again meanwhile (another process, between two of these): only the
+                # minutes wholly before it went off go on going; from its minute on, rows may
+                # hold counts made since, and stay.
+                before = history.minute_of(off_at) if history.retention(tx) else 2**62
+                if tx.run(Q.clear_history, before=before, n=D.HISTORY_PRUNE_ROWS) < D.HISTORY_PRUNE_ROWS:
                     break
 
     def stats(self, names: Sequence[str] | None = None) -> list[QueueStats]:

@@ -243,6 +243,9 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
             history.count(tx, Q.COUNT_DELETED, issued_to, queue.now(), issued)  # type: ignore[arg-type]  # issued: the queue is known
             return BatchResult([{"Id": i} for i in entry_ids], failed)
         tried = issued is not None  # the fast path ran, and fell short
+        # Rows deleted before the loop below without being marked done in `deleted`: the loop
+        # finds their messages deleted already and counts nothing for them, so they count here.
+        gone_before = issued or 0
         row = queue_row(tx, queue)
         now = queue.now()
         queue_id = row["id"]
@@ -264,14 +267,17 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
         if handles and not row["fifo"] and not tried:
             # Every handle its message's newest, as one executemany whose total rowcount
             # says whether all of them went; if not, the loop below decides each entry
-            # exactly (a message this deleted reads as already deleted there). Skipped
-            # after the fast path above fell short: it would delete nothing more.
+            # exactly (a message this deleted reads as already deleted there, and counts
+            # nothing there: the rows this took are counted here). Skipped after the fast
+            # path above fell short: it would delete nothing more.
             keys = list(map(handle_delete_key, handles.values()))
             taken = tx.run_many_positional(Q.delete_standard_by_handle, keys)
             if taken:
                 keep_high_water(tx, (k[0] for k in keys))
             if taken == len(keys):
                 deleted.update((k[0], bytes(k[3])) for k in keys)
+            else:
+                gone_before += taken
         elif handles and row["fifo"]:
             # FIFO: the same by each claim's token (one statement for one receive's messages),
             # deleting only messages still in flight and returning what each deletion did to its
@@ -290,7 +296,7 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
             keep_high_water(tx, (row_id for row_id, _ in deleted))
             for group_id in heads:  # the groups' next messages head them now
                 tx.run(Q.fix_group_head, queue_id=queue_id, group_id=group_id)
-        count = (issued or 0) + len(deleted)  # the exact path below finds these deleted already
+        count = gone_before + len(deleted)  # the exact path below finds these deleted already
         if len(deleted) == len(entries):  # each entry deleted its own message above
             history.count(tx, Q.COUNT_DELETED, queue_id, now, count)
             return BatchResult([{"Id": e["Id"]} for e in entries], failed)

@@ -40,6 +40,7 @@ from .rules import (
     system_attributes,
     wanted_message_attributes,
 )
+from .wakeups import claiming_shared
 
 if TYPE_CHECKING:
     from .context import QueueContext
@@ -105,17 +106,20 @@ def receive(
     tick = ticks(db.clock)
     start = tick()
     ends = None
+    # A claim shared among several long polls (the endpoint's) comes back empty-handed at once,
+    # and is never a call's last round: each poll claims again on its own to its end.
+    shared = claiming_shared()
     while True:
         mark = wakeups.mark(queue.key)
         seen = db.now()  # no later than the claim's now: what ends after it is waited for below
         # Whether this round is the call's last unless it finds messages, decided before the
         # claim, so that the claim counts an empty receive in its own transaction exactly when
         # the call returns one (the first round's is decided by _claim, from the queue's wait).
-        last = None if ends is None else tick() >= ends
+        last = False if shared else None if ends is None else tick() >= ends
         queue_id, rows, queue_wait, lease, cleared, last = _claim(queue, n, vt, attempt_id, asked, wait, last)
         if ends is None:
             ends = start + ms(queue_wait if wait is None else wait)
-        if rows or (not cleared and last):
+        if rows or (not cleared and (last or shared)):
             if lease is not None:
                 messages = _claimed_messages(owner, rows, queue_id, system, wanted, lease)
             else:

@@ -23,6 +23,7 @@ from typing import Any
 from .. import defaults as D
 from ..actions import hand_back_request, receive_again, receive_count, receive_response, receive_share, received
 from ..clock import ticks
+from ..core import shared_claim
 from .wakeups import AsyncWakeups, Park, Stopping
 
 log = logging.getLogger("sqsqlite.longpoll")
@@ -68,12 +69,17 @@ class LongPolls:
         self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
         self._tasks: set[asyncio.Future] = set()
 
-    def round(self, receive: Callable[[], Any]) -> Round:
+    def round(self, receive: Callable[[], Any], shared: bool = False) -> Round:
         """One round of a receive, where the caller's claim runs (an engine thread, the loop's):
-        ``receive()`` called parkable, so that an empty claim raises Park rather than waiting."""
+        ``receive()`` called parkable, so that an empty claim raises Park rather than waiting;
+        ``shared``: the claim of several polls woken together (_claim_group), which counts no
+        empty receive (core.shared_claim)."""
         wakeups = self.wakeups
         wakeups.parkable(True)
         try:
+            if shared:
+                with shared_claim():
+                    return "done", receive()
             return "done", receive()
         except Park as park:
             # Without its traceback: kept while the poll is parked, it would keep every frame of

@@ -16,7 +16,8 @@ else from those in plain Python, so the two agree exactly. Definitions, for a wi
 - *Arrivals* are sent + moved in; *completions* are deleted; *departures* are deleted +
   dead-lettered + expired + purged + moved (everything that leaves the backlog).
 - *Last hour*: the minutes that start in [until - 1 h, until); *hour before*: in
-  [until - 2 h, until - 1 h). The *trend* of arrivals (completions) is the last hour's minus
+  [until - 2 h, until - 1 h), whatever the window: a window shorter than two hours is read
+  from until - 2 h for them (the rows before the window count in no step). The *trend* of arrivals (completions) is the last hour's minus
   the hour before's, a change per hour.
 - *Drain forecast*, at the last hour's net rate: ``net = departures - arrivals`` of the last
   hour, ``backlog`` the newest sample of the window. No sample: unknown. Backlog 0: empty.
@@ -104,6 +105,12 @@ def window_start(since_ms: int, until_ms: int) -> int:
     return max(first_step(since_ms, step_for(since_ms, until_ms)), 1)
 
 
+def rows_start(since_ms: int, until_ms: int) -> int:
+    """Where the rows read begin: the window's (window_start), or two hours before ``until`` if
+    that is earlier, for the last hour's and the hour before's figures."""
+    return max(min(window_start(since_ms, until_ms), until_ms - 2 * HOUR_MS), 1)
+
+
 def forecast(backlog: int | None, net: int) -> tuple[str, int | None, int]:
     """(kind, minutes to drain, growth an hour) from the newest backlog and the last hour's net
     departures (departures - arrivals)."""
@@ -176,23 +183,25 @@ def finish(
 
 
 def reduce(rows: list[tuple], since_ms: int, until_ms: int) -> tuple[list[tuple], list[tuple]]:
-    """The oracle's reduction of minute rows (HISTORY_COLUMNS, minute in the window) to
+    """The oracle's reduction of minute rows (HISTORY_COLUMNS, minute in [rows_start, until)) to
     finish's step rows and hour rows, in plain Python."""
     step = step_for(since_ms, until_ms)
     start = first_step(since_ms, step)
+    low = window_start(since_ms, until_ms)
     k = len(STEP_COUNTERS)
     steps: dict[tuple[int, int], list] = {}
     hours: dict[int, list[int]] = {}
     for r in rows:
         minute, queue_id = r[0], r[1]
-        at = start + (minute - start) // step * step
-        acc = steps.setdefault((queue_id, at), [0] * k + [None])
-        for i in range(k):
-            acc[i] += r[2 + i]
-        if r[2 + k] is not None:
-            sample = (minute, r[2 + k] + r[3 + k] + r[4 + k], r[5 + k])
-            if acc[k] is None or sample > acc[k]:
-                acc[k] = sample
+        if minute >= low:  # before the window: read for the hour figures only
+            at = start + (minute - start) // step * step
+            acc = steps.setdefault((queue_id, at), [0] * k + [None])
+            for i in range(k):
+                acc[i] += r[2 + i]
+            if r[2 + k] is not None:
+                sample = (minute, r[2 + k] + r[3 + k] + r[4 + k], r[5 + k])
+                if acc[k] is None or sample > acc[k]:
+                    acc[k] = sample
         c = dict(zip(STEP_COUNTERS, r[2 : 2 + k]))
         arrivals = c["sent"] + c["moved_in"]
         hour = hours.setdefault(queue_id, [0, 0, 0, 0, 0])
@@ -209,8 +218,9 @@ def reduce(rows: list[tuple], since_ms: int, until_ms: int) -> tuple[list[tuple]
 
 
 def read_rows(conn: sqlite3.Connection, since_ms: int, until_ms: int, table: str = "queue_history") -> list[tuple]:
-    """The minute rows of the window (minute 0, the totals of pruned minutes, never is)."""
-    low = window_start(since_ms, until_ms)
+    """The minute rows of the window, and of the two hours before ``until`` (rows_start);
+    minute 0, the totals of pruned minutes, never."""
+    low = rows_start(since_ms, until_ms)
     return conn.execute(f"SELECT {HISTORY_COLUMNS} FROM {table} WHERE minute >= ? AND minute < ?", (low, until_ms)).fetchall()
 
 
@@ -223,14 +233,15 @@ def spark_rows(F, frame, since_ms: int, until_ms: int) -> tuple[list[tuple], lis
     """Spark's reduction of the minute rows (a DataFrame of HISTORY_COLUMNS) to finish's rows."""
     step = step_for(since_ms, until_ms)
     start = first_step(since_ms, step)
-    rows = frame.where((F.col("minute") >= window_start(since_ms, until_ms)) & (F.col("minute") < until_ms))
+    rows = frame.where((F.col("minute") >= rows_start(since_ms, until_ms)) & (F.col("minute") < until_ms))
+    in_window = rows.where(F.col("minute") >= window_start(since_ms, until_ms))
     at = (F.lit(start) + F.floor((F.col("minute") - F.lit(start)) / F.lit(step)).cast("long") * F.lit(step)).alias("at")
     backlog = F.col("visible") + F.col("in_flight") + F.col("delayed")
     sample = F.when(F.col("visible").isNotNull(), F.struct(F.col("minute"), backlog.alias("backlog"), F.col("oldest_age")))
     aggs = [F.sum(c).alias(c) for c in STEP_COUNTERS] + [F.max(sample).alias("sample")]
     step_rows = [
         (r["queue_id"], r["at"], *(r[c] for c in STEP_COUNTERS), None if r["sample"] is None else tuple(r["sample"]))
-        for r in rows.groupBy("queue_id", at).agg(*aggs).collect()
+        for r in in_window.groupBy("queue_id", at).agg(*aggs).collect()
     ]
     arrivals = F.col("sent") + F.col("moved_in")
     departures = F.col("deleted") + F.col("dead_lettered") + F.col("expired") + F.col("purged") + F.col("moved")

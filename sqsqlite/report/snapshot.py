@@ -31,7 +31,7 @@ from urllib.parse import quote
 
 from ..store import HEAD_REVISION
 from .figures import MESSAGE_COLUMNS, QUEUE_COLUMNS
-from .history import DEFAULT_WINDOW_MS, HISTORY_COLUMNS, history_retention, window_start
+from .history import DEFAULT_WINDOW_MS, HISTORY_COLUMNS, history_retention, rows_start
 
 _SCHEMA = (
     """CREATE TABLE queues (
@@ -303,7 +303,7 @@ def take(
                 "WHERE minute >= ? AND minute < ?"
                 + (" AND queue_id IN (SELECT id FROM queues)" if scoped else "")
                 + " ORDER BY minute, queue_id",
-                (window_start(since, until), until),
+                (rows_start(since, until), until),
             )
             if while_open is not None:
                 while_open()

@@ -407,7 +407,7 @@ class App:
         failed = (lambda why: ("answer", self._group_failed(call)(why))) if self.wakeups.parks else None
 
         def claim(request: dict, shared: bool) -> Awaitable[Round]:
-            return self._engine(functools.partial(self._claim, call, request), failed=None if shared else failed)
+            return self._engine(functools.partial(self._claim, call, request, shared), failed=None if shared else failed)
 
         def change_visibility(change: dict) -> Any:  # a hand-back, in the poll's own account and region
             return d.run(
@@ -432,12 +432,13 @@ class App:
             return value
         return d.success(call, value if kind == "done" else {})  # stopped: no messages, as at its deadline
 
-    def _claim(self, call: Call, request: dict) -> Round:
+    def _claim(self, call: Call, request: dict, shared: bool) -> Round:
         """One round of a receive, in an engine thread or on the loop (LongPolls.round), with
-        its errors worded as SQS's answers: ('answer', the Answer)."""
+        its errors worded as SQS's answers: ('answer', the Answer); ``shared``: several polls'
+        claim together."""
         d = self.dispatcher
         try:
-            return self.polls.round(lambda: self._noted(d.run, call, request))
+            return self.polls.round(lambda: self._noted(d.run, call, request), shared)
         except SQSError as err:
             return "answer", d.error(err, call.is_json, call.request_id, json_query=call.json_query)
         except Exception:

@@ -191,6 +191,30 @@ def test_cloudwatchs_counters_are_prometheus_counters_of_every_connections_work_
     other.close()
 
 
+def test_counts_committed_minutes_after_their_minute_still_reach_the_counters(db_path, clock):
+    from sqsqlite.console.metrics import Metrics
+
+    writer = sqsqlite.connect(db_path, clock=clock)
+    writer.set_history_retention(14 * 86_400)
+    q = writer.create_queue("jobs")
+    q.send_message("before")
+    serving = sqsqlite.connect(db_path, clock=clock)
+    metrics = Metrics(serving)
+    assert _counters(metrics)["number_of_messages_sent_total"]["jobs"] == 1
+    with writer.transaction() as tx:  # a batch job: counts in its first minute, commits minutes later
+        tx.queue("jobs").send_message("in a long transaction")
+        for _ in range(4):
+            clock.advance(50)
+            assert _counters(metrics)["number_of_messages_sent_total"]["jobs"] == 1  # not committed yet
+    for _ in range(3):  # the count is its minute's, four minutes old by now
+        clock.advance(30)
+        assert _counters(metrics)["number_of_messages_sent_total"]["jobs"] == 2
+    clock.advance(600)
+    assert _counters(metrics)["number_of_messages_sent_total"]["jobs"] == 2
+    serving.close()
+    writer.close()
+
+
 def test_with_the_history_off_metrics_says_so_and_exposes_no_counters_as_if_measured(db_path, clock):
     from sqsqlite.console.metrics import Metrics
 

@@ -90,7 +90,8 @@ def _plain_count(path, since, until):
 
 def test_the_oracle_agrees_with_a_plain_count_of_the_same_counters(generated):
     many, long = generated
-    for path, since in ((many, UNTIL - 24 * 3_600_000), (long, UNTIL - 30 * 3_600_000), (long, UNTIL - 2 * 3_600_000)):
+    windows = ((many, UNTIL - 24 * 3_600_000), (long, UNTIL - 30 * 3_600_000), (long, UNTIL - 2 * 3_600_000), (long, UNTIL - 30 * 60_000))
+    for path, since in windows:
         step = H.step_for(since, UNTIL)
         start = H.first_step(since, step)
         report = figures.compute(path, UNTIL, history_since_ms=since, history_until_ms=UNTIL)
@@ -98,10 +99,14 @@ def test_the_oracle_agrees_with_a_plain_count_of_the_same_counters(generated):
         got = {h.queue: (h.arrivals, h.completions, h.departures, sum(s.redelivered for s in h.steps), h.backlog) for h in report.history}
         assert got == counted
         assert all(len(h.steps) == -(-(UNTIL - start) // step) for h in report.history)
-        # The last hour by a plain count too.
+        # The last hour and the hour before by a plain count too, whole whatever the window.
         last = _plain_count(path, UNTIL - 3_600_000, UNTIL)
+        before = _plain_count(path, UNTIL - 2 * 3_600_000, UNTIL - 3_600_000)
         assert {h.queue: (h.arrivals_last_hour, h.completions_last_hour, h.departures_last_hour) for h in report.history} == {
             name: c[:3] for name, c in last.items()
+        }
+        assert {h.queue: (h.arrivals_trend, h.completions_trend) for h in report.history} == {
+            name: (c[0] - before[name][0], c[1] - before[name][1]) for name, c in last.items()
         }
 
 
@@ -117,6 +122,11 @@ def test_spark_agrees_with_the_oracle_on_a_day_of_minutes_of_a_thousand_queues(s
     result = sj.compute(spark, snap, database=long)
     assert result.history_step_ms == 60_000 and len(result.history[0].steps) == 91  # the last minute, partial, too
     assert result == figures.compute(long, UNTIL, history_since_ms=UNTIL - 90 * 60_000, history_until_ms=UNTIL)
+    # Shorter than an hour: the hour figures still read whole hours.
+    snap = snapshot.take(long, str(tmp_path / "short.db"), UNTIL, None, UNTIL - 30 * 60_000, UNTIL)
+    result = sj.compute(spark, snap, database=long)
+    assert len(result.history[0].steps) == 31
+    assert result == figures.compute(long, UNTIL, history_since_ms=UNTIL - 30 * 60_000, history_until_ms=UNTIL)
 
 
 def test_the_engines_own_counters_read_back_through_the_report(spark, tmp_path):

@@ -158,6 +158,33 @@ def test_a_receive_without_wait_time_parks_for_the_queues_own_wait_and_ends_when
     assert (counted["sent"], counted["received"], counted["redelivered"], counted["empty_receives"]) == (1, 1, 0, 1)
 
 
+def test_polls_woken_together_for_nothing_count_one_empty_receive_each(tmp_path):
+    # Woken together, the polls make one shared claim, which finds nothing: it is none of the
+    # polls' last round, so only each poll's own last round counts its empty receive.
+    with BackgroundServer(str(tmp_path / "woken.db")) as server:
+        server.db.set_history_retention(3600)
+
+        async def scenario():
+            admin = await Connection(server.url).open()
+            url = (await admin.call("CreateQueue", {"QueueName": "woken"}))["QueueUrl"]
+            polls = [await Connection(server.url).open() for _ in range(3)]
+            for c in polls:
+                c.write("ReceiveMessage", {"QueueUrl": url, "WaitTimeSeconds": 2})
+            await _until(lambda: server.db.wakeups.parked("woken") == 3)
+            claims = server.db.history_totals().get("woken", {}).get("empty_receives", 0)
+            for _ in polls:
+                server.db.wakeups.wake("woken")  # woken with nothing to take
+            answers = await asyncio.wait_for(asyncio.gather(*(c.read() for c in polls)), 10)
+            for c in [admin, *polls]:
+                c.close()
+            return claims, answers
+
+        claims, answers = asyncio.run(scenario())
+    assert claims == 0 and all("Messages" not in a for a in answers)
+    with sqsqlite.connect(str(tmp_path / "woken.db")) as db:
+        assert db.history_totals()["woken"]["empty_receives"] == 3
+
+
 def test_a_parked_poll_ends_at_its_wait_time_when_the_wall_clock_steps_back_meanwhile(tmp_path, monkeypatch):
     with BackgroundServer(str(tmp_path / "stepped.db")) as server:
 
@@ -249,9 +276,9 @@ def test_a_message_claimed_for_a_poll_whose_client_left_is_visible_again_at_once
         claim = app._claim
         left = {}
 
-        def claim_then_leave(call, request):
+        def claim_then_leave(call, request, shared):
             # The client goes away just as its claim comes back with a message.
-            kind, value = claim(call, request)
+            kind, value = claim(call, request, shared)
             if kind == "done" and value.get("Messages") and "claimed" not in left:
                 left["claimed"] = True
                 left["conn"].abort()

@@ -50,6 +50,7 @@ def opened(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("deletes") / "deletes.db")
     clock = sqsqlite.ManualClock()
     mine, other = sqsqlite.connect(path, clock=clock), sqsqlite.connect(path, clock=clock)
+    mine.set_history_retention(86_400)  # so that each way's deleted counter is compared too
     yield mine, other, clock, path
     mine.close()
     other.close()
@@ -120,6 +121,18 @@ def test_deleting_handles_this_process_issued_answers_and_stores_as_the_exact_pa
 
     issued, exact = run("issued"), run("exact")
     assert issued == exact
+    # Each message the deletes removed is counted once, whichever way removed it.
+    messages, history = exact[1]
+    columns = [c for c in _history_columns(path) if c != "queue_id"]
+    deleted = sum(dict(zip(columns, row))["deleted"] for row in history)
+    assert deleted == scenario["messages"] - len(messages)
+
+
+def _history_columns(path: str) -> list[str]:
+    with sqlite3.connect(path) as conn:
+        names = [d[0] for d in conn.execute("SELECT * FROM queue_history LIMIT 0").description]
+    conn.close()
+    return names
 
 
 def test_the_issued_way_is_the_one_the_property_test_takes(opened, monkeypatch):

@@ -67,6 +67,19 @@ def test_sends_receives_deletes_and_empty_receives_are_counted_as_done(db, queue
     }
 
 
+def test_a_delete_batch_counts_every_message_it_deletes_when_one_of_its_handles_deletes_nothing(db, db_path, queue, clock):
+    other = sqsqlite.connect(db_path, clock=clock)  # holds text handles only: no remembered claims
+    for deleter in (queue, other.queue("orders")):
+        queue.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(3)])
+        handles = [m.receipt_handle for m in queue.receive_message(max_number_of_messages=10)]
+        deleter.delete_message(handles[0])
+        result = deleter.delete_message_batch([{"Id": str(i), "ReceiptHandle": h} for i, h in enumerate(handles)])
+        assert (len(result.successful), result.failed) == (3, [])
+    other.close()
+    assert queue.peek() == []
+    assert totals(db, "orders")["deleted"] == 6
+
+
 def test_a_long_poll_that_ends_empty_is_one_empty_receive_however_many_rounds_it_took(db, queue, clock):
     queue.send_message("later", delay_seconds=5)  # wakes the poll once, before its end
     assert [m.body for m in queue.receive_message(wait_time_seconds=10)] == ["later"]

@@ -111,6 +111,34 @@ def test_turning_it_off_removes_the_rows_kept_a_bounded_number_a_transaction(db,
     assert history_rows(db.store.path) == 0 and db.history_retention == 0
 
 
+def test_turned_on_again_while_its_rows_are_being_cleared_the_counts_made_since_stay(db_path, db, queue, clock, monkeypatch):
+    import contextlib
+
+    db.set_history_retention(3600)
+    for _ in range(3):  # three minutes' rows, then it goes off
+        queue.send_message("old")
+        clock.advance(60)
+    other = sqsqlite.connect(db_path, clock=clock)  # another process
+    monkeypatch.setattr(D, "HISTORY_PRUNE_ROWS", 1)
+    write, writes = db.store.write, []
+
+    @contextlib.contextmanager
+    def interleaved(*args, **kwargs):
+        writes.append(1)
+        if len(writes) == 3:  # between two of the clearing transactions
+            other.set_history_retention(3600)
+            clock.advance(60)
+            other.queue("orders").send_message("new")
+        with write(*args, **kwargs) as tx:
+            yield tx
+
+    monkeypatch.setattr(db.store, "write", interleaved)
+    db.set_history_retention(0)
+    assert db.history_retention == 3600
+    assert [(r["sent"], r["bytes_sent"]) for r in db.history(0)] == [(1, 3)]  # the old rows gone, the new one kept
+    other.close()
+
+
 @pytest.mark.parametrize("seconds", [1, 3599, 10 * 366 * 86_400 + 1, True, "14d"])
 def test_a_retention_out_of_range_is_refused_changing_nothing(db, seconds):
     with pytest.raises(sqsqlite.errors.InvalidParameterValue):
