@@ -8,13 +8,14 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+import threading
 import time
 
 import pytest
 
 import sqsqlite
+from sqsqlite import dbfile, space, store, tx
 from sqsqlite import defaults as D
-from sqsqlite import space
 
 BODY = "x" * 1024
 
@@ -123,6 +124,78 @@ def test_steps_return_the_free_pages_to_the_file_system_and_keep_every_message(d
     left = {m.message_id for m in q.peek("all", 10_000)}
     assert kept <= left and len(left) == 3000 - 10
     db.close()
+
+
+def marked_within(fd: int, seconds: float = 10.0) -> bool:
+    """Whether a writer is marked as waiting on the lock file, looked at until it is (bounded)."""
+    deadline = time.monotonic() + seconds
+    while not dbfile.writers_waiting(fd):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
+@pytest.mark.parametrize("write", [pytest.param("send", id="send"), pytest.param("receive", id="receive")])
+def test_a_write_that_finds_the_writers_lock_taken_is_marked_waiting_until_it_has_it(db_path, clock, write):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("first")
+    held = space.WritersLock(space.lock_path(db_path))  # a reclaim step's
+    held.take()
+    assert not dbfile.writers_waiting(held.fd)
+    done = []
+    call = (lambda: q.send_message("second")) if write == "send" else (lambda: q.receive_message())
+    writer = threading.Thread(target=lambda: done.append(call()))
+    writer.start()
+    try:
+        assert marked_within(held.fd)  # a send behind the senders' gate, a receive at the lock
+        assert not done
+    finally:
+        held.close()
+    writer.join(10)
+    probe = space.WritersLock(space.lock_path(db_path))
+    assert done and not dbfile.writers_waiting(probe.fd)
+    probe.close()
+    db.close()
+
+
+def test_an_uncontended_write_takes_the_lock_without_a_mark(db_path, clock, monkeypatch):
+    def never(*args):
+        raise AssertionError("marked")
+
+    monkeypatch.setattr(store, "take_waiting", never)
+    monkeypatch.setattr(store, "mark_waiting", never)
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("one")
+    for m in q.receive_message():
+        m.delete()
+    db.close()
+
+
+def test_a_wait_free_write_is_marked_while_it_tries_and_unmarked_when_it_gives_up(db_path):
+    held = space.WritersLock(space.lock_path(db_path))
+    held.take()
+    other = space.WritersLock(space.lock_path(db_path))
+    outcome = []
+
+    def wait_free() -> None:
+        try:
+            tx.lock_briefly(other.fd, 0.5)
+            outcome.append("held")
+        except tx.WouldWait:
+            outcome.append("would wait")
+
+    trying = threading.Thread(target=wait_free)
+    trying.start()
+    try:
+        assert marked_within(held.fd)
+    finally:
+        trying.join(10)
+    assert outcome == ["would wait"] and not dbfile.writers_waiting(held.fd)
+    held.close()
+    other.close()
 
 
 def test_a_step_sizes_the_next_one_to_hold_the_lock_about_the_step_time(db_path, clock, monkeypatch):
