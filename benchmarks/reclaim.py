@@ -14,7 +14,7 @@ a large file full of free pages and nothing returning them. Then the default thr
 back and one commit wakes the checkpoint thread: the database file's size (and its WAL's) is
 sampled every 100 ms until the file is under a tenth of the peak, or for 60 s, and the workload's latency in
 that window is set against the floor's. Each reclaim step's lock hold is read from the
-``sqsqlite.space`` logger. With ``--replicate``, Litestream ships the file throughout, and the
+``sqsqlite.space`` logger, and whether it ended early for a writer waiting. With ``--replicate``, Litestream ships the file throughout, and the
 replica is restored at the end and its messages and size checked.
 """
 
@@ -183,6 +183,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict:
             result[f"{name}_{kind}"] = percentiles([s for t, k, s in samples if k == kind and a <= t < b])
     steps = [h for t, h in holds.holds if t >= reclaim_started]
     result["steps"] = len(steps)
+    result["steps_ended_early_for_a_writer"] = sum("ended early" in line for t, _, line in holds.lines if t >= reclaim_started)
     result["longest_steps"] = [line for _, _, line in sorted((x for x in holds.lines if x[0] >= reclaim_started), key=lambda x: -x[1])[:5]]
     result["median_hold_ms"] = round(statistics.median(steps), 3) if steps else None
     result["longest_hold_ms"] = round(max(steps), 3) if steps else None
