@@ -176,7 +176,8 @@ def run(args: argparse.Namespace, folder: Path) -> dict:
         )
     steady = mp.get_context("spawn").Process(target=workload, args=(db_path, args.rate, stop_at, out))
     steady.start()
-    result: dict = {"mb": args.mb, "rate": args.rate, "replicate": args.replicate}
+    result: dict = {"mb": args.mb, "rate": args.rate, "replicate": args.replicate, "interleave": args.interleave}
+    result["load_average_at_start"] = round(os.getloadavg()[0], 2)
     started = time.monotonic()
     sent = 0
     while True:
@@ -239,6 +240,7 @@ def run(args: argparse.Namespace, folder: Path) -> dict:
     result["timeline"] = [row for i, row in enumerate(timeline) if i % 5 == 0 or row is timeline[-1]]
     result["after"] = space.measure(db.store.connection(), db_path).as_dict()
     result["wal_bytes_at_the_end"] = sizes(db_path)[1]
+    result["load_average_at_the_end"] = round(os.getloadavg()[0], 2)  # the last minute's, the steps' included
     Path(stop_at).touch()
     steady.join(60)
     samples = json.loads(Path(out).read_text())
