@@ -156,23 +156,21 @@ RECLAIM_MIN_FREE_BYTES = 16 * 1024 * 1024
 # How often (seconds) the thread looks at the free pages, after commits: two PRAGMAs on page 1.
 RECLAIM_LOOK_SECONDS = 2.0
 # Once it starts, it returns every free page, in steps: each takes the writers' lock and BEGIN
-# IMMEDIATE as a writer does, and runs PRAGMA incremental_vacuum on as many pages as fit in about
-# RECLAIM_STEP_SECONDS of lock (from RECLAIM_STEP_PAGES, then in proportion to the last step's
-# time a page, at most doubled or halved, within RECLAIM_STEP_PAGES_MIN..MAX: pages at the end of
-# the file are only cut off, ~2 us each; pages it must move cost ~20-40 us each). Between steps
-# it waits so that the steps hold the lock at most RECLAIM_DUTY of the time. A writer arriving
-# during a step waits for the rest of it, so the step's length is what a writer's p99 latency
-# feels and the duty how often: 1 ms steps at 10% put a receive's p99 at up to 4.4x its floor of
-# 0.2 ms, 0.25 ms steps at 5% at 1.1-3.4x (docs/performance.md). Smaller steps cost no speed, as
-# the pause shrinks with them; the duty sets the speed (40-70 MB a second at 5% here) and how
-# often a writer meets a step.
-RECLAIM_STEP_SECONDS = 0.00025
+# IMMEDIATE as a writer does, and returns pages one at a time (a page at the end of the file is
+# only cut off, ~2 us; one it must move costs ~20-40 us) for at most RECLAIM_STEP_SECONDS. A
+# writer that finds the lock taken marks that it waits (dbfile.take_waiting); the step looks for
+# the mark every RECLAIM_WAITERS_SECONDS (one fcntl call, under 1 us) and ends early, so that
+# writer waits for a page or two, not for the rest of the step, and a longer step costs it no
+# more. Beside a steady workload a step costs ~0.15 ms besides its pages (0.25 ms steps returned
+# a median 31 pages, 1 ms steps 230-260), so longer steps return more pages per ms of lock.
+# Between steps it waits so that the steps hold the lock at most RECLAIM_DUTY of the time (times a
+# random 0.5-1.5), and after a step that ended early for a writer at least a whole step's pause.
+# The duty sets the speed (docs/performance.md).
+RECLAIM_STEP_SECONDS = 0.001
+RECLAIM_WAITERS_SECONDS = 0.00002
+RECLAIM_DUTY = 0.05
 # How long a reclaim step waits for the writers' lock before it gives way until the next look.
 RECLAIM_LOCK_WAIT_SECONDS = 0.1
-RECLAIM_STEP_PAGES = 64
-RECLAIM_STEP_PAGES_MIN = 8
-RECLAIM_STEP_PAGES_MAX = 128
-RECLAIM_DUTY = 0.05
 # A program writing with SQLite alone (no sqsqlite lock file) holding SQLite's lock: a step waits
 # this long for it, then leaves its turn to the next look.
 RECLAIM_BUSY_SECONDS = 0.05

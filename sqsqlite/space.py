@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import shutil
 import sqlite3
 import tempfile
@@ -24,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from . import defaults as D
-from .dbfile import open_lock_file
+from .dbfile import open_lock_file, writers_waiting
 from .errors import DatabaseError
 
 fcntl: Any
@@ -144,11 +145,30 @@ class WritersLock:
                 os.close(fd)
 
 
-def _step_once(conn: sqlite3.Connection, pages: int) -> None:
-    # One script: Python's sqlite3 steps a statement that returns no columns only once, and
-    # incremental_vacuum returns one page per step; executescript runs each statement to its end.
+def _return_pages(conn: sqlite3.Connection, until: float, writer_waits: Callable[[], bool], clock: Callable[[], float]) -> tuple[int, bool]:
+    """Return free pages one at a time in one transaction until ``until`` (on ``clock``), none
+    is left, or ``writer_waits`` says a writer waits (asked every RECLAIM_WAITERS_SECONDS): (pages
+    returned, whether it ended for that writer). PRAGMA incremental_vacuum(1): one page whether the driver
+    steps the statement once (Python's sqlite3 does for a statement without columns) or to its end."""
+    cursor = conn.cursor()
+    cursor.execute("BEGIN IMMEDIATE")
     try:
-        conn.executescript(f"BEGIN IMMEDIATE; PRAGMA incremental_vacuum({int(pages)}); COMMIT;")
+        free = cursor.execute("PRAGMA freelist_count").fetchone()[0]
+        returned, yielded = 0, False
+        look = clock() + D.RECLAIM_WAITERS_SECONDS
+        while returned < free:
+            cursor.execute("PRAGMA incremental_vacuum(1)")
+            returned += 1
+            now = clock()
+            if now >= until:
+                break
+            if now >= look:
+                if writer_waits():
+                    yielded = True
+                    break
+                look = now + D.RECLAIM_WAITERS_SECONDS
+        cursor.execute("COMMIT")
+        return returned, yielded
     except BaseException:
         if conn.in_transaction:
             try:
@@ -156,6 +176,8 @@ def _step_once(conn: sqlite3.Connection, pages: int) -> None:
             except sqlite3.Error:
                 pass
         raise
+    finally:
+        cursor.close()
 
 
 @dataclass
@@ -164,16 +186,20 @@ class StepFigures:
 
     steps: int = 0
     longest_hold: float = 0.0  # seconds: the longest one step held the writers' lock
+    yielded: int = 0  # steps ended early (or not begun) for a writer waiting
 
 
 class Reclaimer:
     """Returns an incremental file's free pages to the file system in short steps.
 
     ``due`` looks at the free pages (at most every RECLAIM_LOOK_SECONDS); ``step`` returns some,
-    under the writers' lock and BEGIN IMMEDIATE, and sizes the next step so that one holds the
-    lock about RECLAIM_STEP_SECONDS; ``pause`` is the wait before the next step that keeps the
-    steps' share of the time at RECLAIM_DUTY. Thresholds given to the constructor replace the
-    defaults (tests inject small ones)."""
+    under the writers' lock and BEGIN IMMEDIATE, one page at a time for at most
+    RECLAIM_STEP_SECONDS, and ends early when a writer is marked as waiting for the lock
+    (dbfile.take_waiting); ``pause`` is the wait before the next step that keeps the steps' share
+    of the time at RECLAIM_DUTY. Thresholds given to the constructor replace the defaults (tests
+    inject small ones), and so do ``clock`` (the looks' time), ``step_clock`` (a step's time),
+    ``waiting`` (whether a writer waits, given the step's descriptor of the lock file) and
+    ``jitter`` (0 to 1, the pause's random share)."""
 
     def __init__(
         self,
@@ -183,14 +209,17 @@ class Reclaimer:
         free_fraction: float | None = None,
         min_free_bytes: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        step_clock: Callable[[], float] = time.perf_counter,
+        waiting: Callable[[int], bool] = writers_waiting,
+        jitter: Callable[[], float] = random.random,
     ):
         self.path, self.lock_path = path, lock_path
         self.free_fraction, self.min_free_bytes = free_fraction, min_free_bytes
-        self.clock = clock
+        self.clock, self.step_clock, self.waiting, self.jitter = clock, step_clock, waiting, jitter
         self.next_look = 0.0
-        self.pages = D.RECLAIM_STEP_PAGES
         self.figures = StepFigures()
         self.last_hold = 0.0
+        self.yielded = False  # the last step ended early (or did not begin) for a writer waiting
         self.incremental: bool | None = None  # known after the first look
         # The last step found SQLite's lock held by a program outside sqsqlite (Litestream's
         # checkpoint, the sqlite3 shell) and gave way: look again, commits or not.
@@ -221,51 +250,67 @@ class Reclaimer:
         return free > 0 and free >= fraction * pages and free * size >= least
 
     def step(self, conn: sqlite3.Connection, inside: AbstractContextManager | None = None) -> int:
-        """Return up to ``self.pages`` free pages: how many are left free (0: done, or -1: SQLite's
-        lock held by a program outside sqsqlite, try at the next look). ``inside``: held while
-        in SQLite (the checkpoint thread's fork guard), taken after the writers' lock, as a fork
-        waits for this process's writers while holding it."""
+        """Return free pages for at most RECLAIM_STEP_SECONDS: how many are left free (0: done,
+        or -1: SQLite's lock held by a program outside sqsqlite, try at the next look). A writer
+        marked as waiting for the lock ends it after the page in hand, or before the first one
+        if it waits already when the step has the lock. ``inside``: held while in SQLite (the
+        checkpoint thread's fork guard), taken after the writers' lock, as a fork waits for this
+        process's writers while holding it."""
         lock = WritersLock(self.lock_path)
+        clock = self.step_clock
+        returned, yielded = 0, False
         try:
             # Briefly: a long transaction holding it (an application's, another process's) would
             # keep this thread, and a close() waiting for it, as long; it tries at the next look.
             if not lock.take(D.RECLAIM_LOCK_WAIT_SECONDS):
                 self.gave_way = True
                 return -1
-            held, cpu = time.perf_counter(), time.thread_time()
-            with inside if inside is not None else nullcontext():
-                try:
-                    _step_once(conn, self.pages)
-                except sqlite3.OperationalError as exc:
-                    if "locked" in str(exc) or "busy" in str(exc):
-                        self.gave_way = True
-                        return -1
-                    raise
-                took, cpu = time.perf_counter() - held, time.thread_time() - cpu
+            held, cpu = clock(), time.thread_time()
+            # A writer that lined up while this thread took the lock goes first.
+            yielded = self.waiting(lock.fd)
+            if not yielded:
+                with inside if inside is not None else nullcontext():
+                    try:
+                        returned, yielded = _return_pages(conn, held + D.RECLAIM_STEP_SECONDS, lambda: self.waiting(lock.fd), clock)
+                    except sqlite3.OperationalError as exc:
+                        if "locked" in str(exc) or "busy" in str(exc):
+                            self.gave_way = True
+                            return -1
+                        raise
+            took, cpu = clock() - held, time.thread_time() - cpu
         finally:
             lock.close()
         with inside if inside is not None else nullcontext():
             left = conn.execute("PRAGMA freelist_count").fetchone()[0]
         self.gave_way = False
+        self.yielded = yielded
         figures = self.figures
         figures.steps += 1
+        figures.yielded += yielded
         figures.longest_hold = max(figures.longest_hold, took)
-        # The thread's CPU time beside the lock's: a step far longer than its CPU time waited (for a
-        # core, the disk, or SQLite's lock held by Litestream's checkpoint). Such a wait says nothing
-        # of what the next step's pages cost, nor does it take a turn from writers that they would
-        # have had: the next step's size follows the CPU time, and the pause counts at most four
-        # steps' worth (else one 50 ms wait for Litestream would pause the steps for a second).
+        # A step far longer than its CPU time waited (for a core, the disk, or SQLite's lock held
+        # by Litestream's checkpoint): such a wait takes no turn from writers that they would have
+        # had, so the pause counts at most four steps' worth (else one 50 ms wait for Litestream
+        # would pause the steps for a second).
         self.last_hold = min(took, 4 * D.RECLAIM_STEP_SECONDS)
-        log.debug("reclaim step: %d pages asked, %d free left, lock held %.3f ms, cpu %.3f ms", self.pages, left, took * 1000, cpu * 1000)
-        # The next step's pages in proportion to this one's time per page, at most doubled or
-        # halved: pages cut off the end cost ~2 us, pages moved 20-40 us.
-        scale = min(2.0, max(0.5, D.RECLAIM_STEP_SECONDS / max(cpu, 1e-6)))
-        self.pages = int(min(D.RECLAIM_STEP_PAGES_MAX, max(D.RECLAIM_STEP_PAGES_MIN, self.pages * scale)))
+        log.debug(
+            "reclaim step: %d pages returned, %d free left, lock held %.3f ms, cpu %.3f ms%s",
+            returned,
+            left,
+            took * 1000,
+            cpu * 1000,
+            ", ended early for a writer waiting" if yielded else "",
+        )
         return left
 
     def pause(self) -> float:
-        """Seconds to wait before the next step (the steps' share of time at RECLAIM_DUTY)."""
-        return self.last_hold * (1 / D.RECLAIM_DUTY - 1)
+        """Seconds to wait before the next step: the steps' share of time at RECLAIM_DUTY, times
+        a random 0.5-1.5 (steps at a fixed pace would meet a writer at a fixed pace every time, or
+        never: the share met depends on luck); after a step that ended early for a writer, at
+        least a whole step's (the writer may have more to write: its next transaction, others
+        behind it)."""
+        hold = max(self.last_hold, D.RECLAIM_STEP_SECONDS) if self.yielded else self.last_hold
+        return hold * (1 / D.RECLAIM_DUTY - 1) * (0.5 + self.jitter())
 
 
 # ---------------------------------------------------------------------- sqsqlite vacuum

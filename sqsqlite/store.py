@@ -31,7 +31,7 @@ from typing import Any
 
 from . import defaults as D
 from .checkpoint import Checkpointer
-from .dbfile import FileIdentity, close_fds, create_private, has_file, open_lock_file
+from .dbfile import FileIdentity, close_fds, create_private, has_file, mark_waiting, open_lock_file, take_waiting, unmark_waiting
 from .errors import DatabaseError, TransactionError
 from .space import prepare_new
 from .sqlite_errors import busy, doomed, explain, foreign, not_ours, readonly, retrying, undone
@@ -232,7 +232,12 @@ class _Write:
                             except BlockingIOError:
                                 self._lock_behind_senders(fd)
                         else:
-                            fcntl.flock(fd, fcntl.LOCK_EX)
+                            # At once if it is free (one call, as a plain wait), else marked as
+                            # waiting, which a reclaim step gives way to (dbfile.take_waiting).
+                            try:
+                                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                            except BlockingIOError:
+                                take_waiting(fd)
                         holding.add(key)
                     elif key in _thread_transactions():
                         # Its own transaction holds the lock: SQLite would make this write wait for
@@ -358,13 +363,18 @@ class _Write:
             # descriptors): this send waits in no order, the next contended one tries again.
             gate = self.store._open_lock(self.store._gate_key, local)
             if gate is None or gate < 0:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                take_waiting(fd)
                 return
             local.gatefd = gate
         # Marked before it is taken, so that _unlock lets it go whatever interrupts us.
         self.gate = gate
-        fcntl.flock(gate, fcntl.LOCK_EX)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        # Behind the gate too it is a writer waiting, which a reclaim step gives way to.
+        try:
+            mark_waiting(fd)
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        finally:
+            unmark_waiting(fd)
         # Let go as soon as this sender holds the writers' lock: the next sender then waits for
         # it while this one writes.
         self._release_gate()

@@ -12,6 +12,7 @@ from typing import Any
 
 from . import defaults as D
 from . import queries as Q
+from .dbfile import mark_waiting, unmark_waiting
 
 
 class Group:
@@ -94,18 +95,25 @@ def lock_briefly(fd: int, seconds: float) -> None:
     lock file) within ``seconds``, else raise WouldWait."""
     import fcntl  # a dictionary look-up once imported: the store imported it first
 
-    deadline = None
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            now = time.monotonic()
-            if deadline is None:
-                deadline = now + seconds
-            elif now >= deadline:
-                raise WouldWait() from None
-            time.sleep(0.0001)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    # Marked as waiting while it tries (a reclaim step gives way to it: dbfile.take_waiting).
+    try:
+        mark_waiting(fd)
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise WouldWait() from None
+                time.sleep(0.0001)
+    finally:
+        unmark_waiting(fd)
 
 
 class ConnectionState:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+import threading
 import time
 
 import pytest
 
 import sqsqlite
+from sqsqlite import dbfile, space, store, tx
 from sqsqlite import defaults as D
-from sqsqlite import space
 
 BODY = "x" * 1024
 
@@ -125,28 +126,161 @@ def test_steps_return_the_free_pages_to_the_file_system_and_keep_every_message(d
     db.close()
 
 
-def test_a_step_sizes_the_next_one_to_hold_the_lock_about_the_step_time(db_path, clock, monkeypatch):
+def marked_within(fd: int, seconds: float = 10.0) -> bool:
+    """Whether a writer is marked as waiting on the lock file, looked at until it is (bounded)."""
+    deadline = time.monotonic() + seconds
+    while not dbfile.writers_waiting(fd):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
+@pytest.mark.parametrize("write", [pytest.param("send", id="send"), pytest.param("receive", id="receive")])
+def test_a_write_that_finds_the_writers_lock_taken_is_marked_waiting_until_it_has_it(db_path, clock, write):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("first")
+    held = space.WritersLock(space.lock_path(db_path))  # a reclaim step's
+    held.take()
+    assert not dbfile.writers_waiting(held.fd)
+    done = []
+    call = (lambda: q.send_message("second")) if write == "send" else (lambda: q.receive_message())
+    writer = threading.Thread(target=lambda: done.append(call()))
+    writer.start()
+    try:
+        assert marked_within(held.fd)  # a send behind the senders' gate, a receive at the lock
+        assert not done
+    finally:
+        held.close()
+    writer.join(10)
+    probe = space.WritersLock(space.lock_path(db_path))
+    assert done and not dbfile.writers_waiting(probe.fd)
+    probe.close()
+    db.close()
+
+
+def test_an_uncontended_write_takes_the_lock_without_a_mark(db_path, clock, monkeypatch):
+    def never(*args):
+        raise AssertionError("marked")
+
+    monkeypatch.setattr(store, "take_waiting", never)
+    monkeypatch.setattr(store, "mark_waiting", never)
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    q.send_message("one")
+    for m in q.receive_message():
+        m.delete()
+    db.close()
+
+
+def test_a_wait_free_write_is_marked_while_it_tries_and_unmarked_when_it_gives_up(db_path):
+    held = space.WritersLock(space.lock_path(db_path))
+    held.take()
+    other = space.WritersLock(space.lock_path(db_path))
+    outcome = []
+
+    def wait_free() -> None:
+        try:
+            tx.lock_briefly(other.fd, 0.5)
+            outcome.append("held")
+        except tx.WouldWait:
+            outcome.append("would wait")
+
+    trying = threading.Thread(target=wait_free)
+    trying.start()
+    try:
+        assert marked_within(held.fd)
+    finally:
+        trying.join(10)
+    assert outcome == ["would wait"] and not dbfile.writers_waiting(held.fd)
+    held.close()
+    other.close()
+
+
+class Ticks:
+    """A step's clock: ``tick`` seconds on at every reading."""
+
+    def __init__(self, tick: float):
+        self.now, self.tick = 0.0, tick
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+def drained(db_path: str, clock) -> sqsqlite.Database:
     db = sqsqlite.connect(db_path, clock=clock)
     q = db.create_queue("orders")
     fill(q)
     q.purge_queue()
+    checkpointed(db_path)
+    return db
+
+
+def test_a_step_returns_pages_for_its_time_and_no_longer(db_path, clock, monkeypatch):
+    db = drained(db_path, clock)
     conn = sqlite3.connect(db_path, isolation_level=None)
-    reclaimer = space.Reclaimer(db_path, None, free_fraction=0.0, min_free_bytes=0)
-    monkeypatch.setattr(D, "RECLAIM_STEP_SECONDS", 1e9)  # every step far shorter: doubled, up to the most
-    for _ in range(12):
-        reclaimer.step(conn)
-    assert reclaimer.pages == D.RECLAIM_STEP_PAGES_MAX
-    monkeypatch.setattr(D, "RECLAIM_STEP_SECONDS", 0.0)  # every step longer: halved, down to the least
-    fill(q)
-    clock.advance(D.PURGE_INTERVAL_SECONDS)
-    q.purge_queue()
-    for _ in range(12):
-        reclaimer.step(conn)
-    assert reclaimer.pages == D.RECLAIM_STEP_PAGES_MIN
-    assert reclaimer.pause() == pytest.approx(reclaimer.last_hold * (1 / D.RECLAIM_DUTY - 1))
+    free = figures(db_path).free_pages
+    slow = space.Reclaimer(db_path, None, free_fraction=0.0, min_free_bytes=0, step_clock=Ticks(0.4 * D.RECLAIM_STEP_SECONDS))
+    left = slow.step(conn)
+    assert 0 < free - left <= 3  # a page or two, then its time was up
+    assert slow.last_hold == pytest.approx(slow.figures.longest_hold)
+    monkeypatch.setattr(D, "RECLAIM_WAITERS_SECONDS", 1e9)
+    stopped = space.Reclaimer(db_path, None, free_fraction=0.0, min_free_bytes=0, step_clock=lambda: 0.0)
+    assert stopped.step(conn) == 0  # time never up: every free page in one step
+    assert not stopped.yielded and stopped.figures.yielded == 0
+    conn.close()
+    db.close()
+
+
+def test_a_step_ends_early_for_a_writer_marked_as_waiting(db_path, clock, monkeypatch):
+    db = drained(db_path, clock)
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    free = figures(db_path).free_pages
+    monkeypatch.setattr(D, "RECLAIM_STEP_SECONDS", 1e9)  # only the writer ends it
+    asked = []
+
+    def waiting(fd: int) -> bool:
+        asked.append(fd)
+        return len(asked) > 3  # not at the lock, nor after pages one and two: after the third
+
+    reclaimer = space.Reclaimer(
+        db_path, space.lock_path(db_path), free_fraction=0.0, min_free_bytes=0, step_clock=Ticks(D.RECLAIM_WAITERS_SECONDS), waiting=waiting
+    )
+    left = reclaimer.step(conn)
+    assert free - left == 3 and reclaimer.yielded and reclaimer.figures.yielded == 1
+    assert not conn.in_transaction and figures(db_path).free_pages == left  # what it returned is committed
+    assert asked and all(fd >= 0 for fd in asked)  # asked of the step's own descriptor of the lock file
+    conn.close()
+    db.close()
+
+
+def test_a_step_does_not_begin_while_a_writer_waits_and_pauses_a_whole_step_after(db_path, clock):
+    db = drained(db_path, clock)
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    free = figures(db_path).free_pages
+    reclaimer = space.Reclaimer(
+        db_path, space.lock_path(db_path), free_fraction=0.0, min_free_bytes=0, waiting=lambda fd: True, jitter=lambda: 0.5
+    )
+    assert reclaimer.step(conn) == free and reclaimer.yielded  # nothing returned
+    assert reclaimer.pause() == pytest.approx(D.RECLAIM_STEP_SECONDS * (1 / D.RECLAIM_DUTY - 1))
+    reclaimer.waiting = lambda fd: False
+    left = reclaimer.step(conn)
+    assert left < free and not reclaimer.yielded
+    assert reclaimer.pause() == pytest.approx(reclaimer.last_hold * (1 / D.RECLAIM_DUTY - 1))  # the duty's, jitter at its middle
     assert reclaimer.last_hold <= 4 * D.RECLAIM_STEP_SECONDS  # a wait inside a step pauses the next one little
     conn.close()
     db.close()
+
+
+def test_the_pause_is_the_dutys_times_a_random_half_to_one_and_a_half(db_path, clock):
+    reclaimer = space.Reclaimer(db_path, None, jitter=lambda: 0.0)
+    reclaimer.last_hold = 0.001
+    duty = 0.001 * (1 / D.RECLAIM_DUTY - 1)
+    assert reclaimer.pause() == pytest.approx(0.5 * duty)
+    reclaimer.jitter = lambda: 1.0
+    assert reclaimer.pause() == pytest.approx(1.5 * duty)
 
 
 def _expire(db, q, clock):
