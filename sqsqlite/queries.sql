@@ -858,6 +858,13 @@ SELECT queues.name
 FROM queues
 WHERE queues.account = :account AND queues.region = :region ORDER BY queues.name;
 
+-- name: holds_queues
+-- defaults: {"param_1": 1, "param_2": 0}
+SELECT queues.id
+FROM queues
+WHERE queues.account = :account AND queues.region = :region
+ LIMIT :param_1 OFFSET :param_2;
+
 -- name: queue_tags
 SELECT queues.name, queues.tags
 FROM queues

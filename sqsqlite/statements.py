@@ -583,6 +583,7 @@ queue_stats_named = compile_sql(
     )
 )
 queue_names = compile_sql(select(q.c.name).where(*_scope).order_by(q.c.name))
+holds_queues = compile_sql(select(q.c.id).where(*_scope).limit(1))
 queue_tags = compile_sql(select(q.c.name, q.c.tags).where(*_scope))
 # Export / move tasks: every live message of a queue in id order, a page at a time.
 # Walks the rowid range (after, upto] in order; "queue_id + 0" keeps SQLite from instead

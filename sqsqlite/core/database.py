@@ -149,9 +149,10 @@ class Database:
 
     def for_queue_url(self, name_or_url: Any) -> tuple[Database, str]:
         """The database of the account and region a queue URL names, and the queue's name: this
-        one for a bare name or a URL naming neither (or this one's), else this one scoped(). So
-        another account's queue URL acts on that account's queue here, as it does through the
-        endpoint, never on this account's queue of the same name."""
+        one for a bare name, a URL naming neither (or this one's), or one naming an account or
+        region the file holds no queue of; else this one scoped(). So another account's queue
+        URL acts on that account's queue here, as it does through the endpoint, never on this
+        account's queue of the same name."""
         name = V.queue_name_from_url(name_or_url)
         if "/" not in name_or_url:
             return self, name
@@ -159,7 +160,12 @@ class Database:
         account, region = scope.account or self.account_id, scope.region or self.region
         if account == self.account_id and region == self.region:
             return self, name
-        return self.scoped(region=region, account_id=account), name
+        named = self.scoped(region=region, account_id=account)
+        with self.store.read() as tx:
+            held = tx.scalar(Q.holds_queues, **named.scope_params()) is not None
+        # An account or region this file holds no queue of is none here: its URL names this
+        # database's queue, so the aws CLI's examples (account 123456789012) run as printed.
+        return (named, name) if held else (self, name)
 
     def queue_key(self, name: str) -> str:
         """The queue ``name`` of this account and region, named once across the file: what long

@@ -174,3 +174,11 @@ def test_a_move_task_returns_no_message_to_a_source_queue_of_another_region(view
     assert (task.status, task.failure_reason) == ("FAILED", "AWS.SimpleQueueService.NonExistentQueue")
     assert dlq.get_queue_attributes(["ApproximateNumberOfMessages"]) == {"ApproximateNumberOfMessages": "1"}
     assert west_src.get_queue_attributes(["ApproximateNumberOfMessages"]) == {"ApproximateNumberOfMessages": "0"}
+
+
+def test_a_url_naming_an_account_the_file_holds_no_queue_of_names_this_databases_queue(views):
+    # As the aws CLI's examples print them (account 123456789012): they run here as printed.
+    default, _, _ = views
+    default.create_queue("MyQueue")
+    default.queue("https://sqs.us-east-1.amazonaws.com/123456789012/MyQueue").send_message("m")
+    assert [m.body for m in default.queue("MyQueue").receive_message()] == ["m"]
