@@ -39,10 +39,9 @@ import tempfile
 import time
 import uuid
 
-import sqsqlite
 from sqsqlite import queries as Q
 
-from .harness import commit
+from .harness import commit, keep_best, one_queue_file
 from .systems import body_of, remove_files
 
 STORED, SENDS, CYCLES, IN_FLIGHT = 30_000, 3_000, 2_000, 20_000
@@ -211,17 +210,11 @@ def _round(template: str, work: str) -> dict[str, dict[str, float]]:
 
 def measure(rounds: int = 5) -> dict[str, dict[str, float]]:
     with tempfile.TemporaryDirectory(prefix="sqsqlite-fresh-") as work:
-        template = os.path.join(work, "queue.db")
-        db = sqsqlite.connect(template)
-        db.create_queue("parts")  # queue id 1
-        db.close()
-        with contextlib.closing(sqlite3.connect(template)) as conn:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # everything in the file, which is what is copied
+        template = one_queue_file(work)  # queue id 1
         best: dict[str, dict[str, float]] = {}
         for _ in range(rounds):
             for layout, parts in _round(template, work).items():
-                for part, spent in parts.items():
-                    best.setdefault(layout, {})[part] = min(best.get(layout, {}).get(part, float("inf")), spent)
+                keep_best(best, layout, parts)
     return best
 
 

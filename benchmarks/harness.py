@@ -255,3 +255,27 @@ def _jsonable(o):
     if hasattr(o, "__dataclass_fields__"):
         return asdict(o)
     raise TypeError(type(o))
+
+
+def one_queue_file(work: str) -> str:
+    """A file in ``work`` holding one empty queue (id 1), everything in the file itself (no
+    WAL): the template the layout benchmarks copy."""
+    import sqsqlite
+
+    path = os.path.join(work, "queue.db")
+    db = sqsqlite.connect(path)
+    db.create_queue("parts")
+    db.close()
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    return path
+
+
+def keep_best(best: dict[str, dict[str, float]], name: str, parts: dict[str, float]) -> None:
+    """Keep, for each of ``name``'s parts, the least time a round gave it."""
+    kept = best.setdefault(name, {})
+    for part, spent in parts.items():
+        kept[part] = min(kept.get(part, float("inf")), spent)

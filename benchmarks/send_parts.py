@@ -38,7 +38,6 @@ whose consumer keeps up deletes the newest).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shutil
 import sqlite3
@@ -46,12 +45,11 @@ import tempfile
 import time
 import uuid
 
-import sqsqlite
 from sqsqlite import queries as Q
 from sqsqlite import validation as V
 from sqsqlite.core.handles import new_message_ids
 
-from .harness import commit
+from .harness import commit, keep_best, one_queue_file
 from .systems import FLOOR_INSERT, FLOOR_SCHEMA, body_of, remove_files
 
 STORED, SENDS, DELETES = 20_000, 3_000, 2_000
@@ -196,17 +194,11 @@ def _one(template: str, work: str, layout: str) -> dict[str, float]:
 
 def measure(rounds: int = 5) -> dict[str, dict[str, float]]:
     with tempfile.TemporaryDirectory(prefix="sqsqlite-send-") as work:
-        template = os.path.join(work, "queue.db")
-        db = sqsqlite.connect(template)
-        db.create_queue("parts")  # queue id 1
-        db.close()
-        with contextlib.closing(sqlite3.connect(template)) as conn:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # everything in the file, which is what is copied
+        template = one_queue_file(work)  # queue id 1
         best: dict[str, dict[str, float]] = {}
         for _ in range(rounds):
             for layout in LAYOUTS:
-                for part, spent in _one(template, work, layout).items():
-                    best.setdefault(layout, {})[part] = min(best.get(layout, {}).get(part, float("inf")), spent)
+                keep_best(best, layout, _one(template, work, layout))
     return best
 
 
