@@ -11,6 +11,14 @@ temporary file, and Spark reads only that immutable file. In WAL mode (which sqs
 uses) a read transaction never blocks writers and no writer blocks it; the copy leaves bodies
 and receipt tokens behind, so it is small and quick.
 
+The copy numbers the messages 1, 2, 3... in the source's id order (``id`` in the copy is that
+number, not the source's id): a queue's messages take ids from a range of their own (queue q's
+from q << QUEUE_ID_SHIFT on), next to the small ids of messages sent before that layout, so
+the source's ids are spread over billions with huge gaps, and JDBC partitions over them (equal
+slices of min..max) would hand nearly every row to one or two partitions. Over 1..n each
+partition is an equal rowid range of the copy, and every row falls in exactly one. The order is
+kept, so the report's one use of the id, a tie-break in send order, is unchanged.
+
 The copy declares every epoch-millisecond column BIGINT; the Spark job also forces the types
 (``customSchema``), because the SQLite JDBC driver reports an INTEGER column as a 32-bit int and
 Spark would silently keep only the low 32 bits of a timestamp.
@@ -50,6 +58,10 @@ _SCHEMA = (
         visible BIGINT, in_flight BIGINT, delayed BIGINT, oldest_age BIGINT)""",
 )
 
+
+# The copy's messages, numbered in the source's id order (see above). row_number() states the
+# order outright; over the source's rowid order it needs no sort.
+_NUMBERED_MESSAGES = ", ".join("row_number() OVER (ORDER BY id)" if c == "id" else c for c in MESSAGE_COLUMNS.split(", "))
 
 _BUSY_TIMEOUT_MS = 60_000  # how long the copy waits for a connection that locks the file out
 
@@ -115,6 +127,7 @@ class Snapshot:
     path: str
     as_of_ms: int
     messages: int
+    # The copy's message ids: 1..messages, in the source's id order (0, 0 when there are none).
     min_id: int
     max_id: int
     parquet: str | None = None  # where to_parquet wrote it, for executors on other machines
@@ -291,10 +304,12 @@ def take(
                 # One account's queues in one region: names are unique only within one, and
                 # the report goes by name. A file holding no other is copied whole, unfiltered.
                 conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues WHERE account = ? AND region = ?", scope)
-                conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages WHERE queue_id IN (SELECT id FROM queues)")
+                conn.execute(
+                    f"INSERT INTO messages SELECT {_NUMBERED_MESSAGES} FROM src.messages WHERE queue_id IN (SELECT id FROM queues)"
+                )
             else:
                 conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues")
-                conn.execute(f"INSERT INTO messages SELECT {MESSAGE_COLUMNS} FROM src.messages")
+                conn.execute(f"INSERT INTO messages SELECT {_NUMBERED_MESSAGES} FROM src.messages")
             retention = history_retention(conn, "src.")
             until = as_of_ms if history_until_ms is None else history_until_ms
             since = until - DEFAULT_WINDOW_MS if history_since_ms is None else history_since_ms
