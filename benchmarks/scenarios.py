@@ -11,6 +11,8 @@ import sqlite3
 import time
 import uuid
 
+from sqsqlite.defaults import QUEUE_ID_SHIFT
+
 from .harness import Run
 from .systems import Engine, body_of, remove_files
 
@@ -19,10 +21,11 @@ from .systems import Engine, body_of, remove_files
 
 def _backlog_insert_sql() -> str:
     """An INSERT naming the engine's own message columns (from its SQLAlchemy metadata), so the
-    raw rows land in exactly the layout the engine reads."""
+    raw rows land in exactly the layout the engine reads: ids too, in the queue's own range, as a
+    send gives them."""
     from sqsqlite.schema import messages
 
-    cols = [c.name for c in messages.columns if c.name != "id"]
+    cols = [c.name for c in messages.columns]
     return f"INSERT INTO messages ({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})", cols
 
 
@@ -60,6 +63,7 @@ def build_backlog(path: str, stored: int, in_flight: int, body_size: int = 200) 
             sent = start + (i * 3_000_000) // max(stored, 1)
             flying = i < in_flight  # the oldest were received first
             yield {
+                "id": (queue_id << QUEUE_ID_SHIFT) + i + 1,
                 "queue_id": queue_id,
                 "message_id": str(uuid.uuid4()),
                 "body": body,
@@ -76,6 +80,7 @@ def build_backlog(path: str, stored: int, in_flight: int, body_size: int = 200) 
                 "sequence_number": None,
                 "dead_letter_source_arn": None,
                 "is_head": 0,
+                "moved_from": None,
             }
 
     for lo in range(0, stored, chunk):

@@ -12,19 +12,24 @@ message id and body bound as the engine binds them.
 
 - ``floor``: the floor's plain table of 7 columns and its insert (benchmarks.systems).
 - ``row``: the engine's messages table with no index, ids handed out by SQLite (max + 1).
-- ``+visible``: and ``ix_messages_visible``, the index claims and counts walk.
+- ``+visible (full)``: and ``ix_messages_visible`` as it was before migration 0014, holding every
+  message: the index claims and counts walk.
 - ``+partial``: and the four partial indexes (fair queues, FIFO), which hold no plain message.
-- ``engine``: the layout as migrated: and the send reads its id above the high-water mark
-  (``message_positions``).
-- ``autoincrement``: the layout before migration 0013: the table AUTOINCREMENT, no mark.
-- ``fresh unindexed``: the layout as migrated, but ``ix_messages_visible`` partial, without the
-  rows a send writes (never received, no delay: ``visible_at = sent_at``): what issue 60's
-  direction would save a send, if claims found such messages in send order without an index.
+- ``engine``: the layout as migrated, the engine's own statement: the send takes its id in its
+  queue's range (``queue_id << QUEUE_ID_SHIFT`` on), above the high-water mark
+  (``message_positions``), and ``ix_messages_visible`` is partial (``schema.INDEXED``): the
+  never-received, undelayed message a send writes has no entry in it.
+- ``+visible (full, before 0014)``: the same, but ``ix_messages_visible`` full, as before
+  migration 0014: every send writes its entry. Its difference to ``engine`` is what 0014's
+  partial index saves a send.
+- ``autoincrement``: the layout before migration 0013: the table AUTOINCREMENT, no mark, and
+  ``ix_messages_visible`` full (as it was then).
 - ``minimal``: the least any send that keeps SQS's rules does, on the layout as migrated: the
   body's character check (``validation.message_body``), a message id (``handles.new_message_ids``)
-  and one INSERT that reads the queue's delay, kind and size limit itself (``_MINIMAL_INSERT``),
-  in its own transaction; no other Python. ``minimal, fresh unindexed``: the same on the layout of
-  ``fresh unindexed``. Their ratio to the floor bounds what a single send can reach on each.
+  and one INSERT that takes its id as the engine does and reads the queue's delay, kind and size
+  limit itself (``_MINIMAL_INSERT``), in its own transaction; no other Python. ``minimal, full
+  visible (before 0014)``: the same with ``ix_messages_visible`` full. Their ratio to the floor
+  bounds what a single send can reach on each.
 - ``+history``: the layout as migrated, and each send's transaction also adds to its queue's row
   of the minute (``queries.COUNT_SENT``, what a send counts when the file's history is on): the
   floor under any counter kept exactly, in the operation's own transaction.
@@ -48,6 +53,8 @@ import uuid
 from sqsqlite import queries as Q
 from sqsqlite import validation as V
 from sqsqlite.core.handles import new_message_ids
+from sqsqlite.defaults import QUEUE_ID_SHIFT
+from sqsqlite.schema import INDEXED
 
 from .harness import commit, keep_best, one_queue_file
 from .systems import FLOOR_INSERT, FLOOR_SCHEMA, body_of, remove_files
@@ -56,34 +63,44 @@ STORED, SENDS, DELETES = 20_000, 3_000, 2_000
 LAYOUTS = {
     "floor": "the floor's plain table and insert",
     "row": "the engine's table, no index, SQLite's max + 1 ids",
-    "+visible": "and ix_messages_visible",
+    "+visible (full)": "and ix_messages_visible holding every message (before 0014)",
     "+partial": "and the four partial indexes (fair queues, FIFO)",
-    "engine": "and the id read above the high-water mark (as migrated)",
+    "engine": "as migrated: the id in the queue's range, ix_messages_visible partial",
+    "+visible (full, before 0014)": "as migrated, but ix_messages_visible holding every message",
     "autoincrement": "the engine's layout before 0013: AUTOINCREMENT, no mark",
-    "fresh unindexed": "as migrated, the visibility index without never-received undelayed rows",
     "minimal": "the least a faithful send does, as migrated",
-    "minimal, fresh unindexed": "the least a faithful send does, fresh unindexed",
+    "minimal, full visible (before 0014)": "the least a faithful send does, ix_messages_visible full",
     "+history": "as migrated, and the history's counter row in each send's transaction",
 }
 _SENDER = "000000000000"
-# The queue's settings read by the insert itself (a send must read them in its transaction).
+# The queue's settings read by the insert itself (a send must read them in its transaction);
+# its id as the engine's send takes it: in the queue's range, above its high-water mark.
 _MINIMAL_INSERT = (
     "INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) "
-    "SELECT max(coalesce((SELECT max(id) FROM messages), 0), "
-    "(SELECT highest_removed FROM message_positions WHERE id = 1)) + 1, "
+    f"SELECT max(coalesce((SELECT max(id) FROM messages WHERE id >= ?1 << {QUEUE_ID_SHIFT} AND id < (?1 + 1) << {QUEUE_ID_SHIFT}), "
+    f"?1 << {QUEUE_ID_SHIFT}), coalesce((SELECT highest_removed FROM message_positions WHERE id = ?1), ?1 << {QUEUE_ID_SHIFT})) + 1, "
     "q.id, ?2, ?3, ?4, ?5, ?5 + q.delay_seconds * 1000 FROM queues AS q "
     "WHERE q.id = ?1 AND q.fifo = 0 AND q.max_message_size >= ?6"
 )
-_FRESH_UNINDEXED = " WHERE receive_count > 0 OR visible_at <> sent_at"
+_PARTIAL = f" WHERE {INDEXED}"
+# The layouts whose ix_messages_visible holds every message, as before migration 0014.
+_FULL_VISIBLE = ("+visible (full)", "+partial", "+visible (full, before 0014)", "autoincrement", "minimal, full visible (before 0014)")
+
+
+def _full_visible(sql: str) -> str:
+    """ix_messages_visible's CREATE INDEX as migrated, without its predicate."""
+    if not sql.endswith(_PARTIAL):
+        raise RuntimeError(f"ix_messages_visible is not the partial index as migrated: {sql}")
+    return sql.removesuffix(_PARTIAL)
 
 
 def _plain_insert() -> str:
     """The engine's single send without its id expression: SQLite then hands out max + 1."""
     sql = str(Q.INSERT_SHARED_ROWS[1])
     head, values = sql.split(" VALUES (", 1)
-    first, rest = values.split("), ?", 1)
-    assert head.startswith("INSERT INTO messages (id, ") and first.startswith("(max("), sql
-    return head.replace("(id, ", "(", 1) + " VALUES (?" + rest
+    first, rest = values.rsplit(" + 1), ", 1)  # the id expression ends at the last "+ 1)"
+    assert head.startswith("INSERT INTO messages (id, ") and first.startswith("(max(") and rest.startswith("?"), sql
+    return head.replace("(id, ", "(", 1) + " VALUES (" + rest
 
 
 def _build(template: str, path: str, layout: str) -> tuple[sqlite3.Connection, str]:
@@ -101,11 +118,11 @@ def _build(template: str, path: str, layout: str) -> tuple[sqlite3.Connection, s
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA temp_store=MEMORY")
-    if layout.endswith("fresh unindexed"):
+    if layout in _FULL_VISIBLE:
         (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'ix_messages_visible'").fetchone()
         conn.execute("DROP INDEX ix_messages_visible")
-        conn.execute(sql + _FRESH_UNINDEXED)
-    if layout in ("engine", "+history", "fresh unindexed", "minimal", "minimal, fresh unindexed"):
+        conn.execute(_full_visible(sql))
+    if layout in ("engine", "+history", "+visible (full, before 0014)", "minimal", "minimal, full visible (before 0014)"):
         return conn, Q.INSERT_SHARED_ROWS[1]
     table = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'").fetchone()[0]
     indexes = conn.execute(
@@ -117,7 +134,7 @@ def _build(template: str, path: str, layout: str) -> tuple[sqlite3.Connection, s
         table = table.replace("(\n    id INTEGER NOT NULL,", "(\n    id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,", 1)
         table = table.replace(",\n    PRIMARY KEY (id)", "")
     conn.execute(table)
-    kept = {"row": (), "+visible": ("ix_messages_visible",)}.get(layout)
+    kept = {"row": (), "+visible (full)": ("ix_messages_visible",)}.get(layout)
     for name, sql in indexes:
         if kept is None or name in kept:
             conn.execute(sql)
@@ -210,10 +227,10 @@ def main() -> None:
     print(f"CPU us a send, {SENDS:,} single sends into a queue of {STORED:,}, commit included (best of {args.rounds})")
     res = measure(args.rounds)
     for layout, parts in res.items():
-        print(f"{layout:24s} {parts['send']:6.2f}  {res['floor']['send'] / parts['send']:.3f} of the floor  {LAYOUTS[layout]}")
+        print(f"{layout:36s} {parts['send']:6.2f}  {res['floor']['send'] / parts['send']:.3f} of the floor  {LAYOUTS[layout]}")
     print(f"CPU us a delete, one a transaction, {DELETES:,} of them")
     for layout in ("engine", "autoincrement"):
-        print(f"{layout:24s} oldest {res[layout]['delete oldest']:6.2f}  newest {res[layout]['delete newest']:6.2f}")
+        print(f"{layout:36s} oldest {res[layout]['delete oldest']:6.2f}  newest {res[layout]['delete newest']:6.2f}")
     print(f"load average {os.getloadavg()}")
 
 

@@ -21,6 +21,9 @@ import sqlite3
 import time
 import uuid
 
+from sqsqlite.defaults import QUEUE_ID_SHIFT as SHIFT
+from sqsqlite.schema import INDEXED
+
 from .harness import Run
 
 SMALL_BODY = 200
@@ -508,10 +511,18 @@ class FloorOnLayout(Floor):
         assert Q.INSERT_SHARED_PARAMS == ("queue_id", "sender_id", "sent_at", "visible_at"), Q.INSERT_SHARED_PARAMS
         self._INSERT_SHARED = Q.INSERT_SHARED_ROWS
 
+    # The floor's claim on that layout reads both places a queue's visible messages are: the
+    # rows of ix_messages_visible (its predicate stated, or SQLite cannot use it) and the
+    # never-received ones, in id order from the start of the queue's range of ids.
     _CLAIM = (
-        "UPDATE messages SET visible_at = ?, receive_count = receive_count + 1, "
-        "first_received_at = coalesce(first_received_at, ?), received_at = ?, receipt_token = randomblob(16) "
-        "WHERE id IN (SELECT id FROM messages WHERE queue_id = ? AND visible_at <= ? AND sent_at > ? ORDER BY visible_at LIMIT ?) "
+        "UPDATE messages SET visible_at = ?1, receive_count = receive_count + 1, "
+        "first_received_at = coalesce(first_received_at, ?2), received_at = ?3, receipt_token = randomblob(16) "
+        "WHERE id IN (SELECT id FROM ("
+        f"SELECT * FROM (SELECT id, visible_at FROM messages WHERE queue_id = ?4 AND {INDEXED} "
+        "AND visible_at <= ?5 AND sent_at > ?6 ORDER BY visible_at LIMIT ?7) UNION ALL "
+        f"SELECT * FROM (SELECT id, visible_at FROM messages WHERE id >= ?4 << {SHIFT} AND id < (?4 + 1) << {SHIFT} "
+        "AND queue_id = ?4 AND receive_count = 0 AND visible_at = sent_at AND group_id IS NULL "
+        "AND visible_at <= ?5 AND sent_at > ?6 ORDER BY id LIMIT ?7)) ORDER BY visible_at LIMIT ?7) "
         "RETURNING id, message_id, body, receipt_token, receive_count"
     )
     _DELETE = "DELETE FROM messages WHERE id = ? AND receipt_token = ?"

@@ -107,6 +107,15 @@ OLDEST_FIRST_LOOKAHEAD = 16
 # at every receive (or outliving its lease each time) would hold newer ones back until its
 # retention ended; with it, none waits more than this behind one that keeps coming back.
 OLDEST_FIRST_WINDOW_MS = 10_000
+# A queue's messages take their ids from a range of their own: queue q's are q << QUEUE_ID_SHIFT
+# on (2**36, 68 billion sends a queue). A never-received message with no delay and no group is
+# then found in send order by its id alone, and needs no entry in ix_messages_visible.
+QUEUE_ID_SHIFT = 36
+# A standard claim of n looks for never-received messages among the first FRESH_SPAN + n rows of
+# its queue's range from fresh_from, so the messages in flight it steps over stay few however many
+# there are; a claim that comes back short moves fresh_from up to the first never-received message
+# (one write of the queue's row per FRESH_SPAN messages in flight at most) and claims again.
+FRESH_SPAN = 32
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
 INFLIGHT_BLOCK = 256
 # The VisibilityTimeout of the queues the Kombu transport creates (seconds), as Kombu's SQS

@@ -9,6 +9,7 @@
 
 -- constant: HISTORY_COUNTERS = ["sent", "bytes_sent", "received", "redelivered", "empty_receives", "deleted", "dead_lettered", "moved_in", "expired", "purged", "moved"]
 -- constant: HISTORY_GAUGES = ["visible", "in_flight", "delayed", "oldest_age"]
+-- constant: INDEXED = "(receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id)"
 -- constant: MESSAGE_COLUMNS = ["id", "queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "receive_count", "first_received_at", "received_at", "receipt_token", "group_id", "dedup_id", "sequence_number", "dead_letter_source_arn", "is_head"]
 -- constant: RECEIVED_COLUMNS = ["id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "receive_count", "first_received_at", "receipt_token", "group_id", "dedup_id", "sequence_number", "dead_letter_source_arn"]
 -- constant: CLAIMED_COLUMNS = ["id", "message_id", "body", "attributes", "sender_id", "sent_at", "receive_count", "first_received_at", "dead_letter_source_arn", "fifo_fields"]
@@ -29,12 +30,12 @@
 -- constant: HISTORY_COLUMNS = ["name", "minute", "sent", "bytes_sent", "received", "redelivered", "empty_receives", "deleted", "dead_lettered", "moved_in", "expired", "purged", "moved", "visible", "in_flight", "delayed", "oldest_age"]
 
 -- name: queue_by_name
-SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
+SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence, queues.fresh_from
 FROM queues
 WHERE queues.account = :account AND queues.region = :region AND queues.name = :name;
 
 -- name: queue_by_id
-SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
+SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence, queues.fresh_from
 FROM queues
 WHERE queues.id = :id;
 
@@ -58,13 +59,25 @@ UPDATE queues SET tags=:tags WHERE queues.id = :id;
 DELETE FROM queues WHERE queues.id = :id;
 
 -- name: delete_queue_messages
-DELETE FROM messages WHERE messages.queue_id = :queue_id;
+DELETE FROM messages WHERE messages.id IN (SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) UNION ALL SELECT messages.id
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL);
 
 -- name: restamp_purged
 UPDATE queues SET purged_at=:now WHERE queues.id = :id;
 
 -- name: purge_visible
-DELETE FROM messages WHERE messages.queue_id = :queue_id AND messages.visible_at <= :now AND messages.sent_at > :cutoff;
+DELETE FROM messages WHERE messages.id IN (SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff UNION ALL SELECT messages.id
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.visible_at <= :now AND messages.sent_at > :cutoff);
 
 -- name: mark_purged
 -- defaults: {"inflight_bound": 0, "inflight_epoch_1": 1}
@@ -97,267 +110,1036 @@ INSERT OR REPLACE INTO queue_tombstones (account, region, name, deleted_at) VALU
 DELETE FROM queue_tombstones WHERE queue_tombstones.deleted_at <= :before;
 
 -- name: keep_high_water
-UPDATE message_positions SET highest_removed=?1 WHERE message_positions.id = 1 AND message_positions.highest_removed < ?1 AND ?1 > coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0);
+INSERT INTO message_positions (id, highest_removed) SELECT ?1 >> 36 AS anon_1, ?1 AS anon_2
+WHERE ?1 > coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= ((?1 >> 36) << 36) AND messages.id < ((?1 >> 36) + 1 << 36)), 0) ON CONFLICT (id) DO UPDATE SET highest_removed = excluded.highest_removed WHERE message_positions.highest_removed < excluded.highest_removed;
 
 -- name: raise_high_water
-UPDATE message_positions SET highest_removed=coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0) WHERE message_positions.id = 1 AND message_positions.highest_removed < coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0);
+INSERT INTO message_positions (id, highest_removed) SELECT ranges.r, (SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (ranges.r << 36) AND messages.id < (ranges.r + 1 << 36)) AS anon_1
+FROM (SELECT :queue_id AS r UNION ALL SELECT DISTINCT messages.id >> 36 AS r
+FROM messages
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id)) AS ranges
+WHERE ranges.r > 0 AND (SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (ranges.r << 36) AND messages.id < (ranges.r + 1 << 36)) IS NOT NULL ON CONFLICT (id) DO UPDATE SET highest_removed = excluded.highest_removed WHERE message_positions.highest_removed < excluded.highest_removed;
 
 -- name: insert_message
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, receive_count, first_received_at, group_id, dedup_id, sequence_number, dead_letter_source_arn, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), :queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :receive_count, :first_received_at, :group_id, :dedup_id, :sequence_number, :dead_letter_source_arn, :is_head);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :receive_count, :first_received_at, :group_id, :dedup_id, :sequence_number, :dead_letter_source_arn, :is_head);
 
 -- name: INSERT_STANDARD_ROWS[0]
 
 -- name: INSERT_STANDARD_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7);
 
 -- name: INSERT_STANDARD_ROWS[2]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14);
 
 -- name: INSERT_STANDARD_ROWS[3]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21);
 
 -- name: INSERT_STANDARD_ROWS[4]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28);
 
 -- name: INSERT_STANDARD_ROWS[5]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35);
 
 -- name: INSERT_STANDARD_ROWS[6]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42);
 
 -- name: INSERT_STANDARD_ROWS[7]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?43, ?44, ?45, ?46, ?47, ?48, ?49);
 
 -- name: INSERT_STANDARD_ROWS[8]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?43, ?44, ?45, ?46, ?47, ?48, ?49), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?50, ?51, ?52, ?53, ?54, ?55, ?56);
 
 -- name: INSERT_STANDARD_ROWS[9]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?43, ?44, ?45, ?46, ?47, ?48, ?49), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?57, ?58, ?59, ?60, ?61, ?62, ?63);
 
 -- name: INSERT_STANDARD_ROWS[10]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?43, ?44, ?45, ?46, ?47, ?48, ?49), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?57, ?58, ?59, ?60, ?61, ?62, ?63), ((max(coalesce((SELECT max(messages.id) AS max_10
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?64, ?65, ?66, ?67, ?68, ?69, ?70);
 
 -- name: INSERT_PLAIN_ROWS[0]
 
 -- name: INSERT_PLAIN_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6);
 
 -- name: INSERT_PLAIN_ROWS[2]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12);
 
 -- name: INSERT_PLAIN_ROWS[3]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18);
 
 -- name: INSERT_PLAIN_ROWS[4]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24);
 
 -- name: INSERT_PLAIN_ROWS[5]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30);
 
 -- name: INSERT_PLAIN_ROWS[6]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36);
 
 -- name: INSERT_PLAIN_ROWS[7]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?37, ?38, ?39, ?40, ?41, ?42);
 
 -- name: INSERT_PLAIN_ROWS[8]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?43, ?44, ?45, ?46, ?47, ?48);
 
 -- name: INSERT_PLAIN_ROWS[9]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?49, ?50, ?51, ?52, ?53, ?54);
 
 -- name: INSERT_PLAIN_ROWS[10]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?49, ?50, ?51, ?52, ?53, ?54), ((max(coalesce((SELECT max(messages.id) AS max_10
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?55, ?56, ?57, ?58, ?59, ?60);
 
 -- name: INSERT_GROUPED_ROWS[0]
 
 -- name: INSERT_GROUPED_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);
 
 -- name: INSERT_GROUPED_ROWS[2]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16);
 
 -- name: INSERT_GROUPED_ROWS[3]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24);
 
 -- name: INSERT_GROUPED_ROWS[4]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32);
 
 -- name: INSERT_GROUPED_ROWS[5]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40);
 
 -- name: INSERT_GROUPED_ROWS[6]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48);
 
 -- name: INSERT_GROUPED_ROWS[7]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56);
 
 -- name: INSERT_GROUPED_ROWS[8]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64);
 
 -- name: INSERT_GROUPED_ROWS[9]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?65, ?66, ?67, ?68, ?69, ?70, ?71, ?72);
 
 -- name: INSERT_GROUPED_ROWS[10]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?65, ?66, ?67, ?68, ?69, ?70, ?71, ?72), ((max(coalesce((SELECT max(messages.id) AS max_10
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?73, ?74, ?75, ?76, ?77, ?78, ?79, ?80);
 
 -- name: INSERT_FIFO_ROWS[0]
 
 -- name: INSERT_FIFO_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11);
 
 -- name: INSERT_FIFO_ROWS[2]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22);
 
 -- name: INSERT_FIFO_ROWS[3]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33);
 
 -- name: INSERT_FIFO_ROWS[4]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44);
 
 -- name: INSERT_FIFO_ROWS[5]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55);
 
 -- name: INSERT_FIFO_ROWS[6]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66);
 
 -- name: INSERT_FIFO_ROWS[7]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77);
 
 -- name: INSERT_FIFO_ROWS[8]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88);
 
 -- name: INSERT_FIFO_ROWS[9]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?89, ?90, ?91, ?92, ?93, ?94, ?95, ?96, ?97, ?98, ?99);
 
 -- name: INSERT_FIFO_ROWS[10]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?89, ?90, ?91, ?92, ?93, ?94, ?95, ?96, ?97, ?98, ?99), ((max(coalesce((SELECT max(messages.id) AS max_10
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?100, ?101, ?102, ?103, ?104, ?105, ?106, ?107, ?108, ?109, ?110);
 
 -- name: PUT_DEDUP_ROWS[0]
 
@@ -393,9 +1175,10 @@ INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequen
 
 -- name: insert_fifo_message
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), :queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :group_id, :dedup_id, :sequence_number, (NOT (EXISTS (SELECT messages.id
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :group_id, :dedup_id, :sequence_number, (NOT (EXISTS (SELECT messages.id
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messages.sequence_number IS NOT NULL))));
 
@@ -403,105 +1186,305 @@ WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messag
 
 -- name: INSERT_SHARED_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?6, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?6, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[2]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?7, ?2, ?3, ?4), (NULL, ?1, ?6, ?8, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?7, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?8, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[3]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?8, ?2, ?3, ?4), (NULL, ?1, ?6, ?9, ?2, ?3, ?4), (NULL, ?1, ?7, ?10, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?8, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?9, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?10, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[4]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?9, ?2, ?3, ?4), (NULL, ?1, ?6, ?10, ?2, ?3, ?4), (NULL, ?1, ?7, ?11, ?2, ?3, ?4), (NULL, ?1, ?8, ?12, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?9, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?10, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?11, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?12, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[5]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?10, ?2, ?3, ?4), (NULL, ?1, ?6, ?11, ?2, ?3, ?4), (NULL, ?1, ?7, ?12, ?2, ?3, ?4), (NULL, ?1, ?8, ?13, ?2, ?3, ?4), (NULL, ?1, ?9, ?14, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?10, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?11, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?12, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?13, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?14, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[6]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?11, ?2, ?3, ?4), (NULL, ?1, ?6, ?12, ?2, ?3, ?4), (NULL, ?1, ?7, ?13, ?2, ?3, ?4), (NULL, ?1, ?8, ?14, ?2, ?3, ?4), (NULL, ?1, ?9, ?15, ?2, ?3, ?4), (NULL, ?1, ?10, ?16, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?11, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?12, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?13, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?14, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?16, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[7]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?12, ?2, ?3, ?4), (NULL, ?1, ?6, ?13, ?2, ?3, ?4), (NULL, ?1, ?7, ?14, ?2, ?3, ?4), (NULL, ?1, ?8, ?15, ?2, ?3, ?4), (NULL, ?1, ?9, ?16, ?2, ?3, ?4), (NULL, ?1, ?10, ?17, ?2, ?3, ?4), (NULL, ?1, ?11, ?18, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?12, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?13, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?14, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?16, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?17, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?1, ?11, ?18, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[8]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?13, ?2, ?3, ?4), (NULL, ?1, ?6, ?14, ?2, ?3, ?4), (NULL, ?1, ?7, ?15, ?2, ?3, ?4), (NULL, ?1, ?8, ?16, ?2, ?3, ?4), (NULL, ?1, ?9, ?17, ?2, ?3, ?4), (NULL, ?1, ?10, ?18, ?2, ?3, ?4), (NULL, ?1, ?11, ?19, ?2, ?3, ?4), (NULL, ?1, ?12, ?20, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?13, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?14, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?16, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?17, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?18, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?1, ?11, ?19, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?1, ?12, ?20, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[9]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?14, ?2, ?3, ?4), (NULL, ?1, ?6, ?15, ?2, ?3, ?4), (NULL, ?1, ?7, ?16, ?2, ?3, ?4), (NULL, ?1, ?8, ?17, ?2, ?3, ?4), (NULL, ?1, ?9, ?18, ?2, ?3, ?4), (NULL, ?1, ?10, ?19, ?2, ?3, ?4), (NULL, ?1, ?11, ?20, ?2, ?3, ?4), (NULL, ?1, ?12, ?21, ?2, ?3, ?4), (NULL, ?1, ?13, ?22, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?14, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?16, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?17, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?18, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?19, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?1, ?11, ?20, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?1, ?12, ?21, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?1, ?13, ?22, ?2, ?3, ?4);
 
 -- name: INSERT_SHARED_ROWS[10]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages), 0), (SELECT message_positions.highest_removed
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = 1)) + 1), ?1, ?5, ?15, ?2, ?3, ?4), (NULL, ?1, ?6, ?16, ?2, ?3, ?4), (NULL, ?1, ?7, ?17, ?2, ?3, ?4), (NULL, ?1, ?8, ?18, ?2, ?3, ?4), (NULL, ?1, ?9, ?19, ?2, ?3, ?4), (NULL, ?1, ?10, ?20, ?2, ?3, ?4), (NULL, ?1, ?11, ?21, ?2, ?3, ?4), (NULL, ?1, ?12, ?22, ?2, ?3, ?4), (NULL, ?1, ?13, ?23, ?2, ?3, ?4), (NULL, ?1, ?14, ?24, ?2, ?3, ?4);
+WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?16, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?17, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?18, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?19, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?20, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?1, ?11, ?21, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?1, ?12, ?22, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?1, ?13, ?23, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_10
+FROM messages
+WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?1, ?14, ?24, ?2, ?3, ?4);
 
 -- name: claim_standard
 UPDATE messages SET visible_at=?1, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, ?2), received_at=?2, receipt_token=?3 WHERE messages.id IN (SELECT id
 FROM (SELECT id
-FROM (SELECT anon_2.id AS id
+FROM (SELECT oldest.id AS id
+FROM (SELECT anon_2.id AS id, anon_2.since AS since
 FROM (SELECT anon_3.id AS id, max(anon_3.sent_at, anon_3.visible_at - 10000) AS since
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at, messages.sent_at AS sent_at
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
+WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
  LIMIT 256 OFFSET 0) AS anon_3
 WHERE anon_3.group_id IS NULL OR (anon_3.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)))
- LIMIT ?6 + 16 OFFSET 0) AS anon_2 ORDER BY anon_2.since, anon_2.id
+WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)))
+ LIMIT ?6 + 16 OFFSET 0) AS anon_2 UNION ALL SELECT anon_4.id AS id, anon_4.since AS since
+FROM (SELECT window.id AS id, window.sent_at AS since
+FROM (SELECT messages.id AS id, messages.queue_id AS queue_id, messages.sent_at AS sent_at, messages.visible_at AS visible_at, messages.receive_count AS receive_count, messages.group_id AS group_id
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, ?4 << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = ?4) AND messages.id < (?4 + 1 << 36) ORDER BY messages.id
+ LIMIT 32 + ?6 OFFSET 0) AS window
+WHERE window.queue_id = ?4 AND window.receive_count = 0 AND window.visible_at = window.sent_at AND window.group_id IS NULL AND window.sent_at > ?5 AND window.visible_at <= ?2
+ LIMIT ?6 OFFSET 0) AS anon_4) AS oldest ORDER BY oldest.since, oldest.id
  LIMIT ?6 OFFSET 0) AS anon_1 UNION ALL SELECT id
-FROM (SELECT anon_5.id AS id
+FROM (SELECT anon_6.id AS id
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.visible_at > (SELECT messages.visible_at
+WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.visible_at > (SELECT messages.visible_at
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
+WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
  LIMIT 1 OFFSET 255) ORDER BY messages.visible_at DESC
- LIMIT 256 OFFSET 0) AS anon_5
-WHERE anon_5.group_id IS NULL OR (anon_5.group_id NOT IN (SELECT messages.group_id
+ LIMIT 256 OFFSET 0) AS anon_6
+WHERE anon_6.group_id IS NULL OR (anon_6.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5))) ORDER BY anon_5.visible_at
- LIMIT ?6 OFFSET 0) AS anon_4 UNION ALL SELECT id
+WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5))) ORDER BY anon_6.visible_at
+ LIMIT ?6 OFFSET 0) AS anon_5 UNION ALL SELECT id
 FROM (SELECT messages.id AS id
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.group_id IN (SELECT messages.group_id
+WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.group_id IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)) ORDER BY messages.visible_at
- LIMIT ?6 OFFSET 0) AS anon_6) AS fair
+WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)) ORDER BY messages.visible_at
+ LIMIT ?6 OFFSET 0) AS anon_7) AS fair
  LIMIT ?6 OFFSET 0) RETURNING id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, coalesce(dedup_id, sequence_number, char(1) || group_id) AS fifo_fields;
 
 -- name: claim_standard_rows
@@ -509,48 +1492,68 @@ SELECT messages.id, messages.message_id, messages.body, messages.attributes, mes
 FROM messages
 WHERE messages.id IN (SELECT id
 FROM (SELECT id
-FROM (SELECT anon_3.id AS id
+FROM (SELECT oldest.id AS id
+FROM (SELECT anon_3.id AS id, anon_3.since AS since
 FROM (SELECT anon_4.id AS id, max(anon_4.sent_at, anon_4.visible_at - 10000) AS since
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at, messages.sent_at AS sent_at
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
+WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
  LIMIT 256 OFFSET 0) AS anon_4
 WHERE anon_4.group_id IS NULL OR (anon_4.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)))
- LIMIT ?4 + 16 OFFSET 0) AS anon_3 ORDER BY anon_3.since, anon_3.id
+WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)))
+ LIMIT ?4 + 16 OFFSET 0) AS anon_3 UNION ALL SELECT anon_5.id AS id, anon_5.since AS since
+FROM (SELECT window.id AS id, window.sent_at AS since
+FROM (SELECT messages.id AS id, messages.queue_id AS queue_id, messages.sent_at AS sent_at, messages.visible_at AS visible_at, messages.receive_count AS receive_count, messages.group_id AS group_id
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, ?2 << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = ?2) AND messages.id < (?2 + 1 << 36) ORDER BY messages.id
+ LIMIT 32 + ?4 OFFSET 0) AS window
+WHERE window.queue_id = ?2 AND window.receive_count = 0 AND window.visible_at = window.sent_at AND window.group_id IS NULL AND window.sent_at > ?3 AND window.visible_at <= ?1
+ LIMIT ?4 OFFSET 0) AS anon_5) AS oldest ORDER BY oldest.since, oldest.id
  LIMIT ?4 OFFSET 0) AS anon_2 UNION ALL SELECT id
-FROM (SELECT anon_6.id AS id
+FROM (SELECT anon_7.id AS id
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.visible_at > (SELECT messages.visible_at
+WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.visible_at > (SELECT messages.visible_at
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
+WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
  LIMIT 1 OFFSET 255) ORDER BY messages.visible_at DESC
- LIMIT 256 OFFSET 0) AS anon_6
-WHERE anon_6.group_id IS NULL OR (anon_6.group_id NOT IN (SELECT messages.group_id
+ LIMIT 256 OFFSET 0) AS anon_7
+WHERE anon_7.group_id IS NULL OR (anon_7.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3))) ORDER BY anon_6.visible_at
- LIMIT ?4 OFFSET 0) AS anon_5 UNION ALL SELECT id
+WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3))) ORDER BY anon_7.visible_at
+ LIMIT ?4 OFFSET 0) AS anon_6 UNION ALL SELECT id
 FROM (SELECT messages.id AS id
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.group_id IN (SELECT messages.group_id
+WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.group_id IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)) ORDER BY messages.visible_at
- LIMIT ?4 OFFSET 0) AS anon_7) AS fair
+WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)) ORDER BY messages.visible_at
+ LIMIT ?4 OFFSET 0) AS anon_8) AS fair
  LIMIT ?4 OFFSET 0);
 
 -- name: CLAIM_LISTED_ROWS
 UPDATE messages SET visible_at=?1, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, ?2), received_at=?2, receipt_token=?3 WHERE messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66, ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77, ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88, ?89, ?90, ?91, ?92, ?93, ?94, ?95, ?96, ?97, ?98, ?99, ?100, ?101, ?102, ?103);
+
+-- name: advance_fresh
+UPDATE queues SET fresh_from=coalesce((SELECT min(messages.id) AS min_1
+FROM messages
+WHERE messages.id >= max(queues.fresh_from, queues.id << 36) AND messages.id < (queues.id + 1 << 36) AND messages.queue_id = queues.id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL), (SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (queues.id << 36) AND messages.id < (queues.id + 1 << 36)) + 1) WHERE queues.id = :queue_id AND (EXISTS (SELECT messages.id
+FROM messages
+WHERE messages.id >= max(queues.fresh_from, queues.id << 36) AND messages.id < (queues.id + 1 << 36) ORDER BY messages.id
+ LIMIT 1 OFFSET 32));
 
 -- name: fifo_heads
 -- defaults: {"param_1": 0}
@@ -624,12 +1627,21 @@ WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messag
 
 -- name: unclaim_to_dead_letter
 -- defaults: {"is_head": 0, "receipt_token": null, "receive_count_1": 1, "received_at": null}
-UPDATE messages SET queue_id=:dlq_id, visible_at=:now, receive_count=(messages.receive_count - :receive_count_1), received_at=:received_at, receipt_token=:receipt_token, sequence_number=:sequence_number, dead_letter_source_arn=:source_arn, is_head=:is_head WHERE messages.id = :id RETURNING group_id;
+UPDATE messages SET id=(max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:dlq_id << 36) AND messages.id < (:dlq_id + 1 << 36)), :dlq_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :dlq_id), :dlq_id << 36)) + 1), queue_id=:dlq_id, visible_at=:now, receive_count=(messages.receive_count - :receive_count_1), received_at=:received_at, receipt_token=:receipt_token, sequence_number=:sequence_number, dead_letter_source_arn=:source_arn, is_head=:is_head, moved_from=messages.id WHERE messages.id = :id RETURNING group_id;
 
 -- name: message_by_id
 SELECT messages.id, messages.queue_id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.is_head
 FROM messages
 WHERE messages.id = :id;
+
+-- name: message_moved_from
+SELECT messages.id, messages.queue_id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.is_head
+FROM messages
+WHERE messages.moved_from = :id;
 
 -- name: received_by_id
 SELECT messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn
@@ -717,47 +1729,77 @@ DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0
 UPDATE messages SET visible_at=:visible_at WHERE messages.id = :id;
 
 -- name: prune_expired
--- defaults: {"param_1": 0}
+-- defaults: {"param_1": 0, "param_2": 0}
 DELETE FROM messages WHERE messages.id IN (SELECT head.id
 FROM (SELECT messages.id AS id, messages.sent_at AS sent_at
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at <= :now ORDER BY messages.visible_at
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now ORDER BY messages.visible_at
  LIMIT :window OFFSET :param_1) AS head
-WHERE head.sent_at <= :cutoff) RETURNING id, group_id, is_head;
+WHERE head.sent_at <= :cutoff UNION ALL SELECT fresh_head.id
+FROM (SELECT messages.id AS id, messages.sent_at AS sent_at
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL ORDER BY messages.id
+ LIMIT :window OFFSET :param_2) AS fresh_head
+WHERE fresh_head.sent_at <= :cutoff) RETURNING id, group_id, is_head;
 
 -- name: prune_all_expired
 -- defaults: {"param_1": 0}
-DELETE FROM messages WHERE messages.id IN (SELECT messages.id
+DELETE FROM messages WHERE messages.id IN (SELECT expired.id
+FROM (SELECT messages.id AS id
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.sent_at <= :cutoff
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at <= :cutoff UNION ALL SELECT messages.id AS id
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at <= :cutoff) AS expired
  LIMIT :n OFFSET :param_1) RETURNING id, group_id, is_head;
 
 -- name: count_visible
-SELECT count(*) AS count_1
+SELECT (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at <= :now AND messages.sent_at > :cutoff;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff) + (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.visible_at <= :now AND messages.sent_at > :cutoff) AS anon_1;
 
 -- name: count_in_flight
 -- defaults: {"receive_count_1": 0}
 SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > :receive_count_1 AND messages.sent_at > :cutoff;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > :receive_count_1 AND messages.sent_at > :cutoff;
 
 -- name: count_delayed
 -- defaults: {"receive_count_1": 0}
-SELECT count(*) AS count_1
+SELECT (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count = :receive_count_1 AND messages.sent_at > :cutoff;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count = :receive_count_1 AND messages.sent_at > :cutoff) + (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff) AS anon_1;
 
 -- name: oldest_sent
-SELECT min(messages.sent_at) AS min_1
+SELECT min(coalesce((SELECT min(messages.sent_at) AS min_2
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff), (SELECT min(messages.sent_at) AS min_3
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff)), coalesce((SELECT min(messages.sent_at) AS min_3
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff), (SELECT min(messages.sent_at) AS min_2
+FROM messages
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff))) AS min_1;
 
 -- name: next_visible_at
 SELECT min(messages.visible_at) AS min_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at > :now;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now;
 
 -- name: oldest_head_sent
 SELECT min(messages.sent_at) AS min_1
@@ -771,71 +1813,114 @@ FROM messages
 WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)) AS noisy;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)) AS noisy;
 
 -- name: count_visible_quiet
-SELECT count(*) AS count_1
+SELECT (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at <= :now;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at <= :now) + (SELECT count(*) AS count_3
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.visible_at <= :now AND messages.sent_at > :cutoff) AS anon_1;
 
 -- name: count_in_flight_quiet
 -- defaults: {"receive_count_1": 0}
 SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at > :now AND messages.receive_count > :receive_count_1;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at > :now AND messages.receive_count > :receive_count_1;
 
 -- name: count_delayed_quiet
 -- defaults: {"receive_count_1": 0}
-SELECT count(*) AS count_1
+SELECT (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at > :now AND messages.receive_count = :receive_count_1;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at > :now AND messages.receive_count = :receive_count_1) + (SELECT count(*) AS count_3
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff) AS anon_1;
 
 -- name: oldest_sent_quiet
-SELECT min(messages.sent_at) AS min_1
+SELECT min(coalesce((SELECT min(messages.sent_at) AS min_2
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff))));
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff))))), (SELECT min(messages.sent_at) AS min_3
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff)), coalesce((SELECT min(messages.sent_at) AS min_3
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff), (SELECT min(messages.sent_at) AS min_2
+FROM messages
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff AND (messages.group_id IS NULL OR (messages.group_id NOT IN (SELECT messages.group_id
+FROM messages
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
+HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
+FROM messages
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff))))))) AS min_1;
 
 -- name: peek_messages
--- defaults: {"param_1": "all", "param_2": "visible", "param_3": "in-flight", "param_4": "delayed", "param_5": 0, "receive_count_1": 0, "receive_count_2": 0}
-SELECT messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn
+-- defaults: {"param_1": "all", "param_2": "visible", "param_3": "in-flight", "param_4": "delayed", "param_5": 0, "param_6": "all", "param_7": "visible", "param_8": 0, "param_9": 0, "receive_count_1": 0, "receive_count_2": 0}
+SELECT merged.id, merged.message_id, merged.body, merged.attributes, merged.sender_id, merged.sent_at, merged.visible_at, merged.receive_count, merged.first_received_at, merged.receipt_token, merged.group_id, merged.dedup_id, merged.sequence_number, merged.dead_letter_source_arn
+FROM (SELECT anon_1.id AS id, anon_1.message_id AS message_id, anon_1.body AS body, anon_1.attributes AS attributes, anon_1.sender_id AS sender_id, anon_1.sent_at AS sent_at, anon_1.visible_at AS visible_at, anon_1.receive_count AS receive_count, anon_1.first_received_at AS first_received_at, anon_1.receipt_token AS receipt_token, anon_1.group_id AS group_id, anon_1.dedup_id AS dedup_id, anon_1.sequence_number AS sequence_number, anon_1.dead_letter_source_arn AS dead_letter_source_arn
+FROM (SELECT messages.id AS id, messages.message_id AS message_id, messages.body AS body, messages.attributes AS attributes, messages.sender_id AS sender_id, messages.sent_at AS sent_at, messages.visible_at AS visible_at, messages.receive_count AS receive_count, messages.first_received_at AS first_received_at, messages.receipt_token AS receipt_token, messages.group_id AS group_id, messages.dedup_id AS dedup_id, messages.sequence_number AS sequence_number, messages.dead_letter_source_arn AS dead_letter_source_arn
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff AND (:state = :param_1 OR :state = :param_2 AND messages.visible_at <= :now OR :state = :param_3 AND messages.visible_at > :now AND messages.receive_count > :receive_count_1 OR :state = :param_4 AND messages.visible_at > :now AND messages.receive_count = :receive_count_2) ORDER BY messages.visible_at, messages.id
- LIMIT :limit OFFSET :param_5;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff AND (:state = :param_1 OR :state = :param_2 AND messages.visible_at <= :now OR :state = :param_3 AND messages.visible_at > :now AND messages.receive_count > :receive_count_1 OR :state = :param_4 AND messages.visible_at > :now AND messages.receive_count = :receive_count_2) ORDER BY messages.visible_at, messages.id
+ LIMIT :limit OFFSET :param_5) AS anon_1 UNION ALL SELECT anon_2.id AS id, anon_2.message_id AS message_id, anon_2.body AS body, anon_2.attributes AS attributes, anon_2.sender_id AS sender_id, anon_2.sent_at AS sent_at, anon_2.visible_at AS visible_at, anon_2.receive_count AS receive_count, anon_2.first_received_at AS first_received_at, anon_2.receipt_token AS receipt_token, anon_2.group_id AS group_id, anon_2.dedup_id AS dedup_id, anon_2.sequence_number AS sequence_number, anon_2.dead_letter_source_arn AS dead_letter_source_arn
+FROM (SELECT messages.id AS id, messages.message_id AS message_id, messages.body AS body, messages.attributes AS attributes, messages.sender_id AS sender_id, messages.sent_at AS sent_at, messages.visible_at AS visible_at, messages.receive_count AS receive_count, messages.first_received_at AS first_received_at, messages.receipt_token AS receipt_token, messages.group_id AS group_id, messages.dedup_id AS dedup_id, messages.sequence_number AS sequence_number, messages.dead_letter_source_arn AS dead_letter_source_arn
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff AND messages.visible_at <= :now AND (:state = :param_6 OR :state = :param_7) ORDER BY messages.id
+ LIMIT :limit OFFSET :param_8) AS anon_2) AS merged ORDER BY merged.visible_at, merged.id
+ LIMIT :limit OFFSET :param_9;
 
 -- name: peek_page
--- defaults: {"param_1": 0}
-SELECT messages.id, messages.message_id, substr(messages.body, 1, :body_chars) AS body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, length(messages.body) AS length_1
+-- defaults: {"param_1": 0, "param_2": 0, "param_3": 0}
+SELECT merged.id, merged.message_id, merged.body, merged.attributes, merged.sender_id, merged.sent_at, merged.visible_at, merged.receive_count, merged.first_received_at, merged.receipt_token, merged.group_id, merged.dedup_id, merged.sequence_number, merged.dead_letter_source_arn, merged.length
+FROM (SELECT anon_1.id AS id, anon_1.message_id AS message_id, anon_1.body AS body, anon_1.attributes AS attributes, anon_1.sender_id AS sender_id, anon_1.sent_at AS sent_at, anon_1.visible_at AS visible_at, anon_1.receive_count AS receive_count, anon_1.first_received_at AS first_received_at, anon_1.receipt_token AS receipt_token, anon_1.group_id AS group_id, anon_1.dedup_id AS dedup_id, anon_1.sequence_number AS sequence_number, anon_1.dead_letter_source_arn AS dead_letter_source_arn, anon_1.length AS length
+FROM (SELECT messages.id AS id, messages.message_id AS message_id, substr(messages.body, 1, :body_chars) AS body, messages.attributes AS attributes, messages.sender_id AS sender_id, messages.sent_at AS sent_at, messages.visible_at AS visible_at, messages.receive_count AS receive_count, messages.first_received_at AS first_received_at, messages.receipt_token AS receipt_token, messages.group_id AS group_id, messages.dedup_id AS dedup_id, messages.sequence_number AS sequence_number, messages.dead_letter_source_arn AS dead_letter_source_arn, length(messages.body) AS length
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.visible_at >= :low AND messages.visible_at <= :high AND (messages.visible_at > :after_visible_at OR messages.id > :after_id) AND messages.receive_count >= :min_receives AND messages.receive_count <= :max_receives AND messages.sent_at > :cutoff ORDER BY messages.visible_at, messages.id
- LIMIT :limit OFFSET :param_1;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at >= :low AND messages.visible_at <= :high AND (messages.visible_at > :after_visible_at OR messages.id > :after_id) AND messages.receive_count >= :min_receives AND messages.receive_count <= :max_receives AND messages.sent_at > :cutoff ORDER BY messages.visible_at, messages.id
+ LIMIT :limit OFFSET :param_1) AS anon_1 UNION ALL SELECT anon_2.id AS id, anon_2.message_id AS message_id, anon_2.body AS body, anon_2.attributes AS attributes, anon_2.sender_id AS sender_id, anon_2.sent_at AS sent_at, anon_2.visible_at AS visible_at, anon_2.receive_count AS receive_count, anon_2.first_received_at AS first_received_at, anon_2.receipt_token AS receipt_token, anon_2.group_id AS group_id, anon_2.dedup_id AS dedup_id, anon_2.sequence_number AS sequence_number, anon_2.dead_letter_source_arn AS dead_letter_source_arn, anon_2.length AS length
+FROM (SELECT messages.id AS id, messages.message_id AS message_id, substr(messages.body, 1, :body_chars) AS body, messages.attributes AS attributes, messages.sender_id AS sender_id, messages.sent_at AS sent_at, messages.visible_at AS visible_at, messages.receive_count AS receive_count, messages.first_received_at AS first_received_at, messages.receipt_token AS receipt_token, messages.group_id AS group_id, messages.dedup_id AS dedup_id, messages.sequence_number AS sequence_number, messages.dead_letter_source_arn AS dead_letter_source_arn, length(messages.body) AS length
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.visible_at >= :low AND messages.visible_at <= :high AND (messages.visible_at > :after_visible_at OR messages.id > :after_id) AND messages.receive_count >= :min_receives AND messages.receive_count <= :max_receives AND messages.sent_at > :cutoff AND :min_receives = 0 AND :max_receives > 0 ORDER BY messages.id
+ LIMIT :limit OFFSET :param_2) AS anon_2) AS merged ORDER BY merged.visible_at, merged.id
+ LIMIT :limit OFFSET :param_3;
 
 -- name: queue_stats
 -- defaults: {"receive_count_1": 0, "receive_count_2": 0}
 SELECT queues.id, queues.name, queues.fifo, queues.dead_letter_target, queues.retention_period, (SELECT json_array(count(*), min(messages.sent_at)) AS json_array_1
 FROM messages
-WHERE messages.queue_id = queues.id AND messages.visible_at <= :now AND messages.sent_at > :now - queues.retention_period * 1000) AS visible_figures, (SELECT json_array(count(*) FILTER (WHERE hidden.receive_count > :receive_count_1), count(*) FILTER (WHERE hidden.receive_count = :receive_count_2), min(hidden.sent_at)) AS json_array_2
+WHERE messages.queue_id = queues.id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :now - queues.retention_period * 1000) AS visible_figures, (SELECT json_array(count(*) FILTER (WHERE fresh.visible_at <= :now), count(*) FILTER (WHERE fresh.visible_at > :now), min(fresh.sent_at)) AS json_array_2
+FROM messages AS fresh
+WHERE fresh.id >= max(queues.fresh_from, queues.id << 36) AND fresh.id < (queues.id + 1 << 36) AND fresh.queue_id = queues.id AND fresh.receive_count = 0 AND fresh.visible_at = fresh.sent_at AND fresh.group_id IS NULL AND fresh.sent_at > :now - queues.retention_period * 1000) AS fresh_figures, (SELECT json_array(count(*) FILTER (WHERE hidden.receive_count > :receive_count_1), count(*) FILTER (WHERE hidden.receive_count = :receive_count_2), min(hidden.sent_at)) AS json_array_3
 FROM messages AS hidden
-WHERE hidden.queue_id = queues.id AND hidden.visible_at > :now AND hidden.sent_at > :now - queues.retention_period * 1000) AS hidden_figures
+WHERE hidden.queue_id = queues.id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND hidden.visible_at > :now AND hidden.sent_at > :now - queues.retention_period * 1000) AS hidden_figures
 FROM queues
 WHERE queues.account = :account AND queues.region = :region ORDER BY queues.name;
 
@@ -843,9 +1928,11 @@ WHERE queues.account = :account AND queues.region = :region ORDER BY queues.name
 -- defaults: {"receive_count_1": 0, "receive_count_2": 0}
 SELECT queues.id, queues.name, queues.fifo, queues.dead_letter_target, queues.retention_period, (SELECT json_array(count(*), min(messages.sent_at)) AS json_array_1
 FROM messages
-WHERE messages.queue_id = queues.id AND messages.visible_at <= :now AND messages.sent_at > :now - queues.retention_period * 1000) AS visible_figures, (SELECT json_array(count(*) FILTER (WHERE hidden.receive_count > :receive_count_1), count(*) FILTER (WHERE hidden.receive_count = :receive_count_2), min(hidden.sent_at)) AS json_array_2
+WHERE messages.queue_id = queues.id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :now - queues.retention_period * 1000) AS visible_figures, (SELECT json_array(count(*) FILTER (WHERE fresh.visible_at <= :now), count(*) FILTER (WHERE fresh.visible_at > :now), min(fresh.sent_at)) AS json_array_2
+FROM messages AS fresh
+WHERE fresh.id >= max(queues.fresh_from, queues.id << 36) AND fresh.id < (queues.id + 1 << 36) AND fresh.queue_id = queues.id AND fresh.receive_count = 0 AND fresh.visible_at = fresh.sent_at AND fresh.group_id IS NULL AND fresh.sent_at > :now - queues.retention_period * 1000) AS fresh_figures, (SELECT json_array(count(*) FILTER (WHERE hidden.receive_count > :receive_count_1), count(*) FILTER (WHERE hidden.receive_count = :receive_count_2), min(hidden.sent_at)) AS json_array_3
 FROM messages AS hidden
-WHERE hidden.queue_id = queues.id AND hidden.visible_at > :now AND hidden.sent_at > :now - queues.retention_period * 1000) AS hidden_figures
+WHERE hidden.queue_id = queues.id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND hidden.visible_at > :now AND hidden.sent_at > :now - queues.retention_period * 1000) AS hidden_figures
 FROM queues
 WHERE queues.account = :account AND queues.region = :region AND (queues.name IN (SELECT value
 FROM json_each(:names)) OR queues.name IN (SELECT naming.dead_letter_target
@@ -886,20 +1973,34 @@ WHERE messages.queue_id = :queue_id AND messages.sequence_number IS NOT NULL AND
 
 -- name: move_message
 -- defaults: {"dead_letter_source_arn": null, "first_received_at": null, "is_head": 0, "receipt_token": null, "receive_count": 0, "received_at": null}
-UPDATE messages SET queue_id=:queue_id, visible_at=:now, receive_count=:receive_count, first_received_at=:first_received_at, received_at=:received_at, receipt_token=:receipt_token, sequence_number=:sequence_number, dead_letter_source_arn=:dead_letter_source_arn, is_head=:is_head WHERE messages.id = :id;
+UPDATE messages SET id=(max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), queue_id=:queue_id, visible_at=:now, receive_count=:receive_count, first_received_at=:first_received_at, received_at=:received_at, receipt_token=:receipt_token, sequence_number=:sequence_number, dead_letter_source_arn=:dead_letter_source_arn, is_head=:is_head, moved_from=messages.id WHERE messages.id = :id;
 
 -- name: count_alive
-SELECT count(*) AS count_1
+SELECT (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND messages.sent_at > :cutoff;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff) + (SELECT count(*) AS count_2
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff) AS anon_1;
 
 -- name: max_message_row
-SELECT max(messages.id) AS max_1
+-- defaults: {"param_1": 0}
+SELECT max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.queue_id = :queue_id;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id)), 0), coalesce((SELECT messages.id
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_3
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL ORDER BY messages.id DESC
+ LIMIT 1 OFFSET :param_1), 0)) AS max_1;
 
 -- name: all_queues
-SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence
+SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence, queues.fresh_from
 FROM queues ORDER BY queues.name;
 
 -- name: find_dedup

@@ -25,6 +25,8 @@ from sqlalchemy import (
     text,
 )
 
+from .defaults import QUEUE_ID_SHIFT
+
 metadata = MetaData()
 
 meta = Table(
@@ -67,6 +69,9 @@ queues = Table(
     # while the epoch it was reserved under is current.
     Column("inflight_epoch", Integer, nullable=False, server_default=text("0")),
     Column("last_sequence", BigInteger, nullable=False, server_default=text("0")),
+    # No never-received message of the queue has a lower id (see FRESH, below). Claims move it
+    # up, a move task that returns a message to its queue moves it down.
+    Column("fresh_from", BigInteger, nullable=False, server_default=text("0")),
     UniqueConstraint("account", "region", "name"),
     # Never reuse a queue id: receipt handles name the queue they were issued by.
     sqlite_autoincrement=True,
@@ -80,6 +85,13 @@ queue_tombstones = Table(
     Column("name", String, primary_key=True),
     Column("deleted_at", BigInteger, nullable=False),
 )
+
+# A message is fresh while it was never received, was sent with no delay and no group, and has
+# an id in its queue's own range (QUEUE_ID_SHIFT): such a message is visible in send order, so
+# claims and counts find it by id, from queues.fresh_from, and ix_messages_visible holds every
+# other message only. A send of a fresh message then writes no index page. INDEXED is that
+# index's predicate, which a query must state, as written here, for SQLite to use the index.
+INDEXED = f"(receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> {QUEUE_ID_SHIFT}) <> queue_id)"
 
 messages = Table(
     "messages",
@@ -107,11 +119,23 @@ messages = Table(
     # sends, deletes, moves or prunes a message of the group, so a claim reads the visible heads
     # off an index instead of testing every message of every blocked group.
     Column("is_head", Integer, nullable=False, server_default=text("0")),
+    # A message moved to another queue (a dead letter, a move task's) takes the next id of that
+    # queue's range, as its position there; this keeps the id it had, so a receipt handle that
+    # names it is known for the moved message's, not a deleted one's. The latest move's only.
+    Column("moved_from", BigInteger, nullable=True),
     # Claims walk this index from the oldest visible_at; counts read it without the table; and
     # expired rows, being the oldest, are pruned from its head (there is no index on sent_at:
-    # every send and delete would pay for one).
+    # every send and delete would pay for one). Every message but the fresh ones (INDEXED).
     # group_id last: a fair queue's claim passes over noisy groups' rows inside the index.
-    Index("ix_messages_visible", "queue_id", "visible_at", "sent_at", "receive_count", "group_id"),
+    Index(
+        "ix_messages_visible",
+        "queue_id",
+        "visible_at",
+        "sent_at",
+        "receive_count",
+        "group_id",
+        sqlite_where=text(INDEXED),
+    ),
     # Fair queues: a standard queue's grouped messages once received, by visible_at, so the
     # claim counts each group's messages in flight (visible_at > now) over a range that holds
     # only those: never the backlog, the delayed messages, or a message of no group.
@@ -152,6 +176,8 @@ messages = Table(
         "sent_at",
         sqlite_where=text("is_head = 1"),
     ),
+    # The moved messages by the id they had (a handle's look-up): a sent message pays nothing.
+    Index("ix_messages_moved_from", "moved_from", sqlite_where=text("moved_from IS NOT NULL")),
     # Not AUTOINCREMENT: its sequence row is a page more that every send's commit writes. An id
     # is still never given out twice (see message_positions).
 )
@@ -159,13 +185,16 @@ messages = Table(
 # A message's id is its position in its queue, and a reader that resumes after the last
 # position it handled (a copy to another endpoint, message_records) must not pass over a
 # message sent after the newest ones were deleted: no id is given out twice. A send takes the
-# next id above both the highest row and highest_removed, reading them only, so it writes no
-# page for its id (AUTOINCREMENT's sqlite_sequence row cost every send's commit a page). Every
-# deletion of messages keeps the mark: each statement that deletes them is followed, in its
-# transaction, by statements.keep_high_water with the highest id it took (the mark rises only
-# if that id was above every row left), or preceded by statements.raise_high_water (a bulk
-# deletion). A statement, not a trigger: a trigger runs a program of its own for every row
-# deleted, which cost a buffered consumer 0.5 us a message of its deletes. One row, id 1.
+# next id of its queue's range (QUEUE_ID_SHIFT) above both the range's highest row and its
+# highest_removed, reading them only, so it writes no page for its id (AUTOINCREMENT's
+# sqlite_sequence row cost every send's commit a page). Every deletion of messages keeps the
+# mark: each statement that deletes them is followed, in its transaction, by
+# statements.keep_high_water with the highest id it took of each range (the mark rises only if
+# that id was above every row left in the range), or preceded by statements.raise_high_water (a
+# bulk deletion). A statement, not a trigger: a trigger runs a program of its own for every row
+# deleted, which cost a buffered consumer 0.5 us a message of its deletes. A row per range that
+# had its top deleted, id = the range's queue id. (Ids below 1 << QUEUE_ID_SHIFT, given out
+# before ranges, are never given out again: every range is above them.)
 message_positions = Table(
     "message_positions",
     metadata,

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, literal_column, null, or_, select, tuple_, union_all, update
+from sqlalchemy import and_, delete, func, insert, literal_column, or_, select, text, tuple_, union_all, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from . import defaults as D
 from .schema import (
     HISTORY_COUNTERS,
     HISTORY_GAUGES,
+    INDEXED,
     fifo_dedup,
     message_positions,
     messages,
@@ -72,6 +73,78 @@ _delayed = (_hidden, m.c.receive_count == 0)  # never received, its delay runnin
 _IN_GROUP_INDEX = m.c.sequence_number.is_not(None)
 _GROUP = (m.c.queue_id == P("queue_id"), m.c.group_id == P("group_id"), _IN_GROUP_INDEX)  # one group's rows (ix_messages_group)
 
+# A queue's messages are the rows of ix_messages_visible (whose predicate, schema.INDEXED, a query
+# must state to use it) and its fresh ones: never received, sent with no delay and no group, in
+# the queue's id range from queues.fresh_from on, found by id. Every statement that reads a
+# queue's messages reads both; fresh rows are always visible (visible_at = sent_at).
+_INDEXED: Any = text(INDEXED)
+_SHIFT: Any = literal_column(str(D.QUEUE_ID_SHIFT))
+_ZERO: Any = literal_column("0")
+
+
+def _range_start(queue_id: Any) -> Any:
+    return queue_id.op("<<")(_SHIFT)
+
+
+def _range_end(queue_id: Any) -> Any:
+    return (queue_id + literal_column("1")).op("<<")(_SHIFT)
+
+
+_fq = q.alias("fresh_queue")
+
+
+def _fresh_start(queue_id: Any) -> Any:
+    """The lowest id that may be a fresh message of the queue (its range's start, or above)."""
+    if queue_id is q.c.id:  # correlated to the queue row in scope
+        return func.max(q.c.fresh_from, _range_start(q.c.id))
+    return select(func.max(_fq.c.fresh_from, _range_start(queue_id))).where(_fq.c.id == queue_id).scalar_subquery()
+
+
+def _fresh_rows(*where: Any, columns: Any = (m.c.id,), queue_id: Any = None, rows: Any = m) -> Any:
+    """The queue's fresh messages among ``rows``, from fresh_from on."""
+    queue_id = P("queue_id") if queue_id is None else queue_id
+    fresh = (rows.c.receive_count == literal_column("0"), rows.c.visible_at == rows.c.sent_at, rows.c.group_id.is_(None))
+    in_range = (rows.c.id >= _fresh_start(queue_id), rows.c.id < _range_end(queue_id))
+    return select(*columns).where(*in_range, rows.c.queue_id == queue_id, *fresh, *where)
+
+
+def _first_fresh_rows(n: Any) -> Any:
+    """A claim's fresh messages (id, sent_at as since): those among the first FRESH_SPAN + n rows
+    of the queue's range from fresh_from, so that a claim of n never steps over more messages in
+    flight (a message deleted is no row to step over), in id order, n at most."""
+    window = (
+        select(m.c.id, m.c.queue_id, m.c.sent_at, m.c.visible_at, m.c.receive_count, m.c.group_id)
+        .where(m.c.id >= _fresh_start(P("queue_id")), m.c.id < _range_end(P("queue_id")))
+        .order_by(m.c.id)
+        .limit(literal_column(str(D.FRESH_SPAN)) + n)
+        .offset(_ZERO)
+        .subquery("window")
+    )
+    w = window.c
+    fresh = (w.queue_id == P("queue_id"), w.receive_count == _ZERO, w.visible_at == w.sent_at, w.group_id.is_(None))
+    # In the window's order (SQLite reads the ordered window as it is made): no sort of its own.
+    return select(w.id, w.sent_at.label("since")).where(*fresh, w.sent_at > P("cutoff"), w.visible_at <= P("now")).limit(n)
+
+
+def _indexed_rows(*where: Any, columns: Any = (m.c.id,)) -> Any:
+    return select(*columns).where(m.c.queue_id == P("queue_id"), _INDEXED, *where)
+
+
+def _either_rows(*where: Any) -> Any:
+    """The ids of the queue's messages that match ``where``, indexed and fresh."""
+    return union_all(_indexed_rows(*where), _fresh_rows(*where))
+
+
+def _sum(*counts: Any) -> Any:
+    return select(sum((c.scalar_subquery() for c in counts[1:]), counts[0].scalar_subquery()))
+
+
+def _least(a: Any, b: Any) -> Any:
+    """min(a, b) of two scalar subqueries, either of which may be NULL."""
+    a, b = a.scalar_subquery(), b.scalar_subquery()
+    return select(func.min(func.coalesce(a, b), func.coalesce(b, a)))
+
+
 # ------------------------------------------------------------------ queues
 
 # Every queue belongs to one account in one region (its scope); a name is unique only within it.
@@ -108,10 +181,10 @@ update_queue_attributes = compile_sql(
 )
 update_queue_tags = compile_sql(update(q).where(q.c.id == P("id")).values(tags=P("tags")))
 delete_queue = compile_sql(delete(q).where(q.c.id == P("id")))
-delete_queue_messages = compile_sql(delete(m).where(m.c.queue_id == P("queue_id")))
+delete_queue_messages = compile_sql(delete(m).where(m.c.id.in_(_either_rows())))
 restamp_purged = compile_sql(update(q).where(q.c.id == P("id")).values(purged_at=P("now")))
 # AMQP's purge (Kombu's): the messages visible now; those delayed or in flight stay.
-purge_visible = compile_sql(delete(m).where(m.c.queue_id == P("queue_id"), _visible, _alive))
+purge_visible = compile_sql(delete(m).where(m.c.id.in_(_either_rows(_visible, _alive))))
 mark_purged = compile_sql(
     update(q).where(q.c.id == P("id")).values(purged_at=P("now"), inflight_bound=0, inflight_epoch=q.c.inflight_epoch + 1)
 )
@@ -133,38 +206,56 @@ clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c
 
 # ------------------------------------------------------------------ messages
 
-# A new message's id: above the highest row and above every id a deletion took from the top
-# (schema.message_positions), so no id is given out twice. Read, never written: a send's commit
-# writes no page for it. A statement of several rows names it in its first row only; SQLite
-# gives each later row (id NULL) the highest id so far plus one, which follows it.
-_next_id = (
-    func.max(
-        func.coalesce(select(func.max(m.c.id)).scalar_subquery(), literal_column("0")),
-        select(message_positions.c.highest_removed).where(message_positions.c.id == literal_column("1")).scalar_subquery(),
-    )
-    + literal_column("1")
-).label("next_id")
-_NEXT_ROW: Any = null()  # a later row of the same statement
+# A new message's id: the next of its queue's range above the range's highest row and above
+# every id a deletion took from the range's top (schema.message_positions), so no id is given
+# out twice. Read, never written: a send's commit writes no page for it. A statement of several
+# rows gives its row i the first row's id + i (SQLite reads the subqueries once a statement, or
+# again per row, which only leaves a gap).
 _mp = message_positions
-_highest_row = func.coalesce(select(func.max(m.c.id)).scalar_subquery(), literal_column("0"))
-# After a deletion of messages, in its transaction: ?1 the highest id it took (or tried to).
-# The mark rises to it only if it was above every row left; a deletion below the top (the
-# common case: claims take the oldest) writes nothing. core.rules.keep_high_water runs it.
+
+
+def _next_id(queue_id: Any, i: int = 0) -> Any:
+    start = _range_start(queue_id)
+    top = select(func.max(m.c.id)).where(m.c.id >= start, m.c.id < _range_end(queue_id)).scalar_subquery()
+    mark = select(_mp.c.highest_removed).where(_mp.c.id == queue_id).scalar_subquery()
+    return func.max(func.coalesce(top, start), func.coalesce(mark, start)) + literal_column(str(i + 1))
+
+
+# After a deletion of messages, in its transaction: ?1 the highest id it took (or tried to) of
+# one range. The range's mark rises to it only if it was above every row left in the range; a
+# deletion below the top (the common case: claims take the oldest) writes nothing.
+# core.rules.keep_high_water runs it for each range a deletion took from.
+_top_range = P("top").op(">>")(_SHIFT)
+_top_of_range = select(func.max(m.c.id)).where(m.c.id >= _range_start(_top_range), m.c.id < _range_end(_top_range)).scalar_subquery()
+
+
+def _raise_marks(rows: Any) -> Any:
+    """Each (range, id) of ``rows`` becomes its range's mark, where that is higher."""
+    stmt = sqlite_insert(_mp).from_select(["id", "highest_removed"], rows)
+    return stmt.on_conflict_do_update(
+        index_elements=[_mp.c.id],
+        set_={"highest_removed": stmt.excluded.highest_removed},
+        where=_mp.c.highest_removed < stmt.excluded.highest_removed,
+    )
+
+
 keep_high_water = compile_numbered(
-    update(_mp)
-    .where(_mp.c.id == literal_column("1"), _mp.c.highest_removed < P("top"), P("top") > _highest_row)
-    .values(highest_removed=P("top")),
-    ("top",),
+    _raise_marks(select(_top_range, P("top")).where(P("top") > func.coalesce(_top_of_range, literal_column("0")))), ("top",)
 )
-# Before a bulk deletion that returns no ids (a purge, a queue's deletion): the mark rises to the
-# highest row, so whatever the deletion takes, no id of it is given out again.
-raise_high_water = compile_sql(
-    update(_mp).where(_mp.c.id == literal_column("1"), _mp.c.highest_removed < _highest_row).values(highest_removed=_highest_row)
-)
+# Before a bulk deletion of a queue's messages that returns no ids (a purge, a queue's
+# deletion): the mark of its range, and of the range of every message it holds from another
+# queue (a dead-letter queue's), rises to that range's highest row, so whatever the deletion
+# takes, no id of it is given out again.
+_ranges = union_all(
+    select(P("queue_id").label("r")),
+    select((m.c.id.op(">>")(_SHIFT)).label("r")).where(m.c.queue_id == P("queue_id"), _INDEXED).distinct(),
+).subquery("ranges")
+_range_top = select(func.max(m.c.id)).where(m.c.id >= _range_start(_ranges.c.r), m.c.id < _range_end(_ranges.c.r)).scalar_subquery()
+raise_high_water = compile_sql(_raise_marks(select(_ranges.c.r, _range_top).where(_ranges.c.r > _ZERO, _range_top.is_not(None))))
 
 # Every column but the engine's own bookkeeping of a receive (id, received_at, receipt_token).
 _INSERTED = [c.name for c in MESSAGE_COLUMNS if c.name not in ("id", "received_at", "receipt_token")]
-insert_message = compile_sql(insert(m).values(id=_next_id, **{name: P(name) for name in _INSERTED}))
+insert_message = compile_sql(insert(m).values(id=_next_id(P("queue_id")), **{name: P(name) for name in _INSERTED}))
 
 
 # A standard queue's send fills only these columns (the rest keep their defaults), by position
@@ -180,10 +271,13 @@ def _insert_rows(columns: tuple[str, ...], n: int, table: Any = m, *prefixes: st
     """One INSERT of n rows (VALUES (...), (...)): parameters are the rows' values, row after
     row, in ``columns`` order."""
     names: list[dict[str, Any]] = [{name: P(f"{name}_{i}") for name in columns} for i in range(n)]
+    order = tuple(f"{name}_{i}" for i in range(n) for name in columns)
     if table is m:
-        names = [{"id": _next_id if i == 0 else _NEXT_ROW, **row} for i, row in enumerate(names)]
-    sql, order = compile_positional(insert(table).values(names).prefix_with(*prefixes))
-    assert order == tuple(f"{name}_{i}" for i in range(n) for name in columns), order
+        # Numbered: the first row's queue id is also each row's id's range.
+        names = [{"id": _next_id(P("queue_id_0"), i), **row} for i, row in enumerate(names)]
+        return compile_numbered(insert(table).values(names).prefix_with(*prefixes), order)
+    sql, positions = compile_positional(insert(table).values(names).prefix_with(*prefixes))
+    assert positions == order, positions
     return sql
 
 
@@ -205,7 +299,7 @@ PUT_DEDUP_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(PUT_DEDUP_COL
 # A single FIFO send's message, the head of its group when the group holds no message.
 _is_head = ~select(m.c.id).where(*_GROUP).exists()
 insert_fifo_message = compile_sql(
-    insert(m).values({"id": _next_id, **{name: P(name) for name in INSERT_FIFO_COLUMNS[:-1]}, "is_head": _is_head})
+    insert(m).values({"id": _next_id(P("queue_id")), **{name: P(name) for name in INSERT_FIFO_COLUMNS[:-1]}, "is_head": _is_head})
 )
 
 # The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
@@ -217,9 +311,7 @@ INSERT_SHARED_PARAMS = ("queue_id", "sender_id", "sent_at", "visible_at")
 
 def _insert_shared_rows(n: int) -> Sql:
     shared = {name: P(name) for name in INSERT_SHARED_PARAMS}
-    rows = [
-        {"id": _next_id if i == 0 else _NEXT_ROW, **shared, "message_id": P(f"message_id_{i}"), "body": P(f"body_{i}")} for i in range(n)
-    ]
+    rows = [{"id": _next_id(P("queue_id"), i), **shared, "message_id": P(f"message_id_{i}"), "body": P(f"body_{i}")} for i in range(n)]
     order = INSERT_SHARED_PARAMS + tuple(f"message_id_{i}" for i in range(n)) + tuple(f"body_{i}" for i in range(n))
     return compile_numbered(insert(m).values(rows), order)
 
@@ -250,9 +342,10 @@ _CLAIMED |= {"first_received_at": func.coalesce(m.c.first_received_at, P("now"))
 # flight, never the backlog or the number of groups. The queue's total in flight is counted only
 # once some group has the minimum (SQLite evaluates the AND's right side, and the subquery once,
 # only then).
-_ZERO: Any = literal_column("0")
 _IN_FAIR_INDEX = (m.c.receive_count > _ZERO, m.c.group_id.is_not(None), m.c.sequence_number.is_(None))
-_in_flight_total = select(func.count()).where(m.c.queue_id == P("queue_id"), _hidden, m.c.receive_count > _ZERO, _alive).scalar_subquery()
+_in_flight_total = (
+    select(func.count()).where(m.c.queue_id == P("queue_id"), _INDEXED, _hidden, m.c.receive_count > _ZERO, _alive).scalar_subquery()
+)
 _lit: Any = literal_column
 noisy_groups = (
     select(m.c.group_id)
@@ -269,7 +362,7 @@ _quiet = or_(m.c.group_id.is_(None), m.c.group_id.not_in(noisy_groups))
 
 
 def _visible_rows(*where, columns=(m.c.id, m.c.group_id, m.c.visible_at)):
-    return select(*columns).where(m.c.queue_id == P("queue_id"), _visible, _alive, *where)
+    return select(*columns).where(m.c.queue_id == P("queue_id"), _INDEXED, _visible, _alive, *where)
 
 
 def _quiet_in(window, ordered: bool):
@@ -280,7 +373,8 @@ def _quiet_in(window, ordered: bool):
 
 def _oldest_quiet_in(window):
     """The n sent first among the next n + OLDEST_FIRST_LOOKAHEAD quiet messages of ``window``
-    (in the order they became visible): oldest first, within a bounded walk. A message counts as
+    (in the order they became visible) and the first n fresh messages (in send order, among the
+    FRESH_SPAN ids from fresh_from): oldest first, within a bounded walk. A message counts as
     sent no earlier than OLDEST_FIRST_WINDOW_MS before it became visible, so one that keeps
     coming back (released, or outliving its lease) goes first only over messages that have
     waited less than that: it can't hold a newer message back for longer."""
@@ -288,7 +382,9 @@ def _oldest_quiet_in(window):
     since = func.max(rows.c.sent_at, rows.c.visible_at - _lit(str(D.OLDEST_FIRST_WINDOW_MS))).label("since")
     quiet = select(rows.c.id, since).where(or_(rows.c.group_id.is_(None), rows.c.group_id.not_in(noisy_groups)))
     ahead = quiet.limit(P("n") + _lit(str(D.OLDEST_FIRST_LOOKAHEAD))).offset(_ZERO).subquery()
-    return select(ahead.c.id).order_by(ahead.c.since, ahead.c.id).limit(P("n")).offset(_ZERO)
+    fresh = _first_fresh_rows(P("n")).offset(_ZERO).subquery()
+    both = union_all(select(ahead.c.id, ahead.c.since), select(fresh.c.id, fresh.c.since)).subquery("oldest")
+    return select(both.c.id).order_by(both.c.since, both.c.id).limit(P("n")).offset(_ZERO)
 
 
 # Standard queues: quiet groups' (and no group's) visible messages, oldest first, from the oldest
@@ -319,6 +415,27 @@ CLAIM_LISTED_MAX = D.BUFFER_PREFETCH.high
 _ids = tuple(f"id_{i}" for i in range(CLAIM_LISTED_MAX))
 CLAIM_LISTED_ROWS = compile_numbered(
     update(m).where(m.c.id.in_(list(map(P, _ids)))).values(**_CLAIMED), ("lease_end", "now", "token", *_ids)
+)
+# A standard claim of n looks for fresh messages among FRESH_SPAN + n rows from fresh_from. When
+# it comes back short, or reserves a block of the in-flight bound (it writes the queue's row then
+# anyway), fresh_from moves up to the queue's first fresh message (or past its last message), if
+# the range holds more than FRESH_SPAN rows from it: never on a queue of fewer, so a short
+# receive there writes nothing. Every message it steps over is in flight, delayed, received or gone, and none of them
+# is ever fresh again (a message moved back to the queue takes a new id, at its range's top), so
+# no fresh message is passed.
+_qid = q.c.id
+_queue_top = select(func.max(m.c.id)).where(m.c.id >= _range_start(_qid), m.c.id < _range_end(_qid)).scalar_subquery()
+_first_fresh = _fresh_rows(columns=(func.min(m.c.id),), queue_id=_qid).scalar_subquery()
+_past_span = (
+    select(m.c.id)
+    .where(m.c.id >= _fresh_start(_qid), m.c.id < _range_end(_qid))
+    .order_by(m.c.id)
+    .limit(literal_column("1"))
+    .offset(literal_column(str(D.FRESH_SPAN)))
+    .exists()
+)
+advance_fresh = compile_sql(
+    update(q).where(_qid == P("queue_id"), _past_span).values(fresh_from=func.coalesce(_first_fresh, _queue_top + literal_column("1")))
 )
 
 # FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
@@ -381,10 +498,15 @@ group_has_messages = compile_sql(select(m.c.id).where(*_GROUP).limit(1))
 _later = (m.c.sequence_number > P("after"), m.c.sequence_number <= P("upto"), m.c.dead_letter_source_arn.is_not(None))
 group_dead_letter_after = compile_sql(select(m.c.id).where(*_GROUP, *_later, _alive_unindexed).limit(1))
 
+# A message moved to another queue takes the next id of that queue's range: its position there
+# (a reader of the queue that resumes after a position sees every message that arrived since,
+# sent or moved in), and it keeps the id it had in moved_from.
 unclaim_to_dead_letter = compile_sql(
     update(m)
     .where(m.c.id == P("id"))
     .values(
+        id=_next_id(P("dlq_id")),
+        moved_from=m.c.id,
         queue_id=P("dlq_id"),
         receive_count=m.c.receive_count - 1,
         visible_at=P("now"),
@@ -398,6 +520,8 @@ unclaim_to_dead_letter = compile_sql(
 )
 
 message_by_id = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.id == P("id")))
+# The message that had this id before it moved to another queue (ix_messages_moved_from).
+message_moved_from = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.moved_from == P("id")))
 received_by_id = compile_sql(select(*RECEIVED_COLUMNS).where(m.c.id == P("id")))
 delete_message = compile_sql(delete(m).where(m.c.id == P("id")).returning(m.c.id, m.c.visible_at, m.c.group_id, m.c.is_head))
 # Delete with a receipt handle in one statement when the handle is the message's newest (its
@@ -461,54 +585,77 @@ change_visibility = compile_sql(update(m).where(m.c.id == P("id")).values(visibl
 
 # Expired rows are the oldest, so they gather at the head of the claim's index walk. A receive
 # now and then removes those among the first :window entries: bounded work, no sent_at index.
-_head = (
-    select(m.c.id, m.c.sent_at).where(m.c.queue_id == P("queue_id"), _visible).order_by(m.c.visible_at).limit(P("window")).subquery("head")
-)
+# The fresh ones are the oldest of the queue's range, at the head of its walk by id.
+_head = _indexed_rows(_visible, columns=(m.c.id, m.c.sent_at)).order_by(m.c.visible_at).limit(P("window")).subquery("head")
+_fresh_head = _fresh_rows(columns=(m.c.id, m.c.sent_at)).order_by(m.c.id).limit(P("window")).subquery("fresh_head")
 prune_expired = compile_sql(
     delete(m)
-    .where(m.c.id.in_(select(_head.c.id).where(_head.c.sent_at <= P("cutoff")).scalar_subquery()))
+    .where(
+        m.c.id.in_(
+            union_all(
+                select(_head.c.id).where(_head.c.sent_at <= P("cutoff")),
+                select(_fresh_head.c.id).where(_fresh_head.c.sent_at <= P("cutoff")),
+            )
+        )
+    )
     .returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 # Full clean-up (db.prune): every expired row of the queue, in flight or not, n at a time.
+_expired = union_all(_indexed_rows(m.c.sent_at <= P("cutoff")), _fresh_rows(m.c.sent_at <= P("cutoff"))).subquery("expired")
 prune_all_expired = compile_sql(
-    delete(m)
-    .where(m.c.id.in_(select(m.c.id).where(m.c.queue_id == P("queue_id"), m.c.sent_at <= P("cutoff")).limit(P("n")).scalar_subquery()))
-    .returning(m.c.id, m.c.group_id, m.c.is_head)
+    delete(m).where(m.c.id.in_(select(_expired.c.id).limit(P("n")).scalar_subquery())).returning(m.c.id, m.c.group_id, m.c.is_head)
 )
 
-# Exact counts, read from ix_messages_visible alone (no table rows).
-count_visible = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _visible, _alive))
-count_in_flight = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_in_flight, _alive))
-count_delayed = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), *_delayed, _alive))
-oldest_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive))
-next_visible_at = compile_sql(select(func.min(m.c.visible_at)).where(m.c.queue_id == P("queue_id"), _hidden))
+# Exact counts, read from ix_messages_visible alone (no table rows), and the fresh messages'
+# rows: never in flight, and visible, but for one stamped after now (sent before the clock
+# stepped back), which counts as delayed until then.
+_COUNT = (func.count(),)
+count_visible = compile_sql(_sum(_indexed_rows(_visible, _alive, columns=_COUNT), _fresh_rows(_visible, _alive, columns=_COUNT)))
+count_in_flight = compile_sql(_indexed_rows(*_in_flight, _alive, columns=_COUNT))
+count_delayed = compile_sql(_sum(_indexed_rows(*_delayed, _alive, columns=_COUNT), _fresh_rows(_hidden, _alive, columns=_COUNT)))
+oldest_sent = compile_sql(
+    _least(_indexed_rows(_alive, columns=(func.min(m.c.sent_at),)), _fresh_rows(_alive, columns=(func.min(m.c.sent_at),)))
+)
+next_visible_at = compile_sql(_indexed_rows(_hidden, columns=(func.min(m.c.visible_at),)))
 # A FIFO queue's oldest live group head (ix_messages_heads_sent): its expiry frees its group.
 oldest_head_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _alive))
 
 # Fair queues' CloudWatch figures, exact: the noisy groups (the claim's own rule), and the
 # counts above over the messages of quiet groups and of no group.
 count_noisy_groups = compile_sql(select(func.count()).select_from(noisy_groups.subquery("noisy")))
-_quiet_count = select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _alive, _quiet)
-count_visible_quiet, count_in_flight_quiet, count_delayed_quiet = (
-    compile_sql(_quiet_count.where(*w)) for w in ((_visible,), _in_flight, _delayed)
+# A fresh message has no group, so it is always quiet.
+_quiet_count = _indexed_rows(_alive, _quiet, columns=(func.count(),))
+count_visible_quiet = compile_sql(_sum(_quiet_count.where(_visible), _fresh_rows(_visible, _alive, columns=(func.count(),))))
+count_in_flight_quiet = compile_sql(_quiet_count.where(*_in_flight))
+count_delayed_quiet = compile_sql(_sum(_quiet_count.where(*_delayed), _fresh_rows(_hidden, _alive, columns=_COUNT)))
+oldest_sent_quiet = compile_sql(
+    _least(_indexed_rows(_alive, _quiet, columns=(func.min(m.c.sent_at),)), _fresh_rows(_alive, columns=(func.min(m.c.sent_at),)))
 )
-oldest_sent_quiet = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), _alive, _quiet))
 
 # Peek: read without changing anything, in the order receives would see them.
+# Fresh messages are visible, in send order: the first :limit of them by id, merged.
+_in_state = or_(
+    P("state") == "all",
+    and_(P("state") == "visible", _visible),
+    and_(P("state") == "in-flight", *_in_flight),
+    and_(P("state") == "delayed", *_delayed),
+)
+
+
+def _merged(indexed: Any, fresh: Any) -> Any:
+    """The first :limit of two selects of the same columns, each already ordered and limited,
+    in (visible_at, id) order."""
+    both = union_all(*(select(part.subquery()) for part in (indexed, fresh))).subquery("merged")
+    return select(both).order_by(both.c.visible_at, both.c.id).limit(P("limit"))
+
+
 peek_messages = compile_sql(
-    select(*RECEIVED_COLUMNS)
-    .where(
-        m.c.queue_id == P("queue_id"),
-        _alive,
-        or_(
-            P("state") == "all",
-            and_(P("state") == "visible", _visible),
-            and_(P("state") == "in-flight", *_in_flight),
-            and_(P("state") == "delayed", *_delayed),
-        ),
+    _merged(
+        _indexed_rows(_alive, _in_state, columns=RECEIVED_COLUMNS).order_by(m.c.visible_at, m.c.id).limit(P("limit")),
+        _fresh_rows(_alive, _visible, or_(P("state") == "all", P("state") == "visible"), columns=RECEIVED_COLUMNS)
+        .order_by(m.c.id)
+        .limit(P("limit")),
     )
-    .order_by(m.c.visible_at, m.c.id)
-    .limit(P("limit"))
 )
 # The console's pages of one queue's messages: keyset pagination in the order receives see
 # them, never OFFSET. A page is a range of ix_messages_visible from (after_visible_at,
@@ -518,19 +665,24 @@ peek_messages = compile_sql(
 # visible_at are put in row order (SQLite sorts each run of equal visible_at, no more). Each
 # body comes cut to :body_chars characters, and its whole length in characters last.
 _cut_body = func.substr(m.c.body, literal_column("1"), P("body_chars")).label("body")
+_page_columns = (*(_cut_body if c is m.c.body else c for c in RECEIVED_COLUMNS), func.length(m.c.body).label("length"))
+_on_page = (
+    m.c.visible_at >= P("low"),
+    m.c.visible_at <= P("high"),
+    or_(m.c.visible_at > P("after_visible_at"), m.c.id > P("after_id")),
+    m.c.receive_count >= P("min_receives"),
+    m.c.receive_count <= P("max_receives"),
+    _alive,
+)
 peek_page = compile_sql(
-    select(*(_cut_body if c is m.c.body else c for c in RECEIVED_COLUMNS), func.length(m.c.body))
-    .where(
-        m.c.queue_id == P("queue_id"),
-        m.c.visible_at >= P("low"),
-        m.c.visible_at <= P("high"),
-        or_(m.c.visible_at > P("after_visible_at"), m.c.id > P("after_id")),
-        m.c.receive_count >= P("min_receives"),
-        m.c.receive_count <= P("max_receives"),
-        _alive,
+    _merged(
+        _indexed_rows(*_on_page, columns=_page_columns).order_by(m.c.visible_at, m.c.id).limit(P("limit")),
+        # Only the states that hold never-received messages (visible and all: min_receives 0,
+        # max_receives above it), so an in-flight or delayed page never walks the fresh ones.
+        _fresh_rows(*_on_page, P("min_receives") == _ZERO, P("max_receives") > _ZERO, columns=_page_columns)
+        .order_by(m.c.id)
+        .limit(P("limit")),
     )
-    .order_by(m.c.visible_at, m.c.id)
-    .limit(P("limit"))
 )
 # Every queue's figures in one statement (stats, the console, /metrics). Per queue, one walk of
 # its visible range of ix_messages_visible counts it and finds its oldest send, and one walk of
@@ -541,9 +693,15 @@ peek_page = compile_sql(
 _h = m.alias("hidden")
 
 
+_f = m.alias("fresh")
+
+
 def _walk(rows: Any, where: Any, *figures: Any) -> Any:
     cutoff = P("now") - q.c.retention_period * literal_column("1000")
-    return select(func.json_array(*figures)).where(rows.c.queue_id == q.c.id, where, rows.c.sent_at > cutoff).scalar_subquery()
+    if rows is _f:
+        walk = _fresh_rows(rows.c.sent_at > cutoff, columns=(func.json_array(*figures),), queue_id=q.c.id, rows=rows)
+        return walk.scalar_subquery()
+    return select(func.json_array(*figures)).where(rows.c.queue_id == q.c.id, _INDEXED, where, rows.c.sent_at > cutoff).scalar_subquery()
 
 
 _stats = (
@@ -554,6 +712,14 @@ _stats = (
         q.c.dead_letter_target,
         q.c.retention_period,  # the fair-queue figures' retention cutoff
         _walk(m, _visible, func.count(), func.min(m.c.sent_at)).label("visible_figures"),
+        # Visible, delayed (stamped after now: sent before the clock stepped back), the oldest.
+        _walk(
+            _f,
+            None,
+            func.count().filter(_f.c.visible_at <= P("now")),
+            func.count().filter(_f.c.visible_at > P("now")),
+            func.min(_f.c.sent_at),
+        ).label("fresh_figures"),
         _walk(
             _h,
             _h.c.visible_at > P("now"),
@@ -610,6 +776,8 @@ move_message = compile_sql(
     update(m)
     .where(m.c.id == P("id"))
     .values(
+        id=_next_id(P("queue_id")),
+        moved_from=m.c.id,
         queue_id=P("queue_id"),
         visible_at=P("now"),
         receive_count=0,
@@ -621,8 +789,16 @@ move_message = compile_sql(
         is_head=0,
     )
 )
-count_alive = compile_sql(select(func.count()).select_from(m).where(m.c.queue_id == P("queue_id"), _alive))
-max_message_row = compile_sql(select(func.max(m.c.id)).where(m.c.queue_id == P("queue_id")))
+count_alive = compile_sql(_sum(_indexed_rows(_alive, columns=(func.count(),)), _fresh_rows(_alive, columns=(func.count(),))))
+# The fresh ones from the top of the range down: the last few ids of a queue are fresh or its own.
+max_message_row = compile_sql(
+    select(
+        func.max(
+            func.coalesce(_indexed_rows(columns=(func.max(m.c.id),)).scalar_subquery(), _ZERO),
+            func.coalesce(_fresh_rows().order_by(m.c.id.desc()).limit(_lit("1")).scalar_subquery(), _ZERO),
+        )
+    )
+)
 all_queues = compile_sql(select(q).order_by(q.c.name))
 
 # ------------------------------------------------------------------ FIFO bookkeeping

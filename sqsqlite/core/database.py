@@ -288,7 +288,7 @@ class Database:
         now = self.now()
         with self.store.write() as tx:
             row = queue_row(tx, self.context.queue(name))
-            raise_high_water(tx)
+            raise_high_water(tx, row["id"])
             tx.run(Q.delete_queue_messages, queue_id=row["id"])
             tx.run(Q.delete_queue_dedup, queue_id=row["id"])
             tx.run(Q.delete_queue_attempts, queue_id=row["id"])
@@ -384,9 +384,10 @@ class Database:
                 rows = tx.all(Q.queue_stats_named, now=now, names=json.dumps(list(names)), **self.scope_params())
             for row in rows:
                 visible, oldest_visible = json.loads(row["visible_figures"])
+                fresh, fresh_delayed, oldest_fresh = json.loads(row["fresh_figures"])
                 in_flight, delayed, oldest_hidden = json.loads(row["hidden_figures"])
-                sent = [t for t in (oldest_visible, oldest_hidden) if t is not None]
-                figures[row["name"]] = (visible, in_flight, delayed, min(sent) if sent else None)
+                sent = [t for t in (oldest_visible, oldest_fresh, oldest_hidden) if t is not None]
+                figures[row["name"]] = (visible + fresh, in_flight, delayed + fresh_delayed, min(sent) if sent else None)
             if names is not None:  # the dead-letter queues read for their depth alone are not reported
                 wanted = set(names)
                 rows = [row for row in rows if row["name"] in wanted]

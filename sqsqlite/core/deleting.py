@@ -35,6 +35,8 @@ def _locate(queue: QueueContext, tx: Tx, row, handle: str, now: int):
     h = queue.handles.check(handle, row["id"])
     msg = tx.one(Q.message_by_id, id=h.row_id)
     assert h.message_uuid is not None  # a checked handle's fields hold it (only a claim's lack it)
+    if msg is None:  # deleted, or moved to another queue, where it took a new id
+        msg = tx.one(Q.message_moved_from, id=h.row_id)
     if msg is None or not is_message_uuid(msg["message_id"], h.message_uuid):
         return None
     home = row if msg["queue_id"] == row["id"] else tx.one(Q.queue_by_id, id=msg["queue_id"])

@@ -373,6 +373,7 @@ def _move_row(tx: Tx, row, source, target, now: int) -> None:
     if target["fifo"]:
         sequence = tx.scalar(Q.next_sequence, id=target["id"], n=1)
     tx.run(Q.move_message, id=row["id"], queue_id=target["id"], now=now, sequence_number=sequence)
+    keep_high_water(tx, (row["id"],))  # it took a new id: the one it leaves is never given out again
     if row["group_id"] is not None and target["fifo"]:  # _move_step moves within a kind; a fair queue's groups have no heads
         tx.run(Q.fix_group_head, queue_id=source["id"], group_id=row["group_id"])
         tx.run(Q.fix_group_head, queue_id=target["id"], group_id=row["group_id"])

@@ -185,7 +185,7 @@ class Queue(Generic[DB]):
             else:
                 # Every row: under the writers' lock, each was committed before this call, whatever
                 # time it was stamped with (a clock stepped back since, another host's on import).
-                raise_high_water(tx)
+                raise_high_water(tx, row["id"])
                 if history.kept(tx, now):
                     alive = tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=retention_cutoff(row, now))
                     removed = tx.run(Q.delete_queue_messages, queue_id=row["id"])
@@ -208,7 +208,7 @@ class Queue(Generic[DB]):
         with self.db.store.write() as tx:
             now = self.db.now()
             row = queue_row(tx, self.context)
-            raise_high_water(tx)
+            raise_high_water(tx, row["id"])
             deleted = tx.run(Q.purge_visible, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))
             if deleted:
                 history.count(tx, Q.COUNT_PURGED, row["id"], now, deleted, 0)

@@ -321,11 +321,11 @@ def _claim(
                 rows, removed = _claim_fifo(queue, tx, params, want, D.CLAIM_CLEANUP_BUDGET - cleared)
                 cleared += removed
                 expired += removed
-            elif want <= D.MAX_MESSAGES_PER_RECEIVE:
-                # In Q.CLAIM_STANDARD_PARAMS order.
-                rows = tx.all_positional(Q.claim_standard, (held_until, now, token, queue_id, cutoff, want))
             else:
-                rows = _claim_listed(tx, held_until, now, token, queue_id, cutoff, want)
+                rows = _claim_standard(tx, held_until, now, token, queue_id, cutoff, want)
+                # Short: the fresh messages may lie past the ids the claim looked at.
+                if len(rows) < want and tx.run(Q.advance_fresh, queue_id=queue_id):
+                    rows += _claim_standard(tx, held_until, now, token, queue_id, cutoff, want - len(rows))
             # Rows read by position from here on: a FIFO claim's are sqlite3.Rows of
             # Q.RECEIVED_COLUMNS, a standard one's plain tuples of Q.CLAIMED_COLUMNS; both
             # start with the id.
@@ -382,6 +382,13 @@ def _claim(
     return queue_id, claimed, row["receive_wait_time"], lease, cleared, last
 
 
+def _claim_standard(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:
+    if want <= D.MAX_MESSAGES_PER_RECEIVE:
+        # In Q.CLAIM_STANDARD_PARAMS order.
+        return tx.all_positional(Q.claim_standard, (lease_end, now, token, queue_id, cutoff, want))
+    return _claim_listed(tx, lease_end, now, token, queue_id, cutoff, want)
+
+
 def _claim_listed(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:
     """A buffered consumer's standard claim (more than a receive's 10): the rows
     Q.claim_standard would return, read first (Q.claim_standard_rows), then claimed by their ids
@@ -413,6 +420,8 @@ def _under_cap(queue: QueueContext, tx: Tx, row, n: int, now: int) -> int:
     block = max(n, D.INFLIGHT_BLOCK)
     if row["inflight_bound"] + block <= cap:
         tx.run(Q.add_inflight, id=row["id"], n=block)
+        if not row["fifo"]:  # the queue's row is written anyway: the fresh messages' start follows
+            tx.run(Q.advance_fresh, queue_id=row["id"])
         # The cached row (a write's, dropped if the transaction rolls back) follows the write,
         # rather than being dropped and read again by the next operation.
         row["inflight_bound"] += block
@@ -477,6 +486,7 @@ def _dead_letter(queue: QueueContext, tx: Tx, row_id: int, row, dlq, now: int) -
     dead-letter queue, visible there at once, its receive count and sent_at kept."""
     sequence = tx.scalar(Q.next_sequence, id=dlq["id"], n=1) if dlq["fifo"] else None
     group_id = tx.scalar(Q.unclaim_to_dead_letter, id=row_id, dlq_id=dlq["id"], now=now, source_arn=queue.arn, sequence_number=sequence)
+    keep_high_water(tx, (row_id,))  # it took an id of the dead-letter queue's range: this one is never given out again
     if group_id is not None and row["fifo"]:  # a FIFO queue's dead-letter queue is FIFO
         tx.run(Q.fix_group_head, queue_id=row["id"], group_id=group_id)
         tx.run(Q.fix_group_head, queue_id=dlq["id"], group_id=group_id)

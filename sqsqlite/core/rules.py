@@ -148,18 +148,25 @@ def fair_counts(tx: Tx, row, now: int, overall: tuple[int, int, int, int | None]
 
 def keep_high_water(tx: Tx, ids: Iterable[int]) -> None:
     """After a deletion of messages, in its transaction: ``ids``, the rows it took (or tried to;
-    every one was given out). If the highest was above every row left, message_positions' mark
-    rises to it, so no later message is given its id; a deletion below the top writes nothing.
+    every one was given out, or moved away to another queue's range). For each id range they
+    came from (a queue's own; a message moved in before migration 0014 kept its id), if the highest was above every row left in the range,
+    the range's mark in message_positions rises to it, so no later message is given its id; a
+    deletion below the top writes nothing. Ids from before ranges are never given out again.
     Every statement that deletes messages is followed by this, or preceded by raise_high_water."""
-    top = max(ids, default=None)
-    if top is not None:
+    tops: dict[int, int] = {}
+    for i in ids:
+        r = i >> D.QUEUE_ID_SHIFT
+        if r and i > tops.get(r, 0):
+            tops[r] = i
+    for top in tops.values():
         tx.run_positional(Q.keep_high_water, [top])
 
 
-def raise_high_water(tx: Tx) -> None:
-    """Before a deletion of messages that returns no ids (a purge, a queue's deletion): the mark
-    rises to the highest row, so whatever it deletes is never given out again."""
-    tx.run(Q.raise_high_water)
+def raise_high_water(tx: Tx, queue_id: int) -> None:
+    """Before a deletion of a queue's messages that returns no ids (a purge, a queue's
+    deletion): the marks of the ranges its messages came from rise to their highest rows, so
+    whatever it deletes is never given out again."""
+    tx.run(Q.raise_high_water, queue_id=queue_id)
 
 
 def heads_left(tx: Tx, queue_id: int, gone) -> None:

@@ -31,14 +31,14 @@ def export_messages(queue: QueueContext, page: int = 1000) -> Iterator[dict]:
 
 
 def message_records(queue: QueueContext, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
-    """Every live message's export record in row order (send order, but for messages moved in
-    from another queue), each with its position: the message's row id.
-    Ids are never given out twice (schema.message_positions) and writers commit one at a
-    time, so a message committed after a reader's last page has a higher position than any it
-    saw, whatever was deleted in between: a reader that keeps the last position it handled
-    resumes after it (``after``) and misses nothing sent since. A message moved in from
-    another queue (to a dead-letter queue, or back by a redrive) keeps the position it was
-    sent with: a reader of this queue already past that position does not see it."""
+    """Every live message's export record in row order (the order messages arrived in the
+    queue, sent or moved in), each with its position: the message's row id.
+    A message arriving in a queue takes the next id of the queue's range (a message moved in
+    from another queue, to a dead-letter queue or back by a redrive, takes a new one), ids are
+    never given out twice (schema.message_positions), and writers commit one at a time, so a
+    message committed after a reader's last page has a higher position than any it saw,
+    whatever was deleted in between: a reader that keeps the last position it handled resumes
+    after it (``after``) and misses nothing that arrived since."""
     # Checked here, not when the walk begins: a bad argument is the call's error.
     start = {"after": V.int_value("after", after, 0, _MAX_POSITION), "upto": _NO_BOUND}
     pages = _pages(queue, Q.messages_page, start, _page_size(page), lambda r: {"after": r["id"]})

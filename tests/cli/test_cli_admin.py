@@ -66,12 +66,13 @@ def _queue_with_dead_letters(sq, n: int):
 
 def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
     assert sq("db", "current").stdout == "base\n"
-    assert sq("db", "upgrade").stdout == "base\t0013\n"
-    assert sq.json("db", "current", "--output", "json") == {"Revision": "0013"}
-    assert sq("db", "downgrade").stdout == "0013\t0012\n"
-    assert sq("db", "downgrade", "base").stdout == "0012\tbase\n"  # a file only the db commands touched holds no rows
+    assert sq("db", "upgrade").stdout == "base\t0014\n"
+    assert sq.json("db", "current", "--output", "json") == {"Revision": "0014"}
+    assert sq("db", "downgrade").stdout == "0014\t0013\n"
+    assert sq("db", "downgrade", "base").stdout == "0013\tbase\n"  # a file only the db commands touched holds no rows
     history = sq.json("--output", "json", "db", "history")["Revisions"]
     assert [h["Revision"] for h in history] == [
+        "0014",
         "0013",
         "0012",
         "0011",
@@ -87,7 +88,7 @@ def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
         "0001",
     ]
     sq("list-queues")  # any other command upgrades again
-    assert sq("db", "current").stdout == "0013\n"
+    assert sq("db", "current").stdout == "0014\n"
 
 
 @pytest.mark.parametrize(
@@ -101,9 +102,9 @@ def test_db_downgrade_that_would_drop_data_needs_force_and_without_it_fails_chan
         f"sqsqlite: Downgrading {sq.path!r} to {revision!r} would drop tables that hold data ({tables}; nothing was changed. "
         "To drop them, run it again with --force (after `sqsqlite export` of any queue to keep).\n"
     )
-    assert sq("db", "current").stdout == "0013\n"
+    assert sq("db", "current").stdout == "0014\n"
     assert [m["Body"] for m in sq.json("receive-message", "--queue-url", "orders.fifo")["Messages"]] == ["kept"]
-    assert sq("db", "downgrade", revision, "--force").stdout == f"0013\t{revision}\n"
+    assert sq("db", "downgrade", revision, "--force").stdout == f"0014\t{revision}\n"
 
 
 @pytest.mark.parametrize(
@@ -116,7 +117,7 @@ def test_db_upgrade_or_downgrade_to_a_revision_alembic_cannot_reach_is_bad_usage
     r = sq("db", *args, code=252)
     assert (
         f"{args[-1]!r}" in r.stderr
-        and "Known revisions, newest first: 0013, 0012, 0011, 0010, 0009, 0008, 0007, 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
+        and "Known revisions, newest first: 0014, 0013, 0012, 0011, 0010, 0009, 0008, 0007, 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
     )
     assert "unexpected error" not in r.stderr
     assert sq("db", "current").stdout == "0004\n"  # unchanged
@@ -127,14 +128,14 @@ def test_db_upgrade_and_downgrade_of_a_file_newer_than_this_sqsqlite_say_so_as_e
 
     sq("create-queue", "--queue-name", "a")
     with contextlib.closing(sqlite3.connect(sq.path)) as conn, conn:
-        conn.execute("UPDATE alembic_version SET version_num = '0014'")
+        conn.execute("UPDATE alembic_version SET version_num = '0015'")
     said = (
-        f"sqsqlite: {sq.path!r} has unknown schema revision '0014' (a newer sqsqlite's, or another application's; this sqsqlite "
-        "knows revisions up to '0013'); a newer sqsqlite's file needs sqsqlite upgraded to use it.\n"
+        f"sqsqlite: {sq.path!r} has unknown schema revision '0015' (a newer sqsqlite's, or another application's; this sqsqlite "
+        "knows revisions up to '0014'); a newer sqsqlite's file needs sqsqlite upgraded to use it.\n"
     )
-    for args in (("db", "upgrade"), ("db", "upgrade", "0013"), ("db", "downgrade"), ("db", "downgrade", "base"), ("list-queues",)):
+    for args in (("db", "upgrade"), ("db", "upgrade", "0014"), ("db", "downgrade"), ("db", "downgrade", "base"), ("list-queues",)):
         assert sq(*args, code=255).stderr == said, args
-    assert sq("db", "current").stdout == "0014\n"  # unchanged
+    assert sq("db", "current").stdout == "0015\n"  # unchanged
 
 
 @pytest.mark.parametrize(

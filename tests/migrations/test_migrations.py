@@ -1,5 +1,6 @@
 """Schema and migrations: alembic alone builds the schema, and it matches the metadata."""
 
+import json
 import sqlite3
 
 import pytest
@@ -9,7 +10,8 @@ from sqlalchemy import create_engine
 
 import sqsqlite
 from sqsqlite import migrate
-from sqsqlite.schema import metadata
+from sqsqlite.defaults import QUEUE_ID_SHIFT
+from sqsqlite.schema import INDEXED, metadata
 from sqsqlite.store import HEAD_REVISION, Store
 
 
@@ -178,9 +180,31 @@ def test_a_new_database_never_gives_a_deleted_messages_position_out_again(tmp_pa
     assert "AUTOINCREMENT" not in _table_sql(path, "messages")  # the high-water mark does it (0013)
 
 
-def _high_water(path):
+_RANGE = 1 << QUEUE_ID_SHIFT  # queue q's message ids: q * _RANGE on (0014)
+
+
+def _marks(path):
+    """message_positions' rows: (range, highest id a deletion took from its top); at 0013 one, row 1."""
     with sqlite3.connect(path) as conn:
-        return conn.execute("SELECT highest_removed FROM message_positions").fetchall()
+        return conn.execute("SELECT id, highest_removed FROM message_positions ORDER BY id").fetchall()
+
+
+def _columns(conn, table):
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def _messages(conn):
+    """Every message row in id order, each column but moved_from (0014's, which a downgrade drops)."""
+    names = [c for c in _columns(conn, "messages") if c != "moved_from"]
+    return conn.execute(f"SELECT {', '.join(names)} FROM messages ORDER BY id").fetchall()
+
+
+def _moved_from(path):
+    """0014's moved_from of every row that has one, by id; and whether ix_messages_moved_from exists."""
+    with sqlite3.connect(path) as conn:
+        moved = dict(conn.execute("SELECT id, moved_from FROM messages WHERE moved_from IS NOT NULL"))
+        indexed = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'ix_messages_moved_from'").fetchone()
+    return moved, indexed is not None
 
 
 def test_upgrading_from_0007_keeps_every_row_index_and_the_highest_id_given_out(tmp_path, clock):
@@ -197,14 +221,24 @@ def test_upgrading_from_0007_keeps_every_row_index_and_the_highest_id_given_out(
     assert "AUTOINCREMENT" not in _table_sql(path, "messages")
     with sqlite3.connect(path) as conn:
         rows_before = conn.execute("SELECT * FROM messages ORDER BY id").fetchall()
+        names = _columns(conn, "messages")
     indexes_before = {i for i in _indexes(path) if i[1] == "messages"}
 
     _migrate(path)
     assert _diff(path) == []
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT * FROM messages ORDER BY id").fetchall() == rows_before
-    assert _high_water(path) == [(rows_before[-1][0],)]  # 0008's sequence, carried by 0013
-    assert {i for i in _indexes(path) if i[1] == "messages"} == indexes_before
+        assert _columns(conn, "messages") == [*names, "moved_from"]
+        assert conn.execute(f"SELECT {', '.join(names)} FROM messages ORDER BY id").fetchall() == rows_before
+    assert _moved_from(path) == ({}, True)  # no row tells of a move: none took a new id
+    # 0008's sequence, carried by 0013, is the mark of the range it lies in (keep.fifo's, the
+    # newest queue's); range 1's own mark was not kept below 0013.
+    highest = rows_before[-1][0]
+    assert _marks(path) == [(1, 0), (highest >> QUEUE_ID_SHIFT, highest)]
+    assert highest >> QUEUE_ID_SHIFT == 2
+    # Every index as it was, but ix_messages_visible, which 0014 made partial, and its new one.
+    assert {i for i in _indexes(path) if i[1] == "messages" and i[0] not in ("ix_messages_visible", "ix_messages_moved_from")} == {
+        i for i in indexes_before if i[0] != "ix_messages_visible"
+    }
     db = sqsqlite.connect(path, clock=clock)
     try:
         db.queue("keep").delete_message(held.receipt_handle)  # state columns came through
@@ -380,12 +414,13 @@ def test_upgrading_from_0011_gives_existing_queues_and_tombstones_the_openers_ac
 
 def _every_state(path, clock):
     """A file holding every state a message and its bookkeeping can be in; the newest messages
-    deleted, so the highest id given out is above every row. The ids of the deleted ones."""
+    deleted, so the highest id given out is above every row: they are jobs', the newest queue,
+    whose range is the highest. A handle of a message still held, and that highest id."""
     db = sqsqlite.connect(path, clock=clock)
     dlq = db.create_queue("dead")
+    fifo = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true"})
     redrive = f'{{"deadLetterTargetArn": "{dlq.arn}", "maxReceiveCount": 1}}'
     q = db.create_queue("jobs", visibility_timeout=30, attributes={"RedrivePolicy": redrive})
-    fifo = db.create_queue("jobs.fifo", attributes={"FifoQueue": "true"})
     q.send_message("to-dead-letter")
     [first] = q.receive_message()
     clock.advance(31)
@@ -413,8 +448,8 @@ def _every_state(path, clock):
 
 def _rows(path):
     with sqlite3.connect(path) as conn:
-        return {
-            t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in ("messages", "move_tasks", "receive_attempts", "meta")
+        return {"messages": _messages(conn)} | {
+            t: conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall() for t in ("move_tasks", "receive_attempts", "meta")
         }
 
 
@@ -423,7 +458,10 @@ def test_0013_drops_autoincrement_keeping_every_row_and_no_id_is_given_out_twice
     held, highest = _every_state(path, clock)
     rows = _rows(path)
     assert max(r[0] for r in rows["messages"]) < highest  # the newest two were deleted
-    assert _high_water(path) == [(highest,)]
+    jobs = highest >> QUEUE_ID_SHIFT  # their range, jobs', the highest
+    assert _marks(path) == [(1, 0), (jobs, highest)]  # row 1 the one a new file starts with
+    [(dead_letter, moved_from)] = _moved_from(path)[0].items()  # it left jobs' range for dead's
+    assert (dead_letter >> QUEUE_ID_SHIFT, moved_from >> QUEUE_ID_SHIFT) == (1, jobs)
     assert "AUTOINCREMENT" not in _table_sql(path, "messages")
 
     _migrate(path, "0012")  # back to AUTOINCREMENT, its sequence the highest id given out
@@ -436,7 +474,9 @@ def test_0013_drops_autoincrement_keeping_every_row_and_no_id_is_given_out_twice
     _migrate(path)
     assert _diff(path) == []
     assert _rows(path) == rows
-    assert _high_water(path) == [(highest,)]
+    assert _moved_from(path) == ({}, True)  # the dead-lettered one's old id went with 0014's column
+    # 0013's mark, the sequence, goes to the range it lies in; range 1's was not kept below 0013.
+    assert _marks(path) == [(1, 0), (jobs, highest)]
     db = sqsqlite.connect(path, clock=clock)
     try:
         q = db.queue("jobs")
@@ -484,22 +524,229 @@ def test_a_deletion_raises_the_mark_only_when_it_removes_the_highest_row(tmp_pat
         q = db.create_queue("q")
         q.send_message_batch([{"Id": str(i), "MessageBody": f"m{i}"} for i in range(5)])
         ids = [p for p, _ in q.message_records()]
+        assert ids == [_RANGE + i for i in range(1, 6)]  # queue 1's range
         got = {m.body: m for m in q.receive_message(max_number_of_messages=10)}
         got["m0"].delete()
         got["m2"].delete()
-        assert _high_water(path) == [(0,)]  # rows above them remain: no write
+        assert _marks(path) == [(1, 0)]  # rows above them remain: no write
         got["m4"].delete()
-        assert _high_water(path) == [(ids[4],)]
+        assert _marks(path) == [(1, ids[4])]
         got["m3"].delete()  # the highest row again, below the mark
-        assert _high_water(path) == [(ids[4],)]
+        assert _marks(path) == [(1, ids[4])]
         q.send_message_batch([{"Id": str(i), "MessageBody": f"n{i}"} for i in range(3)])
+        assert [p for p, _ in q.message_records()] == [ids[1], ids[4] + 1, ids[4] + 2, ids[4] + 3]
         fifo = db.create_queue("f.fifo", attributes={"FifoQueue": "true"})
         fifo.send_message("f", message_group_id="g", message_deduplication_id="d")
-        q.purge_queue()
-        assert [p for p, _ in fifo.message_records()] == [ids[4] + 4]
+        [(first_fifo, _)] = fifo.message_records()
+        assert first_fifo == 2 * _RANGE + 1  # its own range: q's marks and rows do not reach it
+        q.purge_queue()  # a bulk deletion: raises its range's mark to the highest row first
         fifo.purge_queue()
         q.send_message("last")
-        assert [p for p, _ in q.message_records()] == [ids[4] + 5]
-        assert _high_water(path) == [(ids[4] + 4,)]
+        fifo.send_message("f", message_group_id="g", message_deduplication_id="d2")
+        assert [p for p, _ in q.message_records()] == [ids[4] + 4]
+        assert [p for p, _ in fifo.message_records()] == [first_fifo + 1]
+        assert _marks(path) == [(1, ids[4] + 3), (2, first_fifo)]
+    finally:
+        db.close()
+
+
+def _visible_index(path):
+    """The message ids ix_messages_visible holds, read from the index alone (SQLite refuses
+    INDEXED BY where the query does not state the index's predicate)."""
+    query = f"SELECT id FROM messages INDEXED BY ix_messages_visible WHERE {INDEXED}"
+    with sqlite3.connect(path) as conn:
+        plan = " ".join(r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {query}"))
+        assert "COVERING INDEX ix_messages_visible" in plan, plan
+        return {i for (i,) in conn.execute(query)}
+
+
+def _indexed_ones(path):
+    """The ids the partial index must hold, worked out from each row: every message but one never
+    received, sent with no delay and no group, whose id is in its own queue's range."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT id, queue_id, receive_count, visible_at, sent_at, group_id FROM messages").fetchall()
+    return {
+        i
+        for i, queue, received, visible_at, sent_at, group in rows
+        if received or visible_at != sent_at or group is not None or i // _RANGE != queue
+    }
+
+
+def _queues(path, columns=None):
+    with sqlite3.connect(path) as conn:
+        names = columns or [r[1] for r in conn.execute("PRAGMA table_info(queues)")]
+        return names, conn.execute(f"SELECT {', '.join(names)} FROM queues ORDER BY id").fetchall()
+
+
+def _send_as_0013(conn, queue_id, body, now):
+    """A message sent as a 0013 sqsqlite sends it: never received, no delay, no group; its id
+    the next above the highest row and the table's one mark (row 1)."""
+    return conn.execute(
+        "INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ("
+        "max(coalesce((SELECT max(id) FROM messages), 0), (SELECT highest_removed FROM message_positions WHERE id = 1)) + 1, "
+        "?, ?, ?, '000000000000', ?, ?) RETURNING id",
+        (queue_id, f"sent-by-0013-{body}", body, now, now),
+    ).fetchone()[0]
+
+
+def _as_0013_left_it(path, moved, mark):
+    """Rewrite a file just downgraded from 0014 to 0013 with the ids a 0013 sqsqlite gives out:
+    one sequence, below every range, in the order the ids were given (a moved message's its id as
+    sent, ``moved``: 0014's moved_from by id, since 0013 moves a message with its id); its one
+    mark, row 1, ``mark`` (the highest id a deletion took from the top) in that sequence. Every
+    table that names a message's id follows. The rewrite of the ids, a function."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM message_positions WHERE id <> 1")  # what the downgrade keeps of the ranges'
+        ids = [i for (i,) in conn.execute("SELECT id FROM messages ORDER BY id")]
+        tasks = conn.execute(  # a FIFO queue's task walks sequence numbers, a standard queue's ids
+            "SELECT task_handle, last_id, max_id FROM move_tasks JOIN queues ON queues.id = source_queue_id WHERE fifo = 0"
+        ).fetchall()
+        bookmarks = conn.execute("SELECT key, value FROM meta WHERE key LIKE 'copy-to %' AND value NOT LIKE 'fifo %'").fetchall()
+        attempts = [(q, a, json.loads(r)) for q, a, r in conn.execute("SELECT queue_id, attempt_id, result FROM receive_attempts")]
+        named = {mark, *(i for _, *t in tasks for i in t), *(int(p) for _, v in bookmarks for p in v.split())}
+        named |= {i for *_, r in attempts for i, _ in r}
+        given = sorted({moved.get(i, i) for i in (*ids, *named)} - {0})
+        assert given and given[0] >= _RANGE  # every id from the ranges: none below collides
+        rank = {i: n for n, i in enumerate(given, 1)}
+
+        def rewrite(i):
+            return 0 if i == 0 else rank[moved.get(i, i)]
+
+        for i in ids:  # each to a lower id, below every id not yet rewritten
+            conn.execute("UPDATE messages SET id = ? WHERE id = ?", (rewrite(i), i))
+        conn.execute("UPDATE message_positions SET highest_removed = ?", (rewrite(mark),))
+        for handle, last_id, max_id in tasks:
+            conn.execute("UPDATE move_tasks SET last_id = ?, max_id = ? WHERE task_handle = ?", (rewrite(last_id), rewrite(max_id), handle))
+        for key, value in bookmarks:
+            conn.execute("UPDATE meta SET value = ? WHERE key = ?", (" ".join(str(rewrite(int(p))) for p in value.split()).encode(), key))
+        for q, a, result in attempts:
+            stored = json.dumps([[rewrite(i), token] for i, token in result])
+            conn.execute("UPDATE receive_attempts SET result = ? WHERE queue_id = ? AND attempt_id = ?", (stored, q, a))
+    return rewrite
+
+
+def test_upgrading_to_0014_keeps_every_row_and_id_and_puts_every_message_a_0013_file_holds_in_the_partial_index(tmp_path, clock):
+    path = tmp_path / "states.db"
+    _, highest = _every_state(path, clock)  # with a running move task, a DLQ, FIFO heads, a fair group
+    db = sqsqlite.connect(path, clock=clock)
+    short = db.create_queue("short", attributes={"MessageRetentionPeriod": "60"})
+    short.send_message("expired")
+    back = db.create_queue("back", visibility_timeout=30)
+    back.send_message("returned")
+    [returned] = back.receive_message()
+    back.change_message_visibility(returned.receipt_handle, 0)  # received once, visible again
+    db.queue("jobs").receive_message(max_number_of_messages=10)  # the grouped one in flight too
+    clock.advance(61)  # "expired" outlived its queue's retention, its row not yet pruned
+    db.close()
+    moved, _ = _moved_from(path)
+    assert len(moved) == 1  # the dead-lettered one
+    _migrate(path, "0013")
+    rewrite = _as_0013_left_it(path, moved, highest)  # as 0013 made it: one mark, and no id in a range
+    with sqlite3.connect(path) as conn:
+        jobs = conn.execute("SELECT id FROM queues WHERE name = 'jobs'").fetchone()[0]
+        fresh_looking = _send_as_0013(conn, jobs, "fresh-looking", clock.now_ms())
+    rows, queues, marks = _rows(path), _queues(path), _marks(path)
+    ids = [r[0] for r in rows["messages"]]
+    assert marks == [(1, rewrite(highest))]
+    assert rewrite(highest) < fresh_looking == max(ids) < _RANGE  # 0013 sent "short" and "back" after it, and this
+
+    _migrate(path)
+    assert _diff(path) == []
+    assert _rows(path) == rows
+    assert _queues(path, queues[0]) == queues
+    assert _queues(path, ["fresh_from"])[1] == [(0,)] * len(queues[1])
+    assert _marks(path) == marks  # the table's mark, below every range, stays range 1's
+    # moved_from is there, set on no row (0013 moved a message with its id), and indexed.
+    with sqlite3.connect(path) as conn:
+        assert "moved_from" in _columns(conn, "messages")
+        assert conn.execute("SELECT count(*), count(moved_from) FROM messages").fetchone() == (len(ids), 0)
+    assert _moved_from(path) == ({}, True)
+    # Every message, the never-received undelayed groupless ones too: their ids are in no range.
+    assert _visible_index(path) == _indexed_ones(path) == set(ids)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    db = sqsqlite.connect(path, clock=clock)
+    try:  # a send takes its queue's range's first id: every id 0013 gave out is below it
+        db.queue("jobs").send_message("after")
+        assert max(p for p, _ in db.queue("jobs").message_records()) == jobs * _RANGE + 1
+    finally:
+        db.close()
+
+
+def test_a_downgrade_from_0014_gives_0013_its_full_index_and_one_mark_and_an_upgrade_again_each_range_its_own(tmp_path, clock):
+    path = tmp_path / "ranges.db"
+    db = sqsqlite.connect(path, clock=clock)
+    first, second = db.create_queue("first"), db.create_queue("second")
+    first.send_message("old")
+    second.send_message("old")
+    db.close()
+    now = clock.now_ms()
+    with sqlite3.connect(path) as conn:
+        ids = {name: i for i, name in conn.execute("SELECT id, name FROM queues")}
+        assert (ids["first"], ids["second"]) == (1, 2)
+        # The old ones as an older sqsqlite gave them out: ids below every range.
+        conn.execute("UPDATE messages SET id = queue_id")
+        new_style = [  # (id, queue, receive_count, visible_at, group): as 0014's sends and claims leave them
+            (_RANGE + 1, 1, 0, now, None),  # fresh
+            (_RANGE + 2, 1, 1, now + 30_000, None),  # in flight
+            (_RANGE + 3, 1, 0, now + 60_000, None),  # delayed
+            (_RANGE + 4, 1, 0, now, "tenant"),  # a fair queue's group
+            (_RANGE + 8, 1, 0, now, None),  # fresh, its range's highest row, above the range's mark
+            (2 * _RANGE + 1, 2, 0, now, None),  # fresh
+            (2 * _RANGE + 5, 1, 0, now, None),  # sent to queue 2 and moved into queue 1 by 0013 after a downgrade, keeping its id
+        ]
+        conn.executemany(
+            "INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at, receive_count, group_id) "
+            "VALUES (?, ?, 'm' || ?, 'new', '000000000000', ?, ?, ?, ?)",
+            [(i, q, i, now, visible_at, received, group) for i, q, received, visible_at, group in new_style],
+        )
+        conn.execute("DELETE FROM message_positions")
+        conn.executemany("INSERT INTO message_positions VALUES (?, ?)", [(1, _RANGE + 7), (2, 2 * _RANGE + 9)])
+        rows = _messages(conn)
+    fresh = {_RANGE + 1, _RANGE + 8, 2 * _RANGE + 1}
+    assert _visible_index(path) == _indexed_ones(path) == {r[0] for r in rows} - fresh
+    assert _moved_from(path) == ({}, True)
+
+    _migrate(path, "0013")
+    with sqlite3.connect(path) as conn:
+        (index_sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'ix_messages_visible'").fetchone()
+        assert index_sql == "CREATE INDEX ix_messages_visible ON messages (queue_id, visible_at, sent_at, receive_count, group_id)"
+        # Every row, read from the index alone.
+        assert {i for (i,) in conn.execute("SELECT id FROM messages INDEXED BY ix_messages_visible")} == {r[0] for r in rows}
+        assert "fresh_from" not in _columns(conn, "queues")
+        assert "moved_from" not in _columns(conn, "messages")
+        assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'ix_messages_moved_from'").fetchall() == []
+        assert conn.execute("SELECT * FROM messages ORDER BY id").fetchall() == rows
+        # 0013's one mark, row 1: the highest id given out. Range 2's row stays, range 1's is kept
+        # in row 0, raised to its highest row: 0013 marks no deletion below the table's top.
+        assert _marks(path) == [(0, _RANGE + 8), (1, 2 * _RANGE + 9), (2, 2 * _RANGE + 9)]
+        # What 0013 does meanwhile: a send above every id given out, deleted again (its mark raised).
+        sent = _send_as_0013(conn, 1, "between", now)
+        assert sent == 2 * _RANGE + 10
+        conn.execute("DELETE FROM messages WHERE id = ?", (sent,))
+        conn.execute("UPDATE message_positions SET highest_removed = ? WHERE id = 1", (sent,))
+        # And a deletion of range 1's highest row, below the table's top: 0013 writes no mark.
+        conn.execute("DELETE FROM messages WHERE id = ?", (_RANGE + 8,))
+    rows = [r for r in rows if r[0] != _RANGE + 8]
+
+    _migrate(path)
+    assert _diff(path) == []
+    with sqlite3.connect(path) as conn:
+        assert _messages(conn) == rows
+        assert conn.execute("SELECT count(moved_from) FROM messages").fetchone() == (0,)
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert _moved_from(path) == ({}, True)
+    assert _queues(path, ["fresh_from"])[1] == [(0,), (0,)]
+    # Range 1's mark back, past the row 0013 deleted; the id 0013 gave out and took back is
+    # range 2's: neither is given out again.
+    assert _marks(path) == [(1, _RANGE + 8), (2, sent)]
+    assert _visible_index(path) == _indexed_ones(path) == {r[0] for r in rows} - fresh
+    db, sends = sqsqlite.connect(path, clock=clock), {}
+    try:
+        for name in ("first", "second"):
+            before = {p for p, _ in db.queue(name).message_records()}
+            db.queue(name).send_message("next")
+            sends[name] = {p for p, _ in db.queue(name).message_records()} - before
+        assert sends == {"first": {_RANGE + 9}, "second": {sent + 1}}
     finally:
         db.close()

@@ -29,8 +29,10 @@ BODY = "x" * 1024
 
 
 def make_file(path: str, messages: int, old: bool, drained: int = 0) -> set[str]:
-    """A file holding ``messages`` messages (their ids returned), after ``drained`` more were sent
-    and deleted; ``old``: auto_vacuum off, as sqsqlite made files before."""
+    """A file holding ``messages`` messages (their ids returned), and the free pages of
+    ``drained`` more, sent beside them and deleted last (sent after, the kept ones would fill
+    those pages again, leaving a vacuum nothing to give back); ``old``: auto_vacuum off, as
+    sqsqlite made files before."""
     if old:
         conn = sqlite3.connect(path)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -39,12 +41,12 @@ def make_file(path: str, messages: int, old: bool, drained: int = 0) -> set[str]
         gone = db.create_queue("gone")
         for _ in range(drained // 10):
             gone.send_message_batch([{"Id": str(j), "MessageBody": BODY} for j in range(10)])
-        db.delete_queue(gone.url)
         q = db.create_queue("kept")
         ids: set[str] = set()
         for _ in range(messages // 10):
             result = q.send_message_batch([{"Id": str(j), "MessageBody": BODY} for j in range(10)])
             ids |= {s.message_id for s in result.successful}
+        db.delete_queue(gone.url)
         return ids
 
 

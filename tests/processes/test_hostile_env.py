@@ -265,7 +265,7 @@ def test_a_sqsqlite_database_downgraded_to_base_is_still_taken_for_sqsqlites(db_
     migrate.downgrade(store, "base")
     store.close()
     db = sqsqlite.connect(db_path)  # an empty alembic_version, and nothing else: upgraded again
-    assert migrate.current(db.store) == "0013"
+    assert migrate.current(db.store) == "0014"
     db.close()
 
 
@@ -279,7 +279,7 @@ def test_a_database_with_a_newer_schema_than_the_code_gives_database_error_namin
 
     with pytest.raises(DatabaseError, match="unknown schema revision '9999'") as err:
         sqsqlite.connect(db_path)
-    assert "a newer sqsqlite's, or another application's" in str(err.value) and "'0013'" in str(err.value)
+    assert "a newer sqsqlite's, or another application's" in str(err.value) and "'0014'" in str(err.value)
 
     store = Store(db_path, migrate=False)
     with pytest.raises(DatabaseError, match="unknown schema revision"):

@@ -151,7 +151,7 @@ def test_the_positions_benchmark_compares_the_engine_on_both_layouts_at_a_tiny_s
         finally:
             run.close()
         layouts[system.__name__] = ("AUTOINCREMENT" in table, indexes)
-    assert layouts == {"Engine": (False, 5), "Autoincrement": (True, 5)}
+    assert layouts == {"Engine": (False, 6), "Autoincrement": (True, 6)}
 
 
 def test_the_peers_run_at_the_durability_their_rows_name(tmp_path):

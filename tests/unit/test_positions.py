@@ -1,9 +1,10 @@
 """A message's id, its position, is never given out twice, whatever deleted the newest message.
 
-messages.id is a plain rowid (migration 0013): a send takes the next id above the highest row
-and above message_positions' mark, which every deletion of messages keeps (statements
-keep_high_water after it, raise_high_water before a bulk one). Each case deletes the table's
-newest message by one path, then sends: the new message's position must be above it.
+messages.id is a plain rowid (migration 0013), from a range of ids per queue (0014): a message
+arriving in a queue, sent or moved in, takes the next id of the queue's range above its highest
+row and above the range's message_positions mark, which every deletion of messages keeps
+(statements keep_high_water after it, raise_high_water before a bulk one). Each case deletes the
+queue's newest message by one path, then sends: the new message's position must be above it.
 """
 
 import re
@@ -13,6 +14,7 @@ import pytest
 
 import sqsqlite
 from sqsqlite import queries as Q
+from sqsqlite.errors import ReceiptHandleIsInvalid
 
 FIFO = {"FifoQueue": "true", "ContentBasedDeduplication": "true"}
 
@@ -162,3 +164,42 @@ def test_every_statement_that_deletes_messages_is_one_the_engine_keeps_the_mark_
     assert deleting == returning_ids | by_listed_ids | bulk
     for name in returning_ids - {"DELETE_CLAIMED_FIFO_ROWS"}:
         assert re.search(r"RETURNING id\b", getattr(Q, name)), name
+
+
+def test_a_reader_of_a_dead_letter_queue_misses_no_message_that_arrives_after_its_last_position(db, db_path, clock):
+    # The dead-letter queue is made first, so its range of ids is below its source's: a
+    # message moved in takes a position of the dead-letter queue's own, above every one there.
+    dlq = db.create_queue("dlq")
+    source = db.create_queue("source", attributes={"RedrivePolicy": f'{{"deadLetterTargetArn": "{dlq.arn}", "maxReceiveCount": "1"}}'})
+    dlq.send_message("sent first")
+    source.send_message("poison")
+    source.receive_message(visibility_timeout=0)
+    assert source.receive_message() == []  # its second receive moved it
+    read = list(dlq.message_records())
+    assert [r["Body"] for _, r in read] == ["sent first", "poison"]
+    dlq.send_message("sent after")
+    assert [r["Body"] for _, r in dlq.message_records(after=read[-1][0])] == ["sent after"]
+
+
+def test_a_handle_of_a_message_moved_to_the_dead_letter_queue_is_refused_and_leaves_it_there(db, clock):
+    dlq = db.create_queue("dlq")
+    source = db.create_queue("source", attributes={"RedrivePolicy": f'{{"deadLetterTargetArn": "{dlq.arn}", "maxReceiveCount": "1"}}'})
+    source.send_message("poison")
+    [m] = source.receive_message(visibility_timeout=0)
+    assert source.receive_message() == []
+    with pytest.raises(ReceiptHandleIsInvalid):
+        source.delete_message(m.receipt_handle)
+    assert [m.body for m in dlq.peek("all")] == ["poison"]
+
+
+def test_a_move_task_leaves_a_message_dead_lettered_after_it_started_for_the_next_task(db, clock):
+    dlq = db.create_queue("dlq")
+    source = db.create_queue("source", attributes={"RedrivePolicy": f'{{"deadLetterTargetArn": "{dlq.arn}", "maxReceiveCount": "1"}}'})
+    source.send_message("sent before the task")
+    source.receive_message(visibility_timeout=0)
+    dlq.send_message("sent to the dead-letter queue")
+    task = db.start_message_move_task(dlq.arn, background=False)
+    assert source.receive_message() == []  # moves the first message: after the task started
+    db.run_message_move_task(task)
+    assert sorted(m.body for m in dlq.peek("all")) == ["sent before the task", "sent to the dead-letter queue"]
+    assert source.peek("all") == []

@@ -61,6 +61,8 @@ HOT_PATH = {
     "prune_all_expired": ("ix_messages_visible", False),
     "purge_visible": ("ix_messages_visible", False),
     "delete_queue_messages": ("ix_messages_visible", False),
+    # where the fresh messages start: a range of ids from the queue's row on
+    "advance_fresh": ("PRIMARY KEY", False),
     # acting on one message
     "message_by_id": ("PRIMARY KEY", False),
     "received_by_id": ("PRIMARY KEY", False),
@@ -70,12 +72,24 @@ HOT_PATH = {
     "DELETE_CLAIMED_MANY": ("PRIMARY KEY", False),
     "change_visibility": ("PRIMARY KEY", False),
     "move_message": ("PRIMARY KEY", False),
+    # a handle naming the id a message had before it moved to another queue
+    "message_moved_from": ("ix_messages_moved_from", False),
     # move tasks: one page at a time in id order
     "messages_page": ("PRIMARY KEY", True),
     # a FIFO queue's: group by group, each in send order, resuming after a (group, sequence) pair
     "fifo_messages_page": ("ix_messages_group", True),
     "group_dead_letter_after": ("ix_messages_group", False),
 }
+
+# The statements that also read a queue's fresh messages (never received, no delay, no group),
+# which ix_messages_visible leaves out: a range of ids from queues.fresh_from on.
+FRESH = {
+    *("claim_standard", "claim_standard_rows", "count_visible", "count_alive", "oldest_sent", "count_visible_quiet"),
+    *("oldest_sent_quiet", "queue_stats", "queue_stats_named", "peek_page", "prune_expired", "prune_all_expired"),
+    *("purge_visible", "delete_queue_messages", "advance_fresh", "insert_fifo_message"),
+}
+_RANGE = "SEARCH messages USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"
+_FRESH_RANGE = ("SEARCH fresh USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)", _RANGE)
 
 PARAMS = {"ids": "[1, 2, 3]", "state": "all", "groups": '["g1", "g2"]', "keys": '[["", "a"], ["", "b"]]'}
 
@@ -114,11 +128,12 @@ def test_every_hot_path_statement_is_listed():
     # Statements with no plan to check (the inserts), an admin view that reads a whole queue on
     # purpose, and the one read a move task makes when it starts.
     deliberate = {"insert_message", "peek_messages", "max_message_row", "keep_high_water", "raise_high_water"}
+    assert FRESH <= set(HOT_PATH)
     assert touching - deliberate == set(HOT_PATH)
 
 
-# max(id): the table's last row, one seek; a new message's id reads it (statements._next_id).
-_HIGHEST_ROW = "SEARCH messages"
+# max(id) of the queue's range of ids: one seek; a new message's id reads it (statements._next_id).
+_HIGHEST_ROW = _RANGE
 _SENDS = ["INSERT_SHARED_ROWS", "INSERT_PLAIN_ROWS", "INSERT_STANDARD_ROWS", "INSERT_GROUPED_ROWS", "INSERT_FIFO_ROWS"]
 
 
@@ -127,15 +142,19 @@ def test_a_send_reads_its_new_id_from_the_highest_row_and_the_mark_by_key_and_no
     base, _, n = name.partition("[")
     sql = getattr(Q, base)[int(n[:-1])] if n else getattr(Q, base)
     plan = _plan(conn, sql)
-    touching = [line for line in plan if re.match(r"(SCAN|SEARCH) message", line)]
-    assert touching == [_HIGHEST_ROW, "SEARCH message_positions USING INTEGER PRIMARY KEY (rowid=?)"], plan
-
-
-@pytest.mark.parametrize("name", ["keep_high_water", "raise_high_water"])
-def test_keeping_the_high_water_mark_reads_the_highest_row_and_the_mark_by_key_and_nothing_else(conn, name):
-    plan = _plan(conn, getattr(Q, name))
     touching = {line for line in plan if re.match(r"(SCAN|SEARCH) message", line)}
     assert touching == {_HIGHEST_ROW, "SEARCH message_positions USING INTEGER PRIMARY KEY (rowid=?)"}, plan
+
+
+def test_keeping_the_high_water_mark_reads_the_highest_row_of_the_range_and_nothing_else(conn):
+    plan = _plan(conn, Q.keep_high_water)
+    assert {line for line in plan if re.match(r"(SCAN|SEARCH) message", line)} == {_HIGHEST_ROW}, plan
+
+
+def test_raising_the_marks_reads_the_queues_ranges_off_its_index_and_each_ranges_highest_row(conn):
+    plan = _plan(conn, Q.raise_high_water)
+    touching = {line for line in plan if re.match(r"(SCAN|SEARCH) message", line)}
+    assert touching == {_HIGHEST_ROW, "SEARCH messages USING COVERING INDEX ix_messages_visible (queue_id=?)"}, plan
 
 
 @pytest.mark.parametrize("name", sorted(HOT_PATH))
@@ -143,11 +162,13 @@ def test_a_hot_path_statement_searches_its_index_and_never_scans_messages(conn, 
     index, ordered = HOT_PATH[name]
     indexes = index if isinstance(index, tuple) else (index,)
     plan = _plan(conn, getattr(Q, name))
-    on_messages = [line for line in plan if re.match(r"(SCAN|SEARCH) messages\b", line)]
+    on_messages = [line for line in plan if re.match(r"(SCAN|SEARCH) (messages|fresh|hidden)\b", line)]
     assert all(any(i in line for line in on_messages) for i in indexes), plan
+    # A statement over a queue's messages reads its fresh ones too, by a range of ids.
+    assert name not in FRESH or any(line in _FRESH_RANGE for line in on_messages), plan
     for line in on_messages:
-        assert line.startswith("SEARCH messages"), plan
-        if line == _HIGHEST_ROW:
+        assert line.startswith("SEARCH "), plan
+        if line in _FRESH_RANGE:
             continue
         # An UPDATE/DELETE over a subquery's ids looks each one up by rowid: a point read.
         assert any(i in line for i in indexes) or "INTEGER PRIMARY KEY (rowid=?)" in line, plan
@@ -224,15 +245,16 @@ def test_a_receive_reads_again_only_the_messages_a_claim_cannot_return_whole(db,
 def test_a_numbered_statement_binds_a_parameter_used_by_every_row_once():
     sql = Q.INSERT_SHARED_ROWS[3]
     numbers = [int(n) for n in re.findall(r"\?(\d+)", sql)]
-    assert numbers.count(1) == numbers.count(4) == 3  # the queue id and visible_at, once per row
+    assert numbers.count(4) == 3  # visible_at, once per row (the queue id also in each row's id)
     assert sorted(set(numbers)) == list(range(1, 4 + 2 * 3 + 1))
     with contextlib.closing(sqlite3.connect(":memory:")) as c:
         c.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, queue_id, message_id, body, sender_id, sent_at, visible_at)")
         c.execute("CREATE TABLE message_positions (id INTEGER PRIMARY KEY, highest_removed)")
-        c.execute("INSERT INTO message_positions VALUES (1, 40)")  # ids up to 40 were given out
+        start = 7 << 36  # queue 7's range of ids
+        c.execute("INSERT INTO message_positions VALUES (7, ?)", (start + 40,))  # its ids up to 40 were given out
         c.execute(sql, [7, "me", 100, 200, "id0", "id1", "id2", "b0", "b1", "b2"])
         rows = c.execute("SELECT * FROM messages ORDER BY rowid").fetchall()
-    assert rows == [(41 + i, 7, f"id{i}", f"b{i}", "me", 100, 200) for i in range(3)]
+    assert rows == [(start + 41 + i, 7, f"id{i}", f"b{i}", "me", 100, 200) for i in range(3)]
 
 
 def test_no_statement_binds_a_value_a_partial_index_is_matched_against():

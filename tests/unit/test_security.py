@@ -319,7 +319,7 @@ def test_a_message_stored_with_an_id_that_is_not_a_uuid_can_still_be_received_ch
     for body in ("remembered", "checked in full"):
         q.send_message(body)
     with sqlite3.connect(db_path) as c:
-        c.execute("UPDATE messages SET message_id = ? || id", (stem,))
+        c.execute("UPDATE messages SET message_id = ? || (id - (queue_id << 36))", (stem,))  # its place in its queue
     c.close()
     other = sqsqlite.connect(db_path, clock=clock)
     try:

@@ -364,7 +364,9 @@ def test_an_older_file_is_not_due_and_vacuum_makes_it_incremental_and_compact(db
     seen: list[float] = []
     before, after = space.vacuum(db_path, space.lock_path(db_path), progress=lambda f, note: seen.append(f))
     assert before.auto_vacuum == "none" and after.auto_vacuum == "incremental"
-    assert after.free_pages == 0 and after.pages <= before.pages - before.free_pages
+    # Incremental auto-vacuum adds its pointer-map pages, one per page_size / 5 pages.
+    pointer_maps = after.pages // (after.page_size // 5) + 1
+    assert after.free_pages == 0 and after.pages <= before.pages - before.free_pages + pointer_maps
     assert after.file_bytes == after.pages * after.page_size and after.wal_bytes == 0
     assert seen and seen[-1] == 1.0
     assert {m.message_id for m in q.peek("all", 10_000)} == ids
@@ -425,6 +427,8 @@ def test_a_vacuum_interrupted_midway_is_undone_and_leaves_a_sound_file(db_path, 
     db = sqsqlite.connect(db_path, clock=clock)
     q = db.create_queue("orders")
     fill(q)
+    while q.receive_message(max_number_of_messages=10):  # in flight: indexed, so VACUUM has an index to build
+        pass
     ids = {m.message_id for m in q.peek("all", 10_000)}
 
     def interrupt(fraction: float, note: str) -> None:
