@@ -35,6 +35,7 @@ import tempfile
 import time
 
 import sqsqlite
+from sqsqlite import defaults as D
 from sqsqlite import queries as Q
 from sqsqlite.defaults import QUEUE_ID_SHIFT
 from sqsqlite.schema import INDEXED
@@ -79,14 +80,14 @@ def _one(template: str, work: str, sql: str, claims: int) -> float:
         start = time.process_time()
         for k in range(claims):
             conn.execute("BEGIN IMMEDIATE")
-            # In Q.CLAIM_STANDARD_PARAMS order: lease end, now, token, queue, retention cutoff, count.
+            # In Q.CLAIM_STANDARD_PARAMS order: lease end, now, token, queue, retention cutoff, count, window.
             values = (now + 300_000, now + k, bytearray(os.urandom(16)), queue_id, 0, ROWS)
-            if sql is not Q.claim_standard:
-                values += (first + k * ROWS,)
+            values += (D.FRESH_SPAN,) if sql is Q.claim_standard else (first + k * ROWS,)
             taken = len(conn.execute(sql, values).fetchall())
-            # Short: the fresh messages lie past the ids the claim looked at (receiving.py).
-            if sql is Q.claim_standard and taken < ROWS and conn.execute(Q.advance_fresh, {"queue_id": queue_id}).rowcount:
-                taken += len(conn.execute(sql, values[:-1] + (ROWS - taken,)).fetchall())
+            # Short: the fresh messages lie past the rows the claim looked at (receiving.py).
+            if sql is Q.claim_standard and taken < ROWS:
+                conn.execute(Q.advance_fresh, {"queue_id": queue_id})
+                taken += len(conn.execute(sql, values[:-2] + (ROWS - taken, 1 << D.QUEUE_ID_SHIFT)).fetchall())
             rows += taken
             conn.execute("COMMIT")
         spent = time.process_time() - start

@@ -130,10 +130,11 @@ class _Claimer:
     def claim(self, n: int, now: int, lease: int) -> list:
         execute = self.conn.execute
         sql = Q.claim_standard if self.engine else CLAIM_BEFORE if self.layout == "before 0014" else CLAIM_MIGRATED
-        rows = execute(sql, (now + lease, now, os.urandom(16), 1, 0, n)).fetchall()
-        # Short: the fresh messages may lie past the ids the claim looked at (receiving.py).
+        window = (D.FRESH_SPAN,) if self.engine else ()  # the engine's claim's window (Q.CLAIM_STANDARD_PARAMS)
+        rows = execute(sql, (now + lease, now, os.urandom(16), 1, 0, n, *window)).fetchall()
+        # Short: the fresh messages may lie past the rows the claim looked at (receiving.py).
         if sql is not CLAIM_BEFORE and len(rows) < n and execute(Q.advance_fresh, {"queue_id": 1}).rowcount:
-            rows += execute(sql, (now + lease, now, os.urandom(16), 1, 0, n - len(rows))).fetchall()
+            rows += execute(sql, (now + lease, now, os.urandom(16), 1, 0, n - len(rows), *window)).fetchall()
         return rows
 
 

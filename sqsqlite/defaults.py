@@ -111,10 +111,11 @@ OLDEST_FIRST_WINDOW_MS = 10_000
 # on (2**36, 68 billion sends a queue). A never-received message with no delay and no group is
 # then found in send order by its id alone, and needs no entry in ix_messages_visible.
 QUEUE_ID_SHIFT = 36
-# A standard claim of n looks for never-received messages among the first FRESH_SPAN + n rows of
-# its queue's range from fresh_from, so the messages in flight it steps over stay few however many
-# there are; a claim that comes back short moves fresh_from up to the first never-received message
-# (one write of the queue's row per FRESH_SPAN messages in flight at most) and claims again.
+# A standard claim looks for never-received messages from its queue's fresh_from on. After a claim
+# that came back short, and every FRESH_SPAN messages a connection claims, fresh_from moves past
+# the messages in flight at the head of the range (when more than FRESH_SPAN rows follow it), so
+# a claim steps over few of them however many there are, and the queue's row is written once per
+# that many messages at most.
 FRESH_SPAN = 32
 # In-flight capacity a connection reserves at once (one write to the queue row per block).
 INFLIGHT_BLOCK = 256

@@ -22,7 +22,7 @@
 -- constant: INSERT_FIFO_COLUMNS = ["queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "group_id", "dedup_id", "sequence_number", "is_head"]
 -- constant: PUT_DEDUP_COLUMNS = ["queue_id", "scope", "dedup_id", "message_id", "sequence_number", "created_at"]
 -- constant: INSERT_SHARED_PARAMS = ["queue_id", "sender_id", "sent_at", "visible_at"]
--- constant: CLAIM_STANDARD_PARAMS = ["lease_end", "now", "token", "queue_id", "cutoff", "n"]
+-- constant: CLAIM_STANDARD_PARAMS = ["lease_end", "now", "token", "queue_id", "cutoff", "n", "span"]
 -- constant: CLAIM_LISTED_MAX = 100
 -- constant: DELETE_STANDARD_COLUMNS = ["id", "queue_id", "message_id", "token"]
 -- constant: HISTORY_KEY = ["minute", "queue_id"]
@@ -1457,7 +1457,7 @@ FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, ?4 << 36) AS max_1
 FROM queues AS fresh_queue
 WHERE fresh_queue.id = ?4) AND messages.id < (?4 + 1 << 36) ORDER BY messages.id
- LIMIT 32 + ?6 OFFSET 0) AS window
+ LIMIT ?7 + ?6 OFFSET 0) AS window
 WHERE window.queue_id = ?4 AND window.receive_count = 0 AND window.visible_at = window.sent_at AND window.group_id IS NULL AND window.sent_at > ?5 AND window.visible_at <= ?2
  LIMIT ?6 OFFSET 0) AS anon_4) AS oldest ORDER BY oldest.since, oldest.id
  LIMIT ?6 OFFSET 0) AS anon_1 UNION ALL SELECT id
@@ -1512,7 +1512,7 @@ FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, ?2 << 36) AS max_1
 FROM queues AS fresh_queue
 WHERE fresh_queue.id = ?2) AND messages.id < (?2 + 1 << 36) ORDER BY messages.id
- LIMIT 32 + ?4 OFFSET 0) AS window
+ LIMIT ?5 + ?4 OFFSET 0) AS window
 WHERE window.queue_id = ?2 AND window.receive_count = 0 AND window.visible_at = window.sent_at AND window.group_id IS NULL AND window.sent_at > ?3 AND window.visible_at <= ?1
  LIMIT ?4 OFFSET 0) AS anon_5) AS oldest ORDER BY oldest.since, oldest.id
  LIMIT ?4 OFFSET 0) AS anon_2 UNION ALL SELECT id
@@ -1553,7 +1553,11 @@ FROM messages
 WHERE messages.id >= (queues.id << 36) AND messages.id < (queues.id + 1 << 36)) + 1) WHERE queues.id = :queue_id AND (EXISTS (SELECT messages.id
 FROM messages
 WHERE messages.id >= max(queues.fresh_from, queues.id << 36) AND messages.id < (queues.id + 1 << 36) ORDER BY messages.id
- LIMIT 1 OFFSET 32));
+ LIMIT 1 OFFSET 32)) AND queues.fresh_from < coalesce((SELECT min(messages.id) AS min_1
+FROM messages
+WHERE messages.id >= max(queues.fresh_from, queues.id << 36) AND messages.id < (queues.id + 1 << 36) AND messages.queue_id = queues.id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL), (SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (queues.id << 36) AND messages.id < (queues.id + 1 << 36)) + 1);
 
 -- name: fifo_heads
 -- defaults: {"param_1": 0}
@@ -1881,7 +1885,7 @@ FROM messages
 WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff))))))) AS min_1;
 
 -- name: peek_messages
--- defaults: {"param_1": "all", "param_2": "visible", "param_3": "in-flight", "param_4": "delayed", "param_5": 0, "param_6": "all", "param_7": "visible", "param_8": 0, "param_9": 0, "receive_count_1": 0, "receive_count_2": 0}
+-- defaults: {"param_1": "all", "param_10": 0, "param_11": 0, "param_2": "visible", "param_3": "in-flight", "param_4": "delayed", "param_5": 0, "param_6": "in-flight", "param_7": "all", "param_8": "visible", "param_9": "delayed", "receive_count_1": 0, "receive_count_2": 0}
 SELECT merged.id, merged.message_id, merged.body, merged.attributes, merged.sender_id, merged.sent_at, merged.visible_at, merged.receive_count, merged.first_received_at, merged.receipt_token, merged.group_id, merged.dedup_id, merged.sequence_number, merged.dead_letter_source_arn
 FROM (SELECT anon_1.id AS id, anon_1.message_id AS message_id, anon_1.body AS body, anon_1.attributes AS attributes, anon_1.sender_id AS sender_id, anon_1.sent_at AS sent_at, anon_1.visible_at AS visible_at, anon_1.receive_count AS receive_count, anon_1.first_received_at AS first_received_at, anon_1.receipt_token AS receipt_token, anon_1.group_id AS group_id, anon_1.dedup_id AS dedup_id, anon_1.sequence_number AS sequence_number, anon_1.dead_letter_source_arn AS dead_letter_source_arn
 FROM (SELECT messages.id AS id, messages.message_id AS message_id, messages.body AS body, messages.attributes AS attributes, messages.sender_id AS sender_id, messages.sent_at AS sent_at, messages.visible_at AS visible_at, messages.receive_count AS receive_count, messages.first_received_at AS first_received_at, messages.receipt_token AS receipt_token, messages.group_id AS group_id, messages.dedup_id AS dedup_id, messages.sequence_number AS sequence_number, messages.dead_letter_source_arn AS dead_letter_source_arn
@@ -1892,9 +1896,9 @@ FROM (SELECT messages.id AS id, messages.message_id AS message_id, messages.body
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue
-WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff AND messages.visible_at <= :now AND (:state = :param_6 OR :state = :param_7) ORDER BY messages.id
- LIMIT :limit OFFSET :param_8) AS anon_2) AS merged ORDER BY merged.visible_at, merged.id
- LIMIT :limit OFFSET :param_9;
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff AND :state != :param_6 AND (:state = :param_7 OR :state = :param_8 AND messages.visible_at <= :now OR :state = :param_9 AND messages.visible_at > :now) ORDER BY messages.id
+ LIMIT :limit OFFSET :param_10) AS anon_2) AS merged ORDER BY merged.visible_at, merged.id
+ LIMIT :limit OFFSET :param_11;
 
 -- name: peek_page
 -- defaults: {"param_1": 0, "param_2": 0, "param_3": 0}

@@ -109,14 +109,14 @@ def _fresh_rows(*where: Any, columns: Any = (m.c.id,), queue_id: Any = None, row
 
 
 def _first_fresh_rows(n: Any) -> Any:
-    """A claim's fresh messages (id, sent_at as since): those among the first FRESH_SPAN + n rows
-    of the queue's range from fresh_from, so that a claim of n never steps over more messages in
-    flight (a message deleted is no row to step over), in id order, n at most."""
+    """A claim's fresh messages (id, sent_at as since): those among the first :span + n rows of
+    the queue's range from fresh_from (FRESH_SPAN, so that a claim of n steps over few messages
+    in flight; a message deleted is no row to step over), in id order, n at most."""
     window = (
         select(m.c.id, m.c.queue_id, m.c.sent_at, m.c.visible_at, m.c.receive_count, m.c.group_id)
         .where(m.c.id >= _fresh_start(P("queue_id")), m.c.id < _range_end(P("queue_id")))
         .order_by(m.c.id)
-        .limit(literal_column(str(D.FRESH_SPAN)) + n)
+        .limit(P("span") + n)
         .offset(_ZERO)
         .subquery("window")
     )
@@ -395,7 +395,7 @@ def _oldest_quiet_in(window):
 # group never evaluates noisy_groups (the OR stops at group_id IS NULL). Numbered parameters (?1
 # ...), in CLAIM_STANDARD_PARAMS order, each bound once: sqlite3 binds a name with a dictionary
 # look-up per parameter (callgrind: by name, a receive + delete of 1 took 5% more instructions).
-CLAIM_STANDARD_PARAMS = ("lease_end", "now", "token", "queue_id", "cutoff", "n")
+CLAIM_STANDARD_PARAMS = ("lease_end", "now", "token", "queue_id", "cutoff", "n", "span")
 _window_end = _visible_rows(columns=(m.c.visible_at,)).order_by(m.c.visible_at).limit(_lit("1")).offset(_lit(str(D.FAIR_WINDOW - 1)))
 _parts = (
     _oldest_quiet_in(_visible_rows(columns=(m.c.id, m.c.group_id, m.c.visible_at, m.c.sent_at)).order_by(m.c.visible_at)),
@@ -409,7 +409,7 @@ claim_standard = compile_numbered(_claim(_fair_ids, CLAIMED_COLUMNS), CLAIM_STAN
 _as_claimed: dict[Any, Any] = {m.c.receive_count: _CLAIMED["receive_count"], m.c.first_received_at: _CLAIMED["first_received_at"]}
 _chosen = m.c.id.in_(_fair_ids.scalar_subquery())
 claim_standard_rows = compile_numbered(
-    select(*(_as_claimed.get(c, c) for c in CLAIMED_COLUMNS)).where(_chosen), ("now", "queue_id", "cutoff", "n")
+    select(*(_as_claimed.get(c, c) for c in CLAIMED_COLUMNS)).where(_chosen), ("now", "queue_id", "cutoff", "n", "span")
 )
 CLAIM_LISTED_MAX = D.BUFFER_PREFETCH.high
 _ids = tuple(f"id_{i}" for i in range(CLAIM_LISTED_MAX))
@@ -434,9 +434,8 @@ _past_span = (
     .offset(literal_column(str(D.FRESH_SPAN)))
     .exists()
 )
-advance_fresh = compile_sql(
-    update(q).where(_qid == P("queue_id"), _past_span).values(fresh_from=func.coalesce(_first_fresh, _queue_top + literal_column("1")))
-)
+_next_fresh = func.coalesce(_first_fresh, _queue_top + literal_column("1"))
+advance_fresh = compile_sql(update(q).where(_qid == P("queue_id"), _past_span, q.c.fresh_from < _next_fresh).values(fresh_from=_next_fresh))
 
 # FIFO: the visible group heads (ix_messages_heads), then each chosen group's run of visible
 # messages in send order, so one receive can return several messages of a group in order.
@@ -652,7 +651,13 @@ def _merged(indexed: Any, fresh: Any) -> Any:
 peek_messages = compile_sql(
     _merged(
         _indexed_rows(_alive, _in_state, columns=RECEIVED_COLUMNS).order_by(m.c.visible_at, m.c.id).limit(P("limit")),
-        _fresh_rows(_alive, _visible, or_(P("state") == "all", P("state") == "visible"), columns=RECEIVED_COLUMNS)
+        # Visible, but for one stamped after now (the clock stepped back), delayed until then.
+        _fresh_rows(
+            _alive,
+            P("state") != "in-flight",
+            or_(P("state") == "all", and_(P("state") == "visible", _visible), and_(P("state") == "delayed", _hidden)),
+            columns=RECEIVED_COLUMNS,
+        )
         .order_by(m.c.id)
         .limit(P("limit")),
     )

@@ -322,10 +322,10 @@ def _claim(
                 cleared += removed
                 expired += removed
             else:
-                rows = _claim_standard(tx, held_until, now, token, queue_id, cutoff, want)
-                # Short: the fresh messages may lie past the ids the claim looked at.
-                if len(rows) < want and tx.run(Q.advance_fresh, queue_id=queue_id):
-                    rows += _claim_standard(tx, held_until, now, token, queue_id, cutoff, want - len(rows))
+                rows = _claim_standard(tx, held_until, now, token, queue_id, cutoff, want, _WHOLE_RANGE)
+                # fresh_from moves past the messages in flight at the head of the queue's range
+                # when a claim comes back short, and every FRESH_SPAN messages claimed.
+                _advance_now_and_then(tx, queue_id, len(rows), len(rows) < want)
             # Rows read by position from here on: a FIFO claim's are sqlite3.Rows of
             # Q.RECEIVED_COLUMNS, a standard one's plain tuples of Q.CLAIMED_COLUMNS; both
             # start with the id.
@@ -382,18 +382,35 @@ def _claim(
     return queue_id, claimed, row["receive_wait_time"], lease, cleared, last
 
 
-def _claim_standard(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:
+# A claim's window of fresh messages: as far as they go (the rows of a queue's range).
+_WHOLE_RANGE = 1 << D.QUEUE_ID_SHIFT
+
+
+def _claim_standard(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int, span: int) -> list:
     if want <= D.MAX_MESSAGES_PER_RECEIVE:
         # In Q.CLAIM_STANDARD_PARAMS order.
-        return tx.all_positional(Q.claim_standard, (lease_end, now, token, queue_id, cutoff, want))
-    return _claim_listed(tx, lease_end, now, token, queue_id, cutoff, want)
+        return tx.all_positional(Q.claim_standard, (lease_end, now, token, queue_id, cutoff, want, span))
+    return _claim_listed(tx, lease_end, now, token, queue_id, cutoff, want, span)
 
 
-def _claim_listed(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:
+def _advance_now_and_then(tx: Tx, queue_id: int, claimed: int, short: bool) -> None:
+    """After a claim that came back short, and every FRESH_SPAN messages a connection claims
+    from a queue, fresh_from moves past the messages in flight (and delayed, or of a group) at
+    the head of the queue's range (a write only when it moves), so that a claim, which looks for
+    the queue's never-received messages from fresh_from on, steps over few of them."""
+    key = ("fresh", queue_id)
+    count = tx.state.get(key, 0) + claimed
+    if short or count >= D.FRESH_SPAN:
+        tx.run(Q.advance_fresh, queue_id=queue_id)
+        count = 0
+    tx.state[key] = count
+
+
+def _claim_listed(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int, span: int) -> list:
     """A buffered consumer's standard claim (more than a receive's 10): the rows
     Q.claim_standard would return, read first (Q.claim_standard_rows), then claimed by their ids
     (Q.CLAIM_LISTED_ROWS), under the same write lock; cheaper than RETURNING for large claims."""
-    rows = tx.all_positional(Q.claim_standard_rows, (now, queue_id, cutoff, want))
+    rows = tx.all_positional(Q.claim_standard_rows, (now, queue_id, cutoff, want, span))
     most = Q.CLAIM_LISTED_MAX
     for start in range(0, len(rows), most):
         ids = [r[0] for r in rows[start : start + most]]
@@ -420,8 +437,6 @@ def _under_cap(queue: QueueContext, tx: Tx, row, n: int, now: int) -> int:
     block = max(n, D.INFLIGHT_BLOCK)
     if row["inflight_bound"] + block <= cap:
         tx.run(Q.add_inflight, id=row["id"], n=block)
-        if not row["fifo"]:  # the queue's row is written anyway: the fresh messages' start follows
-            tx.run(Q.advance_fresh, queue_id=row["id"])
         # The cached row (a write's, dropped if the transaction rolls back) follows the write,
         # rather than being dropped and read again by the next operation.
         row["inflight_bound"] += block
@@ -556,8 +571,11 @@ def peek_page(queue: QueueContext, state: str = "all", limit: int = 50, after: s
     """One page of the messages in a state, without receiving them (as peek), in the order
     receives see them, and the cursor of the next page (None after the last). ``after`` is the
     cursor a previous page returned: a page costs the same on the first page as on the
-    millionth (keyset pagination on ix_messages_visible, never OFFSET). The cursor is opaque
-    text; a message that changes state between pages may be seen twice or not at all."""
+    millionth (keyset pagination on ix_messages_visible and the never-received messages' ids,
+    never OFFSET). The cursor is opaque text; a message that changes state between pages may be
+    seen twice or not at all. Never-received messages come in send order: after the clock stepped
+    back, those stamped before the step may be seen twice or not at all, and a page of delayed
+    messages leaves out those stamped after now (peek's counts and pages of all hold them)."""
     _, messages, cursor = _page(queue, state, limit, after, _WHOLE_BODY)
     return messages, cursor
 
