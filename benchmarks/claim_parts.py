@@ -19,9 +19,9 @@ IMMEDIATE ... COMMIT) of 100 rows each. CPU µs a row, commit included.
   gives it its entry in ``ix_messages_visible``, as a claim does. Fresh rows in both, so their
   difference is what that index entry costs.
 - ``claim``: the engine's own claim statement (``queries.claim_standard``), returning the
-  messages' columns as the engine reads them; when it comes back short, the fresh messages
-  lie past the ids it looked at, and ``queries.advance_fresh`` moves the queue's
-  ``fresh_from`` up before it claims the rest, as the engine's receive does.
+  messages' columns as the engine reads them, the fresh ones from the queue's ``fresh_from``
+  on, which ``queries.advance_fresh`` moves up after each claim, as the engine's receive does
+  every ``FRESH_SPAN`` messages it claims.
 """
 
 from __future__ import annotations
@@ -82,12 +82,10 @@ def _one(template: str, work: str, sql: str, claims: int) -> float:
             conn.execute("BEGIN IMMEDIATE")
             # In Q.CLAIM_STANDARD_PARAMS order: lease end, now, token, queue, retention cutoff, count, window.
             values = (now + 300_000, now + k, bytearray(os.urandom(16)), queue_id, 0, ROWS)
-            values += (D.FRESH_SPAN,) if sql is Q.claim_standard else (first + k * ROWS,)
+            values += (1 << D.QUEUE_ID_SHIFT,) if sql is Q.claim_standard else (first + k * ROWS,)
             taken = len(conn.execute(sql, values).fetchall())
-            # Short: the fresh messages lie past the rows the claim looked at (receiving.py).
-            if sql is Q.claim_standard and taken < ROWS:
+            if sql is Q.claim_standard:  # 100 rows: at least FRESH_SPAN claimed (receiving.py)
                 conn.execute(Q.advance_fresh, {"queue_id": queue_id})
-                taken += len(conn.execute(sql, values[:-2] + (ROWS - taken, 1 << D.QUEUE_ID_SHIFT)).fetchall())
             rows += taken
             conn.execute("COMMIT")
         spent = time.process_time() - start

@@ -201,7 +201,7 @@ def time_claims(path: str, queue_id: int, sql: str, claims: int) -> tuple[float,
     cpu = time.process_time  # CPU time: the claim is CPU-bound, and CPU time shrugs off other load
     params = (now + 30_000, now, token, queue_id, now - 4 * 86_400_000, 10)
     if "?7" in sql:  # the engine's claim: its window of never-received messages (Q.CLAIM_STANDARD_PARAMS)
-        params += (D.FRESH_SPAN,)
+        params += (1 << D.QUEUE_ID_SHIFT,)
     statement = 0.0
     t = cpu()
     for _ in range(claims):

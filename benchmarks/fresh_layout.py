@@ -9,8 +9,8 @@ QUEUE_ID_SHIFT`` on), and a message that was never received, has no delay and no
 "fresh": visible in send order, it has no entry in ``ix_messages_visible`` (whose predicate,
 ``schema.INDEXED``, every query that walks it states: SQLite uses a partial index only where the
 query implies it). Claims and counts read the fresh messages by id from ``queues.fresh_from``;
-a claim that comes back short moves ``fresh_from`` up (``queries.advance_fresh``) and claims
-again, as the engine's receive does.
+after a claim that comes back short, and every ``FRESH_SPAN`` messages claimed, ``fresh_from``
+moves up past the messages in flight (``queries.advance_fresh``), as the engine's receive does.
 
 Both layouts run through sqlite3 alone (synchronous=NORMAL, temp_store=MEMORY) on a copy of one
 file whose queue holds ``STORED`` messages (200 B bodies), each statement in its own
@@ -69,12 +69,12 @@ CLAIM_BEFORE = (
     f"UPDATE messages SET {_CLAIMED} WHERE id IN (SELECT id FROM ({_INDEX_STREAM.format(extra='')}) "
     f"ORDER BY sent_at, id LIMIT ?6) RETURNING {_RETURNED}"
 )
-# The fresh ones among the first FRESH_SPAN + n ids from fresh_from, as the engine's claim.
+# The first fresh ones from fresh_from, as the engine's claim.
 CLAIM_MIGRATED = (
     f"UPDATE messages SET {_CLAIMED} WHERE id IN (SELECT id FROM ("
     f"SELECT * FROM ({_INDEX_STREAM.format(extra=' AND ' + INDEXED)}) UNION ALL "
     f"SELECT * FROM (SELECT id, sent_at FROM messages WHERE id >= {_FRESH_START} "
-    f"AND id < min((?4 + 1) << {SHIFT}, {_FRESH_START} + {D.FRESH_SPAN} + ?6) AND queue_id = ?4 AND {_FRESH} "
+    f"AND id < (?4 + 1) << {SHIFT} AND queue_id = ?4 AND {_FRESH} "
     "AND visible_at <= ?2 AND sent_at > ?5 ORDER BY id LIMIT ?6)"
     f") ORDER BY sent_at, id LIMIT ?6) RETURNING {_RETURNED}"
 )
@@ -126,15 +126,19 @@ class _Claimer:
 
     def __init__(self, conn: sqlite3.Connection, layout: str, engine: bool = False):
         self.conn, self.layout, self.engine = conn, layout, engine
+        self.claimed = 0
 
     def claim(self, n: int, now: int, lease: int) -> list:
         execute = self.conn.execute
         sql = Q.claim_standard if self.engine else CLAIM_BEFORE if self.layout == "before 0014" else CLAIM_MIGRATED
-        window = (D.FRESH_SPAN,) if self.engine else ()  # the engine's claim's window (Q.CLAIM_STANDARD_PARAMS)
+        window = (1 << D.QUEUE_ID_SHIFT,) if self.engine else ()  # the engine's claim's window: its whole range
         rows = execute(sql, (now + lease, now, os.urandom(16), 1, 0, n, *window)).fetchall()
-        # Short: the fresh messages may lie past the rows the claim looked at (receiving.py).
-        if sql is not CLAIM_BEFORE and len(rows) < n and execute(Q.advance_fresh, {"queue_id": 1}).rowcount:
-            rows += execute(sql, (now + lease, now, os.urandom(16), 1, 0, n - len(rows), *window)).fetchall()
+        # fresh_from moves past the messages in flight after a short claim and every FRESH_SPAN
+        # messages claimed (receiving.py).
+        self.claimed += len(rows)
+        if sql is not CLAIM_BEFORE and (len(rows) < n or self.claimed >= D.FRESH_SPAN):
+            execute(Q.advance_fresh, {"queue_id": 1})
+            self.claimed = 0
         return rows
 
 
