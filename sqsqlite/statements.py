@@ -110,8 +110,10 @@ def _fresh_rows(*where: Any, columns: Any = (m.c.id,), queue_id: Any = None, row
 
 def _first_fresh_rows(n: Any) -> Any:
     """A claim's fresh messages (id, sent_at as since): those among the first :span + n rows of
-    the queue's range from fresh_from (FRESH_SPAN, so that a claim of n steps over few messages
-    in flight; a message deleted is no row to step over), in id order, n at most."""
+    the queue's range from fresh_from, in id order, n at most. The engine passes its whole
+    range: a window bounded short of the fresh messages' end hid those behind messages it can't
+    take (of a group, expired, stamped after a clock step back); fresh_from moving past the
+    messages in flight keeps the walk short (advance_fresh)."""
     window = (
         select(m.c.id, m.c.queue_id, m.c.sent_at, m.c.visible_at, m.c.receive_count, m.c.group_id)
         .where(m.c.id >= _fresh_start(P("queue_id")), m.c.id < _range_end(P("queue_id")))
@@ -373,8 +375,8 @@ def _quiet_in(window, ordered: bool):
 
 def _oldest_quiet_in(window):
     """The n sent first among the next n + OLDEST_FIRST_LOOKAHEAD quiet messages of ``window``
-    (in the order they became visible) and the first n fresh messages (in send order, among the
-    FRESH_SPAN ids from fresh_from): oldest first, within a bounded walk. A message counts as
+    (in the order they became visible) and the first n fresh messages (in send order, from
+    fresh_from): oldest first, within a bounded walk. A message counts as
     sent no earlier than OLDEST_FIRST_WINDOW_MS before it became visible, so one that keeps
     coming back (released, or outliving its lease) goes first only over messages that have
     waited less than that: it can't hold a newer message back for longer."""
@@ -416,13 +418,12 @@ _ids = tuple(f"id_{i}" for i in range(CLAIM_LISTED_MAX))
 CLAIM_LISTED_ROWS = compile_numbered(
     update(m).where(m.c.id.in_(list(map(P, _ids)))).values(**_CLAIMED), ("lease_end", "now", "token", *_ids)
 )
-# A standard claim of n looks for fresh messages among FRESH_SPAN + n rows from fresh_from. When
-# it comes back short, or reserves a block of the in-flight bound (it writes the queue's row then
-# anyway), fresh_from moves up to the queue's first fresh message (or past its last message), if
-# the range holds more than FRESH_SPAN rows from it: never on a queue of fewer, so a short
-# receive there writes nothing. Every message it steps over is in flight, delayed, received or gone, and none of them
-# is ever fresh again (a message moved back to the queue takes a new id, at its range's top), so
-# no fresh message is passed.
+# After a standard claim that comes back short, and every FRESH_SPAN messages a connection claims
+# (receiving.py), fresh_from moves up to the queue's first fresh message (or past its last
+# message), if the range holds more than FRESH_SPAN rows from it (never on a queue of fewer, so
+# a short receive there writes nothing), and only if it moves. Every message it steps over is in
+# flight, delayed, of a group, received or gone, and none of them is ever fresh again (a message
+# moved back to the queue takes a new id, at its range's top), so no fresh message is passed.
 _qid = q.c.id
 _queue_top = select(func.max(m.c.id)).where(m.c.id >= _range_start(_qid), m.c.id < _range_end(_qid)).scalar_subquery()
 _first_fresh = _fresh_rows(columns=(func.min(m.c.id),), queue_id=_qid).scalar_subquery()
