@@ -35,7 +35,6 @@ import tempfile
 import time
 
 import sqsqlite
-from sqsqlite import defaults as D
 from sqsqlite import queries as Q
 from sqsqlite.defaults import QUEUE_ID_SHIFT
 from sqsqlite.schema import INDEXED
@@ -80,9 +79,10 @@ def _one(template: str, work: str, sql: str, claims: int) -> float:
         start = time.process_time()
         for k in range(claims):
             conn.execute("BEGIN IMMEDIATE")
-            # In Q.CLAIM_STANDARD_PARAMS order: lease end, now, token, queue, retention cutoff, count, window.
+            # In Q.CLAIM_STANDARD_PARAMS order: lease end, now, token, queue, retention cutoff, count.
             values = (now + 300_000, now + k, bytearray(os.urandom(16)), queue_id, 0, ROWS)
-            values += (1 << D.QUEUE_ID_SHIFT,) if sql is Q.claim_standard else (first + k * ROWS,)
+            if sql is not Q.claim_standard:
+                values += (first + k * ROWS,)
             taken = len(conn.execute(sql, values).fetchall())
             if sql is Q.claim_standard:  # 100 rows: at least FRESH_SPAN claimed (receiving.py)
                 conn.execute(Q.advance_fresh, {"queue_id": queue_id})

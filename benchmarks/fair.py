@@ -38,7 +38,6 @@ import uuid
 from dataclasses import dataclass
 
 import sqsqlite
-from sqsqlite import defaults as D
 
 from .harness import commit
 from .systems import remove_files
@@ -200,8 +199,6 @@ def time_claims(path: str, queue_id: int, sql: str, claims: int) -> tuple[float,
     token = os.urandom(16)
     cpu = time.process_time  # CPU time: the claim is CPU-bound, and CPU time shrugs off other load
     params = (now + 30_000, now, token, queue_id, now - 4 * 86_400_000, 10)
-    if "?7" in sql:  # the engine's claim: its window of never-received messages (Q.CLAIM_STANDARD_PARAMS)
-        params += (1 << D.QUEUE_ID_SHIFT,)
     statement = 0.0
     t = cpu()
     for _ in range(claims):

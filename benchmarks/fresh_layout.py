@@ -131,8 +131,7 @@ class _Claimer:
     def claim(self, n: int, now: int, lease: int) -> list:
         execute = self.conn.execute
         sql = Q.claim_standard if self.engine else CLAIM_BEFORE if self.layout == "before 0014" else CLAIM_MIGRATED
-        window = (1 << D.QUEUE_ID_SHIFT,) if self.engine else ()  # the engine's claim's window: its whole range
-        rows = execute(sql, (now + lease, now, os.urandom(16), 1, 0, n, *window)).fetchall()
+        rows = execute(sql, (now + lease, now, os.urandom(16), 1, 0, n)).fetchall()
         # fresh_from moves past the messages in flight after a short claim and every FRESH_SPAN
         # messages claimed (receiving.py).
         self.claimed += len(rows)

@@ -22,7 +22,7 @@
 -- constant: INSERT_FIFO_COLUMNS = ["queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "group_id", "dedup_id", "sequence_number", "is_head"]
 -- constant: PUT_DEDUP_COLUMNS = ["queue_id", "scope", "dedup_id", "message_id", "sequence_number", "created_at"]
 -- constant: INSERT_SHARED_PARAMS = ["queue_id", "sender_id", "sent_at", "visible_at"]
--- constant: CLAIM_STANDARD_PARAMS = ["lease_end", "now", "token", "queue_id", "cutoff", "n", "span"]
+-- constant: CLAIM_STANDARD_PARAMS = ["lease_end", "now", "token", "queue_id", "cutoff", "n"]
 -- constant: CLAIM_LISTED_MAX = 100
 -- constant: DELETE_STANDARD_COLUMNS = ["id", "queue_id", "message_id", "token"]
 -- constant: HISTORY_KEY = ["minute", "queue_id"]
@@ -1451,14 +1451,11 @@ HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)))
  LIMIT ?6 + 16 OFFSET 0) AS anon_2 UNION ALL SELECT anon_4.id AS id, anon_4.since AS since
-FROM (SELECT window.id AS id, window.sent_at AS since
-FROM (SELECT messages.id AS id, messages.queue_id AS queue_id, messages.sent_at AS sent_at, messages.visible_at AS visible_at, messages.receive_count AS receive_count, messages.group_id AS group_id
+FROM (SELECT messages.id AS id, messages.sent_at AS since
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, ?4 << 36) AS max_1
 FROM queues AS fresh_queue
-WHERE fresh_queue.id = ?4) AND messages.id < (?4 + 1 << 36) ORDER BY messages.id
- LIMIT ?7 + ?6 OFFSET 0) AS window
-WHERE window.queue_id = ?4 AND window.receive_count = 0 AND window.visible_at = window.sent_at AND window.group_id IS NULL AND window.sent_at > ?5 AND window.visible_at <= ?2
+WHERE fresh_queue.id = ?4) AND messages.id < (?4 + 1 << 36) AND messages.queue_id = ?4 AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > ?5 AND messages.visible_at <= ?2 ORDER BY messages.id
  LIMIT ?6 OFFSET 0) AS anon_4) AS oldest ORDER BY oldest.since, oldest.id
  LIMIT ?6 OFFSET 0) AS anon_1 UNION ALL SELECT id
 FROM (SELECT anon_6.id AS id
@@ -1506,14 +1503,11 @@ HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)))
  LIMIT ?4 + 16 OFFSET 0) AS anon_3 UNION ALL SELECT anon_5.id AS id, anon_5.since AS since
-FROM (SELECT window.id AS id, window.sent_at AS since
-FROM (SELECT messages.id AS id, messages.queue_id AS queue_id, messages.sent_at AS sent_at, messages.visible_at AS visible_at, messages.receive_count AS receive_count, messages.group_id AS group_id
+FROM (SELECT messages.id AS id, messages.sent_at AS since
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, ?2 << 36) AS max_1
 FROM queues AS fresh_queue
-WHERE fresh_queue.id = ?2) AND messages.id < (?2 + 1 << 36) ORDER BY messages.id
- LIMIT ?5 + ?4 OFFSET 0) AS window
-WHERE window.queue_id = ?2 AND window.receive_count = 0 AND window.visible_at = window.sent_at AND window.group_id IS NULL AND window.sent_at > ?3 AND window.visible_at <= ?1
+WHERE fresh_queue.id = ?2) AND messages.id < (?2 + 1 << 36) AND messages.queue_id = ?2 AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > ?3 AND messages.visible_at <= ?1 ORDER BY messages.id
  LIMIT ?4 OFFSET 0) AS anon_5) AS oldest ORDER BY oldest.since, oldest.id
  LIMIT ?4 OFFSET 0) AS anon_2 UNION ALL SELECT id
 FROM (SELECT anon_7.id AS id

@@ -108,26 +108,6 @@ def _fresh_rows(*where: Any, columns: Any = (m.c.id,), queue_id: Any = None, row
     return select(*columns).where(*in_range, rows.c.queue_id == queue_id, *fresh, *where)
 
 
-def _first_fresh_rows(n: Any) -> Any:
-    """A claim's fresh messages (id, sent_at as since): those among the first :span + n rows of
-    the queue's range from fresh_from, in id order, n at most. The engine passes its whole
-    range: a window bounded short of the fresh messages' end hid those behind messages it can't
-    take (of a group, expired, stamped after a clock step back); fresh_from moving past the
-    messages in flight keeps the walk short (advance_fresh)."""
-    window = (
-        select(m.c.id, m.c.queue_id, m.c.sent_at, m.c.visible_at, m.c.receive_count, m.c.group_id)
-        .where(m.c.id >= _fresh_start(P("queue_id")), m.c.id < _range_end(P("queue_id")))
-        .order_by(m.c.id)
-        .limit(P("span") + n)
-        .offset(_ZERO)
-        .subquery("window")
-    )
-    w = window.c
-    fresh = (w.queue_id == P("queue_id"), w.receive_count == _ZERO, w.visible_at == w.sent_at, w.group_id.is_(None))
-    # In the window's order (SQLite reads the ordered window as it is made): no sort of its own.
-    return select(w.id, w.sent_at.label("since")).where(*fresh, w.sent_at > P("cutoff"), w.visible_at <= P("now")).limit(n)
-
-
 def _indexed_rows(*where: Any, columns: Any = (m.c.id,)) -> Any:
     return select(*columns).where(m.c.queue_id == P("queue_id"), _INDEXED, *where)
 
@@ -384,7 +364,8 @@ def _oldest_quiet_in(window):
     since = func.max(rows.c.sent_at, rows.c.visible_at - _lit(str(D.OLDEST_FIRST_WINDOW_MS))).label("since")
     quiet = select(rows.c.id, since).where(or_(rows.c.group_id.is_(None), rows.c.group_id.not_in(noisy_groups)))
     ahead = quiet.limit(P("n") + _lit(str(D.OLDEST_FIRST_LOOKAHEAD))).offset(_ZERO).subquery()
-    fresh = _first_fresh_rows(P("n")).offset(_ZERO).subquery()
+    fresh = _fresh_rows(_alive, _visible, columns=(m.c.id, m.c.sent_at.label("since"))).order_by(m.c.id).limit(P("n"))
+    fresh = fresh.offset(_ZERO).subquery()
     both = union_all(select(ahead.c.id, ahead.c.since), select(fresh.c.id, fresh.c.since)).subquery("oldest")
     return select(both.c.id).order_by(both.c.since, both.c.id).limit(P("n")).offset(_ZERO)
 
@@ -397,7 +378,7 @@ def _oldest_quiet_in(window):
 # group never evaluates noisy_groups (the OR stops at group_id IS NULL). Numbered parameters (?1
 # ...), in CLAIM_STANDARD_PARAMS order, each bound once: sqlite3 binds a name with a dictionary
 # look-up per parameter (callgrind: by name, a receive + delete of 1 took 5% more instructions).
-CLAIM_STANDARD_PARAMS = ("lease_end", "now", "token", "queue_id", "cutoff", "n", "span")
+CLAIM_STANDARD_PARAMS = ("lease_end", "now", "token", "queue_id", "cutoff", "n")
 _window_end = _visible_rows(columns=(m.c.visible_at,)).order_by(m.c.visible_at).limit(_lit("1")).offset(_lit(str(D.FAIR_WINDOW - 1)))
 _parts = (
     _oldest_quiet_in(_visible_rows(columns=(m.c.id, m.c.group_id, m.c.visible_at, m.c.sent_at)).order_by(m.c.visible_at)),
@@ -411,7 +392,7 @@ claim_standard = compile_numbered(_claim(_fair_ids, CLAIMED_COLUMNS), CLAIM_STAN
 _as_claimed: dict[Any, Any] = {m.c.receive_count: _CLAIMED["receive_count"], m.c.first_received_at: _CLAIMED["first_received_at"]}
 _chosen = m.c.id.in_(_fair_ids.scalar_subquery())
 claim_standard_rows = compile_numbered(
-    select(*(_as_claimed.get(c, c) for c in CLAIMED_COLUMNS)).where(_chosen), ("now", "queue_id", "cutoff", "n", "span")
+    select(*(_as_claimed.get(c, c) for c in CLAIMED_COLUMNS)).where(_chosen), ("now", "queue_id", "cutoff", "n")
 )
 CLAIM_LISTED_MAX = D.BUFFER_PREFETCH.high
 _ids = tuple(f"id_{i}" for i in range(CLAIM_LISTED_MAX))

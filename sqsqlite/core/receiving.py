@@ -322,7 +322,7 @@ def _claim(
                 cleared += removed
                 expired += removed
             else:
-                rows = _claim_standard(tx, held_until, now, token, queue_id, cutoff, want, _WHOLE_RANGE)
+                rows = _claim_standard(tx, held_until, now, token, queue_id, cutoff, want)
                 # fresh_from moves past the messages in flight at the head of the queue's range
                 # when a claim comes back short, and every FRESH_SPAN messages claimed.
                 _advance_now_and_then(tx, queue_id, len(rows), len(rows) < want)
@@ -382,15 +382,11 @@ def _claim(
     return queue_id, claimed, row["receive_wait_time"], lease, cleared, last
 
 
-# A claim's window of fresh messages: as far as they go (the rows of a queue's range).
-_WHOLE_RANGE = 1 << D.QUEUE_ID_SHIFT
-
-
-def _claim_standard(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int, span: int) -> list:
+def _claim_standard(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:
     if want <= D.MAX_MESSAGES_PER_RECEIVE:
         # In Q.CLAIM_STANDARD_PARAMS order.
-        return tx.all_positional(Q.claim_standard, (lease_end, now, token, queue_id, cutoff, want, span))
-    return _claim_listed(tx, lease_end, now, token, queue_id, cutoff, want, span)
+        return tx.all_positional(Q.claim_standard, (lease_end, now, token, queue_id, cutoff, want))
+    return _claim_listed(tx, lease_end, now, token, queue_id, cutoff, want)
 
 
 def _advance_now_and_then(tx: Tx, queue_id: int, claimed: int, short: bool) -> None:
@@ -406,11 +402,11 @@ def _advance_now_and_then(tx: Tx, queue_id: int, claimed: int, short: bool) -> N
     tx.state[key] = count
 
 
-def _claim_listed(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int, span: int) -> list:
+def _claim_listed(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:
     """A buffered consumer's standard claim (more than a receive's 10): the rows
     Q.claim_standard would return, read first (Q.claim_standard_rows), then claimed by their ids
     (Q.CLAIM_LISTED_ROWS), under the same write lock; cheaper than RETURNING for large claims."""
-    rows = tx.all_positional(Q.claim_standard_rows, (now, queue_id, cutoff, want, span))
+    rows = tx.all_positional(Q.claim_standard_rows, (now, queue_id, cutoff, want))
     most = Q.CLAIM_LISTED_MAX
     for start in range(0, len(rows), most):
         ids = [r[0] for r in rows[start : start + most]]

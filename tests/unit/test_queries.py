@@ -214,7 +214,7 @@ def test_a_standard_claim_marks_fair_queue_groups_apart_from_rows_it_must_read_a
     with db.store.write() as tx:
         # No call puts these on a standard queue's row now; an older sqsqlite's import did.
         tx.c.execute("UPDATE messages SET group_id = 'g', dedup_id = 'd', sequence_number = 1 WHERE body = 'imported'")
-        rows = tx.all_positional(Q.claim_standard, (now + 1000, now, bytearray(16), queue_id, 0, 10, 32))
+        rows = tx.all_positional(Q.claim_standard, (now + 1000, now, bytearray(16), queue_id, 0, 10))
     fields = {r[2]: r[Q.FIFO_FIELDS_AT] for r in rows}  # plain tuples of Q.CLAIMED_COLUMNS: the body third
     db.close()
     assert fields == {"tenant": Q.GROUP_MARK + "tenant-1", "imported": "d", "plain": None}
