@@ -301,7 +301,10 @@ class _Write:
             # rows dooms it (_exit_group), as SQLite's own rules doom one on a full disk.
             self.changes = self.conn.total_changes
             self.grouped = True
-            return Tx(self.local.rows or self.conn, self.local, True)
+            tx = group.tx
+            if tx is None:
+                tx = group.tx = Tx(self.local.rows or self.conn, self.local, True)
+            return tx
         self.changes = -1
         try:
             self.local.cursor.execute("SAVEPOINT grouped")
@@ -401,6 +404,8 @@ class _Write:
 
     def __exit__(self, kind, exc, tb) -> bool:
         if self.grouped:
+            if kind is None and self.changes >= 0:  # _exit_transaction_write's common case
+                return False
             return self._exit_group(kind, exc)
         try:
             if kind is None:
@@ -730,7 +735,9 @@ class Store:
             group.nested_broken.append(group.broken)
             group.nested_after.append(len(group.after))
             return group
-        own = self.connection()  # this thread's own, first: its lock descriptor is the one an owned transaction takes
+        own = local.conn  # this thread's own, first: its lock descriptor is the one an owned transaction takes
+        if own is None or local.pid != _PID:  # connection()'s own test, written out (an outbox pays it each time)
+            own = self.connection()
         group = Group()
         group.local = local
         group.transaction = True
@@ -744,7 +751,10 @@ class Store:
             if foreign is None or (owned and not already):
                 writer._begin()
                 if writer.held >= 0:
-                    _thread_transactions().add(self._lock_key)
+                    try:
+                        _HOLDING.transactions.add(self._lock_key)
+                    except AttributeError:
+                        _thread_transactions().add(self._lock_key)
             else:
                 group.joined = True
                 self._join(local, foreign)
@@ -858,7 +868,7 @@ class Store:
                 self._end_savepoint(local, group, "sqsqlite_joined", commit)
             elif not commit:
                 self._rollback(writer.conn)
-            elif group.broken or not writer.conn.in_transaction or self.ended_under(group):
+            elif group.broken or not writer.conn.in_transaction or (group.marked and self.ended_under(group)):
                 self._rollback(writer.conn)
                 raise doomed() if group.transaction else undone()
             else:
@@ -880,7 +890,9 @@ class Store:
                 self._reopen(local)
         if not committed:
             return  # a joined transaction's wake-ups come from its commit's data_version, seen by every poll
-        self._checkpointed(local)
+        checkpointer = self._checkpointer
+        if not checkpointer.wanted or checkpointer.closed:  # _checkpointed's own test, written out
+            self._checkpointed(local)
         for fn in group.after:
             try:
                 fn()

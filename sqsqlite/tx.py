@@ -38,6 +38,7 @@ class Group:
         "nested",
         "nested_broken",
         "nested_after",
+        "tx",
     )
 
     def __init__(self) -> None:
@@ -71,6 +72,9 @@ class Group:
         self.nested_broken: list[bool] = []  # whether it was doomed as each of them began
         # len(after) as each of them began: one rolled back drops the steps deferred inside it.
         self.nested_after: list[int] = []
+        # The Tx of an application's transaction, made by its first call and used by the others:
+        # what it keeps (Tx.checked) holds until the transaction ends, as nothing else commits.
+        self.tx: Any = None
 
 
 class ThreadEnd:
