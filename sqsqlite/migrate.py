@@ -108,6 +108,9 @@ _STATISTICS = frozenset({"queue_history"})
 # And those whose rows the downgrade that drops them carries elsewhere: message_positions' mark
 # becomes the AUTOINCREMENT sequence again (0013).
 _CARRIED = frozenset({"message_positions"})
+# And those that only tell a receipt handle of a moved message from a deleted one's: a file
+# downgraded past them answers such a handle as a deleted message's (0015).
+_HANDLES_ONLY = frozenset({"message_moves"})
 
 
 def _tables(connection, holding_rows: bool = False) -> set[str]:
@@ -119,7 +122,7 @@ def _tables(connection, holding_rows: bool = False) -> set[str]:
         if not name.startswith("sqlite_") and name != "alembic_version"
     }
     if holding_rows:
-        kept = names - _STATISTICS - _CARRIED
+        kept = names - _STATISTICS - _CARRIED - _HANDLES_ONLY
         return {name for name in kept if connection.exec_driver_sql(f'SELECT 1 FROM "{name}" LIMIT 1').first()}  # names from sqlite_master
     return names
 

@@ -1641,6 +1641,19 @@ SELECT messages.id, messages.queue_id, messages.message_id, messages.body, messa
 FROM messages
 WHERE messages.moved_from = :id;
 
+-- name: keep_earlier_move
+INSERT OR REPLACE INTO message_moves (id, next_id, moved_at) SELECT messages.moved_from, messages.id, :now AS anon_1
+FROM messages
+WHERE messages.id = :id AND messages.moved_from IS NOT NULL;
+
+-- name: prune_message_moves
+DELETE FROM message_moves WHERE message_moves.moved_at < :cutoff;
+
+-- name: message_move_from
+SELECT message_moves.next_id
+FROM message_moves
+WHERE message_moves.id = :id;
+
 -- name: received_by_id
 SELECT messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.visible_at, messages.receive_count, messages.first_received_at, messages.receipt_token, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn
 FROM messages

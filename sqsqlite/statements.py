@@ -20,6 +20,7 @@ from .schema import (
     HISTORY_GAUGES,
     INDEXED,
     fifo_dedup,
+    message_moves,
     message_positions,
     messages,
     meta,
@@ -503,6 +504,21 @@ unclaim_to_dead_letter = compile_sql(
 message_by_id = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.id == P("id")))
 # The message that had this id before it moved to another queue (ix_messages_moved_from).
 message_moved_from = compile_sql(select(*MESSAGE_COLUMNS).where(m.c.moved_from == P("id")))
+# Before a message that moved already moves again: the id it had before (its moved_from, which
+# the move overwrites) and the one it moves from now, into message_moves. A message that never
+# moved writes nothing. OR REPLACE: an id is left once, so a row of it is always the newest.
+_mm = message_moves
+keep_earlier_move = compile_sql(
+    sqlite_insert(_mm)
+    .prefix_with("OR REPLACE")
+    .from_select(
+        ["id", "next_id", "moved_at"], select(m.c.moved_from, m.c.id, P("now")).where(m.c.id == P("id"), m.c.moved_from.is_not(None))
+    )
+)
+# The moves every message of which has expired (ix_message_moves_moved_at).
+prune_message_moves = compile_sql(delete(_mm).where(_mm.c.moved_at < P("cutoff")))
+# The id a message took when it moved from this one, if it has moved on since.
+message_move_from = compile_sql(select(_mm.c.next_id).where(_mm.c.id == P("id")))
 received_by_id = compile_sql(select(*RECEIVED_COLUMNS).where(m.c.id == P("id")))
 delete_message = compile_sql(delete(m).where(m.c.id == P("id")).returning(m.c.id, m.c.visible_at, m.c.group_id, m.c.is_head))
 # Delete with a receipt handle in one statement when the handle is the message's newest (its

@@ -43,7 +43,7 @@ try:
 except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
     fcntl = None
 
-HEAD_REVISION = "0014"
+HEAD_REVISION = "0015"
 log = logging.getLogger("sqsqlite.store")
 
 

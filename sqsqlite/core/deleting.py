@@ -37,12 +37,17 @@ def _locate(queue: QueueContext, tx: Tx, row, handle: str, now: int):
     assert h.message_uuid is not None  # a checked handle's fields hold it (only a claim's lack it)
     if msg is None:  # deleted, or moved to another queue, where it took a new id
         msg = tx.one(Q.message_moved_from, id=h.row_id)
+        hop = h.row_id
+        # Moved on since: each id it left after this one, until the one its row keeps (or none:
+        # it went, or its moves were pruned with its retention). Ids are left once: no loop.
+        while msg is None and (hop := tx.scalar(Q.message_move_from, id=hop)) is not None:
+            msg = tx.one(Q.message_moved_from, id=hop)
     if msg is None or not is_message_uuid(msg["message_id"], h.message_uuid):
         return None
     home = row if msg["queue_id"] == row["id"] else tx.one(Q.queue_by_id, id=msg["queue_id"])
     if home is None or msg["sent_at"] <= retention_cutoff(home, now):
         return None  # expired is gone for good, even before a clean-up removes the row
-    if msg["queue_id"] != row["id"]:
+    if msg["queue_id"] != row["id"] or msg["id"] != h.row_id:  # in another queue, or back from one
         raise ReceiptHandleIsInvalid(
             invalid_handle_text(handle),
             "The receipt handle is no longer valid: its message was moved to another queue (to the dead-letter queue, or out of it by a move task).",

@@ -18,7 +18,7 @@ from ..errors import InvalidParameterValue, QueueDoesNotExist, ResourceNotFoundE
 from ..store import Tx
 from . import history
 from .results import MoveTask
-from .rules import heads_left, keep_high_water, retention_cutoff
+from .rules import heads_left, keep_earlier_move, keep_high_water, retention_cutoff
 
 if TYPE_CHECKING:
     from .context import Context
@@ -372,6 +372,7 @@ def _move_row(tx: Tx, row, source, target, now: int) -> None:
     sequence = None
     if target["fifo"]:
         sequence = tx.scalar(Q.next_sequence, id=target["id"], n=1)
+    keep_earlier_move(tx, row["id"], now)
     tx.run(Q.move_message, id=row["id"], queue_id=target["id"], now=now, sequence_number=sequence)
     keep_high_water(tx, (row["id"],))  # it took a new id: the one it leaves is never given out again
     if row["group_id"] is not None and target["fifo"]:  # _move_step moves within a kind; a fair queue's groups have no heads

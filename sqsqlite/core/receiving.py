@@ -31,6 +31,7 @@ from .rules import (
     decode_attributes,
     everything,
     heads_left,
+    keep_earlier_move,
     keep_high_water,
     ms,
     prune_window,
@@ -496,6 +497,7 @@ def _dead_letter(queue: QueueContext, tx: Tx, row_id: int, row, dlq, now: int) -
     """Undo this receive's claim on a message past maxReceiveCount and move it to the
     dead-letter queue, visible there at once, its receive count and sent_at kept."""
     sequence = tx.scalar(Q.next_sequence, id=dlq["id"], n=1) if dlq["fifo"] else None
+    keep_earlier_move(tx, row_id, now)
     group_id = tx.scalar(Q.unclaim_to_dead_letter, id=row_id, dlq_id=dlq["id"], now=now, source_arn=queue.arn, sequence_number=sequence)
     keep_high_water(tx, (row_id,))  # it took an id of the dead-letter queue's range: this one is never given out again
     if group_id is not None and row["fifo"]:  # a FIFO queue's dead-letter queue is FIFO

@@ -162,6 +162,14 @@ def keep_high_water(tx: Tx, ids: Iterable[int]) -> None:
         tx.run_positional(Q.keep_high_water, [top])
 
 
+def keep_earlier_move(tx: Tx, row_id: int, now: int) -> None:
+    """Before the message of ``row_id`` moves to another queue (dead-lettered, or by a move
+    task): if it moved before, the id it had then stays findable (schema.message_moves), and the
+    moves every message of which has expired since go."""
+    if tx.run(Q.keep_earlier_move, id=row_id, now=now):
+        tx.run(Q.prune_message_moves, cutoff=now - ms(D.MESSAGE_RETENTION_PERIOD.high))
+
+
 def raise_high_water(tx: Tx, queue_id: int) -> None:
     """Before a deletion of a queue's messages that returns no ids (a purge, a queue's
     deletion): the marks of the ranges its messages came from rise to their highest rows, so

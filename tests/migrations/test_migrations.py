@@ -750,3 +750,28 @@ def test_a_downgrade_from_0014_gives_0013_its_full_index_and_one_mark_and_an_upg
         assert sends == {"first": {_RANGE + 9}, "second": {sent + 1}}
     finally:
         db.close()
+
+
+def test_a_downgrade_past_0015_drops_the_moves_without_force_and_a_handle_from_before_two_moves_then_acts_as_a_deleted_ones(
+    tmp_path, clock
+):
+    path = str(tmp_path / "moves.db")
+    db = sqsqlite.connect(path, clock=clock)
+    dlq = db.create_queue("dlq")
+    src = db.create_queue("src", redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    src.send_message("poison")
+    [first] = src.receive_message(visibility_timeout=0)
+    assert src.receive_message() == []  # dead-lettered
+    db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))  # and back
+    db.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM message_moves").fetchone() == (1,)
+    _migrate(path, "0014")  # refused if it would drop rows that count as data
+    _migrate(path)
+    db = sqsqlite.connect(path, clock=clock)
+    try:
+        src = db.queue("src")
+        src.delete_message(first.receipt_handle)  # the id it had before its first move is known no more
+        assert [m.body for m in src.peek("all")] == ["poison"]
+    finally:
+        db.close()

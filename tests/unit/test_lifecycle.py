@@ -406,6 +406,63 @@ def test_the_handle_from_the_source_queue_is_invalid_once_the_message_moved(db, 
     assert counts(dlq) == (1, 0, 0)
 
 
+def _moved_there_and_back(db, clock):
+    """A message received in its source queue (its handle kept), dead-lettered, then moved
+    back by a move task: two moves."""
+    src, dlq = with_dlq(db, max_receive_count=1)
+    src.send_message("poison")
+    first = receive_one(src)
+    clock.advance(30)
+    assert src.receive_message() == []  # moves it to the dead-letter queue
+    in_dlq = receive_one(dlq, visibility_timeout=0)
+    db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    return src, dlq, first, in_dlq
+
+
+def test_a_handle_from_before_a_message_moved_twice_is_invalid_and_leaves_it_where_it_is(db, clock):
+    src, dlq, first, in_dlq = _moved_there_and_back(db, clock)
+    for stale in (first, in_dlq):
+        with pytest.raises(ReceiptHandleIsInvalid) as err:
+            stale.delete()
+        assert "moved to another queue" in str(err.value)
+        with pytest.raises(ReceiptHandleIsInvalid):
+            stale.change_visibility(300)
+    assert counts(src) == (1, 0, 0) and counts(dlq) == (0, 0, 0)
+    assert receive_one(src).body == "poison"
+
+
+def test_a_handle_from_before_every_one_of_three_moves_is_invalid(db, clock):
+    src, dlq, first, in_dlq = _moved_there_and_back(db, clock)
+    back = receive_one(src)
+    clock.advance(30)
+    assert src.receive_message() == []  # its second receive there: dead-lettered again
+    assert counts(dlq) == (1, 0, 0)
+    for stale in (first, in_dlq, back):
+        with pytest.raises(ReceiptHandleIsInvalid):
+            stale.delete()
+    assert counts(dlq) == (1, 0, 0)
+
+
+def test_once_a_message_moved_twice_is_deleted_a_handle_from_before_acts_as_a_deleted_ones(db, clock):
+    src, _, first, _ = _moved_there_and_back(db, clock)
+    receive_one(src).delete()
+    first.delete()  # deleting a deleted message succeeds
+    with pytest.raises(InvalidParameterValue):
+        first.change_visibility(10)
+
+
+def test_the_ids_messages_moved_from_go_once_their_messages_must_have_expired(db, db_path, clock):
+    def kept():
+        with sqlite3.connect(db_path) as conn:
+            return conn.execute("SELECT count(*) FROM message_moves").fetchone()[0]
+
+    _moved_there_and_back(db, clock)
+    assert kept() == 1
+    clock.advance(D.MESSAGE_RETENTION_PERIOD.high + 1)
+    _moved_there_and_back(db, clock)  # its own moves prune those past the longest retention
+    assert kept() == 1
+
+
 def test_list_dead_letter_source_queues_lists_every_queue_that_targets_it(db):
     src, dlq = with_dlq(db)
     other = db.create_queue("work2", attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 5})})

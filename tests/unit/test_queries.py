@@ -72,6 +72,8 @@ HOT_PATH = {
     "DELETE_CLAIMED_MANY": ("PRIMARY KEY", False),
     "change_visibility": ("PRIMARY KEY", False),
     "move_message": ("PRIMARY KEY", False),
+    # the id a message had before it moves again, kept in message_moves
+    "keep_earlier_move": ("PRIMARY KEY", False),
     # a handle naming the id a message had before it moved to another queue
     "message_moved_from": ("ix_messages_moved_from", False),
     # move tasks: one page at a time in id order
