@@ -140,9 +140,10 @@ class Transaction:
         if group.broken or not conn.in_transaction or (group.marked and self.store.ended_under(group)):
             group.broken = True
             raise doomed()
-        cursor = conn.cursor()  # its row factory the connection's: the application's, on its own
-        if self._given is None:
-            cursor.row_factory = None  # sqsqlite's own connection: rows as tuples, as sqlite3 gives them
+        cursor = conn.cursor()
+        # Rows as tuples on sqsqlite's own connection, as sqlite3 gives them; as the connection's
+        # row factory makes them on one given (whatever its cursor() sets).
+        cursor.row_factory = None if self._given is None else conn.row_factory
         return cursor, kind
 
     def _check_alive(self) -> None:
@@ -156,18 +157,21 @@ class Transaction:
 _LEADING = re.compile(r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*(BEGIN|COMMIT|END|ROLLBACK)\b(\s+(?:TRANSACTION\s+)?TO\b)?", re.I | re.S)
 
 # What each statement text does to the transaction, matched once: an application runs the same
-# few texts again and again, and a dictionary look-up is a tenth of the match.
+# few texts again and again, and a dictionary look-up is a tenth of the match. Short texts only,
+# and a bounded number of them: an application building its SQL with values in it makes new ones.
 _PLAIN, _ROLLS_BACK_TO, _ENDS = 0, 1, 2
 _KINDS: dict[str, int] = {}
-_KINDS_KEPT = 1024  # texts: an application building its SQL with values in it makes new ones
+_KINDS_KEPT = 1024
+_KIND_TEXT_KEPT = 512  # characters
 
 
 def _kind(sql: str) -> int:
     leading = _LEADING.match(sql)
     kind = _PLAIN if leading is None else _ROLLS_BACK_TO if leading.group(2) is not None else _ENDS
-    if len(_KINDS) >= _KINDS_KEPT:
-        _KINDS.clear()
-    _KINDS[sql] = kind
+    if len(sql) <= _KIND_TEXT_KEPT:
+        if len(_KINDS) >= _KINDS_KEPT:
+            _KINDS.clear()
+        _KINDS[sql] = kind
     return kind
 
 

@@ -263,7 +263,10 @@ def test_the_transactions_benchmark_measures_each_system_at_a_tiny_size(tmp_path
         T.floor_on_layout(d, 20),
         T.outbox(d, 20),
         T.two_commits(d, 20),
+        T.floor(d, 20, warm=10),
+        T.floor_on_layout(d, 20, warm=10),
         T.outbox(d, 20, warm=10),
+        T.two_commits(d, 20, warm=10),
         T.consume(d, 20, True),
         T.consume(d, 20, False),
     ):

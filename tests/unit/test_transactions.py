@@ -669,6 +669,40 @@ def test_the_applications_row_factory_and_busy_timeout_stay_its_own(orders, queu
     conn.close()
 
 
+def test_rows_come_as_the_connections_row_factory_makes_them_whatever_its_cursors_set(orders, db_path):
+    class DictCursor(sqlite3.Cursor):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.row_factory = lambda cursor, row: {"one": row[0]}
+
+    class AppConnection(sqlite3.Connection):
+        def cursor(self, factory=DictCursor):  # type: ignore[override]
+            return super().cursor(factory)
+
+    conn = sqlite3.connect(db_path, factory=AppConnection)
+    with orders.transaction(conn) as tx:
+        assert tx.execute("SELECT 1").fetchall() == [(1,)]
+    conn.close()
+
+
+def test_statement_texts_are_not_kept_once_the_database_is_closed(tmp_path):
+    import gc
+    import tracemalloc
+
+    db = sqsqlite.connect(str(tmp_path / "texts.db"))
+    pad = "x" * 100_000
+    tracemalloc.start()
+    try:
+        with db.transaction() as tx:
+            for i in range(50):  # 5 MB of texts, each new
+                tx.execute(f"SELECT {i}, '{pad}'").fetchall()
+        db.close()
+        gc.collect()
+        assert tracemalloc.get_traced_memory()[0] < 1_000_000
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_connection_to_another_file_is_refused(db, tmp_path):
     conn = sqlite3.connect(str(tmp_path / "other.db"))
     with pytest.raises(TransactionError, match="one file"):
