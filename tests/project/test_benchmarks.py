@@ -275,6 +275,18 @@ def test_the_transactions_benchmark_measures_each_system_at_a_tiny_size(tmp_path
     assert set(figures) == {"send", "receive + delete"} and figures["send"]["calls"] > 0
 
 
+def test_the_outbox_parts_benchmark_measures_each_part_and_the_wal_growth_at_a_tiny_size(tmp_path):
+    from benchmarks import outbox_parts
+    from sqsqlite import defaults as D
+
+    backstop = D.WAL_BACKSTOP_PAGES
+    parts = outbox_parts.parts(str(tmp_path), ops=50)
+    assert set(parts) == {"floor", "engine statements", "+ lock file", "outbox"} and min(parts.values()) > 0
+    rates = outbox_parts.growth(str(tmp_path), ops=20, grown_after=10)
+    assert len(rates) == 5 and min(rates.values()) > 0
+    assert D.WAL_BACKSTOP_PAGES == backstop  # put back
+
+
 def test_the_hostile_client_benchmark_reports_memory_descriptors_and_the_bystanders_latency_for_both_servers(tmp_path):
     import json
 
