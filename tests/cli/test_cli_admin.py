@@ -20,6 +20,7 @@ from sqsqlite.cli import admin, demo, main
 from sqsqlite.cli.main import cli
 from sqsqlite.cli.options import Settings
 from sqsqlite.errors import DatabaseError
+from sqsqlite.store import HEAD_REVISION
 
 
 class ClockedSettings(Settings):
@@ -64,31 +65,22 @@ def _queue_with_dead_letters(sq, n: int):
 # ---------------------------------------------------------------------- db
 
 
+# The revisions, newest first (numbered 0001 on, one a migration).
+REVISIONS = [f"{n:04d}" for n in range(int(HEAD_REVISION), 0, -1)]
+HEAD, PREVIOUS = REVISIONS[0], REVISIONS[1]
+NEWER = f"{int(HEAD_REVISION) + 1:04d}"
+
+
 def test_db_current_upgrade_downgrade_and_history_move_between_revisions(sq):
     assert sq("db", "current").stdout == "base\n"
-    assert sq("db", "upgrade").stdout == "base\t0014\n"
-    assert sq.json("db", "current", "--output", "json") == {"Revision": "0014"}
-    assert sq("db", "downgrade").stdout == "0014\t0013\n"
-    assert sq("db", "downgrade", "base").stdout == "0013\tbase\n"  # a file only the db commands touched holds no rows
+    assert sq("db", "upgrade").stdout == f"base\t{HEAD}\n"
+    assert sq.json("db", "current", "--output", "json") == {"Revision": HEAD}
+    assert sq("db", "downgrade").stdout == f"{HEAD}\t{PREVIOUS}\n"
+    assert sq("db", "downgrade", "base").stdout == f"{PREVIOUS}\tbase\n"  # a file only the db commands touched holds no rows
     history = sq.json("--output", "json", "db", "history")["Revisions"]
-    assert [h["Revision"] for h in history] == [
-        "0014",
-        "0013",
-        "0012",
-        "0011",
-        "0010",
-        "0009",
-        "0008",
-        "0007",
-        "0006",
-        "0005",
-        "0004",
-        "0003",
-        "0002",
-        "0001",
-    ]
+    assert [h["Revision"] for h in history] == REVISIONS
     sq("list-queues")  # any other command upgrades again
-    assert sq("db", "current").stdout == "0014\n"
+    assert sq("db", "current").stdout == f"{HEAD}\n"
 
 
 @pytest.mark.parametrize(
@@ -102,9 +94,9 @@ def test_db_downgrade_that_would_drop_data_needs_force_and_without_it_fails_chan
         f"sqsqlite: Downgrading {sq.path!r} to {revision!r} would drop tables that hold data ({tables}; nothing was changed. "
         "To drop them, run it again with --force (after `sqsqlite export` of any queue to keep).\n"
     )
-    assert sq("db", "current").stdout == "0014\n"
+    assert sq("db", "current").stdout == f"{HEAD}\n"
     assert [m["Body"] for m in sq.json("receive-message", "--queue-url", "orders.fifo")["Messages"]] == ["kept"]
-    assert sq("db", "downgrade", revision, "--force").stdout == f"0014\t{revision}\n"
+    assert sq("db", "downgrade", revision, "--force").stdout == f"{HEAD}\t{revision}\n"
 
 
 @pytest.mark.parametrize(
@@ -115,10 +107,7 @@ def test_db_downgrade_that_would_drop_data_needs_force_and_without_it_fails_chan
 def test_db_upgrade_or_downgrade_to_a_revision_alembic_cannot_reach_is_bad_usage_listing_the_known_ones(sq, args):
     sq("db", "upgrade", "0004")
     r = sq("db", *args, code=252)
-    assert (
-        f"{args[-1]!r}" in r.stderr
-        and "Known revisions, newest first: 0014, 0013, 0012, 0011, 0010, 0009, 0008, 0007, 0006, 0005, 0004, 0003, 0002, 0001" in r.stderr
-    )
+    assert f"{args[-1]!r}" in r.stderr and f"Known revisions, newest first: {', '.join(REVISIONS)}" in r.stderr
     assert "unexpected error" not in r.stderr
     assert sq("db", "current").stdout == "0004\n"  # unchanged
 
@@ -128,14 +117,14 @@ def test_db_upgrade_and_downgrade_of_a_file_newer_than_this_sqsqlite_say_so_as_e
 
     sq("create-queue", "--queue-name", "a")
     with contextlib.closing(sqlite3.connect(sq.path)) as conn, conn:
-        conn.execute("UPDATE alembic_version SET version_num = '0015'")
+        conn.execute("UPDATE alembic_version SET version_num = ?", (NEWER,))
     said = (
-        f"sqsqlite: {sq.path!r} has unknown schema revision '0015' (a newer sqsqlite's, or another application's; this sqsqlite "
-        "knows revisions up to '0014'); a newer sqsqlite's file needs sqsqlite upgraded to use it.\n"
+        f"sqsqlite: {sq.path!r} has unknown schema revision '{NEWER}' (a newer sqsqlite's, or another application's; this sqsqlite "
+        f"knows revisions up to '{HEAD}'); a newer sqsqlite's file needs sqsqlite upgraded to use it.\n"
     )
-    for args in (("db", "upgrade"), ("db", "upgrade", "0014"), ("db", "downgrade"), ("db", "downgrade", "base"), ("list-queues",)):
+    for args in (("db", "upgrade"), ("db", "upgrade", HEAD), ("db", "downgrade"), ("db", "downgrade", "base"), ("list-queues",)):
         assert sq(*args, code=255).stderr == said, args
-    assert sq("db", "current").stdout == "0015\n"  # unchanged
+    assert sq("db", "current").stdout == f"{NEWER}\n"  # unchanged
 
 
 @pytest.mark.parametrize(

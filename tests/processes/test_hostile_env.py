@@ -13,7 +13,7 @@ import pytest
 
 import sqsqlite
 from sqsqlite.errors import DatabaseError
-from sqsqlite.store import Store
+from sqsqlite.store import HEAD_REVISION, Store
 from tests.reliability.snapshots import integrity, snapshot
 
 
@@ -265,7 +265,7 @@ def test_a_sqsqlite_database_downgraded_to_base_is_still_taken_for_sqsqlites(db_
     migrate.downgrade(store, "base")
     store.close()
     db = sqsqlite.connect(db_path)  # an empty alembic_version, and nothing else: upgraded again
-    assert migrate.current(db.store) == "0014"
+    assert migrate.current(db.store) == HEAD_REVISION
     db.close()
 
 
@@ -279,7 +279,7 @@ def test_a_database_with_a_newer_schema_than_the_code_gives_database_error_namin
 
     with pytest.raises(DatabaseError, match="unknown schema revision '9999'") as err:
         sqsqlite.connect(db_path)
-    assert "a newer sqsqlite's, or another application's" in str(err.value) and "'0014'" in str(err.value)
+    assert "a newer sqsqlite's, or another application's" in str(err.value) and f"'{HEAD_REVISION}'" in str(err.value)
 
     store = Store(db_path, migrate=False)
     with pytest.raises(DatabaseError, match="unknown schema revision"):
