@@ -15,7 +15,7 @@ Figures, each system on a fresh file in the same run, in turn:
   ``two commits``: the insert committed on the application's connection, then send_message.
   Each twice: on a new file, and after ``--warm`` operations (10,000; untimed) of its own on the
   file. A new file's first operations grow its WAL file to its working size, each append
-  extending the file: SQLite's own checkpoint keeps the floor's WAL under 1,000 pages (4 MB),
+  extending the file: SQLite's own checkpoint keeps the floor's WAL at about 1,000 pages (4 MB),
   sqsqlite's checkpoint thread lets it reach D.WAL_BACKSTOP_PAGES (10,000, 40 MB) first, about
   5,000 outbox transactions. After that the WAL is written over in place, as in a running
   application, and the warm figure measures that.
