@@ -385,11 +385,12 @@ def peek(s: Settings, queue_url: str, state: str, limit: int) -> None:
 
 @command("prune")
 def prune(s: Settings) -> None:
-    """Remove expired messages, and history past its retention, now; say how many messages.
+    """Remove expired messages, history past its retention and the expired messages' earlier
+    ids (kept for old receipt handles) now; say how many messages.
 
     Reads never need it: an expired message is never returned or counted; this gives the space
-    back. The per-minute history, when on, is pruned as it goes too, a little at a time; this
-    removes all that is due.
+    back. The per-minute history, when on, and the earlier ids are pruned as they go too, a
+    little at a time; this removes all that is due.
 
     \b
     Example: sqsqlite prune

@@ -1642,12 +1642,16 @@ FROM messages
 WHERE messages.moved_from = :id;
 
 -- name: keep_earlier_move
-INSERT OR REPLACE INTO message_moves (id, next_id, moved_at) SELECT messages.moved_from, messages.id, :now AS anon_1
+INSERT OR REPLACE INTO message_moves (id, next_id, sent_at) SELECT messages.moved_from, messages.id, messages.sent_at
 FROM messages
 WHERE messages.id = :id AND messages.moved_from IS NOT NULL;
 
 -- name: prune_message_moves
-DELETE FROM message_moves WHERE message_moves.moved_at < :cutoff;
+-- defaults: {"param_1": 0}
+DELETE FROM message_moves WHERE message_moves.id IN (SELECT message_moves.id
+FROM message_moves
+WHERE message_moves.sent_at < :cutoff ORDER BY message_moves.sent_at
+ LIMIT :n OFFSET :param_1);
 
 -- name: message_move_from
 SELECT message_moves.next_id

@@ -206,15 +206,16 @@ message_positions = Table(
 # and the one its message took when it moved from it. A receipt handle naming such an id finds
 # its message by following next_id, then moved_from, so it is refused as a moved message's
 # rather than taken for a deleted one's. A row is written when a message that moved already
-# moves again, and pruned once its message must have expired (moved_at older than the longest
-# retention): only redriven or twice-moved messages pay for it.
+# moves again, with the message's sent_at, from which its retention counts: once that is older
+# than the longest retention the message has expired, and the row is pruned (MOVES_PRUNE_ROWS
+# at a time). Only redriven or twice-moved messages pay for it.
 message_moves = Table(
     "message_moves",
     metadata,
     Column("id", Integer, primary_key=True),
     Column("next_id", BigInteger, nullable=False),
-    Column("moved_at", BigInteger, nullable=False),
-    Index("ix_message_moves_moved_at", "moved_at"),
+    Column("sent_at", BigInteger, nullable=False),
+    Index("ix_message_moves_sent_at", "sent_at"),
 )
 
 fifo_dedup = Table(

@@ -512,11 +512,13 @@ keep_earlier_move = compile_sql(
     sqlite_insert(_mm)
     .prefix_with("OR REPLACE")
     .from_select(
-        ["id", "next_id", "moved_at"], select(m.c.moved_from, m.c.id, P("now")).where(m.c.id == P("id"), m.c.moved_from.is_not(None))
+        ["id", "next_id", "sent_at"], select(m.c.moved_from, m.c.id, m.c.sent_at).where(m.c.id == P("id"), m.c.moved_from.is_not(None))
     )
 )
-# The moves every message of which has expired (ix_message_moves_moved_at).
-prune_message_moves = compile_sql(delete(_mm).where(_mm.c.moved_at < P("cutoff")))
+# Up to ``n`` of the rows whose messages have expired, the oldest first (ix_message_moves_sent_at).
+prune_message_moves = compile_sql(
+    delete(_mm).where(_mm.c.id.in_(select(_mm.c.id).where(_mm.c.sent_at < P("cutoff")).order_by(_mm.c.sent_at).limit(P("n"))))
+)
 # The id a message took when it moved from this one, if it has moved on since.
 message_move_from = compile_sql(select(_mm.c.next_id).where(_mm.c.id == P("id")))
 received_by_id = compile_sql(select(*RECEIVED_COLUMNS).where(m.c.id == P("id")))

@@ -26,7 +26,7 @@ from .context import Context
 from .handles import Handles, receipt_secret
 from .queue import Queue
 from .results import MoveTask, QueueStats
-from .rules import fair_counts, heads_left, keep_high_water, ms, queue_row, raise_high_water, retention_cutoff
+from .rules import fair_counts, heads_left, keep_high_water, ms, prune_moves, queue_row, raise_high_water, retention_cutoff
 from .transaction import Transaction
 from .wakeups import PollingWakeups, Wakeups
 
@@ -446,6 +446,10 @@ class Database:
         while True:  # history past its retention, a bounded number of rows a transaction
             with self.store.write() as tx:
                 if history.prune(tx, now, D.HISTORY_PRUNE_ROWS) < D.HISTORY_PRUNE_ROWS:
+                    break
+        while True:  # the expired messages' earlier ids (message_moves), the same way
+            with self.store.write() as tx:
+                if prune_moves(tx, now, every_minute=False) < D.MOVES_PRUNE_ROWS:
                     break
         return removed
 

@@ -34,6 +34,7 @@ from .rules import (
     keep_earlier_move,
     keep_high_water,
     ms,
+    prune_moves,
     prune_window,
     queue_row,
     retention_cutoff,
@@ -285,6 +286,7 @@ def _claim(
             prune = state.get(("prune", queue_id))  # [the receive due to prune, the gap]
             if prune is None or receives >= prune[0]:
                 found = expired = prune_window(tx, row, now, D.PRUNE_WINDOW)
+                prune_moves(tx, now)  # once a minute: else only a message's next move would
                 gap = D.PRUNE_EVERY if found or prune is None else min(2 * prune[1], D.PRUNE_GAP_MAX)
                 state[("prune", queue_id)] = [receives + gap, gap]
         lease_s = row["visibility_timeout"] if vt is None else vt

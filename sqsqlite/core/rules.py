@@ -164,10 +164,22 @@ def keep_high_water(tx: Tx, ids: Iterable[int]) -> None:
 
 def keep_earlier_move(tx: Tx, row_id: int, now: int) -> None:
     """Before the message of ``row_id`` moves to another queue (dead-lettered, or by a move
-    task): if it moved before, the id it had then stays findable (schema.message_moves), and the
-    moves every message of which has expired since go."""
-    if tx.run(Q.keep_earlier_move, id=row_id, now=now):
-        tx.run(Q.prune_message_moves, cutoff=now - ms(D.MESSAGE_RETENTION_PERIOD.high))
+    task): if it moved before, the id it had then stays findable (schema.message_moves)."""
+    if tx.run(Q.keep_earlier_move, id=row_id):
+        prune_moves(tx, now)
+
+
+def prune_moves(tx: Tx, now: int, n: int = D.MOVES_PRUNE_ROWS, every_minute: bool = True) -> int:
+    """Remove up to ``n`` rows of message_moves whose messages have expired (sent longer ago than
+    the longest retention); ``every_minute``: at most once a minute on this connection (after a
+    move, at a receive's scheduled prune). How many went."""
+    if every_minute:
+        minute = now - now % 60_000
+        state = tx.state
+        if state.get("moves_pruned") == minute:
+            return 0
+        state["moves_pruned"] = minute
+    return tx.run(Q.prune_message_moves, cutoff=now - ms(D.MESSAGE_RETENTION_PERIOD.high), n=n)
 
 
 def raise_high_water(tx: Tx, queue_id: int) -> None:

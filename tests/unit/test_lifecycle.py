@@ -451,16 +451,52 @@ def test_once_a_message_moved_twice_is_deleted_a_handle_from_before_acts_as_a_de
         first.change_visibility(10)
 
 
-def test_the_ids_messages_moved_from_go_once_their_messages_must_have_expired(db, db_path, clock):
-    def kept():
-        with sqlite3.connect(db_path) as conn:
-            return conn.execute("SELECT count(*) FROM message_moves").fetchone()[0]
+def _kept_moves(db_path):
+    with sqlite3.connect(db_path) as conn:
+        return conn.execute("SELECT count(*) FROM message_moves").fetchone()[0]
 
+
+def test_the_ids_messages_moved_from_go_once_their_messages_have_expired_at_the_next_move(db, db_path, clock):
     _moved_there_and_back(db, clock)
-    assert kept() == 1
+    assert _kept_moves(db_path) == 1
     clock.advance(D.MESSAGE_RETENTION_PERIOD.high + 1)
     _moved_there_and_back(db, clock)  # its own moves prune those past the longest retention
-    assert kept() == 1
+    assert _kept_moves(db_path) == 1
+
+
+def test_the_ids_messages_moved_from_go_at_a_receives_prune_and_all_at_once_with_prune(db, db_path, clock):
+    _moved_there_and_back(db, clock)
+    clock.advance(D.MESSAGE_RETENTION_PERIOD.high + 1)
+    db.create_queue("other").receive_message()  # the connection's first receive from a queue prunes
+    assert _kept_moves(db_path) == 0
+    _moved_there_and_back(db, clock)
+    clock.advance(D.MESSAGE_RETENTION_PERIOD.high + 1)
+    db.prune()
+    assert _kept_moves(db_path) == 0
+
+
+def test_a_message_moved_twice_after_the_clock_stepped_back_keeps_its_handles_refused_while_it_lives(db, clock):
+    # Its moves come before its sent_at on the clock: what is kept goes by its sent_at, from
+    # which its retention counts, not by when it moved.
+    day = 86_400
+    dlq = db.create_queue("dead", message_retention_period=14 * day)
+    src = db.create_queue("work", message_retention_period=14 * day, redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1})
+    src.send_message("victim")
+    first = receive_one(src, visibility_timeout=300)
+    clock.advance(-2 * 3600)
+    first.change_visibility(0)
+    assert src.receive_message() == []  # dead-lettered
+    db.run_message_move_task(db.start_message_move_task(dlq.arn, background=False))
+    clock.advance(14 * day + 3600 - 60)  # a minute before it expires
+    dlq2 = db.create_queue("dead2")
+    src2 = db.create_queue("work2", redrive_policy={"deadLetterTargetArn": dlq2.arn, "maxReceiveCount": 1})
+    src2.send_message("other")
+    receive_one(src2, visibility_timeout=0)
+    assert src2.receive_message() == []
+    db.run_message_move_task(db.start_message_move_task(dlq2.arn, background=False))  # its move prunes
+    with pytest.raises(ReceiptHandleIsInvalid):
+        first.delete()
+    assert [m.body for m in src.peek("all")] == ["victim"]
 
 
 def test_list_dead_letter_source_queues_lists_every_queue_that_targets_it(db):
