@@ -392,8 +392,10 @@ HISTORY_RETENTION_META_KEY = "history_retention_seconds"
 # A connection prunes expired history rows once a minute, at most this many in one transaction
 # (a few milliseconds of the writers' lock); db.prune() removes them all, this many at a time.
 HISTORY_PRUNE_ROWS = 2_000
-# The same for the moved messages' earlier ids (schema.message_moves) whose messages expired.
+# The same for the moved messages' earlier ids (schema.message_moves) whose messages expired,
+# at most once this often (ms) on a connection.
 MOVES_PRUNE_ROWS = 1_000
+MOVES_PRUNE_EVERY_MS = 60_000
 HISTORY_MINUTE_MS = 60_000
 # A write that reads no queue row (a delete by a remembered handle) trusts its connection's
 # cached history setting this long before checking whether another connection changed it.

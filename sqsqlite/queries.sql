@@ -1799,11 +1799,11 @@ WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND me
 -- name: oldest_sent
 SELECT min(coalesce((SELECT min(messages.sent_at) AS min_2
 FROM messages
-WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff), (SELECT min(messages.sent_at) AS min_3
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff), (SELECT min(messages.sent_at) AS min_2
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue
-WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff)), coalesce((SELECT min(messages.sent_at) AS min_3
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff)), coalesce((SELECT min(messages.sent_at) AS min_2
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue
@@ -1838,7 +1838,7 @@ FROM messages
 WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
 FROM messages
-WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at <= :now) + (SELECT count(*) AS count_3
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at <= :now) + (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue
@@ -1864,7 +1864,7 @@ FROM messages
 WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_2
 FROM messages
-WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at > :now AND messages.receive_count = :receive_count_1) + (SELECT count(*) AS count_3
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))) AND messages.visible_at > :now AND messages.receive_count = :receive_count_1) + (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue
@@ -1878,11 +1878,11 @@ FROM messages
 WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff))))), (SELECT min(messages.sent_at) AS min_3
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff))))), (SELECT min(messages.sent_at) AS min_2
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue
-WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff)), coalesce((SELECT min(messages.sent_at) AS min_3
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff)), coalesce((SELECT min(messages.sent_at) AS min_2
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue
@@ -1997,7 +1997,7 @@ WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), queue_id=:queue
 -- name: count_alive
 SELECT (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff) + (SELECT count(*) AS count_2
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff) + (SELECT count(*) AS count_1
 FROM messages
 WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue

@@ -609,12 +609,11 @@ prune_all_expired = compile_sql(
 # rows: never in flight, and visible, but for one stamped after now (sent before the clock
 # stepped back), which counts as delayed until then.
 _COUNT = (func.count(),)
+_OLDEST_SENT = (func.min(m.c.sent_at),)
 count_visible = compile_sql(_sum(_indexed_rows(_visible, _alive, columns=_COUNT), _fresh_rows(_visible, _alive, columns=_COUNT)))
 count_in_flight = compile_sql(_indexed_rows(*_in_flight, _alive, columns=_COUNT))
 count_delayed = compile_sql(_sum(_indexed_rows(*_delayed, _alive, columns=_COUNT), _fresh_rows(_hidden, _alive, columns=_COUNT)))
-oldest_sent = compile_sql(
-    _least(_indexed_rows(_alive, columns=(func.min(m.c.sent_at),)), _fresh_rows(_alive, columns=(func.min(m.c.sent_at),)))
-)
+oldest_sent = compile_sql(_least(_indexed_rows(_alive, columns=_OLDEST_SENT), _fresh_rows(_alive, columns=_OLDEST_SENT)))
 next_visible_at = compile_sql(_indexed_rows(_hidden, columns=(func.min(m.c.visible_at),)))
 # A FIFO queue's oldest live group head (ix_messages_heads_sent): its expiry frees its group.
 oldest_head_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id == P("queue_id"), m.c.is_head == _ONE, _alive))
@@ -623,13 +622,11 @@ oldest_head_sent = compile_sql(select(func.min(m.c.sent_at)).where(m.c.queue_id 
 # counts above over the messages of quiet groups and of no group.
 count_noisy_groups = compile_sql(select(func.count()).select_from(noisy_groups.subquery("noisy")))
 # A fresh message has no group, so it is always quiet.
-_quiet_count = _indexed_rows(_alive, _quiet, columns=(func.count(),))
-count_visible_quiet = compile_sql(_sum(_quiet_count.where(_visible), _fresh_rows(_visible, _alive, columns=(func.count(),))))
+_quiet_count = _indexed_rows(_alive, _quiet, columns=_COUNT)
+count_visible_quiet = compile_sql(_sum(_quiet_count.where(_visible), _fresh_rows(_visible, _alive, columns=_COUNT)))
 count_in_flight_quiet = compile_sql(_quiet_count.where(*_in_flight))
 count_delayed_quiet = compile_sql(_sum(_quiet_count.where(*_delayed), _fresh_rows(_hidden, _alive, columns=_COUNT)))
-oldest_sent_quiet = compile_sql(
-    _least(_indexed_rows(_alive, _quiet, columns=(func.min(m.c.sent_at),)), _fresh_rows(_alive, columns=(func.min(m.c.sent_at),)))
-)
+oldest_sent_quiet = compile_sql(_least(_indexed_rows(_alive, _quiet, columns=_OLDEST_SENT), _fresh_rows(_alive, columns=_OLDEST_SENT)))
 
 # Peek: read without changing anything, in the order receives would see them.
 # Fresh messages are visible, in send order: the first :limit of them by id, merged.
@@ -794,7 +791,7 @@ move_message = compile_sql(
         is_head=0,
     )
 )
-count_alive = compile_sql(_sum(_indexed_rows(_alive, columns=(func.count(),)), _fresh_rows(_alive, columns=(func.count(),))))
+count_alive = compile_sql(_sum(_indexed_rows(_alive, columns=_COUNT), _fresh_rows(_alive, columns=_COUNT)))
 # The fresh ones from the top of the range down: the last few ids of a queue are fresh or its own.
 max_message_row = compile_sql(
     select(

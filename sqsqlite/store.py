@@ -751,10 +751,7 @@ class Store:
             if foreign is None or (owned and not already):
                 writer._begin()
                 if writer.held >= 0:
-                    try:
-                        _HOLDING.transactions.add(self._lock_key)
-                    except AttributeError:
-                        _thread_transactions().add(self._lock_key)
+                    _thread_transactions().add(self._lock_key)
             else:
                 group.joined = True
                 self._join(local, foreign)
@@ -890,9 +887,7 @@ class Store:
                 self._reopen(local)
         if not committed:
             return  # a joined transaction's wake-ups come from its commit's data_version, seen by every poll
-        checkpointer = self._checkpointer
-        if not checkpointer.wanted or checkpointer.closed:  # _checkpointed's own test, written out
-            self._checkpointed(local)
+        self._checkpointed(local)
         for fn in group.after:
             try:
                 fn()

@@ -174,11 +174,11 @@ def prune_moves(tx: Tx, now: int, n: int = D.MOVES_PRUNE_ROWS, every_minute: boo
     the longest retention); ``every_minute``: at most once a minute on this connection (after a
     move, at a receive's scheduled prune). How many went."""
     if every_minute:
-        minute = now - now % 60_000
+        period = now - now % D.MOVES_PRUNE_EVERY_MS
         state = tx.state
-        if state.get("moves_pruned") == minute:
+        if state.get("moves_pruned") == period:
             return 0
-        state["moves_pruned"] = minute
+        state["moves_pruned"] = period
     return tx.run(Q.prune_message_moves, cutoff=now - ms(D.MESSAGE_RETENTION_PERIOD.high), n=n)
 
 
