@@ -1,12 +1,12 @@
 """The documentation runs as printed.
 
-- Every ```python block in README.md and docs/*.md runs in a fresh directory. A block that can't
+- Every ```python block in README.md and docs/**/*.md runs in a fresh directory. A block that can't
   run alone (a consumer that runs for ever, a fragment that needs a handler) is marked
   ```python notest, and there are few of them.
 - Every ```console block runs its `$ ` lines in one shell, in a fresh directory with
   SQSQLITE_DB=app.db, and each command prints what the page shows after both sides are
   normalised: message ids, receipt handles, digests of what differs per run, timestamps and ages.
-- Every command of the `sqsqlite` CLI appears in docs/cli.md.
+- Every command of the `sqsqlite` CLI appears in docs/howto/command-line.md.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import click
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 BIN = Path(sys.executable).parent
 
 
@@ -106,7 +106,7 @@ def test_a_console_example_prints_what_the_page_shows(where, block, tmp_path):
 def test_every_cli_command_is_documented_in_cli_md():
     from sqsqlite.cli.main import cli
 
-    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "howto" / "command-line.md").read_text(encoding="utf-8")
     ctx = click.Context(cli)
     missing = []
 
