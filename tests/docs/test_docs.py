@@ -10,7 +10,8 @@
   what `python -m sqsqlite.cli.docs` writes now; each administration command is also described in
   docs/howto/command-line.md.
 - Every relative link in README.md and docs/**/*.md names a file that exists, and a heading of it
-  where it names one (`#anchor`).
+  where it names one (`#anchor`); docs/index.md names every page, and each page sits in the
+  folder of its kind.
 """
 
 from __future__ import annotations
@@ -224,3 +225,13 @@ def test_a_link_to_a_page_or_heading_that_is_not_there_is_reported(tmp_path, mon
         "README.md links to docs/howto/here.md#options: here.md has no heading #options",
     ]
 
+
+def test_the_index_names_every_page_of_the_docs_by_its_kind():
+    index = ROOT / "docs" / "index.md"
+    named = {(index.parent / target.partition("#")[0]).resolve() for target in _LINK.findall(index.read_text(encoding="utf-8"))}
+    pages = sorted(p for p in (ROOT / "docs").rglob("*.md") if p != index)
+    unnamed = [p.relative_to(ROOT).as_posix() for p in pages if p.resolve() not in named]
+    assert unnamed == [], "docs/index.md names no line for these pages: add one under its kind"
+    kinds = {"tutorials", "howto", "reference", "explanation"}
+    astray = [p.relative_to(ROOT).as_posix() for p in pages if p.parent.name not in kinds or p.parent.parent != ROOT / "docs"]
+    assert astray == [], f"each page belongs in one of docs/{{{','.join(sorted(kinds))}}}/"
