@@ -1,5 +1,5 @@
 # sqsqlite serve as a container: the SQS endpoint on 9324, the web console at /console, the
-# database on the /data volume, queues from a mounted file. docs/emulator.md has the settings.
+# database on the /data volume, queues from a mounted file. docs/howto/emulator.md has the settings.
 #
 #   docker build -t sqsqlite .                       # from the public python:3.12-slim image
 #   podman build --format docker --build-arg BASE=localhost/debian-python3 \

@@ -1,5 +1,5 @@
 """What a standard claim's CPU a row is made of, step by step: the figures behind
-docs/performance.md's account of the buffered consumer's claim.
+docs/explanation/performance.md's account of the buffered consumer's claim.
 
     python -m benchmarks.claim_parts            # 5 rounds, best of each
 

@@ -1,5 +1,5 @@
 """CPU microseconds per message, sqsqlite next to the floor, in one process: the figures behind
-docs/performance.md's findings. CPU time (``time.process_time``) rather than wall clock, best of
+docs/explanation/performance.md's findings. CPU time (``time.process_time``) rather than wall clock, best of
 several rounds, systems in turn, so a loaded machine disturbs the comparison least.
 
     python -m benchmarks.micro               # the table

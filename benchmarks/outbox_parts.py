@@ -1,5 +1,5 @@
 """What an outbox transaction is made of, and what a new file's WAL costs it: the figures behind
-docs/performance.md's "Transactions".
+docs/explanation/performance.md's "Transactions".
 
     python -m benchmarks.outbox_parts                 # 5 rounds, best of each
     python -m benchmarks.outbox_parts --dir /dev/shm  # CPU with no disk in it

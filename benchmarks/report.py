@@ -1,4 +1,4 @@
-"""python -m benchmarks.report RESULTS.json: the figures as a Markdown table (for docs/performance.md)."""
+"""python -m benchmarks.report RESULTS.json: the figures as a Markdown table (for docs/explanation/performance.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a single send's CPU is made of, layout by layout: the figures behind docs/performance.md's
+"""What a single send's CPU is made of, layout by layout: the figures behind docs/explanation/performance.md's
 account of what each index and column of the messages table costs a send.
 
     python -m benchmarks.send_parts            # 5 rounds, best of each

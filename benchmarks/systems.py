@@ -167,7 +167,7 @@ class Engine:
 
 
 class EngineWithHistory(Engine):
-    """The Queue API on a file whose per-minute history is on (docs/history.md): what counting
+    """The Queue API on a file whose per-minute history is on (docs/howto/history.md): what counting
     costs, beside Engine's row (the history off, the default)."""
 
     name = "sqsqlite history on"

@@ -193,7 +193,7 @@ def _stats(s: Settings) -> dict:
                 "OldestAgeSeconds": None if q.oldest_age_seconds is None else round(q.oldest_age_seconds, 1),
                 "DeadLetterQueue": q.dead_letter_queue,
                 "DeadLetterDepth": q.dead_letter_depth,
-                # Fair queues (docs/fair-queues.md), by Amazon SQS's CloudWatch names.
+                # Fair queues (docs/explanation/fair-queues.md), by Amazon SQS's CloudWatch names.
                 "ApproximateNumberOfNoisyGroups": q.noisy_groups,
                 "ApproximateNumberOfMessagesVisibleInQuietGroups": q.visible_in_quiet_groups,
                 "ApproximateNumberOfMessagesNotVisibleInQuietGroups": q.in_flight_in_quiet_groups,
@@ -211,7 +211,7 @@ def _stats(s: Settings) -> dict:
 
 
 def _file_figures(s: Settings) -> dict:
-    """The database file's size, free pages and WAL (docs/reliability.md, "Disk space"): one short
+    """The database file's size, free pages and WAL (docs/explanation/reliability.md, "Disk space"): one short
     section under the queues' table, not columns of it."""
     from sqsqlite import space
 

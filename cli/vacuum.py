@@ -1,4 +1,4 @@
-"""`sqsqlite vacuum`: give the database file's free pages back to the disk (docs/reliability.md,
+"""`sqsqlite vacuum`: give the database file's free pages back to the disk (docs/explanation/reliability.md,
 "Disk space"). Registered with the administration commands (admin.COMMANDS)."""
 
 from __future__ import annotations

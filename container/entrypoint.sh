@@ -1,5 +1,5 @@
 #!/bin/sh
-# The container's settings, environment variables to sqsqlite serve's options (docs/emulator.md
+# The container's settings, environment variables to sqsqlite serve's options (docs/howto/emulator.md
 # has the table); arguments given to the container are added after them. exec: sqsqlite serve
 # becomes PID 1 and gets SIGTERM itself.
 set -eu

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The image's virtual environment ($1) cut to what `sqsqlite serve` and the console run, in the
-# Dockerfile's build stage (docs/emulator.md has the figures): shared objects stripped of their
+# Dockerfile's build stage (docs/howto/emulator.md has the figures): shared objects stripped of their
 # symbols (uvloop's alone is 13 MB with them, 1.6 MB without), no Cython sources, C headers,
 # type stubs or test helpers, and bytecode only for the modules a start imports (warm.py), so
 # that a start compiles nothing and the rest costs no space twice.

@@ -16,7 +16,7 @@ maxReceiveCount, the dead-letter queue catches the poison message.
 
 With ``transaction=True`` the handler takes the transaction too, ``handler(message, tx)``, and
 its writes (``tx.execute``, sends) commit together with the message's delete, or not at all:
-an effect applied exactly once, however the consumer dies (docs/transactions.md).
+an effect applied exactly once, however the consumer dies (docs/howto/transactions.md).
 """
 
 from __future__ import annotations

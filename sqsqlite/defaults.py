@@ -85,7 +85,7 @@ PRUNE_WINDOW = 256
 CLAIM_CLEANUP_BUDGET = 200
 # Expired FIFO group heads a move task's step deletes before it moves anything (more: a step of its own each).
 MOVE_TASK_CLEANUP_BUDGET = 1000
-# Fair queues (docs/fair-queues.md): on a standard queue, a message group is noisy while it has
+# Fair queues (docs/explanation/fair-queues.md): on a standard queue, a message group is noisy while it has
 # at least FAIR_NOISY_MIN_IN_FLIGHT messages in flight and more than FAIR_NOISY_SHARE_PERCENT
 # percent of the queue's messages in flight (Amazon SQS's published concurrency-share rule).
 FAIR_NOISY_MIN_IN_FLIGHT = 30
@@ -94,7 +94,7 @@ FAIR_NOISY_SHARE_PERCENT = 10
 # when those hold too few, among the newest FAIR_WINDOW: a noisy group's flood waiting in between
 # is never walked, so a receive's cost stays bounded however large the flood grows (about
 # 0.7 us per message looked at). Quiet messages deeper in a flood than both windows are
-# served as the flood ahead of them drains (docs/fair-queues.md).
+# served as the flood ahead of them drains (docs/explanation/fair-queues.md).
 FAIR_WINDOW = 256
 # Oldest first, as far as a bounded claim can (Amazon SQS's standard queues, recorded): among the
 # next n + OLDEST_FIRST_LOOKAHEAD quiet messages in the order they became visible, a claim takes
@@ -156,7 +156,7 @@ CHECKPOINT_PAGES = 400
 # commits a second pass 1,000 pages between two of the thread's passes, so writers still synced
 # the WAL and the database in their COMMITs, about 8 us a single send on average.
 WAL_BACKSTOP_PAGES = 10_000
-# Disk space (docs/reliability.md, "Disk space"). A new database file is made with SQLite's
+# Disk space (docs/explanation/reliability.md, "Disk space"). A new database file is made with SQLite's
 # auto_vacuum=INCREMENTAL, and the checkpoint thread returns its free pages to the file system
 # when they pass both RECLAIM_FREE_FRACTION of the file's pages and RECLAIM_MIN_FREE_BYTES: a
 # queue whose backlog shrinks gives its space back; one that grows and shrinks a little reuses
@@ -175,7 +175,7 @@ RECLAIM_LOOK_SECONDS = 2.0
 # a median 31 pages, 1 ms steps 230-260), so longer steps return more pages per ms of lock.
 # Between steps it waits so that the steps hold the lock at most RECLAIM_DUTY of the time (times a
 # random 0.5-1.5), and after a step that ended early for a writer at least a whole step's pause.
-# The duty sets the speed (docs/performance.md).
+# The duty sets the speed (docs/explanation/performance.md).
 RECLAIM_STEP_SECONDS = 0.001
 RECLAIM_WAITERS_SECONDS = 0.00002
 RECLAIM_DUTY = 0.05
@@ -385,7 +385,7 @@ CLOSE_QUEUE_NAME_CUTOFF = 0.75
 # History (CloudWatch's per-minute counters kept in the file, the queue_history table): off
 # unless the file's setting (Database.set_history_retention, `sqsqlite history --retention`)
 # says how long to keep it; this long is what to turn it on with (CloudWatch keeps its
-# one-minute data 15 days). Counting costs 16-23% CPU on the engine's rows (docs/history.md).
+# one-minute data 15 days). Counting costs 16-23% CPU on the engine's rows (docs/howto/history.md).
 HISTORY_RETENTION_SECONDS = 14 * 86_400
 HISTORY_RETENTION_MIN_SECONDS = 3600
 HISTORY_RETENTION_META_KEY = "history_retention_seconds"

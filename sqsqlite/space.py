@@ -1,4 +1,4 @@
-"""Disk space: what the database file holds and gives back (docs/reliability.md, "Disk space").
+"""Disk space: what the database file holds and gives back (docs/explanation/reliability.md, "Disk space").
 
 A queue's file grows with its largest backlog; rows deleted leave free pages that SQLite reuses
 but never returns. A file made with ``auto_vacuum=INCREMENTAL`` (every new one, see

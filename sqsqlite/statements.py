@@ -318,7 +318,7 @@ _CLAIMED = {"visible_at": P("lease_end"), "receive_count": m.c.receive_count + l
 _CLAIMED |= {"first_received_at": func.coalesce(m.c.first_received_at, P("now")), "receipt_token": P("token")}
 
 
-# Fair queues (docs/fair-queues.md): a group is noisy while it holds at least
+# Fair queues (docs/explanation/fair-queues.md): a group is noisy while it holds at least
 # FAIR_NOISY_MIN_IN_FLIGHT messages in flight and more than FAIR_NOISY_SHARE_PERCENT of the
 # queue's. Counted over ix_messages_fair (whose predicate a query must state to use it): a
 # standard queue's grouped rows once received, so the range visible_at > now is their messages in
@@ -389,7 +389,7 @@ _parts = (
 _fair: Any = union_all(*(select(_lit("id")).select_from(part.subquery()) for part in _parts)).subquery("fair")
 _fair_ids = select(_lit("id")).select_from(_fair).limit(P("n")).offset(_ZERO)
 claim_standard = compile_numbered(_claim(_fair_ids, CLAIMED_COLUMNS), CLAIM_STANDARD_PARAMS)
-# A buffered claim of more than 10 (docs/architecture.md): claim_standard's rows read as it leaves them, then claimed by id.
+# A buffered claim of more than 10 (docs/explanation/architecture.md): claim_standard's rows read as it leaves them, then claimed by id.
 _as_claimed: dict[Any, Any] = {m.c.receive_count: _CLAIMED["receive_count"], m.c.first_received_at: _CLAIMED["first_received_at"]}
 _chosen = m.c.id.in_(_fair_ids.scalar_subquery())
 claim_standard_rows = compile_numbered(

@@ -10,7 +10,7 @@ Before BEGIN IMMEDIATE, a writer also takes an exclusive ``flock`` on ``<file>-l
 sqsqlite writers queue in the kernel (SQLite's busy handler polls, and lets one kind of process
 starve another); SQLite's lock stays the real exclusion. A send that finds it taken first lines
 up at the senders' gate (``<file>-sendlock``), so producers as a group cannot starve consumers.
-docs/architecture.md gives both their measurements.
+docs/explanation/architecture.md gives both their measurements.
 
 Under synchronous=NORMAL, checkpoints run on a thread of each Store's own (checkpoint.Checkpointer), so
 a writer seldom waits inside its COMMIT for the fsync of the WAL.
@@ -584,7 +584,7 @@ class Store:
                 if foreign(conn):
                     conn.close()
                     raise DatabaseError(not_ours(self.path))
-                prepare_new(conn)  # a new file gives free pages back (docs/reliability.md, "Disk space")
+                prepare_new(conn)  # a new file gives free pages back (docs/explanation/reliability.md, "Disk space")
                 retrying(self.path, lambda: conn.execute("PRAGMA journal_mode=WAL"))
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             conn.execute("PRAGMA foreign_keys=OFF")

@@ -3,7 +3,7 @@
 ix_messages_visible gains group_id as its last column, so the claim's walk tells a noisy group's
 row from a quiet one inside the index; ix_messages_fair holds a standard queue's grouped messages
 once received, by visible_at, so the noisy groups are counted over the messages in flight alone
-(docs/fair-queues.md).
+(docs/explanation/fair-queues.md).
 
 Revision ID: 0007
 Revises: 0006

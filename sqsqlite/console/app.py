@@ -365,7 +365,7 @@ class Console:
         return self._page("index.html", queues=self._stats(), file=self._file(), **self._banners(params))
 
     def _file(self) -> dict[str, Any]:
-        """The database file's figures for the queue list (docs/reliability.md, "Disk space")."""
+        """The database file's figures for the queue list (docs/explanation/reliability.md, "Disk space")."""
         figures = space.measure(self.db.store.connection(), self.db.path)
         return {**dataclasses.asdict(figures), "free_bytes": figures.free_bytes}
 

@@ -6,7 +6,7 @@ case, labelled ``queue_name``, read by one statement at each scrape; CloudWatch'
 the file, so every process's work counts, when the file's history is on (else only
 sqsqlite_history_retention_seconds 0 says it is off); figures CloudWatch has no name for carry the
 ``sqsqlite_`` prefix. Plus the server's own requests: counts, errors and a latency histogram by
-action. And the database file's size, free pages and WAL size (docs/reliability.md, "Disk space").
+action. And the database file's size, free pages and WAL size (docs/explanation/reliability.md, "Disk space").
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ QUEUE_FIGURES: tuple[tuple[str, str, str], ...] = (
         "Seconds since the oldest live message was sent (CloudWatch ApproximateAgeOfOldestMessage).",
     ),
 )
-# Fair queues' figures (docs/fair-queues.md), under CloudWatch's names.
+# Fair queues' figures (docs/explanation/fair-queues.md), under CloudWatch's names.
 FAIR_QUEUE_FIGURES: tuple[tuple[str, str, str], ...] = (
     (
         "noisy_groups",

@@ -116,7 +116,7 @@ class Database:
     def transaction(self, connection: Any = None) -> Transaction:
         """``with db.transaction() as tx:``: the application's SQL (``tx.execute``) and this thread's
         queue operations in one transaction on the file, committed together when the block ends or
-        rolled back together when it raises (docs/transactions.md). ``connection``: run it on the
+        rolled back together when it raises (docs/howto/transactions.md). ``connection``: run it on the
         application's own connection to the file instead: a sqlite3.Connection (its open
         transaction joined, else one begun and ended here), or a SQLAlchemy Connection or Session
         (their transaction joined; their commit commits both)."""
@@ -343,7 +343,7 @@ class Database:
         D.HISTORY_RETENTION_SECONDS, is CloudWatch's choice), or off with 0, for every process
         using the file: their next write sees it (a delete by a remembered handle within a
         second). On, every counted operation writes one more row, 16-23% more CPU
-        (docs/history.md); rows past the retention go at the next prune. Off, counting stops
+        (docs/howto/history.md); rows past the retention go at the next prune. Off, counting stops
         and the rows kept are removed, a bounded number a transaction, each of which reads the
         setting again: on again (another process turned it on meanwhile), only the minutes
         before the one it went off in are removed, so that the counts made since stay. At

@@ -266,7 +266,7 @@ class QueueStats:
     oldest_age_seconds: float | None
     dead_letter_queue: str | None
     dead_letter_depth: int | None
-    # Fair queues (docs/fair-queues.md), as Amazon SQS's CloudWatch metrics of the same names:
+    # Fair queues (docs/explanation/fair-queues.md), as Amazon SQS's CloudWatch metrics of the same names:
     # the noisy message groups, and the counts above over quiet groups' messages (and those of
     # no group). A FIFO queue has no noisy groups.
     noisy_groups: int = 0

@@ -127,7 +127,7 @@ def counts(tx: Tx, row, now: int) -> tuple[int, int, int]:
 
 
 def fair_counts(tx: Tx, row, now: int, overall: tuple[int, int, int, int | None] | None = None) -> tuple[int, int, int, int, int | None]:
-    """A fair queue's figures (docs/fair-queues.md): the noisy groups; the visible, in-flight
+    """A fair queue's figures (docs/explanation/fair-queues.md): the noisy groups; the visible, in-flight
     and delayed messages of quiet groups (and of no group); their oldest sent_at. With no noisy
     group every message is in a quiet one: ``overall`` (the queue's visible, in-flight, delayed
     and oldest sent_at, when the caller has them) is the answer, and nothing more is counted."""

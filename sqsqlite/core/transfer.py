@@ -188,7 +188,7 @@ def import_messages(
             tx.run(Q.insert_message, **values)
             if row["fifo"] and p.dedup_id:
                 _keep_deduplicating(tx, row, values, now)
-        if imported:  # arrived without a send: counted as moved in (docs/history.md)
+        if imported:  # arrived without a send: counted as moved in (docs/howto/history.md)
             history.count(tx, Q.COUNT_MOVED_IN, row["id"], now, imported)
         for key, value in notes.items():
             write_bookmark(tx, key, value)

@@ -26,7 +26,7 @@ Definitions, for one instant ``as_of`` (epoch ms) and one queue with retention `
   RedrivePolicy names it; *dead-lettered from*: live messages in the queue by the source queue
   named in their DeadLetterQueueSourceArn.
 - FIFO queues: the backlog per message group, largest first (then by group id).
-- Fair queues (docs/fair-queues.md), under Amazon SQS's CloudWatch names: on a standard queue, a
+- Fair queues (docs/explanation/fair-queues.md), under Amazon SQS's CloudWatch names: on a standard queue, a
   *fair group* is the live messages with one group id and no sequence number; it is *noisy* when
   ``g >= FAIR_NOISY_MIN_IN_FLIGHT`` and ``100 * g > FAIR_NOISY_SHARE_PERCENT * total``, with
   ``g`` its messages in flight and ``total`` the queue's. ``noisy_groups`` counts them; the

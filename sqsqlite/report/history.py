@@ -1,4 +1,4 @@
-"""The report's history figures: the per-minute counters the file keeps (docs/history.md), over
+"""The report's history figures: the per-minute counters the file keeps (docs/howto/history.md), over
 a window, per queue and step, with rates, trends, a drain forecast and spikes.
 
 Both the Spark job and the oracle reduce the minute rows to the same integers (per queue and

@@ -6,7 +6,7 @@ served, else on a small thread pool. On the loop, the first call of a turn of th
 once in a transaction of its own; the turn's later calls wait for the end of the turn and run
 back to back in one transaction (store.Group), and their answers wait for its commit: under
 load, concurrent requests share one lock, BEGIN and COMMIT, and the calls waiting for their
-group don't count as being served (docs/server.md has the measurements).
+group don't count as being served (docs/howto/server.md has the measurements).
 
 A ReceiveMessage runs through ``sqsqlite.longpoll``'s machine (``LongPolls.receive``), which
 parks it on the loop between its claims, shares one claim among the polls woken together, and
@@ -51,7 +51,7 @@ DRAIN_SECONDS = 2.0
 # An engine call runs on the loop itself while fewer requests than this are being served: a
 # hand-off to a thread costs more than the call then. With more, the pool lets SQLite's C code
 # (which releases the GIL) overlap the loop's HTTP and JSON work, and a write that waits for
-# another process's lock (workers of one file) waits off the loop. Measured: docs/server.md.
+# another process's lock (workers of one file) waits off the loop. Measured: docs/howto/server.md.
 INLINE_BELOW = 3
 # A body that stops arriving is answered RequestTimeout once no part of it came for this long
 # (seconds): a client that stalls mid-body holds neither a connection nor a stop for ever.

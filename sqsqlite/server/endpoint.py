@@ -36,7 +36,7 @@ log = logging.getLogger("sqsqlite.server")
 # How long an idle keep-alive connection is kept (seconds).
 IDLE_TIMEOUT = 75
 # Threads that run engine calls, per process: SQLite work is short and serialised by the write
-# lock, so a few threads keep the loop free while one waits on a lock (docs/server.md).
+# lock, so a few threads keep the loop free while one waits on a lock (docs/howto/server.md).
 ENGINE_THREADS = 4
 BACKLOG = 2048
 # How long a stopping server waits for requests in progress (seconds).
@@ -250,7 +250,7 @@ def make_server(
     what the request bodies being received may hold together, each body's first 64 KiB aside;
     past it a body is refused 503 ServiceUnavailable (asgi.py). ``console_only``: the web console
     and /metrics alone (``sqsqlite console``), the keys its basic credentials, no SQS.
-    ``account_id`` and ``region``: a request's when its signature names none (docs/server.md);
+    ``account_id`` and ``region``: a request's when its signature names none (docs/howto/server.md);
     ``url_style``: the queue URLs it gives, one of D.URL_STYLES."""
     if url_style not in D.URL_STYLES:
         raise ValueError(f"url_style must be one of {', '.join(D.URL_STYLES)}, got {url_style!r}")

@@ -13,7 +13,7 @@ payload's hash is always the body's own: SQS, unlike S3, takes no ``UNSIGNED-PAY
 SDKs sign SQS bodies over plain HTTP and HTTPS alike, and a presigned URL's empty body), so a
 request signed over that string, or over a hash another body has, does not match. A signed
 request may be sent again unchanged while its timestamp is within 15 minutes of the server's
-clock, as AWS allows: nothing here remembers signatures (docs/server.md).
+clock, as AWS allows: nothing here remembers signatures (docs/howto/server.md).
 """
 
 from __future__ import annotations

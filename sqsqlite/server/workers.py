@@ -229,7 +229,7 @@ def main() -> None:
     sock = socket.socket(fileno=options.pop("fd"))
     options["console_secret"] = bytes.fromhex(options["console_secret"])
     # The same rule as one process: inline while nearly idle (a wait there for the other
-    # worker's write lock is one call's), on the pool once requests queue up (docs/server.md).
+    # worker's write lock is one call's), on the pool once requests queue up (docs/howto/server.md).
     try:
         server = make_server(options.pop("db_path"), sock=sock, **options)
     except Exception as exc:  # the database, most likely: the parent says it in its one line

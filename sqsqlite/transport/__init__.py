@@ -1,7 +1,7 @@
 """Kombu's ``sqsqlite://`` transport, so Celery and Kombu use a sqsqlite file as their broker.
 
 ``Celery(broker="sqsqlite:///queue.db")`` works with nothing else running and nothing else
-imported: see :mod:`sqsqlite.transport.channel` for the transport and docs/celery.md for its
+imported: see :mod:`sqsqlite.transport.channel` for the transport and docs/howto/celery.md for its
 options.
 
 Kombu finds a transport by the URL's scheme in its own table, ``kombu.transport.TRANSPORT_ALIASES``,

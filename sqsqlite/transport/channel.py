@@ -362,7 +362,7 @@ class Channel(virtual.Channel):
                 message_deduplication_id=props.get("MessageDeduplicationId") or uuid.uuid4().hex,
             )
         else:
-            # A standard queue's message group is its fair-queueing tenant (docs/fair-queues.md);
+            # A standard queue's message group is its fair-queueing tenant (docs/explanation/fair-queues.md);
             # Kombu's SQS transport sends it too.
             q.send_message(body, delay_seconds=delay, message_group_id=props.get("MessageGroupId"))
 

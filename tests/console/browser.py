@@ -1,5 +1,5 @@
 """Debian's chromium, driven by Playwright, for the console's browser tests and the screenshots in
-docs/console.md. Playwright never downloads a browser here: it launches the system's."""
+docs/howto/console.md. Playwright never downloads a browser here: it launches the system's."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Makes the screenshots docs/console.md shows: a database with a little of everything, served,
+"""Makes the screenshots docs/howto/console.md shows: a database with a little of everything, served,
 and photographed by the same headless chromium the browser tests drive.
 
     python -m tests.console.screenshots docs

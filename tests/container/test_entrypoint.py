@@ -1,5 +1,5 @@
 """The container's entrypoint turns its environment variables into sqsqlite serve's options, as
-docs/emulator.md's table says (run here with a stand-in sqsqlite that prints its arguments)."""
+docs/howto/emulator.md's table says (run here with a stand-in sqsqlite that prints its arguments)."""
 
 import os
 import shutil

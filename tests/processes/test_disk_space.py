@@ -1,4 +1,4 @@
-"""Disk space across processes (docs/reliability.md, "Disk space"): `sqsqlite vacuum` killed
+"""Disk space across processes (docs/explanation/reliability.md, "Disk space"): `sqsqlite vacuum` killed
 midway leaves a sound file with every message; a vacuum on a file another process is writing
 waits its turn or refuses in one line; a drained queue's space comes back under `serve --workers`
 at the default thresholds. Real processes and real time, every wait bounded."""

@@ -1,6 +1,6 @@
 """The crash and contention soak, short: real processes, real SIGKILLs, bounded (< 2 minutes).
 
-The long run is ``python -m tests.reliability.soak --seconds 600`` (docs/reliability.md). The
+The long run is ``python -m tests.reliability.soak --seconds 600`` (docs/explanation/reliability.md). The
 second half checks the checker: a checker that cannot fail proves nothing.
 """
 

@@ -1,5 +1,5 @@
 """The house's rules, checked on the code as it stands: imports flow down through the layers
-docs/architecture.md lists, no module reaches into another module's underscore names, and no
+docs/explanation/architecture.md lists, no module reaches into another module's underscore names, and no
 module outgrows one responsibility."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The pytest plugin sqsqlite installs (sqsqlite/testing.py, docs/testing.md): another project's
+"""The pytest plugin sqsqlite installs (sqsqlite/testing.py, docs/howto/testing.md): another project's
 tests, run by pytest here, get its fixtures by name alone."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "howto" / "testing.md"
 
 pytestmark = pytest.mark.slow  # servers in threads, boto3 clients
 

@@ -577,7 +577,7 @@ def test_a_replica_stays_restorable_across_giving_space_back(tmp_path, monkeypat
                 assert json.loads(done.stdout)["FreePagesAfter"] == 0
             # The database's pages, in the file or in the WAL: the file itself is cut short by a
             # checkpoint that copies the whole WAL back, which Litestream's read transaction may
-            # hold off until its own checkpoint (docs/reliability.md, "Disk space").
+            # hold off until its own checkpoint (docs/explanation/reliability.md, "Disk space").
             deadline = time.monotonic() + 30
             while space.file_space(str(db_path)).pages * 4096 > full / 10 and time.monotonic() < deadline:
                 time.sleep(0.1)

@@ -362,9 +362,9 @@ def test_the_command_prints_json_equal_to_the_oracle(spark, every_state):
 
 
 def test_the_sample_in_report_md_is_what_the_report_prints_on_the_database_it_names(spark_report, every_state):
-    # docs/report.md shows `sqsqlite report --db app.db --as-of 2023-11-16T14:13:20Z --top 3` on
+    # docs/howto/report.md shows `sqsqlite report --db app.db --as-of 2023-11-16T14:13:20Z --top 3` on
     # this database: message ids are new each time it is built, and all else must match.
-    page = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "howto" / "report.md").read_text(encoding="utf-8")
     sample = re.search(r"^## Sample\n.*?^```text\n(.*?)^```", page, flags=re.M | re.S)
     assert sample is not None, "report.md has no sample"
     printed = render.table(spark_report).replace(f"sqsqlite report: {every_state[0]}\n", "sqsqlite report: app.db\n", 1)

@@ -4,7 +4,7 @@ tests/server/fidelity_aws.json holds real AWS responses (error codes, texts, HTT
 attribute sets and message shapes) recorded over both wire protocols; fidelity_cases.py and
 fidelity_cases_more.py make the same requests here with boto3 (JSON 1.0) and a query-protocol
 botocore client. Every case must match, except the deliberate differences listed in DELIBERATE
-(each documented in docs/compatibility.md). ``python -m tests.server.test_fidelity`` prints the share matched.
+(each documented in docs/reference/compatibility.md). ``python -m tests.server.test_fidelity`` prints the share matched.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .fidelity_cases import DRIVERS, Ctx, differences
 
 RECORDINGS: dict[str, dict] = json.loads((Path(__file__).parent / "fidelity_aws.json").read_text())
 
-# Cases where sqsqlite answers differently on purpose (docs/compatibility.md says why).
+# Cases where sqsqlite answers differently on purpose (docs/reference/compatibility.md says why).
 _EXPIRED = (
     "ChangeMessageVisibility on a message whose visibility timeout has ended is MessageNotInflight: "
     "nothing is in flight to change (SQS answers 200 and changes nothing visible)"

@@ -1,6 +1,6 @@
 """Fair queues: on a standard queue, a message group holding a disproportionate share of the
 messages in flight is noisy, and receives return quiet groups' messages before its own
-(docs/fair-queues.md). Timing with the injected clock."""
+(docs/explanation/fair-queues.md). Timing with the injected clock."""
 
 import threading
 from collections import Counter

@@ -958,7 +958,7 @@ def test_a_database_closed_inside_a_block_on_the_applications_connection_undoes_
 
 
 def test_one_queue_shared_with_another_thread_is_in_the_transaction_on_the_opening_thread_only(db, queue):
-    # A queue's context holds no transaction (docs/architecture.md): the store runs the calls of
+    # A queue's context holds no transaction (docs/explanation/architecture.md): the store runs the calls of
     # the thread that opened the block inside it; another thread's call on the same Queue
     # waits for the block and commits on its own, whatever the block's fate.
     sent = threading.Event()
