@@ -42,7 +42,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks.harness import percentile
+from benchmarks.harness import percentile, wait_until_ready
 
 HERE = Path(__file__).resolve().parent
 MIB = 1024 * 1024
@@ -75,6 +75,14 @@ class Target:
         self.url = m.group(1)
         self.host, port = self.url.removeprefix("http://").split(":")
         self.port = int(port)
+        try:  # serving, not merely listening: serve answers /health 503 while it starts
+            if kind == "serve":
+                wait_until_ready(self.url)
+            else:  # the console alone has no /health: its queue list, the bystander's page
+                wait_until_ready(self.url, "/console", headers=_console_auth() if keyed else None)
+        except RuntimeError:
+            self.proc.kill()
+            raise
         self.samples: list[tuple[float, float, int, int]] = []  # (time, RSS MiB, descriptors, threads)
         self._stop = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
@@ -116,8 +124,15 @@ class Bystander:
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=HERE.parent)
         self.times: list[tuple[float, float]] = []  # (when, latency)
         self.failures = 0
+        self._answered = threading.Event()
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
+
+    def wait_for_first_answer(self, timeout: float = 60.0) -> None:
+        """The bystander's process imports boto3 before its first request: the floor starts at
+        its first answer, so a slow start leaves the floor short of nothing."""
+        if not self._answered.wait(timeout):
+            raise RuntimeError(f"the bystander got no answer within {timeout:.0f} s")
 
     def _read(self) -> None:
         for line in self.proc.stdout:  # type: ignore[union-attr]
@@ -126,6 +141,7 @@ class Bystander:
                 self.failures += 1
             else:
                 self.times.append((float(when), float(latency)))
+                self._answered.set()
 
     def between(self, start: float, end: float) -> list[float]:
         return [t for w, t in self.times if start <= w <= end]
@@ -134,6 +150,12 @@ class Bystander:
         self.proc.terminate()
         self.proc.wait(30)
         self._thread.join(30)
+
+
+def _console_auth() -> dict:
+    import base64
+
+    return {"Authorization": "Basic " + base64.b64encode(f"{ACCESS}:{SECRET}".encode()).decode()}
 
 
 def bystander(kind: str, url: str, keyed: bool) -> None:
@@ -155,11 +177,7 @@ def bystander(kind: str, url: str, keyed: bool) -> None:
             sqs.list_queues()
 
     else:
-        import base64
-
-        request = urllib.request.Request(url + "/console")
-        if keyed:
-            request.add_header("Authorization", "Basic " + base64.b64encode(f"{ACCESS}:{SECRET}".encode()).decode())
+        request = urllib.request.Request(url + "/console", headers=_console_auth() if keyed else {})
 
         def ask() -> None:
             with urllib.request.urlopen(request, timeout=10) as answer:
@@ -328,6 +346,7 @@ def measure(
                         "sqs", endpoint_url=target.url, region_name="us-east-1", aws_access_key_id=ACCESS, aws_secret_access_key=SECRET
                     ).create_queue(QueueName="hostile")
                 bystander = Bystander(target)
+                bystander.wait_for_first_answer()
                 time.sleep(floor_seconds)  # the floor: nobody else connected
                 floor_start, floor_end = time.monotonic() - floor_seconds * 0.9, time.monotonic()
                 for probe in chosen:

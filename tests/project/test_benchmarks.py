@@ -132,28 +132,6 @@ def test_the_fair_queue_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
     assert len(result["claims"]) == 3 and all(r["fair (msgs/s)"] > 0 for r in result["claims"])
 
 
-def test_the_positions_benchmark_compares_the_engine_on_both_layouts_at_a_tiny_size(tmp_path):
-    import contextlib
-    import sqlite3
-
-    from benchmarks import positions
-
-    res = positions.measure(1, {"send 1/call 200B": (5, 1, 200)})
-    assert set(res["send 1/call 200B"]) == {"sqsqlite", "sqsqlite, AUTOINCREMENT"}
-    # The files the two layouts' runs open, copies of their templates' main files alone.
-    layouts = {}
-    for system in (positions.Engine, positions.Autoincrement):
-        run = system(str(tmp_path / f"{system.__name__}.db"))
-        try:
-            with contextlib.closing(sqlite3.connect(run.path)) as c:
-                table = c.execute("SELECT sql FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
-                indexes = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'").fetchone()[0]
-        finally:
-            run.close()
-        layouts[system.__name__] = ("AUTOINCREMENT" in table, indexes)
-    assert layouts == {"Engine": (False, 6), "Autoincrement": (True, 6)}
-
-
 def test_the_peers_run_at_the_durability_their_rows_name(tmp_path):
     import sqlite3
 
@@ -227,21 +205,6 @@ def test_a_cached_backlog_file_is_built_again_once_its_leases_could_have_lapsed(
     assert not os.path.exists(cached + "-wal")
 
 
-def test_the_claim_parts_measure_each_step_of_a_claim_in_cpu_microseconds_a_row():
-    from benchmarks import claim_parts
-
-    result = claim_parts.measure(rounds=1, stored=300, claims=2)
-    assert set(result) == set(claim_parts.PARTS)
-    assert all(0 < spent < 1e6 for spent in result.values())
-
-
-def test_the_single_send_benchmark_measures_the_engine_beside_its_statements_written_out():
-    from benchmarks import single_send
-
-    engine, written = single_send.run(rounds=1, sends=50)
-    assert 0 < written < 1e6 and 0 < engine < 1e6
-
-
 def test_the_buffered_micro_measurement_takes_another_prefetch_and_refuses_one_the_buffer_would():
     from benchmarks import micro
     from benchmarks.systems import BufferedEngine
@@ -273,18 +236,6 @@ def test_the_transactions_benchmark_measures_each_system_at_a_tiny_size(tmp_path
         assert rate > 0
     figures = T.long_transactions(d, 50, seconds=0.3)
     assert set(figures) == {"send", "receive + delete"} and figures["send"]["calls"] > 0
-
-
-def test_the_outbox_parts_benchmark_measures_each_part_and_the_wal_growth_at_a_tiny_size(tmp_path):
-    from benchmarks import outbox_parts
-    from sqsqlite import defaults as D
-
-    backstop = D.WAL_BACKSTOP_PAGES
-    parts = outbox_parts.parts(str(tmp_path), ops=50)
-    assert set(parts) == {"floor", "engine statements", "+ lock file", "outbox"} and min(parts.values()) > 0
-    rates = outbox_parts.growth(str(tmp_path), ops=20, grown_after=10)
-    assert len(rates) == 5 and min(rates.values()) > 0
-    assert D.WAL_BACKSTOP_PAGES == backstop  # put back
 
 
 def test_the_hostile_client_benchmark_reports_memory_descriptors_and_the_bystanders_latency_for_both_servers(tmp_path):
