@@ -124,15 +124,18 @@ class Bystander:
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=HERE.parent)
         self.times: list[tuple[float, float]] = []  # (when, latency)
         self.failures = 0
-        self._answered = threading.Event()
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
-    def wait_for_first_answer(self, timeout: float = 60.0) -> None:
-        """The bystander's process imports boto3 before its first request: the floor starts at
-        its first answer, so a slow start leaves the floor short of nothing."""
-        if not self._answered.wait(timeout):
-            raise RuntimeError(f"the bystander got no answer within {timeout:.0f} s")
+    def wait_for_answers(self, since: float, count: int, timeout: float = 60.0) -> None:
+        """Wait until ``count`` requests begun after ``since`` have their answers: the bystander's
+        process imports boto3 before its first request, and a loaded machine slows each one, so
+        the floor is counted in answers, not read off a clock."""
+        deadline = time.monotonic() + timeout
+        while sum(when >= since for when, _ in self.times) < count:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the bystander got fewer than {count} answers within {timeout:.0f} s")
+            time.sleep(0.02)
 
     def _read(self) -> None:
         for line in self.proc.stdout:  # type: ignore[union-attr]
@@ -141,7 +144,6 @@ class Bystander:
                 self.failures += 1
             else:
                 self.times.append((float(when), float(latency)))
-                self._answered.set()
 
     def between(self, start: float, end: float) -> list[float]:
         return [t for w, t in self.times if start <= w <= end]
@@ -346,9 +348,11 @@ def measure(
                         "sqs", endpoint_url=target.url, region_name="us-east-1", aws_access_key_id=ACCESS, aws_secret_access_key=SECRET
                     ).create_queue(QueueName="hostile")
                 bystander = Bystander(target)
-                bystander.wait_for_first_answer()
+                bystander.wait_for_answers(since=0.0, count=1)  # its process has started
+                floor_start = time.monotonic()
                 time.sleep(floor_seconds)  # the floor: nobody else connected
-                floor_start, floor_end = time.monotonic() - floor_seconds * 0.9, time.monotonic()
+                bystander.wait_for_answers(since=floor_start, count=3)
+                floor_end = time.monotonic()
                 for probe in chosen:
                     idle = target.between(floor_start, floor_end) or [(0, *target.now())]
                     floor = bystander.between(floor_start, floor_end)
