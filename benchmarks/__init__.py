@@ -1,4 +1,4 @@
-"""sqsqlite benchmarks: `python -m benchmarks` (quick) or `python -m benchmarks --full`.
+"""sqsqlite benchmarks: `python -m benchmarks --help` lists the suite's groups and the other benchmarks.
 
 Measures sqsqlite, the SQLite floor beneath it and two peer queues in the same run on the same
 machine; see docs/explanation/performance.md.

@@ -31,7 +31,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from benchmarks.harness import commit
+from benchmarks.harness import commit, wait_until_ready
 
 RESULTS = Path(__file__).resolve().parent / "results" / "celery_bench.json"
 TASKS = textwrap.dedent(
@@ -63,16 +63,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_for_port(port: int, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"sqsqlite serve did not listen on port {port}")
-
-
 class Broker:
     """One broker's URL and options in a directory, and the server it needs (if any)."""
 
@@ -86,7 +76,11 @@ class Broker:
             port = _free_port()
             serve = [str(Path(sys.executable).with_name("sqsqlite")), "serve", "--db", str(workdir / "serve.db"), "--port", str(port)]
             self.server = subprocess.Popen(serve, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            _wait_for_port(port, time.monotonic() + 30)
+            try:  # /health 200, not an open port: serve answers 503 while it starts
+                wait_until_ready(f"http://127.0.0.1:{port}")
+            except RuntimeError:
+                self.server.kill()
+                raise
             self.url, self.options = f"sqs://bench:bench@127.0.0.1:{port}", dict(SQS_OPTIONS)
 
     def close(self) -> None:

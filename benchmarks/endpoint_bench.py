@@ -424,6 +424,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--polls", type=int, default=1000)
     p.add_argument("--quick", action="store_true", help="1 second, 1 round, 200 polls: a smoke run")
     p.add_argument("--stacks-only", action="store_true", help="only part 3, the candidate stacks")
+    p.add_argument("--out", default=str(RESULTS), help="where the JSON goes (default benchmarks/results/endpoint_bench.json)")
     p.add_argument("--serve-stack", help=argparse.SUPPRESS)
     p.add_argument("--db", help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -477,8 +478,9 @@ def main(argv: list[str] | None = None) -> dict:
             s.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     result["machine"]["load_after"] = os.getloadavg()
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("throughput", "stacks") if k in result}, indent=1))
     return result
 

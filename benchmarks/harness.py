@@ -163,6 +163,25 @@ def machine(tmpdir: str) -> dict:
     }
 
 
+def wait_until_ready(url: str, path: str = "/health", timeout: float = 60.0, headers: dict | None = None) -> None:
+    """Wait until GET ``url + path`` answers 200: `serve` listens first and answers /health 503
+    while it migrates the file, so an open port is no sign that it serves."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url + path, headers=headers or {}), timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except (OSError, urllib.error.URLError):
+            pass  # not listening yet, or 503 while it starts
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{url}{path} did not answer 200 within {timeout:.0f} s")
+        time.sleep(0.05)
+
+
 def commit() -> str | None:
     """The checkout's commit, with "-dirty" when the tree has any change, new files included: the
     figures' commit, read from the results file rather than remembered. None outside a git
@@ -255,27 +274,3 @@ def _jsonable(o):
     if hasattr(o, "__dataclass_fields__"):
         return asdict(o)
     raise TypeError(type(o))
-
-
-def one_queue_file(work: str) -> str:
-    """A file in ``work`` holding one empty queue (id 1), everything in the file itself (no
-    WAL): the template the layout benchmarks copy."""
-    import sqsqlite
-
-    path = os.path.join(work, "queue.db")
-    db = sqsqlite.connect(path)
-    db.create_queue("parts")
-    db.close()
-    conn = sqlite3.connect(path)
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
-    return path
-
-
-def keep_best(best: dict[str, dict[str, float]], name: str, parts: dict[str, float]) -> None:
-    """Keep, for each of ``name``'s parts, the least time a round gave it."""
-    kept = best.setdefault(name, {})
-    for part, spent in parts.items():
-        kept[part] = min(kept.get(part, float("inf")), spent)

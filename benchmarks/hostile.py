@@ -42,7 +42,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks.harness import percentile
+from benchmarks.harness import percentile, wait_until_ready
 
 HERE = Path(__file__).resolve().parent
 MIB = 1024 * 1024
@@ -75,6 +75,14 @@ class Target:
         self.url = m.group(1)
         self.host, port = self.url.removeprefix("http://").split(":")
         self.port = int(port)
+        try:  # serving, not merely listening: serve answers /health 503 while it starts
+            if kind == "serve":
+                wait_until_ready(self.url)
+            else:  # the console alone has no /health: its queue list, the bystander's page
+                wait_until_ready(self.url, "/console", headers=_console_auth() if keyed else None)
+        except RuntimeError:
+            self.proc.kill()
+            raise
         self.samples: list[tuple[float, float, int, int]] = []  # (time, RSS MiB, descriptors, threads)
         self._stop = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
@@ -119,6 +127,16 @@ class Bystander:
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
+    def wait_for_answers(self, since: float, count: int, timeout: float = 60.0) -> None:
+        """Wait until ``count`` requests begun after ``since`` have their answers: the bystander's
+        process imports boto3 before its first request, and a loaded machine slows each one, so
+        the floor is counted in answers, not read off a clock."""
+        deadline = time.monotonic() + timeout
+        while sum(when >= since for when, _ in self.times) < count:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the bystander got fewer than {count} answers within {timeout:.0f} s")
+            time.sleep(0.02)
+
     def _read(self) -> None:
         for line in self.proc.stdout:  # type: ignore[union-attr]
             when, latency = line.split()
@@ -134,6 +152,12 @@ class Bystander:
         self.proc.terminate()
         self.proc.wait(30)
         self._thread.join(30)
+
+
+def _console_auth() -> dict:
+    import base64
+
+    return {"Authorization": "Basic " + base64.b64encode(f"{ACCESS}:{SECRET}".encode()).decode()}
 
 
 def bystander(kind: str, url: str, keyed: bool) -> None:
@@ -155,11 +179,7 @@ def bystander(kind: str, url: str, keyed: bool) -> None:
             sqs.list_queues()
 
     else:
-        import base64
-
-        request = urllib.request.Request(url + "/console")
-        if keyed:
-            request.add_header("Authorization", "Basic " + base64.b64encode(f"{ACCESS}:{SECRET}".encode()).decode())
+        request = urllib.request.Request(url + "/console", headers=_console_auth() if keyed else {})
 
         def ask() -> None:
             with urllib.request.urlopen(request, timeout=10) as answer:
@@ -328,8 +348,11 @@ def measure(
                         "sqs", endpoint_url=target.url, region_name="us-east-1", aws_access_key_id=ACCESS, aws_secret_access_key=SECRET
                     ).create_queue(QueueName="hostile")
                 bystander = Bystander(target)
+                bystander.wait_for_answers(since=0.0, count=1)  # its process has started
+                floor_start = time.monotonic()
                 time.sleep(floor_seconds)  # the floor: nobody else connected
-                floor_start, floor_end = time.monotonic() - floor_seconds * 0.9, time.monotonic()
+                bystander.wait_for_answers(since=floor_start, count=3)
+                floor_end = time.monotonic()
                 for probe in chosen:
                     idle = target.between(floor_start, floor_end) or [(0, *target.now())]
                     floor = bystander.between(floor_start, floor_end)

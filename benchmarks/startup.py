@@ -25,6 +25,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from benchmarks.harness import wait_until_ready
+
 SERVE = "sqsqlite serve, to its first answer"
 
 
@@ -47,6 +49,7 @@ def serve_ready(db: str) -> float:
         assert proc.stderr is not None
         line = proc.stderr.readline()  # "sqsqlite serving DB at http://127.0.0.1:PORT (...)"
         url = line.split(" at ", 1)[1].split()[0]
+        wait_until_ready(url)  # it listens first and answers 503 while it migrates the file
         request = urllib.request.Request(url, data=b"Action=ListQueues", headers={"Content-Type": "application/x-www-form-urlencoded"})
         urllib.request.urlopen(request, timeout=30).read()
         return time.perf_counter() - start
@@ -99,6 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         server = subprocess.Popen([sqsqlite_script(), "--db", db, "serve", "--port", "0"], stderr=subprocess.PIPE, text=True)
         assert server.stderr is not None
         endpoint = server.stderr.readline().split(" at ", 1)[1].split()[0]
+        wait_until_ready(endpoint)
         table = commands(db, endpoint)
         times: dict[str, list[float]] = {name: [] for name, _ in table}
         times[SERVE] = []

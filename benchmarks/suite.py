@@ -331,7 +331,17 @@ def ratios(rows: list[Row]) -> list[dict]:
     return out
 
 
-GROUPS = ("throughput", "durability", "peers", "backlog", "processes", "long-poll", "churn", "fifo")
+GROUP_HELP = {
+    "throughput": "send and receive + delete, 1 and 10 a call, 200 B and 64 KiB: the Queue API, the client, the floor",
+    "durability": "the same at synchronous=FULL, sqsqlite and the floor",
+    "peers": "one message a call against persist-queue and litequeue (and the buffered consumer)",
+    "backlog": "receive + delete with a small and a large backlog stored",
+    "processes": "1, 2 and 4 producer and consumer processes on one file; lock errors counted",
+    "long-poll": "a send waking a long poll in another process; an idle poll's CPU",
+    "churn": "redelivery three times, then the dead-letter queue",
+    "fifo": "FIFO batches with 1 and 1,000 groups, and message attributes",
+}
+GROUPS = tuple(GROUP_HELP)
 
 
 def run(

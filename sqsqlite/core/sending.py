@@ -4,9 +4,9 @@ transaction: its size limit and delay, and on FIFO queues the group, deduplicati
 sequence number.
 
 A batch of bodies alone, the common batch, takes its own path (_insert_plain): one INSERT for the
-whole batch, no Prepared per message. It was kept for what it saved (benchmarks.fastpaths: a
-batch message cost the general path 1.23-1.29 times as much CPU; the current figures in
-docs/explanation/performance.md) and answers as the general path does (tests/unit/test_send_paths.py). A single send has one path: there the plain one saved nothing
+whole batch, no Prepared per message. It was kept for what it saved (a
+batch message cost the general path 1.23-1.29 times as much CPU; the figures in
+docs/explanation/decisions.md) and answers as the general path does (tests/unit/test_send_paths.py). A single send has one path: there the plain one saved nothing
 measurable.
 """
 

@@ -132,28 +132,6 @@ def test_the_fair_queue_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path):
     assert len(result["claims"]) == 3 and all(r["fair (msgs/s)"] > 0 for r in result["claims"])
 
 
-def test_the_positions_benchmark_compares_the_engine_on_both_layouts_at_a_tiny_size(tmp_path):
-    import contextlib
-    import sqlite3
-
-    from benchmarks import positions
-
-    res = positions.measure(1, {"send 1/call 200B": (5, 1, 200)})
-    assert set(res["send 1/call 200B"]) == {"sqsqlite", "sqsqlite, AUTOINCREMENT"}
-    # The files the two layouts' runs open, copies of their templates' main files alone.
-    layouts = {}
-    for system in (positions.Engine, positions.Autoincrement):
-        run = system(str(tmp_path / f"{system.__name__}.db"))
-        try:
-            with contextlib.closing(sqlite3.connect(run.path)) as c:
-                table = c.execute("SELECT sql FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
-                indexes = c.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'").fetchone()[0]
-        finally:
-            run.close()
-        layouts[system.__name__] = ("AUTOINCREMENT" in table, indexes)
-    assert layouts == {"Engine": (False, 6), "Autoincrement": (True, 6)}
-
-
 def test_the_peers_run_at_the_durability_their_rows_name(tmp_path):
     import sqlite3
 
@@ -227,21 +205,6 @@ def test_a_cached_backlog_file_is_built_again_once_its_leases_could_have_lapsed(
     assert not os.path.exists(cached + "-wal")
 
 
-def test_the_claim_parts_measure_each_step_of_a_claim_in_cpu_microseconds_a_row():
-    from benchmarks import claim_parts
-
-    result = claim_parts.measure(rounds=1, stored=300, claims=2)
-    assert set(result) == set(claim_parts.PARTS)
-    assert all(0 < spent < 1e6 for spent in result.values())
-
-
-def test_the_single_send_benchmark_measures_the_engine_beside_its_statements_written_out():
-    from benchmarks import single_send
-
-    engine, written = single_send.run(rounds=1, sends=50)
-    assert 0 < written < 1e6 and 0 < engine < 1e6
-
-
 def test_the_buffered_micro_measurement_takes_another_prefetch_and_refuses_one_the_buffer_would():
     from benchmarks import micro
     from benchmarks.systems import BufferedEngine
@@ -275,18 +238,6 @@ def test_the_transactions_benchmark_measures_each_system_at_a_tiny_size(tmp_path
     assert set(figures) == {"send", "receive + delete"} and figures["send"]["calls"] > 0
 
 
-def test_the_outbox_parts_benchmark_measures_each_part_and_the_wal_growth_at_a_tiny_size(tmp_path):
-    from benchmarks import outbox_parts
-    from sqsqlite import defaults as D
-
-    backstop = D.WAL_BACKSTOP_PAGES
-    parts = outbox_parts.parts(str(tmp_path), ops=50)
-    assert set(parts) == {"floor", "engine statements", "+ lock file", "outbox"} and min(parts.values()) > 0
-    rates = outbox_parts.growth(str(tmp_path), ops=20, grown_after=10)
-    assert len(rates) == 5 and min(rates.values()) > 0
-    assert D.WAL_BACKSTOP_PAGES == backstop  # put back
-
-
 def test_the_hostile_client_benchmark_reports_memory_descriptors_and_the_bystanders_latency_for_both_servers(tmp_path):
     import json
 
@@ -309,3 +260,100 @@ def test_the_micro_measurement_with_history_measures_the_engine_with_it_on_besid
 
     result = micro.measure(rounds=1, systems=(micro.Engine, micro.EngineWithHistory, micro.Floor), workloads={"send1": ("send", 1, 20)})
     assert set(result["send1"]) == {"sqsqlite", "sqsqlite history on", "floor"} and all(v > 0 for v in result["send1"].values())
+
+
+def test_the_report_writes_a_markdown_row_for_every_row_of_a_results_file(tiny_result):
+    from benchmarks import report
+
+    with open(tiny_result["path"]) as f:
+        page = report.markdown(json.load(f))
+    for row in tiny_result["rows"]:
+        assert f"| {row.workload} | {row.system} |" in page
+
+
+def test_the_suites_help_lists_every_group_and_the_other_benchmarks(capsys):
+    from benchmarks import __main__ as command
+
+    with pytest.raises(SystemExit):
+        command.main(["--help"])
+    shown = capsys.readouterr().out
+    assert all(f"  {group} " in shown for group in suite.GROUPS)
+    assert "python -m benchmarks.endpoint_bench" in shown and "python -m benchmarks.transactions" in shown
+
+
+@pytest.mark.slow
+def test_the_startup_benchmark_times_every_command_against_the_floor(capsys):
+    from benchmarks import startup
+
+    startup.main(["--runs", "1"])
+    shown = capsys.readouterr().out
+    for name in ("import sqlite3' (floor)", "sqsqlite send-message", "sqsqlite receive-message", startup.SERVE):
+        assert f"{name}` |" in shown
+
+
+@pytest.mark.slow
+def test_the_console_benchmark_times_every_page_and_its_floors(capsys):
+    from benchmarks import console_bench
+
+    console_bench.main(["--messages", "200", "--runs", "1"])
+    shown = capsys.readouterr().out
+    for name in ("(floor: HTTP)", "(floor: SQLite)", "GET /metrics (a scrape)", "GET /console (queue list)"):
+        assert f"{name} |" in shown
+
+
+@pytest.mark.slow
+def test_the_aio_benchmark_reports_each_way_its_wake_ups_and_parked_memory(capsys):
+    from benchmarks import aio
+
+    aio.main(["--calls", "10", "--runs", "1", "--wakes", "2"])
+    shown = capsys.readouterr().out
+    assert "sync client" in shown and "sqsqlite.aio, inline=False, 1 task" in shown
+    assert "wake-up, send to the parked poll's answer" in shown and "parked long polls:" in shown
+
+
+@pytest.mark.slow
+def test_the_endpoint_benchmark_measures_each_server_and_stack_at_a_tiny_size(tmp_path):
+    pytest.importorskip("moto.server")
+    from benchmarks import endpoint_bench
+
+    out = tmp_path / "endpoint.json"
+    endpoint_bench.main(["--seconds", "0.2", "--rounds", "1", "--polls", "10", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert set(written["throughput"]) == {"sqsqlite --workers 1", "sqsqlite --workers 2", "moto_server"}
+    assert set(written["long_polls"]) == set(written["throughput"]) and written["stacks"]
+
+
+@pytest.mark.slow
+def test_the_server_benchmark_measures_sqsqlite_and_moto_by_backlog(tmp_path):
+    pytest.importorskip("moto")
+    from benchmarks import server_bench
+
+    out = tmp_path / "server.json"
+    server_bench.main(["--quick", "--out", str(out)])
+    written = json.loads(out.read_text())
+    assert "target_10x_moto_met" in written["checks"]
+
+
+@pytest.mark.slow
+def test_the_report_benchmark_writes_a_row_for_each_size(tmp_path, monkeypatch):
+    import runpy
+    import sys
+
+    out = tmp_path / "report.json"
+    argv = ["report_bench.py", "--parquet-only", "--sizes", "300", "--data", str(tmp_path / "data"), "--json", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(os.path.join(suite.HERE, "report_bench.py"), run_name="__main__")
+    [row] = json.loads(out.read_text())
+    assert row["messages"] == 300 and "peak_rss_mb" in row
+
+
+@pytest.mark.slow
+def test_the_replication_benchmark_reports_how_far_the_replica_trails(capsys):
+    import shutil
+
+    if shutil.which("litestream") is None:
+        pytest.skip("litestream is not installed")
+    from benchmarks import replication
+
+    replication.main(["--sync-interval", "100ms", "--sends", "3"])
+    assert capsys.readouterr().out.strip()

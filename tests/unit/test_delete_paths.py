@@ -1,6 +1,6 @@
 """A delete of handles this process issued, for the queue it last received from, takes its own
 path (core.deleting: by the claim's token and row ids, without reading the queue's row), which
-earns its place by measurement (benchmarks.fastpaths). It must answer exactly as the exact path
+earns its place by measurement (docs/explanation/decisions.md). It must answer exactly as the exact path
 does, for any mix of handles (newest, superseded, deleted before, repeated, not handles at all),
 one at a time or in a batch, and leave the file as the exact path leaves it.
 

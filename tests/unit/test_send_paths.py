@@ -1,6 +1,6 @@
 """A batch send of bodies alone takes its own path (core.sending._insert_plain, and the action
 layer's response written in one comprehension), which earns its place by measurement
-(benchmarks.fastpaths). It must answer exactly as the general path does, whatever the bodies,
+(docs/explanation/decisions.md). It must answer exactly as the general path does, whatever the bodies,
 the Ids and the queue, and leave the file exactly as the general path leaves it."""
 
 from __future__ import annotations
