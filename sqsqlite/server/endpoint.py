@@ -94,6 +94,7 @@ class EndpointServer:
         allowed_hosts: Collection[str] = (),
         header_timeout: float = D.HEADER_TIMEOUT_SECONDS,
         max_receiving_bytes: int = D.MAX_RECEIVING_BYTES,
+        lock_wait_seconds: float = D.LOCK_WAIT_SECONDS,
     ):
         self.socket = sock
         self.db = db
@@ -111,7 +112,9 @@ class EndpointServer:
             allowed_hosts=allowed_hosts,
         )
         self.executor = ThreadPoolExecutor(engine_threads, thread_name_prefix="sqsqlite-engine") if engine_threads else None
-        self.app = App(self.dispatcher, db.wakeups, self.executor, inline_below, max_receiving=max_receiving_bytes)
+        self.app = App(
+            self.dispatcher, db.wakeups, self.executor, inline_below, max_receiving=max_receiving_bytes, lock_wait_seconds=lock_wait_seconds
+        )
         self.verbose = verbose
         self.stopping = False
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -238,6 +241,7 @@ def make_server(
     max_receiving_bytes: int = D.MAX_RECEIVING_BYTES,
     console_only: bool = False,
     url_style: str = D.DEFAULT_URL_STYLE,
+    lock_wait_seconds: float = D.LOCK_WAIT_SECONDS,
 ) -> EndpointServer:
     """An endpoint bound to host:port (port 0: any free port; ``sock``: an already listening
     socket), not yet serving; the web console at /console and Prometheus metrics at /metrics
@@ -251,7 +255,9 @@ def make_server(
     past it a body is refused 503 ServiceUnavailable (asgi.py). ``console_only``: the web console
     and /metrics alone (``sqsqlite console``), the keys its basic credentials, no SQS.
     ``account_id`` and ``region``: a request's when its signature names none (docs/server.md);
-    ``url_style``: the queue URLs it gives, one of D.URL_STYLES."""
+    ``url_style``: the queue URLs it gives, one of D.URL_STYLES. ``lock_wait_seconds``: how long an
+    SQS request's write waits for the database's write lock before it is answered 503
+    ServiceUnavailable, having written nothing (asgi.py)."""
     if url_style not in D.URL_STYLES:
         raise ValueError(f"url_style must be one of {', '.join(D.URL_STYLES)}, got {url_style!r}")
     if (access_key is None) != (secret_key is None):
@@ -273,6 +279,7 @@ def make_server(
             allowed_hosts=allow_hosts,
             header_timeout=header_timeout,
             max_receiving_bytes=max_receiving_bytes,
+            lock_wait_seconds=lock_wait_seconds,
         )
         server.dispatcher.console_only = console_only
         server.console = console.for_endpoint(
