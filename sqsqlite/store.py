@@ -256,9 +256,10 @@ class _Write:
                     pass
             # Wait-free, SQLite's busy handler too waits only briefly: a program that writes with SQLite
             # alone (the sqlite3 shell, a backup) holds SQLite's lock without sqsqlite's lock file.
-            # Both waits share the time: an endpoint request's deadline bounds them together.
+            # Both waits share the time, so an endpoint request's deadline bounds them together;
+            # the loop's few ms are left as they are (no PRAGMA a contended write).
             if wait_free:
-                if left < local.wait_free_seconds:  # the lock file took part of it
+                if local.wait_free_seconds - left > D.WAIT_FREE_SECONDS:  # the lock file took much of it
                     local.set_busy_timeout(True, left)
                 elif local.busy_short is not True or local.busy_seconds != local.wait_free_seconds:
                     local.set_busy_timeout(True)

@@ -9,8 +9,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 
 import boto3
@@ -118,3 +124,40 @@ def test_a_send_whose_client_left_while_it_waited_for_the_lock_commits_once_it_g
             time.sleep(0.05)
         assert bodies == ["left"]
         assert server.server.app.gave_up == 0
+
+
+def _healthy(url: str) -> None:
+    """Until /health answers 200 (bounded): every worker serves."""
+    ends = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.HTTPError, OSError):
+            if time.monotonic() > ends:
+                raise
+        time.sleep(0.05)
+
+
+def test_serve_with_workers_takes_lock_wait_seconds_and_answers_503_past_it(tmp_path):
+    path = str(tmp_path / "q.db")
+    args = [sys.executable, "-m", "sqsqlite.server", "--db", path, "--port", "0", "--workers", "2", "--lock-wait-seconds", "0.5"]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()  # type: ignore[union-attr]
+        found = re.search(r"at (http://\S+)", line)
+        assert found, line
+        url = found.group(1)
+        _healthy(url)
+        client = boto3_client(url)
+        queue = client.create_queue(QueueName="q")["QueueUrl"]
+        with _held(path, "sqlite"):
+            with pytest.raises(ClientError) as refused:
+                client.send_message(QueueUrl=queue, MessageBody="once")
+        assert refused.value.response["Error"]["Code"] == "ServiceUnavailable"
+        client.send_message(QueueUrl=queue, MessageBody="once")
+        assert _bodies(client, queue) == ["once"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
