@@ -14,7 +14,7 @@ import sys
 
 from . import suite
 
-# The product's other measurements, each a script of its own (see docs/performance.md).
+# The product's other measurements, each a script of its own (see docs/explanation/performance.md).
 SCRIPTS = """\
 the other benchmarks, each its own command (--help on each):
   python -m benchmarks.report FILE     a results file as Markdown

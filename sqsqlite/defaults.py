@@ -198,6 +198,15 @@ BUSY_TIMEOUT_SECONDS = 60.0
 # another worker's short transaction, which it is cheaper to wait out than to hand the call to a
 # thread; far shorter than an import's or a prune's.
 WAIT_FREE_SECONDS = 0.005
+# How long an HTTP request's write may wait for the writers' lock and then SQLite's, in all,
+# before the endpoint gives up, having written nothing, and answers 503 ServiceUnavailable
+# (`sqsqlite serve --lock-wait-seconds`). Well under the read timeout of boto3 and the aws CLI
+# (60 s): an SDK never times out, and sends again, a request that is still waiting and may yet
+# commit, which would store a send twice. The library and the CLI wait BUSY_TIMEOUT_SECONDS.
+LOCK_WAIT_SECONDS = 20.0
+# A write waiting with a deadline tries the lock file again after a pause that grows to this
+# (seconds) once WAIT_FREE_SECONDS have gone: flock has no timed wait.
+LOCK_POLL_MAX_SECONDS = 0.005
 # The same for sqsqlite.aio's calls on an application's event loop: about a short transaction's
 # time, so that the loop stalls no longer while another process writes (then the call goes to the
 # client's pool, where it waits).

@@ -210,6 +210,7 @@ class _Write:
                 fd = -1
         wait_free = local.wait_free
         local.wait_free = False  # a call's first write only: after it, its writes wait as any
+        left = local.wait_free_seconds  # of a wait-free write's time, once it holds the lock file
         try:
             while True:
                 if fd >= 0:
@@ -224,7 +225,7 @@ class _Write:
                         # Marked before it is taken: an interrupt from here on (even right after flock) lets it go.
                         self.holding, self.held = holding, fd
                         if wait_free:
-                            lock_briefly(fd, local.wait_free_seconds)
+                            left = lock_briefly(fd, local.wait_free_seconds)
                         elif self.sending:
                             # At once if it is free, else behind the senders' gate (the module's docstring).
                             try:
@@ -255,8 +256,12 @@ class _Write:
                     pass
             # Wait-free, SQLite's busy handler too waits only briefly: a program that writes with SQLite
             # alone (the sqlite3 shell, a backup) holds SQLite's lock without sqsqlite's lock file.
+            # Both waits share the time, so an endpoint request's deadline bounds them together;
+            # the loop's few ms are left as they are (no PRAGMA a contended write).
             if wait_free:
-                if local.busy_short is not True or local.busy_seconds != local.wait_free_seconds:
+                if local.wait_free_seconds - left > D.WAIT_FREE_SECONDS:  # the lock file took much of it
+                    local.set_busy_timeout(True, left)
+                elif local.busy_short is not True or local.busy_seconds != local.wait_free_seconds:
                     local.set_busy_timeout(True)
             elif local.busy_short is not False:
                 local.set_busy_timeout(False)
@@ -676,8 +681,10 @@ class Store:
 
     def wait_free(self, on: bool, seconds: float = D.WAIT_FREE_SECONDS) -> None:
         """Whether this thread's next write waits for another's writers' lock, then for SQLite's lock
-        (another program's transaction), at most ``seconds`` each, then raises WouldWait, having
-        written nothing (an event loop's thread must not stop long)."""
+        (another program's transaction), at most ``seconds`` in all, then raises WouldWait, having
+        written nothing: an event loop's thread must not stop long, and an endpoint request gives
+        up at its deadline (D.LOCK_WAIT_SECONDS). The one per-thread switch both use; only the
+        call's first write is bounded (later ones follow a write that may have committed)."""
         local = self._local
         local.wait_free, local.wait_free_call, local.wait_free_seconds = on, on, seconds
 

@@ -94,28 +94,37 @@ class WouldWait(BaseException):
     handler of errors takes it for one."""
 
 
-def lock_briefly(fd: int, seconds: float) -> None:
+def lock_briefly(fd: int, seconds: float) -> float:
     """Take the writers' lock file ``fd`` (flock, so POSIX: where there is no fcntl there is no
-    lock file) within ``seconds``, else raise WouldWait."""
+    lock file) within ``seconds``, else raise WouldWait. Returns what is left of ``seconds``
+    (all of it when the lock was free), which SQLite's own wait then gets (store.py)."""
     import fcntl  # a dictionary look-up once imported: the store imported it first
 
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return
+        return seconds
     except BlockingIOError:
         pass
     # Marked as waiting while it tries (a reclaim step gives way to it: dbfile.take_waiting).
     try:
         mark_waiting(fd)
-        deadline = time.monotonic() + seconds
+        start = time.monotonic()
+        deadline = start + seconds
+        pause = 0.0001
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
+                return max(0.0, deadline - time.monotonic())
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if now >= deadline:
                     raise WouldWait() from None
-                time.sleep(0.0001)
+                # Polled often for the few ms another writer's transaction takes; past that
+                # (an endpoint request's deadline, seconds long) less often, so that a request
+                # waiting out a long transaction costs next to no CPU.
+                if now - start >= D.WAIT_FREE_SECONDS:
+                    pause = min(pause * 2, D.LOCK_POLL_MAX_SECONDS)
+                time.sleep(min(pause, deadline - now))
     finally:
         unmark_waiting(fd)
 
@@ -195,10 +204,11 @@ class ConnectionState:
         # Per-connection engine state that must not outlive a rolled-back write (see core).
         self.state: dict = {}
 
-    def set_busy_timeout(self, short: bool) -> None:
-        """Set the busy timeout of the connection: a wait-free BEGIN's, or the connection's own."""
+    def set_busy_timeout(self, short: bool, left: float | None = None) -> None:
+        """Set the busy timeout of the connection: a wait-free BEGIN's (``left``: what its wait
+        for the lock file left of wait_free_seconds), or the connection's own."""
         self.busy_short = None  # until it is set: an interrupt in between leaves it to be set again
-        seconds = self.wait_free_seconds if short else D.BUSY_TIMEOUT_SECONDS
+        seconds = (self.wait_free_seconds if left is None else left) if short else D.BUSY_TIMEOUT_SECONDS
         self.cursor.execute(f"PRAGMA busy_timeout={max(1, int(seconds * 1000))}")
         self.busy_short, self.busy_seconds = short, seconds
 

@@ -88,8 +88,12 @@ class App:
         inline_below: int = INLINE_BELOW,
         grouping: bool = True,
         max_receiving: int = D.MAX_RECEIVING_BYTES,
+        lock_wait_seconds: float = D.LOCK_WAIT_SECONDS,
     ):
         self.dispatcher = dispatcher
+        # How long an SQS call's write may wait for the database's write lock (_bounded).
+        self.lock_wait_seconds = lock_wait_seconds
+        self.gave_up = 0  # calls answered 503 for it (tests)
         self.wakeups = wakeups
         self.executor = executor  # None: every engine call runs on the loop itself
         self.inline_below = inline_below
@@ -99,7 +103,8 @@ class App:
         # then run one after another in one write transaction (store.Group); their answers wait
         # for its commit.
         self._turn = False
-        self._pending: list[tuple[Callable[[], Any], asyncio.Future]] | None = None
+        # (the call, its answer, the call as it runs on the pool: App._engine's ``slow``)
+        self._pending: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any]]] | None = None
         # While a group runs (on the loop's thread): the DatabaseErrors its calls raised, the
         # first of which undid its transaction if SQLite undid it (a full disk does).
         self._running_group = threading.local()
@@ -216,28 +221,40 @@ class App:
                 return  # the client left: nobody to answer
             answer = answer_or_none
         else:
-            answer = await self._engine(lambda: d.outcome(call, lambda: self._noted(d.run, call)), failed=self._group_failed(call))
+            answer = await self._engine(
+                lambda: d.outcome(call, lambda: self._noted(d.run, call)),
+                failed=self._group_failed(call),
+                gave_up=lambda: d.lock_wait_over(call),
+            )
         await self._respond(send, answer, call.request_id, started, call.action)
 
-    async def _engine(self, work: Callable[[], Any], pooled: bool = False, failed: Callable[[Exception | None], Any] | None = None) -> Any:
+    async def _engine(
+        self,
+        work: Callable[[], Any],
+        pooled: bool = False,
+        failed: Callable[[Exception | None], Any] | None = None,
+        gave_up: Callable[[], Any] | None = None,
+    ) -> Any:
         """Run one engine call: on the pool, or inline on the loop. An inline call that may be
         grouped (``failed``: what it answers if its group can't commit, given why, or None if
         it was not an error) and is not the first of its turn of the loop runs at the end of the
-        turn, in the turn's group."""
+        turn, in the turn's group. ``gave_up``: what it answers if its write can't get the lock
+        within lock_wait_seconds from now, having written nothing (_bounded); None: it waits."""
+        slow = work if gave_up is None else self._bounded(work, gave_up)
         if self.executor is not None and (pooled or self.active >= self.inline_below):
-            return await self._pooled(work)
+            return await self._pooled(slow)
         if failed is None or not self.grouping:
-            return await self._inline(work)
+            return await self._inline(work, slow)
         loop = asyncio.get_running_loop()
         if self._pending is None:
             if not self._turn:  # the first of its turn: alone, answered at once
                 self._turn = True
                 loop.call_soon(self._end_turn)
-                return await self._inline(work)
+                return await self._inline(work, slow)
             self._pending = []
             loop.call_soon(self._run_group)
         done = loop.create_future()
-        self._pending.append((work, done))
+        self._pending.append((work, done, slow))
         self.active -= 1
         try:
             failure, result = await done
@@ -278,14 +295,38 @@ class App:
                 errors.append(exc)
             raise
 
-    async def _inline(self, work: Callable[[], Any]) -> Any:
+    def _bounded(self, work: Callable[[], Any], gave_up: Callable[[], Any]) -> Callable[[], Any]:
+        """``work`` whose first write waits for the writers' lock and then SQLite's at most until
+        lock_wait_seconds from now, in all, else answers ``gave_up()``, having written nothing
+        (Store.wait_free: the store's one per-thread switch for it). The deadline is under the
+        AWS SDKs' read timeout: a request still waiting, which may yet commit, is never sent again
+        by an SDK that gave up on it, storing a send twice; the SDK retries the 503 instead."""
+        deadline = time.monotonic() + self.lock_wait_seconds
+        store = self.dispatcher.db.store
+
+        def run() -> Any:
+            store.wait_free(True, max(0.0, deadline - time.monotonic()))
+            try:
+                return work()
+            except WouldWait:
+                self.gave_up += 1
+                log.warning("a request could not get the database's write lock within %g s: answered 503", self.lock_wait_seconds)
+                return gave_up()
+            finally:
+                store.wait_free(False)
+
+        return run
+
+    async def _inline(self, work: Callable[[], Any], slow: Callable[[], Any] | None = None) -> Any:
         """An engine call on the loop, unless another connection holds the writers' lock, or
         SQLite's (a program writing with SQLite alone), longer than WAIT_FREE_SECONDS: then it
-        waits for it on the pool, so that the loop (every connection, poll and stop) does not stop
-        for another's long transaction (an import, a prune, a sqlite3 shell's BEGIN IMMEDIATE);
-        another worker's short one it waits out, which costs less than the hand-off."""
+        waits for it on the pool (as ``slow``, its deadline's, if given), so that the loop (every
+        connection, poll and stop) does not stop for another's long transaction (an import, a
+        prune, a sqlite3 shell's BEGIN IMMEDIATE); another worker's short one it waits out,
+        which costs less than the hand-off."""
+        slow = slow or work
         if self.executor is None:
-            return work()
+            return slow()
         store = self.dispatcher.db.store
         store.wait_free(True)
         try:
@@ -294,7 +335,7 @@ class App:
             pass
         finally:
             store.wait_free(False)
-        return await self._pooled(work)
+        return await self._pooled(slow)
 
     async def _pooled(self, work: Callable[[], Any]) -> Any:
         """An engine call on the pool (run_in_executor, keeping the pool's own future)."""
@@ -338,10 +379,10 @@ class App:
         failure: Exception | None | Literal[False] = None
         errors: list[DatabaseError] = []
         self._running_group.errors = errors
-        waiting: list[tuple[Callable[[], Any], asyncio.Future]] = []  # run on the pool instead (_inline)
+        waiting: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any]]] = []  # run on the pool instead (_inline)
         try:
             group = store.begin_group()
-            for i, (work, done) in enumerate(pending):
+            for i, (work, done, _) in enumerate(pending):
                 if done.cancelled():  # its request was cut off by a stop before its turn: it never runs
                     continue
                 store.wait_free(group.writer is None and self.executor is not None)  # until the group's transaction begins
@@ -372,7 +413,7 @@ class App:
             self._running_group.errors = None
             self.groups += 1
             self.grouped += len(pending)
-            for (_, done), (returned, value) in zip(pending, outcomes, strict=True):
+            for (_, done, _), (returned, value) in zip(pending, outcomes, strict=True):
                 if done.done():
                     continue
                 if returned:
@@ -380,10 +421,10 @@ class App:
                 else:
                     done.set_exception(value)
             store.wait_free(False)  # however the calls ended (a commit makes no new write)
-            for work, done in waiting:
+            for _, done, slow in waiting:
                 if done.cancelled():
                     continue
-                ran = self._rerun[done] = self.executor.submit(work)  # type: ignore[union-attr]  # a pool: WouldWait says so
+                ran = self._rerun[done] = self.executor.submit(slow)  # type: ignore[union-attr]  # a pool: WouldWait says so
                 asyncio.wrap_future(ran).add_done_callback(functools.partial(self._settle, done))
 
     def _settle(self, done: asyncio.Future, ran: asyncio.Future) -> None:
@@ -407,7 +448,11 @@ class App:
         failed = (lambda why: ("answer", self._group_failed(call)(why))) if self.wakeups.parks else None
 
         def claim(request: dict, shared: bool) -> Awaitable[Round]:
-            return self._engine(functools.partial(self._claim, call, request, shared), failed=None if shared else failed)
+            return self._engine(
+                functools.partial(self._claim, call, request, shared),
+                failed=None if shared else failed,
+                gave_up=lambda: ("answer", d.lock_wait_over(call)),
+            )
 
         def change_visibility(change: dict) -> Any:  # a hand-back, in the poll's own account and region
             return d.run(

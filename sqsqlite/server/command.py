@@ -78,6 +78,14 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
     type=click.IntRange(1024),
     help="Request bodies being received hold at most this much together; past it, 503 (default: 32 MiB).",
 )
+@click.option(
+    "--lock-wait-seconds",
+    default=D.LOCK_WAIT_SECONDS,
+    show_default=True,
+    type=click.FloatRange(min=0.001),
+    help="A request's write waits this long for the database's write lock, then is answered 503 (retried) having written nothing; "
+    "keep it under the clients' read timeout (60 s in the AWS SDKs).",
+)
 @click.option("--console-read-only", is_flag=True, help="The web console at /console shows everything and changes nothing.")
 @allow_host
 @click.option(
@@ -106,6 +114,7 @@ def serve(
     secret_key,
     max_request_bytes,
     max_receiving_bytes,
+    lock_wait_seconds,
     console_read_only,
     allow_hosts,
     workers,
@@ -168,6 +177,7 @@ def serve(
                 secret_key=secret_key,
                 max_request_bytes=max_request_bytes or MAX_REQUEST_BYTES,
                 max_receiving_bytes=max_receiving_bytes or D.MAX_RECEIVING_BYTES,
+                lock_wait_seconds=lock_wait_seconds,
                 verbose=verbose,
                 console_read_only=console_read_only,
                 allow_hosts=allow_hosts,
@@ -213,6 +223,7 @@ def serve(
             "secret_key": secret_key,
             "max_request_bytes": server.dispatcher.max_request_bytes,
             "max_receiving_bytes": server.app.max_receiving,
+            "lock_wait_seconds": server.app.lock_wait_seconds,
             "verbose": verbose,
             "console_read_only": console_read_only,
             "allow_hosts": list(allow_hosts),

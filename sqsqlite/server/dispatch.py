@@ -415,6 +415,16 @@ class Dispatcher:
         answer = self.error(err, is_json, request_id)
         return answer._replace(headers={**answer.headers, "Connection": "close"})
 
+    def lock_wait_over(self, call: Call) -> Answer:
+        """The answer to a call whose write could not get the database's write lock before its
+        deadline (asgi.py): nothing of it was written. ServiceUnavailable, which every AWS SDK
+        retries, as SQS says it when it fails for a while; not a throttling error, which would
+        tell an SDK in adaptive mode to slow its own rate for a lock another program held."""
+        err = wire.WireError(
+            "ServiceUnavailable", "The request has failed due to a temporary failure of the server.", 503, sender_fault=False
+        )
+        return self.error(err, call.is_json, call.request_id, json_query=call.json_query)
+
     def head(self, answer: Answer, request_id: str, started: float) -> list[tuple[bytes, bytes]]:
         """The response's headers, as bytes pairs."""
         elapsed = (time.perf_counter() - started) * 1000

@@ -46,6 +46,59 @@ GRACEFUL_STOP_SECONDS = 30
 LATE_ANSWER_SECONDS = D.BUSY_TIMEOUT_SECONDS + GRACEFUL_STOP_SECONDS
 
 
+class _WholeAnswers(asyncio.Protocol):
+    """Mixed in before uvicorn's HTTP/1.1 protocol: each answer reaches the socket in one write.
+
+    uvicorn writes a response's status line and headers when the application sends
+    ``http.response.start``, and its body at ``http.response.body``: two writes, two send()
+    calls. A worker killed between them left a client a complete head (``200``, its
+    Content-Length) and no body, which an SDK may take for an empty answer (boto3 did, and the
+    caller found no MessageId). Here the head waits for the next write, its body's, and goes
+    with it, so a kill leaves the client nothing or the whole answer (for an answer the socket's
+    send buffer takes at once, as every SQS answer but a large receive's does; past that a
+    cut-off body is short of its Content-Length, which the SDKs refuse and retry)."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(_OneWrite(transport))  # type: ignore[arg-type]
+
+
+class _OneWrite:
+    """A connection's transport as uvicorn's protocol sees it: a write that is a response's head
+    alone (its status line and headers, ending in the blank line) is held until the next."""
+
+    __slots__ = ("_transport", "_head")
+
+    def __init__(self, transport: Any):
+        self._transport = transport
+        self._head: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        head = self._head
+        if head is not None:
+            self._head = None
+            self._transport.write(head + data)
+        elif data[:9] == b"HTTP/1.1 " and data[-4:] == b"\r\n\r\n" and data[9:10] != b"1":  # not 100 Continue
+            self._head = bytes(data)
+        else:
+            self._transport.write(data)
+
+    def close(self) -> None:
+        head, self._head = self._head, None
+        if head is not None:
+            self._transport.write(head)
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def http_protocol(header_timeout: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP/1.1 protocol as the endpoint runs it: a deadline for each request's
+    headers (protocol.py), each answer written whole (_WholeAnswers)."""
+    base = with_header_timeout(header_timeout)
+    return type(f"WholeAnswers{base.__name__}", (_WholeAnswers, base), {})
+
+
 class _Uvicorn(uvicorn.Server):
     """uvicorn's server, with our start and stop around its own."""
 
@@ -94,6 +147,7 @@ class EndpointServer:
         allowed_hosts: Collection[str] = (),
         header_timeout: float = D.HEADER_TIMEOUT_SECONDS,
         max_receiving_bytes: int = D.MAX_RECEIVING_BYTES,
+        lock_wait_seconds: float = D.LOCK_WAIT_SECONDS,
     ):
         self.socket = sock
         self.db = db
@@ -111,7 +165,9 @@ class EndpointServer:
             allowed_hosts=allowed_hosts,
         )
         self.executor = ThreadPoolExecutor(engine_threads, thread_name_prefix="sqsqlite-engine") if engine_threads else None
-        self.app = App(self.dispatcher, db.wakeups, self.executor, inline_below, max_receiving=max_receiving_bytes)
+        self.app = App(
+            self.dispatcher, db.wakeups, self.executor, inline_below, max_receiving=max_receiving_bytes, lock_wait_seconds=lock_wait_seconds
+        )
         self.verbose = verbose
         self.stopping = False
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -120,7 +176,7 @@ class EndpointServer:
         config = uvicorn.Config(
             self.app,
             lifespan="off",
-            http=with_header_timeout(header_timeout),
+            http=http_protocol(header_timeout),
             access_log=verbose,
             log_level="info" if verbose else "warning",
             timeout_keep_alive=IDLE_TIMEOUT,
@@ -238,6 +294,7 @@ def make_server(
     max_receiving_bytes: int = D.MAX_RECEIVING_BYTES,
     console_only: bool = False,
     url_style: str = D.DEFAULT_URL_STYLE,
+    lock_wait_seconds: float = D.LOCK_WAIT_SECONDS,
 ) -> EndpointServer:
     """An endpoint bound to host:port (port 0: any free port; ``sock``: an already listening
     socket), not yet serving; the web console at /console and Prometheus metrics at /metrics
@@ -251,7 +308,9 @@ def make_server(
     past it a body is refused 503 ServiceUnavailable (asgi.py). ``console_only``: the web console
     and /metrics alone (``sqsqlite console``), the keys its basic credentials, no SQS.
     ``account_id`` and ``region``: a request's when its signature names none (docs/howto/server.md);
-    ``url_style``: the queue URLs it gives, one of D.URL_STYLES."""
+    ``url_style``: the queue URLs it gives, one of D.URL_STYLES. ``lock_wait_seconds``: how long an
+    SQS request's write waits for the database's write lock before it is answered 503
+    ServiceUnavailable, having written nothing (asgi.py)."""
     if url_style not in D.URL_STYLES:
         raise ValueError(f"url_style must be one of {', '.join(D.URL_STYLES)}, got {url_style!r}")
     if (access_key is None) != (secret_key is None):
@@ -273,6 +332,7 @@ def make_server(
             allowed_hosts=allow_hosts,
             header_timeout=header_timeout,
             max_receiving_bytes=max_receiving_bytes,
+            lock_wait_seconds=lock_wait_seconds,
         )
         server.dispatcher.console_only = console_only
         server.console = console.for_endpoint(

@@ -10,7 +10,12 @@ The parent supervises them, as gunicorn's and uvicorn's do: a worker that dies (
 crash) is logged with its exit cause and started again, while the others go on serving; its
 clients' connections drop (the SDKs retry), and the messages it had claimed come back at their
 visibility timeout. A worker that dies soon after it started is started again after a pause that
-doubles each time (``Restarts``), so a crash loop does not spin. Each worker says on a pipe
+doubles each time (``Restarts``), so a crash loop does not spin. While no worker is serving (all
+dead, or none ready yet), the parent answers on the socket itself, as ``serve`` does while it
+starts (``starting.py``): /health 503, every SQS request 503 ServiceUnavailable, which the SDKs
+retry, and the connection closed; nothing of a request runs. So a client never waits in the
+listening socket's backlog for a restart's pause (up to ``D.WORKER_RESTART_MAX_SECONDS``), to
+its read timeout, then sends again what may run later, twice. Each worker says on a pipe
 that it is serving, or why it could not start: one that can't start before the service ever
 served (the database, the socket) stops the service, in one line. SIGTERM or SIGINT to the
 parent stops every worker cleanly. A parent killed outright (SIGKILL) can stop nothing: on
@@ -102,7 +107,14 @@ def run_workers(
     left alone), restarting any that dies. ``started`` is called once every worker serves.
     Returns None if every worker stopped cleanly, else what went wrong. ``argv``: the worker
     program (tests)."""
+    from .asgi import MAX_REQUEST_BYTES
+    from .starting import Starting
+
     fd = sock.fileno()
+    # The workers' event loops accept on the socket without blocking, and its blocking is the
+    # open file's, shared with them: the parent's answerer (Starting) must leave it so.
+    sock.setblocking(False)
+    answering: Starting | None = None  # the parent's answers, while no worker serves
     readout, status = os.pipe()  # each worker's "<pid> ready" or "<pid> failed <why>"
     os.set_blocking(readout, False)
     # One console secret for every worker: a page one worker served posts its forms to any of them.
@@ -180,7 +192,15 @@ def run_workers(
             for place in places:
                 if place.proc is None and now >= place.due:
                     start(place)
+            serving = any(p.proc is not None and p.proc.returncode is None and p.proc.pid in ready for p in places)
+            if serving and answering is not None:
+                answering.stop()
+                answering = None
+            elif not serving and answering is None:
+                answering = Starting(sock, options.get("max_request_bytes") or MAX_REQUEST_BYTES).__enter__()
     finally:
+        if answering is not None:
+            answering.stop()
         sock.close()
         live = [place.proc for place in places if place.proc is not None]
         for p in live:
