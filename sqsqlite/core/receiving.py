@@ -602,11 +602,11 @@ def peek_within(
     out for that (the first that did not fit and every one after it). One read, in pages of
     ``page``: each page's lengths are read with no body, then only the bodies that fit, so a body
     left out never reaches Python and the bodies held stay under ``chars`` however large the
-    queue (a look-up of 300 bodies of 1 MiB held them all before)."""
+    queue (LocalStack's look-up in serve)."""
     wanted = frozenset(states) if not isinstance(states, str) else frozenset((states,))
     if not wanted or not wanted <= {"visible", "in-flight", "delayed"}:
         raise InvalidParameterValue(f"Invalid states {V.shorten(states)}: use visible, in-flight or delayed.")
-    limit = V.int_value("limit", limit, 1, D.MAX_EPOCH_MS)
+    limit = V.int_value("limit", limit, 1, 2**63 - 1)
     chars = V.int_value("chars", chars, 0, _WHOLE_BODY)
     page = V.int_value("page", page, 1, D.MAX_PEEK_PAGE)
     # One state's own range where it has one; "all" filtered here otherwise (a delayed page

@@ -267,9 +267,9 @@ def _error(err: SQSError, is_json: bool, request_id: str) -> Answer:
 def _flag(name: str, value: Any) -> bool:
     if value is None or isinstance(value, bool):
         return bool(value)
-    if not isinstance(value, str):  # a JSON list or object: never str() it (it may nest deep)
+    if not isinstance(value, (str, int, float)):  # a JSON list or object: never str() it (it may nest deep)
         raise InvalidParameterValue(f"Invalid {name}: use true or false.")
-    return value.strip().lower() in ("true", "1")
+    return str(value).strip().lower() in ("true", "1")
 
 
 def _utf8(body: Any) -> bytes:

@@ -11,6 +11,7 @@ import pytest
 
 from sqsqlite import defaults as D
 from sqsqlite.clock import ManualClock
+from sqsqlite.errors import InvalidParameterValue
 from sqsqlite.server import BackgroundServer
 from sqsqlite.server.emulator import LOOKUP_LEFT_OUT_HEADER
 from tests.server.server_helpers import boto3_client
@@ -128,6 +129,12 @@ def test_a_bounded_peek_spends_its_characters_only_on_the_states_asked_for(db, c
     assert sorted(m.body[0] for m in taken) == ["v", "w"] and left == 1
 
 
+def test_a_bounded_peek_refuses_a_state_it_does_not_know(db):
+    queue = db.create_queue("states")
+    with pytest.raises(InvalidParameterValue, match="Invalid states"):
+        queue.peek_within({"visible", "all"}, 10, 100)
+
+
 # ---------------------------------------------------------------- bodies it can't read
 
 
@@ -152,6 +159,14 @@ def test_a_flag_given_as_a_deep_json_value_is_a_400_not_a_500(server, big, caplo
     status, _, answer = ask(server.url, LOOKUP, JSON, "POST", f'{{"QueueUrl": "{url}", "ShowDelayed": {deep}}}'.encode())
     assert status == 400 and json.loads(answer)["__type"] == "com.amazonaws.sqs#InvalidParameterValueException"
     assert no_tracebacks(caplog)
+
+
+def test_a_flag_given_as_a_json_boolean_is_read_as_one(server):
+    sqs = boto3_client(server.url)
+    url = sqs.create_queue(QueueName="flagged")["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="later", DelaySeconds=600)
+    status, _, answer = ask(server.url, LOOKUP, JSON, "POST", json.dumps({"QueueUrl": url, "ShowDelayed": True}).encode())
+    assert status == 200 and [m["Body"] for m in json.loads(answer)["Messages"]] == ["later"]
 
 
 def test_a_json_body_that_is_not_json_is_a_400_in_sqss_shape(server):
