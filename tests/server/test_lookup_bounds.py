@@ -157,6 +157,8 @@ def test_a_flag_given_as_a_deep_json_value_is_a_400_not_a_500(server, big, caplo
     _, url = big
     deep = "[" * 900 + "]" * 900  # parses, but is no flag
     status, _, answer = ask(server.url, LOOKUP, JSON, "POST", f'{{"QueueUrl": "{url}", "ShowDelayed": {deep}}}'.encode())
+    assert status == 400 and json.loads(answer)["__type"].endswith("#SerializationException")
+    status, _, answer = ask(server.url, LOOKUP, JSON, "POST", f'{{"QueueUrl": "{url}", "ShowDelayed": ["true"]}}'.encode())
     assert status == 400 and json.loads(answer)["__type"] == "com.amazonaws.sqs#InvalidParameterValueException"
     assert no_tracebacks(caplog)
 
@@ -188,6 +190,26 @@ def test_sqss_own_json_protocol_answers_a_body_nested_too_deep_with_a_400(server
     status, _, answer = ask(server.url, "/", headers, "POST", b'{"QueueUrl": "q", "MessageBody": ' + b"[" * 60_000)
     assert status == 400 and json.loads(answer)["__type"].endswith("#SerializationException")
     assert no_tracebacks(caplog)
+
+
+@pytest.mark.parametrize("depth", [40, 980])  # 980: parses, but nests past what a repr of it survives
+def test_sqss_own_json_protocol_answers_a_body_that_parses_but_nests_too_deep_with_a_400(server, caplog, depth):
+    sqs = boto3_client(server.url)
+    url = sqs.create_queue(QueueName="deep")["QueueUrl"]
+    deep = "[" * depth + "]" * depth
+    for action, member in (("TagQueue", "Tags"), ("ReceiveMessage", "AttributeNames"), ("SendMessageBatch", "Entries")):
+        headers = {**JSON, "X-Amz-Target": f"AmazonSQS.{action}"}
+        status, _, answer = ask(server.url, "/", headers, "POST", f'{{"QueueUrl": "{url}", "{member}": {deep}}}'.encode())
+        assert status == 400 and json.loads(answer)["__type"].endswith("#SerializationException"), action
+    assert no_tracebacks(caplog)
+
+
+def test_a_batch_of_ten_entries_with_ten_attributes_each_is_not_too_deep(server):
+    sqs = boto3_client(server.url)
+    url = sqs.create_queue(QueueName="wide-batch")["QueueUrl"]
+    attributes = {f"a{i}": {"DataType": "String.Array", "StringValue": "x"} for i in range(10)}
+    entries = [{"Id": str(i), "MessageBody": "b", "MessageAttributes": attributes} for i in range(10)]
+    assert len(sqs.send_message_batch(QueueUrl=url, Entries=entries)["Successful"]) == 10
 
 
 # ---------------------------------------------------------------- methods
