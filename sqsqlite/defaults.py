@@ -247,6 +247,13 @@ BODY_FREE_BYTES = 64 * 1024
 MAX_PEEK_PAGE = 1000
 # The most messages one look-up of LocalStack's /_aws/sqs/messages answers with (server/emulator.py).
 LOOKUP_LIMIT = 10_000
+# Its answer's bodies and message attributes together hold at most this many bytes (UTF-8, as SQS
+# counts a message's size); the messages past it are left out and counted in the answer, so four
+# look-ups at once of a queue of 1 MiB messages hold tens of MiB, not gigabytes.
+LOOKUP_BYTES = 16 * 1024 * 1024
+# The rows a bounded peek (Queue.peek_within) measures at a time: each page's stored message
+# attributes are read whole to be measured, so a page stays small.
+PEEK_WITHIN_PAGE = 100
 MAX_EPOCH_MS = 2**62
 # The web console (sqsqlite console, /console of sqsqlite serve): its own port when run alone,
 # messages per page, the characters of a body shown before "more", the most of a body shown

@@ -50,7 +50,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
@@ -761,6 +761,10 @@ class BufferedQueue(Generic[SOURCE]):
     ) -> tuple[list[tuple[Message, int]], str | None]:
         """Queue.peek_previews."""
         return _queue(self).peek_previews(state, limit, after, chars)
+
+    def peek_within(self, states: Collection[str], limit: int, chars: int, page: int = D.PEEK_WITHIN_PAGE) -> tuple[list[Message], int]:
+        """Queue.peek_within."""
+        return _queue(self).peek_within(states, limit, chars, page)
 
     def export_messages(self, page: int = 1000) -> Iterator[dict]:
         """Queue.export_messages."""

@@ -5,7 +5,7 @@ queue's context (context.py): the store, clock, handle keys and wake-ups, and it
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from .. import batches as B
@@ -312,6 +312,13 @@ class Queue(Generic[DB]):
         """As peek_page, but each message's body is cut to its first ``chars`` characters,
         paired with the whole body's length in characters (the cut is made in SQL)."""
         return receiving.peek_previews(self.context, state, limit, after, chars)
+
+    def peek_within(self, states: Collection[str], limit: int, chars: int, page: int = D.PEEK_WITHIN_PAGE) -> tuple[list[Message], int]:
+        """The first ``limit`` messages in ``states`` without receiving them (as peek_page, in
+        its order) while their bodies and message attributes hold at most ``chars`` characters
+        together, and how many of those first ``limit`` were left out for that. No body left out
+        is read into Python (receiving.peek_within)."""
+        return receiving.peek_within(self.context, states, limit, chars, page)
 
     def export_messages(self, page: int = 1000) -> Iterator[dict]:
         """Every live message with its attributes and timestamps, as JSON-ready dicts. A FIFO

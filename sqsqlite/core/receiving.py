@@ -14,7 +14,7 @@ import json
 import operator
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from .. import defaults as D
@@ -33,6 +33,7 @@ from .rules import (
     heads_left,
     keep_earlier_move,
     keep_high_water,
+    message_state,
     ms,
     prune_moves,
     prune_window,
@@ -590,6 +591,80 @@ def peek_previews(
     chars = V.int_value("chars", chars, 0, _WHOLE_BODY)
     rows, messages, cursor = _page(queue, state, limit, after, chars)
     return [(m, r[-1]) for m, r in zip(messages, rows)], cursor
+
+
+def peek_within(
+    queue: QueueContext, states: Collection[str], limit: int, chars: int, page: int = D.PEEK_WITHIN_PAGE
+) -> tuple[list[Message], int]:
+    """The first ``limit`` messages in ``states`` (visible, in-flight, delayed), without receiving
+    them (as peek), in peek_page's order, as long as their bodies and stored message attributes
+    together hold at most ``chars`` characters; and how many of those first ``limit`` were left
+    out for that (the first that did not fit and every one after it). One read, in pages of
+    ``page``: each page's lengths are read with no body, then only the bodies that fit, so a body
+    left out never reaches Python and the bodies held stay under ``chars`` however large the
+    queue (LocalStack's look-up in serve)."""
+    wanted = frozenset(states) if not isinstance(states, str) else frozenset((states,))
+    if not wanted or not wanted <= {"visible", "in-flight", "delayed"}:
+        raise InvalidParameterValue(f"Invalid states {V.shorten(states)}: use visible, in-flight or delayed.")
+    limit = V.int_value("limit", limit, 1, 2**63 - 1)
+    chars = V.int_value("chars", chars, 0, _WHOLE_BODY)
+    page = V.int_value("page", page, 1, D.MAX_PEEK_PAGE)
+    # One state's own range where it has one; "all" filtered here otherwise (a delayed page
+    # leaves out the fresh messages stamped after now, which "all" holds).
+    page_state = next(iter(wanted)) if wanted in ({"visible"}, {"in-flight"}) else "all"
+    now = queue.now()
+    low, high, min_receives, max_receives = _PAGE_STATES[page_state](now)
+    out: list[Message] = []
+    matched = left_out = used = 0
+    with queue.store.read() as tx:
+        row = queue_row(tx, queue)
+        cutoff = retention_cutoff(row, now)
+
+        def rows_after(after: tuple[int, int], n: int, body_chars: int) -> list:
+            return tx.all(
+                Q.peek_page,
+                queue_id=row["id"],
+                cutoff=cutoff,
+                low=max(low, after[0]),
+                high=high,
+                after_visible_at=after[0],
+                after_id=after[1],
+                min_receives=min_receives,
+                max_receives=max_receives,
+                limit=n,
+                body_chars=body_chars,
+            )
+
+        after = (-1, 0)
+        while matched < limit:
+            sizes = rows_after(after, page, 0)
+            # Runs of consecutive rows that fit, each fetched whole from the row before it.
+            runs: list[tuple[tuple[int, int], set[int]]] = []
+            run: set[int] = set()
+            for r in sizes:
+                here = (r["visible_at"], r["id"])
+                shown = matched < limit and message_state(r["visible_at"], r["receive_count"], now) in wanted
+                if shown:
+                    matched += 1
+                    size = r[-1] + len(r["attributes"] or "")
+                    if not left_out and used + size <= chars:
+                        used += size
+                        if not run:
+                            runs.append((after, run))
+                        run.add(r["id"])
+                    else:
+                        left_out += 1
+                if not shown or left_out:
+                    run = set()
+                after = here
+            for start, ids in runs:
+                got = rows_after(start, len(ids), _WHOLE_BODY)
+                # The same rows in the same read, but for a clock stepped back (peek_page).
+                kept = [g for g in got if g["id"] in ids]
+                out += _peeked(queue, [g[:-1] for g in kept], row["id"])
+            if len(sizes) < page:
+                break
+    return out, left_out
 
 
 # substr's length that keeps every body whole: the longest text SQLite holds (SQLITE_MAX_LENGTH's

@@ -11,7 +11,10 @@ Kubernetes probes, and LocalStack's message look-up.
   read without receiving them: no receive count, no lease, nothing changes. Visible messages, plus
   in-flight ones with ``ShowInvisible=true`` and delayed ones with ``ShowDelayed=true``. Behind the
   console's rules: the endpoint's keys as HTTP basic credentials, and on loopback a Host naming
-  this machine.
+  this machine. Its bodies and message attributes hold at most D.LOOKUP_BYTES together: the
+  messages past that are left out, and the answer counts them (LOOKUP_LEFT_OUT_HEADER and a
+  ``MessagesLeftOut`` member). A body it can't read is a 400 in SQS's shape; any method but GET
+  and POST is 405.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import base64
 import binascii
 import hmac
 import json
+import logging
 from collections.abc import Collection
 from importlib import metadata
 from typing import Any
@@ -30,7 +34,7 @@ from .. import defaults as D
 from .. import validation as V
 from ..actions import message_out
 from ..core.rules import message_state
-from ..errors import QueueDoesNotExist, SQSError
+from ..errors import InvalidParameterValue, QueueDoesNotExist, SQSError
 from . import urls, wire
 from .dispatch import Answer, Dispatcher, Headers, Request
 
@@ -40,6 +44,11 @@ HEALTH_PATHS = ("/health", "/_localstack/health", "/_localstack/init", "/_locals
 MESSAGES_PATH = "/_aws/sqs/messages"
 # The receipt handle LocalStack gives a message looked up: no receive made it, and no call takes it.
 LOOKUP_RECEIPT_HANDLE = "SQS/BACKDOOR/ACCESS"
+# The methods the look-up serves (405 with this Allow for any other).
+LOOKUP_METHODS = ("GET", "POST")
+# On an answer cut at D.LOOKUP_BYTES: how many messages it left out (absent when none).
+LOOKUP_LEFT_OUT_HEADER = "x-sqsqlite-messages-left-out"
+log = logging.getLogger("sqsqlite.server")
 _JSON = "application/json"
 
 
@@ -107,9 +116,9 @@ class EmulatorRoutes:
         server's budget; None otherwise. Health takes no body; the look-up takes the console's
         rules and a form's size."""
         if path in HEALTH_PATHS:
-            answer = None if method in ("GET", "HEAD") else _text(405, "Health is asked with GET.")
+            answer = None if method in ("GET", "HEAD") else _not_allowed("Health is asked with GET.", ("GET", "HEAD"))
         else:
-            answer = self._refused(Request(method, path, "", headers, b""))
+            answer = self._refused(Request(method, path, "", headers, b"")) or _wrong_method(method)
             length = headers.get("Content-Length") or ""
             if answer is None and length.isdigit() and int(length) > LOOKUP_BODY_BYTES:
                 answer = _text(413, f"A look-up's parameters fit in {LOOKUP_BODY_BYTES} bytes; give them in the query string.")
@@ -142,26 +151,28 @@ class EmulatorRoutes:
 
     def messages(self, req: Request, request_id: str) -> Answer:
         is_json = (req.headers.get("Content-Type") or "").split(";")[0].strip().lower() == wire.JSON_CONTENT_TYPE
-        refused = self._refused(req)
+        refused = self._refused(req) or _wrong_method(req.method)
         if refused is not None:
             return refused
         try:
             params = self._params(req, is_json)
             name, db = self._queue_name(req, params)
-            shown = {"visible"}
-            show_invisible = _flag(params.get("ShowInvisible"))
-            show_delayed = _flag(params.get("ShowDelayed"))
-            if show_invisible:
-                shown.add("in-flight")
-            if show_delayed:
-                shown.add("delayed")
+            show_invisible = _flag("ShowInvisible", params.get("ShowInvisible"))
+            show_delayed = _flag("ShowDelayed", params.get("ShowDelayed"))
+            shown = {"visible"} | ({"in-flight"} if show_invisible else set()) | ({"delayed"} if show_delayed else set())
             queue = db.queue(name)
             now = db.now()
+            # The engine leaves out the bodies past the cap unread (counted in characters);
+            # the cut in bytes is made here.
+            messages, left_out = queue.peek_within(shown, D.LOOKUP_LIMIT, D.LOOKUP_BYTES)
             out = []
-            for m in queue.peek("all", D.LOOKUP_LIMIT):
+            used = 0
+            for i, m in enumerate(messages):
+                used += V.message_size(_utf8(m.body), m.message_attributes)
+                if used > D.LOOKUP_BYTES:
+                    left_out += len(messages) - i
+                    break
                 state = message_state(now if m.visible_at is None else m.visible_at, m.receive_count, now)
-                if state not in shown:
-                    continue
                 item = message_out(m)
                 item["ReceiptHandle"] = LOOKUP_RECEIPT_HANDLE
                 attributes = item.setdefault("Attributes", {})
@@ -170,26 +181,39 @@ class EmulatorRoutes:
                 if show_delayed:
                     attributes["IsDelayed"] = "true" if state == "delayed" else "false"
                 out.append(item)
+            del messages
         except SQSError as err:
             return _error(err, is_json, request_id)
-        result = {"Messages": out} if out else {}
+        except Exception:  # a bug: SQS's InternalError, never the HTTP server's bare 500
+            log.exception("look-up %s failed", request_id)
+            bug = wire.WireError("InternalError", f"The server could not complete request {request_id}.", 500, sender_fault=False)
+            return _error(bug, is_json, request_id)
+        result: dict[str, Any] = {"Messages": out} if out else {}
+        headers: dict[str, str] = {}
+        if left_out:
+            # Members no ReceiveMessage answer has, which the SDKs' parsers pass over.
+            result["MessagesLeftOut"] = left_out
+            headers[LOOKUP_LEFT_OUT_HEADER] = str(left_out)
         if is_json:
-            return Answer(200, wire.JSON_CONTENT_TYPE, wire.json_response(result), {})
-        return Answer(200, wire.XML_CONTENT_TYPE, wire.xml_response("ReceiveMessage", result, request_id), {})
+            return Answer(200, wire.JSON_CONTENT_TYPE, wire.json_response(result), headers)
+        return Answer(200, wire.XML_CONTENT_TYPE, wire.xml_response("ReceiveMessage", result, request_id), headers)
 
     def _params(self, req: Request, is_json: bool) -> dict[str, Any]:
-        params: dict[str, Any] = dict(parse_qsl(req.raw_query, keep_blank_values=True))
+        # Strict UTF-8, as for an SQS request: a percent-escape that decodes to none is refused.
+        try:
+            params: dict[str, Any] = dict(parse_qsl(req.raw_query, keep_blank_values=True, errors="strict"))
+        except UnicodeDecodeError:
+            raise InvalidParameterValue("The query string is not valid UTF-8 once percent-decoded.") from None
         if req.method == "POST" and req.body:
             if is_json:
-                try:
-                    body = json.loads(req.body)
-                except ValueError:
-                    body = None
-                if not isinstance(body, dict):
-                    raise wire.WireError("SerializationException", "The request body is not a JSON object.")
-                params.update(body)
+                # SQS's own parse: a body that is not JSON, nests too deeply or is not an object
+                # is a SerializationException (400).
+                params.update(wire.json_request(req.body))
             else:
-                params.update(parse_qsl(req.body.decode("utf-8", "replace"), keep_blank_values=True))
+                try:
+                    params.update(parse_qsl(req.body.decode("utf-8"), keep_blank_values=True, errors="strict"))
+                except UnicodeDecodeError:
+                    raise InvalidParameterValue("The form-encoded request body is not valid UTF-8 once percent-decoded.") from None
         return params
 
     def _queue_name(self, req: Request, params: dict[str, Any]) -> tuple[str, Any]:
@@ -240,8 +264,28 @@ def _error(err: SQSError, is_json: bool, request_id: str) -> Answer:
     return Answer(status, wire.XML_CONTENT_TYPE, wire.xml_error(err, request_id), headers)
 
 
-def _flag(value: Any) -> bool:
+def _flag(name: str, value: Any) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if not isinstance(value, (str, int, float)):  # a JSON list or object: never str() it (it may nest deep)
+        raise InvalidParameterValue(f"Invalid {name}: use true or false.")
     return str(value).strip().lower() in ("true", "1")
+
+
+def _utf8(body: Any) -> bytes:
+    return body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass")
+
+
+def _wrong_method(method: str) -> Answer | None:
+    if method in LOOKUP_METHODS:
+        return None
+    return _not_allowed("The look-up is asked with GET or POST.", LOOKUP_METHODS)
+
+
+def _not_allowed(message: str, methods: Collection[str]) -> Answer:
+    answer = _text(405, message)
+    answer.headers["Allow"] = ", ".join(methods)
+    return answer
 
 
 def _json(status: int, value: Any) -> Answer:

@@ -81,8 +81,36 @@ def json_request(body: bytes) -> dict[str, Any]:
             "The request body must be a JSON object of the action's members.",
             json_type="com.amazon.coral.service#SerializationException",
         )
+    # A body that parses but nests nearly as deep as the parser allows would overflow the
+    # recursion limit later, in whatever reprs or walks it (a 500 and a traceback). Fewer
+    # brackets than the limit can't nest past it: counting them costs microseconds a MiB, and
+    # only a body with more is walked.
+    if body.count(b"[") + body.count(b"{") > _JSON_DEPTH and _nests_past(data, _JSON_DEPTH):
+        raise WireError(
+            "SerializationException",
+            "The request body nests too deeply to be a request.",
+            json_type="com.amazon.coral.service#SerializationException",
+        )
     _integers_are_numbers(data)
     return data
+
+
+# The deepest SQS request nests 5 deep (Entries, an entry, MessageAttributes, an attribute,
+# StringListValues); the rest is room to spare.
+_JSON_DEPTH = 32
+
+
+def _nests_past(data: Any, limit: int) -> bool:
+    """Whether lists and objects in data nest more than ``limit`` deep (a walk, not recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
 
 
 # The SQS model's Integer members, at the top of a request and in a batch's entries. A JSON
