@@ -405,3 +405,12 @@ HISTORY_SETTING_RECHECK_MS = 1_000
 # one os.urandom system call and one translation for all of them, about 170 ns an id against 880
 # for an id made alone.
 MESSAGE_ID_POOL = 32
+
+# A queues file (serve --queues, apply-queues) is read whole before anything is written, so its
+# reading is bounded: a file larger than this is refused before it is parsed (1 MiB holds some
+# 20,000 queues; ElasticMQ's HOCON, the slowest to parse, takes seconds at this size), nesting
+# deeper than this many maps and lists is refused (a queue's Policy needs about 11; the HOCON
+# parser recurses some 25 frames a level), and so is a number literal longer than this.
+QUEUES_FILE_MAX_BYTES = 1 << 20
+QUEUES_FILE_MAX_DEPTH = 20
+QUEUES_FILE_MAX_NUMBER_CHARS = 40
