@@ -6,10 +6,16 @@ own attribute names, ``tags`` and ``deadLetterQueue: {name, maxReceiveCount}``),
 ``elasticmq.conf`` (HOCON), whose ``queues { }`` block is read key by key (``ELASTICMQ_KEYS``).
 
 The whole file is read and checked before anything is written: a file with one mistake is one
-:class:`QueuesFileError` naming the queue and the key, and the database is left as it was.
-Applying is idempotent: a missing queue is created, an existing one gets the attributes and tags
-the file gives (never dropped, its messages kept), and a queue the file does not list is left as
-it is. Dead-letter queues are named, and may come later in the file than the queues using them.
+:class:`QueuesFileError` naming the file, the queue or line, and the key, and the database is left
+as it was. Reading is bounded (the file may come from anywhere a deployment mounts it): its size
+is checked before it is parsed, nesting and numbers are bounded, YAML anchors and aliases are
+refused (a few aliases of aliases expand a small file without bound), a key given twice is
+refused (YAML and JSON keep the last silently), and a HOCON file is read alone: no include but
+ElasticMQ's ``include classpath(...)``, no substitution resolved.
+Applying is idempotent and all or nothing (one transaction): a missing queue is created, an
+existing one gets the attributes and tags the file gives (never dropped, its messages kept), and
+a queue the file does not list is left as it is. Dead-letter queues are named, and may come
+later in the file than the queues using them.
 """
 
 from __future__ import annotations
@@ -80,11 +86,16 @@ class QueueSpec:
     dead_letter: tuple[str, int] | None = None
 
 
-def read_queues_file(path: str | Path, max_bytes: int = D.QUEUES_FILE_MAX_BYTES) -> list[QueueSpec]:
+def read_queues_file(path: str | Path, max_bytes: int | None = None) -> list[QueueSpec]:
     """The queues a file declares, checked; QueuesFileError for the first mistake. The file is
-    read boundedly: at most ``max_bytes`` (checked before parsing), nesting and numbers bounded,
-    YAML aliases and HOCON includes refused, duplicate keys refused."""
+    read boundedly: at most ``max_bytes`` (by default QUEUES_FILE_MAX_BYTES, or for HOCON
+    QUEUES_FILE_MAX_HOCON_BYTES; checked before parsing), nesting and numbers bounded, YAML
+    aliases and HOCON includes refused, duplicate keys refused."""
     path = Path(path)
+    suffix = path.suffix.lower()
+    hocon = suffix in (".conf", ".hocon")
+    if max_bytes is None:
+        max_bytes = D.QUEUES_FILE_MAX_HOCON_BYTES if hocon else D.QUEUES_FILE_MAX_BYTES
     try:
         with path.open("rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -101,8 +112,7 @@ def read_queues_file(path: str | Path, max_bytes: int = D.QUEUES_FILE_MAX_BYTES)
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise QueuesFileError(f"{path}: not UTF-8 text.") from None
-    suffix = path.suffix.lower()
-    if suffix in (".conf", ".hocon"):
+    if hocon:
         return _elasticmq(path, text)
     return _declared(path, _json(path, text) if suffix == ".json" else _yaml(path, text))
 

@@ -215,6 +215,8 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_parsed(tmp_path):
     path.write_text("queues:\n  - name: a\n" + "#" * D.QUEUES_FILE_MAX_BYTES)
     message = refused(path)
     assert f"more than the {D.QUEUES_FILE_MAX_BYTES:,} a queues file may hold" in message
+    (tmp_path / "e.conf").write_text("queues { a { } }\n" + "#" * D.QUEUES_FILE_MAX_HOCON_BYTES)
+    assert f"more than the {D.QUEUES_FILE_MAX_HOCON_BYTES:,} a queues file may hold" in refused(tmp_path / "e.conf")
     path.write_text("queues:\n  - name: a\n")
     assert [s.name for s in read_queues_file(path, max_bytes=len("queues:\n  - name: a\n"))] == ["a"]
 
