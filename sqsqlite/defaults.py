@@ -421,3 +421,14 @@ HISTORY_SETTING_RECHECK_MS = 1_000
 # one os.urandom system call and one translation for all of them, about 170 ns an id against 880
 # for an id made alone.
 MESSAGE_ID_POOL = 32
+
+# A queues file (serve --queues, apply-queues) is read whole before anything is written, so its
+# reading is bounded: a file larger than this is refused before it is parsed (1 MiB holds some
+# 18,000 queues with an attribute each; YAML reads it in seconds), an ElasticMQ HOCON file larger
+# than the second (its parser is some ten times slower: 256 KiB holds some 5,000 queues),
+# nesting deeper than this many maps and lists is refused (a queue's Policy needs about 11; the
+# HOCON parser recurses some 25 frames a level), and so is a number literal longer than this.
+QUEUES_FILE_MAX_BYTES = 1 << 20
+QUEUES_FILE_MAX_HOCON_BYTES = 256 << 10
+QUEUES_FILE_MAX_DEPTH = 20
+QUEUES_FILE_MAX_NUMBER_CHARS = 40

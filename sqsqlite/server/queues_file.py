@@ -6,15 +6,23 @@ own attribute names, ``tags`` and ``deadLetterQueue: {name, maxReceiveCount}``),
 ``elasticmq.conf`` (HOCON), whose ``queues { }`` block is read key by key (``ELASTICMQ_KEYS``).
 
 The whole file is read and checked before anything is written: a file with one mistake is one
-:class:`QueuesFileError` naming the queue and the key, and the database is left as it was.
-Applying is idempotent: a missing queue is created, an existing one gets the attributes and tags
-the file gives (never dropped, its messages kept), and a queue the file does not list is left as
-it is. Dead-letter queues are named, and may come later in the file than the queues using them.
+:class:`QueuesFileError` naming the file, the queue or line, and the key, and the database is left
+as it was. Reading is bounded (the file may come from anywhere a deployment mounts it): its size
+is checked before it is parsed, nesting and numbers are bounded, YAML anchors and aliases are
+refused (a few aliases of aliases expand a small file without bound), a key given twice is
+refused (YAML and JSON keep the last silently), and a HOCON file is read alone: no include but
+ElasticMQ's ``include classpath(...)``, no substitution resolved.
+Applying is idempotent and all or nothing (one transaction): a missing queue is created, an
+existing one gets the attributes and tags the file gives (never dropped, its messages kept), and
+a queue the file does not list is left as it is. Dead-letter queues are named, and may come
+later in the file than the queues using them.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,9 +54,21 @@ ELASTICMQ_KEYS = (*ELASTICMQ_DURATIONS, *ELASTICMQ_FLAGS, "deadLettersQueue", "t
 
 _QUEUE_KEYS = ("name", "attributes", "tags", "deadLetterQueue")
 _DLQ_KEYS = ("name", "maxReceiveCount")
-# include classpath("application.conf"), which every ElasticMQ file starts with, names ElasticMQ's
-# own defaults inside its jar: nothing to read here.
-_CLASSPATH_INCLUDE = re.compile(r"^\s*include\s+(required\()?classpath\([^)]*\)\)?\s*$", re.MULTILINE)
+# What the HOCON parser (pyhocon) would take for a string, comment, substitution, bracket, include
+# or number: the lexical scan that bounds its nesting and its numbers and keeps its includes from
+# being followed (it fetches include url(...) with no timeout, and reads include "file" from the
+# working directory). include is a keyword as pyparsing's Keyword finds one, in any case.
+_HOCON_TOKEN = re.compile(
+    r'"""|"(?:[^"\\\n]|\\.)*"|#|//|\$\{|[{}\[\]]'
+    r"|(?<![A-Za-z0-9_$])(?i:include)(?![A-Za-z0-9_$])"
+    r"|(?<![A-Za-z0-9_.$+-])[+-]?[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?"
+)
+# An include's form after the keyword: required( ... ), a kind( ... ) (url, file, package; and
+# classpath, which HOCON has and pyhocon does not), and the quoted name.
+_HOCON_INCLUDE = re.compile(r'\s*(required\s*\(\s*)?(?:([A-Za-z]+)\s*\(\s*)?"((?:[^"\\\n]|\\.)*)"', re.IGNORECASE)
+_HOCON_CLOSE = re.compile(r"\s*\)")
+# Before a //, a character that leaves it a comment whatever came earlier on the line.
+_HOCON_BEFORE_COMMENT = set('{}[],=:"')
 
 
 class QueuesFileError(ValueError):
@@ -66,34 +86,219 @@ class QueueSpec:
     dead_letter: tuple[str, int] | None = None
 
 
-def read_queues_file(path: str | Path) -> list[QueueSpec]:
-    """The queues a file declares, checked; QueuesFileError for the first mistake."""
+def read_queues_file(path: str | Path, max_bytes: int | None = None) -> list[QueueSpec]:
+    """The queues a file declares, checked; QueuesFileError for the first mistake. The file is
+    read boundedly: at most ``max_bytes`` (by default QUEUES_FILE_MAX_BYTES, or for HOCON
+    QUEUES_FILE_MAX_HOCON_BYTES; checked before parsing), nesting and numbers bounded, YAML
+    aliases and HOCON includes refused, duplicate keys refused."""
     path = Path(path)
+    suffix = path.suffix.lower()
+    hocon = suffix in (".conf", ".hocon")
+    if max_bytes is None:
+        max_bytes = D.QUEUES_FILE_MAX_HOCON_BYTES if hocon else D.QUEUES_FILE_MAX_BYTES
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(max_bytes + 1) if size <= max_bytes else b""
     except OSError as exc:
         raise QueuesFileError(f"{path}: can't read it ({exc.strerror or exc}).") from None
+    size = max(size, len(data))  # a file that grew, or one stat can't size (a pipe)
+    if size > max_bytes:
+        raise QueuesFileError(
+            f"{path}: {size:,} bytes, more than the {max_bytes:,} a queues file may hold; "
+            "split its queues over several files and apply each (sqsqlite apply-queues)."
+        )
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise QueuesFileError(f"{path}: not UTF-8 text.") from None
-    if path.suffix.lower() in (".conf", ".hocon"):
+    if hocon:
         return _elasticmq(path, text)
-    return _declared(path, _yaml_or_json(path, text))
+    return _declared(path, _json(path, text) if suffix == ".json" else _yaml(path, text))
 
 
-def _yaml_or_json(path: Path, text: str) -> Any:
+# ---------------------------------------------------------------- YAML and JSON, read boundedly
+
+
+class _Refused(Exception):
+    """A reading refused at a line of the file (turned into QueuesFileError by the reader)."""
+
+    def __init__(self, line: int, why: str):
+        super().__init__(why)
+        self.line, self.why = line, why
+
+
+def _refused(path: Path, err: _Refused) -> QueuesFileError:
+    return QueuesFileError(f"{path}: line {err.line}: {err.why}")
+
+
+def _yaml(path: Path, text: str) -> Any:
     import yaml
 
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise QueuesFileError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
     try:
-        return yaml.safe_load(text)  # JSON is YAML too
+        _check_yaml_events(text, yaml)
+        return yaml.load(text, Loader=_strict_yaml_loader())  # noqa: S506  # a SafeLoader's subclass
+    except _Refused as err:
+        raise _refused(path, err) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         raise QueuesFileError(f"{path}: not YAML{where}: {getattr(exc, 'problem', None) or exc}.") from None
+
+
+def _check_yaml_events(text: str, yaml: Any) -> None:
+    """Refuse what would make a small YAML file large or deep, from the parser's events (C's where
+    libyaml is there), before anything is built: an anchor or alias (one alias of a list of
+    aliases ... is a "billion laughs": a few hundred bytes that expand without bound wherever the
+    value is printed or copied), and nesting deeper than QUEUES_FILE_MAX_DEPTH."""
+    # Per open map or list: [is a map, its current key or index, whether a key is next, whether
+    # it is itself a key]; what the path to an event is named by in the error.
+    stack: list[list[Any]] = []
+
+    def at() -> str:
+        parts = []
+        for is_map, label, key_next, _ in stack:
+            if not is_map:
+                parts.append(f"[{label}]")
+            elif not key_next:
+                parts.append(f".{label}" if parts else str(label))
+        return f" (at {''.join(parts)})" if parts else ""
+
+    def done() -> None:  # a node ended: its map's next node is a key, its list's the next index
+        if stack:
+            frame = stack[-1]
+            if frame[0]:
+                frame[2] = not frame[2]
+            else:
+                frame[1] += 1
+
+    for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent):
+            raise _Refused(
+                line,
+                f"YAML alias *{event.anchor}{at()}: anchors and aliases are not read here (a few of them can "
+                "make a small file expand without bound); write the value out where it is used.",
+            )
+        if not isinstance(event, yaml.NodeEvent):
+            if isinstance(event, yaml.CollectionEndEvent) and stack:
+                is_key = stack.pop()[3]
+                if not is_key:
+                    done()
+                elif stack:
+                    stack[-1][2] = False  # its value comes next
+            continue
+        if event.anchor is not None:
+            raise _Refused(
+                line,
+                f"YAML anchor &{event.anchor}{at()}: anchors and aliases are not read here (a few of them can "
+                "make a small file expand without bound); write the value out where it is used.",
+            )
+        as_key = bool(stack) and stack[-1][0] and stack[-1][2]
+        if isinstance(event, yaml.ScalarEvent):
+            if as_key:
+                stack[-1][1], stack[-1][2] = event.value, False
+            else:
+                done()
+            continue
+        if as_key:
+            stack[-1][1] = "(a key that is a map or list)"
+        stack.append([isinstance(event, yaml.MappingStartEvent), 0, True, as_key])
+        if len(stack) > D.QUEUES_FILE_MAX_DEPTH:
+            raise _Refused(line, f"nested deeper than {D.QUEUES_FILE_MAX_DEPTH} maps and lists{at()}.")
+
+
+@functools.cache
+def _strict_yaml_loader() -> Any:
+    """YAML's safe loader (C's where libyaml is there) that refuses a key given twice in one map
+    (YAML would keep the last silently: a second queues: drops the first list) and an integer
+    longer than QUEUES_FILE_MAX_NUMBER_CHARS (Python refuses to print one of 4,300 digits)."""
+    import yaml
+
+    class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                line = key_node.start_mark.line + 1
+                try:
+                    first = seen.get(key)
+                except TypeError:  # a key that can't be hashed: the loader's own error names it
+                    break
+                if first is not None:
+                    raise _Refused(line, _twice(key, first, "YAML"))
+                seen[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+        def construct_yaml_int(self, node: Any) -> Any:
+            if len(node.value) > D.QUEUES_FILE_MAX_NUMBER_CHARS:
+                raise _Refused(node.start_mark.line + 1, _long_number(node.value))
+            return super().construct_yaml_int(node)
+
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+    return StrictLoader
+
+
+def _twice(key: Any, first: int, spelling: str) -> str:
+    return f"key {V.shorten(key)} is given twice in one map (first on line {first}); {spelling} would keep only the last, silently."
+
+
+def _long_number(literal: str) -> str:
+    return (
+        f"the number {literal[:20]}... is {len(literal):,} characters long; "
+        f"a queues file's numbers have at most {D.QUEUES_FILE_MAX_NUMBER_CHARS}."
+    )
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+# A JSON text's strings, numbers, brackets and colons (anything else is left to json to judge).
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][-+.0-9eE]*|[\[\]{}:]')
+
+
+def _json(path: Path, text: str) -> Any:
+    _check_json_tokens(path, text)  # first: json itself recurses, and keeps a key's last value
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise QueuesFileError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).") from None
+    except (RecursionError, ValueError) as exc:  # what the check above keeps out: a backstop
+        raise QueuesFileError(f"{path}: not JSON that can be read ({type(exc).__name__}).") from None
+
+
+def _check_json_tokens(path: Path, text: str) -> None:
+    """Refuse nesting deeper than QUEUES_FILE_MAX_DEPTH, a key given twice in one object and a
+    number longer than QUEUES_FILE_MAX_NUMBER_CHARS, naming the line; one pass, no recursion."""
+    objects: list[dict[str, int] | None] = []  # per open object where each key is; None for an array
+    before = None  # the string just before, which a colon makes a key
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group()
+        first = token[0]
+        if first in "[{":
+            objects.append({} if first == "{" else None)
+            if len(objects) > D.QUEUES_FILE_MAX_DEPTH:
+                raise _refused(path, _Refused(_line(text, m.start()), f"nested deeper than {D.QUEUES_FILE_MAX_DEPTH} objects and arrays."))
+        elif first in "]}":
+            if objects:
+                objects.pop()
+        elif first == ":":
+            keys = objects[-1] if objects else None
+            if before is not None and keys is not None:
+                try:
+                    key = json.loads(before.group())
+                except ValueError:  # a bad escape: json's own error names it
+                    key = None
+                if key in keys:  # lines counted only here: counting at every key would be quadratic
+                    raise _refused(path, _Refused(_line(text, before.start()), _twice(key, _line(text, keys[key]), "JSON")))
+                if key is not None:
+                    keys[key] = before.start()
+        elif first != '"' and len(token) > D.QUEUES_FILE_MAX_NUMBER_CHARS:
+            raise _refused(path, _Refused(_line(text, m.start()), _long_number(token)))
+        before = m if first == '"' else None
 
 
 def _declared(path: Path, data: Any) -> list[QueueSpec]:
@@ -129,13 +334,27 @@ def _elasticmq(path: Path, text: str) -> list[QueueSpec]:
         raise QueuesFileError(
             f"{path}: reading ElasticMQ's HOCON needs pyhocon, which is not installed: pip install '{HOCON_EXTRA}'."
         ) from None
+    from pyhocon.config_tree import ConfigValues
+
+    text = _hocon_checked(path, text)
     try:
-        config = ConfigFactory.parse_string(_CLASSPATH_INCLUDE.sub("", text), resolve=True)
+        # Unresolved: a substitution's value is never computed (a few ${a} ${a} concatenations can
+        # make a small file expand without bound), and one in the queues block is refused below.
+        config = ConfigFactory.parse_string(text, resolve=False)
+    except RecursionError:  # the scan above bounds the nesting; this is its backstop
+        raise QueuesFileError(
+            f"{path}: nested too deep for the HOCON parser; at most {D.QUEUES_FILE_MAX_DEPTH} blocks and lists."
+        ) from None
     except Exception as exc:  # pyparsing's and pyhocon's own errors, which share no base class
         raise QueuesFileError(f"{path}: not HOCON: {str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}.") from None
-    queues = config.get("queues", None)
+    queues = config.get("queues", None) if isinstance(config, ConfigTree) else None
     if queues is None:
         raise QueuesFileError(f"{path}: no queues {{ }} block.")
+    unresolved = _substitution(queues, ConfigTree, ConfigValues)
+    if unresolved is not None:
+        raise QueuesFileError(
+            f"{path}: {unresolved}: a substitution (${{...}}) is not resolved in the queues block; write the value itself."
+        )
     if not isinstance(queues, ConfigTree):
         raise QueuesFileError(f"{path}: queues: expected a block of queues, each name {{ keys }}.")
     specs = []
@@ -170,19 +389,110 @@ def _elasticmq(path: Path, text: str) -> list[QueueSpec]:
     return _checked(path, specs)
 
 
+def _hocon_checked(path: Path, text: str) -> str:
+    """The HOCON text to parse: its include classpath(...) lines (ElasticMQ's own defaults, in its
+    jar: nothing to read here) blanked out, every other include refused, nesting deeper than
+    QUEUES_FILE_MAX_DEPTH and numbers longer than QUEUES_FILE_MAX_NUMBER_CHARS refused; each
+    naming its line. One pass over the tokens pyhocon's grammar has (_HOCON_TOKEN), no recursion."""
+    blanked: list[tuple[int, int]] = []
+    depth = pos = 0
+    while (m := _HOCON_TOKEN.search(text, pos)) is not None:
+        token, start, pos = m.group(), m.start(), m.end()
+        if token == '"""':  # to the closing quotes, the quotes just before them included
+            end = text.find('"""', pos)
+            pos = len(text) if end < 0 else end + 3
+            while pos < len(text) and text[pos] == '"':
+                pos += 1
+        elif token[0] == '"':
+            pass
+        elif token == "#" or token == "//":
+            eol = text.find("\n", pos)
+            eol = len(text) if eol < 0 else eol
+            if token == "//" and start > 0 and not text[start - 1].isspace() and text[start - 1] not in _HOCON_BEFORE_COMMENT:
+                continue  # foo//bar: one unquoted string, which the parser reads on
+            before = text[text.rfind("\n", 0, start) + 1 : start].rstrip()
+            if token == "//" and before and before[-1] not in _HOCON_BEFORE_COMMENT:
+                # a key of words and spaces may hold //: read as a key, the rest is no comment
+                ahead = re.search(r"(?<![A-Za-z0-9_$])(?i:include)(?![A-Za-z0-9_$])", text[pos:eol])
+                if ahead is not None and _HOCON_INCLUDE.match(text, pos + ahead.end()) is not None:
+                    _hocon_include(path, text, pos + ahead.start(), pos + ahead.end(), blanked)
+            pos = eol
+        elif token == "${":
+            end = text.find("}", pos)
+            pos = len(text) if end < 0 else end + 1
+        elif token in "{[":
+            depth += 1
+            if depth > D.QUEUES_FILE_MAX_DEPTH:
+                raise QueuesFileError(f"{path}: line {_line(text, start)}: nested deeper than {D.QUEUES_FILE_MAX_DEPTH} blocks and lists.")
+        elif token in "}]":
+            depth = max(depth - 1, 0)
+        elif token.lower() == "include":
+            pos = _hocon_include(path, text, start, pos, blanked)
+        elif len(token) > D.QUEUES_FILE_MAX_NUMBER_CHARS:
+            raise QueuesFileError(f"{path}: line {_line(text, start)}: {_long_number(token)}")
+    for start, end in reversed(blanked):
+        text = text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+    return text
+
+
+def _hocon_include(path: Path, text: str, start: int, pos: int, blanked: list[tuple[int, int]]) -> int:
+    """An include at ``start`` (its keyword ending at ``pos``): a classpath one is noted to be
+    blanked out, any other refused; where to scan on. A word include that starts no include (a
+    key named include) is left to the parser."""
+    m = _HOCON_INCLUDE.match(text, pos)
+    if m is None:
+        return pos
+    required, kind, name = m.group(1), (m.group(2) or "").lower(), m.group(3)
+    if kind == "classpath":
+        end = m.end()
+        for _ in range(2 if required else 1):
+            close = _HOCON_CLOSE.match(text, end)
+            if close is None:
+                return end  # unclosed: the parser's own error says where
+            end = close.end()
+        blanked.append((start, end))
+        return end
+    line = _line(text, start)
+    if kind == "url" or (not kind and name.lower().startswith(("http://", "https://", "file://"))):
+        raise QueuesFileError(
+            f"{path}: line {line}: include of the URL {name!r}: a queues file is read alone and never fetches anything; "
+            "put the queues it would bring in this file."
+        )
+    raise QueuesFileError(
+        f"{path}: line {line}: include of {name!r}: a queues file is read alone (include classpath(...), ElasticMQ's "
+        "own defaults, is the only include accepted); put the queues it would bring in this file."
+    )
+
+
+def _substitution(value: Any, tree: Any, values: Any) -> str | None:
+    """Where in the queues block a substitution is left unresolved (queue and key), if anywhere."""
+    pending: list[tuple[str, Any]] = [("queues", value)]
+    while pending:
+        where, item = pending.pop()
+        if isinstance(item, values):
+            return where
+        if isinstance(item, tree):
+            pending += [(f"{where}.{k}", v) for k, v in item.items()]
+        elif isinstance(item, list):
+            pending += [(f"{where}[{i}]", v) for i, v in enumerate(item)]
+    return None
+
+
 def _seconds(where: str, value: Any) -> int:
     """An ElasticMQ duration in whole seconds: HOCON's "10 seconds" or "1 minute", or a bare
     number, which HOCON reads as milliseconds."""
     if isinstance(value, bool):
         raise QueuesFileError(f"{where}: expected a duration such as 10 seconds, not {V.shorten(value)}.")
-    if isinstance(value, (int, float)):
-        value = timedelta(milliseconds=value)
-    elif not isinstance(value, timedelta):
-        try:  # dateutil's relativedelta, which pyhocon gives where dateutil is installed
+    try:
+        if isinstance(value, (int, float)):
+            value = timedelta(milliseconds=value)
+        elif not isinstance(value, timedelta):  # dateutil's relativedelta, which pyhocon gives where dateutil is installed
             start = datetime(2000, 1, 1)
             value = (start + value) - start
-        except TypeError:
-            raise QueuesFileError(f"{where}: expected a duration such as 10 seconds, not {V.shorten(value)}.") from None
+    except TypeError:
+        raise QueuesFileError(f"{where}: expected a duration such as 10 seconds, not {V.shorten(value)}.") from None
+    except (OverflowError, ValueError):  # 1e400, or more days than a date holds
+        raise QueuesFileError(f"{where}: {V.shorten(value)} is far longer than any duration SQS takes.") from None
     seconds = value.total_seconds()
     if seconds != int(seconds):
         raise QueuesFileError(f"{where}: {seconds:g} seconds is not a whole number of seconds, which SQS counts in.")
@@ -269,71 +579,107 @@ def _said(err: SQSError) -> str:
 
 def apply_queues(db: Database, specs: list[QueueSpec], source: str = "the queues file") -> dict[str, list[str]]:
     """Make the database hold the queues declared, idempotently; returns the queue names
-    Created, Updated, Unchanged, and those NotInFile (left as they are). Every dead-letter queue
-    named must be declared or exist already, and be FIFO where its source is; checked before
-    anything is written."""
-    declared = {s.name: s for s in specs}
-    existing = set(_all_queue_names(db))
-    for spec in specs:
-        if spec.dead_letter is None:
-            continue
-        target = spec.dead_letter[0]
-        if target not in declared and target not in existing:
-            raise QueuesFileError(
-                f"{source}: queue {spec.name!r}: dead-letter queue {target!r} is neither declared in the file nor in the database."
-            )
-        if target.endswith(".fifo") != spec.name.endswith(".fifo"):
-            raise QueuesFileError(
-                f"{source}: queue {spec.name!r}: dead-letter queue {target!r}: a FIFO queue's dead-letter queue must be FIFO, "
-                "and a standard queue's standard."
-            )
-    created: list[str] = []
-    updated: list[str] = []
-    unchanged: list[str] = []
-    # Every queue first, then the redrive policies: a dead-letter queue may be declared after
-    # the queues using it.
-    for spec in specs:
-        try:
+    Created, Updated, Unchanged, and those NotInFile (left as they are).
+
+    All or nothing: one transaction, in which every dead-letter queue named (by deadLetterQueue or
+    a RedrivePolicy's ARN) is first checked to be declared in the file or in the database, of the
+    source's type (FIFO or standard), and allowed by its RedriveAllowPolicy as the file leaves it;
+    then the queues are created and updated. A refusal on the way (a name deleted less than 60
+    seconds ago, say) rolls back all of it: the database is left as it was."""
+    with db.transaction():
+        existing = set(_all_queue_names(db))
+        redrives = _redrives(db, specs, existing, source)
+        created: list[str] = []
+        changed: set[str] = set()
+        # Every queue first, then their attributes and tags, then the redrive policies: a
+        # dead-letter queue may be declared after the queues using it, and its
+        # RedriveAllowPolicy, as the file sets it, is in place before they name it.
+        for spec in specs:
             if spec.name not in existing:
-                db.create_queue(spec.name, attributes=spec.attributes, tags=spec.tags)
+                attributes = {k: v for k, v in spec.attributes.items() if k != "RedrivePolicy"}
+                _applying(source, spec, lambda s=spec, a=attributes: db.create_queue(s.name, attributes=a, tags=s.tags))
                 created.append(spec.name)
-        except SQSError as err:
-            raise QueuesFileError(f"{source}: queue {spec.name!r}: {_said(err)}") from None
-    for spec in specs:
-        wanted = dict(spec.attributes)
-        if spec.dead_letter is not None:
-            target, count = spec.dead_letter
-            wanted["RedrivePolicy"] = json.dumps(
-                {"deadLetterTargetArn": db.queue_arn(target), "maxReceiveCount": count}, separators=(",", ":")
-            )
-        try:
-            changed = _reconcile(db, spec, wanted)
-        except SQSError as err:
-            raise QueuesFileError(f"{source}: queue {spec.name!r}: {_said(err)}") from None
-        if spec.name not in created:
-            (updated if changed else unchanged).append(spec.name)
+        for spec in specs:
+            wanted = {k: v for k, v in spec.attributes.items() if k != "RedrivePolicy"}
+            if _applying(source, spec, lambda s=spec, w=wanted: _reconcile(db, s, w, tags=True)):
+                changed.add(spec.name)
+        for spec in specs:
+            if spec.name in redrives:
+                wanted = {"RedrivePolicy": redrives[spec.name]}
+                if _applying(source, spec, lambda s=spec, w=wanted: _reconcile(db, s, w, tags=False)):
+                    changed.add(spec.name)
+    declared = [s.name for s in specs]
     return {
         "Created": created,
-        "Updated": updated,
-        "Unchanged": unchanged,
+        "Updated": [n for n in declared if n in changed and n not in created],
+        "Unchanged": [n for n in declared if n not in changed and n not in created],
         "NotInFile": sorted(existing - set(declared)),
     }
 
 
-def _reconcile(db: Database, spec: QueueSpec, wanted: dict[str, str]) -> bool:
-    """Give an existing queue the attributes and tags declared; whether anything changed."""
+def _applying(source: str, spec: QueueSpec, write: Any) -> Any:
+    try:
+        return write()
+    except SQSError as err:
+        raise QueuesFileError(f"{source}: queue {spec.name!r}: {_said(err)}") from None
+
+
+def _redrives(db: Database, specs: list[QueueSpec], existing: set[str], source: str) -> dict[str, str]:
+    """Each queue's RedrivePolicy as the file gives it (by deadLetterQueue or as the attribute),
+    its dead-letter queue checked as SetQueueAttributes would check it against the database as
+    the file leaves it: declared there or already in the database, of the source's type, and
+    allowed as a source by its RedriveAllowPolicy (the file's, else the queue's own)."""
+    declared = {s.name: s for s in specs}
+    policies: dict[str, str] = {}
+    for spec in specs:
+        where = f"{source}: queue {spec.name!r}"
+        if spec.dead_letter is not None:
+            target, count = spec.dead_letter
+            what = f"dead-letter queue {target!r}"
+            policy = json.dumps({"deadLetterTargetArn": db.queue_arn(target), "maxReceiveCount": count}, separators=(",", ":"))
+        elif spec.attributes.get("RedrivePolicy"):
+            policy = spec.attributes["RedrivePolicy"]
+            arn = json.loads(policy)["deadLetterTargetArn"]
+            what = f"RedrivePolicy: dead-letter queue {arn!r}"
+            try:
+                target = db.name_from_arn(arn, "deadLetterTargetArn")
+            except SQSError as err:
+                raise QueuesFileError(f"{where}: {what}: {_said(err)}") from None
+        else:
+            if "RedrivePolicy" in spec.attributes:  # "": the policy taken off
+                policies[spec.name] = ""
+            continue
+        if target not in declared and target not in existing:
+            raise QueuesFileError(f"{where}: {what} is neither declared in the file nor in the database.")
+        if target.endswith(".fifo") != spec.name.endswith(".fifo"):
+            raise QueuesFileError(f"{where}: {what}: a FIFO queue's dead-letter queue must be FIFO, and a standard queue's standard.")
+        allow = declared[target].attributes.get("RedriveAllowPolicy") if target in declared else None
+        if allow is None and target in existing:
+            allow = db.queue(target).get_queue_attributes(["RedriveAllowPolicy"]).get("RedriveAllowPolicy")
+        if allow:
+            rule = json.loads(allow)
+            if rule["redrivePermission"] == "denyAll" or (
+                rule["redrivePermission"] == "byQueue" and db.queue_arn(spec.name) not in rule.get("sourceQueueArns", [])
+            ):
+                raise QueuesFileError(f"{where}: {what}: its RedriveAllowPolicy does not allow this queue as a source.")
+        policies[spec.name] = policy
+    return policies
+
+
+def _reconcile(db: Database, spec: QueueSpec, wanted: dict[str, str], tags: bool) -> bool:
+    """Give a queue the attributes (and with ``tags``, the tags) declared; whether anything changed."""
     queue = db.queue(spec.name)
     current = queue.get_queue_attributes(["All"])
     changes = {k: v for k, v in wanted.items() if k != "FifoQueue" and not _same(k, current.get(k), v)}
     if changes:
         queue.set_queue_attributes(changes)
     changed = bool(changes)
-    if spec.tags is not None:
-        tags = queue.list_queue_tags()
-        stale = [k for k in tags if k not in spec.tags]
+    if tags and spec.tags is not None:
+        current_tags = queue.list_queue_tags()
+        stale = [k for k in current_tags if k not in spec.tags]
         if stale:
             queue.untag_queue(stale)
-        differing = any(tags.get(k) != v for k, v in spec.tags.items())
+        differing = any(current_tags.get(k) != v for k, v in spec.tags.items())
         if differing:
             queue.tag_queue(spec.tags)
         changed = changed or bool(stale) or differing
