@@ -1,8 +1,45 @@
-"""Shared fixtures: a fresh database on a manual clock for every timing rule."""
+"""Shared fixtures: a fresh database on a manual clock for every timing rule, and a check that no
+test leaves a signal handler, working directory or environment variable changed."""
+
+import os
+import signal
 
 import pytest
 
 import sqsqlite
+
+# Set by pytest itself around each phase of each test.
+_PYTEST_OWN = {"PYTEST_CURRENT_TEST"}
+_SIGNALS = [signal.SIGTERM, signal.SIGINT]
+
+
+@pytest.fixture(autouse=True)
+def _leaves_the_process_as_it_found_it():
+    """Fails a test after which SIGTERM's or SIGINT's handler, the working directory or an
+    environment variable is not what it was (monkeypatch's changes are undone before this looks).
+    A handler left behind would end or outlive a later test: serve's while-starting handler
+    once ended the whole run with exit status 0. What was changed is put back first."""
+    handlers = [signal.getsignal(s) for s in _SIGNALS]
+    cwd = os.getcwd()
+    environ = {k: v for k, v in os.environ.items() if k not in _PYTEST_OWN}
+    yield
+    left = []
+    for sig, handler in zip(_SIGNALS, handlers):
+        now = signal.getsignal(sig)
+        if now != handler:
+            left.append(f"{sig.name}'s handler {now!r} (was {handler!r})")
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+    if os.getcwd() != cwd:
+        left.append(f"the working directory {os.getcwd()!r} (was {cwd!r})")
+        os.chdir(cwd)
+    after = {k: v for k, v in os.environ.items() if k not in _PYTEST_OWN}
+    if after != environ:
+        changed = sorted(k for k in environ.keys() | after.keys() if environ.get(k) != after.get(k))
+        left.append("the environment variables " + ", ".join(changed))
+        os.environ.clear()
+        os.environ.update(environ)
+    if left:
+        pytest.fail("the test left the process changed: " + "; ".join(left), pytrace=False)
 
 
 @pytest.fixture
