@@ -44,6 +44,11 @@ def pytest_sessionfinish(session, exitstatus):
     counts: dict[str, int] = {}
     for outcome in _run.get("outcomes", {}).values():
         counts[outcome] = counts.get(outcome, 0) + 1
-    record = {"collected": _run.get("collected"), "finished": len(_run.get("finished", ())), "outcomes": counts, "exitstatus": int(exitstatus)}
+    record = {
+        "collected": _run.get("collected"),
+        "finished": len(_run.get("finished", ())),
+        "outcomes": counts,
+        "exitstatus": int(exitstatus),
+    }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(record, f)

@@ -113,7 +113,9 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
     try:  # the caller's handlers back on every path (a closed stderr included)
         if warning:
             click.echo(warning, err=True)
-        click.echo(f"sqsqlite console on {server.db.path} at {server.url}/console ({mode}; {auth}); metrics at {server.url}/metrics", err=True)
+        click.echo(
+            f"sqsqlite console on {server.db.path} at {server.url}/console ({mode}; {auth}); metrics at {server.url}/metrics", err=True
+        )
         server.serve()
     finally:
         for s, handler in previous.items():
