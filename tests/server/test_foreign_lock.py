@@ -19,6 +19,7 @@ from botocore.config import Config
 from botocore.exceptions import ReadTimeoutError
 
 import sqsqlite
+from sqsqlite.testing import wait_until_ready
 from tests.server.server_helpers import CREDENTIALS, boto3_client
 
 pytestmark = pytest.mark.slow
@@ -31,6 +32,7 @@ def _start(db_path: str) -> tuple[subprocess.Popen, str]:
     line = proc.stderr.readline()  # type: ignore[union-attr]
     m = re.search(r"at (http://\S+)", line)
     assert m, f"no start line: {line!r}"
+    wait_until_ready(m.group(1), process=proc)
     return proc, m.group(1)
 
 

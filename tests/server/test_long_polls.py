@@ -20,6 +20,7 @@ from sqsqlite import longpoll
 from sqsqlite.clock import SYSTEM_CLOCK
 from sqsqlite.server import BackgroundServer
 from sqsqlite.server.asgi import App
+from sqsqlite.testing import wait_until_ready
 
 pytestmark = pytest.mark.slow
 
@@ -338,6 +339,7 @@ def test_serve_with_two_workers_wakes_polls_in_both_and_stops_cleanly_on_sigterm
         m = re.search(r"at (http://\S+) with 2 workers", line)
         assert m, line
         url = m.group(1)
+        wait_until_ready(url, process=proc)
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         assert len(children) == 2
 
