@@ -134,17 +134,18 @@ def sqsqlite_endpoint(sqsqlite_server: BackgroundServer, monkeypatch: pytest.Mon
     return sqsqlite_server.url
 
 
-def wait_until_ready(url: str, timeout: float = 30.0, process: Any = None) -> None:
-    """Return once ``GET {url}/health`` answers 200: the server (``sqsqlite serve`` or
-    ``sqsqlite console``) migrated its database and serves. An open port is not enough: ``serve``
-    listens first and answers 503 while it starts. Raises ``TimeoutError`` after ``timeout``
-    seconds, or ``RuntimeError`` as soon as ``process`` (a ``subprocess.Popen``, if given) has
-    exited. Meant for tests and scripts that start a server in another process or thread."""
+def wait_until_ready(url: str, timeout: float = 30.0, process: Any = None, path: str = "/health") -> None:
+    """Return once ``GET {url}{path}`` answers 200: ``sqsqlite serve`` migrated its database and
+    serves (``sqsqlite console``, which has no /health, is asked for ``path="/console"``). An
+    open port is not enough: ``serve`` listens first and answers 503 while it starts. Raises
+    ``TimeoutError`` after ``timeout`` seconds, or ``RuntimeError`` as soon as ``process`` (a
+    ``subprocess.Popen``, if given) has exited. Meant for tests and scripts that start a server
+    in another process or thread."""
     import time
     import urllib.error
     import urllib.request
 
-    health = url.rstrip("/") + "/health"
+    health = url.rstrip("/") + path
     deadline = time.monotonic() + timeout
     last: object = None
     while True:
