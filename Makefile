@@ -80,9 +80,11 @@ lint: $(VENV)/.dev
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-# The whole suite, after lint (a lint failure stops it before the tests' minutes).
+# The whole suite, after lint (a lint failure stops it before the tests' minutes). Every suite
+# runs through tests/checked_run.py: red unless every collected test ran to its end and passed
+# (a process ended early, even with status 0, is red).
 test: lint jdbc chromium jssdk
-	$(BIN)/python -m pytest -q
+	$(BIN)/python tests/checked_run.py -q
 
 # Every other supported Python, each in its own venv (.venv-3.10, ...) from pyenv, runs a smaller
 # suite: the engine's unit tests, the project's checks and the docs' examples (make test runs the
@@ -103,7 +105,7 @@ test-pythons:
 	  if [ -z "$$py" ]; then echo "test-pythons: no Python $$v under $(PYENV_ROOT)/versions: skipped (pyenv install $$v)"; continue; fi; \
 	  echo "test-pythons: $$($$py -V) on $(PYTHONS_SUITE)"; \
 	  $(MAKE) --no-print-directory PY=$$py .venv-$$v/.pythons || exit 1; \
-	  .venv-$$v/bin/python -m pytest $(PYTHONS_PYTEST) $(PYTHONS_SUITE) || exit 1; \
+	  .venv-$$v/bin/python tests/checked_run.py $(PYTHONS_PYTEST) $(PYTHONS_SUITE) || exit 1; \
 	done
 
 # The unit tests again on a newer SQLite than Debian's 3.40 (pysqlite3-binary's own, 3.5x, in
@@ -112,7 +114,7 @@ test-pythons:
 test-sqlite:
 	@if $(MAKE) --no-print-directory .venv-sqlite/.pythons; then \
 	  .venv-sqlite/bin/python -c 'import sqlite3; print("test-sqlite: SQLite", sqlite3.sqlite_version, "from", sqlite3.__file__)' && \
-	  .venv-sqlite/bin/python -m pytest $(PYTHONS_PYTEST) tests/unit; \
+	  .venv-sqlite/bin/python tests/checked_run.py $(PYTHONS_PYTEST) tests/unit; \
 	else echo "test-sqlite: could not install pysqlite3-binary (wheels for Linux only): skipped"; fi
 
 .venv-sqlite/.pythons: pyproject.toml Makefile
@@ -132,7 +134,7 @@ test-sqlite:
 # The Dockerfile's image built and run for real with podman (tests/container): about 20 s with the
 # Debian base cached in podman's store, a minute more the first time. CI runs it after make test.
 test-container: $(VENV)/.dev podman
-	SQSQLITE_CONTAINER_TEST=1 $(BIN)/python -m pytest -q -rs -s tests/container
+	SQSQLITE_CONTAINER_TEST=1 $(BIN)/python tests/checked_run.py -q -rs -s tests/container
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m benchmarks

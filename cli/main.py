@@ -19,6 +19,7 @@ from sqsqlite.command_options import EXIT_SERVICE as EXIT_SERVICE  # the exit co
 
 from . import admin, aws, vacuum  # noqa: F401 (vacuum adds its command to admin.COMMANDS)
 from .options import Settings, global_options
+from .values import Usage
 
 EXIT_USAGE, EXIT_INTERRUPTED = 252, 130
 
@@ -105,7 +106,7 @@ class Group(click.Group):
         try:
             rv = super().main(args, prog_name or "sqsqlite", complete_var, standalone_mode=False, **extra)
         except click.UsageError as err:
-            err.show()
+            _show_usage_error(err)
             sys.exit(EXIT_USAGE)
         except click.ClickException as err:
             if isinstance(err, (Failure, ServiceError)):
@@ -134,6 +135,36 @@ class Group(click.Group):
             click.echo(f"sqsqlite: unexpected error: {type(err).__name__}: {err}", err=True)
             sys.exit(EXIT_OTHER)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _show_usage_error(err: click.UsageError) -> None:
+    """click's usage error as every other failure is said: one line starting ``sqsqlite: ``, then
+    a ``hint: `` line pointing at the command's help. An unknown option suggests the command's
+    options it is a prefix of or close to (``--wait``: ``--wait-time-seconds``). The aws CLI's
+    own wordings (Usage) are printed as they are."""
+    if isinstance(err, Usage):
+        err.show()
+        return
+    said = err.format_message()
+    if isinstance(err, click.NoSuchOption) and err.ctx is not None:
+        like = _options_like(err.option_name, err.ctx.command.params)
+        if like:  # click's own suggestion is difflib's alone, which misses a prefix
+            said = f"{err.message} Did you mean {' or '.join(repr(o) for o in like)}?"
+    click.echo(f"sqsqlite: {said}", err=True)
+    if err.ctx is not None:
+        path = err.ctx.command_path or "sqsqlite"
+        usage = " ".join(err.ctx.get_usage().removeprefix("Usage: ").split())
+        click.echo(f"hint: usage: {usage}; see '{path} --help'.", err=True)
+
+
+def _options_like(name: str, params: list[click.Parameter]) -> list[str]:
+    """The options ``name`` begins (best first: shortest), then those difflib finds close to it."""
+    import difflib
+
+    known = sorted({o for p in params if isinstance(p, click.Option) for o in [*p.opts, *p.secondary_opts] if o.startswith("--")})
+    starting = sorted((o for o in known if o.startswith(name) and o != name), key=len) if len(name) > 2 else []
+    close = difflib.get_close_matches(name, known, n=3)
+    return list(dict.fromkeys([*starting, *close]))[:3]
 
 
 def _load(name: str) -> click.Command:

@@ -20,7 +20,7 @@ from sqsqlite import command_options
 from sqsqlite import defaults as D
 from sqsqlite import validation as V
 from sqsqlite.command_options import Failure
-from sqsqlite.errors import SQSError
+from sqsqlite.errors import QueueDoesNotExist, SQSError
 
 from . import calls, output
 from .values import PAGING_INTEGER, TEXT, Usage, read_paramfile
@@ -31,8 +31,13 @@ OUTPUT_ENV = "AWS_DEFAULT_OUTPUT"  # the aws CLI's; read by the SQS commands, no
 
 def failed(err: SQSError, operation: str, settings: Settings | None = None) -> click.ClickException:
     """What the CLI raises for an error of the engine (command_options.engine_failure); an SQS
-    error's hint says so when there was no database file (the settings' note)."""
-    return command_options.engine_failure(err, operation, settings.take_note() if settings is not None else None)
+    error's hint says so when there was no database file (the settings' note), and a queue not
+    found names the file it was looked for in (a user in the wrong folder, or without --db, sees
+    why). The error's own line keeps SQS's text."""
+    note = settings.take_note() if settings is not None else None
+    if note is None and settings is not None and isinstance(err, QueueDoesNotExist):
+        note = f"Database looked in: {os.path.abspath(settings.path)} (--db or ${D.DB_PATH_ENV} names another)."
+    return command_options.engine_failure(err, operation, note)
 
 
 # ---------------------------------------------------------------------- settings

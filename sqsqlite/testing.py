@@ -132,3 +132,34 @@ def sqsqlite_endpoint(sqsqlite_server: BackgroundServer, monkeypatch: pytest.Mon
         # no later test signs with the placeholders (nor this one with a developer's keys).
         monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
     return sqsqlite_server.url
+
+
+def wait_until_ready(url: str, timeout: float = 30.0, process: Any = None, path: str = "/health") -> None:
+    """Return once ``GET {url}{path}`` answers 200: ``sqsqlite serve`` migrated its database and
+    serves (``sqsqlite console``, which has no /health, is asked for ``path="/console"``). An
+    open port is not enough: ``serve`` listens first and answers 503 while it starts. Raises
+    ``TimeoutError`` after ``timeout`` seconds, or ``RuntimeError`` as soon as ``process`` (a
+    ``subprocess.Popen``, if given) has exited. Meant for tests and scripts that start a server
+    in another process or thread."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    health = url.rstrip("/") + path
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while True:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server exited with status {process.returncode} before {health} answered 200")
+        try:
+            with urllib.request.urlopen(health, timeout=max(0.1, min(5.0, deadline - time.monotonic()))) as answer:
+                if answer.status == 200:
+                    return
+                last = answer.status
+        except urllib.error.HTTPError as exc:  # 503 while it starts
+            last = exc.code
+        except OSError as exc:  # refused or reset: not listening yet
+            last = exc
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"{health} did not answer 200 within {timeout:g} s (last: {last})")
+        time.sleep(0.05)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import sys
+from collections.abc import Callable, Iterator
 
 import click
 
@@ -100,6 +102,13 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
     type=click.Path(dir_okay=False),
     help="Create or update the queues this file declares at start (YAML, JSON, or ElasticMQ's elasticmq.conf).",
 )
+@click.option(
+    "--ready-file",
+    default=None,
+    metavar="PATH",
+    type=click.Path(dir_okay=False),
+    help="Write this file once /health answers 200 (its text: the URL); removed when the server stops.",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 @click.pass_context
 def serve(
@@ -119,6 +128,7 @@ def serve(
     allow_hosts,
     workers,
     queues_file,
+    ready_file,
     verbose,
 ):
     """Serve the database over SQS's HTTP protocols (JSON 1.0 and query/XML).
@@ -154,12 +164,17 @@ def serve(
             specs = read_queues_file(queues_file)
         except QueuesFileError as err:
             raise Failure(str(err)) from None
+    if ready_file is not None and not os.path.isdir(os.path.dirname(os.path.abspath(ready_file))):
+        raise Failure(f"Can't write the ready file {ready_file}: its folder does not exist.")
     raised = raise_open_files_limit()
     if raised:
         log.info("open descriptors: limit raised from %d to %d", *raised)
     # Until serving sets its own, SIGTERM stops it at once and cleanly: a container's PID 1 ignores
-    # a signal it has no handler for, and `docker stop` would wait out its grace period.
-    signal.signal(signal.SIGTERM, _stopped_while_starting)
+    # a signal it has no handler for, and `docker stop` would wait out its grace period. The
+    # caller's handler is back when the command ends, however it ends (serve run in a test's or
+    # an application's process must not leave a handler that ends that process).
+    ctx.with_resource(_handler_while_starting())
+    announce = ctx.with_resource(_ready_file(ready_file))
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -229,7 +244,12 @@ def serve(
             "allow_hosts": list(allow_hosts),
         }
         server.db.close()  # it checked the file; each worker opens its own
-        problem = run_workers(options, workers, server.socket, lambda: click.echo(line, err=True))
+
+        def started():
+            click.echo(line, err=True)
+            announce(server.url)
+
+        problem = run_workers(options, workers, server.socket, started)
     else:
 
         def on_signal(signum, frame):
@@ -237,8 +257,11 @@ def serve(
             server.stopping = True
 
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-        click.echo(line, err=True)
         try:
+            click.echo(line, err=True)
+            # Starting has handed the socket over: a connection from now on waits in its backlog
+            # for serve() to accept it and answer /health 200.
+            announce(server.url)
             server.serve()
         finally:
             for s, handler in previous.items():
@@ -247,6 +270,42 @@ def serve(
     click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
     if problem:
         ctx.exit(1)
+
+
+@contextlib.contextmanager
+def _handler_while_starting() -> Iterator[None]:
+    previous = signal.signal(signal.SIGTERM, _stopped_while_starting)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _ready_file(path: str | None) -> Iterator[Callable[[str], None]]:
+    """announce(url) writes ``path`` (whole or not at all: a reader never sees it half written);
+    it is removed when the command ends, however it ends."""
+    written = False
+
+    def announce(url: str) -> None:
+        nonlocal written
+        if path is None:
+            return
+        partial = f"{path}.{os.getpid()}.partial"
+        try:
+            with open(partial, "w", encoding="utf-8") as f:
+                f.write(url + "\n")
+            os.replace(partial, path)
+        except OSError as exc:
+            raise Failure(f"Can't write the ready file {path}: {exc.strerror or exc}.") from None
+        written = True
+
+    try:
+        yield announce
+    finally:
+        if written:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)  # type: ignore[arg-type]
 
 
 def _stopped_while_starting(signum, frame) -> None:

@@ -106,14 +106,16 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
         server.request_stop(force=server.stopping and signum == signal.SIGINT)  # a second Ctrl-C: now
         server.stopping = True
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     mode = "read-only" if read_only else "read-write"
     auth = "basic credentials required" if access_key else "no credentials asked"
     warning = exposure_warning(str(server.server_address[0]), access_key is not None)
-    if warning:
-        click.echo(warning, err=True)
-    click.echo(f"sqsqlite console on {server.db.path} at {server.url}/console ({mode}; {auth}); metrics at {server.url}/metrics", err=True)
-    try:
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:  # the caller's handlers back on every path (a closed stderr included)
+        if warning:
+            click.echo(warning, err=True)
+        click.echo(
+            f"sqsqlite console on {server.db.path} at {server.url}/console ({mode}; {auth}); metrics at {server.url}/metrics", err=True
+        )
         server.serve()
     finally:
         for s, handler in previous.items():

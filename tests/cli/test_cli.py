@@ -609,10 +609,11 @@ def test_a_file_that_is_not_a_database_is_one_line_naming_it_and_exit_255(tmp_pa
         (["--output", "xml", "list-queues"], "Invalid value for '--output'"),
     ],
 )
-def test_bad_usage_prints_clicks_usage_message_and_exits_252(sq, args, fragment):
+def test_bad_usage_is_said_as_every_failure_with_the_commands_usage_as_its_hint_and_exits_252(sq, args, fragment):
     r = sq(*args, code=252)
     assert r.stdout == ""
-    assert "Usage: sqsqlite" in r.stderr and fragment in r.stderr
+    assert r.stderr.startswith("sqsqlite: ") and fragment in r.stderr and "Error:" not in r.stderr
+    assert r.stderr.splitlines()[-1].startswith("hint: usage: sqsqlite")
 
 
 @pytest.mark.parametrize(

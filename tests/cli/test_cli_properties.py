@@ -110,13 +110,13 @@ class CliWorld:
         assert snapshot(self.w.path) == before
 
     def misused(self, flag: str, *args: str) -> None:
-        """Click refuses the arguments before any SQS call: exit 252, its usage message ending in
-        one Error line naming the flag, and the file is unchanged."""
+        """Click refuses the arguments before any SQS call: exit 252, one line starting
+        ``sqsqlite: `` naming the flag, and the file is unchanged."""
         before = snapshot(self.w.path)
         result = self.invoke(*args)
         assert result.exit_code == EXIT_USAGE, (result.exit_code, result.stdout, result.stderr)
         assert result.stdout == ""
-        errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+        errors = [line for line in result.stderr.splitlines() if line.startswith("sqsqlite: ")]
         assert len(errors) == 1 and flag in errors[0], result.stderr
         assert snapshot(self.w.path) == before
 

@@ -133,4 +133,46 @@ def test_a_mistyped_queue_name_gets_the_close_names_on_the_hint_line(command, ty
     assert runner.invoke(cli, ["--db", path, "create-queue", "--queue-name", "MyQueue"]).exit_code == 0
     result = runner.invoke(cli, ["--db", path, *command, typed])
     assert result.exit_code == 254
-    assert result.stderr.splitlines()[1] == f"hint: The queue '{typed}' does not exist. Did you mean 'MyQueue'?"
+    assert result.stderr.splitlines()[1] == (
+        f"hint: The queue '{typed}' does not exist. Did you mean 'MyQueue'? Database looked in: {path} (--db or $SQSQLITE_DB names another)."
+    )
+
+
+def test_a_usage_error_is_said_as_every_failure_with_the_commands_usage_on_a_hint_line(tmp_path):
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "q.db"), "send-message", "--queue-url", "Q"])
+    assert result.exit_code == 252
+    assert_the_one_style(result.stderr)
+    assert result.stderr.splitlines() == [
+        "sqsqlite: Missing option '--message-body'.",
+        "hint: usage: sqsqlite send-message [OPTIONS]; see 'sqsqlite send-message --help'.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "suggested"),
+    [
+        ("--wait", "Did you mean '--wait-time-seconds'?"),  # the start of it
+        ("--wait-time-second", "Did you mean '--wait-time-seconds'?"),  # a letter short
+        ("--visiblity-timeout", "Did you mean '--visibility-timeout'?"),  # mistyped
+    ],
+)
+def test_an_unknown_option_suggests_the_commands_options_it_begins_or_is_close_to(tmp_path, given, suggested):
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "q.db"), "receive-message", "--queue-url", "Q", given, "5"])
+    assert result.exit_code == 252
+    assert_the_one_style(result.stderr)
+    assert result.stderr.splitlines()[0] == f"sqsqlite: No such option '{given}'. {suggested}"
+    assert not (tmp_path / "q.db").exists()  # refused before anything opened the file
+
+
+def test_a_queue_not_found_names_the_database_file_it_was_looked_for_in(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(cli, ["create-queue", "--queue-name", "demo-orders"]).exit_code == 0  # ./sqsqlite.db made
+    result = CliRunner().invoke(cli, ["peek", "--queue-url", "demo-orders-dlq"])
+    assert result.exit_code == 254
+    line, hint = result.stderr.splitlines()
+    # The error line is SQS's own; the hint names the file, so a user in the wrong folder sees why.
+    assert line == (
+        "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the peek operation: The specified queue does not exist."
+    )
+    assert hint.startswith("hint: The queue 'demo-orders-dlq' does not exist.")
+    assert f"Database looked in: {tmp_path / 'sqsqlite.db'} (--db or $SQSQLITE_DB names another)." in hint

@@ -72,12 +72,12 @@ def test_a_usage_error_in_a_real_process_exits_252_with_clicks_message(sh):
     assert "Missing option '--message-body'" in proc.stderr and proc.stdout == ""
 
 
-def test_an_unknown_queue_in_a_real_process_exits_254_with_sqss_line_then_sqsqlites_hint(sh):
+def test_an_unknown_queue_in_a_real_process_exits_254_with_sqss_line_then_sqsqlites_hint(sh, tmp_path):
     sh("sqsqlite create-queue --queue-name other")
     proc = sh("sqsqlite get-queue-url --queue-name missing", code=254)
     assert proc.stderr == (
         "An error occurred (AWS.SimpleQueueService.NonExistentQueue) when calling the GetQueueUrl operation: The specified queue does not exist.\n"
-        "hint: The queue 'missing' does not exist.\n"
+        f"hint: The queue 'missing' does not exist. Database looked in: {tmp_path / 'proc.db'} (--db or $SQSQLITE_DB names another).\n"
     )
 
 

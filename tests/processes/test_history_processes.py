@@ -56,11 +56,12 @@ def test_counters_equal_the_work_of_every_process(tmp_path):
     db.close()
 
 
-def _sender_killed_mid_batch(path: str, seed: int) -> None:
+def _sender_killed_mid_batch(path: str, seed: int, sending) -> None:
     q = sqsqlite.connect(path).queue("work")
     rng = random.Random(seed)
     while True:
         q.send_message_batch([{"Id": str(k), "MessageBody": "x" * rng.randint(1, 50)} for k in range(10)])
+        sending.set()  # one batch committed: the parent may kill it from here on
 
 
 def _killed_inside_a_transaction(path: str) -> None:
@@ -82,9 +83,13 @@ def test_a_process_killed_mid_batch_leaves_the_counters_equal_to_the_messages_it
     assert p.exitcode == -signal.SIGKILL
     assert _totals(path, "work") == {} and q.peek() == []
     for seed in range(6):  # killed at a random point of its sends, inside a batch or between two
-        p = FORK.Process(target=_sender_killed_mid_batch, args=(path, seed))
+        # Killed once it sends (a loaded machine may take longer to start it than any fixed
+        # pause: killed before its first batch, it had sent nothing), then a random while later.
+        sending = FORK.Event()
+        p = FORK.Process(target=_sender_killed_mid_batch, args=(path, seed, sending))
         p.start()
-        time.sleep(0.02 + random.random() * 0.08)
+        assert sending.wait(30)
+        time.sleep(random.random() * 0.05)
         os.kill(p.pid, signal.SIGKILL)
         p.join(timeout=30)
     stored = q.peek(limit=1_000_000)

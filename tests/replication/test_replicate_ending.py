@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import sqsqlite
+from sqsqlite.replication import replicating
 
 from .helpers import cli_here, fake_litestream, older_file, scopes_of
 from .test_replication import needs_litestream
@@ -128,12 +129,17 @@ def test_a_stop_while_litestream_ships_an_ended_commands_writes_reaches_it_once_
     )
 
     # The command ends at once; replicate then waits for Litestream's first sync, and is stopped
-    # meanwhile: once its handler is in place (or the default one would end this test run).
+    # meanwhile: once replicate's own handler is in place. Any other (the default, or one another
+    # test left) would end this test run, or be the wrong one tested.
+    def replicates_handler():
+        handler = signal.getsignal(signal.SIGTERM)
+        return getattr(handler, "__module__", None) == replicating.__name__ and handler.__name__ == "forward"
+
     def stop_when_handled():
         deadline = time.monotonic() + 30
-        while signal.getsignal(signal.SIGTERM) is signal.SIG_DFL and time.monotonic() < deadline:
+        while not replicates_handler() and time.monotonic() < deadline:
             time.sleep(0.01)
-        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        if replicates_handler():
             for _ in range(stops):
                 time.sleep(0.3)  # the command gone by then
                 os.kill(os.getpid(), signal.SIGTERM)

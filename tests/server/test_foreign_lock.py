@@ -19,6 +19,7 @@ from botocore.config import Config
 from botocore.exceptions import ReadTimeoutError
 
 import sqsqlite
+from sqsqlite.testing import wait_until_ready
 from tests.server.server_helpers import CREDENTIALS, boto3_client
 
 pytestmark = pytest.mark.slow
@@ -31,6 +32,7 @@ def _start(db_path: str) -> tuple[subprocess.Popen, str]:
     line = proc.stderr.readline()  # type: ignore[union-attr]
     m = re.search(r"at (http://\S+)", line)
     assert m, f"no start line: {line!r}"
+    wait_until_ready(m.group(1), process=proc)
     return proc, m.group(1)
 
 
@@ -99,15 +101,14 @@ def test_a_send_behind_another_programs_write_lock_leaves_the_worker_answering_o
         other.execute("BEGIN IMMEDIATE")
         sender, sent, errors = _send_behind_the_lock(url, queue, db_path)
 
-        started = time.monotonic()
         try:
             urls = reader.list_queues()["QueueUrls"]
             url_of = reader.get_queue_url(QueueName="work")["QueueUrl"]
         except ReadTimeoutError:
             pytest.fail("the worker's loop stopped answering while another program held SQLite's write lock")
         assert urls == [queue] and url_of == queue
-        assert time.monotonic() - started < 5
-        assert sender.is_alive() and not sent  # still waiting: the lock is still held
+        # Answered while the send still waits: the lock still held (no duration asserted).
+        assert sender.is_alive() and not sent
 
         other.execute("ROLLBACK")
         sender.join(30)

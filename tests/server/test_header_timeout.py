@@ -85,8 +85,8 @@ def json_request(action: str, members: dict) -> bytes:
 def test_a_connection_that_sends_nothing_is_closed_once_the_header_timeout_passes(server):
     started = time.monotonic()
     with connect(server) as silent:
-        assert closed_within(silent, BOUND + 1.5)
-    assert BOUND - 0.1 <= time.monotonic() - started <= BOUND + 1.0
+        assert closed_within(silent, 5 * BOUND)  # closed, within five times its timeout however busy the machine
+    assert time.monotonic() - started >= BOUND - 0.1  # and not before it
 
 
 def trickle_until_closed(sock: socket.socket, data: bytes, every: float) -> float | None:
@@ -105,15 +105,17 @@ def trickle_until_closed(sock: socket.socket, data: bytes, every: float) -> floa
 
 def test_a_connection_trickling_its_headers_is_closed_at_the_header_timeout_however_often_a_byte_comes(server):
     with connect(server) as trickling:
-        closed = trickle_until_closed(trickling, LIST_QUEUES[:40], BOUND / 5)  # 40 bytes: 1.6 s at this pace
-    assert closed is not None and closed <= BOUND + 0.5, closed
+        closed = trickle_until_closed(trickling, LIST_QUEUES[:40], BOUND / 5)  # 40 bytes: 4 s at this pace
+    # Closed while bytes still came (a timeout each byte put off would never close it), within
+    # five times the timeout: 2.5 s of the trickle's 4.
+    assert closed is not None and closed <= 5 * BOUND, closed
 
 
 def test_the_next_requests_headers_trickling_on_a_kept_alive_connection_are_closed_at_the_header_timeout(server):
     with connect(server) as sock:
         assert exchange(sock, LIST_QUEUES)[0] == 200
         closed = trickle_until_closed(sock, LIST_QUEUES[:40], BOUND / 5)
-    assert closed is not None and closed <= BOUND + 0.5, closed
+    assert closed is not None and closed <= 5 * BOUND, closed
 
 
 def test_a_keep_alive_client_sending_requests_is_served_on_one_connection_past_the_header_timeout(server):
@@ -122,7 +124,7 @@ def test_a_keep_alive_client_sending_requests_is_served_on_one_connection_past_t
             assert exchange(sock, LIST_QUEUES)[0] == 200
             time.sleep(pause)
         sock.sendall(LIST_QUEUES[:20])  # a request's headers in two parts, within the bound
-        time.sleep(BOUND / 2)
+        time.sleep(BOUND / 10)  # well within it, however late the sleep ends on a busy machine
         assert exchange(sock, LIST_QUEUES[20:])[0] == 200
 
 

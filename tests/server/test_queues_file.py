@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 import sqsqlite
 from sqsqlite.server.queues_file import QueuesFileError, apply_queues, read_queues_file
+from sqsqlite.testing import wait_until_ready
 
 YAML = """\
 queues:
@@ -222,7 +223,6 @@ def test_serve_with_workers_applies_the_file_once_before_they_serve(tmp_path):
     import signal
     import subprocess
     import sys
-    import urllib.request
 
     (tmp_path / "queues.yaml").write_text(YAML)
     db_path = str(tmp_path / "q.db")
@@ -248,8 +248,7 @@ def test_serve_with_workers_applies_the_file_once_before_they_serve(tmp_path):
                 break
         assert "queues from" in "".join(lines) and "created 3" in "".join(lines)
         url = re.search(r"at (http://\S+)", lines[-1]).group(1)  # type: ignore[union-attr]
-        with urllib.request.urlopen(url + "/health", timeout=10) as r:
-            assert r.status == 200
+        wait_until_ready(url, timeout=10, process=proc)
         assert sorted(u.rsplit("/", 1)[1] for u in sqsqlite.connect(db_path).list_queues()[0]) == ["events.fifo", "orders", "orders-dlq"]
     finally:
         proc.send_signal(signal.SIGTERM)

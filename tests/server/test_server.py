@@ -288,11 +288,9 @@ def test_another_connections_long_transaction_never_stops_the_endpoints_loop(tmp
         try:
             sender.start()
             time.sleep(0.2)  # the send reaches the server and waits for the lock
-            started = time.monotonic()
             assert sqs.list_queues()["QueueUrls"] == [url]  # reads are answered meanwhile
             assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["ApproximateNumberOfMessages"] == "0"
-            assert time.monotonic() - started < 5
-            assert sender.is_alive()  # while the send still waits, off the loop
+            assert sender.is_alive()  # while the send still waits, off the loop (the lock still held)
         finally:
             release.set()
             holder.join(10)
@@ -523,12 +521,10 @@ def test_a_hundred_waiting_polls_do_not_hold_up_sends_or_other_receives_and_a_se
     assert server.db.wakeups.parked("lp-idle") == 100  # all 100 are waiting now
 
     # Traffic on another queue goes on while they wait, and wakes none of them.
-    started = time.monotonic()
     for i in range(30):
         sqs.send_message(QueueUrl=work, MessageBody=str(i))
         [m] = sqs.receive_message(QueueUrl=work)["Messages"]
         sqs.delete_message(QueueUrl=work, ReceiptHandle=m["ReceiptHandle"])
-    traffic = time.monotonic() - started
     # No poll got anything (one may be between an empty wake-up and waiting again, so the
     # waiter count isn't checked here).
     assert not results
@@ -540,7 +536,7 @@ def test_a_hundred_waiting_polls_do_not_hold_up_sends_or_other_receives_and_a_se
         time.sleep(0.001)
     woke = time.monotonic() - sent_at
     assert results == [[results[0][0]]] and results[0][0]["Body"] == "wake up"
-    assert traffic < 15 and woke < 5, (traffic, woke)  # generous bounds; the benchmark records the figures
+    assert woke < 5, woke  # woken (in milliseconds), not answered at its 20-second deadline
     server.db.wakeups.wake("lp-idle")  # release the rest early: each finds nothing and waits again until its deadline
     sqs.send_message_batch(QueueUrl=idle, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(10)])
     deadline = time.monotonic() + 10

@@ -12,6 +12,7 @@ import pytest
 from botocore.exceptions import BotoCoreError, ClientError
 
 import sqsqlite
+from sqsqlite.testing import wait_until_ready
 from tests.server.server_helpers import boto3_client
 
 pytestmark = pytest.mark.slow
@@ -26,6 +27,7 @@ def start(db_path):
     line = proc.stderr.readline()
     m = re.search(r"at (http://\S+)", line)
     assert m, f"no start line: {line!r}"
+    wait_until_ready(m.group(1), process=proc)
     return proc, m.group(1)
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from sqsqlite import defaults as D
 from sqsqlite.server.workers import Restarts, exit_cause, run_workers
+from sqsqlite.testing import wait_until_ready
 from tests.server.server_helpers import boto3_client
 
 pytest.importorskip("uvicorn")
@@ -62,6 +63,7 @@ def test_a_worker_sigkilled_under_load_is_replaced_the_service_answers_throughou
         m = re.search(r"at (http://\S+) with 2 workers", line)
         assert m, line
         url = m.group(1)
+        wait_until_ready(url, process=proc)
         queue = boto3_client(url).create_queue(QueueName="load")["QueueUrl"]
         first = _children(proc.pid)
         assert len(first) == 2
@@ -206,6 +208,7 @@ def test_long_polls_parked_in_a_killed_worker_end_as_dropped_connections_and_its
     )
     try:
         url = re.search(r"at (http://\S+) with 2 workers", proc.stderr.readline()).group(1)  # type: ignore[union-attr]
+        wait_until_ready(url, process=proc)
         sqs = boto3_client(url)
         queue = sqs.create_queue(QueueName="polls")["QueueUrl"]
         empty = sqs.create_queue(QueueName="empty")["QueueUrl"]
