@@ -92,8 +92,8 @@ test: lint jdbc chromium jssdk
 PYENV_ROOT ?= $(HOME)/.pyenv
 PYTHONS ?= 3.10 3.12 3.13
 PYTHONS_SUITE ?= tests/unit tests/project tests/docs
-# The endpoints' hostile-client benchmark times servers against a 0.5 s floor, which a loaded
-# machine misses; it tests no difference between Pythons, and make test runs it.
+# The endpoints' hostile-client benchmark starts two servers and a minute of traffic; it tests
+# no difference between Pythons, and make test runs it.
 PYTHONS_PYTEST ?= -q -p no:cacheprovider -k 'not hostile_client_benchmark'
 # What that suite needs: the extras its tests use and the benchmarks' two SQLite peers, without
 # dev's Spark, browsers and servers (pins as pyproject's dev extra has them).

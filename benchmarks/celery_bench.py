@@ -31,7 +31,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from benchmarks.harness import commit, wait_until_ready
+from benchmarks.harness import commit
+from sqsqlite.testing import wait_until_ready
 
 RESULTS = Path(__file__).resolve().parent / "results" / "celery_bench.json"
 TASKS = textwrap.dedent(
@@ -77,8 +78,8 @@ class Broker:
             serve = [str(Path(sys.executable).with_name("sqsqlite")), "serve", "--db", str(workdir / "serve.db"), "--port", str(port)]
             self.server = subprocess.Popen(serve, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:  # /health 200, not an open port: serve answers 503 while it starts
-                wait_until_ready(f"http://127.0.0.1:{port}")
-            except RuntimeError:
+                wait_until_ready(f"http://127.0.0.1:{port}", process=self.server)
+            except (RuntimeError, TimeoutError):
                 self.server.kill()
                 raise
             self.url, self.options = f"sqs://bench:bench@127.0.0.1:{port}", dict(SQS_OPTIONS)

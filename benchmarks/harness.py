@@ -163,25 +163,6 @@ def machine(tmpdir: str) -> dict:
     }
 
 
-def wait_until_ready(url: str, path: str = "/health", timeout: float = 60.0, headers: dict | None = None) -> None:
-    """Wait until GET ``url + path`` answers 200: `serve` listens first and answers /health 503
-    while it migrates the file, so an open port is no sign that it serves."""
-    import urllib.error
-    import urllib.request
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(urllib.request.Request(url + path, headers=headers or {}), timeout=5) as answer:
-                if answer.status == 200:
-                    return
-        except (OSError, urllib.error.URLError):
-            pass  # not listening yet, or 503 while it starts
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{url}{path} did not answer 200 within {timeout:.0f} s")
-        time.sleep(0.05)
-
-
 def commit() -> str | None:
     """The checkout's commit, with "-dirty" when the tree has any change, new files included: the
     figures' commit, read from the results file rather than remembered. None outside a git

@@ -42,7 +42,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks.harness import percentile, wait_until_ready
+from benchmarks.harness import percentile
+from sqsqlite.testing import wait_until_ready
 
 HERE = Path(__file__).resolve().parent
 MIB = 1024 * 1024
@@ -76,11 +77,8 @@ class Target:
         self.host, port = self.url.removeprefix("http://").split(":")
         self.port = int(port)
         try:  # serving, not merely listening: serve answers /health 503 while it starts
-            if kind == "serve":
-                wait_until_ready(self.url)
-            else:  # the console alone has no /health: its queue list, the bystander's page
-                wait_until_ready(self.url, "/console", headers=_console_auth() if keyed else None)
-        except RuntimeError:
+            wait_until_ready(self.url, timeout=60, process=self.proc)
+        except (RuntimeError, TimeoutError):
             self.proc.kill()
             raise
         self.samples: list[tuple[float, float, int, int]] = []  # (time, RSS MiB, descriptors, threads)

@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks.harness import wait_until_ready
+from sqsqlite.testing import wait_until_ready
 
 SERVE = "sqsqlite serve, to its first answer"
 

@@ -136,7 +136,7 @@ def sqsqlite_endpoint(sqsqlite_server: BackgroundServer, monkeypatch: pytest.Mon
 
 def wait_until_ready(url: str, timeout: float = 30.0, process: Any = None, path: str = "/health") -> None:
     """Return once ``GET {url}{path}`` answers 200: ``sqsqlite serve`` migrated its database and
-    serves (``sqsqlite console``, which has no /health, is asked for ``path="/console"``). An
+    serves (``sqsqlite console`` answers /health too, once it serves). An
     open port is not enough: ``serve`` listens first and answers 503 while it starts. Raises
     ``TimeoutError`` after ``timeout`` seconds, or ``RuntimeError`` as soon as ``process`` (a
     ``subprocess.Popen``, if given) has exited. Meant for tests and scripts that start a server

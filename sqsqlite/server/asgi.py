@@ -33,7 +33,7 @@ from ..errors import DatabaseError, SQSError
 from ..longpoll import AsyncWakeups, LongPolls, Round
 from ..tx import WouldWait
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves
-from .emulator import EmulatorRoutes
+from .emulator import EmulatorRoutes, health_answer, version
 from .emulator import serves as emulator_serves
 
 log = logging.getLogger("sqsqlite.server")
@@ -158,6 +158,9 @@ class App:
         d = self.dispatcher
         for_console = d.console_only or console_serves(path)
         for_emulator = not d.console_only and self.emulator is not None and emulator_serves(path)
+        if d.console_only and path == "/health":  # readiness, as serve's: nothing else is asked of it
+            await self._respond(send, health_answer(path, "ok", version()), "", started, "Health")
+            return
         if d.console_only and path == "/":
             path = "/console"  # alone, the console is the whole site
         if for_console:  # the console's own checks: its credentials, its Host, its forms' size

@@ -210,7 +210,7 @@ def serve(
         raise click.UsageError(exc.message) from None
     except QueuesFileError as err:
         sock.close()
-        raise Failure(str(err), "Nothing was served; fix it and start again (applying the file again finishes the rest).") from None
+        raise Failure(str(err), "Nothing was served and nothing written; fix the file and start again.") from None
     except SQSError as exc:  # the database: not one, unreadable, from a newer sqsqlite ...
         sock.close()
         raise Failure(exc.message, exc.hint) from None

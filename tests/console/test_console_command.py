@@ -32,7 +32,7 @@ def test_the_console_command_serves_until_sigterm_and_then_exits_0(tmp_path):
         line = proc.stderr.readline()
         assert "(read-only; no credentials asked)" in line, line
         url = re.search(r"at (http://127\.0\.0\.1:\d+)/console", line).group(1)
-        wait_until_ready(url, process=proc, path="/console")  # the console alone has no /health
+        wait_until_ready(url, process=proc)
         page = Browserless(url).get("/console")
         assert page.status == 200 and 'data-queue="orders-dlq"' in page.text and path in page.text
         proc.send_signal(signal.SIGTERM)
