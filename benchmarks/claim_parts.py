@@ -79,10 +79,10 @@ def _one(template: str, work: str, sql: str, claims: int) -> float:
         start = time.process_time()
         for k in range(claims):
             conn.execute("BEGIN IMMEDIATE")
-            # In Q.CLAIM_STANDARD_PARAMS order: lease end, now, token, queue, retention cutoff, count.
-            values = (now + 300_000, now + k, bytearray(os.urandom(16)), queue_id, 0, ROWS)
-            if sql is not Q.claim_standard:
-                values += (first + k * ROWS,)
+            # Lease end, now, token, queue, retention cutoff, count (the engine's claim by name).
+            lease = (now + 300_000, now + k, bytearray(os.urandom(16)), queue_id, 0, ROWS)
+            names = ("lease_end", "now", "token", "queue_id", "cutoff", "n")
+            values = dict(zip(names, lease)) if sql is Q.claim_standard else (*lease, first + k * ROWS)
             taken = len(conn.execute(sql, values).fetchall())
             if sql is Q.claim_standard:  # 100 rows: at least FRESH_SPAN claimed (receiving.py)
                 conn.execute(Q.advance_fresh, {"queue_id": queue_id})

@@ -116,7 +116,11 @@ def _open(template: str, work: str, layout: str) -> sqlite3.Connection:
     now = time.time_ns() // 1_000_000
     body = body_of(200)
     conn.execute("BEGIN IMMEDIATE")
-    conn.executemany(Q.INSERT_SHARED_ROWS[1], [(1, _SENDER, now, now, str(uuid.uuid4()), body) for _ in range(STORED)])
+    rows = (
+        {"queue_id": 1, "sender_id": _SENDER, "sent_at": now, "visible_at": now, "message_id_0": str(uuid.uuid4()), "body_0": body}
+        for _ in range(STORED)
+    )
+    conn.executemany(Q.INSERT_SHARED_ROWS[1], rows)
     conn.execute("COMMIT")
     return conn
 
@@ -131,7 +135,10 @@ class _Claimer:
     def claim(self, n: int, now: int, lease: int) -> list:
         execute = self.conn.execute
         sql = Q.claim_standard if self.engine else CLAIM_BEFORE if self.layout == "before 0014" else CLAIM_MIGRATED
-        rows = execute(sql, (now + lease, now, os.urandom(16), 1, 0, n)).fetchall()
+        values = (now + lease, now, os.urandom(16), 1, 0, n)
+        if sql is Q.claim_standard:  # by name
+            values = dict(zip(("lease_end", "now", "token", "queue_id", "cutoff", "n"), values))
+        rows = execute(sql, values).fetchall()
         # fresh_from moves past the messages in flight after a short claim and every FRESH_SPAN
         # messages claimed (receiving.py).
         self.claimed += len(rows)
@@ -147,7 +154,10 @@ def _sends(conn: sqlite3.Connection) -> float:
     start = time.process_time()
     for _ in range(SENDS):
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute(send, (1, _SENDER, now, now, str(uuid.uuid4()), body))
+        conn.execute(
+            send,
+            {"queue_id": 1, "sender_id": _SENDER, "sent_at": now, "visible_at": now, "message_id_0": str(uuid.uuid4()), "body_0": body},
+        )
         conn.execute("COMMIT")
     return (time.process_time() - start) / SENDS * 1e6
 

@@ -298,19 +298,21 @@ class Tx:
     def all(self, sql: Q.Sql, **params: Any) -> list:
         return self.c.execute(sql, sql.bind(params)).fetchall()
 
-    def all_positional(self, sql: str, values: tuple) -> list[tuple]:
-        """Rows as plain tuples (the write cursor has no row factory): read by position, they
-        skip a sqlite3.Row each and unpack as tuples do. Write transactions only."""
-        return self.local.cursor.execute(sql, values).fetchall()
+    def all_bound(self, sql: str, params: dict) -> list[tuple]:
+        """Rows as plain tuples (the write cursor has no row factory), for a caller that makes
+        its own row class of them; ``params`` bound by name as given (no defaults). Write
+        transactions only."""
+        return self.local.cursor.execute(sql, params).fetchall()
 
     def run(self, sql: Q.Sql, **params: Any) -> int:
         return self.c.execute(sql, sql.bind(params)).rowcount
 
-    def run_positional(self, sql: str, values: list) -> int:
-        """Rows changed. Write transactions only (on the kept cursor, like all_positional)."""
-        return self.local.cursor.execute(sql, values).rowcount
+    def run_bound(self, sql: str, params: dict) -> int:
+        """Rows changed, ``params`` bound as given: a hot path's dict, built without keywords.
+        Write transactions only (on the kept cursor, like all_bound)."""
+        return self.local.cursor.execute(sql, params).rowcount
 
-    def run_many_positional(self, sql: str, rows: list[tuple]) -> int:
+    def run_many_bound(self, sql: str, rows: list[dict]) -> int:
         """Rows changed in all (what sqlite3's executemany rowcount sums). Write transactions only."""
         return self.local.cursor.executemany(sql, rows).rowcount
 

@@ -435,7 +435,7 @@ class Database:
                     heads_left(tx, row["id"], removed_rows)
                     n = len(removed_rows)
                     if n:
-                        history.count(tx, Q.COUNT_EXPIRED, row["id"], now, n)
+                        history.count(tx, Q.COUNT_EXPIRED, row["id"], now, expired=n)
                     tx.run(Q.prune_dedup, queue_id=row["id"], window_start=now - ms(D.FIFO_DEDUP_WINDOW_SECONDS))
                     tx.run(Q.prune_attempts, queue_id=row["id"], window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
                 removed += n
