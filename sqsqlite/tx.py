@@ -1,18 +1,42 @@
 """What a thread keeps about its SQLite connection, and Tx: the statements run inside one open
 transaction. ``store.py`` opens and ends the transactions (locks, BEGIN, COMMIT, groups); the
 engine gets a Tx and never sees SQL, only the compiled statements of ``queries.py``. SQLite's
-errors, what they mean and how they are said, are :mod:`sqsqlite.sqlite_errors`'."""
+errors, what they mean and how they are said, are :mod:`sqsqlite.sqlite_errors`'.
+:func:`immediate` is the write transaction of a connection the store does not keep (the
+checkpoint thread's, returning free pages: :mod:`sqsqlite.space`)."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import defaults as D
 from . import queries as Q
 from .dbfile import mark_waiting, unmark_waiting
+
+
+@contextlib.contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
+    """A write transaction on ``conn``, whose caller holds the writers' lock: BEGIN IMMEDIATE,
+    the block's statements on the cursor it is given, then COMMIT; ROLLBACK if the block (or the
+    COMMIT) raises."""
+    cursor = conn.cursor()
+    cursor.execute("BEGIN IMMEDIATE")
+    try:
+        yield cursor
+        cursor.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        raise
+    finally:
+        cursor.close()
 
 
 class Group:
