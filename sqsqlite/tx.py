@@ -303,7 +303,7 @@ class Tx:
         elif not self.checked and not local.fresh:
             self._check_version(local)
         row = self.c.execute(Q.get_meta, Q.get_meta.bind({"key": key[1]})).fetchone()
-        value = parse(None if row is None else bytes(row[0]))
+        value = parse(None if row is None else bytes(row["value"]))
         local.queues[key] = (value, now)
         return value
 

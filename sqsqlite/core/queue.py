@@ -215,8 +215,8 @@ class Queue(Generic[DB]):
             if row["fifo"] and deleted:
                 # A group whose head went and which keeps messages (in flight, or delayed by the
                 # queue's DelaySeconds) gets its first one as its head, or it is never received again.
-                for (group_id,) in tx.all(Q.headless_groups, queue_id=row["id"]):
-                    tx.run(Q.fix_group_head, queue_id=row["id"], group_id=group_id)
+                for headless in tx.all(Q.headless_groups, queue_id=row["id"]):
+                    tx.run(Q.fix_group_head, queue_id=row["id"], group_id=headless["group_id"])
         return deleted
 
     # ------------------------------------------------------------ messages

@@ -443,7 +443,7 @@ def _groups_with_messages(tx: Tx, queue_id: int, groups: list) -> set[str]:
     """Which of these groups hold messages, at once (one at a time for one group)."""
     if len(groups) == 1:
         return set() if tx.one(Q.group_has_messages, queue_id=queue_id, group_id=groups[0]) is None else set(groups)
-    return {g for (g,) in tx.all(Q.groups_with_messages, queue_id=queue_id, groups=json.dumps(groups))}
+    return {r["value"] for r in tx.all(Q.groups_with_messages, queue_id=queue_id, groups=json.dumps(groups))}
 
 
 def _plain_entries(entry_ids: list, bodies: list) -> _Plain | None:
