@@ -78,7 +78,7 @@ def _outbox_db(directory: str) -> tuple[sqsqlite.Database, sqsqlite.Queue]:
 
 def _statements_run(db: sqsqlite.Database, locked: bool) -> Callable[[int], None]:
     cursor = db.store.connection().cursor()
-    insert = Q.INSERT_PLAIN_ROWS[1]  # queue, message id, body, sender, sent_at, visible_at
+    insert = Q.INSERT_PLAIN_ROWS[1]
     queue_id = cursor.execute("SELECT id FROM queues WHERE name = 'outbox'").fetchone()[0]
     lock = os.open(db.path + "-benchlock", os.O_RDWR | os.O_CREAT)
     ids = [str(uuid.uuid4()) for _ in range(1000)]
@@ -91,7 +91,8 @@ def _statements_run(db: sqsqlite.Database, locked: bool) -> Callable[[int], None
             cursor.execute("BEGIN IMMEDIATE")
             cursor.execute("INSERT INTO orders (item) VALUES (?)", ("item",))
             cursor.execute("PRAGMA data_version").fetchone()
-            cursor.execute(insert, (queue_id, ids[i % 1000], "order", "000000000000", now, now))
+            row = {"queue_id": queue_id, "message_id_0": ids[i % 1000], "body_0": "order", "sender_id": "000000000000"}
+            cursor.execute(insert, row | {"sent_at": now, "visible_at_0": now})
             cursor.execute("COMMIT")
             if locked:
                 fcntl.flock(lock, fcntl.LOCK_UN)

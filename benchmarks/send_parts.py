@@ -99,7 +99,7 @@ def _plain_insert() -> str:
     sql = str(Q.INSERT_SHARED_ROWS[1])
     head, values = sql.split(" VALUES (", 1)
     first, rest = values.rsplit(" + 1), ", 1)  # the id expression ends at the last "+ 1)"
-    assert head.startswith("INSERT INTO messages (id, ") and first.startswith("(max(") and rest.startswith("?"), sql
+    assert head.startswith("INSERT INTO messages (id, ") and first.startswith("(max(") and rest.startswith(":"), sql
     return head.replace("(id, ", "(", 1) + " VALUES (" + rest
 
 
@@ -142,10 +142,10 @@ def _build(template: str, path: str, layout: str) -> tuple[sqlite3.Connection, s
     return conn, _plain_insert()
 
 
-def _values(layout: str, body: str, now: int) -> tuple:
+def _values(layout: str, body: str, now: int) -> tuple | dict:
     if layout == "floor":
         return (1, body, now, now)
-    return (1, _SENDER, now, now, str(uuid.uuid4()), body)  # queue, sender, sent_at, visible_at, id, body
+    return {"queue_id": 1, "sender_id": _SENDER, "sent_at": now, "visible_at": now, "message_id_0": str(uuid.uuid4()), "body_0": body}
 
 
 def _minimal_sends(conn: sqlite3.Connection, n: int) -> float:
@@ -173,7 +173,7 @@ def _sends(conn: sqlite3.Connection, sql: str, layout: str, n: int) -> float:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(sql, _values(layout, body, now + k))
         if counted:
-            conn.execute(Q.COUNT_SENT, (now - now % 60_000, 1, 1, 200))
+            conn.execute(Q.COUNT_SENT, {"minute": now - now % 60_000, "queue_id": 1, "sent": 1, "bytes_sent": 200})
         conn.execute("COMMIT")
     return (time.process_time() - start) / n * 1e6
 
@@ -186,7 +186,7 @@ def _deletes(conn: sqlite3.Connection, newest: bool, n: int, mark: bool) -> floa
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("DELETE FROM messages WHERE id = ?", (i,))
         if mark:
-            conn.execute(Q.keep_high_water, (i,))
+            conn.execute(Q.keep_high_water, {"top": i})
         conn.execute("COMMIT")
     return (time.process_time() - start) / len(ids) * 1e6
 

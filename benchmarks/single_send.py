@@ -51,7 +51,17 @@ def _written_out(path: str, queue_id: int, body: str, n: int) -> float:
             cursor.execute("BEGIN IMMEDIATE")
             cursor.execute("PRAGMA data_version").fetchone()
             now = time.time_ns() // 1_000_000
-            cursor.execute(insert, [queue_id, message_id, body, _SENDER, now, now])
+            cursor.execute(
+                insert,
+                {
+                    "queue_id": queue_id,
+                    "message_id_0": message_id,
+                    "body_0": body,
+                    "sender_id": _SENDER,
+                    "sent_at": now,
+                    "visible_at_0": now,
+                },
+            )
             cursor.execute("COMMIT")
             fcntl.flock(lock, fcntl.LOCK_UN)
         return (time.process_time() - start) / n * 1e6
