@@ -198,7 +198,9 @@ def time_claims(path: str, queue_id: int, sql: str, claims: int) -> tuple[float,
     now = int(time.time() * 1000)
     token = os.urandom(16)
     cpu = time.process_time  # CPU time: the claim is CPU-bound, and CPU time shrugs off other load
-    params = (now + 30_000, now, token, queue_id, now - 4 * 86_400_000, 10)
+    named = {"lease_end": now + 30_000, "now": now, "token": token, "queue_id": queue_id, "cutoff": now - 4 * 86_400_000, "n": 10}
+    # The engine's statement binds these by name; the one before fair queues by number, in this order.
+    params: dict | tuple = named if ":lease_end" in sql else tuple(named.values())
     statement = 0.0
     t = cpu()
     for _ in range(claims):

@@ -484,9 +484,6 @@ class Floor:
         return Run(done, perf() - start, lat)
 
 
-_LAYOUT_COLUMNS = ("queue_id", "message_id", "body", "sender_id", "sent_at", "visible_at")
-
-
 class FloorOnLayout(Floor):
     """The floor's statements on sqsqlite's own table and indexes, filling the columns the
     engine fills (message id, sender, receipt token). Not a target: it splits the gap
@@ -501,15 +498,12 @@ class FloorOnLayout(Floor):
         self.queue_id = c.execute("SELECT id FROM queues WHERE name = 'bench'").fetchone()[0]
         from sqsqlite import queries as Q
 
-        # The engine's own positional insert (the columns a standard send fills, in its order;
-        # receive_count and is_head keep their defaults), so the rows match exactly; fill()
-        # uses it with executemany.
-        assert Q.INSERT_PLAIN_COLUMNS == _LAYOUT_COLUMNS, Q.INSERT_PLAIN_COLUMNS
-        self._INSERT_ROWS = Q.INSERT_PLAIN_ROWS
         # A send as the engine makes one of bodies alone, one message or a batch: one statement
-        # of as many rows as there are messages, queue, sender, send time and visible_at bound once.
-        assert Q.INSERT_SHARED_PARAMS == ("queue_id", "sender_id", "sent_at", "visible_at"), Q.INSERT_SHARED_PARAMS
+        # of as many rows as there are messages, queue, sender, send time and visible_at bound
+        # once (the columns a standard send fills; receive_count and is_head keep their
+        # defaults), so the rows match exactly; fill() uses it for one row with executemany.
         self._INSERT_SHARED = Q.INSERT_SHARED_ROWS
+        self._MESSAGE_IDS, self._BODIES = Q.PER_ROW["message_id"], Q.PER_ROW["body"]
 
     # The floor's claim on that layout reads both places a queue's visible messages are: the
     # rows of ix_messages_visible (its predicate stated, or SQLite cannot use it) and the
@@ -527,8 +521,15 @@ class FloorOnLayout(Floor):
     )
     _DELETE = "DELETE FROM messages WHERE id = ? AND receipt_token = ?"
 
-    def _row(self, body: str, now: int) -> tuple:
-        return (self.queue_id, str(uuid.uuid4()), body, "000000000000", now, now)
+    def _row(self, body: str, now: int) -> dict:
+        return {
+            "queue_id": self.queue_id,
+            "message_id_0": str(uuid.uuid4()),
+            "body_0": body,
+            "sender_id": "000000000000",
+            "sent_at": now,
+            "visible_at": now,
+        }
 
     def send(self, calls: int, batch: int, body: str) -> Run:
         c = self.c
@@ -540,10 +541,10 @@ class FloorOnLayout(Floor):
             t = perf()
             now = _now_ms()
             # As the engine sends messages of a body alone, one or a batch: queue, sender,
-            # send time and visible_at bound once, then the ids, then the bodies.
-            values = [self.queue_id, "000000000000", now, now]
-            values += [str(uuid.uuid4()) for _ in range(batch)]
-            values += [body] * batch
+            # send time and visible_at bound once, and each row's id and body.
+            values = {"queue_id": self.queue_id, "sender_id": "000000000000", "sent_at": now, "visible_at": now}
+            values.update(zip(self._MESSAGE_IDS, [str(uuid.uuid4()) for _ in range(batch)]))
+            values.update(zip(self._BODIES, [body] * batch))
             sql = self._INSERT_SHARED[batch]
             ex("BEGIN IMMEDIATE")
             ex(sql, values)
@@ -554,7 +555,7 @@ class FloorOnLayout(Floor):
     def fill(self, n: int, body: str) -> None:
         now = _now_ms()
         self.c.execute("BEGIN IMMEDIATE")
-        self.c.executemany(self._INSERT_ROWS[1], [self._row(body, now) for _ in range(n)])
+        self.c.executemany(self._INSERT_SHARED[1], [self._row(body, now) for _ in range(n)])
         self.c.execute("COMMIT")
 
     def receive_delete(self, n: int, batch: int) -> Run:

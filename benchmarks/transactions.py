@@ -93,14 +93,15 @@ def floor_on_layout(directory: str, ops: int, warm: int = 0) -> float:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous=NORMAL")
     queue_id = conn.execute("SELECT id FROM queues WHERE name = 'outbox'").fetchone()[0]
-    insert = Q.INSERT_SHARED_ROWS[1]  # queue, sender, sent_at, visible_at; the id; the body
+    insert = Q.INSERT_SHARED_ROWS[1]
 
     def run(n: int) -> None:
         for i in range(n):
             now = int(time.time() * 1000)
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("INSERT INTO orders (item) VALUES (?)", (f"item{i}",))
-            conn.execute(insert, [queue_id, "000000000000", now, now, str(uuid.uuid4()), f"order {i}"])
+            shared = {"queue_id": queue_id, "sender_id": "000000000000", "sent_at": now, "visible_at": now}
+            conn.execute(insert, shared | {"message_id_0": str(uuid.uuid4()), "body_0": f"order {i}"})
             conn.execute("COMMIT")
 
     rate = _timed(run, ops, warm)

@@ -4,7 +4,7 @@
 --
 -- Each block is `-- name: NAME` (NAME[n]: entry n of a per-batch-size tuple, for n rows), then
 -- `-- defaults: {...}` where SQLAlchemy made literals into parameters, then the statement.
--- Parameters are :named, or ? / ?1 ?2 ... by position where the names say so (queries.py).
+-- Parameters are :named; sqsqlite binds each from a dict, and reads rows by column name.
 -- `-- constant: NAME = JSON` lines are the statements module's column lists and numbers.
 
 -- constant: HISTORY_COUNTERS = ["sent", "bytes_sent", "received", "redelivered", "empty_receives", "deleted", "dead_lettered", "moved_in", "expired", "purged", "moved"]
@@ -14,17 +14,7 @@
 -- constant: RECEIVED_COLUMNS = ["id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "receive_count", "first_received_at", "receipt_token", "group_id", "dedup_id", "sequence_number", "dead_letter_source_arn"]
 -- constant: CLAIMED_COLUMNS = ["id", "message_id", "body", "attributes", "sender_id", "sent_at", "receive_count", "first_received_at", "dead_letter_source_arn", "fifo_fields"]
 -- constant: GROUP_MARK = "\u0001"
--- constant: FIFO_FIELDS_AT = 9
--- constant: INSERT_STANDARD_COLUMNS = ["queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at"]
--- constant: ATTRIBUTES_AT = 3
--- constant: INSERT_PLAIN_COLUMNS = ["queue_id", "message_id", "body", "sender_id", "sent_at", "visible_at"]
--- constant: INSERT_GROUPED_COLUMNS = ["queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "group_id"]
--- constant: INSERT_FIFO_COLUMNS = ["queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at", "group_id", "dedup_id", "sequence_number", "is_head"]
--- constant: PUT_DEDUP_COLUMNS = ["queue_id", "scope", "dedup_id", "message_id", "sequence_number", "created_at"]
--- constant: INSERT_SHARED_PARAMS = ["queue_id", "sender_id", "sent_at", "visible_at"]
--- constant: CLAIM_STANDARD_PARAMS = ["lease_end", "now", "token", "queue_id", "cutoff", "n"]
 -- constant: CLAIM_LISTED_MAX = 100
--- constant: DELETE_STANDARD_COLUMNS = ["id", "queue_id", "message_id", "token"]
 -- constant: HISTORY_KEY = ["minute", "queue_id"]
 -- constant: HISTORY_TOTALS_MINUTE = 0
 -- constant: HISTORY_COLUMNS = ["name", "minute", "sent", "bytes_sent", "received", "redelivered", "empty_receives", "deleted", "dead_lettered", "moved_in", "expired", "purged", "moved", "visible", "in_flight", "delayed", "oldest_age"]
@@ -110,10 +100,10 @@ INSERT OR REPLACE INTO queue_tombstones (account, region, name, deleted_at) VALU
 DELETE FROM queue_tombstones WHERE queue_tombstones.deleted_at <= :before;
 
 -- name: keep_high_water
-INSERT INTO message_positions (id, highest_removed) SELECT ?1 >> 36 AS anon_1, ?1 AS anon_2
-WHERE ?1 > coalesce((SELECT max(messages.id) AS max_1
+INSERT INTO message_positions (id, highest_removed) SELECT :top >> 36 AS anon_1, :top AS anon_2
+WHERE :top > coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= ((?1 >> 36) << 36) AND messages.id < ((?1 >> 36) + 1 << 36)), 0) ON CONFLICT (id) DO UPDATE SET highest_removed = excluded.highest_removed WHERE message_positions.highest_removed < excluded.highest_removed;
+WHERE messages.id >= ((:top >> 36) << 36) AND messages.id < ((:top >> 36) + 1 << 36)), 0) ON CONFLICT (id) DO UPDATE SET highest_removed = excluded.highest_removed WHERE message_positions.highest_removed < excluded.highest_removed;
 
 -- name: raise_high_water
 INSERT INTO message_positions (id, highest_removed) SELECT ranges.r, (SELECT max(messages.id) AS max_1
@@ -133,1045 +123,1297 @@ WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)),
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :receive_count, :first_received_at, :group_id, :dedup_id, :sequence_number, :dead_letter_source_arn, :is_head);
 
--- name: INSERT_STANDARD_ROWS[0]
-
--- name: INSERT_STANDARD_ROWS[1]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7);
-
--- name: INSERT_STANDARD_ROWS[2]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14);
-
--- name: INSERT_STANDARD_ROWS[3]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21);
-
--- name: INSERT_STANDARD_ROWS[4]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28);
-
--- name: INSERT_STANDARD_ROWS[5]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35);
-
--- name: INSERT_STANDARD_ROWS[6]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42);
-
--- name: INSERT_STANDARD_ROWS[7]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?43, ?44, ?45, ?46, ?47, ?48, ?49);
-
--- name: INSERT_STANDARD_ROWS[8]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?43, ?44, ?45, ?46, ?47, ?48, ?49), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?50, ?51, ?52, ?53, ?54, ?55, ?56);
-
--- name: INSERT_STANDARD_ROWS[9]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?43, ?44, ?45, ?46, ?47, ?48, ?49), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?57, ?58, ?59, ?60, ?61, ?62, ?63);
-
--- name: INSERT_STANDARD_ROWS[10]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?8, ?9, ?10, ?11, ?12, ?13, ?14), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?15, ?16, ?17, ?18, ?19, ?20, ?21), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?22, ?23, ?24, ?25, ?26, ?27, ?28), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?29, ?30, ?31, ?32, ?33, ?34, ?35), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?36, ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?43, ?44, ?45, ?46, ?47, ?48, ?49), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?57, ?58, ?59, ?60, ?61, ?62, ?63), ((max(coalesce((SELECT max(messages.id) AS max_10
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?64, ?65, ?66, ?67, ?68, ?69, ?70);
-
 -- name: INSERT_PLAIN_ROWS[0]
 
 -- name: INSERT_PLAIN_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0);
 
 -- name: INSERT_PLAIN_ROWS[2]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1);
 
 -- name: INSERT_PLAIN_ROWS[3]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2);
 
 -- name: INSERT_PLAIN_ROWS[4]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3);
 
 -- name: INSERT_PLAIN_ROWS[5]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4);
 
 -- name: INSERT_PLAIN_ROWS[6]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5);
 
 -- name: INSERT_PLAIN_ROWS[7]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?37, ?38, ?39, ?40, ?41, ?42);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at_6);
 
 -- name: INSERT_PLAIN_ROWS[8]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_8
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?43, ?44, ?45, ?46, ?47, ?48);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at_7);
 
 -- name: INSERT_PLAIN_ROWS[9]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_8
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_9
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at_7), ((max(coalesce((SELECT max(messages.id) AS max_9
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?49, ?50, ?51, ?52, ?53, ?54);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :sender_id, :sent_at, :visible_at_8);
 
 -- name: INSERT_PLAIN_ROWS[10]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?7, ?8, ?9, ?10, ?11, ?12), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?13, ?14, ?15, ?16, ?17, ?18), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?25, ?26, ?27, ?28, ?29, ?30), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?31, ?32, ?33, ?34, ?35, ?36), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?37, ?38, ?39, ?40, ?41, ?42), ((max(coalesce((SELECT max(messages.id) AS max_8
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_9
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at_7), ((max(coalesce((SELECT max(messages.id) AS max_9
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?49, ?50, ?51, ?52, ?53, ?54), ((max(coalesce((SELECT max(messages.id) AS max_10
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :sender_id, :sent_at, :visible_at_8), ((max(coalesce((SELECT max(messages.id) AS max_10
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?55, ?56, ?57, ?58, ?59, ?60);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :sender_id, :sent_at, :visible_at_9);
+
+-- name: INSERT_STANDARD_ROWS[0]
+
+-- name: INSERT_STANDARD_ROWS[1]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0);
+
+-- name: INSERT_STANDARD_ROWS[2]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1);
+
+-- name: INSERT_STANDARD_ROWS[3]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2);
+
+-- name: INSERT_STANDARD_ROWS[4]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3);
+
+-- name: INSERT_STANDARD_ROWS[5]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4);
+
+-- name: INSERT_STANDARD_ROWS[6]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5);
+
+-- name: INSERT_STANDARD_ROWS[7]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6);
+
+-- name: INSERT_STANDARD_ROWS[8]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7);
+
+-- name: INSERT_STANDARD_ROWS[9]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at_8);
+
+-- name: INSERT_STANDARD_ROWS[10]
+INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at_8), ((max(coalesce((SELECT max(messages.id) AS max_10
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :attributes_9, :sender_id, :sent_at, :visible_at_9);
 
 -- name: INSERT_GROUPED_ROWS[0]
 
 -- name: INSERT_GROUPED_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0);
 
 -- name: INSERT_GROUPED_ROWS[2]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1);
 
 -- name: INSERT_GROUPED_ROWS[3]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2);
 
 -- name: INSERT_GROUPED_ROWS[4]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3);
 
 -- name: INSERT_GROUPED_ROWS[5]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4);
 
 -- name: INSERT_GROUPED_ROWS[6]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5);
 
 -- name: INSERT_GROUPED_ROWS[7]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6, :group_id_6);
 
 -- name: INSERT_GROUPED_ROWS[8]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_8
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6, :group_id_6), ((max(coalesce((SELECT max(messages.id) AS max_8
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7, :group_id_7);
 
 -- name: INSERT_GROUPED_ROWS[9]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_8
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6, :group_id_6), ((max(coalesce((SELECT max(messages.id) AS max_8
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64), ((max(coalesce((SELECT max(messages.id) AS max_9
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7, :group_id_7), ((max(coalesce((SELECT max(messages.id) AS max_9
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?65, ?66, ?67, ?68, ?69, ?70, ?71, ?72);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at_8, :group_id_8);
 
 -- name: INSERT_GROUPED_ROWS[10]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56), ((max(coalesce((SELECT max(messages.id) AS max_8
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6, :group_id_6), ((max(coalesce((SELECT max(messages.id) AS max_8
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64), ((max(coalesce((SELECT max(messages.id) AS max_9
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7, :group_id_7), ((max(coalesce((SELECT max(messages.id) AS max_9
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?65, ?66, ?67, ?68, ?69, ?70, ?71, ?72), ((max(coalesce((SELECT max(messages.id) AS max_10
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at_8, :group_id_8), ((max(coalesce((SELECT max(messages.id) AS max_10
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?73, ?74, ?75, ?76, ?77, ?78, ?79, ?80);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :attributes_9, :sender_id, :sent_at, :visible_at_9, :group_id_9);
+
+-- name: INSERT_SHARED_ROWS[0]
+
+-- name: INSERT_SHARED_ROWS[1]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at);
+
+-- name: INSERT_SHARED_ROWS[2]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at);
+
+-- name: INSERT_SHARED_ROWS[3]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at);
+
+-- name: INSERT_SHARED_ROWS[4]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at);
+
+-- name: INSERT_SHARED_ROWS[5]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at);
+
+-- name: INSERT_SHARED_ROWS[6]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at);
+
+-- name: INSERT_SHARED_ROWS[7]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at);
+
+-- name: INSERT_SHARED_ROWS[8]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at);
+
+-- name: INSERT_SHARED_ROWS[9]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :sender_id, :sent_at, :visible_at);
+
+-- name: INSERT_SHARED_ROWS[10]
+INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_7
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_8
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_9
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_10
+FROM messages
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
+FROM message_positions
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :sender_id, :sent_at, :visible_at);
 
 -- name: INSERT_FIFO_ROWS[0]
 
 -- name: INSERT_FIFO_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0);
 
 -- name: INSERT_FIFO_ROWS[2]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1);
 
 -- name: INSERT_FIFO_ROWS[3]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2);
 
 -- name: INSERT_FIFO_ROWS[4]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3);
 
 -- name: INSERT_FIFO_ROWS[5]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4);
 
 -- name: INSERT_FIFO_ROWS[6]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5);
 
 -- name: INSERT_FIFO_ROWS[7]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6);
 
 -- name: INSERT_FIFO_ROWS[8]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77), ((max(coalesce((SELECT max(messages.id) AS max_8
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), ((max(coalesce((SELECT max(messages.id) AS max_8
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7);
 
 -- name: INSERT_FIFO_ROWS[9]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77), ((max(coalesce((SELECT max(messages.id) AS max_8
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), ((max(coalesce((SELECT max(messages.id) AS max_8
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88), ((max(coalesce((SELECT max(messages.id) AS max_9
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7), ((max(coalesce((SELECT max(messages.id) AS max_9
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?89, ?90, ?91, ?92, ?93, ?94, ?95, ?96, ?97, ?98, ?99);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at, :group_id_8, :dedup_id_8, :sequence_number_8, :is_head_8);
 
 -- name: INSERT_FIFO_ROWS[10]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11), ((max(coalesce((SELECT max(messages.id) AS max_2
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22), ((max(coalesce((SELECT max(messages.id) AS max_3
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33), ((max(coalesce((SELECT max(messages.id) AS max_4
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44), ((max(coalesce((SELECT max(messages.id) AS max_5
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55), ((max(coalesce((SELECT max(messages.id) AS max_6
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66), ((max(coalesce((SELECT max(messages.id) AS max_7
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), ((max(coalesce((SELECT max(messages.id) AS max_7
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77), ((max(coalesce((SELECT max(messages.id) AS max_8
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), ((max(coalesce((SELECT max(messages.id) AS max_8
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88), ((max(coalesce((SELECT max(messages.id) AS max_9
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7), ((max(coalesce((SELECT max(messages.id) AS max_9
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?89, ?90, ?91, ?92, ?93, ?94, ?95, ?96, ?97, ?98, ?99), ((max(coalesce((SELECT max(messages.id) AS max_10
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at, :group_id_8, :dedup_id_8, :sequence_number_8, :is_head_8), ((max(coalesce((SELECT max(messages.id) AS max_10
 FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
+WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?100, ?101, ?102, ?103, ?104, ?105, ?106, ?107, ?108, ?109, ?110);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :attributes_9, :sender_id, :sent_at, :visible_at, :group_id_9, :dedup_id_9, :sequence_number_9, :is_head_9);
 
 -- name: PUT_DEDUP_ROWS[0]
 
 -- name: PUT_DEDUP_ROWS[1]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at);
 
 -- name: PUT_DEDUP_ROWS[2]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at);
 
 -- name: PUT_DEDUP_ROWS[3]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at);
 
 -- name: PUT_DEDUP_ROWS[4]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at);
 
 -- name: PUT_DEDUP_ROWS[5]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at);
 
 -- name: PUT_DEDUP_ROWS[6]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at);
 
 -- name: PUT_DEDUP_ROWS[7]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at), (:queue_id, :scope_6, :dedup_id_6, :message_id_6, :sequence_number_6, :created_at);
 
 -- name: PUT_DEDUP_ROWS[8]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at), (:queue_id, :scope_6, :dedup_id_6, :message_id_6, :sequence_number_6, :created_at), (:queue_id, :scope_7, :dedup_id_7, :message_id_7, :sequence_number_7, :created_at);
 
 -- name: PUT_DEDUP_ROWS[9]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at), (:queue_id, :scope_6, :dedup_id_6, :message_id_6, :sequence_number_6, :created_at), (:queue_id, :scope_7, :dedup_id_7, :message_id_7, :sequence_number_7, :created_at), (:queue_id, :scope_8, :dedup_id_8, :message_id_8, :sequence_number_8, :created_at);
 
 -- name: PUT_DEDUP_ROWS[10]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?);
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at), (:queue_id, :scope_6, :dedup_id_6, :message_id_6, :sequence_number_6, :created_at), (:queue_id, :scope_7, :dedup_id_7, :message_id_7, :sequence_number_7, :created_at), (:queue_id, :scope_8, :dedup_id_8, :message_id_8, :sequence_number_8, :created_at), (:queue_id, :scope_9, :dedup_id_9, :message_id_9, :sequence_number_9, :created_at);
 
 -- name: insert_fifo_message
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
@@ -1182,362 +1424,110 @@ WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :mes
 FROM messages
 WHERE messages.queue_id = :queue_id AND messages.group_id = :group_id AND messages.sequence_number IS NOT NULL))));
 
--- name: INSERT_SHARED_ROWS[0]
-
--- name: INSERT_SHARED_ROWS[1]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?6, ?2, ?3, ?4);
-
--- name: INSERT_SHARED_ROWS[2]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?7, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?8, ?2, ?3, ?4);
-
--- name: INSERT_SHARED_ROWS[3]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?8, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?9, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?10, ?2, ?3, ?4);
-
--- name: INSERT_SHARED_ROWS[4]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?9, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?10, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?11, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?12, ?2, ?3, ?4);
-
--- name: INSERT_SHARED_ROWS[5]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?10, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?11, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?12, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?13, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?14, ?2, ?3, ?4);
-
--- name: INSERT_SHARED_ROWS[6]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?11, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?12, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?13, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?14, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?16, ?2, ?3, ?4);
-
--- name: INSERT_SHARED_ROWS[7]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?12, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?13, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?14, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?16, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?17, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?1, ?11, ?18, ?2, ?3, ?4);
-
--- name: INSERT_SHARED_ROWS[8]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?13, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?14, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?16, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?17, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?18, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?1, ?11, ?19, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?1, ?12, ?20, ?2, ?3, ?4);
-
--- name: INSERT_SHARED_ROWS[9]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?14, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?16, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?17, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?18, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?19, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?1, ?11, ?20, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?1, ?12, ?21, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?1, ?13, ?22, ?2, ?3, ?4);
-
--- name: INSERT_SHARED_ROWS[10]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 1), ?1, ?5, ?15, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 2), ?1, ?6, ?16, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 3), ?1, ?7, ?17, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 4), ?1, ?8, ?18, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 5), ?1, ?9, ?19, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 6), ?1, ?10, ?20, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 7), ?1, ?11, ?21, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 8), ?1, ?12, ?22, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 9), ?1, ?13, ?23, ?2, ?3, ?4), ((max(coalesce((SELECT max(messages.id) AS max_10
-FROM messages
-WHERE messages.id >= (?1 << 36) AND messages.id < (?1 + 1 << 36)), ?1 << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = ?1), ?1 << 36)) + 10), ?1, ?14, ?24, ?2, ?3, ?4);
-
 -- name: claim_standard
-UPDATE messages SET visible_at=?1, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, ?2), received_at=?2, receipt_token=?3 WHERE messages.id IN (SELECT id
+UPDATE messages SET visible_at=:lease_end, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, :now), received_at=:now, receipt_token=:token WHERE messages.id IN (SELECT id
 FROM (SELECT id
 FROM (SELECT oldest.id AS id
 FROM (SELECT anon_2.id AS id, anon_2.since AS since
 FROM (SELECT anon_3.id AS id, max(anon_3.sent_at, anon_3.visible_at - 10000) AS since
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at, messages.sent_at AS sent_at
 FROM messages
-WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff ORDER BY messages.visible_at
  LIMIT 256 OFFSET 0) AS anon_3
 WHERE anon_3.group_id IS NULL OR (anon_3.group_id NOT IN (SELECT messages.group_id
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)))
- LIMIT ?6 + 16 OFFSET 0) AS anon_2 UNION ALL SELECT anon_4.id AS id, anon_4.since AS since
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))
+ LIMIT :n + 16 OFFSET 0) AS anon_2 UNION ALL SELECT anon_4.id AS id, anon_4.since AS since
 FROM (SELECT messages.id AS id, messages.sent_at AS since
 FROM messages
-WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, ?4 << 36) AS max_1
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue
-WHERE fresh_queue.id = ?4) AND messages.id < (?4 + 1 << 36) AND messages.queue_id = ?4 AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > ?5 AND messages.visible_at <= ?2 ORDER BY messages.id
- LIMIT ?6 OFFSET 0) AS anon_4) AS oldest ORDER BY oldest.since, oldest.id
- LIMIT ?6 OFFSET 0) AS anon_1 UNION ALL SELECT id
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff AND messages.visible_at <= :now ORDER BY messages.id
+ LIMIT :n OFFSET 0) AS anon_4) AS oldest ORDER BY oldest.since, oldest.id
+ LIMIT :n OFFSET 0) AS anon_1 UNION ALL SELECT id
 FROM (SELECT anon_6.id AS id
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
 FROM messages
-WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.visible_at > (SELECT messages.visible_at
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff AND messages.visible_at > (SELECT messages.visible_at
 FROM messages
-WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?2 AND messages.sent_at > ?5 ORDER BY messages.visible_at
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff ORDER BY messages.visible_at
  LIMIT 1 OFFSET 255) ORDER BY messages.visible_at DESC
  LIMIT 256 OFFSET 0) AS anon_6
 WHERE anon_6.group_id IS NULL OR (anon_6.group_id NOT IN (SELECT messages.group_id
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5))) ORDER BY anon_6.visible_at
- LIMIT ?6 OFFSET 0) AS anon_5 UNION ALL SELECT id
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff))) ORDER BY anon_6.visible_at
+ LIMIT :n OFFSET 0) AS anon_5 UNION ALL SELECT id
 FROM (SELECT messages.id AS id
 FROM messages
-WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?2 AND messages.sent_at > ?5 AND messages.group_id IN (SELECT messages.group_id
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff AND messages.group_id IN (SELECT messages.group_id
 FROM messages
-WHERE messages.queue_id = ?4 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?2 AND messages.sent_at > ?5 GROUP BY messages.group_id
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?4 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?2 AND messages.receive_count > 0 AND messages.sent_at > ?5)) ORDER BY messages.visible_at
- LIMIT ?6 OFFSET 0) AS anon_7) AS fair
- LIMIT ?6 OFFSET 0) RETURNING id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, coalesce(dedup_id, sequence_number, char(1) || group_id) AS fifo_fields;
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)) ORDER BY messages.visible_at
+ LIMIT :n OFFSET 0) AS anon_7) AS fair
+ LIMIT :n OFFSET 0) RETURNING id, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dead_letter_source_arn, coalesce(dedup_id, sequence_number, char(1) || group_id) AS fifo_fields;
 
 -- name: claim_standard_rows
-SELECT messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.receive_count + 1 AS anon_1, coalesce(messages.first_received_at, ?1) AS coalesce_1, messages.dead_letter_source_arn, coalesce(messages.dedup_id, messages.sequence_number, char(1) || messages.group_id) AS fifo_fields
+SELECT messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.sent_at, messages.receive_count + 1 AS receive_count, coalesce(messages.first_received_at, :now) AS first_received_at, messages.dead_letter_source_arn, coalesce(messages.dedup_id, messages.sequence_number, char(1) || messages.group_id) AS fifo_fields
 FROM messages
 WHERE messages.id IN (SELECT id
 FROM (SELECT id
 FROM (SELECT oldest.id AS id
-FROM (SELECT anon_3.id AS id, anon_3.since AS since
-FROM (SELECT anon_4.id AS id, max(anon_4.sent_at, anon_4.visible_at - 10000) AS since
+FROM (SELECT anon_2.id AS id, anon_2.since AS since
+FROM (SELECT anon_3.id AS id, max(anon_3.sent_at, anon_3.visible_at - 10000) AS since
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at, messages.sent_at AS sent_at
 FROM messages
-WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
- LIMIT 256 OFFSET 0) AS anon_4
-WHERE anon_4.group_id IS NULL OR (anon_4.group_id NOT IN (SELECT messages.group_id
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff ORDER BY messages.visible_at
+ LIMIT 256 OFFSET 0) AS anon_3
+WHERE anon_3.group_id IS NULL OR (anon_3.group_id NOT IN (SELECT messages.group_id
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)))
- LIMIT ?4 + 16 OFFSET 0) AS anon_3 UNION ALL SELECT anon_5.id AS id, anon_5.since AS since
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)))
+ LIMIT :n + 16 OFFSET 0) AS anon_2 UNION ALL SELECT anon_4.id AS id, anon_4.since AS since
 FROM (SELECT messages.id AS id, messages.sent_at AS since
 FROM messages
-WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, ?2 << 36) AS max_1
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
 FROM queues AS fresh_queue
-WHERE fresh_queue.id = ?2) AND messages.id < (?2 + 1 << 36) AND messages.queue_id = ?2 AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > ?3 AND messages.visible_at <= ?1 ORDER BY messages.id
- LIMIT ?4 OFFSET 0) AS anon_5) AS oldest ORDER BY oldest.since, oldest.id
- LIMIT ?4 OFFSET 0) AS anon_2 UNION ALL SELECT id
-FROM (SELECT anon_7.id AS id
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff AND messages.visible_at <= :now ORDER BY messages.id
+ LIMIT :n OFFSET 0) AS anon_4) AS oldest ORDER BY oldest.since, oldest.id
+ LIMIT :n OFFSET 0) AS anon_1 UNION ALL SELECT id
+FROM (SELECT anon_6.id AS id
 FROM (SELECT messages.id AS id, messages.group_id AS group_id, messages.visible_at AS visible_at
 FROM messages
-WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.visible_at > (SELECT messages.visible_at
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff AND messages.visible_at > (SELECT messages.visible_at
 FROM messages
-WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?1 AND messages.sent_at > ?3 ORDER BY messages.visible_at
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff ORDER BY messages.visible_at
  LIMIT 1 OFFSET 255) ORDER BY messages.visible_at DESC
- LIMIT 256 OFFSET 0) AS anon_7
-WHERE anon_7.group_id IS NULL OR (anon_7.group_id NOT IN (SELECT messages.group_id
+ LIMIT 256 OFFSET 0) AS anon_6
+WHERE anon_6.group_id IS NULL OR (anon_6.group_id NOT IN (SELECT messages.group_id
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3))) ORDER BY anon_7.visible_at
- LIMIT ?4 OFFSET 0) AS anon_6 UNION ALL SELECT id
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff))) ORDER BY anon_6.visible_at
+ LIMIT :n OFFSET 0) AS anon_5 UNION ALL SELECT id
 FROM (SELECT messages.id AS id
 FROM messages
-WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= ?1 AND messages.sent_at > ?3 AND messages.group_id IN (SELECT messages.group_id
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff AND messages.group_id IN (SELECT messages.group_id
 FROM messages
-WHERE messages.queue_id = ?2 AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > ?1 AND messages.sent_at > ?3 GROUP BY messages.group_id
+WHERE messages.queue_id = :queue_id AND messages.receive_count > 0 AND messages.group_id IS NOT NULL AND messages.sequence_number IS NULL AND messages.visible_at > :now AND messages.sent_at > :cutoff GROUP BY messages.group_id
 HAVING count(*) >= 30 AND count(*) * 100 > 10 * (SELECT count(*) AS count_1
 FROM messages
-WHERE messages.queue_id = ?2 AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > ?1 AND messages.receive_count > 0 AND messages.sent_at > ?3)) ORDER BY messages.visible_at
- LIMIT ?4 OFFSET 0) AS anon_8) AS fair
- LIMIT ?4 OFFSET 0);
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at > :now AND messages.receive_count > 0 AND messages.sent_at > :cutoff)) ORDER BY messages.visible_at
+ LIMIT :n OFFSET 0) AS anon_7) AS fair
+ LIMIT :n OFFSET 0);
 
 -- name: CLAIM_LISTED_ROWS
-UPDATE messages SET visible_at=?1, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, ?2), received_at=?2, receipt_token=?3 WHERE messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66, ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77, ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88, ?89, ?90, ?91, ?92, ?93, ?94, ?95, ?96, ?97, ?98, ?99, ?100, ?101, ?102, ?103);
+UPDATE messages SET visible_at=:lease_end, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, :now), received_at=:now, receipt_token=:token WHERE messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8, :id_9, :id_10, :id_11, :id_12, :id_13, :id_14, :id_15, :id_16, :id_17, :id_18, :id_19, :id_20, :id_21, :id_22, :id_23, :id_24, :id_25, :id_26, :id_27, :id_28, :id_29, :id_30, :id_31, :id_32, :id_33, :id_34, :id_35, :id_36, :id_37, :id_38, :id_39, :id_40, :id_41, :id_42, :id_43, :id_44, :id_45, :id_46, :id_47, :id_48, :id_49, :id_50, :id_51, :id_52, :id_53, :id_54, :id_55, :id_56, :id_57, :id_58, :id_59, :id_60, :id_61, :id_62, :id_63, :id_64, :id_65, :id_66, :id_67, :id_68, :id_69, :id_70, :id_71, :id_72, :id_73, :id_74, :id_75, :id_76, :id_77, :id_78, :id_79, :id_80, :id_81, :id_82, :id_83, :id_84, :id_85, :id_86, :id_87, :id_88, :id_89, :id_90, :id_91, :id_92, :id_93, :id_94, :id_95, :id_96, :id_97, :id_98, :id_99);
 
 -- name: advance_fresh
 UPDATE queues SET fresh_from=coalesce((SELECT min(messages.id) AS min_1
@@ -1671,74 +1661,74 @@ DELETE FROM messages WHERE messages.id = :id RETURNING id, visible_at, group_id,
 DELETE FROM messages WHERE messages.id = :id AND messages.queue_id = :queue_id AND messages.message_id = :message_id AND messages.receipt_token = :token AND (:fifo = :param_1 OR messages.visible_at > :now) RETURNING id, group_id, is_head;
 
 -- name: delete_standard_by_handle
-DELETE FROM messages WHERE messages.id = ? AND messages.queue_id = ? AND messages.message_id = ? AND messages.receipt_token = ?;
+DELETE FROM messages WHERE messages.id = :id AND messages.queue_id = :queue_id AND messages.message_id = :message_id AND messages.receipt_token = :token;
 
 -- name: DELETE_CLAIMED_ROWS[0]
 
 -- name: DELETE_CLAIMED_ROWS[1]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0);
 
 -- name: DELETE_CLAIMED_ROWS[2]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1);
 
 -- name: DELETE_CLAIMED_ROWS[3]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2);
 
 -- name: DELETE_CLAIMED_ROWS[4]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3);
 
 -- name: DELETE_CLAIMED_ROWS[5]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4);
 
 -- name: DELETE_CLAIMED_ROWS[6]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5);
 
 -- name: DELETE_CLAIMED_ROWS[7]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6);
 
 -- name: DELETE_CLAIMED_ROWS[8]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7);
 
 -- name: DELETE_CLAIMED_ROWS[9]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8);
 
 -- name: DELETE_CLAIMED_ROWS[10]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8, :id_9);
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[0]
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[1]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[2]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[3]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[4]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[5]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[6]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[7]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[8]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[9]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_FIFO_ROWS[10]
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) AND messages.visible_at > ?3 RETURNING id, receipt_token, group_id, is_head;
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8, :id_9) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_MANY
-DELETE FROM messages WHERE messages.receipt_token = ?1 AND messages.queue_id + 0 = ?2 AND messages.id IN (?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42, ?43, ?44, ?45, ?46, ?47, ?48, ?49, ?50, ?51, ?52, ?53, ?54, ?55, ?56, ?57, ?58, ?59, ?60, ?61, ?62, ?63, ?64, ?65, ?66, ?67, ?68, ?69, ?70, ?71, ?72, ?73, ?74, ?75, ?76, ?77, ?78, ?79, ?80, ?81, ?82, ?83, ?84, ?85, ?86, ?87, ?88, ?89, ?90, ?91, ?92, ?93, ?94, ?95, ?96, ?97, ?98, ?99, ?100, ?101, ?102);
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8, :id_9, :id_10, :id_11, :id_12, :id_13, :id_14, :id_15, :id_16, :id_17, :id_18, :id_19, :id_20, :id_21, :id_22, :id_23, :id_24, :id_25, :id_26, :id_27, :id_28, :id_29, :id_30, :id_31, :id_32, :id_33, :id_34, :id_35, :id_36, :id_37, :id_38, :id_39, :id_40, :id_41, :id_42, :id_43, :id_44, :id_45, :id_46, :id_47, :id_48, :id_49, :id_50, :id_51, :id_52, :id_53, :id_54, :id_55, :id_56, :id_57, :id_58, :id_59, :id_60, :id_61, :id_62, :id_63, :id_64, :id_65, :id_66, :id_67, :id_68, :id_69, :id_70, :id_71, :id_72, :id_73, :id_74, :id_75, :id_76, :id_77, :id_78, :id_79, :id_80, :id_81, :id_82, :id_83, :id_84, :id_85, :id_86, :id_87, :id_88, :id_89, :id_90, :id_91, :id_92, :id_93, :id_94, :id_95, :id_96, :id_97, :id_98, :id_99);
 
 -- name: change_visibility
 UPDATE messages SET visible_at=:visible_at WHERE messages.id = :id;
@@ -2091,25 +2081,25 @@ WHERE move_tasks.source_queue_id = :source_queue_id ORDER BY move_tasks.started_
 UPDATE move_tasks SET status=:status, updated_at=:now, moved=:moved, last_id=:last_id, last_group=:last_group, failure_reason=:failure_reason WHERE move_tasks.task_handle = :task_handle;
 
 -- name: COUNT_SENT
-INSERT INTO queue_history (minute, queue_id, sent, bytes_sent) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (minute, queue_id) DO UPDATE SET sent = (queue_history.sent + excluded.sent), bytes_sent = (queue_history.bytes_sent + excluded.bytes_sent);
+INSERT INTO queue_history (minute, queue_id, sent, bytes_sent) VALUES (:minute, :queue_id, :sent, :bytes_sent) ON CONFLICT (minute, queue_id) DO UPDATE SET sent = (queue_history.sent + excluded.sent), bytes_sent = (queue_history.bytes_sent + excluded.bytes_sent);
 
 -- name: COUNT_RECEIVED
-INSERT INTO queue_history (minute, queue_id, received, redelivered, empty_receives, dead_lettered) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (minute, queue_id) DO UPDATE SET received = (queue_history.received + excluded.received), redelivered = (queue_history.redelivered + excluded.redelivered), empty_receives = (queue_history.empty_receives + excluded.empty_receives), dead_lettered = (queue_history.dead_lettered + excluded.dead_lettered);
+INSERT INTO queue_history (minute, queue_id, received, redelivered, empty_receives, dead_lettered) VALUES (:minute, :queue_id, :received, :redelivered, :empty_receives, :dead_lettered) ON CONFLICT (minute, queue_id) DO UPDATE SET received = (queue_history.received + excluded.received), redelivered = (queue_history.redelivered + excluded.redelivered), empty_receives = (queue_history.empty_receives + excluded.empty_receives), dead_lettered = (queue_history.dead_lettered + excluded.dead_lettered);
 
 -- name: COUNT_DELETED
-INSERT INTO queue_history (minute, queue_id, deleted) VALUES (?1, ?2, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET deleted = (queue_history.deleted + excluded.deleted);
+INSERT INTO queue_history (minute, queue_id, deleted) VALUES (:minute, :queue_id, :deleted) ON CONFLICT (minute, queue_id) DO UPDATE SET deleted = (queue_history.deleted + excluded.deleted);
 
 -- name: COUNT_MOVED_IN
-INSERT INTO queue_history (minute, queue_id, moved_in) VALUES (?1, ?2, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET moved_in = (queue_history.moved_in + excluded.moved_in);
+INSERT INTO queue_history (minute, queue_id, moved_in) VALUES (:minute, :queue_id, :moved_in) ON CONFLICT (minute, queue_id) DO UPDATE SET moved_in = (queue_history.moved_in + excluded.moved_in);
 
 -- name: COUNT_EXPIRED
-INSERT INTO queue_history (minute, queue_id, expired) VALUES (?1, ?2, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET expired = (queue_history.expired + excluded.expired);
+INSERT INTO queue_history (minute, queue_id, expired) VALUES (:minute, :queue_id, :expired) ON CONFLICT (minute, queue_id) DO UPDATE SET expired = (queue_history.expired + excluded.expired);
 
 -- name: COUNT_PURGED
-INSERT INTO queue_history (minute, queue_id, expired, purged) VALUES (?1, ?2, ?4, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET expired = (queue_history.expired + excluded.expired), purged = (queue_history.purged + excluded.purged);
+INSERT INTO queue_history (minute, queue_id, expired, purged) VALUES (:minute, :queue_id, :expired, :purged) ON CONFLICT (minute, queue_id) DO UPDATE SET expired = (queue_history.expired + excluded.expired), purged = (queue_history.purged + excluded.purged);
 
 -- name: COUNT_MOVED
-INSERT INTO queue_history (minute, queue_id, expired, moved) VALUES (?1, ?2, ?4, ?3) ON CONFLICT (minute, queue_id) DO UPDATE SET expired = (queue_history.expired + excluded.expired), moved = (queue_history.moved + excluded.moved);
+INSERT INTO queue_history (minute, queue_id, expired, moved) VALUES (:minute, :queue_id, :expired, :moved) ON CONFLICT (minute, queue_id) DO UPDATE SET expired = (queue_history.expired + excluded.expired), moved = (queue_history.moved + excluded.moved);
 
 -- name: sample_backlog
 UPDATE queue_history SET visible=:visible, in_flight=:in_flight, delayed=:delayed, oldest_age=:oldest_age WHERE queue_history.minute = :minute AND queue_history.queue_id = :queue_id AND queue_history.visible IS NULL;

@@ -27,6 +27,7 @@ from urllib.parse import quote
 from . import defaults as D
 from .dbfile import open_lock_file, writers_waiting
 from .errors import DatabaseError
+from .tx import immediate
 
 fcntl: Any
 try:
@@ -150,10 +151,8 @@ def _return_pages(conn: sqlite3.Connection, until: float, writer_waits: Callable
     is left, or ``writer_waits`` says a writer waits (asked every RECLAIM_WAITERS_SECONDS): (pages
     returned, whether it ended for that writer). PRAGMA incremental_vacuum(1): one page whether the driver
     steps the statement once (Python's sqlite3 does for a statement without columns) or to its end."""
-    cursor = conn.cursor()
-    cursor.execute("BEGIN IMMEDIATE")
-    try:
-        free = cursor.execute("PRAGMA freelist_count").fetchone()[0]
+    with immediate(conn) as cursor:
+        (free,) = cursor.execute("PRAGMA freelist_count").fetchone()
         returned, yielded = 0, False
         look = clock() + D.RECLAIM_WAITERS_SECONDS
         while returned < free:
@@ -167,17 +166,7 @@ def _return_pages(conn: sqlite3.Connection, until: float, writer_waits: Callable
                     yielded = True
                     break
                 look = now + D.RECLAIM_WAITERS_SECONDS
-        cursor.execute("COMMIT")
-        return returned, yielded
-    except BaseException:
-        if conn.in_transaction:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-        raise
-    finally:
-        cursor.close()
+    return returned, yielded
 
 
 @dataclass

@@ -29,7 +29,7 @@ HEADER = """\
 --
 -- Each block is `-- name: NAME` (NAME[n]: entry n of a per-batch-size tuple, for n rows), then
 -- `-- defaults: {...}` where SQLAlchemy made literals into parameters, then the statement.
--- Parameters are :named, or ? / ?1 ?2 ... by position where the names say so (queries.py).
+-- Parameters are :named; sqsqlite binds each from a dict, and reads rows by column name.
 -- `-- constant: NAME = JSON` lines are the statements module's column lists and numbers.
 """
 

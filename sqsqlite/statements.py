@@ -31,7 +31,7 @@ from .schema import (
     receive_attempts,
 )
 from .sqlcompile import NO_ROWS as _NO_ROWS
-from .sqlcompile import P, Sql, compile_numbered, compile_positional, compile_sql
+from .sqlcompile import P, Sql, compile_sql
 
 m = messages
 q = queues
@@ -61,7 +61,6 @@ CLAIMED_COLUMNS = (
     func.coalesce(m.c.dedup_id, m.c.sequence_number, func.char(literal_column("1")).concat(m.c.group_id)).label("fifo_fields"),
 )
 GROUP_MARK = "\x01"  # char(1) above: deduplication and group ids are printable ASCII
-FIFO_FIELDS_AT = len(CLAIMED_COLUMNS) - 1
 
 # A message's state, from its columns and the clock; nothing stores it (core/rules.py states
 # the rule). cutoff = now - the queue's retention period.
@@ -204,7 +203,7 @@ def _next_id(queue_id: Any, i: int = 0) -> Any:
     return func.max(func.coalesce(top, start), func.coalesce(mark, start)) + literal_column(str(i + 1))
 
 
-# After a deletion of messages, in its transaction: ?1 the highest id it took (or tried to) of
+# After a deletion of messages, in its transaction: :top the highest id it took (or tried to) of
 # one range. The range's mark rises to it only if it was above every row left in the range; a
 # deletion below the top (the common case: claims take the oldest) writes nothing.
 # core.rules.keep_high_water runs it for each range a deletion took from.
@@ -222,8 +221,8 @@ def _raise_marks(rows: Any) -> Any:
     )
 
 
-keep_high_water = compile_numbered(
-    _raise_marks(select(_top_range, P("top")).where(P("top") > func.coalesce(_top_of_range, literal_column("0")))), ("top",)
+keep_high_water = compile_sql(
+    _raise_marks(select(_top_range, P("top")).where(P("top") > func.coalesce(_top_of_range, literal_column("0"))))
 )
 # Before a bulk deletion of a queue's messages that returns no ids (a purge, a queue's
 # deletion): the mark of its range, and of the range of every message it holds from another
@@ -241,65 +240,61 @@ _INSERTED = [c.name for c in MESSAGE_COLUMNS if c.name not in ("id", "received_a
 insert_message = compile_sql(insert(m).values(id=_next_id(P("queue_id")), **{name: P(name) for name in _INSERTED}))
 
 
-# A standard queue's send fills only these columns (the rest keep their defaults), by position
-# (the table's column order, which SQLAlchemy's multi-row VALUES follows). A batch with no
-# message attributes leaves that column out (INSERT_PLAIN_ROWS): sqlite3 binds a None through its
-# adapter look-up, about 1.6 us, where an int or a str takes no look-up.
-INSERT_STANDARD_COLUMNS = ("queue_id", "message_id", "body", "attributes", "sender_id", "sent_at", "visible_at")
-ATTRIBUTES_AT = INSERT_STANDARD_COLUMNS.index("attributes")
-INSERT_PLAIN_COLUMNS = tuple(c for c in INSERT_STANDARD_COLUMNS if c != "attributes")
+# A send fills only these columns (the rest keep their defaults): the queue, sender and send time
+# are the batch's, bound once (:queue_id, :sender_id, :sent_at), and so is a FIFO batch's
+# :visible_at; row i's own values are :message_id_i, :body_i ... (queries.PER_ROW names them).
+# A batch with no message attributes leaves that column out (INSERT_PLAIN_ROWS): sqlite3 binds a
+# None through its adapter look-up, about 1.6 us, where an int or a str takes no look-up.
+_SENT = ("queue_id", "sender_id", "sent_at")
 
 
-def _insert_rows(columns: tuple[str, ...], n: int, table: Any = m, *prefixes: str) -> Sql:
-    """One INSERT of n rows (VALUES (...), (...)): parameters are the rows' values, row after
-    row, in ``columns`` order."""
-    names: list[dict[str, Any]] = [{name: P(f"{name}_{i}") for name in columns} for i in range(n)]
-    order = tuple(f"{name}_{i}" for i in range(n) for name in columns)
+def _insert_rows(shared: tuple[str, ...], each: tuple[str, ...], n: int, table: Any = m, *prefixes: str) -> Sql:
+    """One INSERT of n rows (VALUES (...), (...)): ``shared`` columns bound once, each of
+    ``each`` once a row (:column_i)."""
+    same = {name: P(name) for name in shared}
+    rows: list[dict[str, Any]] = [{**same, **{name: P(f"{name}_{i}") for name in each}} for i in range(n)]
     if table is m:
-        # Numbered: the first row's queue id is also each row's id's range.
-        names = [{"id": _next_id(P("queue_id_0"), i), **row} for i, row in enumerate(names)]
-        return compile_numbered(insert(table).values(names).prefix_with(*prefixes), order)
-    sql, positions = compile_positional(insert(table).values(names).prefix_with(*prefixes))
-    assert positions == order, positions
-    return sql
+        rows = [{"id": _next_id(P("queue_id"), i), **row} for i, row in enumerate(rows)]
+    return compile_sql(insert(table).values(rows).prefix_with(*prefixes))
+
+
+def _per_size(shared: tuple[str, ...], each: tuple[str, ...], *args: Any) -> tuple[Sql, ...]:
+    return (_NO_ROWS,) + tuple(_insert_rows(shared, each, n, *args) for n in _BATCH_SIZES)
 
 
 # A batch's send as one statement: SQLite steps it once, where executemany steps a statement
 # per row. INSERT_STANDARD_ROWS[n] inserts n rows (index 0 unused); INSERT_PLAIN_ROWS[n] the
-# same without attributes.
+# same without attributes; INSERT_GROUPED_ROWS[n] with a fair queue's group ids.
 _BATCH_SIZES = range(1, D.MAX_BATCH_ENTRIES + 1)
-INSERT_STANDARD_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_STANDARD_COLUMNS, n) for n in _BATCH_SIZES)
-INSERT_PLAIN_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_PLAIN_COLUMNS, n) for n in _BATCH_SIZES)
-# And with a fair queue's group ids (group_id comes after them in the table too).
-INSERT_GROUPED_COLUMNS = INSERT_STANDARD_COLUMNS + ("group_id",)
-INSERT_GROUPED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_GROUPED_COLUMNS, n) for n in _BATCH_SIZES)
+INSERT_PLAIN_ROWS = _per_size(_SENT, ("message_id", "body", "visible_at"))
+INSERT_STANDARD_ROWS = _per_size(_SENT, ("message_id", "body", "attributes", "visible_at"))
+INSERT_GROUPED_ROWS = _per_size(_SENT, ("message_id", "body", "attributes", "visible_at", "group_id"))
+# The common send (Queue._insert_plain: bodies alone, so one visible_at for every row too), where
+# 60 values for 10 rows bound row by row are 24.
+INSERT_SHARED_ROWS = _per_size((*_SENT, "visible_at"), ("message_id", "body"))
 # And a FIFO queue's: its messages' deduplication ids, sequence numbers and group heads, and the
 # batch's deduplication entries (OR REPLACE: an entry past its window is written anew).
-INSERT_FIFO_COLUMNS = INSERT_GROUPED_COLUMNS + ("dedup_id", "sequence_number", "is_head")
-INSERT_FIFO_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(INSERT_FIFO_COLUMNS, n) for n in _BATCH_SIZES)
-PUT_DEDUP_COLUMNS = ("queue_id", "scope", "dedup_id", "message_id", "sequence_number", "created_at")
-PUT_DEDUP_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_rows(PUT_DEDUP_COLUMNS, n, fifo_dedup, "OR REPLACE") for n in _BATCH_SIZES)
+INSERT_FIFO_ROWS = _per_size(
+    (*_SENT, "visible_at"), ("message_id", "body", "attributes", "group_id", "dedup_id", "sequence_number", "is_head")
+)
+PUT_DEDUP_ROWS = _per_size(("queue_id", "created_at"), ("scope", "dedup_id", "message_id", "sequence_number"), fifo_dedup, "OR REPLACE")
 # A single FIFO send's message, the head of its group when the group holds no message.
+_FIFO_COLUMNS = (
+    "queue_id",
+    "message_id",
+    "body",
+    "attributes",
+    "sender_id",
+    "sent_at",
+    "visible_at",
+    "group_id",
+    "dedup_id",
+    "sequence_number",
+)
 _is_head = ~select(m.c.id).where(*_GROUP).exists()
 insert_fifo_message = compile_sql(
-    insert(m).values({"id": _next_id(P("queue_id")), **{name: P(name) for name in INSERT_FIFO_COLUMNS[:-1]}, "is_head": _is_head})
+    insert(m).values({"id": _next_id(P("queue_id")), **{name: P(name) for name in _FIFO_COLUMNS}, "is_head": _is_head})
 )
-
-# The common send (Queue._insert_plain: bodies alone, so one queue, sender, send time and
-# visible_at for every row). Those four are numbered parameters, each bound once however many
-# rows use it (qmark binds every use: 60 values for 10 rows, here 24). Parameters:
-# INSERT_SHARED_PARAMS, then the rows' message ids, then their bodies.
-INSERT_SHARED_PARAMS = ("queue_id", "sender_id", "sent_at", "visible_at")
-
-
-def _insert_shared_rows(n: int) -> Sql:
-    shared = {name: P(name) for name in INSERT_SHARED_PARAMS}
-    rows = [{"id": _next_id(P("queue_id"), i), **shared, "message_id": P(f"message_id_{i}"), "body": P(f"body_{i}")} for i in range(n)]
-    order = INSERT_SHARED_PARAMS + tuple(f"message_id_{i}" for i in range(n)) + tuple(f"body_{i}" for i in range(n))
-    return compile_numbered(insert(m).values(rows), order)
-
-
-INSERT_SHARED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_insert_shared_rows(n) for n in _BATCH_SIZES)
 
 
 def _claim(candidates, columns):
@@ -308,8 +303,8 @@ def _claim(candidates, columns):
     One random :token per claim, shared by the rows it claims: a token only has to tell this
     receive of a message from its other receives (the handle carrying it names the row and the
     message and is signed), and binding it costs nothing per row, where a token function called
-    back into Python for every row. The 1 is literal SQL, not a parameter, so the statement
-    can be compiled positionally (compile_positional takes no parameters with default values)."""
+    back into Python for every row. The 1 is literal SQL, not a parameter with a default value
+    that every caller would bind too."""
     return update(m).where(m.c.id.in_(candidates.scalar_subquery())).values(**_CLAIMED).returning(*columns)
 
 
@@ -376,10 +371,8 @@ def _oldest_quiet_in(window):
 # holds fewer); only when those hold fewer than n, noisy groups' oldest, so a noisy group is
 # served whenever nothing else waits. Each walk is a bounded range of ix_messages_visible; with no
 # noisy group the first yields the n oldest at once, as before fair queues, and a message of no
-# group never evaluates noisy_groups (the OR stops at group_id IS NULL). Numbered parameters (?1
-# ...), in CLAIM_STANDARD_PARAMS order, each bound once: sqlite3 binds a name with a dictionary
-# look-up per parameter (callgrind: by name, a receive + delete of 1 took 5% more instructions).
-CLAIM_STANDARD_PARAMS = ("lease_end", "now", "token", "queue_id", "cutoff", "n")
+# group never evaluates noisy_groups (the OR stops at group_id IS NULL). Parameters: :lease_end,
+# :now, :token, :queue_id, :cutoff and :n, each bound once however often the statement uses it.
 _window_end = _visible_rows(columns=(m.c.visible_at,)).order_by(m.c.visible_at).limit(_lit("1")).offset(_lit(str(D.FAIR_WINDOW - 1)))
 _parts = (
     _oldest_quiet_in(_visible_rows(columns=(m.c.id, m.c.group_id, m.c.visible_at, m.c.sent_at)).order_by(m.c.visible_at)),
@@ -388,18 +381,16 @@ _parts = (
 )
 _fair: Any = union_all(*(select(_lit("id")).select_from(part.subquery()) for part in _parts)).subquery("fair")
 _fair_ids = select(_lit("id")).select_from(_fair).limit(P("n")).offset(_ZERO)
-claim_standard = compile_numbered(_claim(_fair_ids, CLAIMED_COLUMNS), CLAIM_STANDARD_PARAMS)
+claim_standard = compile_sql(_claim(_fair_ids, CLAIMED_COLUMNS))
 # A buffered claim of more than 10 (docs/explanation/architecture.md): claim_standard's rows read as it leaves them, then claimed by id.
 _as_claimed: dict[Any, Any] = {m.c.receive_count: _CLAIMED["receive_count"], m.c.first_received_at: _CLAIMED["first_received_at"]}
 _chosen = m.c.id.in_(_fair_ids.scalar_subquery())
-claim_standard_rows = compile_numbered(
-    select(*(_as_claimed.get(c, c) for c in CLAIMED_COLUMNS)).where(_chosen), ("now", "queue_id", "cutoff", "n")
+claim_standard_rows = compile_sql(
+    select(*(_as_claimed[c].label(c.name) if c in _as_claimed else c for c in CLAIMED_COLUMNS)).where(_chosen)
 )
 CLAIM_LISTED_MAX = D.BUFFER_PREFETCH.high
 _ids = tuple(f"id_{i}" for i in range(CLAIM_LISTED_MAX))
-CLAIM_LISTED_ROWS = compile_numbered(
-    update(m).where(m.c.id.in_(list(map(P, _ids)))).values(**_CLAIMED), ("lease_end", "now", "token", *_ids)
-)
+CLAIM_LISTED_ROWS = compile_sql(update(m).where(m.c.id.in_(list(map(P, _ids)))).values(**_CLAIMED))
 # After a standard claim that comes back short, and every FRESH_SPAN messages a connection claims
 # (receiving.py), fresh_from moves up to the queue's first fresh message (or past its last
 # message), if the range holds more than FRESH_SPAN rows from it (never on a queue of fewer, so
@@ -536,10 +527,9 @@ delete_by_handle = compile_sql(
     )
     .returning(m.c.id, m.c.group_id, m.c.is_head)
 )
-# DeleteMessageBatch on a standard queue: one executemany of this, by position; its total
-# rowcount tells whether every handle was its message's newest (then nothing is left to decide).
-DELETE_STANDARD_COLUMNS = ("id", "queue_id", "message_id", "token")
-delete_standard_by_handle, _delete_standard_order = compile_positional(
+# DeleteMessageBatch on a standard queue: one executemany of this; its total rowcount tells
+# whether every handle was its message's newest (then nothing is left to decide).
+delete_standard_by_handle = compile_sql(
     delete(m).where(
         m.c.id == P("id"),
         m.c.queue_id == P("queue_id"),
@@ -547,7 +537,6 @@ delete_standard_by_handle, _delete_standard_order = compile_positional(
         m.c.receipt_token == P("token"),
     )
 )
-assert _delete_standard_order == DELETE_STANDARD_COLUMNS
 
 
 # DeleteMessageBatch's commonest case, the messages one receive took: their handles share that
@@ -556,10 +545,10 @@ assert _delete_standard_order == DELETE_STANDARD_COLUMNS
 # delete_standard_by_handle adds nothing to them). One statement for the batch, where the
 # executemany binds four values and steps once per handle (callgrind: receive + delete in
 # batches of 10, 4,400 instructions a message less). "+ 0" keeps the planner on the listed row
-# ids, not the queue's index range. DELETE_CLAIMED_ROWS[n] takes n row ids; parameters: token,
-# queue id, then the row ids. DELETE_CLAIMED_FIFO_ROWS[n], a FIFO queue's: token, queue id, now,
-# then the row ids; it deletes only messages still in flight (a FIFO handle ends with its
-# lease), and returns what each deletion did to its group's head.
+# ids, not the queue's index range. DELETE_CLAIMED_ROWS[n] takes :token, :queue_id and n row
+# ids, :id_0 to :id_<n-1>. DELETE_CLAIMED_FIFO_ROWS[n], a FIFO queue's, also :now; it deletes
+# only messages still in flight (a FIFO handle ends with its lease), and returns what each
+# deletion did to its group's head.
 def _delete_claimed_rows(n: int, fifo: bool = False) -> Sql:
     ids = [P(f"id_{i}") for i in range(n)]
     stmt = delete(m).where(
@@ -567,11 +556,9 @@ def _delete_claimed_rows(n: int, fifo: bool = False) -> Sql:
         (m.c.queue_id + literal_column("0")) == P("queue_id"),
         m.c.id.in_(ids),
     )
-    order = tuple(f"id_{i}" for i in range(n))
     if fifo:
-        fifo_stmt = stmt.where(_hidden).returning(m.c.id, m.c.receipt_token, m.c.group_id, m.c.is_head)
-        return compile_numbered(fifo_stmt, ("token", "queue_id", "now") + order)
-    return compile_numbered(stmt, ("token", "queue_id") + order)
+        return compile_sql(stmt.where(_hidden).returning(m.c.id, m.c.receipt_token, m.c.group_id, m.c.is_head))
+    return compile_sql(stmt)
 
 
 DELETE_CLAIMED_ROWS: tuple[Sql, ...] = (_NO_ROWS,) + tuple(_delete_claimed_rows(n) for n in _BATCH_SIZES)
@@ -912,13 +899,13 @@ HISTORY_KEY = ("minute", "queue_id")
 
 
 def _count(*columns: str) -> Sql:
-    """Add to a queue's row of the minute, creating it: ?1 the minute, ?2 the queue, then
-    ``columns`` in order. One statement per operation, numbered so each value binds once."""
+    """Add to a queue's row of the minute, creating it: :minute, :queue_id, and a parameter
+    named after each of ``columns``. One statement per operation."""
     stmt = sqlite_insert(_hist).values(minute=P("minute"), queue_id=P("queue_id"), **{c: P(c) for c in columns})
     stmt = stmt.on_conflict_do_update(
         index_elements=[_hist.c.minute, _hist.c.queue_id], set_={c: _hist.c[c] + stmt.excluded[c] for c in columns}
     )
-    return compile_numbered(stmt, HISTORY_KEY + columns)
+    return compile_sql(stmt)
 
 
 COUNT_SENT = _count("sent", "bytes_sent")

@@ -546,7 +546,7 @@ class Store:
         self._file.check(None)  # else SQLite would create a new, empty file at the path
         conn = self.open_connection()
         cursor = conn.cursor()
-        cursor.row_factory = None  # Tx.all_positional's rows are plain tuples
+        cursor.row_factory = None  # Tx.all_bound's rows are plain tuples
         # The cursor first: an interrupt between the two must not leave a connection that
         # looks ready without its cursor.
         local.cursor = cursor

@@ -1,18 +1,42 @@
 """What a thread keeps about its SQLite connection, and Tx: the statements run inside one open
 transaction. ``store.py`` opens and ends the transactions (locks, BEGIN, COMMIT, groups); the
 engine gets a Tx and never sees SQL, only the compiled statements of ``queries.py``. SQLite's
-errors, what they mean and how they are said, are :mod:`sqsqlite.sqlite_errors`'."""
+errors, what they mean and how they are said, are :mod:`sqsqlite.sqlite_errors`'.
+:func:`immediate` is the write transaction of a connection the store does not keep (the
+checkpoint thread's, returning free pages: :mod:`sqsqlite.space`)."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import defaults as D
 from . import queries as Q
 from .dbfile import mark_waiting, unmark_waiting
+
+
+@contextlib.contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
+    """A write transaction on ``conn``, whose caller holds the writers' lock: BEGIN IMMEDIATE,
+    the block's statements on the cursor it is given, then COMMIT; ROLLBACK if the block (or the
+    COMMIT) raises."""
+    cursor = conn.cursor()
+    cursor.execute("BEGIN IMMEDIATE")
+    try:
+        yield cursor
+        cursor.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        raise
+    finally:
+        cursor.close()
 
 
 class Group:
@@ -289,7 +313,7 @@ class Tx:
         elif not self.checked and not local.fresh:
             self._check_version(local)
         row = self.c.execute(Q.get_meta, Q.get_meta.bind({"key": key[1]})).fetchone()
-        value = parse(None if row is None else bytes(row[0]))
+        value = parse(None if row is None else bytes(row["value"]))
         local.queues[key] = (value, now)
         return value
 
@@ -308,19 +332,21 @@ class Tx:
     def all(self, sql: Q.Sql, **params: Any) -> list:
         return self.c.execute(sql, sql.bind(params)).fetchall()
 
-    def all_positional(self, sql: str, values: tuple) -> list[tuple]:
-        """Rows as plain tuples (the write cursor has no row factory): read by position, they
-        skip a sqlite3.Row each and unpack as tuples do. Write transactions only."""
-        return self.local.cursor.execute(sql, values).fetchall()
+    def all_bound(self, sql: str, params: dict) -> list[tuple]:
+        """Rows as plain tuples (the write cursor has no row factory), for a caller that makes
+        its own row class of them; ``params`` bound by name as given (no defaults). Write
+        transactions only."""
+        return self.local.cursor.execute(sql, params).fetchall()
 
     def run(self, sql: Q.Sql, **params: Any) -> int:
         return self.c.execute(sql, sql.bind(params)).rowcount
 
-    def run_positional(self, sql: str, values: list) -> int:
-        """Rows changed. Write transactions only (on the kept cursor, like all_positional)."""
-        return self.local.cursor.execute(sql, values).rowcount
+    def run_bound(self, sql: str, params: dict) -> int:
+        """Rows changed, ``params`` bound as given: a hot path's dict, built without keywords.
+        Write transactions only (on the kept cursor, like all_bound)."""
+        return self.local.cursor.execute(sql, params).rowcount
 
-    def run_many_positional(self, sql: str, rows: list[tuple]) -> int:
+    def run_many_bound(self, sql: str, rows: list[dict]) -> int:
         """Rows changed in all (what sqlite3's executemany rowcount sums). Write transactions only."""
         return self.local.cursor.executemany(sql, rows).rowcount
 

@@ -72,4 +72,4 @@ def bookmarks(db: Context, prefix: str) -> dict[str, bytes]:
     start = _PREFIX + V.text("bookmark prefix", prefix)
     with db.store.read() as tx:
         rows = tx.all(Q.meta_range, low=start, high=start + "\U0010ffff")
-    return {row[0][len(_PREFIX) :]: bytes(row[1]) for row in rows}
+    return {row["key"][len(_PREFIX) :]: bytes(row["value"]) for row in rows}

@@ -308,7 +308,7 @@ class Database:
         """Every queue's tags by its name, read at once (list_queue_tags reads one queue's): the
         Kombu transport routes a publish by the bindings its queues' tags record."""
         with self.store.read() as tx:
-            return {name: json.loads(tags) for name, tags in tx.all(Q.queue_tags, **self.scope_params())}
+            return {r["name"]: json.loads(r["tags"]) for r in tx.all(Q.queue_tags, **self.scope_params())}
 
     def history(self, since: int, until: int | None = None, names: Sequence[str] | None = None) -> list[dict]:
         """CloudWatch's per-minute figures kept in the file (the queue_history table): one dict
@@ -321,7 +321,7 @@ class Database:
         chosen = None if names is None else json.dumps([names] if isinstance(names, str) else list(names))
         with self.store.read() as tx:
             rows = tx.all(Q.history_rows, since=max(since, 1), until=until, names=chosen, **self.scope_params())
-        return [dict(zip(Q.HISTORY_COLUMNS, r)) for r in rows]
+        return [{c: r[c] for c in Q.HISTORY_COLUMNS} for r in rows]
 
     def history_totals(self, since: int = 0, until: int | None = None) -> dict[str, dict[str, int]]:
         """Every queue's counters summed over the minutes that start in [since, until), by name;
@@ -329,7 +329,7 @@ class Database:
         Prometheus counters. Pruned minutes stay in them (history.prune)."""
         with self.store.read() as tx:
             rows = tx.all(Q.history_totals, since=since, until=2**62 if until is None else until, **self.scope_params())
-        return {r[0]: dict(zip(Q.HISTORY_COUNTERS, map(int, r[1:]))) for r in rows}
+        return {r["name"]: {c: int(r[c]) for c in Q.HISTORY_COUNTERS} for r in rows}
 
     @property
     def history_retention(self) -> int:
@@ -435,7 +435,7 @@ class Database:
                     heads_left(tx, row["id"], removed_rows)
                     n = len(removed_rows)
                     if n:
-                        history.count(tx, Q.COUNT_EXPIRED, row["id"], now, n)
+                        history.count(tx, Q.COUNT_EXPIRED, row["id"], now, expired=n)
                     tx.run(Q.prune_dedup, queue_id=row["id"], window_start=now - ms(D.FIFO_DEDUP_WINDOW_SECONDS))
                     tx.run(Q.prune_attempts, queue_id=row["id"], window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
                 removed += n

@@ -19,7 +19,7 @@ from .. import validation as V
 from ..errors import InvalidParameterValue, MessageNotInflight, MissingParameter, ReceiptHandleIsInvalid, SQSError
 from ..store import Tx
 from . import history
-from .handles import Handle, handle_delete_key, handle_queue, handle_row_id, handle_token, invalid_handle_text, is_message_uuid
+from .handles import Handle, handle_delete_params, handle_queue, handle_row_id, handle_token, invalid_handle_text, is_message_uuid
 from .results import NOT_RECEIVED, BatchResult, BatchResultErrorEntry, Message
 from .rules import heads_left, keep_high_water, ms, queue_row, retention_cutoff
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .context import QueueContext
 
 _get_receipt_handle = operator.itemgetter("ReceiptHandle")
+_IDS = Q.PER_ROW["id"]  # a statement of several row ids: :id_0, :id_1 ...
 
 
 def _locate(queue: QueueContext, tx: Tx, row, handle: str, now: int):
@@ -88,16 +89,16 @@ def delete_message(queue: QueueContext, receipt_handle: str | Message) -> None:
         if (
             h is not None
             and h.queue_id == handles.queue_ids.get(queue.key)
-            and tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h))
+            and tx.run_bound(Q.delete_standard_by_handle, handle_delete_params(h))
         ):
             keep_high_water(tx, (h.row_id,))
-            history.count(tx, Q.COUNT_DELETED, h.queue_id, queue.now(), 1)
+            history.count(tx, Q.COUNT_DELETED, h.queue_id, queue.now(), deleted=1)
             return
         # The exact way reads a message's handle as text (made now if it never was).
         handle = receipt_handle if message is None else message.receipt_handle
         row, now = queue_row(tx, queue), queue.now()
         if _delete(queue, tx, row, handle, now):  # type: ignore[arg-type]  # None: MissingParameter there
-            history.count(tx, Q.COUNT_DELETED, row["id"], now, 1)
+            history.count(tx, Q.COUNT_DELETED, row["id"], now, deleted=1)
     if fifo:  # the group's next message may be receivable now
         queue.wakeups.notify(queue.key, 1)
 
@@ -109,9 +110,9 @@ def _delete(queue: QueueContext, tx: Tx, row, handle: str, now: int) -> bool:
     # valid. Anything else deletes nothing here and is sorted out by _locate below.
     h = queue.handles.check(handle, row["id"])
     if not row["fifo"]:
-        # No group head to mend: the plain positional DELETE, without RETURNING (which makes
+        # No group head to mend: the plain DELETE, without RETURNING (which makes
         # SQLite collect its rows in a temporary table before the first one comes back).
-        if tx.run_positional(Q.delete_standard_by_handle, handle_delete_key(h)):
+        if tx.run_bound(Q.delete_standard_by_handle, handle_delete_params(h)):
             keep_high_water(tx, (h.row_id,))
             return True
     else:
@@ -153,7 +154,7 @@ def delete_claims(queue: QueueContext, claims: list[Handle]) -> list[tuple[str, 
         now = queue.now()
         issued = None if row["fifo"] else _delete_issued(tx, row["id"], claims)
         if issued == len(claims):
-            history.count(tx, Q.COUNT_DELETED, row["id"], now, issued)
+            history.count(tx, Q.COUNT_DELETED, row["id"], now, deleted=issued)
             return failures
         deleted = issued or 0  # the rest find those deleted already
         text = queue.handles.text
@@ -164,7 +165,7 @@ def delete_claims(queue: QueueContext, claims: list[Handle]) -> list[tuple[str, 
             except SQSError as exc:
                 failures.append((handle, exc))
         if deleted:
-            history.count(tx, Q.COUNT_DELETED, row["id"], now, deleted)
+            history.count(tx, Q.COUNT_DELETED, row["id"], now, deleted=deleted)
     if row["fifo"] and len(failures) < len(claims):  # the groups' next messages may be receivable now
         queue.wakeups.notify(queue.key, len(claims) - len(failures))
     return failures
@@ -247,7 +248,7 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
         issued_to = queue.handles.queue_ids.get(queue.key)
         issued = _delete_issued(tx, issued_to, remembered)
         if issued == len(entries):
-            history.count(tx, Q.COUNT_DELETED, issued_to, queue.now(), issued)  # type: ignore[arg-type]  # issued: the queue is known
+            history.count(tx, Q.COUNT_DELETED, issued_to, queue.now(), deleted=issued)  # type: ignore[arg-type]  # issued: the queue is known
             return BatchResult([{"Id": i} for i in entry_ids], failed)
         tried = issued is not None  # the fast path ran, and fell short
         # Rows deleted before the loop below without being marked done in `deleted`: the loop
@@ -277,12 +278,12 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
             # exactly (a message this deleted reads as already deleted there, and counts
             # nothing there: the rows this took are counted here). Skipped after the fast
             # path above fell short: it would delete nothing more.
-            keys = list(map(handle_delete_key, handles.values()))
-            taken = tx.run_many_positional(Q.delete_standard_by_handle, keys)
+            keys = list(map(handle_delete_params, handles.values()))
+            taken = tx.run_many_bound(Q.delete_standard_by_handle, keys)
             if taken:
-                keep_high_water(tx, (k[0] for k in keys))
+                keep_high_water(tx, (k["id"] for k in keys))
             if taken == len(keys):
-                deleted.update((k[0], bytes(k[3])) for k in keys)
+                deleted.update((k["id"], bytes(k["token"])) for k in keys)
             else:
                 gone_before += taken
         elif handles and row["fifo"]:
@@ -294,18 +295,17 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
                 claimed.setdefault(bytes(handle.token), [handle.token]).append(handle.row_id)
             heads = set()
             for token, *ids in claimed.values():
-                for row_id, row_token, group_id, was_head in tx.all_positional(
-                    Q.DELETE_CLAIMED_FIFO_ROWS[len(ids)], (token, queue_id, now, *ids)
-                ):
-                    deleted.add((row_id, row_token))
-                    if was_head:
-                        heads.add(group_id)
+                params = {"token": token, "queue_id": queue_id, "now": now, **dict(zip(_IDS, ids))}
+                for gone in tx.all(Q.DELETE_CLAIMED_FIFO_ROWS[len(ids)], **params):
+                    deleted.add((gone["id"], gone["receipt_token"]))
+                    if gone["is_head"]:
+                        heads.add(gone["group_id"])
             keep_high_water(tx, (row_id for row_id, _ in deleted))
             for group_id in heads:  # the groups' next messages head them now
                 tx.run(Q.fix_group_head, queue_id=queue_id, group_id=group_id)
         count = gone_before + len(deleted)  # the exact path below finds these deleted already
         if len(deleted) == len(entries):  # each entry deleted its own message above
-            history.count(tx, Q.COUNT_DELETED, queue_id, now, count)
+            history.count(tx, Q.COUNT_DELETED, queue_id, now, deleted=count)
             return BatchResult([{"Id": e["Id"]} for e in entries], failed)
         if given_messages:  # as above
             entries = [_as_text(e) for e in entries]
@@ -320,7 +320,7 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
             except SQSError as exc:
                 failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
         if count:
-            history.count(tx, Q.COUNT_DELETED, queue_id, now, count)
+            history.count(tx, Q.COUNT_DELETED, queue_id, now, deleted=count)
     return BatchResult(successful, failed)
 
 
@@ -383,7 +383,9 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
     tokens = list(map(handle_token, remembered))
     if n <= D.MAX_BATCH_ENTRIES and tokens.count(tokens[0]) == n:  # one receive's: count() tries identity first
         ids = list(map(handle_row_id, remembered))
-        deleted = tx.run_positional(Q.DELETE_CLAIMED_ROWS[n], [tokens[0], queue_id, *ids])
+        params = {"token": tokens[0], "queue_id": queue_id}
+        params.update(zip(_IDS, ids))
+        deleted = tx.run_bound(Q.DELETE_CLAIMED_ROWS[n], params)
         if deleted:
             keep_high_water(tx, ids)
         return deleted
@@ -397,11 +399,14 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
         while end < n and end - start < many and tokens[end] is tokens[start]:
             end += 1
         ids = list(map(handle_row_id, remembered[start:end]))
+        params = {"token": tokens[start], "queue_id": queue_id}
         if len(ids) <= D.MAX_BATCH_ENTRIES:
-            deleted += tx.run_positional(Q.DELETE_CLAIMED_ROWS[len(ids)], [tokens[start], queue_id, *ids])
+            params.update(zip(_IDS, ids))
+            deleted += tx.run_bound(Q.DELETE_CLAIMED_ROWS[len(ids)], params)
         else:
             ids += [ids[-1]] * (many - len(ids))
-            deleted += tx.run_positional(Q.DELETE_CLAIMED_MANY, [tokens[start], queue_id, *ids])
+            params.update(zip(_IDS, ids))
+            deleted += tx.run_bound(Q.DELETE_CLAIMED_MANY, params)
         start = end
     if deleted:
         keep_high_water(tx, map(handle_row_id, remembered))

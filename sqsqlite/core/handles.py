@@ -390,12 +390,13 @@ class Handles:
         return h
 
 
-# A handle's queue; and its fields as Q.delete_standard_by_handle's parameters (in
-# Q.DELETE_STANDARD_COLUMNS order: row id, queue id, message id, token) once its queue is known
-# to be the one deleting (Handles.check, or the batch fast path's set of queues).
-handle_queue = operator.itemgetter(0)
-handle_row_id = operator.itemgetter(1)
-handle_token = operator.itemgetter(3)
-handle_delete_key = operator.itemgetter(1, 0, 4, 3)
-# The getters above pick a handle's fields by position.
-assert Handle._fields == ("queue_id", "row_id", "message_uuid", "token", "message_id")
+# A handle's queue, row id and token, by name (C getters: map() over them calls no Python).
+handle_queue = operator.attrgetter("queue_id")
+handle_row_id = operator.attrgetter("row_id")
+handle_token = operator.attrgetter("token")
+
+
+def handle_delete_params(h: Handle) -> dict:
+    """The handle's fields as Q.delete_standard_by_handle's parameters, once its queue is known
+    to be the one deleting (Handles.check, or the batch fast path's set of queues)."""
+    return {"id": h.row_id, "queue_id": h.queue_id, "message_id": h.message_id, "token": h.token}

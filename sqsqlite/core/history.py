@@ -30,18 +30,20 @@ def minute_of(now: int) -> int:
     return now - now % MINUTE
 
 
-def count(tx: Tx, sql: Any, queue_id: int, now: int, *values: int) -> None:
-    """Add ``values`` (in the order of ``sql``'s columns, one of Q.COUNT_*) to the queue's row of
+def count(tx: Tx, sql: Any, queue_id: int, now: int, **values: int) -> None:
+    """Add ``values`` (by the names of ``sql``'s columns, one of Q.COUNT_*) to the queue's row of
     ``now``'s minute; then, at a connection's first count of the minute for the queue, sample its
     backlog, and at its first of the minute at all, prune."""
     if tx.meta_setting(_SETTING, now, D.HISTORY_SETTING_RECHECK_MS, seconds_of):  # kept(), one call fewer: off, this is all
-        add(tx, sql, queue_id, now, *values)
+        add(tx, sql, queue_id, now, **values)
 
 
-def add(tx: Tx, sql: Any, queue_id: int, now: int, *values: int) -> None:
+def add(tx: Tx, sql: Any, queue_id: int, now: int, **values: int) -> None:
     """count() once kept() said the history is on (for a caller with counts to work out first)."""
     minute = now - now % MINUTE
-    tx.run_positional(sql, [minute, queue_id, *values])
+    values["minute"] = minute
+    values["queue_id"] = queue_id
+    tx.run_bound(sql, values)
     state = tx.state
     key = ("sampled", queue_id)
     if state.get(key) != minute:

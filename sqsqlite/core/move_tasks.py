@@ -218,7 +218,7 @@ def _move_step(db: Context, task_handle: str) -> tuple[MoveTask, float]:
                 heads_left(tx, source["id"], gone)
                 removed += len(gone)
             else:
-                history.count(tx, Q.COUNT_MOVED, source["id"], now, 0, removed)
+                history.count(tx, Q.COUNT_MOVED, source["id"], now, moved=0, expired=removed)
                 return _move_task(task, handle=True), 0.0
             page = dict(after_group=task["last_group"] or "", after=task["last_id"], done=0, upto=task["max_id"], limit=batch)
             rows = tx.all(Q.fifo_messages_page, queue_id=source["id"], cutoff=cutoff, **page)
@@ -278,9 +278,9 @@ def _move_step(db: Context, task_handle: str) -> tuple[MoveTask, float]:
         # of somewhere to move it ends FAILED (having moved every message it could), not COMPLETED.
         status = "RUNNING" if len(rows) == batch else "FAILED" if failure else "COMPLETED"
         if arrived or removed:
-            history.count(tx, Q.COUNT_MOVED, source["id"], now, sum(arrived.values()), removed)
+            history.count(tx, Q.COUNT_MOVED, source["id"], now, moved=sum(arrived.values()), expired=removed)
         for target_id, n in arrived.items():
-            history.count(tx, Q.COUNT_MOVED_IN, target_id, now, n)
+            history.count(tx, Q.COUNT_MOVED_IN, target_id, now, moved_in=n)
         tx.run(
             Q.update_move_task,
             task_handle=task_handle,

@@ -190,7 +190,7 @@ class Queue(Generic[DB]):
                     alive = tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=retention_cutoff(row, now))
                     removed = tx.run(Q.delete_queue_messages, queue_id=row["id"])
                     # The rows past their retention were expired already: counted as such.
-                    history.add(tx, Q.COUNT_PURGED, row["id"], now, alive, removed - alive)
+                    history.add(tx, Q.COUNT_PURGED, row["id"], now, purged=alive, expired=removed - alive)
                 else:
                     tx.run(Q.delete_queue_messages, queue_id=row["id"])
                 # As SQS (recorded): a purge ends the deduplication window too, so a message
@@ -211,12 +211,12 @@ class Queue(Generic[DB]):
             raise_high_water(tx, row["id"])
             deleted = tx.run(Q.purge_visible, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))
             if deleted:
-                history.count(tx, Q.COUNT_PURGED, row["id"], now, deleted, 0)
+                history.count(tx, Q.COUNT_PURGED, row["id"], now, purged=deleted, expired=0)
             if row["fifo"] and deleted:
                 # A group whose head went and which keeps messages (in flight, or delayed by the
                 # queue's DelaySeconds) gets its first one as its head, or it is never received again.
-                for (group_id,) in tx.all(Q.headless_groups, queue_id=row["id"]):
-                    tx.run(Q.fix_group_head, queue_id=row["id"], group_id=group_id)
+                for headless in tx.all(Q.headless_groups, queue_id=row["id"]):
+                    tx.run(Q.fix_group_head, queue_id=row["id"], group_id=headless["group_id"])
         return deleted
 
     # ------------------------------------------------------------ messages

@@ -10,12 +10,13 @@ An empty claim with time left waits through the database's Wakeups and claims ag
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 import os
 import re
 from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import defaults as D
 from .. import queries as Q
@@ -119,12 +120,13 @@ def receive(
         # claim, so that the claim counts an empty receive in its own transaction exactly when
         # the call returns one (the first round's is decided by _claim, from the queue's wait).
         last = False if shared else None if ends is None else tick() >= ends
-        queue_id, rows, queue_wait, lease, cleared, last = _claim(queue, n, vt, attempt_id, asked, wait, last)
+        claim = _claim(queue, n, vt, attempt_id, asked, wait, last)
+        queue_id, rows, cleared, last = claim.queue_id, claim.rows, claim.cleared, claim.last
         if ends is None:
-            ends = start + ms(queue_wait if wait is None else wait)
+            ends = start + ms(claim.queue_wait if wait is None else wait)
         if rows or (not cleared and (last or shared)):
-            if lease is not None:
-                messages = _claimed_messages(owner, rows, queue_id, system, wanted, lease)
+            if claim.lease is not None:
+                messages = _claimed_messages(owner, rows, queue_id, system, wanted, claim.lease)
             else:
                 # Rows read back hold a token object each: the messages of one claim round share
                 # one (BufferedQueue keeps its claims by token object; deleting.py's fast path
@@ -132,7 +134,7 @@ def receive(
                 tokens: dict = {}
                 messages = [_message(owner, row, queue_id, system, wanted, tokens) for row in rows]
             if "AWSTraceHeader" in system:
-                add_trace_headers(messages, rows, _ATTRIBUTES_AT)
+                add_trace_headers(messages, [r.attributes for r in rows])
             return messages
         # A claim that only cleared poison or expired messages out of the way tries again
         # at once, even a short poll: what they hid may be receivable now, and its own
@@ -158,45 +160,28 @@ def receive(
             wakeups.wait(queue.key, mark, deadline if due is None else min(deadline, due), deadline)
 
 
-def _message(owner: object, row, queue_id: int, system: set[str], wanted: Callable[[str], bool], tokens: dict | None) -> Message:
-    """A received message of a row (Q.RECEIVED_COLUMNS), with its claim when ``tokens`` is a
-    dict (the claim's token objects, one kept per value), without when None (peek)."""
-    # One unpack of the row (Q.RECEIVED_COLUMNS; the column orders are asserted at the end
-    # of this module): sqlite3.Row finds a column by name with a case-insensitive scan.
-    (
-        row_id,
-        message_id,
-        body,
-        attributes,
-        sender_id,
-        sent_at,
-        visible_at,
-        receive_count,
-        first_received_at,
-        token,
-        group_id,
-        dedup_id,
-        sequence_number,
-        dead_letter_source_arn,
-    ) = row
-    attrs = decode_attributes(attributes)
+def _message(owner: object, row: Received, queue_id: int, system: set[str], wanted: Callable[[str], bool], tokens: dict | None) -> Message:
+    """A received message of a row, with its claim when ``tokens`` is a dict (the claim's token
+    objects, one kept per value), without when None (peek)."""
+    attrs = decode_attributes(row.attributes)
+    token, sequence_number = row.receipt_token, row.sequence_number
     message = received_message(
-        message_id,
-        body,
-        receive_count,
-        sent_at,
-        first_received_at,
+        row.message_id,
+        row.body,
+        row.receive_count,
+        row.sent_at,
+        row.first_received_at,
         {k: v for k, v in attrs.items() if wanted(k)} if attrs else {},
-        group_id,
-        dead_letter_source_arn,
-        sender_id,
-        visible_at,
+        row.group_id,
+        row.dead_letter_source_arn,
+        row.sender_id,
+        row.visible_at,
         owner,
         # The handle's fields; its text is made when read (Message.receipt_handle).
         None
         if token is None or tokens is None
-        else _new_tuple(Handle, (queue_id, row_id, None, tokens.setdefault(token, token), message_id)),
-        dedup_id,
+        else _new_tuple(Handle, (queue_id, row.id, None, tokens.setdefault(token, token), row.message_id)),
+        row.dedup_id,
         None if sequence_number is None else sequence_text(sequence_number),
     )
     if system:
@@ -207,7 +192,7 @@ def _message(owner: object, row, queue_id: int, system: set[str], wanted: Callab
 def _claimed_messages(
     owner: object, rows: list, queue_id: int, system: set[str], wanted: Callable[[str], bool], lease: tuple
 ) -> list[Message]:
-    """_message for a standard claim's rows (Q.CLAIMED_COLUMNS), in one loop: the token and
+    """_message for a standard claim's rows (Claimed), in one loop: the token and
     the lease end are the claim's own, and the rows have no FIFO fields but a fair queue's
     group id (_claim read any other in full). _message per row cost about 1,500 instructions
     more.
@@ -215,36 +200,49 @@ def _claimed_messages(
     claim's run of deletes by it); the handles' texts are made when read."""
     token, visible_at = lease
     out = []
-    for (
-        row_id,
-        message_id,
-        body,
-        attributes,
-        sender_id,
-        sent_at,
-        receive_count,
-        first_received_at,
-        dead_letter_source_arn,
-        group,
-    ) in rows:
+    for r in rows:
+        group = r.fifo_fields
         message = received_message(
-            message_id,
-            body,
-            receive_count,
-            sent_at,
-            first_received_at,
-            {k: v for k, v in decode_attributes(attributes).items() if wanted(k)} if attributes else {},
+            r.message_id,
+            r.body,
+            r.receive_count,
+            r.sent_at,
+            r.first_received_at,
+            {k: v for k, v in decode_attributes(r.attributes).items() if wanted(k)} if r.attributes else {},
             group if group is None else group[1:],  # GROUP_MARK + a fair queue's group id
-            dead_letter_source_arn,
-            sender_id,
+            r.dead_letter_source_arn,
+            r.sender_id,
             visible_at,
             owner,
-            _new_tuple(Handle, (queue_id, row_id, None, token, message_id)),
+            _new_tuple(Handle, (queue_id, r.id, None, token, r.message_id)),
         )
         if system:
             message.attributes = system_attributes(message, system)
         out.append(message)
     return out
+
+
+class Claim(NamedTuple):
+    """What one receive attempt (_claim) found."""
+
+    queue_id: int
+    rows: list  # Claimed rows when ``lease`` is given, else Received rows
+    queue_wait: int  # the queue's ReceiveMessageWaitTimeSeconds
+    lease: tuple[bytearray, int] | None  # (token, lease end) of Claimed rows
+    cleared: int  # messages moved to the dead-letter queue or deleted as expired FIFO heads
+    last: bool  # whether the call ends with this round if it found nothing
+
+
+class _Rounds(NamedTuple):
+    """The claim rounds of one receive attempt (_claim_rounds)."""
+
+    rows: list
+    token: bytearray  # the last round's
+    held_until: int
+    whole: bool  # one round claimed them all, so one token and lease hold for every row
+    cleared: int
+    dead: int
+    expired: int  # FIFO heads deleted as expired
 
 
 def _claim(
@@ -255,117 +253,54 @@ def _claim(
     asked: int | None = None,
     wait: int | None = 0,
     last: bool | None = True,
-):
+) -> Claim:
     """One receive attempt in one write transaction: prune, cap check, claim, dead-letter.
-    Returns the queue id, the rows, the queue's ReceiveMessageWaitTimeSeconds, the lease:
-    (token, lease end) when the rows are Q.CLAIMED_COLUMNS rows, else None, how many
-    messages it moved to the dead-letter queue or deleted as expired FIFO heads, and ``last``:
-    whether the call ends with this round if it finds nothing (None: decided here, from
-    ``wait`` or else the queue's ReceiveMessageWaitTimeSeconds being 0). The round's receives,
-    empty receive, dead-letter moves and expired messages are counted in its transaction."""
+    ``last``: whether the call ends with this round if it finds nothing (None: decided here,
+    from ``wait`` or else the queue's ReceiveMessageWaitTimeSeconds being 0). The round's
+    receives, empty receive, dead-letter moves and expired messages are counted in its
+    transaction."""
     db = queue  # the database's part of the context: store, clock, wake-ups, handle keys
     with db.store.write(refusable=True) as tx:
         # Read under the writers' lock: the visibility timeout starts when the receive
         # returns the message, not before it waited for the lock.
         now = db.now()
         row = queue_row(tx, queue)
-        queue_id, is_fifo = row["id"], bool(row["fifo"])
-        if last is None:
-            last = (row["receive_wait_time"] if wait is None else wait) == 0
+        queue_id, is_fifo, queue_wait = row["id"], bool(row["fifo"]), row["receive_wait_time"]
+        ends: bool = (queue_wait if wait is None else wait) == 0 if last is None else last
         if attempt_id is not None and is_fifo:
             repeated = _repeat_attempt(queue, tx, row, attempt_id, now, vt)
             if repeated is not None:  # returned again, not received again: nothing to count
-                return queue_id, repeated, row["receive_wait_time"], None, 0, last
-        # Standard queues prune on a connection's first receive from them, then every
-        # PRUNE_EVERY-th while prunes find expired rows, less often (up to PRUNE_GAP_MAX)
-        # while they find none; meanwhile the claim skips expired rows inside its index. FIFO
-        # claims first delete the expired group heads, in flight or not (_claim_fifo).
-        state = tx.state
-        receives = state["receives"] = state.get("receives", 0) + 1
-        expired = 0
-        if not is_fifo:
-            prune = state.get(("prune", queue_id))  # [the receive due to prune, the gap]
-            if prune is None or receives >= prune[0]:
-                found = expired = prune_window(tx, row, now, D.PRUNE_WINDOW)
-                prune_moves(tx, now)  # once a minute: else only a message's next move would
-                gap = D.PRUNE_EVERY if found or prune is None else min(2 * prune[1], D.PRUNE_GAP_MAX)
-                state[("prune", queue_id)] = [receives + gap, gap]
+                return Claim(queue_id, repeated, queue_wait, None, 0, ends)
+        receives = tx.state["receives"] = tx.state.get("receives", 0) + 1
+        expired = 0 if is_fifo else _prune_now_and_then(tx, row, now, receives)
         lease_s = row["visibility_timeout"] if vt is None else vt
         if asked is not None and lease_s == 0:
             n = min(n, asked)  # read in this transaction: a visibility timeout just set to 0 counts too
         n = _under_cap(queue, tx, row, n, now)
         if n == 0:
-            if (last or expired) and history.kept(tx, now):
-                history.add(tx, Q.COUNT_RECEIVED, queue_id, now, 0, 0, int(last), 0)
+            if (ends or expired) and history.kept(tx, now):
+                history.add(tx, Q.COUNT_RECEIVED, queue_id, now, received=0, redelivered=0, empty_receives=int(ends), dead_lettered=0)
                 if expired:
-                    history.add(tx, Q.COUNT_EXPIRED, queue_id, now, expired)
-            return queue_id, [], row["receive_wait_time"], None, 0, last
+                    history.add(tx, Q.COUNT_EXPIRED, queue_id, now, expired=expired)
+            return Claim(queue_id, [], queue_wait, None, 0, ends)
         lease_end = now + ms(lease_s)
-        cutoff = retention_cutoff(row, now)
         dlq = None
         # A queue may name itself as its dead-letter queue (SQS accepts it): a move to itself
         # changes nothing, so its messages stay and are delivered on, as with a deleted DLQ.
         if row["max_receive_count"] is not None and row["dead_letter_target"] != queue.name:
             dlq = tx.queue(row["dead_letter_target"], row["account"], row["region"])
-        claimed: list = []
-        # Each round moves at least one poison message or ends the loop; cleared counts the
-        # messages moved or deleted as expired, at most D.CLAIM_CLEANUP_BUDGET (beyond it,
-        # _receive comes back in a new transaction, and other writers go between).
-        rounds = cleared = dead = 0
-        count_at = _RECEIVED_COUNT_AT if is_fifo else _CLAIMED_COUNT_AT
-        while True:
-            rounds += 1
-            want = n - len(claimed)
-            # A zero lease would leave this round's rows visible, and the next round (after
-            # a dead-letter move) would claim them again: hold them 1 ms, release below.
-            # bytearray: sqlite3 binds it as a BLOB directly, bytes through its adapter look-up.
-            held_until, token = max(lease_end, now + 1), bytearray(os.urandom(16))
-            if is_fifo:
-                params = dict(queue_id=queue_id, now=now, cutoff=cutoff, lease_end=held_until, token=token)
-                rows, removed = _claim_fifo(queue, tx, params, want, D.CLAIM_CLEANUP_BUDGET - cleared)
-                cleared += removed
-                expired += removed
-            else:
-                rows = _claim_standard(tx, held_until, now, token, queue_id, cutoff, want)
-                # fresh_from moves past the messages in flight at the head of the queue's range
-                # when a claim comes back short, and every FRESH_SPAN messages claimed.
-                _advance_now_and_then(tx, queue_id, len(rows), len(rows) < want)
-            # Rows read by position from here on: a FIFO claim's are sqlite3.Rows of
-            # Q.RECEIVED_COLUMNS, a standard one's plain tuples of Q.CLAIMED_COLUMNS; both
-            # start with the id.
-            poison = [] if dlq is None else [r for r in rows if r[count_at] > row["max_receive_count"]]
-            if not poison:
-                claimed.extend(rows)
-                break
-            for r in poison:
-                _dead_letter(queue, tx, r[0], row, dlq, now)
-            moved = {r[0] for r in poison}
-            claimed.extend(r for r in rows if r[0] not in moved)
-            cleared += len(moved)
-            dead += len(moved)
-            if len(claimed) >= n or cleared >= D.CLAIM_CLEANUP_BUDGET:
-                break
-        # A FIFO claim returns whole rows (Q.RECEIVED_COLUMNS); a standard one leaves out
-        # what the claim itself knows (Q.CLAIMED_COLUMNS): its rows can be used as they are
-        # when one round claimed them all (one token) and none has a deduplication id or
-        # sequence number (an older sqsqlite's import).
+        rounds = _claim_rounds(queue, tx, row, n, lease_end, now, dlq)
+        claimed, expired = rounds.rows, expired + rounds.expired
         if history.kept(tx, now):
-            first = sum(1 for r in claimed if r[count_at] == 1)
-            empty = int(not claimed and not cleared and last)
-            if claimed or empty or dead:
-                history.add(tx, Q.COUNT_RECEIVED, queue_id, now, first, len(claimed) - first, empty, dead)
-            if expired:
-                history.add(tx, Q.COUNT_EXPIRED, queue_id, now, expired)
-            if dead and dlq is not None:
-                history.add(tx, Q.COUNT_MOVED_IN, dlq["id"], now, dead)
-        usable = is_fifo or (rounds == 1 and _plain_or_grouped(claimed))
+            _count_receives(tx, row, now, claimed, rounds.cleared, rounds.dead, expired, dlq, ends)
+        usable = is_fifo or (rounds.whole and _plain_or_grouped(claimed))
         if claimed and lease_end <= now:
             for r in claimed:
-                tx.run(Q.change_visibility, id=r[0], visible_at=lease_end)
+                tx.run(Q.change_visibility, id=r.id, visible_at=lease_end)
             usable = False  # released: read them back as they are now
         if claimed and not usable:
-            claimed = [tx.one(Q.received_by_id, id=r[0]) for r in claimed]
-        lease = (token, held_until) if usable and not is_fifo else None
+            claimed = [_received(tx.one(Q.received_by_id, id=r.id)) for r in claimed]
+        lease = (rounds.token, rounds.held_until) if usable and not is_fifo else None
         held = tx.state.get(("inflight", queue_id))
         if held is not None:
             held[1] += n - len(claimed)  # give back what this receive reserved and didn't take
@@ -373,7 +308,7 @@ def _claim(
         # repeat, and remembering it would make the next try (or the next round of this
         # long poll) return nothing for 5 minutes.
         if attempt_id is not None and is_fifo and claimed:
-            result = json.dumps([[r["id"], r["receipt_token"].hex()] for r in claimed])
+            result = json.dumps([[r.id, r.receipt_token.hex()] for r in claimed])
             tx.run(Q.put_attempt, queue_id=queue_id, attempt_id=attempt_id, now=now, result=result)
             tx.run(Q.prune_attempts, queue_id=queue_id, window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
     if dlq is not None:
@@ -383,14 +318,89 @@ def _claim(
         # creation rolled back leaves its id to the next queue created.
         if not db.store.after_commit(db.handles.claimed_from, queue.key, queue_id):
             db.handles.claimed_from(queue.key, queue_id)
-    return queue_id, claimed, row["receive_wait_time"], lease, cleared, last
+    return Claim(queue_id, claimed, queue_wait, lease, rounds.cleared, ends)
 
 
-def _claim_standard(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:
-    if want <= D.MAX_MESSAGES_PER_RECEIVE:
-        # In Q.CLAIM_STANDARD_PARAMS order.
-        return tx.all_positional(Q.claim_standard, (lease_end, now, token, queue_id, cutoff, want))
-    return _claim_listed(tx, lease_end, now, token, queue_id, cutoff, want)
+def _prune_now_and_then(tx: Tx, row, now: int, receives: int) -> int:
+    """A standard queue's expired messages at the head of its claim's walk, deleted on a
+    connection's first receive from it, then every PRUNE_EVERY-th while prunes find expired
+    rows, less often (up to PRUNE_GAP_MAX) while they find none; meanwhile the claim skips
+    expired rows inside its index. How many it deleted. (FIFO claims first delete the expired
+    group heads, in flight or not: _claim_fifo.)"""
+    state, queue_id = tx.state, row["id"]
+    prune = state.get(("prune", queue_id))  # [the receive due to prune, the gap]
+    if prune is not None and receives < prune[0]:
+        return 0
+    found = prune_window(tx, row, now, D.PRUNE_WINDOW)
+    prune_moves(tx, now)  # once a minute: else only a message's next move would
+    gap = D.PRUNE_EVERY if found or prune is None else min(2 * prune[1], D.PRUNE_GAP_MAX)
+    state[("prune", queue_id)] = [receives + gap, gap]
+    return found
+
+
+def _claim_rounds(queue: QueueContext, tx: Tx, row, n: int, lease_end: int, now: int, dlq) -> _Rounds:
+    """Claim up to n messages, moving those past maxReceiveCount to ``dlq`` and claiming again
+    in their place. Each round moves at least one poison message or ends the loop; cleared
+    counts the messages moved or deleted as expired, at most D.CLAIM_CLEANUP_BUDGET (beyond
+    it, receive comes back in a new transaction, and other writers go between)."""
+    queue_id, is_fifo, cutoff = row["id"], row["fifo"], retention_cutoff(row, now)
+    claimed: list = []
+    rounds = cleared = dead = expired = 0
+    while True:
+        rounds += 1
+        want = n - len(claimed)
+        # A zero lease would leave this round's rows visible, and the next round (after
+        # a dead-letter move) would claim them again: hold them 1 ms, release in _claim.
+        # bytearray: sqlite3 binds it as a BLOB directly, bytes through its adapter look-up.
+        held_until, token = max(lease_end, now + 1), bytearray(os.urandom(16))
+        params = {"lease_end": held_until, "now": now, "token": token, "queue_id": queue_id, "cutoff": cutoff}
+        if is_fifo:
+            rows, removed = _claim_fifo(queue, tx, params, want, D.CLAIM_CLEANUP_BUDGET - cleared)
+            cleared += removed
+            expired += removed
+        else:
+            rows = _claim_standard(tx, params, want)
+            # fresh_from moves past the messages in flight at the head of the queue's range
+            # when a claim comes back short, and every FRESH_SPAN messages claimed.
+            _advance_now_and_then(tx, queue_id, len(rows), len(rows) < want)
+        poison = [] if dlq is None else [r for r in rows if r.receive_count > row["max_receive_count"]]
+        if not poison:
+            claimed.extend(rows)
+            break
+        for r in poison:
+            _dead_letter(queue, tx, r.id, row, dlq, now)
+        moved = {r.id for r in poison}
+        claimed.extend(r for r in rows if r.id not in moved)
+        cleared += len(moved)
+        dead += len(moved)
+        if len(claimed) >= n or cleared >= D.CLAIM_CLEANUP_BUDGET:
+            break
+    return _Rounds(claimed, token, held_until, rounds == 1, cleared, dead, expired)
+
+
+def _count_receives(tx: Tx, row, now: int, claimed: list, cleared: int, dead: int, expired: int, dlq, last: bool) -> None:
+    """The attempt's receives (first and repeated), empty receive, dead-letter moves and
+    expired messages, in the per-minute history."""
+    queue_id = row["id"]
+    first = sum(1 for r in claimed if r.receive_count == 1)
+    empty = int(not claimed and not cleared and last)
+    if claimed or empty or dead:
+        history.add(
+            tx, Q.COUNT_RECEIVED, queue_id, now, received=first, redelivered=len(claimed) - first, empty_receives=empty, dead_lettered=dead
+        )
+    if expired:
+        history.add(tx, Q.COUNT_EXPIRED, queue_id, now, expired=expired)
+    if dead and dlq is not None:
+        history.add(tx, Q.COUNT_MOVED_IN, dlq["id"], now, moved_in=dead)
+
+
+def _claim_standard(tx: Tx, params: dict, want: int) -> list[Claimed]:
+    """A standard claim's rows, as Claimed (a FIFO claim's are Received: its token and lease
+    end are the claim's own parameters, and its three FIFO columns come back as one)."""
+    if want > D.MAX_MESSAGES_PER_RECEIVE:
+        return _claim_listed(tx, params, want)
+    params["n"] = want
+    return list(map(_claimed, tx.all_bound(Q.claim_standard, params)))
 
 
 def _advance_now_and_then(tx: Tx, queue_id: int, claimed: int, short: bool) -> None:
@@ -406,16 +416,19 @@ def _advance_now_and_then(tx: Tx, queue_id: int, claimed: int, short: bool) -> N
     tx.state[key] = count
 
 
-def _claim_listed(tx: Tx, lease_end: int, now: int, token: bytearray, queue_id: int, cutoff: int, want: int) -> list:
+def _claim_listed(tx: Tx, params: dict, want: int) -> list[Claimed]:
     """A buffered consumer's standard claim (more than a receive's 10): the rows
     Q.claim_standard would return, read first (Q.claim_standard_rows), then claimed by their ids
     (Q.CLAIM_LISTED_ROWS), under the same write lock; cheaper than RETURNING for large claims."""
-    rows = tx.all_positional(Q.claim_standard_rows, (now, queue_id, cutoff, want))
+    chosen = {"now": params["now"], "queue_id": params["queue_id"], "cutoff": params["cutoff"], "n": want}
+    rows = list(map(_claimed, tx.all_bound(Q.claim_standard_rows, chosen)))
     most = Q.CLAIM_LISTED_MAX
+    lease = {"lease_end": params["lease_end"], "now": params["now"], "token": params["token"]}
     for start in range(0, len(rows), most):
-        ids = [r[0] for r in rows[start : start + most]]
+        ids = [r.id for r in rows[start : start + most]]
         ids += [ids[-1]] * (most - len(ids))  # padding, which IN ignores
-        tx.run_positional(Q.CLAIM_LISTED_ROWS, [lease_end, now, token, *ids])
+        lease.update(zip(_IDS, ids))
+        tx.run_bound(Q.CLAIM_LISTED_ROWS, lease)
     return rows
 
 
@@ -493,7 +506,7 @@ def _claim_fifo(queue: QueueContext, tx: Tx, params: dict, want: int, budget: in
         return [], removed
     rows = tx.all(Q.claim_ids, ids=json.dumps(ids), **params)
     order = {i: k for k, i in enumerate(ids)}
-    return sorted(rows, key=lambda r: order[r["id"]]), removed
+    return [_received(r) for r in sorted(rows, key=lambda r: order[r["id"]])], removed
 
 
 def _dead_letter(queue: QueueContext, tx: Tx, row_id: int, row, dlq, now: int) -> None:
@@ -513,7 +526,7 @@ def _repeat_attempt(queue: QueueContext, tx: Tx, row, attempt_id: str, now: int,
     found = tx.one(Q.find_attempt, queue_id=row["id"], attempt_id=attempt_id, window_start=now - ms(D.RECEIVE_ATTEMPT_WINDOW_SECONDS))
     if found is None:
         return None
-    stored, created_at = found
+    stored, created_at = found["result"], found["created_at"]
     if created_at > now:  # made before the wall clock stepped back: counts as made now (rules.py)
         tx.run(Q.put_attempt, queue_id=row["id"], attempt_id=attempt_id, now=now, result=stored)
     out = []
@@ -530,7 +543,7 @@ def _repeat_attempt(queue: QueueContext, tx: Tx, row, attempt_id: str, now: int,
             # ChangeMessageVisibility (a heartbeat) extended: another consumer would get it.
             end = max(r["visible_at"], min(now + lease, r["received_at"] + ms(D.MAX_VISIBILITY_TIMEOUT)))
             tx.run(Q.change_visibility, id=r["id"], visible_at=end)
-            out.append(tx.one(Q.received_by_id, id=r["id"]))
+            out.append(_received(tx.one(Q.received_by_id, id=r["id"])))
     # Nothing still held (deleted, released or timed out): the attempt is over; receive anew.
     return out or None
 
@@ -555,7 +568,7 @@ def _peeked(queue: QueueContext, rows: list, queue_id: int) -> list[Message]:
     out = []
     system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
     for r in rows:
-        out.append(_message(None, r, queue_id, system, everything, None))
+        out.append(_message(None, _received(r), queue_id, system, everything, None))
     return out
 
 
@@ -590,7 +603,7 @@ def peek_previews(
     pages: fifty bodies of 1 MiB would otherwise cost 50 MiB to show 200 characters of each)."""
     chars = V.int_value("chars", chars, 0, _WHOLE_BODY)
     rows, messages, cursor = _page(queue, state, limit, after, chars)
-    return [(m, r[-1]) for m, r in zip(messages, rows)], cursor
+    return [(m, r["length"]) for m, r in zip(messages, rows)], cursor
 
 
 def peek_within(
@@ -706,52 +719,64 @@ def _page(queue: QueueContext, state: str, limit: int, after: str | None, body_c
             limit=limit,
             body_chars=body_chars,
         )
-    # The last column is the body's whole length (Q.peek_page), which a Message has no field for.
-    out = _peeked(queue, [r[:-1] for r in rows], row["id"])
+    # Beside the message's columns, the body's whole length ("length"), which a Message has no field for.
+    out = _peeked(queue, [_received_of_page(r) for r in rows], row["id"])
     cursor = f"{rows[-1]['visible_at']}.{rows[-1]['id']}" if len(rows) == limit else None
     return rows, out, cursor
 
 
-# _message unpacks received rows by position, in this order.
-assert Q.RECEIVED_COLUMNS == (
-    "id",
-    "message_id",
-    "body",
-    "attributes",
-    "sender_id",
-    "sent_at",
-    "visible_at",
-    "receive_count",
-    "first_received_at",
-    "receipt_token",
-    "group_id",
-    "dedup_id",
-    "sequence_number",
-    "dead_letter_source_arn",
-), "Q.RECEIVED_COLUMNS changed: update _message"
-# And a standard claim's rows in this order.
-assert Q.CLAIMED_COLUMNS == (
-    "id",
-    "message_id",
-    "body",
-    "attributes",
-    "sender_id",
-    "sent_at",
-    "receive_count",
-    "first_received_at",
-    "dead_letter_source_arn",
-    "fifo_fields",
-), "Q.CLAIMED_COLUMNS changed: update _claimed_messages"
-# Where a claim's rows hold the receive count (_claim reads them by position), and the
-# id first in both.
-_RECEIVED_COUNT_AT = tuple(Q.RECEIVED_COLUMNS).index("receive_count")
-_ATTRIBUTES_AT = tuple(Q.RECEIVED_COLUMNS).index("attributes")
-assert _ATTRIBUTES_AT == tuple(Q.CLAIMED_COLUMNS).index("attributes")
-_CLAIMED_COUNT_AT = tuple(Q.CLAIMED_COLUMNS).index("receive_count")
-# A NamedTuple's own constructor costs three times as much as tuple.__new__.
+class Received(NamedTuple):
+    """A message's row as a receive returns it (Q.RECEIVED_COLUMNS)."""
+
+    id: int
+    message_id: str
+    body: str
+    attributes: str | None
+    sender_id: str | None
+    sent_at: int
+    visible_at: int
+    receive_count: int
+    first_received_at: int | None
+    receipt_token: bytes | None
+    group_id: str | None
+    dedup_id: str | None
+    sequence_number: int | None
+    dead_letter_source_arn: str | None
+
+
+class Claimed(NamedTuple):
+    """A standard claim's row (Q.CLAIMED_COLUMNS): no lease end or token, which are the claim's
+    own, and fifo_fields: NULL on a plain message, GROUP_MARK + the group on a fair queue's, a
+    deduplication id or sequence number otherwise (an older sqsqlite's import: read again in full)."""
+
+    id: int
+    message_id: str
+    body: str
+    attributes: str | None
+    sender_id: str | None
+    sent_at: int
+    receive_count: int
+    first_received_at: int | None
+    dead_letter_source_arn: str | None
+    fifo_fields: str | int | None
+
+
+# The statements' columns are these classes' fields by name (tests/unit/test_queries.py checks
+# the statements' own column names), so a row is made one by tuple.__new__, in C: a
+# NamedTuple's own constructor costs three times as much, sqlite3.Row finds a column by name
+# with a case-insensitive scan.
+assert Received._fields == Q.RECEIVED_COLUMNS, "Q.RECEIVED_COLUMNS changed: update Received"
+assert Claimed._fields == Q.CLAIMED_COLUMNS, "Q.CLAIMED_COLUMNS changed: update Claimed"
 _new_tuple = tuple.__new__
-assert tuple(Q.RECEIVED_COLUMNS)[0] == tuple(Q.CLAIMED_COLUMNS)[0] == "id"
-_fifo_fields = operator.itemgetter(Q.FIFO_FIELDS_AT)  # a standard claim's row: see Q.CLAIMED_COLUMNS
+_claimed: Callable[[Any], Claimed] = functools.partial(_new_tuple, Claimed)
+_received: Callable[[Any], Received] = functools.partial(_new_tuple, Received)
+_fifo_fields = operator.attrgetter("fifo_fields")
+_IDS = Q.PER_ROW["id"]  # CLAIM_LISTED_ROWS' row ids: :id_0, :id_1 ...
+
+
+def _received_of_page(row) -> Received:
+    """A peek page's row (Q.peek_page: Q.RECEIVED_COLUMNS, then the body's length), by name."""
+    return _new_tuple(Received, map(row.__getitem__, Q.RECEIVED_COLUMNS))
 
 
 def _plain_or_grouped(rows: list) -> bool:

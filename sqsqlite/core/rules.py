@@ -84,10 +84,10 @@ def trace_header(text: str | None) -> str | None:
     return json.loads(text).get(TRACE_KEY)
 
 
-def add_trace_headers(messages: list[Message], rows: list, attributes_at: int) -> None:
+def add_trace_headers(messages: list[Message], attributes: list) -> None:
     """Each message's AWSTraceHeader system attribute, from its row's attributes column."""
-    for message, row in zip(messages, rows):
-        trace = trace_header(row[attributes_at])
+    for message, stored in zip(messages, attributes):
+        trace = trace_header(stored)
         if trace is not None:
             message.attributes["AWSTraceHeader"] = trace
 
@@ -159,7 +159,7 @@ def keep_high_water(tx: Tx, ids: Iterable[int]) -> None:
         if r and i > tops.get(r, 0):
             tops[r] = i
     for top in tops.values():
-        tx.run_positional(Q.keep_high_water, [top])
+        tx.run_bound(Q.keep_high_water, {"top": top})
 
 
 def keep_earlier_move(tx: Tx, row_id: int, now: int) -> None:

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from .context import QueueContext
 
 _new_tuple = tuple.__new__
+# Row i's parameter names of a multi-row insert (Q.INSERT_*_ROWS): :message_id_i, :body_i ...
+_MESSAGE_IDS, _BODIES, _VISIBLE_ATS = Q.PER_ROW["message_id"], Q.PER_ROW["body"], Q.PER_ROW["visible_at"]
+_ATTRIBUTES, _GROUP_IDS = Q.PER_ROW["attributes"], Q.PER_ROW["group_id"]
 
 
 def trace_header(system: Any) -> str | None:
@@ -195,11 +198,11 @@ def _insert_plain(queue: QueueContext, tx: Tx, row, plain: _Plain) -> list[str] 
         return None
     now = queue.now()
     ids = new_message_ids(len(bodies))
-    values = [row["id"], queue.sender_id, now, now + row["delay_seconds"] * 1000]  # Q.INSERT_SHARED_PARAMS order
-    values += ids
-    values += bodies
-    tx.run_positional(Q.INSERT_SHARED_ROWS[len(bodies)], values)
-    history.count(tx, Q.COUNT_SENT, row["id"], now, len(bodies), total)
+    params = {"queue_id": row["id"], "sender_id": queue.sender_id, "sent_at": now, "visible_at": now + row["delay_seconds"] * 1000}
+    params.update(zip(_MESSAGE_IDS, ids))
+    params.update(zip(_BODIES, bodies))
+    tx.run_bound(Q.INSERT_SHARED_ROWS[len(bodies)], params)
+    history.count(tx, Q.COUNT_SENT, row["id"], now, sent=len(bodies), bytes_sent=total)
     return ids
 
 
@@ -208,9 +211,12 @@ def _insert(queue: QueueContext, tx: Tx, row, prepared: list[Prepared]) -> list:
     now = queue.now()
     is_fifo = bool(row["fifo"])
     results: list = []
-    values: list = []  # the rows' values, row after row
-    groups: list = []  # and their group ids
-    sender = queue.sender_id
+    # The rows' values, column by column.
+    message_ids: list[str] = []
+    bodies: list[str] = []
+    attributes: list[str | None] = []
+    visible_ats: list[int] = []
+    groups: list[str | None] = []
     queue_id, max_size, queue_delay = row["id"], row["max_message_size"], row["delay_seconds"]
     ids = iter(() if is_fifo else new_message_ids(len(prepared)))  # FIFO sends make their own
     fifo: list[int] = []  # the places in results of FIFO messages that passed their checks
@@ -232,25 +238,31 @@ def _insert(queue: QueueContext, tx: Tx, row, prepared: list[Prepared]) -> list:
             continue
         delay = queue_delay if p.delay is None else p.delay
         message_id = next(ids)
-        # In Q.INSERT_STANDARD_COLUMNS order. A standard queue takes a MessageGroupId as SQS's
-        # fair queues do (a tenant's label, returned on receive, ordering nothing).
-        values += (queue_id, message_id, p.body, attributes_json(p.attributes, p.trace_header), sender, now, now + delay * 1000)
+        message_ids.append(message_id)
+        bodies.append(p.body)
+        attributes.append(attributes_json(p.attributes, p.trace_header))
+        visible_ats.append(now + delay * 1000)
+        # A standard queue takes a MessageGroupId as SQS's fair queues do (a tenant's label,
+        # returned on receive, ordering nothing).
         groups.append(p.group_id)
         size += p.size
         results.append(SendResult((message_id, p.body, p.attributes, None, p.entry_id)))
-    if values:
-        width = len(Q.INSERT_STANDARD_COLUMNS)
-        n = len(values) // width
+    if message_ids:
+        n = len(message_ids)
+        params = {"queue_id": queue_id, "sender_id": queue.sender_id, "sent_at": now}
+        params.update(zip(_MESSAGE_IDS, message_ids))
+        params.update(zip(_BODIES, bodies))
+        params.update(zip(_VISIBLE_ATS, visible_ats))
         if groups.count(None) != n:
-            for i in range(n, 0, -1):  # each row's group after its other values
-                values.insert(i * width, groups[i - 1])
-            tx.run_positional(Q.INSERT_GROUPED_ROWS[n], values)
-        elif any(values[Q.ATTRIBUTES_AT :: width]):
-            tx.run_positional(Q.INSERT_STANDARD_ROWS[n], values)
-        else:
-            del values[Q.ATTRIBUTES_AT :: width]  # every row's None
-            tx.run_positional(Q.INSERT_PLAIN_ROWS[n], values)
-        history.count(tx, Q.COUNT_SENT, queue_id, now, n, size)
+            params.update(zip(_ATTRIBUTES, attributes))
+            params.update(zip(_GROUP_IDS, groups))
+            tx.run_bound(Q.INSERT_GROUPED_ROWS[n], params)
+        elif any(attributes):
+            params.update(zip(_ATTRIBUTES, attributes))
+            tx.run_bound(Q.INSERT_STANDARD_ROWS[n], params)
+        else:  # every row's None
+            tx.run_bound(Q.INSERT_PLAIN_ROWS[n], params)
+        history.count(tx, Q.COUNT_SENT, queue_id, now, sent=n, bytes_sent=size)
     if fifo:
         for at, result in zip(fifo, _insert_fifo(queue, tx, row, [results[at] for at in fifo], now)):
             results[at] = result
@@ -289,15 +301,19 @@ def _insert_one(queue: QueueContext, tx: Tx, row, p: Prepared) -> SendResult | S
     queue_id, body = row["id"], p.body
     visible_at = now + (row["delay_seconds"] if p.delay is None else p.delay) * 1000
     attributes = attributes_json(p.attributes, p.trace_header)
-    # In Q.INSERT_GROUPED_COLUMNS order, then without the group (INSERT_STANDARD_COLUMNS) and
-    # without the attributes' None (INSERT_PLAIN_COLUMNS), as _insert chooses.
+    # With the group, or without it, or without the attributes' None too, as _insert chooses.
+    params = {"queue_id": queue_id, "sender_id": queue.sender_id, "sent_at": now, "message_id_0": message_id, "body_0": body}
+    params["visible_at_0"] = visible_at
     if p.group_id is not None:
-        tx.run_positional(Q.INSERT_GROUPED_ROWS[1], [queue_id, message_id, body, attributes, queue.sender_id, now, visible_at, p.group_id])
+        params["attributes_0"] = attributes
+        params["group_id_0"] = p.group_id
+        tx.run_bound(Q.INSERT_GROUPED_ROWS[1], params)
     elif attributes is not None:
-        tx.run_positional(Q.INSERT_STANDARD_ROWS[1], [queue_id, message_id, body, attributes, queue.sender_id, now, visible_at])
+        params["attributes_0"] = attributes
+        tx.run_bound(Q.INSERT_STANDARD_ROWS[1], params)
     else:
-        tx.run_positional(Q.INSERT_PLAIN_ROWS[1], [queue_id, message_id, body, queue.sender_id, now, visible_at])
-    history.count(tx, Q.COUNT_SENT, queue_id, now, 1, p.size)
+        tx.run_bound(Q.INSERT_PLAIN_ROWS[1], params)
+    history.count(tx, Q.COUNT_SENT, queue_id, now, sent=1, bytes_sent=p.size)
     return _new_tuple(SendResult, (message_id, body, p.attributes, None, None))
 
 
@@ -352,20 +368,26 @@ def _insert_fifo(queue: QueueContext, tx: Tx, row, prepared: list[Prepared], now
         ids = new_message_ids(n)
         sender, visible_at = queue.sender_id, now + ms(row["delay_seconds"])
         held = _groups_with_messages(tx, queue_id, list(dict.fromkeys(groups[at] for at in fresh)))
-        values: list = []  # in Q.INSERT_FIFO_COLUMNS order, row after row
-        entries: list = []  # in Q.PUT_DEDUP_COLUMNS order
+        values = {"queue_id": queue_id, "sender_id": sender, "sent_at": now, "visible_at": visible_at}
+        entries = {"queue_id": queue_id, "created_at": now}
         for i, at in enumerate(fresh):
             p, group, (scope, dedup), sequence, message_id = prepared[at], groups[at], keys[at], first + i, ids[i]
             is_head = group not in held  # the first of a group that held no message
             held.add(group)
-            attributes = attributes_json(p.attributes, p.trace_header)
-            values += (queue_id, message_id, p.body, attributes, sender, now, visible_at, group, dedup, sequence, int(is_head))
-            entries += (queue_id, scope, dedup, message_id, sequence, now)
+            row_values: dict[str, Any] = {
+                "message_id": message_id,
+                "body": p.body,
+                "attributes": attributes_json(p.attributes, p.trace_header),
+            }
+            row_values |= {"group_id": group, "dedup_id": dedup, "sequence_number": sequence, "is_head": int(is_head)}
+            values.update((Q.PER_ROW[name][i], value) for name, value in row_values.items())
+            row_entries = {"scope": scope, "dedup_id": dedup, "message_id": message_id, "sequence_number": sequence}
+            entries.update((Q.PER_ROW[name][i], value) for name, value in row_entries.items())
             results[at] = SendResult((message_id, p.body, p.attributes, sequence_text(sequence), p.entry_id))
-        tx.run_positional(Q.INSERT_FIFO_ROWS[n], values)
-        tx.run_positional(Q.PUT_DEDUP_ROWS[n], entries)
+        tx.run_bound(Q.INSERT_FIFO_ROWS[n], values)
+        tx.run_bound(Q.PUT_DEDUP_ROWS[n], entries)
         if history.kept(tx, now):
-            history.add(tx, Q.COUNT_SENT, queue_id, now, n, sum(prepared[at].size for at in fresh))
+            history.add(tx, Q.COUNT_SENT, queue_id, now, sent=n, bytes_sent=sum(prepared[at].size for at in fresh))
     for at in repeats:  # deduplicated: the first message's id and sequence number
         p, first_sent = prepared[at], known[keys[at]]
         if isinstance(first_sent, int):  # sent by this batch
@@ -406,7 +428,7 @@ def _insert_fifo_one(queue: QueueContext, tx: Tx, row, p: Prepared, key: tuple[s
             dedup_id=dedup,
             sequence_number=sequence,
         )
-        history.count(tx, Q.COUNT_SENT, queue_id, now, 1, p.size)
+        history.count(tx, Q.COUNT_SENT, queue_id, now, sent=1, bytes_sent=p.size)
     return SendResult((message_id, p.body, p.attributes, sequence_text(sequence), p.entry_id))
 
 
@@ -421,7 +443,7 @@ def _groups_with_messages(tx: Tx, queue_id: int, groups: list) -> set[str]:
     """Which of these groups hold messages, at once (one at a time for one group)."""
     if len(groups) == 1:
         return set() if tx.one(Q.group_has_messages, queue_id=queue_id, group_id=groups[0]) is None else set(groups)
-    return {g for (g,) in tx.all(Q.groups_with_messages, queue_id=queue_id, groups=json.dumps(groups))}
+    return {r["value"] for r in tx.all(Q.groups_with_messages, queue_id=queue_id, groups=json.dumps(groups))}
 
 
 def _plain_entries(entry_ids: list, bodies: list) -> _Plain | None:

@@ -189,7 +189,7 @@ def import_messages(
             if row["fifo"] and p.dedup_id:
                 _keep_deduplicating(tx, row, values, now)
         if imported:  # arrived without a send: counted as moved in (docs/howto/history.md)
-            history.count(tx, Q.COUNT_MOVED_IN, row["id"], now, imported)
+            history.count(tx, Q.COUNT_MOVED_IN, row["id"], now, moved_in=imported)
         for key, value in notes.items():
             write_bookmark(tx, key, value)
     if imported:

@@ -18,6 +18,7 @@ import pytest
 import sqsqlite
 from sqsqlite import queries as Q
 from sqsqlite import store
+from sqsqlite.core import receiving
 
 # statement -> (index every SEARCH on messages must use, must the walk be in index order)
 HOT_PATH = {
@@ -216,8 +217,8 @@ def test_a_standard_claim_marks_fair_queue_groups_apart_from_rows_it_must_read_a
     with db.store.write() as tx:
         # No call puts these on a standard queue's row now; an older sqsqlite's import did.
         tx.c.execute("UPDATE messages SET group_id = 'g', dedup_id = 'd', sequence_number = 1 WHERE body = 'imported'")
-        rows = tx.all_positional(Q.claim_standard, (now + 1000, now, bytearray(16), queue_id, 0, 10))
-    fields = {r[2]: r[Q.FIFO_FIELDS_AT] for r in rows}  # plain tuples of Q.CLAIMED_COLUMNS: the body third
+        rows = tx.all(Q.claim_standard, lease_end=now + 1000, now=now, token=bytearray(16), queue_id=queue_id, cutoff=0, n=10)
+    fields = {r["body"]: r["fifo_fields"] for r in rows}
     db.close()
     assert fields == {"tenant": Q.GROUP_MARK + "tenant-1", "imported": "d", "plain": None}
 
@@ -244,19 +245,46 @@ def test_a_receive_reads_again_only_the_messages_a_claim_cannot_return_whole(db,
     ]
 
 
-def test_a_numbered_statement_binds_a_parameter_used_by_every_row_once():
+def test_a_shared_parameter_is_bound_once_for_every_row_of_a_batch():
     sql = Q.INSERT_SHARED_ROWS[3]
-    numbers = [int(n) for n in re.findall(r"\?(\d+)", sql)]
-    assert numbers.count(4) == 3  # visible_at, once per row (the queue id also in each row's id)
-    assert sorted(set(numbers)) == list(range(1, 4 + 2 * 3 + 1))
+    assert re.findall(r":visible_at\b", sql) == [":visible_at"] * 3  # once per row, one name
+    params = {"queue_id": 7, "sender_id": "me", "sent_at": 100, "visible_at": 200}
+    params.update(zip(Q.PER_ROW["message_id"], ["id0", "id1", "id2"]))
+    params.update(zip(Q.PER_ROW["body"], ["b0", "b1", "b2"]))
     with contextlib.closing(sqlite3.connect(":memory:")) as c:
         c.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, queue_id, message_id, body, sender_id, sent_at, visible_at)")
         c.execute("CREATE TABLE message_positions (id INTEGER PRIMARY KEY, highest_removed)")
         start = 7 << 36  # queue 7's range of ids
         c.execute("INSERT INTO message_positions VALUES (7, ?)", (start + 40,))  # its ids up to 40 were given out
-        c.execute(sql, [7, "me", 100, 200, "id0", "id1", "id2", "b0", "b1", "b2"])
+        c.execute(sql, params)
         rows = c.execute("SELECT * FROM messages ORDER BY rowid").fetchall()
     assert rows == [(start + 41 + i, 7, f"id{i}", f"b{i}", "me", 100, 200) for i in range(3)]
+
+
+def test_every_statement_binds_its_parameters_by_name():
+    statements = [getattr(Q, n) for n in dir(Q) if isinstance(getattr(Q, n), Q.Sql)]
+    statements += [sql for n in dir(Q) if isinstance(getattr(Q, n), tuple) for sql in getattr(Q, n) if isinstance(sql, Q.Sql)]
+    positional = [sql for sql in statements if re.search(r"\?", re.sub(r"'[^']*'", "", sql))]
+    assert len(statements) > 150 and positional == []
+
+
+@pytest.mark.parametrize(
+    ("statement", "row_class"),
+    [
+        ("claim_standard", receiving.Claimed),
+        ("claim_standard_rows", receiving.Claimed),
+        ("claim_ids", receiving.Received),
+        ("received_by_id", receiving.Received),
+        ("peek_messages", receiving.Received),
+    ],
+)
+def test_a_row_class_names_the_columns_of_the_statements_it_is_made_of(conn, statement, row_class):
+    # Receiving makes these rows with tuple.__new__: its class's fields are the columns' names.
+    sql = getattr(Q, statement)
+    params = dict.fromkeys(re.findall(r":(\w+)", sql), 0) | {"ids": "[]", "state": "all"}
+    columns = [d[0] for d in conn.execute(sql, sql.bind(params)).description]
+    conn.rollback()
+    assert tuple(columns) == row_class._fields
 
 
 def test_no_statement_binds_a_value_a_partial_index_is_matched_against():
