@@ -115,7 +115,8 @@ test-sqlite:
 	@if $(MAKE) --no-print-directory .venv-sqlite/.pythons; then \
 	  .venv-sqlite/bin/python -c 'import sqlite3; print("test-sqlite: SQLite", sqlite3.sqlite_version, "from", sqlite3.__file__)' && \
 	  .venv-sqlite/bin/python tests/checked_run.py $(PYTHONS_PYTEST) tests/unit; \
-	else echo "test-sqlite: could not install pysqlite3-binary (wheels for Linux only): skipped"; fi
+	elif [ "$$(uname -s)" = Linux ]; then echo "test-sqlite: could not make .venv-sqlite (above)"; exit 1; \
+	else echo "test-sqlite: pysqlite3-binary has wheels for Linux only: skipped"; fi
 
 .venv-sqlite/.pythons: pyproject.toml Makefile
 	$(PY) -m venv .venv-sqlite

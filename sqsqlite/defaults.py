@@ -204,6 +204,9 @@ WAIT_FREE_SECONDS = 0.005
 # (60 s): an SDK never times out, and sends again, a request that is still waiting and may yet
 # commit, which would store a send twice. The library and the CLI wait BUSY_TIMEOUT_SECONDS.
 LOCK_WAIT_SECONDS = 20.0
+# Its most: under the AWS SDKs' 60 s read timeout, past which a client retries a request that is
+# still waiting and may commit twice (and a finite number: inf and nan are refused).
+LOCK_WAIT_SECONDS_MAX = 55.0
 # A write waiting with a deadline tries the lock file again after a pause that grows to this
 # (seconds) once WAIT_FREE_SECONDS have gone: flock has no timed wait.
 LOCK_POLL_MAX_SECONDS = 0.005

@@ -14,12 +14,14 @@ RECORD_VARIABLE = "SQSQLITE_TEST_RECORD"
 _run: dict = {}
 _WORSE = ["passed", "skipped", "failed", "error"]
 _record_path: list[str] = []
+_pid: list[int] = []  # the session's own process: a child forked by a test writes no record
 
 
 def pytest_configure(config):
     # Read once and taken out of the environment: a pytest that a test runs in a child process
     # must not write over this run's record.
     _record_path[:] = [os.environ.pop(RECORD_VARIABLE, "")]
+    _pid[:] = [os.getpid()]
 
 
 def pytest_collection_finish(session):
@@ -39,7 +41,7 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     path = _record_path[0] if _record_path else ""
-    if not path:
+    if not path or _pid != [os.getpid()]:
         return
     counts: dict[str, int] = {}
     for outcome in _run.get("outcomes", {}).values():

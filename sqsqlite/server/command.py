@@ -41,6 +41,12 @@ def raise_open_files_limit() -> tuple[int, int] | None:
     return soft, hard
 
 
+def _a_number(param: click.Parameter, value: float) -> float:
+    if value != value:  # nan, which FloatRange's comparisons let through
+        raise click.BadParameter("nan is not a number of seconds.", param=param)
+    return value
+
+
 def applied_line(outcome: dict[str, list[str]]) -> str:
     """What applying a queues file did, on one line."""
     said = [f"{what.lower()} {len(names)}" for what, names in outcome.items() if what != "NotInFile"]
@@ -84,7 +90,8 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
     "--lock-wait-seconds",
     default=D.LOCK_WAIT_SECONDS,
     show_default=True,
-    type=click.FloatRange(min=0.001),
+    type=click.FloatRange(min=0.001, max=D.LOCK_WAIT_SECONDS_MAX),
+    callback=lambda ctx, param, value: _a_number(param, value),
     help="A request's write waits this long for the database's write lock, then is answered 503 (retried) having written nothing; "
     "keep it under the clients' read timeout (60 s in the AWS SDKs).",
 )
@@ -284,8 +291,12 @@ def _handler_while_starting() -> Iterator[None]:
 @contextlib.contextmanager
 def _ready_file(path: str | None) -> Iterator[Callable[[str], None]]:
     """announce(url) writes ``path`` (whole or not at all: a reader never sees it half written);
-    it is removed when the command ends, however it ends."""
+    it is removed when the command ends, however it ends. One a killed server left is removed
+    first: a script waiting for the file must not take it for this server's."""
     written = False
+    if path is not None:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
 
     def announce(url: str) -> None:
         nonlocal written

@@ -64,7 +64,9 @@ class _WholeAnswers(asyncio.Protocol):
 
 class _OneWrite:
     """A connection's transport as uvicorn's protocol sees it: a write that is a response's head
-    alone (its status line and headers, ending in the blank line) is held until the next."""
+    alone (its status line and headers, ending in the blank line) is held until the next, or
+    until the loop's next turn: uvicorn writes no body for HEAD or an empty answer, and the
+    application sends an answer's body in the same turn as its head."""
 
     __slots__ = ("_transport", "_head")
 
@@ -79,13 +81,17 @@ class _OneWrite:
             self._transport.write(head + data)
         elif data[:9] == b"HTTP/1.1 " and data[-4:] == b"\r\n\r\n" and data[9:10] != b"1":  # not 100 Continue
             self._head = bytes(data)
+            asyncio.get_running_loop().call_soon(self.flush)
         else:
             self._transport.write(data)
 
-    def close(self) -> None:
+    def flush(self) -> None:
         head, self._head = self._head, None
         if head is not None:
             self._transport.write(head)
+
+    def close(self) -> None:
+        self.flush()
         self._transport.close()
 
     def __getattr__(self, name: str) -> Any:

@@ -20,11 +20,13 @@ later in the file than the queues using them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -59,7 +61,7 @@ _DLQ_KEYS = ("name", "maxReceiveCount")
 # being followed (it fetches include url(...) with no timeout, and reads include "file" from the
 # working directory). include is a keyword as pyparsing's Keyword finds one, in any case.
 _HOCON_TOKEN = re.compile(
-    r'"""|"(?:[^"\\\n]|\\.)*"|#|//|\$\{|[{}\[\]]'
+    r'"""|"(?:[^"\\\n]|\\.)*"?|#|//|\$\{|[{}\[\]]'
     r"|(?<![A-Za-z0-9_$])(?i:include)(?![A-Za-z0-9_$])"
     r"|(?<![A-Za-z0-9_.$+-])[+-]?[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?"
 )
@@ -257,7 +259,9 @@ def _line(text: str, pos: int) -> int:
 
 
 # A JSON text's strings, numbers, brackets and colons (anything else is left to json to judge).
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9][-+.0-9eE]*|[\[\]{}:]')
+# A string left open runs to the end of the text: matched once, not tried again from each quote in
+# it (which made a file of escaped quotes take minutes); json then says where it is open.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|-?[0-9][-+.0-9eE]*|[\[\]{}:]')
 
 
 def _json(path: Path, text: str) -> Any:
@@ -340,7 +344,13 @@ def _elasticmq(path: Path, text: str) -> list[QueueSpec]:
     try:
         # Unresolved: a substitution's value is never computed (a few ${a} ${a} concatenations can
         # make a small file expand without bound), and one in the queues block is refused below.
-        config = ConfigFactory.parse_string(text, resolve=False)
+        with _includes_refused():
+            config = ConfigFactory.parse_string(text, resolve=False)
+    except _IncludeRefused as refused:
+        raise QueuesFileError(
+            f"{path}: include of {V.shorten(refused.name)}: a queues file is read alone (an include is never fetched or read); "
+            "write its queues into this file."
+        ) from None
     except RecursionError:  # the scan above bounds the nesting; this is its backstop
         raise QueuesFileError(
             f"{path}: nested too deep for the HOCON parser; at most {D.QUEUES_FILE_MAX_DEPTH} blocks and lists."
@@ -387,6 +397,37 @@ def _elasticmq(path: Path, text: str) -> list[QueueSpec]:
                 raise QueuesFileError(f"{where}: unknown key {k!r}; ElasticMQ's queue keys read here are {', '.join(ELASTICMQ_KEYS[:-2])}.")
         specs.append(_spec(where, name, attributes, tags, dead_letter))
     return _checked(path, specs)
+
+
+class _IncludeRefused(Exception):
+    def __init__(self, name: Any):
+        super().__init__(name)
+        self.name = str(name)
+
+
+_PARSING = threading.Lock()
+
+
+@contextlib.contextmanager
+def _includes_refused() -> Iterator[None]:
+    """pyhocon's own ways to an included file or URL refuse while this file is parsed: the scan
+    (_hocon_checked) names an include's line, and this holds for any spelling the scan may not
+    read as pyparsing does (a keyword's case folding, an escaped quote in an unquoted value)."""
+    from pyhocon import ConfigFactory, ConfigParser
+
+    def refuse(cls: Any, name: Any, *args: Any, **kwargs: Any) -> Any:
+        raise _IncludeRefused(name)
+
+    ways = [(ConfigFactory, "parse_URL"), (ConfigFactory, "parse_file"), (ConfigParser, "resolve_package_path")]
+    with _PARSING:
+        saved = [(owner, name, owner.__dict__[name]) for owner, name in ways]
+        try:
+            for owner, name in ways:
+                setattr(owner, name, classmethod(refuse))
+            yield
+        finally:
+            for owner, name, was in saved:
+                setattr(owner, name, was)
 
 
 def _hocon_checked(path: Path, text: str) -> str:

@@ -501,7 +501,7 @@ def test_an_interrupt_while_a_wait_free_write_shortens_the_busy_timeout_leaves_l
     started = time.monotonic()
     with pytest.raises(DatabaseError, match="locked"):
         q.send_message("waits")
-    assert BUSY <= time.monotonic() - started < BUSY * 1.4
+    assert BUSY <= time.monotonic() - started < BUSY * 5  # its busy timeout, not a shortened one; a 5x margin above
     other.execute("ROLLBACK")
     other.close()
     assert [m.body for m in q.peek()] == ["warm"]

@@ -33,6 +33,20 @@ def test_a_run_a_test_ends_with_os_exit_0_is_red_though_pytest_exited_0(tmp_path
     assert "checked_run: FAILED: pytest exited with status 0 without finishing its session: the run ended early" in done.stderr
 
 
+FORKS_THEN_ENDS_EARLY = (
+    "import os\n\ndef test_one(): pass\n\n"
+    "def test_two():\n    child = os.fork()\n    if child:\n        os.waitpid(child, 0)\n        os._exit(0)\n\n"
+    "def test_three(): pass\n"
+)
+
+
+def test_a_child_a_test_forked_finishing_the_session_does_not_make_a_run_ended_early_green(tmp_path):
+    # The child returns into pytest, runs the rest and finishes the session; the parent ends early.
+    done = checked(tmp_path, FORKS_THEN_ENDS_EARLY)
+    assert done.returncode == 1, done
+    assert "the run ended early" in done.stderr
+
+
 def test_a_run_where_every_test_ran_and_passed_is_green(tmp_path):
     done = checked(tmp_path, "import pytest\n\ndef test_one(): pass\n\n@pytest.mark.skip\ndef test_two(): pass\n")
     assert done.returncode == 0, done

@@ -161,3 +161,14 @@ def test_serve_with_workers_takes_lock_wait_seconds_and_answers_503_past_it(tmp_
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "56", "0"])
+def test_a_lock_wait_that_is_no_finite_number_under_the_sdks_timeout_is_a_usage_error(tmp_path, value):
+    from click.testing import CliRunner
+
+    from sqsqlite.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "q.db"), "--port", "0", "--lock-wait-seconds", value])
+    assert result.exit_code == 252, result.output  # the aws CLI's status for a usage error
+    assert result.stderr.startswith("sqsqlite: Invalid value for '--lock-wait-seconds'"), result.stderr

@@ -108,6 +108,29 @@ def test_a_hocon_include_of_a_file_is_refused_though_the_file_is_beside_it(tmp_p
     assert ": line 2: include of " in message and "read alone" in message
 
 
+@pytest.mark.parametrize(
+    "line",
+    ['\u0131nclude "more.conf"', 'a = \\"x include "more.conf"'],
+    ids=["a dotless i, which pyparsing's caseless keyword folds to I", "after an escaped quote in an unquoted value"],
+)
+def test_an_include_the_scan_reads_otherwise_than_the_parser_is_still_never_read(tmp_path, monkeypatch, line):
+    (tmp_path / "more.conf").write_text("queues { injected { } }\n")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "e.conf").write_text(f"queues {{ a {{ }} }}\n{line}\n")
+    message = refused(tmp_path / "e.conf")
+    assert "include of 'more.conf'" in message and "read alone" in message
+
+
+@pytest.mark.parametrize("suffix", [".json", ".conf"])
+def test_a_file_of_escaped_quotes_is_refused_in_one_pass(tmp_path, suffix):
+    # An unterminated string of 32,000 escaped quotes: the scan once tried it again from every
+    # quote (75 s for 64 KB). Read in a child, so that a return of that is a failure, not a hang.
+    (tmp_path / f"q{suffix}").write_text('"' + '\\"' * 32_000 + "\n")
+    code = "import sys\nfrom sqsqlite.server.queues_file import read_queues_file\ntry: read_queues_file(sys.argv[1])\nexcept ValueError: pass\n"
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / f"q{suffix}")], timeout=60, capture_output=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_an_include_in_a_comment_or_a_string_is_no_include(tmp_path):
     (tmp_path / "e.conf").write_text(
         'include required(classpath("application.conf"))\n'

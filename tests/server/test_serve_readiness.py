@@ -72,6 +72,18 @@ def test_the_ready_file_appears_once_health_answers_200_and_is_gone_after_sigter
             proc.wait()
 
 
+def test_a_ready_file_a_killed_server_left_is_removed_before_serve_starts(tmp_path):
+    ready = tmp_path / "ready"
+    ready.write_text("http://127.0.0.1:1111\n")  # what a SIGKILLed server leaves
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = CliRunner().invoke(cli, ["serve", "--db", str(tmp_path / "q.db"), "--port", port, "--ready-file", str(ready)])
+    assert result.exit_code != 0, result.output  # it could not listen
+    assert not ready.exists()  # so no script waiting for the file goes on against a dead server
+
+
 @pytest.mark.slow
 def test_wait_until_ready_returns_once_a_started_server_answers_200(tmp_path):
     proc = subprocess.Popen(

@@ -25,6 +25,7 @@ class _Recording(asyncio.Transport):
     def __init__(self) -> None:
         super().__init__()
         self.writes: list[bytes] = []
+        self.before_close: list[bytes] = []  # what was written while the connection was open
         self.closed = False
 
     def write(self, data: Any) -> None:
@@ -67,6 +68,7 @@ async def _answers(requests: bytes, count: int) -> _Recording:
         if sum(BODY in w or w.startswith(b"HTTP/1.1 200") for w in transport.writes) >= count:
             break
         await asyncio.sleep(0.01)
+    transport.before_close = list(transport.writes)
     protocol.connection_lost(None)
     return transport
 
@@ -86,7 +88,8 @@ def test_answers_on_one_kept_alive_connection_are_each_written_whole():
     assert all(w.startswith(b"HTTP/1.1 200 ") and w.endswith(BODY) for w in transport.writes)
 
 
-def test_a_head_answer_goes_out_whole_without_a_body():
+def test_a_head_answer_goes_out_whole_without_a_body_while_the_connection_stays_open():
     transport = asyncio.run(_answers(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n", 1))
+    assert len(transport.before_close) == 1  # not held until the keep-alive connection closes
     assert len(transport.writes) == 1
     assert transport.writes[0].startswith(b"HTTP/1.1 200 ") and transport.writes[0].endswith(b"\r\n\r\n")
