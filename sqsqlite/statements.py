@@ -191,16 +191,15 @@ clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c
 # A new message's id: the next of its queue's range above the range's highest row and above
 # every id a deletion took from the range's top (schema.message_positions), so no id is given
 # out twice. Read, never written: a send's commit writes no page for it. A statement of several
-# rows gives its row i the first row's id + i (SQLite reads the subqueries once a statement, or
-# again per row, which only leaves a gap).
+# rows reads it once and gives its row i that id + i (_insert_rows).
 _mp = message_positions
 
 
-def _next_id(queue_id: Any, i: int = 0) -> Any:
+def _next_id(queue_id: Any) -> Any:
     start = _range_start(queue_id)
     top = select(func.max(m.c.id)).where(m.c.id >= start, m.c.id < _range_end(queue_id)).scalar_subquery()
     mark = select(_mp.c.highest_removed).where(_mp.c.id == queue_id).scalar_subquery()
-    return func.max(func.coalesce(top, start), func.coalesce(mark, start)) + literal_column(str(i + 1))
+    return func.max(func.coalesce(top, start), func.coalesce(mark, start)) + literal_column("1")
 
 
 # After a deletion of messages, in its transaction: :top the highest id it took (or tried to) of
@@ -257,7 +256,7 @@ def _insert_rows(shared: tuple[str, ...], each: tuple[str, ...], n: int, table: 
         same = {name: P(name) for name in shared}
         rows: list[dict[str, Any]] = [{**same, **{name: P(f"{name}_{i}") for name in each}} for i in range(n)]
         if table is m:
-            rows = [{"id": _next_id(P("queue_id"), i), **row} for i, row in enumerate(rows)]
+            rows = [{"id": _next_id(P("queue_id")), **row} for row in rows]
         return compile_sql(insert(table).values(rows).prefix_with(*prefixes))
     data = [(literal_column(str(i)), *(P(f"{name}_{i}") for name in each)) for i in range(n)]
     numbered = values(column("i", Integer), *(column(name) for name in each), name="rows").data(data).cte("rows")
