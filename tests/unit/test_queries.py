@@ -261,6 +261,15 @@ def test_a_shared_parameter_is_bound_once_for_every_row_of_a_batch():
     assert rows == [(start + 41 + i, 7, f"id{i}", f"b{i}", "me", 100, 200) for i in range(3)]
 
 
+@pytest.mark.parametrize(
+    "statement", ["INSERT_SHARED_ROWS", "INSERT_PLAIN_ROWS", "INSERT_STANDARD_ROWS", "INSERT_GROUPED_ROWS", "INSERT_FIFO_ROWS"]
+)
+def test_a_batch_insert_reads_its_first_message_id_once_whatever_its_rows(statement):
+    # Once a row, a batch of 10 read the queue's range and its mark ten times each.
+    for sql in getattr(Q, statement)[1:]:
+        assert sql.count("FROM message_positions") == 1
+
+
 def test_every_statement_binds_its_parameters_by_name():
     statements = [getattr(Q, n) for n in dir(Q) if isinstance(getattr(Q, n), Q.Sql)]
     statements += [sql for n in dir(Q) if isinstance(getattr(Q, n), tuple) for sql in getattr(Q, n) if isinstance(sql, Q.Sql)]
