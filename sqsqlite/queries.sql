@@ -133,247 +133,94 @@ FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0);
 
 -- name: INSERT_PLAIN_ROWS[2]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
+FROM rows;
 
 -- name: INSERT_PLAIN_ROWS[3]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
+FROM rows;
 
 -- name: INSERT_PLAIN_ROWS[4]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
+FROM rows;
 
 -- name: INSERT_PLAIN_ROWS[5]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
+FROM rows;
 
 -- name: INSERT_PLAIN_ROWS[6]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
+FROM rows;
 
 -- name: INSERT_PLAIN_ROWS[7]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5), (6, :message_id_6, :body_6, :visible_at_6))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at_6);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
+FROM rows;
 
 -- name: INSERT_PLAIN_ROWS[8]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5), (6, :message_id_6, :body_6, :visible_at_6), (7, :message_id_7, :body_7, :visible_at_7))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at_7);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
+FROM rows;
 
 -- name: INSERT_PLAIN_ROWS[9]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5), (6, :message_id_6, :body_6, :visible_at_6), (7, :message_id_7, :body_7, :visible_at_7), (8, :message_id_8, :body_8, :visible_at_8))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at_7), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :sender_id, :sent_at, :visible_at_8);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
+FROM rows;
 
 -- name: INSERT_PLAIN_ROWS[10]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5), (6, :message_id_6, :body_6, :visible_at_6), (7, :message_id_7, :body_7, :visible_at_7), (8, :message_id_8, :body_8, :visible_at_8), (9, :message_id_9, :body_9, :visible_at_9))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at_7), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :sender_id, :sent_at, :visible_at_8), ((max(coalesce((SELECT max(messages.id) AS max_10
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :sender_id, :sent_at, :visible_at_9);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
+FROM rows;
 
 -- name: INSERT_STANDARD_ROWS[0]
 
@@ -385,247 +232,94 @@ FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0);
 
 -- name: INSERT_STANDARD_ROWS[2]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
+FROM rows;
 
 -- name: INSERT_STANDARD_ROWS[3]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
+FROM rows;
 
 -- name: INSERT_STANDARD_ROWS[4]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
+FROM rows;
 
 -- name: INSERT_STANDARD_ROWS[5]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
+FROM rows;
 
 -- name: INSERT_STANDARD_ROWS[6]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
+FROM rows;
 
 -- name: INSERT_STANDARD_ROWS[7]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
+FROM rows;
 
 -- name: INSERT_STANDARD_ROWS[8]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
+FROM rows;
 
 -- name: INSERT_STANDARD_ROWS[9]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7), (8, :message_id_8, :body_8, :attributes_8, :visible_at_8))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at_8);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
+FROM rows;
 
 -- name: INSERT_STANDARD_ROWS[10]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7), (8, :message_id_8, :body_8, :attributes_8, :visible_at_8), (9, :message_id_9, :body_9, :attributes_9, :visible_at_9))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at_8), ((max(coalesce((SELECT max(messages.id) AS max_10
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :attributes_9, :sender_id, :sent_at, :visible_at_9);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
+FROM rows;
 
 -- name: INSERT_GROUPED_ROWS[0]
 
@@ -637,247 +331,94 @@ FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0);
 
 -- name: INSERT_GROUPED_ROWS[2]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
+FROM rows;
 
 -- name: INSERT_GROUPED_ROWS[3]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
+FROM rows;
 
 -- name: INSERT_GROUPED_ROWS[4]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
+FROM rows;
 
 -- name: INSERT_GROUPED_ROWS[5]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
+FROM rows;
 
 -- name: INSERT_GROUPED_ROWS[6]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
+FROM rows;
 
 -- name: INSERT_GROUPED_ROWS[7]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6, :group_id_6))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6, :group_id_6);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
+FROM rows;
 
 -- name: INSERT_GROUPED_ROWS[8]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6, :group_id_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7, :group_id_7))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6, :group_id_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7, :group_id_7);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
+FROM rows;
 
 -- name: INSERT_GROUPED_ROWS[9]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6, :group_id_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7, :group_id_7), (8, :message_id_8, :body_8, :attributes_8, :visible_at_8, :group_id_8))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6, :group_id_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7, :group_id_7), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at_8, :group_id_8);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
+FROM rows;
 
 -- name: INSERT_GROUPED_ROWS[10]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6, :group_id_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7, :group_id_7), (8, :message_id_8, :body_8, :attributes_8, :visible_at_8, :group_id_8), (9, :message_id_9, :body_9, :attributes_9, :visible_at_9, :group_id_9))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at_1, :group_id_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at_2, :group_id_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at_3, :group_id_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at_4, :group_id_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at_5, :group_id_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at_6, :group_id_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at_7, :group_id_7), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at_8, :group_id_8), ((max(coalesce((SELECT max(messages.id) AS max_10
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :attributes_9, :sender_id, :sent_at, :visible_at_9, :group_id_9);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
+FROM rows;
 
 -- name: INSERT_SHARED_ROWS[0]
 
@@ -889,247 +430,94 @@ FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at);
 
 -- name: INSERT_SHARED_ROWS[2]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body) AS
+(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
+FROM rows;
 
 -- name: INSERT_SHARED_ROWS[3]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body) AS
+(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
+FROM rows;
 
 -- name: INSERT_SHARED_ROWS[4]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body) AS
+(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
+FROM rows;
 
 -- name: INSERT_SHARED_ROWS[5]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body) AS
+(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
+FROM rows;
 
 -- name: INSERT_SHARED_ROWS[6]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body) AS
+(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
+FROM rows;
 
 -- name: INSERT_SHARED_ROWS[7]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body) AS
+(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5), (6, :message_id_6, :body_6))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
+FROM rows;
 
 -- name: INSERT_SHARED_ROWS[8]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body) AS
+(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5), (6, :message_id_6, :body_6), (7, :message_id_7, :body_7))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
+FROM rows;
 
 -- name: INSERT_SHARED_ROWS[9]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body) AS
+(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5), (6, :message_id_6, :body_6), (7, :message_id_7, :body_7), (8, :message_id_8, :body_8))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :sender_id, :sent_at, :visible_at);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
+FROM rows;
 
 -- name: INSERT_SHARED_ROWS[10]
-INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body) AS
+(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5), (6, :message_id_6, :body_6), (7, :message_id_7, :body_7), (8, :message_id_8, :body_8), (9, :message_id_9, :body_9))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :sender_id, :sent_at, :visible_at), ((max(coalesce((SELECT max(messages.id) AS max_10
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :sender_id, :sent_at, :visible_at);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
+FROM rows;
 
 -- name: INSERT_FIFO_ROWS[0]
 
@@ -1141,247 +529,94 @@ FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0);
 
 -- name: INSERT_FIFO_ROWS[2]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
+FROM rows;
 
 -- name: INSERT_FIFO_ROWS[3]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
+FROM rows;
 
 -- name: INSERT_FIFO_ROWS[4]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
+FROM rows;
 
 -- name: INSERT_FIFO_ROWS[5]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
+FROM rows;
 
 -- name: INSERT_FIFO_ROWS[6]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
+FROM rows;
 
 -- name: INSERT_FIFO_ROWS[7]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), (6, :message_id_6, :body_6, :attributes_6, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
+FROM rows;
 
 -- name: INSERT_FIFO_ROWS[8]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), (6, :message_id_6, :body_6, :attributes_6, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), (7, :message_id_7, :body_7, :attributes_7, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
+FROM rows;
 
 -- name: INSERT_FIFO_ROWS[9]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), (6, :message_id_6, :body_6, :attributes_6, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), (7, :message_id_7, :body_7, :attributes_7, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7), (8, :message_id_8, :body_8, :attributes_8, :group_id_8, :dedup_id_8, :sequence_number_8, :is_head_8))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at, :group_id_8, :dedup_id_8, :sequence_number_8, :is_head_8);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
+FROM rows;
 
 -- name: INSERT_FIFO_ROWS[10]
-INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
+WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
+(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), (6, :message_id_6, :body_6, :attributes_6, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), (7, :message_id_7, :body_7, :attributes_7, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7), (8, :message_id_8, :body_8, :attributes_8, :group_id_8, :dedup_id_8, :sequence_number_8, :is_head_8), (9, :message_id_9, :body_9, :attributes_9, :group_id_9, :dedup_id_9, :sequence_number_9, :is_head_9))
+ INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), ((max(coalesce((SELECT max(messages.id) AS max_2
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 2), :queue_id, :message_id_1, :body_1, :attributes_1, :sender_id, :sent_at, :visible_at, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), ((max(coalesce((SELECT max(messages.id) AS max_3
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 3), :queue_id, :message_id_2, :body_2, :attributes_2, :sender_id, :sent_at, :visible_at, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), ((max(coalesce((SELECT max(messages.id) AS max_4
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 4), :queue_id, :message_id_3, :body_3, :attributes_3, :sender_id, :sent_at, :visible_at, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), ((max(coalesce((SELECT max(messages.id) AS max_5
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 5), :queue_id, :message_id_4, :body_4, :attributes_4, :sender_id, :sent_at, :visible_at, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), ((max(coalesce((SELECT max(messages.id) AS max_6
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 6), :queue_id, :message_id_5, :body_5, :attributes_5, :sender_id, :sent_at, :visible_at, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), ((max(coalesce((SELECT max(messages.id) AS max_7
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 7), :queue_id, :message_id_6, :body_6, :attributes_6, :sender_id, :sent_at, :visible_at, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), ((max(coalesce((SELECT max(messages.id) AS max_8
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 8), :queue_id, :message_id_7, :body_7, :attributes_7, :sender_id, :sent_at, :visible_at, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7), ((max(coalesce((SELECT max(messages.id) AS max_9
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 9), :queue_id, :message_id_8, :body_8, :attributes_8, :sender_id, :sent_at, :visible_at, :group_id_8, :dedup_id_8, :sequence_number_8, :is_head_8), ((max(coalesce((SELECT max(messages.id) AS max_10
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 10), :queue_id, :message_id_9, :body_9, :attributes_9, :sender_id, :sent_at, :visible_at, :group_id_9, :dedup_id_9, :sequence_number_9, :is_head_9);
+WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
+FROM rows;
 
 -- name: PUT_DEDUP_ROWS[0]
 

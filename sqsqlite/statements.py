@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, literal_column, or_, select, text, tuple_, union_all, update
+from sqlalchemy import Integer, and_, column, delete, func, insert, literal_column, or_, select, text, tuple_, union_all, update, values
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from . import defaults as D
@@ -191,16 +191,15 @@ clear_tombstones = compile_sql(delete(queue_tombstones).where(queue_tombstones.c
 # A new message's id: the next of its queue's range above the range's highest row and above
 # every id a deletion took from the range's top (schema.message_positions), so no id is given
 # out twice. Read, never written: a send's commit writes no page for it. A statement of several
-# rows gives its row i the first row's id + i (SQLite reads the subqueries once a statement, or
-# again per row, which only leaves a gap).
+# rows reads it once and gives its row i that id + i (_insert_rows).
 _mp = message_positions
 
 
-def _next_id(queue_id: Any, i: int = 0) -> Any:
+def _next_id(queue_id: Any) -> Any:
     start = _range_start(queue_id)
     top = select(func.max(m.c.id)).where(m.c.id >= start, m.c.id < _range_end(queue_id)).scalar_subquery()
     mark = select(_mp.c.highest_removed).where(_mp.c.id == queue_id).scalar_subquery()
-    return func.max(func.coalesce(top, start), func.coalesce(mark, start)) + literal_column(str(i + 1))
+    return func.max(func.coalesce(top, start), func.coalesce(mark, start)) + literal_column("1")
 
 
 # After a deletion of messages, in its transaction: :top the highest id it took (or tried to) of
@@ -249,13 +248,20 @@ _SENT = ("queue_id", "sender_id", "sent_at")
 
 
 def _insert_rows(shared: tuple[str, ...], each: tuple[str, ...], n: int, table: Any = m, *prefixes: str) -> Sql:
-    """One INSERT of n rows (VALUES (...), (...)): ``shared`` columns bound once, each of
-    ``each`` once a row (:column_i)."""
-    same = {name: P(name) for name in shared}
-    rows: list[dict[str, Any]] = [{**same, **{name: P(f"{name}_{i}") for name in each}} for i in range(n)]
-    if table is m:
-        rows = [{"id": _next_id(P("queue_id"), i), **row} for i, row in enumerate(rows)]
-    return compile_sql(insert(table).values(rows).prefix_with(*prefixes))
+    """One INSERT of n rows: ``shared`` columns bound once, each of ``each`` once a row
+    (:column_i). A message's id is the next of its queue's range (_next_id): a row of VALUES
+    would read it again per row, two subqueries and two cursors each, so rows of several are
+    selected from a VALUES table numbering them (WITH rows(i, ...)), the id read once plus i."""
+    if table is not m or n == 1:
+        same = {name: P(name) for name in shared}
+        rows: list[dict[str, Any]] = [{**same, **{name: P(f"{name}_{i}") for name in each}} for i in range(n)]
+        if table is m:
+            rows = [{"id": _next_id(P("queue_id")), **row} for row in rows]
+        return compile_sql(insert(table).values(rows).prefix_with(*prefixes))
+    data = [(literal_column(str(i)), *(P(f"{name}_{i}") for name in each)) for i in range(n)]
+    numbered = values(column("i", Integer), *(column(name) for name in each), name="rows").data(data).cte("rows")
+    picked = select(_next_id(P("queue_id")) + numbered.c.i, *(P(name) for name in shared), *(numbered.c[name] for name in each))
+    return compile_sql(insert(table).from_select(["id", *shared, *each], picked).prefix_with(*prefixes))
 
 
 def _per_size(shared: tuple[str, ...], each: tuple[str, ...], *args: Any) -> tuple[Sql, ...]:

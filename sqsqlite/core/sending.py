@@ -36,6 +36,13 @@ _new_tuple = tuple.__new__
 # Row i's parameter names of a multi-row insert (Q.INSERT_*_ROWS): :message_id_i, :body_i ...
 _MESSAGE_IDS, _BODIES, _VISIBLE_ATS = Q.PER_ROW["message_id"], Q.PER_ROW["body"], Q.PER_ROW["visible_at"]
 _ATTRIBUTES, _GROUP_IDS = Q.PER_ROW["attributes"], Q.PER_ROW["group_id"]
+# Q.INSERT_SHARED_ROWS[n]'s parameter names, in the order _insert_plain lists its values, and a
+# dict of them to copy: a copy of a dict of the same keys is one allocation, and filling it
+# resizes nothing, where a dict built key by key resized four times (3.6 us a batch of 10).
+_SHARED_NAMES = [
+    ("queue_id", "sender_id", "sent_at", "visible_at", *_MESSAGE_IDS[:n], *_BODIES[:n]) for n in range(D.MAX_BATCH_ENTRIES + 1)
+]
+_SHARED_PARAMS = [dict.fromkeys(names) for names in _SHARED_NAMES]
 
 
 def trace_header(system: Any) -> str | None:
@@ -197,12 +204,15 @@ def _insert_plain(queue: QueueContext, tx: Tx, row, plain: _Plain) -> list[str] 
     if row["fifo"] or (total > max_size and max(map(len, map(str.encode, bodies))) > max_size):
         return None
     now = queue.now()
-    ids = new_message_ids(len(bodies))
-    params = {"queue_id": row["id"], "sender_id": queue.sender_id, "sent_at": now, "visible_at": now + row["delay_seconds"] * 1000}
-    params.update(zip(_MESSAGE_IDS, ids))
-    params.update(zip(_BODIES, bodies))
-    tx.run_bound(Q.INSERT_SHARED_ROWS[len(bodies)], params)
-    history.count(tx, Q.COUNT_SENT, row["id"], now, sent=len(bodies), bytes_sent=total)
+    n = len(bodies)
+    ids = new_message_ids(n)
+    values = [row["id"], queue.sender_id, now, now + row["delay_seconds"] * 1000]
+    values += ids
+    values += bodies
+    params = _SHARED_PARAMS[n].copy()
+    params.update(zip(_SHARED_NAMES[n], values))
+    tx.run_bound(Q.INSERT_SHARED_ROWS[n], params)
+    history.count(tx, Q.COUNT_SENT, row["id"], now, sent=n, bytes_sent=total)
     return ids
 
 

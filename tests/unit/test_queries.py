@@ -247,7 +247,7 @@ def test_a_receive_reads_again_only_the_messages_a_claim_cannot_return_whole(db,
 
 def test_a_shared_parameter_is_bound_once_for_every_row_of_a_batch():
     sql = Q.INSERT_SHARED_ROWS[3]
-    assert re.findall(r":visible_at\b", sql) == [":visible_at"] * 3  # once per row, one name
+    assert re.findall(r":visible_at\b", sql) == [":visible_at"]  # one name, selected for every row
     params = {"queue_id": 7, "sender_id": "me", "sent_at": 100, "visible_at": 200}
     params.update(zip(Q.PER_ROW["message_id"], ["id0", "id1", "id2"]))
     params.update(zip(Q.PER_ROW["body"], ["b0", "b1", "b2"]))
@@ -259,6 +259,15 @@ def test_a_shared_parameter_is_bound_once_for_every_row_of_a_batch():
         c.execute(sql, params)
         rows = c.execute("SELECT * FROM messages ORDER BY rowid").fetchall()
     assert rows == [(start + 41 + i, 7, f"id{i}", f"b{i}", "me", 100, 200) for i in range(3)]
+
+
+@pytest.mark.parametrize(
+    "statement", ["INSERT_SHARED_ROWS", "INSERT_PLAIN_ROWS", "INSERT_STANDARD_ROWS", "INSERT_GROUPED_ROWS", "INSERT_FIFO_ROWS"]
+)
+def test_a_batch_insert_reads_its_first_message_id_once_whatever_its_rows(statement):
+    # Once a row, a batch of 10 read the queue's range and its mark ten times each.
+    for sql in getattr(Q, statement)[1:]:
+        assert sql.count("FROM message_positions") == 1
 
 
 def test_every_statement_binds_its_parameters_by_name():
