@@ -486,7 +486,9 @@ class App:
         claim together."""
         d = self.dispatcher
         try:
-            return self.polls.round(lambda: self._noted(d.run, call, request), shared)
+            if not self.wakeups.parks:  # an injected clock: the receive waits in the call, moving the clock
+                return self.polls.round(lambda: self._noted(d.run, call, request))
+            return self.polls.round(lambda: self._noted(d.receive_round, call, request, shared))
         except SQSError as err:
             return "answer", d.error(err, call.is_json, call.request_id, json_query=call.json_query)
         except Exception:
