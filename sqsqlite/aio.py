@@ -56,7 +56,7 @@ from .client import (
 )
 from .core import Database
 from .errors import InvalidParameterValue
-from .longpoll import AsyncWakeups, Left, LongPolls, Peers, Round
+from .longpoll import AsyncWakeups, Left, LongPolls, Peers, Round, Stopping, round_of
 from .tx import WouldWait
 
 log = logging.getLogger("sqsqlite.aio")
@@ -423,9 +423,12 @@ class AsyncSQSClient:
             done.set_result(None)
 
     def _claim_now(self, sync: Any, request: dict) -> Round:  # Any: SQSClient's methods are set at import
-        if not self.wakeups.parks:  # an injected clock: the receive waits in the call, moving the clock
-            return self._polls.round(lambda: sync.receive_message(**request))
-        return self._polls.round(lambda: receive_round(sync, request))
+        try:
+            if not self.wakeups.parks:  # an injected clock: the receive waits in the call, moving the clock
+                return "done", sync.receive_message(**request)
+            return round_of(receive_round(sync, request))
+        except Stopping:  # the blocking receive's wait, as the client closes
+            return "stopped", None
 
     async def _to_the_end(self, work: Callable[[], Any]) -> Any:
         """work (a hand-back) on the pool, or on a thread of its own once the pool has shut down

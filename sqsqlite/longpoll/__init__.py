@@ -17,7 +17,7 @@ engine's blocking one, whose wait moves the clock.) The modules, each with one j
 """
 
 from .peers import Peers
-from .polls import Claim, Left, LongPolls, Round
+from .polls import Claim, Left, LongPolls, Round, round_of
 from .wakeups import WATCH_MIN_GAP, AsyncWakeups, Stopping
 
-__all__ = ["AsyncWakeups", "Claim", "Left", "LongPolls", "Peers", "Round", "Stopping", "WATCH_MIN_GAP"]
+__all__ = ["AsyncWakeups", "Claim", "Left", "LongPolls", "Peers", "Round", "Stopping", "WATCH_MIN_GAP", "round_of"]

@@ -32,9 +32,15 @@ log = logging.getLogger("sqsqlite.longpoll")
 # park on), ("stopped", None: the endpoint stops or the client closes), or a kind of the caller's own (the endpoint's ("answer",
 # an error's answer)), which ends the poll as it is.
 Round = tuple[str, Any]
-# claim(request, shared): one round of the receive ``request``, run where the caller runs claims
-# (LongPolls.round, in an engine thread or on the loop); shared: a claim for several woken polls.
+# claim(request, shared): one round of the receive ``request`` (round_of the engine's), run where
+# the caller runs claims (an engine thread, the loop's); shared: a claim for several woken polls.
 Claim = Callable[[dict, bool], Awaitable[Round]]
+
+
+def round_of(got: Any) -> Round:
+    """A claim round's outcome as the poll takes it: the engine's round (Actions.receive_round)
+    returned the response ("done"), or Wait, which the poll parks on ("park")."""
+    return ("park", got) if type(got) is Wait else ("done", got)
 
 
 class Left(Exception):
@@ -68,16 +74,6 @@ class LongPolls:
         self.resting = resting or contextlib.nullcontext()  # entered while a poll is parked (the endpoint's: it isn't being served)
         self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
         self._tasks: set[asyncio.Future] = set()
-
-    def round(self, receive: Callable[[], Any]) -> Round:
-        """One round of a receive, where the caller's claim runs (an engine thread, the loop's):
-        ``receive()`` is the engine's claim round (Actions.receive_round), which returns the
-        response, or Wait: this poll parks on it (LongPolls.receive)."""
-        try:
-            got = receive()
-        except Stopping:
-            return "stopped", None
-        return ("park", got) if type(got) is Wait else ("done", got)
 
     async def receive(
         self,
