@@ -22,7 +22,7 @@ from typing import Any
 from . import batches as B
 from . import defaults as D
 from . import validation as V
-from .core import BatchResult, Database, Message, MoveTask, Queue, SendResult, SentMessages, Wait, name_after, page_token
+from .core import BatchResult, Database, Message, MoveTask, Queue, SendResult, SentMessages, Wait, name_after, page_token, receiving
 from .errors import InvalidParameterValue, MissingParameter, QueueDoesNotExist, UnsupportedOperation
 
 Request = Mapping[str, Any]
@@ -358,7 +358,9 @@ class Actions:
         to wait for before the next round: sqsqlite.longpoll's). ``shared``: a claim for several
         long polls at once (receiving.claim_round)."""
         r = self._checked("ReceiveMessage", r)
-        got = self._queue(r).receive_round(**_receive_arguments(r), shared=shared)
+        queue = self._queue(r)
+        args = receiving.receive_arguments(**_receive_arguments(r))
+        got = receiving.claim_round(queue.context, queue, *args, shared=shared)
         if isinstance(got, Wait):
             return got
         return receive_response([message_out(m) for m in got])

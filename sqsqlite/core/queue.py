@@ -274,31 +274,6 @@ class Queue(Generic[DB]):
             receive_request_attempt_id=receive_request_attempt_id,
         )
 
-    def receive_round(
-        self,
-        *,
-        max_number_of_messages: int = D.MAX_MESSAGES.default,
-        visibility_timeout: int | None = None,
-        wait_time_seconds: int | None = None,
-        message_system_attribute_names: Sequence[str] | None = None,
-        message_attribute_names: Sequence[str] | None = None,
-        receive_request_attempt_id: str | None = None,
-        shared: bool = False,
-    ) -> list[Message] | receiving.Wait:
-        """One round of receive_message, which never waits: its messages, or receiving.Wait
-        (what to wait for before the next round, whose wait_time_seconds is what is left of
-        this one's). For long polls that wait on an event loop; ``shared``: a claim for several
-        polls at once (receiving.claim_round)."""
-        args = receiving.receive_arguments(
-            max_number_of_messages,
-            visibility_timeout,
-            wait_time_seconds,
-            message_system_attribute_names,
-            message_attribute_names,
-            receive_request_attempt_id,
-        )
-        return receiving.claim_round(self.context, self, *args, shared=shared)
-
     def delete_message(self, receipt_handle: str | Message) -> None:
         """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
         with that handle succeeds. A received Message may stand for its handle: its claim deletes
