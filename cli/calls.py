@@ -18,11 +18,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from sqsqlite.action_table import PAGINATED  # the operations the aws CLI paginates
 from sqsqlite.command_options import Failure
-
-# Operations the aws CLI paginates, and the member whose items a page holds (botocore's
-# paginator model for SQS). Here rather than in `shapes`, which a command loads only when it runs.
-PAGINATED: dict[str, str] = {"ListQueues": "QueueUrls", "ListDeadLetterSourceQueues": "queueUrls"}
 
 _PYTHON_TYPES = {
     "string": ((str,), "<class 'str'>"),

@@ -11,74 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-MEMBERS: dict[str, dict[str, str]] = {
-    "AddPermission": {"QueueUrl": "string", "Label": "string", "AWSAccountIds": "list", "Actions": "list"},
-    "RemovePermission": {"QueueUrl": "string", "Label": "string"},
-    "CancelMessageMoveTask": {"TaskHandle": "string"},
-    "ChangeMessageVisibility": {"QueueUrl": "string", "ReceiptHandle": "string", "VisibilityTimeout": "integer"},
-    "ChangeMessageVisibilityBatch": {"QueueUrl": "string", "Entries": "list"},
-    "CreateQueue": {"QueueName": "string", "Attributes": "map", "tags": "map"},
-    "DeleteMessage": {"QueueUrl": "string", "ReceiptHandle": "string"},
-    "DeleteMessageBatch": {"QueueUrl": "string", "Entries": "list"},
-    "DeleteQueue": {"QueueUrl": "string"},
-    "GetQueueAttributes": {"QueueUrl": "string", "AttributeNames": "list"},
-    "GetQueueUrl": {"QueueName": "string", "QueueOwnerAWSAccountId": "string"},
-    "ListDeadLetterSourceQueues": {"QueueUrl": "string", "NextToken": "string", "MaxResults": "integer"},
-    "ListMessageMoveTasks": {"SourceArn": "string", "MaxResults": "integer"},
-    "ListQueueTags": {"QueueUrl": "string"},
-    "ListQueues": {"QueueNamePrefix": "string", "NextToken": "string", "MaxResults": "integer"},
-    "PurgeQueue": {"QueueUrl": "string"},
-    "ReceiveMessage": {
-        "QueueUrl": "string",
-        "AttributeNames": "list",
-        "MessageSystemAttributeNames": "list",
-        "MessageAttributeNames": "list",
-        "MaxNumberOfMessages": "integer",
-        "VisibilityTimeout": "integer",
-        "WaitTimeSeconds": "integer",
-        "ReceiveRequestAttemptId": "string",
-    },
-    "SendMessage": {
-        "QueueUrl": "string",
-        "MessageBody": "string",
-        "DelaySeconds": "integer",
-        "MessageAttributes": "map",
-        "MessageSystemAttributes": "map",
-        "MessageDeduplicationId": "string",
-        "MessageGroupId": "string",
-    },
-    "SendMessageBatch": {"QueueUrl": "string", "Entries": "list"},
-    "SetQueueAttributes": {"QueueUrl": "string", "Attributes": "map"},
-    "StartMessageMoveTask": {"SourceArn": "string", "DestinationArn": "string", "MaxNumberOfMessagesPerSecond": "integer"},
-    "TagQueue": {"QueueUrl": "string", "Tags": "map"},
-    "UntagQueue": {"QueueUrl": "string", "TagKeys": "list"},
-}
+from sqsqlite.action_table import TABLE
 
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "AddPermission": ("QueueUrl", "Label", "AWSAccountIds", "Actions"),
-    "RemovePermission": ("QueueUrl", "Label"),
-    "CancelMessageMoveTask": ("TaskHandle",),
-    "ChangeMessageVisibility": ("QueueUrl", "ReceiptHandle", "VisibilityTimeout"),
-    "ChangeMessageVisibilityBatch": ("QueueUrl", "Entries"),
-    "CreateQueue": ("QueueName",),
-    "DeleteMessage": ("QueueUrl", "ReceiptHandle"),
-    "DeleteMessageBatch": ("QueueUrl", "Entries"),
-    "DeleteQueue": ("QueueUrl",),
-    "GetQueueAttributes": ("QueueUrl",),
-    "GetQueueUrl": ("QueueName",),
-    "ListDeadLetterSourceQueues": ("QueueUrl",),
-    "ListMessageMoveTasks": ("SourceArn",),
-    "ListQueueTags": ("QueueUrl",),
-    "ListQueues": (),
-    "PurgeQueue": ("QueueUrl",),
-    "ReceiveMessage": ("QueueUrl",),
-    "SendMessage": ("QueueUrl", "MessageBody"),
-    "SendMessageBatch": ("QueueUrl", "Entries"),
-    "SetQueueAttributes": ("QueueUrl", "Attributes"),
-    "StartMessageMoveTask": ("SourceArn",),
-    "TagQueue": ("QueueUrl", "Tags"),
-    "UntagQueue": ("QueueUrl", "TagKeys"),
-}
+# Each operation's request members with their types, and the required ones: the action table's.
+MEMBERS: dict[str, dict[str, str]] = {a.name: a.members for a in TABLE}
+REQUIRED: dict[str, tuple[str, ...]] = {a.name: a.required for a in TABLE}
 
 # The members of MEMBERS that nest, as the model nests them: ("list", item) or ("map", value),
 # where an item or value is a scalar's type or a structure of STRUCTURES (map keys are strings).

@@ -22,55 +22,16 @@ from typing import Any
 from . import batches as B
 from . import defaults as D
 from . import validation as V
+from .action_table import TABLE
 from .core import BatchResult, Database, Message, MoveTask, Queue, SendResult, SentMessages, Wait, name_after, page_token, receiving
 from .errors import InvalidParameterValue, MissingParameter, QueueDoesNotExist, UnsupportedOperation
 
 Request = Mapping[str, Any]
 Response = dict[str, Any]
 
-# Members each action accepts; anything else is refused, as SQS refuses unknown parameters.
-MEMBERS: dict[str, tuple[str, ...]] = {
-    "CreateQueue": ("QueueName", "Attributes", "tags"),
-    "DeleteQueue": ("QueueUrl",),
-    "ListQueues": ("QueueNamePrefix", "NextToken", "MaxResults"),
-    "GetQueueUrl": ("QueueName", "QueueOwnerAWSAccountId"),
-    "GetQueueAttributes": ("QueueUrl", "AttributeNames"),
-    "SetQueueAttributes": ("QueueUrl", "Attributes"),
-    "SendMessage": (
-        "QueueUrl",
-        "MessageBody",
-        "DelaySeconds",
-        "MessageAttributes",
-        "MessageSystemAttributes",
-        "MessageDeduplicationId",
-        "MessageGroupId",
-    ),
-    "SendMessageBatch": ("QueueUrl", "Entries"),
-    "ReceiveMessage": (
-        "QueueUrl",
-        "AttributeNames",
-        "MessageSystemAttributeNames",
-        "MessageAttributeNames",
-        "MaxNumberOfMessages",
-        "VisibilityTimeout",
-        "WaitTimeSeconds",
-        "ReceiveRequestAttemptId",
-    ),
-    "DeleteMessage": ("QueueUrl", "ReceiptHandle"),
-    "DeleteMessageBatch": ("QueueUrl", "Entries"),
-    "ChangeMessageVisibility": ("QueueUrl", "ReceiptHandle", "VisibilityTimeout"),
-    "ChangeMessageVisibilityBatch": ("QueueUrl", "Entries"),
-    "PurgeQueue": ("QueueUrl",),
-    "ListDeadLetterSourceQueues": ("QueueUrl", "NextToken", "MaxResults"),
-    "StartMessageMoveTask": ("SourceArn", "DestinationArn", "MaxNumberOfMessagesPerSecond"),
-    "ListMessageMoveTasks": ("SourceArn", "MaxResults"),
-    "CancelMessageMoveTask": ("TaskHandle",),
-    "AddPermission": ("QueueUrl", "Label", "AWSAccountIds", "Actions"),
-    "RemovePermission": ("QueueUrl", "Label"),
-    "TagQueue": ("QueueUrl", "Tags"),
-    "UntagQueue": ("QueueUrl", "TagKeys"),
-    "ListQueueTags": ("QueueUrl",),
-}
+# Members each action accepts (action_table.TABLE's); anything else is refused, as SQS refuses
+# unknown parameters. Each is a method of Actions below, of the same name.
+MEMBERS: dict[str, tuple[str, ...]] = {a.name: tuple(a.members) for a in TABLE}
 # Known to SQS, deliberately not offered (none today: AddPermission and RemovePermission keep
 # their statements in the Policy attribute, enforced by nobody, as a local file has no IAM).
 UNSUPPORTED: tuple[str, ...] = ()

@@ -38,16 +38,18 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from . import defaults as D
+from .action_table import TABLE, Action
 from .client import (
     ACTION_OF,
     EXCEPTIONS,
     PAGINATED,
     SQSClient,
+    described,
     keywords_only,
     method_name,
     operation_not_pageable,
@@ -243,145 +245,19 @@ class AsyncSQSClient:
             store.wait_free(False)
 
     # ------------------------------------------------------------ the SQS actions
-    # One coroutine an action, as aiobotocore's: keyword arguments only; each runs the sync
-    # client's method of its name (call). ReceiveMessage's is below, with the long polls.
+    # One coroutine an action, as aiobotocore's: made below the class from action_table.TABLE,
+    # each running the sync client's method of its name (call), with that method's docstring
+    # and signature. ReceiveMessage's is its own, with the long polls.
 
-    async def create_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """CreateQueue (its keyword arguments: QueueName, Attributes, tags)."""
-        if args:
-            raise keywords_only("create_queue")
-        return await self.call("create_queue", kwargs)
+    if TYPE_CHECKING:  # the coroutines made from the table, typed for checkers
 
-    async def delete_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """DeleteQueue (its keyword arguments: QueueUrl)."""
-        if args:
-            raise keywords_only("delete_queue")
-        return await self.call("delete_queue", kwargs)
-
-    async def list_queues(self, *args: Any, **kwargs: Any) -> dict:
-        """ListQueues (its keyword arguments: QueueNamePrefix, NextToken, MaxResults)."""
-        if args:
-            raise keywords_only("list_queues")
-        return await self.call("list_queues", kwargs)
-
-    async def get_queue_url(self, *args: Any, **kwargs: Any) -> dict:
-        """GetQueueUrl (its keyword arguments: QueueName, QueueOwnerAWSAccountId)."""
-        if args:
-            raise keywords_only("get_queue_url")
-        return await self.call("get_queue_url", kwargs)
-
-    async def get_queue_attributes(self, *args: Any, **kwargs: Any) -> dict:
-        """GetQueueAttributes (its keyword arguments: QueueUrl, AttributeNames)."""
-        if args:
-            raise keywords_only("get_queue_attributes")
-        return await self.call("get_queue_attributes", kwargs)
-
-    async def set_queue_attributes(self, *args: Any, **kwargs: Any) -> dict:
-        """SetQueueAttributes (its keyword arguments: QueueUrl, Attributes)."""
-        if args:
-            raise keywords_only("set_queue_attributes")
-        return await self.call("set_queue_attributes", kwargs)
-
-    async def send_message(self, *args: Any, **kwargs: Any) -> dict:
-        """SendMessage (its keyword arguments: QueueUrl, MessageBody, DelaySeconds, MessageAttributes, MessageSystemAttributes, MessageDeduplicationId, MessageGroupId)."""
-        if args:
-            raise keywords_only("send_message")
-        return await self.call("send_message", kwargs)
-
-    async def send_message_batch(self, *args: Any, **kwargs: Any) -> dict:
-        """SendMessageBatch (its keyword arguments: QueueUrl, Entries)."""
-        if args:
-            raise keywords_only("send_message_batch")
-        return await self.call("send_message_batch", kwargs)
-
-    async def delete_message(self, *args: Any, **kwargs: Any) -> dict:
-        """DeleteMessage (its keyword arguments: QueueUrl, ReceiptHandle)."""
-        if args:
-            raise keywords_only("delete_message")
-        return await self.call("delete_message", kwargs)
-
-    async def delete_message_batch(self, *args: Any, **kwargs: Any) -> dict:
-        """DeleteMessageBatch (its keyword arguments: QueueUrl, Entries)."""
-        if args:
-            raise keywords_only("delete_message_batch")
-        return await self.call("delete_message_batch", kwargs)
-
-    async def change_message_visibility(self, *args: Any, **kwargs: Any) -> dict:
-        """ChangeMessageVisibility (its keyword arguments: QueueUrl, ReceiptHandle, VisibilityTimeout)."""
-        if args:
-            raise keywords_only("change_message_visibility")
-        return await self.call("change_message_visibility", kwargs)
-
-    async def change_message_visibility_batch(self, *args: Any, **kwargs: Any) -> dict:
-        """ChangeMessageVisibilityBatch (its keyword arguments: QueueUrl, Entries)."""
-        if args:
-            raise keywords_only("change_message_visibility_batch")
-        return await self.call("change_message_visibility_batch", kwargs)
-
-    async def purge_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """PurgeQueue (its keyword arguments: QueueUrl)."""
-        if args:
-            raise keywords_only("purge_queue")
-        return await self.call("purge_queue", kwargs)
-
-    async def list_dead_letter_source_queues(self, *args: Any, **kwargs: Any) -> dict:
-        """ListDeadLetterSourceQueues (its keyword arguments: QueueUrl, NextToken, MaxResults)."""
-        if args:
-            raise keywords_only("list_dead_letter_source_queues")
-        return await self.call("list_dead_letter_source_queues", kwargs)
-
-    async def start_message_move_task(self, *args: Any, **kwargs: Any) -> dict:
-        """StartMessageMoveTask (its keyword arguments: SourceArn, DestinationArn, MaxNumberOfMessagesPerSecond)."""
-        if args:
-            raise keywords_only("start_message_move_task")
-        return await self.call("start_message_move_task", kwargs)
-
-    async def list_message_move_tasks(self, *args: Any, **kwargs: Any) -> dict:
-        """ListMessageMoveTasks (its keyword arguments: SourceArn, MaxResults)."""
-        if args:
-            raise keywords_only("list_message_move_tasks")
-        return await self.call("list_message_move_tasks", kwargs)
-
-    async def cancel_message_move_task(self, *args: Any, **kwargs: Any) -> dict:
-        """CancelMessageMoveTask (its keyword arguments: TaskHandle)."""
-        if args:
-            raise keywords_only("cancel_message_move_task")
-        return await self.call("cancel_message_move_task", kwargs)
-
-    async def add_permission(self, *args: Any, **kwargs: Any) -> dict:
-        """AddPermission (its keyword arguments: QueueUrl, Label, AWSAccountIds, Actions)."""
-        if args:
-            raise keywords_only("add_permission")
-        return await self.call("add_permission", kwargs)
-
-    async def remove_permission(self, *args: Any, **kwargs: Any) -> dict:
-        """RemovePermission (its keyword arguments: QueueUrl, Label)."""
-        if args:
-            raise keywords_only("remove_permission")
-        return await self.call("remove_permission", kwargs)
-
-    async def tag_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """TagQueue (its keyword arguments: QueueUrl, Tags)."""
-        if args:
-            raise keywords_only("tag_queue")
-        return await self.call("tag_queue", kwargs)
-
-    async def untag_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """UntagQueue (its keyword arguments: QueueUrl, TagKeys)."""
-        if args:
-            raise keywords_only("untag_queue")
-        return await self.call("untag_queue", kwargs)
-
-    async def list_queue_tags(self, *args: Any, **kwargs: Any) -> dict:
-        """ListQueueTags (its keyword arguments: QueueUrl)."""
-        if args:
-            raise keywords_only("list_queue_tags")
-        return await self.call("list_queue_tags", kwargs)
+        def __getattr__(self, method: str) -> Callable[..., Awaitable[dict[str, Any]]]: ...
 
     # ------------------------------------------------------------ long polls
 
     async def receive_message(self, *args: Any, **kwargs: Any) -> dict:
-        """The SQS ReceiveMessage action; a wait with nothing to claim parks on the loop."""
+        """The SQS ReceiveMessage action (client.SQSClient.receive_message's members); a wait
+        with nothing to claim parks on the loop."""
         if args:
             raise keywords_only("receive_message")
         sync = await self._ready()
@@ -513,6 +389,22 @@ class AsyncSQSClient:
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
+
+
+def _coroutine(action: Action) -> Callable[..., Awaitable[dict]]:
+    method = action.method
+
+    async def call(self: AsyncSQSClient, *args: Any, **kwargs: Any) -> dict:
+        if args:
+            raise keywords_only(method)
+        return await self.call(method, kwargs)
+
+    return described(call, action, AsyncSQSClient)
+
+
+for _action in TABLE:
+    if _action.method not in vars(AsyncSQSClient):  # receive_message is its own
+        setattr(AsyncSQSClient, _action.method, _coroutine(_action))
 
 
 class Paginator:

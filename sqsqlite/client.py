@@ -9,15 +9,16 @@ that catches ClientError or reads ``err.response["Error"]["Code"]`` keeps workin
 from __future__ import annotations
 
 import functools
-import re
+import inspect
 from collections.abc import Callable
 from itertools import chain, repeat
 from operator import contains, countOf
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import batches as B
 from . import errors
+from .action_table import BY_METHOD, TABLE, Action, method_name
 from .actions import ACTIONS, UNSUPPORTED, Actions
 from .core import Database, Wait, connect
 from .core.handles import new_request_id
@@ -34,11 +35,6 @@ except ImportError:  # pragma: no cover - exercised only without botocore
             super().__init__(
                 f"An error occurred ({err.get('Code', 'Unknown')}) when calling the {operation_name} operation: {err.get('Message', '')}"
             )
-
-
-def method_name(action: str) -> str:
-    """The client's method for an SQS action: ``SendMessageBatch`` -> ``send_message_batch``."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", action).lower()
 
 
 def response_metadata(status: int) -> dict:
@@ -194,145 +190,12 @@ class SQSClient:
         return response
 
     # ------------------------------------------------------------ the SQS actions
-    # One method an action, as boto3's: keyword arguments only, named as the action's members.
+    # One method an action, named as boto3's (send_message, ...): made below the class from
+    # action_table.TABLE, each with its docstring and signature (help(client.send_message)).
 
-    def create_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """CreateQueue (its keyword arguments: QueueName, Attributes, tags)."""
-        if args:
-            raise keywords_only("create_queue")
-        return self._call("CreateQueue", kwargs)
+    if TYPE_CHECKING:  # the methods made from the table, typed for checkers
 
-    def delete_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """DeleteQueue (its keyword arguments: QueueUrl)."""
-        if args:
-            raise keywords_only("delete_queue")
-        return self._call("DeleteQueue", kwargs)
-
-    def list_queues(self, *args: Any, **kwargs: Any) -> dict:
-        """ListQueues (its keyword arguments: QueueNamePrefix, NextToken, MaxResults)."""
-        if args:
-            raise keywords_only("list_queues")
-        return self._call("ListQueues", kwargs)
-
-    def get_queue_url(self, *args: Any, **kwargs: Any) -> dict:
-        """GetQueueUrl (its keyword arguments: QueueName, QueueOwnerAWSAccountId)."""
-        if args:
-            raise keywords_only("get_queue_url")
-        return self._call("GetQueueUrl", kwargs)
-
-    def get_queue_attributes(self, *args: Any, **kwargs: Any) -> dict:
-        """GetQueueAttributes (its keyword arguments: QueueUrl, AttributeNames)."""
-        if args:
-            raise keywords_only("get_queue_attributes")
-        return self._call("GetQueueAttributes", kwargs)
-
-    def set_queue_attributes(self, *args: Any, **kwargs: Any) -> dict:
-        """SetQueueAttributes (its keyword arguments: QueueUrl, Attributes)."""
-        if args:
-            raise keywords_only("set_queue_attributes")
-        return self._call("SetQueueAttributes", kwargs)
-
-    def send_message(self, *args: Any, **kwargs: Any) -> dict:
-        """SendMessage (its keyword arguments: QueueUrl, MessageBody, DelaySeconds, MessageAttributes, MessageSystemAttributes, MessageDeduplicationId, MessageGroupId)."""
-        if args:
-            raise keywords_only("send_message")
-        return self._call("SendMessage", kwargs)
-
-    def send_message_batch(self, *args: Any, **kwargs: Any) -> dict:
-        """SendMessageBatch (its keyword arguments: QueueUrl, Entries)."""
-        if args:
-            raise keywords_only("send_message_batch")
-        return self._call("SendMessageBatch", kwargs)
-
-    def receive_message(self, *args: Any, **kwargs: Any) -> dict:
-        """ReceiveMessage (its keyword arguments: QueueUrl, AttributeNames, MessageSystemAttributeNames, MessageAttributeNames, MaxNumberOfMessages, VisibilityTimeout, WaitTimeSeconds, ReceiveRequestAttemptId)."""
-        if args:
-            raise keywords_only("receive_message")
-        return self._call("ReceiveMessage", kwargs)
-
-    def delete_message(self, *args: Any, **kwargs: Any) -> dict:
-        """DeleteMessage (its keyword arguments: QueueUrl, ReceiptHandle)."""
-        if args:
-            raise keywords_only("delete_message")
-        return self._call("DeleteMessage", kwargs)
-
-    def delete_message_batch(self, *args: Any, **kwargs: Any) -> dict:
-        """DeleteMessageBatch (its keyword arguments: QueueUrl, Entries)."""
-        if args:
-            raise keywords_only("delete_message_batch")
-        return self._call("DeleteMessageBatch", kwargs)
-
-    def change_message_visibility(self, *args: Any, **kwargs: Any) -> dict:
-        """ChangeMessageVisibility (its keyword arguments: QueueUrl, ReceiptHandle, VisibilityTimeout)."""
-        if args:
-            raise keywords_only("change_message_visibility")
-        return self._call("ChangeMessageVisibility", kwargs)
-
-    def change_message_visibility_batch(self, *args: Any, **kwargs: Any) -> dict:
-        """ChangeMessageVisibilityBatch (its keyword arguments: QueueUrl, Entries)."""
-        if args:
-            raise keywords_only("change_message_visibility_batch")
-        return self._call("ChangeMessageVisibilityBatch", kwargs)
-
-    def purge_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """PurgeQueue (its keyword arguments: QueueUrl)."""
-        if args:
-            raise keywords_only("purge_queue")
-        return self._call("PurgeQueue", kwargs)
-
-    def list_dead_letter_source_queues(self, *args: Any, **kwargs: Any) -> dict:
-        """ListDeadLetterSourceQueues (its keyword arguments: QueueUrl, NextToken, MaxResults)."""
-        if args:
-            raise keywords_only("list_dead_letter_source_queues")
-        return self._call("ListDeadLetterSourceQueues", kwargs)
-
-    def start_message_move_task(self, *args: Any, **kwargs: Any) -> dict:
-        """StartMessageMoveTask (its keyword arguments: SourceArn, DestinationArn, MaxNumberOfMessagesPerSecond)."""
-        if args:
-            raise keywords_only("start_message_move_task")
-        return self._call("StartMessageMoveTask", kwargs)
-
-    def list_message_move_tasks(self, *args: Any, **kwargs: Any) -> dict:
-        """ListMessageMoveTasks (its keyword arguments: SourceArn, MaxResults)."""
-        if args:
-            raise keywords_only("list_message_move_tasks")
-        return self._call("ListMessageMoveTasks", kwargs)
-
-    def cancel_message_move_task(self, *args: Any, **kwargs: Any) -> dict:
-        """CancelMessageMoveTask (its keyword arguments: TaskHandle)."""
-        if args:
-            raise keywords_only("cancel_message_move_task")
-        return self._call("CancelMessageMoveTask", kwargs)
-
-    def add_permission(self, *args: Any, **kwargs: Any) -> dict:
-        """AddPermission (its keyword arguments: QueueUrl, Label, AWSAccountIds, Actions)."""
-        if args:
-            raise keywords_only("add_permission")
-        return self._call("AddPermission", kwargs)
-
-    def remove_permission(self, *args: Any, **kwargs: Any) -> dict:
-        """RemovePermission (its keyword arguments: QueueUrl, Label)."""
-        if args:
-            raise keywords_only("remove_permission")
-        return self._call("RemovePermission", kwargs)
-
-    def tag_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """TagQueue (its keyword arguments: QueueUrl, Tags)."""
-        if args:
-            raise keywords_only("tag_queue")
-        return self._call("TagQueue", kwargs)
-
-    def untag_queue(self, *args: Any, **kwargs: Any) -> dict:
-        """UntagQueue (its keyword arguments: QueueUrl, TagKeys)."""
-        if args:
-            raise keywords_only("untag_queue")
-        return self._call("UntagQueue", kwargs)
-
-    def list_queue_tags(self, *args: Any, **kwargs: Any) -> dict:
-        """ListQueueTags (its keyword arguments: QueueUrl)."""
-        if args:
-            raise keywords_only("list_queue_tags")
-        return self._call("ListQueueTags", kwargs)
+        def __getattr__(self, method: str) -> Callable[..., dict[str, Any]]: ...
 
     def close(self) -> None:
         self.db.close()
@@ -372,8 +235,48 @@ class SQSClient:
         self.close()
 
 
-PAGINATED = {"list_queues": "QueueUrls", "list_dead_letter_source_queues": "queueUrls"}
-ACTION_OF = {"list_queues": "ListQueues", "list_dead_letter_source_queues": "ListDeadLetterSourceQueues"}
+# The paginated methods: the member whose items a page holds, and their actions.
+PAGINATED = {a.method: a.pages for a in TABLE if a.pages}
+ACTION_OF = {method: BY_METHOD[method].name for method in PAGINATED}
+
+
+def action_signature(action: Action) -> inspect.Signature:
+    """A method's signature as help() shows it: SQS's members, keyword only, the optional ones
+    defaulting to OMITTED (a member left out; boto3 takes no None for one)."""
+    kind = inspect.Parameter.KEYWORD_ONLY
+    members = [inspect.Parameter(m, kind) if m in action.required else inspect.Parameter(m, kind, default=OMITTED) for m in action.members]
+    return inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *members], return_annotation=dict)
+
+
+class _Omitted:
+    def __repr__(self) -> str:
+        return "<omitted>"
+
+
+OMITTED = _Omitted()
+
+
+def _client_method(action: Action) -> Callable[..., dict]:
+    name, method = action.name, action.method
+
+    def call(self: SQSClient, *args: Any, **kwargs: Any) -> dict:
+        if args:
+            raise keywords_only(method)
+        return self._call(name, kwargs)
+
+    return described(call, action, SQSClient)
+
+
+def described(fn: Callable, action: Action, owner: type) -> Callable:
+    """fn named, documented and signed as the method of ``action`` on class ``owner``."""
+    fn.__name__, fn.__qualname__, fn.__module__ = action.method, f"{owner.__name__}.{action.method}", owner.__module__
+    fn.__doc__ = action.doc()
+    fn.__signature__ = action_signature(action)  # type: ignore[attr-defined]
+    return fn
+
+
+for _action in TABLE:
+    setattr(SQSClient, _action.method, _client_method(_action))
 
 
 def operation_not_pageable(operation_name: str) -> Exception:

@@ -50,38 +50,30 @@ import threading
 import time
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .. import batches as B
 from .. import defaults as D
 from .. import validation as V
 from ..clock import SystemClock, ticks
 from ..errors import DatabaseError, QueueDoesNotExist, TransactionError
-from .context import BufferedSource, QueueContext
+from .context import BufferedSource
 from .deleting import delete_claims
 from .handles import Handle
 from .receiving import receive
-from .results import BatchResult, Message, SendResult
+from .results import BatchResult, Message
 from .rules import wanted_message_attributes
-
-if TYPE_CHECKING:
-    from .transfer import Sequences  # last_sequence's result; the layers allow no run-time import of transfer here
 
 # The queue a buffer serves (Queue.buffered gives a BufferedQueue[Queue]).
 SOURCE = TypeVar("SOURCE", bound=BufferedSource)
 
 log = logging.getLogger("sqsqlite.buffered")
 _visible_at = operator.attrgetter("visible_at")
-# A buffer's queue as the forwards below call it: typed Any, since SOURCE's protocol holds only
-# what the buffer itself uses, and buffered.py can't name Queue (queue.py imports it). The
-# forwards' signatures are Queue's own: tests/unit/test_buffered.py holds them equal.
-_queue = cast(Callable[["BufferedQueue[Any]"], Any], operator.attrgetter("queue"))
-
 
 # Queue's public names a BufferedQueue does its own way, with signatures of its own: every other
-# is forwarded to its queue (the end of BufferedQueue).
+# is forwarded to its queue (FORWARDED).
 BUFFERS_OWN = frozenset(
     {"receive_message", "delete_message", "delete_message_batch", "change_message_visibility", "change_message_visibility_batch"}
 )
@@ -99,7 +91,7 @@ class DeferredDeleteFailure:
 class BufferedQueue(Generic[SOURCE]):
     """A Queue whose ``receive_message`` serves prefetched messages and whose deletes of them
     are committed in batches; every other public name of Queue is forwarded to the queue
-    (the forwards at the end of this class).
+    (FORWARDED, below the class).
 
     ``visibility_timeout`` and the attribute names are fixed here, since one claim serves
     several receives. Threads may share one: each message is handed out once, and a delete
@@ -646,156 +638,45 @@ class BufferedQueue(Generic[SOURCE]):
         if self._closed:
             raise ValueError(f"this BufferedQueue of queue {self.queue.name!r} is closed; make another with queue.buffered()")
 
-    # ------------------------------------------------------------------ forwarded to the queue
+    if TYPE_CHECKING:  # the names forwarded to the queue (FORWARDED), as checkers see them
 
-    # Every other public name of Queue, as plain methods and properties: a reader finds each
-    # here, with Queue's signature, and CPython specialises their look-ups as any attribute's
-    # (a class with a __getattr__ gets none of that, and the buffer's own attributes, read a
-    # dozen times a message, cost its consumer 5% more CPU). One line each, calling the
-    # queue's method of the same name, whose docstring says what it does: repeating those
-    # here would drift. tests/unit/test_buffered.py fails when Queue gains a public name not
-    # forwarded here nor done its own way (BUFFERS_OWN), or when a signature differs.
+        def __getattr__(self, name: str) -> Any: ...
 
-    @property
-    def db(self) -> Any:  # the queue's Database, typed where the Queue is (it is generic in it)
-        return _queue(self).db
 
-    @property
-    def name(self) -> str:
-        return _queue(self).name
+class _Forwarded:
+    """A public name of Queue, read from the buffer's queue: its method (bound to the queue, so
+    with its own signature and docstring) or its property's value. Only __get__: what the buffer
+    sets on itself (its __init__'s settings, or a caller's assignment) is found first. A
+    descriptor on the class, not a __getattr__: CPython (3.11 on) specialises no attribute
+    look-up on a class with one, and the buffer's own attributes, read a dozen times a message,
+    would cost its consumer 5% more CPU."""
 
-    @property
-    def context(self) -> QueueContext:
-        return _queue(self).context
+    __slots__ = ("name", "_read")
 
-    @property
-    def key(self) -> str:
-        return _queue(self).key
+    def __init__(self, name: str):
+        self.name = name
+        self._read = operator.attrgetter(f"queue.{name}")
 
-    @property
-    def url(self) -> str:
-        return _queue(self).url
+    def __get__(self, buffer: BufferedQueue | None, owner: type | None = None) -> Any:
+        if buffer is None:
+            return self
+        return self._read(buffer)
 
-    @property
-    def arn(self) -> str:
-        return _queue(self).arn
+    def __repr__(self) -> str:
+        return f"<Queue.{self.name}, forwarded to the buffer's queue>"
 
-    @property
-    def fifo(self) -> bool:
-        return _queue(self).fifo
 
-    def get_queue_attributes(self, attribute_names: Sequence[str] = ("All",)) -> dict[str, str]:
-        """Queue.get_queue_attributes."""
-        return _queue(self).get_queue_attributes(attribute_names)
-
-    def set_queue_attributes(self, attributes: Mapping[str, Any]) -> None:
-        """Queue.set_queue_attributes."""
-        _queue(self).set_queue_attributes(attributes)
-
-    def add_permission(self, label: str, account_ids: Sequence[str], actions: Sequence[str]) -> None:
-        """Queue.add_permission."""
-        _queue(self).add_permission(label, account_ids, actions)
-
-    def remove_permission(self, label: str) -> None:
-        """Queue.remove_permission."""
-        _queue(self).remove_permission(label)
-
-    def tag_queue(self, tags: Mapping[str, str]) -> None:
-        """Queue.tag_queue."""
-        _queue(self).tag_queue(tags)
-
-    def untag_queue(self, tag_keys: Iterable[str]) -> None:
-        """Queue.untag_queue."""
-        _queue(self).untag_queue(tag_keys)
-
-    def list_queue_tags(self) -> dict[str, str]:
-        """Queue.list_queue_tags."""
-        return _queue(self).list_queue_tags()
-
-    def list_dead_letter_source_queues(self) -> list[str]:
-        """Queue.list_dead_letter_source_queues."""
-        return _queue(self).list_dead_letter_source_queues()
-
-    def purge_queue(self) -> None:
-        """Queue.purge_queue."""
-        _queue(self).purge_queue()
-
-    def purge_visible(self) -> int:
-        """Queue.purge_visible."""
-        return _queue(self).purge_visible()
-
-    def send_message(
-        self,
-        message_body: str,
-        *,
-        delay_seconds: int | None = None,
-        message_attributes: Mapping[str, Any] | None = None,
-        message_group_id: str | None = None,
-        message_deduplication_id: str | None = None,
-        message_system_attributes: Mapping[str, Any] | None = None,
-    ) -> SendResult:
-        """Queue.send_message."""
-        return _queue(self).send_message(
-            message_body,
-            delay_seconds=delay_seconds,
-            message_attributes=message_attributes,
-            message_group_id=message_group_id,
-            message_deduplication_id=message_deduplication_id,
-            message_system_attributes=message_system_attributes,
-        )
-
-    def send_message_batch(self, entries: B.Entries) -> BatchResult:
-        """Queue.send_message_batch."""
-        return _queue(self).send_message_batch(entries)
-
-    def peek(self, state: str = "all", limit: int = D.PEEK_LIMIT.default) -> list[Message]:
-        """Queue.peek."""
-        return _queue(self).peek(state, limit)
-
-    def peek_page(self, state: str = "all", limit: int = 50, after: str | None = None) -> tuple[list[Message], str | None]:
-        """Queue.peek_page."""
-        return _queue(self).peek_page(state, limit, after)
-
-    def peek_previews(
-        self, state: str = "all", limit: int = 50, after: str | None = None, chars: int = 4096
-    ) -> tuple[list[tuple[Message, int]], str | None]:
-        """Queue.peek_previews."""
-        return _queue(self).peek_previews(state, limit, after, chars)
-
-    def peek_within(self, states: Collection[str], limit: int, chars: int, page: int = D.PEEK_WITHIN_PAGE) -> tuple[list[Message], int]:
-        """Queue.peek_within."""
-        return _queue(self).peek_within(states, limit, chars, page)
-
-    def export_messages(self, page: int = 1000) -> Iterator[dict]:
-        """Queue.export_messages."""
-        return _queue(self).export_messages(page)
-
-    def message_records(self, after: int = 0, page: int = 1000) -> Iterator[tuple[int, dict]]:
-        """Queue.message_records."""
-        return _queue(self).message_records(after, page)
-
-    def group_records(
-        self, done: int = 0, upto: int | None = None, after: tuple[str, int] = ("", 0), page: int = 1000
-    ) -> Iterator[tuple[tuple[str, int], dict]]:
-        """Queue.group_records."""
-        return _queue(self).group_records(done, upto, after, page)
-
-    def last_sequence(self) -> Sequences:
-        """Queue.last_sequence."""
-        return _queue(self).last_sequence()
-
-    def import_messages(
-        self,
-        records: Iterable[Mapping[str, Any]],
-        bookmarks: Mapping[str, bytes | None] | None = None,
-        skip_bookmarked: Sequence[str] | None = None,
-    ) -> int:
-        """Queue.import_messages."""
-        return _queue(self).import_messages(records, bookmarks, skip_bookmarked)
-
-    def buffered(self, **options: Any) -> BufferedQueue[SOURCE]:
-        """Queue.buffered: another buffer of this buffer's queue."""
-        return _queue(self).buffered(**options)
+# Queue's public names a BufferedQueue forwards to its queue: all but BUFFERS_OWN.
+# tests/unit/test_buffered.py fails when Queue gains a public name in neither.
+FORWARDED = (
+    *("db", "name", "context", "key", "url", "arn", "fifo"),
+    *("get_queue_attributes", "set_queue_attributes", "add_permission", "remove_permission"),
+    *("tag_queue", "untag_queue", "list_queue_tags", "list_dead_letter_source_queues", "purge_queue", "purge_visible"),
+    *("send_message", "send_message_batch", "peek", "peek_page", "peek_previews", "peek_within"),
+    *("export_messages", "message_records", "group_records", "last_sequence", "import_messages", "buffered"),
+)
+for _name in FORWARDED:
+    setattr(BufferedQueue, _name, _Forwarded(_name))
 
 
 def _in_transaction() -> TransactionError:

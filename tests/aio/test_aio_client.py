@@ -409,7 +409,7 @@ def test_the_paginators_pages_and_full_result_follow_next_token_with_or_without_
     assert [u.rsplit("/", 1)[1] for u in full["QueueUrls"]] == ["q0", "q1", "q2"] and "NextToken" in full
 
 
-def test_every_sqs_action_is_a_coroutine_written_in_the_async_client_class():
+def test_every_sqs_action_is_a_coroutine_of_the_async_client_class():
     import inspect
 
     from sqsqlite.actions import MEMBERS

@@ -492,11 +492,11 @@ def test_a_client_error_carries_sqss_text_in_its_response_and_sqsqlites_hint_bes
         raise AssertionError("no error")
 
 
-def test_every_sqs_action_is_a_method_written_in_the_client_class_with_its_members_in_its_docstring():
+def test_every_sqs_action_is_a_client_method_with_its_members_in_its_docstring():
     from sqsqlite.actions import MEMBERS
     from sqsqlite.client import SQSClient, method_name
 
     for action, members in MEMBERS.items():
         method = SQSClient.__dict__.get(method_name(action))
-        assert method is not None, f"SQSClient defines no {method_name(action)}"
+        assert method is not None, f"SQSClient has no {method_name(action)}"
         assert method.__doc__.startswith(action) and all(m in method.__doc__ for m in members)
