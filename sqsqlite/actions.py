@@ -23,7 +23,7 @@ from . import batches as B
 from . import defaults as D
 from . import validation as V
 from .action_table import TABLE
-from .core import BatchResult, Database, Message, MoveTask, Queue, SendResult, SentMessages, name_after, page_token
+from .core import BatchResult, Database, Message, MoveTask, Queue, SendResult, SentMessages, Wait, name_after, page_token, receiving
 from .errors import InvalidParameterValue, MissingParameter, QueueDoesNotExist, UnsupportedOperation
 
 Request = Mapping[str, Any]
@@ -147,6 +147,11 @@ class Actions:
         self._queues: dict[str, Queue] = {}
 
     def call(self, action: str, request: Request | None = None) -> Response:
+        return getattr(self, action)(self._checked(action, request))
+
+    def _checked(self, action: str, request: Request | None) -> dict:
+        """``request`` as a dict of ``action``'s members; UnsupportedOperation for an action
+        sqsqlite has not, InvalidParameterValue for a member the action has not."""
         if type(request) is not dict:  # a plain dict is read, never changed: no copy of it
             request = dict(request or {})
         allowed = _ALLOWED.get(action)
@@ -162,7 +167,7 @@ class Actions:
                 f"Unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} for {action}; "
                 f"it accepts: {', '.join(MEMBERS[action])}."
             )
-        return getattr(self, action)(request)
+        return request
 
     def _queue(self, request: Request) -> Queue:
         # No existence check here: every queue operation checks inside its own transaction.
@@ -307,25 +312,19 @@ class Actions:
         return _batch(result, success)
 
     def ReceiveMessage(self, r: Request) -> Response:
-        count = r.get("MaxNumberOfMessages")
-        if count is None:  # absent, or JSON's null, as SQS reads it
-            count = D.MAX_MESSAGES.default
-        # Most receives ask for no names: no check of an empty list.
-        names, system_names = r.get("AttributeNames"), r.get("MessageSystemAttributeNames")
-        system = (V.name_list(names, "AttributeNames") if names else []) + (
-            V.name_list(system_names, "MessageSystemAttributeNames") if system_names else []
-        )
-        # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
-        system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
-        messages = self._queue(r).receive_message(
-            max_number_of_messages=count,
-            visibility_timeout=r.get("VisibilityTimeout"),
-            wait_time_seconds=r.get("WaitTimeSeconds"),
-            message_system_attribute_names=system,
-            message_attribute_names=r.get("MessageAttributeNames"),
-            receive_request_attempt_id=r.get("ReceiveRequestAttemptId"),
-        )
-        return {"Messages": [message_out(m) for m in messages]} if messages else {}
+        return receive_response([message_out(m) for m in self._queue(r).receive_message(**_receive_arguments(r))])
+
+    def receive_round(self, r: Request, shared: bool = False) -> Response | Wait:
+        """One round of the ReceiveMessage ``r``, which never waits: its response, or Wait (what
+        to wait for before the next round: sqsqlite.longpoll's). ``shared``: a claim for several
+        long polls at once (receiving.claim_round)."""
+        r = self._checked("ReceiveMessage", r)
+        queue = self._queue(r)
+        args = receiving.receive_arguments(**_receive_arguments(r))
+        got = receiving.claim_round(queue.context, queue, *args, shared=shared)
+        if isinstance(got, Wait):
+            return got
+        return receive_response([message_out(m) for m in got])
 
     def DeleteMessage(self, r: Request) -> Response:
         self._queue(r).delete_message(_required(r, "ReceiptHandle"))
@@ -364,6 +363,28 @@ class Actions:
 
     def CancelMessageMoveTask(self, r: Request) -> Response:
         return {"ApproximateNumberOfMessagesMoved": self.db.cancel_message_move_task(_required(r, "TaskHandle"))}
+
+
+def _receive_arguments(r: Request) -> dict[str, Any]:
+    """A ReceiveMessage's members as Queue.receive_message's arguments."""
+    count = r.get("MaxNumberOfMessages")
+    if count is None:  # absent, or JSON's null, as SQS reads it
+        count = D.MAX_MESSAGES.default
+    # Most receives ask for no names: no check of an empty list.
+    names, system_names = r.get("AttributeNames"), r.get("MessageSystemAttributeNames")
+    system = (V.name_list(names, "AttributeNames") if names else []) + (
+        V.name_list(system_names, "MessageSystemAttributeNames") if system_names else []
+    )
+    # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
+    system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
+    return {
+        "max_number_of_messages": count,
+        "visibility_timeout": r.get("VisibilityTimeout"),
+        "wait_time_seconds": r.get("WaitTimeSeconds"),
+        "message_system_attribute_names": system,
+        "message_attribute_names": r.get("MessageAttributeNames"),
+        "receive_request_attempt_id": r.get("ReceiveRequestAttemptId"),
+    }
 
 
 def _md5_of_system_attributes(system: Mapping[str, Any]) -> str | None:

@@ -16,7 +16,7 @@ Where the work runs:
   or with ``inline=False``. A call on the loop doesn't suspend its task, so one that follows
   others on the loop for INLINE_SLICE_SECONDS first gives the loop a turn.
 - A receive runs through ``sqsqlite.longpoll``'s machine, the endpoint's own: a claim that comes
-  back empty does not keep its thread (the engine raises ``Park``), and the poll waits on the
+  back empty does not keep its thread (the engine's round returns ``Wait``), and the poll waits on the
   loop as a future in its queue's line until a commit in this process, a peer's datagram or the
   ``data_version`` watcher (another process's commit) wakes it, or its time is up. A thousand
   parked polls hold no thread, so the send that wakes them always finds one.
@@ -53,11 +53,12 @@ from .client import (
     keywords_only,
     method_name,
     operation_not_pageable,
+    receive_round,
     response_metadata,
 )
 from .core import Database
 from .errors import InvalidParameterValue
-from .longpoll import AsyncWakeups, Left, LongPolls, Peers, Round
+from .longpoll import AsyncWakeups, Left, LongPolls, Peers, Round, Stopping, round_of
 from .tx import WouldWait
 
 log = logging.getLogger("sqsqlite.aio")
@@ -298,7 +299,12 @@ class AsyncSQSClient:
             done.set_result(None)
 
     def _claim_now(self, sync: Any, request: dict) -> Round:  # Any: SQSClient's methods are set at import
-        return self._polls.round(lambda: sync.receive_message(**request))
+        try:
+            if not self.wakeups.parks:  # an injected clock: the receive waits in the call, moving the clock
+                return "done", sync.receive_message(**request)
+            return round_of(receive_round(sync, request))
+        except Stopping:  # the blocking receive's wait, as the client closes
+            return "stopped", None
 
     async def _to_the_end(self, work: Callable[[], Any]) -> Any:
         """work (a hand-back) on the pool, or on a thread of its own once the pool has shut down

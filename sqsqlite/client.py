@@ -20,7 +20,7 @@ from . import batches as B
 from . import errors
 from .action_table import BY_METHOD, TABLE, Action, method_name
 from .actions import ACTIONS, UNSUPPORTED, Actions
-from .core import Database, connect
+from .core import Database, Wait, connect
 from .core.handles import new_request_id
 
 try:  # the drop-in is most faithful with botocore around, but doesn't need it
@@ -391,6 +391,27 @@ def _validate(action: str, params: dict[str, Any]) -> None:
 
 _CHECKS: dict[str, Callable[[Any], bool]] = {}
 _URL_AND_ENTRIES = frozenset(("QueueUrl", "Entries"))
+
+
+def receive_round(client: SQSClient, request: dict[str, Any]) -> dict | Wait:
+    """One round of ``client.receive_message(**request)``, which never waits: its response, or
+    Wait, what to wait for before the next round (sqsqlite.aio's long polls park on it). Not a
+    method: the client's methods are boto3's."""
+    params = _plain_request("ReceiveMessage", request)
+    if params is None:  # checked as SQSClient._general checks any request
+        check = _CHECKS.get("ReceiveMessage")
+        if check is None or not check(request):
+            _validate("ReceiveMessage", request)
+        params = request
+    try:
+        response = client._actions.receive_round(params)
+    except errors.SQSError as err:
+        raise client.exceptions.from_error(err, "ReceiveMessage") from None
+    if isinstance(response, dict):
+        response["ResponseMetadata"] = response_metadata(200)
+    return response
+
+
 # Requests of these members alone, each of exactly this type, are plain (_plain_request).
 _PLAIN_TYPES: dict[str, dict[str, type]] = {
     "SendMessage": {"QueueUrl": str, "MessageBody": str},

@@ -27,9 +27,10 @@ The modules, each with one job (upper ones import lower ones, never the reverse)
 from .buffered import BufferedQueue, DeferredDeleteFailure
 from .database import Database, connect, name_after, page_token
 from .queue import Queue
+from .receiving import Wait
 from .results import BatchResult, BatchResultErrorEntry, Message, MoveTask, QueueStats, SendResult, SentMessages
 from .transaction import Transaction
-from .wakeups import PollingWakeups, Wakeups, shared_claim
+from .wakeups import PollingWakeups, Wakeups
 
 __all__ = [
     "BatchResult",
@@ -45,9 +46,9 @@ __all__ = [
     "SendResult",
     "SentMessages",
     "Transaction",
+    "Wait",
     "Wakeups",
     "name_after",
     "page_token",
-    "shared_claim",
     "connect",
 ]

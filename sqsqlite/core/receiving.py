@@ -5,7 +5,9 @@ with one ``UPDATE ... RETURNING`` (a new token, the lease's end, the receive cou
 more than 10, a buffered consumer's, reads the same rows and then updates them by id), move the
 messages past maxReceiveCount to the dead-letter queue, and return the rest with fresh receipt
 handles. A FIFO claim takes the visible group heads and each head's visible run, in send order.
-An empty claim with time left waits through the database's Wakeups and claims again.
+A round that claims nothing with time left says what to wait for (``Wait``); ``receive`` waits
+for it through the database's Wakeups and claims again, the long polls parked on an event loop
+there (``sqsqlite.longpoll``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ from .rules import (
     system_attributes,
     wanted_message_attributes,
 )
-from .wakeups import claiming_shared
 
 if TYPE_CHECKING:
     from .context import QueueContext
@@ -65,6 +66,40 @@ def receive_message(
     now + visibility timeout. Long-polls up to wait_time_seconds (default: the queue's
     ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned. ``owner``:
     what the messages name as their queue (message.delete() calls its delete_message)."""
+    return receive(
+        queue,
+        owner,
+        *receive_arguments(
+            max_number_of_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            message_system_attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
+        ),
+    )
+
+
+class Receive(NamedTuple):
+    """A ReceiveMessage's arguments, checked (receive_arguments): claim_round's and receive's."""
+
+    n: int
+    vt: int | None
+    wait: int | None
+    system: set[str]
+    wanted: Callable[[str], bool]
+    attempt_id: str | None
+
+
+def receive_arguments(
+    max_number_of_messages: int = D.MAX_MESSAGES.default,
+    visibility_timeout: int | None = None,
+    wait_time_seconds: int | None = None,
+    message_system_attribute_names: Sequence[str] | None = None,
+    message_attribute_names: Sequence[str] | None = None,
+    receive_request_attempt_id: str | None = None,
+) -> Receive:
+    """receive_message's arguments checked, as claim_round and receive take them."""
     r = D.MAX_MESSAGES
     n = V.int_value(r.name, max_number_of_messages, r.low, r.high)
     vt = None if visibility_timeout is None else V.visibility_timeout(visibility_timeout)
@@ -76,7 +111,20 @@ def receive_message(
     wanted = wanted_message_attributes(message_attribute_names)
     if receive_request_attempt_id is not None:
         receive_request_attempt_id = V.dedup_id("ReceiveRequestAttemptId", receive_request_attempt_id)
-    return receive(queue, owner, n, vt, wait, system, wanted, receive_request_attempt_id)
+    return Receive(n, vt, wait, system, wanted, receive_request_attempt_id)
+
+
+class Wait(NamedTuple):
+    """A claim round's "nothing yet": wait for a wake-up of ``queue`` (the Wakeups' key) since
+    ``mark``, or until ``until`` (epoch ms: the poll's deadline, or sooner the queue's next delay
+    or visibility timeout ending), then claim again; ``deadline``: when the poll ends (epoch ms);
+    ``ends``: the same on ticks (clock.ticks), for the next round of the same call."""
+
+    queue: str
+    mark: object
+    until: int
+    deadline: int
+    ends: int
 
 
 def receive(
@@ -90,11 +138,42 @@ def receive(
     attempt_id: str | None = None,
     asked: int | None = None,
 ) -> list[Message]:
-    """receive_message once its arguments are checked. BufferedQueue calls it with n up to
-    D.BUFFER_PREFETCH.high: the claim takes any n, and one claim of 100 costs what ten
-    receives of 10 do in one transaction instead of ten. With a lease of 0 (the queue's
-    visibility timeout, or vt) a claim takes no more than ``asked`` (BufferedQueue's caller's
-    number): messages kept beyond it would be visible again at once, their receive counted."""
+    """receive_message once its arguments are checked: claim rounds, blocking in the
+    database's Wakeups between them. BufferedQueue calls it with n up to D.BUFFER_PREFETCH.high:
+    the claim takes any n, and one claim of 100 costs what ten receives of 10 do in one
+    transaction instead of ten. With a lease of 0 (the queue's visibility timeout, or vt) a
+    claim takes no more than ``asked`` (BufferedQueue's caller's number): messages kept beyond it
+    would be visible again at once, their receive counted."""
+    ends = None
+    while True:
+        got = claim_round(queue, owner, n, vt, wait, system, wanted, attempt_id, asked, ends=ends)
+        if not isinstance(got, Wait):
+            return got
+        ends = got.ends
+        queue.wakeups.wait(got.queue, got.mark, got.until, got.deadline)
+
+
+def claim_round(
+    queue: QueueContext,
+    owner: object,
+    n: int,
+    vt: int | None,
+    wait: int | None,
+    system: set[str],
+    wanted: Callable[[str], bool],
+    attempt_id: str | None = None,
+    asked: int | None = None,
+    *,
+    shared: bool = False,
+    ends: int | None = None,
+) -> list[Message] | Wait:
+    """One round of a receive, which never waits: the messages it claimed (none once the poll
+    is over), or Wait: nothing yet, and what to wait for before the next round. Its callers
+    wait: receive (blocking), and the long polls parked on an event loop (sqsqlite.longpoll).
+    ``shared``: a claim for several long polls at once (the endpoint's woken in one turn of its
+    loop), each of which goes on claiming on its own to its end: it comes back empty-handed
+    rather than Wait, and counts no empty receive (each poll's own last round counts its one).
+    ``ends``: the poll's end on ticks, as the previous round's Wait gave it (None: the first)."""
     db = queue  # the database's part of the context: store, clock, wake-ups, handle keys
     if db.store.in_transaction():
         # A wait would hold the transaction's write lock, every other writer's turn, for its length.
@@ -106,13 +185,9 @@ def receive(
         wait = 0  # nor does the queue's ReceiveMessageWaitTimeSeconds apply
     wakeups = db.wakeups
     # The poll's end is timed on ticks (clock.ticks), so a wall clock stepped meanwhile doesn't
-    # move it; the waits below are given it as a time of the database's clock, read anew each round.
+    # move it; the wait is given it as a time of the database's clock, read anew each round.
     tick = ticks(db.clock)
     start = tick()
-    ends = None
-    # A claim shared among several long polls (the endpoint's) comes back empty-handed at once,
-    # and is never a call's last round: each poll claims again on its own to its end.
-    shared = claiming_shared()
     while True:
         mark = wakeups.mark(queue.key)
         seen = db.now()  # no later than the claim's now: what ends after it is waited for below
@@ -141,23 +216,23 @@ def receive(
         # writes wake no waiting (data_version counts other connections' commits only).
         if cleared:
             db.store.wait_free_again()  # what it cleared needs no undoing should the call run again
-        else:
-            # Until something changes, or the deadline, or sooner the queue's next delay or
-            # visibility timeout ending, or a FIFO group head's retention (its group's next
-            # message is free then): that message is receivable then without any commit.
-            # Read as of before the claim: one that ended between the claim and now is due at
-            # once (the next claim takes it), not missed until the deadline.
-            with db.store.read() as tx:
-                due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=seen)
-                if queue.fifo:
-                    row = queue_row(tx, queue)
-                    head = tx.scalar(Q.oldest_head_sent, queue_id=queue_id, cutoff=retention_cutoff(row, seen))
-                    if head is not None:
-                        expires = head + ms(row["retention_period"])
-                        due = expires if due is None else min(due, expires)
-            now = db.now()
-            deadline = now + max(0, ends - tick())
-            wakeups.wait(queue.key, mark, deadline if due is None else min(deadline, due), deadline)
+            continue
+        # Until something changes, or the deadline, or sooner the queue's next delay or
+        # visibility timeout ending, or a FIFO group head's retention (its group's next
+        # message is free then): that message is receivable then without any commit.
+        # Read as of before the claim: one that ended between the claim and now is due at
+        # once (the next claim takes it), not missed until the deadline.
+        with db.store.read() as tx:
+            due = tx.scalar(Q.next_visible_at, queue_id=queue_id, now=seen)
+            if queue.fifo:
+                row = queue_row(tx, queue)
+                head = tx.scalar(Q.oldest_head_sent, queue_id=queue_id, cutoff=retention_cutoff(row, seen))
+                if head is not None:
+                    expires = head + ms(row["retention_period"])
+                    due = expires if due is None else min(due, expires)
+        now = db.now()
+        deadline = now + max(0, ends - tick())
+        return Wait(queue.key, mark, deadline if due is None else min(deadline, due), deadline, ends)
 
 
 def _message(owner: object, row: Received, queue_id: int, system: set[str], wanted: Callable[[str], bool], tokens: dict | None) -> Message:

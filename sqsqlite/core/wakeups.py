@@ -14,9 +14,7 @@ and ``sqsqlite.aio`` plug in their own implementation of the same interface (``s
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Iterator
 from typing import Protocol
 
 from .. import defaults as D
@@ -44,27 +42,6 @@ class Wakeups(Protocol):
         the caller can't name, as a move task's). ``count``: how many at most (None: unknown),
         so an implementation can wake only as many waiting polls as there are messages."""
         ...
-
-
-_claiming = threading.local()
-
-
-@contextlib.contextmanager
-def shared_claim() -> Iterator[None]:
-    """Within it, this thread's receive claims for several long polls at once (the endpoint's
-    polls woken in one turn of its loop), each of which goes on claiming on its own to its end:
-    the claim comes back when it finds nothing, and counts no empty receive (each poll's own
-    last round counts its one)."""
-    _claiming.shared = True
-    try:
-        yield
-    finally:
-        _claiming.shared = False
-
-
-def claiming_shared() -> bool:
-    """Whether this thread's receive is a shared claim (shared_claim)."""
-    return getattr(_claiming, "shared", False)
 
 
 class PollingWakeups:

@@ -23,18 +23,24 @@ from typing import Any
 from .. import defaults as D
 from ..actions import hand_back_request, receive_again, receive_count, receive_response, receive_share, received
 from ..clock import ticks
-from ..core import shared_claim
-from .wakeups import AsyncWakeups, Park, Stopping
+from ..core import Wait
+from .wakeups import AsyncWakeups, Stopping
 
 log = logging.getLogger("sqsqlite.longpoll")
 
-# One round's outcome: ("done", the receive's response), ("park", Park), ("stopped", None: the
-# endpoint stops or the client closes), or a kind of the caller's own (the endpoint's ("answer",
+# One round's outcome: ("done", the receive's response), ("park", the engine's Wait: what to
+# park on), ("stopped", None: the endpoint stops or the client closes), or a kind of the caller's own (the endpoint's ("answer",
 # an error's answer)), which ends the poll as it is.
 Round = tuple[str, Any]
-# claim(request, shared): one round of the receive ``request``, run where the caller runs claims
-# (LongPolls.round, in an engine thread or on the loop); shared: a claim for several woken polls.
+# claim(request, shared): one round of the receive ``request`` (round_of the engine's), run where
+# the caller runs claims (an engine thread, the loop's); shared: a claim for several woken polls.
 Claim = Callable[[dict, bool], Awaitable[Round]]
+
+
+def round_of(got: Any) -> Round:
+    """A claim round's outcome as the poll takes it: the engine's round (Actions.receive_round)
+    returned the response ("done"), or Wait, which the poll parks on ("park")."""
+    return ("park", got) if type(got) is Wait else ("done", got)
 
 
 class Left(Exception):
@@ -68,27 +74,6 @@ class LongPolls:
         self.resting = resting or contextlib.nullcontext()  # entered while a poll is parked (the endpoint's: it isn't being served)
         self._groups: dict[tuple, list[tuple[int, asyncio.Future]]] = {}
         self._tasks: set[asyncio.Future] = set()
-
-    def round(self, receive: Callable[[], Any], shared: bool = False) -> Round:
-        """One round of a receive, where the caller's claim runs (an engine thread, the loop's):
-        ``receive()`` called parkable, so that an empty claim raises Park rather than waiting;
-        ``shared``: the claim of several polls woken together (_claim_group), which counts no
-        empty receive (core.shared_claim)."""
-        wakeups = self.wakeups
-        wakeups.parkable(True)
-        try:
-            if shared:
-                with shared_claim():
-                    return "done", receive()
-            return "done", receive()
-        except Park as park:
-            # Without its traceback: kept while the poll is parked, it would keep every frame of
-            # the engine call that raised it alive, with their locals.
-            return "park", park.with_traceback(None)
-        except Stopping:
-            return "stopped", None
-        finally:
-            wakeups.parkable(False)
 
     async def receive(
         self,
@@ -145,7 +130,7 @@ class LongPolls:
                             await self.hand_back(request, received(value), change)
                             return None
                     return kind, value
-                park: Park = value
+                park: Wait = value
                 queue = park.queue
                 if ends is None:  # the first round's deadline is the engine's (WaitTimeSeconds, or the queue's)
                     ends = tick() + park.deadline - clock.now_ms()

@@ -1,9 +1,9 @@
 """Waking parked long polls: the lines of polls waiting per queue as futures on an event loop,
 and what wakes them.
 
-A parkable receive (``AsyncWakeups.parkable``) whose claim comes back empty raises :class:`Park`
-out of the engine's wait instead of blocking its thread; the caller (``polls.LongPolls``) parks
-the poll with :meth:`AsyncWakeups.park` as a future in its queue's line (oldest first) and
+A long poll's claim round that comes back with nothing returns the engine's ``Wait`` instead of
+blocking its thread; the caller (``polls.LongPolls``) parks the poll on it with
+:meth:`AsyncWakeups.park` as a future in its queue's line (oldest first) and
 claims again when the future is woken, or at the time the engine asked for (the poll's
 deadline, or sooner the queue's next delay or visibility timeout ending). A parked poll is
 woken:
@@ -46,21 +46,12 @@ class Stopping(Exception):
     """Raised inside a long poll when its endpoint stops or its client closes; the poll answers with no messages."""
 
 
-class Park(Exception):
-    """Raised out of the engine's wait in a parkable call: park the poll, then claim again."""
-
-    def __init__(self, queue: str, mark: object, until: int, deadline: int):
-        super().__init__(queue)
-        # until: when to call the engine again at the latest; deadline: when the poll ends.
-        self.queue, self.mark, self.until, self.deadline = queue, mark, until, deadline
-
-
 class AsyncWakeups:
     """The engine's Wakeups on an event loop (the endpoint's, sqsqlite.aio's): a parked poll costs a future there."""
 
     def __init__(self, store: Store, clock: Clock):
         self.store, self.clock = store, clock
-        # Waits not marked parkable (and all waits under an injected clock) poll.
+        # The blocking waits (a receive's whole, as under an injected clock) poll.
         self.polling = PollingWakeups(store, clock)
         self.stopping = False
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -70,7 +61,6 @@ class AsyncWakeups:
         self._epochs: dict[str, int] = {}
         self._any_epoch = 0
         self._queues: dict[str, deque[asyncio.Future]] = {}
-        self._local = threading.local()
         self._parked_event: asyncio.Event | None = None
         self._watcher: asyncio.Task | None = None
         self.wakes = 0  # polls woken, all told (the benchmark reads it)
@@ -98,12 +88,9 @@ class AsyncWakeups:
 
     @property
     def parks(self) -> bool:
-        """Whether a parkable call's wait parks (the system clock), not blocks (an injected one)."""
+        """Whether a long poll parks on the loop between its claim rounds (the system clock),
+        or its receive blocks in the call (an injected one)."""
         return is_system(self.clock)
-
-    def parkable(self, on: bool) -> None:
-        """Whether the engine calls of this thread may raise Park instead of blocking."""
-        self._local.parkable = on and self.parks
 
     async def park(self, queue: str, mark: object, until: int, gone: asyncio.Future | None = None, front: bool = False) -> str:
         """Wait in ``queue``'s line until woken ('woken' for a counted wake-up, 'nudged' for
@@ -251,8 +238,6 @@ class AsyncWakeups:
     def wait(self, queue: str, mark: object, until: int, deadline: int) -> None:
         if self.stopping:
             raise Stopping()
-        if getattr(self._local, "parkable", False):
-            raise Park(queue, mark, until, deadline)
         self.polling.wait(queue, mark, until, deadline)
         if self.stopping:
             raise Stopping()

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from .. import defaults as D
 from ..core.handles import new_request_id
 from ..errors import DatabaseError, SQSError
-from ..longpoll import AsyncWakeups, LongPolls, Round
+from ..longpoll import AsyncWakeups, LongPolls, Round, Stopping, round_of
 from ..tx import WouldWait
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves
 from .emulator import EmulatorRoutes, health_answer, version
@@ -481,12 +481,15 @@ class App:
         return d.success(call, value if kind == "done" else {})  # stopped: no messages, as at its deadline
 
     def _claim(self, call: Call, request: dict, shared: bool) -> Round:
-        """One round of a receive, in an engine thread or on the loop (LongPolls.round), with
-        its errors worded as SQS's answers: ('answer', the Answer); ``shared``: several polls'
-        claim together."""
+        """One round of a receive, in an engine thread or on the loop, with its errors worded
+        as SQS's answers: ('answer', the Answer); ``shared``: several polls' claim together."""
         d = self.dispatcher
         try:
-            return self.polls.round(lambda: self._noted(d.run, call, request), shared)
+            if not self.wakeups.parks:  # an injected clock: the receive waits in the call, moving the clock
+                return "done", self._noted(d.run, call, request)
+            return round_of(self._noted(d.receive_round, call, request, shared))
+        except Stopping:  # the blocking receive's wait, as the endpoint stops
+            return "stopped", None
         except SQSError as err:
             return "answer", d.error(err, call.is_json, call.request_id, json_query=call.json_query)
         except Exception:

@@ -23,6 +23,7 @@ from .. import console as console_module
 from .. import defaults as D
 from .. import validation as V
 from ..actions import MEMBERS, UNSUPPORTED, Actions
+from ..core import Wait
 from ..core.handles import new_request_id
 from ..errors import BatchRequestTooLong, InvalidParameterValue, SQSError
 from ..longpoll import Stopping
@@ -327,11 +328,21 @@ class Dispatcher:
     # ------------------------------------------------------------ running
 
     def run(self, call: Call, request: dict | None = None) -> dict:
-        """The engine's answer to a Call (blocking; a long poll's may raise longpoll.Park)."""
+        """The engine's answer to a Call (blocking)."""
         db = self.db
         db.begin_request(call.endpoint, call.account_id, call.region, call.sender_id)
         try:
             return self.actions.call(call.action, call.request if request is None else request)
+        finally:
+            db.end_request()
+
+    def receive_round(self, call: Call, request: dict, shared: bool) -> dict | Wait:
+        """One round of the ReceiveMessage Call ``request`` (a round of its long poll), which
+        never waits: its response, or Wait (Actions.receive_round)."""
+        db = self.db
+        db.begin_request(call.endpoint, call.account_id, call.region, call.sender_id)
+        try:
+            return self.actions.receive_round(request, shared)
         finally:
             db.end_request()
 

@@ -34,6 +34,9 @@ def threads_of_each_call(sqs, monkeypatch) -> Callable[[Awaitable[Any]], Awaitab
 
     for name in CALLS:
         monkeypatch.setattr(sync, name, noting(getattr(sync, name)))
+    # A long poll's rounds (the system clock's) call the action layer's round, not the method.
+    actions = sync._actions
+    monkeypatch.setattr(actions, "receive_round", noting(actions.receive_round))
 
     async def where(call: Awaitable[Any]) -> set[str]:
         seen.clear()

@@ -18,6 +18,7 @@ from benchmarks.rawsqs import Connection
 from sqsqlite import clock as clock_module
 from sqsqlite import longpoll
 from sqsqlite.clock import SYSTEM_CLOCK
+from sqsqlite.core import Wait, receiving
 from sqsqlite.server import BackgroundServer
 from sqsqlite.server.asgi import App
 from sqsqlite.testing import wait_until_ready
@@ -242,12 +243,16 @@ def test_a_system_clock_of_the_callers_own_is_the_system_clock_wherever_it_is_as
     assert not clock_module.is_system(sqsqlite.ManualClock())
 
 
-def test_a_parked_receive_carries_both_when_to_look_again_and_when_the_poll_ends():
-    wakeups = longpoll.AsyncWakeups(None, SYSTEM_CLOCK)  # parking reads no store
-    wakeups.parkable(True)
-    with pytest.raises(longpoll.Park) as parked:
-        wakeups.wait("q", None, 1_000, 5_000)
-    assert (parked.value.queue, parked.value.until, parked.value.deadline) == ("q", 1_000, 5_000)
+def test_a_claim_round_that_finds_nothing_carries_both_when_to_look_again_and_when_the_poll_ends(db, clock):
+    q = db.create_queue("round")
+    q.send_message("later", delay_seconds=2)
+    now = clock.now_ms()
+    wait = receiving.claim_round(q.context, q, *receiving.receive_arguments(wait_time_seconds=5))
+    assert isinstance(wait, Wait)
+    assert (wait.queue, wait.until, wait.deadline) == ("round", now + 2_000, now + 5_000)
+    assert clock.now_ms() == now  # a round never waits
+    clock.advance(2)
+    assert [m.body for m in receiving.claim_round(q.context, q, *receiving.receive_arguments(wait_time_seconds=3))] == ["later"]
 
 
 def test_a_client_that_leaves_mid_poll_frees_its_wait_and_a_later_send_is_not_lost(tmp_path):

@@ -8,7 +8,8 @@ import asyncio
 
 from sqsqlite.actions import hand_back_request, receive_again, receive_count, receive_response, receive_share, received
 from sqsqlite.clock import SYSTEM_CLOCK
-from sqsqlite.longpoll import AsyncWakeups, LongPolls
+from sqsqlite.core import Wait
+from sqsqlite.longpoll import AsyncWakeups, LongPolls, round_of
 
 URL = "http://localhost:9324/000000000000/orders"
 
@@ -48,12 +49,10 @@ def test_an_answer_is_full_at_the_count_asked_and_a_hand_back_makes_each_message
     }
 
 
-def test_a_parked_round_keeps_no_frame_of_the_engine_call_that_parked_it():
-    wakeups = AsyncWakeups(None, SYSTEM_CLOCK)  # parking reads no store
-    polls = LongPolls(wakeups, asyncio.sleep, lambda change: None)
-    kind, park = polls.round(lambda: wakeups.wait("orders", None, 1_000, 5_000))
-    assert kind == "park" and (park.queue, park.until, park.deadline) == ("orders", 1_000, 5_000)
-    assert park.__traceback__ is None  # a thousand parked polls would otherwise hold a thousand stacks
+def test_a_round_parks_on_the_wait_the_engine_handed_back_and_ends_with_an_answer():
+    wait = Wait("orders", None, 1_000, 5_000, 0)
+    assert round_of(wait) == ("park", wait)  # a value: no stack of the engine call kept while parked
+    assert round_of({"Messages": [{"Body": "x"}]}) == ("done", {"Messages": [{"Body": "x"}]})
 
 
 def test_polls_of_one_url_in_two_accounts_or_regions_never_share_a_claim():
