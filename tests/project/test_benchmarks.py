@@ -314,6 +314,8 @@ def test_the_aio_benchmark_reports_each_way_its_wake_ups_and_parked_memory(capsy
 @pytest.mark.slow
 def test_the_endpoint_benchmark_measures_each_server_and_stack_at_a_tiny_size(tmp_path):
     pytest.importorskip("moto.server")
+    pytest.importorskip("granian")  # the other stacks it measures: dev's extra, not test-pythons' venvs
+    pytest.importorskip("aiohttp")
     from benchmarks import endpoint_bench
 
     out = tmp_path / "endpoint.json"
@@ -336,6 +338,7 @@ def test_the_server_benchmark_measures_sqsqlite_and_moto_by_backlog(tmp_path):
 
 @pytest.mark.slow
 def test_the_report_benchmark_writes_a_row_for_each_size(tmp_path, monkeypatch):
+    pytest.importorskip("pyspark")  # dev's extra, not test-pythons' venvs
     import runpy
     import sys
 
