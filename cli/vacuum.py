@@ -30,7 +30,7 @@ from .options import Failure, Settings
     default=D.VACUUM_WAIT_SECONDS,
     show_default=True,
     metavar="SECONDS",
-    help="How long to wait for another process's write to end before refusing.",
+    help="How long to wait for a write lock another process or program holds before refusing.",
 )
 def vacuum(s: Settings, into: str | None, wait: float) -> None:
     """Give the database file's free pages back to the disk, with a progress bar.

@@ -385,7 +385,11 @@ class AsyncSQSClient:
             sync.close()
 
     async def __aenter__(self) -> AsyncSQSClient:
-        return await self.open()
+        try:
+            return await self.open()
+        except BaseException:  # __aexit__ won't run: the pool's threads end here
+            await self.close()
+            raise
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()

@@ -388,7 +388,7 @@ def vacuum(
     try:
         before = measure(conn, path)
         if before.auto_vacuum == "incremental":
-            _compact_in_steps(conn, path, lock_path, before, progress)
+            _compact_in_steps(conn, path, lock_path, before, wait_seconds, progress)
         else:
             _vacuum_whole(conn, path, lock_path, before, wait_seconds, progress)
         _truncate_wal(conn, lock_path)
@@ -417,14 +417,27 @@ def _truncate_wal(conn: sqlite3.Connection, lock_path: str) -> None:
         time.sleep(0.05)
 
 
-def _compact_in_steps(conn: sqlite3.Connection, path: str, lock_path: str, before: Space, progress: Callable[[float, str], None]) -> None:
+def _compact_in_steps(
+    conn: sqlite3.Connection, path: str, lock_path: str, before: Space, wait_seconds: float, progress: Callable[[float, str], None]
+) -> None:
     reclaimer = Reclaimer(path, lock_path, free_fraction=0.0, min_free_bytes=0)
     total = max(before.free_pages, 1)
     left = before.free_pages
+    # A step gives way to a lock held by someone else (a writer's transaction; Litestream's
+    # checkpoint or the sqlite3 shell, which hold SQLite's lock without sqsqlite's lock file):
+    # vacuum refuses only when no step got through for wait_seconds.
+    through = time.monotonic()
     while left > 0:
-        left = reclaimer.step(conn)
-        if left < 0:
-            raise VacuumRefused(f"another program holds {path!r}'s SQLite write lock without sqsqlite's lock file; try again when it ends")
+        step = reclaimer.step(conn)
+        if step < 0:
+            if time.monotonic() - through >= wait_seconds:
+                raise VacuumRefused(
+                    f"another program held {path!r}'s write lock for {wait_seconds:g} s; what was returned is kept: "
+                    "try again when it ends, or wait longer (--wait)."
+                )
+            time.sleep(D.RECLAIM_LOCK_WAIT_SECONDS)
+            continue
+        left, through = step, time.monotonic()
         progress(1 - left / total, f"{_bytes((total - left) * before.page_size)} of {_bytes(total * before.page_size)} returned")
         # Every few steps a checkpoint, so the WAL the steps write stays small; between steps the
         # background's pause, so writers get their turns (an flock is not handed over in order).
@@ -488,14 +501,22 @@ def _vacuum_whole(
         def written() -> tuple[int, int]:
             return _file_growth("etilqs_") + max(0, _size(wal) - start_wal), total
 
-        try:
-            _run_watched(conn, "VACUUM", (), written, progress)
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise VacuumRefused(
-                    f"another program holds {path!r}'s SQLite lock (without sqsqlite's lock file); nothing was changed: try again when it ends."
-                ) from None
-            raise
+        # SQLite's lock held without sqsqlite's lock file (Litestream's checkpoint, the sqlite3
+        # shell) makes VACUUM busy before it changes anything: tried again for wait_seconds.
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                _run_watched(conn, "VACUUM", (), written, progress)
+                break
+            except sqlite3.OperationalError as exc:
+                if not ("locked" in str(exc) or "busy" in str(exc)):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise VacuumRefused(
+                        f"another program held {path!r}'s SQLite lock (without sqsqlite's lock file) for {wait_seconds:g} s; "
+                        "nothing was changed: try again when it ends, or wait longer (--wait)."
+                    ) from None
+                time.sleep(D.RECLAIM_LOCK_WAIT_SECONDS)
         progress(1.0, "done")
     finally:
         lock.close()

@@ -407,6 +407,76 @@ def test_vacuum_refuses_in_one_line_while_another_process_holds_the_write_lock(d
     db.close()
 
 
+class _SleepSeen:
+    """space's ``time``, telling when vacuum first waits (it met a lock held by someone else)."""
+
+    def __init__(self):
+        self.waited = threading.Event()
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+    def sleep(self, seconds: float) -> None:
+        self.waited.set()
+        time.sleep(seconds)
+
+
+@pytest.mark.parametrize("kind", ["steps", "whole"])
+def test_vacuum_waits_out_a_program_holding_sqlites_lock_briefly(db_path, clock, monkeypatch, kind):
+    # Litestream's checkpoint takes SQLite's lock without sqsqlite's lock file for a moment:
+    # vacuum tries again rather than refusing.
+    if kind == "whole":
+        old_file(db_path)
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    fill(q, 50)
+    q.purge_queue()
+    q.send_message("kept")
+    checkpointed(db_path)
+    seen = _SleepSeen()
+    monkeypatch.setattr(space, "time", seen)
+    other = sqlite3.connect(db_path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    done: list = []
+    vacuuming = threading.Thread(target=lambda: done.append(space.vacuum(db_path, space.lock_path(db_path), wait_seconds=120)))
+    vacuuming.start()
+    try:
+        assert seen.waited.wait(60)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    vacuuming.join(120)
+    assert done, "vacuum ended without figures"
+    before, after = done[0]
+    assert before.free_pages > 0 and after.free_pages == 0 and after.auto_vacuum == "incremental"
+    assert [m.body for m in q.peek("all", 10)] == ["kept"]
+    db.close()
+
+
+@pytest.mark.parametrize("kind", ["steps", "whole"])
+def test_vacuum_refuses_in_one_line_when_sqlites_lock_stays_held_past_its_wait(db_path, clock, kind):
+    if kind == "whole":
+        old_file(db_path)
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    fill(q, 50)
+    q.purge_queue()
+    checkpointed(db_path)
+    before = figures(db_path)
+    other = sqlite3.connect(db_path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(space.VacuumRefused) as refused:
+            space.vacuum(db_path, space.lock_path(db_path), wait_seconds=0.2)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert "--wait" in refused.value.message and "\n" not in refused.value.message
+    after = figures(db_path)
+    assert (after.pages, after.free_pages) == (before.pages, before.free_pages)
+    db.close()
+
+
 def test_vacuum_refuses_in_one_line_without_free_disk_for_its_copy(db_path, clock, monkeypatch):
     old_file(db_path)
     db = sqsqlite.connect(db_path, clock=clock)
