@@ -12,8 +12,9 @@ import sqsqlite
 
 # Set by pytest itself around each phase of each test.
 _PYTEST_OWN = {"PYTEST_CURRENT_TEST"}
-# Set in process, for good, by a library a test runs (Celery's worker, for the children it forks).
-_LIBRARIES_OWN = ("CELERY_LOG_", "_MP_FORK_")
+# Set in process, for good, by a library a test runs (Celery's worker, for the children it forks;
+# the aws CLI's package, when first imported).
+_LIBRARIES_OWN = ("CELERY_LOG_", "_MP_FORK_", "AWS_DATA_PATH")
 _SIGNALS = [signal.SIGTERM, signal.SIGINT]
 
 
