@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 import click
 
 from .. import defaults as D
-from ..command_options import Failure, allow_host, install_extra, own_or_global
+from ..command_options import Failure, allow_host, db_option, host_option, install_extra, own_or_global, verbose_option
 from ..console import exposure_warning
 from ..errors import InvalidParameterValue, SQSError
 from .queues_file import QueuesFileError, apply_queues, read_queues_file
@@ -57,8 +57,8 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
 
 
 @click.command("serve")
-@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
+@db_option
+@host_option
 @click.option("--port", default=9324, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port, printed at start).")
 @click.option(
     "--account-id", default=None, help=f"Account of requests whose access key id is no 12-digit account (default {D.DEFAULT_ACCOUNT_ID})."
@@ -116,7 +116,7 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
     type=click.Path(dir_okay=False),
     help="Write this file once /health answers 200 (its text: the URL); removed when the server stops.",
 )
-@click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
+@verbose_option
 @click.pass_context
 def serve(
     ctx,

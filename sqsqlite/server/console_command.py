@@ -18,7 +18,7 @@ import click
 
 from .. import command_options
 from .. import defaults as D
-from ..command_options import allow_host, own_or_global
+from ..command_options import allow_host, db_option, host_option, own_or_global, verbose_option
 from ..console import exposure_warning
 from ..console.app import Console  # noqa: F401  # the console extra: the CLI says its absence (pip install 'sqsqlite[console]')
 from ..errors import InvalidParameterValue, SQSError
@@ -48,8 +48,8 @@ def _refuse_an_older_schema(path: str) -> None:
 
 
 @click.command("console")
-@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
+@db_option
+@host_option
 @click.option("--port", default=D.CONSOLE_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
 @click.option("--read-only", is_flag=True, help="Show everything, change nothing: redrive, purge and delete answer 403.")
 @click.option("--account-id", default=None, help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).")
@@ -59,7 +59,7 @@ def _refuse_an_older_schema(path: str) -> None:
 )
 @click.option("--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key as password.")
 @allow_host
-@click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
+@verbose_option
 @click.pass_context
 def console(ctx, db_path, host, port, read_only, account_id, region, access_key, secret_key, allow_hosts, verbose):
     """The web console alone: queues with live counts, messages looked at without receiving
