@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import click
 
@@ -258,25 +259,33 @@ def serve(
 
         problem = run_workers(options, workers, server.socket, started)
     else:
-
-        def on_signal(signum, frame):
-            server.request_stop(force=server.stopping and signum == signal.SIGINT)  # a second Ctrl-C: now
-            server.stopping = True
-
-        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-        try:
+        with stopped_by_signals(server):
             click.echo(line, err=True)
             # Starting has handed the socket over: a connection from now on waits in its backlog
             # for serve() to accept it and answer /health 200.
             announce(server.url)
             server.serve()
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
         problem = None if server.clean else "some requests did not finish in time"
     click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
     if problem:
         ctx.exit(1)
+
+
+@contextlib.contextmanager
+def stopped_by_signals(server: Any) -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGINT stop ``server`` cleanly (a second Ctrl-C: at
+    once); the caller's handlers are back after it, however it ends."""
+
+    def on_signal(signum, frame):
+        server.request_stop(force=server.stopping and signum == signal.SIGINT)
+        server.stopping = True
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 @contextlib.contextmanager

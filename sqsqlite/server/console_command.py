@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
 
 import click
@@ -22,7 +21,7 @@ from ..command_options import allow_host, db_option, host_option, own_or_global,
 from ..console import exposure_warning
 from ..console.app import Console  # noqa: F401  # the console extra: the CLI says its absence (pip install 'sqsqlite[console]')
 from ..errors import InvalidParameterValue, SQSError
-from .command import raise_open_files_limit
+from .command import raise_open_files_limit, stopped_by_signals
 from .endpoint import make_server
 
 
@@ -102,22 +101,14 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
     except SQSError as exc:
         raise command_options.Failure(exc.message) from None
 
-    def on_signal(signum, frame):
-        server.request_stop(force=server.stopping and signum == signal.SIGINT)  # a second Ctrl-C: now
-        server.stopping = True
-
     mode = "read-only" if read_only else "read-write"
     auth = "basic credentials required" if access_key else "no credentials asked"
     warning = exposure_warning(str(server.server_address[0]), access_key is not None)
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:  # the caller's handlers back on every path (a closed stderr included)
+    with stopped_by_signals(server):  # the caller's handlers back on every path (a closed stderr included)
         if warning:
             click.echo(warning, err=True)
         click.echo(
             f"sqsqlite console on {server.db.path} at {server.url}/console ({mode}; {auth}); metrics at {server.url}/metrics", err=True
         )
         server.serve()
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
     click.echo("sqsqlite console stopped", err=True)
