@@ -32,12 +32,15 @@ COMMANDS: list[click.Command] = []
 _sleep = time.sleep  # stats --watch's pause; tests replace it
 
 
-def command(name: str, output: str | None = "json", **kwargs: Any) -> Callable:
-    """An administration command; ``output``: the format it prints without --output (for its help)."""
+def command(name: str, output: str | None = "json", group: click.Group | None = None) -> Callable:
+    """An administration command (of ``group``, else of sqsqlite); ``output``: the format it
+    prints without --output (for its help)."""
 
     def decorate(f: Callable) -> click.Command:
-        cmd = command_options_first(click.command(name, cls=Command, **kwargs)(global_options(output=output)(pass_settings(f))))
-        COMMANDS.append(cmd)
+        make = click.command(name, cls=Command) if group is None else group.command(name)
+        cmd = command_options_first(make(global_options(output=output)(pass_settings(f))))
+        if group is None:
+            COMMANDS.append(cmd)
         return cmd
 
     return decorate
@@ -72,13 +75,6 @@ def _store(s: Settings):
     return Store(s.path, migrate=False, owner=(s.account_id, s.region))
 
 
-def _db_command(name: str, output: str = "text") -> Callable:
-    def decorate(f: Callable) -> click.Command:
-        return command_options_first(db_group.command(name)(global_options(output=output)(pass_settings(f))))
-
-    return decorate
-
-
 def _migrate(s: Settings, step: str, revision: str, **options: Any) -> None:
     """Run alembic's upgrade or downgrade to REVISION and print From and To."""
     from alembic.util import CommandError
@@ -111,7 +107,7 @@ def _migrate(s: Settings, step: str, revision: str, **options: Any) -> None:
         store.close()
 
 
-@_db_command("upgrade")
+@command("upgrade", "text", db_group)
 @click.argument("revision", default="head")
 def db_upgrade(s: Settings, revision: str) -> None:
     """Upgrade the schema to REVISION (default: the newest).
@@ -125,7 +121,7 @@ def db_upgrade(s: Settings, revision: str) -> None:
     _migrate(s, "upgrade", revision)
 
 
-@_db_command("downgrade")
+@command("downgrade", "text", db_group)
 @click.argument("revision", default="-1")
 @click.option("--force", is_flag=True, help="Drop tables that hold data, as a downgrade to base drops every queue and message.")
 def db_downgrade(s: Settings, revision: str, force: bool) -> None:
@@ -144,7 +140,7 @@ def db_downgrade(s: Settings, revision: str, force: bool) -> None:
     _migrate(s, "downgrade", revision, force=force)
 
 
-@_db_command("current")
+@command("current", "text", db_group)
 def db_current(s: Settings) -> None:
     """Print the file's schema revision ('base' for a new, empty file, or none at the path).
 
@@ -163,7 +159,7 @@ def db_current(s: Settings) -> None:
     s.echo({"Revision": revision or "base"}, "db current", default="text")
 
 
-@_db_command("history", output="table")
+@command("history", "table", db_group)
 def db_history(s: Settings) -> None:
     """List the schema revisions this sqsqlite knows, newest first.
 
@@ -266,11 +262,12 @@ def _history_stats(s: Settings, since_ms: int) -> dict:
     and the newest backlog sample of the window."""
     db = s.database(create=False)
     now = db.now()
+    window = {"Since": _iso(now - since_ms), "Until": _iso(now)}
     if s.missing:  # said already: no file, no history
-        return {"Since": _iso(now - since_ms), "Until": _iso(now), "Queues": []}
+        return {**window, "Queues": []}
     if not db.history_retention:
         click.echo(f"No history is kept in {s.path}: it is off. Turn it on with: sqsqlite history --retention 14d", err=True)
-        return {"History": "off", "Since": _iso(now - since_ms), "Until": _iso(now), "Queues": []}
+        return {"History": "off", **window, "Queues": []}
     minutes = since_ms / 60_000
     by_queue: dict[str, list[dict]] = {name: [] for name in db.queue_names()}
     for row in db.history(now - since_ms):
@@ -289,7 +286,7 @@ def _history_stats(s: Settings, since_ms: int) -> dict:
         item["Backlog"] = None if last is None else last["visible"] + last["in_flight"] + last["delayed"]
         item["OldestAgeSeconds"] = None if last is None else last["oldest_age"]
         out.append(item)
-    return {"Since": _iso(now - since_ms), "Until": _iso(now), "Queues": out}
+    return {**window, "Queues": out}
 
 
 def _iso(ms: int) -> str:
@@ -546,7 +543,7 @@ def export(s: Settings, queue_url: str, file: str) -> None:
     header = {
         "Format": EXPORT_FORMAT,
         "QueueName": q.name,
-        "Attributes": {k: v for k, v in attrs.items() if k in _settable()},
+        "Attributes": {k: v for k, v in attrs.items() if k in D.SETTABLE_ATTRIBUTES},
         "Tags": q.list_queue_tags(),
     }
     count = 0
@@ -590,12 +587,6 @@ def export(s: Settings, queue_url: str, file: str) -> None:
         raise
     if file != "-":
         s.echo({"QueueUrl": q.url, "File": file, "MessagesExported": count}, "export")
-
-
-def _settable() -> tuple[str, ...]:
-    from sqsqlite import defaults as D
-
-    return D.SETTABLE_ATTRIBUTES
 
 
 _HEADER_FIELDS = ("Format", "QueueName", "Attributes", "Tags")
@@ -682,12 +673,6 @@ def _sqs_rule(path: str, number: int, check: Callable, *args: Any) -> Any:
         raise
 
 
-def _record(path: str, number: int, value: Any, queue: str, fifo: bool) -> dict:
-    """One exported message, checked as import_messages will check it, so that nothing it could
-    refuse is left for after the queue is created."""
-    return _sqs_rule(path, number, records.exported_message, value, queue, fifo)
-
-
 @command("import")
 @click.option("--queue-url", metavar="URL", help="Import into this queue instead of the one named in the file.")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
@@ -732,9 +717,11 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
         # Every record is checked before the database is opened (a refused file creates no
         # file at --db), the queue created or a message written; the parsed list is the price
         # of a bad line 100,000 leaving the file's first lines imported.
-        records = []
+        # Each message checked as import_messages will check it, so that nothing it could refuse
+        # is left for after the queue is created.
+        messages = []
         if first is not None and header is None:
-            records.append(_record(file, first[0], first_value, name, fifo))
+            messages.append(_sqs_rule(file, first[0], records.exported_message, first_value, name, fifo))
         ends = header is not None and EXPORT_FORMATS[header["Format"]]
         end = None
         for number, text in lines:
@@ -742,13 +729,13 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
             if end is not None:
                 raise _bad_line(file, number, f"follows the export's end line (line {end}).")
             if ends and isinstance(value, dict) and EXPORT_END in value:
-                end = _end(file, number, value, len(records))
+                end = _end(file, number, value, len(messages))
                 continue
-            records.append(_record(file, number, value, name, fifo))
+            messages.append(_sqs_rule(file, number, records.exported_message, value, name, fifo))
         if ends and end is None:
             raise click.BadParameter(
                 f"{file} is incomplete: it has no end line, so the export that wrote it stopped part-way "
-                f"({len(records)} messages in it). Nothing was imported; export the queue again.",
+                f"({len(messages)} messages in it). Nothing was imported; export the queue again.",
                 param_hint="FILE",
             )
     new_file = header is not None and command_options.no_database_at(s.path)  # this run creates it
@@ -770,7 +757,7 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
             if header is None:
                 raise
             q = None
-        with click.progressbar(records, label=f"Importing into {name}", file=sys.stderr) as bar:
+        with click.progressbar(messages, label=f"Importing into {name}", file=sys.stderr) as bar:
             if q is None:
                 assert first is not None and header is not None  # a missing queue is created only from a header line
                 create = functools.partial(

@@ -14,6 +14,7 @@ NextToken of botocore's form (base64 of ``{"NextToken": ..., "boto_truncate_amou
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -153,11 +154,8 @@ def decode_token(token: str) -> tuple[dict, int]:
     parts = token.split("___")
     skip = 0
     if len(parts) == 2:
-        try:
-            skip = int(parts[1])
-            token = parts[0]
-        except ValueError:
-            pass
+        with contextlib.suppress(ValueError):
+            skip, token = int(parts[1]), parts[0]
     return {"NextToken": token}, skip
 
 

@@ -20,10 +20,6 @@ from .output import grid
 QUEUE, DLQ = "demo-orders", "demo-orders-dlq"
 
 
-def _say(text: str) -> None:
-    click.echo(text)
-
-
 def _step(title: str) -> None:
     click.echo("")
     click.secho(f"== {title}", bold=True)
@@ -44,38 +40,38 @@ def _drain(queue) -> int:
 
 def run(s: Settings) -> None:
     db = s.database()
-    _say(f"sqsqlite demo on {s.path}: one SQLite file, the Amazon SQS message lifecycle.")
+    click.echo(f"sqsqlite demo on {s.path}: one SQLite file, the Amazon SQS message lifecycle.")
 
     _step("Create a queue whose poison messages go to a dead-letter queue")
     dlq = db.create_queue(DLQ)
     redrive = f'{{"deadLetterTargetArn":"{dlq.arn}","maxReceiveCount":"2"}}'
     q = db.create_queue(QUEUE, attributes={"VisibilityTimeout": "30", "RedrivePolicy": redrive})
-    _say(f"{q.url}  (VisibilityTimeout 30 s, after 2 receives a message moves to {DLQ})")
+    click.echo(f"{q.url}  (VisibilityTimeout 30 s, after 2 receives a message moves to {DLQ})")
     left = _drain(q) + _drain(dlq)
     if left:
-        _say(f"(deleted {left} message{'s' if left > 1 else ''} left by an earlier run)")
+        click.echo(f"(deleted {left} message{'s' if left > 1 else ''} left by an earlier run)")
 
     _step("Send three orders")
     for n in (1, 2, 3):
         r = q.send_message(f"order #{n}", message_attributes={"customer": f"c-{100 + n}"})
-        _say(f"sent 'order #{n}'  MessageId {r.message_id}")
+        click.echo(f"sent 'order #{n}'  MessageId {r.message_id}")
 
     _step("Receive them: each is now in flight, hidden from other consumers for 30 s")
     messages = q.receive_message(max_number_of_messages=10, message_attribute_names=["All"])
     for m in messages:
-        _say(f"received {m.body!r}  receipt handle {m.receipt_handle[:16]}...  receive count {m.receive_count}")
+        click.echo(f"received {m.body!r}  receipt handle {m.receipt_handle[:16]}...  receive count {m.receive_count}")
     counts = q.get_queue_attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
-    _say(f"visible {counts['ApproximateNumberOfMessages']}, in flight {counts['ApproximateNumberOfMessagesNotVisible']}")
+    click.echo(f"visible {counts['ApproximateNumberOfMessages']}, in flight {counts['ApproximateNumberOfMessagesNotVisible']}")
 
     _step("One order needs more time: extend its visibility to 120 s from now")
     slow, *rest = messages
     slow.change_visibility(120)
-    _say(f"{slow.body!r} stays hidden for 120 s more; the new timeout counts from this call, not from the receive")
+    click.echo(f"{slow.body!r} stays hidden for 120 s more; the new timeout counts from this call, not from the receive")
 
     _step("Done with all three: delete them")
     for m in rest + [slow]:
         m.delete()
-        _say(f"deleted {m.body!r}")
+        click.echo(f"deleted {m.body!r}")
 
     _step("A poison message: every consumer crashes on it")
     q.send_message("order #4 (corrupt)")
@@ -84,17 +80,17 @@ def run(s: Settings) -> None:
         # visibility 0 stands in for a crashed consumer whose timeout ran out
         [m] = q.receive_message(visibility_timeout=0)
         received.append(m)
-        _say(f"receive {attempt}: {m.body!r}, receive count {m.receive_count}; the consumer crashes")
+        click.echo(f"receive {attempt}: {m.body!r}, receive count {m.receive_count}; the consumer crashes")
     first = received[0]
     try:
         first.delete()
     except SQSError as err:
-        _say(f"the first consumer's old handle no longer works: {err.code}")
+        click.echo(f"the first consumer's old handle no longer works: {err.code}")
     again = q.receive_message()
-    _say(f"receive 3: {len(again)} messages; the message went to the dead-letter queue instead")
+    click.echo(f"receive 3: {len(again)} messages; the message went to the dead-letter queue instead")
     [dead] = dlq.peek("visible", 1)  # peek: look without receiving, so nothing changes
-    _say(f"{DLQ} holds {dead.body!r}, same MessageId {dead.message_id}")
-    _say(
+    click.echo(f"{DLQ} holds {dead.body!r}, same MessageId {dead.message_id}")
+    click.echo(
         f"  ApproximateReceiveCount {dead.attributes['ApproximateReceiveCount']}, DeadLetterQueueSourceArn {dead.attributes['DeadLetterQueueSourceArn']}"
     )
 
@@ -112,18 +108,18 @@ def run(s: Settings) -> None:
         for x in db.stats()
         if x.name in (QUEUE, DLQ)
     ]
-    _say(grid(["Queue", "Visible", "InFlight", "Delayed", "OldestAgeSeconds", "DeadLetterQueue", "DeadLetterDepth"], rows))
+    click.echo(grid(["Queue", "Visible", "InFlight", "Delayed", "OldestAgeSeconds", "DeadLetterQueue", "DeadLetterDepth"], rows))
 
     _step("Next")
     activate = _activate_hint()
     if activate:
-        _say(f"{activate:<46} put sqsqlite on your PATH first (this shell's PATH does not have it)")
+        click.echo(f"{activate:<46} put sqsqlite on your PATH first (this shell's PATH does not have it)")
     for cmd, why in (
         (f"sqsqlite peek --queue-url {DLQ}", "look at the dead letter without receiving it"),
         (f"sqsqlite redrive --queue-url {DLQ}", f"move it back to {QUEUE}"),
         ("sqsqlite --help", "every aws sqs command, plus administration"),
     ):
-        _say(f"{cmd:<46} {why}")
+        click.echo(f"{cmd:<46} {why}")
 
 
 def _activate_hint() -> str | None:

@@ -6,6 +6,7 @@ Exit codes follow the aws CLI: 0 success, 252 bad usage, 254 an SQS error, 255 a
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import select
@@ -121,10 +122,8 @@ class Group(click.Group):
             sys.exit(EXIT_INTERRUPTED)
         except _PipeBroke as err:
             # Unfinished; the message may have nowhere to go (standard error is the broken pipe).
-            try:
+            with contextlib.suppress(OSError):
                 click.echo(f"sqsqlite: a pipe closed while the command ran, so it did not finish: {err}", err=True)
-            except OSError:
-                pass
             sys.exit(EXIT_OTHER)
         except (BrokenPipeError, _ReaderLeft):
             # `sqsqlite ... | head`: the reader left; say nothing, and keep the interpreter's

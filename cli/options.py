@@ -301,18 +301,7 @@ def _set_cli_input(kind: str) -> Callable:
     return callback
 
 
-GLOBAL_OPTIONS = (
-    "db",
-    "output",
-    "query",
-    "color",
-    "no_paginate",
-    "no_cli_pager",
-    "cli_binary_format",
-    "region",
-    "account_id",
-    "endpoint_url",
-)
+GLOBAL_OPTIONS = tuple("db output query color no_paginate no_cli_pager cli_binary_format region account_id endpoint_url".split())
 AWS_OPTIONS = ("cli_input_json", "cli_input_yaml", "generate_cli_skeleton", "max_items", "starting_token", "page_size")
 
 
@@ -322,27 +311,25 @@ def command_options_first(cmd: click.Command) -> click.Command:
     return cmd
 
 
-NO_PAGINATE = click.option(
+def _option(*decls: str, sets: str | None = None, check: Callable[[Any], Any] | None = None, **kwargs: Any) -> Callable:
+    """A global or aws CLI option, read into the invocation's Settings (its attribute ``sets``,
+    after ``check``) rather than passed to the command."""
+    if sets is not None:
+        kwargs["callback"] = _setter(sets, check)
+    return click.option(*decls, expose_value=False, **kwargs)
+
+
+NO_PAGINATE = _option(
     "--no-paginate",
     is_flag=True,
-    expose_value=False,
     callback=_set_no_paginate,
     help="One request only: list-queues and list-dead-letter-source-queues print the first page and its NextToken.",
 )
-
-
-NO_CLI_PAGER = click.option(
-    "--no-cli-pager",
-    is_flag=True,
-    expose_value=False,
-    help="Taken, as the aws CLI version 2 takes it; sqsqlite never pages its output.",
-)
-
-CLI_BINARY_FORMAT = click.option(
+NO_CLI_PAGER = _option("--no-cli-pager", is_flag=True, help="Taken, as the aws CLI version 2 takes it; sqsqlite never pages its output.")
+CLI_BINARY_FORMAT = _option(
     "--cli-binary-format",
     type=click.Choice(["base64", "raw-in-base64-out"]),
-    expose_value=False,
-    callback=_setter("binary_format"),
+    sets="binary_format",
     help="How a message attribute's BinaryValue given here is read: as base64 (the default), or raw-in-base64-out, "
     "its text as the bytes (as the aws CLI version 2 reads them). Output is base64 either way.",
 )
@@ -357,50 +344,44 @@ def aws_options(paginated: bool = False) -> Callable:
         specs = []
         if paginated:
             specs += [
-                click.option(
+                _option(
                     "--page-size",
                     type=PAGING_INTEGER,
-                    expose_value=False,
-                    callback=_setter("page_size"),
+                    sets="page_size",
                     help="Items per request (each request's MaxResults); the output is the same.",
                 ),
-                click.option(
+                _option(
                     "--starting-token",
                     metavar="TOKEN",
-                    expose_value=False,
-                    callback=_setter("starting_token"),
+                    sets="starting_token",
                     help="Continue from the NextToken a previous command printed.",
                 ),
-                click.option(
+                _option(
                     "--max-items",
                     type=PAGING_INTEGER,
-                    expose_value=False,
-                    callback=_setter("max_items"),
+                    sets="max_items",
                     help="Print at most this many items, and a NextToken for --starting-token if more are left.",
                 ),
             ]
         specs += [
-            click.option(
+            _option(
                 "--generate-cli-skeleton",
                 type=click.Choice(["input", "yaml-input", "output"]),
                 is_flag=False,
                 flag_value="input",
-                expose_value=False,
-                callback=_setter("skeleton"),
+                sets="skeleton",
                 help="Print the request's members as JSON for --cli-input-json (input, the default; yaml-input for YAML) "
                 "or a sample response (output), and do nothing else.",
             ),
-            click.option(
+            _option(
                 "--cli-input-yaml",
                 metavar="YAML",
-                expose_value=False,
                 callback=_set_cli_input("yaml"),
                 help="The request's members as YAML (or file://path); flags given as well win.",
             ),
-            click.option(
+            _option(
                 "--cli-input-json",
                 metavar="JSON",
-                expose_value=False,
                 callback=_set_cli_input("json"),
                 help="The request's members as JSON, as --generate-cli-skeleton prints them (or file://path); flags given as well win.",
             ),
@@ -426,49 +407,42 @@ def global_options(root: bool = False, output: str | None = "json", sqs: bool = 
 
     def decorate(f: Callable) -> Callable:
         specs = [
-            click.option(
+            # Global in the aws CLI: taken by every command, a no-op where nothing pages, or (the
+            # binary format) where no BinaryValue is given.
+            NO_PAGINATE,
+            NO_CLI_PAGER,
+            CLI_BINARY_FORMAT,
+            _option(
                 "--endpoint-url",
                 metavar="URL",
-                expose_value=False,
-                callback=_setter("endpoint_url", command_options.check_endpoint_url),
+                sets="endpoint_url",
+                check=command_options.check_endpoint_url,
                 help=f"Base of queue URLs (default {D.DEFAULT_ENDPOINT}).",
             ),
-            click.option(
+            _option(
                 "--account-id",
                 metavar="ID",
-                expose_value=False,
-                callback=_setter("account_id", V.account_id),
+                sets="account_id",
+                check=V.account_id,
                 help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).",
             ),
-            click.option(
-                "--region",
-                metavar="REGION",
-                expose_value=False,
-                callback=_setter("region", V.region),
-                help=f"Region in queue ARNs (default {D.DEFAULT_REGION}).",
+            _option(
+                "--region", metavar="REGION", sets="region", check=V.region, help=f"Region in queue ARNs (default {D.DEFAULT_REGION})."
             ),
-            click.option(
+            _option(
                 "--color",
                 type=click.Choice(["on", "off", "auto"]),
-                expose_value=False,
-                callback=_setter("color"),
+                sets="color",
                 help="Colour tables: auto (the default) on a terminal only.",
             ),
-            click.option(
+            _option(
                 "--query",
                 metavar="JMESPATH",
-                expose_value=False,
                 callback=_set_query,
                 help="A JMESPath expression applied to the response before it is printed, as in the aws CLI.",
             ),
-            click.option(
-                "--output",
-                type=click.Choice(OUTPUT_FORMATS),
-                expose_value=False,
-                callback=_setter("output"),
-                help=output_help,
-            ),
-            click.option(
+            _option("--output", type=click.Choice(OUTPUT_FORMATS), sets="output", help=output_help),
+            _option(
                 "--db",
                 metavar="PATH",
                 # Plain text: a directory or an unreadable file is the database layer's to refuse,
@@ -476,14 +450,11 @@ def global_options(root: bool = False, output: str | None = "json", sqs: bool = 
                 type=str,
                 envvar=D.DB_PATH_ENV if root else None,
                 show_envvar=root,
-                expose_value=False,
-                callback=_setter("db_path", _nonempty_path),
+                sets="db_path",
+                check=_nonempty_path,
                 help=f"Database file, created and migrated on first use (default ./{D.DEFAULT_DB_PATH}).",
             ),
         ]
-        # Global in the aws CLI: taken by every command, a no-op where nothing pages, or (the
-        # binary format) where no BinaryValue is given.
-        specs[:0] = [NO_PAGINATE, NO_CLI_PAGER, CLI_BINARY_FORMAT]
         for spec in specs:
             f = spec(f)
         return f

@@ -76,26 +76,14 @@ __all__ = [
 # at start-up, and a one-shot command uses one of them at most.
 _LAZY = {
     "Actions": ".actions",
-    "SQSClient": ".client",
-    "client": ".client",
-    "Backoff": ".consumer",
-    "Consumer": ".consumer",
-    "Heartbeat": ".consumer",
-    "consume": ".consumer",
-    "BatchResult": ".core",
-    "BatchResultErrorEntry": ".core",
-    "BufferedQueue": ".core",
-    "Database": ".core",
-    "DeferredDeleteFailure": ".core",
-    "Message": ".core",
-    "MoveTask": ".core",
-    "Queue": ".core",
-    "QueueStats": ".core",
-    "Transaction": ".core",
-    "SendResult": ".core",
-    "SentMessages": ".core",
-    "connect": ".core",
     "MessageAttribute": ".validation",
+    **dict.fromkeys(("SQSClient", "client"), ".client"),
+    **dict.fromkeys(("Backoff", "Consumer", "Heartbeat", "consume"), ".consumer"),
+    **dict.fromkeys(
+        ("BatchResult", "BatchResultErrorEntry", "BufferedQueue", "Database", "DeferredDeleteFailure", "Message", "MoveTask", "Queue")
+        + ("QueueStats", "Transaction", "SendResult", "SentMessages", "connect"),
+        ".core",
+    ),
 }
 
 

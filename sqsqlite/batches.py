@@ -52,10 +52,6 @@ class Batch(NamedTuple):
 Entries = Sequence[Mapping[str, Any]] | Batch
 
 
-def batch_entries(entries: Any, action: str, id_key: str = "Id") -> list[Mapping[str, Any]]:
-    return batch_entry_ids(entries, action, id_key).entries
-
-
 # The one member besides Id that a batch action's entries need: with it alone, a batch is plain.
 PLAIN_MEMBER = {"SendMessageBatch": "MessageBody", "DeleteMessageBatch": "ReceiptHandle"}
 _GET_MEMBER = {action: itemgetter(member) for action, member in PLAIN_MEMBER.items()}

@@ -107,6 +107,14 @@ def _host_names(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     return tuple(names)
 
 
+# The options several commands loaded on their own share.
+db_option = click.option(
+    "--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH})."
+)
+host_option = click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise."
+)
+verbose_option = click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
 allow_host = click.option(
     "--allow-host",
     "allow_hosts",

@@ -21,6 +21,7 @@ an effect applied exactly once, however the consumer dies (docs/howto/transactio
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
@@ -355,10 +356,8 @@ def _give_back(heartbeat: Heartbeat, messages: Sequence[Message]) -> None:
     """Make messages visible again at once, no beat touching them afterwards."""
     for message in messages:
         heartbeat.release(message)
-        try:
+        with contextlib.suppress(SQSError):  # its lease ended already: visible, or another consumer's
             message.change_visibility(0)
-        except SQSError:
-            pass  # its lease ended already: visible, or another consumer's
 
 
 def consume(queue: Queue, handler: Callable[[Message], object], **options) -> Outcome:

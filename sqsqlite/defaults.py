@@ -41,10 +41,8 @@ MAX_DELAY_SECONDS = 900
 MAX_WAIT_TIME_SECONDS = 20
 MAX_MESSAGES_PER_RECEIVE = 10
 MAX_BATCH_ENTRIES = 10
-MAX_BATCH_ENTRY_ID_LENGTH = 80
 MAX_BATCH_PAYLOAD = 1_048_576
 MAX_MESSAGE_ATTRIBUTES = 10
-MAX_ATTRIBUTE_NAME_LENGTH = 256
 MAX_QUEUE_NAME_LENGTH = 80
 MAX_IN_FLIGHT_STANDARD = 120_000
 MAX_IN_FLIGHT_FIFO = 20_000
@@ -308,14 +306,7 @@ MAXIMUM_MESSAGE_SIZE = IntRange("MaximumMessageSize", 1024, 1_048_576, 1_048_576
 RECEIVE_WAIT_TIME = IntRange("ReceiveMessageWaitTimeSeconds", 0, MAX_WAIT_TIME_SECONDS, 0)
 
 INT_ATTRIBUTES: dict[str, IntRange] = {
-    r.name: r
-    for r in (
-        VISIBILITY_TIMEOUT,
-        DELAY_SECONDS,
-        MESSAGE_RETENTION_PERIOD,
-        MAXIMUM_MESSAGE_SIZE,
-        RECEIVE_WAIT_TIME,
-    )
+    r.name: r for r in (VISIBILITY_TIMEOUT, DELAY_SECONDS, MESSAGE_RETENTION_PERIOD, MAXIMUM_MESSAGE_SIZE, RECEIVE_WAIT_TIME)
 }
 
 # Per-call ranges (not queue attributes, same numbers).
@@ -349,12 +340,7 @@ BUFFER_CLAIMS_KEPT = 64
 BUFFER_GROUPS_KEPT = 1000
 
 # Stored and returned as given; sqsqlite enforces and encrypts nothing because of them.
-PASSTHROUGH_ATTRIBUTES = (
-    "Policy",
-    "KmsMasterKeyId",
-    "KmsDataKeyReusePeriodSeconds",
-    "SqsManagedSseEnabled",
-)
+PASSTHROUGH_ATTRIBUTES = ("Policy", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled")
 
 FIFO_ATTRIBUTES = ("FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit")
 FIFO_DEFAULTS = {

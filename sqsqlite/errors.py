@@ -148,31 +148,8 @@ class TransactionError(SQSError):
     code = "TransactionError"
 
 
-ALL_ERRORS: dict[str, type[SQSError]] = {
-    cls.code: cls
-    for cls in (
-        QueueDoesNotExist,
-        InvalidMessageContents,
-        QueueAlreadyExists,
-        QueueDeletedRecently,
-        InvalidParameterValue,
-        MissingParameter,
-        InvalidAttributeName,
-        InvalidAttributeValue,
-        ReceiptHandleIsInvalid,
-        MessageNotInflight,
-        OverLimit,
-        PurgeQueueInProgress,
-        EmptyBatchRequest,
-        TooManyEntriesInBatchRequest,
-        BatchEntryIdsNotDistinct,
-        InvalidBatchEntryId,
-        BatchRequestTooLong,
-        UnsupportedOperation,
-        ResourceNotFoundException,
-        DatabaseError,
-    )
-}
+# The error classes above by code, all but TransactionError, which never travels on the wire.
+ALL_ERRORS: dict[str, type[SQSError]] = {cls.code: cls for cls in SQSError.__subclasses__() if cls is not TransactionError}
 
 
 # How each code travels on the wire: (x-amzn-query-error code, JSON 1.0 ``__type`` shape, HTTP
@@ -195,9 +172,7 @@ _WIRE = {
     "MissingParameter": ("MissingParameter", "MissingRequiredParameterException"),
 }
 # The exception name botocore gives each code (client.exceptions.<name>).
-BOTOCORE_NAMES = {
-    "QueueAlreadyExists": "QueueNameExists",
-}
+BOTOCORE_NAMES = {"QueueAlreadyExists": "QueueNameExists"}
 
 
 def wire_error(code: str) -> tuple[str, str, int]:

@@ -288,11 +288,8 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
         if name in D.INT_ATTRIBUTES:
             r = D.INT_ATTRIBUTES[name]
             out[name] = str(int_value(name, value, r.low, r.high, r.unit, error=InvalidAttributeValue))
-        elif name == "RedrivePolicy":
-            policy = redrive_policy(value)
-            out[name] = json.dumps(policy, separators=(",", ":")) if policy else ""
-        elif name == "RedriveAllowPolicy":
-            policy = redrive_allow_policy(value)
+        elif name in ("RedrivePolicy", "RedriveAllowPolicy"):
+            policy = (redrive_policy if name == "RedrivePolicy" else redrive_allow_policy)(value)
             out[name] = json.dumps(policy, separators=(",", ":")) if policy else ""
         elif name == "Policy":
             # Checked as a JSON object, kept as given (SQS returns the caller's own text); a
@@ -311,10 +308,8 @@ def queue_attributes(attributes: Mapping[str, Any] | None, *, creating: bool) ->
             out[name] = value
         elif name == "KmsDataKeyReusePeriodSeconds":
             out[name] = str(int_value(name, value, 60, 86_400, "seconds", error=InvalidAttributeValue))
-        elif name in ("SqsManagedSseEnabled", "ContentBasedDeduplication"):
-            out[name] = _bool_value(name, value)
-        elif name == "FifoQueue":
-            out[name] = _bool_value(name, value)  # on an existing queue: checked against its type
+        elif name in ("SqsManagedSseEnabled", "ContentBasedDeduplication", "FifoQueue"):
+            out[name] = _bool_value(name, value)  # FifoQueue on an existing queue: checked against its type
         elif name == "DeduplicationScope":
             out[name] = _choice(name, value, ("queue", "messageGroup"))
         elif name == "FifoThroughputLimit":

@@ -269,11 +269,6 @@ class Console:
         self._check_host(headers)
         self._check_credentials(headers)
 
-    def refusal(self, status: int, message: str) -> Response:
-        """The error page of a request refused before it was read (its server could not tell
-        where its body ends): it says nothing of the server, as to a request not let in."""
-        return self._error_page(status, message, {}, admitted=False)
-
     def observe(self, action: str | None, status: int, code: str | None, seconds: float) -> None:
         self.metrics.observe(action, status, code, seconds)
 

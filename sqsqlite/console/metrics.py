@@ -11,6 +11,7 @@ action. And the database file's size, free pages and WAL size (docs/explanation/
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -26,56 +27,31 @@ from ..actions import MEMBERS, UNSUPPORTED
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _KNOWN = frozenset(MEMBERS) | frozenset(UNSUPPORTED) | {"Console", "Metrics", "Emulator"}
 
-# (QueueStats field, metric name, help). A queue whose figure is None (no messages: no age; no
-# dead-letter queue: no depth) has no sample of that metric.
+
+def _figure(field: str, cloudwatch: str, said: str) -> tuple[str, str, str]:
+    """(QueueStats field, CloudWatch's metric name in snake case, help naming the CloudWatch one)."""
+    return field, re.sub(r"(?<!^)(?=[A-Z])", "_", cloudwatch).lower(), f"{said} (CloudWatch {cloudwatch})."
+
+
+# A queue whose figure is None (no messages: no age; no dead-letter queue: no depth) has no
+# sample of that metric.
 QUEUE_FIGURES: tuple[tuple[str, str, str], ...] = (
-    (
-        "visible",
-        "approximate_number_of_messages_visible",
-        "Messages available for retrieval (CloudWatch ApproximateNumberOfMessagesVisible).",
-    ),
-    (
-        "in_flight",
-        "approximate_number_of_messages_not_visible",
-        "Messages in flight: received, visibility timeout running (CloudWatch ApproximateNumberOfMessagesNotVisible).",
-    ),
-    (
-        "delayed",
-        "approximate_number_of_messages_delayed",
-        "Messages delayed, not yet visible (CloudWatch ApproximateNumberOfMessagesDelayed).",
-    ),
-    (
-        "oldest_age_seconds",
-        "approximate_age_of_oldest_message",
-        "Seconds since the oldest live message was sent (CloudWatch ApproximateAgeOfOldestMessage).",
-    ),
+    _figure("visible", "ApproximateNumberOfMessagesVisible", "Messages available for retrieval"),
+    _figure("in_flight", "ApproximateNumberOfMessagesNotVisible", "Messages in flight: received, visibility timeout running"),
+    _figure("delayed", "ApproximateNumberOfMessagesDelayed", "Messages delayed, not yet visible"),
+    _figure("oldest_age_seconds", "ApproximateAgeOfOldestMessage", "Seconds since the oldest live message was sent"),
 )
-# Fair queues' figures (docs/explanation/fair-queues.md), under CloudWatch's names.
+# Fair queues' figures (docs/explanation/fair-queues.md).
+_QUIET = "of quiet groups and of no group"
 FAIR_QUEUE_FIGURES: tuple[tuple[str, str, str], ...] = (
-    (
-        "noisy_groups",
-        "approximate_number_of_noisy_groups",
-        "Message groups holding a disproportionate share of the in-flight messages (CloudWatch ApproximateNumberOfNoisyGroups).",
-    ),
-    (
-        "visible_in_quiet_groups",
-        "approximate_number_of_messages_visible_in_quiet_groups",
-        "Visible messages of quiet groups and of no group (CloudWatch ApproximateNumberOfMessagesVisibleInQuietGroups).",
-    ),
-    (
-        "in_flight_in_quiet_groups",
-        "approximate_number_of_messages_not_visible_in_quiet_groups",
-        "In-flight messages of quiet groups and of no group (CloudWatch ApproximateNumberOfMessagesNotVisibleInQuietGroups).",
-    ),
-    (
-        "delayed_in_quiet_groups",
-        "approximate_number_of_messages_delayed_in_quiet_groups",
-        "Delayed messages of quiet groups and of no group (CloudWatch ApproximateNumberOfMessagesDelayedInQuietGroups).",
-    ),
-    (
+    _figure("noisy_groups", "ApproximateNumberOfNoisyGroups", "Message groups holding a disproportionate share of the in-flight messages"),
+    _figure("visible_in_quiet_groups", "ApproximateNumberOfMessagesVisibleInQuietGroups", f"Visible messages {_QUIET}"),
+    _figure("in_flight_in_quiet_groups", "ApproximateNumberOfMessagesNotVisibleInQuietGroups", f"In-flight messages {_QUIET}"),
+    _figure("delayed_in_quiet_groups", "ApproximateNumberOfMessagesDelayedInQuietGroups", f"Delayed messages {_QUIET}"),
+    _figure(
         "oldest_age_in_quiet_groups_seconds",
-        "approximate_age_of_oldest_message_in_quiet_groups",
-        "Seconds since the oldest live message of a quiet group was sent (CloudWatch ApproximateAgeOfOldestMessageInQuietGroups).",
+        "ApproximateAgeOfOldestMessageInQuietGroups",
+        "Seconds since the oldest live message of a quiet group was sent",
     ),
 )
 

@@ -31,13 +31,4 @@ from .from_endpoint import copy_from
 from .remote import REDRIVE_ATTRIBUTES, SETTABLE_ATTRIBUTES, CopyError, CopyInProgress, CopyReport, read_remote
 from .to_endpoint import copy_to
 
-__all__ = [
-    "REDRIVE_ATTRIBUTES",
-    "SETTABLE_ATTRIBUTES",
-    "CopyError",
-    "CopyInProgress",
-    "CopyReport",
-    "copy_from",
-    "copy_to",
-    "read_remote",
-]
+__all__ = ["REDRIVE_ATTRIBUTES", "SETTABLE_ATTRIBUTES", "CopyError", "CopyInProgress", "CopyReport", "copy_from", "copy_to", "read_remote"]

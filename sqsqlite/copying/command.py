@@ -16,7 +16,7 @@ from . import CopyError, copy_from, copy_to, read_remote
 
 
 @click.command("copy")
-@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
+@command_options.db_option
 @click.option(
     "--to-endpoint-url",
     "to_url",

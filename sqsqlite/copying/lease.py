@@ -21,6 +21,7 @@ either."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from typing import Any
@@ -91,10 +92,8 @@ class Leases:
         """Let every lease go, each file removed first (while its lock still keeps others out)."""
         while self.held:
             path, fd = self.held.pop()
-            try:
+            with contextlib.suppress(OSError):  # gone already, or the directory no longer writable: the lock goes anyway
                 os.unlink(path)
-            except OSError:  # gone already, or the directory no longer writable: the lock goes anyway
-                pass
             os.close(fd)
 
 

@@ -9,23 +9,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import defaults as D
+
 # The queue attributes a queue is made with; the rest are counts and stamps the endpoint keeps.
 # Policy is not among them: it names ARNs and principals that mean something else at the other
 # end (the copy says so when a queue has one).
-SETTABLE_ATTRIBUTES = (
-    "DelaySeconds",
-    "MaximumMessageSize",
-    "MessageRetentionPeriod",
-    "ReceiveMessageWaitTimeSeconds",
-    "VisibilityTimeout",
-    "FifoQueue",
-    "ContentBasedDeduplication",
-    "DeduplicationScope",
-    "FifoThroughputLimit",
-    "KmsMasterKeyId",
-    "KmsDataKeyReusePeriodSeconds",
-    "SqsManagedSseEnabled",
-)
+SETTABLE_ATTRIBUTES = (*sorted(D.INT_ATTRIBUTES), *D.FIFO_ATTRIBUTES, *(a for a in D.PASSTHROUGH_ATTRIBUTES if a != "Policy"))
 # Set once every queue exists at the other end: they name other queues by ARN.
 REDRIVE_ATTRIBUTES = ("RedrivePolicy", "RedriveAllowPolicy")
 

@@ -342,7 +342,7 @@ def _as_text(entry: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def change_message_visibility_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
     """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
-    entries = B.batch_entries(entries, "ChangeMessageVisibilityBatch")
+    entries = B.batch_entry_ids(entries, "ChangeMessageVisibilityBatch").entries
 
     def one(tx, row, e, now):
         if e.get("VisibilityTimeout") is None:  # optional in the model, needed by the action

@@ -60,7 +60,7 @@ def _instant(_ctx, _param, value: str | None) -> str | None:
 
 
 @click.command("replicate")
-@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
+@command_options.db_option
 @click.option(
     "--to",
     "targets",

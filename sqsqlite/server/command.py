@@ -8,11 +8,12 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import click
 
 from .. import defaults as D
-from ..command_options import Failure, allow_host, install_extra, own_or_global
+from ..command_options import Failure, allow_host, db_option, host_option, install_extra, own_or_global, verbose_option
 from ..console import exposure_warning
 from ..errors import InvalidParameterValue, SQSError
 from .queues_file import QueuesFileError, apply_queues, read_queues_file
@@ -57,8 +58,8 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
 
 
 @click.command("serve")
-@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
+@db_option
+@host_option
 @click.option("--port", default=9324, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port, printed at start).")
 @click.option(
     "--account-id", default=None, help=f"Account of requests whose access key id is no 12-digit account (default {D.DEFAULT_ACCOUNT_ID})."
@@ -116,7 +117,7 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
     type=click.Path(dir_okay=False),
     help="Write this file once /health answers 200 (its text: the URL); removed when the server stops.",
 )
-@click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
+@verbose_option
 @click.pass_context
 def serve(
     ctx,
@@ -258,25 +259,33 @@ def serve(
 
         problem = run_workers(options, workers, server.socket, started)
     else:
-
-        def on_signal(signum, frame):
-            server.request_stop(force=server.stopping and signum == signal.SIGINT)  # a second Ctrl-C: now
-            server.stopping = True
-
-        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-        try:
+        with stopped_by_signals(server):
             click.echo(line, err=True)
             # Starting has handed the socket over: a connection from now on waits in its backlog
             # for serve() to accept it and answer /health 200.
             announce(server.url)
             server.serve()
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
         problem = None if server.clean else "some requests did not finish in time"
     click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
     if problem:
         ctx.exit(1)
+
+
+@contextlib.contextmanager
+def stopped_by_signals(server: Any) -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGINT stop ``server`` cleanly (a second Ctrl-C: at
+    once); the caller's handlers are back after it, however it ends."""
+
+    def on_signal(signum, frame):
+        server.request_stop(force=server.stopping and signum == signal.SIGINT)
+        server.stopping = True
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 @contextlib.contextmanager

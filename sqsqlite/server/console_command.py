@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
 
 import click
 
 from .. import command_options
 from .. import defaults as D
-from ..command_options import allow_host, own_or_global
+from ..command_options import allow_host, db_option, host_option, own_or_global, verbose_option
 from ..console import exposure_warning
 from ..console.app import Console  # noqa: F401  # the console extra: the CLI says its absence (pip install 'sqsqlite[console]')
 from ..errors import InvalidParameterValue, SQSError
-from .command import raise_open_files_limit
+from .command import raise_open_files_limit, stopped_by_signals
 from .endpoint import make_server
 
 
@@ -48,8 +47,8 @@ def _refuse_an_older_schema(path: str) -> None:
 
 
 @click.command("console")
-@click.option("--db", "db_path", default=None, metavar="PATH", help=f"Database file (default: ${D.DB_PATH_ENV} or ./{D.DEFAULT_DB_PATH}).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on; loopback unless you ask otherwise.")
+@db_option
+@host_option
 @click.option("--port", default=D.CONSOLE_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
 @click.option("--read-only", is_flag=True, help="Show everything, change nothing: redrive, purge and delete answer 403.")
 @click.option("--account-id", default=None, help=f"Account id in queue URLs and ARNs (default {D.DEFAULT_ACCOUNT_ID}).")
@@ -59,7 +58,7 @@ def _refuse_an_older_schema(path: str) -> None:
 )
 @click.option("--secret-key", default=None, envvar="SQSQLITE_SECRET_KEY", help="... and this secret key as password.")
 @allow_host
-@click.option("--verbose", "-v", is_flag=True, help="Log every request to stderr.")
+@verbose_option
 @click.pass_context
 def console(ctx, db_path, host, port, read_only, account_id, region, access_key, secret_key, allow_hosts, verbose):
     """The web console alone: queues with live counts, messages looked at without receiving
@@ -102,22 +101,14 @@ def console(ctx, db_path, host, port, read_only, account_id, region, access_key,
     except SQSError as exc:
         raise command_options.Failure(exc.message) from None
 
-    def on_signal(signum, frame):
-        server.request_stop(force=server.stopping and signum == signal.SIGINT)  # a second Ctrl-C: now
-        server.stopping = True
-
     mode = "read-only" if read_only else "read-write"
     auth = "basic credentials required" if access_key else "no credentials asked"
     warning = exposure_warning(str(server.server_address[0]), access_key is not None)
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:  # the caller's handlers back on every path (a closed stderr included)
+    with stopped_by_signals(server):  # the caller's handlers back on every path (a closed stderr included)
         if warning:
             click.echo(warning, err=True)
         click.echo(
             f"sqsqlite console on {server.db.path} at {server.url}/console ({mode}; {auth}); metrics at {server.url}/metrics", err=True
         )
         server.serve()
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
     click.echo("sqsqlite console stopped", err=True)

@@ -176,10 +176,11 @@ def _check_yaml_events(text: str, yaml: Any) -> None:
 
     for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         line = event.start_mark.line + 1
-        if isinstance(event, yaml.AliasEvent):
+        if isinstance(event, yaml.NodeEvent) and event.anchor is not None:  # an alias names one too
+            kind = "alias *" if isinstance(event, yaml.AliasEvent) else "anchor &"
             raise _Refused(
                 line,
-                f"YAML alias *{event.anchor}{at()}: anchors and aliases are not read here (a few of them can "
+                f"YAML {kind}{event.anchor}{at()}: anchors and aliases are not read here (a few of them can "
                 "make a small file expand without bound); write the value out where it is used.",
             )
         if not isinstance(event, yaml.NodeEvent):
@@ -190,12 +191,6 @@ def _check_yaml_events(text: str, yaml: Any) -> None:
                 elif stack:
                     stack[-1][2] = False  # its value comes next
             continue
-        if event.anchor is not None:
-            raise _Refused(
-                line,
-                f"YAML anchor &{event.anchor}{at()}: anchors and aliases are not read here (a few of them can "
-                "make a small file expand without bound); write the value out where it is used.",
-            )
         as_key = bool(stack) and stack[-1][0] and stack[-1][2]
         if isinstance(event, yaml.ScalarEvent):
             if as_key:

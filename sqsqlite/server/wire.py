@@ -37,6 +37,11 @@ class WireError(SQSError):
         self.sender_fault = sender_fault
 
 
+def _not_serializable(message: str) -> WireError:
+    """A body SQS's JSON protocol can't read into a request."""
+    return WireError("SerializationException", message, json_type="com.amazon.coral.service#SerializationException")
+
+
 def error_parts(err: SQSError) -> tuple[str, str, int]:
     """(x-amzn-query-error code, JSON ``__type``, HTTP status) for any error."""
     if isinstance(err, WireError):
@@ -64,33 +69,17 @@ def json_request(body: bytes) -> dict[str, Any]:
     try:
         data = json.loads(body)
     except RecursionError:
-        raise WireError(
-            "SerializationException",
-            "The request body nests too deeply to be a request.",
-            json_type="com.amazon.coral.service#SerializationException",
-        ) from None
+        raise _not_serializable("The request body nests too deeply to be a request.") from None
     except (UnicodeDecodeError, ValueError) as exc:
-        raise WireError(
-            "SerializationException",
-            f"The request body is not valid JSON ({exc}).",
-            json_type="com.amazon.coral.service#SerializationException",
-        ) from None
+        raise _not_serializable(f"The request body is not valid JSON ({exc}).") from None
     if not isinstance(data, dict):
-        raise WireError(
-            "SerializationException",
-            "The request body must be a JSON object of the action's members.",
-            json_type="com.amazon.coral.service#SerializationException",
-        )
+        raise _not_serializable("The request body must be a JSON object of the action's members.")
     # A body that parses but nests nearly as deep as the parser allows would overflow the
     # recursion limit later, in whatever reprs or walks it (a 500 and a traceback). Fewer
     # brackets than the limit can't nest past it: counting them costs microseconds a MiB, and
     # only a body with more is walked.
     if body.count(b"[") + body.count(b"{") > _JSON_DEPTH and _nests_past(data, _JSON_DEPTH):
-        raise WireError(
-            "SerializationException",
-            "The request body nests too deeply to be a request.",
-            json_type="com.amazon.coral.service#SerializationException",
-        )
+        raise _not_serializable("The request body nests too deeply to be a request.")
     _integers_are_numbers(data)
     return data
 
@@ -130,11 +119,7 @@ def _integers_are_numbers(data: dict[str, Any]) -> None:
             groups += entries
     for members in groups:
         if any(isinstance(members[name], str) for name in _INTEGER_MEMBERS.intersection(members)):
-            raise WireError(
-                "SerializationException",
-                "STRING_VALUE can not be converted to an Integer",
-                json_type="com.amazon.coral.service#SerializationException",
-            )
+            raise _not_serializable("STRING_VALUE can not be converted to an Integer")
 
 
 def json_response(result: Mapping[str, Any]) -> bytes:

@@ -29,6 +29,7 @@ Only sqsqlite's public API is used: ``sqsqlite.connect``, ``Database``, ``Queue`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import uuid
@@ -173,10 +174,8 @@ class Channel(virtual.Channel):
         return q
 
     def ensure_queue(self, name: str, redrive: dict[str, Any] | None) -> sqsqlite.Queue:
-        try:
+        with contextlib.suppress(errors.QueueDoesNotExist):
             return self.db.queue(name)
-        except errors.QueueDoesNotExist:
-            pass
         # The creation attributes last, over visibility_timeout, as Kombu's SQS transport applies them.
         attributes: dict[str, Any] = {"VisibilityTimeout": D.KOMBU_VISIBILITY_TIMEOUT}
         if self.visibility_timeout is not None:
@@ -213,10 +212,8 @@ class Channel(virtual.Channel):
         self.queues.pop(queue, None)
         if self.predefined:
             return  # defined elsewhere, and kept, as Kombu's SQS transport keeps them
-        try:
+        with contextlib.suppress(errors.QueueDoesNotExist):
             self.db.delete_queue(self.sqs_name(queue))
-        except errors.QueueDoesNotExist:
-            pass
 
     def queue_delete(self, queue: str, if_unused: bool = False, if_empty: bool = False, **kwargs: Any) -> None:
         """Delete the queue, and its bindings with it (its tags), whichever process bound it:
@@ -635,11 +632,9 @@ class Transport(virtual.Transport):
         deadline = None if timeout is None else tick() + timeout * 1000
         while True:
             remaining = None if deadline is None else max(0.0, (deadline - tick()) / 1000)
-            try:
+            with contextlib.suppress(Empty):
                 cycle.get(self.deliver, timeout=remaining)
                 return
-            except Empty:
-                pass
             waited = any(c.consuming and c.qos.can_consume() for c in self.channels)
             if deadline is not None and (waited or tick() >= deadline):
                 # Returning after the long poll rather than at the deadline lets a caller such as

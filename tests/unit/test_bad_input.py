@@ -331,7 +331,7 @@ _any_entry = st.one_of(
 @settings(max_examples=300, deadline=None)  # microseconds an example; a loaded machine must not fail it on time
 @given(entries=st.lists(_any_entry, min_size=1, max_size=10))
 def test_batch_ids_checked_at_once_pass_exactly_the_dict_batches_the_entry_by_entry_check_passes(entries):
-    # B.batch_entries checks a batch of dicts in C and sends anything else through its loop,
+    # B.batch_entry_ids checks a batch of dicts in C and sends anything else through its loop,
     # which names the first bad entry: the two must agree on every batch of dicts.
     def loop_passes():
         ids = [e.get("Id") if isinstance(e, Mapping) else None for e in entries]
