@@ -387,8 +387,9 @@ class AsyncSQSClient:
     async def __aenter__(self) -> AsyncSQSClient:
         try:
             return await self.open()
-        except BaseException:  # __aexit__ won't run: the pool's threads end here
-            await self.close()
+        except BaseException:
+            if self._loop is None:  # never served a loop: __aexit__ won't run, so its pool ends here
+                await self.close()
             raise
 
     async def __aexit__(self, *exc: Any) -> None:

@@ -391,7 +391,7 @@ def vacuum(
             _compact_in_steps(conn, path, lock_path, before, wait_seconds, progress)
         else:
             _vacuum_whole(conn, path, lock_path, before, wait_seconds, progress)
-        _truncate_wal(conn, lock_path)
+        _truncate_wal(conn, lock_path, wait_seconds)
         return before, measure(conn, path)
     except sqlite3.DatabaseError as exc:
         raise DatabaseError(f"vacuum of {path!r} failed: {exc}; the file is as it was before the step that failed.") from None
@@ -399,14 +399,17 @@ def vacuum(
         conn.close()
 
 
-def _truncate_wal(conn: sqlite3.Connection, lock_path: str) -> None:
+def _truncate_wal(conn: sqlite3.Connection, lock_path: str, wait_seconds: float) -> None:
     # The file shrinks when a checkpoint copies the whole WAL back; TRUNCATE also empties the
-    # WAL. Another connection's checkpoint or a reader on an older snapshot make it busy: tried
-    # again for a while, then left to the checkpoint thread of the next writer.
+    # WAL. Another connection's checkpoint or a reader on an older snapshot make it busy, and a
+    # writer may hold the lock past --wait: tried again for a while, then left to the checkpoint
+    # thread of the next writer.
+    deadline = time.monotonic() + wait_seconds
     for _ in range(D.VACUUM_TRUNCATE_TRIES):
         lock = WritersLock(lock_path)
         try:
-            lock.take()
+            if not lock.take(max(0.0, deadline - time.monotonic())):
+                return
             busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         except sqlite3.OperationalError:
             busy = 1
@@ -487,6 +490,7 @@ def _vacuum_whole(
     if short is not None:
         raise VacuumRefused(f"{short}; nothing was changed (or use --into PATH on a disk with room).")
     lock = WritersLock(lock_path)
+    deadline = time.monotonic() + wait_seconds  # one --wait for sqsqlite's lock and SQLite's together
     try:
         if not lock.take(wait_seconds):
             raise VacuumRefused(
@@ -502,8 +506,7 @@ def _vacuum_whole(
             return _file_growth("etilqs_") + max(0, _size(wal) - start_wal), total
 
         # SQLite's lock held without sqsqlite's lock file (Litestream's checkpoint, the sqlite3
-        # shell) makes VACUUM busy before it changes anything: tried again for wait_seconds.
-        deadline = time.monotonic() + wait_seconds
+        # shell) makes VACUUM busy before it changes anything: tried again until the deadline.
         while True:
             try:
                 _run_watched(conn, "VACUUM", (), written, progress)

@@ -418,3 +418,30 @@ def test_every_sqs_action_is_a_coroutine_of_the_async_client_class():
     for action in MEMBERS:
         method = sqsqlite.aio.AsyncSQSClient.__dict__.get(method_name(action))
         assert inspect.iscoroutinefunction(method) and method.__doc__.find(action) >= 0, action
+
+
+def test_an_async_with_refused_on_a_second_loop_leaves_the_client_serving_its_first(path):
+    sqs = sqsqlite.aio.client(path)
+    first = asyncio.new_event_loop()
+    serving = threading.Thread(target=first.run_forever, daemon=True)
+    serving.start()
+
+    async def on_first():
+        await sqs.create_queue(QueueName="orders")
+        return (await sqs.list_queues())["QueueUrls"]
+
+    try:
+        assert len(asyncio.run_coroutine_threadsafe(on_first(), first).result(60)) == 1
+
+        async def on_second():
+            async with sqs:
+                pass
+
+        with pytest.raises(RuntimeError, match="one client per loop"):
+            asyncio.run(on_second())
+        assert len(asyncio.run_coroutine_threadsafe(on_first(), first).result(60)) == 1
+        asyncio.run_coroutine_threadsafe(sqs.close(), first).result(60)
+    finally:
+        first.call_soon_threadsafe(first.stop)
+        serving.join(60)
+        first.close()
