@@ -263,16 +263,15 @@ class Queue(Generic[DB]):
         """ReceiveMessage: up to 10 messages, each with a fresh receipt handle, in flight until
         now + visibility timeout. Long-polls up to wait_time_seconds (default: the queue's
         ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned."""
-        return receiving.receive_message(
-            self.context,
-            self,
-            max_number_of_messages=max_number_of_messages,
-            visibility_timeout=visibility_timeout,
-            wait_time_seconds=wait_time_seconds,
-            message_system_attribute_names=message_system_attribute_names,
-            message_attribute_names=message_attribute_names,
-            receive_request_attempt_id=receive_request_attempt_id,
+        request = receiving.receive_request(
+            max_number_of_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            message_system_attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
         )
+        return receiving.receive(self.context, self, request)
 
     def delete_message(self, receipt_handle: str | Message) -> None:
         """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
