@@ -27,22 +27,14 @@ DB = TypeVar("DB", bound=QueueDatabase)
 
 class Queue(Generic[DB]):
     """One queue of a :class:`Database`. Cheap to make; it holds the name, and the context its
-    operations are given, made again when its database's changes (a server's request acts as
-    the account and region it names)."""
+    operations are given."""
 
     def __init__(self, db: DB, name: str):
         self.db = db
         self.name = name
-        self._context = db.context.queue(name)
-
-    @property
-    def context(self) -> QueueContext:
-        """What this queue's operations are given: its database's store, clock, handle keys and
-        wake-ups, the account and region it acts as, and this queue's name, key and ARN."""
-        context = self._context
-        if context.database is not self.db.context:
-            context = self._context = self.db.context.queue(self.name)
-        return context
+        # What this queue's operations are given: its database's store, clock, handle keys and
+        # wake-ups, the account and region it acts as, and this queue's name, key and ARN.
+        self.context: QueueContext = db.context.queue(name)
 
     def __repr__(self) -> str:
         return f"Queue({self.name!r})"

@@ -282,13 +282,13 @@ def test_a_message_claimed_for_a_poll_whose_client_left_is_visible_again_at_once
         claim = app._claim
         left = {}
 
-        def claim_then_leave(call, request, shared):
+        async def claim_then_leave(call, request, shared):
             # The client goes away just as its claim comes back with a message.
-            kind, value = claim(call, request, shared)
+            kind, value = await claim(call, request, shared)
             if kind == "done" and value.get("Messages") and "claimed" not in left:
                 left["claimed"] = True
                 left["conn"].abort()
-                time.sleep(0.3)  # bounded: the loop sees the connection drop before this claim's answer
+                await asyncio.sleep(0.3)  # bounded: the loop sees the connection drop before this claim's answer
             return kind, value
 
         monkeypatch.setattr(app, "_claim", claim_then_leave)
