@@ -312,7 +312,8 @@ class Actions:
         return _batch(result, success)
 
     def ReceiveMessage(self, r: Request) -> Response:
-        return receive_response([message_out(m) for m in self._queue(r).receive_message(**_receive_arguments(r))])
+        queue = self._queue(r)
+        return receive_response([message_out(m) for m in receiving.receive(queue.context, queue, _receive_request(r))])
 
     def receive_round(self, r: Request, shared: bool = False) -> Response | Wait:
         """One round of the ReceiveMessage ``r``, which never waits: its response, or Wait (what
@@ -320,8 +321,7 @@ class Actions:
         long polls at once (receiving.claim_round)."""
         r = self._checked("ReceiveMessage", r)
         queue = self._queue(r)
-        args = receiving.receive_arguments(**_receive_arguments(r))
-        got = receiving.claim_round(queue.context, queue, *args, shared=shared)
+        got = receiving.claim_round(queue.context, queue, _receive_request(r), shared=shared)
         if isinstance(got, Wait):
             return got
         return receive_response([message_out(m) for m in got])
@@ -365,8 +365,8 @@ class Actions:
         return {"ApproximateNumberOfMessagesMoved": self.db.cancel_message_move_task(_required(r, "TaskHandle"))}
 
 
-def _receive_arguments(r: Request) -> dict[str, Any]:
-    """A ReceiveMessage's members as Queue.receive_message's arguments."""
+def _receive_request(r: Request) -> receiving.ReceiveRequest:
+    """A ReceiveMessage's members, checked, as the engine's receive takes them."""
     count = r.get("MaxNumberOfMessages")
     if count is None:  # absent, or JSON's null, as SQS reads it
         count = D.MAX_MESSAGES.default
@@ -377,14 +377,14 @@ def _receive_arguments(r: Request) -> dict[str, Any]:
     )
     # SQS accepts a few queue-attribute spellings in the deprecated AttributeNames member.
     system = [n for n in system if n not in ("SqsManagedSseEnabled",)]
-    return {
-        "max_number_of_messages": count,
-        "visibility_timeout": r.get("VisibilityTimeout"),
-        "wait_time_seconds": r.get("WaitTimeSeconds"),
-        "message_system_attribute_names": system,
-        "message_attribute_names": r.get("MessageAttributeNames"),
-        "receive_request_attempt_id": r.get("ReceiveRequestAttemptId"),
-    }
+    return receiving.receive_request(
+        count,
+        r.get("VisibilityTimeout"),
+        r.get("WaitTimeSeconds"),
+        system,
+        r.get("MessageAttributeNames"),
+        r.get("ReceiveRequestAttemptId"),
+    )
 
 
 def _md5_of_system_attributes(system: Mapping[str, Any]) -> str | None:

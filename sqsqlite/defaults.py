@@ -129,6 +129,9 @@ KOMBU_VISIBILITY_TIMEOUT = 1800
 ISSUED_HANDLES_KEPT = 10_000
 # Queue URLs the action layer remembers with their checked queue names (past this it forgets them all).
 QUEUE_URLS_KEPT = 1_000
+# Request scopes (endpoint, account, region, sender) the endpoint keeps a database view and action
+# layer for (past this it forgets them all): a few hosts and accounts in practice.
+REQUEST_SCOPES_KEPT = 100
 # How often (seconds of real time) a long poll looks for commits made by other processes.
 LONG_POLL_INTERVAL = 0.005
 # While nothing changes, the interval grows by half each look up to this, so an idle waiting

@@ -62,7 +62,7 @@ from ..errors import DatabaseError, QueueDoesNotExist, TransactionError
 from .context import BufferedSource
 from .deleting import delete_claims
 from .handles import Handle
-from .receiving import receive
+from .receiving import ReceiveRequest, receive
 from .results import BatchResult, Message
 from .rules import wanted_message_attributes
 
@@ -245,9 +245,8 @@ class BufferedQueue(Generic[SOURCE]):
                 log.warning("waiting deletes could not be committed, and wait again: %s", err)
         if out:
             return out
-        fetched = receive(
-            self.queue.context, self.queue, size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted, asked=n
-        )
+        request = ReceiveRequest(size, self.visibility_timeout, wait_time_seconds, self._system, self._wanted, asked=n)
+        fetched = receive(self.queue.context, self.queue, request)
         with self._lock:
             returned = self._now()
             # An empty claim (the queue was empty) says nothing of the consumer's pace.

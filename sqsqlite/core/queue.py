@@ -27,22 +27,14 @@ DB = TypeVar("DB", bound=QueueDatabase)
 
 class Queue(Generic[DB]):
     """One queue of a :class:`Database`. Cheap to make; it holds the name, and the context its
-    operations are given, made again when its database's changes (a server's request acts as
-    the account and region it names)."""
+    operations are given."""
 
     def __init__(self, db: DB, name: str):
         self.db = db
         self.name = name
-        self._context = db.context.queue(name)
-
-    @property
-    def context(self) -> QueueContext:
-        """What this queue's operations are given: its database's store, clock, handle keys and
-        wake-ups, the account and region it acts as, and this queue's name, key and ARN."""
-        context = self._context
-        if context.database is not self.db.context:
-            context = self._context = self.db.context.queue(self.name)
-        return context
+        # What this queue's operations are given: its database's store, clock, handle keys and
+        # wake-ups, the account and region it acts as, and this queue's name, key and ARN.
+        self.context: QueueContext = db.context.queue(name)
 
     def __repr__(self) -> str:
         return f"Queue({self.name!r})"
@@ -263,16 +255,15 @@ class Queue(Generic[DB]):
         """ReceiveMessage: up to 10 messages, each with a fresh receipt handle, in flight until
         now + visibility timeout. Long-polls up to wait_time_seconds (default: the queue's
         ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned."""
-        return receiving.receive_message(
-            self.context,
-            self,
-            max_number_of_messages=max_number_of_messages,
-            visibility_timeout=visibility_timeout,
-            wait_time_seconds=wait_time_seconds,
-            message_system_attribute_names=message_system_attribute_names,
-            message_attribute_names=message_attribute_names,
-            receive_request_attempt_id=receive_request_attempt_id,
+        request = receiving.receive_request(
+            max_number_of_messages,
+            visibility_timeout,
+            wait_time_seconds,
+            message_system_attribute_names,
+            message_attribute_names,
+            receive_request_attempt_id,
         )
+        return receiving.receive(self.context, self, request)
 
     def delete_message(self, receipt_handle: str | Message) -> None:
         """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again

@@ -51,55 +51,30 @@ if TYPE_CHECKING:
     from .context import QueueContext
 
 
-def receive_message(
-    queue: QueueContext,
-    owner: object,
-    *,
-    max_number_of_messages: int = D.MAX_MESSAGES.default,
-    visibility_timeout: int | None = None,
-    wait_time_seconds: int | None = None,
-    message_system_attribute_names: Sequence[str] | None = None,
-    message_attribute_names: Sequence[str] | None = None,
-    receive_request_attempt_id: str | None = None,
-) -> list[Message]:
-    """ReceiveMessage: up to 10 messages, each with a fresh receipt handle, in flight until
-    now + visibility timeout. Long-polls up to wait_time_seconds (default: the queue's
-    ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned. ``owner``:
-    what the messages name as their queue (message.delete() calls its delete_message)."""
-    return receive(
-        queue,
-        owner,
-        *receive_arguments(
-            max_number_of_messages,
-            visibility_timeout,
-            wait_time_seconds,
-            message_system_attribute_names,
-            message_attribute_names,
-            receive_request_attempt_id,
-        ),
-    )
-
-
-class Receive(NamedTuple):
-    """A ReceiveMessage's arguments, checked (receive_arguments): claim_round's and receive's."""
+class ReceiveRequest(NamedTuple):
+    """A ReceiveMessage's arguments, checked once (receive_request), as receive and claim_round
+    take them. ``asked``: BufferedQueue's caller's number, which a claim with a lease of 0 takes
+    no more than (messages kept beyond it would be visible again at once, their receive counted)."""
 
     n: int
     vt: int | None
     wait: int | None
     system: set[str]
     wanted: Callable[[str], bool]
-    attempt_id: str | None
+    attempt_id: str | None = None
+    asked: int | None = None
 
 
-def receive_arguments(
+def receive_request(
     max_number_of_messages: int = D.MAX_MESSAGES.default,
     visibility_timeout: int | None = None,
     wait_time_seconds: int | None = None,
     message_system_attribute_names: Sequence[str] | None = None,
     message_attribute_names: Sequence[str] | None = None,
     receive_request_attempt_id: str | None = None,
-) -> Receive:
-    """receive_message's arguments checked, as claim_round and receive take them."""
+) -> ReceiveRequest:
+    """ReceiveMessage's arguments (Queue.receive_message's) checked: InvalidParameterValue for a
+    bad one, before anything is claimed."""
     r = D.MAX_MESSAGES
     n = V.int_value(r.name, max_number_of_messages, r.low, r.high)
     vt = None if visibility_timeout is None else V.visibility_timeout(visibility_timeout)
@@ -111,7 +86,7 @@ def receive_arguments(
     wanted = wanted_message_attributes(message_attribute_names)
     if receive_request_attempt_id is not None:
         receive_request_attempt_id = V.dedup_id("ReceiveRequestAttemptId", receive_request_attempt_id)
-    return Receive(n, vt, wait, system, wanted, receive_request_attempt_id)
+    return ReceiveRequest(n, vt, wait, system, wanted, receive_request_attempt_id)
 
 
 class Wait(NamedTuple):
@@ -127,26 +102,17 @@ class Wait(NamedTuple):
     ends: int
 
 
-def receive(
-    queue: QueueContext,
-    owner: object,
-    n: int,
-    vt: int | None,
-    wait: int | None,
-    system: set[str],
-    wanted: Callable[[str], bool],
-    attempt_id: str | None = None,
-    asked: int | None = None,
-) -> list[Message]:
-    """receive_message once its arguments are checked: claim rounds, blocking in the
-    database's Wakeups between them. BufferedQueue calls it with n up to D.BUFFER_PREFETCH.high:
-    the claim takes any n, and one claim of 100 costs what ten receives of 10 do in one
-    transaction instead of ten. With a lease of 0 (the queue's visibility timeout, or vt) a
-    claim takes no more than ``asked`` (BufferedQueue's caller's number): messages kept beyond it
-    would be visible again at once, their receive counted."""
+def receive(queue: QueueContext, owner: object, request: ReceiveRequest) -> list[Message]:
+    """ReceiveMessage: up to request.n messages, each with a fresh receipt handle, in flight
+    until now + visibility timeout; long-polls up to its wait (default: the queue's
+    ReceiveMessageWaitTimeSeconds), returning as soon as one message can be returned: claim
+    rounds, blocking in the database's Wakeups between them. ``owner``: what the messages name
+    as their queue (message.delete() calls its delete_message). BufferedQueue asks for up to
+    D.BUFFER_PREFETCH.high: the claim takes any n, and one claim of 100 costs what ten receives
+    of 10 do in one transaction instead of ten."""
     ends = None
     while True:
-        got = claim_round(queue, owner, n, vt, wait, system, wanted, attempt_id, asked, ends=ends)
+        got = claim_round(queue, owner, request, ends=ends)
         if not isinstance(got, Wait):
             return got
         ends = got.ends
@@ -154,18 +120,7 @@ def receive(
 
 
 def claim_round(
-    queue: QueueContext,
-    owner: object,
-    n: int,
-    vt: int | None,
-    wait: int | None,
-    system: set[str],
-    wanted: Callable[[str], bool],
-    attempt_id: str | None = None,
-    asked: int | None = None,
-    *,
-    shared: bool = False,
-    ends: int | None = None,
+    queue: QueueContext, owner: object, request: ReceiveRequest, *, shared: bool = False, ends: int | None = None
 ) -> list[Message] | Wait:
     """One round of a receive, which never waits: the messages it claimed (none once the poll
     is over), or Wait: nothing yet, and what to wait for before the next round. Its callers
@@ -174,6 +129,7 @@ def claim_round(
     loop), each of which goes on claiming on its own to its end: it comes back empty-handed
     rather than Wait, and counts no empty receive (each poll's own last round counts its one).
     ``ends``: the poll's end on ticks, as the previous round's Wait gave it (None: the first)."""
+    n, vt, wait, system, wanted, attempt_id, asked = request
     db = queue  # the database's part of the context: store, clock, wake-ups, handle keys
     if db.store.in_transaction():
         # A wait would hold the transaction's write lock, every other writer's turn, for its length.

@@ -23,7 +23,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -218,11 +218,15 @@ class App:
             rid = new_request_id()
             await self._respond(send, d.internal(d.protocol(headers)[0], rid), rid, started, None)
             return
-        if call.action == "ReceiveMessage":
-            answer_or_none = await self._receive(call, receive)
-            if answer_or_none is None:
+        if call.action == "ReceiveMessage":  # its long poll: rounds of claims, parked on the loop between them
+            hand_back = functools.partial(call.actions.call, "ChangeMessageVisibilityBatch")  # in the poll's own scope
+            outcome = await self.polls.receive(
+                call.request, functools.partial(self._claim, call), functools.partial(_listen, receive), hand_back
+            )
+            if outcome is None:
                 return  # the client left: nobody to answer
-            answer = answer_or_none
+            kind, value = outcome
+            answer = value if kind == "answer" else d.success(call, value if kind == "done" else {})  # stopped: no messages
         else:
             answer = await self._engine(
                 lambda: d.outcome(call, lambda: self._noted(d.run, call)),
@@ -444,56 +448,28 @@ class App:
 
     # ------------------------------------------------------------ long polls
 
-    async def _receive(self, call: Call, receive: Callable) -> Answer | None:
-        """A ReceiveMessage through the long-poll machine; None when the client left."""
+    async def _claim(self, call: Call, request: dict, shared: bool) -> Round:
+        """One round of a receive (LongPolls' claim): the action layer's round, run as any engine
+        call (_engine: inline, grouped or pooled), its errors worded as SQS's answers: ('answer',
+        the Answer). ``shared``: a claim for several woken polls together, never grouped."""
         d = self.dispatcher
-        # Grouped only where an empty claim parks: under an injected clock it waits in the call.
-        failed = (lambda why: ("answer", self._group_failed(call)(why))) if self.wakeups.parks else None
-
-        def claim(request: dict, shared: bool) -> Awaitable[Round]:
-            return self._engine(
-                functools.partial(self._claim, call, request, shared),
-                failed=None if shared else failed,
-                gave_up=lambda: ("answer", d.lock_wait_over(call)),
-            )
-
-        def change_visibility(change: dict) -> Any:  # a hand-back, in the poll's own account and region
-            return d.run(
-                Call(
-                    "ChangeMessageVisibilityBatch",
-                    change,
-                    call.is_json,
-                    call.request_id,
-                    call.endpoint,
-                    call.started,
-                    call.json_query,
-                    call.account_id,
-                    call.region,
-                )
-            )
-
-        outcome = await self.polls.receive(call.request, claim, functools.partial(_listen, receive), change_visibility)
-        if outcome is None:
-            return None
-        kind, value = outcome
-        if kind == "answer":
-            return value
-        return d.success(call, value if kind == "done" else {})  # stopped: no messages, as at its deadline
-
-    def _claim(self, call: Call, request: dict, shared: bool) -> Round:
-        """One round of a receive, in an engine thread or on the loop, with its errors worded
-        as SQS's answers: ('answer', the Answer); ``shared``: several polls' claim together."""
-        d = self.dispatcher
+        if self.wakeups.parks:
+            work = functools.partial(self._noted, call.actions.receive_round, request, shared)
+        else:  # an injected clock: the receive waits in the call, moving the clock (never grouped: it may wait)
+            work = functools.partial(self._noted, call.actions.call, "ReceiveMessage", request)
         try:
-            if not self.wakeups.parks:  # an injected clock: the receive waits in the call, moving the clock
-                return "done", self._noted(d.run, call, request)
-            return round_of(self._noted(d.receive_round, call, request, shared))
+            got = await self._engine(
+                work,
+                failed=None if shared or not self.wakeups.parks else self._group_failed(call),
+                gave_up=lambda: d.lock_wait_over(call),
+            )
         except Stopping:  # the blocking receive's wait, as the endpoint stops
             return "stopped", None
         except SQSError as err:
             return "answer", d.error(err, call.is_json, call.request_id, json_query=call.json_query)
         except Exception:
             return "answer", d.internal(call.is_json, call.request_id, call.json_query)
+        return ("answer", got) if type(got) is Answer else round_of(got)
 
     # ------------------------------------------------------------ bodies and answers
 

@@ -23,12 +23,11 @@ from .. import console as console_module
 from .. import defaults as D
 from .. import validation as V
 from ..actions import MEMBERS, UNSUPPORTED, Actions
-from ..core import Wait
 from ..core.handles import new_request_id
 from ..errors import BatchRequestTooLong, InvalidParameterValue, SQSError
 from ..longpoll import Stopping
 from . import sigv4, urls, wire
-from .served import ServedDatabase
+from .served import Scope, ServedDatabase
 from .sigv4 import Verifier
 
 log = logging.getLogger("sqsqlite.server")
@@ -70,29 +69,18 @@ class Answer(NamedTuple):
 
 
 class Call:
-    """An SQS request parsed and checked, ready for the engine."""
+    """An SQS request parsed and checked, ready for the engine: ``actions``, the action layer of
+    its scope (its endpoint, account, region and sender: Dispatcher.actions_for)."""
 
-    __slots__ = ("action", "request", "is_json", "request_id", "endpoint", "started", "json_query", "account_id", "region", "sender_id")
+    __slots__ = ("action", "request", "is_json", "request_id", "actions", "started", "json_query")
 
     def __init__(
-        self,
-        action: str,
-        request: dict,
-        is_json: bool,
-        request_id: str,
-        endpoint: str,
-        started: float,
-        json_query: bool = False,
-        account_id: str | None = None,
-        region: str | None = None,
-        sender_id: str | None = None,
+        self, action: str, request: dict, is_json: bool, request_id: str, actions: Actions, started: float, json_query: bool = False
     ):
         self.action, self.request, self.is_json = action, request, is_json
-        self.request_id, self.endpoint, self.started = request_id, endpoint, started
+        self.request_id, self.actions, self.started = request_id, actions, started
         # A query request that asked for JSON (Accept: application/json): answered in JSON, as SQS does.
         self.json_query = json_query
-        # Whose queues, where, and who sends (Dispatcher.scope); None: the database's default.
-        self.account_id, self.region, self.sender_id = account_id, region, sender_id
 
 
 # Query actions Amazon SQS refuses at a queue's URL (InvalidAction): they name no queue. GetQueueUrl
@@ -125,7 +113,8 @@ class Dispatcher:
         # Listening on a loopback address: only names of this machine are answered (_from_a_web_page).
         self.loopback = loopback
         self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
-        self.actions = Actions(db)
+        self.actions = Actions(db)  # the database's own scope's (a long poll's hand-back outside a request)
+        self._scoped: dict[Scope, Actions] = {}
         self.verifier = verifier
         self.console = console
         self.max_request_bytes = max_request_bytes
@@ -208,8 +197,18 @@ class Dispatcher:
                     system.setdefault("AWSTraceHeader", {"DataType": "String", "StringValue": trace})
         except SQSError as err:
             raise Refused(self.error(err, is_json, request_id, json_query=json_query), action, request_id) from None
-        endpoint = self._endpoint(req.headers)
-        return Call(action, request, is_json, request_id, endpoint, started, json_query, account_id, region, sender_id)
+        actions = self.actions_for(Scope(self._endpoint(req.headers), account_id, region, sender_id))
+        return Call(action, request, is_json, request_id, actions, started, json_query)
+
+    def actions_for(self, scope: Scope) -> Actions:
+        """The action layer over the database as requests of ``scope`` see it (for_request), made
+        once for each scope: its queues' checked URLs are kept across requests."""
+        actions = self._scoped.get(scope)
+        if actions is None:
+            if len(self._scoped) >= D.REQUEST_SCOPES_KEPT:
+                self._scoped.clear()
+            actions = self._scoped[scope] = Actions(self.db.for_request(scope))
+        return actions
 
     def refused_before_body(self, raw_query: str, headers: Headers, request_id: str) -> Answer | None:
         """With keys, the answer to a request whose signature is refused whatever its body (none,
@@ -327,24 +326,9 @@ class Dispatcher:
 
     # ------------------------------------------------------------ running
 
-    def run(self, call: Call, request: dict | None = None) -> dict:
+    def run(self, call: Call) -> dict:
         """The engine's answer to a Call (blocking)."""
-        db = self.db
-        db.begin_request(call.endpoint, call.account_id, call.region, call.sender_id)
-        try:
-            return self.actions.call(call.action, call.request if request is None else request)
-        finally:
-            db.end_request()
-
-    def receive_round(self, call: Call, request: dict, shared: bool) -> dict | Wait:
-        """One round of the ReceiveMessage Call ``request`` (a round of its long poll), which
-        never waits: its response, or Wait (Actions.receive_round)."""
-        db = self.db
-        db.begin_request(call.endpoint, call.account_id, call.region, call.sender_id)
-        try:
-            return self.actions.receive_round(request, shared)
-        finally:
-            db.end_request()
+        return call.actions.call(call.action, call.request)
 
     def console_refused_before_body(self, method: str, path: str, headers: Headers) -> Answer | None:
         """The console's answer to a request it refuses whatever its body (Console.refused_before_body),

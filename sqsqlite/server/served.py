@@ -1,97 +1,60 @@
-"""The database as the endpoint uses it: queue URLs that name the endpoint each request came
-to, in the server's URL style, the account and region each request names, and long polls that
-park on the event loop (``sqsqlite.longpoll``), not threads."""
+"""The database as the endpoint uses it: queue URLs in the server's URL style, a view of it for
+each request's scope (the endpoint it came to, the account and region it names, its sender),
+and long polls that park on the event loop (``sqsqlite.longpoll``), not threads."""
 
 from __future__ import annotations
 
-import threading
-from typing import Any
+import copy
+from typing import Any, NamedTuple
 
 from .. import defaults as D
 from .. import validation as V
 from ..core import Database
-from ..core.context import Context
 from ..longpoll import AsyncWakeups
 from . import urls
 
 
+class Scope(NamedTuple):
+    """Whom and where a request acts for: the endpoint its URLs name (http://<its Host>), the
+    account and region whose queues it reaches, the account that sends (each checked already;
+    None: the database's own)."""
+
+    endpoint: str
+    account_id: str | None = None
+    region: str | None = None
+    sender_id: str | None = None
+
+
 class ServedDatabase(Database):
-    """A Database whose URLs name the endpoint each request came to, in the server's URL style,
-    whose queues are those of each request's account and region (the database's own, its
-    defaults, outside a request), and whose long polls wait through AsyncWakeups."""
+    """A Database whose URLs are in the server's URL style and whose long polls wait through
+    AsyncWakeups; ``for_request`` gives the view a request acts on. Outside a request (the
+    console, the emulator's paths) it is its own account's and region's, at its own endpoint."""
 
     def __init__(self, *args: Any, url_style: str = D.DEFAULT_URL_STYLE, **kwargs: Any):
-        self._request = threading.local()
-        self._default_endpoint = ""
         self.url_style = url_style
         super().__init__(*args, **kwargs)
         self.wakeups: AsyncWakeups = AsyncWakeups(self.store, self.clock)
 
-    @property
-    def context(self) -> Context:
-        """The request's: its account, region and sender (Database.context outside a request)."""
-        return getattr(self._request, "context", None) or self._default_context
-
-    @context.setter
-    def context(self, value: Context) -> None:
-        self._default_context = value
-
-    @property
-    def endpoint(self) -> str:
-        return getattr(self._request, "endpoint", None) or self._default_endpoint
-
-    @endpoint.setter
-    def endpoint(self, value: str) -> None:
-        self._default_endpoint = value
-
-    @property
-    def account_id(self) -> str:
-        return getattr(self._request, "account_id", None) or self.default_account_id
-
-    @account_id.setter
-    def account_id(self, value: str) -> None:
-        self.default_account_id = value
-
-    @property
-    def region(self) -> str:
-        return getattr(self._request, "region", None) or self.default_region
-
-    @region.setter
-    def region(self, value: str) -> None:
-        self.default_region = value
-
-    @property
-    def sender_id(self) -> str:
-        """The account that sends: the request's signer's (whichever account's queue it reaches)."""
-        return getattr(self._request, "sender_id", None) or self.default_sender_id
-
-    @sender_id.setter
-    def sender_id(self, value: str) -> None:
-        self.default_sender_id = value
+    def for_request(self, scope: Scope) -> ServedDatabase:
+        """This database as a request of ``scope`` sees it: the same file, connections, clock and
+        wake-ups; URLs naming the request's endpoint; the queues of its account and region, its
+        sender sending. Closing it closes nothing (as scoped's views)."""
+        view = copy.copy(self)
+        view.owns_file = False
+        view.endpoint = scope.endpoint
+        view.account_id, view.region = scope.account_id or self.account_id, scope.region or self.region
+        view.sender_id = scope.sender_id or self.sender_id
+        if (view.account_id, view.region, view.sender_id) != (self.account_id, self.region, self.sender_id):
+            view.context = self.context.acting_as(view.account_id, view.region, view.sender_id)
+        return view
 
     def queue_url(self, name: str) -> str:
         return urls.queue_url(self.url_style, self.endpoint, self.account_id, self.region, name)
 
     def for_queue_url(self, name_or_url: Any) -> tuple[Database, str]:
         """This database and the queue's name: the dispatcher has read the account and region the
-        URL names already (with the request's), and this database is theirs for the request."""
+        URL names already (with the request's), and this view is theirs (for_request)."""
         return self, V.queue_name_from_url(name_or_url)
-
-    def begin_request(self, endpoint: str, account_id: str | None = None, region: str | None = None, sender_id: str | None = None) -> None:
-        """Called before an action runs: URLs it returns name ``endpoint``, its queues are
-        ``account_id``'s in ``region``, and ``sender_id`` sends (each checked already; None: the
-        database's default)."""
-        request = self._request
-        request.endpoint, request.account_id, request.region, request.sender_id = endpoint, account_id, region, sender_id
-        # The default account and region's requests share the database's own Context, and so
-        # the action layer's queues keep theirs; any other's gets its own for the request.
-        default, account, region, sender = self._default_context, self.account_id, self.region, self.sender_id
-        same = account == default.account_id and region == default.region and sender == default.sender_id
-        request.context = None if same else default.acting_as(account, region, sender)
-
-    def end_request(self) -> None:
-        request = self._request
-        request.endpoint = request.account_id = request.region = request.sender_id = request.context = None
 
     def stop_waiting(self) -> None:
         """End every long poll now (shutdown)."""

@@ -13,6 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sqsqlite.server.endpoint import BackgroundServer
+from sqsqlite.server.served import Scope, ServedDatabase
 
 from .server_helpers import boto3_client, query_protocol_client
 
@@ -275,3 +276,22 @@ def test_a_url_given_to_a_request_sent_to_another_regions_host_reaches_the_queue
     url = c.create_queue(QueueName="prefixed-host")["QueueUrl"]
     assert url == f"http://localhost:{port}/000000000000/prefixed-host"
     assert c.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"].startswith("arn:aws:sqs:us-east-1:")
+
+
+def test_a_requests_view_of_the_served_database_names_its_scope_and_leaves_the_database_its_own(tmp_path):
+    db = ServedDatabase(str(tmp_path / "view.db"))
+    db.endpoint = "http://127.0.0.1:9324"
+    db.create_queue("mine")
+    view = db.for_request(Scope("http://sqs.eu-west-1.localhost:9324", OTHER, "eu-west-1", sender_id=OTHER))
+    theirs = view.create_queue("theirs")
+    assert theirs.url == f"http://sqs.eu-west-1.localhost:9324/{OTHER}/theirs"
+    assert view.list_queues()[0] == [theirs.url]
+    # The database itself is untouched by the view: its endpoint, account, region and queues.
+    assert db.list_queues()[0] == ["http://127.0.0.1:9324/000000000000/mine"]
+    theirs.send_message("from the view")
+    assert view.queue("theirs").receive_message()[0].sender_id == OTHER
+    db.queue("mine").send_message("mine")
+    assert db.queue("mine").receive_message()[0].sender_id == "000000000000"
+    view.close()  # a view closes nothing: the database goes on
+    assert db.queue("mine").send_message("still open").message_id
+    db.close()

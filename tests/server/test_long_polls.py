@@ -247,12 +247,12 @@ def test_a_claim_round_that_finds_nothing_carries_both_when_to_look_again_and_wh
     q = db.create_queue("round")
     q.send_message("later", delay_seconds=2)
     now = clock.now_ms()
-    wait = receiving.claim_round(q.context, q, *receiving.receive_arguments(wait_time_seconds=5))
+    wait = receiving.claim_round(q.context, q, receiving.receive_request(wait_time_seconds=5))
     assert isinstance(wait, Wait)
     assert (wait.queue, wait.until, wait.deadline) == ("round", now + 2_000, now + 5_000)
     assert clock.now_ms() == now  # a round never waits
     clock.advance(2)
-    assert [m.body for m in receiving.claim_round(q.context, q, *receiving.receive_arguments(wait_time_seconds=3))] == ["later"]
+    assert [m.body for m in receiving.claim_round(q.context, q, receiving.receive_request(wait_time_seconds=3))] == ["later"]
 
 
 def test_a_client_that_leaves_mid_poll_frees_its_wait_and_a_later_send_is_not_lost(tmp_path):
@@ -282,13 +282,13 @@ def test_a_message_claimed_for_a_poll_whose_client_left_is_visible_again_at_once
         claim = app._claim
         left = {}
 
-        def claim_then_leave(call, request, shared):
+        async def claim_then_leave(call, request, shared):
             # The client goes away just as its claim comes back with a message.
-            kind, value = claim(call, request, shared)
+            kind, value = await claim(call, request, shared)
             if kind == "done" and value.get("Messages") and "claimed" not in left:
                 left["claimed"] = True
                 left["conn"].abort()
-                time.sleep(0.3)  # bounded: the loop sees the connection drop before this claim's answer
+                await asyncio.sleep(0.3)  # bounded: the loop sees the connection drop before this claim's answer
             return kind, value
 
         monkeypatch.setattr(app, "_claim", claim_then_leave)

@@ -705,7 +705,7 @@ def test_a_claim_of_more_than_ten_returns_each_message_as_a_claim_of_ten_does(db
     # same messages must come back, in the same state, every kind of message among them.
     from dataclasses import fields
 
-    from sqsqlite.core.receiving import receive
+    from sqsqlite.core.receiving import ReceiveRequest, receive
     from sqsqlite.core.rules import wanted_message_attributes
 
     def made(name):
@@ -727,8 +727,8 @@ def test_a_claim_of_more_than_ten_returns_each_message_as_a_claim_of_ten_does(db
     clock.advance(1)
     every = wanted_message_attributes(["All"])
     system = set(sqsqlite.defaults.MESSAGE_SYSTEM_ATTRIBUTES)
-    by_ten = [m for _ in range(3) for m in receive(small.context, small, 10, None, None, system, every)]
-    at_once = receive(large.context, large, 30, None, None, system, every)
+    by_ten = [m for _ in range(3) for m in receive(small.context, small, ReceiveRequest(10, None, None, system, every))]
+    at_once = receive(large.context, large, ReceiveRequest(30, None, None, system, every))
     compared = [f.name for f in fields(at_once[0]) if f.name not in ("message_id", "_receipt_handle", "claim", "queue", "_md5_body")]
 
     def state(messages, queue):
@@ -762,7 +762,7 @@ def test_on_the_system_clock_a_prefetched_message_whose_lease_ended_is_never_han
 def test_a_claim_of_more_than_ten_moves_the_messages_past_max_receive_count_to_the_dead_letter_queue(db, clock):
     # The dead-letter move follows the claim's UPDATE (it undoes that claim's count), in a claim
     # of more than 10 (a SELECT, then an UPDATE by id) as in one of up to 10.
-    from sqsqlite.core.receiving import receive
+    from sqsqlite.core.receiving import ReceiveRequest, receive
     from sqsqlite.core.rules import wanted_message_attributes
 
     dlq = db.create_queue("jobs-dlq")
@@ -771,7 +771,7 @@ def test_a_claim_of_more_than_ten_moves_the_messages_past_max_receive_count_to_t
     assert len(q.receive_message(max_number_of_messages=5, visibility_timeout=0)) == 5  # received once: the next receive is past 1
     fill(q, 20)
     clock.advance(1)
-    got = receive(q.context, q, 30, None, None, set(), wanted_message_attributes([]))
+    got = receive(q.context, q, ReceiveRequest(30, None, None, set(), wanted_message_attributes([])))
     assert sorted(m.body for m in got) == [f"m{i:03d}" for i in range(20)]
     assert {m.receive_count for m in got} == {1}
     moved = dlq.peek("all", limit=100)
