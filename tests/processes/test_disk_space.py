@@ -144,7 +144,8 @@ def test_vacuum_while_another_process_holds_a_write_refuses_in_one_line_and_chan
     path = str(tmp_path / "app.db")
     ids = make_file(path, 1_000, old=True, drained=5_000)
     before = space.file_space(path)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, path, "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Held until killed: vacuum's own start may take seconds on a busy machine.
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, path, "600"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "holding"
         done = subprocess.run([*SQSQLITE, "vacuum", "--db", path, "--wait", "0.5"], capture_output=True, text=True, timeout=60)
