@@ -1,13 +1,9 @@
-"""sqsqlite's writers' lock, one state machine: how a write gets to write. Every writer of a file
-takes an exclusive ``flock`` on ``<file>-lock`` before its BEGIN IMMEDIATE, so sqsqlite's writers
-queue in the kernel (SQLite's busy handler polls, and lets one kind of process starve another);
-SQLite's own lock stays the real exclusion. One write (WriteLock: the store's write transaction
-is one) goes through the states of State by the transitions named below, which
-docs/explanation/architecture.md ("The writers' lock") draws, each with its why. Only a caller
-that bounded the wait (Store.bounded's seconds, the write's begin's argument) gives up. Also
-here: the waiting mark (a reclaim step gives way to it), the fork gate, the lock files this
-thread holds, the application connections its transactions joined; and WritersLock, the lock
-taken by a descriptor of its own (a reclaim step, a vacuum)."""
+"""sqsqlite's writers' lock as one state machine. Every writer takes an exclusive ``flock`` on
+``<file>-lock`` before its BEGIN IMMEDIATE, so sqsqlite's writers queue in the kernel (SQLite's
+busy handler polls, and lets one kind of process starve another); SQLite's lock stays the real
+exclusion. A write (WriteLock) goes through State by the transitions named here, which
+docs/explanation/architecture.md ("The writers' lock") draws and explains. Also: the waiting mark,
+the fork gate, what this thread holds, and WritersLock (a reclaim step's, a vacuum's)."""
 
 from __future__ import annotations
 
@@ -45,10 +41,9 @@ FREE, TAKING, HELD, SQLITE_ONLY, WRITING, IN_SQLITE = State
 
 
 class WouldWait(BaseException):
-    """give_up's outcome: a write whose caller bounded its wait found the writers' lock, or
-    SQLite's (another program's transaction), taken past the bound, and wrote nothing. A
-    BaseException, like an interrupt, so that no handler of errors on the way takes it for one;
-    Store.bounded returns GAVE_UP for it."""
+    """give_up's outcome: a bounded write found the writers' lock, or SQLite's, taken past its
+    bound, and wrote nothing. A BaseException, like an interrupt, so that no handler of errors on
+    the way takes it for one; Store.bounded returns GAVE_UP for it."""
 
 
 GAVE_UP: Any = enum.Enum("Outcome", "GAVE_UP").GAVE_UP  # type: ignore[attr-defined]  # no call returns it
@@ -67,10 +62,8 @@ class Bound:
 
     def spend(self) -> float | None:
         """The seconds its call's next write may wait: the bound's once, then None (as any)."""
-        if not self.armed:
-            return None
-        self.armed = False
-        return self.seconds
+        armed, self.armed = self.armed, False
+        return self.seconds if armed else None
 
 
 def open_lock_file(path: str) -> int | None:
@@ -270,64 +263,60 @@ class WriteLock:
         raise NotImplementedError
 
     def take(self, fd: int | None, sending: bool, seconds: float | None) -> float | None:
-        """FREE -> HELD (at once, or through TAKING) or SQLITE_ONLY, on the connection's lock file
-        descriptor ``fd`` (None: none now); a contended send waits behind the senders' gate. A
-        bounded write (``seconds``) gets back what is left of them."""
-        if fd is None:
-            self.state = SQLITE_ONLY  # pass_by: no lock file of its own, this once
-            return seconds
-        try:
-            holding = _THREAD.paths
-        except AttributeError:
-            holding = held_by_thread()
-        key = self.key
-        if key in holding:
-            if key in thread_transactions():
-                # refuse: SQLite would make this write wait for its own transaction for the whole
-                # busy timeout, then say "database is locked".
-                raise TransactionError(
-                    f"This thread has a transaction open on {self.named()!r} through another Database object or connection: "
-                    "a write here would wait for it. Make the call inside that transaction (db.transaction(tx.connection), or "
-                    "the same Database), or after it ends."
-                )
-            # pass_by: another Database on the file, or a write inside a write: SQLite refuses or
-            # times out as without the lock file.
-            self.state = SQLITE_ONLY
-            return seconds
-        # Noted before it is taken: an interrupt from here on (even right after flock) lets it go.
-        self.holding, self.fd = holding, fd
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # take_at_once
-        except BlockingIOError:
-            self.state = TAKING  # find_taken
-            if seconds is not None:
-                seconds = take_bounded(fd, seconds)
-            elif sending and (gate := self.senders_gate()) is not None:
-                self.gate = gate  # noted first, so that release lets it go whatever interrupts
-                take_marked(fd, gate)
-                self.release_gate()  # held: the next sender waits for it while this one writes
-            else:  # a send with no gate file now waits in no order
-                take_marked(fd)
-        holding.add(key)
-        self.state = HELD
-        return seconds
+        """FREE -> HELD or SQLITE_ONLY, then enter: WRITING (one call on the hot path), on the
+        connection's lock file descriptor ``fd`` (None: none now); a contended send waits behind
+        the senders' gate. A bounded write (``seconds``) gets back what is left of them."""
+        while True:
+            left = seconds
+            if fd is None:
+                self.state = SQLITE_ONLY  # pass_by: no lock file of its own, this once
+            else:
+                try:
+                    holding = _THREAD.paths
+                except AttributeError:
+                    holding = held_by_thread()
+                key = self.key
+                if key not in holding:
+                    # Noted before it is taken: an interrupt from here on (even right after flock) lets it go.
+                    self.holding, self.fd = holding, fd
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # take_at_once
+                    except BlockingIOError:
+                        self.state = TAKING  # find_taken
+                        if seconds is not None:
+                            left = take_bounded(fd, seconds)
+                        elif sending and (gate := self.senders_gate()) is not None:
+                            self.gate = gate  # noted first, so that release lets it go whatever interrupts
+                            take_marked(fd, gate)
+                            self.release_gate()  # held: the next sender waits for it while this one writes
+                        else:  # a send with no gate file now waits in no order
+                            take_marked(fd)
+                    holding.add(key)
+                    self.state = HELD
+                elif key in thread_transactions():
+                    # refuse: SQLite would make this write wait for its own transaction for the whole
+                    # busy timeout, then say "database is locked".
+                    raise TransactionError(
+                        f"This thread has a transaction open on {self.named()!r} through another Database object or "
+                        "connection: a write here would wait for it. Make the call inside that transaction "
+                        "(db.transaction(tx.connection), or the same Database), or after it ends."
+                    )
+                else:  # pass_by: another Database on the file, or a write inside a write: SQLite refuses
+                    self.state = SQLITE_ONLY  # or times out as without the lock file
+            # enter: counted in progress, unless a fork waits at its gate (a write inside another
+            # write of its thread enters all the same: the fork waits for that one).
+            ident = _WRITING[self] = _get_ident()
+            if not _FORK_GATE.locked() or list(_WRITING.values()).count(ident) > 1:
+                self.state = WRITING
+                return left
+            self.release()  # yield_to_fork: let go, wait for the fork, take again
+            with _FORK_GATE:
+                pass
 
     def release_gate(self) -> None:
         gate, self.gate = self.gate, None
         if gate is not None:
             fcntl.flock(gate, fcntl.LOCK_UN)
-
-    def enter(self) -> bool:
-        """HELD | SQLITE_ONLY -> WRITING, counted in progress, unless a fork waits at its gate:
-        then yield_to_fork (release, wait for the fork) and False: take again. Inside another
-        write of its thread it enters all the same: the fork waits for that one."""
-        ident = _WRITING[self] = _get_ident()
-        if not _FORK_GATE.locked() or list(_WRITING.values()).count(ident) > 1:
-            self.state = WRITING
-            return True
-        self.release()
-        with _FORK_GATE:
-            return False
 
     def release(self) -> None:
         """any -> FREE: uncounted, the senders' gate and the lock file let go."""
@@ -358,18 +347,11 @@ class WritersLock:
 
     def take(self, seconds: float | None = None) -> bool:
         """Wait for it (at most ``seconds``, None: as long as it takes): whether it is held."""
-        if self.fd is None:
-            return True
         try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try:
-                if seconds is None:
-                    take_marked(self.fd)
-                else:
-                    take_bounded(self.fd, seconds)
-            except WouldWait:
-                return False
+            if self.fd is not None:
+                take_marked(self.fd) if seconds is None else take_bounded(self.fd, seconds)
+        except WouldWait:
+            return False
         return True
 
     def close(self) -> None:

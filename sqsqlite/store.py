@@ -6,11 +6,8 @@ up front: a transaction never upgrades from reader to writer halfway, which is w
 "database is locked" under load. A busy database is waited for (busy_timeout) and BEGIN or COMMIT
 retried with backoff, one busy timeout in all (sqlite_errors.retrying), so callers see a lock error only then.
 
-Before BEGIN IMMEDIATE, a writer also takes sqsqlite's writers' lock, an exclusive ``flock`` on
-``<file>-lock``, through the states of :mod:`sqsqlite.lock` (the write transaction, _Write, is a
-lock.WriteLock); a send that finds it taken first lines up at the senders' gate
-(``<file>-sendlock``), so producers as a group cannot starve consumers.
-docs/explanation/architecture.md gives both their measurements.
+Before BEGIN IMMEDIATE, a writer takes sqsqlite's writers' lock: the write transaction (_Write)
+is a :class:`sqsqlite.lock.WriteLock`, going through its states.
 
 Under synchronous=NORMAL, checkpoints run on a thread of each Store's own (checkpoint.Checkpointer), so
 a writer seldom waits inside its COMMIT for the fsync of the WAL.
@@ -145,20 +142,16 @@ class _Write(WriteLock):
             raise
 
     def _begin(self, seconds: float | None) -> None:
-        """Take the writers' lock (FREE to HELD or SQLITE_ONLY), enter (WRITING), then begin:
-        BEGIN IMMEDIATE (IN_SQLITE). ``seconds``: how long this write may wait for the lock file
-        and SQLite's lock in all (its call's Bound), then give_up: WouldWait, nothing written;
-        None: as long as it takes (SQLite's busy timeout)."""
+        """refuse if need be, take (and enter), then begin: BEGIN IMMEDIATE. ``seconds``: how long it may wait for the lock
+        file and SQLite's lock in all (its call's Bound), then give_up; None: the busy timeout."""
         local = self.local
         fd = local.lockfd
         if fd is None:
             fd = local.lockfd = self.store._open_lock(self.store._lock_key, local)
         try:
-            left = self.take(fd, self.sending, seconds)
             if JOINED:
                 lock.refuse_if_joined(self.key, self.store.path)
-            while not self.enter():  # yielded to a fork: take it again
-                left = self.take(fd, self.sending, seconds)
+            left = self.take(fd, self.sending, seconds)
             # Bounded, SQLite's busy handler too waits only what is left: a program that writes with
             # SQLite alone (the sqlite3 shell, a backup) holds SQLite's lock without sqsqlite's lock
             # file. Both waits share the bound, so an endpoint request's deadline bounds them together;

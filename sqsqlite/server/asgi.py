@@ -382,10 +382,7 @@ class App:
                     continue
                 try:
                     # With a pool, the group's first write (its transaction's begin) waits only briefly.
-                    if group.writer is None and self.executor is not None:
-                        result = store.bounded(D.WAIT_FREE_SECONDS, work)
-                    else:
-                        result = work()
+                    result = store.bounded(D.WAIT_FREE_SECONDS, work) if group.writer is None and self.executor is not None else work()
                     if result is GAVE_UP:  # another process writes, and the group wrote nothing yet
                         waiting, pending, outcomes = pending[i:], pending[:i], outcomes[:i]
                         break
