@@ -254,7 +254,7 @@ class WriteLock:
         self.key = key  # the lock file's real path: what held_by_thread holds
         self.fd: int | None = None  # the descriptor it holds, while it holds one
         self.gate: int | None = None  # the senders' gate descriptor, while it may hold the gate
-        self.holding: Any = None  # this thread's held_by_thread() set, once it took
+        self.holding: Any = None  # this thread's held_by_thread() set, set with fd
 
     def senders_gate(self) -> int | None:  # the connection's descriptor of it (None: none now)
         raise NotImplementedError

@@ -104,8 +104,8 @@ class _Write(WriteLock):
     __slots__ = ("store", "conn", "local", "sending", "grouped", "refusable", "changes")
 
     def __init__(self, store: Store, conn: sqlite3.Connection, local: ConnectionState, sending: bool = False):
-        # WriteLock's fields, set here: a call fewer a write.
-        self.state, self.key, self.fd, self.gate, self.holding = FREE, store._lock_key, None, None, None
+        # WriteLock's fields, set here: a call fewer a write (holding is set with fd, by take).
+        self.state, self.key, self.fd, self.gate = FREE, store._lock_key, None, None
         self.store, self.conn, self.local = store, conn, local
         self.sending = sending
         self.grouped = False  # a savepoint of its thread's Group, not a transaction of its own
