@@ -58,8 +58,8 @@ from .client import (
 )
 from .core import Database
 from .errors import InvalidParameterValue
+from .lock import GAVE_UP
 from .longpoll import AsyncWakeups, Left, LongPolls, Peers, Round, Stopping, round_of
-from .tx import WouldWait
 
 log = logging.getLogger("sqsqlite.aio")
 
@@ -235,14 +235,8 @@ class AsyncSQSClient:
     def _on_loop(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
         """(True, fn's result) run here, on the loop's thread; (False, None) if another connection
         held the writers' lock longer than AIO_WAIT_FREE_SECONDS, fn having written nothing."""
-        store = self._store
-        store.wait_free(True, D.AIO_WAIT_FREE_SECONDS)
-        try:
-            return True, fn(*args, **kwargs)
-        except WouldWait:
-            return False, None
-        finally:
-            store.wait_free(False)
+        result = self._store.bounded(D.AIO_WAIT_FREE_SECONDS, lambda: fn(*args, **kwargs))
+        return (False, None) if result is GAVE_UP else (True, result)
 
     # ------------------------------------------------------------ the SQS actions
     # One coroutine an action, as aiobotocore's: made below the class from action_table.TABLE,

@@ -1,7 +1,6 @@
 """The database file itself, apart from SQLite: created readable by its owner only, and watched
-for being deleted or replaced at its path while this process has it open (FileIdentity); and its
-writers' lock file, with the mark a writer waiting for it leaves (take_waiting, writers_waiting).
-Used by :mod:`sqsqlite.store`, :mod:`sqsqlite.tx`, :mod:`sqsqlite.space` and
+for being deleted or replaced at its path while this process has it open (FileIdentity). Its
+writers' lock file is :mod:`sqsqlite.lock`'s. Used by :mod:`sqsqlite.store` and
 :mod:`sqsqlite.checkpoint`."""
 
 from __future__ import annotations
@@ -10,16 +9,8 @@ import errno
 import logging
 import math
 import os
-import struct
-from typing import Any
 
 from .errors import DatabaseError
-
-fcntl: Any
-try:
-    import fcntl
-except ImportError:  # not a POSIX system: no writers' lock file
-    fcntl = None
 
 log = logging.getLogger("sqsqlite.store")
 
@@ -30,70 +21,6 @@ CHECK_SECONDS = 1.0
 def has_file(path: str) -> bool:
     """Whether ``path`` names a file of its own (not ``:memory:``, a temporary database or a URI)."""
     return path not in (":memory:", "") and not path.startswith("file:")
-
-
-def open_lock_file(path: str) -> int | None:
-    """A descriptor of the lock file ``path`` (made if need be); None where it can't be opened
-    for a passing reason (out of descriptors, a directory not writable now), -1 for good (a
-    read-only file system): SQLite's own locking still holds either way."""
-    try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        return None if exc.errno in (errno.EMFILE, errno.ENFILE, errno.EACCES) else -1
-
-
-# A writer that finds the writers' lock file taken marks that it waits, for as long as it waits:
-# a shared lock on one byte of the lock file, an open file description lock (Linux), so it belongs
-# to the writer's descriptor and every other descriptor sees it, in this process or another. The
-# background reclaim step looks for it between pages and ends early (space.Reclaimer): a writer
-# then waits for one page, not for the rest of the step. flock and these locks never meet, and
-# the uncontended writer makes no extra call: it takes the lock at once and marks nothing.
-_WAITING = (0, 1)  # (start, length) of the byte marked
-_FLOCK_LAYOUT = "hhqqi4x"  # struct flock: type, whence, start, length, pid (Linux, 64-bit offsets)
-_MARKS = fcntl is not None and hasattr(fcntl, "F_OFD_SETLK")
-
-
-def _mark(fd: int, kind: int) -> None:
-    try:
-        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack(_FLOCK_LAYOUT, kind, os.SEEK_SET, *_WAITING, 0))
-    except OSError:  # a file system without such locks: the writer waits unmarked
-        pass
-
-
-def mark_waiting(fd: int) -> None:
-    """Mark that this descriptor's writer waits for the writers' lock; inside a ``try`` whose
-    ``finally`` calls unmark_waiting: a mark left behind (an interrupt in between) would end
-    every reclaim step before its first page for as long as the descriptor stays open."""
-    if _MARKS:
-        _mark(fd, fcntl.F_RDLCK)
-
-
-def unmark_waiting(fd: int) -> None:
-    """Take the mark away (none made: nothing changes)."""
-    if _MARKS:
-        _mark(fd, fcntl.F_UNLCK)
-
-
-def take_waiting(fd: int) -> None:
-    """Take the writers' lock file ``fd`` (flock), marked as waiting until it is held: for a
-    writer whose attempt without waiting found it taken."""
-    try:
-        mark_waiting(fd)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    finally:
-        unmark_waiting(fd)
-
-
-def writers_waiting(fd: int) -> bool:
-    """Whether a writer, on any descriptor of the lock file but ``fd``, is marked as waiting."""
-    if not _MARKS or fd < 0:
-        return False
-    try:
-        asked = struct.pack(_FLOCK_LAYOUT, fcntl.F_WRLCK, os.SEEK_SET, *_WAITING, 0)
-        kind = struct.unpack(_FLOCK_LAYOUT, fcntl.fcntl(fd, fcntl.F_OFD_GETLK, asked))[0]
-    except OSError:
-        return False
-    return bool(kind != fcntl.F_UNLCK)
 
 
 def create_private(path: str) -> None:

@@ -169,7 +169,7 @@ RECLAIM_LOOK_SECONDS = 2.0
 # Once it starts, it returns every free page, in steps: each takes the writers' lock and BEGIN
 # IMMEDIATE as a writer does, and returns pages one at a time (a page at the end of the file is
 # only cut off, ~2 us; one it must move costs ~20-40 us) for at most RECLAIM_STEP_SECONDS. A
-# writer that finds the lock taken marks that it waits (dbfile.take_waiting); the step looks for
+# writer that finds the lock taken marks that it waits (lock.take_marked); the step looks for
 # the mark every RECLAIM_WAITERS_SECONDS (one fcntl call, under 1 us) and ends early, so that
 # writer waits for a page or two, not for the rest of the step, and a longer step costs it no
 # more. Beside a steady workload a step costs ~0.15 ms besides its pages (0.25 ms steps returned
@@ -194,7 +194,7 @@ VACUUM_TRUNCATE_TRIES = 40
 SQLITE_AUTOCHECKPOINT_PAGES = 1000
 # How long a writer keeps retrying a busy database before giving up (seconds).
 BUSY_TIMEOUT_SECONDS = 60.0
-# How long a wait-free write (Store.wait_free: a call on the endpoint's event loop) keeps trying
+# How long a bounded write (Store.bounded: a call on the endpoint's event loop) keeps trying
 # for the writers' lock, then for SQLite's, before it gives up (WouldWait): long enough for
 # another worker's short transaction, which it is cheaper to wait out than to hand the call to a
 # thread; far shorter than an import's or a prune's.

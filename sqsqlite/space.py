@@ -25,15 +25,9 @@ from typing import Any
 from urllib.parse import quote
 
 from . import defaults as D
-from .dbfile import open_lock_file, writers_waiting
 from .errors import DatabaseError
+from .lock import WritersLock, writers_waiting
 from .tx import immediate
-
-fcntl: Any
-try:
-    import fcntl
-except ImportError:  # not a POSIX system: no writers' lock file, SQLite's lock alone
-    fcntl = None
 
 log = logging.getLogger("sqsqlite.space")
 
@@ -104,48 +98,6 @@ def prepare_new(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
 
 
-def _timed_lock(fd: int, seconds: float, sleep: Callable[[float], None] = time.sleep) -> bool:
-    """Take the writers' lock file within ``seconds``: whether it was."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            sleep(0.01)
-
-
-class WritersLock:
-    """sqsqlite's writers' lock (``<file>-lock``, an flock every writer takes before BEGIN
-    IMMEDIATE), taken by a descriptor of its own for one step or one command, and let go
-    explicitly (a forked child sharing the descriptor can't keep it held)."""
-
-    def __init__(self, lock_path: str | None):
-        self.fd = -1
-        if lock_path is not None and fcntl is not None:
-            fd = open_lock_file(lock_path)
-            self.fd = -1 if fd is None else fd
-
-    def take(self, seconds: float | None = None) -> bool:
-        """Wait for it (at most ``seconds``, None: as long as it takes): whether it is held."""
-        if self.fd < 0:
-            return True
-        if seconds is None:
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-            return True
-        return _timed_lock(self.fd, seconds)
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            fd, self.fd = self.fd, -1
-            try:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            finally:
-                os.close(fd)
-
-
 def _return_pages(conn: sqlite3.Connection, until: float, writer_waits: Callable[[], bool], clock: Callable[[], float]) -> tuple[int, bool]:
     """Return free pages one at a time in one transaction until ``until`` (on ``clock``), none
     is left, or ``writer_waits`` says a writer waits (asked every RECLAIM_WAITERS_SECONDS): (pages
@@ -184,7 +136,7 @@ class Reclaimer:
     ``due`` looks at the free pages (at most every RECLAIM_LOOK_SECONDS); ``step`` returns some,
     under the writers' lock and BEGIN IMMEDIATE, one page at a time for at most
     RECLAIM_STEP_SECONDS, and ends early when a writer is marked as waiting for the lock
-    (dbfile.take_waiting); ``pause`` is the wait before the next step that keeps the steps' share
+    (lock.take_marked); ``pause`` is the wait before the next step that keeps the steps' share
     of the time at RECLAIM_DUTY. Thresholds given to the constructor replace the defaults (tests
     inject small ones), and so do ``clock`` (the looks' time), ``step_clock`` (a step's time),
     ``waiting`` (whether a writer waits, given the step's descriptor of the lock file) and
@@ -199,7 +151,7 @@ class Reclaimer:
         min_free_bytes: int | None = None,
         clock: Callable[[], float] = time.monotonic,
         step_clock: Callable[[], float] = time.perf_counter,
-        waiting: Callable[[int], bool] = writers_waiting,
+        waiting: Callable[[int | None], bool] = writers_waiting,
         jitter: Callable[[], float] = random.random,
     ):
         self.path, self.lock_path = path, lock_path

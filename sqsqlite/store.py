@@ -6,11 +6,8 @@ up front: a transaction never upgrades from reader to writer halfway, which is w
 "database is locked" under load. A busy database is waited for (busy_timeout) and BEGIN or COMMIT
 retried with backoff, one busy timeout in all (sqlite_errors.retrying), so callers see a lock error only then.
 
-Before BEGIN IMMEDIATE, a writer also takes an exclusive ``flock`` on ``<file>-lock``, so
-sqsqlite writers queue in the kernel (SQLite's busy handler polls, and lets one kind of process
-starve another); SQLite's lock stays the real exclusion. A send that finds it taken first lines
-up at the senders' gate (``<file>-sendlock``), so producers as a group cannot starve consumers.
-docs/explanation/architecture.md gives both their measurements.
+Before BEGIN IMMEDIATE, a writer takes sqsqlite's writers' lock: the write transaction (_Write)
+is a :class:`sqsqlite.lock.WriteLock`, going through its states.
 
 Under synchronous=NORMAL, checkpoints run on a thread of each Store's own (checkpoint.Checkpointer), so
 a writer seldom waits inside its COMMIT for the fsync of the WAL.
@@ -30,31 +27,24 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import defaults as D
+from . import lock
 from .checkpoint import Checkpointer
-from .dbfile import FileIdentity, close_fds, create_private, has_file, mark_waiting, open_lock_file, take_waiting, unmark_waiting
+from .dbfile import FileIdentity, close_fds, create_private, has_file
 from .errors import DatabaseError, TransactionError
+from .lock import FREE, GAVE_UP, IN_SQLITE, JOINED, Bound, WouldWait, WriteLock
 from .space import prepare_new
 from .sqlite_errors import busy, doomed, explain, foreign, not_ours, readonly, retrying, undone
-from .tx import ConnectionState, Group, ThreadEnd, Tx, WouldWait, lock_briefly
-
-fcntl: Any
-try:
-    import fcntl
-except ImportError:  # not a POSIX system: SQLite's busy handler alone orders the writers
-    fcntl = None
+from .tx import ConnectionState, Group, ThreadEnd, Tx
 
 HEAD_REVISION = "0015"
 log = logging.getLogger("sqsqlite.store")
 
 
-_HOLDING = threading.local()
 _STORES: weakref.WeakSet[Store] = weakref.WeakSet()
 # This process's id, kept by the fork hook below: os.getpid() is a system call, and every
 # operation asks (a connection belongs to the process that opened it).
 _PID = os.getpid()
-_get_ident, _monotonic = threading.get_ident, time.monotonic
-_FORK_GATE = threading.Lock()  # held by a fork's hooks: this process's writes wait to begin
-_WRITING: dict[Any, int] = {}  # this process's write transactions in progress: their threads
+_monotonic = time.monotonic
 _FORK_PAUSED: list[Store] = []  # the stores whose checkpoint thread a fork paused
 
 
@@ -62,11 +52,8 @@ def _before_fork() -> None:
     # Threads inside SQLite hold its state of the file (its mutexes; its locks, kept per process): a
     # child would inherit them held by threads it lacks and wait for ever (inside a write: the busy timeout
     # in its first write, every sqsqlite writer behind it). So this process's writes in progress end first
-    # (new ones wait at the gate; the forker's own can't), then each checkpoint thread's pass.
-    _FORK_GATE.acquire()
-    mine, deadline = threading.get_ident(), time.monotonic() + D.FORK_WAIT_SECONDS
-    while any(t != mine for t in list(_WRITING.values())) and time.monotonic() < deadline:
-        time.sleep(D.FORK_WAIT_STEP_SECONDS)
+    # (new ones wait at the fork gate; the forker's own can't), then each checkpoint thread's pass.
+    lock.close_fork_gate()
     _FORK_PAUSED[:] = _STORES  # resumed exactly, whatever opens meanwhile
     for store in _FORK_PAUSED:
         store._checkpointer.pause()
@@ -78,16 +65,15 @@ def _after_fork_in_parent() -> None:
             store._checkpointer.resume()
     finally:
         _FORK_PAUSED.clear()
-        _FORK_GATE.release()
+        lock.open_fork_gate()
 
 
 def _after_fork_in_child() -> None:
-    global _PID, _FORK_GATE
+    global _PID
     _PID = os.getpid()
     # The parent's lock descriptors, closed (a duplicate's close leaves the parent's lock held): kept,
     # one would hold the lock of a parent dead inside a write. Connections open their own again.
-    _HOLDING.paths, _FORK_GATE = set(), threading.Lock()
-    _WRITING.clear()  # the parent's; the forker's own write ends as any (_unlock)
+    lock.forked()
     _FORK_PAUSED.clear()
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
@@ -107,164 +93,76 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 
-def _thread_transactions() -> set:
-    """The writers' lock files of the files this thread has an application's transaction open on
-    (sqsqlite's own connection, or an application's that it began; its lock file held)."""
-    try:
-        return _HOLDING.transactions
-    except AttributeError:
-        _HOLDING.transactions = set()
-        return _HOLDING.transactions
+class _Write(WriteLock):
+    """The context manager of Store.write, a write transaction: a lock.WriteLock (taken, entered,
+    released: the writers' lock's states) that begins with BEGIN IMMEDIATE. A class, not a
+    generator: it runs twice per operation, and a generator-based one costs several times more.
+    The common path, an uncontended lock and a BEGIN and COMMIT that succeed at once, is written
+    out in __enter__, _begin and __exit__: each call it saves is about 1,000 instructions of
+    CPython 3.11."""
 
-
-# The application's connections joined by a transaction (their write lock taken by sqsqlite), by
-# thread and writers' lock file, until a write of that thread finds them committed: while one is
-# still in its transaction, a write of the same thread on another connection would wait for it.
-# (sqlite3 connections take no weak reference: those found committed or closed are dropped.)
-_JOINED: dict[tuple[int, str], sqlite3.Connection] = {}
-
-
-def _still_in_transaction(conn: sqlite3.Connection) -> bool:
-    try:
-        return conn.in_transaction
-    except sqlite3.Error:  # closed
-        return False
-
-
-def _joined(key: str, conn: sqlite3.Connection) -> None:
-    for held, other in list(_JOINED.items()):
-        if not _still_in_transaction(other):
-            _JOINED.pop(held, None)
-    _JOINED[(_get_ident(), key)] = conn
-
-
-def _check_joined(key: str, path: str) -> None:
-    conn = _JOINED.get((_get_ident(), key))
-    if conn is None:
-        return
-    if not _still_in_transaction(conn):
-        _JOINED.pop((_get_ident(), key), None)
-        return
-    raise TransactionError(
-        f"This thread's own connection to {path!r} holds the file's write lock: its transaction, which a "
-        "db.transaction(connection) block joined, is still open. Commit or roll it back first, or make this call inside "
-        "a block on that connection; from here it would wait for itself."
-    )
-
-
-def _locked_by_own_transaction(path: str) -> TransactionError:
-    return TransactionError(
-        f"This thread has a transaction open on {path!r} through another Database object or connection: a write here "
-        "would wait for it. Make the call inside that transaction (db.transaction(tx.connection), or the same Database), "
-        "or after it ends."
-    )
-
-
-def _holding() -> set:
-    """The writers' lock files this thread holds (their real paths)."""
-    try:
-        return _HOLDING.paths
-    except AttributeError:
-        _HOLDING.paths = set()
-        return _HOLDING.paths
-
-
-class _Write:
-    """The context manager of Store.write (a class, not a generator: it runs twice per
-    operation, and a generator-based one costs several times more). The common path, an
-    uncontended lock and a BEGIN and COMMIT that succeed at once, is written out in
-    __enter__ and __exit__: each call it saves is about 1,000 instructions of CPython 3.11."""
-
-    __slots__ = ("store", "conn", "local", "held", "gate", "sending", "holding", "grouped", "changes")
+    __slots__ = ("store", "conn", "local", "sending", "grouped", "refusable", "changes")
 
     def __init__(self, store: Store, conn: sqlite3.Connection, local: ConnectionState, sending: bool = False):
+        # WriteLock's fields, set here: a call fewer a write (holding is set with fd, by take).
+        self.state, self.key, self.fd, self.gate = FREE, store._lock_key, None, None
         self.store, self.conn, self.local = store, conn, local
-        self.held = -1  # the descriptor this transaction locked, if it locked one
-        self.gate = -1  # the senders' gate descriptor while this send may hold the gate
         self.sending = sending
-        self.holding: Any = None  # this thread's _holding() set, once it locked
         self.grouped = False  # a savepoint of its thread's Group, not a transaction of its own
-        # In an application's transaction, the connection's total_changes when this write began
-        # (it takes no savepoint there: see _enter_group); -1 otherwise, -2 for a write that takes
-        # one all the same (Store.write's refusable).
-        self.changes = -1
+        # A call that may refuse after it has written (Store.write's refusable): in an
+        # application's transaction it takes a savepoint all the same.
+        self.refusable = False
+        # In an application's transaction without a savepoint (see _enter_group), the
+        # connection's total_changes when this write began; None otherwise.
+        self.changes: int | None = None
+
+    def senders_gate(self) -> int | None:
+        local = self.local
+        gate = local.gatefd
+        if gate is None:
+            # A failure to open is not remembered for long (it may pass, like running out of
+            # descriptors): this send waits in no order, a later contended one tries again.
+            gate = local.gatefd = self.store._open_lock(self.store._gate_key, local)
+        return gate
+
+    def named(self) -> str:
+        return self.store.path
 
     def __enter__(self) -> Tx:
-        if self.local.group is not None:
-            return self._enter_group(self.local.group)
-        self._begin()
+        local = self.local
+        if local.group is not None:
+            return self._enter_group(local.group)
+        bound = local.bound
+        self._begin(None if bound is None else bound.spend())
         try:  # an interrupt landing here would leave the transaction and the lock with no __exit__
-            return Tx(self.conn, self.local, True)
+            return Tx(self.conn, local, True)
         except BaseException:
             self.store._rollback(self.conn)
-            self._unlock()
+            self.release()
             raise
 
-    def _begin(self) -> None:
-        """Take the writers' lock, then BEGIN IMMEDIATE."""
+    def _begin(self, seconds: float | None) -> None:
+        """refuse if need be, take (and enter), then begin: BEGIN IMMEDIATE. ``seconds``: how long it may wait for the lock
+        file and SQLite's lock in all (its call's Bound), then give_up; None: the busy timeout."""
         local = self.local
         fd = local.lockfd
         if fd is None:
             fd = local.lockfd = self.store._open_lock(self.store._lock_key, local)
-            if fd is None:  # not now (out of descriptors, say): SQLite's lock alone, this once
-                fd = -1
-        wait_free = local.wait_free
-        local.wait_free = False  # a call's first write only: after it, its writes wait as any
-        left = local.wait_free_seconds  # of a wait-free write's time, once it holds the lock file
         try:
-            while True:
-                if fd >= 0:
-                    # A thread holding this file's writers' lock already (another Database on the file, a
-                    # write inside a write) goes on to SQLite, which refuses or times out as without it.
-                    try:
-                        holding = _HOLDING.paths
-                    except AttributeError:
-                        holding = _holding()
-                    key = self.store._lock_key
-                    if key not in holding:
-                        # Marked before it is taken: an interrupt from here on (even right after flock) lets it go.
-                        self.holding, self.held = holding, fd
-                        if wait_free:
-                            left = lock_briefly(fd, local.wait_free_seconds)
-                        elif self.sending:
-                            # At once if it is free, else behind the senders' gate (the module's docstring).
-                            try:
-                                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                            except BlockingIOError:
-                                self._lock_behind_senders(fd)
-                        else:
-                            # At once if it is free (one call, as a plain wait), else marked as
-                            # waiting, which a reclaim step gives way to (dbfile.take_waiting).
-                            try:
-                                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                            except BlockingIOError:
-                                take_waiting(fd)
-                        holding.add(key)
-                    elif key in _thread_transactions():
-                        # Its own transaction holds the lock: SQLite would make this write wait for
-                        # it for the whole busy timeout, then say "database is locked".
-                        raise _locked_by_own_transaction(self.store.path)
-                if _JOINED:
-                    _check_joined(self.store._lock_key, self.store.path)
-                # In progress from here, a fork waits for it (_before_fork); unless a fork waits already:
-                # then it lets the lock go and waits for the fork (not inside another of its thread's writes).
-                ident = _WRITING[self] = _get_ident()
-                if not _FORK_GATE.locked() or list(_WRITING.values()).count(ident) > 1:
-                    break
-                self._unlock()
-                with _FORK_GATE:
-                    pass
-            # Wait-free, SQLite's busy handler too waits only briefly: a program that writes with SQLite
-            # alone (the sqlite3 shell, a backup) holds SQLite's lock without sqsqlite's lock file.
-            # Both waits share the time, so an endpoint request's deadline bounds them together;
+            if JOINED:
+                lock.refuse_if_joined(self.key, self.store.path)
+            left = self.take(fd, self.sending, seconds)
+            # Bounded, SQLite's busy handler too waits only what is left: a program that writes with
+            # SQLite alone (the sqlite3 shell, a backup) holds SQLite's lock without sqsqlite's lock
+            # file. Both waits share the bound, so an endpoint request's deadline bounds them together;
             # the loop's few ms are left as they are (no PRAGMA a contended write).
-            if wait_free:
-                if local.wait_free_seconds - left > D.WAIT_FREE_SECONDS:  # the lock file took much of it
-                    local.set_busy_timeout(True, left)
-                elif local.busy_short is not True or local.busy_seconds != local.wait_free_seconds:
-                    local.set_busy_timeout(True)
+            if seconds is not None:
+                if left is not None and seconds - left > D.WAIT_FREE_SECONDS:  # the lock file took much of it
+                    local.set_busy_timeout(left)
+                elif local.busy_short is not True or local.busy_seconds != seconds:
+                    local.set_busy_timeout(seconds)
             elif local.busy_short is not False:
-                local.set_busy_timeout(False)
+                local.set_busy_timeout(None)
             started = _monotonic()
             file = self.store._file
             if started >= file.next:  # about once a second: is the file at the path still ours?
@@ -272,23 +170,25 @@ class _Write:
             try:
                 local.cursor.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
-                if wait_free and busy(exc):
-                    raise WouldWait() from None
+                if seconds is not None and busy(exc):
+                    raise WouldWait() from None  # give_up
                 local.busy_short = None  # retrying sets it as it goes
                 local.reopen = local.reopen or readonly(exc)
                 retrying(self.store.path, lambda: local.cursor.execute("BEGIN IMMEDIATE"), started, local.cursor, exc)
+            self.state = IN_SQLITE
         except BaseException as exc:
             if not isinstance(exc, (sqlite3.Error, DatabaseError)):
                 # An interrupt (KeyboardInterrupt) can land after BEGIN returned: an open
                 # transaction would keep SQLite's write lock from every other process.
                 self.store._rollback(self.conn)
-            self._unlock()
+            self.release()
             self._reopen_if(exc)
             raise
 
     def _enter_group(self, group: Group) -> Tx:
         if group.writer is None:  # the group's first write: the transaction begins here
-            self._begin()
+            bound = self.local.bound
+            self._begin(None if bound is None else bound.spend())
             group.writer = self
         elif group.broken or not self.conn.in_transaction or (group.marked and self.store.ended_under(group)):
             # SQLite undid the group's transaction: a SAVEPOINT now would begin (and its RELEASE
@@ -299,7 +199,7 @@ class _Write:
             raise doomed() if group.transaction else undone()
         if group.forgetful:
             self.store.count_call(self.local, group)
-        if group.transaction and self.changes == -1:
+        if group.transaction and not self.refusable:
             # No savepoint in an application's transaction: SAVEPOINT and RELEASE cost about
             # 9 us a call (a third of an outbox's send). A call that fails having changed no row
             # (every refusal) leaves the transaction as it was; one that fails after it changed
@@ -310,7 +210,7 @@ class _Write:
             if tx is None:
                 tx = group.tx = Tx(self.local.rows or self.conn, self.local, True)
             return tx
-        self.changes = -1
+        self.changes = None
         try:
             self.local.cursor.execute("SAVEPOINT grouped")
         except sqlite3.Error as exc:
@@ -323,7 +223,7 @@ class _Write:
         """Kept in the group's transaction; on an exception, only this write is undone."""
         local = self.local
         group = local.group
-        if self.changes >= 0:
+        if self.changes is not None:
             return self._exit_transaction_write(group, kind, exc)
         if kind is None:
             try:
@@ -362,54 +262,9 @@ class _Write:
             raise DatabaseError(self.store.explain(exc)) from None
         return False
 
-    def _lock_behind_senders(self, fd: int) -> None:
-        """Take the writers' lock for a send that found it taken: behind the senders' gate."""
-        local = self.local
-        gate = local.gatefd
-        if gate is None:
-            # A failure to open is not remembered (it may pass, like running out of
-            # descriptors): this send waits in no order, the next contended one tries again.
-            gate = self.store._open_lock(self.store._gate_key, local)
-            if gate is None or gate < 0:
-                take_waiting(fd)
-                return
-            local.gatefd = gate
-        # Marked before it is taken, so that _unlock lets it go whatever interrupts us.
-        self.gate = gate
-        # Behind the gate too it is a writer waiting, which a reclaim step gives way to.
-        try:
-            mark_waiting(fd)
-            fcntl.flock(gate, fcntl.LOCK_EX)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        finally:
-            unmark_waiting(fd)
-        # Let go as soon as this sender holds the writers' lock: the next sender then waits for
-        # it while this one writes.
-        self._release_gate()
-
-    def _release_gate(self) -> None:
-        if self.gate >= 0:
-            fcntl.flock(self.gate, fcntl.LOCK_UN)
-            self.gate = -1
-
-    def _unlock(self) -> None:
-        _WRITING.pop(self, None)
-        if self.gate >= 0:
-            self._release_gate()
-        if self.held >= 0:
-            # Unmarked first: interrupted in between, this thread's next write takes the lock
-            # again (on its own descriptor at once) and lets it go; marked but unlocked, every
-            # later write of this thread would skip the lock.
-            self.holding.discard(self.store._lock_key)
-            held, self.held = self.held, -1
-            try:
-                fcntl.flock(held, fcntl.LOCK_UN)
-            except OSError:  # closed (Store.close inside a transaction): the lock went with it
-                pass
-
     def __exit__(self, kind, exc, tb) -> bool:
         if self.grouped:
-            if kind is None and self.changes >= 0:  # _exit_transaction_write's common case
+            if kind is None and self.changes is not None:  # _exit_transaction_write's common case
                 return False
             return self._exit_group(kind, exc)
         try:
@@ -424,7 +279,7 @@ class _Write:
                 return False
             return self._failed(kind, exc)
         finally:
-            self._unlock()
+            self.release()
 
     def _commit_failed(self, failed: BaseException, started: float) -> None:
         """COMMIT's first try, begun at ``started``, failed: retried while the database is busy;
@@ -459,7 +314,7 @@ class _Write:
         if readonly(exc) or local.reopen:
             local.reopen = True
             if local.group is None:  # a group's ends in end_group
-                self._unlock()
+                self.release()
                 self.store._reopen(local)
 
     def _rolled_back(self) -> None:
@@ -601,17 +456,14 @@ class Store:
         return conn
 
     def _open_lock(self, path: str, local: ConnectionState) -> int | None:
-        """This connection's descriptor of a lock file (the writers' lock, the senders' gate),
-        -1 for none, None for none now (tried again a second on, not at every write)."""
-        if fcntl is None or not has_file(self.path):
-            return -1
-        if _monotonic() < self._lock_retry_at:
+        """This connection's descriptor of a lock file (the writers' lock, the senders' gate), or
+        None for none now (tried again a second on, not at every write)."""
+        if not has_file(self.path) or _monotonic() < self._lock_retry_at:
             return None
-        fd = open_lock_file(path)
+        fd = lock.open_lock_file(path)
         if fd is None:
             self._lock_retry_at = _monotonic() + D.LOCK_RETRY_SECONDS
-        if fd is None or fd < 0:
-            return fd
+            return None
         with self._lock:
             self._lockfds.append(fd)
         if local.ending is not None:  # opened with the thread's connection, which comes first
@@ -620,7 +472,7 @@ class Store:
 
     def _forget_lock_fds(self, local: ConnectionState) -> None:
         for fd in (local.lockfd, local.gatefd):
-            if fd is not None and fd >= 0:
+            if fd is not None:
                 self._close_fd(fd)
         local.lockfd = local.gatefd = None
 
@@ -666,7 +518,7 @@ class Store:
             conn = self.connection()
         write = _Write(self, conn, local, sending)
         if refusable:
-            write.changes = -2
+            write.refusable = True
         return write
 
     @staticmethod
@@ -679,23 +531,32 @@ class Store:
             except sqlite3.Error:
                 pass
 
-    def wait_free(self, on: bool, seconds: float = D.WAIT_FREE_SECONDS) -> None:
-        """Whether this thread's next write waits for another's writers' lock, then for SQLite's lock
-        (another program's transaction), at most ``seconds`` in all, then raises WouldWait, having
-        written nothing: an event loop's thread must not stop long, and an endpoint request gives
-        up at its deadline (D.LOCK_WAIT_SECONDS). The one per-thread switch both use; only the
-        call's first write is bounded (later ones follow a write that may have committed)."""
+    def bounded(self, seconds: float, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)``, whose first write waits for another's writers' lock, then for SQLite's
+        lock (another program's transaction), at most ``seconds`` in all: its result, or GAVE_UP
+        when that write gave up, having written nothing (then run it again where it may wait).
+        An event loop's thread must not stop long, and an endpoint request gives up at its
+        deadline (D.LOCK_WAIT_SECONDS). Only the call's first write is bounded (later ones follow
+        a write that may have committed; bound_again); in a group, its first write's."""
         local = self._local
-        local.wait_free, local.wait_free_call, local.wait_free_seconds = on, on, seconds
+        outer, local.bound = local.bound, Bound(seconds)
+        try:
+            return call(*args)
+        except WouldWait:
+            return GAVE_UP
+        finally:
+            local.bound = outer
 
-    def wait_free_again(self) -> None:
-        """A call whose writes so far may be made again (a receive that only cleared poison or
-        expired messages, and claims next): its next write is wait-free if the call's first was."""
-        local = self._local
-        local.wait_free = local.wait_free_call
+    def bound_again(self) -> None:
+        """The running call's writes so far may be made again (a receive that only cleared poison or
+        expired messages, and claims next): its next write is bounded if its first was."""
+        bound = self._local.bound
+        if bound is not None:
+            bound.armed = True
 
     def begin_group(self) -> Group:
-        """Make this thread's writes one transaction until end_group (see Group)."""
+        """Make this thread's writes one transaction until end_group (see Group). Its lock is
+        taken once, by its first write, bounded if the call making it is (Store.bounded)."""
         self.connection()
         local = self._local
         if local.group is not None:
@@ -756,13 +617,13 @@ class Store:
         already = conn.in_transaction  # one of the application's (joined), or none
         try:
             if foreign is None or (owned and not already):
-                writer._begin()
-                if writer.held >= 0:
-                    _thread_transactions().add(self._lock_key)
+                writer._begin(None)
+                if writer.fd is not None:
+                    lock.thread_transactions().add(self._lock_key)
             else:
                 group.joined = True
                 self._join(local, foreign)
-                _joined(self._lock_key, foreign)
+                lock.note_joined(self._lock_key, foreign)
             if foreign is not None:
                 group.marked = self._mark(local)
             group.writer = writer
@@ -772,7 +633,7 @@ class Store:
             # keep the write lock (and the writers' lock file) from every other process.
             if not group.joined and not already and conn.in_transaction:
                 self._rollback(conn)
-            writer._unlock()
+            writer.release()
             if group.saved is not None:
                 self._stand_down(local, group.saved)
             raise
@@ -858,8 +719,8 @@ class Store:
                 elif group.saved is not None:
                     self._rollback(writer.conn)
             finally:
-                _thread_transactions().discard(self._lock_key)
-                writer._unlock()
+                lock.thread_transactions().discard(self._lock_key)
+                writer.release()
                 if group.saved is not None:
                     self._stand_down(local, group.saved)
             raise DatabaseError(
@@ -886,8 +747,8 @@ class Store:
             if not committed:
                 local.queues.clear()
                 local.state.clear()
-            _thread_transactions().discard(self._lock_key)
-            writer._unlock()
+            lock.thread_transactions().discard(self._lock_key)
+            writer.release()
             if group.saved is not None:
                 self._stand_down(local, group.saved)
             elif local.reopen:
@@ -917,7 +778,7 @@ class Store:
         conn = local.conn
         # Ended under sqsqlite (the application's COMMIT or ROLLBACK), the transaction open now
         # is a new one of the application's: its savepoint is gone, and nothing of it is ours.
-        alive = conn is not None and _still_in_transaction(conn) and not self.ended_under(group)
+        alive = conn is not None and lock.still_in_transaction(conn) and not self.ended_under(group)
         if commit and not group.broken and alive:
             self._savepoint(local, f"RELEASE {name}")
             if name == "sqsqlite_joined":
@@ -1029,7 +890,7 @@ class Store:
         none, and take SQLite's write lock now: a statement that writes nothing takes it, and
         fails at once when the transaction began as a read and another connection wrote since
         (SQLITE_BUSY_SNAPSHOT, which no wait cures)."""
-        local.set_busy_timeout(False)
+        local.set_busy_timeout(None)
         cursor = local.cursor
         try:
             if not conn.in_transaction:
@@ -1082,8 +943,8 @@ class Store:
             return
         done = False
         try:
-            if local.busy_short is not False:  # a wait-free write's before it: a read waits as any
-                local.set_busy_timeout(False)
+            if local.busy_short is not False:  # a bounded write's before it: a read waits as any
+                local.set_busy_timeout(None)
             # Inside the try: an interrupt landing just after BEGIN still ends the transaction.
             retrying(self.path, lambda: conn.execute("BEGIN DEFERRED"))
             yield Tx(conn)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import defaults as D
 from . import queries as Q
-from .dbfile import mark_waiting, unmark_waiting
+
+if TYPE_CHECKING:
+    from .lock import Bound
 
 
 @contextlib.contextmanager
@@ -111,48 +112,6 @@ class ThreadEnd:
         self.fds: list[int] = []  # the lock descriptors the thread opened (Store._open_lock)
 
 
-class WouldWait(BaseException):
-    """A write of a thread marked wait-free (Store.wait_free) found sqsqlite's writers' lock, or
-    SQLite's own (another program's transaction), taken by another connection, and wrote nothing:
-    the caller runs it again where it may wait. A BaseException, like an interrupt, so that no
-    handler of errors takes it for one."""
-
-
-def lock_briefly(fd: int, seconds: float) -> float:
-    """Take the writers' lock file ``fd`` (flock, so POSIX: where there is no fcntl there is no
-    lock file) within ``seconds``, else raise WouldWait. Returns what is left of ``seconds``
-    (all of it when the lock was free), which SQLite's own wait then gets (store.py)."""
-    import fcntl  # a dictionary look-up once imported: the store imported it first
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return seconds
-    except BlockingIOError:
-        pass
-    # Marked as waiting while it tries (a reclaim step gives way to it: dbfile.take_waiting).
-    try:
-        mark_waiting(fd)
-        start = time.monotonic()
-        deadline = start + seconds
-        pause = 0.0001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return max(0.0, deadline - time.monotonic())
-            except BlockingIOError:
-                now = time.monotonic()
-                if now >= deadline:
-                    raise WouldWait() from None
-                # Polled often for the few ms another writer's transaction takes; past that
-                # (an endpoint request's deadline, seconds long) less often, so that a request
-                # waiting out a long transaction costs next to no CPU.
-                if now - start >= D.WAIT_FREE_SECONDS:
-                    pause = min(pause * 2, D.LOCK_POLL_MAX_SECONDS)
-                time.sleep(min(pause, deadline - now))
-    finally:
-        unmark_waiting(fd)
-
-
 class ConnectionState:
     """What one thread keeps about its connection (the Store's, per thread: Store._local finds
     it through a threading.local once a call). A plain object: a field of a threading.local is a
@@ -164,10 +123,9 @@ class ConnectionState:
     # Queue rows read by this connection, valid while no other connection has committed
     # (PRAGMA data_version unchanged) and this one has not written them (forget_queues).
     version: int | None
-    # This connection's descriptor of the writers' lock file: None until its first write,
-    # -1 where there is none (no fcntl, an in-memory database, a read-only file system); left
-    # None when opening it failed for a reason that may pass (Store._open_lock).
-    # One per connection, never inherited: flock belongs to the open file, so a descriptor
+    # This connection's descriptor of the writers' lock file (sqsqlite.lock): None until its
+    # first write, and while it can't be opened (no fcntl, a URI, a read-only file system, out of
+    # descriptors: Store._open_lock tries again a second on). One per connection, never inherited: flock belongs to the open file, so a descriptor
     # shared across fork or between threads would let both sides "hold" the lock at once.
     lockfd: int | None
     # Its descriptor of the senders' gate file, the same way; opened on its first contended send.
@@ -180,15 +138,13 @@ class ConnectionState:
     group: Group | None
     # The store's ThreadEnd for this thread's connection: it goes with the thread.
     ending: ThreadEnd | None
-    # Whether this thread's next write may wait for the writers' lock only briefly (how long),
-    # and whether the call it belongs to began so (Store.wait_free, Store.wait_free_again).
-    wait_free: bool
-    wait_free_call: bool
-    wait_free_seconds: float
-    # Whether the connection's busy timeout is now a wait-free BEGIN's (True: busy_seconds, the
-    # wait_free_seconds it was set for) or its own (BUSY_TIMEOUT_SECONDS: False); None: not known
-    # (a change was cut short, or sqlite_errors.retrying changed it). Kept so that it is set only when it
-    # must change: a loop serving writes leaves it short, a thread pool's connections never shorten it.
+    # The lock-wait budget of the call this thread runs (Store.bounded, which the caller gives it
+    # as an argument), for as long as it runs; None: its writes wait as any.
+    bound: Bound | None
+    # Whether the connection's busy timeout is now a bounded BEGIN's (True: busy_seconds) or its
+    # own (BUSY_TIMEOUT_SECONDS: False); None: not known (a change was cut short, or
+    # sqlite_errors.retrying changed it). Kept so that it is set only when it must change: a loop
+    # serving writes leaves it short, a thread pool's connections never shorten it.
     busy_short: bool | None
     busy_seconds: float
     # Whether this connection's SQLite checkpoint is the checkpoint thread's backstop
@@ -215,9 +171,7 @@ class ConnectionState:
         self.cursor = None
         self.group = None
         self.ending = None
-        self.wait_free = False
-        self.wait_free_call = False
-        self.wait_free_seconds = 0.0
+        self.bound = None
         self.busy_short = False
         self.busy_seconds = 0.0
         self.backstop = False
@@ -228,13 +182,13 @@ class ConnectionState:
         # Per-connection engine state that must not outlive a rolled-back write (see core).
         self.state: dict = {}
 
-    def set_busy_timeout(self, short: bool, left: float | None = None) -> None:
-        """Set the busy timeout of the connection: a wait-free BEGIN's (``left``: what its wait
-        for the lock file left of wait_free_seconds), or the connection's own."""
+    def set_busy_timeout(self, bounded: float | None) -> None:
+        """Set the busy timeout of the connection: a bounded BEGIN's (``bounded`` seconds, what its
+        wait for the lock file left of its bound), or (None) the connection's own."""
         self.busy_short = None  # until it is set: an interrupt in between leaves it to be set again
-        seconds = (self.wait_free_seconds if left is None else left) if short else D.BUSY_TIMEOUT_SECONDS
+        seconds = D.BUSY_TIMEOUT_SECONDS if bounded is None else bounded
         self.cursor.execute(f"PRAGMA busy_timeout={max(1, int(seconds * 1000))}")
-        self.busy_short, self.busy_seconds = short, seconds
+        self.busy_short, self.busy_seconds = bounded is not None, seconds
 
 
 class Tx:

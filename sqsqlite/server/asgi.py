@@ -30,8 +30,8 @@ from typing import Any, Literal
 from .. import defaults as D
 from ..core.handles import new_request_id
 from ..errors import DatabaseError, SQSError
+from ..lock import GAVE_UP
 from ..longpoll import AsyncWakeups, LongPolls, Round, Stopping, round_of
-from ..tx import WouldWait
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves
 from .emulator import EmulatorRoutes, health_answer, version
 from .emulator import serves as emulator_serves
@@ -305,22 +305,19 @@ class App:
     def _bounded(self, work: Callable[[], Any], gave_up: Callable[[], Any]) -> Callable[[], Any]:
         """``work`` whose first write waits for the writers' lock and then SQLite's at most until
         lock_wait_seconds from now, in all, else answers ``gave_up()``, having written nothing
-        (Store.wait_free: the store's one per-thread switch for it). The deadline is under the
-        AWS SDKs' read timeout: a request still waiting, which may yet commit, is never sent again
-        by an SDK that gave up on it, storing a send twice; the SDK retries the 503 instead."""
+        (Store.bounded). The deadline is under the AWS SDKs' read timeout: a request still
+        waiting, which may yet commit, is never sent again by an SDK that gave up on it, storing
+        a send twice; the SDK retries the 503 instead."""
         deadline = time.monotonic() + self.lock_wait_seconds
         store = self.dispatcher.db.store
 
         def run() -> Any:
-            store.wait_free(True, max(0.0, deadline - time.monotonic()))
-            try:
-                return work()
-            except WouldWait:
-                self.gave_up += 1
-                log.warning("a request could not get the database's write lock within %g s: answered 503", self.lock_wait_seconds)
-                return gave_up()
-            finally:
-                store.wait_free(False)
+            result = store.bounded(max(0.0, deadline - time.monotonic()), work)
+            if result is not GAVE_UP:
+                return result
+            self.gave_up += 1
+            log.warning("a request could not get the database's write lock within %g s: answered 503", self.lock_wait_seconds)
+            return gave_up()
 
         return run
 
@@ -334,15 +331,10 @@ class App:
         slow = slow or work
         if self.executor is None:
             return slow()
-        store = self.dispatcher.db.store
-        store.wait_free(True)
-        try:
-            return work()
-        except WouldWait:  # nothing written: run again where it may wait
-            pass
-        finally:
-            store.wait_free(False)
-        return await self._pooled(slow)
+        result = self.dispatcher.db.store.bounded(D.WAIT_FREE_SECONDS, work)
+        if result is not GAVE_UP:
+            return result
+        return await self._pooled(slow)  # nothing written: run again where it may wait
 
     async def _pooled(self, work: Callable[[], Any]) -> Any:
         """An engine call on the pool (run_in_executor, keeping the pool's own future)."""
@@ -392,12 +384,13 @@ class App:
             for i, (work, done, _) in enumerate(pending):
                 if done.cancelled():  # its request was cut off by a stop before its turn: it never runs
                     continue
-                store.wait_free(group.writer is None and self.executor is not None)  # until the group's transaction begins
                 try:
-                    outcomes[i] = (True, work())
-                except WouldWait:  # another process writes, and the group wrote nothing yet
-                    waiting, pending, outcomes = pending[i:], pending[:i], outcomes[:i]
-                    break
+                    # With a pool, the group's first write (its transaction's begin) waits only briefly.
+                    result = store.bounded(D.WAIT_FREE_SECONDS, work) if group.writer is None and self.executor is not None else work()
+                    if result is GAVE_UP:  # another process writes, and the group wrote nothing yet
+                        waiting, pending, outcomes = pending[i:], pending[:i], outcomes[:i]
+                        break
+                    outcomes[i] = (True, result)
                 except Exception as exc:  # a bug: that call's task raises it
                     outcomes[i] = (False, exc)
                 except BaseException:  # an interrupt: none of the group's calls happened, and its lock is let go
@@ -427,11 +420,10 @@ class App:
                     done.set_result((failure, value))
                 else:
                     done.set_exception(value)
-            store.wait_free(False)  # however the calls ended (a commit makes no new write)
             for _, done, slow in waiting:
                 if done.cancelled():
                     continue
-                ran = self._rerun[done] = self.executor.submit(slow)  # type: ignore[union-attr]  # a pool: WouldWait says so
+                ran = self._rerun[done] = self.executor.submit(slow)  # type: ignore[union-attr]  # a pool: GAVE_UP says so
                 asyncio.wrap_future(ran).add_done_callback(functools.partial(self._settle, done))
 
     def _settle(self, done: asyncio.Future, ran: asyncio.Future) -> None:

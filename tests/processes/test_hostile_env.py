@@ -404,13 +404,11 @@ def _sqlite_lock_held_by_another_program(path: str) -> sqlite3.Connection:
     return other
 
 
-@contextlib.contextmanager
-def _wait_free(db):
-    db.store.wait_free(True)  # as the endpoint's event loop makes its calls
-    try:
-        yield
-    finally:
-        db.store.wait_free(False)
+def _bounded(db, write):
+    """``write()`` as the endpoint's event loop makes its calls: its write waits WAIT_FREE_SECONDS at most."""
+    from sqsqlite import defaults
+
+    return db.store.bounded(defaults.WAIT_FREE_SECONDS, write)
 
 
 def _busy_timeout_of_reads(db) -> int:
@@ -418,11 +416,11 @@ def _busy_timeout_of_reads(db) -> int:
         return db.store.connection().execute("PRAGMA busy_timeout").fetchone()[0]
 
 
-def test_a_wait_free_write_while_another_program_holds_sqlites_write_lock_gives_up_at_once_having_written_nothing(tmp_path, monkeypatch):
+def test_a_bounded_write_while_another_program_holds_sqlites_write_lock_gives_up_at_once_having_written_nothing(tmp_path, monkeypatch):
     import time
 
     from sqsqlite import defaults
-    from sqsqlite.tx import WouldWait
+    from sqsqlite.lock import GAVE_UP
 
     monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
     db = sqsqlite.connect(str(tmp_path / "wait-free.db"))
@@ -430,34 +428,30 @@ def test_a_wait_free_write_while_another_program_holds_sqlites_write_lock_gives_
     q.send_message("before")
     other = _sqlite_lock_held_by_another_program(db.store.path)
     started = time.monotonic()
-    with _wait_free(db), pytest.raises(WouldWait):
-        q.send_message("never written")
+    assert _bounded(db, lambda: q.send_message("never written")) is GAVE_UP
     assert time.monotonic() - started < BUSY / 3  # not the busy timeout: WAIT_FREE_SECONDS, and the lock file's
     assert not db.store.connection().in_transaction and _lock_is_free(db)
     other.execute("ROLLBACK")
     other.close()
     assert [m.body for m in q.peek()] == ["before"]
-    with _wait_free(db):
-        q.send_message("after")  # the lock let go, a wait-free write writes
+    assert _bounded(db, lambda: q.send_message("after")) is not GAVE_UP  # the lock let go, a bounded write writes
     assert sorted(m.body for m in q.peek()) == ["after", "before"]
     db.close()
 
 
-def test_writes_that_may_wait_and_reads_keep_the_whole_busy_timeout_after_a_wait_free_write_gave_up(tmp_path, monkeypatch):
+def test_writes_that_may_wait_and_reads_keep_the_whole_busy_timeout_after_a_bounded_write_gave_up(tmp_path, monkeypatch):
     import time
 
     from sqsqlite import defaults
-    from sqsqlite.tx import WouldWait
+    from sqsqlite.lock import GAVE_UP
 
     monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
     db = sqsqlite.connect(str(tmp_path / "waits.db"))
     q = db.create_queue("q")
     other = _sqlite_lock_held_by_another_program(db.store.path)
-    with _wait_free(db), pytest.raises(WouldWait):
-        q.send_message("never written")
+    assert _bounded(db, lambda: q.send_message("never written")) is GAVE_UP
     assert _busy_timeout_of_reads(db) == BUSY * 1000
-    with _wait_free(db), pytest.raises(WouldWait):
-        q.send_message("never written")
+    assert _bounded(db, lambda: q.send_message("never written")) is GAVE_UP
     started = time.monotonic()
     with pytest.raises(DatabaseError, match="locked"):
         q.send_message("waits")
@@ -465,16 +459,13 @@ def test_writes_that_may_wait_and_reads_keep_the_whole_busy_timeout_after_a_wait
     assert BUSY <= waited < BUSY * 1.4, waited  # the one busy timeout it had, not the wait-free one
     other.execute("ROLLBACK")
     other.close()
-    with _wait_free(db):
-        q.send_message("sent wait-free")  # the loop's connection keeps its short timeout between writes
+    _bounded(db, lambda: q.send_message("sent wait-free"))  # the loop's connection keeps its short timeout between writes
     assert _busy_timeout_of_reads(db) == BUSY * 1000
     assert [m.body for m in q.peek()] == ["sent wait-free"]
     db.close()
 
 
-def test_an_interrupt_while_a_wait_free_write_shortens_the_busy_timeout_leaves_later_writes_and_reads_their_whole_one(
-    tmp_path, monkeypatch
-):
+def test_an_interrupt_while_a_bounded_write_shortens_the_busy_timeout_leaves_later_writes_and_reads_their_whole_one(tmp_path, monkeypatch):
     import time
 
     db, q, local, real = _warm(tmp_path / "interrupted.db", monkeypatch)
@@ -492,8 +483,8 @@ def test_an_interrupt_while_a_wait_free_write_shortens_the_busy_timeout_leaves_l
 
     local.cursor = InterruptedOnceShortened()
     try:
-        with _wait_free(db), pytest.raises(KeyboardInterrupt):
-            q.send_message("interrupted")
+        with pytest.raises(KeyboardInterrupt):
+            _bounded(db, lambda: q.send_message("interrupted"))
     finally:
         local.cursor = real
     assert _busy_timeout_of_reads(db) == BUSY * 1000
@@ -541,7 +532,7 @@ def _lock_is_free(db) -> bool:
 
 
 def test_an_interrupt_just_after_begin_leaves_no_transaction_open_and_no_lock_held(db, queue):
-    from sqsqlite.store import _holding
+    from sqsqlite.lock import held_by_thread
 
     queue.send_message("warm")  # this thread's connection and lock descriptor exist
     local = db.store._local
@@ -559,7 +550,7 @@ def test_an_interrupt_just_after_begin_leaves_no_transaction_open_and_no_lock_he
     with pytest.raises(KeyboardInterrupt):
         queue.send_message("interrupted")
     assert not local.conn.in_transaction
-    assert _lock_is_free(db) and db.store._lock_key not in _holding()
+    assert _lock_is_free(db) and db.store._lock_key not in held_by_thread()
     queue.send_message("after")  # and this thread goes on writing
     assert sorted(m.body for m in queue.peek()) == ["after", "warm"]
 
@@ -586,7 +577,7 @@ def test_an_interrupt_just_after_a_read_begins_ends_the_read(db, queue, monkeypa
 def test_an_interrupt_while_letting_the_writers_lock_go_never_leaves_this_thread_skipping_it(db, queue, monkeypatch):
     import fcntl
 
-    from sqsqlite import store as S
+    from sqsqlite import lock
 
     queue.send_message("warm")
     real = fcntl.flock
@@ -602,10 +593,10 @@ def test_an_interrupt_while_letting_the_writers_lock_go_never_leaves_this_thread
                 calls.append(fd)
                 raise KeyboardInterrupt
 
-    monkeypatch.setattr(S, "fcntl", Interrupting)
+    monkeypatch.setattr(lock, "fcntl", Interrupting)
     with pytest.raises(KeyboardInterrupt):
         queue.send_message("interrupted after the unlock")
-    assert db.store._lock_key not in S._holding()  # unmarked: the next write takes the lock again
-    monkeypatch.setattr(S, "fcntl", fcntl)
+    assert db.store._lock_key not in lock.held_by_thread()  # forgotten: the next write takes the lock again
+    monkeypatch.setattr(lock, "fcntl", fcntl)
     queue.send_message("after")
     assert _lock_is_free(db)

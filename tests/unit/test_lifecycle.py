@@ -598,8 +598,9 @@ def test_a_move_tasks_rate_holds_however_many_processes_drive_it(db, db_path, cl
     assert [later - earlier for (earlier, _), (later, _) in zip(moves, moves[1:])] == [1000, 1000]  # 2 a second, not 4
 
 
-def test_a_wait_free_receive_that_only_moved_poison_messages_claims_wait_free_too(db, db_path, clock, monkeypatch):
-    from sqsqlite.tx import WouldWait
+def test_a_bounded_receive_that_only_moved_poison_messages_claims_bounded_too(db, db_path, clock, monkeypatch):
+    from sqsqlite import defaults
+    from sqsqlite.lock import GAVE_UP
 
     src, dlq = with_dlq(db, max_receive_count=1, source_attrs={"VisibilityTimeout": "1"})
     src.send_message("poison")
@@ -613,7 +614,7 @@ def test_a_wait_free_receive_that_only_moved_poison_messages_claims_wait_free_to
             holding.set()
             release.wait(10)
 
-    again = db.store.wait_free_again
+    again = db.store.bound_again
     holder = threading.Thread(target=hold)
 
     def then_held():
@@ -621,13 +622,10 @@ def test_a_wait_free_receive_that_only_moved_poison_messages_claims_wait_free_to
         holder.start()
         assert holding.wait(5)
 
-    monkeypatch.setattr(db.store, "wait_free_again", then_held)
-    db.store.wait_free(True)  # as the endpoint's loop makes its calls
-    try:
-        with pytest.raises(WouldWait):  # the claim would wait: the call is run again where it may
-            src.receive_message()
+    monkeypatch.setattr(db.store, "bound_again", then_held)
+    try:  # as the endpoint's loop makes its calls; the claim would wait: the call is run again where it may
+        assert db.store.bounded(defaults.WAIT_FREE_SECONDS, src.receive_message) is GAVE_UP
     finally:
-        db.store.wait_free(False)
         release.set()
         holder.join(10)  # its commit done before its connection closes
     assert counts(dlq) == (1, 0, 0)  # the round that moved the poison message stays done

@@ -14,8 +14,8 @@ import time
 import pytest
 
 import sqsqlite
-from sqsqlite import dbfile, space, store, tx
 from sqsqlite import defaults as D
+from sqsqlite import lock, space
 
 BODY = "x" * 1024
 
@@ -129,7 +129,7 @@ def test_steps_return_the_free_pages_to_the_file_system_and_keep_every_message(d
 def marked_within(fd: int, seconds: float = 10.0) -> bool:
     """Whether a writer is marked as waiting on the lock file, looked at until it is (bounded)."""
     deadline = time.monotonic() + seconds
-    while not dbfile.writers_waiting(fd):
+    while not lock.writers_waiting(fd):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.001)
@@ -141,9 +141,9 @@ def test_a_write_that_finds_the_writers_lock_taken_is_marked_waiting_until_it_ha
     db = sqsqlite.connect(db_path, clock=clock)
     q = db.create_queue("orders")
     q.send_message("first")
-    held = space.WritersLock(space.lock_path(db_path))  # a reclaim step's
+    held = lock.WritersLock(space.lock_path(db_path))  # a reclaim step's
     held.take()
-    assert not dbfile.writers_waiting(held.fd)
+    assert not lock.writers_waiting(held.fd)
     done = []
     call = (lambda: q.send_message("second")) if write == "send" else (lambda: q.receive_message())
     writer = threading.Thread(target=lambda: done.append(call()))
@@ -154,8 +154,8 @@ def test_a_write_that_finds_the_writers_lock_taken_is_marked_waiting_until_it_ha
     finally:
         held.close()
     writer.join(10)
-    probe = space.WritersLock(space.lock_path(db_path))
-    assert done and not dbfile.writers_waiting(probe.fd)
+    probe = lock.WritersLock(space.lock_path(db_path))
+    assert done and not lock.writers_waiting(probe.fd)
     probe.close()
     db.close()
 
@@ -164,8 +164,8 @@ def test_an_uncontended_write_takes_the_lock_without_a_mark(db_path, clock, monk
     def never(*args):
         raise AssertionError("marked")
 
-    monkeypatch.setattr(store, "take_waiting", never)
-    monkeypatch.setattr(store, "mark_waiting", never)
+    monkeypatch.setattr(lock, "take_marked", never)
+    monkeypatch.setattr(lock, "mark_waiting", never)
     db = sqsqlite.connect(db_path, clock=clock)
     q = db.create_queue("orders")
     q.send_message("one")
@@ -174,26 +174,26 @@ def test_an_uncontended_write_takes_the_lock_without_a_mark(db_path, clock, monk
     db.close()
 
 
-def test_a_wait_free_write_is_marked_while_it_tries_and_unmarked_when_it_gives_up(db_path):
-    held = space.WritersLock(space.lock_path(db_path))
+def test_a_bounded_write_is_marked_while_it_tries_and_unmarked_when_it_gives_up(db_path):
+    held = lock.WritersLock(space.lock_path(db_path))
     held.take()
-    other = space.WritersLock(space.lock_path(db_path))
+    other = lock.WritersLock(space.lock_path(db_path))
     outcome = []
 
-    def wait_free() -> None:
+    def bounded() -> None:
         try:
-            tx.lock_briefly(other.fd, 0.5)
+            lock.take_bounded(other.fd, 0.5)
             outcome.append("held")
-        except tx.WouldWait:
+        except lock.WouldWait:
             outcome.append("would wait")
 
-    trying = threading.Thread(target=wait_free)
+    trying = threading.Thread(target=bounded)
     trying.start()
     try:
         assert marked_within(held.fd)
     finally:
         trying.join(10)
-    assert outcome == ["would wait"] and not dbfile.writers_waiting(held.fd)
+    assert outcome == ["would wait"] and not lock.writers_waiting(held.fd)
     held.close()
     other.close()
 

@@ -1,0 +1,363 @@
+"""sqsqlite's writers' lock as one state machine. Every writer takes an exclusive ``flock`` on
+``<file>-lock`` before its BEGIN IMMEDIATE, so sqsqlite's writers queue in the kernel (SQLite's
+busy handler polls, and lets one kind of process starve another); SQLite's lock stays the real
+exclusion. A write (WriteLock) goes through State by the transitions named here, which
+docs/explanation/architecture.md ("The writers' lock") draws and explains. Also: the waiting mark,
+the fork gate, what this thread holds, and WritersLock (a reclaim step's, a vacuum's)."""
+
+from __future__ import annotations
+
+import enum
+import os
+import sqlite3
+import struct
+import threading
+import time
+from typing import Any
+
+from . import defaults as D
+from .errors import TransactionError
+
+fcntl: Any
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: no lock file, SQLite's busy handler alone orders the writers
+    fcntl = None
+
+
+class State(enum.Enum):
+    """Where one write stands (WriteLock.state)."""
+
+    FREE = "free"  # holds nothing: not begun, or released
+    TAKING = "taking"  # the lock file is another's: waiting for it, marked as waiting
+    HELD = "held"  # holds the lock file (flock on its connection's descriptor)
+    SQLITE_ONLY = "sqlite only"  # takes no lock file: SQLite's lock alone orders it
+    WRITING = "writing"  # counted in progress (a fork waits for it), BEGIN IMMEDIATE next
+    IN_SQLITE = "in sqlite"  # BEGIN IMMEDIATE returned: SQLite's write lock held too
+
+
+# The states as plain names: State.FREE costs an enum look-up (~0.2 us), and a write sets four.
+FREE, TAKING, HELD, SQLITE_ONLY, WRITING, IN_SQLITE = State
+
+
+class WouldWait(BaseException):
+    """give_up's outcome: a bounded write found the writers' lock, or SQLite's, taken past its
+    bound, and wrote nothing. A BaseException, like an interrupt, so that no handler of errors on
+    the way takes it for one; Store.bounded returns GAVE_UP for it."""
+
+
+GAVE_UP: Any = enum.Enum("Outcome", "GAVE_UP").GAVE_UP  # type: ignore[attr-defined]  # no call returns it
+
+
+class Bound:
+    """A call's lock-wait budget, given by its caller (Store.bounded): its first write waits for
+    the writers' lock, then SQLite's, at most ``seconds`` in all. Only the first (spend): a later
+    one follows a write that may have committed, unless the call says its writes so far may be
+    made again (Store.bound_again)."""
+
+    __slots__ = ("seconds", "armed")
+
+    def __init__(self, seconds: float):
+        self.seconds, self.armed = seconds, True
+
+    def spend(self) -> float | None:
+        """The seconds its call's next write may wait: the bound's once, then None (as any)."""
+        armed, self.armed = self.armed, False
+        return self.seconds if armed else None
+
+
+def open_lock_file(path: str) -> int | None:
+    """A descriptor of the lock file ``path`` (made if need be), or None where it can't be opened
+    (out of descriptors, a directory not writable, a read-only file system): SQLite's own locking
+    still holds, and the caller tries again later (D.LOCK_RETRY_SECONDS)."""
+    try:
+        return None if fcntl is None else os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+
+
+# A writer that finds the writers' lock file taken marks that it waits, for as long as it waits:
+# a shared lock on one byte of the lock file, an open file description lock (Linux), so it belongs
+# to the writer's descriptor and every other descriptor sees it, in this process or another. The
+# background reclaim step looks for it between pages and ends early (space.Reclaimer): a writer
+# then waits for one page, not for the rest of the step. flock and these locks never meet, and
+# the uncontended writer makes no extra call: it takes the lock at once and marks nothing.
+_WAITING = (0, 1)  # (start, length) of the byte marked
+_FLOCK_LAYOUT = "hhqqi4x"  # struct flock: type, whence, start, length, pid (Linux, 64-bit offsets)
+_MARKS = fcntl is not None and hasattr(fcntl, "F_OFD_SETLK")
+
+
+def _mark(fd: int, kind: int) -> None:
+    try:
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack(_FLOCK_LAYOUT, kind, os.SEEK_SET, *_WAITING, 0))
+    except OSError:  # a file system without such locks: the writer waits unmarked
+        pass
+
+
+def mark_waiting(fd: int) -> None:
+    """Mark that this descriptor's writer waits for the writers' lock; inside a ``try`` whose
+    ``finally`` calls unmark_waiting: a mark left behind (an interrupt in between) would end
+    every reclaim step before its first page for as long as the descriptor stays open."""
+    if _MARKS:
+        _mark(fd, fcntl.F_RDLCK)
+
+
+def unmark_waiting(fd: int) -> None:
+    """Take the mark away (none made: nothing changes)."""
+    if _MARKS:
+        _mark(fd, fcntl.F_UNLCK)
+
+
+def writers_waiting(fd: int | None) -> bool:
+    """Whether a writer, on any descriptor of the lock file but ``fd``, is marked as waiting."""
+    if not _MARKS or fd is None:
+        return False
+    try:
+        asked = struct.pack(_FLOCK_LAYOUT, fcntl.F_WRLCK, os.SEEK_SET, *_WAITING, 0)
+        kind = struct.unpack(_FLOCK_LAYOUT, fcntl.fcntl(fd, fcntl.F_OFD_GETLK, asked))[0]
+    except OSError:
+        return False
+    return bool(kind != fcntl.F_UNLCK)
+
+
+def take_marked(fd: int, gate: int | None = None) -> None:
+    """TAKING -> HELD: wait for the lock file ``fd`` as long as it takes, marked as waiting; for
+    a send, behind the senders' gate ``gate`` first (there too it is a writer waiting)."""
+    try:
+        mark_waiting(fd)
+        if gate is not None:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    finally:
+        unmark_waiting(fd)
+
+
+def take_bounded(fd: int, seconds: float) -> float:
+    """TAKING -> HELD within ``seconds``, marked as waiting; else give_up (WouldWait). Returns what
+    is left of ``seconds``, which SQLite's own wait then gets (the two share the bound)."""
+    try:
+        mark_waiting(fd)
+        start = time.monotonic()
+        deadline, pause = start + seconds, 0.0001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return max(0.0, deadline - time.monotonic())
+            except BlockingIOError:
+                now = time.monotonic()
+                if now >= deadline:
+                    raise WouldWait() from None
+                # Polled often for the few ms another writer's transaction takes; past that
+                # (an endpoint request's deadline, seconds long) less often, so that a request
+                # waiting out a long transaction costs next to no CPU.
+                if now - start >= D.WAIT_FREE_SECONDS:
+                    pause = min(pause * 2, D.LOCK_POLL_MAX_SECONDS)
+                time.sleep(min(pause, deadline - now))
+    finally:
+        unmark_waiting(fd)
+
+
+_THREAD = threading.local()  # what this thread holds: the facts pass_by and refuse look at
+
+
+def held_by_thread() -> set:
+    """The writers' lock files this thread holds (their real paths)."""
+    try:
+        return _THREAD.paths
+    except AttributeError:
+        _THREAD.paths = set()
+        return _THREAD.paths
+
+
+def thread_transactions() -> set:
+    """The writers' lock files of the files this thread has an application's transaction open on
+    (sqsqlite's own connection, or an application's that it began; its lock file held)."""
+    try:
+        return _THREAD.transactions
+    except AttributeError:
+        _THREAD.transactions = set()
+        return _THREAD.transactions
+
+
+# The application's connections joined by a transaction (their write lock taken by sqsqlite), by
+# thread and writers' lock file, until a write of that thread finds them committed: while one is
+# still in its transaction, a write of the same thread on another connection would wait for it.
+# (sqlite3 connections take no weak reference: those found committed or closed are dropped.)
+JOINED: dict[tuple[int, str], sqlite3.Connection] = {}
+
+
+def still_in_transaction(conn: sqlite3.Connection) -> bool:
+    try:
+        return conn.in_transaction
+    except sqlite3.Error:  # closed
+        return False
+
+
+def note_joined(key: str, conn: sqlite3.Connection) -> None:
+    """This thread's transaction joined ``conn``'s, on the file of lock file ``key``."""
+    for held, other in list(JOINED.items()):
+        if not still_in_transaction(other):
+            JOINED.pop(held, None)
+    JOINED[(_get_ident(), key)] = conn
+
+
+def refuse_if_joined(key: str, path: str) -> None:
+    """refuse, when a connection this thread joined still holds the file's write lock."""
+    conn = JOINED.get((_get_ident(), key))
+    if conn is not None and not still_in_transaction(conn):
+        JOINED.pop((_get_ident(), key), None)
+    elif conn is not None:
+        raise TransactionError(
+            f"This thread's own connection to {path!r} holds the file's write lock: its transaction, which a "
+            "db.transaction(connection) block joined, is still open. Commit or roll it back first, or make this call inside "
+            "a block on that connection; from here it would wait for itself."
+        )
+
+
+# Threads inside SQLite hold its state of the file (its mutexes; its locks, kept per process): a
+# child would inherit them held by threads it lacks and wait for ever. So a fork closes the fork
+# gate (a write that would enter yields_to_fork), waits for this process's writes in progress
+# (WRITING: the threads of the WriteLocks in _WRITING), then forks; the gate opens after it.
+_FORK_GATE = threading.Lock()
+_WRITING: dict[Any, int] = {}
+_get_ident = threading.get_ident
+
+
+def close_fork_gate() -> None:
+    """Before a fork: no write enters WRITING, and those in it (but the forker's own) end first."""
+    _FORK_GATE.acquire()
+    mine, deadline = _get_ident(), time.monotonic() + D.FORK_WAIT_SECONDS
+    while any(t != mine for t in list(_WRITING.values())) and time.monotonic() < deadline:
+        time.sleep(D.FORK_WAIT_STEP_SECONDS)
+
+
+def open_fork_gate() -> None:
+    _FORK_GATE.release()
+
+
+def forked() -> None:
+    """In a forked child: the parent's writes and held lock files are not its own (the store
+    closes their descriptors; the forker's own write ends as any, at release)."""
+    global _FORK_GATE
+    _FORK_GATE, _THREAD.paths = threading.Lock(), set()
+    _WRITING.clear()
+
+
+class WriteLock:
+    """One write's way through the writers' lock: its state, and the transitions but the
+    store's begin (BEGIN IMMEDIATE). The store's write gives senders_gate and named."""
+
+    __slots__ = ("state", "fd", "gate", "holding", "key")
+
+    def __init__(self, key: str):
+        self.state = FREE
+        self.key = key  # the lock file's real path: what held_by_thread holds
+        self.fd: int | None = None  # the descriptor it holds, while it holds one
+        self.gate: int | None = None  # the senders' gate descriptor, while it may hold the gate
+        self.holding: Any = None  # this thread's held_by_thread() set, set with fd
+
+    def senders_gate(self) -> int | None:  # the connection's descriptor of it (None: none now)
+        raise NotImplementedError
+
+    def named(self) -> str:  # the database file as its user named it, for refuse's message
+        raise NotImplementedError
+
+    def take(self, fd: int | None, sending: bool, seconds: float | None) -> float | None:
+        """FREE -> HELD or SQLITE_ONLY, then enter: WRITING (one call on the hot path), on the
+        connection's lock file descriptor ``fd`` (None: none now); a contended send waits behind
+        the senders' gate. A bounded write (``seconds``) gets back what is left of them."""
+        while True:
+            left = seconds
+            if fd is None:
+                self.state = SQLITE_ONLY  # pass_by: no lock file of its own, this once
+            else:
+                try:
+                    holding = _THREAD.paths
+                except AttributeError:
+                    holding = held_by_thread()
+                key = self.key
+                if key not in holding:
+                    # Noted before it is taken: an interrupt from here on (even right after flock) lets it go.
+                    self.holding, self.fd = holding, fd
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # take_at_once
+                    except BlockingIOError:
+                        self.state = TAKING  # find_taken
+                        if seconds is not None:
+                            left = take_bounded(fd, seconds)
+                        elif sending and (gate := self.senders_gate()) is not None:
+                            self.gate = gate  # noted first, so that release lets it go whatever interrupts
+                            take_marked(fd, gate)
+                            self.release_gate()  # held: the next sender waits for it while this one writes
+                        else:  # a send with no gate file now waits in no order
+                            take_marked(fd)
+                    holding.add(key)
+                    self.state = HELD
+                elif key in thread_transactions():
+                    # refuse: SQLite would make this write wait for its own transaction for the whole
+                    # busy timeout, then say "database is locked".
+                    raise TransactionError(
+                        f"This thread has a transaction open on {self.named()!r} through another Database object or "
+                        "connection: a write here would wait for it. Make the call inside that transaction "
+                        "(db.transaction(tx.connection), or the same Database), or after it ends."
+                    )
+                else:  # pass_by: another Database on the file, or a write inside a write: SQLite refuses
+                    self.state = SQLITE_ONLY  # or times out as without the lock file
+            # enter: counted in progress, unless a fork waits at its gate (a write inside another
+            # write of its thread enters all the same: the fork waits for that one).
+            ident = _WRITING[self] = _get_ident()
+            if not _FORK_GATE.locked() or list(_WRITING.values()).count(ident) > 1:
+                self.state = WRITING
+                return left
+            self.release()  # yield_to_fork: let go, wait for the fork, take again
+            with _FORK_GATE:
+                pass
+
+    def release_gate(self) -> None:
+        gate, self.gate = self.gate, None
+        if gate is not None:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+
+    def release(self) -> None:
+        """any -> FREE: uncounted, the senders' gate and the lock file let go."""
+        _WRITING.pop(self, None)
+        if self.gate is not None:
+            self.release_gate()
+        fd = self.fd
+        if fd is not None:
+            # Forgotten first: interrupted in between, this thread's next write takes the lock
+            # again (on its own descriptor at once) and lets it go; noted but unlocked, every
+            # later write of this thread would pass it by.
+            self.holding.discard(self.key)
+            self.fd = None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            except OSError:  # closed (Store.close inside a transaction): the lock went with it
+                pass
+        self.state = FREE
+
+
+class WritersLock:
+    """The writers' lock taken by a descriptor of its own for one step or one command (a reclaim
+    step, a vacuum), marked as waiting as any writer, and let go explicitly (a forked child
+    sharing the descriptor can't keep it held). No lock file (fd None): SQLite's lock alone."""
+
+    def __init__(self, lock_path: str | None):
+        self.fd = None if lock_path is None else open_lock_file(lock_path)
+
+    def take(self, seconds: float | None = None) -> bool:
+        """Wait for it (at most ``seconds``, None: as long as it takes): whether it is held."""
+        try:
+            if self.fd is not None:
+                take_marked(self.fd) if seconds is None else take_bounded(self.fd, seconds)
+        except WouldWait:
+            return False
+        return True
+
+    def close(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
