@@ -215,3 +215,22 @@ def test_a_read_only_console_disables_its_buttons_and_refuses_a_forced_action(ch
         assert status == 403
         assert next(s for s in server.db.stats() if s.name == "orders").visible == 2
         context.close()
+
+
+def test_a_page_whose_form_is_on_its_way_is_not_reloaded_by_its_poll(page, served):
+    # A delete sent and answered slowly: the page's poll meanwhile finds its queue gone, and a
+    # reload would leave the server's 404 where the delete's answer should land.
+    page.goto(served.url + "/console/queues/emails")
+    expect(page.locator("#updated")).to_contain_text("updated")
+    page.evaluate(
+        """() => { window.stayed = true;
+             const form = document.getElementById("delete").form;
+             form.addEventListener("submit", (e) => e.preventDefault());  // sent, as far as the page knows
+             form.requestSubmit(); }"""
+    )
+    served.db.delete_queue(served.db.queue("emails").url)
+    for _ in range(3):  # polls that find the queue gone
+        with page.expect_response(re.compile(r"/console/api/stats")):
+            pass
+    assert page.evaluate("() => window.stayed") is True
+    assert page.script_errors == []

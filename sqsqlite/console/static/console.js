@@ -25,6 +25,11 @@ function show(cell, value) {
   if (cell.textContent !== text) cell.textContent = text;
 }
 
+// Set once a form is sent: the page is leaving for the form's answer, which a poll's reload
+// (its queue gone after a delete it just sent) would cut short.
+let leaving = false;
+document.addEventListener("submit", () => { leaving = true; }, true);
+
 async function refreshStats(page) {
   // A queue page asks for its own queue's figures: counting every queue's would cost as much as the largest.
   const src = page === "queue" ? "/console/api/stats?queue=" + encodeURIComponent(document.body.dataset.queue) : "/console/api/stats";
@@ -34,6 +39,7 @@ async function refreshStats(page) {
   // Each poll brings a fresh form token: a page left open keeps forms the server accepts.
   for (const input of document.querySelectorAll('input[name="token"]')) input.value = data.token;
   const byName = new Map(data.queues.map((q) => [q.name, q]));
+  if (leaving) return;
   if (page === "queue" && !byName.has(document.body.dataset.queue)) {
     location.reload(); // the queue was deleted: the server's page says so, instead of its last figures
     return;
