@@ -73,6 +73,13 @@ def test_a_declaration_that_strays_from_the_table_is_reported():
 
 
 def test_the_package_says_it_is_typed_so_an_applications_checker_reads_the_declarations():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: tomllib's own origin
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "py.typed" in config["package-data"]["sqsqlite"]  # in the wheel: PEP 561's marker
     assert (PACKAGE / "py.typed").is_file()
 
 
