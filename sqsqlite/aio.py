@@ -247,9 +247,10 @@ class AsyncSQSClient:
     # ------------------------------------------------------------ the SQS actions
     # One coroutine an action, as aiobotocore's: made below the class from action_table.TABLE,
     # each running the sync client's method of its name (call), with that method's docstring
-    # and signature. ReceiveMessage's is its own (_receive_message), with the long polls. For a
-    # type checker, these declarations of them, as SQSClient's (typed as the table says, which
-    # tests/unit/test_typed_methods.py checks), each awaited for its response.
+    # and signature. ReceiveMessage's is its own (_receive_message), with the long polls. A type
+    # checker can't see coroutines made so: it sees these declarations, typed as SQSClient's
+    # methods but awaited for the response (tests/unit/test_typed_methods.py holds both classes'
+    # declarations to the table).
     if TYPE_CHECKING:
 
         async def create_queue(self, *, QueueName: str, Attributes: dict[str, Any] = ..., tags: dict[str, Any] = ...) -> dict[str, Any]: ...
