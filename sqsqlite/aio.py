@@ -40,7 +40,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from . import defaults as D
 from .action_table import TABLE, Action
@@ -124,7 +124,7 @@ class AsyncSQSClient:
         wakeups = db.wakeups
         assert isinstance(wakeups, AsyncWakeups)  # _open's
         sync = SQSClient(db)
-        change = cast(Any, sync).change_message_visibility_batch  # Any: SQSClient's methods are set at import
+        change = sync.change_message_visibility_batch
         self._polls = LongPolls(wakeups, self._to_the_end, lambda request: change(**request))
         self._sync = sync
         return sync
@@ -241,15 +241,64 @@ class AsyncSQSClient:
     # ------------------------------------------------------------ the SQS actions
     # One coroutine an action, as aiobotocore's: made below the class from action_table.TABLE,
     # each running the sync client's method of its name (call), with that method's docstring
-    # and signature. ReceiveMessage's is its own, with the long polls.
+    # and signature. ReceiveMessage's is its own (_receive_message), with the long polls. A type
+    # checker can't see coroutines made so: it sees these declarations, typed as SQSClient's
+    # methods but awaited for the response (tests/unit/test_typed_methods.py holds both classes'
+    # declarations to the table).
+    if TYPE_CHECKING:
 
-    if TYPE_CHECKING:  # the coroutines made from the table, typed for checkers
-
-        def __getattr__(self, method: str) -> Callable[..., Awaitable[dict[str, Any]]]: ...
+        async def create_queue(self, *, QueueName: str, Attributes: dict[str, Any] = ..., tags: dict[str, Any] = ...) -> dict[str, Any]: ...
+        async def delete_queue(self, *, QueueUrl: str) -> dict[str, Any]: ...
+        async def list_queues(self, *, QueueNamePrefix: str = ..., NextToken: str = ..., MaxResults: int = ...) -> dict[str, Any]: ...
+        async def get_queue_url(self, *, QueueName: str, QueueOwnerAWSAccountId: str = ...) -> dict[str, Any]: ...
+        async def get_queue_attributes(self, *, QueueUrl: str, AttributeNames: list[Any] | tuple[Any, ...] = ...) -> dict[str, Any]: ...
+        async def set_queue_attributes(self, *, QueueUrl: str, Attributes: dict[str, Any]) -> dict[str, Any]: ...
+        async def send_message(
+            self,
+            *,
+            QueueUrl: str,
+            MessageBody: str,
+            DelaySeconds: int = ...,
+            MessageAttributes: dict[str, Any] = ...,
+            MessageSystemAttributes: dict[str, Any] = ...,
+            MessageDeduplicationId: str = ...,
+            MessageGroupId: str = ...,
+        ) -> dict[str, Any]: ...
+        async def send_message_batch(self, *, QueueUrl: str, Entries: list[Any] | tuple[Any, ...]) -> dict[str, Any]: ...
+        async def receive_message(
+            self,
+            *,
+            QueueUrl: str,
+            AttributeNames: list[Any] | tuple[Any, ...] = ...,
+            MessageSystemAttributeNames: list[Any] | tuple[Any, ...] = ...,
+            MessageAttributeNames: list[Any] | tuple[Any, ...] = ...,
+            MaxNumberOfMessages: int = ...,
+            VisibilityTimeout: int = ...,
+            WaitTimeSeconds: int = ...,
+            ReceiveRequestAttemptId: str = ...,
+        ) -> dict[str, Any]: ...
+        async def delete_message(self, *, QueueUrl: str, ReceiptHandle: str) -> dict[str, Any]: ...
+        async def delete_message_batch(self, *, QueueUrl: str, Entries: list[Any] | tuple[Any, ...]) -> dict[str, Any]: ...
+        async def change_message_visibility(self, *, QueueUrl: str, ReceiptHandle: str, VisibilityTimeout: int) -> dict[str, Any]: ...
+        async def change_message_visibility_batch(self, *, QueueUrl: str, Entries: list[Any] | tuple[Any, ...]) -> dict[str, Any]: ...
+        async def purge_queue(self, *, QueueUrl: str) -> dict[str, Any]: ...
+        async def list_dead_letter_source_queues(self, *, QueueUrl: str, NextToken: str = ..., MaxResults: int = ...) -> dict[str, Any]: ...
+        async def start_message_move_task(
+            self, *, SourceArn: str, DestinationArn: str = ..., MaxNumberOfMessagesPerSecond: int = ...
+        ) -> dict[str, Any]: ...
+        async def list_message_move_tasks(self, *, SourceArn: str, MaxResults: int = ...) -> dict[str, Any]: ...
+        async def cancel_message_move_task(self, *, TaskHandle: str) -> dict[str, Any]: ...
+        async def add_permission(
+            self, *, QueueUrl: str, Label: str, AWSAccountIds: list[Any] | tuple[Any, ...], Actions: list[Any] | tuple[Any, ...]
+        ) -> dict[str, Any]: ...
+        async def remove_permission(self, *, QueueUrl: str, Label: str) -> dict[str, Any]: ...
+        async def tag_queue(self, *, QueueUrl: str, Tags: dict[str, Any]) -> dict[str, Any]: ...
+        async def untag_queue(self, *, QueueUrl: str, TagKeys: list[Any] | tuple[Any, ...]) -> dict[str, Any]: ...
+        async def list_queue_tags(self, *, QueueUrl: str) -> dict[str, Any]: ...
 
     # ------------------------------------------------------------ long polls
 
-    async def receive_message(self, *args: Any, **kwargs: Any) -> dict:
+    async def _receive_message(self, *args: Any, **kwargs: Any) -> dict:
         """The SQS ReceiveMessage action (client.SQSClient.receive_message's members); a wait
         with nothing to claim parks on the loop."""
         if args:
@@ -292,7 +341,7 @@ class AsyncSQSClient:
             self._rounds.discard(done)
             done.set_result(None)
 
-    def _claim_now(self, sync: Any, request: dict) -> Round:  # Any: SQSClient's methods are set at import
+    def _claim_now(self, sync: SQSClient, request: dict) -> Round:
         try:
             if not self.wakeups.parks:  # an injected clock: the receive waits in the call, moving the clock
                 return "done", sync.receive_message(**request)
@@ -401,9 +450,15 @@ def _coroutine(action: Action) -> Callable[..., Awaitable[dict]]:
     return described(call, action, AsyncSQSClient)
 
 
+def _long_poll(action: Action) -> Callable[..., Awaitable[dict]]:
+    """AsyncSQSClient._receive_message, under the action's method name (its own docstring)."""
+    receive: Any = vars(AsyncSQSClient)["_receive_message"]
+    receive.__name__, receive.__qualname__ = action.method, f"{AsyncSQSClient.__name__}.{action.method}"
+    return receive
+
+
 for _action in TABLE:
-    if _action.method not in vars(AsyncSQSClient):  # receive_message is its own
-        setattr(AsyncSQSClient, _action.method, _coroutine(_action))
+    setattr(AsyncSQSClient, _action.method, _long_poll(_action) if _action.name == "ReceiveMessage" else _coroutine(_action))
 
 
 class Paginator:

@@ -198,7 +198,6 @@ def compute(path: str, as_of_ms: int, top: int = 5, history_since_ms: int | None
         conn.execute("BEGIN")
         qrows = [dict(r) for r in conn.execute(f"SELECT {QUEUE_COLUMNS} FROM queues")]
         mrows = conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY id").fetchall()
-        conn.row_factory = None
         hrows = H.read_rows(conn, since, until)
         retention = history_retention(conn)
         conn.execute("COMMIT")

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from .. import defaults as D
 
@@ -42,9 +44,68 @@ DEFAULT_WINDOW_MS = 24 * HOUR_MS
 SPIKE_MIN = 10
 SPIKE_FACTOR = 3
 
-# The per-step sums, in the order of the table's columns.
-STEP_COUNTERS = ("sent", "received", "redelivered", "deleted", "dead_lettered", "expired", "purged", "moved", "moved_in")
-HISTORY_COLUMNS = "minute, queue_id, " + ", ".join(STEP_COUNTERS) + ", visible, in_flight, delayed, oldest_age"
+
+class HistoryRow(NamedTuple):
+    """A minute row of queue_history, as the report reads it (HISTORY_COLUMNS)."""
+
+    minute: int
+    queue_id: int
+    sent: int
+    received: int
+    redelivered: int
+    deleted: int
+    dead_lettered: int
+    expired: int
+    purged: int
+    moved: int
+    moved_in: int
+    visible: int | None  # the backlog sample's gauges: None in a minute without one
+    in_flight: int | None
+    delayed: int | None
+    oldest_age: int | None
+
+
+class Sample(NamedTuple):
+    """A step's newest backlog sample; ordered by minute, as Spark's max() of its struct."""
+
+    minute: int
+    backlog: int
+    oldest_age: int | None
+
+
+class StepRow(NamedTuple):
+    """A queue's step, reduced from its minute rows: the STEP_COUNTERS' sums and its newest sample."""
+
+    queue_id: int
+    at: int  # the step's start
+    sent: int
+    received: int
+    redelivered: int
+    deleted: int
+    dead_lettered: int
+    expired: int
+    purged: int
+    moved: int
+    moved_in: int
+    sample: Sample | None
+
+
+class HourRow(NamedTuple):
+    """A queue's last hour and the hour before, reduced from its minute rows."""
+
+    queue_id: int
+    arrivals_last_hour: int
+    completions_last_hour: int
+    departures_last_hour: int
+    arrivals_hour_before: int
+    completions_hour_before: int
+
+
+# The per-step sums, in the order of the table's columns (a step row's, between its key and sample).
+STEP_COUNTERS: tuple[str, ...] = StepRow._fields[2:-1]
+HISTORY_COLUMNS = ", ".join(HistoryRow._fields)
+HOUR_FIGURES: tuple[str, ...] = HourRow._fields[1:]
+_COUNTERS_OF = attrgetter(*STEP_COUNTERS)  # a minute row's counters, in STEP_COUNTERS' order
 
 
 @dataclass
@@ -135,93 +196,107 @@ def spikes(counter: str, steps: list[Step]) -> list[Spike]:
 
 def finish(
     names: dict[int, str],
-    step_rows: list[tuple],
-    hour_rows: list[tuple],
+    step_rows: list[StepRow],
+    hour_rows: list[HourRow],
     since_ms: int,
     until_ms: int,
 ) -> list[QueueHistory]:
-    """Every figure from the reduced rows: ``step_rows`` are (queue_id, step start, the
-    STEP_COUNTERS' sums..., newest sample as (minute, backlog, oldest age) or None);
-    ``hour_rows`` are (queue_id, arrivals, completions, departures of the last hour, arrivals
-    and completions of the hour before). Queues with a row in the window only, by name."""
+    """Every figure from the reduced rows, each queue's steps and hours. Queues with a row in
+    the window only, by name."""
     step = step_for(since_ms, until_ms)
     start = first_step(since_ms, step)
     n = -(-(until_ms - start) // step)
-    by_queue: dict[int, dict[int, tuple]] = {}
+    by_queue: dict[int, dict[int, StepRow]] = {}
     for r in step_rows:
-        by_queue.setdefault(r[0], {})[r[1]] = r
-    hours = {r[0]: r for r in hour_rows}
+        by_queue.setdefault(r.queue_id, {})[r.at] = r
+    hours = {r.queue_id: r for r in hour_rows}
     out = []
     for queue_id, rows in by_queue.items():
         if queue_id not in names:
             continue  # a queue deleted since
         h = QueueHistory(names[queue_id])
-        newest = None
+        newest: Sample | None = None
         for k in range(n):
             s = Step(start + k * step)
             found = rows.get(s.start_ms)
             if found is not None:
-                for name, value in zip(STEP_COUNTERS, found[2 : 2 + len(STEP_COUNTERS)]):
-                    setattr(s, name, int(value))
-                sample = found[2 + len(STEP_COUNTERS)]
+                for name in STEP_COUNTERS:
+                    setattr(s, name, int(getattr(found, name)))
+                sample = found.sample
                 if sample is not None:
-                    s.backlog, s.oldest_age_s = int(sample[1]), None if sample[2] is None else int(sample[2])
+                    s.backlog, s.oldest_age_s = _backlog(sample)
                     newest = sample
             h.steps.append(s)
         h.arrivals = sum(s.sent + s.moved_in for s in h.steps)
         h.completions = sum(s.deleted for s in h.steps)
         h.departures = sum(s.deleted + s.dead_lettered + s.expired + s.purged + s.moved for s in h.steps)
-        last = hours.get(queue_id, (queue_id, 0, 0, 0, 0, 0))
-        h.arrivals_last_hour, h.completions_last_hour, h.departures_last_hour = int(last[1]), int(last[2]), int(last[3])
-        h.arrivals_trend, h.completions_trend = h.arrivals_last_hour - int(last[4]), h.completions_last_hour - int(last[5])
+        last = hours.get(queue_id) or HourRow(queue_id, **dict.fromkeys(HOUR_FIGURES, 0))
+        h.arrivals_last_hour, h.completions_last_hour = int(last.arrivals_last_hour), int(last.completions_last_hour)
+        h.departures_last_hour = int(last.departures_last_hour)
+        h.arrivals_trend = h.arrivals_last_hour - int(last.arrivals_hour_before)
+        h.completions_trend = h.completions_last_hour - int(last.completions_hour_before)
         if newest is not None:
-            h.backlog, h.oldest_age_s = int(newest[1]), None if newest[2] is None else int(newest[2])
+            h.backlog, h.oldest_age_s = _backlog(newest)
         h.forecast, h.drain_minutes, h.growth_per_hour = forecast(h.backlog, h.departures_last_hour - h.arrivals_last_hour)
         h.spikes = spikes("dead_lettered", h.steps) + spikes("redelivered", h.steps)
         out.append(h)
     return sorted(out, key=lambda q: q.queue)
 
 
-def reduce(rows: list[tuple], since_ms: int, until_ms: int) -> tuple[list[tuple], list[tuple]]:
-    """The oracle's reduction of minute rows (HISTORY_COLUMNS, minute in [rows_start, until)) to
-    finish's step rows and hour rows, in plain Python."""
+def _backlog(sample: Sample) -> tuple[int, int | None]:
+    return int(sample.backlog), None if sample.oldest_age is None else int(sample.oldest_age)
+
+
+def reduce(rows: list[HistoryRow], since_ms: int, until_ms: int) -> tuple[list[StepRow], list[HourRow]]:
+    """The oracle's reduction of minute rows (minute in [rows_start, until)) to finish's step
+    rows and hour rows, in plain Python."""
     step = step_for(since_ms, until_ms)
     start = first_step(since_ms, step)
     low = window_start(since_ms, until_ms)
-    k = len(STEP_COUNTERS)
-    steps: dict[tuple[int, int], list] = {}
-    hours: dict[int, list[int]] = {}
+    sums: dict[tuple[int, int], dict[str, int]] = {}
+    samples: dict[tuple[int, int], Sample] = {}
+    hours: dict[int, dict[str, int]] = {}
     for r in rows:
-        minute, queue_id = r[0], r[1]
+        minute = r.minute
         if minute >= low:  # before the window: read for the hour figures only
-            at = start + (minute - start) // step * step
-            acc = steps.setdefault((queue_id, at), [0] * k + [None])
-            for i in range(k):
-                acc[i] += r[2 + i]
-            if r[2 + k] is not None:
-                sample = (minute, r[2 + k] + r[3 + k] + r[4 + k], r[5 + k])
-                if acc[k] is None or sample > acc[k]:
-                    acc[k] = sample
-        c = dict(zip(STEP_COUNTERS, r[2 : 2 + k]))
-        arrivals = c["sent"] + c["moved_in"]
-        hour = hours.setdefault(queue_id, [0, 0, 0, 0, 0])
+            key = (r.queue_id, start + (minute - start) // step * step)
+            acc = sums.get(key)
+            if acc is None:
+                acc = sums[key] = dict.fromkeys(STEP_COUNTERS, 0)
+            for name, count in zip(STEP_COUNTERS, _COUNTERS_OF(r)):
+                acc[name] += count
+            if r.visible is not None:
+                assert r.in_flight is not None and r.delayed is not None  # sampled together
+                sample = Sample(minute, r.visible + r.in_flight + r.delayed, r.oldest_age)
+                newest = samples.get(key)
+                if newest is None or sample > newest:
+                    samples[key] = sample
+        hour = hours.get(r.queue_id)
+        if hour is None:
+            hour = hours[r.queue_id] = dict.fromkeys(HOUR_FIGURES, 0)
         if minute >= until_ms - HOUR_MS:
-            hour[0] += arrivals
-            hour[1] += c["deleted"]
-            hour[2] += c["deleted"] + c["dead_lettered"] + c["expired"] + c["purged"] + c["moved"]
+            hour["arrivals_last_hour"] += r.sent + r.moved_in
+            hour["completions_last_hour"] += r.deleted
+            hour["departures_last_hour"] += r.deleted + r.dead_lettered + r.expired + r.purged + r.moved
         elif minute >= until_ms - 2 * HOUR_MS:
-            hour[3] += arrivals
-            hour[4] += c["deleted"]
-    step_rows = [(q, at, *acc[:k], acc[k]) for (q, at), acc in steps.items()]
-    hour_rows = [(q, *v) for q, v in hours.items()]
+            hour["arrivals_hour_before"] += r.sent + r.moved_in
+            hour["completions_hour_before"] += r.deleted
+    step_rows = [StepRow(queue_id, at, **acc, sample=samples.get((queue_id, at))) for (queue_id, at), acc in sums.items()]
+    hour_rows = [HourRow(queue_id, **figures) for queue_id, figures in hours.items()]
     return step_rows, hour_rows
 
 
-def read_rows(conn: sqlite3.Connection, since_ms: int, until_ms: int, table: str = "queue_history") -> list[tuple]:
+def _history_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> HistoryRow:
+    return HistoryRow(*values)  # the SELECT's columns are HistoryRow's fields, in order
+
+
+def read_rows(conn: sqlite3.Connection, since_ms: int, until_ms: int, table: str = "queue_history") -> list[HistoryRow]:
     """The minute rows of the window, and of the two hours before ``until`` (rows_start);
     minute 0, the totals of pruned minutes, never."""
-    low = rows_start(since_ms, until_ms)
-    return conn.execute(f"SELECT {HISTORY_COLUMNS} FROM {table} WHERE minute >= ? AND minute < ?", (low, until_ms)).fetchall()
+    cursor = conn.cursor()
+    cursor.row_factory = _history_row
+    window = {"low": rows_start(since_ms, until_ms), "until": until_ms}
+    return cursor.execute(f"SELECT {HISTORY_COLUMNS} FROM {table} WHERE minute >= :low AND minute < :until", window).fetchall()
 
 
 def oracle(conn: sqlite3.Connection, names: dict[int, str], since_ms: int, until_ms: int) -> list[QueueHistory]:
@@ -229,7 +304,7 @@ def oracle(conn: sqlite3.Connection, names: dict[int, str], since_ms: int, until
     return finish(names, step_rows, hour_rows, since_ms, until_ms)
 
 
-def spark_rows(F, frame, since_ms: int, until_ms: int) -> tuple[list[tuple], list[tuple]]:
+def spark_rows(F, frame, since_ms: int, until_ms: int) -> tuple[list[StepRow], list[HourRow]]:
     """Spark's reduction of the minute rows (a DataFrame of HISTORY_COLUMNS) to finish's rows."""
     step = step_for(since_ms, until_ms)
     start = first_step(since_ms, step)
@@ -240,7 +315,12 @@ def spark_rows(F, frame, since_ms: int, until_ms: int) -> tuple[list[tuple], lis
     sample = F.when(F.col("visible").isNotNull(), F.struct(F.col("minute"), backlog.alias("backlog"), F.col("oldest_age")))
     aggs = [F.sum(c).alias(c) for c in STEP_COUNTERS] + [F.max(sample).alias("sample")]
     step_rows = [
-        (r["queue_id"], r["at"], *(r[c] for c in STEP_COUNTERS), None if r["sample"] is None else tuple(r["sample"]))
+        StepRow(
+            r["queue_id"],
+            r["at"],
+            **{c: r[c] for c in STEP_COUNTERS},
+            sample=None if r["sample"] is None else Sample(r["sample"]["minute"], r["sample"]["backlog"], r["sample"]["oldest_age"]),
+        )
         for r in in_window.groupBy("queue_id", at).agg(*aggs).collect()
     ]
     arrivals = F.col("sent") + F.col("moved_in")
@@ -252,14 +332,14 @@ def spark_rows(F, frame, since_ms: int, until_ms: int) -> tuple[list[tuple], lis
         return F.sum(F.when(cond, value).otherwise(F.lit(0)))
 
     hour_rows = [
-        tuple(r)
+        HourRow(r["queue_id"], **{name: r[name] for name in HOUR_FIGURES})
         for r in rows.groupBy("queue_id")
         .agg(
-            total(last, arrivals),
-            total(last, F.col("deleted")),
-            total(last, departures),
-            total(before, arrivals),
-            total(before, F.col("deleted")),
+            total(last, arrivals).alias("arrivals_last_hour"),
+            total(last, F.col("deleted")).alias("completions_last_hour"),
+            total(last, departures).alias("departures_last_hour"),
+            total(before, arrivals).alias("arrivals_hour_before"),
+            total(before, F.col("deleted")).alias("completions_hour_before"),
         )
         .collect()
     ]
@@ -272,5 +352,8 @@ def history_retention(conn: sqlite3.Connection, schema: str = "") -> int:
     master = f"{schema}sqlite_master"
     if conn.execute(f"SELECT 1 FROM {master} WHERE type = 'table' AND name = 'meta'").fetchone() is None:
         return 0  # a snapshot of the queues and messages alone: no setting, no history
-    row = conn.execute(f"SELECT CAST(value AS INTEGER) FROM {schema}meta WHERE key = ?", (D.HISTORY_RETENTION_META_KEY,)).fetchone()
-    return 0 if row is None or row[0] is None else max(0, int(row[0]))
+    cursor = conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    key = {"key": D.HISTORY_RETENTION_META_KEY}
+    row = cursor.execute(f"SELECT CAST(value AS INTEGER) AS seconds FROM {schema}meta WHERE key = :key", key).fetchone()
+    return 0 if row is None or row["seconds"] is None else max(0, int(row["seconds"]))

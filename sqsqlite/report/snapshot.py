@@ -116,9 +116,10 @@ def _refuse_newer(conn: sqlite3.Connection, source: str) -> None:
         row = conn.execute("SELECT version_num FROM src.alembic_version").fetchone()
     except sqlite3.OperationalError:
         return  # no revision table: the copy's own error says what the file is
-    if row and len(row[0]) == len(HEAD_REVISION) and row[0].isdigit() and row[0] > HEAD_REVISION:
+    revision = row and row["version_num"]
+    if revision and len(revision) == len(HEAD_REVISION) and revision.isdigit() and revision > HEAD_REVISION:
         raise SnapshotError(
-            f"{source!r} has schema revision {row[0]!r}, newer than this sqsqlite knows (up to {HEAD_REVISION!r}); upgrade sqsqlite to use it."
+            f"{source!r} has schema revision {revision!r}, newer than this sqsqlite knows (up to {HEAD_REVISION!r}); upgrade sqsqlite to use it."
         )
 
 
@@ -214,6 +215,8 @@ def _stream_table(conn: sqlite3.Connection, table: str, columns: list[str], dest
     import pyarrow.parquet as pq
 
     schema = pa.schema([(name, pa.string() if name in _TEXT_COLUMNS else pa.int64()) for name in columns])
+    # Rows go to Arrow a column at a time (zip(*rows)) in the SELECT's order, which is the
+    # schema's: no value is read out of a row by its position.
     cursor = conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY id")
     part, in_part, writer = 0, 0, None
     try:
@@ -238,10 +241,12 @@ def _stream_table(conn: sqlite3.Connection, table: str, columns: list[str], dest
 def _holds_others(conn: sqlite3.Connection, scope: tuple[str, str]) -> bool:
     """Whether the attached source holds queues of another account or region than ``scope``
     (a file before migration 0012 has one name space, and no such columns)."""
-    columns = {row[1] for row in conn.execute("PRAGMA src.table_info(queues)")}
+    columns = {row["name"] for row in conn.execute("PRAGMA src.table_info(queues)")}
     if "account" not in columns:
         return False
-    return conn.execute("SELECT 1 FROM src.queues WHERE account != ? OR region != ? LIMIT 1", scope).fetchone() is not None
+    account, region = scope
+    others = "SELECT 1 FROM src.queues WHERE account != :account OR region != :region LIMIT 1"
+    return conn.execute(others, {"account": account, "region": region}).fetchone() is not None
 
 
 def file_uri(path: str, mode: str | None = None) -> str:
@@ -284,6 +289,7 @@ def take(
     try:
         try:
             conn = sqlite3.connect(file_uri(dest), uri=True, isolation_level=None)
+            conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode=OFF")  # a private scratch file: nothing to recover
             conn.execute("PRAGMA synchronous=OFF")
@@ -292,7 +298,7 @@ def take(
         except sqlite3.Error as exc:  # the source is not attached yet: this is the copy's file
             raise DestinationError(dest, _write_failure(exc) or str(exc)) from None
         try:
-            conn.execute("ATTACH DATABASE ? AS src", (file_uri(source, "ro"),))
+            conn.execute("ATTACH DATABASE :uri AS src", {"uri": file_uri(source, "ro")})
             conn.execute("BEGIN")
             # The first read of src starts its snapshot; everything below sees that state.
             conn.execute("SELECT count(*) FROM src.queues").fetchone()
@@ -303,7 +309,11 @@ def take(
             if scope is not None and scoped:
                 # One account's queues in one region: names are unique only within one, and
                 # the report goes by name. A file holding no other is copied whole, unfiltered.
-                conn.execute(f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues WHERE account = ? AND region = ?", scope)
+                account, region = scope
+                conn.execute(
+                    f"INSERT INTO queues SELECT {QUEUE_COLUMNS} FROM src.queues WHERE account = :account AND region = :region",
+                    {"account": account, "region": region},
+                )
                 conn.execute(
                     f"INSERT INTO messages SELECT {_NUMBERED_MESSAGES} FROM src.messages WHERE queue_id IN (SELECT id FROM queues)"
                 )
@@ -315,10 +325,10 @@ def take(
             since = until - DEFAULT_WINDOW_MS if history_since_ms is None else history_since_ms
             conn.execute(
                 f"INSERT INTO queue_history ({HISTORY_COLUMNS}) SELECT {HISTORY_COLUMNS} FROM src.queue_history "
-                "WHERE minute >= ? AND minute < ?"
+                "WHERE minute >= :low AND minute < :until"
                 + (" AND queue_id IN (SELECT id FROM queues)" if scoped else "")
                 + " ORDER BY minute, queue_id",
-                (rows_start(since, until), until),
+                {"low": rows_start(since, until), "until": until},
             )
             if while_open is not None:
                 while_open()
@@ -329,8 +339,8 @@ def take(
             if failure is not None:
                 raise DestinationError(dest, failure) from None
             raise SnapshotError(_unreadable(source, exc)) from None
-        n, lo, hi = conn.execute("SELECT count(*), min(id), max(id) FROM messages").fetchone()
-        (history_rows,) = conn.execute("SELECT count(*) FROM queue_history").fetchone()
+        messages = conn.execute("SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM messages").fetchone()
+        history_rows = conn.execute("SELECT count(*) AS n FROM queue_history").fetchone()["n"]
     except BaseException:
         try:
             if conn is not None and conn.in_transaction:
@@ -342,4 +352,4 @@ def take(
                 os.remove(dest)  # a failed snapshot leaves nothing behind
         raise
     conn.close()
-    return Snapshot(dest, as_of_ms, n, lo or 0, hi or 0, None, since, until, history_rows, retention)
+    return Snapshot(dest, as_of_ms, messages["n"], messages["lo"] or 0, messages["hi"] or 0, None, since, until, history_rows, retention)

@@ -30,7 +30,8 @@ BATCH = 50_000
 _INSERT = (
     "INSERT INTO messages (queue_id, message_id, body, sender_id, sent_at, visible_at, "
     "receive_count, first_received_at, received_at, group_id, sequence_number, dead_letter_source_arn, is_head) "
-    "VALUES (?, ?, ?, 'AIDASYNTHETIC', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (:queue_id, :message_id, :body, 'AIDASYNTHETIC', :sent_at, :visible_at, "
+    ":receive_count, :first_received_at, :received_at, :group_id, :sequence_number, :dead_letter_source_arn, :is_head)"
 )
 
 
@@ -48,7 +49,8 @@ def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, i
             attrs["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": db.queue_arn(target), "maxReceiveCount": 5})
         db.create_queue(name, attributes=attrs)
     conn = sqlite3.connect(path, isolation_level=None)
-    ids = dict(conn.execute("SELECT name, id FROM queues"))
+    conn.row_factory = sqlite3.Row
+    ids = {row["name"]: row["id"] for row in conn.execute("SELECT name, id FROM queues")}
     sources = {q[3]: db.queue_arn(q[0]) for q in QUEUES if q[3]}
     db.close()
     conn.execute("PRAGMA synchronous=OFF")
@@ -88,25 +90,25 @@ def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, i
                     heads.add(group)
                     head = 1
             rows.append(
-                (
-                    qid,
-                    str(uuid.UUID(int=rnd.getrandbits(128), version=4)),
-                    body,
-                    sent,
-                    visible,
-                    rc,
-                    received,
-                    received,
-                    group,
-                    seq if fifo else None,
-                    source,
-                    head,
-                )
+                {
+                    "queue_id": qid,
+                    "message_id": str(uuid.UUID(int=rnd.getrandbits(128), version=4)),
+                    "body": body,
+                    "sent_at": sent,
+                    "visible_at": visible,
+                    "receive_count": rc,
+                    "first_received_at": received,
+                    "received_at": received,
+                    "group_id": group,
+                    "sequence_number": seq if fifo else None,
+                    "dead_letter_source_arn": source,
+                    "is_head": head,
+                }
             )
             if len(rows) >= BATCH:
                 _flush(conn, rows)
         _flush(conn, rows)
-    conn.execute("UPDATE queues SET last_sequence = ? WHERE fifo = 1", (seq,))
+    conn.execute("UPDATE queues SET last_sequence = :seq WHERE fifo = 1", {"seq": seq})
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return counts
@@ -123,7 +125,8 @@ def _flush(conn, rows: list) -> None:
 _HISTORY_INSERT = (
     "INSERT INTO queue_history (minute, queue_id, sent, bytes_sent, received, redelivered, empty_receives, deleted, "
     "dead_lettered, moved_in, expired, purged, moved, visible, in_flight, delayed, oldest_age) "
-    "VALUES (?, ?, ?, 0, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (:minute, :queue_id, :sent, 0, :received, :redelivered, 0, :deleted, "
+    ":dead_lettered, :moved_in, :expired, :purged, :moved, :visible, :in_flight, :delayed, :oldest_age)"
 )
 
 
@@ -141,7 +144,8 @@ def build_history(path: str, queues: int, minutes: int, until_ms: int, seed: int
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous=OFF")
     conn.execute("DELETE FROM queue_history")  # the queues' creation wrote none, but a clean start either way
-    ids = [qid for (qid,) in conn.execute("SELECT id FROM queues ORDER BY name")]
+    conn.row_factory = sqlite3.Row
+    ids = [row["id"] for row in conn.execute("SELECT id FROM queues ORDER BY name")]
     rnd = random.Random(seed)
     first = until_ms - until_ms % 60_000 - (minutes - 1) * 60_000
     rows: list = []
@@ -161,23 +165,23 @@ def build_history(path: str, queues: int, minutes: int, until_ms: int, seed: int
             backlog = max(0, backlog + sent - deleted - dead - expired)
             sampled = rnd.random() < 0.9
             rows.append(
-                (
-                    first + k * 60_000,
-                    qid,
-                    sent,
-                    deleted + rnd.randint(0, 2),
-                    redelivered,
-                    deleted,
-                    dead,
-                    moved_in,
-                    expired,
-                    purged,
-                    moved,
-                    backlog if sampled else None,
-                    rnd.randint(0, 50) if sampled else None,
-                    0 if sampled else None,
-                    rnd.randint(0, 3600) if sampled else None,
-                )
+                {
+                    "minute": first + k * 60_000,
+                    "queue_id": qid,
+                    "sent": sent,
+                    "received": deleted + rnd.randint(0, 2),
+                    "redelivered": redelivered,
+                    "deleted": deleted,
+                    "dead_lettered": dead,
+                    "moved_in": moved_in,
+                    "expired": expired,
+                    "purged": purged,
+                    "moved": moved,
+                    "visible": backlog if sampled else None,
+                    "in_flight": rnd.randint(0, 50) if sampled else None,
+                    "delayed": 0 if sampled else None,
+                    "oldest_age": rnd.randint(0, 3600) if sampled else None,
+                }
             )
             if len(rows) >= BATCH:
                 _flush_history(conn, rows)

@@ -21,7 +21,7 @@ NAMES = {1: "a"}
 
 
 def _step_row(at, **counts):
-    return (1, at, *(counts.get(c, 0) for c in H.STEP_COUNTERS), counts.get("sample"))
+    return H.StepRow(1, at, **{c: counts.get(c, 0) for c in H.STEP_COUNTERS}, sample=counts.get("sample"))
 
 
 @pytest.mark.parametrize(
@@ -38,10 +38,10 @@ def _step_row(at, **counts):
 def test_the_drain_forecast_on_constructed_cases(arrivals, departures, backlog, expected, words):
     assert H.forecast(backlog, departures - arrivals) == expected
     last_minute = UNTIL - UNTIL % 60_000
-    sample = None if backlog is None else (last_minute, backlog, 7)
+    sample = None if backlog is None else H.Sample(last_minute, backlog, 7)
     # The same through finish: the last hour's rows say the rates, the newest sample the backlog.
     step_rows = [_step_row(last_minute, sent=arrivals, deleted=departures, sample=sample)]
-    hour_rows = [(1, arrivals, departures, departures, 0, 0)]
+    hour_rows = [H.HourRow(1, arrivals, departures, departures, 0, 0)]
     [h] = H.finish(NAMES, step_rows, hour_rows, UNTIL - 3_600_000, UNTIL)
     assert (h.forecast, h.drain_minutes, h.growth_per_hour) == expected
     assert render.forecast_text(h) == words

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client
+from collections.abc import Iterator
+from pathlib import Path
+
 import boto3
 from botocore.config import Config
+
+from sqsqlite.clock import ManualClock
+from sqsqlite.server import BackgroundServer
 
 CREDENTIALS = {"aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"}
 
@@ -14,6 +22,27 @@ def boto3_client(url: str, *, validate: bool = False, **kwargs):
     config = Config(retries={"total_max_attempts": 1}, parameter_validation=validate, connect_timeout=5, read_timeout=60)
     options = {"region_name": "us-east-1", **CREDENTIALS, **kwargs}
     return boto3.client("sqs", endpoint_url=url, config=config, **options)
+
+
+def http_request(
+    url: str, path: str, headers: dict | None = None, method: str = "GET", body: bytes | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """One request on a connection of its own, as a probe or a script makes it: the status, the
+    headers by lower-case name, and the body."""
+    conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=30)
+    conn.request(method, path, body=body, headers=headers or {})
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
+
+
+@contextlib.contextmanager
+def manual_clock_server(directory: Path, clock: ManualClock | None = None) -> Iterator[BackgroundServer]:
+    """The endpoint on a fresh file in directory, on clock (a ManualClock of its own if none):
+    a module's shared server, whose queues' timing its tests move by hand."""
+    with BackgroundServer(str(directory / "s.db"), clock=clock or ManualClock()) as server:
+        yield server
 
 
 _QUERY_MODEL_DIR: str | None = None

@@ -2,7 +2,6 @@
 paths, and LocalStack's message look-up (/_aws/sqs/messages), which changes nothing."""
 
 import base64
-import http.client
 import json
 import os
 import signal
@@ -19,18 +18,9 @@ from sqsqlite.clock import ManualClock
 from sqsqlite.errors import DatabaseError
 from sqsqlite.server import BackgroundServer
 from sqsqlite.server.emulator import version
-from tests.server.server_helpers import CREDENTIALS, boto3_client
+from tests.server.server_helpers import CREDENTIALS, boto3_client, http_request, manual_clock_server
 
 NS = {"s": "http://queue.amazonaws.com/doc/2012-11-05/"}
-
-
-def get(url, path, headers=None, method="GET", body=None):
-    conn = http.client.HTTPConnection(url.removeprefix("http://"), timeout=30)
-    conn.request(method, path, body=body, headers=headers or {})
-    resp = conn.getresponse()
-    data = resp.read()
-    conn.close()
-    return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
 
 
 @pytest.fixture(scope="module")
@@ -40,22 +30,22 @@ def clock():
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, clock):
-    with BackgroundServer(str(tmp_path_factory.mktemp("emu") / "e.db"), clock=clock) as s:
+    with manual_clock_server(tmp_path_factory.mktemp("emu"), clock) as s:
         yield s
 
 
 def test_health_answers_ok_and_the_version_as_small_json(server):
-    status, headers, body = get(server.url, "/health")
+    status, headers, body = http_request(server.url, "/health")
     assert status == 200 and headers["content-type"] == "application/json"
     assert json.loads(body) == {"status": "ok", "version": version()}
 
 
 def test_localstacks_health_and_init_paths_answer_in_localstacks_shape_for_sqs(server):
-    status, _, body = get(server.url, "/_localstack/health")
+    status, _, body = http_request(server.url, "/_localstack/health")
     assert status == 200 and b'"sqs": "running"' in body  # as wait scripts grep for it
     assert json.loads(body)["services"] == {"sqs": "running"}
-    assert json.loads(get(server.url, "/_localstack/init/ready")[2]) == {"completed": True, "scripts": []}
-    stages = json.loads(get(server.url, "/_localstack/init")[2])["completed"]
+    assert json.loads(http_request(server.url, "/_localstack/init/ready")[2]) == {"completed": True, "scripts": []}
+    stages = json.loads(http_request(server.url, "/_localstack/init")[2])["completed"]
     assert stages == {"BOOT": True, "START": True, "READY": True, "SHUTDOWN": False}
 
 
@@ -67,18 +57,18 @@ def test_while_starting_the_port_answers_health_503_starting_and_sqs_requests_50
     sock = listen("127.0.0.1", 0)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     with Starting(sock, 1 << 20):
-        status, headers, body = get(url, "/health")
+        status, headers, body = http_request(url, "/health")
         assert (status, json.loads(body)) == (503, {"status": "starting", "version": version()})
         assert headers["connection"] == "close"
-        assert json.loads(get(url, "/_localstack/health")[2])["services"]["sqs"] == "starting"
-        assert json.loads(get(url, "/_localstack/init/ready")[2]) == {"completed": False, "scripts": []}
-        assert json.loads(get(url, "/_localstack/init")[2])["completed"]["READY"] is False
+        assert json.loads(http_request(url, "/_localstack/health")[2])["services"]["sqs"] == "starting"
+        assert json.loads(http_request(url, "/_localstack/init/ready")[2]) == {"completed": False, "scripts": []}
+        assert json.loads(http_request(url, "/_localstack/init")[2])["completed"]["READY"] is False
         headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"}
-        status, headers, body = get(url, "/", headers, "POST", b"{}")
+        status, headers, body = http_request(url, "/", headers, "POST", b"{}")
         assert status == 503 and headers["x-amzn-query-error"] == "ServiceUnavailable;Receiver"
         assert json.loads(body)["__type"] == "com.amazonaws.sqs#ServiceUnavailable"
         form = {"Content-Type": "application/x-www-form-urlencoded"}
-        status, _, body = get(url, "/", form, "POST", b"Action=SendMessage&MessageBody=" + b"x" * 200_000)
+        status, _, body = http_request(url, "/", form, "POST", b"Action=SendMessage&MessageBody=" + b"x" * 200_000)
         assert status == 503 and ET.fromstring(body).find(".//s:Code", NS).text == "ServiceUnavailable"
         # A client waiting for "100 Continue" before its body is answered without it.
         with socket.create_connection(sock.getsockname()[:2], timeout=30) as raw:
@@ -89,7 +79,7 @@ def test_while_starting_the_port_answers_health_503_starting_and_sqs_requests_50
     thread = threading.Thread(target=server.serve, daemon=True)
     thread.start()
     try:
-        status, _, body = get(url, "/health")
+        status, _, body = http_request(url, "/health")
         assert (status, json.loads(body)["status"]) == (200, "ok")
     finally:
         server.graceful_stop(5)
@@ -122,7 +112,7 @@ def answer_when_listening(url, path, headers=None, method="GET", body=None, limi
     deadline = time.monotonic() + limit
     while True:
         try:
-            return get(url, path, headers, method, body)
+            return http_request(url, path, headers, method, body)
         except ConnectionRefusedError:
             if time.monotonic() > deadline:
                 raise
@@ -156,7 +146,7 @@ def test_serve_listens_before_migrating_and_answers_503_starting_until_the_datab
         status, _, body = answer_when_listening(url, "/health")
         assert (status, json.loads(body)["status"]) == (503, "starting")  # the migration is held
         json_call = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.GetQueueUrl"}
-        status, headers, _ = get(url, "/", json_call, "POST", b'{"QueueName": "orders"}')
+        status, headers, _ = http_request(url, "/", json_call, "POST", b'{"QueueName": "orders"}')
         assert status == 503 and headers["x-amzn-query-error"] == "ServiceUnavailable;Receiver"
         with open(gate, "w") as g:  # let the migration go on
             g.write("go")
@@ -167,9 +157,9 @@ def test_serve_listens_before_migrating_and_answers_503_starting_until_the_datab
             if "sqsqlite serving" in line:
                 break
         assert "queues from" in "".join(lines) and "created 1" in "".join(lines)
-        status, _, body = get(url, "/health")
+        status, _, body = http_request(url, "/health")
         assert (status, json.loads(body)["status"]) == (200, "ok")
-        status, _, body = get(url, "/", json_call, "POST", b'{"QueueName": "orders"}')
+        status, _, body = http_request(url, "/", json_call, "POST", b'{"QueueName": "orders"}')
         assert status == 200 and json.loads(body)["QueueUrl"].endswith("/orders")
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -184,9 +174,9 @@ def test_health_is_503_unavailable_when_the_database_cant_be_read(server, monkey
         raise DatabaseError("The database file is not readable.")
 
     monkeypatch.setattr(server.db, "list_queues", unreadable)
-    status, _, body = get(server.url, "/health")
+    status, _, body = http_request(server.url, "/health")
     assert (status, json.loads(body)["status"]) == (503, "unavailable")
-    assert json.loads(get(server.url, "/_localstack/health")[2])["services"]["sqs"] == "error"
+    assert json.loads(http_request(server.url, "/_localstack/health")[2])["services"]["sqs"] == "error"
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +198,7 @@ def counts(sqs, url):
 
 def test_the_look_up_answers_visible_messages_as_a_receive_would_in_xml_by_default(server, states):
     sqs, url = states
-    status, headers, body = get(server.url, f"/_aws/sqs/messages?QueueUrl={url}")
+    status, headers, body = http_request(server.url, f"/_aws/sqs/messages?QueueUrl={url}")
     assert status == 200 and headers["content-type"].startswith("text/xml")
     root = ET.fromstring(body)
     messages = root.findall("s:ReceiveMessageResult/s:Message", NS)
@@ -220,7 +210,7 @@ def test_the_look_up_shows_every_state_when_asked_and_changes_none_of_them(serve
     sqs, url = states
     before = counts(sqs, url)
     path = "/_aws/sqs/messages/us-east-1/000000000000/looked?ShowInvisible=true&ShowDelayed=true"
-    status, headers, body = get(server.url, path, {"Content-Type": "application/x-amz-json-1.0"})
+    status, headers, body = http_request(server.url, path, {"Content-Type": "application/x-amz-json-1.0"})
     assert status == 200 and headers["content-type"] == "application/x-amz-json-1.0"
     found = {m["Body"]: m for m in json.loads(body)["Messages"]}
     assert set(found) == {"visible", "in flight", "delayed"}
@@ -237,30 +227,32 @@ def test_the_look_up_shows_every_state_when_asked_and_changes_none_of_them(serve
             "ApproximateNumberOfMessagesDelayed": "1",
         }
     )
-    get(server.url, path)  # a second look sees the same receive counts: looking received nothing
-    again = {m["Body"]: m for m in json.loads(get(server.url, path, {"Content-Type": "application/x-amz-json-1.0"})[2])["Messages"]}
+    http_request(server.url, path)  # a second look sees the same receive counts: looking received nothing
+    again = {
+        m["Body"]: m for m in json.loads(http_request(server.url, path, {"Content-Type": "application/x-amz-json-1.0"})[2])["Messages"]
+    }
     assert again["in flight"]["Attributes"]["ApproximateReceiveCount"] == "1"
     assert again["visible"]["Attributes"]["ApproximateReceiveCount"] == "0"
 
 
 def test_the_look_up_takes_the_queue_url_as_a_form_post_too(server, states):
     _, url = states
-    status, _, body = get(
+    status, _, body = http_request(
         server.url, "/_aws/sqs/messages", {"Content-Type": "application/x-www-form-urlencoded"}, "POST", f"QueueUrl={url}".encode()
     )
     assert status == 200 and b"<Body>visible</Body>" in body
 
 
 def test_the_look_up_of_a_missing_queue_is_sqss_queue_does_not_exist(server):
-    status, headers, body = get(server.url, "/_aws/sqs/messages?QueueUrl=http://localhost/000000000000/nope")
+    status, headers, body = http_request(server.url, "/_aws/sqs/messages?QueueUrl=http://localhost/000000000000/nope")
     assert status == 400 and headers["x-amzn-query-error"].startswith("AWS.SimpleQueueService.NonExistentQueue")
-    status, _, body = get(server.url, "/_aws/sqs/messages", {"Content-Type": "application/x-amz-json-1.0"})
+    status, _, body = http_request(server.url, "/_aws/sqs/messages", {"Content-Type": "application/x-amz-json-1.0"})
     assert status == 400 and json.loads(body)["__type"] == "com.amazonaws.sqs#QueueDoesNotExist"
 
 
 def test_the_look_up_answers_only_names_of_this_machine_on_loopback(server, states):
     _, url = states
-    status, _, _ = get(server.url, f"/_aws/sqs/messages?QueueUrl={url}", {"Host": "attacker.example"})
+    status, _, _ = http_request(server.url, f"/_aws/sqs/messages?QueueUrl={url}", {"Host": "attacker.example"})
     assert status == 403
 
 
@@ -269,15 +261,15 @@ def test_with_keys_the_look_up_needs_them_as_basic_credentials_as_the_console_do
     with BackgroundServer(str(tmp_path / "k.db"), **keys) as s:
         sqs = boto3_client(s.url)
         url = sqs.create_queue(QueueName="q")["QueueUrl"]
-        assert get(s.url, f"/_aws/sqs/messages?QueueUrl={url}")[0] == 401
+        assert http_request(s.url, f"/_aws/sqs/messages?QueueUrl={url}")[0] == 401
         basic = base64.b64encode(f"{keys['access_key']}:{keys['secret_key']}".encode()).decode()
-        assert get(s.url, f"/_aws/sqs/messages?QueueUrl={url}", {"Authorization": f"Basic {basic}"})[0] == 200
-        assert get(s.url, "/health")[0] == 200  # a probe carries no keys
+        assert http_request(s.url, f"/_aws/sqs/messages?QueueUrl={url}", {"Authorization": f"Basic {basic}"})[0] == 200
+        assert http_request(s.url, "/health")[0] == 200  # a probe carries no keys
 
 
 def test_metrics_count_these_paths_under_their_own_action(server):
-    get(server.url, "/health")
-    _, _, body = get(server.url, "/metrics")
+    http_request(server.url, "/health")
+    _, _, body = http_request(server.url, "/metrics")
     assert b'action="Emulator"' in body
 
 
