@@ -140,11 +140,13 @@ class Actions:
     runs it with ``db.run_message_move_task(handle)`` (the CLI does, having no server to run it).
     """
 
-    def __init__(self, db: Database, *, background_moves: bool = True):
+    def __init__(self, db: Database, *, background_moves: bool = True, queues: dict[tuple[Database, str], Queue] | None = None):
         self.db = db
         self.background_moves = background_moves
-        # QueueUrl -> Queue: a URL's queue name is checked once, not on every call.
-        self._queues: dict[str, Queue] = {}
+        # (database, QueueUrl) -> Queue: a URL's queue name is checked once, not on every call.
+        # ``queues``: one such cache that the action layers of many scopes share, so that its
+        # bound (QUEUE_URLS_KEPT) holds for them all, however many scopes requests name.
+        self._queues: dict[tuple[Database, str], Queue] = {} if queues is None else queues
 
     def call(self, action: str, request: Request | None = None) -> Response:
         return getattr(self, action)(self._checked(action, request))
@@ -172,13 +174,15 @@ class Actions:
     def _queue(self, request: Request) -> Queue:
         # No existence check here: every queue operation checks inside its own transaction.
         url = request.get("QueueUrl")
-        queue = self._queues.get(url) if type(url) is str else None
+        if type(url) is not str:
+            return Queue(*self.db.for_queue_url(url))  # refused there, as SQS words it
+        key = (self.db, url)
+        queue = self._queues.get(key)
         if queue is None:
             queue = Queue(*self.db.for_queue_url(url))
-            if type(url) is str:
-                if len(self._queues) >= D.QUEUE_URLS_KEPT:
-                    self._queues.clear()
-                self._queues[url] = queue
+            if len(self._queues) >= D.QUEUE_URLS_KEPT:
+                self._queues.clear()
+            self._queues[key] = queue
         return queue
 
     # ------------------------------------------------------------ queues

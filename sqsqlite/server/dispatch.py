@@ -115,6 +115,7 @@ class Dispatcher:
         self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
         self.actions = Actions(db)  # the database's own scope's (a long poll's hand-back outside a request)
         self._scoped: dict[Scope, Actions] = {}
+        self._queues: dict = {}  # the scopes' action layers share one bounded cache of queues by URL
         self.verifier = verifier
         self.console = console
         self.max_request_bytes = max_request_bytes
@@ -207,7 +208,7 @@ class Dispatcher:
         if actions is None:
             if len(self._scoped) >= D.REQUEST_SCOPES_KEPT:
                 self._scoped.clear()
-            actions = self._scoped[scope] = Actions(self.db.for_request(scope))
+            actions = self._scoped[scope] = Actions(self.db.for_request(scope), queues=self._queues)
         return actions
 
     def refused_before_body(self, raw_query: str, headers: Headers, request_id: str) -> Answer | None:

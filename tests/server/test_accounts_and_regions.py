@@ -295,3 +295,26 @@ def test_a_requests_view_of_the_served_database_names_its_scope_and_leaves_the_d
     view.close()  # a view closes nothing: the database goes on
     assert db.queue("mine").send_message("still open").message_id
     db.close()
+
+
+def test_the_queues_kept_by_url_stay_bounded_however_many_scopes_requests_name(tmp_path, monkeypatch):
+    # Each Host (a port varied) is a scope of its own; their action layers share one bounded
+    # cache of queues by URL, so a client naming many scopes and URLs grows no memory past it.
+    from sqsqlite import defaults as D
+    from sqsqlite.server.dispatch import Dispatcher
+
+    monkeypatch.setattr(D, "QUEUE_URLS_KEPT", 50)
+    db = ServedDatabase(str(tmp_path / "bounded.db"))
+    dispatcher = Dispatcher(db, verifier=None, console=None, max_request_bytes=1 << 20, default_host="localhost:9324")
+    layers = set()
+    for port in range(20):
+        actions = dispatcher.actions_for(Scope(f"http://localhost:{port}", None, None, None))
+        layers.add(actions)
+        for n in range(30):
+            try:
+                actions.GetQueueAttributes({"QueueUrl": f"http://localhost:{port}/000000000000/q{n}"})
+            except Exception:  # no such queue: the URL's queue is kept all the same
+                pass
+    queues = {id(a._queues) for a in layers}  # noqa: SLF001 (the bound is what's tested)
+    assert len(queues) == 1 and 0 < len(next(iter(layers))._queues) <= 50
+    db.close()
