@@ -132,11 +132,18 @@ def take_marked(fd: int, gate: int | None = None) -> None:
         unmark_waiting(fd)
 
 
-def take_bounded(fd: int, seconds: float) -> float:
-    """TAKING -> HELD within ``seconds``, marked as waiting; else give_up (WouldWait). Returns what
-    is left of ``seconds``, which SQLite's own wait then gets (the two share the bound)."""
+def take_bounded(fd: int, seconds: float, marked: bool = True) -> float:
+    """TAKING -> HELD within ``seconds``, marked as waiting (unless not ``marked``) once it found
+    it taken; else give_up (WouldWait). Returns what is left of ``seconds``, which SQLite's own
+    wait then gets (the two share the bound)."""
     try:
-        mark_waiting(fd)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no mark to set and clear
+        return seconds
+    except BlockingIOError:
+        pass
+    try:
+        if marked:
+            mark_waiting(fd)
         start = time.monotonic()
         deadline, pause = start + seconds, 0.0001
         while True:
@@ -154,7 +161,8 @@ def take_bounded(fd: int, seconds: float) -> float:
                     pause = min(pause * 2, D.LOCK_POLL_MAX_SECONDS)
                 time.sleep(min(pause, deadline - now))
     finally:
-        unmark_waiting(fd)
+        if marked:
+            unmark_waiting(fd)
 
 
 _THREAD = threading.local()  # what this thread holds: the facts pass_by and refuse look at
@@ -339,8 +347,9 @@ class WriteLock:
 
 class WritersLock:
     """The writers' lock taken by a descriptor of its own for one step or one command (a reclaim
-    step, a vacuum), marked as waiting as any writer, and let go explicitly (a forked child
-    sharing the descriptor can't keep it held). No lock file (fd None): SQLite's lock alone."""
+    step, a vacuum), and let go explicitly (a forked child sharing the descriptor can't keep it
+    held). No lock file (fd None): SQLite's lock alone. Not marked as waiting while it waits:
+    a step that meets another's mark gives way, and two steps must not cut each other short."""
 
     def __init__(self, lock_path: str | None):
         self.fd = None if lock_path is None else open_lock_file(lock_path)
@@ -349,7 +358,7 @@ class WritersLock:
         """Wait for it (at most ``seconds``, None: as long as it takes): whether it is held."""
         try:
             if self.fd is not None:
-                take_marked(self.fd) if seconds is None else take_bounded(self.fd, seconds)
+                fcntl.flock(self.fd, fcntl.LOCK_EX) if seconds is None else take_bounded(self.fd, seconds, marked=False)
         except WouldWait:
             return False
         return True

@@ -368,7 +368,8 @@ class Store:
         # The file as every connection opens it, absolute: a thread (or the checkpoint thread)
         # opening its connection after the process changed directory opens this same file. The
         # path as given stays self.path, for messages.
-        self._opened = os.path.abspath(self.path) if has_file(self.path) else self.path
+        self._has_file = has_file(self.path)  # no file (":memory:", a "file:" URI): no lock file, ever
+        self._opened = os.path.abspath(self.path) if self._has_file else self.path
         create_private(self._opened)
         self._file = FileIdentity(self._opened, self.path)  # what was opened, watched by writers and checkpoints
         # Only under NORMAL does a checkpoint carry the WAL's fsync: FULL syncs the WAL at every
@@ -458,7 +459,7 @@ class Store:
     def _open_lock(self, path: str, local: ConnectionState) -> int | None:
         """This connection's descriptor of a lock file (the writers' lock, the senders' gate), or
         None for none now (tried again a second on, not at every write)."""
-        if not has_file(self.path) or _monotonic() < self._lock_retry_at:
+        if not self._has_file or _monotonic() < self._lock_retry_at:
             return None
         fd = lock.open_lock_file(path)
         if fd is None:
@@ -617,10 +618,15 @@ class Store:
         already = conn.in_transaction  # one of the application's (joined), or none
         try:
             if foreign is None or (owned and not already):
-                writer._begin(None)
+                # A transaction is a write too: it spends a bounded call's bound (Store.bounded),
+                # so a later write of the call never gives up after it committed.
+                bound = local.bound
+                writer._begin(None if bound is None else bound.spend())
                 if writer.fd is not None:
                     lock.thread_transactions().add(self._lock_key)
             else:
+                if local.bound is not None:
+                    local.bound.armed = False
                 group.joined = True
                 self._join(local, foreign)
                 lock.note_joined(self._lock_key, foreign)

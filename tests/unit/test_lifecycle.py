@@ -973,3 +973,27 @@ def test_list_dead_letter_source_queues_pages_by_name_so_a_queue_added_between_p
     db.create_queue("a", attributes={"RedrivePolicy": policy})  # sorts before the page already read
     rest = actions.call("ListDeadLetterSourceQueues", {"QueueUrl": "dead", "MaxResults": 2, "NextToken": first["NextToken"]})
     assert [u.rsplit("/", 1)[1] for u in rest["queueUrls"]] == ["f"] and "NextToken" not in rest
+
+
+def test_a_transaction_spends_a_bounded_calls_bound_so_a_later_write_never_gives_up_after_it(db, db_path):
+    # A bounded call that commits a transaction, then meets the writers' lock taken: it waits,
+    # as any write after a committed one must (giving up would have the call run again, and its
+    # transaction's writes made twice).
+    import fcntl
+    import os
+
+    from sqsqlite.lock import GAVE_UP
+
+    q = db.create_queue("orders")
+
+    def call():
+        with db.transaction():
+            q.send_message("in the transaction")
+        fd = os.open(db_path + "-lock", os.O_RDWR)  # another writer holds the writers' lock now
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        threading.Timer(0.3, lambda: (fcntl.flock(fd, fcntl.LOCK_UN), os.close(fd))).start()
+        q.send_message("after it")
+        return "done"
+
+    assert db.store.bounded(0.05, call) is not GAVE_UP
+    assert sorted(m.body for m in q.peek("all", 10)) == ["after it", "in the transaction"]

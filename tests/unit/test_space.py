@@ -198,6 +198,22 @@ def test_a_bounded_write_is_marked_while_it_tries_and_unmarked_when_it_gives_up(
     other.close()
 
 
+def test_a_step_waiting_for_the_lock_is_not_marked_so_steps_never_cut_each_other_short(db_path):
+    held = lock.WritersLock(space.lock_path(db_path))
+    held.take()
+    other = lock.WritersLock(space.lock_path(db_path))
+    outcome = []
+    trying = threading.Thread(target=lambda: outcome.append(other.take(0.3)))
+    trying.start()
+    seen = []
+    while trying.is_alive():
+        seen.append(lock.writers_waiting(held.fd))
+    trying.join(10)
+    assert outcome == [False] and seen and not any(seen)
+    held.close()
+    other.close()
+
+
 class Ticks:
     """A step's clock: ``tick`` seconds on at every reading."""
 
