@@ -215,7 +215,7 @@ class _Write(WriteLock):
             self.local.cursor.execute("SAVEPOINT grouped")
         except sqlite3.Error as exc:
             group.broken = True
-            raise DatabaseError(self.store.explain(exc)) from None
+            raise group.failed(DatabaseError(self.store.explain(exc))) from None
         self.grouped = True
         return Tx(self.local.rows or self.conn, self.local, True)
 
@@ -229,9 +229,11 @@ class _Write(WriteLock):
             try:
                 local.cursor.execute("RELEASE grouped")
             except sqlite3.Error as failed:
+                error = DatabaseError(self.store.explain(failed))
                 if group is not None:
                     group.broken = True
-                raise DatabaseError(self.store.explain(failed)) from None
+                    group.failed(error)
+                raise error from None
             return False
         try:
             if self.conn.in_transaction:
@@ -246,7 +248,8 @@ class _Write(WriteLock):
         local.state.clear()
         if issubclass(kind, sqlite3.DatabaseError):
             local.reopen = local.reopen or readonly(exc)  # once the group ends (end_group)
-            raise DatabaseError(self.store.explain(exc)) from None
+            error = DatabaseError(self.store.explain(exc))
+            raise (error if group is None else group.failed(error)) from None
         return False
 
     def _exit_transaction_write(self, group: Group | None, kind, exc) -> bool:

@@ -64,12 +64,15 @@ class Group:
         "nested_broken",
         "nested_after",
         "tx",
+        "error",
     )
 
     def __init__(self) -> None:
         self.writer: Any = None  # the write (store's _Write) that took the lock and began
         self.after: list[Callable[[], None]] = []  # run once the group has committed
         self.broken = False  # SQLite undid the transaction: end_group reports it
+        # The first DatabaseError a write of it raised (a full disk's): why SQLite undid it.
+        self.error: Exception | None = None
         # An application's transaction (Store.begin_transaction), not the endpoint's grouping.
         self.transaction = False
         # It joined a transaction open on an application's connection: a savepoint of it, which
@@ -100,6 +103,12 @@ class Group:
         # The Tx of an application's transaction, made by its first call and used by the others:
         # what it keeps (Tx.checked) holds until the transaction ends, as nothing else commits.
         self.tx: Any = None
+
+    def failed(self, error: Exception) -> Exception:
+        """``error``, kept as the group's if it is the first a write of it raised."""
+        if self.error is None:
+            self.error = error
+        return error
 
 
 class ThreadEnd:

@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -105,9 +104,6 @@ class App:
         self._turn = False
         # (the call, its answer, the call as it runs on the pool: App._engine's ``slow``)
         self._pending: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any]]] | None = None
-        # While a group runs (on the loop's thread): the DatabaseErrors its calls raised, the
-        # first of which undid its transaction if SQLite undid it (a full disk does).
-        self._running_group = threading.local()
         # Every ReceiveMessage's long poll; polls woken in one turn of the loop claim together.
         self.polls = LongPolls(
             wakeups,
@@ -229,7 +225,7 @@ class App:
             answer = value if kind == "answer" else d.success(call, value if kind == "done" else {})  # stopped: no messages
         else:
             answer = await self._engine(
-                lambda: d.outcome(call, lambda: self._noted(d.run, call)),
+                lambda: d.outcome(call, lambda: d.run(call)),
                 failed=self._group_failed(call),
                 gave_up=lambda: d.lock_wait_over(call),
             )
@@ -291,16 +287,6 @@ class App:
             return d.internal(call.is_json, call.request_id, call.json_query)
 
         return answer
-
-    def _noted(self, run: Callable[..., Any], *args: Any) -> Any:
-        """run(*args), keeping a DatabaseError it raises in a group for _run_group."""
-        try:
-            return run(*args)
-        except DatabaseError as exc:
-            errors = getattr(self._running_group, "errors", None)
-            if errors is not None:
-                errors.append(exc)
-            raise
 
     def _bounded(self, work: Callable[[], Any], gave_up: Callable[[], Any]) -> Callable[[], Any]:
         """``work`` whose first write waits for the writers' lock and then SQLite's at most until
@@ -376,8 +362,6 @@ class App:
         outcomes: list[tuple[bool, Any]] = [(True, None)] * len(pending)
         # False once committed; else why not (None: no error says, an interrupt's group).
         failure: Exception | None | Literal[False] = None
-        errors: list[DatabaseError] = []
-        self._running_group.errors = errors
         waiting: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any]]] = []  # run on the pool instead (_inline)
         try:
             group = store.begin_group()
@@ -404,13 +388,12 @@ class App:
             except Exception as exc:
                 # SQLite undid the transaction when one call's statement failed (a full disk):
                 # that call's error says why, as the others made alone would have got it.
-                failure = errors[0] if group.broken and errors else exc
+                failure = group.error if group.broken and group.error is not None else exc
                 if isinstance(failure, DatabaseError):
                     log.error("a group of %d engine calls could not be committed: %s: %s", len(pending), type(failure).__name__, failure)
                 else:
                     log.exception("a group of %d engine calls could not be committed", len(pending))
         finally:  # whatever happened, no call waits for ever
-            self._running_group.errors = None
             self.groups += 1
             self.grouped += len(pending)
             for (_, done, _), (returned, value) in zip(pending, outcomes, strict=True):
@@ -445,10 +428,11 @@ class App:
         call (_engine: inline, grouped or pooled), its errors worded as SQS's answers: ('answer',
         the Answer). ``shared``: a claim for several woken polls together, never grouped."""
         d = self.dispatcher
+        work: Callable[[], Any]
         if self.wakeups.parks:
-            work = functools.partial(self._noted, call.actions.receive_round, request, shared)
+            work = functools.partial(call.actions.receive_round, request, shared)
         else:  # an injected clock: the receive waits in the call, moving the clock (never grouped: it may wait)
-            work = functools.partial(self._noted, call.actions.call, "ReceiveMessage", request)
+            work = functools.partial(call.actions.call, "ReceiveMessage", request)
         try:
             got = await self._engine(
                 work,
