@@ -17,7 +17,7 @@ from . import suite
 # The product's other measurements, each a script of its own (see docs/explanation/performance.md).
 SCRIPTS = """\
 the other benchmarks, each its own command (--help on each):
-  python -m benchmarks.report FILE     a results file as Markdown
+  python -m benchmarks.report FILE     a results file as Markdown (--compare BEFORE AFTER: two runs)
   python -m benchmarks.micro           CPU microseconds a message: sqsqlite, its SQL, the client, the floor
   python -m benchmarks.transactions    the outbox and the transactional consume against their floor
   python -m benchmarks.fair            fair queues: quiet tenants' dwell time, a claim's cost

@@ -1,9 +1,11 @@
-"""python -m benchmarks.report RESULTS.json: the figures as a Markdown table (for docs/explanation/performance.md)."""
+"""python -m benchmarks.report RESULTS.json: the figures as a Markdown table (for
+docs/explanation/performance.md). With --compare BEFORE AFTER: each row of two runs side by side,
+the ratio of their medians (wall clock and per CPU second), to show a change's cost."""
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 
 from .harness import SHOWN_EXTRAS, fmt_ms, fmt_rate
 
@@ -34,6 +36,43 @@ def markdown(data: dict) -> str:
     return "\n".join(out)
 
 
+def compare(before: dict, after: dict) -> str:
+    """The rows of two runs side by side: medians and after/before ratios (above 1: faster)."""
+    key = lambda r: (r["workload"], r["system"], r["settings"])  # noqa: E731
+    old = {key(r): r for r in before["rows"]}
+    out = [
+        f"before: {before.get('label') or before['machine'].get('commit')}, {before['started']}; "
+        f"after: {after.get('label') or after['machine'].get('commit')}, {after['started']}.",
+        "",
+        "| workload | system | durability | before msgs/s | after msgs/s | after/before | per CPU-s after/before |",
+        "|---|---|---|--:|--:|--:|--:|",
+    ]
+    for r in after["rows"]:
+        b = old.get(key(r))
+        if b is None:
+            continue
+        cpu = "-" if not (r.get("cpu_rate_median") and b.get("cpu_rate_median")) else f"{r['cpu_rate_median'] / b['cpu_rate_median']:.2f}"
+        out.append(
+            f"| {r['workload']} | {r['system']} | {r['settings'].split('synchronous=')[-1]} | {fmt_rate(b['rate_median'])} | "
+            f"{fmt_rate(r['rate_median'])} | {r['rate_median'] / b['rate_median']:.2f} | {cpu} |"
+        )
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.report", description=__doc__)
+    parser.add_argument("results", nargs="?", help="a results file (benchmarks/results/latest-full.json)")
+    parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="two results files, side by side")
+    args = parser.parse_args(argv)
+    if args.compare:
+        files = [json.load(open(path)) for path in args.compare]
+        print(compare(*files))
+    elif args.results:
+        with open(args.results) as f:
+            print(markdown(json.load(f)))
+    else:
+        parser.error("give a results file, or --compare BEFORE AFTER")
+
+
 if __name__ == "__main__":
-    with open(sys.argv[1]) as f:
-        print(markdown(json.load(f)))
+    main()

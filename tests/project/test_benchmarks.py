@@ -271,6 +271,16 @@ def test_the_report_writes_a_markdown_row_for_every_row_of_a_results_file(tiny_r
         assert f"| {row.workload} | {row.system} |" in page
 
 
+def test_the_report_compares_two_runs_row_by_row_as_after_over_before(tiny_result, capsys):
+    from benchmarks import report
+
+    report.main(["--compare", tiny_result["path"], tiny_result["path"]])
+    page = capsys.readouterr().out
+    for row in tiny_result["rows"]:
+        assert f"| {row.workload} | {row.system} |" in page
+    assert "| 1.00 |" in page  # a run against itself: every ratio is one
+
+
 def test_the_suites_help_lists_every_group_and_the_other_benchmarks(capsys):
     from benchmarks import __main__ as command
 
