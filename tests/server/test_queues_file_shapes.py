@@ -5,6 +5,7 @@ line (YAML) and the key; an invalid attribute gets CreateQueue's own words; noth
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,7 @@ import sqsqlite
 from sqsqlite.errors import SQSError
 from sqsqlite.server.queues_file import QueuesFileError, apply_queues, read_queues_file
 
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "howto" / "emulator.md"
 ARN = "arn:aws:sqs:us-east-1:000000000000:"
 
 
@@ -242,3 +244,36 @@ def test_each_malformed_shape_is_one_line_naming_the_file_line_and_key(tmp_path,
 )
 def test_a_json_file_is_refused_naming_the_key_too(tmp_path, text, named):
     assert named in refused(tmp_path, text, "queues.json")
+
+
+# ---------------------------------------------------------------- the page's examples
+
+
+def page_examples() -> list[tuple[str, str, str]]:
+    """(where, suffix, text) of each yaml and json block in the emulator page's queues-file section."""
+    text = PAGE.read_text(encoding="utf-8")
+    start = text.index("\n## Queues from a file")
+    end = text.index("\n## ", start + 1)
+    found = []
+    for m in re.finditer(r"^```(yaml|json)\n(.*?)^```", text[start:end], flags=re.M | re.S):
+        line = text.count("\n", 0, start + m.start()) + 1
+        found.append((f"emulator.md:{line}", m.group(1), m.group(2)))
+    return found
+
+
+EXAMPLES = page_examples()
+
+
+def test_the_page_shows_each_shape_a_queues_file_takes():
+    shown = "\n".join(text for _, _, text in EXAMPLES)
+    assert len(EXAMPLES) >= 4
+    for shape in ("queues:", "QueueName:", '"queues": [', "deadLetterTargetArn"):
+        assert shape in shown
+
+
+@pytest.mark.parametrize(("where", "suffix", "text"), EXAMPLES, ids=[w for w, _, _ in EXAMPLES])
+def test_each_queues_file_the_page_shows_applies_and_applies_again_unchanged(tmp_path, where, suffix, text):
+    db, outcome = apply_text(tmp_path, text, f"queues.{suffix}")
+    assert outcome["Created"] and not outcome["Updated"], where
+    _, again = apply_text(tmp_path, text, f"queues.{suffix}", db=db)
+    assert again["Unchanged"] == outcome["Created"], where
