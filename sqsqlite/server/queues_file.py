@@ -450,7 +450,7 @@ def _at(path: Path, container: Any, key: Any) -> str:
     return f"{path}: line {line}: " if line else f"{path}: "
 
 
-def _lines_of(path: Path, name: Any, attributes: Any) -> Any:
+def _lines_of(path: Path, name: Any, attributes: Any) -> Callable[[Any], str]:
     """Where each of a queue's attributes is, as a refusal of it names it."""
     return lambda key: f"{_at(path, attributes, key)}queue {V.shorten(name)}"
 
@@ -802,8 +802,9 @@ def apply_queues(db: Database, specs: list[QueueSpec], source: str = "the queues
     All or nothing: one transaction, in which every dead-letter queue named (by deadLetterQueue or
     a RedrivePolicy, by name or ARN) is first checked to be of this database's account and region,
     declared in the file or in the database, of the source's type (FIFO or standard), and allowed
-    by its RedriveAllowPolicy as the file leaves it; then the queues are created and updated. A refusal on the way (a name deleted less than 60
-    seconds ago, say) rolls back all of it: the database is left as it was."""
+    by its RedriveAllowPolicy as the file leaves it; then the queues are created and updated. A
+    refusal on the way (a name deleted less than 60 seconds ago, say) rolls back all of it: the
+    database is left as it was."""
     with db.transaction():
         existing = set(_all_queue_names(db))
         redrives = _redrives(db, specs, existing, source)
