@@ -1,9 +1,13 @@
 """Queues declared in a file, applied to a database: ``sqsqlite serve --queues FILE`` and
 ``sqsqlite apply-queues FILE``.
 
-Three spellings of one declaration: YAML or JSON (``queues:`` a list of queues, each with SQS's
-own attribute names, ``tags`` and ``deadLetterQueue: {name, maxReceiveCount}``), and ElasticMQ's
-``elasticmq.conf`` (HOCON), whose ``queues { }`` block is read key by key (``ELASTICMQ_KEYS``).
+Three spellings of one declaration: YAML or JSON, and ElasticMQ's ``elasticmq.conf`` (HOCON),
+whose ``queues { }`` block is read key by key (``ELASTICMQ_KEYS``). A YAML or JSON file is either
+``queues:`` a list of queues, each ``name`` and ``attributes`` (fauxqs's init.json) or
+CreateQueue's own ``QueueName`` and ``Attributes``, with ``tags`` and ``deadLetterQueue: {name,
+maxReceiveCount}``; or a map of queue names to their attributes. Attributes are SQS's, checked by
+CreateQueue's own code; a dead-letter queue (``deadLetterQueue`` or a RedrivePolicy's
+deadLetterTargetArn) is named by its ARN or by its bare name.
 
 The whole file is read and checked before anything is written: a file with one mistake is one
 :class:`QueuesFileError` naming the file, the queue or line, and the key, and the database is left
@@ -14,8 +18,8 @@ refused (YAML and JSON keep the last silently), and a HOCON file is read alone: 
 ElasticMQ's ``include classpath(...)``, no substitution resolved.
 Applying is idempotent and all or nothing (one transaction): a missing queue is created, an
 existing one gets the attributes and tags the file gives (never dropped, its messages kept), and
-a queue the file does not list is left as it is. Dead-letter queues are named, and may come
-later in the file than the queues using them.
+a queue the file does not list is left as it is. A dead-letter queue may come later in the file
+than the queues using them; an ARN of another account or region is refused as SQS refuses it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -54,7 +58,7 @@ ELASTICMQ_REFUSED = {
 }
 ELASTICMQ_KEYS = (*ELASTICMQ_DURATIONS, *ELASTICMQ_FLAGS, "deadLettersQueue", "tags", *ELASTICMQ_REFUSED)
 
-_QUEUE_KEYS = ("name", "attributes", "tags", "deadLetterQueue")
+_QUEUE_KEYS = ("name", "QueueName", "attributes", "Attributes", "tags", "deadLetterQueue")
 _DLQ_KEYS = ("name", "maxReceiveCount")
 # What the HOCON parser (pyhocon) would take for a string, comment, substitution, bracket, include
 # or number: the lexical scan that bounds its nesting and its numbers and keeps its includes from
@@ -79,13 +83,14 @@ class QueuesFileError(ValueError):
 
 @dataclass
 class QueueSpec:
-    """One queue as the file declares it: SQS attribute strings, tags (None: left as they are)
-    and its dead-letter queue by name."""
+    """One queue as the file declares it: SQS attribute strings but RedrivePolicy's target (a
+    RedrivePolicy of "" takes it off), tags (None: left as they are) and its dead-letter queue."""
 
     name: str
     attributes: dict[str, str] = field(default_factory=dict)
     tags: dict[str, str] | None = None
-    dead_letter: tuple[str, int] | None = None
+    dead_letter: tuple[str, int] | None = None  # its dead-letter queue: a name or an ARN, maxReceiveCount
+    dead_letter_key: str = "RedrivePolicy"  # how the file gave it: RedrivePolicy, deadLetterQueue, deadLettersQueue
 
 
 def read_queues_file(path: str | Path, max_bytes: int | None = None) -> list[QueueSpec]:
@@ -234,8 +239,38 @@ def _strict_yaml_loader() -> Any:
                 raise _Refused(node.start_mark.line + 1, _long_number(node.value))
             return super().construct_yaml_int(node)
 
+        def construct_yaml_map(self, node: Any) -> Any:
+            data = _LinedMap()
+            yield data
+            data.update(self.construct_mapping(node))
+            for key_node, _ in node.value:
+                with contextlib.suppress(TypeError):  # an unhashable key: construct_mapping refused it
+                    data.lines.setdefault(self.construct_object(key_node), key_node.start_mark.line + 1)
+
+        def construct_yaml_seq(self, node: Any) -> Any:
+            data = _LinedList()
+            yield data
+            data.extend(self.construct_sequence(node))
+            data.lines = [item.start_mark.line + 1 for item in node.value]
+
     StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+    StrictLoader.add_constructor("tag:yaml.org,2002:map", StrictLoader.construct_yaml_map)
+    StrictLoader.add_constructor("tag:yaml.org,2002:seq", StrictLoader.construct_yaml_seq)
     return StrictLoader
+
+
+class _LinedMap(dict[Any, Any]):
+    """A YAML map that knows the line of each of its keys: where a refusal of its shape points."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict[Any, int] = {}
+
+
+class _LinedList(list[Any]):
+    """A YAML list that knows the line of each of its items."""
+
+    lines: list[int] = []
 
 
 def _twice(key: Any, first: int, spelling: str) -> str:
@@ -301,29 +336,123 @@ def _check_json_tokens(path: Path, text: str) -> None:
 
 
 def _declared(path: Path, data: Any) -> list[QueueSpec]:
-    if not isinstance(data, dict) or set(data) != {"queues"} or not isinstance(data["queues"], list):
-        raise QueuesFileError(f"{path}: expected one key, queues, holding a list of queues (each with a name).")
+    """The queues a YAML or JSON file declares, in either of its shapes: ``queues:`` a list of
+    queues (each ``name`` or CreateQueue's ``QueueName``, ``attributes`` or ``Attributes``,
+    ``tags``, ``deadLetterQueue``), or a map of queue names to their attributes. A YAML file's
+    maps and lists know their lines (_strict_yaml_loader): a refusal names the line and key."""
+    if not isinstance(data, dict):
+        got = "nothing" if data is None else V.shorten(data)
+        raise QueuesFileError(f"{path}: expected {_SHAPES}; the file holds {got}.")
+    if "queues" in data:
+        return _checked(path, _listed(path, data))
+    return _checked(path, _named(path, data))
+
+
+# What a YAML or JSON queues file holds, as a refusal of its shape says.
+_SHAPES = "queues: a list of queues (each with a name or QueueName), or a map of queue names to their attributes"
+
+
+def _listed(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
+    """The ``queues:`` list form (fauxqs's init.json is one)."""
+    for key in data:
+        if key != "queues":
+            raise QueuesFileError(
+                f"{_at(path, data, key)}key {V.shorten(key)}: a file with a queues list holds nothing else; "
+                "declare every queue in the list (a queue named queues too)."
+            )
+    queues = data["queues"]
+    if not isinstance(queues, list):
+        raise QueuesFileError(f"{_at(path, data, 'queues')}queues: expected a list of queues, each with a name or QueueName.")
     specs = []
-    for i, entry in enumerate(data["queues"], 1):
-        where = f"{path}: queue {i}"
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise QueuesFileError(f"{where}: expected a map with a name (and attributes, tags, deadLetterQueue).")
-        name = entry["name"]
-        where = f"{path}: queue {name!r}"
-        unknown = [k for k in entry if k not in _QUEUE_KEYS]
-        if unknown:
-            raise QueuesFileError(f"{where}: unknown key {unknown[0]!r}; a queue takes {', '.join(_QUEUE_KEYS)}.")
-        attributes = entry.get("attributes") or {}
+    for i, entry in enumerate(queues):
+        here = f"{_at(path, queues, i)}queues[{i}]"
+        if not isinstance(entry, dict):
+            raise QueuesFileError(f"{here}: expected a map with a name or QueueName, not {V.shorten(entry)}.")
+        named = [k for k in _NAME_KEYS if k in entry]
+        if len(named) != 1:
+            why = "give the queue's name once, as one of them" if named else "a queue needs one"
+            raise QueuesFileError(f"{here}: {' and '.join(named) or 'no name or QueueName'}: {why}.")
+        name = entry[named[0]]
+        if not isinstance(name, str):
+            raise QueuesFileError(
+                f"{_at(path, entry, named[0])}queues[{i}].{named[0]}: expected the queue's name as text, not {V.shorten(name)}."
+            )
+        where = f"{_at(path, queues, i)}queue {name!r}"
+        for key in entry:
+            if key not in _QUEUE_KEYS:
+                raise QueuesFileError(
+                    f"{_at(path, entry, key)}queue {name!r}: key {V.shorten(key)} is unknown; a queue takes {', '.join(_QUEUE_KEYS)}."
+                )
+        given = [k for k in _ATTRIBUTES_KEYS if k in entry]
+        if len(given) > 1:
+            raise QueuesFileError(f"{_at(path, entry, given[1])}queue {name!r}: attributes and Attributes: give the attributes once.")
+        attributes = entry.get(given[0]) if given else None
+        if attributes is None:
+            attributes = {}
         if not isinstance(attributes, dict):
-            raise QueuesFileError(f"{where}: attributes: expected a map of SQS attribute names to values.")
+            raise QueuesFileError(
+                f"{_at(path, entry, given[0])}queue {name!r}: {given[0]}: expected a map of SQS attribute names to values, "
+                f"not {V.shorten(attributes)}."
+            )
         dead_letter = None
-        if entry.get("deadLetterQueue") is not None:
-            dlq = entry["deadLetterQueue"]
-            if not isinstance(dlq, dict) or set(dlq) != set(_DLQ_KEYS):
-                raise QueuesFileError(f"{where}: deadLetterQueue: expected a map of name and maxReceiveCount.")
+        dlq = entry.get("deadLetterQueue")
+        if dlq is not None:
+            dlq_where = f"{_at(path, entry, 'deadLetterQueue')}queue {name!r}: deadLetterQueue"
+            if not isinstance(dlq, dict):
+                raise QueuesFileError(f"{dlq_where}: expected a map of name and maxReceiveCount, not {V.shorten(dlq)}.")
+            for key in dlq:
+                if key not in _DLQ_KEYS:
+                    raise QueuesFileError(
+                        f"{_at(path, dlq, key)}queue {name!r}: deadLetterQueue.{key}: unknown key; it takes name and maxReceiveCount."
+                    )
+            for key in _DLQ_KEYS:
+                if key not in dlq:
+                    raise QueuesFileError(f"{dlq_where}.{key}: missing; deadLetterQueue takes name and maxReceiveCount.")
             dead_letter = (dlq["name"], dlq["maxReceiveCount"])
-        specs.append(_spec(where, name, attributes, entry.get("tags"), dead_letter))
-    return _checked(path, specs)
+        specs.append(_spec(where, name, attributes, entry.get("tags"), dead_letter, _lines_of(path, name, attributes)))
+    return specs
+
+
+def _named(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
+    """The map form: each queue's name to its attributes (nothing for none)."""
+    specs = []
+    for name, attributes in data.items():
+        where = f"{_at(path, data, name)}queue {V.shorten(name)}"
+        if attributes is None:
+            attributes = {}
+        if not isinstance(attributes, dict):
+            raise QueuesFileError(
+                f"{where}: expected a map of its attributes (SQS attribute names to values), not {V.shorten(attributes)}; "
+                "a list of queues goes under queues:."
+            )
+        for key in attributes:
+            if key in _QUEUE_KEYS:
+                raise QueuesFileError(
+                    f"{_at(path, attributes, key)}queue {V.shorten(name)}: {key}: a map of queue names holds each queue's attributes only; "
+                    "give tags, a deadLetterQueue or Attributes in the queues: list form."
+                )
+        specs.append(_spec(where, name, attributes, None, None, _lines_of(path, name, attributes)))
+    return specs
+
+
+_NAME_KEYS = ("name", "QueueName")
+_ATTRIBUTES_KEYS = ("attributes", "Attributes")
+
+
+def _at(path: Path, container: Any, key: Any) -> str:
+    """The file, and the line of ``key`` in ``container`` where the YAML reader noted it."""
+    lines = getattr(container, "lines", None)
+    line = None
+    if isinstance(lines, dict):
+        line = lines.get(key)
+    elif isinstance(lines, list) and isinstance(key, int) and 0 <= key < len(lines):
+        line = lines[key]
+    return f"{path}: line {line}: " if line else f"{path}: "
+
+
+def _lines_of(path: Path, name: Any, attributes: Any) -> Callable[[Any], str]:
+    """Where each of a queue's attributes is, as a refusal of it names it."""
+    return lambda key: f"{_at(path, attributes, key)}queue {V.shorten(name)}"
 
 
 def _elasticmq(path: Path, text: str) -> list[QueueSpec]:
@@ -390,7 +519,7 @@ def _elasticmq(path: Path, text: str) -> list[QueueSpec]:
                 tags = {tk: tv for tk, tv in value.items()}
             else:
                 raise QueuesFileError(f"{where}: unknown key {k!r}; ElasticMQ's queue keys read here are {', '.join(ELASTICMQ_KEYS[:-2])}.")
-        specs.append(_spec(where, name, attributes, tags, dead_letter))
+        specs.append(_spec(where, name, attributes, tags, dead_letter, dead_letter_key="deadLettersQueue"))
     return _checked(path, specs)
 
 
@@ -535,25 +664,35 @@ def _seconds(where: str, value: Any) -> int:
     return int(seconds)
 
 
-def _spec(where: str, name: Any, attributes: Mapping[str, Any], tags: Any, dead_letter: tuple[Any, Any] | None) -> QueueSpec:
-    """One queue's declaration, checked as CreateQueue would check it, key by key."""
+def _spec(
+    where: str,
+    name: Any,
+    attributes: Mapping[Any, Any],
+    tags: Any,
+    dead_letter: tuple[Any, Any] | None,
+    where_of: Callable[[Any], str] | None = None,
+    dead_letter_key: str = "deadLetterQueue",
+) -> QueueSpec:
+    """One queue's declaration, checked key by key by CreateQueue's own rules (validation's), so a
+    refusal says what CreateQueue would. ``where_of`` names an attribute's own place (its line)."""
     try:
         name = V.queue_name(name)
     except SQSError as err:
         raise QueuesFileError(f"{where}: name: {_said(err)}") from None
     out: dict[str, str] = {}
+    redrive: tuple[str, int] | None = None
     for key, value in attributes.items():
+        at = where_of(key) if where_of is not None else where
         value = _text(value)
         if isinstance(value, Mapping) and key in ("RedrivePolicy", "RedriveAllowPolicy", "Policy"):
             value = json.dumps(dict(value))
-        if key not in D.SETTABLE_ATTRIBUTES:
-            raise QueuesFileError(
-                f"{where}: attribute {key!r}: not an attribute a queue can be given; use one of {', '.join(D.SETTABLE_ATTRIBUTES)}."
-            )
+        if key == "RedrivePolicy" and value not in ("", None):
+            redrive = _dead_letter(f"{at}: attribute 'RedrivePolicy'", value)
+            continue
         try:
             out.update(V.queue_attributes({key: value}, creating=True))
         except SQSError as err:
-            raise QueuesFileError(f"{where}: attribute {key!r}: {_said(err)}") from None
+            raise QueuesFileError(f"{at}: attribute {V.shorten(key)}: {_said(err)}") from None
     is_fifo = name.endswith(".fifo")
     if out.get("FifoQueue", "true" if is_fifo else "false") != ("true" if is_fifo else "false"):
         why = (
@@ -577,18 +716,61 @@ def _spec(where: str, name: Any, attributes: Mapping[str, Any], tags: Any, dead_
             tags = V.tags(tags, name)
         except SQSError as err:
             raise QueuesFileError(f"{where}: tags: {_said(err)}") from None
-    checked_dlq = None
+    via = "RedrivePolicy"
     if dead_letter is not None:
-        if "RedrivePolicy" in out:
+        if redrive is not None or "RedrivePolicy" in out:
             raise QueuesFileError(f"{where}: give the dead-letter queue once: as RedrivePolicy or as its name, not both.")
         target, count = dead_letter
+        if not isinstance(target, str):
+            raise QueuesFileError(
+                f"{where}: {dead_letter_key}: name: expected the dead-letter queue's name or ARN, not {V.shorten(target)}."
+            )
+        redrive = _dead_letter(f"{where}: {dead_letter_key}", {"deadLetterTargetArn": target, "maxReceiveCount": count}, "name")
+        via = dead_letter_key
+    return QueueSpec(name, out, tags, redrive, via)
+
+
+# Stands for the account and region a bare dead-letter queue name will have: only for checking
+# the rest of its policy by CreateQueue's rules, which take an ARN; never written.
+_SOME_ARN = "arn:aws:sqs:us-east-1:000000000000:"
+
+
+def _dead_letter(where: str, value: Any, target_key: str = "deadLetterTargetArn") -> tuple[str, int]:
+    """A RedrivePolicy (JSON text or a map) checked by CreateQueue's rules, its deadLetterTargetArn
+    an ARN or, here only, a bare queue name (its ARN is the database's, known when applied):
+    (the ARN or name, maxReceiveCount). ``target_key`` is the target's key in the file."""
+    try:
+        policy = V.redrive_policy(value) or {}
+    except SQSError as err:
+        target = _bare_target(value)
+        if target is None:
+            raise QueuesFileError(f"{where}: {_said(err)}") from None
+        given = json.loads(value) if isinstance(value, str) else value
         try:
-            target = V.queue_name(target)
-            count = V.int_value("maxReceiveCount", count, 1, 1000)
+            V.queue_name(target)
         except SQSError as err:
-            raise QueuesFileError(f"{where}: dead-letter queue: {_said(err)}") from None
-        checked_dlq = (target, count)
-    return QueueSpec(name, out, tags, checked_dlq)
+            raise QueuesFileError(f"{where}: {target_key}: {_said(err)}") from None
+        try:
+            policy = V.redrive_policy({**given, "deadLetterTargetArn": _SOME_ARN + target}) or {}
+        except SQSError as err:
+            raise QueuesFileError(f"{where}: {_said(err)}") from None
+        return target, policy["maxReceiveCount"]
+    return policy["deadLetterTargetArn"], policy["maxReceiveCount"]
+
+
+def _bare_target(value: Any) -> str | None:
+    """The dead-letter queue's bare name a RedrivePolicy gives as its deadLetterTargetArn, when
+    that, and nothing else, is what CreateQueue refused in it."""
+    given = value
+    if isinstance(value, str):
+        try:
+            given = json.loads(value)
+        except ValueError:
+            return None
+    if not isinstance(given, Mapping) or set(given) != {"deadLetterTargetArn", "maxReceiveCount"}:
+        return None
+    target = given["deadLetterTargetArn"]
+    return target if isinstance(target, str) and not target.lower().startswith("arn:") else None
 
 
 def _text(value: Any) -> Any:
@@ -618,10 +800,11 @@ def apply_queues(db: Database, specs: list[QueueSpec], source: str = "the queues
     Created, Updated, Unchanged, and those NotInFile (left as they are).
 
     All or nothing: one transaction, in which every dead-letter queue named (by deadLetterQueue or
-    a RedrivePolicy's ARN) is first checked to be declared in the file or in the database, of the
-    source's type (FIFO or standard), and allowed by its RedriveAllowPolicy as the file leaves it;
-    then the queues are created and updated. A refusal on the way (a name deleted less than 60
-    seconds ago, say) rolls back all of it: the database is left as it was."""
+    a RedrivePolicy, by name or ARN) is first checked to be of this database's account and region,
+    declared in the file or in the database, of the source's type (FIFO or standard), and allowed
+    by its RedriveAllowPolicy as the file leaves it; then the queues are created and updated. A
+    refusal on the way (a name deleted less than 60 seconds ago, say) rolls back all of it: the
+    database is left as it was."""
     with db.transaction():
         existing = set(_all_queue_names(db))
         redrives = _redrives(db, specs, existing, source)
@@ -670,17 +853,16 @@ def _redrives(db: Database, specs: list[QueueSpec], existing: set[str], source: 
     for spec in specs:
         where = f"{source}: queue {spec.name!r}"
         if spec.dead_letter is not None:
-            target, count = spec.dead_letter
-            what = f"dead-letter queue {target!r}"
+            given, count = spec.dead_letter
+            by_policy = spec.dead_letter_key == "RedrivePolicy"
+            what = f"{'RedrivePolicy: ' if by_policy else ''}dead-letter queue {given!r}"
+            target = given
+            if given.lower().startswith("arn:"):  # another account's or region's is refused as SetQueueAttributes refuses it
+                try:
+                    target = db.name_from_arn(given, "deadLetterTargetArn" if by_policy else f"{spec.dead_letter_key}'s name")
+                except SQSError as err:
+                    raise QueuesFileError(f"{where}: {'RedrivePolicy: ' if by_policy else ''}dead-letter queue: {_said(err)}") from None
             policy = json.dumps({"deadLetterTargetArn": db.queue_arn(target), "maxReceiveCount": count}, separators=(",", ":"))
-        elif spec.attributes.get("RedrivePolicy"):
-            policy = spec.attributes["RedrivePolicy"]
-            arn = json.loads(policy)["deadLetterTargetArn"]
-            what = f"RedrivePolicy: dead-letter queue {arn!r}"
-            try:
-                target = db.name_from_arn(arn, "deadLetterTargetArn")
-            except SQSError as err:
-                raise QueuesFileError(f"{where}: {what}: {_said(err)}") from None
         else:
             if "RedrivePolicy" in spec.attributes:  # "": the policy taken off
                 policies[spec.name] = ""
