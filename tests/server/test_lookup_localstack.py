@@ -178,6 +178,31 @@ def test_an_sdk_pointed_at_the_look_up_lists_a_fifo_queues_messages_in_send_orde
     ]
 
 
+def test_a_fifo_groups_visible_messages_wait_with_its_message_in_flight_and_are_listed_with_it(server, sqs):
+    url = queue(sqs, "waiting.fifo", FifoQueue="true", ContentBasedDeduplication="true", VisibilityTimeout="120")
+    for body, group in (("message-1", "1"), ("message-2", "1"), ("message-3", "2"), ("message-4", "2")):
+        sqs.send_message(QueueUrl=url, MessageBody=body, MessageGroupId=group)
+    assert [m["Body"] for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=1)["Messages"]] == ["message-1"]
+    assert [m["Body"] for m in listed(look_up(server, url, ShowInvisible="false")[2])] == ["message-3", "message-4"]
+    shown = listed(look_up(server, url, ShowInvisible="true")[2])
+    # message-2 can't be received while message-1 is in flight, but is itself visible (LocalStack's flag).
+    assert [(m["Body"], attribute_map(m)["IsVisible"]) for m in shown] == [
+        ("message-1", "false"),
+        ("message-2", "true"),
+        ("message-3", "true"),
+        ("message-4", "true"),
+    ]
+
+
+def test_a_bounded_peek_of_a_fifo_queue_leaves_out_the_groups_waiting_on_a_message_in_flight(db):
+    fifo = db.create_queue("peeked.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    for body, group in (("a1", "a"), ("a2", "a"), ("b1", "b")):
+        fifo.send_message(body, message_group_id=group)
+    fifo.receive_message(visibility_timeout=60)  # a1, and a's group waits on it
+    assert [m.body for m in fifo.peek_within({"visible"}, 100, 1000)[0]] == ["b1"]
+    assert [m.body for m in fifo.peek_within({"visible", "in-flight"}, 100, 1000)[0]] == ["a1", "a2", "b1"]
+
+
 # ---------------------------------------------------------------- what the look-up refuses
 
 
