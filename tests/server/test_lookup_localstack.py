@@ -262,3 +262,83 @@ def test_each_url_style_of_an_existing_queue_is_looked_up(server, sqs):
     ):
         status, _, body = http_request(server.url, f"{LOOKUP}?QueueUrl={address}", ACCEPT_JSON)
         assert status == 200 and [m["Body"] for m in listed(body)] == ["m"], address
+
+
+# ---------------------------------------------------------------- LocalStack's override headers on ReceiveMessage
+
+COUNT = "x-localstack-sqs-override-message-count"
+WAIT = "x-localstack-sqs-override-wait-time-seconds"
+
+
+@pytest.fixture(scope="module")
+def overrides(tmp_path_factory):
+    """A server of its own: its clock moves through the waits."""
+    clock = ManualClock()
+    with manual_clock_server(tmp_path_factory.mktemp("overrides"), clock) as s:
+        yield s, clock
+
+
+def with_headers(client, headers):
+    """The client sending ``headers`` on each ReceiveMessage, as LocalStack's SDK hooks do."""
+
+    def add(params, **kwargs):
+        params["headers"].update(headers)
+
+    client.meta.events.register("before-call.sqs.ReceiveMessage", add)
+    return client
+
+
+@pytest.mark.parametrize("protocol", ["json", "query"])
+def test_the_count_header_receives_more_than_ten_messages_in_one_receive(overrides, protocol):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, f"twenty-{protocol}", *(f"message-{i}" for i in range(25)))
+    with pytest.raises(ClientError, match="MaxNumberOfMessages"):
+        sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=20)
+    client = with_headers((boto3_client if protocol == "json" else query_protocol_client)(server.url), {COUNT: "20"})
+    messages = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=30)["Messages"]
+    assert sorted(m["Body"] for m in messages) == sorted(f"message-{i}" for i in range(20))
+    assert len(sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]) == 5
+
+
+def test_the_count_header_answers_what_there_is_when_fewer_are_waiting(overrides):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, "fewer", *(f"message-{i}" for i in range(12)))
+    client = with_headers(boto3_client(server.url), {COUNT: "50"})
+    assert len(client.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]) == 12
+
+
+def test_the_wait_header_waits_past_twenty_seconds_for_all_the_messages_asked_for(overrides):
+    server, clock = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, "waited", *(f"message-{i}" for i in range(9)))
+    sqs.send_message(QueueUrl=url, MessageBody="late", DelaySeconds=25)  # visible 25 s from now
+    started = clock.now_ms()
+    client = with_headers(boto3_client(server.url), {WAIT: "30"})
+    messages = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=20)["Messages"]
+    assert len(messages) == 10 and "late" in {m["Body"] for m in messages}
+    assert clock.now_ms() - started >= 25_000  # the injected clock: it waited for the late one
+
+
+def test_without_the_wait_header_a_receive_answers_the_messages_there_at_once(overrides):
+    server, clock = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, "not-waited", *(f"message-{i}" for i in range(9)))
+    sqs.send_message(QueueUrl=url, MessageBody="late", DelaySeconds=25)
+    started = clock.now_ms()
+    assert len(sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=20)["Messages"]) == 9
+    assert clock.now_ms() == started
+
+
+@pytest.mark.parametrize("header, value", [(COUNT, "many"), (COUNT, "0"), (COUNT, "101"), (WAIT, "-1"), (WAIT, "601")])
+def test_an_override_header_that_is_no_whole_number_in_range_is_refused_and_nothing_is_received(overrides, header, value):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, f"refused-{header[-7:]}{value}", "m")
+    with pytest.raises(ClientError) as caught:
+        with_headers(boto3_client(server.url), {header: value}).receive_message(QueueUrl=url)
+    assert caught.value.response["Error"]["Code"] == "InvalidParameterValue" and header in caught.value.response["Error"]["Message"]
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"] == {
+        "ApproximateNumberOfMessages": "1"
+    }
