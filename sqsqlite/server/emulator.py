@@ -291,11 +291,13 @@ def _names_a_queue(url: str) -> bool:
     """Whether a queue URL's path has a queue's place in it, as LocalStack reads one:
     ``/<account>/<name>`` or ``/queue/<region>/<account>/<name>`` (and sqsqlite's
     ``/<region>/<account>/<name>``)."""
-    path = urlsplit(url if "://" in url else "http://" + url).path
-    parts = path.strip("/").split("/")
+    try:
+        parts = urlsplit(url.rstrip("/")).path.lstrip("/").split("/")
+    except ValueError:  # such as an IPv6 host without its "]"
+        return False
     if len(parts) == 3:
         return urls.is_region(parts[0])
-    return all(parts) and (len(parts) == 2 or (len(parts) == 4 and parts[0] == "queue"))
+    return len(parts) == 2 or (len(parts) == 4 and parts[0] == "queue")
 
 
 def _prefers_json(accept: str | None, content_type: str) -> bool:

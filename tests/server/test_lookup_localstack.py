@@ -226,7 +226,9 @@ def test_a_look_up_naming_another_action_in_its_query_is_refused_too(server, sqs
     assert status == 200
 
 
-@pytest.mark.parametrize("address", ["http://localhost:4566/nonsense", "http://localhost:4566/a/b/c/d", "http://localhost:4566/"])
+@pytest.mark.parametrize(
+    "address", ["http://localhost:4566/nonsense", "http://localhost:4566/a/b/c/d", "http://localhost:4566/", "http://[::1/000000000000/q"]
+)
 def test_a_queue_url_whose_path_names_no_queue_is_localstacks_404_invalid_address(server, address):
     status, headers, body = http_request(server.url, f"{LOOKUP}?QueueUrl={address}", ACCEPT_JSON)
     assert status == 404 and headers["x-amzn-query-error"] == "InvalidAddress;Sender"
@@ -244,6 +246,7 @@ def test_a_queue_url_whose_path_names_no_queue_is_localstacks_404_invalid_addres
     [
         "http://localhost:4566/000000000000/hopefullydoesnotexist",
         "http://localhost:4566/queue/us-east-1/000000000000/hopefullydoesnotexist",
+        "000000000000/hopefullydoesnotexist",
         "hopefullydoesnotexist",
     ],
 )
