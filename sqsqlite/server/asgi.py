@@ -12,7 +12,8 @@ A ReceiveMessage runs through ``sqsqlite.longpoll``'s machine (``LongPolls.recei
 parks it on the loop between its claims, shares one claim among the polls woken together, and
 hands back what was claimed for a client that left. This module tells it where a claim runs (as
 any engine call: inline, grouped or pooled), how its errors are answered, and when the client
-leaves (its connection's ``http.disconnect``).
+leaves (its connection's ``http.disconnect``). LocalStack's override headers (more than ten
+messages, a wait past 20 s) make one ReceiveMessage several such polls in turn (App._receive).
 """
 
 from __future__ import annotations
@@ -451,6 +452,8 @@ class App:
                 asked["WaitTimeSeconds"] = min(D.MAX_WAIT_TIME_SECONDS, max(0, -(-(ends - clock.now_ms()) // 1000)))
             elif got:
                 asked["WaitTimeSeconds"] = 0
+            if got:  # a FIFO receive attempt's id would answer the first poll's messages again
+                asked.pop("ReceiveRequestAttemptId", None)
             outcome = await self.polls.receive(asked, claim, leaves, hand_back)
             if outcome is None or outcome[0] != "done":
                 if outcome is None and got:  # the client left: what earlier polls received is visible again

@@ -345,3 +345,14 @@ def test_an_override_header_that_is_no_whole_number_in_range_is_refused_and_noth
     assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"] == {
         "ApproximateNumberOfMessages": "1"
     }
+
+
+def test_the_count_header_on_a_fifo_receive_attempt_gets_each_message_once(overrides):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, "attempted.fifo", FifoQueue="true", ContentBasedDeduplication="true")
+    for i in range(15):
+        sqs.send_message(QueueUrl=url, MessageBody=f"message-{i}", MessageGroupId=str(i % 3))
+    client = with_headers(boto3_client(server.url), {COUNT: "15"})
+    messages = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, ReceiveRequestAttemptId="a1")["Messages"]
+    assert sorted(m["Body"] for m in messages) == sorted(f"message-{i}" for i in range(15))
