@@ -641,12 +641,13 @@ def peek_within(
     queue: QueueContext, states: Collection[str], limit: int, chars: int, page: int = D.PEEK_WITHIN_PAGE
 ) -> tuple[list[Message], int]:
     """The first ``limit`` messages in ``states`` (visible, in-flight, delayed), without receiving
-    them (as peek), in peek_page's order, as long as their bodies and stored message attributes
-    together hold at most ``chars`` characters; and how many of those first ``limit`` were left
-    out for that (the first that did not fit and every one after it). One read, in pages of
-    ``page``: each page's lengths are read with no body, then only the bodies that fit, so a body
-    left out never reaches Python and the bodies held stay under ``chars`` however large the
-    queue (LocalStack's look-up in serve)."""
+    them (as peek), taken in peek_page's order and listed in send order, as long as their bodies
+    and stored message attributes together hold at most ``chars`` characters; and how many of
+    those first ``limit`` were left out for that (the first that did not fit and every one after
+    it). A FIFO queue's visible messages of a group with one in flight are listed only with the
+    in-flight ones. One read, in pages of ``page``: each page's lengths are read with no body,
+    then only the bodies that fit, so a body left out never reaches Python and the bodies held
+    stay under ``chars`` however large the queue (LocalStack's look-up in serve)."""
     wanted = frozenset(states) if not isinstance(states, str) else frozenset((states,))
     if not wanted or not wanted <= {"visible", "in-flight", "delayed"}:
         raise InvalidParameterValue(f"Invalid states {V.shorten(states)}: use visible, in-flight or delayed.")
@@ -659,6 +660,7 @@ def peek_within(
     now = queue.now()
     low, high, min_receives, max_receives = _PAGE_STATES[page_state](now)
     out: list[Message] = []
+    positions: list[int] = []
     matched = left_out = used = 0
     with queue.store.read() as tx:
         row = queue_row(tx, queue)
@@ -679,6 +681,21 @@ def peek_within(
                 body_chars=body_chars,
             )
 
+        # A FIFO group with a message in flight gives no receive its visible ones: they wait
+        # with the in-flight messages, listed only when those are (LocalStack's listing).
+        waiting: dict[str, bool] = {}
+
+        def waits(r: Any) -> bool:
+            if r["sequence_number"] is None or "in-flight" in wanted:  # FIFO rows alone have one
+                return False
+            group = r["group_id"]
+            if group not in waiting:
+                found = tx.scalar(
+                    Q.group_in_flight, queue_id=row["id"], group_id=group, now=now, cutoff=cutoff, n=D.MAX_MESSAGES_PER_RECEIVE
+                )
+                waiting[group] = found is not None
+            return waiting[group]
+
         after = (-1, 0)
         while matched < limit:
             sizes = rows_after(after, page, 0)
@@ -687,7 +704,8 @@ def peek_within(
             run: set[int] = set()
             for r in sizes:
                 here = (r["visible_at"], r["id"])
-                shown = matched < limit and message_state(r["visible_at"], r["receive_count"], now) in wanted
+                state = message_state(r["visible_at"], r["receive_count"], now)
+                shown = matched < limit and state in wanted and not (state == "visible" and waits(r))
                 if shown:
                     matched += 1
                     size = r[-1] + len(r["attributes"] or "")
@@ -705,10 +723,13 @@ def peek_within(
                 got = rows_after(start, len(ids), _WHOLE_BODY)
                 # The same rows in the same read, but for a clock stepped back (peek_page).
                 kept = [g for g in got if g["id"] in ids]
+                positions += [g["id"] for g in kept]
                 out += _peeked(queue, [g[:-1] for g in kept], row["id"])
             if len(sizes) < page:
                 break
-    return out, left_out
+    # Listed by their row ids, their places in the queue: in send order, a message received
+    # and visible again in its place, as LocalStack lists them.
+    return [m for _, m in sorted(zip(positions, out), key=lambda pair: pair[0])], left_out
 
 
 # substr's length that keeps every body whole: the longest text SQLite holds (SQLITE_MAX_LENGTH's

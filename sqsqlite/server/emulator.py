@@ -7,9 +7,13 @@ Kubernetes probes, and LocalStack's message look-up.
 - ``GET /_localstack/health``, ``/_localstack/init`` and ``/_localstack/init/ready``: LocalStack's
   shapes for its ``sqs`` service, so wait scripts written for LocalStack work unchanged.
 - ``GET|POST /_aws/sqs/messages?QueueUrl=...`` and ``/_aws/sqs/messages/<region>/<account>/<queue>``:
-  a queue's messages as a ReceiveMessage answer (JSON or XML, as the request's Content-Type asks),
-  read without receiving them: no receive count, no lease, nothing changes. Visible messages, plus
-  in-flight ones with ``ShowInvisible=true`` and delayed ones with ``ShowDelayed=true``. Behind the
+  a queue's messages as LocalStack answers them, read without receiving them: no receive count, no
+  lease, nothing changes. A ReceiveMessage answer: SQS's JSON to a JSON 1.0 request, else XML, or
+  with ``Accept: application/json`` LocalStack's JSON (the XML answer's elements as keys, a repeated
+  one a list, an error under ``ErrorResponse``). Listed in send order: visible messages, plus
+  in-flight ones with ``ShowInvisible=true`` and delayed ones with ``ShowDelayed=true``. A body
+  naming another action than ReceiveMessage is LocalStack's ``InvalidRequest``; a queue URL whose
+  path names no queue its ``InvalidAddress`` (404). Behind the
   console's rules: the endpoint's keys as HTTP basic credentials, and on loopback a Host naming
   this machine. Its bodies and message attributes hold at most D.LOOKUP_BYTES together: the
   messages past that are left out, and the answer counts them (LOOKUP_LEFT_OUT_HEADER and a
@@ -27,7 +31,7 @@ import logging
 from collections.abc import Collection
 from importlib import metadata
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from .. import console as console_module
 from .. import defaults as D
@@ -44,6 +48,9 @@ HEALTH_PATHS = ("/health", "/_localstack/health", "/_localstack/init", "/_locals
 MESSAGES_PATH = "/_aws/sqs/messages"
 # The receipt handle LocalStack gives a message looked up: no receive made it, and no call takes it.
 LOOKUP_RECEIPT_HANDLE = "SQS/BACKDOOR/ACCESS"
+# LocalStack's answers to a look-up naming another action, and to a queue URL it can't read.
+OTHER_ACTION = "This endpoint only accepts ReceiveMessage calls"
+INVALID_ADDRESS = "The address https://queue.amazonaws.com/ is not valid for this endpoint."
 # The methods the look-up serves (405 with this Allow for any other).
 LOOKUP_METHODS = ("GET", "POST")
 # On an answer cut at D.LOOKUP_BYTES: how many messages it left out (absent when none).
@@ -150,12 +157,20 @@ class EmulatorRoutes:
     # ------------------------------------------------------------ message look-up
 
     def messages(self, req: Request, request_id: str) -> Answer:
-        is_json = (req.headers.get("Content-Type") or "").split(";")[0].strip().lower() == wire.JSON_CONTENT_TYPE
+        content_type = (req.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        is_json = content_type == wire.JSON_CONTENT_TYPE
+        # What LocalStack answers a request of the query protocol or none in: XML, unless it
+        # accepts JSON better (or, accepting anything, sent JSON).
+        as_json = not is_json and _prefers_json(req.headers.get("Accept"), content_type)
         refused = self._refused(req) or _wrong_method(req.method)
         if refused is not None:
             return refused
         try:
             params = self._params(req, is_json)
+            target = req.headers.get("X-Amz-Target") if is_json else None
+            action = target.rpartition(".")[2] if target else params.get("Action")
+            if action is not None and action != "ReceiveMessage":
+                raise wire.WireError("InvalidRequest", OTHER_ACTION, 400, json_type="InvalidRequest", sender_fault=False)
             name, db = self._queue_name(req, params)
             show_invisible = _flag("ShowInvisible", params.get("ShowInvisible"))
             show_delayed = _flag("ShowDelayed", params.get("ShowDelayed"))
@@ -176,6 +191,7 @@ class EmulatorRoutes:
                 item = message_out(m)
                 item["ReceiptHandle"] = LOOKUP_RECEIPT_HANDLE
                 attributes = item.setdefault("Attributes", {})
+                attributes.setdefault("ApproximateFirstReceiveTimestamp", "0")  # LocalStack's, never received
                 if show_invisible:
                     attributes["IsVisible"] = "true" if state == "visible" else "false"
                 if show_delayed:
@@ -183,11 +199,11 @@ class EmulatorRoutes:
                 out.append(item)
             del messages
         except SQSError as err:
-            return _error(err, is_json, request_id)
+            return _error(err, is_json, request_id, as_json)
         except Exception:  # a bug: SQS's InternalError, never the HTTP server's bare 500
             log.exception("look-up %s failed", request_id)
             bug = wire.WireError("InternalError", f"The server could not complete request {request_id}.", 500, sender_fault=False)
-            return _error(bug, is_json, request_id)
+            return _error(bug, is_json, request_id, as_json)
         result: dict[str, Any] = {"Messages": out} if out else {}
         headers: dict[str, str] = {}
         if left_out:
@@ -196,6 +212,8 @@ class EmulatorRoutes:
             headers[LOOKUP_LEFT_OUT_HEADER] = str(left_out)
         if is_json:
             return Answer(200, wire.JSON_CONTENT_TYPE, wire.json_response(result), headers)
+        if as_json:
+            return Answer(200, _JSON, _localstack_json(result, request_id), headers)
         return Answer(200, wire.XML_CONTENT_TYPE, wire.xml_response("ReceiveMessage", result, request_id), headers)
 
     def _params(self, req: Request, is_json: bool) -> dict[str, Any]:
@@ -231,6 +249,8 @@ class EmulatorRoutes:
         url = params.get("QueueUrl")
         if not url or not isinstance(url, str):
             raise QueueDoesNotExist("The specified queue does not exist.", "Give the queue as QueueUrl=<its URL or name>.")
+        if "/" in url and not _names_a_queue(url):
+            raise wire.WireError("InvalidAddress", INVALID_ADDRESS, 404)
         if self.dispatcher is not None:
             account, region, _ = self.dispatcher.scope(req, "ReceiveMessage", {"QueueUrl": url})
         else:
@@ -256,12 +276,103 @@ class EmulatorRoutes:
         return answer
 
 
-def _error(err: SQSError, is_json: bool, request_id: str) -> Answer:
+def _error(err: SQSError, is_json: bool, request_id: str, as_json: bool = False) -> Answer:
     code, _, status = wire.error_parts(err)
     headers = {"x-amzn-query-error": f"{code};{'Sender' if err.sender_fault else 'Receiver'}"}
     if is_json:
         return Answer(status, wire.JSON_CONTENT_TYPE, wire.json_error(err), headers)
+    if as_json:
+        error = {"Code": code, "Message": err.message} | ({"Type": "Sender"} if err.sender_fault else {})
+        return Answer(status, _JSON, json.dumps({"ErrorResponse": {"Error": error, "RequestId": request_id}}).encode(), headers)
     return Answer(status, wire.XML_CONTENT_TYPE, wire.xml_error(err, request_id), headers)
+
+
+def _names_a_queue(url: str) -> bool:
+    """Whether a queue URL's path has a queue's place in it, as LocalStack reads one:
+    ``/<account>/<name>`` or ``/queue/<region>/<account>/<name>`` (and sqsqlite's
+    ``/<region>/<account>/<name>``)."""
+    try:
+        parts = urlsplit(url.rstrip("/")).path.lstrip("/").split("/")
+    except ValueError:  # such as an IPv6 host without its "]"
+        return False
+    if len(parts) == 3:
+        return urls.is_region(parts[0])
+    return len(parts) == 2 or (len(parts) == 4 and parts[0] == "queue")
+
+
+def _prefers_json(accept: str | None, content_type: str) -> bool:
+    """Whether an Accept header ranks application/json above XML, as LocalStack's serializer
+    ranks them (XML on a tie; ``*/*`` alone, or no Accept, defers to the request's own type)."""
+    accept = (accept or "").strip()
+    if not accept or accept == "*/*":
+        return content_type == _JSON
+    ranges = []
+    for part in accept.split(","):
+        media, _, rest = part.partition(";")
+        q = 1.0
+        for param in rest.split(";"):
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        ranges.append((media.strip().lower(), q))
+
+    def quality(media: str) -> float:
+        # The most specific range that matches decides (type/subtype over type/* over */*).
+        kind = media.split("/")[0]
+        for wanted in (media, f"{kind}/*", "*/*"):
+            for given, q in ranges:
+                if given == wanted:
+                    return q
+        return 0.0
+
+    return quality(_JSON) > max(quality("text/xml"), quality("application/xml"), 0.0)
+
+
+def _one_or_many(items: list[Any]) -> Any:
+    # An element that appears once is a value in LocalStack's JSON, more than once a list.
+    return items[0] if len(items) == 1 else items
+
+
+def _localstack_json(result: dict[str, Any], request_id: str) -> bytes:
+    """A look-up's answer in LocalStack's JSON: its XML answer's elements as keys (namespace
+    left out), a repeated element a list of them, a lone one its value, an empty result null,
+    every value text."""
+    out: dict[str, Any] = {}
+    messages = result.get("Messages") or []
+    if messages:
+        out["Message"] = _one_or_many([_localstack_message(m) for m in messages])
+    if "MessagesLeftOut" in result:
+        out["MessagesLeftOut"] = str(result["MessagesLeftOut"])
+    answer = {"ReceiveMessageResult": out or None, "ResponseMetadata": {"RequestId": request_id}}
+    return json.dumps({"ReceiveMessageResponse": answer}).encode()
+
+
+def _localstack_message(m: dict[str, Any]) -> dict[str, Any]:
+    out = {k: m[k] for k in ("MessageId", "ReceiptHandle", "MD5OfBody", "Body")}
+    if m.get("Attributes"):
+        out["Attribute"] = _one_or_many([{"Name": k, "Value": v} for k, v in m["Attributes"].items()])
+    if m.get("MessageAttributes"):
+        out["MD5OfMessageAttributes"] = m["MD5OfMessageAttributes"]
+        out["MessageAttribute"] = _one_or_many([{"Name": k, "Value": _localstack_value(v)} for k, v in m["MessageAttributes"].items()])
+    return out
+
+
+def _localstack_value(value: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        if isinstance(v, (list, tuple)):
+            if v:
+                out[k.removesuffix("s")] = _one_or_many([_localstack_text(i) for i in v])
+        elif v is not None:
+            out[k] = _localstack_text(v)
+    return out
+
+
+def _localstack_text(v: Any) -> str:
+    return base64.b64encode(bytes(v)).decode("ascii") if isinstance(v, (bytes, bytearray, memoryview)) else str(v)
 
 
 def _flag(name: str, value: Any) -> bool:
