@@ -63,9 +63,6 @@ def _locate(queue: QueueContext, tx: Tx, row, handle: str, now: int):
 
 
 def delete_message(queue: QueueContext, receipt_handle: str | Message) -> None:
-    """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
-    with that handle succeeds. A received Message may stand for its handle: its claim deletes
-    it without the handle's text being made (Message.delete)."""
     handles = queue.handles
     fifo = queue.name.endswith(".fifo")  # only FIFO queues' names end so
     message = receipt_handle if isinstance(receipt_handle, Message) else None
@@ -206,7 +203,6 @@ def _change(queue: QueueContext, tx: Tx, row, handle: str, vt: int, now: int) ->
 
 
 def delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
-    """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
     result = _delete_message_batch(queue, entries)
     # Only FIFO queues end in .fifo (create_queue refuses the suffix elsewhere).
     if queue.name.endswith(".fifo") and result.successful:  # the groups' next messages may be receivable now
@@ -341,7 +337,6 @@ def _as_text(entry: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def change_message_visibility_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
-    """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
     entries = B.batch_entry_ids(entries, "ChangeMessageVisibilityBatch").entries
 
     def one(tx, row, e, now):

@@ -313,7 +313,6 @@ def list_message_move_tasks(db: Context, source_arn: str, max_results: int = D.M
 
 
 def cancel_message_move_task(db: Context, task_handle: str) -> int:
-    """CancelMessageMoveTask; returns the approximate number of messages already moved."""
     V.text("TaskHandle", task_handle)
     now = db.now()
     with db.store.write() as tx:

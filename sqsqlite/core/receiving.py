@@ -580,8 +580,6 @@ def _repeat_attempt(queue: QueueContext, tx: Tx, row, attempt_id: str, now: int,
 
 
 def peek(queue: QueueContext, state: str = "all", limit: int = D.PEEK_LIMIT.default) -> list[Message]:
-    """Messages in a state (visible, in-flight, delayed, all) without receiving them:
-    no receipt handles, no receive counts, nothing changes."""
     if state not in ("visible", "in-flight", "delayed", "all"):
         raise InvalidParameterValue(f"Invalid state {state!r}: use visible, in-flight, delayed or all.")
     r = D.PEEK_LIMIT
