@@ -172,27 +172,26 @@ def db_history(s: Settings) -> None:
 
 
 def _stats(s: Settings) -> dict:
-    rows = []
-    for q in s.database(create=False).stats():
-        rows.append(
-            {
-                "Queue": q.name,
-                "Visible": q.visible,
-                "InFlight": q.in_flight,
-                "Delayed": q.delayed,
-                "OldestAgeSeconds": None if q.oldest_age_seconds is None else round(q.oldest_age_seconds, 1),
-                "DeadLetterQueue": q.dead_letter_queue,
-                "DeadLetterDepth": q.dead_letter_depth,
-                # Fair queues (docs/explanation/fair-queues.md), by Amazon SQS's CloudWatch names.
-                "ApproximateNumberOfNoisyGroups": q.noisy_groups,
-                "ApproximateNumberOfMessagesVisibleInQuietGroups": q.visible_in_quiet_groups,
-                "ApproximateNumberOfMessagesNotVisibleInQuietGroups": q.in_flight_in_quiet_groups,
-                "ApproximateNumberOfMessagesDelayedInQuietGroups": q.delayed_in_quiet_groups,
-                "ApproximateAgeOfOldestMessageInQuietGroups": None
-                if q.oldest_age_in_quiet_groups_seconds is None
-                else round(q.oldest_age_in_quiet_groups_seconds, 1),
-            }
-        )
+    rows = [
+        {
+            "Queue": q.name,
+            "Visible": q.visible,
+            "InFlight": q.in_flight,
+            "Delayed": q.delayed,
+            "OldestAgeSeconds": None if q.oldest_age_seconds is None else round(q.oldest_age_seconds, 1),
+            "DeadLetterQueue": q.dead_letter_queue,
+            "DeadLetterDepth": q.dead_letter_depth,
+            # Fair queues (docs/explanation/fair-queues.md), by Amazon SQS's CloudWatch names.
+            "ApproximateNumberOfNoisyGroups": q.noisy_groups,
+            "ApproximateNumberOfMessagesVisibleInQuietGroups": q.visible_in_quiet_groups,
+            "ApproximateNumberOfMessagesNotVisibleInQuietGroups": q.in_flight_in_quiet_groups,
+            "ApproximateNumberOfMessagesDelayedInQuietGroups": q.delayed_in_quiet_groups,
+            "ApproximateAgeOfOldestMessageInQuietGroups": None
+            if q.oldest_age_in_quiet_groups_seconds is None
+            else round(q.oldest_age_in_quiet_groups_seconds, 1),
+        }
+        for q in s.database(create=False).stats()
+    ]
     out: dict[str, Any] = {"Queues": rows}
     figures = _file_figures(s)
     if figures:  # none for a file that isn't there (said already)

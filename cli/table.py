@@ -197,10 +197,10 @@ def render(data: Any, title: str, width: int | None = None, color: bool = False)
             widths = s.scaled(inner)
             if widths:
                 body.append(_rule(widths))
-                for row in s.rows:
-                    body.append(
-                        "".join(_left(value(c), w, "|" if i == 0 else "", "|", text_width(c)) for i, (w, c) in enumerate(zip(widths, row)))
-                    )
+                body.extend(
+                    "".join(_left(value(c), w, "|" if i == 0 else "", "|", text_width(c)) for i, (w, c) in enumerate(zip(widths, row)))
+                    for row in s.rows
+                )
                 body.append(_rule(widths))
         lines.extend(bar * s.indent + line + bar * s.indent for line in body)
     return "\n".join(lines) + "\n"

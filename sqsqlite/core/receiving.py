@@ -594,11 +594,8 @@ def peek(queue: QueueContext, state: str = "all", limit: int = D.PEEK_LIMIT.defa
 def _peeked(queue: QueueContext, rows: list, queue_id: int) -> list[Message]:
     """Messages read without receiving them: every attribute, and no receipt handle (peeking
     receives nothing, and fills no memory of issued handles)."""
-    out = []
     system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
-    for r in rows:
-        out.append(_message(None, _received(r), queue_id, system, everything, None))
-    return out
+    return [_message(None, _received(r), queue_id, system, everything, None) for r in rows]
 
 
 # Each state's range of visible_at and of receive_count, given now (peek_page).
