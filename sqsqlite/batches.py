@@ -54,6 +54,7 @@ Entries = Sequence[Mapping[str, Any]] | Batch
 
 # The one member besides Id that a batch action's entries need: with it alone, a batch is plain.
 PLAIN_MEMBER = {"SendMessageBatch": "MessageBody", "DeleteMessageBatch": "ReceiptHandle"}
+_GET_ID = itemgetter("Id")
 _GET_MEMBER = {action: itemgetter(member) for action, member in PLAIN_MEMBER.items()}
 
 
@@ -68,7 +69,7 @@ def plain_batch(entries: Any, action: str) -> Batch | None:
     holds no other rule for these members), so the client takes a plain batch from here alone."""
     if action not in PLAIN_MEMBER or type(entries) is not list or not 0 < len(entries) <= D.MAX_BATCH_ENTRIES:
         return None
-    ids = _ids_at_once(entries, "Id")
+    ids = _ids_at_once(entries)
     if ids is None:
         return None
     members = _members(entries, action)
@@ -89,7 +90,7 @@ def _members(entries: list, action: str) -> list[str] | None:
     return members if countOf(map(type, members), str) == len(members) else None
 
 
-def batch_entry_ids(entries: Any, action: str, id_key: str = "Id") -> Batch:
+def batch_entry_ids(entries: Any, action: str) -> Batch:
     """The batch checked (a Batch passes as it is: it was checked where it was made). action:
     the batch action's SQS name, which SQS's text for an empty batch names."""
     if type(entries) is Batch:
@@ -107,17 +108,17 @@ def batch_entry_ids(entries: Any, action: str, id_key: str = "Id") -> Batch:
             f"Maximum number of entries per request are {D.MAX_BATCH_ENTRIES}. You have sent {len(entries)}.",
             f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed.",
         )
-    ids = _ids_at_once(entries, id_key)
+    ids = _ids_at_once(entries)
     if ids is not None:
-        return Batch(entries, ids, True, _members(entries, action) if id_key == "Id" else None)
+        return Batch(entries, ids, True, _members(entries, action))
     ids = []
     for number, entry in enumerate(entries, 1):
         if type(entry) is not dict and not isinstance(entry, Mapping):
             raise InvalidParameterValue(
-                f"Invalid batch entry {shorten(entry)} (entry {number}): each entry is a map with an {id_key} and the "
-                f"entry's other members, e.g. {{{id_key!r}: '1', ...}}."
+                f"Invalid batch entry {shorten(entry)} (entry {number}): each entry is a map with an Id and the "
+                "entry's other members, e.g. {'Id': '1', ...}."
             )
-        entry_id = entry.get(id_key)
+        entry_id = entry.get("Id")
         if not isinstance(entry_id, str) or not _BATCH_ID.fullmatch(entry_id):
             raise InvalidBatchEntryId(
                 "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",
@@ -131,7 +132,7 @@ def batch_entry_ids(entries: Any, action: str, id_key: str = "Id") -> Batch:
     return Batch(entries, ids, False)
 
 
-def _ids_at_once(entries: list, id_key: str) -> list[str] | None:
+def _ids_at_once(entries: list) -> list[str] | None:
     """The Ids when the entries are plain dicts whose Ids are all valid and distinct, checked in
     C: one look-up per entry, one join and one match (the loop of batch_entry_ids costs 3,300
     instructions an entry). None sends a batch through that loop, which names the first bad
@@ -139,7 +140,7 @@ def _ids_at_once(entries: list, id_key: str) -> list[str] | None:
     if countOf(map(type, entries), dict) != len(entries):
         return None  # a Mapping or a dict subclass answers look-ups its own way: the loop asks it
     try:
-        ids = list(map(itemgetter(id_key), entries))  # KeyError: an Id missing
+        ids = list(map(_GET_ID, entries))  # KeyError: an Id missing
         joined = "\n".join(ids)  # TypeError: an Id not text
     except (KeyError, TypeError):
         return None
