@@ -76,9 +76,7 @@ class Context:
     def queue_arn(self, name: str) -> str:
         return f"arn:aws:sqs:{self.region}:{self.account_id}:{name}"
 
-    def name_from_arn(self, arn: str, what: str) -> str:
-        """The name of this account's queue in this region that ``arn`` names (``what`` names the
-        ARN in errors)."""
+    def name_from_arn(self, arn: str, what: str) -> str:  # Database.name_from_arn says what it is
         region, account, name = V.parse_arn(arn, what)
         if account != self.account_id or region != self.region:
             raise QueueDoesNotExist(

@@ -169,8 +169,6 @@ def delete_claims(queue: QueueContext, claims: list[Handle]) -> list[tuple[str, 
 
 
 def change_message_visibility(queue: QueueContext, receipt_handle: str, visibility_timeout: int) -> None:
-    """ChangeMessageVisibility: the message becomes visible visibility_timeout seconds from now,
-    within 12 hours of the receive that returned the handle."""
     vt = V.visibility_timeout(visibility_timeout)
     with queue.store.write() as tx:
         _change(queue, tx, queue_row(tx, queue), receipt_handle, vt, queue.now())

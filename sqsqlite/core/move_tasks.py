@@ -38,9 +38,6 @@ def start_message_move_task(
     *,
     background: bool = True,
 ) -> str:
-    """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
-    (or to destination_arn). Runs in a background thread unless ``background=False``, in
-    which case call :meth:`run_message_move_task` (the CLI does, with a progress bar)."""
     if background and db.store.in_joined_transaction():
         # Its thread must start once the task's row is committed, and that commit is the
         # application's, which sqsqlite does not see.
@@ -109,7 +106,6 @@ def _run_in_background(db: Context, handle: str) -> None:
 
 
 def run_message_move_task(db: Context, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
-    """Run (or resume) a move task to the end; safe to call again after an interruption."""
     while True:
         task, wait = _move_step(db, task_handle)
         if progress:
