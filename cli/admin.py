@@ -83,8 +83,7 @@ def _migrate(s: Settings, step: str, revision: str, **options: Any) -> None:
 
     if step == "downgrade" and command_options.no_database_at(s.path):  # a mistyped path: create nothing
         raise Failure(f"There is no database at {s.path!r} to downgrade.")
-    store = _store(s)
-    try:
+    with contextlib.closing(_store(s)) as store:
         before = migrate.current(store)
         try:
             getattr(migrate, step)(store, revision, **options)
@@ -103,8 +102,6 @@ def _migrate(s: Settings, step: str, revision: str, **options: Any) -> None:
                 param_hint="REVISION",
             ) from None
         s.echo({"From": before or "base", "To": migrate.current(store) or "base"}, f"db {step}", default="text")
-    finally:
-        store.close()
 
 
 @command("upgrade", "text", db_group)
@@ -151,11 +148,8 @@ def db_current(s: Settings) -> None:
 
     revision = None
     if not s.no_database():  # else an empty file's answer, and none created
-        store = _store(s)
-        try:
+        with contextlib.closing(_store(s)) as store:
             revision = migrate.current(store)
-        finally:
-            store.close()
     s.echo({"Revision": revision or "base"}, "db current", default="text")
 
 
@@ -178,27 +172,26 @@ def db_history(s: Settings) -> None:
 
 
 def _stats(s: Settings) -> dict:
-    rows = []
-    for q in s.database(create=False).stats():
-        rows.append(
-            {
-                "Queue": q.name,
-                "Visible": q.visible,
-                "InFlight": q.in_flight,
-                "Delayed": q.delayed,
-                "OldestAgeSeconds": None if q.oldest_age_seconds is None else round(q.oldest_age_seconds, 1),
-                "DeadLetterQueue": q.dead_letter_queue,
-                "DeadLetterDepth": q.dead_letter_depth,
-                # Fair queues (docs/explanation/fair-queues.md), by Amazon SQS's CloudWatch names.
-                "ApproximateNumberOfNoisyGroups": q.noisy_groups,
-                "ApproximateNumberOfMessagesVisibleInQuietGroups": q.visible_in_quiet_groups,
-                "ApproximateNumberOfMessagesNotVisibleInQuietGroups": q.in_flight_in_quiet_groups,
-                "ApproximateNumberOfMessagesDelayedInQuietGroups": q.delayed_in_quiet_groups,
-                "ApproximateAgeOfOldestMessageInQuietGroups": None
-                if q.oldest_age_in_quiet_groups_seconds is None
-                else round(q.oldest_age_in_quiet_groups_seconds, 1),
-            }
-        )
+    rows = [
+        {
+            "Queue": q.name,
+            "Visible": q.visible,
+            "InFlight": q.in_flight,
+            "Delayed": q.delayed,
+            "OldestAgeSeconds": None if q.oldest_age_seconds is None else round(q.oldest_age_seconds, 1),
+            "DeadLetterQueue": q.dead_letter_queue,
+            "DeadLetterDepth": q.dead_letter_depth,
+            # Fair queues (docs/explanation/fair-queues.md), by Amazon SQS's CloudWatch names.
+            "ApproximateNumberOfNoisyGroups": q.noisy_groups,
+            "ApproximateNumberOfMessagesVisibleInQuietGroups": q.visible_in_quiet_groups,
+            "ApproximateNumberOfMessagesNotVisibleInQuietGroups": q.in_flight_in_quiet_groups,
+            "ApproximateNumberOfMessagesDelayedInQuietGroups": q.delayed_in_quiet_groups,
+            "ApproximateAgeOfOldestMessageInQuietGroups": None
+            if q.oldest_age_in_quiet_groups_seconds is None
+            else round(q.oldest_age_in_quiet_groups_seconds, 1),
+        }
+        for q in s.database(create=False).stats()
+    ]
     out: dict[str, Any] = {"Queues": rows}
     figures = _file_figures(s)
     if figures:  # none for a file that isn't there (said already)
@@ -744,11 +737,8 @@ def import_(s: Settings, queue_url: str | None, file: str) -> None:
         # a dead-letter queue a new database can't hold), it leaves no file at a mistyped --db.
         assert first is not None and header is not None  # the header is the file's first line
         with tempfile.TemporaryDirectory(prefix="sqsqlite-import-") as scratch:
-            trial = s.connect(os.path.join(scratch, "trial.db"))
-            try:
+            with contextlib.closing(s.connect(os.path.join(scratch, "trial.db"))) as trial:
                 _sqs_rule(file, first[0], trial.create_queue, name, header.get("Attributes"), header.get("Tags") or None)
-            finally:
-                trial.close()
     db = s.database(create=header is not None)  # with no header the queue must exist already
     try:
         try:

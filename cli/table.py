@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import unicodedata
-from typing import Any, TextIO
+from typing import Any
 
 # The aws CLI colours a table on a terminal (colorama's codes): row values bright blue, the
 # indentation bars dim yellow.
@@ -26,12 +26,12 @@ def text_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WFA" else 1 for c in text)
 
 
-def terminal_width(stream: TextIO | None = None, default: int = 80) -> int:
+def terminal_width() -> int:
     """The terminal's width if standard output is one, else 80 (the aws CLI asks the same way)."""
     try:
-        return os.get_terminal_size((stream or sys.stdout).fileno()).columns
+        return os.get_terminal_size(sys.stdout.fileno()).columns
     except (OSError, ValueError, AttributeError):
-        return default
+        return 80
 
 
 class Section:
@@ -147,8 +147,8 @@ def _scalar(value: Any) -> bool:
     return not isinstance(value, (list, dict))
 
 
-def _centred(text: str, width: int, left: str = "|", right: str = "|", length: int | None = None) -> str:
-    length = text_width(text) if length is None else length
+def _centred(text: str, width: int, left: str = "|", right: str = "|") -> str:
+    length = text_width(text)
     start = width // 2 - length // 2 - 1
     used = text_width(left) + start + length
     return left + " " * start + text + " " * (width - text_width(right) - used) + right
@@ -197,10 +197,10 @@ def render(data: Any, title: str, width: int | None = None, color: bool = False)
             widths = s.scaled(inner)
             if widths:
                 body.append(_rule(widths))
-                for row in s.rows:
-                    body.append(
-                        "".join(_left(value(c), w, "|" if i == 0 else "", "|", text_width(c)) for i, (w, c) in enumerate(zip(widths, row)))
-                    )
+                body.extend(
+                    "".join(_left(value(c), w, "|" if i == 0 else "", "|", text_width(c)) for i, (w, c) in enumerate(zip(widths, row)))
+                    for row in s.rows
+                )
                 body.append(_rule(widths))
         lines.extend(bar * s.indent + line + bar * s.indent for line in body)
     return "\n".join(lines) + "\n"

@@ -52,11 +52,8 @@ def vacuum(s: Settings, into: str | None, wait: float) -> None:
         raise Failure(f"There is no database at {s.path!r} to vacuum.")
     from sqsqlite.store import Store
 
-    store = Store(s.path, migrate=False)
-    try:
+    with contextlib.closing(Store(s.path, migrate=False)) as store:
         store.current_revision()  # refuses a file that is not sqsqlite's, touching nothing
-    finally:
-        store.close()
     # The bar starts with the work, after the checks: a refusal is its one line alone.
     with contextlib.ExitStack() as stack:
         bar: list[Any] = []

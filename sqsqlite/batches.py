@@ -89,7 +89,7 @@ def _members(entries: list, action: str) -> list[str] | None:
     return members if countOf(map(type, members), str) == len(members) else None
 
 
-def batch_entry_ids(entries: Any, action: str, id_key: str = "Id") -> Batch:
+def batch_entry_ids(entries: Any, action: str) -> Batch:
     """The batch checked (a Batch passes as it is: it was checked where it was made). action:
     the batch action's SQS name, which SQS's text for an empty batch names."""
     if type(entries) is Batch:
@@ -107,17 +107,17 @@ def batch_entry_ids(entries: Any, action: str, id_key: str = "Id") -> Batch:
             f"Maximum number of entries per request are {D.MAX_BATCH_ENTRIES}. You have sent {len(entries)}.",
             f"The batch request contains {len(entries)} entries; at most {D.MAX_BATCH_ENTRIES} are allowed.",
         )
-    ids = _ids_at_once(entries, id_key)
+    ids = _ids_at_once(entries, "Id")
     if ids is not None:
-        return Batch(entries, ids, True, _members(entries, action) if id_key == "Id" else None)
+        return Batch(entries, ids, True, _members(entries, action))
     ids = []
     for number, entry in enumerate(entries, 1):
         if type(entry) is not dict and not isinstance(entry, Mapping):
             raise InvalidParameterValue(
-                f"Invalid batch entry {shorten(entry)} (entry {number}): each entry is a map with an {id_key} and the "
-                f"entry's other members, e.g. {{{id_key!r}: '1', ...}}."
+                f"Invalid batch entry {shorten(entry)} (entry {number}): each entry is a map with an Id and the "
+                "entry's other members, e.g. {'Id': '1', ...}."
             )
-        entry_id = entry.get(id_key)
+        entry_id = entry.get("Id")
         if not isinstance(entry_id, str) or not _BATCH_ID.fullmatch(entry_id):
             raise InvalidBatchEntryId(
                 "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",

@@ -5,6 +5,7 @@ writers' lock file is :mod:`sqsqlite.lock`'s. Used by :mod:`sqsqlite.store` and
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import math
@@ -44,10 +45,8 @@ def close_fds(fds: list[int]) -> None:
     taken = list(fds)
     fds.clear()
     for fd in taken:
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
 
 
 class FileIdentity:

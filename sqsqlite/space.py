@@ -19,7 +19,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -506,10 +506,8 @@ def vacuum_into(
             _run_watched(conn, "VACUUM INTO ?", (target,), lambda: (_size(target), total), progress)
         except BaseException:
             for suffix in ("", "-journal", "-wal"):
-                try:
+                with suppress(OSError):
                     os.unlink(target + suffix)
-                except OSError:
-                    pass
             raise
         progress(1.0, "done")
         return space, _size(target)

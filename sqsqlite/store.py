@@ -23,7 +23,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from . import defaults as D
@@ -485,10 +485,8 @@ class Store:
             if fd not in self._lockfds:
                 return  # close() took it already
             self._lockfds.remove(fd)
-        try:
+        with suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
 
     def explain(self, exc: Exception) -> str:
         """SQLite's error as one sentence naming the file and what to do."""
@@ -503,10 +501,8 @@ class Store:
             conns, self._all = self._all, []
             close_fds(self._lockfds)
         for conn in conns:
-            try:
+            with suppress(sqlite3.Error):
                 conn.close()
-            except sqlite3.Error:
-                pass
         self._threads = threading.local()
 
     # ------------------------------------------------------------ transactions
@@ -530,10 +526,8 @@ class Store:
         # SQLite may already have rolled back on its own (SQLITE_FULL does); the error that got
         # us here is the one worth reporting, not a failing ROLLBACK.
         if conn.in_transaction:
-            try:
+            with suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
 
     def bounded(self, seconds: float, call: Callable[..., Any], *args: Any) -> Any:
         """``call(*args)``, whose first write waits for another's writers' lock, then for SQLite's
@@ -843,10 +837,8 @@ class Store:
     def _unmark(self, local: ConnectionState, group: Group) -> None:
         """The join's marker off again at the block's end: the application's transaction goes on."""
         if group.marked == 1:
-            try:
+            with suppress(sqlite3.Error):
                 local.cursor.execute("PRAGMA defer_foreign_keys=OFF")
-            except sqlite3.Error:
-                pass
 
     def _stand_in(self, local: ConnectionState, conn: sqlite3.Connection) -> tuple:
         """Put an application's connection in place of this thread's own (begin_transaction),
@@ -1006,10 +998,8 @@ class Store:
                 return
         for fd in fds:
             self._close_fd(fd)
-        try:
+        with suppress(sqlite3.Error):
             conn.close()
-        except sqlite3.Error:
-            pass
 
     def writers_idle(self, wait: float) -> bool:
         """Whether SQLite's write lock could be taken within ``wait`` seconds: at that moment no

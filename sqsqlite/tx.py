@@ -31,10 +31,8 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
         cursor.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
         raise
     finally:
         cursor.close()

@@ -158,10 +158,7 @@ class Console:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.templates.filters["age"] = age
-        self.templates.filters["when"] = _when
-        self.templates.filters["num"] = num
-        self.templates.filters["size"] = size
+        self.templates.filters.update(age=age, when=_when, num=num, size=size)
         pages: list[tuple[re.Pattern[str], Callable[..., Response]]] = [
             (re.compile(r"/console/?"), self.index),
             (re.compile(r"/console/api/stats"), self.stats_json),

@@ -32,11 +32,6 @@ class CopyError(Exception):
         self.service = service
         self.hint = hint
 
-    @property
-    def sqs_error(self) -> bool:
-        """Whether the endpoint answered with an SQS error code."""
-        return self.service is not None
-
 
 class CopyInProgress(CopyError):
     """Another copy is sending ``queue``'s messages to the queue of that name there (at

@@ -55,12 +55,10 @@ def is_bookmarked(tx: Any, key: str) -> bool:
 
 
 def set_bookmark(db: Context, key: str, value: bytes | None) -> None:
-    """Set ``key`` to ``value`` in a transaction of its own (None removes it)."""
     set_bookmarks(db, {key: value})
 
 
 def set_bookmarks(db: Context, values: Mapping[str, bytes | None]) -> None:
-    """Set every key to its value (None removes it), all in one transaction."""
     checked = checked_bookmarks(values)
     with db.store.write() as tx:
         for key, value in checked.items():
@@ -68,7 +66,6 @@ def set_bookmarks(db: Context, values: Mapping[str, bytes | None]) -> None:
 
 
 def bookmarks(db: Context, prefix: str) -> dict[str, bytes]:
-    """Every bookmark whose key starts with ``prefix``, by key."""
     start = _PREFIX + V.text("bookmark prefix", prefix)
     with db.store.read() as tx:
         rows = tx.all(Q.meta_range, low=start, high=start + "\U0010ffff")

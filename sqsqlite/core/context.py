@@ -67,10 +67,7 @@ class Context:
         """The account and region as the statements' parameters."""
         return {"account": self.account_id, "region": self.region}
 
-    def queue_key(self, name: str) -> str:
-        """The queue ``name`` of this account and region, named once across the file: what long
-        polls wait on and wake by, and what remembered claims are kept under. The default
-        account's queue in the default region keeps its plain name."""
+    def queue_key(self, name: str) -> str:  # Database.queue_key says what it is
         account, region = self.account_id, self.region
         if account == D.DEFAULT_ACCOUNT_ID and region == D.DEFAULT_REGION:
             return name
@@ -79,9 +76,7 @@ class Context:
     def queue_arn(self, name: str) -> str:
         return f"arn:aws:sqs:{self.region}:{self.account_id}:{name}"
 
-    def name_from_arn(self, arn: str, what: str) -> str:
-        """The name of this account's queue in this region that ``arn`` names (``what`` names the
-        ARN in errors)."""
+    def name_from_arn(self, arn: str, what: str) -> str:  # Database.name_from_arn says what it is
         region, account, name = V.parse_arn(arn, what)
         if account != self.account_id or region != self.region:
             raise QueueDoesNotExist(

@@ -63,9 +63,6 @@ def _locate(queue: QueueContext, tx: Tx, row, handle: str, now: int):
 
 
 def delete_message(queue: QueueContext, receipt_handle: str | Message) -> None:
-    """DeleteMessage: only the message's newest receipt handle deletes it; deleting it again
-    with that handle succeeds. A received Message may stand for its handle: its claim deletes
-    it without the handle's text being made (Message.delete)."""
     handles = queue.handles
     fifo = queue.name.endswith(".fifo")  # only FIFO queues' names end so
     message = receipt_handle if isinstance(receipt_handle, Message) else None
@@ -172,8 +169,6 @@ def delete_claims(queue: QueueContext, claims: list[Handle]) -> list[tuple[str, 
 
 
 def change_message_visibility(queue: QueueContext, receipt_handle: str, visibility_timeout: int) -> None:
-    """ChangeMessageVisibility: the message becomes visible visibility_timeout seconds from now,
-    within 12 hours of the receive that returned the handle."""
     vt = V.visibility_timeout(visibility_timeout)
     with queue.store.write() as tx:
         _change(queue, tx, queue_row(tx, queue), receipt_handle, vt, queue.now())
@@ -206,7 +201,6 @@ def _change(queue: QueueContext, tx: Tx, row, handle: str, vt: int, now: int) ->
 
 
 def delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
-    """DeleteMessageBatch: entries of {Id, ReceiptHandle}; each succeeds or fails alone."""
     result = _delete_message_batch(queue, entries)
     # Only FIFO queues end in .fifo (create_queue refuses the suffix elsewhere).
     if queue.name.endswith(".fifo") and result.successful:  # the groups' next messages may be receivable now
@@ -341,7 +335,6 @@ def _as_text(entry: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def change_message_visibility_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
-    """ChangeMessageVisibilityBatch: entries of {Id, ReceiptHandle, VisibilityTimeout}."""
     entries = B.batch_entry_ids(entries, "ChangeMessageVisibilityBatch").entries
 
     def one(tx, row, e, now):

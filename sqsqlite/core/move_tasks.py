@@ -38,9 +38,6 @@ def start_message_move_task(
     *,
     background: bool = True,
 ) -> str:
-    """StartMessageMoveTask: move a dead-letter queue's messages back to their source queues
-    (or to destination_arn). Runs in a background thread unless ``background=False``, in
-    which case call :meth:`run_message_move_task` (the CLI does, with a progress bar)."""
     if background and db.store.in_joined_transaction():
         # Its thread must start once the task's row is committed, and that commit is the
         # application's, which sqsqlite does not see.
@@ -57,12 +54,7 @@ def start_message_move_task(
         )
     now = db.now()
     with db.store.write() as tx:
-        row = tx.one(Q.queue_by_name, name=source, **db.scope_params())
-        if row is None:
-            raise ResourceNotFoundException(
-                "The resource that you specified for the SourceArn parameter doesn't exist.",
-                f"The source queue {source_arn!r} does not exist.",
-            )
+        row = _queue_row(db, tx, source, source_arn)
         if not tx.all(Q.dead_letter_sources, name=source, **db.scope_params()):
             raise InvalidParameterValue(
                 "Source queue must be configured as a Dead Letter Queue.",
@@ -70,12 +62,7 @@ def start_message_move_task(
             )
         if destination_arn is not None:
             dest = _queue_name(db, destination_arn, "DestinationArn")
-            dest_row = tx.one(Q.queue_by_name, name=dest, **db.scope_params())
-            if dest_row is None:
-                raise ResourceNotFoundException(
-                    "The resource that you specified for the DestinationArn parameter doesn't exist.",
-                    f"The destination queue {destination_arn!r} does not exist.",
-                )
+            dest_row = _queue_row(db, tx, dest, destination_arn, "DestinationArn")
             if dest_row["id"] == row["id"]:
                 # A move into itself would move nothing anywhere, and each message would lose
                 # the source queue it came from (a move clears it), so redrive to source would
@@ -119,7 +106,6 @@ def _run_in_background(db: Context, handle: str) -> None:
 
 
 def run_message_move_task(db: Context, task_handle: str, progress: Callable[[MoveTask], None] | None = None) -> MoveTask:
-    """Run (or resume) a move task to the end; safe to call again after an interruption."""
     while True:
         task, wait = _move_step(db, task_handle)
         if progress:
@@ -146,6 +132,30 @@ def _queue_name(db: Context, arn: str, member: str) -> str:
         return db.name_from_arn(arn, member)
     except QueueDoesNotExist as exc:  # another account or region: nothing of this database
         raise ResourceNotFoundException(f"The resource that you specified for the {member} parameter doesn't exist.", exc.hint) from None
+
+
+def _queue_row(db: Context, tx: Tx, name: str, arn: str, member: str = "SourceArn"):
+    row = tx.one(Q.queue_by_name, name=name, **db.scope_params())
+    if row is None:
+        raise ResourceNotFoundException(
+            f"The resource that you specified for the {member} parameter doesn't exist.",
+            f"The {'source' if member == 'SourceArn' else 'destination'} queue {arn!r} does not exist.",
+        )
+    return row
+
+
+def _end_task(tx: Tx, task, status: str, now: int, failure_reason: str | None) -> None:
+    """Stop a task where its last step left it."""
+    tx.run(
+        Q.update_move_task,
+        task_handle=task["task_handle"],
+        status=status,
+        moved=task["moved"],
+        last_id=task["last_id"],
+        last_group=task["last_group"],
+        now=now,
+        failure_reason=failure_reason,
+    )
 
 
 def _task_row(db: Context, tx: Tx, task_handle: str, scoped: bool = False):
@@ -191,16 +201,7 @@ def _move_step(db: Context, task_handle: str) -> tuple[MoveTask, float]:
             return _move_task(task, handle=True), (task["updated_at"] + 1000 - now) / 1000
         source = tx.one(Q.queue_by_id, id=task["source_queue_id"])
         if source is None:
-            tx.run(
-                Q.update_move_task,
-                task_handle=task_handle,
-                status="FAILED",
-                moved=task["moved"],
-                last_id=task["last_id"],
-                last_group=task["last_group"],
-                now=now,
-                failure_reason="The source queue was deleted.",
-            )
+            _end_task(tx, task, "FAILED", now, "The source queue was deleted.")
             return _move_task(tx.one(Q.move_task, task_handle=task_handle), handle=False), 0
         batch = rate or 500
         cutoff = retention_cutoff(source, now)
@@ -301,19 +302,13 @@ def list_message_move_tasks(db: Context, source_arn: str, max_results: int = D.M
     r = D.MOVE_TASKS_LISTED
     max_results = V.int_value(r.name, max_results, r.low, r.high)
     with db.store.read() as tx:
-        row = tx.one(Q.queue_by_name, name=source, **db.scope_params())
-        if row is None:
-            raise ResourceNotFoundException(
-                "The resource that you specified for the SourceArn parameter doesn't exist.",
-                f"The source queue {source_arn!r} does not exist.",
-            )
+        row = _queue_row(db, tx, source, source_arn)
         return [
             _move_task(t, handle=t["status"] == "RUNNING") for t in tx.all(Q.move_tasks_for, source_queue_id=row["id"], limit=max_results)
         ]
 
 
 def cancel_message_move_task(db: Context, task_handle: str) -> int:
-    """CancelMessageMoveTask; returns the approximate number of messages already moved."""
     V.text("TaskHandle", task_handle)
     now = db.now()
     with db.store.write() as tx:
@@ -322,16 +317,7 @@ def cancel_message_move_task(db: Context, task_handle: str) -> int:
             raise ResourceNotFoundException(
                 "Task does not exist.", f"The message move task is {task['status']}, not RUNNING; only a running task can be cancelled."
             )
-        tx.run(
-            Q.update_move_task,
-            task_handle=task_handle,
-            status="CANCELLED",
-            moved=task["moved"],
-            last_id=task["last_id"],
-            last_group=task["last_group"],
-            now=now,
-            failure_reason=None,
-        )
+        _end_task(tx, task, "CANCELLED", now, None)
     return task["moved"]
 
 

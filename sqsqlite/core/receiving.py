@@ -580,8 +580,6 @@ def _repeat_attempt(queue: QueueContext, tx: Tx, row, attempt_id: str, now: int,
 
 
 def peek(queue: QueueContext, state: str = "all", limit: int = D.PEEK_LIMIT.default) -> list[Message]:
-    """Messages in a state (visible, in-flight, delayed, all) without receiving them:
-    no receipt handles, no receive counts, nothing changes."""
     if state not in ("visible", "in-flight", "delayed", "all"):
         raise InvalidParameterValue(f"Invalid state {state!r}: use visible, in-flight, delayed or all.")
     r = D.PEEK_LIMIT
@@ -596,11 +594,8 @@ def peek(queue: QueueContext, state: str = "all", limit: int = D.PEEK_LIMIT.defa
 def _peeked(queue: QueueContext, rows: list, queue_id: int) -> list[Message]:
     """Messages read without receiving them: every attribute, and no receipt handle (peeking
     receives nothing, and fills no memory of issued handles)."""
-    out = []
     system = set(D.MESSAGE_SYSTEM_ATTRIBUTES)
-    for r in rows:
-        out.append(_message(None, _received(r), queue_id, system, everything, None))
-    return out
+    return [_message(None, _received(r), queue_id, system, everything, None) for r in rows]
 
 
 # Each state's range of visible_at and of receive_count, given now (peek_page).

@@ -169,8 +169,8 @@ def keep_earlier_move(tx: Tx, row_id: int, now: int) -> None:
         prune_moves(tx, now)
 
 
-def prune_moves(tx: Tx, now: int, n: int = D.MOVES_PRUNE_ROWS, every_minute: bool = True) -> int:
-    """Remove up to ``n`` rows of message_moves whose messages have expired (sent longer ago than
+def prune_moves(tx: Tx, now: int, every_minute: bool = True) -> int:
+    """Remove up to MOVES_PRUNE_ROWS rows of message_moves whose messages have expired (sent longer ago than
     the longest retention); ``every_minute``: at most once a minute on this connection (after a
     move, at a receive's scheduled prune). How many went."""
     if every_minute:
@@ -179,7 +179,7 @@ def prune_moves(tx: Tx, now: int, n: int = D.MOVES_PRUNE_ROWS, every_minute: boo
         if state.get("moves_pruned") == period:
             return 0
         state["moves_pruned"] = period
-    return tx.run(Q.prune_message_moves, cutoff=now - ms(D.MESSAGE_RETENTION_PERIOD.high), n=n)
+    return tx.run(Q.prune_message_moves, cutoff=now - ms(D.MESSAGE_RETENTION_PERIOD.high), n=D.MOVES_PRUNE_ROWS)
 
 
 def raise_high_water(tx: Tx, queue_id: int) -> None:
@@ -240,7 +240,7 @@ def no_queue(name: str, names: Iterable[str] = ()) -> QueueDoesNotExist:
     return QueueDoesNotExist("The specified queue does not exist.", hint)
 
 
-def close_names(name: str, names: Iterable[str], most: int = D.CLOSE_QUEUE_NAMES) -> list[str]:
+def close_names(name: str, names: Iterable[str]) -> list[str]:
     """The names a mistyped ``name`` likely meant, best first: those equal to it but for case,
     then those a few edits away (difflib's ratio, ignoring case, at least the cutoff)."""
     by_lower: dict[str, list[str]] = {}
@@ -250,10 +250,10 @@ def close_names(name: str, names: Iterable[str], most: int = D.CLOSE_QUEUE_NAMES
     same_but_case = by_lower.get(name.lower(), [])
     near = [
         n
-        for lower in difflib.get_close_matches(name.lower(), list(by_lower), n=most, cutoff=D.CLOSE_QUEUE_NAME_CUTOFF)
+        for lower in difflib.get_close_matches(name.lower(), list(by_lower), n=D.CLOSE_QUEUE_NAMES, cutoff=D.CLOSE_QUEUE_NAME_CUTOFF)
         for n in by_lower[lower]
     ]
-    return list(dict.fromkeys(same_but_case + near))[:most]
+    return list(dict.fromkeys(same_but_case + near))[: D.CLOSE_QUEUE_NAMES]
 
 
 def message_row(queue_id, message_id, p: Prepared, sender_id, sent_at, visible_at) -> dict:

@@ -95,9 +95,6 @@ def send_message(
     message_deduplication_id: str | None = None,
     message_system_attributes: Mapping[str, Any] | None = None,
 ) -> SendResult:
-    """SendMessage: the message's id and digests (and its sequence number on a FIFO queue).
-    A FIFO queue needs message_group_id, and a deduplication id unless the queue has
-    ContentBasedDeduplication; per-message delay_seconds is for standard queues."""
     prepared = _prepare(
         message_body, delay_seconds, message_attributes, message_group_id, message_deduplication_id, None, message_system_attributes
     )
@@ -114,8 +111,6 @@ def send_message(
 
 
 def send_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResult:
-    """SendMessageBatch. Entries use SQS member names (Id, MessageBody, DelaySeconds,
-    MessageAttributes, MessageGroupId, MessageDeduplicationId)."""
     batch = B.batch_entry_ids(entries, "SendMessageBatch")
     entries, entry_ids = batch.entries, batch.ids
     failed: list[BatchResultErrorEntry] = []

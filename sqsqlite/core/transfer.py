@@ -23,9 +23,6 @@ _NO_BOUND = 2**62  # above any row id or sequence number
 
 
 def export_messages(queue: QueueContext, page: int = 1000) -> Iterator[dict]:
-    """Every live message with its attributes and timestamps, as JSON-ready dicts. A FIFO
-    queue's come group by group, each group in the queue's order (group_records), so that an
-    import keeps each group's order."""
     records = group_records(queue, page=page) if queue.fifo else message_records(queue, page=page)
     return (record for _, record in records)
 
@@ -96,7 +93,6 @@ class Sequences(NamedTuple):
 
 
 def last_sequence(queue: QueueContext) -> Sequences:
-    """The sequence number a FIFO queue gave out last, and which queue of its name it is."""
     with queue.store.read() as tx:
         row = queue_row(tx, queue)
     return Sequences(f"{row['id']}/{row['created_at']}", row["last_sequence"])

@@ -20,8 +20,7 @@ def _s3_options(f):
         envvar="SQSQLITE_S3_ENDPOINT",
         help="An S3-compatible store's endpoint (MinIO, Ceph, moto ...); without it, Amazon S3.",
     )(f)
-    f = click.option("--s3-region", metavar="REGION", help="The bucket's region (default $AWS_REGION, else us-east-1).")(f)
-    return f
+    return click.option("--s3-region", metavar="REGION", help="The bucket's region (default $AWS_REGION, else us-east-1).")(f)
 
 
 # A Go duration, as Litestream reads one: numbers each with its unit, e.g. 1s, 500ms, 1m30s.

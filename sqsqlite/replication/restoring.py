@@ -3,6 +3,7 @@ then renamed into place, never over a file a process has open."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -77,8 +78,9 @@ def _user_by_sqlite(path: Path) -> str | None:
     import sqlite3
     from urllib.parse import quote
 
-    probe = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True, timeout=0, isolation_level=None)
-    try:
+    with contextlib.closing(
+        sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=rw", uri=True, timeout=0, isolation_level=None)
+    ) as probe:
         probe.execute("PRAGMA locking_mode=EXCLUSIVE")  # then even a WAL database's readers exclude it
         try:
             probe.execute("BEGIN EXCLUSIVE")
@@ -88,8 +90,6 @@ def _user_by_sqlite(path: Path) -> str | None:
             return None
         probe.execute("ROLLBACK")
         return None
-    finally:
-        probe.close()
 
 
 def _refuse_if_open(db_path: str, target: Path) -> None:
@@ -161,11 +161,8 @@ def restore(db_path: str, replica: Replica, timestamp: str | None = None, force:
         # Opened as sqsqlite opens it, but not migrated: a restore from an older sqsqlite is
         # brought to this schema by the first program that uses its queues, in its account and region.
         try:
-            store = open_unmigrated(str(scratch))
-            try:
+            with contextlib.closing(open_unmigrated(str(scratch))) as store:
                 integrity = store.integrity_check()
-            finally:
-                store.close()
         except SQSError as exc:
             raise ReplicationError(f"{db_path} restored from {replica.url} cannot be opened: {exc.message}") from None
         if integrity != "ok":

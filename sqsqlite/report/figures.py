@@ -38,6 +38,7 @@ Definitions, for one instant ``as_of`` (epoch ms) and one queue with retention `
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import sqlite3
 from dataclasses import asdict, dataclass, field
@@ -192,17 +193,14 @@ def compute(path: str, as_of_ms: int, top: int = 5, history_since_ms: int | None
     history's window is by default the 24 hours before ``as_of_ms``."""
     until = as_of_ms if history_until_ms is None else history_until_ms
     since = until - H.DEFAULT_WINDOW_MS if history_since_ms is None else history_since_ms
-    conn = sqlite3.connect("file:" + quote(os.path.abspath(path)) + "?mode=ro", uri=True, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    try:
+    with contextlib.closing(sqlite3.connect("file:" + quote(os.path.abspath(path)) + "?mode=ro", uri=True, isolation_level=None)) as conn:
+        conn.row_factory = sqlite3.Row
         conn.execute("BEGIN")
         qrows = [dict(r) for r in conn.execute(f"SELECT {QUEUE_COLUMNS} FROM queues")]
         mrows = conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY id").fetchall()
         hrows = H.read_rows(conn, since, until)
         retention = history_retention(conn)
         conn.execute("COMMIT")
-    finally:
-        conn.close()
     by_id = {r["id"]: r for r in qrows}
     figs = new_queues(qrows)
     ages: dict[str, list[int]] = {name: [] for name in figs}

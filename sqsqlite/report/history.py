@@ -290,13 +290,13 @@ def _history_row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> HistoryRow:
     return HistoryRow(*values)  # the SELECT's columns are HistoryRow's fields, in order
 
 
-def read_rows(conn: sqlite3.Connection, since_ms: int, until_ms: int, table: str = "queue_history") -> list[HistoryRow]:
+def read_rows(conn: sqlite3.Connection, since_ms: int, until_ms: int) -> list[HistoryRow]:
     """The minute rows of the window, and of the two hours before ``until`` (rows_start);
     minute 0, the totals of pruned minutes, never."""
     cursor = conn.cursor()
     cursor.row_factory = _history_row
     window = {"low": rows_start(since_ms, until_ms), "until": until_ms}
-    return cursor.execute(f"SELECT {HISTORY_COLUMNS} FROM {table} WHERE minute >= :low AND minute < :until", window).fetchall()
+    return cursor.execute(f"SELECT {HISTORY_COLUMNS} FROM queue_history WHERE minute >= :low AND minute < :until", window).fetchall()
 
 
 def oracle(conn: sqlite3.Connection, names: dict[int, str], since_ms: int, until_ms: int) -> list[QueueHistory]:

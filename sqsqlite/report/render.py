@@ -343,8 +343,8 @@ def write(report: Report, out: str, parquet: bool = False) -> list[str]:
 HISTORY_CHARTS = 50  # the busiest queues' charts, by arrivals over the window
 
 
-def history_charts(report: Report, out: str, limit: int = HISTORY_CHARTS) -> list[str]:
-    """A PNG per queue (the ``limit`` with most arrivals in the window): arrivals and
+def history_charts(report: Report, out: str) -> list[str]:
+    """A PNG per queue (the HISTORY_CHARTS with most arrivals in the window): arrivals and
     completions per step as bars, the backlog sampled in each step as a line."""
     import re
 
@@ -353,7 +353,7 @@ def history_charts(report: Report, out: str, limit: int = HISTORY_CHARTS) -> lis
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = sorted(report.history, key=lambda h: (-h.arrivals, h.queue))[:limit]
+    shown = sorted(report.history, key=lambda h: (-h.arrivals, h.queue))[:HISTORY_CHARTS]
     written = []
     step = "minute" if report.history_step_ms == 60_000 else "hour"
     for h in shown:

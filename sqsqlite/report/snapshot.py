@@ -184,8 +184,7 @@ def write_parquet(snap: Snapshot, folder: str) -> Snapshot:
     messages, so the read is split across executors). Both tables are read in one transaction
     of the copy, and streamed: at most ROWS_PER_PARQUET_CHUNK rows are in memory at a time.
     A folder that cannot be created or written is a SnapshotError of one line."""
-    conn = sqlite3.connect(file_uri(snap.path, "ro"), uri=True, isolation_level=None)
-    try:
+    with contextlib.closing(sqlite3.connect(file_uri(snap.path, "ro"), uri=True, isolation_level=None)) as conn:
         conn.execute("BEGIN")  # the copy is private already; one transaction keeps it one instant regardless
         for table, columns in _PARQUET_COLUMNS.items():
             destination = os.path.join(folder, table)
@@ -195,8 +194,6 @@ def write_parquet(snap: Snapshot, folder: str) -> Snapshot:
             except OSError as exc:  # pyarrow's I/O errors are OSErrors too
                 raise SnapshotError(f"cannot write the snapshot to {folder}: {_reason(exc)}") from None
         conn.execute("COMMIT")
-    finally:
-        conn.close()
     return dataclasses.replace(snap, parquet=folder)
 
 

@@ -14,7 +14,7 @@ import re
 import shutil
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from ..command_options import install_extra
 from . import history as H
@@ -225,10 +225,8 @@ def get_session(master: str = "local[*]", jar: str | None = None, verbose: bool 
 
 
 def _remove_quietly(path: str) -> None:
-    try:
+    with suppress(OSError):
         os.remove(path)
-    except OSError:
-        pass
 
 
 def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None = None):

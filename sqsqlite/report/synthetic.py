@@ -114,10 +114,10 @@ def build(path: str, messages: int, as_of_ms: int, seed: int = 7) -> dict[str, i
     return counts
 
 
-def _flush(conn, rows: list) -> None:
+def _flush(conn, rows: list, sql: str = _INSERT) -> None:
     if rows:
         conn.execute("BEGIN")
-        conn.executemany(_INSERT, rows)
+        conn.executemany(sql, rows)
         conn.execute("COMMIT")
         rows.clear()
 
@@ -184,15 +184,7 @@ def build_history(path: str, queues: int, minutes: int, until_ms: int, seed: int
                 }
             )
             if len(rows) >= BATCH:
-                _flush_history(conn, rows)
-    _flush_history(conn, rows)
+                _flush(conn, rows, _HISTORY_INSERT)
+    _flush(conn, rows, _HISTORY_INSERT)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
-
-
-def _flush_history(conn, rows: list) -> None:
-    if rows:
-        conn.execute("BEGIN")
-        conn.executemany(_HISTORY_INSERT, rows)
-        conn.execute("COMMIT")
-        rows.clear()

@@ -9,6 +9,7 @@ path is the console's (``/`` its queue list); the keys are its HTTP basic creden
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -32,11 +33,8 @@ def _refuse_an_older_schema(path: str) -> None:
     revision = None
     try:  # an empty file is not even opened: SQLite's switch to WAL would write its header
         if path.startswith("file:") or os.path.getsize(path):
-            probe = Store(path, migrate=False)
-            try:
+            with contextlib.closing(Store(path, migrate=False)) as probe:
                 revision = probe.current_revision()
-            finally:
-                probe.close()
     except SQSError as exc:
         raise command_options.Failure(exc.message) from None
     if revision is None or revision < HEAD_REVISION:

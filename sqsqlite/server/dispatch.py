@@ -61,11 +61,7 @@ class Request(NamedTuple):
     body: bytes
 
 
-class Answer(NamedTuple):
-    status: int
-    content_type: str
-    body: bytes
-    headers: dict[str, str]
+Answer = console_module.Response  # an HTTP answer: status, content type, body, headers
 
 
 class Call:

@@ -105,7 +105,6 @@ class HeaderDeadline(asyncio.Protocol):
             self.transport.close()
 
 
-def with_header_timeout(header_timeout: float, base: type[asyncio.Protocol] | None = None) -> type[asyncio.Protocol]:
-    """``base`` (default BASE) with a deadline of ``header_timeout`` seconds for each request's headers."""
-    base = base or BASE
-    return type(f"HeaderDeadline{base.__name__}", (HeaderDeadline, base), {"header_timeout": header_timeout})
+def with_header_timeout(header_timeout: float) -> type[asyncio.Protocol]:
+    """BASE with a deadline of ``header_timeout`` seconds for each request's headers."""
+    return type(f"HeaderDeadline{BASE.__name__}", (HeaderDeadline, BASE), {"header_timeout": header_timeout})
