@@ -2,9 +2,12 @@
 
 :mod:`sqsqlite.statements` builds them with SQLAlchemy Core and is the source of the SQL;
 ``python -m sqsqlite.sqlgen`` (``make sql``) compiles them into ``queries.sql``, one named block
-each, and writes the names below. A process reads the file once at import and never imports
-SQLAlchemy (a third of a second of start-up for every CLI command); tests/unit/test_queries.py
-fails while the file is stale against statements.py.
+each, and writes the names below. A per-batch-size family's statements, alike but for a repeated
+row group, share one block written for row i (``IN (:id_i, ...)``), which the loader
+(:func:`sqsqlite.sqlcompile.load`) expands for each row count. A process reads the file once at
+import and never imports SQLAlchemy (a third of a second of start-up for every CLI command);
+tests/unit/test_queries.py fails while the file is stale against statements.py or a block
+expands to anything but the compiled statement.
 
 ``Q.claim_standard`` is a :class:`Sql`, the per-batch-size tuples (``Q.INSERT_STANDARD_ROWS``,
 entry n for n rows) are tuples of them, and column tuples (``Q.RECEIVED_COLUMNS``) hold column
@@ -14,48 +17,14 @@ row i's value of a column ``:column_i`` (``PER_ROW``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from . import defaults as D
-from .sqlcompile import Sql
+from .sqlcompile import Sql, load
 
 SQL_FILE = Path(__file__).resolve().with_name("queries.sql")
 
-
-def load(path: Path = SQL_FILE) -> tuple[dict[str, Sql], dict[str, tuple[Sql, ...]], dict[str, Any]]:
-    """The statements, the per-batch-size tuples and the constants of a queries.sql file."""
-    header, *blocks = path.read_text(encoding="utf-8").split("\n-- name: ")
-    constants: dict[str, Any] = {}
-    for line in header.splitlines():
-        if line.startswith("-- constant: "):
-            name, _, value = line[len("-- constant: ") :].partition(" = ")
-            loaded = json.loads(value)
-            constants[name] = tuple(loaded) if isinstance(loaded, list) else loaded
-    statements: dict[str, Sql] = {}
-    per_size: dict[str, list[Sql]] = {}
-    for block in blocks:
-        name, _, rest = block.partition("\n")
-        defaults: dict[str, Any] = {}
-        if rest.startswith("-- defaults: "):
-            line, _, rest = rest.partition("\n")
-            defaults = json.loads(line[len("-- defaults: ") :])
-        text = rest.strip()
-        sql = Sql(text[:-1] if text.endswith(";") else text)
-        sql.defaults = defaults
-        if name.endswith("]"):
-            base, _, n = name[:-1].partition("[")
-            entries = per_size.setdefault(base, [])
-            if int(n) != len(entries):
-                raise ValueError(f"{path}: {name} is out of order")
-            entries.append(sql)
-        else:
-            statements[name] = sql
-    return statements, {name: tuple(entries) for name, entries in per_size.items()}, constants
-
-
-_STATEMENTS, _PER_SIZE, _CONSTANTS = load()
+_STATEMENTS, _PER_SIZE, _CONSTANTS = load(SQL_FILE)
 
 
 class _PerRow(dict):

@@ -2,8 +2,11 @@
 -- Generated: do not edit. After changing statements.py, run `python -m sqsqlite.sqlgen` (make sql)
 -- and commit this file with queries.py; tests/unit/test_queries.py fails while it is stale.
 --
--- Each block is `-- name: NAME` (NAME[n]: entry n of a per-batch-size tuple, for n rows), then
--- `-- defaults: {...}` where SQLAlchemy made literals into parameters, then the statement.
+-- Each block is `-- name: NAME` (NAME[n]: entry n of a per-batch-size tuple, for n rows; NAME[a..b]:
+-- entries a to b), then `-- rows: n` for a single statement of n rows, then `-- defaults: {...}`
+-- where SQLAlchemy made literals into parameters, then the statement.
+-- A statement of n rows is written once, for row i: the loader repeats the (group) or :param_i just
+-- before `, ...` for rows 0 to n-1, the bare i and the _i suffixes in it becoming 0, 1, ... n-1.
 -- Parameters are :named; sqsqlite binds each from a dict, and reads rows by column name.
 -- `-- constant: NAME = JSON` lines are the statements module's column lists and numbers.
 
@@ -123,8 +126,6 @@ WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)),
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id, :body, :attributes, :sender_id, :sent_at, :visible_at, :receive_count, :first_received_at, :group_id, :dedup_id, :sequence_number, :dead_letter_source_arn, :is_head);
 
--- name: INSERT_PLAIN_ROWS[0]
-
 -- name: INSERT_PLAIN_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
@@ -132,97 +133,15 @@ WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)),
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at_0);
 
--- name: INSERT_PLAIN_ROWS[2]
+-- name: INSERT_PLAIN_ROWS[2..10]
 WITH rows(i, message_id, body, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1))
+(VALUES (i, :message_id_i, :body_i, :visible_at_i), ...)
  INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
 FROM rows;
-
--- name: INSERT_PLAIN_ROWS[3]
-WITH rows(i, message_id, body, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
-FROM rows;
-
--- name: INSERT_PLAIN_ROWS[4]
-WITH rows(i, message_id, body, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
-FROM rows;
-
--- name: INSERT_PLAIN_ROWS[5]
-WITH rows(i, message_id, body, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
-FROM rows;
-
--- name: INSERT_PLAIN_ROWS[6]
-WITH rows(i, message_id, body, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
-FROM rows;
-
--- name: INSERT_PLAIN_ROWS[7]
-WITH rows(i, message_id, body, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5), (6, :message_id_6, :body_6, :visible_at_6))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
-FROM rows;
-
--- name: INSERT_PLAIN_ROWS[8]
-WITH rows(i, message_id, body, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5), (6, :message_id_6, :body_6, :visible_at_6), (7, :message_id_7, :body_7, :visible_at_7))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
-FROM rows;
-
--- name: INSERT_PLAIN_ROWS[9]
-WITH rows(i, message_id, body, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5), (6, :message_id_6, :body_6, :visible_at_6), (7, :message_id_7, :body_7, :visible_at_7), (8, :message_id_8, :body_8, :visible_at_8))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
-FROM rows;
-
--- name: INSERT_PLAIN_ROWS[10]
-WITH rows(i, message_id, body, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :visible_at_0), (1, :message_id_1, :body_1, :visible_at_1), (2, :message_id_2, :body_2, :visible_at_2), (3, :message_id_3, :body_3, :visible_at_3), (4, :message_id_4, :body_4, :visible_at_4), (5, :message_id_5, :body_5, :visible_at_5), (6, :message_id_6, :body_6, :visible_at_6), (7, :message_id_7, :body_7, :visible_at_7), (8, :message_id_8, :body_8, :visible_at_8), (9, :message_id_9, :body_9, :visible_at_9))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.visible_at
-FROM rows;
-
--- name: INSERT_STANDARD_ROWS[0]
 
 -- name: INSERT_STANDARD_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
@@ -231,97 +150,15 @@ WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)),
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0);
 
--- name: INSERT_STANDARD_ROWS[2]
+-- name: INSERT_STANDARD_ROWS[2..10]
 WITH rows(i, message_id, body, attributes, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1))
+(VALUES (i, :message_id_i, :body_i, :attributes_i, :visible_at_i), ...)
  INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
 FROM rows;
-
--- name: INSERT_STANDARD_ROWS[3]
-WITH rows(i, message_id, body, attributes, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
-FROM rows;
-
--- name: INSERT_STANDARD_ROWS[4]
-WITH rows(i, message_id, body, attributes, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
-FROM rows;
-
--- name: INSERT_STANDARD_ROWS[5]
-WITH rows(i, message_id, body, attributes, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
-FROM rows;
-
--- name: INSERT_STANDARD_ROWS[6]
-WITH rows(i, message_id, body, attributes, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
-FROM rows;
-
--- name: INSERT_STANDARD_ROWS[7]
-WITH rows(i, message_id, body, attributes, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
-FROM rows;
-
--- name: INSERT_STANDARD_ROWS[8]
-WITH rows(i, message_id, body, attributes, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
-FROM rows;
-
--- name: INSERT_STANDARD_ROWS[9]
-WITH rows(i, message_id, body, attributes, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7), (8, :message_id_8, :body_8, :attributes_8, :visible_at_8))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
-FROM rows;
-
--- name: INSERT_STANDARD_ROWS[10]
-WITH rows(i, message_id, body, attributes, visible_at) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7), (8, :message_id_8, :body_8, :attributes_8, :visible_at_8), (9, :message_id_9, :body_9, :attributes_9, :visible_at_9))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at
-FROM rows;
-
--- name: INSERT_GROUPED_ROWS[0]
 
 -- name: INSERT_GROUPED_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
@@ -330,97 +167,15 @@ WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)),
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at_0, :group_id_0);
 
--- name: INSERT_GROUPED_ROWS[2]
+-- name: INSERT_GROUPED_ROWS[2..10]
 WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1))
+(VALUES (i, :message_id_i, :body_i, :attributes_i, :visible_at_i, :group_id_i), ...)
  INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
 FROM rows;
-
--- name: INSERT_GROUPED_ROWS[3]
-WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
-FROM rows;
-
--- name: INSERT_GROUPED_ROWS[4]
-WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
-FROM rows;
-
--- name: INSERT_GROUPED_ROWS[5]
-WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
-FROM rows;
-
--- name: INSERT_GROUPED_ROWS[6]
-WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
-FROM rows;
-
--- name: INSERT_GROUPED_ROWS[7]
-WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6, :group_id_6))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
-FROM rows;
-
--- name: INSERT_GROUPED_ROWS[8]
-WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6, :group_id_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7, :group_id_7))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
-FROM rows;
-
--- name: INSERT_GROUPED_ROWS[9]
-WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6, :group_id_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7, :group_id_7), (8, :message_id_8, :body_8, :attributes_8, :visible_at_8, :group_id_8))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
-FROM rows;
-
--- name: INSERT_GROUPED_ROWS[10]
-WITH rows(i, message_id, body, attributes, visible_at, group_id) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :visible_at_0, :group_id_0), (1, :message_id_1, :body_1, :attributes_1, :visible_at_1, :group_id_1), (2, :message_id_2, :body_2, :attributes_2, :visible_at_2, :group_id_2), (3, :message_id_3, :body_3, :attributes_3, :visible_at_3, :group_id_3), (4, :message_id_4, :body_4, :attributes_4, :visible_at_4, :group_id_4), (5, :message_id_5, :body_5, :attributes_5, :visible_at_5, :group_id_5), (6, :message_id_6, :body_6, :attributes_6, :visible_at_6, :group_id_6), (7, :message_id_7, :body_7, :attributes_7, :visible_at_7, :group_id_7), (8, :message_id_8, :body_8, :attributes_8, :visible_at_8, :group_id_8), (9, :message_id_9, :body_9, :attributes_9, :visible_at_9, :group_id_9))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, message_id, body, attributes, visible_at, group_id) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, rows.message_id, rows.body, rows.attributes, rows.visible_at, rows.group_id
-FROM rows;
-
--- name: INSERT_SHARED_ROWS[0]
 
 -- name: INSERT_SHARED_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, sender_id, sent_at, visible_at) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
@@ -429,97 +184,15 @@ WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)),
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :sender_id, :sent_at, :visible_at);
 
--- name: INSERT_SHARED_ROWS[2]
+-- name: INSERT_SHARED_ROWS[2..10]
 WITH rows(i, message_id, body) AS
-(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1))
+(VALUES (i, :message_id_i, :body_i), ...)
  INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
 FROM rows;
-
--- name: INSERT_SHARED_ROWS[3]
-WITH rows(i, message_id, body) AS
-(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
-FROM rows;
-
--- name: INSERT_SHARED_ROWS[4]
-WITH rows(i, message_id, body) AS
-(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
-FROM rows;
-
--- name: INSERT_SHARED_ROWS[5]
-WITH rows(i, message_id, body) AS
-(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
-FROM rows;
-
--- name: INSERT_SHARED_ROWS[6]
-WITH rows(i, message_id, body) AS
-(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
-FROM rows;
-
--- name: INSERT_SHARED_ROWS[7]
-WITH rows(i, message_id, body) AS
-(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5), (6, :message_id_6, :body_6))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
-FROM rows;
-
--- name: INSERT_SHARED_ROWS[8]
-WITH rows(i, message_id, body) AS
-(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5), (6, :message_id_6, :body_6), (7, :message_id_7, :body_7))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
-FROM rows;
-
--- name: INSERT_SHARED_ROWS[9]
-WITH rows(i, message_id, body) AS
-(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5), (6, :message_id_6, :body_6), (7, :message_id_7, :body_7), (8, :message_id_8, :body_8))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
-FROM rows;
-
--- name: INSERT_SHARED_ROWS[10]
-WITH rows(i, message_id, body) AS
-(VALUES (0, :message_id_0, :body_0), (1, :message_id_1, :body_1), (2, :message_id_2, :body_2), (3, :message_id_3, :body_3), (4, :message_id_4, :body_4), (5, :message_id_5, :body_5), (6, :message_id_6, :body_6), (7, :message_id_7, :body_7), (8, :message_id_8, :body_8), (9, :message_id_9, :body_9))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body
-FROM rows;
-
--- name: INSERT_FIFO_ROWS[0]
 
 -- name: INSERT_FIFO_ROWS[1]
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
@@ -528,9 +201,9 @@ WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)),
 FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1), :queue_id, :message_id_0, :body_0, :attributes_0, :sender_id, :sent_at, :visible_at, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0);
 
--- name: INSERT_FIFO_ROWS[2]
+-- name: INSERT_FIFO_ROWS[2..10]
 WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1))
+(VALUES (i, :message_id_i, :body_i, :attributes_i, :group_id_i, :dedup_id_i, :sequence_number_i, :is_head_i), ...)
  INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
 FROM messages
 WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
@@ -538,117 +211,8 @@ FROM message_positions
 WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
 FROM rows;
 
--- name: INSERT_FIFO_ROWS[3]
-WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
-FROM rows;
-
--- name: INSERT_FIFO_ROWS[4]
-WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
-FROM rows;
-
--- name: INSERT_FIFO_ROWS[5]
-WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
-FROM rows;
-
--- name: INSERT_FIFO_ROWS[6]
-WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
-FROM rows;
-
--- name: INSERT_FIFO_ROWS[7]
-WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), (6, :message_id_6, :body_6, :attributes_6, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
-FROM rows;
-
--- name: INSERT_FIFO_ROWS[8]
-WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), (6, :message_id_6, :body_6, :attributes_6, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), (7, :message_id_7, :body_7, :attributes_7, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
-FROM rows;
-
--- name: INSERT_FIFO_ROWS[9]
-WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), (6, :message_id_6, :body_6, :attributes_6, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), (7, :message_id_7, :body_7, :attributes_7, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7), (8, :message_id_8, :body_8, :attributes_8, :group_id_8, :dedup_id_8, :sequence_number_8, :is_head_8))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
-FROM rows;
-
--- name: INSERT_FIFO_ROWS[10]
-WITH rows(i, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) AS
-(VALUES (0, :message_id_0, :body_0, :attributes_0, :group_id_0, :dedup_id_0, :sequence_number_0, :is_head_0), (1, :message_id_1, :body_1, :attributes_1, :group_id_1, :dedup_id_1, :sequence_number_1, :is_head_1), (2, :message_id_2, :body_2, :attributes_2, :group_id_2, :dedup_id_2, :sequence_number_2, :is_head_2), (3, :message_id_3, :body_3, :attributes_3, :group_id_3, :dedup_id_3, :sequence_number_3, :is_head_3), (4, :message_id_4, :body_4, :attributes_4, :group_id_4, :dedup_id_4, :sequence_number_4, :is_head_4), (5, :message_id_5, :body_5, :attributes_5, :group_id_5, :dedup_id_5, :sequence_number_5, :is_head_5), (6, :message_id_6, :body_6, :attributes_6, :group_id_6, :dedup_id_6, :sequence_number_6, :is_head_6), (7, :message_id_7, :body_7, :attributes_7, :group_id_7, :dedup_id_7, :sequence_number_7, :is_head_7), (8, :message_id_8, :body_8, :attributes_8, :group_id_8, :dedup_id_8, :sequence_number_8, :is_head_8), (9, :message_id_9, :body_9, :attributes_9, :group_id_9, :dedup_id_9, :sequence_number_9, :is_head_9))
- INSERT INTO messages (id, queue_id, sender_id, sent_at, visible_at, message_id, body, attributes, group_id, dedup_id, sequence_number, is_head) SELECT max(coalesce((SELECT max(messages.id) AS max_1
-FROM messages
-WHERE messages.id >= (:queue_id << 36) AND messages.id < (:queue_id + 1 << 36)), :queue_id << 36), coalesce((SELECT message_positions.highest_removed
-FROM message_positions
-WHERE message_positions.id = :queue_id), :queue_id << 36)) + 1 + rows.i AS anon_1, :queue_id AS anon_2, :sender_id AS anon_3, :sent_at AS anon_4, :visible_at AS anon_5, rows.message_id, rows.body, rows.attributes, rows.group_id, rows.dedup_id, rows.sequence_number, rows.is_head
-FROM rows;
-
--- name: PUT_DEDUP_ROWS[0]
-
--- name: PUT_DEDUP_ROWS[1]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at);
-
--- name: PUT_DEDUP_ROWS[2]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at);
-
--- name: PUT_DEDUP_ROWS[3]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at);
-
--- name: PUT_DEDUP_ROWS[4]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at);
-
--- name: PUT_DEDUP_ROWS[5]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at);
-
--- name: PUT_DEDUP_ROWS[6]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at);
-
--- name: PUT_DEDUP_ROWS[7]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at), (:queue_id, :scope_6, :dedup_id_6, :message_id_6, :sequence_number_6, :created_at);
-
--- name: PUT_DEDUP_ROWS[8]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at), (:queue_id, :scope_6, :dedup_id_6, :message_id_6, :sequence_number_6, :created_at), (:queue_id, :scope_7, :dedup_id_7, :message_id_7, :sequence_number_7, :created_at);
-
--- name: PUT_DEDUP_ROWS[9]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at), (:queue_id, :scope_6, :dedup_id_6, :message_id_6, :sequence_number_6, :created_at), (:queue_id, :scope_7, :dedup_id_7, :message_id_7, :sequence_number_7, :created_at), (:queue_id, :scope_8, :dedup_id_8, :message_id_8, :sequence_number_8, :created_at);
-
--- name: PUT_DEDUP_ROWS[10]
-INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_0, :dedup_id_0, :message_id_0, :sequence_number_0, :created_at), (:queue_id, :scope_1, :dedup_id_1, :message_id_1, :sequence_number_1, :created_at), (:queue_id, :scope_2, :dedup_id_2, :message_id_2, :sequence_number_2, :created_at), (:queue_id, :scope_3, :dedup_id_3, :message_id_3, :sequence_number_3, :created_at), (:queue_id, :scope_4, :dedup_id_4, :message_id_4, :sequence_number_4, :created_at), (:queue_id, :scope_5, :dedup_id_5, :message_id_5, :sequence_number_5, :created_at), (:queue_id, :scope_6, :dedup_id_6, :message_id_6, :sequence_number_6, :created_at), (:queue_id, :scope_7, :dedup_id_7, :message_id_7, :sequence_number_7, :created_at), (:queue_id, :scope_8, :dedup_id_8, :message_id_8, :sequence_number_8, :created_at), (:queue_id, :scope_9, :dedup_id_9, :message_id_9, :sequence_number_9, :created_at);
+-- name: PUT_DEDUP_ROWS[1..10]
+INSERT OR REPLACE INTO fifo_dedup (queue_id, scope, dedup_id, message_id, sequence_number, created_at) VALUES (:queue_id, :scope_i, :dedup_id_i, :message_id_i, :sequence_number_i, :created_at), ...;
 
 -- name: insert_fifo_message
 INSERT INTO messages (id, queue_id, message_id, body, attributes, sender_id, sent_at, visible_at, group_id, dedup_id, sequence_number, is_head) VALUES ((max(coalesce((SELECT max(messages.id) AS max_1
@@ -762,7 +326,8 @@ WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent
  LIMIT :n OFFSET 0);
 
 -- name: CLAIM_LISTED_ROWS
-UPDATE messages SET visible_at=:lease_end, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, :now), received_at=:now, receipt_token=:token WHERE messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8, :id_9, :id_10, :id_11, :id_12, :id_13, :id_14, :id_15, :id_16, :id_17, :id_18, :id_19, :id_20, :id_21, :id_22, :id_23, :id_24, :id_25, :id_26, :id_27, :id_28, :id_29, :id_30, :id_31, :id_32, :id_33, :id_34, :id_35, :id_36, :id_37, :id_38, :id_39, :id_40, :id_41, :id_42, :id_43, :id_44, :id_45, :id_46, :id_47, :id_48, :id_49, :id_50, :id_51, :id_52, :id_53, :id_54, :id_55, :id_56, :id_57, :id_58, :id_59, :id_60, :id_61, :id_62, :id_63, :id_64, :id_65, :id_66, :id_67, :id_68, :id_69, :id_70, :id_71, :id_72, :id_73, :id_74, :id_75, :id_76, :id_77, :id_78, :id_79, :id_80, :id_81, :id_82, :id_83, :id_84, :id_85, :id_86, :id_87, :id_88, :id_89, :id_90, :id_91, :id_92, :id_93, :id_94, :id_95, :id_96, :id_97, :id_98, :id_99);
+-- rows: 100
+UPDATE messages SET visible_at=:lease_end, receive_count=(messages.receive_count + 1), first_received_at=coalesce(messages.first_received_at, :now), received_at=:now, receipt_token=:token WHERE messages.id IN (:id_i, ...);
 
 -- name: advance_fresh
 UPDATE queues SET fresh_from=coalesce((SELECT min(messages.id) AS min_1
@@ -898,72 +463,15 @@ DELETE FROM messages WHERE messages.id = :id AND messages.queue_id = :queue_id A
 -- name: delete_standard_by_handle
 DELETE FROM messages WHERE messages.id = :id AND messages.queue_id = :queue_id AND messages.message_id = :message_id AND messages.receipt_token = :token;
 
--- name: DELETE_CLAIMED_ROWS[0]
+-- name: DELETE_CLAIMED_ROWS[1..10]
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_i, ...);
 
--- name: DELETE_CLAIMED_ROWS[1]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0);
-
--- name: DELETE_CLAIMED_ROWS[2]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1);
-
--- name: DELETE_CLAIMED_ROWS[3]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2);
-
--- name: DELETE_CLAIMED_ROWS[4]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3);
-
--- name: DELETE_CLAIMED_ROWS[5]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4);
-
--- name: DELETE_CLAIMED_ROWS[6]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5);
-
--- name: DELETE_CLAIMED_ROWS[7]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6);
-
--- name: DELETE_CLAIMED_ROWS[8]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7);
-
--- name: DELETE_CLAIMED_ROWS[9]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8);
-
--- name: DELETE_CLAIMED_ROWS[10]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8, :id_9);
-
--- name: DELETE_CLAIMED_FIFO_ROWS[0]
-
--- name: DELETE_CLAIMED_FIFO_ROWS[1]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
-
--- name: DELETE_CLAIMED_FIFO_ROWS[2]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
-
--- name: DELETE_CLAIMED_FIFO_ROWS[3]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
-
--- name: DELETE_CLAIMED_FIFO_ROWS[4]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
-
--- name: DELETE_CLAIMED_FIFO_ROWS[5]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
-
--- name: DELETE_CLAIMED_FIFO_ROWS[6]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
-
--- name: DELETE_CLAIMED_FIFO_ROWS[7]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
-
--- name: DELETE_CLAIMED_FIFO_ROWS[8]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
-
--- name: DELETE_CLAIMED_FIFO_ROWS[9]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
-
--- name: DELETE_CLAIMED_FIFO_ROWS[10]
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8, :id_9) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
+-- name: DELETE_CLAIMED_FIFO_ROWS[1..10]
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_i, ...) AND messages.visible_at > :now RETURNING id, receipt_token, group_id, is_head;
 
 -- name: DELETE_CLAIMED_MANY
-DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_0, :id_1, :id_2, :id_3, :id_4, :id_5, :id_6, :id_7, :id_8, :id_9, :id_10, :id_11, :id_12, :id_13, :id_14, :id_15, :id_16, :id_17, :id_18, :id_19, :id_20, :id_21, :id_22, :id_23, :id_24, :id_25, :id_26, :id_27, :id_28, :id_29, :id_30, :id_31, :id_32, :id_33, :id_34, :id_35, :id_36, :id_37, :id_38, :id_39, :id_40, :id_41, :id_42, :id_43, :id_44, :id_45, :id_46, :id_47, :id_48, :id_49, :id_50, :id_51, :id_52, :id_53, :id_54, :id_55, :id_56, :id_57, :id_58, :id_59, :id_60, :id_61, :id_62, :id_63, :id_64, :id_65, :id_66, :id_67, :id_68, :id_69, :id_70, :id_71, :id_72, :id_73, :id_74, :id_75, :id_76, :id_77, :id_78, :id_79, :id_80, :id_81, :id_82, :id_83, :id_84, :id_85, :id_86, :id_87, :id_88, :id_89, :id_90, :id_91, :id_92, :id_93, :id_94, :id_95, :id_96, :id_97, :id_98, :id_99);
+-- rows: 100
+DELETE FROM messages WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (:id_i, ...);
 
 -- name: change_visibility
 UPDATE messages SET visible_at=:visible_at WHERE messages.id = :id;

@@ -1,7 +1,13 @@
 """Writes the SQL of :mod:`sqsqlite.statements` to ``queries.sql`` and the names that load it to
 ``queries.py``: run ``python -m sqsqlite.sqlgen`` (``make sql``) after changing a statement,
-and commit both files. ``--check`` writes nothing and exits 1 where either is stale, which
-tests/unit/test_queries.py also checks.
+and commit both files. ``--check`` writes nothing and exits 1 where either is stale, or where a
+statement as the loader reads it back from ``queries.sql`` differs from the compiled one (text or
+defaults), which tests/unit/test_queries.py also checks.
+
+The statements of a per-batch-size family (``INSERT_STANDARD_ROWS[1]`` to ``[10]``) differ only
+in a row group repeated once a row, as does a statement of many rows (``CLAIM_LISTED_ROWS``), so
+each run of them is written once, for row i (``IN (:id_i, ...)``, see HEADER): only where that
+text expands to exactly the compiled statement for every row count of the run.
 
 Both files are generated rather than compiled at run time so that the SQL sqsqlite runs can be
 read and grepped in the repository, and so that no process imports SQLAlchemy to start.
@@ -15,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .sqlcompile import REPEAT, Sql, expand, load
+
 HERE = Path(__file__).resolve().parent
 SQL_FILE = HERE / "queries.sql"
 NAMES_FILE = HERE / "queries.py"
@@ -27,8 +35,11 @@ HEADER = """\
 -- Generated: do not edit. After changing statements.py, run `python -m sqsqlite.sqlgen` (make sql)
 -- and commit this file with queries.py; tests/unit/test_queries.py fails while it is stale.
 --
--- Each block is `-- name: NAME` (NAME[n]: entry n of a per-batch-size tuple, for n rows), then
--- `-- defaults: {...}` where SQLAlchemy made literals into parameters, then the statement.
+-- Each block is `-- name: NAME` (NAME[n]: entry n of a per-batch-size tuple, for n rows; NAME[a..b]:
+-- entries a to b), then `-- rows: n` for a single statement of n rows, then `-- defaults: {...}`
+-- where SQLAlchemy made literals into parameters, then the statement.
+-- A statement of n rows is written once, for row i: the loader repeats the (group) or :param_i just
+-- before `, ...` for rows 0 to n-1, the bare i and the _i suffixes in it becoming 0, 1, ... n-1.
 -- Parameters are :named; sqsqlite binds each from a dict, and reads rows by column name.
 -- `-- constant: NAME = JSON` lines are the statements module's column lists and numbers.
 """
@@ -46,14 +57,78 @@ def _sql_text(sql: str) -> str:
     return "\n".join(line.rstrip() for line in sql.split("\n")).strip()
 
 
-def _block(name: str, value: dict[str, Any]) -> str:
+def _block(name: str, value: dict[str, Any], text: str | None = None, rows: int | None = None) -> str:
     lines = [f"-- name: {name}"]
+    if rows is not None:
+        lines.append(f"-- rows: {rows}")
     if value["defaults"]:
         lines.append(f"-- defaults: {json.dumps(value['defaults'], sort_keys=True)}")
-    text = _sql_text(value["sql"])
+    text = _sql_text(value["sql"]) if text is None else text
     if text:
         lines.append(text + ";")
     return "\n".join(lines) + "\n"
+
+
+_FIRST_ROW = re.compile(r":\w+_0\b")
+# Row 0's group: its first :param_0, or the parentheses around it (holding none).
+_ROW_ZERO_GROUPS = (_FIRST_ROW, re.compile(r"\([^()]*:\w+_0\b[^()]*\)"))
+_ROW_ZERO = re.compile(r"(?<![^\W_])0\b")
+
+
+def _for_row_i(sql: str, n: int) -> str | None:
+    """``sql``, a statement of n rows, written once for row i (the loader's ``GROUP, ...``), or
+    None where no such form expands to exactly ``sql``."""
+    for pattern in _ROW_ZERO_GROUPS if n >= 2 else ():
+        group = pattern.search(sql)
+        if group is None:
+            continue
+        row = _ROW_ZERO.sub("i", group[0])
+        listed = expand(row + REPEAT, n)
+        if sql.startswith(listed, group.start()):
+            template = sql[: group.start()] + row + REPEAT + sql[group.start() + len(listed) :]
+            if expand(template, n) == sql:
+                return template
+    return None
+
+
+def _statement_blocks(name: str, value: dict[str, Any]) -> str:
+    text = _sql_text(value["sql"])
+    first = _FIRST_ROW.search(text)
+    if first is not None:
+        rows = len(set(re.findall(re.escape(first.group()[:-1]) + r"(\d+)\b", text)))
+        template = _for_row_i(text, rows)
+        if template is not None:
+            return _block(name, value, template, rows)
+    return _block(name, value)
+
+
+def _per_size_blocks(name: str, values: list[dict[str, Any]]) -> list[str]:
+    """A per-batch-size tuple's blocks: each run of entries one template expands to, as one
+    NAME[a..b] block, and any other entry as NAME[n]. Entry 0 is the loader's NO_ROWS."""
+    if values[0]["sql"] or values[0]["defaults"]:
+        raise SystemExit(f"{name}[0] is not empty: entry 0 of a per-batch-size tuple is sqlcompile.NO_ROWS")
+    texts = [_sql_text(v["sql"]) for v in values]
+    blocks = []
+    last = len(values) - 1
+    while last >= 1:
+        template, first = _for_row_i(texts[last], last), last
+        while (
+            template
+            and first > 1
+            and values[first - 1]["defaults"] == values[last]["defaults"]
+            and expand(template, first - 1) == texts[first - 1]
+        ):
+            first -= 1
+        if template is None or first == last:
+            blocks.append(_block(f"{name}[{last}]", values[last]))
+        else:
+            blocks.append(_block(f"{name}[{first}..{last}]", values[last], template))
+        last = first - 1
+    return blocks[::-1]
+
+
+def _is_per_size(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
 
 def render_sql(data: dict[str, Any]) -> str:
@@ -61,19 +136,44 @@ def render_sql(data: dict[str, Any]) -> str:
     constants, blocks = [], []
     for name, value in data.items():
         if isinstance(value, dict):
-            blocks.append(_block(name, value))
-        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            blocks += [_block(f"{name}[{n}]", v) for n, v in enumerate(value)]
+            blocks.append(_statement_blocks(name, value))
+        elif _is_per_size(value):
+            blocks += _per_size_blocks(name, value)
         else:
             constants.append(f"-- constant: {name} = {json.dumps(value)}\n")
     return HEADER + "\n" + "".join(constants) + "\n" + "\n".join(blocks)
+
+
+def misloaded(data: dict[str, Any], path: Path) -> list[str]:
+    """The names whose statements (or constants) the loader reads from ``path`` differently from
+    what statements.py compiles to: each per-batch-size entry as expanded, its defaults too."""
+    try:
+        statements, per_size, constants = load(path)
+    except ValueError as error:
+        return [f"{path.name}: {error}"]
+
+    def same(loaded: Sql | None, value: dict[str, Any]) -> bool:
+        return loaded is not None and str(loaded) == _sql_text(value["sql"]) and loaded.defaults == value["defaults"]
+
+    out = []
+    for name, value in data.items():
+        if isinstance(value, dict):
+            right = same(statements.get(name), value)
+        elif _is_per_size(value):
+            entries = per_size.get(name, ())
+            right = len(entries) == len(value) and all(same(e, v) for e, v in zip(entries, value))
+        else:
+            right = name in constants and constants[name] == (tuple(value) if isinstance(value, list) else value)
+        if not right:
+            out.append(name)
+    return out
 
 
 def _kind(value: Any) -> tuple[str, str]:
     """(annotation, loader table) of a value in queries.py."""
     if isinstance(value, dict):
         return "Sql", "_STATEMENTS"
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+    if _is_per_size(value):
         return "tuple[Sql, ...]", "_PER_SIZE"
     if isinstance(value, list):
         return "tuple[str, ...]", "_CONSTANTS"
@@ -93,7 +193,7 @@ def stale() -> list[Path]:
     """The files that differ from what statements.py compiles to now."""
     data = compiled()
     out = []
-    if SQL_FILE.read_text(encoding="utf-8") != render_sql(data):
+    if SQL_FILE.read_text(encoding="utf-8") != render_sql(data) or misloaded(data, SQL_FILE):
         out.append(SQL_FILE)
     names = NAMES_FILE.read_text(encoding="utf-8")
     if names != render_names(data, names):
@@ -114,7 +214,10 @@ def main(argv: list[str]) -> int:
     SQL_FILE.write_text(render_sql(data), encoding="utf-8")
     NAMES_FILE.write_text(render_names(data, NAMES_FILE.read_text(encoding="utf-8")), encoding="utf-8")
     print(f"wrote {SQL_FILE} and {NAMES_FILE}")
-    return 0
+    wrong = misloaded(data, SQL_FILE)
+    if wrong:
+        print(f"{SQL_FILE} loads these otherwise than statements.py compiles them: {', '.join(wrong)}", file=sys.stderr)
+    return 1 if wrong else 0
 
 
 if __name__ == "__main__":

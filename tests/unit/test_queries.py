@@ -19,6 +19,7 @@ import sqsqlite
 from sqsqlite import queries as Q
 from sqsqlite import store
 from sqsqlite.core import receiving
+from sqsqlite.sqlcompile import NO_ROWS, REPEAT, expand
 
 # statement -> (index every SEARCH on messages must use, must the walk be in index order)
 HOT_PATH = {
@@ -340,11 +341,72 @@ def test_a_stale_file_is_reported_and_the_check_command_fails(tmp_path, monkeypa
     assert sqlgen.main(["--check"]) == 1
 
 
-def test_a_block_out_of_order_is_refused(tmp_path):
+@pytest.mark.parametrize("blocks", ["ROWS[2]\nSELECT 1;", "ROWS[1]\nSELECT 1;\n-- name: ROWS[3..4]\nSELECT :a_i, ...;"])
+def test_a_block_out_of_order_is_refused(tmp_path, blocks):
+    # Entry 0 of every tuple is the loader's empty NO_ROWS: a family's first block is entry 1.
     broken = tmp_path / "queries.sql"
-    broken.write_text("-- header\n\n-- name: ROWS[1]\nSELECT 1;\n")
-    with pytest.raises(ValueError, match=r"ROWS\[1\] is out of order"):
+    broken.write_text("-- header\n\n-- name: " + blocks + "\n")
+    with pytest.raises(ValueError, match=r"ROWS\[[0-9.]+\] is out of order"):
         Q.load(broken)
+
+
+@pytest.mark.parametrize(
+    ("template", "n", "sql"),
+    [
+        ("WHERE id IN (:id_i, ...)", 3, "WHERE id IN (:id_0, :id_1, :id_2)"),
+        ("VALUES (i, :body_i, :sent_at), ...", 2, "VALUES (0, :body_0, :sent_at), (1, :body_1, :sent_at)"),
+        ("VALUES (:a_i, :b_i + 1), ... AND x IN (:id_i, ...)", 2, "VALUES (:a_0, :b_0 + 1), (:a_1, :b_1 + 1) AND x IN (:id_0, :id_1)"),
+        ("WHERE id = :id", 5, "WHERE id = :id"),
+    ],
+)
+def test_a_row_group_before_the_ellipsis_is_repeated_once_a_row_numbered_from_0(template, n, sql):
+    assert expand(template, n) == sql
+
+
+@pytest.mark.parametrize("template", ["SELECT 1, ...", "VALUES (:a_i, (:b_i)), ..."])
+def test_an_ellipsis_after_no_row_group_is_refused(template):
+    # A group in parentheses holds none: sqlgen writes every row of such a statement instead.
+    with pytest.raises(ValueError, match="no row group"):
+        expand(template, 2)
+
+
+def test_each_per_batch_size_family_is_written_once_for_row_i_beside_its_one_row_form():
+    text = Q.SQL_FILE.read_text(encoding="utf-8")
+    families = [n for n in dir(Q) if isinstance(getattr(Q, n), tuple) and getattr(Q, n) and getattr(Q, n)[0] is NO_ROWS]
+    assert len(families) == 8
+    for name in families:
+        last = len(getattr(Q, name)) - 1
+        assert re.findall(rf"^-- name: {name}\[(.*)\]$", text, re.M) in ([f"1..{last}"], ["1", f"2..{last}"]), name
+    # And the two statements of a buffered consumer's prefetch of row ids.
+    assert re.findall(r"^-- name: (\w+)\n-- rows: (\d+)$", text, re.M) == [("CLAIM_LISTED_ROWS", "100"), ("DELETE_CLAIMED_MANY", "100")]
+    assert text.partition("\n-- name: ")[2].count(REPEAT) == len(families) + 2
+
+
+@pytest.mark.parametrize(
+    ("name", "right", "wrong", "n"),
+    [
+        ("DELETE_CLAIMED_ROWS", "IN (:id_i, ...);", "IN (:id_0, ...);", 3),  # every row binds row 0's id
+        ("INSERT_PLAIN_ROWS", "(VALUES (i, :message_id_i", "(VALUES (0, :message_id_i", 2),  # every row numbered 0
+        ("PUT_DEDUP_ROWS", ":created_at), ...;", ":created_at_i), ...;", 2),  # the batch's one value made a row's
+    ],
+)
+def test_a_template_that_expands_to_other_than_the_compiled_statement_fails_the_check(tmp_path, monkeypatch, name, right, wrong, n):
+    from sqsqlite import sqlgen, statements
+
+    text = sqlgen.SQL_FILE.read_text(encoding="utf-8")
+    block = re.search(rf"^-- name: {name}\[[0-9.]*\.\.[0-9]+\]\n.*?;$", text, re.M | re.S)
+    assert block is not None and right in block[0]
+    tampered = tmp_path / "queries.sql"
+    tampered.write_text(text[: block.start()] + block[0].replace(right, wrong) + text[block.end() :], encoding="utf-8")
+    loaded = Q.load(tampered)[1][name][n]
+    assert loaded != getattr(statements, name)[n].replace(" \n", "\n").strip()
+    assert sqlgen.misloaded(sqlgen.compiled(), tampered) == [name]
+    monkeypatch.setattr(sqlgen, "SQL_FILE", tampered)
+    assert sqlgen.stale() == [tampered]
+    assert sqlgen.main(["--check"]) == 1
+    # Caught by the expansion itself, not only because the file is not what sqlgen would write.
+    monkeypatch.setattr(sqlgen, "render_sql", lambda data: tampered.read_text(encoding="utf-8"))
+    assert sqlgen.stale() == [tampered]
 
 
 def test_a_cli_command_runs_without_importing_sqlalchemy_or_alembic(tmp_path):
