@@ -66,6 +66,7 @@ BODY_SWEEP_SECONDS = 0.25
 # LocalStack's headers that stretch one ReceiveMessage past SQS's ten messages and 20 s wait.
 OVERRIDE_COUNT_HEADER = "x-localstack-sqs-override-message-count"
 OVERRIDE_WAIT_HEADER = "x-localstack-sqs-override-wait-time-seconds"
+OVERRIDE_DIGITS = 16  # more than any value in range has, leading zeros and all
 
 
 class _TooLarge(Exception):
@@ -619,9 +620,12 @@ def _override(headers: Headers, name: str, most: int) -> int | None:
     text = headers.get(name)
     if text is None:
         return None
-    if not text.strip().isdigit() or not 1 <= int(text) <= most:
+    digits = text.strip()
+    # ASCII digits only: str.isdigit() takes '²' too, which int() refuses; and a bound on their
+    # length, as int() refuses thousands of digits: either would be a bare 500, not this answer.
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= OVERRIDE_DIGITS) or not 1 <= int(digits) <= most:
         raise InvalidParameterValue(f"Value {V.shorten(text)} for header {name} is invalid. Reason: Must be between 1 and {most}.")
-    return int(text)
+    return int(digits)
 
 
 async def _listen(receive: Callable, gone: asyncio.Future) -> None:

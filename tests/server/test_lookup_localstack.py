@@ -356,3 +356,17 @@ def test_the_count_header_on_a_fifo_receive_attempt_gets_each_message_once(overr
     client = with_headers(boto3_client(server.url), {COUNT: "15"})
     messages = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, ReceiveRequestAttemptId="a1")["Messages"]
     assert sorted(m["Body"] for m in messages) == sorted(f"message-{i}" for i in range(15))
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "9" * 5000])
+def test_an_override_header_of_other_digits_or_thousands_of_them_is_refused_naming_the_header(overrides, value):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, f"digits-{len(value)}", "m")
+    body = f"Action=ReceiveMessage&Version=2012-11-05&QueueUrl={url}".encode()
+    headers = {"Content-Type": "application/x-www-form-urlencoded", COUNT: value}  # sent as latin-1: '²' is byte 0xB2
+    status, _, answer = http_request(server.url, "/", headers, method="POST", body=body)
+    assert status == 400 and b"InvalidParameterValue" in answer and COUNT.encode() in answer
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"] == {
+        "ApproximateNumberOfMessages": "1"
+    }
