@@ -370,3 +370,27 @@ def test_an_override_header_of_other_digits_or_thousands_of_them_is_refused_nami
     assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"] == {
         "ApproximateNumberOfMessages": "1"
     }
+
+
+def test_the_count_header_never_answers_a_message_twice_though_its_lease_lapses_at_once(overrides):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, "lapsing", *(f"message-{i}" for i in range(15)))
+    client = with_headers(boto3_client(server.url), {COUNT: "30"})
+    messages = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0, AttributeNames=["All"])["Messages"]
+    assert len({m["MessageId"] for m in messages}) == len(messages)
+    assert {m["Attributes"]["ApproximateReceiveCount"] for m in messages} == {"1"}
+
+
+def test_the_wait_header_stops_before_a_lease_it_took_lapses_so_the_message_is_not_dead_lettered(overrides):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    dead = queue(sqs, "kept-dlq")
+    arn = sqs.get_queue_attributes(QueueUrl=dead, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": "2"})
+    url = queue(sqs, "kept", "precious", VisibilityTimeout="2", RedrivePolicy=redrive)
+    client = with_headers(boto3_client(server.url), {WAIT: "12"})
+    messages = client.receive_message(QueueUrl=url, MaxNumberOfMessages=5, WaitTimeSeconds=12, AttributeNames=["All"])["Messages"]
+    assert [(m["Body"], m["Attributes"]["ApproximateReceiveCount"]) for m in messages] == [("precious", "1")]
+    assert "Messages" not in sqs.receive_message(QueueUrl=dead)
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=messages[0]["ReceiptHandle"])  # its handle still holds
