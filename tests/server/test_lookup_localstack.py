@@ -394,3 +394,12 @@ def test_the_wait_header_stops_before_a_lease_it_took_lapses_so_the_message_is_n
     assert [(m["Body"], m["Attributes"]["ApproximateReceiveCount"]) for m in messages] == [("precious", "1")]
     assert "Messages" not in sqs.receive_message(QueueUrl=dead)
     sqs.delete_message(QueueUrl=url, ReceiptHandle=messages[0]["ReceiptHandle"])  # its handle still holds
+
+
+def test_a_bounded_peek_counts_the_messages_it_passes_over_toward_its_limit(db):
+    fifo = db.create_queue("scanned.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    for body, group in (("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b")):
+        fifo.send_message(body, message_group_id=group)
+    fifo.receive_message(visibility_timeout=60)  # a1: a2 and a3 wait on it, met and passed over
+    assert fifo.peek_within({"visible"}, 2, 1000, page=1) == ([], 0)
+    assert [m.body for m in fifo.peek_within({"visible"}, 3, 1000, page=1)[0]] == ["b1"]
