@@ -305,10 +305,11 @@ class Queue(Generic[DB]):
         return receiving.peek_previews(self.context, state, limit, after, chars)
 
     def peek_within(self, states: Collection[str], limit: int, chars: int, page: int = D.PEEK_WITHIN_PAGE) -> tuple[list[Message], int]:
-        """The first ``limit`` messages in ``states`` without receiving them (as peek_page, taken
-        in its order, listed in send order) while their bodies and message attributes hold at
-        most ``chars`` characters together, and how many of those first ``limit`` were left out
-        for that. No body left out is read into Python (receiving.peek_within)."""
+        """The messages in ``states`` among the first ``limit`` of any state the scan meets,
+        without receiving them (as peek_page, taken in its order, listed in send order) while
+        their bodies and message attributes hold at most ``chars`` characters together, and how
+        many of them were left out for that. No body left out is read into Python
+        (receiving.peek_within)."""
         return receiving.peek_within(self.context, states, limit, chars, page)
 
     def export_messages(self, page: int = 1000) -> Iterator[dict]:

@@ -635,10 +635,12 @@ def peek_previews(
 def peek_within(
     queue: QueueContext, states: Collection[str], limit: int, chars: int, page: int = D.PEEK_WITHIN_PAGE
 ) -> tuple[list[Message], int]:
-    """The first ``limit`` messages in ``states`` (visible, in-flight, delayed), without receiving
-    them (as peek), taken in peek_page's order and listed in send order, as long as their bodies
+    """The messages in ``states`` (visible, in-flight, delayed) among the first ``limit`` this
+    scan meets, without receiving them (as peek), taken in peek_page's order (the messages of
+    the other states and a FIFO group's waiting ones count toward ``limit`` too, so the scan's
+    time is bounded as its memory is) and listed in send order, as long as their bodies
     and stored message attributes together hold at most ``chars`` characters; and how many of
-    those first ``limit`` were left out for that (the first that did not fit and every one after
+    the messages in ``states`` it met were left out for that (the first that did not fit and every one after
     it). A FIFO queue's visible messages of a group with one in flight are listed only with the
     in-flight ones. One read, in pages of ``page``: each page's lengths are read with no body,
     then only the bodies that fit, so a body left out never reaches Python and the bodies held
@@ -656,7 +658,7 @@ def peek_within(
     low, high, min_receives, max_receives = _PAGE_STATES[page_state](now)
     out: list[Message] = []
     positions: list[int] = []
-    matched = left_out = used = 0
+    scanned = left_out = used = 0
     with queue.store.read() as tx:
         row = queue_row(tx, queue)
         cutoff = retention_cutoff(row, now)
@@ -692,7 +694,7 @@ def peek_within(
             return waiting[group]
 
         after = (-1, 0)
-        while matched < limit:
+        while scanned < limit:
             sizes = rows_after(after, page, 0)
             # Runs of consecutive rows that fit, each fetched whole from the row before it.
             runs: list[tuple[tuple[int, int], set[int]]] = []
@@ -700,9 +702,9 @@ def peek_within(
             for r in sizes:
                 here = (r["visible_at"], r["id"])
                 state = message_state(r["visible_at"], r["receive_count"], now)
-                shown = matched < limit and state in wanted and not (state == "visible" and waits(r))
+                shown = scanned < limit and state in wanted and not (state == "visible" and waits(r))
+                scanned += 1
                 if shown:
-                    matched += 1
                     size = r[-1] + len(r["attributes"] or "")
                     if not left_out and used + size <= chars:
                         used += size

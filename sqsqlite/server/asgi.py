@@ -66,6 +66,7 @@ BODY_SWEEP_SECONDS = 0.25
 # LocalStack's headers that stretch one ReceiveMessage past SQS's ten messages and 20 s wait.
 OVERRIDE_COUNT_HEADER = "x-localstack-sqs-override-message-count"
 OVERRIDE_WAIT_HEADER = "x-localstack-sqs-override-wait-time-seconds"
+OVERRIDE_DIGITS = 16  # more than any value in range has, leading zeros and all
 
 
 class _TooLarge(Exception):
@@ -437,7 +438,10 @@ class App:
         """A ReceiveMessage's long poll (LongPolls.receive); with LocalStack's overrides, its
         polls one after another, each of SQS's ten messages at most: ``count`` messages wanted
         (the next polls don't wait, and a short one ends it), or all the messages asked for
-        within ``wait`` seconds (each poll waits what is left, at most SQS's 20 s)."""
+        within ``wait`` seconds (each poll waits what is left, at most SQS's 20 s). Either way
+        the polls end before the first lease they took could lapse: a later poll would take its
+        messages again, answer them twice with the first handles dead, and count a receive
+        towards their dead-letter queue each time."""
         hand_back = functools.partial(call.actions.call, "ChangeMessageVisibilityBatch")  # in the poll's own scope
         claim, leaves = functools.partial(self._claim, call), functools.partial(_listen, receive)
         if count is None and wait is None:
@@ -445,26 +449,51 @@ class App:
         want = count or receive_count(call.request)
         clock = self.wakeups.clock
         ends = None if wait is None else clock.now_ms() + wait * 1000
-        got: list[dict] = []
+        got: dict[str, dict] = {}  # by MessageId: one entry each, its newest handle
+        lapses: int | None = None  # when the first lease taken could lapse (from its poll's start)
+        lease: int | None = None  # its seconds, asked of every later poll
         while len(got) < want:
+            now, last = clock.now_ms(), False
             asked = {**call.request, "MaxNumberOfMessages": min(want - len(got), D.MAX_MESSAGES_PER_RECEIVE)}
             if ends is not None:
-                asked["WaitTimeSeconds"] = min(D.MAX_WAIT_TIME_SECONDS, max(0, -(-(ends - clock.now_ms()) // 1000)))
+                asked["WaitTimeSeconds"] = min(D.MAX_WAIT_TIME_SECONDS, max(0, -(-(ends - now) // 1000)))
             elif got:
                 asked["WaitTimeSeconds"] = 0
+            if lapses is not None:
+                if now >= lapses:
+                    break
+                asked["VisibilityTimeout"] = lease
+                if asked.get("WaitTimeSeconds", 0) * 1000 >= lapses - now:  # its wait must end before the lapse
+                    asked["WaitTimeSeconds"], last = (lapses - now - 1) // 1000, True
             if got:  # a FIFO receive attempt's id would answer the first poll's messages again
                 asked.pop("ReceiveRequestAttemptId", None)
             outcome = await self.polls.receive(asked, claim, leaves, hand_back)
             if outcome is None or outcome[0] != "done":
                 if outcome is None and got:  # the client left: what earlier polls received is visible again
-                    await self.polls.hand_back(call.request, got, hand_back)
+                    await self.polls.hand_back(call.request, list(got.values()), hand_back)
                     return None
-                return ("done", receive_response(got)) if got else outcome
+                return ("done", receive_response(list(got.values()))) if got else outcome
             messages = received(outcome[1])
-            got += messages
-            if (len(messages) < asked["MaxNumberOfMessages"]) if ends is None else (clock.now_ms() >= ends):
+            if messages and lapses is None:
+                lease = await self._lease(call)
+                lapses = now + lease * 1000
+            got.update((m["MessageId"], m) for m in messages)
+            if last or ((len(messages) < asked["MaxNumberOfMessages"]) if ends is None else (clock.now_ms() >= ends)):
                 break
-        return "done", receive_response(got)
+        return "done", receive_response(list(got.values()))
+
+    async def _lease(self, call: Call) -> int:
+        """The visibility timeout, in seconds, of the messages a ReceiveMessage took: its own, or
+        its queue's; 0 (poll no more) where the queue can't tell it."""
+        asked = call.request.get("VisibilityTimeout")
+        try:
+            if asked is None:
+                look = {"QueueUrl": call.request.get("QueueUrl"), "AttributeNames": ["VisibilityTimeout"]}
+                attributes = await self._engine(functools.partial(call.actions.call, "GetQueueAttributes", look))
+                asked = attributes["Attributes"]["VisibilityTimeout"]
+            return max(0, int(asked))
+        except Exception:  # the queue gone meanwhile, or the like: what the polls took is answered
+            return 0
 
     async def _claim(self, call: Call, request: dict, shared: bool) -> Round:
         """One round of a receive (LongPolls' claim): the action layer's round, run as any engine
@@ -619,9 +648,12 @@ def _override(headers: Headers, name: str, most: int) -> int | None:
     text = headers.get(name)
     if text is None:
         return None
-    if not text.strip().isdigit() or not 1 <= int(text) <= most:
+    digits = text.strip()
+    # ASCII digits only: str.isdigit() takes '²' too, which int() refuses; and a bound on their
+    # length, as int() refuses thousands of digits: either would be a bare 500, not this answer.
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= OVERRIDE_DIGITS) or not 1 <= int(digits) <= most:
         raise InvalidParameterValue(f"Value {V.shorten(text)} for header {name} is invalid. Reason: Must be between 1 and {most}.")
-    return int(text)
+    return int(digits)
 
 
 async def _listen(receive: Callable, gone: asyncio.Future) -> None:

@@ -356,3 +356,50 @@ def test_the_count_header_on_a_fifo_receive_attempt_gets_each_message_once(overr
     client = with_headers(boto3_client(server.url), {COUNT: "15"})
     messages = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, ReceiveRequestAttemptId="a1")["Messages"]
     assert sorted(m["Body"] for m in messages) == sorted(f"message-{i}" for i in range(15))
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "9" * 5000])
+def test_an_override_header_of_other_digits_or_thousands_of_them_is_refused_naming_the_header(overrides, value):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, f"digits-{len(value)}", "m")
+    body = f"Action=ReceiveMessage&Version=2012-11-05&QueueUrl={url}".encode()
+    headers = {"Content-Type": "application/x-www-form-urlencoded", COUNT: value}  # sent as latin-1: '²' is byte 0xB2
+    status, _, answer = http_request(server.url, "/", headers, method="POST", body=body)
+    assert status == 400 and b"InvalidParameterValue" in answer and COUNT.encode() in answer
+    assert sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"] == {
+        "ApproximateNumberOfMessages": "1"
+    }
+
+
+def test_the_count_header_never_answers_a_message_twice_though_its_lease_lapses_at_once(overrides):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    url = queue(sqs, "lapsing", *(f"message-{i}" for i in range(15)))
+    client = with_headers(boto3_client(server.url), {COUNT: "30"})
+    messages = client.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0, AttributeNames=["All"])["Messages"]
+    assert len({m["MessageId"] for m in messages}) == len(messages)
+    assert {m["Attributes"]["ApproximateReceiveCount"] for m in messages} == {"1"}
+
+
+def test_the_wait_header_stops_before_a_lease_it_took_lapses_so_the_message_is_not_dead_lettered(overrides):
+    server, _ = overrides
+    sqs = boto3_client(server.url)
+    dead = queue(sqs, "kept-dlq")
+    arn = sqs.get_queue_attributes(QueueUrl=dead, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": "2"})
+    url = queue(sqs, "kept", "precious", VisibilityTimeout="2", RedrivePolicy=redrive)
+    client = with_headers(boto3_client(server.url), {WAIT: "12"})
+    messages = client.receive_message(QueueUrl=url, MaxNumberOfMessages=5, WaitTimeSeconds=12, AttributeNames=["All"])["Messages"]
+    assert [(m["Body"], m["Attributes"]["ApproximateReceiveCount"]) for m in messages] == [("precious", "1")]
+    assert "Messages" not in sqs.receive_message(QueueUrl=dead)
+    sqs.delete_message(QueueUrl=url, ReceiptHandle=messages[0]["ReceiptHandle"])  # its handle still holds
+
+
+def test_a_bounded_peek_counts_the_messages_it_passes_over_toward_its_limit(db):
+    fifo = db.create_queue("scanned.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    for body, group in (("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b")):
+        fifo.send_message(body, message_group_id=group)
+    fifo.receive_message(visibility_timeout=60)  # a1: a2 and a3 wait on it, met and passed over
+    assert fifo.peek_within({"visible"}, 2, 1000, page=1) == ([], 0)
+    assert [m.body for m in fifo.peek_within({"visible"}, 3, 1000, page=1)[0]] == ["b1"]
