@@ -197,7 +197,15 @@ def _check_yaml_events(text: str, yaml: Any) -> None:
                     stack[-1][2] = False  # its value comes next
             continue
         as_key = bool(stack) and stack[-1][0] and stack[-1][2]
+        if event.tag is not None and event.tag not in _YAML_TAGS:
+            raise _Refused(
+                line,
+                f"YAML {event.tag.replace('tag:yaml.org,2002:', '!!')} value{at()}: a queues file holds text, numbers, flags, maps "
+                "and lists (what JSON holds); write the value as text.",
+            )
         if isinstance(event, yaml.ScalarEvent):
+            if as_key and event.value == "<<" and event.tag is None and event.implicit[0]:  # unquoted: YAML's merge key
+                raise _Refused(line, f"YAML merge key <<{at()}: {_MERGE_REFUSED}")
             if as_key:
                 stack[-1][1], stack[-1][2] = event.value, False
             else:
@@ -210,11 +218,18 @@ def _check_yaml_events(text: str, yaml: Any) -> None:
             raise _Refused(line, f"nested deeper than {D.QUEUES_FILE_MAX_DEPTH} maps and lists{at()}.")
 
 
+_MERGE_REFUSED = "merged keys are not read here (the map's own keys win over them, silently); write each key out in the map."
+# The explicit tags a value may carry: JSON's kinds, and a date, read as the text written.
+_YAML_TAGS = {"!", *(f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp"))}
+
+
 @functools.cache
 def _strict_yaml_loader() -> Any:
     """YAML's safe loader (C's where libyaml is there) that refuses a key given twice in one map
-    (YAML would keep the last silently: a second queues: drops the first list) and an integer
-    longer than QUEUES_FILE_MAX_NUMBER_CHARS (Python refuses to print one of 4,300 digits)."""
+    (YAML would keep the last silently: a second queues: drops the first list) or merged in by
+    a merge key (<<, whose keys lose to the map's own, silently), and an integer longer than
+    QUEUES_FILE_MAX_NUMBER_CHARS (Python refuses to print one of 4,300 digits). A date or time
+    is the text written: an IAM policy's Version: 2012-10-17 is commonly left unquoted."""
     import yaml
 
     class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -222,7 +237,10 @@ def _strict_yaml_loader() -> Any:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
+                    raise _Refused(
+                        key_node.start_mark.line + 1,
+                        f"YAML merge key <<: {_MERGE_REFUSED}",
+                    )
                 key = self.construct_object(key_node, deep=deep)
                 line = key_node.start_mark.line + 1
                 try:
@@ -239,6 +257,9 @@ def _strict_yaml_loader() -> Any:
                 raise _Refused(node.start_mark.line + 1, _long_number(node.value))
             return super().construct_yaml_int(node)
 
+        def construct_yaml_timestamp(self, node: Any) -> Any:
+            return self.construct_scalar(node)
+
         def construct_yaml_map(self, node: Any) -> Any:
             data = _LinedMap()
             yield data
@@ -254,6 +275,7 @@ def _strict_yaml_loader() -> Any:
             data.lines = [item.start_mark.line + 1 for item in node.value]
 
     StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+    StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_yaml_timestamp)
     StrictLoader.add_constructor("tag:yaml.org,2002:map", StrictLoader.construct_yaml_map)
     StrictLoader.add_constructor("tag:yaml.org,2002:seq", StrictLoader.construct_yaml_seq)
     return StrictLoader
@@ -340,9 +362,15 @@ def _declared(path: Path, data: Any) -> list[QueueSpec]:
     queues (each ``name`` or CreateQueue's ``QueueName``, ``attributes`` or ``Attributes``,
     ``tags``, ``deadLetterQueue``), or a map of queue names to their attributes. A YAML file's
     maps and lists know their lines (_strict_yaml_loader): a refusal names the line and key."""
-    if not isinstance(data, dict):
-        got = "nothing" if data is None else V.shorten(data)
+    if not isinstance(data, dict) or not data:
+        got = "nothing" if data is None or data == {} else V.shorten(data)
         raise QueuesFileError(f"{path}: expected {_SHAPES}; the file holds {got}.")
+    for key in data:
+        if key in _CREATE_QUEUE_MEMBERS and "queues" not in data:
+            raise QueuesFileError(
+                f"{_at(path, data, key)}key {key}: CreateQueue's input goes in a queues: list "
+                f"(queues: [{{QueueName: ..., Attributes: ...}}]); a map at the top names queues (a queue named {key} too)."
+            )
     if "queues" in data:
         return _checked(path, _listed(path, data))
     return _checked(path, _named(path, data))
@@ -375,7 +403,8 @@ def _listed(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
         name = entry[named[0]]
         if not isinstance(name, str):
             raise QueuesFileError(
-                f"{_at(path, entry, named[0])}queues[{i}].{named[0]}: expected the queue's name as text, not {V.shorten(name)}."
+                f"{_at(path, entry, named[0])}queues[{i}].{named[0]}: expected the queue's name as text, not {V.shorten(name)}"
+                f"{_name_hint(name)}."
             )
         where = f"{_at(path, queues, i)}queue {name!r}"
         for key in entry:
@@ -418,6 +447,8 @@ def _named(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
     specs = []
     for name, attributes in data.items():
         where = f"{_at(path, data, name)}queue {V.shorten(name)}"
+        if name is None or isinstance(name, bool):
+            raise QueuesFileError(f"{where}: expected the queue's name as text; {_QUOTE_IT}.")
         if attributes is None:
             attributes = {}
         if not isinstance(attributes, dict):
@@ -436,6 +467,15 @@ def _named(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
 
 
 _NAME_KEYS = ("name", "QueueName")
+_CREATE_QUEUE_MEMBERS = ("QueueName", "Attributes", "tags")
+# What YAML makes of an unquoted yes, no, on, off, true, false, null or ~ where a name goes.
+_QUOTE_IT = "YAML reads an unquoted yes, no, on, off, true or false as a flag and null or ~ as nothing: quote the name"
+
+
+def _name_hint(name: Any) -> str:
+    return f" ({_QUOTE_IT})" if name is None or isinstance(name, bool) else ""
+
+
 _ATTRIBUTES_KEYS = ("attributes", "Attributes")
 
 
@@ -508,7 +548,8 @@ def _elasticmq(path: Path, text: str) -> list[QueueSpec]:
             elif k in ELASTICMQ_FLAGS:
                 if not isinstance(value, bool):
                     raise QueuesFileError(f"{where}: {k}: expected true or false, not {V.shorten(value)}.")
-                attributes[ELASTICMQ_FLAGS[k]] = value
+                if value or not (k == "fifo" and not name.endswith(".fifo")):  # ElasticMQ's fifo = false: a standard queue
+                    attributes[ELASTICMQ_FLAGS[k]] = value
             elif k == "deadLettersQueue":
                 if not isinstance(value, ConfigTree) or set(value) != set(_DLQ_KEYS):
                     raise QueuesFileError(f"{where}: deadLettersQueue: expected {{ name = ..., maxReceiveCount = ... }}.")
@@ -703,9 +744,7 @@ def _spec(
         raise QueuesFileError(f"{where}: attribute 'FifoQueue' ({out['FifoQueue']}): {why}.")
     if is_fifo:
         out["FifoQueue"] = "true"
-    else:
-        out.pop("FifoQueue", None)
-    try:
+    try:  # FifoQueue on a standard queue too: CreateQueue refuses even false (Unknown Attribute FifoQueue)
         V.check_fifo_attributes(name, is_fifo, out)
     except SQSError as err:
         raise QueuesFileError(f"{where}: {_said(err)}") from None
@@ -739,38 +778,28 @@ def _dead_letter(where: str, value: Any, target_key: str = "deadLetterTargetArn"
     """A RedrivePolicy (JSON text or a map) checked by CreateQueue's rules, its deadLetterTargetArn
     an ARN or, here only, a bare queue name (its ARN is the database's, known when applied):
     (the ARN or name, maxReceiveCount). ``target_key`` is the target's key in the file."""
-    try:
-        policy = V.redrive_policy(value) or {}
-    except SQSError as err:
-        target = _bare_target(value)
-        if target is None:
-            raise QueuesFileError(f"{where}: {_said(err)}") from None
-        given = json.loads(value) if isinstance(value, str) else value
-        try:
-            V.queue_name(target)
-        except SQSError as err:
-            raise QueuesFileError(f"{where}: {target_key}: {_said(err)}") from None
-        try:
-            policy = V.redrive_policy({**given, "deadLetterTargetArn": _SOME_ARN + target}) or {}
-        except SQSError as err:
-            raise QueuesFileError(f"{where}: {_said(err)}") from None
-        return target, policy["maxReceiveCount"]
-    return policy["deadLetterTargetArn"], policy["maxReceiveCount"]
-
-
-def _bare_target(value: Any) -> str | None:
-    """The dead-letter queue's bare name a RedrivePolicy gives as its deadLetterTargetArn, when
-    that, and nothing else, is what CreateQueue refused in it."""
     given = value
     if isinstance(value, str):
         try:
             given = json.loads(value)
-        except ValueError:
-            return None
-    if not isinstance(given, Mapping) or set(given) != {"deadLetterTargetArn", "maxReceiveCount"}:
-        return None
-    target = given["deadLetterTargetArn"]
-    return target if isinstance(target, str) and not target.lower().startswith("arn:") else None
+        except (ValueError, RecursionError):  # CreateQueue's check below refuses it in its words
+            given = None
+    bare: str | None = None  # the target as a bare name, which CreateQueue's check can't take
+    if isinstance(given, Mapping) and set(given) == {"deadLetterTargetArn", "maxReceiveCount"}:
+        target = given["deadLetterTargetArn"]
+        if isinstance(target, str) and not target.lower().startswith("arn:"):
+            bare = target
+    if bare is not None:
+        try:
+            V.queue_name(bare)
+        except SQSError as err:
+            raise QueuesFileError(f"{where}: {target_key}: {_said(err)}") from None
+        value = {**given, "deadLetterTargetArn": _SOME_ARN + bare}
+    try:
+        policy = V.redrive_policy(value) or {}
+    except SQSError as err:
+        raise QueuesFileError(f"{where}: {_said(err)}") from None
+    return bare or policy["deadLetterTargetArn"], policy["maxReceiveCount"]
 
 
 def _text(value: Any) -> Any:
