@@ -91,6 +91,8 @@ class QueueSpec:
     tags: dict[str, str] | None = None
     dead_letter: tuple[str, int] | None = None  # its dead-letter queue: a name or an ARN, maxReceiveCount
     dead_letter_key: str = "RedrivePolicy"  # how the file gave it: RedrivePolicy, deadLetterQueue, deadLettersQueue
+    line: int | None = None  # where a YAML file declares the queue: what a refusal made while applying names
+    dead_letter_line: int | None = None  # and the key giving its dead-letter queue
 
 
 def read_queues_file(path: str | Path, max_bytes: int | None = None) -> list[QueueSpec]:
@@ -438,7 +440,12 @@ def _listed(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
                 if key not in dlq:
                     raise QueuesFileError(f"{dlq_where}.{key}: missing; deadLetterQueue takes name and maxReceiveCount.")
             dead_letter = (dlq["name"], dlq["maxReceiveCount"])
-        specs.append(_spec(where, name, attributes, entry.get("tags"), dead_letter, _lines_of(path, name, attributes)))
+        spec = _spec(
+            where, name, attributes, entry.get("tags"), dead_letter, _lines_of(path, name, attributes), _lines_of(path, name, entry)
+        )
+        spec.line = _line_in(queues, i)
+        spec.dead_letter_line = _line_in(entry, "deadLetterQueue") or _line_in(attributes, "RedrivePolicy")
+        specs.append(spec)
     return specs
 
 
@@ -462,7 +469,9 @@ def _named(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
                     f"{_at(path, attributes, key)}queue {V.shorten(name)}: {key}: a map of queue names holds each queue's attributes only; "
                     "give tags, a deadLetterQueue or Attributes in the queues: list form."
                 )
-        specs.append(_spec(where, name, attributes, None, None, _lines_of(path, name, attributes)))
+        spec = _spec(where, name, attributes, None, None, _lines_of(path, name, attributes))
+        spec.line, spec.dead_letter_line = _line_in(data, name), _line_in(attributes, "RedrivePolicy")
+        specs.append(spec)
     return specs
 
 
@@ -481,13 +490,18 @@ _ATTRIBUTES_KEYS = ("attributes", "Attributes")
 
 def _at(path: Path, container: Any, key: Any) -> str:
     """The file, and the line of ``key`` in ``container`` where the YAML reader noted it."""
-    lines = getattr(container, "lines", None)
-    line = None
-    if isinstance(lines, dict):
-        line = lines.get(key)
-    elif isinstance(lines, list) and isinstance(key, int) and 0 <= key < len(lines):
-        line = lines[key]
+    line = _line_in(container, key)
     return f"{path}: line {line}: " if line else f"{path}: "
+
+
+def _line_in(container: Any, key: Any) -> int | None:
+    """The line of ``key`` in ``container``, where the YAML reader noted it (JSON's are not)."""
+    lines = getattr(container, "lines", None)
+    if isinstance(lines, dict):
+        return lines.get(key)
+    if isinstance(lines, list) and isinstance(key, int) and 0 <= key < len(lines):
+        return lines[key]
+    return None
 
 
 def _lines_of(path: Path, name: Any, attributes: Any) -> Callable[[Any], str]:
@@ -712,10 +726,12 @@ def _spec(
     tags: Any,
     dead_letter: tuple[Any, Any] | None,
     where_of: Callable[[Any], str] | None = None,
+    entry_where_of: Callable[[Any], str] | None = None,
     dead_letter_key: str = "deadLetterQueue",
 ) -> QueueSpec:
     """One queue's declaration, checked key by key by CreateQueue's own rules (validation's), so a
-    refusal says what CreateQueue would. ``where_of`` names an attribute's own place (its line)."""
+    refusal says what CreateQueue would. ``where_of`` names an attribute's own place (its line),
+    ``entry_where_of`` that of the queue's own keys (tags, deadLetterQueue)."""
     try:
         name = V.queue_name(name)
     except SQSError as err:
@@ -754,12 +770,14 @@ def _spec(
         try:
             tags = V.tags(tags, name)
         except SQSError as err:
-            raise QueuesFileError(f"{where}: tags: {_said(err)}") from None
+            raise QueuesFileError(f"{entry_where_of('tags') if entry_where_of else where}: tags: {_said(err)}") from None
     via = "RedrivePolicy"
     if dead_letter is not None:
         if redrive is not None or "RedrivePolicy" in out:
             raise QueuesFileError(f"{where}: give the dead-letter queue once: as RedrivePolicy or as its name, not both.")
         target, count = dead_letter
+        if entry_where_of is not None:
+            where = entry_where_of(dead_letter_key)
         if not isinstance(target, str):
             raise QueuesFileError(
                 f"{where}: {dead_letter_key}: name: expected the dead-letter queue's name or ARN, not {V.shorten(target)}."
@@ -869,7 +887,11 @@ def _applying(source: str, spec: QueueSpec, write: Any) -> Any:
     try:
         return write()
     except SQSError as err:
-        raise QueuesFileError(f"{source}: queue {spec.name!r}: {_said(err)}") from None
+        raise QueuesFileError(f"{_place(source, spec, spec.line)}: {_said(err)}") from None
+
+
+def _place(source: str, spec: QueueSpec, line: int | None) -> str:
+    return f"{source}: line {line}: queue {spec.name!r}" if line else f"{source}: queue {spec.name!r}"
 
 
 def _redrives(db: Database, specs: list[QueueSpec], existing: set[str], source: str) -> dict[str, str]:
@@ -880,7 +902,7 @@ def _redrives(db: Database, specs: list[QueueSpec], existing: set[str], source: 
     declared = {s.name: s for s in specs}
     policies: dict[str, str] = {}
     for spec in specs:
-        where = f"{source}: queue {spec.name!r}"
+        where = _place(source, spec, spec.dead_letter_line or spec.line)
         if spec.dead_letter is not None:
             given, count = spec.dead_letter
             by_policy = spec.dead_letter_key == "RedrivePolicy"

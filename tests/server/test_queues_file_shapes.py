@@ -367,3 +367,31 @@ def test_a_create_queue_input_at_the_top_is_refused_saying_to_put_it_in_a_queues
 )
 def test_a_queue_name_yaml_reads_as_a_flag_or_nothing_gets_a_hint_to_quote_it(tmp_path, text):
     assert "quote the name" in refused(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        (
+            "queues:\n  - name: a.fifo\n    deadLetterQueue: {name: d, maxReceiveCount: 2}\n  - name: d\n",
+            "line 3: queue 'a.fifo': dead-letter",
+        ),
+        ("a: {}\nb:\n  RedrivePolicy: {deadLetterTargetArn: nope, maxReceiveCount: 1}\n", "line 3: queue 'b': RedrivePolicy: dead-letter"),
+        (
+            f"a: {{}}\nb:\n  RedrivePolicy: {{deadLetterTargetArn: '{ARN.replace('us-east-1', 'eu-west-1')}a', maxReceiveCount: 1}}\n",
+            "line 3: queue 'b': RedrivePolicy: dead-letter queue: deadLetterTargetArn",
+        ),
+        (
+            "d:\n  RedriveAllowPolicy: {redrivePermission: denyAll}\nq:\n  VisibilityTimeout: 5\n"
+            "  RedrivePolicy: {deadLetterTargetArn: d, maxReceiveCount: 1}\n",
+            "line 5: queue 'q': RedrivePolicy: dead-letter queue 'd': its RedriveAllowPolicy does not allow",
+        ),
+        ("queues:\n  - name: a\n    attributes: {}\n    tags: [x]\n", "line 4: queue 'a': tags: "),
+        (
+            "queues:\n  - name: a\n\n    deadLetterQueue: {name: [d], maxReceiveCount: 2}\n",
+            "line 4: queue 'a': deadLetterQueue: name: expected",
+        ),
+    ],
+)
+def test_a_refusal_made_while_applying_or_of_tags_names_the_line_of_its_key(tmp_path, text, named):
+    assert named in refused(tmp_path, text)
