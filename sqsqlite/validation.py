@@ -257,7 +257,7 @@ def _json_object(name: str, value: Any, reason: str | None = None) -> dict:
         return value
     try:
         parsed = json.loads(value) if isinstance(value, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):  # json recurses per bracket: a deep one is as invalid as a malformed one
         parsed = None
     if not isinstance(parsed, dict):
         ours = f"Invalid value {shorten(value)} for {name}: must be a JSON object."

@@ -91,6 +91,8 @@ class QueueSpec:
     tags: dict[str, str] | None = None
     dead_letter: tuple[str, int] | None = None  # its dead-letter queue: a name or an ARN, maxReceiveCount
     dead_letter_key: str = "RedrivePolicy"  # how the file gave it: RedrivePolicy, deadLetterQueue, deadLettersQueue
+    line: int | None = None  # where a YAML file declares the queue: what a refusal made while applying names
+    dead_letter_line: int | None = None  # and the key giving its dead-letter queue
 
 
 def read_queues_file(path: str | Path, max_bytes: int | None = None) -> list[QueueSpec]:
@@ -197,7 +199,15 @@ def _check_yaml_events(text: str, yaml: Any) -> None:
                     stack[-1][2] = False  # its value comes next
             continue
         as_key = bool(stack) and stack[-1][0] and stack[-1][2]
+        if event.tag is not None and event.tag not in _YAML_TAGS:
+            raise _Refused(
+                line,
+                f"YAML {event.tag.replace('tag:yaml.org,2002:', '!!')} value{at()}: a queues file holds text, numbers, flags, maps "
+                "and lists (what JSON holds); write the value as text.",
+            )
         if isinstance(event, yaml.ScalarEvent):
+            if as_key and event.value == "<<" and event.tag is None and event.implicit[0]:  # unquoted: YAML's merge key
+                raise _Refused(line, f"YAML merge key <<{at()}: {_MERGE_REFUSED}")
             if as_key:
                 stack[-1][1], stack[-1][2] = event.value, False
             else:
@@ -210,11 +220,18 @@ def _check_yaml_events(text: str, yaml: Any) -> None:
             raise _Refused(line, f"nested deeper than {D.QUEUES_FILE_MAX_DEPTH} maps and lists{at()}.")
 
 
+_MERGE_REFUSED = "merged keys are not read here (the map's own keys win over them, silently); write each key out in the map."
+# The explicit tags a value may carry: JSON's kinds, and a date, read as the text written.
+_YAML_TAGS = {"!", *(f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp"))}
+
+
 @functools.cache
 def _strict_yaml_loader() -> Any:
     """YAML's safe loader (C's where libyaml is there) that refuses a key given twice in one map
-    (YAML would keep the last silently: a second queues: drops the first list) and an integer
-    longer than QUEUES_FILE_MAX_NUMBER_CHARS (Python refuses to print one of 4,300 digits)."""
+    (YAML would keep the last silently: a second queues: drops the first list) or merged in by
+    a merge key (<<, whose keys lose to the map's own, silently), and an integer longer than
+    QUEUES_FILE_MAX_NUMBER_CHARS (Python refuses to print one of 4,300 digits). A date or time
+    is the text written: an IAM policy's Version: 2012-10-17 is commonly left unquoted."""
     import yaml
 
     class StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -222,7 +239,10 @@ def _strict_yaml_loader() -> Any:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
+                    raise _Refused(
+                        key_node.start_mark.line + 1,
+                        f"YAML merge key <<: {_MERGE_REFUSED}",
+                    )
                 key = self.construct_object(key_node, deep=deep)
                 line = key_node.start_mark.line + 1
                 try:
@@ -239,6 +259,9 @@ def _strict_yaml_loader() -> Any:
                 raise _Refused(node.start_mark.line + 1, _long_number(node.value))
             return super().construct_yaml_int(node)
 
+        def construct_yaml_timestamp(self, node: Any) -> Any:
+            return self.construct_scalar(node)
+
         def construct_yaml_map(self, node: Any) -> Any:
             data = _LinedMap()
             yield data
@@ -254,6 +277,7 @@ def _strict_yaml_loader() -> Any:
             data.lines = [item.start_mark.line + 1 for item in node.value]
 
     StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+    StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_yaml_timestamp)
     StrictLoader.add_constructor("tag:yaml.org,2002:map", StrictLoader.construct_yaml_map)
     StrictLoader.add_constructor("tag:yaml.org,2002:seq", StrictLoader.construct_yaml_seq)
     return StrictLoader
@@ -340,9 +364,15 @@ def _declared(path: Path, data: Any) -> list[QueueSpec]:
     queues (each ``name`` or CreateQueue's ``QueueName``, ``attributes`` or ``Attributes``,
     ``tags``, ``deadLetterQueue``), or a map of queue names to their attributes. A YAML file's
     maps and lists know their lines (_strict_yaml_loader): a refusal names the line and key."""
-    if not isinstance(data, dict):
-        got = "nothing" if data is None else V.shorten(data)
+    if not isinstance(data, dict) or not data:
+        got = "nothing" if data is None or data == {} else V.shorten(data)
         raise QueuesFileError(f"{path}: expected {_SHAPES}; the file holds {got}.")
+    for key in data:
+        if key in _CREATE_QUEUE_MEMBERS and "queues" not in data:
+            raise QueuesFileError(
+                f"{_at(path, data, key)}key {key}: CreateQueue's input goes in a queues: list "
+                f"(queues: [{{QueueName: ..., Attributes: ...}}]); a map at the top names queues (a queue named {key} too)."
+            )
     if "queues" in data:
         return _checked(path, _listed(path, data))
     return _checked(path, _named(path, data))
@@ -375,7 +405,8 @@ def _listed(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
         name = entry[named[0]]
         if not isinstance(name, str):
             raise QueuesFileError(
-                f"{_at(path, entry, named[0])}queues[{i}].{named[0]}: expected the queue's name as text, not {V.shorten(name)}."
+                f"{_at(path, entry, named[0])}queues[{i}].{named[0]}: expected the queue's name as text, not {V.shorten(name)}"
+                f"{_name_hint(name)}."
             )
         where = f"{_at(path, queues, i)}queue {name!r}"
         for key in entry:
@@ -409,7 +440,12 @@ def _listed(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
                 if key not in dlq:
                     raise QueuesFileError(f"{dlq_where}.{key}: missing; deadLetterQueue takes name and maxReceiveCount.")
             dead_letter = (dlq["name"], dlq["maxReceiveCount"])
-        specs.append(_spec(where, name, attributes, entry.get("tags"), dead_letter, _lines_of(path, name, attributes)))
+        spec = _spec(
+            where, name, attributes, entry.get("tags"), dead_letter, _lines_of(path, name, attributes), _lines_of(path, name, entry)
+        )
+        spec.line = _line_in(queues, i)
+        spec.dead_letter_line = _line_in(entry, "deadLetterQueue") or _line_in(attributes, "RedrivePolicy")
+        specs.append(spec)
     return specs
 
 
@@ -418,6 +454,8 @@ def _named(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
     specs = []
     for name, attributes in data.items():
         where = f"{_at(path, data, name)}queue {V.shorten(name)}"
+        if name is None or isinstance(name, bool):
+            raise QueuesFileError(f"{where}: expected the queue's name as text; {_QUOTE_IT}.")
         if attributes is None:
             attributes = {}
         if not isinstance(attributes, dict):
@@ -431,23 +469,39 @@ def _named(path: Path, data: dict[Any, Any]) -> list[QueueSpec]:
                     f"{_at(path, attributes, key)}queue {V.shorten(name)}: {key}: a map of queue names holds each queue's attributes only; "
                     "give tags, a deadLetterQueue or Attributes in the queues: list form."
                 )
-        specs.append(_spec(where, name, attributes, None, None, _lines_of(path, name, attributes)))
+        spec = _spec(where, name, attributes, None, None, _lines_of(path, name, attributes))
+        spec.line, spec.dead_letter_line = _line_in(data, name), _line_in(attributes, "RedrivePolicy")
+        specs.append(spec)
     return specs
 
 
 _NAME_KEYS = ("name", "QueueName")
+_CREATE_QUEUE_MEMBERS = ("QueueName", "Attributes", "tags")
+# What YAML makes of an unquoted yes, no, on, off, true, false, null or ~ where a name goes.
+_QUOTE_IT = "YAML reads an unquoted yes, no, on, off, true or false as a flag and null or ~ as nothing: quote the name"
+
+
+def _name_hint(name: Any) -> str:
+    return f" ({_QUOTE_IT})" if name is None or isinstance(name, bool) else ""
+
+
 _ATTRIBUTES_KEYS = ("attributes", "Attributes")
 
 
 def _at(path: Path, container: Any, key: Any) -> str:
     """The file, and the line of ``key`` in ``container`` where the YAML reader noted it."""
-    lines = getattr(container, "lines", None)
-    line = None
-    if isinstance(lines, dict):
-        line = lines.get(key)
-    elif isinstance(lines, list) and isinstance(key, int) and 0 <= key < len(lines):
-        line = lines[key]
+    line = _line_in(container, key)
     return f"{path}: line {line}: " if line else f"{path}: "
+
+
+def _line_in(container: Any, key: Any) -> int | None:
+    """The line of ``key`` in ``container``, where the YAML reader noted it (JSON's are not)."""
+    lines = getattr(container, "lines", None)
+    if isinstance(lines, dict):
+        return lines.get(key)
+    if isinstance(lines, list) and isinstance(key, int) and 0 <= key < len(lines):
+        return lines[key]
+    return None
 
 
 def _lines_of(path: Path, name: Any, attributes: Any) -> Callable[[Any], str]:
@@ -508,7 +562,8 @@ def _elasticmq(path: Path, text: str) -> list[QueueSpec]:
             elif k in ELASTICMQ_FLAGS:
                 if not isinstance(value, bool):
                     raise QueuesFileError(f"{where}: {k}: expected true or false, not {V.shorten(value)}.")
-                attributes[ELASTICMQ_FLAGS[k]] = value
+                if value or not (k == "fifo" and not name.endswith(".fifo")):  # ElasticMQ's fifo = false: a standard queue
+                    attributes[ELASTICMQ_FLAGS[k]] = value
             elif k == "deadLettersQueue":
                 if not isinstance(value, ConfigTree) or set(value) != set(_DLQ_KEYS):
                     raise QueuesFileError(f"{where}: deadLettersQueue: expected {{ name = ..., maxReceiveCount = ... }}.")
@@ -671,10 +726,12 @@ def _spec(
     tags: Any,
     dead_letter: tuple[Any, Any] | None,
     where_of: Callable[[Any], str] | None = None,
+    entry_where_of: Callable[[Any], str] | None = None,
     dead_letter_key: str = "deadLetterQueue",
 ) -> QueueSpec:
     """One queue's declaration, checked key by key by CreateQueue's own rules (validation's), so a
-    refusal says what CreateQueue would. ``where_of`` names an attribute's own place (its line)."""
+    refusal says what CreateQueue would. ``where_of`` names an attribute's own place (its line),
+    ``entry_where_of`` that of the queue's own keys (tags, deadLetterQueue)."""
     try:
         name = V.queue_name(name)
     except SQSError as err:
@@ -703,9 +760,7 @@ def _spec(
         raise QueuesFileError(f"{where}: attribute 'FifoQueue' ({out['FifoQueue']}): {why}.")
     if is_fifo:
         out["FifoQueue"] = "true"
-    else:
-        out.pop("FifoQueue", None)
-    try:
+    try:  # FifoQueue on a standard queue too: CreateQueue refuses even false (Unknown Attribute FifoQueue)
         V.check_fifo_attributes(name, is_fifo, out)
     except SQSError as err:
         raise QueuesFileError(f"{where}: {_said(err)}") from None
@@ -715,12 +770,14 @@ def _spec(
         try:
             tags = V.tags(tags, name)
         except SQSError as err:
-            raise QueuesFileError(f"{where}: tags: {_said(err)}") from None
+            raise QueuesFileError(f"{entry_where_of('tags') if entry_where_of else where}: tags: {_said(err)}") from None
     via = "RedrivePolicy"
     if dead_letter is not None:
         if redrive is not None or "RedrivePolicy" in out:
             raise QueuesFileError(f"{where}: give the dead-letter queue once: as RedrivePolicy or as its name, not both.")
         target, count = dead_letter
+        if entry_where_of is not None:
+            where = entry_where_of(dead_letter_key)
         if not isinstance(target, str):
             raise QueuesFileError(
                 f"{where}: {dead_letter_key}: name: expected the dead-letter queue's name or ARN, not {V.shorten(target)}."
@@ -739,38 +796,28 @@ def _dead_letter(where: str, value: Any, target_key: str = "deadLetterTargetArn"
     """A RedrivePolicy (JSON text or a map) checked by CreateQueue's rules, its deadLetterTargetArn
     an ARN or, here only, a bare queue name (its ARN is the database's, known when applied):
     (the ARN or name, maxReceiveCount). ``target_key`` is the target's key in the file."""
-    try:
-        policy = V.redrive_policy(value) or {}
-    except SQSError as err:
-        target = _bare_target(value)
-        if target is None:
-            raise QueuesFileError(f"{where}: {_said(err)}") from None
-        given = json.loads(value) if isinstance(value, str) else value
-        try:
-            V.queue_name(target)
-        except SQSError as err:
-            raise QueuesFileError(f"{where}: {target_key}: {_said(err)}") from None
-        try:
-            policy = V.redrive_policy({**given, "deadLetterTargetArn": _SOME_ARN + target}) or {}
-        except SQSError as err:
-            raise QueuesFileError(f"{where}: {_said(err)}") from None
-        return target, policy["maxReceiveCount"]
-    return policy["deadLetterTargetArn"], policy["maxReceiveCount"]
-
-
-def _bare_target(value: Any) -> str | None:
-    """The dead-letter queue's bare name a RedrivePolicy gives as its deadLetterTargetArn, when
-    that, and nothing else, is what CreateQueue refused in it."""
     given = value
     if isinstance(value, str):
         try:
             given = json.loads(value)
-        except ValueError:
-            return None
-    if not isinstance(given, Mapping) or set(given) != {"deadLetterTargetArn", "maxReceiveCount"}:
-        return None
-    target = given["deadLetterTargetArn"]
-    return target if isinstance(target, str) and not target.lower().startswith("arn:") else None
+        except (ValueError, RecursionError):  # CreateQueue's check below refuses it in its words
+            given = None
+    bare: str | None = None  # the target as a bare name, which CreateQueue's check can't take
+    if isinstance(given, Mapping) and set(given) == {"deadLetterTargetArn", "maxReceiveCount"}:
+        target = given["deadLetterTargetArn"]
+        if isinstance(target, str) and not target.lower().startswith("arn:"):
+            bare = target
+    if bare is not None:
+        try:
+            V.queue_name(bare)
+        except SQSError as err:
+            raise QueuesFileError(f"{where}: {target_key}: {_said(err)}") from None
+        value = {**given, "deadLetterTargetArn": _SOME_ARN + bare}
+    try:
+        policy = V.redrive_policy(value) or {}
+    except SQSError as err:
+        raise QueuesFileError(f"{where}: {_said(err)}") from None
+    return bare or policy["deadLetterTargetArn"], policy["maxReceiveCount"]
 
 
 def _text(value: Any) -> Any:
@@ -840,7 +887,11 @@ def _applying(source: str, spec: QueueSpec, write: Any) -> Any:
     try:
         return write()
     except SQSError as err:
-        raise QueuesFileError(f"{source}: queue {spec.name!r}: {_said(err)}") from None
+        raise QueuesFileError(f"{_place(source, spec, spec.line)}: {_said(err)}") from None
+
+
+def _place(source: str, spec: QueueSpec, line: int | None) -> str:
+    return f"{source}: line {line}: queue {spec.name!r}" if line else f"{source}: queue {spec.name!r}"
 
 
 def _redrives(db: Database, specs: list[QueueSpec], existing: set[str], source: str) -> dict[str, str]:
@@ -851,7 +902,7 @@ def _redrives(db: Database, specs: list[QueueSpec], existing: set[str], source: 
     declared = {s.name: s for s in specs}
     policies: dict[str, str] = {}
     for spec in specs:
-        where = f"{source}: queue {spec.name!r}"
+        where = _place(source, spec, spec.dead_letter_line or spec.line)
         if spec.dead_letter is not None:
             given, count = spec.dead_letter
             by_policy = spec.dead_letter_key == "RedrivePolicy"

@@ -277,3 +277,121 @@ def test_each_queues_file_the_page_shows_applies_and_applies_again_unchanged(tmp
     assert outcome["Created"] and not outcome["Updated"], where
     _, again = apply_text(tmp_path, text, f"queues.{suffix}", db=db)
     assert again["Unchanged"] == outcome["Created"], where
+
+
+# ---------------------------------------------------------------- a review's findings
+
+
+@pytest.mark.parametrize(
+    "form", ["q:\n  Policy: {Version: 2012-10-17}\n", "queues:\n  - name: q\n    attributes:\n      Policy: {Version: 2012-10-17}\n"]
+)
+def test_an_unquoted_date_in_a_map_valued_policy_is_read_as_the_text_written(tmp_path, form):
+    db, _ = apply_text(tmp_path, form)
+    assert json.loads(attributes(db, "q")["Policy"]) == {"Version": "2012-10-17"}
+
+
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        ("q:\n  Policy: {Statement: !!binary aGk=}\n", "line 2: YAML !!binary value (at q.Policy.Statement)"),
+        ("q:\n  Policy: !!set {a, b}\n", "line 2: YAML !!set value (at q.Policy)"),
+        ("q:\n  RedrivePolicy: {deadLetterTargetArn: !!binary aGk=, maxReceiveCount: 1}\n", "line 2: YAML !!binary value"),
+    ],
+)
+def test_a_yaml_value_json_has_no_kind_for_is_refused_naming_line_and_key(tmp_path, text, named):
+    assert named in refused(tmp_path, text)
+
+
+@pytest.mark.parametrize("attribute", ["Policy", "RedrivePolicy", "RedriveAllowPolicy"])
+def test_json_nested_deep_inside_a_string_attribute_is_refused_as_create_queue_refuses_it(tmp_path, attribute):
+    deep = "[" * 100_000
+    for text, name in ((json.dumps({"q": {attribute: deep}}), "queues.json"), (f"q:\n  {attribute}: '{deep}'\n", "queues.yaml")):
+        message = refused(tmp_path, text, name)
+        assert f"queue 'q': attribute '{attribute}': Invalid value '[[[" in message
+        assert message.endswith(f" for {attribute}: must be a JSON object.")  # as a malformed one is
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "q: {FifoQueue: false}\n",
+        "queues:\n  - name: q\n    attributes: {FifoQueue: false}\n",
+        "queues:\n  - QueueName: q\n    Attributes: {FifoQueue: 'false'}\n",
+    ],
+)
+def test_fifo_queue_false_on_a_standard_queue_is_refused_as_create_queue_refuses_it(tmp_path, text):
+    with pytest.raises(SQSError) as sqs:
+        sqsqlite.connect(str(tmp_path / "other.db")).create_queue("q", attributes={"FifoQueue": "false"})
+    assert sqs.value.message == "Unknown Attribute FifoQueue."
+    assert "queue 'q': " in refused(tmp_path, text) and "FifoQueue" in refused(tmp_path, text)
+
+
+def test_elasticmqs_fifo_false_still_declares_a_standard_queue(tmp_path):
+    pytest.importorskip("pyhocon")
+    db, outcome = apply_text(tmp_path, "queues {\n  orders { fifo = false }\n}\n", "elasticmq.conf")
+    assert outcome["Created"] == ["orders"] and "FifoQueue" not in attributes(db, "orders")
+
+
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        ("q: {VisibilityTimeout: 3, <<: {VisibilityTimeout: 5}}\n", "line 1: YAML merge key << (at q)"),
+        ("queues:\n  - name: q\n    attributes:\n      <<: {DelaySeconds: 5}\n", "line 4: YAML merge key << (at queues[0].attributes)"),
+        ("<<: {a: {VisibilityTimeout: 7}}\na: {VisibilityTimeout: 9}\n", "line 1: YAML merge key <<"),
+    ],
+)
+def test_a_yaml_merge_key_is_refused_as_anchors_are_naming_line_and_key(tmp_path, text, named):
+    assert named in refused(tmp_path, text)
+
+
+@pytest.mark.parametrize("text, name", [("", "queues.yaml"), ("{}\n", "queues.yaml"), ("{}", "queues.json")])
+def test_a_file_holding_nothing_or_an_empty_map_is_refused_alike(tmp_path, text, name):
+    assert refused(tmp_path, text, name).endswith("the file holds nothing.")
+
+
+@pytest.mark.parametrize(
+    "text, name, key",
+    [
+        ('Attributes: {VisibilityTimeout: "30"}\n', "queues.yaml", "Attributes"),
+        ('QueueName: orders\nAttributes: {VisibilityTimeout: "30"}\n', "queues.yaml", "QueueName"),
+        ('{"QueueName": "orders", "tags": {"t": "x"}}', "queues.json", "QueueName"),
+    ],
+)
+def test_a_create_queue_input_at_the_top_is_refused_saying_to_put_it_in_a_queues_list(tmp_path, text, name, key):
+    message = refused(tmp_path, text, name)
+    assert f"key {key}: CreateQueue's input goes in a queues: list" in message
+
+
+@pytest.mark.parametrize(
+    "text", ["yes: {}\n", "no: {}\n", "null: {}\n", "~: {}\n", "queues:\n  - name: off\n", "queues:\n  - QueueName: null\n"]
+)
+def test_a_queue_name_yaml_reads_as_a_flag_or_nothing_gets_a_hint_to_quote_it(tmp_path, text):
+    assert "quote the name" in refused(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    "text, named",
+    [
+        (
+            "queues:\n  - name: a.fifo\n    deadLetterQueue: {name: d, maxReceiveCount: 2}\n  - name: d\n",
+            "line 3: queue 'a.fifo': dead-letter",
+        ),
+        ("a: {}\nb:\n  RedrivePolicy: {deadLetterTargetArn: nope, maxReceiveCount: 1}\n", "line 3: queue 'b': RedrivePolicy: dead-letter"),
+        (
+            f"a: {{}}\nb:\n  RedrivePolicy: {{deadLetterTargetArn: '{ARN.replace('us-east-1', 'eu-west-1')}a', maxReceiveCount: 1}}\n",
+            "line 3: queue 'b': RedrivePolicy: dead-letter queue: deadLetterTargetArn",
+        ),
+        (
+            "d:\n  RedriveAllowPolicy: {redrivePermission: denyAll}\nq:\n  VisibilityTimeout: 5\n"
+            "  RedrivePolicy: {deadLetterTargetArn: d, maxReceiveCount: 1}\n",
+            "line 5: queue 'q': RedrivePolicy: dead-letter queue 'd': its RedriveAllowPolicy does not allow",
+        ),
+        ("queues:\n  - name: a\n    attributes: {}\n    tags: [x]\n", "line 4: queue 'a': tags: "),
+        (
+            "queues:\n  - name: a\n\n    deadLetterQueue: {name: [d], maxReceiveCount: 2}\n",
+            "line 4: queue 'a': deadLetterQueue: name: expected",
+        ),
+    ],
+)
+def test_a_refusal_made_while_applying_or_of_tags_names_the_line_of_its_key(tmp_path, text, named):
+    assert named in refused(tmp_path, text)

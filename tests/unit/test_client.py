@@ -500,3 +500,21 @@ def test_every_sqs_action_is_a_client_method_with_its_members_in_its_docstring()
         method = SQSClient.__dict__.get(method_name(action))
         assert method is not None, f"SQSClient has no {method_name(action)}"
         assert method.__doc__.startswith(action) and all(m in method.__doc__ for m in members)
+
+
+@pytest.mark.parametrize("attribute", ["Policy", "RedrivePolicy", "RedriveAllowPolicy"])
+def test_json_nested_deeper_than_python_recurses_is_refused_as_malformed_json_is_and_nothing_is_written(local, attribute):
+    deep = "[" * 100_000
+    url = local.create_queue(QueueName="q")["QueueUrl"]
+    with pytest.raises(ClientError) as malformed:
+        local.set_queue_attributes(QueueUrl=url, Attributes={attribute: "[not json"})
+    for call in (
+        lambda: local.create_queue(QueueName="deep", Attributes={attribute: deep}),
+        lambda: local.set_queue_attributes(QueueUrl=url, Attributes={attribute: deep}),
+    ):
+        with pytest.raises(ClientError) as refused:
+            call()
+        assert refused.value.response["Error"]["Code"] == malformed.value.response["Error"]["Code"]
+        assert refused.value.response["Error"]["Message"] == malformed.value.response["Error"]["Message"]
+    assert local.list_queues().get("QueueUrls") == [url]
+    assert attribute not in local.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
