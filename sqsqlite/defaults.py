@@ -40,10 +40,6 @@ MAX_VISIBILITY_TIMEOUT = 43_200  # 12 hours, also the cap for one receive's tota
 MAX_DELAY_SECONDS = 900
 MAX_WAIT_TIME_SECONDS = 20
 MAX_MESSAGES_PER_RECEIVE = 10
-# LocalStack's override headers on a ReceiveMessage (serve): the most messages one may ask for
-# (an answer of them holds up to 256 KiB each) and the longest wait (seconds).
-OVERRIDE_MAX_MESSAGES = 100
-OVERRIDE_MAX_WAIT_SECONDS = 600
 MAX_BATCH_ENTRIES = 10
 MAX_BATCH_PAYLOAD = 1_048_576
 MAX_MESSAGE_ATTRIBUTES = 10

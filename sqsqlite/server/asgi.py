@@ -12,8 +12,7 @@ A ReceiveMessage runs through ``sqsqlite.longpoll``'s machine (``LongPolls.recei
 parks it on the loop between its claims, shares one claim among the polls woken together, and
 hands back what was claimed for a client that left. This module tells it where a claim runs (as
 any engine call: inline, grouped or pooled), how its errors are answered, and when the client
-leaves (its connection's ``http.disconnect``). LocalStack's override headers (more than ten
-messages, a wait past 20 s) make one ReceiveMessage several such polls in turn (App._receive).
+leaves (its connection's ``http.disconnect``).
 """
 
 from __future__ import annotations
@@ -28,10 +27,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal
 
 from .. import defaults as D
-from .. import validation as V
-from ..actions import receive_count, receive_response, received
 from ..core.handles import new_request_id
-from ..errors import DatabaseError, InvalidParameterValue, SQSError
+from ..errors import DatabaseError, SQSError
 from ..lock import GAVE_UP
 from ..longpoll import AsyncWakeups, LongPolls, Round, Stopping, round_of
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves
@@ -63,10 +60,6 @@ BODY_IDLE_SECONDS = 20.0
 STOP_BODY_IDLE_SECONDS = 1.0
 # How often the bodies being read are looked at (seconds): the two pauses above are this precise.
 BODY_SWEEP_SECONDS = 0.25
-# LocalStack's headers that stretch one ReceiveMessage past SQS's ten messages and 20 s wait.
-OVERRIDE_COUNT_HEADER = "x-localstack-sqs-override-message-count"
-OVERRIDE_WAIT_HEADER = "x-localstack-sqs-override-wait-time-seconds"
-OVERRIDE_DIGITS = 16  # more than any value in range has, leading zeros and all
 
 
 class _TooLarge(Exception):
@@ -222,14 +215,10 @@ class App:
             await self._respond(send, d.internal(d.protocol(headers)[0], rid), rid, started, None)
             return
         if call.action == "ReceiveMessage":  # its long poll: rounds of claims, parked on the loop between them
-            try:
-                count, wait = receive_overrides(headers)
-            except SQSError as err:
-                await self._respond(
-                    send, d.error(err, call.is_json, call.request_id, json_query=call.json_query), call.request_id, started, call.action
-                )
-                return
-            outcome = await self._receive(call, receive, count, wait)
+            hand_back = functools.partial(call.actions.call, "ChangeMessageVisibilityBatch")  # in the poll's own scope
+            outcome = await self.polls.receive(
+                call.request, functools.partial(self._claim, call), functools.partial(_listen, receive), hand_back
+            )
             if outcome is None:
                 return  # the client left: nobody to answer
             kind, value = outcome
@@ -434,67 +423,6 @@ class App:
 
     # ------------------------------------------------------------ long polls
 
-    async def _receive(self, call: Call, receive: Callable, count: int | None, wait: int | None) -> Round | None:
-        """A ReceiveMessage's long poll (LongPolls.receive); with LocalStack's overrides, its
-        polls one after another, each of SQS's ten messages at most: ``count`` messages wanted
-        (the next polls don't wait, and a short one ends it), or all the messages asked for
-        within ``wait`` seconds (each poll waits what is left, at most SQS's 20 s). Either way
-        the polls end before the first lease they took could lapse: a later poll would take its
-        messages again, answer them twice with the first handles dead, and count a receive
-        towards their dead-letter queue each time."""
-        hand_back = functools.partial(call.actions.call, "ChangeMessageVisibilityBatch")  # in the poll's own scope
-        claim, leaves = functools.partial(self._claim, call), functools.partial(_listen, receive)
-        if count is None and wait is None:
-            return await self.polls.receive(call.request, claim, leaves, hand_back)
-        want = count or receive_count(call.request)
-        clock = self.wakeups.clock
-        ends = None if wait is None else clock.now_ms() + wait * 1000
-        got: dict[str, dict] = {}  # by MessageId: one entry each, its newest handle
-        lapses: int | None = None  # when the first lease taken could lapse (from its poll's start)
-        lease: int | None = None  # its seconds, asked of every later poll
-        while len(got) < want:
-            now, last = clock.now_ms(), False
-            asked = {**call.request, "MaxNumberOfMessages": min(want - len(got), D.MAX_MESSAGES_PER_RECEIVE)}
-            if ends is not None:
-                asked["WaitTimeSeconds"] = min(D.MAX_WAIT_TIME_SECONDS, max(0, -(-(ends - now) // 1000)))
-            elif got:
-                asked["WaitTimeSeconds"] = 0
-            if lapses is not None:
-                if now >= lapses:
-                    break
-                asked["VisibilityTimeout"] = lease
-                if asked.get("WaitTimeSeconds", 0) * 1000 >= lapses - now:  # its wait must end before the lapse
-                    asked["WaitTimeSeconds"], last = (lapses - now - 1) // 1000, True
-            if got:  # a FIFO receive attempt's id would answer the first poll's messages again
-                asked.pop("ReceiveRequestAttemptId", None)
-            outcome = await self.polls.receive(asked, claim, leaves, hand_back)
-            if outcome is None or outcome[0] != "done":
-                if outcome is None and got:  # the client left: what earlier polls received is visible again
-                    await self.polls.hand_back(call.request, list(got.values()), hand_back)
-                    return None
-                return ("done", receive_response(list(got.values()))) if got else outcome
-            messages = received(outcome[1])
-            if messages and lapses is None:
-                lease = await self._lease(call)
-                lapses = now + lease * 1000
-            got.update((m["MessageId"], m) for m in messages)
-            if last or ((len(messages) < asked["MaxNumberOfMessages"]) if ends is None else (clock.now_ms() >= ends)):
-                break
-        return "done", receive_response(list(got.values()))
-
-    async def _lease(self, call: Call) -> int:
-        """The visibility timeout, in seconds, of the messages a ReceiveMessage took: its own, or
-        its queue's; 0 (poll no more) where the queue can't tell it."""
-        asked = call.request.get("VisibilityTimeout")
-        try:
-            if asked is None:
-                look = {"QueueUrl": call.request.get("QueueUrl"), "AttributeNames": ["VisibilityTimeout"]}
-                attributes = await self._engine(functools.partial(call.actions.call, "GetQueueAttributes", look))
-                asked = attributes["Attributes"]["VisibilityTimeout"]
-            return max(0, int(asked))
-        except Exception:  # the queue gone meanwhile, or the like: what the polls took is answered
-            return 0
-
     async def _claim(self, call: Call, request: dict, shared: bool) -> Round:
         """One round of a receive (LongPolls' claim): the action layer's round, run as any engine
         call (_engine: inline, grouped or pooled), its errors worded as SQS's answers: ('answer',
@@ -632,28 +560,6 @@ class _Resting:
 
     def __exit__(self, *exc: object) -> None:
         self.app.active += 1
-
-
-def receive_overrides(headers: Headers) -> tuple[int | None, int | None]:
-    """LocalStack's overrides of a ReceiveMessage's count and wait (its SDK hooks send them with
-    the members themselves cut to SQS's limits): (messages wanted, seconds to wait for them),
-    None for a header not given."""
-    return (
-        _override(headers, OVERRIDE_COUNT_HEADER, D.OVERRIDE_MAX_MESSAGES),
-        _override(headers, OVERRIDE_WAIT_HEADER, D.OVERRIDE_MAX_WAIT_SECONDS),
-    )
-
-
-def _override(headers: Headers, name: str, most: int) -> int | None:
-    text = headers.get(name)
-    if text is None:
-        return None
-    digits = text.strip()
-    # ASCII digits only: str.isdigit() takes '²' too, which int() refuses; and a bound on their
-    # length, as int() refuses thousands of digits: either would be a bare 500, not this answer.
-    if not (digits.isascii() and digits.isdigit() and len(digits) <= OVERRIDE_DIGITS) or not 1 <= int(digits) <= most:
-        raise InvalidParameterValue(f"Value {V.shorten(text)} for header {name} is invalid. Reason: Must be between 1 and {most}.")
-    return int(digits)
 
 
 async def _listen(receive: Callable, gone: asyncio.Future) -> None:
