@@ -23,8 +23,9 @@ def markdown(data: dict) -> str:
     for r in data["rows"]:
         notes = ", ".join(f"{k}={v}" for k, v in r["extra"].items() if k in SHOWN_EXTRAS)
         sync = r["settings"].split("synchronous=")[-1]
+        varied = ", ".join(f"{k} {r['extra'][k]}" for k in VARIED if k in r["extra"])
         out.append(
-            f"| {r['workload']} | {r['system']} | {sync} | {fmt_rate(r['rate_median'])} | "
+            f"| {r['workload']}{f' ({varied})' if varied else ''} | {r['system']} | {sync} | {fmt_rate(r['rate_median'])} | "
             f"{fmt_rate(r['rate_min'])}-{fmt_rate(r['rate_max'])} | {fmt_ms(r['p50_ms'])} | {fmt_ms(r['p99_ms'])} | {'-' if r.get('cpu_rate_median') is None else fmt_rate(r['cpu_rate_median'])} | {notes} |"
         )
     out += ["", "| target | measured (wall clock) | per CPU second | goal | |", "|---|--:|--:|---|---|"]
@@ -36,9 +37,16 @@ def markdown(data: dict) -> str:
     return "\n".join(out)
 
 
+# The extras that tell apart rows of one workload and system.
+VARIED = ("stored", "groups", "attributes")
+
+
 def compare(before: dict, after: dict) -> str:
     """The rows of two runs side by side: medians and after/before ratios (above 1: faster)."""
-    key = lambda r: (r["workload"], r["system"], r["settings"])  # noqa: E731
+
+    def key(r: dict) -> tuple:  # rows of one workload apart by what their extras vary (a backlog's size, FIFO groups)
+        return (r["workload"], r["system"], r["settings"], *(str(r["extra"].get(k)) for k in VARIED))
+
     old = {key(r): r for r in before["rows"]}
     out = [
         f"before: {before.get('label') or before['machine'].get('commit')}, {before['started']}; "
@@ -52,9 +60,10 @@ def compare(before: dict, after: dict) -> str:
         if b is None:
             continue
         cpu = "-" if not (r.get("cpu_rate_median") and b.get("cpu_rate_median")) else f"{r['cpu_rate_median'] / b['cpu_rate_median']:.2f}"
+        varied = ", ".join(f"{k} {r['extra'][k]}" for k in VARIED if k in r["extra"])
         out.append(
-            f"| {r['workload']} | {r['system']} | {r['settings'].split('synchronous=')[-1]} | {fmt_rate(b['rate_median'])} | "
-            f"{fmt_rate(r['rate_median'])} | {r['rate_median'] / b['rate_median']:.2f} | {cpu} |"
+            f"| {r['workload']}{f' ({varied})' if varied else ''} | {r['system']} | {r['settings'].split('synchronous=')[-1]} | {fmt_rate(b['rate_median'])} | "
+            f"{fmt_rate(r['rate_median'])} | {r['rate_median'] / b['rate_median'] if b['rate_median'] else float('nan'):.2f} | {cpu} |"
         )
     return "\n".join(out)
 
