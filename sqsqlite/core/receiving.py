@@ -86,7 +86,9 @@ def receive_request(
     wanted = wanted_message_attributes(message_attribute_names)
     if receive_request_attempt_id is not None:
         receive_request_attempt_id = V.dedup_id("ReceiveRequestAttemptId", receive_request_attempt_id)
-    return ReceiveRequest(n, vt, wait, system, wanted, receive_request_attempt_id)
+    # Made by tuple.__new__ (_new_tuple, below): a NamedTuple's own constructor costs 2,000
+    # instructions more, and a receive makes this, a _Rounds and a Claim.
+    return _new_tuple(ReceiveRequest, (n, vt, wait, system, wanted, receive_request_attempt_id, None))
 
 
 class Wait(NamedTuple):
@@ -302,7 +304,8 @@ def _claim(
             repeated = _repeat_attempt(queue, tx, row, attempt_id, now, vt)
             if repeated is not None:  # returned again, not received again: nothing to count
                 return Claim(queue_id, repeated, queue_wait, None, 0, ends)
-        receives = tx.state["receives"] = tx.state.get("receives", 0) + 1
+        state = tx.state
+        receives = state["receives"] = state.get("receives", 0) + 1
         expired = 0 if is_fifo else _prune_now_and_then(tx, row, now, receives)
         lease_s = row["visibility_timeout"] if vt is None else vt
         if asked is not None and lease_s == 0:
@@ -332,7 +335,7 @@ def _claim(
         if claimed and not usable:
             claimed = [_received(tx.one(Q.received_by_id, id=r.id)) for r in claimed]
         lease = (rounds.token, rounds.held_until) if usable and not is_fifo else None
-        held = tx.state.get(("inflight", queue_id))
+        held = state.get(("inflight", queue_id))
         if held is not None:
             held[1] += n - len(claimed)  # give back what this receive reserved and didn't take
         # Only an attempt that returned messages is remembered: an empty one has nothing to
@@ -349,7 +352,7 @@ def _claim(
         # creation rolled back leaves its id to the next queue created.
         if not db.store.after_commit(db.handles.claimed_from, queue.key, queue_id):
             db.handles.claimed_from(queue.key, queue_id)
-    return Claim(queue_id, claimed, queue_wait, lease, rounds.cleared, ends)
+    return _new_tuple(Claim, (queue_id, claimed, queue_wait, lease, rounds.cleared, ends))
 
 
 def _prune_now_and_then(tx: Tx, row, now: int, receives: int) -> int:
@@ -406,7 +409,7 @@ def _claim_rounds(queue: QueueContext, tx: Tx, row, n: int, lease_end: int, now:
         dead += len(moved)
         if len(claimed) >= n or cleared >= D.CLAIM_CLEANUP_BUDGET:
             break
-    return _Rounds(claimed, token, held_until, rounds == 1, cleared, dead, expired)
+    return _new_tuple(_Rounds, (claimed, token, held_until, rounds == 1, cleared, dead, expired))
 
 
 def _count_receives(tx: Tx, row, now: int, claimed: list, cleared: int, dead: int, expired: int, dlq, last: bool) -> None:
