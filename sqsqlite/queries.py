@@ -12,7 +12,8 @@ expands to anything but the compiled statement.
 ``Q.claim_standard`` is a :class:`Sql`, the per-batch-size tuples (``Q.INSERT_STANDARD_ROWS``,
 entry n for n rows) are tuples of them, and column tuples (``Q.RECEIVED_COLUMNS``) hold column
 names. Every parameter is ``:named`` and bound from a dict; a statement of several rows names
-row i's value of a column ``:column_i`` (``PER_ROW``).
+row i's value of a column ``:column_i`` (``PER_ROW``); what runs is ``Sql.runs``, the same
+names numbered, given ``Sql.order(params)``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,17 +23,50 @@ if TYPE_CHECKING:
 
 
 class Sql(str):
-    """Compiled SQL text plus the values of the literals SQLAlchemy turned into parameters."""
+    """Compiled SQL text, its parameters ``:named``, plus the values of the literals SQLAlchemy
+    turned into parameters (``defaults``). What runs is ``runs`` given ``order(params)``: for
+    several names, the text with each ``:name`` numbered (``?n``, n its order of first appearance,
+    as SQLite numbers names) and the dict's values in that order, taken in one C call; else the
+    text and the dict. sqlite3's binding by name makes a string of each name and releases the GIL
+    for each (docs/explanation/decisions.md)."""
 
     defaults: dict
+    runs: str
+    order: Callable[[dict], Any]
 
     def bind(self, params: dict) -> dict:
         return {**self.defaults, **params} if self.defaults else params
 
 
+# A parameter outside quotes: the quoted texts are matched first and kept as they are.
+_QUOTED_OR_PARAMETER = re.compile(r"('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")|:([A-Za-z_]\w*)")
+
+
+def numbered(text: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` with each ``:name`` written ``?n``, and the names in the order of their n."""
+    order: dict[str, int] = {}
+
+    def number(match: re.Match) -> str:
+        name = match.group(2)
+        return match.group(1) if name is None else f"?{order.setdefault(name, len(order) + 1)}"
+
+    return _QUOTED_OR_PARAMETER.sub(number, text), tuple(order)
+
+
+def _sql(text: str, defaults: dict[str, Any]) -> Sql:
+    sql = Sql(text)
+    sql.defaults = defaults
+    runs, names = numbered(text)
+    if len(names) < 2:  # itemgetter of one name gives the value, not a tuple
+        sql.runs, sql.order = text, sql.bind if defaults else dict  # dict: a copy, made in C
+    else:
+        get = operator.itemgetter(*names)
+        sql.runs, sql.order = runs, (lambda params: get({**defaults, **params})) if defaults else get
+    return sql
+
+
 # Index 0 of the per-batch-size statement tuples: no batch has no rows.
-NO_ROWS = Sql("")
-NO_ROWS.defaults = {}
+NO_ROWS = _sql("", {})
 
 
 @functools.cache
@@ -49,9 +84,7 @@ def P(name: str) -> BindParameter:
 
 def compile_sql(stmt: ClauseElement) -> Sql:
     compiled = cast("SQLCompiler", stmt.compile(dialect=_dialect("named")))
-    sql = Sql(str(compiled))
-    sql.defaults = {name: b.effective_value for b, name in compiled.bind_names.items() if not b.required}
-    return sql
+    return _sql(str(compiled), {name: b.effective_value for b, name in compiled.bind_names.items() if not b.required})
 
 
 # ------------------------------------------------------------------ queries.sql, read back
@@ -95,12 +128,6 @@ def expansions(template: str, counts: range) -> list[str]:
 def expand(template: str, n: int) -> str:
     """``template``'s statement for ``n`` rows (:func:`expansions`)."""
     return expansions(template, range(n, n + 1))[0]
-
-
-def _sql(text: str, defaults: dict[str, Any]) -> Sql:
-    sql = Sql(text)
-    sql.defaults = defaults
-    return sql
 
 
 def load(path: Path) -> tuple[dict[str, Sql], dict[str, tuple[Sql, ...]], dict[str, Any]]:

@@ -201,7 +201,7 @@ class ConnectionState:
 class Tx:
     """One open transaction. Methods are named after what they do, never take SQL."""
 
-    __slots__ = ("c", "local", "writing", "checked")
+    __slots__ = ("c", "local", "writing", "checked", "state")
 
     def __init__(self, conn: sqlite3.Connection, local: Any = None, writing: bool = False):
         self.c = conn
@@ -209,6 +209,9 @@ class Tx:
         self.writing = writing
         # This transaction compared data_version (Tx.queue): the connection's cache holds.
         self.checked = False
+        # The connection's per-transaction notes (prunes due, in-flight reservations): the same
+        # dict for the transaction's length (a joined connection's stand-in has its own).
+        self.state: dict = {} if local is None else local.state
 
     def queue(self, name: str, account: str, region: str):
         """The queue row named ``name`` of ``account`` in ``region`` (or None). In a write
@@ -283,34 +286,30 @@ class Tx:
         if self.local is not None:
             self.local.queues.clear()
 
-    @property
-    def state(self) -> dict:
-        return self.local.state
-
     def one(self, sql: Q.Sql, **params: Any):
-        return self.c.execute(sql, sql.bind(params)).fetchone()
+        return self.c.execute(sql.runs, sql.order(params)).fetchone()
 
     def all(self, sql: Q.Sql, **params: Any) -> list:
-        return self.c.execute(sql, sql.bind(params)).fetchall()
+        return self.c.execute(sql.runs, sql.order(params)).fetchall()
 
-    def all_bound(self, sql: str, params: dict) -> list[tuple]:
+    def all_bound(self, sql: Q.Sql, params: dict) -> list[tuple]:
         """Rows as plain tuples (the write cursor has no row factory), for a caller that makes
-        its own row class of them; ``params`` bound by name as given (no defaults). Write
+        its own row class of them; ``params`` a hot path's dict, built without keywords. Write
         transactions only."""
-        return self.local.cursor.execute(sql, params).fetchall()
+        return self.local.cursor.execute(sql.runs, sql.order(params)).fetchall()
 
     def run(self, sql: Q.Sql, **params: Any) -> int:
-        return self.c.execute(sql, sql.bind(params)).rowcount
+        return self.c.execute(sql.runs, sql.order(params)).rowcount
 
-    def run_bound(self, sql: str, params: dict) -> int:
-        """Rows changed, ``params`` bound as given: a hot path's dict, built without keywords.
+    def run_bound(self, sql: Q.Sql, params: dict) -> int:
+        """Rows changed, ``params`` a hot path's dict, built without keywords.
         Write transactions only (on the kept cursor, like all_bound)."""
-        return self.local.cursor.execute(sql, params).rowcount
+        return self.local.cursor.execute(sql.runs, sql.order(params)).rowcount
 
-    def run_many_bound(self, sql: str, rows: list[dict]) -> int:
+    def run_many_bound(self, sql: Q.Sql, rows: list[dict]) -> int:
         """Rows changed in all (what sqlite3's executemany rowcount sums). Write transactions only."""
-        return self.local.cursor.executemany(sql, rows).rowcount
+        return self.local.cursor.executemany(sql.runs, map(sql.order, rows)).rowcount
 
     def scalar(self, sql: Q.Sql, **params: Any):
-        row = self.c.execute(sql, sql.bind(params)).fetchone()
+        row = self.c.execute(sql.runs, sql.order(params)).fetchone()
         return None if row is None else row[0]

@@ -278,6 +278,28 @@ def test_every_statement_binds_its_parameters_by_name():
     assert len(statements) > 150 and positional == []
 
 
+def _statements() -> list:
+    found = [getattr(Q, n) for n in dir(Q) if isinstance(getattr(Q, n), Q.Sql)]
+    return found + [sql for n in dir(Q) if isinstance(getattr(Q, n), tuple) for sql in getattr(Q, n) if isinstance(sql, Q.Sql) and sql]
+
+
+def test_a_statement_runs_numbered_as_sqlite_numbers_its_names_with_the_values_in_that_order():
+    """What runs binds each value where its name stood: SQLite gives :name the number of its
+    first appearance, and the numbered text reads back as the text with the names in order."""
+    conn = sqlite3.connect(":memory:")
+    for sql in _statements():
+        names = list(dict.fromkeys(re.findall(r"(?<!:):(\w+)", re.sub(r"'[^']*'", "", sql))))
+        given = {name: f"value of {name}" for name in names}
+        values = sql.order(given)
+        if len(names) < 2:
+            assert sql.runs == sql and values == sql.bind(given)
+            continue
+        assert re.sub(r"\?(\d+)", lambda m, names=names: ":" + names[int(m.group(1)) - 1], sql.runs) == sql
+        assert values == tuple({**sql.defaults, **given}[name] for name in names)
+    assert Q.DELETE_CLAIMED_ROWS[2].runs.endswith("IN (?3, ?4)")
+    assert conn.execute("SELECT ?2 || ?1", ("a", "b")).fetchone() == ("ba",)  # ?n binds the sequence's nth
+
+
 @pytest.mark.parametrize(
     ("statement", "row_class"),
     [

@@ -462,13 +462,15 @@ FIXED = {
     "SELECT name FROM sqlite_master WHERE type='table'",
     "SELECT version_num FROM alembic_version",
 }
-COMPILED = {str(v) for v in vars(Q).values() if isinstance(v, Q.Sql)} | {
-    str(s)
+_ALL_SQL = [v for v in vars(Q).values() if isinstance(v, Q.Sql)] + [
+    s
     for v in vars(Q).values()
     if isinstance(v, tuple)
     for s in v
     if isinstance(s, Q.Sql)  # INSERT_STANDARD_ROWS
-}
+]
+# Each as written and as it runs (its names numbered, Sql.runs).
+COMPILED = {str(s) for s in _ALL_SQL} | {s.runs for s in _ALL_SQL}
 HOSTILE = "x'); DROP TABLE messages; --"
 # Tags allow only letters, digits, spaces and _ . : / = + - @ (as AWS), so their SQL-looking
 # text is made of those.

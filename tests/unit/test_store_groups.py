@@ -44,7 +44,7 @@ def test_a_write_that_fails_inside_a_group_is_undone_alone(db_path):
     with pytest.raises(QueueDoesNotExist):
         db.queue("missing").send_message("lost")
     with pytest.raises(RuntimeError), db.store.write() as tx:
-        tx.run_bound("UPDATE queues SET name = 'renamed' WHERE name = 'orders'", {})
+        tx.c.execute("UPDATE queues SET name = 'renamed' WHERE name = 'orders'")
         raise RuntimeError("the caller gave up halfway")
     q.send_message("kept too")
     db.store.end_group(group)
