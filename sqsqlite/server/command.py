@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -117,6 +118,15 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
     type=click.Path(dir_okay=False),
     help="Write this file once /health answers 200 (its text: the URL); removed when the server stops.",
 )
+@click.option(
+    "--init-dir",
+    default=None,
+    envvar="SQSQLITE_INIT_DIR",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Run LocalStack-style init scripts: DIR/boot.d's before serving, DIR/ready.d's once /health answers 200 "
+    "(with awslocal on PATH); /_localstack/init reports them.",
+)
 @verbose_option
 @click.pass_context
 def serve(
@@ -137,6 +147,7 @@ def serve(
     workers,
     queues_file,
     ready_file,
+    init_dir,
     verbose,
 ):
     """Serve the database over SQS's HTTP protocols (JSON 1.0 and query/XML).
@@ -153,9 +164,12 @@ def serve(
     migrated and the file applied, 200 once served. One server holds every account's queues
     in every region: a request's region is its signature's, its account a 12-digit access key
     id (else --region and --account-id); --url-style picks the queue URLs it gives.
+    --init-dir DIR runs LocalStack's init scripts (DIR/ready.d/*.sh once served, `awslocal sqs
+    ...` in them working on this database) and /_localstack/init/ready reports them.
 
     \b
     Example: sqsqlite serve --db app.db --port 9324 --workers 2 --queues queues.yaml
+    Example: sqsqlite serve --db app.db --init-dir /etc/localstack/init
     """
     try:
         from .endpoint import MAX_REQUEST_BYTES, listen, make_server
@@ -174,6 +188,27 @@ def serve(
             raise Failure(str(err)) from None
     if ready_file is not None and not os.path.isdir(os.path.dirname(os.path.abspath(ready_file))):
         raise Failure(f"Can't write the ready file {ready_file}: its folder does not exist.")
+    init = None
+    if init_dir is not None:
+        if not os.path.isdir(init_dir):
+            raise Failure(f"The init folder {init_dir} does not exist.")
+        from .init_scripts import InitScripts, script_environment
+
+        state_file = None
+        if workers > 1:  # the workers answer /_localstack/init: they read the status from a file
+            state_file = os.path.join(ctx.with_resource(tempfile.TemporaryDirectory(prefix="sqsqlite-init-")), "status.json")
+        init = InitScripts(init_dir, state_file)
+        db_file = os.path.abspath(own_or_global(ctx, "db_path", db_path, None) or D.DEFAULT_DB_PATH)
+        boot_env = script_environment(
+            "",
+            db_file,
+            own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
+            own_or_global(ctx, "region", region, D.DEFAULT_REGION),
+            access_key,
+            secret_key,
+        )
+        del boot_env["AWS_ENDPOINT_URL"]  # nothing is served yet
+        init.run_stage("BOOT", boot_env)
     raised = raise_open_files_limit()
     if raised:
         log.info("open descriptors: limit raised from %d to %d", *raised)
@@ -232,6 +267,25 @@ def serve(
     warning = exposure_warning(server.server_address[0], access_key is not None)  # the address bound, not its spelling
     if warning:
         click.echo(warning, err=True)
+    ready_env: dict[str, str] = {}
+    if init is not None:
+        if server.app.emulator is not None:
+            server.app.emulator.init = init
+        # A wildcard address is reached on loopback; localhost in the URLs the scripts print.
+        ready_env = script_environment(
+            loopback_url(server.url).replace("://127.0.0.1:", "://localhost:"),
+            server.db.path,
+            server.db.account_id,
+            server.db.region,
+            access_key,
+            secret_key,
+        )
+
+    def run_ready() -> None:
+        """READY's scripts, in a thread of their own once /health answers 200."""
+        if init is not None:
+            init.run_ready_when_healthy(loopback_url(server.url), ready_env)
+
     where = f"{server.db.path} at {server.url}" + (f" with {workers} workers" if workers > 1 else "")
     line = f"sqsqlite serving {where} (default account {server.db.account_id}, region {server.db.region}; {auth})"
     if workers > 1:
@@ -250,12 +304,14 @@ def serve(
             "verbose": verbose,
             "console_read_only": console_read_only,
             "allow_hosts": list(allow_hosts),
+            "init_status": init.state_file if init is not None else None,
         }
         server.db.close()  # it checked the file; each worker opens its own
 
         def started():
             click.echo(line, err=True)
             announce(server.url)
+            run_ready()
 
         problem = run_workers(options, workers, server.socket, started)
     else:
@@ -264,11 +320,18 @@ def serve(
             # Starting has handed the socket over: a connection from now on waits in its backlog
             # for serve() to accept it and answer /health 200.
             announce(server.url)
+            run_ready()
             server.serve()
         problem = None if server.clean else "some requests did not finish in time"
     click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
     if problem:
         ctx.exit(1)
+
+
+def loopback_url(url: str) -> str:
+    """The URL to reach a server bound to ``url``'s address from this machine (a wildcard
+    address, 0.0.0.0 or ::, is reached on loopback)."""
+    return url.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:")
 
 
 @contextlib.contextmanager

@@ -5,7 +5,8 @@ Kubernetes probes, and LocalStack's message look-up.
   server starts (starting.py answers then: the database migrated, the queues file applied), and
   ``"unavailable"`` when the database can't be read.
 - ``GET /_localstack/health``, ``/_localstack/init`` and ``/_localstack/init/ready``: LocalStack's
-  shapes for its ``sqs`` service, so wait scripts written for LocalStack work unchanged.
+  shapes for its ``sqs`` service, so wait scripts written for LocalStack work unchanged; the init
+  paths list the scripts of ``serve --init-dir`` and their states (init_scripts.py).
 - ``GET|POST /_aws/sqs/messages?QueueUrl=...`` and ``/_aws/sqs/messages/<region>/<account>/<queue>``:
   a queue's messages as LocalStack answers them, read without receiving them: no receive count, no
   lease, nothing changes. A ReceiveMessage answer: SQS's JSON to a JSON 1.0 request, else XML, or
@@ -82,8 +83,9 @@ def starting_answer(path: str, headers: Headers, request_id: str) -> Answer:
     return _error(err, Dispatcher.protocol(headers)[0], request_id)
 
 
-def health_answer(path: str, status: str, version: str) -> Answer:
-    """A health path's answer for ``status``: ok, starting or unavailable."""
+def health_answer(path: str, status: str, version: str, init: dict[str, Any] | None = None) -> Answer:
+    """A health path's answer for ``status``: ok, starting or unavailable. ``init``: the init
+    scripts' status (init_scripts.py), whose READY stage is completed once its scripts ended."""
     ok = status == "ok"
     if path == "/health":
         return _json(200 if ok else 503, {"status": status, "version": version})
@@ -91,9 +93,14 @@ def health_answer(path: str, status: str, version: str) -> Answer:
         sqs = {"ok": "running", "starting": "starting"}.get(status, "error")  # LocalStack's service states
         return _json(200, {"services": {"sqs": sqs}, "edition": "sqsqlite", "version": version})
     stages = {"BOOT": True, "START": True, "READY": ok, "SHUTDOWN": False}
+    scripts: list[dict[str, str]] = []
+    if init is not None:
+        stages = {**init["completed"], "READY": ok and init["completed"]["READY"]}
+        scripts = init["scripts"]
     if path == "/_localstack/init":
-        return _json(200, {"completed": stages, "scripts": []})
-    return _json(200, {"completed": ok, "scripts": []})  # /_localstack/init/ready
+        return _json(200, {"completed": stages, "scripts": scripts})
+    ready = [s for s in scripts if s["stage"] == "READY"]
+    return _json(200, {"completed": stages["READY"], "scripts": ready})  # /_localstack/init/ready
 
 
 class EmulatorRoutes:
@@ -116,6 +123,8 @@ class EmulatorRoutes:
         self.loopback = loopback
         self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
         self.version = version()
+        # The init scripts (init_scripts.InitScripts or StatusFile): None, serve has none.
+        self.init: Any = None
 
     def refused_before_body(self, method: str, path: str, headers: Headers) -> Answer | None:
         """The answer to a request refused whatever its body, on a connection then closed (the
@@ -152,7 +161,8 @@ class EmulatorRoutes:
         return "ok"
 
     def health(self, path: str) -> Answer:
-        return health_answer(path, self.status(), self.version)
+        init = self.init.status() if self.init is not None else None
+        return health_answer(path, self.status(), self.version, init)
 
     # ------------------------------------------------------------ message look-up
 
