@@ -188,10 +188,19 @@ def serve(
             raise Failure(str(err)) from None
     if ready_file is not None and not os.path.isdir(os.path.dirname(os.path.abspath(ready_file))):
         raise Failure(f"Can't write the ready file {ready_file}: its folder does not exist.")
+    if init_dir is not None and not os.path.isdir(init_dir):
+        raise Failure(f"The init folder {init_dir} does not exist.")
+    raised = raise_open_files_limit()
+    if raised:
+        log.info("open descriptors: limit raised from %d to %d", *raised)
+    # Until serving sets its own, SIGTERM stops it at once and cleanly: a container's PID 1 ignores
+    # a signal it has no handler for, and `docker stop` would wait out its grace period. The
+    # caller's handler is back when the command ends, however it ends (serve run in a test's or
+    # an application's process must not leave a handler that ends that process).
+    ctx.with_resource(_handler_while_starting())
+    announce = ctx.with_resource(_ready_file(ready_file))
     init = None
     if init_dir is not None:
-        if not os.path.isdir(init_dir):
-            raise Failure(f"The init folder {init_dir} does not exist.")
         from .init_scripts import InitScripts, script_environment
 
         state_file = None
@@ -208,16 +217,7 @@ def serve(
             secret_key,
         )
         del boot_env["AWS_ENDPOINT_URL"]  # nothing is served yet
-        init.run_stage("BOOT", boot_env)
-    raised = raise_open_files_limit()
-    if raised:
-        log.info("open descriptors: limit raised from %d to %d", *raised)
-    # Until serving sets its own, SIGTERM stops it at once and cleanly: a container's PID 1 ignores
-    # a signal it has no handler for, and `docker stop` would wait out its grace period. The
-    # caller's handler is back when the command ends, however it ends (serve run in a test's or
-    # an application's process must not leave a handler that ends that process).
-    ctx.with_resource(_handler_while_starting())
-    announce = ctx.with_resource(_ready_file(ready_file))
+        init.run_stage("BOOT", boot_env)  # SIGTERM meanwhile stops serve at once, as while starting
     try:
         sock = listen(host, port)
     except OSError as exc:
