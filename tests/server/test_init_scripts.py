@@ -76,15 +76,18 @@ def test_ready_scripts_run_once_served_and_awslocal_makes_a_fifo_queue_with_its_
     init = _init_dir(tmp_path)
     ready = tmp_path / "ready"
     args = ["--db", str(tmp_path / "q.db"), "--port", "0", "--workers", workers, "--init-dir", str(init), "--ready-file", str(ready)]
-    proc = subprocess.Popen([sys.executable, "-m", "sqsqlite.server", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # serve's standard error (the scripts' too) to a file: read in an assertion's message.
+    err = tmp_path / "serve.err"
+    with err.open("w") as errors:
+        proc = subprocess.Popen([sys.executable, "-m", "sqsqlite.server", *args], stdout=subprocess.DEVNULL, stderr=errors)
     try:
         deadline = time.monotonic() + 60
         while not ready.exists():  # written once /health answers 200
-            assert proc.poll() is None and time.monotonic() < deadline, "no ready file"
+            assert proc.poll() is None and time.monotonic() < deadline, f"no ready file: {err.read_text()}"
             time.sleep(0.05)
         url = ready.read_text().strip()
 
-        waiting = _poll_json(url, "/_localstack/init", lambda a: a["scripts"][1]["state"] == "RUNNING")
+        waiting = _poll_json(url, "/_localstack/init", lambda a: a["scripts"][1:] and a["scripts"][1]["state"] == "RUNNING")
         assert waiting["completed"] == {"BOOT": True, "START": True, "READY": False, "SHUTDOWN": False}
         assert [(s["stage"], s["name"], s["state"]) for s in waiting["scripts"]] == [
             ("BOOT", "01-boot.sh", "SUCCESSFUL"),
@@ -96,6 +99,7 @@ def test_ready_scripts_run_once_served_and_awslocal_makes_a_fifo_queue_with_its_
         (tmp_path / "go").touch()
 
         done = _poll_json(url, "/_localstack/init/ready", lambda a: a["completed"])
+        assert [s["state"] for s in done["scripts"]] == ["SUCCESSFUL", "SUCCESSFUL", "ERROR", "SUCCESSFUL"], err.read_text()
         assert done["scripts"] == [
             {"stage": "READY", "name": "00-wait.sh", "state": "SUCCESSFUL"},
             {"stage": "READY", "name": "01-create.sh", "state": "SUCCESSFUL"},
@@ -115,8 +119,8 @@ def test_ready_scripts_run_once_served_and_awslocal_makes_a_fifo_queue_with_its_
         assert (tmp_path / "s3.status").read_text().strip() == "255"
 
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0
-        assert "02-fail.sh failed (exit status 3)" in proc.stderr.read()  # type: ignore[union-attr]
+        assert proc.wait(30) == 0, err.read_text()
+        assert "02-fail.sh failed (exit status 3)" in err.read_text()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -224,3 +228,28 @@ def test_awslocal_sqs_runs_sqsqlites_command_on_the_database_of_sqsqlite_db(tmp_
         [AWSLOCAL, "sqs", "list-queues", "--region", "eu-west-1", "--output", "text"], capture_output=True, text=True, env=env
     )
     assert listed.stdout.split() == ["QUEUEURLS", "http://localhost:4566/000000000000/q"]
+
+
+@pytest.mark.slow
+def test_sigterm_while_a_boot_script_runs_stops_serve_at_once(tmp_path):
+    started, done = tmp_path / "started", tmp_path / "done"
+    # Runs until the test says so (30 s at most): SIGTERM must not wait for it.
+    _script(
+        tmp_path / "init" / "boot.d" / "01-slow.sh",
+        f"#!/bin/sh\ntouch {started}\ni=0\nwhile [ ! -f {done} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n",
+    )
+    args = ["--db", str(tmp_path / "q.db"), "--port", "0", "--init-dir", str(tmp_path / "init")]
+    proc = subprocess.Popen([sys.executable, "-m", "sqsqlite.server", *args], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "the boot script never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert proc.stderr.read().strip() == "sqsqlite stopped"  # type: ignore[union-attr]
+    finally:
+        done.touch()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
