@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 
 # The aws CLI's global options that sqsqlite leaves out, with a value and without one.
 IGNORED_WITH_VALUE = ("--endpoint-url", "--profile", "--ca-bundle", "--cli-read-timeout", "--cli-connect-timeout")
@@ -28,7 +29,7 @@ REFUSED = "awslocal: only sqs is served here (sqsqlite)"
 EXIT_REFUSED = 255
 
 
-def translate(args: list[str], env: dict[str, str] | os._Environ[str]) -> list[str] | None:
+def translate(args: list[str], env: Mapping[str, str]) -> list[str] | None:
     """The ``sqsqlite`` arguments for ``awslocal`` ``args``; None: not an sqs call."""
     kept: list[str] = []
     service: str | None = None
