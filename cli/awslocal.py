@@ -2,7 +2,10 @@
 ...`` runs sqsqlite's own aws-vocabulary command (``sqsqlite <command> ...``, the same flags and
 output as ``aws sqs``) on the database of ``$SQSQLITE_DB``, its queue URLs based at
 ``$AWS_ENDPOINT_URL`` in the account ``$SQSQLITE_ACCOUNT_ID`` (``serve --init-dir`` sets all
-three for its scripts). Any other service is refused in one line.
+three for its scripts). Any other service is refused in one line, and so is a run outside those
+scripts (without ``$SQSQLITE_INIT`` set to 1): there nothing says which database, and the server
+is reached with ``aws --endpoint-url``. The name is the one PyPI's awscli-local installs too:
+in one environment, whichever is installed last is ``awslocal``.
 
 The aws CLI's global options are taken wherever they stand: ``--region``, ``--output``,
 ``--query``, ``--color``, ``--cli-binary-format``, ``--no-paginate`` and ``--no-cli-pager`` as
@@ -19,6 +22,8 @@ import os
 import sys
 from collections.abc import Mapping
 
+from sqsqlite import defaults as D
+
 # The aws CLI's global options that sqsqlite leaves out, with a value and without one.
 IGNORED_WITH_VALUE = ("--endpoint-url", "--profile", "--ca-bundle", "--cli-read-timeout", "--cli-connect-timeout")
 IGNORED_FLAGS = ("--debug", "--no-verify-ssl", "--no-sign-request", "--cli-auto-prompt", "--no-cli-auto-prompt")
@@ -26,6 +31,10 @@ IGNORED_FLAGS = ("--debug", "--no-verify-ssl", "--no-sign-request", "--cli-auto-
 GLOBAL_WITH_VALUE = ("--region", "--output", "--query", "--color", "--cli-binary-format", *IGNORED_WITH_VALUE)
 SERVICE = "sqs"
 REFUSED = "awslocal: only sqs is served here (sqsqlite)"
+OUTSIDE = (
+    "awslocal: sqsqlite's awslocal runs in `sqsqlite serve --init-dir`'s init scripts only; "
+    f"elsewhere use aws --endpoint-url {D.DEFAULT_ENDPOINT} sqs ... (or sqsqlite's own commands)"
+)
 EXIT_REFUSED = 255
 
 
@@ -71,6 +80,9 @@ def main() -> None:
     if args and args[0] in ("-h", "--help", "help"):
         sys.stdout.write("usage: awslocal sqs <command> [options]  (sqsqlite's aws sqs commands; sqsqlite --help lists them)\n")
         return
+    if os.environ.get(D.INIT_ENV) != "1" or not os.environ.get(D.DB_PATH_ENV):
+        sys.stderr.write(OUTSIDE + "\n")
+        sys.exit(EXIT_REFUSED)
     translated = translate(args, os.environ)
     if translated is None:
         sys.stderr.write(REFUSED + "\n")

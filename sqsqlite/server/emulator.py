@@ -42,10 +42,13 @@ from ..core.rules import message_state
 from ..errors import InvalidParameterValue, QueueDoesNotExist, SQSError
 from . import urls, wire
 from .dispatch import Answer, Dispatcher, Headers, Request
+from .init_scripts import STAGES
 
 # The most a look-up's form body may hold (its parameters are a queue URL and two flags).
 LOOKUP_BODY_BYTES = 64 * 1024
-HEALTH_PATHS = ("/health", "/_localstack/health", "/_localstack/init", "/_localstack/init/ready")
+HEALTH_PATHS = ("/health", "/_localstack/health", "/_localstack/init")
+# /_localstack/init/<stage>: one stage's scripts (any case; LocalStack's 404, no body, for another).
+INIT_STAGE_PREFIX = "/_localstack/init/"
 MESSAGES_PATH = "/_aws/sqs/messages"
 # The receipt handle LocalStack gives a message looked up: no receive made it, and no call takes it.
 LOOKUP_RECEIPT_HANDLE = "SQS/BACKDOOR/ACCESS"
@@ -62,7 +65,12 @@ _JSON = "application/json"
 
 def serves(path: str) -> bool:
     """Whether a path is one of these (the rest is SQS's or the console's)."""
-    return path in HEALTH_PATHS or path == MESSAGES_PATH or path.startswith(MESSAGES_PATH + "/")
+    return is_health(path) or path == MESSAGES_PATH or path.startswith(MESSAGES_PATH + "/")
+
+
+def is_health(path: str) -> bool:
+    """Whether a path is a health path: /health, LocalStack's and its init paths (a stage's too)."""
+    return path in HEALTH_PATHS or (path.startswith(INIT_STAGE_PREFIX) and "/" not in path[len(INIT_STAGE_PREFIX) :])
 
 
 def version() -> str:
@@ -77,7 +85,7 @@ def version() -> str:
 def starting_answer(path: str, headers: Headers, request_id: str) -> Answer:
     """The answer to any request while the server starts (nothing of it runs): the health paths
     say "starting"; the rest is ServiceUnavailable (503) in SQS's shape, which the AWS SDKs retry."""
-    if path in HEALTH_PATHS:
+    if is_health(path):
         return health_answer(path, "starting", version())
     err = wire.WireError("ServiceUnavailable", "The request has failed due to a temporary failure of the server.", 503, sender_fault=False)
     return _error(err, Dispatcher.protocol(headers)[0], request_id)
@@ -99,8 +107,10 @@ def health_answer(path: str, status: str, version: str, init: dict[str, Any] | N
         scripts = init["scripts"]
     if path == "/_localstack/init":
         return _json(200, {"completed": stages, "scripts": scripts})
-    ready = [s for s in scripts if s["stage"] == "READY"]
-    return _json(200, {"completed": stages["READY"], "scripts": ready})  # /_localstack/init/ready
+    stage = path[len(INIT_STAGE_PREFIX) :].upper()  # /_localstack/init/<stage>
+    if stage not in STAGES:
+        return Answer(404, "text/plain; charset=utf-8", b"", {})
+    return _json(200, {"completed": stages[stage], "scripts": [s for s in scripts if s["stage"] == stage]})
 
 
 class EmulatorRoutes:
@@ -131,7 +141,7 @@ class EmulatorRoutes:
         body may still be coming), so that no unauthenticated body is read or counts against the
         server's budget; None otherwise. Health takes no body; the look-up takes the console's
         rules and a form's size."""
-        if path in HEALTH_PATHS:
+        if is_health(path):
             answer = None if method in ("GET", "HEAD") else _not_allowed("Health is asked with GET.", ("GET", "HEAD"))
         else:
             answer = self._refused(Request(method, path, "", headers, b"")) or _wrong_method(method)
@@ -146,7 +156,7 @@ class EmulatorRoutes:
 
     def handle(self, req: Request, request_id: str) -> Answer:
         """Answer one request (blocking: it reads the database); never raises."""
-        if req.path in HEALTH_PATHS:
+        if is_health(req.path):
             return self.health(req.path)
         return self.messages(req, request_id)
 

@@ -1,28 +1,34 @@
 """LocalStack-style init scripts for ``sqsqlite serve --init-dir DIR``: the scripts of
-``DIR/boot.d`` run before anything is served, those of ``DIR/ready.d`` once ``/health`` answers
-200; ``/_localstack/init`` and ``/_localstack/init/ready`` report them in LocalStack's shapes.
+``DIR/boot.d`` run before anything is served, those of ``DIR/ready.d`` from the moment serve
+serves (``/health`` answers 200); ``/_localstack/init`` and ``/_localstack/init/<stage>`` report
+them in LocalStack's shapes.
 
 As LocalStack runs them: ``.sh`` files (executable, run as they are) and ``.py`` files (run with
-this Python), found in the stage's folder and its subfolders, one at a time in the lexical order
-of their paths. Each is UNKNOWN until it runs, RUNNING while it does, then SUCCESSFUL (exit 0) or
+this Python), found in the stage's folder and its subfolders, one at a time, top-down: a
+folder's own scripts in lexical order, then each subfolder's, in lexical order. Each is UNKNOWN until it runs, RUNNING while it does, then SUCCESSFUL (exit 0) or
 ERROR; a failing one does not stop the rest. A stage is completed once every script of it ended.
 Other files are left alone. The scripts get serve's environment, and with it:
 ``AWS_ENDPOINT_URL`` (the served endpoint), ``SQSQLITE_DB`` (its database file, which
 ``awslocal sqs ...`` works on), ``SQSQLITE_ACCOUNT_ID``, a region and credentials if none are
-set, and the folder of ``awslocal`` first on ``PATH``.
+set, ``SQSQLITE_INIT=1`` (awslocal runs nowhere else), and the folder of ``awslocal`` first on
+``PATH``. Each script runs in a session (process group) of its own: when serve stops, the one
+still running and whatever it started get SIGTERM, then SIGKILL after
+``D.INIT_SCRIPT_STOP_GRACE_SECONDS``, and no later script starts; otherwise a script that hangs
+would outlive serve and hold its standard output and error open.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +40,8 @@ log = logging.getLogger("sqsqlite.server")
 STAGES = ("BOOT", "START", "READY", "SHUTDOWN")
 FOLDERS = {"BOOT": "boot.d", "READY": "ready.d"}
 SUFFIXES = (".sh", ".py")
-# How long the ready stage waits for /health to answer 200 before its scripts run regardless.
-READY_WAIT_SECONDS = 60.0
+# What a worker reports while it can't read the status file: nothing completed yet.
+NOT_READ = {"completed": dict.fromkeys(STAGES, False), "scripts": []}
 
 
 class InitScripts:
@@ -47,10 +53,13 @@ class InitScripts:
     def __init__(self, directory: str | os.PathLike[str], state_file: str | None = None):
         self.directory = Path(os.path.abspath(directory))  # the scripts run in their own folder
         self.state_file = state_file
-        self._lock = threading.Lock()
+        # Reentrant: stop() runs in a signal handler, maybe while the main thread holds it (boot.d).
+        self._lock = threading.RLock()
         # BOOT's scripts have run once this object serves; START has nothing of its own here.
         self._completed = {"BOOT": False, "START": True, "READY": False, "SHUTDOWN": False}
         self._scripts: list[dict[str, str]] = []
+        self._running: subprocess.Popen | None = None  # the script running now
+        self._stopped = False  # serve stops: no script starts any more
         for stage, folder in FOLDERS.items():
             for path in find_scripts(self.directory / folder):
                 self._scripts.append({"stage": stage, "name": path.name, "state": "UNKNOWN", "path": str(path)})
@@ -66,21 +75,62 @@ class InitScripts:
         """Run the stage's scripts one after the other, recording each one's state."""
         for script in [s for s in self._scripts if s["stage"] == stage]:
             self._set(script, "RUNNING")
-            self._set(script, "SUCCESSFUL" if run_script(Path(script["path"]), env) else "ERROR")
+            ok = self._run(Path(script["path"]), env)
+            if ok is None:  # serve stops: this one was stopped, the rest never start
+                self._set(script, "ERROR")
+                return
+            self._set(script, "SUCCESSFUL" if ok else "ERROR")
         with self._lock:
             self._completed[stage] = True
         self._write()
 
-    def run_ready_when_healthy(self, url: str, env: Mapping[str, str]) -> threading.Thread:
-        """In a thread of its own: wait until ``url``/health answers 200, then run READY's scripts."""
+    def write_status_to(self, path: str) -> None:
+        """From now on, keep the status in the file ``path`` too."""
+        self.state_file = path
+        self._write()
 
-        def ready() -> None:
-            wait_for_health(url, READY_WAIT_SECONDS)
-            self.run_stage("READY", env)
-
-        thread = threading.Thread(target=ready, name="sqsqlite-init-ready", daemon=True)
+    def start_ready(self, env: Mapping[str, str]) -> threading.Thread:
+        """READY's scripts, in a thread of their own; called once serve serves (the /health of
+        this process, or of every worker, answers 200), so nothing is polled."""
+        thread = threading.Thread(target=self.run_stage, args=("READY", env), name="sqsqlite-init-ready", daemon=True)
         thread.start()
         return thread
+
+    def stop(self) -> None:
+        """Serve stops: no script starts any more, and the one running (with whatever it started)
+        gets SIGTERM, then SIGKILL after the grace. Safe from a signal handler and called twice."""
+        with self._lock:
+            self._stopped = True
+            proc = self._running
+        if proc is None:
+            return
+        _signal_group(proc.pid, signal.SIGTERM)
+        _reaped_within(proc.pid, D.INIT_SCRIPT_STOP_GRACE_SECONDS)
+        _signal_group(proc.pid, signal.SIGKILL)  # what the script started and left behind, too
+        _reaped_within(proc.pid, D.INIT_SCRIPT_STOP_GRACE_SECONDS)
+
+    def _run(self, path: Path, env: Mapping[str, str]) -> bool | None:
+        """Run one script to its end (its output is serve's): whether it succeeded; None: serve
+        stopped it, or stops."""
+        argv = [sys.executable, str(path)] if path.suffix == ".py" else [str(path)]
+        log.info("init script %s: running", path)
+        with self._lock:
+            if self._stopped:
+                return None
+            try:
+                proc = subprocess.Popen(argv, env=dict(env), cwd=path.parent, stdin=subprocess.DEVNULL, start_new_session=True)
+            except OSError as exc:  # not executable, no such interpreter: the script failed, the rest run
+                sys.stderr.write(f"sqsqlite: init script {path} could not run: {exc.strerror or exc}.\n")
+                return False
+            self._running = proc
+        code = proc.wait()
+        with self._lock:
+            self._running = None
+            if self._stopped:
+                return None
+        if code != 0:
+            sys.stderr.write(f"sqsqlite: init script {path} failed (exit status {code}).\n")
+        return code == 0
 
     def _set(self, script: dict[str, str], state: str) -> None:
         with self._lock:
@@ -102,48 +152,43 @@ class StatusFile:
     def __init__(self, path: str):
         self.path = path
 
-    def status(self) -> dict[str, Any] | None:
+    def status(self) -> dict[str, Any]:
         try:
             with open(self.path, encoding="utf-8") as f:
                 return json.load(f)
-        except (OSError, ValueError):
-            return None
+        except (OSError, ValueError):  # not written yet, or gone: nothing is known completed
+            return NOT_READ
 
 
 def find_scripts(folder: Path) -> list[Path]:
-    """The scripts of a stage's folder and its subfolders, in the lexical order of their paths."""
-    if not folder.is_dir():
-        return []
-    found = [p for p in folder.rglob("*") if p.suffix in SUFFIXES and p.is_file()]
-    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+    """The scripts of a stage's folder, top-down as LocalStack walks it: the folder's own in
+    lexical order, then each subfolder's (in lexical order of the subfolders)."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(folder):  # nothing for a folder that does not exist
+        dirs.sort()
+        found += [Path(root, f) for f in sorted(files) if Path(f).suffix in SUFFIXES and os.path.isfile(os.path.join(root, f))]
+    return found
 
 
-def run_script(path: Path, env: Mapping[str, str]) -> bool:
-    """Run one script to its end (its output is serve's); whether it succeeded."""
-    argv = [sys.executable, str(path)] if path.suffix == ".py" else [str(path)]
-    log.info("init script %s: running", path)
-    try:
-        code = subprocess.run(argv, env=dict(env), cwd=path.parent, stdin=subprocess.DEVNULL, check=False).returncode
-    except OSError as exc:  # not executable, no such interpreter: the script failed, the rest run
-        sys.stderr.write(f"sqsqlite: init script {path} could not run: {exc.strerror or exc}.\n")
-        return False
-    if code != 0:
-        sys.stderr.write(f"sqsqlite: init script {path} failed (exit status {code}).\n")
-    return code == 0
-
-
-def wait_for_health(url: str, seconds: float, sleep: Callable[[float], None] = time.sleep) -> bool:
-    """Poll ``url``/health until it answers 200 (True) or ``seconds`` pass (False)."""
+def _reaped_within(pid: int, seconds: float) -> bool:
+    """Wait up to ``seconds`` for child ``pid`` to end, reaping it. Not Popen.wait: the thread
+    running the script (or the main thread a signal handler interrupted) holds its lock, and
+    reaps it itself if first (then this one finds no such child)."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while True:
         try:
-            with urllib.request.urlopen(url + "/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return True
-        except OSError:  # 503 while starting (HTTPError is an OSError), or not answering yet
-            pass
-        sleep(0.05)
-    return False
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone already
+        os.killpg(pgid, signum)
 
 
 def script_environment(
@@ -154,6 +199,7 @@ def script_environment(
     env["AWS_ENDPOINT_URL"] = url
     env[D.DB_PATH_ENV] = os.path.abspath(db_path)  # the scripts run in their own folder
     env["SQSQLITE_ACCOUNT_ID"] = account_id
+    env[D.INIT_ENV] = "1"  # awslocal refuses to run anywhere else
     if not env.get("AWS_DEFAULT_REGION") and not env.get("AWS_REGION"):
         env["AWS_DEFAULT_REGION"] = region
     # LocalStack's conventional credentials, or serve's own keys when it requires signatures.
