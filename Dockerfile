@@ -1,5 +1,6 @@
 # sqsqlite serve as a container: the SQS endpoint on 9324, the web console at /console, the
-# database on the /data volume, queues from a mounted file. docs/howto/emulator.md has the settings.
+# database on the /data volume, queues from a mounted file, LocalStack's init scripts from
+# /etc/localstack/init/ready.d (awslocal on PATH). docs/howto/emulator.md has the settings.
 #
 #   docker build -t sqsqlite .                       # from the public python:3.12-slim image
 #   podman build --format docker --build-arg BASE=localhost/debian-python3 \
@@ -38,7 +39,7 @@ COPY container/entrypoint.sh /usr/local/bin/sqsqlite-entrypoint
 # /etc/passwd and /etc/group directly, so that the base needs no useradd.
 RUN echo 'sqsqlite:x:10001:10001:sqsqlite:/data:/usr/sbin/nologin' >> /etc/passwd \
  && echo 'sqsqlite:x:10001:' >> /etc/group \
- && mkdir -p /data /etc/sqsqlite \
+ && mkdir -p /data /etc/sqsqlite /etc/localstack/init/boot.d /etc/localstack/init/ready.d \
  && chown 10001:10001 /data \
  && chmod 0755 /usr/local/bin/sqsqlite-entrypoint
 ENV PATH=/opt/sqsqlite/bin:$PATH \

@@ -17,5 +17,9 @@ if [ -z "${SQSQLITE_QUEUES:-}" ]; then
     if [ -f "$file" ]; then set -- "$@" --queues "$file"; break; fi
   done
 fi
+# Init scripts: SQSQLITE_INIT_DIR (read by serve itself), else LocalStack's folder (boot.d, ready.d).
+if [ -z "${SQSQLITE_INIT_DIR:-}" ] && [ -d /etc/localstack/init ]; then
+  set -- "$@" --init-dir /etc/localstack/init
+fi
 # SQSQLITE_ACCESS_KEY and SQSQLITE_SECRET_KEY are read by serve itself.
 exec sqsqlite serve "$@"

@@ -10,6 +10,11 @@ from dataclasses import dataclass
 
 DEFAULT_DB_PATH = "sqsqlite.db"
 DB_PATH_ENV = "SQSQLITE_DB"
+# Set to 1 for the init scripts `serve --init-dir` runs: awslocal runs there and nowhere else.
+INIT_ENV = "SQSQLITE_INIT"
+# When serve stops, how long (seconds) an init script still running has between SIGTERM and
+# SIGKILL (sent to its process group: what it started, too).
+INIT_SCRIPT_STOP_GRACE_SECONDS = 2.0
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "000000000000"
 DEFAULT_ENDPOINT = "http://localhost:9324"

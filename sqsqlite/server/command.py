@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -117,6 +120,15 @@ def applied_line(outcome: dict[str, list[str]]) -> str:
     type=click.Path(dir_okay=False),
     help="Write this file once /health answers 200 (its text: the URL); removed when the server stops.",
 )
+@click.option(
+    "--init-dir",
+    default=None,
+    envvar="SQSQLITE_INIT_DIR",
+    metavar="DIR",
+    type=click.Path(),  # checked in serve: refused in one line, not as a usage error
+    help="Run LocalStack-style init scripts: DIR/boot.d's before serving, DIR/ready.d's once served "
+    "(with awslocal on PATH); /_localstack/init reports them.",
+)
 @verbose_option
 @click.pass_context
 def serve(
@@ -137,6 +149,7 @@ def serve(
     workers,
     queues_file,
     ready_file,
+    init_dir,
     verbose,
 ):
     """Serve the database over SQS's HTTP protocols (JSON 1.0 and query/XML).
@@ -153,9 +166,12 @@ def serve(
     migrated and the file applied, 200 once served. One server holds every account's queues
     in every region: a request's region is its signature's, its account a 12-digit access key
     id (else --region and --account-id); --url-style picks the queue URLs it gives.
+    --init-dir DIR runs LocalStack's init scripts (DIR/ready.d/*.sh once served, `awslocal sqs
+    ...` in them working on this database) and /_localstack/init/ready reports them.
 
     \b
     Example: sqsqlite serve --db app.db --port 9324 --workers 2 --queues queues.yaml
+    Example: sqsqlite serve --db app.db --init-dir /etc/localstack/init
     """
     try:
         from .endpoint import MAX_REQUEST_BYTES, listen, make_server
@@ -174,6 +190,8 @@ def serve(
             raise Failure(str(err)) from None
     if ready_file is not None and not os.path.isdir(os.path.dirname(os.path.abspath(ready_file))):
         raise Failure(f"Can't write the ready file {ready_file}: its folder does not exist.")
+    if init_dir is not None and not os.path.isdir(init_dir):
+        raise Failure(f"The init folder {init_dir} " + ("is not a folder." if os.path.exists(init_dir) else "does not exist."))
     raised = raise_open_files_limit()
     if raised:
         log.info("open descriptors: limit raised from %d to %d", *raised)
@@ -181,8 +199,35 @@ def serve(
     # a signal it has no handler for, and `docker stop` would wait out its grace period. The
     # caller's handler is back when the command ends, however it ends (serve run in a test's or
     # an application's process must not leave a handler that ends that process).
-    ctx.with_resource(_handler_while_starting())
+    # What stops at once with serve while it starts (the init script running).
+    on_stop_while_starting = ctx.with_resource(_handler_while_starting())
     announce = ctx.with_resource(_ready_file(ready_file))
+    init = None
+    if init_dir is not None:
+        from .init_scripts import InitScripts, script_environment
+
+        init = InitScripts(init_dir)
+        on_stop_while_starting.append(init.stop)
+        ctx.call_on_close(init.stop)  # however serve ends, no script outlives it
+        db_file = os.path.abspath(own_or_global(ctx, "db_path", db_path, None) or D.DEFAULT_DB_PATH)
+        # The endpoint's URL as it will be (with --port 0 it is not known before listening).
+        boot_url = loopback_url(f"http://{_url_host(host)}:{port}").replace("://127.0.0.1:", "://localhost:") if port else ""
+        boot_env = script_environment(
+            boot_url,
+            db_file,
+            own_or_global(ctx, "account_id", account_id, D.DEFAULT_ACCOUNT_ID),
+            own_or_global(ctx, "region", region, D.DEFAULT_REGION),
+            access_key,
+            secret_key,
+        )
+        if not boot_url:
+            del boot_env["AWS_ENDPOINT_URL"]
+        init.run_stage("BOOT", boot_env)  # SIGTERM meanwhile stops serve (and the script) at once
+        if workers > 1:  # the workers answer /_localstack/init: they read the status from a file
+            # Made after BOOT: SIGTERM during it ends the process at once, leaving no folder.
+            state_dir = ctx.with_resource(tempfile.TemporaryDirectory(prefix="sqsqlite-init-"))
+            on_stop_while_starting.append(functools.partial(shutil.rmtree, state_dir, ignore_errors=True))
+            init.write_status_to(os.path.join(state_dir, "status.json"))
     try:
         sock = listen(host, port)
     except OSError as exc:
@@ -232,6 +277,25 @@ def serve(
     warning = exposure_warning(server.server_address[0], access_key is not None)  # the address bound, not its spelling
     if warning:
         click.echo(warning, err=True)
+    ready_env: dict[str, str] = {}
+    if init is not None:
+        if server.app.emulator is not None:
+            server.app.emulator.init = init
+        # A wildcard address is reached on loopback; localhost in the URLs the scripts print.
+        ready_env = script_environment(
+            loopback_url(server.url).replace("://127.0.0.1:", "://localhost:"),
+            server.db.path,
+            server.db.account_id,
+            server.db.region,
+            access_key,
+            secret_key,
+        )
+
+    def run_ready() -> None:
+        """READY's scripts, in a thread of their own, from the moment serve serves."""
+        if init is not None:
+            init.start_ready(ready_env)
+
     where = f"{server.db.path} at {server.url}" + (f" with {workers} workers" if workers > 1 else "")
     line = f"sqsqlite serving {where} (default account {server.db.account_id}, region {server.db.region}; {auth})"
     if workers > 1:
@@ -250,25 +314,43 @@ def serve(
             "verbose": verbose,
             "console_read_only": console_read_only,
             "allow_hosts": list(allow_hosts),
+            "init_status": init.state_file if init is not None else None,
         }
         server.db.close()  # it checked the file; each worker opens its own
 
         def started():
             click.echo(line, err=True)
             announce(server.url)
+            run_ready()
 
         problem = run_workers(options, workers, server.socket, started)
+        if init is not None:
+            init.stop()
     else:
         with stopped_by_signals(server):
             click.echo(line, err=True)
             # Starting has handed the socket over: a connection from now on waits in its backlog
             # for serve() to accept it and answer /health 200.
             announce(server.url)
+            run_ready()
             server.serve()
+            if init is not None:
+                init.stop()
         problem = None if server.clean else "some requests did not finish in time"
     click.echo("sqsqlite stopped" + (f" ({problem})" if problem else ""), err=True)
     if problem:
         ctx.exit(1)
+
+
+def _url_host(host: str) -> str:
+    """``host`` as a URL writes it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def loopback_url(url: str) -> str:
+    """The URL to reach a server bound to ``url``'s address from this machine (a wildcard
+    address, 0.0.0.0 or ::, is reached on loopback)."""
+    return url.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:")
 
 
 @contextlib.contextmanager
@@ -289,10 +371,12 @@ def stopped_by_signals(server: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _handler_while_starting() -> Iterator[None]:
-    previous = signal.signal(signal.SIGTERM, _stopped_while_starting)
+def _handler_while_starting() -> Iterator[list[Callable[[], None]]]:
+    """Yields a list: what SIGTERM calls before the process ends, while serve starts."""
+    cleanups: list[Callable[[], None]] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: _stopped_while_starting(cleanups))
     try:
-        yield
+        yield cleanups
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -328,10 +412,13 @@ def _ready_file(path: str | None) -> Iterator[Callable[[str], None]]:
                 os.remove(path)  # type: ignore[arg-type]
 
 
-def _stopped_while_starting(signum, frame) -> None:
+def _stopped_while_starting(cleanups: list[Callable[[], None]]) -> None:
     """SIGTERM before anything was served. What is half done (a migration, a queue of the queues
     file) is a transaction SQLite rolls back, as after a crash, and the next start does it again;
-    nothing else is owed, so the process ends here."""
+    what is owed is ``cleanups`` (an init script stopped, a folder removed), then the process
+    ends here."""
+    for cleanup in cleanups:
+        cleanup()
     sys.stderr.write("sqsqlite stopped\n")
     sys.stderr.flush()
     os._exit(0)

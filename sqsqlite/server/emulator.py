@@ -5,7 +5,8 @@ Kubernetes probes, and LocalStack's message look-up.
   server starts (starting.py answers then: the database migrated, the queues file applied), and
   ``"unavailable"`` when the database can't be read.
 - ``GET /_localstack/health``, ``/_localstack/init`` and ``/_localstack/init/ready``: LocalStack's
-  shapes for its ``sqs`` service, so wait scripts written for LocalStack work unchanged.
+  shapes for its ``sqs`` service, so wait scripts written for LocalStack work unchanged; the init
+  paths list the scripts of ``serve --init-dir`` and their states (init_scripts.py).
 - ``GET|POST /_aws/sqs/messages?QueueUrl=...`` and ``/_aws/sqs/messages/<region>/<account>/<queue>``:
   a queue's messages as LocalStack answers them, read without receiving them: no receive count, no
   lease, nothing changes. A ReceiveMessage answer: SQS's JSON to a JSON 1.0 request, else XML, or
@@ -41,10 +42,13 @@ from ..core.rules import message_state
 from ..errors import InvalidParameterValue, QueueDoesNotExist, SQSError
 from . import urls, wire
 from .dispatch import Answer, Dispatcher, Headers, Request
+from .init_scripts import STAGES
 
 # The most a look-up's form body may hold (its parameters are a queue URL and two flags).
 LOOKUP_BODY_BYTES = 64 * 1024
-HEALTH_PATHS = ("/health", "/_localstack/health", "/_localstack/init", "/_localstack/init/ready")
+HEALTH_PATHS = ("/health", "/_localstack/health", "/_localstack/init")
+# /_localstack/init/<stage>: one stage's scripts (any case; LocalStack's 404, no body, for another).
+INIT_STAGE_PREFIX = "/_localstack/init/"
 MESSAGES_PATH = "/_aws/sqs/messages"
 # The receipt handle LocalStack gives a message looked up: no receive made it, and no call takes it.
 LOOKUP_RECEIPT_HANDLE = "SQS/BACKDOOR/ACCESS"
@@ -61,7 +65,12 @@ _JSON = "application/json"
 
 def serves(path: str) -> bool:
     """Whether a path is one of these (the rest is SQS's or the console's)."""
-    return path in HEALTH_PATHS or path == MESSAGES_PATH or path.startswith(MESSAGES_PATH + "/")
+    return is_health(path) or path == MESSAGES_PATH or path.startswith(MESSAGES_PATH + "/")
+
+
+def is_health(path: str) -> bool:
+    """Whether a path is a health path: /health, LocalStack's and its init paths (a stage's too)."""
+    return path in HEALTH_PATHS or (path.startswith(INIT_STAGE_PREFIX) and "/" not in path[len(INIT_STAGE_PREFIX) :])
 
 
 def version() -> str:
@@ -76,14 +85,15 @@ def version() -> str:
 def starting_answer(path: str, headers: Headers, request_id: str) -> Answer:
     """The answer to any request while the server starts (nothing of it runs): the health paths
     say "starting"; the rest is ServiceUnavailable (503) in SQS's shape, which the AWS SDKs retry."""
-    if path in HEALTH_PATHS:
+    if is_health(path):
         return health_answer(path, "starting", version())
     err = wire.WireError("ServiceUnavailable", "The request has failed due to a temporary failure of the server.", 503, sender_fault=False)
     return _error(err, Dispatcher.protocol(headers)[0], request_id)
 
 
-def health_answer(path: str, status: str, version: str) -> Answer:
-    """A health path's answer for ``status``: ok, starting or unavailable."""
+def health_answer(path: str, status: str, version: str, init: dict[str, Any] | None = None) -> Answer:
+    """A health path's answer for ``status``: ok, starting or unavailable. ``init``: the init
+    scripts' status (init_scripts.py), whose READY stage is completed once its scripts ended."""
     ok = status == "ok"
     if path == "/health":
         return _json(200 if ok else 503, {"status": status, "version": version})
@@ -91,9 +101,16 @@ def health_answer(path: str, status: str, version: str) -> Answer:
         sqs = {"ok": "running", "starting": "starting"}.get(status, "error")  # LocalStack's service states
         return _json(200, {"services": {"sqs": sqs}, "edition": "sqsqlite", "version": version})
     stages = {"BOOT": True, "START": True, "READY": ok, "SHUTDOWN": False}
+    scripts: list[dict[str, str]] = []
+    if init is not None:
+        stages = {**init["completed"], "READY": ok and init["completed"]["READY"]}
+        scripts = init["scripts"]
     if path == "/_localstack/init":
-        return _json(200, {"completed": stages, "scripts": []})
-    return _json(200, {"completed": ok, "scripts": []})  # /_localstack/init/ready
+        return _json(200, {"completed": stages, "scripts": scripts})
+    stage = path[len(INIT_STAGE_PREFIX) :].upper()  # /_localstack/init/<stage>
+    if stage not in STAGES:
+        return Answer(404, "text/plain; charset=utf-8", b"", {})
+    return _json(200, {"completed": stages[stage], "scripts": [s for s in scripts if s["stage"] == stage]})
 
 
 class EmulatorRoutes:
@@ -116,13 +133,15 @@ class EmulatorRoutes:
         self.loopback = loopback
         self.allowed_hosts = frozenset(h.lower().rstrip(".") for h in allowed_hosts)
         self.version = version()
+        # The init scripts (init_scripts.InitScripts or StatusFile): None, serve has none.
+        self.init: Any = None
 
     def refused_before_body(self, method: str, path: str, headers: Headers) -> Answer | None:
         """The answer to a request refused whatever its body, on a connection then closed (the
         body may still be coming), so that no unauthenticated body is read or counts against the
         server's budget; None otherwise. Health takes no body; the look-up takes the console's
         rules and a form's size."""
-        if path in HEALTH_PATHS:
+        if is_health(path):
             answer = None if method in ("GET", "HEAD") else _not_allowed("Health is asked with GET.", ("GET", "HEAD"))
         else:
             answer = self._refused(Request(method, path, "", headers, b"")) or _wrong_method(method)
@@ -137,7 +156,7 @@ class EmulatorRoutes:
 
     def handle(self, req: Request, request_id: str) -> Answer:
         """Answer one request (blocking: it reads the database); never raises."""
-        if req.path in HEALTH_PATHS:
+        if is_health(req.path):
             return self.health(req.path)
         return self.messages(req, request_id)
 
@@ -152,7 +171,8 @@ class EmulatorRoutes:
         return "ok"
 
     def health(self, path: str) -> Answer:
-        return health_answer(path, self.status(), self.version)
+        init = self.init.status() if self.init is not None else None
+        return health_answer(path, self.status(), self.version, init)
 
     # ------------------------------------------------------------ message look-up
 

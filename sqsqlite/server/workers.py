@@ -248,6 +248,7 @@ def main() -> None:
     status = options.pop("status_fd")
     sock = socket.socket(fileno=options.pop("fd"))
     options["console_secret"] = bytes.fromhex(options["console_secret"])
+    init_status = options.pop("init_status", None)
     # The same rule as one process: inline while nearly idle (a wait there for the other
     # worker's write lock is one call's), on the pool once requests queue up (docs/howto/server.md).
     try:
@@ -256,6 +257,10 @@ def main() -> None:
         why = exc.message if isinstance(exc, SQSError) else f"{type(exc).__name__}: {exc}"
         os.write(status, f"{os.getpid()} failed {' '.join(why.split())}\n".encode())
         sys.exit(CANNOT_START)
+    if init_status is not None and server.app.emulator is not None:  # the parent runs the init scripts
+        from .init_scripts import StatusFile
+
+        server.app.emulator.init = StatusFile(init_status)
     os.write(status, f"{os.getpid()} ready\n".encode())
     os.close(status)
 

@@ -1,6 +1,7 @@
 """The container image, built from the repository's Dockerfile and run for real with podman: it
 becomes healthy, applies the mounted queues file, serves boto3, keeps its messages on the /data
-volume across a new container, and stops on SIGTERM within 2 s.
+volume across a new container, and stops on SIGTERM within 2 s; a mounted LocalStack ready.d
+script makes its queues with awslocal.
 
 Run by ``make test-container`` (which .ci/run runs after ``make test``), with
 SQSQLITE_CONTAINER_TEST=1; skipped, with the reason, elsewhere. The two base images, Debian's
@@ -41,6 +42,18 @@ queues:
     attributes: {VisibilityTimeout: 45}
     deadLetterQueue: {name: orders-dlq, maxReceiveCount: 3}
   - name: orders-dlq
+"""
+
+# A LocalStack ready.d script as LocalStack's guides write them: a FIFO queue and its dead-letter
+# queue, made with awslocal once the endpoint serves.
+READY_SCRIPT = """\
+#!/bin/sh
+set -e
+awslocal sqs create-queue --queue-name events-dlq.fifo --attributes FifoQueue=true
+dlq_arn=$(awslocal sqs get-queue-attributes --queue-url events-dlq.fifo --attribute-names QueueArn \\
+          --query Attributes.QueueArn --output text)
+awslocal sqs create-queue --queue-name events.fifo --attributes \\
+  FifoQueue=true,RedrivePolicy="'{\\"deadLetterTargetArn\\":\\"$dlq_arn\\",\\"maxReceiveCount\\":\\"2\\"}'"
 """
 
 pytestmark = pytest.mark.slow
@@ -202,3 +215,38 @@ def test_the_image_serves_sqs_keeps_messages_on_its_volume_and_stops_within_two_
             podman("rm", "-f", name, check=False)
         podman("volume", "rm", "-f", volume, check=False)
     print(f"\ncontainer figures: {json.dumps(figures)}")
+
+
+def test_a_mounted_localstack_ready_script_makes_a_fifo_queue_and_its_dead_letter_queue(podman, image, tmp_path):
+    ready = tmp_path / "ready.d"
+    ready.mkdir()
+    ready.chmod(0o755)
+    script = ready / "01-queues.sh"
+    script.write_text(READY_SCRIPT)
+    script.chmod(0o755)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    name = f"sqsqlite-test-{os.getpid()}-init"
+    try:
+        podman("run", "-d", "--name", name, "-p", f"127.0.0.1:{port}:9324", "-v", f"{ready}:/etc/localstack/init/ready.d:ro", image)
+        _healthy_after(url, time.monotonic())
+        deadline = time.monotonic() + 60
+        while True:  # what a LocalStack wait script polls
+            with urllib.request.urlopen(url + "/_localstack/init/ready", timeout=5) as r:
+                answer = json.loads(r.read())
+            if answer["completed"]:
+                break
+            assert time.monotonic() < deadline, answer
+            time.sleep(0.1)
+        assert answer["scripts"] == [{"stage": "READY", "name": "01-queues.sh", "state": "SUCCESSFUL"}], podman("logs", name).stderr
+        sqs = boto3_client(url)
+        queue = sqs.get_queue_url(QueueName="events.fifo")["QueueUrl"]
+        dlq = sqs.get_queue_url(QueueName="events-dlq.fifo")["QueueUrl"]
+        attrs = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])["Attributes"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        assert attrs["FifoQueue"] == "true"
+        assert json.loads(attrs["RedrivePolicy"]) == {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2}
+        assert sqs.list_dead_letter_source_queues(QueueUrl=dlq)["queueUrls"] == [queue]
+        podman("stop", "--time", "10", name)
+    finally:
+        podman("rm", "-f", name, check=False)

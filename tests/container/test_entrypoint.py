@@ -59,6 +59,12 @@ def test_each_setting_becomes_its_option(tmp_path):
     assert "--queues" not in args or not os.path.exists("/opt/elasticmq.conf")
 
 
+def test_an_init_folder_named_by_its_variable_is_left_to_serve_to_read(tmp_path):
+    # SQSQLITE_INIT_DIR is serve's own environment variable, as SQSQLITE_QUEUES is.
+    args = serve_args(tmp_path, SQSQLITE_INIT_DIR="/srv/init")
+    assert "--init-dir" not in args
+
+
 def test_a_queues_file_named_by_its_variable_is_left_to_serve_to_read(tmp_path):
     # SQSQLITE_QUEUES is serve's own environment variable: the entrypoint adds no --queues of its own.
     args = serve_args(tmp_path, SQSQLITE_QUEUES="/etc/q.yaml")

@@ -33,8 +33,9 @@ def _callers_handler(signum, frame):  # pragma: no cover - never called: only co
         ["--db", "{tmp}/q.db", "--host", "203.0.113.1"],  # an address it can't listen on
         ["--db", "{tmp}/q.db", "--queues", "{tmp}/bad.yaml"],  # a queues file it refuses
         ["--db", "{tmp}/q.db", "--ready-file", "{tmp}/no/such/folder/ready"],
+        ["--db", "{tmp}/bad.db", "--init-dir", "{tmp}"],  # boot.d run (none), then the database refused
     ],
-    ids=["bad database", "bad region", "bad address", "bad queues file", "ready file's folder missing"],
+    ids=["bad database", "bad region", "bad address", "bad queues file", "ready file's folder missing", "bad database after boot.d"],
 )
 def test_serve_failing_in_process_puts_the_callers_sigterm_handler_back(tmp_path, args):
     (tmp_path / "bad.db").write_text("not a database\n")
