@@ -62,25 +62,38 @@ def _init_dir(tmp_path: Path) -> Path:
     return init
 
 
-def _poll_json(url: str, path: str, until, seconds: float = 60) -> dict:
+def _until(check, what, seconds: float = 60):
+    """check()'s first true answer, polled; a guard, not a measure: after ``seconds`` the test
+    fails, saying ``what`` (called, if callable, for what it shows then)."""
     deadline = time.monotonic() + seconds
-    while True:
+    while not (answer := check()):
+        if time.monotonic() > deadline:
+            pytest.fail(str(what() if callable(what) else what))
+        time.sleep(0.05)
+    return answer
+
+
+def _poll_json(url: str, path: str, until, seconds: float = 60) -> dict:
+    """The path's JSON answer once ``until`` holds of it."""
+    last: dict = {}
+
+    def answer():
         status, _, body = http_request(url, path)
         assert status == 200
-        answer = json.loads(body)
-        if until(answer):
-            return answer
-        assert time.monotonic() < deadline, answer
-        time.sleep(0.05)
+        last["answer"] = json.loads(body)
+        return last["answer"] if until(last["answer"]) else None
+
+    return _until(answer, lambda: f"last answer: {last.get('answer')}", seconds)
 
 
-def _wait_for_file(path: Path, proc: subprocess.Popen, what: str, seconds: float = 60) -> str:
-    """The text of ``path`` once it exists (a guard: fails naming ``what`` after ``seconds``)."""
-    deadline = time.monotonic() + seconds
-    while not path.exists() or not path.read_text().strip():
-        assert proc.poll() is None and time.monotonic() < deadline, what
-        time.sleep(0.05)
-    return path.read_text().strip()
+def _wait_for_file(path: Path, proc: subprocess.Popen | None, what, seconds: float = 60) -> str:
+    """The text of ``path`` once it has one, while ``proc`` (if any) runs."""
+
+    def text():
+        assert proc is None or proc.poll() is None, what() if callable(what) else what
+        return path.exists() and path.read_text().strip()
+
+    return _until(text, what, seconds)
 
 
 def _process_exists(pid: int) -> bool:
@@ -131,11 +144,7 @@ def test_ready_scripts_run_once_served_and_awslocal_makes_a_fifo_queue_with_its_
     with err.open("w") as errors:
         proc = subprocess.Popen([sys.executable, "-m", "sqsqlite.server", *args], stdout=subprocess.DEVNULL, stderr=errors, env=env)
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():  # written once /health answers 200
-            assert proc.poll() is None and time.monotonic() < deadline, f"no ready file: {err.read_text()}"
-            time.sleep(0.05)
-        url = ready.read_text().strip()
+        url = _wait_for_file(ready, proc, lambda: f"no ready file: {err.read_text()}")  # written once /health answers 200
 
         waiting = _poll_json(url, "/_localstack/init", lambda a: a["scripts"][1:] and a["scripts"][1]["state"] == "RUNNING")
         assert waiting["completed"] == {"BOOT": True, "START": True, "READY": False, "SHUTDOWN": False}
@@ -214,10 +223,7 @@ def test_a_stopped_init_starts_no_script_and_ends_the_one_running(tmp_path):
     _script(tmp_path / "init" / "ready.d" / "02-never.sh", f"#!/bin/sh\ntouch {tmp_path / 'ran'}\n")
     init = InitScripts(tmp_path / "init")
     thread = init.start_ready(os.environ)
-    deadline = time.monotonic() + 30
-    while not pid.exists() or not pid.read_text().strip():
-        assert time.monotonic() < deadline, "the script never started"
-        time.sleep(0.05)
+    _wait_for_file(pid, None, "the script never started", 30)
     init.stop()
     thread.join(30)
     assert not thread.is_alive(), "the ready stage went on after stop()"
