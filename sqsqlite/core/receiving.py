@@ -196,25 +196,26 @@ def claim_round(
 def _message(owner: object, row: Received, queue_id: int, system: set[str], wanted: Callable[[str], bool], tokens: dict | None) -> Message:
     """A received message of a row, with its claim when ``tokens`` is a dict (the claim's token
     objects, one kept per value), without when None (peek)."""
-    attrs = decode_attributes(row.attributes)
-    token, sequence_number = row.receipt_token, row.sequence_number
+    # Unpacked by name in field order, one specialized instruction: each ``row.field`` read
+    # would be a generic attribute look-up on CPython 3.11.
+    (id_, message_id, body, attributes, sender_id, sent_at, visible_at, receive_count, first_received_at,
+     token, group_id, dedup_id, sequence_number, dead_letter_source_arn) = row  # fmt: skip
+    attrs = decode_attributes(attributes)
     message = received_message(
-        row.message_id,
-        row.body,
-        row.receive_count,
-        row.sent_at,
-        row.first_received_at,
+        message_id,
+        body,
+        receive_count,
+        sent_at,
+        first_received_at,
         {k: v for k, v in attrs.items() if wanted(k)} if attrs else {},
-        row.group_id,
-        row.dead_letter_source_arn,
-        row.sender_id,
-        row.visible_at,
+        group_id,
+        dead_letter_source_arn,
+        sender_id,
+        visible_at,
         owner,
         # The handle's fields; its text is made when read (Message.receipt_handle).
-        None
-        if token is None or tokens is None
-        else _new_tuple(Handle, (queue_id, row.id, None, tokens.setdefault(token, token), row.message_id)),
-        row.dedup_id,
+        None if token is None or tokens is None else _new_tuple(Handle, (queue_id, id_, None, tokens.setdefault(token, token), message_id)),
+        dedup_id,
         None if sequence_number is None else sequence_text(sequence_number),
     )
     if system:
@@ -234,20 +235,21 @@ def _claimed_messages(
     token, visible_at = lease
     out = []
     for r in rows:
-        group = r.fifo_fields
+        # By name in field order (see _message).
+        id_, message_id, body, attributes, sender_id, sent_at, receive_count, first_received_at, dlq_source, group = r
         message = received_message(
-            r.message_id,
-            r.body,
-            r.receive_count,
-            r.sent_at,
-            r.first_received_at,
-            {k: v for k, v in decode_attributes(r.attributes).items() if wanted(k)} if r.attributes else {},
+            message_id,
+            body,
+            receive_count,
+            sent_at,
+            first_received_at,
+            {k: v for k, v in decode_attributes(attributes).items() if wanted(k)} if attributes else {},
             group if group is None else group[1:],  # GROUP_MARK + a fair queue's group id
-            r.dead_letter_source_arn,
-            r.sender_id,
+            dlq_source,
+            sender_id,
             visible_at,
             owner,
-            _new_tuple(Handle, (queue_id, r.id, None, token, r.message_id)),
+            _new_tuple(Handle, (queue_id, id_, None, token, message_id)),
         )
         if system:
             message.attributes = system_attributes(message, system)
@@ -459,7 +461,7 @@ def _claim_listed(tx: Tx, params: dict, want: int) -> list[Claimed]:
     most = Q.CLAIM_LISTED_MAX
     lease = {"lease_end": params["lease_end"], "now": params["now"], "token": params["token"]}
     for start in range(0, len(rows), most):
-        ids = [r.id for r in rows[start : start + most]]
+        ids = list(map(_claimed_id, rows[start : start + most]))
         ids += [ids[-1]] * (most - len(ids))  # padding, which IN ignores
         lease.update(zip(_IDS, ids))
         tx.run_bound(Q.CLAIM_LISTED_ROWS, lease)
@@ -822,7 +824,9 @@ assert Claimed._fields == Q.CLAIMED_COLUMNS, "Q.CLAIMED_COLUMNS changed: update 
 _new_tuple = tuple.__new__
 _claimed: Callable[[Any], Claimed] = functools.partial(_new_tuple, Claimed)
 _received: Callable[[Any], Received] = functools.partial(_new_tuple, Received)
-_fifo_fields = operator.attrgetter("fifo_fields")
+# Fields read by position in C: an attribute look-up of a NamedTuple's field is generic on 3.11.
+_fifo_fields = operator.itemgetter(Claimed._fields.index("fifo_fields"))
+_claimed_id = operator.itemgetter(Claimed._fields.index("id"))
 _IDS = Q.PER_ROW["id"]  # CLAIM_LISTED_ROWS' row ids: :id_0, :id_1 ...
 
 
