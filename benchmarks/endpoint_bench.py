@@ -1,9 +1,11 @@
-"""The endpoint under load, side by side with moto_server in one run.
+"""The endpoint under load, side by side with the emulators teams choose instead, in one run.
 
-    python -m benchmarks.endpoint_bench [--seconds 3] [--rounds 2] [--polls 1000] [--quick]
+    python -m benchmarks.endpoint_bench [--seconds 3] [--rounds 2] [--polls 1000] [--quick] [--no-peers]
 
 Every server runs as its own process, started as a user would (``sqsqlite serve --workers N``,
-``python -m moto.server``). The load generator is one process of asyncio (uvloop when
+``python -m moto.server``, fauxqs's ``fauxqs`` on Node.js, MiniStack's ``ministack``). fauxqs
+and MiniStack are installed from their public packages (npm, PyPI) into benchmarks/.cache/peers
+on first use; one that can't be (no Node.js, no network) is skipped with a line saying why. The load generator is one process of asyncio (uvloop when
 installed) writing raw JSON 1.0 requests over keep-alive connections (``rawsqs.py``), so it
 costs a few microseconds a request and the servers, not the client, set the pace.
 
@@ -106,9 +108,9 @@ def _status(pid: int) -> tuple[int, int]:
 
 
 class Server:
-    def __init__(self, name: str, argv: list[str], url: str, ready_path: str = "/"):
+    def __init__(self, name: str, argv: list[str], url: str, env: dict[str, str] | None = None):
         self.name, self.url = name, url
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -157,6 +159,55 @@ def sqsqlite_server(workdir: str, workers: int) -> Server:
 def moto_server() -> Server:
     port = _free_port()
     return Server("moto_server", [sys.executable, "-m", "moto.server", "-p", str(port)], f"http://127.0.0.1:{port}")
+
+
+# The peers, pinned to the versions measured; their folders are kept between runs.
+PEERS = Path(__file__).resolve().parent / ".cache" / "peers"
+FAUXQS = "fauxqs@1.9.2"
+MINISTACK = "ministack==1.5.33"
+
+
+def install_peer(name: str, ready: Path, steps: list[list[str]]) -> bool:
+    """Whether ``ready`` exists, running ``steps`` first if it doesn't; a line saying why not."""
+    if ready.exists():
+        return True
+    try:
+        for step in steps:
+            subprocess.run(step, check=True, capture_output=True, timeout=900)
+    except (OSError, subprocess.SubprocessError) as exc:
+        reason = (
+            exc.stderr.decode(errors="replace").strip().splitlines()[-1:] if isinstance(exc, subprocess.CalledProcessError) else [str(exc)]
+        )
+        print(f"  {name}: skipped, it could not be installed: {' '.join(reason) or exc}", flush=True)
+        return False
+    return ready.exists()
+
+
+def fauxqs_server() -> Server | None:
+    """fauxqs (Node.js, fastify, in memory), its logging off as a benchmark would run it."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        print("  fauxqs: skipped, Node.js and npm are not on PATH", flush=True)
+        return None
+    folder = PEERS / "fauxqs"
+    cli = folder / "node_modules" / "fauxqs" / "dist" / "cli.js"
+    if not install_peer("fauxqs", cli, [[npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund", FAUXQS]]):
+        return None
+    port = _free_port()
+    env = {**os.environ, "FAUXQS_PORT": str(port), "FAUXQS_HOST": "127.0.0.1", "FAUXQS_LOGGER": "false"}
+    return Server("fauxqs", [node, str(cli)], f"http://127.0.0.1:{port}", env)
+
+
+def ministack_server() -> Server | None:
+    """MiniStack (Python, hypercorn, in memory), in a virtual environment of its own."""
+    folder = PEERS / "ministack"
+    command = folder / "bin" / "ministack"
+    steps = [[sys.executable, "-m", "venv", str(folder)], [str(folder / "bin" / "python"), "-m", "pip", "install", "-q", MINISTACK]]
+    if not install_peer("MiniStack", command, steps):
+        return None
+    port = _free_port()
+    env = {**os.environ, "GATEWAY_PORT": str(port), "BIND_HOST": "127.0.0.1"}
+    return Server("MiniStack", [str(command)], f"http://127.0.0.1:{port}", env)
 
 
 def stack_server(workdir: str, stack: str) -> Server:
@@ -424,6 +475,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--polls", type=int, default=1000)
     p.add_argument("--quick", action="store_true", help="1 second, 1 round, 200 polls: a smoke run")
     p.add_argument("--stacks-only", action="store_true", help="only part 3, the candidate stacks")
+    p.add_argument("--no-peers", action="store_true", help="leave out fauxqs and MiniStack (moto stays)")
     p.add_argument("--out", default=str(RESULTS), help="where the JSON goes (default benchmarks/results/endpoint_bench.json)")
     p.add_argument("--serve-stack", help=argparse.SUPPRESS)
     p.add_argument("--db", help=argparse.SUPPRESS)
@@ -456,12 +508,23 @@ def main(argv: list[str] | None = None) -> dict:
             return result
         print("throughput", flush=True)
         servers = [sqsqlite_server(workdir, 1), sqsqlite_server(workdir, 2), moto_server()]
+        if not a.no_peers:
+            servers += [s for s in (fauxqs_server(), ministack_server()) if s is not None]
         result["throughput"] = throughput(servers, LEVELS, a.seconds, a.rounds)
         moto = result["throughput"]["moto_server"]["levels"]
         for name in ("sqsqlite --workers 1", "sqsqlite --workers 2"):
             mine = result["throughput"][name]["levels"]
             result["throughput"][name]["vs_moto"] = {k: round(mine[k]["rps"] / max(1, moto[k]["rps"]), 1) for k in mine}
             result["throughput"][name]["rise_1_to_64"] = round(mine["64"]["rps"] / max(1, mine["1"]["rps"]), 2)
+            if "fauxqs" in result["throughput"]:  # the fastest peer: requests, and server CPU a request
+                fq = result["throughput"]["fauxqs"]["levels"]
+                result["throughput"][name]["vs_fauxqs"] = {
+                    k: {
+                        "rps": round(mine[k]["rps"] / max(1, fq[k]["rps"]), 2),
+                        "server_cpu": round(mine[k]["server_cpu_us_per_request"] / max(1, fq[k]["server_cpu_us_per_request"]), 2),
+                    }
+                    for k in mine
+                }
         print("parked long polls", flush=True)
         result["long_polls"] = {}
         for s in servers:

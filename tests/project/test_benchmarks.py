@@ -4,6 +4,7 @@ from `python -m benchmarks`, never from assertions."""
 import contextlib
 import json
 import os
+import sys
 
 import pytest
 
@@ -331,10 +332,22 @@ def test_the_endpoint_benchmark_measures_each_server_and_stack_at_a_tiny_size(tm
     from benchmarks import endpoint_bench
 
     out = tmp_path / "endpoint.json"
-    endpoint_bench.main(["--seconds", "0.2", "--rounds", "1", "--polls", "10", "--out", str(out)])
+    endpoint_bench.main(["--seconds", "0.2", "--rounds", "1", "--polls", "10", "--no-peers", "--out", str(out)])
     written = json.loads(out.read_text())
     assert set(written["throughput"]) == {"sqsqlite --workers 1", "sqsqlite --workers 2", "moto_server"}
     assert set(written["long_polls"]) == set(written["throughput"]) and written["stacks"]
+
+
+def test_an_endpoint_peer_that_cannot_be_installed_is_skipped_with_a_line_saying_why(tmp_path, monkeypatch, capsys):
+    from benchmarks import endpoint_bench
+
+    monkeypatch.setattr(endpoint_bench.shutil, "which", lambda name: None)
+    assert endpoint_bench.fauxqs_server() is None
+    failing = [sys.executable, "-c", "import sys; sys.exit('no route to the package index')"]
+    assert not endpoint_bench.install_peer("MiniStack", tmp_path / "never", [failing])
+    shown = capsys.readouterr().out
+    assert "fauxqs: skipped, Node.js and npm are not on PATH" in shown
+    assert "MiniStack: skipped, it could not be installed: no route to the package index" in shown
 
 
 @pytest.mark.slow
