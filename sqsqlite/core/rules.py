@@ -172,13 +172,16 @@ def keep_earlier_move(tx: Tx, row_id: int, now: int) -> None:
 def prune_moves(tx: Tx, now: int, every_minute: bool = True) -> int:
     """Remove up to MOVES_PRUNE_ROWS rows of message_moves whose messages have expired (sent longer ago than
     the longest retention); ``every_minute``: at most once a minute on this connection (after a
-    move, at a receive's scheduled prune). How many went."""
+    move, at a receive's scheduled prune), and then up to ARCHIVE_PRUNE_ROWS expired archived
+    messages too. How many moves went."""
     if every_minute:
         period = now - now % D.MOVES_PRUNE_EVERY_MS
         state = tx.state
         if state.get("moves_pruned") == period:
             return 0
         state["moves_pruned"] = period
+        # Beside it, once a minute: a bounded step of the archive's expired rows (core/archive.py).
+        tx.run(Q.PRUNE_ARCHIVE, now=now, n=D.ARCHIVE_PRUNE_ROWS)
     return tx.run(Q.prune_message_moves, cutoff=now - ms(D.MESSAGE_RETENTION_PERIOD.high), n=D.MOVES_PRUNE_ROWS)
 
 
