@@ -162,6 +162,7 @@ def _send(target: QueueContext, key: str, rows: list[Any], fifo: bool, result: R
         if m.aws_trace_header is not None:
             entry["MessageSystemAttributes"] = {"AWSTraceHeader": {"DataType": "String", "StringValue": m.aws_trace_header}}
         entries.append(entry)
+    # A batch refused whole (a FIFO target and a message of no group) raises its own error.
     out = sending.send_message_batch(target, entries)
     if out.failed:
         first = out.failed[0]
@@ -170,4 +171,4 @@ def _send(target: QueueContext, key: str, rows: list[Any], fifo: bool, result: R
             f"Replaying message {original} failed: {first.code}: {first.message}",
             f"Nothing of this batch was sent; the replay stopped after {result.sent} messages and resumes here when run again.",
         )
-    return [(rows[int(s["Id"])]["message_id"], s["MessageId"]) for s in out.successful]
+    return [(rows[int(s.id)]["message_id"], s.message_id) for s in out.successful]
