@@ -90,13 +90,11 @@ def replay(
             result.sent_before, result.finished_before = run["sent"], bool(run["done"])
     if result.finished_before:
         return result
-    # What is left to send, for a dry run's answer and a progress bar's length.
-    left = _rows(source, source_id, f, max_id, cursor)
+    # What is left to send: a dry run's answer, or a progress bar's length.
     if dry_run:
-        result.pending = [ArchivedMessage.from_row(r) for r in left]
+        result.pending = [ArchivedMessage.from_row(r) for r in _rows(source, source_id, f, max_id, cursor, keep=True)]
         return result
-    total, fifo = len(left), bool(target_row["fifo"])
-    del left
+    total, fifo = len(_rows(source, source_id, f, max_id, cursor, keep=False)), bool(target_row["fifo"])
     while True:
         group = store.begin_transaction()
         ok = False
@@ -129,13 +127,14 @@ def _after(cursor: tuple[int, int, int]) -> dict[str, int]:
     return dict(zip(("last_sent_at", "last_position", "last_id"), cursor))
 
 
-def _rows(source: QueueContext, queue_id: int, f: ArchiveFilter, max_id: int, cursor: tuple[int, int, int]) -> list[Any]:
-    """The rows left to replay after ``cursor``, in replay order."""
+def _rows(source: QueueContext, queue_id: int, f: ArchiveFilter, max_id: int, cursor: tuple[int, int, int], keep: bool) -> list[Any]:
+    """The rows left to replay after ``cursor``, in replay order; ``keep`` False: only their
+    archive ids (a count, without holding every body in memory)."""
     out: list[Any] = []
     with source.store.read() as tx:
         while True:
             rows = tx.all(Q.REPLAY_PAGE, queue_id=queue_id, since=f.since, until=f.until, max_id=max_id, **_after(cursor), n=_PAGE)
-            out.extend(r for r in rows if f.matches(r))
+            out.extend((r if keep else r["id"]) for r in rows if f.matches(r))
             if len(rows) < _PAGE:
                 return out
             cursor = (rows[-1]["sent_at"], rows[-1]["position"], rows[-1]["id"])

@@ -306,3 +306,20 @@ def test_archived_lists_by_time_range_message_id_group_and_attribute(db, clock):
         db.archived(q.url, where="tenant")
     with pytest.raises(InvalidParameterValue):
         db.archived(q.url, since=5, until=5)
+
+
+def test_the_archives_pruning_listing_and_replay_walk_their_indexes_never_the_whole_table(db, db_path):
+    from sqsqlite import queries as Q
+    from tests.unit.test_queries import _plan
+
+    db.create_queue("plans")
+    with sqlite3.connect(db_path) as conn:
+        assert _plan(conn, Q.PRUNE_ARCHIVE) == [
+            "SEARCH message_archive USING INTEGER PRIMARY KEY (rowid=?)",
+            "LIST SUBQUERY 1",
+            "SEARCH message_archive USING COVERING INDEX ix_message_archive_expires (expires_at<?)",
+        ]
+        for name in ("ARCHIVE_PAGE", "REPLAY_PAGE"):
+            plan = " ".join(_plan(conn, getattr(Q, name)))
+            assert "ix_message_archive_deleted (queue_id=? AND deleted_at>? AND deleted_at<?)" in plan, (name, plan)
+            assert "SCAN message_archive" not in plan
