@@ -100,6 +100,12 @@ def replay(
         ok = False
         try:
             with store.write() as tx:
+                # Read again under the writers' lock: another process running the same replay
+                # (or this one, resumed meanwhile) may have gone on.
+                run = tx.one(Q.REPLAY_RUN, key=key)
+                if run is None or run["done"]:
+                    return result
+                cursor = (run["last_sent_at"], run["last_position"], run["last_id"])
                 rows = tx.all(Q.REPLAY_PAGE, queue_id=source_id, since=f.since, until=f.until, max_id=max_id, **_after(cursor), n=_PAGE)
             batch = []
             for r in rows:

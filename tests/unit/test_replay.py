@@ -171,3 +171,18 @@ def test_a_replay_of_a_queue_that_does_not_exist_is_queue_does_not_exist(db, arc
         db.replay(archived.url, to="nope")
     with pytest.raises(InvalidParameterValue):
         db.replay(archived.url, where="=x")
+
+
+def test_two_runs_of_the_same_replay_at_once_send_each_message_once(db, archived):
+    for i in range(30):
+        archived.send_message(f"m{i}")
+    delete_in_random_order(archived, 30)
+    inner = []
+
+    def meanwhile(sent, total):
+        if not inner:  # after the first run's first transaction, a second run of it goes to the end
+            inner.append(db.replay(archived.url))
+
+    first = db.replay(archived.url, progress=meanwhile)
+    assert (first.sent, inner[0].sent) == (10, 20)
+    assert [m.body for m in drain(archived)] == [f"m{i}" for i in range(30)]
