@@ -126,15 +126,20 @@ def test_every_deleting_path_archives_what_it_deletes_while_on_and_nothing_while
         assert r["expires_at"] == r["deleted_at"] + 7 * DAY * 1000
 
 
-def test_a_fifo_queues_deletes_single_and_batch_keep_group_and_deduplication_ids(db, db_path, clock):
+@pytest.mark.parametrize("on", [True, False], ids=["on", "off"])
+def test_a_fifo_queues_deletes_single_and_batch_keep_group_and_deduplication_ids(db, db_path, clock, on):
     q = db.create_queue("f.fifo", attributes={"FifoQueue": "true"})
-    db.set_archive(q.url, DAY)
+    if on:
+        db.set_archive(q.url, DAY)
     for i in range(2):
         q.send_message(f"f{i}", message_group_id=f"g{i}", message_deduplication_id=f"d{i}")
     [a, b] = q.receive_message(max_number_of_messages=10)
     a.delete()
     q.delete_message_batch([{"Id": "b", "ReceiptHandle": b.receipt_handle}])
     rows = archived_rows(db_path)
+    if not on:
+        assert rows == [] and q.peek("all") == []
+        return
     assert [(r["body"], r["group_id"], r["dedup_id"], r["how"]) for r in rows] == [
         ("f0", "g0", "d0", "delete"),
         ("f1", "g1", "d1", "batch"),
@@ -179,13 +184,15 @@ def test_a_delete_rolled_back_with_its_transaction_leaves_no_archived_row(db, db
     assert len(archived_rows(db_path)) == 1
 
 
-def test_expired_and_dead_lettered_messages_are_not_archived_but_the_dead_letter_queues_own_deletes_are(db, db_path, clock):
+@pytest.mark.parametrize("on", [True, False], ids=["on", "off"])
+def test_expired_and_dead_lettered_messages_are_not_archived_but_the_dead_letter_queues_own_deletes_are(db, db_path, clock, on):
     dlq = db.create_queue("dlq")
     src = db.create_queue(
         "src", attributes={"MessageRetentionPeriod": "60"}, redrive_policy={"deadLetterTargetArn": dlq.arn, "maxReceiveCount": 1}
     )
     db.set_archive(src.url, DAY)
-    db.set_archive(dlq.url, DAY)
+    if on:
+        db.set_archive(dlq.url, DAY)
     src.send_message("poison")
     src.receive_message(visibility_timeout=0)
     assert src.receive_message() == []  # dead-lettered: a move, not a delete
@@ -195,6 +202,9 @@ def test_expired_and_dead_lettered_messages_are_not_archived_but_the_dead_letter
     assert archived_rows(db_path) == []
     [m] = dlq.receive_message()
     m.delete()
+    if not on:  # the source's archive is on, the dead-letter queue's off
+        assert archived_rows(db_path) == []
+        return
     [row] = archived_rows(db_path)
     assert (row["queue_name"], row["body"]) == ("dlq", "poison")
 
