@@ -63,13 +63,13 @@ def _iso(ms: int | None) -> str | None:
 
 def _filters(f: Any) -> Any:
     """The options every command that selects archived messages takes."""
-    f = click.option("--since", type=When(), metavar="TIME", help="Deleted at or after TIME: ISO 8601, epoch ms, or a duration ago (2h).")(
-        f
-    )
-    f = click.option("--until", type=When(), metavar="TIME", help="Deleted before TIME (as --since); now when left out.")(f)
-    f = click.option("--message-id", "message_ids", multiple=True, metavar="ID", help="Only this message (repeat for more).")(f)
-    f = click.option("--group-id", metavar="GROUP", help="Only messages of this MessageGroupId.")(f)
+    # Applied last first, so that --help lists them in this order.
     f = click.option("--where", metavar="ATTRIBUTE=VALUE", help="Only messages whose message attribute has this value.")(f)
+    f = click.option("--group-id", metavar="GROUP", help="Only messages of this MessageGroupId.")(f)
+    f = click.option("--message-id", "message_ids", multiple=True, metavar="ID", help="Only this message (repeat for more).")(f)
+    f = click.option("--until", type=When(), metavar="TIME", help="Deleted before TIME (as --since); left out, up to now.")(f)
+    since = "Deleted at or after TIME: ISO 8601, epoch ms, or a duration ago (2h)."
+    f = click.option("--since", type=When(), metavar="TIME", help=since)(f)
     return f
 
 
