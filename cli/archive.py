@@ -187,7 +187,13 @@ COMMANDS.append(archive)
 @command("list", output="json", group=archive)
 @queue_url_option()
 @_filters
-@click.option("--limit", type=click.IntRange(D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high), default=D.ARCHIVE_LIMIT.default, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high),
+    default=D.ARCHIVE_LIMIT.default,
+    show_default=True,
+    help="At most this many messages.",
+)
 def archive_list(s: Settings, queue_url: str, limit: int, **selection: Any) -> None:
     """List a queue's archived messages, oldest deleted first: ids, times, what deleted them.
 
@@ -202,7 +208,13 @@ def archive_list(s: Settings, queue_url: str, limit: int, **selection: Any) -> N
 @command("peek", output="json", group=archive)
 @queue_url_option()
 @_filters
-@click.option("--limit", type=click.IntRange(D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high), default=10, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high),
+    default=10,
+    show_default=True,
+    help="At most this many messages.",
+)
 def archive_peek(s: Settings, queue_url: str, limit: int, **selection: Any) -> None:
     """Show a queue's archived messages in full: body, message attributes and system attributes.
 
