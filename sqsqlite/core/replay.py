@@ -76,8 +76,9 @@ def replay(
         source_id = queue_row(tx, source)["id"]
         target_row = queue_row(tx, target)
         run = tx.one(Q.REPLAY_RUN, key=key)
-        if run is not None and again and run["done"] and not dry_run:
-            tx.run(Q.DELETE_REPLAY_RUN, key=key)
+        if run is not None and again and run["done"]:  # a new run of it (a dry run: what that would send)
+            if not dry_run:
+                tx.run(Q.DELETE_REPLAY_RUN, key=key)
             run = None
         if run is None:
             max_id = tx.scalar(Q.ARCHIVE_MAX_ID)

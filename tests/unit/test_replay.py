@@ -122,6 +122,8 @@ def test_a_finished_replay_run_again_sends_nothing_unless_asked_again(db, archiv
     assert db.replay(archived.url).sent == 1
     second = db.replay(archived.url)
     assert (second.sent, second.sent_before, second.finished_before) == (0, 1, True)
+    assert db.replay(archived.url, dry_run=True).pending == []  # finished: nothing more to send
+    assert len(db.replay(archived.url, dry_run=True, again=True).pending) == 1
     assert db.replay(archived.url, again=True).sent == 1
     assert [m.body for m in drain(archived)] == ["once", "once"]
 
