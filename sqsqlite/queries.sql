@@ -957,12 +957,28 @@ SELECT queues.id, queues.archive_retention
 FROM queues
 WHERE queues.archive_retention IS NOT NULL;
 
+-- name: ARCHIVE_QUEUE_AFTER
+-- defaults: {"param_1": 1, "param_2": 0}
+SELECT message_archive.queue_id
+FROM message_archive
+WHERE message_archive.queue_id > :after ORDER BY message_archive.queue_id
+ LIMIT :param_1 OFFSET :param_2;
+
+-- name: ARCHIVE_HEAD_EXPIRES
+-- defaults: {"param_1": 1, "param_2": 0}
+SELECT message_archive.expires_at
+FROM message_archive
+WHERE message_archive.queue_id = :queue_id ORDER BY message_archive.deleted_at
+ LIMIT :param_1 OFFSET :param_2;
+
 -- name: PRUNE_ARCHIVE
 -- defaults: {"param_1": 0}
-DELETE FROM message_archive WHERE message_archive.id IN (SELECT message_archive.id
+DELETE FROM message_archive WHERE message_archive.id IN (SELECT anon_1.id
+FROM (SELECT message_archive.id AS id, message_archive.expires_at AS expires_at
 FROM message_archive
-WHERE message_archive.expires_at <= :now ORDER BY message_archive.expires_at
- LIMIT :n OFFSET :param_1);
+WHERE message_archive.queue_id = :queue_id ORDER BY message_archive.deleted_at
+ LIMIT :n OFFSET :param_1) AS anon_1
+WHERE anon_1.expires_at <= :now);
 
 -- name: ARCHIVE_PAGE
 -- defaults: {"param_1": 0}

@@ -1036,10 +1036,13 @@ ARCHIVE_PURGED_VISIBLE = _archive(m.c.id.in_(_either_rows(_visible, _alive)))  #
 
 set_archive_retention = compile_sql(update(q).where(q.c.id == P("id")).values(archive_retention=P("retention")))
 archiving_queues = compile_sql(select(q.c.id, q.c.archive_retention).where(q.c.archive_retention.is_not(None)))
-# A bounded step of the pruning, oldest expiry first, on ix_message_archive_expires.
-PRUNE_ARCHIVE = compile_sql(
-    delete(_arc).where(_arc.c.id.in_(select(_arc.c.id).where(_arc.c.expires_at <= P("now")).order_by(_arc.c.expires_at).limit(P("n"))))
-)
+# Pruning, queue by queue on ix_message_archive_deleted: the next queue that has archived rows
+# (a seek), its oldest row's expiry (a seek), and then a bounded step: the expired among its n
+# oldest. A row whose retention was shortened after older ones were archived waits for them.
+ARCHIVE_QUEUE_AFTER = compile_sql(select(_arc.c.queue_id).where(_arc.c.queue_id > P("after")).order_by(_arc.c.queue_id).limit(1))
+ARCHIVE_HEAD_EXPIRES = compile_sql(select(_arc.c.expires_at).where(_arc.c.queue_id == P("queue_id")).order_by(_arc.c.deleted_at).limit(1))
+_oldest = select(_arc.c.id, _arc.c.expires_at).where(_arc.c.queue_id == P("queue_id")).order_by(_arc.c.deleted_at).limit(P("n")).subquery()
+PRUNE_ARCHIVE = compile_sql(delete(_arc).where(_arc.c.id.in_(select(_oldest.c.id).where(_oldest.c.expires_at <= P("now")))))
 # A page of a queue's archive by deleted time, from the row after (deleted_at, id).
 ARCHIVE_PAGE = compile_sql(
     select(_arc)

@@ -47,7 +47,6 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     op.create_index("ix_message_archive_deleted", "message_archive", ["queue_id", "deleted_at"])
-    op.create_index("ix_message_archive_expires", "message_archive", ["expires_at"])
     op.create_table(
         "replay_runs",
         sa.Column("key", sa.String(), nullable=False),
@@ -69,7 +68,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("replay_runs")
-    op.drop_index("ix_message_archive_expires", table_name="message_archive")
     op.drop_index("ix_message_archive_deleted", table_name="message_archive")
     op.drop_table("message_archive")
     op.execute("DELETE FROM meta WHERE key = 'archive_queues'")

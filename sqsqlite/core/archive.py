@@ -14,7 +14,8 @@ holds the setting itself; set_retention writes both in one transaction.
 
 Archived rows keep the retention in force when they were deleted (expires_at): a later change
 applies to the messages deleted after it, and turning the archive off keeps what it holds until
-then. Pruning removes a bounded number of expired rows a transaction (D.ARCHIVE_PRUNE_ROWS).
+then. Pruning removes a bounded number of expired rows a transaction (D.ARCHIVE_PRUNE_ROWS),
+each queue's oldest first (rules.prune_archive).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
 from ..store import Tx
-from .rules import decode_attributes, trace_header
+from .rules import decode_attributes, prune_archive, trace_header
 
 _SETTING = ("meta", D.ARCHIVE_META_KEY)  # the connection's cache's key (Tx.meta_setting)
 
@@ -78,9 +79,9 @@ def params(queue_name: str, now: int, ms: int, how: str, **more: Any) -> dict[st
     return {"queue_name": queue_name, "now": now, "retention": ms, "how": how, **more}
 
 
-def prune(tx: Tx, now: int, n: int = D.ARCHIVE_PRUNE_ROWS) -> int:
-    """Remove up to ``n`` archived messages whose retention has passed, oldest first; how many."""
-    return tx.run(Q.PRUNE_ARCHIVE, now=now, n=n)
+def prune(tx: Tx, now: int) -> int:
+    """Remove up to D.ARCHIVE_PRUNE_ROWS archived messages whose retention has passed; how many."""
+    return prune_archive(tx, now, D.ARCHIVE_PRUNE_ROWS)
 
 
 @dataclass

@@ -181,8 +181,23 @@ def prune_moves(tx: Tx, now: int, every_minute: bool = True) -> int:
             return 0
         state["moves_pruned"] = period
         # Beside it, once a minute: a bounded step of the archive's expired rows (core/archive.py).
-        tx.run(Q.PRUNE_ARCHIVE, now=now, n=D.ARCHIVE_PRUNE_ROWS)
+        prune_archive(tx, now, D.ARCHIVE_PRUNE_ROWS)
     return tx.run(Q.prune_message_moves, cutoff=now - ms(D.MESSAGE_RETENTION_PERIOD.high), n=D.MOVES_PRUNE_ROWS)
+
+
+def prune_archive(tx: Tx, now: int, n: int) -> int:
+    """Remove up to ``n`` archived messages whose retention has passed, each queue's oldest
+    first: a queue whose oldest has not expired costs two index seeks. How many went."""
+    removed, after = 0, -1
+    while removed < n:
+        queue_id = tx.scalar(Q.ARCHIVE_QUEUE_AFTER, after=after)
+        if queue_id is None:
+            break
+        after = queue_id
+        head = tx.scalar(Q.ARCHIVE_HEAD_EXPIRES, queue_id=queue_id)
+        if head is not None and head <= now:
+            removed += tx.run(Q.PRUNE_ARCHIVE, queue_id=queue_id, now=now, n=n - removed)
+    return removed
 
 
 def raise_high_water(tx: Tx, queue_id: int) -> None:

@@ -318,18 +318,36 @@ def test_archived_lists_by_time_range_message_id_group_and_attribute(db, clock):
         db.archived(q.url, since=5, until=5)
 
 
-def test_the_archives_pruning_listing_and_replay_walk_their_indexes_never_the_whole_table(db, db_path):
+def test_the_archives_pruning_listing_and_replay_walk_their_index_never_the_whole_table(db, db_path):
     from sqsqlite import queries as Q
     from tests.unit.test_queries import _plan
 
     db.create_queue("plans")
     with sqlite3.connect(db_path) as conn:
-        assert _plan(conn, Q.PRUNE_ARCHIVE) == [
-            "SEARCH message_archive USING INTEGER PRIMARY KEY (rowid=?)",
-            "LIST SUBQUERY 1",
-            "SEARCH message_archive USING COVERING INDEX ix_message_archive_expires (expires_at<?)",
-        ]
-        for name in ("ARCHIVE_PAGE", "REPLAY_PAGE"):
+        for name in ("ARCHIVE_QUEUE_AFTER", "ARCHIVE_HEAD_EXPIRES", "PRUNE_ARCHIVE", "ARCHIVE_PAGE", "REPLAY_PAGE"):
             plan = " ".join(_plan(conn, getattr(Q, name)))
-            assert "ix_message_archive_deleted (queue_id=? AND deleted_at>? AND deleted_at<?)" in plan, (name, plan)
-            assert "SCAN message_archive" not in plan
+            assert "INDEX ix_message_archive_deleted (queue_id" in plan, (name, plan)
+            assert "SCAN message_archive" not in plan, (name, plan)
+
+
+def test_pruning_goes_queue_by_queue_and_a_queue_whose_oldest_has_not_expired_keeps_everything(db, db_path, clock):
+    short, long = db.create_queue("short"), db.create_queue("long")
+    db.set_archive(long.url, 3600)
+    db.set_archive(short.url, 60)
+    for q in (long, short):
+        send(q, 3)
+        for m in receive_all(q, 3):
+            m.delete()
+    clock.advance(60)
+    db.prune()
+    assert {r["queue_name"] for r in archived_rows(db_path)} == {"long"}
+    db.set_archive(long.url, 60)  # shorter now: what it archives next waits for its older rows
+    send(long, 1)
+    [m] = receive_all(long, 1)
+    m.delete()
+    clock.advance(60)
+    db.prune()
+    assert len(archived_rows(db_path)) == 4
+    clock.advance(3600)
+    db.prune()
+    assert archived_rows(db_path) == []
