@@ -18,7 +18,7 @@ import click
 from sqsqlite.command_options import EXIT_OTHER, Failure, ServiceError, install_extra
 from sqsqlite.command_options import EXIT_SERVICE as EXIT_SERVICE  # the exit codes, all here
 
-from . import admin, aws, vacuum  # noqa: F401 (vacuum adds its command to admin.COMMANDS)
+from . import admin, archive, aws, vacuum  # noqa: F401 (vacuum and archive add their commands to admin.COMMANDS)
 from .options import Settings, global_options
 from .values import Usage
 

@@ -429,3 +429,25 @@ QUEUES_FILE_MAX_BYTES = 1 << 20
 QUEUES_FILE_MAX_HOCON_BYTES = 256 << 10
 QUEUES_FILE_MAX_DEPTH = 20
 QUEUES_FILE_MAX_NUMBER_CHARS = 40
+
+# The archive of deleted messages (message_archive), per queue, off unless a queue's
+# archive_retention is set (Database.set_archive, `sqsqlite archive --retention`): from a
+# minute to a year. The queues whose archive is on, and their retention, are also kept in the
+# meta table under this key, which a delete reads from its connection's cache (as the history's
+# setting: a delete by a remembered handle sees another connection's change within
+# ARCHIVE_SETTING_RECHECK_MS), so that off, a delete pays a dictionary look-up.
+ARCHIVE_RETENTION_MIN_MS = 60_000
+ARCHIVE_RETENTION_MAX_MS = 366 * 86_400_000
+ARCHIVE_META_KEY = "archive_queues"
+ARCHIVE_SETTING_RECHECK_MS = 1_000
+# Expired archive rows go at most this many a transaction: once a minute on a connection that
+# receives (beside the moved messages' earlier ids), and all of them, this many at a time, at
+# db.prune().
+ARCHIVE_PRUNE_ROWS = 1_000
+# A page of `archive list` / Database.archived, and the most rows one call returns.
+ARCHIVE_LIMIT = IntRange("limit", 1, 10_000, 100, "messages")
+# A replay sends this many messages a transaction (a batch send's most), its progress with them.
+REPLAY_BATCH = 10
+# The message attribute a replayed message carries its original message id in. A message with
+# ten attributes already (SQS's most) is replayed without it (counted in the result).
+REPLAY_ORIGINAL_ID_ATTRIBUTE = "sqsqlite.OriginalMessageId"

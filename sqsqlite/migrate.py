@@ -111,6 +111,8 @@ _CARRIED = frozenset({"message_positions"})
 # And those that only tell a receipt handle of a moved message from a deleted one's: a file
 # downgraded past them answers such a handle as a deleted message's (0015).
 _HANDLES_ONLY = frozenset({"message_moves"})
+# And replays' progress, which means nothing without the archive they replay (0016).
+_PROGRESS = frozenset({"replay_runs"})
 
 
 def _tables(connection, holding_rows: bool = False) -> set[str]:
@@ -122,7 +124,7 @@ def _tables(connection, holding_rows: bool = False) -> set[str]:
         if not name.startswith("sqlite_") and name != "alembic_version"
     }
     if holding_rows:
-        kept = names - _STATISTICS - _CARRIED - _HANDLES_ONLY
+        kept = names - _STATISTICS - _CARRIED - _HANDLES_ONLY - _PROGRESS
         return {name for name in kept if connection.exec_driver_sql(f'SELECT 1 FROM "{name}" LIMIT 1').first()}  # names from sqlite_master
     return names
 

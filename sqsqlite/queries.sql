@@ -23,12 +23,12 @@
 -- constant: HISTORY_COLUMNS = ["name", "minute", "sent", "bytes_sent", "received", "redelivered", "empty_receives", "deleted", "dead_lettered", "moved_in", "expired", "purged", "moved", "visible", "in_flight", "delayed", "oldest_age"]
 
 -- name: queue_by_name
-SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence, queues.fresh_from
+SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence, queues.fresh_from, queues.archive_retention
 FROM queues
 WHERE queues.account = :account AND queues.region = :region AND queues.name = :name;
 
 -- name: queue_by_id
-SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence, queues.fresh_from
+SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence, queues.fresh_from, queues.archive_retention
 FROM queues
 WHERE queues.id = :id;
 
@@ -748,7 +748,7 @@ WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND me
  LIMIT 1 OFFSET :param_1), 0)) AS max_1;
 
 -- name: all_queues
-SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence, queues.fresh_from
+SELECT queues.id, queues.name, queues.account, queues.region, queues.fifo, queues.created_at, queues.modified_at, queues.visibility_timeout, queues.delay_seconds, queues.retention_period, queues.max_message_size, queues.receive_wait_time, queues.dead_letter_target, queues.max_receive_count, queues.content_based_dedup, queues.dedup_scope, queues.attributes, queues.tags, queues.purged_at, queues.inflight_bound, queues.inflight_epoch, queues.last_sequence, queues.fresh_from, queues.archive_retention
 FROM queues ORDER BY queues.name;
 
 -- name: find_dedup
@@ -908,3 +908,107 @@ DELETE FROM meta WHERE meta."key" = :key;
 SELECT meta."key", meta.value
 FROM meta
 WHERE meta."key" >= :low AND meta."key" < :high ORDER BY meta."key";
+
+-- name: ARCHIVE_BY_HANDLE
+-- defaults: {"param_1": 0}
+INSERT INTO message_archive (queue_id, queue_name, position, message_id, body, attributes, sender_id, group_id, dedup_id, sequence_number, dead_letter_source_arn, receive_count, sent_at, first_received_at, deleted_at, expires_at, how) SELECT messages.queue_id, :queue_name AS anon_1, messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.receive_count, messages.sent_at, messages.first_received_at, :now AS anon_2, :now + :retention AS anon_3, :how AS anon_4
+FROM messages
+WHERE messages.id = :id AND messages.queue_id = :queue_id AND messages.message_id = :message_id AND messages.receipt_token = :token AND (:fifo = :param_1 OR messages.visible_at > :now);
+
+-- name: ARCHIVE_BY_ID
+INSERT INTO message_archive (queue_id, queue_name, position, message_id, body, attributes, sender_id, group_id, dedup_id, sequence_number, dead_letter_source_arn, receive_count, sent_at, first_received_at, deleted_at, expires_at, how) SELECT messages.queue_id, :queue_name AS anon_1, messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.receive_count, messages.sent_at, messages.first_received_at, :now AS anon_2, :now + :retention AS anon_3, :how AS anon_4
+FROM messages
+WHERE messages.id = :id;
+
+-- name: ARCHIVE_CLAIMED
+-- defaults: {"param_1": 0}
+INSERT INTO message_archive (queue_id, queue_name, position, message_id, body, attributes, sender_id, group_id, dedup_id, sequence_number, dead_letter_source_arn, receive_count, sent_at, first_received_at, deleted_at, expires_at, how) SELECT messages.queue_id, :queue_name AS anon_1, messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.receive_count, messages.sent_at, messages.first_received_at, :now AS anon_2, :now + :retention AS anon_3, :how AS anon_4
+FROM messages
+WHERE messages.receipt_token = :token AND messages.queue_id + 0 = :queue_id AND messages.id IN (SELECT value
+FROM json_each(:ids)) AND (:fifo = :param_1 OR messages.visible_at > :now);
+
+-- name: ARCHIVE_PURGED
+INSERT INTO message_archive (queue_id, queue_name, position, message_id, body, attributes, sender_id, group_id, dedup_id, sequence_number, dead_letter_source_arn, receive_count, sent_at, first_received_at, deleted_at, expires_at, how) SELECT messages.queue_id, :queue_name AS anon_1, messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.receive_count, messages.sent_at, messages.first_received_at, :now AS anon_2, :now + :retention AS anon_3, :how AS anon_4
+FROM messages
+WHERE messages.id IN (SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.sent_at > :cutoff UNION ALL SELECT messages.id
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.sent_at > :cutoff);
+
+-- name: ARCHIVE_PURGED_VISIBLE
+INSERT INTO message_archive (queue_id, queue_name, position, message_id, body, attributes, sender_id, group_id, dedup_id, sequence_number, dead_letter_source_arn, receive_count, sent_at, first_received_at, deleted_at, expires_at, how) SELECT messages.queue_id, :queue_name AS anon_1, messages.id, messages.message_id, messages.body, messages.attributes, messages.sender_id, messages.group_id, messages.dedup_id, messages.sequence_number, messages.dead_letter_source_arn, messages.receive_count, messages.sent_at, messages.first_received_at, :now AS anon_2, :now + :retention AS anon_3, :how AS anon_4
+FROM messages
+WHERE messages.id IN (SELECT messages.id
+FROM messages
+WHERE messages.queue_id = :queue_id AND (receive_count > 0 OR visible_at <> sent_at OR group_id IS NOT NULL OR (id >> 36) <> queue_id) AND messages.visible_at <= :now AND messages.sent_at > :cutoff UNION ALL SELECT messages.id
+FROM messages
+WHERE messages.id >= (SELECT max(fresh_queue.fresh_from, :queue_id << 36) AS max_1
+FROM queues AS fresh_queue
+WHERE fresh_queue.id = :queue_id) AND messages.id < (:queue_id + 1 << 36) AND messages.queue_id = :queue_id AND messages.receive_count = 0 AND messages.visible_at = messages.sent_at AND messages.group_id IS NULL AND messages.visible_at <= :now AND messages.sent_at > :cutoff);
+
+-- name: set_archive_retention
+UPDATE queues SET archive_retention=:retention WHERE queues.id = :id;
+
+-- name: archiving_queues
+SELECT queues.id, queues.archive_retention
+FROM queues
+WHERE queues.archive_retention IS NOT NULL;
+
+-- name: ARCHIVE_QUEUE_AFTER
+-- defaults: {"param_1": 1, "param_2": 0}
+SELECT message_archive.queue_id
+FROM message_archive
+WHERE message_archive.queue_id > :after ORDER BY message_archive.queue_id
+ LIMIT :param_1 OFFSET :param_2;
+
+-- name: ARCHIVE_HEAD_EXPIRES
+-- defaults: {"param_1": 1, "param_2": 0}
+SELECT message_archive.expires_at
+FROM message_archive
+WHERE message_archive.queue_id = :queue_id ORDER BY message_archive.deleted_at
+ LIMIT :param_1 OFFSET :param_2;
+
+-- name: PRUNE_ARCHIVE
+-- defaults: {"param_1": 0}
+DELETE FROM message_archive WHERE message_archive.id IN (SELECT anon_1.id
+FROM (SELECT message_archive.id AS id, message_archive.expires_at AS expires_at
+FROM message_archive
+WHERE message_archive.queue_id = :queue_id ORDER BY message_archive.deleted_at
+ LIMIT :n OFFSET :param_1) AS anon_1
+WHERE anon_1.expires_at <= :now);
+
+-- name: ARCHIVE_PAGE
+-- defaults: {"param_1": 0}
+SELECT message_archive.id, message_archive.queue_id, message_archive.queue_name, message_archive.position, message_archive.message_id, message_archive.body, message_archive.attributes, message_archive.sender_id, message_archive.group_id, message_archive.dedup_id, message_archive.sequence_number, message_archive.dead_letter_source_arn, message_archive.receive_count, message_archive.sent_at, message_archive.first_received_at, message_archive.deleted_at, message_archive.expires_at, message_archive.how
+FROM message_archive
+WHERE message_archive.queue_id = :queue_id AND message_archive.deleted_at >= :since AND message_archive.deleted_at < :until AND (message_archive.deleted_at, message_archive.id) > (:after_at, :after_id) ORDER BY message_archive.deleted_at, message_archive.id
+ LIMIT :n OFFSET :param_1;
+
+-- name: REPLAY_PAGE
+-- defaults: {"param_1": 0}
+SELECT message_archive.id, message_archive.queue_id, message_archive.queue_name, message_archive.position, message_archive.message_id, message_archive.body, message_archive.attributes, message_archive.sender_id, message_archive.group_id, message_archive.dedup_id, message_archive.sequence_number, message_archive.dead_letter_source_arn, message_archive.receive_count, message_archive.sent_at, message_archive.first_received_at, message_archive.deleted_at, message_archive.expires_at, message_archive.how
+FROM message_archive
+WHERE message_archive.queue_id = :queue_id AND message_archive.deleted_at >= :since AND message_archive.deleted_at < :until AND message_archive.id <= :max_id AND (message_archive.sent_at, message_archive.position, message_archive.id) > (:last_sent_at, :last_position, :last_id) ORDER BY message_archive.sent_at, message_archive.position, message_archive.id
+ LIMIT :n OFFSET :param_1;
+
+-- name: ARCHIVE_MAX_ID
+-- defaults: {"coalesce_2": 0}
+SELECT coalesce(max(message_archive.id), :coalesce_2) AS coalesce_1
+FROM message_archive;
+
+-- name: REPLAY_RUN
+SELECT replay_runs."key", replay_runs.queue_id, replay_runs.target, replay_runs.max_id, replay_runs.last_sent_at, replay_runs.last_position, replay_runs.last_id, replay_runs.sent, replay_runs.done, replay_runs.started_at, replay_runs.updated_at
+FROM replay_runs
+WHERE replay_runs."key" = :key;
+
+-- name: INSERT_REPLAY_RUN
+INSERT INTO replay_runs ("key", queue_id, target, max_id, started_at, updated_at) VALUES (:key, :queue_id, :target, :max_id, :now, :now);
+
+-- name: REPLAY_PROGRESS
+UPDATE replay_runs SET last_sent_at=:last_sent_at, last_position=:last_position, last_id=:last_id, sent=(replay_runs.sent + :n), done=:done, updated_at=:now WHERE replay_runs."key" = :key;
+
+-- name: DELETE_REPLAY_RUN
+DELETE FROM replay_runs WHERE replay_runs."key" = :key;

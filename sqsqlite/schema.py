@@ -72,6 +72,9 @@ queues = Table(
     # No never-received message of the queue has a lower id (see FRESH, below). Claims move it
     # up, a move task that returns a message to its queue moves it down.
     Column("fresh_from", BigInteger, nullable=False, server_default=text("0")),
+    # How long the queue's deleted messages are kept in message_archive, ms; NULL: not kept.
+    # sqsqlite's own setting, not an SQS attribute: GetQueueAttributes never shows it.
+    Column("archive_retention", BigInteger, nullable=True),
     UniqueConstraint("account", "region", "name"),
     # Never reuse a queue id: receipt handles name the queue they were issued by.
     sqlite_autoincrement=True,
@@ -295,4 +298,61 @@ queue_history = Table(
     # Sampled at the minute's first write that finds them NULL; oldest_age in seconds.
     *(Column(name, BigInteger, nullable=True) for name in HISTORY_GAUGES),
     sqlite_with_rowid=False,
+)
+
+# The deleted messages of the queues whose archive is on (queues.archive_retention), each written
+# by the transaction that deleted it, before its DELETE, so that the two commit together. What a
+# replay sends again and what the report reads over JDBC: the times are epoch ms in INTEGER
+# columns, and what the report groups by (queue, sent, first-received and deleted times, receive
+# count) are columns of their own, not JSON. ``position`` is the message's row id when deleted
+# (its position in its queue, the replay's order after sent_at); ``how`` what deleted it
+# (ARCHIVE_HOW); ``expires_at`` deleted_at + the retention in force then. One index: by queue
+# and deleted time, for looking, replaying and pruning (each queue's oldest first); a second
+# one, on expires_at, cost a single delete about 40% of the archive's CPU (a page more at every
+# commit).
+ARCHIVE_HOW = ("delete", "batch", "buffered", "purge")
+
+message_archive = Table(
+    "message_archive",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("queue_id", Integer, nullable=False),
+    Column("queue_name", String, nullable=False),
+    Column("position", BigInteger, nullable=False),
+    Column("message_id", String, nullable=False),
+    Column("body", Text, nullable=False),
+    # The message attributes as messages.attributes holds them (JSON, the trace header with them).
+    Column("attributes", Text, nullable=True),
+    Column("sender_id", String, nullable=False),
+    Column("group_id", String, nullable=True),
+    Column("dedup_id", String, nullable=True),
+    Column("sequence_number", BigInteger, nullable=True),
+    Column("dead_letter_source_arn", String, nullable=True),
+    Column("receive_count", Integer, nullable=False),
+    Column("sent_at", BigInteger, nullable=False),
+    Column("first_received_at", BigInteger, nullable=True),
+    Column("deleted_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("how", String, nullable=False),
+    Index("ix_message_archive_deleted", "queue_id", "deleted_at"),
+)
+
+# A replay's progress, written in the transaction of each of its sends, so that a replay cut
+# short (a crash, a kill) and run again with the same arguments (``key``) sends what it had not
+# sent, and nothing twice. It replays the archive's rows up to ``max_id`` (those there when it
+# began), in (sent_at, position, id) order, after the last one it sent (``last_*``).
+replay_runs = Table(
+    "replay_runs",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("queue_id", Integer, nullable=False),
+    Column("target", String, nullable=False),
+    Column("max_id", BigInteger, nullable=False),
+    Column("last_sent_at", BigInteger, nullable=False, server_default=text("-1")),
+    Column("last_position", BigInteger, nullable=False, server_default=text("-1")),
+    Column("last_id", BigInteger, nullable=False, server_default=text("-1")),
+    Column("sent", Integer, nullable=False, server_default=text("0")),
+    Column("done", Integer, nullable=False, server_default=text("0")),
+    Column("started_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
 )

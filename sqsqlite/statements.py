@@ -20,6 +20,7 @@ from .schema import (
     HISTORY_GAUGES,
     INDEXED,
     fifo_dedup,
+    message_archive,
     message_moves,
     message_positions,
     messages,
@@ -29,6 +30,7 @@ from .schema import (
     queue_tombstones,
     queues,
     receive_attempts,
+    replay_runs,
 )
 from .sqlcompile import NO_ROWS as _NO_ROWS
 from .sqlcompile import P, Sql, compile_sql
@@ -988,6 +990,105 @@ put_meta = compile_sql(insert(meta).values(key=P("key"), value=P("value")).prefi
 set_meta = compile_sql(insert(meta).values(key=P("key"), value=P("value")).prefix_with("OR REPLACE"))
 delete_meta = compile_sql(delete(meta).where(meta.c.key == P("key")))
 meta_range = compile_sql(select(meta.c.key, meta.c.value).where(meta.c.key >= P("low"), meta.c.key < P("high")).order_by(meta.c.key))
+
+
+# ------------------------------------------------------------------ the archive and replays
+# Each deleting statement of a queue whose archive is on is preceded, in its transaction, by
+# the ARCHIVE_* statement of the same predicate, which copies exactly the rows it is about to
+# delete into message_archive (queue_name, now, retention and how are the deleting call's).
+
+_arc = message_archive
+_ARCHIVED_FROM = (
+    *(m.c.queue_id, P("queue_name"), m.c.id, m.c.message_id, m.c.body, m.c.attributes, m.c.sender_id),
+    *(m.c.group_id, m.c.dedup_id, m.c.sequence_number, m.c.dead_letter_source_arn, m.c.receive_count, m.c.sent_at),
+    *(m.c.first_received_at, P("now"), P("now") + P("retention"), P("how")),
+)
+_ARCHIVED_INTO = (
+    *("queue_id", "queue_name", "position", "message_id", "body", "attributes", "sender_id", "group_id", "dedup_id"),
+    *("sequence_number", "dead_letter_source_arn", "receive_count", "sent_at", "first_received_at", "deleted_at"),
+    *("expires_at", "how"),
+)
+
+
+def _archive(*where: Any) -> Sql:
+    return compile_sql(insert(_arc).from_select(_ARCHIVED_INTO, select(*_ARCHIVED_FROM).where(*where)))
+
+
+# delete_standard_by_handle's and delete_by_handle's (fifo = 0 for a standard queue's).
+ARCHIVE_BY_HANDLE = _archive(
+    m.c.id == P("id"),
+    m.c.queue_id == P("queue_id"),
+    m.c.message_id == P("message_id"),
+    m.c.receipt_token == P("token"),
+    or_(P("fifo") == 0, _hidden),
+)
+ARCHIVE_BY_ID = _archive(m.c.id == P("id"))  # delete_message's
+# DELETE_CLAIMED_ROWS', DELETE_CLAIMED_MANY's and (fifo = 1) DELETE_CLAIMED_FIFO_ROWS', the ids
+# one JSON list: one statement whatever their number.
+ARCHIVE_CLAIMED = _archive(
+    m.c.receipt_token == P("token"),
+    m.c.queue_id + literal_column("0") == P("queue_id"),
+    m.c.id.in_(select(literal_column("value")).select_from(func.json_each(P("ids")))),
+    or_(P("fifo") == 0, _hidden),
+)
+ARCHIVE_PURGED = _archive(m.c.id.in_(_either_rows(_alive)))  # delete_queue_messages', the expired left out
+ARCHIVE_PURGED_VISIBLE = _archive(m.c.id.in_(_either_rows(_visible, _alive)))  # purge_visible's
+
+set_archive_retention = compile_sql(update(q).where(q.c.id == P("id")).values(archive_retention=P("retention")))
+archiving_queues = compile_sql(select(q.c.id, q.c.archive_retention).where(q.c.archive_retention.is_not(None)))
+# Pruning, queue by queue on ix_message_archive_deleted: the next queue that has archived rows
+# (a seek), its oldest row's expiry (a seek), and then a bounded step: the expired among its n
+# oldest. A row whose retention was shortened after older ones were archived waits for them.
+ARCHIVE_QUEUE_AFTER = compile_sql(select(_arc.c.queue_id).where(_arc.c.queue_id > P("after")).order_by(_arc.c.queue_id).limit(1))
+ARCHIVE_HEAD_EXPIRES = compile_sql(select(_arc.c.expires_at).where(_arc.c.queue_id == P("queue_id")).order_by(_arc.c.deleted_at).limit(1))
+_oldest = select(_arc.c.id, _arc.c.expires_at).where(_arc.c.queue_id == P("queue_id")).order_by(_arc.c.deleted_at).limit(P("n")).subquery()
+PRUNE_ARCHIVE = compile_sql(delete(_arc).where(_arc.c.id.in_(select(_oldest.c.id).where(_oldest.c.expires_at <= P("now")))))
+# A page of a queue's archive by deleted time, from the row after (deleted_at, id).
+ARCHIVE_PAGE = compile_sql(
+    select(_arc)
+    .where(
+        _arc.c.queue_id == P("queue_id"),
+        _arc.c.deleted_at >= P("since"),
+        _arc.c.deleted_at < P("until"),
+        tuple_(_arc.c.deleted_at, _arc.c.id) > tuple_(P("after_at"), P("after_id")),
+    )
+    .order_by(_arc.c.deleted_at, _arc.c.id)
+    .limit(P("n"))
+)
+# A page of a replay: the rows deleted in [since, until) archived by max_id, in their queue's
+# send order (sent_at, then position, then the archive's id), after the last one handled.
+REPLAY_PAGE = compile_sql(
+    select(_arc)
+    .where(
+        _arc.c.queue_id == P("queue_id"),
+        _arc.c.deleted_at >= P("since"),
+        _arc.c.deleted_at < P("until"),
+        _arc.c.id <= P("max_id"),
+        tuple_(_arc.c.sent_at, _arc.c.position, _arc.c.id) > tuple_(P("last_sent_at"), P("last_position"), P("last_id")),
+    )
+    .order_by(_arc.c.sent_at, _arc.c.position, _arc.c.id)
+    .limit(P("n"))
+)
+ARCHIVE_MAX_ID = compile_sql(select(func.coalesce(func.max(_arc.c.id), 0)))
+REPLAY_RUN = compile_sql(select(replay_runs).where(replay_runs.c.key == P("key")))
+INSERT_REPLAY_RUN = compile_sql(
+    insert(replay_runs).values(
+        key=P("key"), queue_id=P("queue_id"), target=P("target"), max_id=P("max_id"), started_at=P("now"), updated_at=P("now")
+    )
+)
+REPLAY_PROGRESS = compile_sql(
+    update(replay_runs)
+    .where(replay_runs.c.key == P("key"))
+    .values(
+        last_sent_at=P("last_sent_at"),
+        last_position=P("last_position"),
+        last_id=P("last_id"),
+        sent=replay_runs.c.sent + P("n"),
+        done=P("done"),
+        updated_at=P("now"),
+    )
+)
+DELETE_REPLAY_RUN = compile_sql(delete(replay_runs).where(replay_runs.c.key == P("key")))
 
 
 def compiled() -> dict[str, Any]:

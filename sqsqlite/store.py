@@ -36,7 +36,7 @@ from .space import prepare_new
 from .sqlite_errors import busy, doomed, explain, foreign, not_ours, readonly, retrying, undone
 from .tx import ConnectionState, Group, ThreadEnd, Tx
 
-HEAD_REVISION = "0015"
+HEAD_REVISION = "0016"
 log = logging.getLogger("sqsqlite.store")
 
 

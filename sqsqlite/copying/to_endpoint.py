@@ -316,6 +316,8 @@ def copy_to(
             plain = {k: attributes[name][k] for k in SETTABLE_ATTRIBUTES if k in attributes[name]}
             if attributes[name].get("Policy"):
                 report.notes.append(policy_note(name))
+            if db.archive_retention(name) is not None:  # sqsqlite's own setting: SQS has none
+                report.notes.append(f"{name}: its archive of deleted messages was not copied: it is sqsqlite's own, which SQS has not")
             urls[name] = _ensure_queue(client, name, plain, db.queue(name).list_queue_tags())
             got = call(
                 f"{name}: could not read its ARN there",

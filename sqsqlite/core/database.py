@@ -18,8 +18,8 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import InvalidParameterValue, QueueAlreadyExists, QueueDeletedRecently, SQSError
 from ..queue_urls import scope_of_url
 from ..store import Store
+from . import archive, history, move_tasks, replay
 from . import bookmarks as bookmark_functions
-from . import history, move_tasks
 from .attributes import attribute_columns, attribute_name, default_string, queue_attribute_strings
 from .buffered import LiveBuffers
 from .context import Context
@@ -289,6 +289,7 @@ class Database:
         with self.store.write() as tx:
             row = queue_row(tx, self.context.queue(name))
             raise_high_water(tx, row["id"])
+            archive.forget_queue(tx, row["id"])  # its messages go unarchived: no one deleted them
             tx.run(Q.delete_queue_messages, queue_id=row["id"])
             tx.run(Q.delete_queue_dedup, queue_id=row["id"])
             tx.run(Q.delete_queue_attempts, queue_id=row["id"])
@@ -451,7 +452,81 @@ class Database:
             with self.store.write() as tx:
                 if prune_moves(tx, now, every_minute=False) < D.MOVES_PRUNE_ROWS:
                     break
+        while True:  # archived messages past their retention, the same way
+            with self.store.write() as tx:
+                if archive.prune(tx, now) < D.ARCHIVE_PRUNE_ROWS:
+                    break
         return removed
+
+    # ------------------------------------------------------------ the archive and replays
+    # core/archive.py and core/replay.py say what they keep and do.
+
+    def set_archive(self, queue_url: str, retention_seconds: int | None) -> None:
+        """Keep the queue's deleted messages (every delete, batch, consumer's and purge) in its
+        archive for ``retention_seconds`` (a minute to 366 days), or stop with None. sqsqlite's
+        own setting, not an SQS attribute: GetQueueAttributes never shows it and a copy to Amazon
+        SQS leaves it behind. Messages archived already keep the retention they were archived
+        under; every process using the file follows at its next delete (one by a remembered
+        handle within a second)."""
+        db, name = self.for_queue_url(queue_url)
+        kept = None if retention_seconds is None else archive.retention_ms(retention_seconds)
+        with db.store.write() as tx:
+            archive.set_retention(tx, queue_row(tx, db.context.queue(name))["id"], kept)
+
+    def archive_retention(self, queue_url: str) -> int | None:
+        """How long the queue's archive keeps its deleted messages, in seconds; None: it is off."""
+        db, name = self.for_queue_url(queue_url)
+        with db.store.read() as tx:
+            kept = queue_row(tx, db.context.queue(name))["archive_retention"]
+        return None if kept is None else kept // 1000
+
+    def archived(
+        self,
+        queue_url: str,
+        *,
+        since: int = 0,
+        until: int | None = None,
+        message_ids: Sequence[str] = (),
+        group_id: str | None = None,
+        where: str | tuple[str, str] | None = None,
+        limit: int = D.ARCHIVE_LIMIT.default,
+    ) -> list[archive.ArchivedMessage]:
+        """The queue's archived messages deleted in [since, until) (epoch ms), oldest deleted
+        first, up to ``limit``; only those with one of ``message_ids``, of ``group_id``, or whose
+        message attribute ``where`` ("NAME=VALUE", or (name, value)) has that value, when given.
+        The archive is kept while the queue's is on (set_archive) and after it is off, until
+        each message's retention passes; a deleted queue's archive is read no more."""
+        db, name = self.for_queue_url(queue_url)
+        f = archive_filter(since, until, message_ids, group_id, where)
+        n = V.int_value("Limit", limit, D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high, "messages")
+        with db.store.read() as tx:
+            return archive.page(tx, queue_row(tx, db.context.queue(name))["id"], f, n)
+
+    def replay(
+        self,
+        queue_url: str,
+        *,
+        since: int = 0,
+        until: int | None = None,
+        to: str | None = None,
+        message_ids: Sequence[str] = (),
+        group_id: str | None = None,
+        where: str | tuple[str, str] | None = None,
+        dry_run: bool = False,
+        again: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> replay.ReplayResult:
+        """Send the queue's archived messages deleted in [since, until) (and matching the filters,
+        as archived() takes them) again, to the queue itself or to ``to``, in their send order:
+        new message ids, each original kept in the message attribute sqsqlite.OriginalMessageId;
+        FIFO groups keep their order, with new deduplication ids. ``dry_run``: send nothing, list
+        them (ReplayResult.pending). A replay cut short (a crash) continues when run again with the
+        same arguments, sending nothing twice; once finished it sends nothing again unless
+        ``again``. ``progress(sent, total)`` after each transaction of up to ten messages."""
+        db, name = self.for_queue_url(queue_url)
+        f = archive_filter(since, until, message_ids, group_id, where)
+        target = name if to is None else db.for_queue_url(to)[1]
+        return replay.replay(db.context.queue(name), db.context.queue(target), f, dry_run=dry_run, again=again, progress=progress)
 
     # ------------------------------------------------------------ message move tasks
     # Each is move_tasks' function of the database's context.
@@ -533,3 +608,29 @@ def name_after(token: Any, action: str) -> str:
         return V.queue_name(name)
     except (SQSError, ValueError, TypeError):  # binascii.Error and UnicodeDecodeError are ValueErrors
         raise invalid from None
+
+
+def archive_filter(
+    since: Any, until: Any, message_ids: Sequence[str], group_id: str | None, where: str | tuple[str, str] | None
+) -> archive.ArchiveFilter:
+    """The archive's filter of archived() and replay(), checked."""
+    low = V.int_value("Since", since, 0, 2**62, "epoch milliseconds")
+    high = 2**62 if until is None else V.int_value("Until", until, 0, 2**62, "epoch milliseconds")
+    if high <= low:
+        raise InvalidParameterValue(
+            "Until must be later than Since.", f"The range [{low}, {high}) holds no time: give an until later than the since."
+        )
+    if isinstance(message_ids, str):
+        message_ids = [message_ids]
+    pair: tuple[str, str] | None = None
+    if where is not None:
+        if isinstance(where, str):
+            name, eq, value = where.partition("=")
+            if not eq or not name:
+                raise InvalidParameterValue(
+                    f"Value {V.shorten(where)} for parameter Where is invalid.", "Give where as ATTRIBUTE=VALUE, e.g. tenant=acme."
+                )
+            pair = (name, value)
+        else:
+            pair = (str(where[0]), str(where[1]))
+    return archive.ArchiveFilter(low, high, frozenset(map(str, message_ids)), group_id, pair)

@@ -8,6 +8,7 @@ still the newest, deletes in one statement without reading the row first.
 
 from __future__ import annotations
 
+import json
 import operator
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidParameterValue, MessageNotInflight, MissingParameter, ReceiptHandleIsInvalid, SQSError
 from ..store import Tx
-from . import history
+from . import archive, history
 from .handles import Handle, handle_delete_params, handle_queue, handle_row_id, handle_token, invalid_handle_text, is_message_uuid
 from .results import NOT_RECEIVED, BatchResult, BatchResultErrorEntry, Message
 from .rules import heads_left, keep_high_water, ms, queue_row, retention_cutoff
@@ -83,36 +84,44 @@ def delete_message(queue: QueueContext, receipt_handle: str | Message) -> None:
         # by this name, deleted without reading the queue's row: the row gone proves the queue
         # and the message were there. Anything else (deleted already, superseded, another
         # queue's) goes the exact way.
-        if (
-            h is not None
-            and h.queue_id == handles.queue_ids.get(queue.key)
-            and tx.run_bound(Q.delete_standard_by_handle, handle_delete_params(h))
-        ):
-            keep_high_water(tx, (h.row_id,))
-            history.count(tx, Q.COUNT_DELETED, h.queue_id, queue.now(), deleted=1)
-            return
+        if h is not None and h.queue_id == handles.queue_ids.get(queue.key):
+            now = queue.now()
+            params = handle_delete_params(h)
+            kept = archive.retention(tx, h.queue_id, now)
+            if kept is not None:  # the row the DELETE below takes, if it takes one
+                tx.run_bound(Q.ARCHIVE_BY_HANDLE, archive.params(queue.name, now, kept, "delete", fifo=0, **params))
+            if tx.run_bound(Q.delete_standard_by_handle, params):
+                keep_high_water(tx, (h.row_id,))
+                history.count(tx, Q.COUNT_DELETED, h.queue_id, now, deleted=1)
+                return
         # The exact way reads a message's handle as text (made now if it never was).
         handle = receipt_handle if message is None else message.receipt_handle
         row, now = queue_row(tx, queue), queue.now()
-        if _delete(queue, tx, row, handle, now):  # type: ignore[arg-type]  # None: MissingParameter there
+        if _delete(queue, tx, row, handle, now, "delete"):  # type: ignore[arg-type]  # None: MissingParameter there
             history.count(tx, Q.COUNT_DELETED, row["id"], now, deleted=1)
     if fifo:  # the group's next message may be receivable now
         queue.wakeups.notify(queue.key, 1)
 
 
-def _delete(queue: QueueContext, tx: Tx, row, handle: str, now: int) -> bool:
+def _delete(queue: QueueContext, tx: Tx, row, handle: str, now: int, how: str) -> bool:
     """Delete the message of ``handle`` (or find it deleted already, or refuse the handle);
-    whether this deleted it. The caller counts it."""
+    whether this deleted it. The caller counts it. ``how``: the archive's name for the call."""
     # The common case in one statement: the handle is the message's newest and still
     # valid. Anything else deletes nothing here and is sorted out by _locate below.
     h = queue.handles.check(handle, row["id"])
+    kept = archive.retention(tx, row["id"], now)
     if not row["fifo"]:
         # No group head to mend: the plain DELETE, without RETURNING (which makes
         # SQLite collect its rows in a temporary table before the first one comes back).
-        if tx.run_bound(Q.delete_standard_by_handle, handle_delete_params(h)):
+        params = handle_delete_params(h)
+        if kept is not None:
+            tx.run_bound(Q.ARCHIVE_BY_HANDLE, archive.params(queue.name, now, kept, how, fifo=0, **params))
+        if tx.run_bound(Q.delete_standard_by_handle, params):
             keep_high_water(tx, (h.row_id,))
             return True
     else:
+        if kept is not None:
+            tx.run_bound(Q.ARCHIVE_BY_HANDLE, archive.params(queue.name, now, kept, how, fifo=1, **handle_delete_params(h)))
         gone = tx.one(
             Q.delete_by_handle,
             id=h.row_id,
@@ -134,6 +143,8 @@ def _delete(queue: QueueContext, tx: Tx, row, handle: str, now: int) -> bool:
             f"Value {handle} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.",
             f"The receipt handle has expired: on FIFO queue {queue.name!r} a handle is valid only while its message is in flight.",
         )
+    if kept is not None:
+        tx.run(Q.ARCHIVE_BY_ID, id=msg["id"], **archive.params(queue.name, now, kept, how))
     gone = tx.one(Q.delete_message, id=msg["id"])
     if gone is not None:
         keep_high_water(tx, (gone["id"],))
@@ -149,7 +160,9 @@ def delete_claims(queue: QueueContext, claims: list[Handle]) -> list[tuple[str, 
     with queue.store.write() as tx:
         row = queue_row(tx, queue)
         now = queue.now()
-        issued = None if row["fifo"] else _delete_issued(tx, row["id"], claims)
+        kept = archive.retention(tx, row["id"], now)
+        arc = None if kept is None else archive.params(queue.name, now, kept, "buffered")
+        issued = None if row["fifo"] else _delete_issued(tx, row["id"], claims, arc)
         if issued == len(claims):
             history.count(tx, Q.COUNT_DELETED, row["id"], now, deleted=issued)
             return failures
@@ -158,7 +171,7 @@ def delete_claims(queue: QueueContext, claims: list[Handle]) -> list[tuple[str, 
         for claim in claims:
             handle = text(claim)
             try:
-                deleted += _delete(queue, tx, row, handle, now)
+                deleted += _delete(queue, tx, row, handle, now, "buffered")
             except SQSError as exc:
                 failures.append((handle, exc))
         if deleted:
@@ -240,7 +253,12 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
         # message this deleted reads as already deleted. (A handle repeated in the batch or
         # deleted before was taken already: it reads as unknown, and the fast path is not tried.)
         issued_to = queue.handles.queue_ids.get(queue.key)
-        issued = _delete_issued(tx, issued_to, remembered)
+        arc = None
+        if issued_to is not None and remembered:
+            now = queue.now()
+            kept = archive.retention(tx, issued_to, now)
+            arc = None if kept is None else archive.params(queue.name, now, kept, "batch")
+        issued = _delete_issued(tx, issued_to, remembered, arc)
         if issued == len(entries):
             history.count(tx, Q.COUNT_DELETED, issued_to, queue.now(), deleted=issued)  # type: ignore[arg-type]  # issued: the queue is known
             return BatchResult([{"Id": i} for i in entry_ids], failed)
@@ -251,6 +269,8 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
         row = queue_row(tx, queue)
         now = queue.now()
         queue_id = row["id"]
+        kept = archive.retention(tx, queue_id, now)
+        arc = None if kept is None else archive.params(queue.name, now, kept, "batch")
         handles: dict[str, Handle] = {}
         if row["fifo"] and claims and all(c.queue_id == queue_id for c in claims):
             # A FIFO queue's received messages: their claims hold what its statement needs.
@@ -273,6 +293,9 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
             # nothing there: the rows this took are counted here). Skipped after the fast
             # path above fell short: it would delete nothing more.
             keys = list(map(handle_delete_params, handles.values()))
+            if arc is not None:  # each row once: a handle given twice deletes its row once
+                once = {k["id"]: k for k in keys}.values()
+                tx.run_many_bound(Q.ARCHIVE_BY_HANDLE, [{**arc, "fifo": 0, **k} for k in once])
             taken = tx.run_many_bound(Q.delete_standard_by_handle, keys)
             if taken:
                 keep_high_water(tx, (k["id"] for k in keys))
@@ -290,6 +313,8 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
             heads = set()
             for token, *ids in claimed.values():
                 params = {"token": token, "queue_id": queue_id, "now": now, **dict(zip(_IDS, ids))}
+                if arc is not None:
+                    tx.run(Q.ARCHIVE_CLAIMED, **{**arc, "token": token, "queue_id": queue_id, "ids": json.dumps(ids), "fifo": 1})
                 for gone in tx.all(Q.DELETE_CLAIMED_FIFO_ROWS[len(ids)], **params):
                     deleted.add((gone["id"], gone["receipt_token"]))
                     if gone["is_head"]:
@@ -309,7 +334,7 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
                 if isinstance(e.get("ReceiptHandle"), Message):  # one never received (_as_text)
                     raise ReceiptHandleIsInvalid(NOT_RECEIVED)
                 if h is None or (h.row_id, bytes(h.token)) not in deleted:
-                    count += _delete(queue, tx, row, e.get("ReceiptHandle"), now)  # type: ignore[arg-type]  # decides the rest exactly, a missing handle included
+                    count += _delete(queue, tx, row, e.get("ReceiptHandle"), now, "batch")  # type: ignore[arg-type]  # decides the rest exactly, a missing handle included
                 successful.append({"Id": e["Id"]})
             except SQSError as exc:
                 failed.append(BatchResultErrorEntry(e["Id"], exc.code, exc.message, exc.sender_fault, exc.hint))
@@ -361,7 +386,7 @@ def _batch(queue: QueueContext, entries, action) -> BatchResult:
     return BatchResult(successful, failed)
 
 
-def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None:
+def _delete_issued(tx: Tx, queue_id: int | None, remembered: list, arc: dict | None) -> int | None:
     """Rows deleted for handles this process issued and remembers (Handles.take), or for
     received messages' claims (which have the same fields), or None when any is unknown or
     another queue's. Each receive's run of handles shares its token
@@ -369,7 +394,8 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
     up to a claim's most for a buffered consumer's (Q.DELETE_CLAIMED_MANY): the token is fresh
     per claim and only claims set it, so token and row ids name exactly those messages. A
     handle superseded, or its message deleted by another process, deletes nothing, so a count
-    short of len(remembered) sends the caller to its exact path."""
+    short of len(remembered) sends the caller to its exact path. ``arc``: the archive's
+    parameters while the queue's is on (archive.params), None while it is off."""
     if not remembered or not all(remembered) or set(map(handle_queue, remembered)) != {queue_id}:
         return None
     n = len(remembered)
@@ -377,6 +403,8 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
     if n <= D.MAX_BATCH_ENTRIES and tokens.count(tokens[0]) == n:  # one receive's: count() tries identity first
         ids = list(map(handle_row_id, remembered))
         params = {"token": tokens[0], "queue_id": queue_id}
+        if arc is not None:
+            tx.run(Q.ARCHIVE_CLAIMED, **{**arc, **params, "ids": json.dumps(ids), "fifo": 0})
         params.update(zip(_IDS, ids))
         deleted = tx.run_bound(Q.DELETE_CLAIMED_ROWS[n], params)
         if deleted:
@@ -393,6 +421,8 @@ def _delete_issued(tx: Tx, queue_id: int | None, remembered: list) -> int | None
             end += 1
         ids = list(map(handle_row_id, remembered[start:end]))
         params = {"token": tokens[start], "queue_id": queue_id}
+        if arc is not None:
+            tx.run(Q.ARCHIVE_CLAIMED, **{**arc, **params, "ids": json.dumps(ids), "fifo": 0})
         if len(ids) <= D.MAX_BATCH_ENTRIES:
             params.update(zip(_IDS, ids))
             deleted += tx.run_bound(Q.DELETE_CLAIMED_ROWS[len(ids)], params)

@@ -13,7 +13,7 @@ from .. import defaults as D
 from .. import queries as Q
 from .. import validation as V
 from ..errors import InvalidAttributeValue, MissingParameter, PurgeQueueInProgress
-from . import deleting, history, receiving, sending, transfer
+from . import archive, deleting, history, receiving, sending, transfer
 from .attributes import attribute_columns, permission, permission_label, queue_attribute_strings, with_permission, without_permission
 from .buffered import BufferedQueue
 from .context import QueueContext, QueueDatabase
@@ -178,6 +178,14 @@ class Queue(Generic[DB]):
                 # Every row: under the writers' lock, each was committed before this call, whatever
                 # time it was stamped with (a clock stepped back since, another host's on import).
                 raise_high_water(tx, row["id"])
+                kept = archive.retention(tx, row["id"], now)
+                if kept is not None:  # what it deletes but the expired messages, which no one deletes
+                    tx.run(
+                        Q.ARCHIVE_PURGED,
+                        queue_id=row["id"],
+                        cutoff=retention_cutoff(row, now),
+                        **archive.params(self.name, now, kept, "purge"),
+                    )
                 if history.kept(tx, now):
                     alive = tx.scalar(Q.count_alive, queue_id=row["id"], cutoff=retention_cutoff(row, now))
                     removed = tx.run(Q.delete_queue_messages, queue_id=row["id"])
@@ -201,6 +209,10 @@ class Queue(Generic[DB]):
             now = self.db.now()
             row = queue_row(tx, self.context)
             raise_high_water(tx, row["id"])
+            kept = archive.retention(tx, row["id"], now)
+            if kept is not None:
+                params = archive.params(self.name, now, kept, "purge", queue_id=row["id"], cutoff=retention_cutoff(row, now))
+                tx.run(Q.ARCHIVE_PURGED_VISIBLE, **params)
             deleted = tx.run(Q.purge_visible, queue_id=row["id"], now=now, cutoff=retention_cutoff(row, now))
             if deleted:
                 history.count(tx, Q.COUNT_PURGED, row["id"], now, purged=deleted, expired=0)

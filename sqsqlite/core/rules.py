@@ -172,14 +172,32 @@ def keep_earlier_move(tx: Tx, row_id: int, now: int) -> None:
 def prune_moves(tx: Tx, now: int, every_minute: bool = True) -> int:
     """Remove up to MOVES_PRUNE_ROWS rows of message_moves whose messages have expired (sent longer ago than
     the longest retention); ``every_minute``: at most once a minute on this connection (after a
-    move, at a receive's scheduled prune). How many went."""
+    move, at a receive's scheduled prune), and then up to ARCHIVE_PRUNE_ROWS expired archived
+    messages too. How many moves went."""
     if every_minute:
         period = now - now % D.MOVES_PRUNE_EVERY_MS
         state = tx.state
         if state.get("moves_pruned") == period:
             return 0
         state["moves_pruned"] = period
+        # Beside it, once a minute: a bounded step of the archive's expired rows (core/archive.py).
+        prune_archive(tx, now, D.ARCHIVE_PRUNE_ROWS)
     return tx.run(Q.prune_message_moves, cutoff=now - ms(D.MESSAGE_RETENTION_PERIOD.high), n=D.MOVES_PRUNE_ROWS)
+
+
+def prune_archive(tx: Tx, now: int, n: int) -> int:
+    """Remove up to ``n`` archived messages whose retention has passed, each queue's oldest
+    first: a queue whose oldest has not expired costs two index seeks. How many went."""
+    removed, after = 0, -1
+    while removed < n:
+        queue_id = tx.scalar(Q.ARCHIVE_QUEUE_AFTER, after=after)
+        if queue_id is None:
+            break
+        after = queue_id
+        head = tx.scalar(Q.ARCHIVE_HEAD_EXPIRES, queue_id=queue_id)
+        if head is not None and head <= now:
+            removed += tx.run(Q.PRUNE_ARCHIVE, queue_id=queue_id, now=now, n=n - removed)
+    return removed
 
 
 def raise_high_water(tx: Tx, queue_id: int) -> None:

@@ -46,6 +46,9 @@ ARGS: dict[str, list[str]] = {
     "restore": ["--db", "{tmp}/restored.db", "--from", "{tmp}/empty-replica"],
     "copy": ["--to-endpoint-url", "http://127.0.0.1:9"],
     "import": ["--queue-url", "Q", "{tmp}/export.jsonl"],
+    "archive list": ["--queue-url", "Q"],
+    "archive peek": ["--queue-url", "Q"],
+    "replay": ["--queue-url", "Q"],
 }
 # What never fails on a file that is not a database: it never opens one.
 OPENS_NO_DATABASE = {"db history"}

@@ -268,3 +268,16 @@ def test_two_fifo_messages_of_one_deduplication_id_in_different_groups_both_arri
         queue.send_message("in b", message_group_id="b", message_deduplication_id="same")
         assert copy_to(db, client).messages == {"scoped.fifo": 2}
     assert sorted(m["Body"] for m in drain(client, client.get_queue_url(QueueName="scoped.fifo")["QueueUrl"])) == ["in a", "in b"]
+
+
+def test_a_queue_whose_archive_is_on_is_copied_without_it_and_a_note_says_so(tmp_path, remote):
+    endpoint, env, client = remote
+    with sqsqlite.connect(str(tmp_path / "q.db")) as db:
+        q = db.create_queue("archived")
+        db.set_archive(q.url, 86_400)
+        q.send_message("kept")
+        report = copy_to(db, client, ["archived"])
+    assert report.notes == ["archived: its archive of deleted messages was not copied: it is sqsqlite's own, which SQS has not"]
+    url = client.get_queue_url(QueueName="archived")["QueueUrl"]
+    assert not any("rchive" in k for k in client.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"])
+    assert [m["Body"] for m in drain(client, url)] == ["kept"]

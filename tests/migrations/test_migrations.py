@@ -775,3 +775,51 @@ def test_a_downgrade_past_0015_drops_the_moves_without_force_and_a_handle_from_b
         assert [m.body for m in src.peek("all")] == ["poison"]
     finally:
         db.close()
+
+
+def _archive_state(path):
+    """The archive's rows (queue, body, how), its queues' settings, and its meta copy."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT queue_name, body, how FROM message_archive ORDER BY id").fetchall()
+        settings = conn.execute("SELECT name, archive_retention FROM queues ORDER BY name").fetchall()
+        meta = conn.execute("SELECT value FROM meta WHERE key = 'archive_queues'").fetchall()
+    return rows, settings, meta
+
+
+def test_0016_adds_the_archive_and_a_downgrade_drops_it_only_when_forced_and_an_upgrade_starts_it_off(tmp_path, clock):
+    path = str(tmp_path / "archive.db")
+    db = sqsqlite.connect(path, clock=clock)
+    q = db.create_queue("jobs")
+    db.set_archive(q.url, 3600)
+    q.send_message("kept")
+    q.send_message("live")
+    [m, _] = q.receive_message(max_number_of_messages=10)
+    m.delete()
+    db.close()
+    rows, settings, meta = _archive_state(path)
+    assert (rows, settings) == ([("jobs", "kept", "delete")], [("jobs", 3_600_000)])
+    assert json.loads(meta[0][0]) == {"1": 3_600_000}
+    with pytest.raises(migrate.WouldDropData, match="message_archive"):
+        _migrate(path, "0015")
+    assert _archive_state(path)[0] == rows  # refused: nothing changed
+    store = Store(path)
+    try:
+        migrate.downgrade(store, "0015", force=True)
+        assert migrate.current(store) == "0015"
+    finally:
+        store.close()
+    with sqlite3.connect(path) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(queues)")}
+        assert conn.execute("SELECT count(*) FROM meta WHERE key = 'archive_queues'").fetchone() == (0,)
+    assert not {"message_archive", "replay_runs"} & tables and "archive_retention" not in columns
+    _migrate(path)
+    assert _diff(path) == []
+    db = sqsqlite.connect(path, clock=clock)
+    try:
+        assert db.archive_retention("jobs") is None  # off again: the setting went with the column
+        [live] = db.queue("jobs").peek("all")
+        assert live.body == "live"  # the queue's messages kept both ways
+    finally:
+        db.close()
+    assert _archive_state(path)[0] == []

@@ -143,8 +143,8 @@ def test_the_issued_way_is_the_one_the_property_test_takes(opened, monkeypatch):
     found = []
     issued = deleting._delete_issued
 
-    def spied(tx, queue_id, remembered):
-        found.append(issued(tx, queue_id, remembered))
+    def spied(tx, queue_id, remembered, arc):
+        found.append(issued(tx, queue_id, remembered, arc))
         return found[-1]
 
     monkeypatch.setattr(deleting, "_delete_issued", spied)

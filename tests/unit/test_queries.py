@@ -83,6 +83,12 @@ HOT_PATH = {
     # a FIFO queue's: group by group, each in send order, resuming after a (group, sequence) pair
     "fifo_messages_page": ("ix_messages_group", True),
     "group_dead_letter_after": ("ix_messages_group", False),
+    # the archive: each copies the rows its delete takes, found the way the delete finds them
+    "ARCHIVE_BY_HANDLE": ("PRIMARY KEY", False),
+    "ARCHIVE_BY_ID": ("PRIMARY KEY", False),
+    "ARCHIVE_CLAIMED": ("PRIMARY KEY", False),
+    "ARCHIVE_PURGED": ("ix_messages_visible", False),
+    "ARCHIVE_PURGED_VISIBLE": ("ix_messages_visible", False),
 }
 
 # The statements that also read a queue's fresh messages (never received, no delay, no group),
@@ -90,7 +96,7 @@ HOT_PATH = {
 FRESH = {
     *("claim_standard", "claim_standard_rows", "count_visible", "count_alive", "oldest_sent", "count_visible_quiet"),
     *("oldest_sent_quiet", "queue_stats", "queue_stats_named", "peek_page", "prune_expired", "prune_all_expired"),
-    *("purge_visible", "delete_queue_messages", "advance_fresh", "insert_fifo_message"),
+    *("purge_visible", "delete_queue_messages", "advance_fresh", "insert_fifo_message", "ARCHIVE_PURGED", "ARCHIVE_PURGED_VISIBLE"),
 }
 _RANGE = "SEARCH messages USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"
 _FRESH_RANGE = ("SEARCH fresh USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)", _RANGE)
