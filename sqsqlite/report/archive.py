@@ -160,13 +160,15 @@ def kept(conn: sqlite3.Connection, schema: str = "") -> bool:
     return conn.execute(found).fetchone() is not None
 
 
-def archiving_queues(conn: sqlite3.Connection, schema: str = "") -> int:
-    """How many queues keep an archive now; 0 for a file older than the archive."""
+def archiving_queues(conn: sqlite3.Connection, schema: str = "", copied_only: bool = False) -> int:
+    """How many queues keep an archive now (``copied_only``: of those in the snapshot's own
+    queues table); 0 for a file older than the archive."""
     if not kept(conn, schema):
         return 0
     cursor = conn.cursor()
     cursor.row_factory = sqlite3.Row
-    return int(cursor.execute(f"SELECT count(*) AS n FROM {schema}queues WHERE archive_retention IS NOT NULL").fetchone()["n"])
+    among = " AND id IN (SELECT id FROM main.queues)" if copied_only else ""
+    return int(cursor.execute(f"SELECT count(*) AS n FROM {schema}queues WHERE archive_retention IS NOT NULL{among}").fetchone()["n"])
 
 
 def read_rows(conn: sqlite3.Connection, since_ms: int, until_ms: int) -> list[ArchiveRow]:
@@ -188,6 +190,8 @@ def oracle(conn: sqlite3.Connection, names: dict[int, str], since_ms: int, until
 def spark_rows(F, Window, frame, since_ms: int, until_ms: int) -> list[Reduced]:
     """Spark's reduction of the archived rows (a DataFrame of ARCHIVE_COLUMNS) to finish's rows:
     counts and sums by groupBy, the percentiles by rank in a window, as the backlog's ages."""
+    from pyspark import StorageLevel
+
     start = first_hour(since_ms)
     rows = frame.where((F.col("deleted_at") >= start) & (F.col("deleted_at") < until_ms)).select(
         "queue_id",
@@ -196,27 +200,35 @@ def spark_rows(F, Window, frame, since_ms: int, until_ms: int) -> list[Reduced]:
         "receive_count",
         (F.col("how") == PURGE).alias("purge"),
     )
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # read over JDBC once, for the four reductions
+    try:
+        return [r for hourly in (True, False) for r in _reduced(F, Window, rows, hourly)]
+    finally:
+        rows.unpersist()
+
+
+def _reduced(F, Window, rows, hourly: bool) -> list[Reduced]:
+    """The rows reduced per queue and hour (``hourly``), or per queue over the window."""
     out: list[Reduced] = []
-    for hourly in (True, False):
-        keys = ["queue_id", "at"] if hourly else ["queue_id"]
-        deleted = rows.where(~F.col("purge"))
-        counts = rows.groupBy(*keys).agg(
-            F.sum(F.when(~F.col("purge"), 1).otherwise(0)).alias("deletes"),
-            F.sum(F.when(F.col("purge"), 1).otherwise(0)).alias("purged"),
-            F.sum(F.when(~F.col("purge"), F.col("receive_count")).otherwise(0)).alias("receives"),
-            F.max(F.when(~F.col("purge"), F.col("receive_count"))).alias("max_receives"),
-        )
-        n = deleted.groupBy(*keys).agg(F.count(F.lit(1)).alias("n"))
-        ranks = n.select(*keys, *[F.expr(f"(n * {p} + 99) div 100").alias(f"k{p}") for p in PERCENTILES])
-        ranked = deleted.select(*keys, "took", F.row_number().over(Window.partitionBy(*keys).orderBy("took")).alias("rn")).join(ranks, keys)
-        hits: dict[tuple, dict[int, int]] = {}
-        for r in ranked.where(F.col("rn").isin(*[F.col(f"k{p}") for p in PERCENTILES])).collect():
-            found = hits.setdefault((r["queue_id"], r["at"] if hourly else None), {})
-            for p in PERCENTILES:
-                if r["rn"] == r[f"k{p}"]:
-                    found[p] = r["took"]
-        for r in counts.collect():
-            key = (r["queue_id"], r["at"] if hourly else None)
-            found = hits.get(key, {})
-            out.append(Reduced(*key, r["deletes"], r["purged"], r["receives"], r["max_receives"], *(found.get(p) for p in PERCENTILES)))
+    keys = ["queue_id", "at"] if hourly else ["queue_id"]
+    deleted = rows.where(~F.col("purge"))
+    counts = rows.groupBy(*keys).agg(
+        F.sum(F.when(~F.col("purge"), 1).otherwise(0)).alias("deletes"),
+        F.sum(F.when(F.col("purge"), 1).otherwise(0)).alias("purged"),
+        F.sum(F.when(~F.col("purge"), F.col("receive_count")).otherwise(0)).alias("receives"),
+        F.max(F.when(~F.col("purge"), F.col("receive_count"))).alias("max_receives"),
+    )
+    n = deleted.groupBy(*keys).agg(F.count(F.lit(1)).alias("n"))
+    ranks = n.select(*keys, *[F.expr(f"(n * {p} + 99) div 100").alias(f"k{p}") for p in PERCENTILES])
+    ranked = deleted.select(*keys, "took", F.row_number().over(Window.partitionBy(*keys).orderBy("took")).alias("rn")).join(ranks, keys)
+    hits: dict[tuple, dict[int, int]] = {}
+    for r in ranked.where(F.col("rn").isin(*[F.col(f"k{p}") for p in PERCENTILES])).collect():
+        found = hits.setdefault((r["queue_id"], r["at"] if hourly else None), {})
+        for p in PERCENTILES:
+            if r["rn"] == r[f"k{p}"]:
+                found[p] = r["took"]
+    for r in counts.collect():
+        key = (r["queue_id"], r["at"] if hourly else None)
+        found = hits.get(key, {})
+        out.append(Reduced(*key, r["deletes"], r["purged"], r["receives"], r["max_receives"], *(found.get(p) for p in PERCENTILES)))
     return out

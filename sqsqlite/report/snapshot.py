@@ -337,7 +337,7 @@ def take(
                 + " ORDER BY minute, queue_id",
                 {"low": rows_start(since, until), "until": until},
             )
-            archiving = A.archiving_queues(conn, "src.")
+            archiving = A.archiving_queues(conn, "src.", copied_only=scoped)
             if A.kept(conn, "src."):
                 conn.execute(
                     f"INSERT INTO message_archive ({A.ARCHIVE_COLUMNS}) SELECT {A.ARCHIVE_COLUMNS} FROM src.message_archive "

@@ -167,3 +167,18 @@ def test_the_command_writes_the_archive_as_csv_json_parquet_and_a_chart(spark, a
     ]
     data = json.loads((out / "report.json").read_text())
     assert data["archive_queues"] == 1 and data["archive"][0]["hours"][0]["p90_ms"] == 90_000
+
+
+def test_a_snapshot_of_one_account_and_region_copies_only_its_queues_archives(tmp_path):
+    path = str(tmp_path / "scoped.db")
+    with sqsqlite.connect(path, clock=sqsqlite.ManualClock(H0)) as db:
+        for scoped, n in ((db, 1), (db.scoped(region="eu-west-1"), 2)):
+            q = scoped.create_queue("q")
+            scoped.set_archive(q.url, 86_400)
+            q.send_message_batch([{"Id": str(i), "MessageBody": "m"} for i in range(n)])
+            q.delete_message_batch(
+                [{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(q.receive_message(max_number_of_messages=n))]
+            )
+    home = snapshot.take(path, str(tmp_path / "home.db"), AS_OF, scope=("000000000000", "us-east-1"))
+    west = snapshot.take(path, str(tmp_path / "west.db"), AS_OF, scope=("000000000000", "eu-west-1"))
+    assert [(s.archive_rows, s.archive_queues) for s in (home, west)] == [(1, 1), (2, 1)]
