@@ -487,6 +487,7 @@ class Console:
             history_window=window,
             history_windows=[(w[0], w[1]) for w in chart.WINDOWS],
             archived=archived,
+            archive_shown=D.CONSOLE_PAGE_SIZE,
             archive_retention=self.db.archive_retention(queue.url),
             **self._banners(params),
         )
