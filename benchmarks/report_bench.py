@@ -6,6 +6,7 @@ messages.
     python benchmarks/report_bench.py --master 'local-cluster[2,1,2048]' --snapshot-dir /tmp/shared   # a cluster
     python benchmarks/report_bench.py --parquet-only --sizes 10000000     # the snapshot and its Parquet copy alone
     python benchmarks/report_bench.py --history 14x100    # 14 days of minutes of 100 queues, the report over all of it
+    python benchmarks/report_bench.py --archive 7x100     # 7 days of archived deletes of 100 queues (1,000 a queue-hour)
 
 Databases are built once by raw inserts (sqsqlite.report.synthetic) and kept in --data.
 Each report runs in a fresh process, exactly as the command does (new JVM, snapshot, Spark job,
@@ -43,6 +44,7 @@ with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
     snap = snapshot.take(path, os.path.join(tmp, "s.db"), as_of, None, int(since) if since else None)
     t["snapshot"] = time.perf_counter() - t1
     t["history_rows"] = snap.history_rows
+    t["archive_rows"] = snap.archive_rows
     t["parquet"] = 0.0
     if shared:
         t1 = time.perf_counter()
@@ -154,6 +156,11 @@ def main() -> None:
     ap.add_argument("--parquet-only", action="store_true", help="Only the snapshot and its Parquet copy (no Spark): their time and memory.")
     ap.add_argument("--json", help="Also write the results here.")
     ap.add_argument("--history", metavar="DAYSxQUEUES", help="Instead: a history of DAYS days of minutes of QUEUES queues, reported whole.")
+    ap.add_argument(
+        "--archive",
+        metavar="DAYSxQUEUES[xPER_HOUR]",
+        help="Instead: DAYS days of archived deletes of QUEUES queues (PER_HOUR a queue-hour, default 1000), reported whole.",
+    )
     args = ap.parse_args()
     from sqsqlite.report import synthetic
 
@@ -161,6 +168,27 @@ def main() -> None:
     if args.snapshot_dir:
         os.makedirs(args.snapshot_dir, exist_ok=True)
     results = []
+    if args.archive:
+        days, queues, *rest = (int(x) for x in args.archive.lower().split("x"))
+        per_hour = rest[0] if rest else 1000
+        path = os.path.join(args.data, f"archive-{days}x{queues}x{per_hour}.db")
+        build = None
+        if not os.path.exists(path):
+            t0 = time.perf_counter()
+            synthetic.build_archive(path, queues, days * 24, per_hour, AS_OF)
+            build = time.perf_counter() - t0
+        os.environ["BENCH_HISTORY_SINCE"] = str(AS_OF - days * 86_400_000)
+        r = run_report(path, args.master, args.snapshot_dir)
+        r.update(db_mb=os.path.getsize(path) / 2**20, build_seconds=build)
+        print(json.dumps(r), flush=True)
+        print(f"\n{platform.node()}: {os.cpu_count()} cores, master {args.master}\n")
+        print("| archived rows | db size | report total | JVM start | snapshot | Parquet | Spark job | outputs | peak RSS (Python + JVM) |")
+        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print(
+            f"| {r['archive_rows']:,} | {r['db_mb']:,.0f} MB | {r['wall']:.1f} s | {r['spark_start']:.1f} s | {r['snapshot']:.1f} s "
+            f"| {r['parquet']:.1f} s | {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |"
+        )
+        return
     if args.history:
         days, queues = (int(x) for x in args.history.lower().split("x"))
         path = os.path.join(args.data, f"history-{days}x{queues}.db")

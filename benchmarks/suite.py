@@ -18,6 +18,7 @@ from .systems import (
     CommitCeiling,
     Engine,
     EngineByHandle,
+    EngineWithArchive,
     Floor,
     FloorOnLayout,
     LiteQueue,
@@ -25,6 +26,7 @@ from .systems import (
     ResponseAlone,
     body_of,
     filled,
+    settle,
 )
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -130,6 +132,34 @@ def throughput(sizes: Sizes, work: str, rows: list[Row], systems, synchronous: s
         for system in chosen:
             rows.append(summarize(label, system.name, settings, results[system]))
             _log(f"  {label:22s} {system.name:14s} {settings}: {rows[-1].rate_median:,.0f} msgs/s")
+
+
+def archive(sizes: Sizes, work: str, rows: list[Row]) -> None:
+    """Deletes alone, one a call and DeleteMessageBatch of 10, on a queue whose archive is off
+    (the default) and on, and the floor's deletes: each run fills, receives (untimed) and
+    settles its file, then times the deletes of what it received."""
+    systems = (Engine, EngineWithArchive, Floor)
+    for label, batch in (("archive: delete 1", 1), ("archive: delete batch10", 10)):
+        count = max(sizes.recv, 10)
+
+        def one_run(system, batch=batch, count=count):
+            path = os.path.join(work, f"{system.name.replace(' ', '-')}.db")
+            inst = system(path)
+            try:
+                filled(inst, count, body_of(SMALL_BODY))
+                held = inst.received(count)
+                settle(inst.path)  # the receives' pages too: the timed run copies none of them
+                cpu = time.process_time()
+                r = inst.delete(held, batch)
+                r.cpu_seconds = time.process_time() - cpu
+                return r
+            finally:
+                inst.close()
+
+        results = _interleaved(systems, 2 * sizes.runs - 1, one_run)
+        for system in systems:
+            rows.append(summarize(label, system.name, DEFAULT, results[system]))
+            _log(f"  {label:24s} {system.name:20s}: {rows[-1].rate_median:,.0f} msgs/s")
 
 
 def backlog(sizes: Sizes, work: str, rows: list[Row], cache: str) -> None:
@@ -251,6 +281,10 @@ def targets(rows: list[Row], sizes: Sizes) -> list[dict]:
         big = _find(rows, wl, "sqsqlite", stored=sizes.backlog_large)
         small = _find(rows, wl, "sqsqlite", stored=sizes.backlog_small)
         ratio(f"{wl}: {sizes.backlog_large:,} / {sizes.backlog_small:,} stored", big, small, 0.9)
+    # The archive's cost: its deletes against the same deletes with it off, in the same run
+    # (each against the floor is among the ratios, as every sqsqlite row is).
+    for wl in ("archive: delete 1", "archive: delete batch10"):
+        ratio(f"{wl}: archive on / off", _find(rows, wl, EngineWithArchive.name), _find(rows, wl, "sqsqlite"), 0.7)
     p1 = _find(rows, "procs 1P+1C batch10", "sqsqlite")
     p4 = _find(rows, "procs 4P+4C batch10", "sqsqlite")
     ratio("procs 4P+4C / 1P+1C aggregate", p4, p1, 1.0)
@@ -336,6 +370,7 @@ GROUP_HELP = {
     "durability": "the same at synchronous=FULL, sqsqlite and the floor",
     "peers": "one message a call against persist-queue and litequeue (and the buffered consumer)",
     "backlog": "receive + delete with a small and a large backlog stored",
+    "archive": "deletes alone, 1 and 10 a call, with the queue's archive off and on, and the floor's",
     "processes": "1, 2 and 4 producer and consumer processes on one file; lock errors counted",
     "long-poll": "a send waking a long poll in another process; an idle poll's CPU",
     "churn": "redelivery three times, then the dead-letter queue",
@@ -377,6 +412,9 @@ def run(
         if "backlog" in groups:
             _log("backlog scaling")
             backlog(sizes, work, rows, cache)
+        if "archive" in groups:
+            _log("archive: deletes with the archive off and on")
+            archive(sizes, work, rows)
         if "processes" in groups:
             _log("processes on one file")
             processes(sizes, work, rows)

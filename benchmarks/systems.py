@@ -165,6 +165,35 @@ class Engine:
             lat.append(perf() - t)
         return Run(done, perf() - start, lat)
 
+    def received(self, n: int) -> list:
+        """n messages received (in batches of 10), held for a timed run of deletes alone."""
+        held: list = []
+        while len(held) < n:
+            got = self.q.receive_message(max_number_of_messages=min(10, n - len(held)))
+            if not got:
+                break
+            held += got
+        return held
+
+    def delete(self, held: list, batch: int) -> Run:
+        """Delete the messages ``held`` (received already), one a call or in batches of 10: the
+        deletes alone, timed."""
+        q = self.q
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        if batch == 1:
+            for m in held:
+                t = perf()
+                m.delete()
+                lat.append(perf() - t)
+        else:
+            for k in range(0, len(held), batch):
+                t = perf()
+                q.delete_message_batch([{"Id": str(i), "ReceiptHandle": m} for i, m in enumerate(held[k : k + batch])])
+                lat.append(perf() - t)
+        return Run(len(held), perf() - start, lat)
+
 
 class EngineWithHistory(Engine):
     """The Queue API on a file whose per-minute history is on (docs/howto/history.md): what counting
@@ -175,6 +204,18 @@ class EngineWithHistory(Engine):
     def __init__(self, path: str, *args, **kwargs):
         super().__init__(path, *args, **kwargs)
         self.db.set_history_retention(14 * 86_400)
+
+
+class EngineWithArchive(Engine):
+    """The Queue API on a queue whose archive is on (a week): each delete also copies its
+    messages into the archive, in the same transaction; beside Engine's row (the archive off,
+    the default)."""
+
+    name = "sqsqlite archive on"
+
+    def __init__(self, path: str, *args, **kwargs):
+        super().__init__(path, *args, **kwargs)
+        self.db.set_archive(self.q.url, 7 * 86_400)
 
 
 class EngineByHandle(Engine):
@@ -482,6 +523,38 @@ class Floor:
             done += len(rows)
             lat.append(perf() - t)
         return Run(done, perf() - start, lat)
+
+    def received(self, n: int) -> list:
+        """n messages claimed (in batches of 10): (id, receipt token) pairs to delete."""
+        c = self.c
+        held: list = []
+        while len(held) < n:
+            now = _now_ms()
+            c.execute("BEGIN IMMEDIATE")
+            rows = c.execute(FLOOR_CLAIM, (now + 300_000, 1, now, min(10, n - len(held)))).fetchall()
+            c.execute("COMMIT")
+            if not rows:
+                break
+            held += [(r[0], r[2]) for r in rows]
+        return held
+
+    def delete(self, held: list, batch: int) -> Run:
+        """Delete the claimed messages ``held``, a transaction a call of 1 or 10: timed."""
+        c = self.c
+        ex = c.execute
+        lat = []
+        perf = time.perf_counter
+        start = perf()
+        for k in range(0, len(held), batch):
+            t = perf()
+            ex("BEGIN IMMEDIATE")
+            if batch == 1:
+                ex(FLOOR_DELETE, held[k])
+            else:
+                c.executemany(FLOOR_DELETE, held[k : k + batch])
+            ex("COMMIT")
+            lat.append(perf() - t)
+        return Run(len(held), perf() - start, lat)
 
 
 class FloorOnLayout(Floor):

@@ -173,6 +173,7 @@ class Console:
             (re.compile(rf"/console/queues/{_QUEUE}/cancel-redrive"), self.cancel_redrive),
             (re.compile(rf"/console/queues/{_QUEUE}/purge"), self.purge),
             (re.compile(rf"/console/queues/{_QUEUE}/delete"), self.delete),
+            (re.compile(rf"/console/queues/{_QUEUE}/archive"), self.set_archive),
         ]
         # Each path's views by method (no two patterns match one path): a method it lacks gets
         # 405 with that path's own Allow.
@@ -444,6 +445,27 @@ class Console:
                     "attributes": [(k, a.data_type, _attribute_text(a)) for k, a in sorted(m.message_attributes.items())],
                 }
             )
+        archived = []
+        for a in newest_archived(self.db, queue.url, D.CONSOLE_PAGE_SIZE):
+            preview, shown = a.body[: D.CONSOLE_BODY_PREVIEW], a.body[: D.CONSOLE_BODY_SHOWN]
+            folded = len(a.body) > D.CONSOLE_BODY_PREVIEW
+            if head:
+                unrendered += len(str(escape(preview)).encode()) + (len(str(escape(shown)).encode()) if folded else 0)
+                preview = shown = ""
+            archived.append(
+                {
+                    "id": a.message_id,
+                    "how": _HOW.get(a.how, a.how),
+                    "deleted": a.deleted_at,
+                    "sent": a.sent_at,
+                    "receive_count": a.receive_count,
+                    "group": a.message_group_id,
+                    "preview": preview,
+                    "folded": folded,
+                    "shown": shown,
+                    "not_shown": max(0, len(a.body) - D.CONSOLE_BODY_SHOWN),
+                }
+            )
         # This queue's figures alone: counting every queue's messages would make one small
         # queue's page as slow as the largest queue.
         stats = next(iter(self._stats([queue.name])), None)
@@ -464,6 +486,9 @@ class Console:
             history_off=HISTORY_OFF,
             history_window=window,
             history_windows=[(w[0], w[1]) for w in chart.WINDOWS],
+            archived=archived,
+            archive_shown=D.CONSOLE_PAGE_SIZE,
+            archive_retention=self.db.archive_retention(queue.url),
             **self._banners(params),
         )
         if head:
@@ -547,10 +572,56 @@ class Console:
         self._confirmed(params, name, "purge")
         return self._act(name, f"Purged {name}: every message sent before now is gone.", queue.purge_queue)
 
+    def set_archive(self, params: dict[str, str], name: str) -> Response:
+        """Turn the queue's archive on (``days``: how long it keeps each deleted message) or off
+        (``days`` empty or 0), as ``sqsqlite archive --retention`` does."""
+        queue = self.db.queue(name)
+        days_text = (params.get("days") or "").strip()
+        if days_text and not re.fullmatch(r"[0-9]{1,3}", days_text):
+            return self._redirect(
+                f"/console/queues/{name}", error=f"The retention {days_text[:20]!r} is not a whole number of days (1 to 366, or 0 for off)."
+            )
+        days = int(days_text or "0")
+        if not days:
+            return self._act(
+                name,
+                f"The archive of {name} is off: what it holds stays until its retention passes.",
+                lambda: self.db.set_archive(queue.url, None),
+            )
+        return self._act(
+            name, f"The archive of {name} keeps deleted messages for {days} days.", lambda: self.db.set_archive(queue.url, days * 86_400)
+        )
+
     def delete(self, params: dict[str, str], name: str) -> Response:
         self._confirmed(params, name, "delete")
         self.db.delete_queue(name)
         return self._redirect("/console", notice=f"Deleted queue {name}.")
+
+
+# What deleted an archived message, as the archive's ``how`` says it.
+_HOW = {"delete": "deleted", "batch": "deleted in a batch", "buffered": "deleted by a buffered consumer", "purge": "purged"}
+
+
+def newest_archived(db: Any, queue_url: str, n: int) -> list[Any]:
+    """The queue's ``n`` most recently deleted archived messages, newest first.
+
+    Database.archived reads oldest deleted first from an instant on, so this finds by bisection
+    the latest instant from which at least ``n`` were deleted (each probe a range of the
+    archive's (queue, deleted time) index, at most ``n`` rows kept) and reads from there: about
+    sixty small reads, however large the archive, where reading it all to keep its end would
+    grow with it."""
+    if len(everything := db.archived(queue_url, limit=n)) < n:
+        return everything[::-1]
+    low, high = 0, 2**62  # at least n deleted at or after low; fewer than n at or after high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if len(db.archived(queue_url, since=middle, limit=n)) >= n:
+            low = middle
+        else:
+            high = middle
+    newer = db.archived(queue_url, since=high, limit=n)  # fewer than n, by the bisection's rule
+    # The rest were deleted at ``low`` itself (a batch or a purge shares its instant).
+    return (db.archived(queue_url, since=low, until=high, limit=n - len(newer)) + newer)[::-1]
 
 
 def _attribute_text(a: Any) -> str:

@@ -1,6 +1,8 @@
 """Backlog analytics: the ``sqsqlite report`` command, its figures and the Spark job.
 
 - :mod:`.figures`: what every figure means, and the oracle computing them in plain Python;
+- :mod:`.history`, :mod:`.archive`: the per-minute history's figures and the archives' (deletes,
+  time from send to delete, receives before it), per queue and step;
 - :mod:`.snapshot`: one consistent copy of the database to read, taken without blocking writers;
 - :mod:`.tempdir`: the temporary directory the report works in, and what is wrong with it;
 - :mod:`.spark`: the PySpark job reading that copy over JDBC in partitions;

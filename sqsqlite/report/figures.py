@@ -45,7 +45,9 @@ from dataclasses import asdict, dataclass, field
 from urllib.parse import quote
 
 from .. import defaults as D
+from . import archive as A
 from . import history as H
+from .archive import QueueArchive
 from .history import QueueHistory, history_retention
 
 HOUR_MS = 3_600_000
@@ -139,6 +141,10 @@ class Report:
     history: list[QueueHistory] = field(default_factory=list)
     # The file's history retention in seconds; 0: the history is off, none is kept.
     history_retention_s: int = 0
+    # The archives' figures over the history's window, by hour (archive.py); how many queues
+    # keep an archive (0 also for a file older than the archive: no section then).
+    archive: list[QueueArchive] = field(default_factory=list)
+    archive_queues: int = 0
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -200,6 +206,8 @@ def compute(path: str, as_of_ms: int, top: int = 5, history_since_ms: int | None
         mrows = conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY id").fetchall()
         hrows = H.read_rows(conn, since, until)
         retention = history_retention(conn)
+        arows = A.read_rows(conn, since, until)
+        archiving = A.archiving_queues(conn)
         conn.execute("COMMIT")
     by_id = {r["id"]: r for r in qrows}
     figs = new_queues(qrows)
@@ -278,5 +286,7 @@ def compute(path: str, as_of_ms: int, top: int = 5, history_since_ms: int | None
             ages_quiet.append(ungrouped)
         f.oldest_age_in_quiet_groups_ms = max(ages_quiet, default=None)
     step_rows, hour_rows = H.reduce(hrows, since, until)
-    history = H.finish({r["id"]: r["name"] for r in qrows}, step_rows, hour_rows, since, until)
-    return Report(str(path), as_of_ms, top, finish(figs), since, until, H.step_for(since, until), history, retention)
+    names = {r["id"]: r["name"] for r in qrows}
+    history = H.finish(names, step_rows, hour_rows, since, until)
+    archived = A.finish(names, A.reduce(arows, since, until), since, until)
+    return Report(str(path), as_of_ms, top, finish(figs), since, until, H.step_for(since, until), history, retention, archived, archiving)

@@ -8,6 +8,7 @@ import os
 from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta, timezone
 
+from .archive import ArchiveFigures
 from .figures import AGE_LABELS, Report
 from .history import STEP_COUNTERS, QueueHistory
 
@@ -136,6 +137,7 @@ def table(report: Report, groups: int = 10) -> str:
             right={1, 2, 3, 4},
         )
     lines += _history_lines(report)
+    lines += _archive_lines(report)
     for q in report.queues:
         if q.fifo:
             shown = q.groups[:groups]
@@ -218,6 +220,33 @@ def _history_lines(report: Report) -> list[str]:
     return lines
 
 
+def _mean(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _archive_lines(report: Report) -> list[str]:
+    """The archives' section: none at all when no queue keeps an archive and none is in the
+    window (a file older than the archive among them)."""
+    if not report.archive_queues and not report.archive:
+        return []
+    lines = [
+        "",
+        f"Archive {iso(report.history_since_ms)} to {iso(report.history_until_ms)}: messages deleted (and purged) from "
+        "each queue that keeps an archive, the time from send to delete and the receives before it",
+    ]
+    if not report.archive:
+        return lines + ["no deletes archived in the window"]
+    return lines + _grid(
+        ["queue", "deletes", "purged", "p50 to delete", "p90 to delete", "p99 to delete", "mean receives", "max receives"],
+        [
+            [q.queue, f"{q.deletes:,}", f"{q.purged:,}", age(q.p50_ms), age(q.p90_ms), age(q.p99_ms), _mean(q.mean_receives)]
+            + ["-" if q.max_receives is None else q.max_receives]
+            for q in report.archive
+        ],
+        right=set(range(1, 8)),
+    )
+
+
 # ---------------------------------------------------------------- flat tables (CSV, Parquet)
 
 
@@ -282,7 +311,20 @@ def tables(report: Report) -> dict[str, tuple[list[tuple[str, str]], list[dict]]
     ]
     summary = [{c: getattr(h, c) for c, _ in summary_cols if c != "spikes"} | {"spikes": len(h.spikes)} for h in report.history]
     spikes = [{"queue": h.queue, **vars(sp)} for h in report.history for sp in h.spikes]
+    figure_cols = [
+        *((c, N) for c in ("deletes", "purged", "p50_ms", "p90_ms", "p99_ms")),
+        ("mean_receives", "float64"),
+        ("max_receives", N),
+    ]
+
+    def figures_of(f: ArchiveFigures) -> dict:
+        return {c: getattr(f, c) for c, _ in figure_cols}
+
+    archive = [{"queue": q.queue, "hour_ms": h.start_ms, "hour": iso(h.start_ms), **figures_of(h)} for q in report.archive for h in q.hours]
+    archive_queues = [{"queue": q.queue, **figures_of(q)} for q in report.archive]
     return {
+        "archive": ([("queue", S), ("hour_ms", N), ("hour", S), *figure_cols], archive),
+        "archive_queues": ([("queue", S), *figure_cols], archive_queues),
         "history": (history_cols, history),
         "history_queues": (summary_cols, summary),
         "history_spikes": ([("queue", S), ("counter", S), ("step_ms", N), ("count", N), ("usual", N)], spikes),
@@ -337,7 +379,45 @@ def write(report: Report, out: str, parquet: bool = False) -> list[str]:
     chart(report, path)
     written.append(path)
     written += history_charts(report, out)
+    if report.archive:
+        path = os.path.join(out, "archive.png")
+        archive_chart(report, path)
+        written.append(path)
     return written
+
+
+def archive_chart(report: Report, path: str, limit: int = 12) -> None:
+    """One chart per queue (the ``limit`` with most deletes in the window): deletes per hour as
+    bars, the hour's p50 and p99 time from send to delete as lines, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = sorted(report.archive, key=lambda q: (-q.deletes, q.queue))[:limit]
+    fig, axes = plt.subplots(len(shown), 1, figsize=(8, 2.6 * len(shown)), squeeze=False)
+    for ax, q in zip(axes.flat, shown):
+        x = [h.start_ms / 86_400_000 for h in q.hours]  # matplotlib's dates: days since 1970
+        ax.bar(x, [h.deletes for h in q.hours], width=0.8 / 24, color="#55A868", label="deletes")
+        ax.xaxis_date()
+        ax.set_ylabel("deletes an hour", fontsize=8)
+        ax.tick_params(labelsize=7)
+        line = ax.twinx()
+        for p, color in ((50, "#4C72B0"), (99, "#C44E52")):
+            points = [(t, getattr(h, f"p{p}_ms") / 1000) for t, h in zip(x, q.hours) if getattr(h, f"p{p}_ms") is not None]
+            line.plot([t for t, _ in points], [v for _, v in points], color=color, marker=".", label=f"p{p} to delete")
+        line.set_ylabel("seconds", fontsize=8)
+        line.tick_params(labelsize=7)
+        line.set_ylim(bottom=0)
+        handles = ax.get_legend_handles_labels()[0] + line.get_legend_handles_labels()[0]
+        ax.legend(handles, [str(hd.get_label()) for hd in handles], fontsize=7, loc="upper left")
+        ax.set_title(
+            f"{q.queue}: {q.deletes:,} deletes, p90 {age(q.p90_ms)} from send, {_mean(q.mean_receives)} receives on average", fontsize=9
+        )
+    fig.autofmt_xdate()
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
 
 
 HISTORY_CHARTS = 50  # the busiest queues' charts, by arrivals over the window

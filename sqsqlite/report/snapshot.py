@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from ..store import HEAD_REVISION
+from . import archive as A
 from .figures import MESSAGE_COLUMNS, QUEUE_COLUMNS
 from .history import DEFAULT_WINDOW_MS, HISTORY_COLUMNS, history_retention, rows_start
 
@@ -56,6 +57,11 @@ _SCHEMA = (
         sent BIGINT, received BIGINT, redelivered BIGINT, deleted BIGINT, dead_lettered BIGINT,
         expired BIGINT, purged BIGINT, moved BIGINT, moved_in BIGINT,
         visible BIGINT, in_flight BIGINT, delayed BIGINT, oldest_age BIGINT)""",
+    # The archived rows deleted in the window's hours (archive.py), numbered (id) the same way;
+    # empty for a file older than the archive.
+    """CREATE TABLE message_archive (
+        id INTEGER PRIMARY KEY, queue_id BIGINT NOT NULL, sent_at BIGINT NOT NULL,
+        deleted_at BIGINT NOT NULL, receive_count BIGINT NOT NULL, how TEXT NOT NULL)""",
 )
 
 
@@ -138,15 +144,19 @@ class Snapshot:
     history_rows: int = 0
     # The file's history setting (its retention in seconds): 0, off, no history is kept.
     history_retention_s: int = 0
+    # The archived rows copied (ids 1..archive_rows), and how many queues keep an archive.
+    archive_rows: int = 0
+    archive_queues: int = 0
 
 
 # Parquet's types for the snapshot's columns (those the report reads, named once in figures):
 # text where the copy holds text, every other column a 64-bit integer, as the copy declares them.
-_TEXT_COLUMNS = {"name", "dead_letter_target", "message_id", "group_id", "dead_letter_source_arn"}
+_TEXT_COLUMNS = {"name", "dead_letter_target", "message_id", "group_id", "dead_letter_source_arn", "how"}
 _PARQUET_COLUMNS = {
     "queues": QUEUE_COLUMNS.split(", "),
     "messages": MESSAGE_COLUMNS.split(", "),
     "queue_history": ["id", *HISTORY_COLUMNS.split(", ")],
+    "message_archive": ["id", *A.ARCHIVE_COLUMNS.split(", ")],
 }
 ROWS_PER_PARQUET_FILE = 1_000_000  # so the read splits across executors
 # Rows held in Python at once while writing: a file is written in row groups of this many, so
@@ -327,6 +337,15 @@ def take(
                 + " ORDER BY minute, queue_id",
                 {"low": rows_start(since, until), "until": until},
             )
+            archiving = A.archiving_queues(conn, "src.", copied_only=scoped)
+            if A.kept(conn, "src."):
+                conn.execute(
+                    f"INSERT INTO message_archive ({A.ARCHIVE_COLUMNS}) SELECT {A.ARCHIVE_COLUMNS} FROM src.message_archive "
+                    "WHERE deleted_at >= :low AND deleted_at < :until"
+                    + (" AND queue_id IN (SELECT id FROM queues)" if scoped else "")
+                    + " ORDER BY deleted_at, id",
+                    {"low": A.first_hour(since), "until": until},
+                )
             if while_open is not None:
                 while_open()
             conn.execute("COMMIT")
@@ -338,6 +357,7 @@ def take(
             raise SnapshotError(_unreadable(source, exc)) from None
         messages = conn.execute("SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM messages").fetchone()
         history_rows = conn.execute("SELECT count(*) AS n FROM queue_history").fetchone()["n"]
+        archive_rows = conn.execute("SELECT count(*) AS n FROM message_archive").fetchone()["n"]
     except BaseException:
         try:
             if conn is not None and conn.in_transaction:
@@ -349,4 +369,17 @@ def take(
                 os.remove(dest)  # a failed snapshot leaves nothing behind
         raise
     conn.close()
-    return Snapshot(dest, as_of_ms, messages["n"], messages["lo"] or 0, messages["hi"] or 0, None, since, until, history_rows, retention)
+    return Snapshot(
+        dest,
+        as_of_ms,
+        messages["n"],
+        messages["lo"] or 0,
+        messages["hi"] or 0,
+        None,
+        since,
+        until,
+        history_rows,
+        retention,
+        archive_rows,
+        archiving,
+    )

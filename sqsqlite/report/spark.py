@@ -17,6 +17,7 @@ import tempfile
 from contextlib import contextmanager, suppress
 
 from ..command_options import install_extra
+from . import archive as A
 from . import history as H
 from . import tempdir
 from .figures import (
@@ -52,6 +53,7 @@ MAX_PARTITIONS = 64
 MESSAGE_TYPES = "id BIGINT, queue_id BIGINT, sent_at BIGINT, visible_at BIGINT, receive_count BIGINT, sequence_number BIGINT"
 QUEUE_TYPES = "id BIGINT, fifo BIGINT, retention_period BIGINT"
 HISTORY_TYPES = ", ".join(f"{c} BIGINT" for c in ["id", *H.HISTORY_COLUMNS.split(", ")])
+ARCHIVE_TYPES = ", ".join(f"{c} BIGINT" for c in ["id", *A.ARCHIVE_COLUMNS.split(", ")] if c != "how")
 
 VISIBLE, IN_FLIGHT, DELAYED = 0, 1, 2
 STATE_NAMES = ("visible", "in_flight", "delayed")
@@ -279,7 +281,15 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
     qname = {r["id"]: r["name"] for r in qrows}
     since, until = snap.history_since_ms, snap.history_until_ms
     result = Report(
-        database or snap.path, as_of, top, [], since, until, H.step_for(since, until), history_retention_s=snap.history_retention_s
+        database or snap.path,
+        as_of,
+        top,
+        [],
+        since,
+        until,
+        H.step_for(since, until),
+        history_retention_s=snap.history_retention_s,
+        archive_queues=snap.archive_queues,
     )
     if not qrows:
         return result
@@ -320,7 +330,26 @@ def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, 
         live.unpersist()
     result.queues = finish(figs)
     result.history = _history(spark, F, snap, qname)
+    result.archive = _archive(spark, F, Window, snap, qname)
     return result
+
+
+def _archive(spark, F, Window, snap: Snapshot, qname) -> list:
+    """The archive's figures (archive.py): Spark reduces the window's archived rows to a row per
+    queue and hour and one per queue; the driver finishes from those."""
+    if not snap.archive_rows:
+        return []
+    if snap.parquet:
+        frame = spark.read.parquet(local_uri(os.path.join(snap.parquet, "message_archive")))
+    else:
+        url = "jdbc:sqlite:" + file_uri(snap.path, "ro")
+        props = {"driver": "org.sqlite.JDBC", "customSchema": ARCHIVE_TYPES, "fetchsize": "10000"}
+        partitions = max(1, min(MAX_PARTITIONS, math.ceil(snap.archive_rows / ROWS_PER_PARTITION)))
+        frame = spark.read.jdbc(
+            url, "message_archive", properties=props, column="id", lowerBound=1, upperBound=snap.archive_rows + 1, numPartitions=partitions
+        )
+    rows = A.spark_rows(F, Window, frame, snap.history_since_ms, snap.history_until_ms)
+    return A.finish(qname, rows, snap.history_since_ms, snap.history_until_ms)
 
 
 def _history(spark, F, snap: Snapshot, qname) -> list:

@@ -188,3 +188,47 @@ def build_history(path: str, queues: int, minutes: int, until_ms: int, seed: int
     _flush(conn, rows, _HISTORY_INSERT)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
+
+
+# One queue's archived rows, made by SQLite itself (a counter in a recursive query): deleted
+# evenly over the window, each sent up to ten minutes before its delete, received once (one in
+# eight twice, one in fifty times three or more), one in a hundred removed by a purge.
+_ARCHIVE_INSERT = """
+WITH RECURSIVE k(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM k WHERE n + 1 < :rows)
+INSERT INTO message_archive (queue_id, queue_name, position, message_id, body, attributes, sender_id, group_id,
+    dedup_id, sequence_number, dead_letter_source_arn, receive_count, sent_at, first_received_at, deleted_at, expires_at, how)
+SELECT :queue_id, :queue_name, n, printf('%08x-0000-4000-8000-%012x', :queue_id, n), :body, NULL, 'AIDASYNTHETIC', NULL,
+    NULL, NULL, NULL, receives, deleted - took, deleted - took + 1000, deleted, deleted + :retention,
+    CASE WHEN n % 100 = 99 THEN 'purge' WHEN n % 3 = 0 THEN 'delete' ELSE 'batch' END
+FROM (SELECT n, :first + n * :span / :rows AS deleted, abs(random()) % 600000 + 1000 AS took,
+    CASE WHEN abs(random()) % 50 = 0 THEN 3 + abs(random()) % 5 WHEN abs(random()) % 8 = 0 THEN 2 ELSE 1 END AS receives
+    FROM k)
+"""
+
+
+def build_archive(path: str, queues: int, hours: int, per_hour: int, until_ms: int) -> int:
+    """Create ``path`` with ``queues`` queues (q0000, ...), each keeping an archive, and
+    ``per_hour`` archived messages an hour for each over the ``hours`` before ``until_ms``,
+    written straight into message_archive; returns the rows written."""
+    first = until_ms - hours * 3_600_000
+    clock = sqsqlite.ManualClock(first - 60_000)
+    db = sqsqlite.connect(path, clock=clock)
+    for i in range(queues):
+        db.set_archive(db.create_queue(f"q{i:04d}").url, 366 * 86_400)
+    db.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA synchronous=OFF")
+    ids = [(row["id"], row["name"]) for row in conn.execute("SELECT id, name FROM queues ORDER BY name")]
+    rows = hours * per_hour
+    for queue_id, name in ids:
+        conn.execute("BEGIN")
+        conn.execute(
+            _ARCHIVE_INSERT,
+            {"rows": rows, "queue_id": queue_id, "queue_name": name, "body": "x" * 64, "first": first, "span": hours * 3_600_000}
+            | {"retention": 366 * 86_400_000},
+        )
+        conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return rows * len(ids)

@@ -43,6 +43,8 @@ def test_every_workload_has_a_row_with_rates_and_latencies(tiny_result):
         ("peers: recv+delete 1", "litequeue"),
         ("peers: recv+delete 1", "sqsqlite buffered"),
         ("backlog recv+delete 1", "sqsqlite"),
+        ("archive: delete 1", "sqsqlite archive on"),
+        ("archive: delete batch10", "floor"),
         ("procs 2P+2C batch10", "sqsqlite"),
         ("long-poll wake-up (cross-process)", "sqsqlite"),
         ("churn: redeliver x3 then DLQ", "sqsqlite"),
@@ -68,6 +70,7 @@ def test_process_runs_count_lock_errors_and_churn_dead_letters_every_message(tin
 def test_targets_and_ratios_are_reported_without_being_asserted(tiny_result):
     names = {t["target"] for t in tiny_result["targets"]}
     assert "recv+delete 1 / floor" in names and "long-poll wake-up p99 (ms)" in names
+    assert {"archive: delete 1: archive on / off", "archive: delete batch10: archive on / off"} <= names
     assert {"recv+delete 1 / litequeue get+ack", "recv+delete 1 buffered / litequeue get+ack"} <= names
     assert any(r["versus"] == "litequeue" for r in tiny_result["ratios"])
 

@@ -557,7 +557,7 @@ def test_a_fresh_run_keeps_sparks_log_noise_out_of_the_output(every_state, jdbc_
 def test_a_snapshot_written_as_parquet_gives_the_oracles_figures(spark, snap, every_state, tmp_path):
     path, as_of = every_state
     shared = snapshot.to_parquet(snap, str(tmp_path / "shared"))
-    assert sorted(os.listdir(shared.parquet)) == ["messages", "queue_history", "queues"]
+    assert sorted(os.listdir(shared.parquet)) == ["message_archive", "messages", "queue_history", "queues"]
     result = sj.compute(spark, shared, top=3, database=path)
     assert result.to_dict() == figures.compute(path, as_of, top=3).to_dict()
 
