@@ -282,9 +282,11 @@ def targets(rows: list[Row], sizes: Sizes) -> list[dict]:
         small = _find(rows, wl, "sqsqlite", stored=sizes.backlog_small)
         ratio(f"{wl}: {sizes.backlog_large:,} / {sizes.backlog_small:,} stored", big, small, 0.9)
     # The archive's cost: its deletes against the same deletes with it off, in the same run
-    # (each against the floor is among the ratios, as every sqsqlite row is).
+    # (each against the floor is among the ratios, as every sqsqlite row is). On, a delete
+    # writes the message's row again, into the archive and its index, before deleting it:
+    # the goal is that this at most doubles a delete's cost.
     for wl in ("archive: delete 1", "archive: delete batch10"):
-        ratio(f"{wl}: archive on / off", _find(rows, wl, EngineWithArchive.name), _find(rows, wl, "sqsqlite"), 0.7)
+        ratio(f"{wl}: archive on / off", _find(rows, wl, EngineWithArchive.name), _find(rows, wl, "sqsqlite"), 0.5)
     p1 = _find(rows, "procs 1P+1C batch10", "sqsqlite")
     p4 = _find(rows, "procs 4P+4C batch10", "sqsqlite")
     ratio("procs 4P+4C / 1P+1C aggregate", p4, p1, 1.0)
