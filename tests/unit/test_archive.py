@@ -73,6 +73,23 @@ def _batch_with_a_superseded_handle(db, queue, clock):
     return "batch"
 
 
+def _batch_by_text_with_the_newest_handle_before_a_superseded_one(db, queue, clock):
+    send(queue, 1)
+    [old] = queue.receive_message(visibility_timeout=0)
+    [new] = queue.receive_message()  # supersedes old's handle
+    other = sqsqlite.connect(db.store.path, clock=clock)  # handles it never issued: the exact path
+    try:
+        result = other.queue(queue.name).delete_message_batch(
+            [{"Id": "new", "ReceiptHandle": new.receipt_handle}, {"Id": "old", "ReceiptHandle": old.receipt_handle}]
+        )
+    finally:
+        other.close()
+    # The row is deleted once, by the newest handle; the archived copy is the one that handle
+    # took, not nothing because the superseded handle came last.
+    assert result.failed == []
+    return "batch"
+
+
 def _buffered(db, queue, clock):
     send(queue, 25)
     with queue.buffered() as b:
@@ -102,7 +119,7 @@ def _purge_visible(db, queue, clock):
     return "purge"
 
 
-PATHS = [_single, _single_by_text, _batch, _batch_with_a_superseded_handle, _buffered, _transactional_consumer, _purge, _purge_visible]
+PATHS = [_single, _single_by_text, _batch, _batch_with_a_superseded_handle, _batch_by_text_with_the_newest_handle_before_a_superseded_one, _buffered, _transactional_consumer, _purge, _purge_visible]
 
 
 @pytest.mark.parametrize("on", [True, False], ids=["on", "off"])
