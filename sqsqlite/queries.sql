@@ -1000,15 +1000,16 @@ SELECT coalesce(max(message_archive.id), :coalesce_2) AS coalesce_1
 FROM message_archive;
 
 -- name: REPLAY_RUN
-SELECT replay_runs."key", replay_runs.queue_id, replay_runs.target, replay_runs.max_id, replay_runs.last_sent_at, replay_runs.last_position, replay_runs.last_id, replay_runs.sent, replay_runs.done, replay_runs.started_at, replay_runs.updated_at
+SELECT replay_runs."key", replay_runs.queue_id, replay_runs.target, replay_runs.max_id, replay_runs.nonce, replay_runs.last_sent_at, replay_runs.last_position, replay_runs.last_id, replay_runs.sent, replay_runs.done, replay_runs.started_at, replay_runs.updated_at
 FROM replay_runs
 WHERE replay_runs."key" = :key;
 
 -- name: INSERT_REPLAY_RUN
-INSERT INTO replay_runs ("key", queue_id, target, max_id, started_at, updated_at) VALUES (:key, :queue_id, :target, :max_id, :now, :now);
+INSERT INTO replay_runs ("key", queue_id, target, max_id, nonce, started_at, updated_at) VALUES (:key, :queue_id, :target, :max_id, :nonce, :now, :now);
+
+-- name: RESTART_REPLAY_RUN
+-- defaults: {"done": 0, "last_id": -1, "last_position": -1, "last_sent_at": -1, "sent": 0}
+UPDATE replay_runs SET nonce=:nonce, last_sent_at=:last_sent_at, last_position=:last_position, last_id=:last_id, sent=:sent, done=:done, started_at=:now, updated_at=:now WHERE replay_runs."key" = :key;
 
 -- name: REPLAY_PROGRESS
 UPDATE replay_runs SET last_sent_at=:last_sent_at, last_position=:last_position, last_id=:last_id, sent=(replay_runs.sent + :n), done=:done, updated_at=:now WHERE replay_runs."key" = :key;
-
--- name: DELETE_REPLAY_RUN
-DELETE FROM replay_runs WHERE replay_runs."key" = :key;

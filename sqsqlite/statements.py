@@ -1073,8 +1073,20 @@ ARCHIVE_MAX_ID = compile_sql(select(func.coalesce(func.max(_arc.c.id), 0)))
 REPLAY_RUN = compile_sql(select(replay_runs).where(replay_runs.c.key == P("key")))
 INSERT_REPLAY_RUN = compile_sql(
     insert(replay_runs).values(
-        key=P("key"), queue_id=P("queue_id"), target=P("target"), max_id=P("max_id"), started_at=P("now"), updated_at=P("now")
+        key=P("key"),
+        queue_id=P("queue_id"),
+        target=P("target"),
+        max_id=P("max_id"),
+        nonce=P("nonce"),
+        started_at=P("now"),
+        updated_at=P("now"),
     )
+)
+# A finished run run again: the same rows (its max_id), from the start, with a new nonce.
+RESTART_REPLAY_RUN = compile_sql(
+    update(replay_runs)
+    .where(replay_runs.c.key == P("key"))
+    .values(last_sent_at=-1, last_position=-1, last_id=-1, sent=0, done=0, nonce=P("nonce"), started_at=P("now"), updated_at=P("now"))
 )
 REPLAY_PROGRESS = compile_sql(
     update(replay_runs)
@@ -1088,7 +1100,6 @@ REPLAY_PROGRESS = compile_sql(
         updated_at=P("now"),
     )
 )
-DELETE_REPLAY_RUN = compile_sql(delete(replay_runs).where(replay_runs.c.key == P("key")))
 
 
 def compiled() -> dict[str, Any]:

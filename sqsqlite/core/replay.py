@@ -10,14 +10,15 @@ so each group's order holds, with a new deduplication id of the replay's own.
 A replay sends up to D.REPLAY_BATCH messages a transaction, which also records how far it got
 (schema.replay_runs, keyed by its arguments): cut short by a crash or a kill, the same replay run
 again continues after the last message it committed, sending nothing twice and missing none. It
-replays the rows archived when it first began; run again once finished, it sends nothing (unless
-``again``).
+replays the rows archived when it first began; run again once finished, it sends nothing, unless
+``again``: then it sends those same rows once more (not the copies it sent, archived since).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,15 +77,20 @@ def replay(
         source_id = queue_row(tx, source)["id"]
         target_row = queue_row(tx, target)
         run = tx.one(Q.REPLAY_RUN, key=key)
-        if run is not None and again and run["done"]:  # a new run of it (a dry run: what that would send)
-            if not dry_run:
-                tx.run(Q.DELETE_REPLAY_RUN, key=key)
-            run = None
         if run is None:
             max_id = tx.scalar(Q.ARCHIVE_MAX_ID)
             if not dry_run:
-                tx.run(Q.INSERT_REPLAY_RUN, key=key, queue_id=source_id, target=target.name, max_id=max_id, now=source.now())
+                tx.run(
+                    Q.INSERT_REPLAY_RUN, key=key, queue_id=source_id, target=target.name, max_id=max_id, nonce=_nonce(), now=source.now()
+                )
             cursor = (-1, -1, -1)
+        elif again and run["done"]:
+            # The same rows from the start (a dry run: what that would send). Not a new max_id:
+            # the copies the first run sent, deleted since, are archived too and would be sent
+            # again with the rest. A new nonce: new deduplication ids.
+            max_id, cursor = run["max_id"], (-1, -1, -1)
+            if not dry_run:
+                tx.run(Q.RESTART_REPLAY_RUN, key=key, nonce=_nonce(), now=source.now())
         else:
             max_id = run["max_id"]
             cursor = (run["last_sent_at"], run["last_position"], run["last_id"])
@@ -106,7 +112,7 @@ def replay(
                 run = tx.one(Q.REPLAY_RUN, key=key)
                 if run is None or run["done"]:
                     return result
-                cursor = (run["last_sent_at"], run["last_position"], run["last_id"])
+                cursor, nonce = (run["last_sent_at"], run["last_position"], run["last_id"]), run["nonce"]
                 rows = tx.all(Q.REPLAY_PAGE, queue_id=source_id, since=f.since, until=f.until, max_id=max_id, **_after(cursor), n=_PAGE)
             batch = []
             for r in rows:
@@ -116,7 +122,7 @@ def replay(
                     if len(batch) == D.REPLAY_BATCH:
                         break
             done = len(batch) < D.REPLAY_BATCH and len(rows) < _PAGE
-            sent = _send(target, key, batch, fifo, result) if batch else []
+            sent = _send(target, nonce, batch, fifo, result) if batch else []
             with store.write() as tx:
                 tx.run(Q.REPLAY_PROGRESS, key=key, **_after(cursor), n=len(sent), done=int(done), now=source.now())
             ok = True
@@ -128,6 +134,10 @@ def replay(
             progress(result.sent, total)
         if done:
             return result
+
+
+def _nonce() -> str:
+    return secrets.token_hex(8)
 
 
 def _after(cursor: tuple[int, int, int]) -> dict[str, int]:
@@ -147,7 +157,7 @@ def _rows(source: QueueContext, queue_id: int, f: ArchiveFilter, max_id: int, cu
             cursor = (rows[-1]["sent_at"], rows[-1]["position"], rows[-1]["id"])
 
 
-def _send(target: QueueContext, key: str, rows: list[Any], fifo: bool, result: ReplayResult) -> list[tuple[str, str]]:
+def _send(target: QueueContext, nonce: str, rows: list[Any], fifo: bool, result: ReplayResult) -> list[tuple[str, str]]:
     """Send ``rows`` again as one batch (in the caller's transaction); (original, new) ids."""
     entries = []
     for i, r in enumerate(rows):
@@ -163,8 +173,9 @@ def _send(target: QueueContext, key: str, rows: list[Any], fifo: bool, result: R
         if m.message_group_id is not None:
             entry["MessageGroupId"] = m.message_group_id
         if fifo:
-            # The replay's own, so that a message replayed again later is not taken for this one.
-            entry["MessageDeduplicationId"] = f"replay-{key[:16]}-{m.archive_id}"
+            # The run's own: a resumed run sends the ids it would have (a copy it sent before the
+            # crash is dropped as a duplicate), a run again new ones (not dropped as this one's).
+            entry["MessageDeduplicationId"] = f"replay-{nonce}-{m.archive_id}"
         if m.aws_trace_header is not None:
             entry["MessageSystemAttributes"] = {"AWSTraceHeader": {"DataType": "String", "StringValue": m.aws_trace_header}}
         entries.append(entry)

@@ -119,7 +119,17 @@ def _purge_visible(db, queue, clock):
     return "purge"
 
 
-PATHS = [_single, _single_by_text, _batch, _batch_with_a_superseded_handle, _batch_by_text_with_the_newest_handle_before_a_superseded_one, _buffered, _transactional_consumer, _purge, _purge_visible]
+PATHS = [
+    _single,
+    _single_by_text,
+    _batch,
+    _batch_with_a_superseded_handle,
+    _batch_by_text_with_the_newest_handle_before_a_superseded_one,
+    _buffered,
+    _transactional_consumer,
+    _purge,
+    _purge_visible,
+]
 
 
 @pytest.mark.parametrize("on", [True, False], ids=["on", "off"])

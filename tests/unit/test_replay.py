@@ -188,3 +188,56 @@ def test_two_runs_of_the_same_replay_at_once_send_each_message_once(db, archived
     first = db.replay(archived.url, progress=meanwhile)
     assert (first.sent, inner[0].sent) == (10, 20)
     assert [m.body for m in drain(archived)] == [f"m{i}" for i in range(30)]
+
+
+def test_a_fifo_replay_run_again_within_the_deduplication_window_sends_every_message_again(db, clock):
+    f = db.create_queue("again.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    db.set_archive(f.url, 86_400)
+    for i in range(3):
+        f.send_message(f"m{i}", message_group_id="g")
+    for m in drain(f):
+        m.delete()
+    first = db.replay(f.url)
+    for m in drain(f):
+        m.delete()
+    clock.advance(60)  # well inside the five-minute deduplication window
+    second = db.replay(f.url, again=True)
+    got = drain(f)
+    assert second.sent == len(got) == 3 and [m.body for m in got] == ["m0", "m1", "m2"]
+    assert [new for _, new in second.replayed] == [m.message_id for m in got]
+    assert not {new for _, new in second.replayed} & {new for _, new in first.replayed}
+
+
+def test_a_replay_run_again_sends_the_same_messages_not_the_copies_it_sent_before(db, archived):
+    for i in range(3):
+        archived.send_message(f"m{i}")
+    delete_in_random_order(archived, 3)
+    assert db.replay(archived.url).sent == 3
+    delete_in_random_order(archived, 3)  # the copies, archived in their turn
+    assert len(db.replay(archived.url, again=True, dry_run=True).pending) == 3
+    again = db.replay(archived.url, again=True)
+    assert (again.sent, again.sent_before) == (3, 0)
+    assert sorted(m.body for m in drain(archived)) == ["m0", "m1", "m2"]
+
+
+def test_a_resumed_replay_takes_no_message_archived_after_it_began_even_where_newer_rows_were_pruned(db, archived, clock):
+    brief = db.create_queue("brief")
+    db.set_archive(brief.url, 60)
+    for i in range(11):
+        archived.send_message(f"m{i}")
+    delete_in_random_order(archived, 11)
+    brief.send_message("b")
+    delete_in_random_order(brief, 1)  # the archive's newest row when the replay begins
+
+    def crash(sent, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        db.replay(archived.url, progress=crash)
+    clock.advance(60)
+    db.prune()  # the newest row goes: its id must not come back
+    archived.send_message("late")
+    delete_in_random_order(archived, 11)  # the first ten copies and "late"
+    rest = db.replay(archived.url)
+    assert (rest.sent, rest.sent_before) == (1, 10)
+    assert [m.body for m in drain(archived)] == ["m10"]
