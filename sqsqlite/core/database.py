@@ -525,8 +525,10 @@ class Database:
         ``again``. ``progress(sent, total)`` after each transaction of up to ten messages."""
         db, name = self.for_queue_url(queue_url)
         f = archive_filter(since, until, message_ids, group_id, where)
-        target = name if to is None else db.for_queue_url(to)[1]
-        return replay.replay(db.context.queue(name), db.context.queue(target), f, dry_run=dry_run, again=again, progress=progress)
+        # The target by its own account and region: another account's queue URL names that
+        # account's queue, never this one's of the same name.
+        tdb, target = (db, name) if to is None else self.for_queue_url(to)
+        return replay.replay(db.context.queue(name), tdb.context.queue(target), f, dry_run=dry_run, again=again, progress=progress)
 
     # ------------------------------------------------------------ message move tasks
     # Each is move_tasks' function of the database's context.

@@ -54,7 +54,7 @@ class ReplayResult:
 
 def run_key(source: QueueContext, target: QueueContext, f: ArchiveFilter) -> str:
     """The replay's identity: the same arguments, the same run (which resumes)."""
-    parts = [source.account_id, source.region, source.name, target.name, f.since, f.until]
+    parts = [source.account_id, source.region, source.name, target.account_id, target.region, target.name, f.since, f.until]
     parts += [sorted(f.message_ids), f.group_id, list(f.where) if f.where else None]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 

@@ -241,3 +241,15 @@ def test_a_resumed_replay_takes_no_message_archived_after_it_began_even_where_ne
     rest = db.replay(archived.url)
     assert (rest.sent, rest.sent_before) == (1, 10)
     assert [m.body for m in drain(archived)] == ["m10"]
+
+
+def test_a_replay_to_another_accounts_queue_url_sends_to_that_accounts_queue_not_this_ones(db, archived):
+    mine = db.create_queue("fixed")
+    theirs = db.scoped(account_id="111111111111").create_queue("fixed")
+    archived.send_message("x")
+    delete_in_random_order(archived, 1)
+    assert db.replay(archived.url, to=theirs.url).sent == 1
+    assert [m.body for m in drain(theirs)] == ["x"] and drain(mine) == []
+    # A run of its own, not the finished one to this account's queue of the same name.
+    assert db.replay(archived.url, to=mine.url).sent == 1
+    assert [m.body for m in drain(mine)] == ["x"]
