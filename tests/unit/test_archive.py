@@ -378,3 +378,21 @@ def test_pruning_goes_queue_by_queue_and_a_queue_whose_oldest_has_not_expired_ke
     clock.advance(3600)
     db.prune()
     assert archived_rows(db_path) == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"where": ("a",)}, {"where": 5}, {"where": ("a", 1)}, {"message_ids": None}, {"message_ids": [1]}, {"group_id": 5}],
+    ids=repr,
+)
+def test_archived_and_replay_refuse_a_malformed_filter_as_invalid_parameter_value(db, bad):
+    q = db.create_queue("orders")
+    db.set_archive(q.url, DAY)
+    send(q, 1)
+    for m in receive_all(q, 1):
+        m.delete()
+    with pytest.raises(InvalidParameterValue):
+        db.archived(q.url, **bad)
+    with pytest.raises(InvalidParameterValue):
+        db.replay(q.url, **bad)
+    assert q.peek("all") == [] and len(db.archived(q.url)) == 1  # nothing sent
