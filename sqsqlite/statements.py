@@ -1057,18 +1057,19 @@ ARCHIVE_PAGE = compile_sql(
 )
 # A page of a replay: the rows deleted in [since, until) archived by max_id, in their queue's
 # send order (sent_at, then position, then the archive's id), after the last one handled.
-REPLAY_PAGE = compile_sql(
-    select(_arc)
+# A replay's rows in its order, once, outside the write lock: what its filter reads and the
+# order's key (a sort of the range, which no index serves); then each transaction's ten by id.
+REPLAY_ORDER = compile_sql(
+    select(_arc.c.id, _arc.c.sent_at, _arc.c.position, _arc.c.message_id, _arc.c.group_id, _arc.c.attributes)
     .where(
         _arc.c.queue_id == P("queue_id"),
         _arc.c.deleted_at >= P("since"),
         _arc.c.deleted_at < P("until"),
         _arc.c.id <= P("max_id"),
-        tuple_(_arc.c.sent_at, _arc.c.position, _arc.c.id) > tuple_(P("last_sent_at"), P("last_position"), P("last_id")),
     )
     .order_by(_arc.c.sent_at, _arc.c.position, _arc.c.id)
-    .limit(P("n"))
 )
+REPLAY_ROWS = compile_sql(select(_arc).where(_arc.c.id.in_(select(literal_column("value")).select_from(func.json_each(P("ids"))))))
 ARCHIVE_MAX_ID = compile_sql(select(func.coalesce(func.max(_arc.c.id), 0)))
 REPLAY_RUN = compile_sql(select(replay_runs).where(replay_runs.c.key == P("key")))
 INSERT_REPLAY_RUN = compile_sql(

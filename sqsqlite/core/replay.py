@@ -16,6 +16,7 @@ replays the rows archived when it first began; run again once finished, it sends
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import secrets
@@ -31,7 +32,7 @@ from .archive import ArchivedMessage, ArchiveFilter
 from .context import QueueContext
 from .rules import queue_row
 
-_PAGE = 200  # archive rows read a statement while looking for a transaction's messages
+_FETCH = 500  # archive rows a dry run reads a statement
 
 
 @dataclass
@@ -97,11 +98,14 @@ def replay(
             result.sent_before, result.finished_before = run["sent"], bool(run["done"])
     if result.finished_before:
         return result
-    # What is left to send: a dry run's answer, or a progress bar's length.
+    # The rows to replay in order, read once and outside the writers' lock (their order is a
+    # sort no index serves): the same on every read, for the rows up to max_id are all there is
+    # and none comes later (ids are never reused); only pruning takes some away.
+    order = _order(source, source_id, f, max_id)
     if dry_run:
-        result.pending = [ArchivedMessage.from_row(r) for r in _rows(source, source_id, f, max_id, cursor, keep=True)]
+        result.pending = [ArchivedMessage.from_row(r) for r in _fetch(source, order[bisect.bisect_right(order, cursor) :])]
         return result
-    total, fifo = len(_rows(source, source_id, f, max_id, cursor, keep=False)), bool(target_row["fifo"])
+    total, fifo = len(order) - bisect.bisect_right(order, cursor), bool(target_row["fifo"])
     while True:
         group = store.begin_transaction()
         ok = False
@@ -113,15 +117,13 @@ def replay(
                 if run is None or run["done"]:
                     return result
                 cursor, nonce = (run["last_sent_at"], run["last_position"], run["last_id"]), run["nonce"]
-                rows = tx.all(Q.REPLAY_PAGE, queue_id=source_id, since=f.since, until=f.until, max_id=max_id, **_after(cursor), n=_PAGE)
-            batch = []
-            for r in rows:
-                cursor = (r["sent_at"], r["position"], r["id"])
-                if f.matches(r):
-                    batch.append(r)
-                    if len(batch) == D.REPLAY_BATCH:
-                        break
-            done = len(batch) < D.REPLAY_BATCH and len(rows) < _PAGE
+                at = bisect.bisect_right(order, cursor)
+                chunk = order[at : at + D.REPLAY_BATCH]
+                found = {r["id"]: r for r in tx.all(Q.REPLAY_ROWS, ids=json.dumps([k[2] for k in chunk]))} if chunk else {}
+            batch = [found[k[2]] for k in chunk if k[2] in found]  # a row pruned meanwhile is gone
+            if chunk:
+                cursor = chunk[-1]
+            done = at + len(chunk) >= len(order)
             sent = _send(target, nonce, batch, fifo, result) if batch else []
             with store.write() as tx:
                 tx.run(Q.REPLAY_PROGRESS, key=key, **_after(cursor), n=len(sent), done=int(done), now=source.now())
@@ -144,17 +146,22 @@ def _after(cursor: tuple[int, int, int]) -> dict[str, int]:
     return dict(zip(("last_sent_at", "last_position", "last_id"), cursor))
 
 
-def _rows(source: QueueContext, queue_id: int, f: ArchiveFilter, max_id: int, cursor: tuple[int, int, int], keep: bool) -> list[Any]:
-    """The rows left to replay after ``cursor``, in replay order; ``keep`` False: only their
-    archive ids (a count, without holding every body in memory)."""
+def _order(source: QueueContext, queue_id: int, f: ArchiveFilter, max_id: int) -> list[tuple[int, int, int]]:
+    """The (sent_at, position, id) of each row ``f`` takes, in replay order."""
+    with source.store.read() as tx:
+        rows = tx.all(Q.REPLAY_ORDER, queue_id=queue_id, since=f.since, until=f.until, max_id=max_id)
+    return [(r["sent_at"], r["position"], r["id"]) for r in rows if f.matches(r)]
+
+
+def _fetch(source: QueueContext, keys: list[tuple[int, int, int]]) -> list[Any]:
+    """The rows of ``keys``, in their order (a dry run's list)."""
     out: list[Any] = []
     with source.store.read() as tx:
-        while True:
-            rows = tx.all(Q.REPLAY_PAGE, queue_id=queue_id, since=f.since, until=f.until, max_id=max_id, **_after(cursor), n=_PAGE)
-            out.extend((r if keep else r["id"]) for r in rows if f.matches(r))
-            if len(rows) < _PAGE:
-                return out
-            cursor = (rows[-1]["sent_at"], rows[-1]["position"], rows[-1]["id"])
+        for i in range(0, len(keys), _FETCH):
+            part = keys[i : i + _FETCH]
+            found = {r["id"]: r for r in tx.all(Q.REPLAY_ROWS, ids=json.dumps([k[2] for k in part]))}
+            out.extend(found[k[2]] for k in part if k[2] in found)
+    return out
 
 
 def _send(target: QueueContext, nonce: str, rows: list[Any], fifo: bool, result: ReplayResult) -> list[tuple[str, str]]:

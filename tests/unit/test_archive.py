@@ -351,7 +351,7 @@ def test_the_archives_pruning_listing_and_replay_walk_their_index_never_the_whol
 
     db.create_queue("plans")
     with sqlite3.connect(db_path) as conn:
-        for name in ("ARCHIVE_QUEUE_AFTER", "ARCHIVE_HEAD_EXPIRES", "PRUNE_ARCHIVE", "ARCHIVE_PAGE", "REPLAY_PAGE"):
+        for name in ("ARCHIVE_QUEUE_AFTER", "ARCHIVE_HEAD_EXPIRES", "PRUNE_ARCHIVE", "ARCHIVE_PAGE", "REPLAY_ORDER"):
             plan = " ".join(_plan(conn, getattr(Q, name)))
             assert "INDEX ix_message_archive_deleted (queue_id" in plan, (name, plan)
             assert "SCAN message_archive" not in plan, (name, plan)
@@ -396,3 +396,13 @@ def test_archived_and_replay_refuse_a_malformed_filter_as_invalid_parameter_valu
     with pytest.raises(InvalidParameterValue):
         db.replay(q.url, **bad)
     assert q.peek("all") == [] and len(db.archived(q.url)) == 1  # nothing sent
+
+
+def test_a_replays_transaction_fetches_its_rows_by_id_and_sorts_nothing_under_the_write_lock(db, db_path):
+    from sqsqlite import queries as Q
+    from tests.unit.test_queries import _plan
+
+    db.create_queue("plans")
+    with sqlite3.connect(db_path) as conn:
+        plan = " ".join(_plan(conn, Q.REPLAY_ROWS))
+    assert "USING INTEGER PRIMARY KEY" in plan and "TEMP B-TREE" not in plan and "SCAN message_archive" not in plan, plan

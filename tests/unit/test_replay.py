@@ -253,3 +253,32 @@ def test_a_replay_to_another_accounts_queue_url_sends_to_that_accounts_queue_not
     # A run of its own, not the finished one to this account's queue of the same name.
     assert db.replay(archived.url, to=mine.url).sent == 1
     assert [m.body for m in drain(mine)] == ["x"]
+
+
+def test_a_replay_resumed_after_some_of_its_rows_were_pruned_sends_the_rest_in_order(db, clock):
+    q = db.create_queue("pruned")
+    db.set_archive(q.url, 60)
+    for i in range(25):
+        q.send_message(f"m{i}")
+        clock.advance(0.001)
+    got = drain(q)
+    for m in got[:12]:  # deleted first: these expire first
+        m.delete()
+    clock.advance(30)
+    for m in got[12:]:
+        m.delete()
+
+    def crash(sent, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        db.replay(q.url, progress=crash)
+    first = drain(q)
+    assert [m.body for m in first] == [f"m{i}" for i in range(10)]
+    for m in first:
+        m.delete()
+    clock.advance(30)
+    db.prune()  # m10 and m11, next in the replay's order, are gone
+    rest = db.replay(q.url)
+    assert (rest.sent, rest.sent_before) == (13, 10)
+    assert [m.body for m in drain(q)] == [f"m{i}" for i in range(12, 25)]
