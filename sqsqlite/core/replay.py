@@ -5,7 +5,7 @@ queue or another, in their queue's send order (sent_at, then position), with the
 message attributes and trace header; each gets a new message id and carries its original one as
 the message attribute D.REPLAY_ORIGINAL_ID_ATTRIBUTE (a message with ten attributes already,
 SQS's most, goes without it: the result lists it). To a FIFO queue each message keeps its group,
-so each group's order holds, with a new deduplication id of the replay's own.
+so each group's order holds, with a new deduplication id of the replay run's own.
 
 A replay sends up to D.REPLAY_BATCH messages a transaction, which also records how far it got
 (schema.replay_runs, keyed by its arguments): cut short by a crash or a kill, the same replay run
