@@ -252,7 +252,9 @@ def replay(s: Settings, queue_url: str, to: str | None, dry_run: bool, again: bo
         given = " ".join(f"{flag} {ms}" for flag, ms in relative)
         click.echo(f"sqsqlite: {given} (epoch ms) is this replay's range; give it so to continue it if it is cut short", err=True)
     if dry_run:
-        result = db.replay(queue_url, to=to, dry_run=True, **chosen)
+        result = db.replay(queue_url, to=to, dry_run=True, again=again, **chosen)
+        if result.finished_before:
+            _finished_before(result.sent_before)
         s.echo({"WouldSend": len(result.pending), "Messages": [_summary(m) for m in result.pending]}, "replay")
         return
     bar: Any = None
@@ -270,10 +272,14 @@ def replay(s: Settings, queue_url: str, to: str | None, dry_run: bool, again: bo
         if bar is not None:
             bar.__exit__(None, None, None)
     if result.finished_before:
-        click.echo(f"sqsqlite: this replay finished before ({result.sent_before} sent); --again sends them again", err=True)
+        _finished_before(result.sent_before)
     out: dict[str, Any] = {"QueueUrl": db.queue(to or queue_url).url, "Sent": result.sent}
     if result.sent_before:
         out["SentBefore"] = result.sent_before
     if result.without_original_id:
         out["WithoutOriginalId"] = result.without_original_id
     s.echo(out, "replay")
+
+
+def _finished_before(sent_before: int) -> None:
+    click.echo(f"sqsqlite: this replay finished before ({sent_before} sent); --again sends them again", err=True)

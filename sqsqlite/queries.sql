@@ -987,12 +987,16 @@ FROM message_archive
 WHERE message_archive.queue_id = :queue_id AND message_archive.deleted_at >= :since AND message_archive.deleted_at < :until AND (message_archive.deleted_at, message_archive.id) > (:after_at, :after_id) ORDER BY message_archive.deleted_at, message_archive.id
  LIMIT :n OFFSET :param_1;
 
--- name: REPLAY_PAGE
--- defaults: {"param_1": 0}
+-- name: REPLAY_ORDER
+SELECT message_archive.id, message_archive.sent_at, message_archive.position, message_archive.message_id, message_archive.group_id, message_archive.attributes
+FROM message_archive
+WHERE message_archive.queue_id = :queue_id AND message_archive.deleted_at >= :since AND message_archive.deleted_at < :until AND message_archive.id <= :max_id ORDER BY message_archive.sent_at, message_archive.position, message_archive.id;
+
+-- name: REPLAY_ROWS
 SELECT message_archive.id, message_archive.queue_id, message_archive.queue_name, message_archive.position, message_archive.message_id, message_archive.body, message_archive.attributes, message_archive.sender_id, message_archive.group_id, message_archive.dedup_id, message_archive.sequence_number, message_archive.dead_letter_source_arn, message_archive.receive_count, message_archive.sent_at, message_archive.first_received_at, message_archive.deleted_at, message_archive.expires_at, message_archive.how
 FROM message_archive
-WHERE message_archive.queue_id = :queue_id AND message_archive.deleted_at >= :since AND message_archive.deleted_at < :until AND message_archive.id <= :max_id AND (message_archive.sent_at, message_archive.position, message_archive.id) > (:last_sent_at, :last_position, :last_id) ORDER BY message_archive.sent_at, message_archive.position, message_archive.id
- LIMIT :n OFFSET :param_1;
+WHERE message_archive.id IN (SELECT value
+FROM json_each(:ids));
 
 -- name: ARCHIVE_MAX_ID
 -- defaults: {"coalesce_2": 0}
@@ -1000,15 +1004,16 @@ SELECT coalesce(max(message_archive.id), :coalesce_2) AS coalesce_1
 FROM message_archive;
 
 -- name: REPLAY_RUN
-SELECT replay_runs."key", replay_runs.queue_id, replay_runs.target, replay_runs.max_id, replay_runs.last_sent_at, replay_runs.last_position, replay_runs.last_id, replay_runs.sent, replay_runs.done, replay_runs.started_at, replay_runs.updated_at
+SELECT replay_runs."key", replay_runs.queue_id, replay_runs.target, replay_runs.max_id, replay_runs.nonce, replay_runs.last_sent_at, replay_runs.last_position, replay_runs.last_id, replay_runs.sent, replay_runs.done, replay_runs.started_at, replay_runs.updated_at
 FROM replay_runs
 WHERE replay_runs."key" = :key;
 
 -- name: INSERT_REPLAY_RUN
-INSERT INTO replay_runs ("key", queue_id, target, max_id, started_at, updated_at) VALUES (:key, :queue_id, :target, :max_id, :now, :now);
+INSERT INTO replay_runs ("key", queue_id, target, max_id, nonce, started_at, updated_at) VALUES (:key, :queue_id, :target, :max_id, :nonce, :now, :now);
+
+-- name: RESTART_REPLAY_RUN
+-- defaults: {"done": 0, "last_id": -1, "last_position": -1, "last_sent_at": -1, "sent": 0}
+UPDATE replay_runs SET nonce=:nonce, last_sent_at=:last_sent_at, last_position=:last_position, last_id=:last_id, sent=:sent, done=:done, started_at=:now, updated_at=:now WHERE replay_runs."key" = :key;
 
 -- name: REPLAY_PROGRESS
 UPDATE replay_runs SET last_sent_at=:last_sent_at, last_position=:last_position, last_id=:last_id, sent=(replay_runs.sent + :n), done=:done, updated_at=:now WHERE replay_runs."key" = :key;
-
--- name: DELETE_REPLAY_RUN
-DELETE FROM replay_runs WHERE replay_runs."key" = :key;

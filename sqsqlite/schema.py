@@ -335,12 +335,17 @@ message_archive = Table(
     Column("expires_at", BigInteger, nullable=False),
     Column("how", String, nullable=False),
     Index("ix_message_archive_deleted", "queue_id", "deleted_at"),
+    # Never reuse an id (of pruned newest rows): a replay takes the rows up to the highest id
+    # there when it began, and a reused id would admit a row archived after that.
+    sqlite_autoincrement=True,
 )
 
 # A replay's progress, written in the transaction of each of its sends, so that a replay cut
 # short (a crash, a kill) and run again with the same arguments (``key``) sends what it had not
 # sent, and nothing twice. It replays the archive's rows up to ``max_id`` (those there when it
-# began), in (sent_at, position, id) order, after the last one it sent (``last_*``).
+# began), in (sent_at, position, id) order, after the last one it sent (``last_*``). ``nonce``,
+# drawn when the run starts (and again when it is run ``again``), goes into a FIFO target's
+# deduplication ids: a resumed run sends the ids it would have, a run again new ones.
 replay_runs = Table(
     "replay_runs",
     metadata,
@@ -348,6 +353,7 @@ replay_runs = Table(
     Column("queue_id", Integer, nullable=False),
     Column("target", String, nullable=False),
     Column("max_id", BigInteger, nullable=False),
+    Column("nonce", String, nullable=False),
     Column("last_sent_at", BigInteger, nullable=False, server_default=text("-1")),
     Column("last_position", BigInteger, nullable=False, server_default=text("-1")),
     Column("last_id", BigInteger, nullable=False, server_default=text("-1")),

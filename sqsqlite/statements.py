@@ -1057,24 +1057,37 @@ ARCHIVE_PAGE = compile_sql(
 )
 # A page of a replay: the rows deleted in [since, until) archived by max_id, in their queue's
 # send order (sent_at, then position, then the archive's id), after the last one handled.
-REPLAY_PAGE = compile_sql(
-    select(_arc)
+# A replay's rows in its order, once, outside the write lock: what its filter reads and the
+# order's key (a sort of the range, which no index serves); then each transaction's ten by id.
+REPLAY_ORDER = compile_sql(
+    select(_arc.c.id, _arc.c.sent_at, _arc.c.position, _arc.c.message_id, _arc.c.group_id, _arc.c.attributes)
     .where(
         _arc.c.queue_id == P("queue_id"),
         _arc.c.deleted_at >= P("since"),
         _arc.c.deleted_at < P("until"),
         _arc.c.id <= P("max_id"),
-        tuple_(_arc.c.sent_at, _arc.c.position, _arc.c.id) > tuple_(P("last_sent_at"), P("last_position"), P("last_id")),
     )
     .order_by(_arc.c.sent_at, _arc.c.position, _arc.c.id)
-    .limit(P("n"))
 )
+REPLAY_ROWS = compile_sql(select(_arc).where(_arc.c.id.in_(select(literal_column("value")).select_from(func.json_each(P("ids"))))))
 ARCHIVE_MAX_ID = compile_sql(select(func.coalesce(func.max(_arc.c.id), 0)))
 REPLAY_RUN = compile_sql(select(replay_runs).where(replay_runs.c.key == P("key")))
 INSERT_REPLAY_RUN = compile_sql(
     insert(replay_runs).values(
-        key=P("key"), queue_id=P("queue_id"), target=P("target"), max_id=P("max_id"), started_at=P("now"), updated_at=P("now")
+        key=P("key"),
+        queue_id=P("queue_id"),
+        target=P("target"),
+        max_id=P("max_id"),
+        nonce=P("nonce"),
+        started_at=P("now"),
+        updated_at=P("now"),
     )
+)
+# A finished run run again: the same rows (its max_id), from the start, with a new nonce.
+RESTART_REPLAY_RUN = compile_sql(
+    update(replay_runs)
+    .where(replay_runs.c.key == P("key"))
+    .values(last_sent_at=-1, last_position=-1, last_id=-1, sent=0, done=0, nonce=P("nonce"), started_at=P("now"), updated_at=P("now"))
 )
 REPLAY_PROGRESS = compile_sql(
     update(replay_runs)
@@ -1088,7 +1101,6 @@ REPLAY_PROGRESS = compile_sql(
         updated_at=P("now"),
     )
 )
-DELETE_REPLAY_RUN = compile_sql(delete(replay_runs).where(replay_runs.c.key == P("key")))
 
 
 def compiled() -> dict[str, Any]:

@@ -45,6 +45,7 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.BigInteger(), nullable=False),
         sa.Column("how", sa.String(), nullable=False),
         sa.PrimaryKeyConstraint("id"),
+        sqlite_autoincrement=True,  # never reuse a pruned row's id: replays bound themselves by id
     )
     op.create_index("ix_message_archive_deleted", "message_archive", ["queue_id", "deleted_at"])
     op.create_table(
@@ -53,6 +54,7 @@ def upgrade() -> None:
         sa.Column("queue_id", sa.Integer(), nullable=False),
         sa.Column("target", sa.String(), nullable=False),
         sa.Column("max_id", sa.BigInteger(), nullable=False),
+        sa.Column("nonce", sa.String(), nullable=False),
         sa.Column("last_sent_at", sa.BigInteger(), nullable=False, server_default=sa.text("-1")),
         sa.Column("last_position", sa.BigInteger(), nullable=False, server_default=sa.text("-1")),
         sa.Column("last_id", sa.BigInteger(), nullable=False, server_default=sa.text("-1")),

@@ -525,8 +525,10 @@ class Database:
         ``again``. ``progress(sent, total)`` after each transaction of up to ten messages."""
         db, name = self.for_queue_url(queue_url)
         f = archive_filter(since, until, message_ids, group_id, where)
-        target = name if to is None else db.for_queue_url(to)[1]
-        return replay.replay(db.context.queue(name), db.context.queue(target), f, dry_run=dry_run, again=again, progress=progress)
+        # The target by its own account and region: another account's queue URL names that
+        # account's queue, never this one's of the same name.
+        tdb, target = (db, name) if to is None else self.for_queue_url(to)
+        return replay.replay(db.context.queue(name), tdb.context.queue(target), f, dry_run=dry_run, again=again, progress=progress)
 
     # ------------------------------------------------------------ message move tasks
     # Each is move_tasks' function of the database's context.
@@ -622,15 +624,25 @@ def archive_filter(
         )
     if isinstance(message_ids, str):
         message_ids = [message_ids]
+    if not isinstance(message_ids, (list, tuple, set, frozenset)) or not all(isinstance(i, str) for i in message_ids):
+        raise InvalidParameterValue(
+            f"Value {V.shorten(message_ids)} for parameter MessageIds is invalid.", "Give message ids as a list of strings."
+        )
+    if group_id is not None and not isinstance(group_id, str):
+        raise InvalidParameterValue(f"Value {V.shorten(group_id)} for parameter GroupId is invalid.", "Give a group id as a string.")
     pair: tuple[str, str] | None = None
     if where is not None:
+        bad_where = InvalidParameterValue(
+            f"Value {V.shorten(where)} for parameter Where is invalid.",
+            "Give where as ATTRIBUTE=VALUE, e.g. tenant=acme, or as a (name, value) pair of strings.",
+        )
         if isinstance(where, str):
             name, eq, value = where.partition("=")
             if not eq or not name:
-                raise InvalidParameterValue(
-                    f"Value {V.shorten(where)} for parameter Where is invalid.", "Give where as ATTRIBUTE=VALUE, e.g. tenant=acme."
-                )
+                raise bad_where
             pair = (name, value)
+        elif isinstance(where, (tuple, list)) and len(where) == 2 and all(isinstance(w, str) for w in where) and where[0]:
+            pair = (where[0], where[1])
         else:
-            pair = (str(where[0]), str(where[1]))
-    return archive.ArchiveFilter(low, high, frozenset(map(str, message_ids)), group_id, pair)
+            raise bad_where
+    return archive.ArchiveFilter(low, high, frozenset(message_ids), group_id, pair)

@@ -293,8 +293,11 @@ def _delete_message_batch(queue: QueueContext, entries: B.Entries) -> BatchResul
             # nothing there: the rows this took are counted here). Skipped after the fast
             # path above fell short: it would delete nothing more.
             keys = list(map(handle_delete_params, handles.values()))
-            if arc is not None:  # each row once: a handle given twice deletes its row once
-                once = {k["id"]: k for k in keys}.values()
+            if arc is not None:
+                # Each (row, token) once: a handle given twice deletes its row once. Keyed by row
+                # id alone, a superseded handle after the newest one would replace it here and
+                # archive nothing while the DELETE below still takes the row.
+                once = {(k["id"], bytes(k["token"])): k for k in keys}.values()
                 tx.run_many_bound(Q.ARCHIVE_BY_HANDLE, [{**arc, "fifo": 0, **k} for k in once])
             taken = tx.run_many_bound(Q.delete_standard_by_handle, keys)
             if taken:

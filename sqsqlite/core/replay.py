@@ -5,19 +5,21 @@ queue or another, in their queue's send order (sent_at, then position), with the
 message attributes and trace header; each gets a new message id and carries its original one as
 the message attribute D.REPLAY_ORIGINAL_ID_ATTRIBUTE (a message with ten attributes already,
 SQS's most, goes without it: the result lists it). To a FIFO queue each message keeps its group,
-so each group's order holds, with a new deduplication id of the replay's own.
+so each group's order holds, with a new deduplication id of the replay run's own.
 
 A replay sends up to D.REPLAY_BATCH messages a transaction, which also records how far it got
 (schema.replay_runs, keyed by its arguments): cut short by a crash or a kill, the same replay run
 again continues after the last message it committed, sending nothing twice and missing none. It
-replays the rows archived when it first began; run again once finished, it sends nothing (unless
-``again``).
+replays the rows archived when it first began; run again once finished, it sends nothing, unless
+``again``: then it sends those same rows once more (not the copies it sent, archived since).
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +32,7 @@ from .archive import ArchivedMessage, ArchiveFilter
 from .context import QueueContext
 from .rules import queue_row
 
-_PAGE = 200  # archive rows read a statement while looking for a transaction's messages
+_FETCH = 500  # archive rows a dry run reads a statement
 
 
 @dataclass
@@ -53,7 +55,7 @@ class ReplayResult:
 
 def run_key(source: QueueContext, target: QueueContext, f: ArchiveFilter) -> str:
     """The replay's identity: the same arguments, the same run (which resumes)."""
-    parts = [source.account_id, source.region, source.name, target.name, f.since, f.until]
+    parts = [source.account_id, source.region, source.name, target.account_id, target.region, target.name, f.since, f.until]
     parts += [sorted(f.message_ids), f.group_id, list(f.where) if f.where else None]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
@@ -76,26 +78,34 @@ def replay(
         source_id = queue_row(tx, source)["id"]
         target_row = queue_row(tx, target)
         run = tx.one(Q.REPLAY_RUN, key=key)
-        if run is not None and again and run["done"]:  # a new run of it (a dry run: what that would send)
-            if not dry_run:
-                tx.run(Q.DELETE_REPLAY_RUN, key=key)
-            run = None
         if run is None:
             max_id = tx.scalar(Q.ARCHIVE_MAX_ID)
             if not dry_run:
-                tx.run(Q.INSERT_REPLAY_RUN, key=key, queue_id=source_id, target=target.name, max_id=max_id, now=source.now())
+                tx.run(
+                    Q.INSERT_REPLAY_RUN, key=key, queue_id=source_id, target=target.name, max_id=max_id, nonce=_nonce(), now=source.now()
+                )
             cursor = (-1, -1, -1)
+        elif again and run["done"]:
+            # The same rows from the start (a dry run: what that would send). Not a new max_id:
+            # the copies the first run sent, deleted since, are archived too and would be sent
+            # again with the rest. A new nonce: new deduplication ids.
+            max_id, cursor = run["max_id"], (-1, -1, -1)
+            if not dry_run:
+                tx.run(Q.RESTART_REPLAY_RUN, key=key, nonce=_nonce(), now=source.now())
         else:
             max_id = run["max_id"]
             cursor = (run["last_sent_at"], run["last_position"], run["last_id"])
             result.sent_before, result.finished_before = run["sent"], bool(run["done"])
     if result.finished_before:
         return result
-    # What is left to send: a dry run's answer, or a progress bar's length.
+    # The rows to replay in order, read once and outside the writers' lock (their order is a
+    # sort no index serves): the same on every read, for the rows up to max_id are all there is
+    # and none comes later (ids are never reused); only pruning takes some away.
+    order = _order(source, source_id, f, max_id)
     if dry_run:
-        result.pending = [ArchivedMessage.from_row(r) for r in _rows(source, source_id, f, max_id, cursor, keep=True)]
+        result.pending = [ArchivedMessage.from_row(r) for r in _fetch(source, order[bisect.bisect_right(order, cursor) :])]
         return result
-    total, fifo = len(_rows(source, source_id, f, max_id, cursor, keep=False)), bool(target_row["fifo"])
+    total, fifo = len(order) - bisect.bisect_right(order, cursor), bool(target_row["fifo"])
     while True:
         group = store.begin_transaction()
         ok = False
@@ -106,17 +116,15 @@ def replay(
                 run = tx.one(Q.REPLAY_RUN, key=key)
                 if run is None or run["done"]:
                     return result
-                cursor = (run["last_sent_at"], run["last_position"], run["last_id"])
-                rows = tx.all(Q.REPLAY_PAGE, queue_id=source_id, since=f.since, until=f.until, max_id=max_id, **_after(cursor), n=_PAGE)
-            batch = []
-            for r in rows:
-                cursor = (r["sent_at"], r["position"], r["id"])
-                if f.matches(r):
-                    batch.append(r)
-                    if len(batch) == D.REPLAY_BATCH:
-                        break
-            done = len(batch) < D.REPLAY_BATCH and len(rows) < _PAGE
-            sent = _send(target, key, batch, fifo, result) if batch else []
+                cursor, nonce = (run["last_sent_at"], run["last_position"], run["last_id"]), run["nonce"]
+                at = bisect.bisect_right(order, cursor)
+                chunk = order[at : at + D.REPLAY_BATCH]
+                found = {r["id"]: r for r in tx.all(Q.REPLAY_ROWS, ids=json.dumps([k[2] for k in chunk]))} if chunk else {}
+            batch = [found[k[2]] for k in chunk if k[2] in found]  # a row pruned meanwhile is gone
+            if chunk:
+                cursor = chunk[-1]
+            done = at + len(chunk) >= len(order)
+            sent = _send(target, nonce, batch, fifo, result) if batch else []
             with store.write() as tx:
                 tx.run(Q.REPLAY_PROGRESS, key=key, **_after(cursor), n=len(sent), done=int(done), now=source.now())
             ok = True
@@ -130,24 +138,33 @@ def replay(
             return result
 
 
+def _nonce() -> str:
+    return secrets.token_hex(8)
+
+
 def _after(cursor: tuple[int, int, int]) -> dict[str, int]:
     return dict(zip(("last_sent_at", "last_position", "last_id"), cursor))
 
 
-def _rows(source: QueueContext, queue_id: int, f: ArchiveFilter, max_id: int, cursor: tuple[int, int, int], keep: bool) -> list[Any]:
-    """The rows left to replay after ``cursor``, in replay order; ``keep`` False: only their
-    archive ids (a count, without holding every body in memory)."""
+def _order(source: QueueContext, queue_id: int, f: ArchiveFilter, max_id: int) -> list[tuple[int, int, int]]:
+    """The (sent_at, position, id) of each row ``f`` takes, in replay order."""
+    with source.store.read() as tx:
+        rows = tx.all(Q.REPLAY_ORDER, queue_id=queue_id, since=f.since, until=f.until, max_id=max_id)
+    return [(r["sent_at"], r["position"], r["id"]) for r in rows if f.matches(r)]
+
+
+def _fetch(source: QueueContext, keys: list[tuple[int, int, int]]) -> list[Any]:
+    """The rows of ``keys``, in their order (a dry run's list)."""
     out: list[Any] = []
     with source.store.read() as tx:
-        while True:
-            rows = tx.all(Q.REPLAY_PAGE, queue_id=queue_id, since=f.since, until=f.until, max_id=max_id, **_after(cursor), n=_PAGE)
-            out.extend((r if keep else r["id"]) for r in rows if f.matches(r))
-            if len(rows) < _PAGE:
-                return out
-            cursor = (rows[-1]["sent_at"], rows[-1]["position"], rows[-1]["id"])
+        for i in range(0, len(keys), _FETCH):
+            part = keys[i : i + _FETCH]
+            found = {r["id"]: r for r in tx.all(Q.REPLAY_ROWS, ids=json.dumps([k[2] for k in part]))}
+            out.extend(found[k[2]] for k in part if k[2] in found)
+    return out
 
 
-def _send(target: QueueContext, key: str, rows: list[Any], fifo: bool, result: ReplayResult) -> list[tuple[str, str]]:
+def _send(target: QueueContext, nonce: str, rows: list[Any], fifo: bool, result: ReplayResult) -> list[tuple[str, str]]:
     """Send ``rows`` again as one batch (in the caller's transaction); (original, new) ids."""
     entries = []
     for i, r in enumerate(rows):
@@ -163,8 +180,9 @@ def _send(target: QueueContext, key: str, rows: list[Any], fifo: bool, result: R
         if m.message_group_id is not None:
             entry["MessageGroupId"] = m.message_group_id
         if fifo:
-            # The replay's own, so that a message replayed again later is not taken for this one.
-            entry["MessageDeduplicationId"] = f"replay-{key[:16]}-{m.archive_id}"
+            # The run's own: a resumed run sends the ids it would have (a copy it sent before the
+            # crash is dropped as a duplicate), a run again new ones (not dropped as this one's).
+            entry["MessageDeduplicationId"] = f"replay-{nonce}-{m.archive_id}"
         if m.aws_trace_header is not None:
             entry["MessageSystemAttributes"] = {"AWSTraceHeader": {"DataType": "String", "StringValue": m.aws_trace_header}}
         entries.append(entry)

@@ -71,3 +71,17 @@ def test_replay_dry_run_lists_then_replay_sends_once_and_a_second_run_sends_noth
     assert '"Sent": 0' in again.stdout and "--again" in again.stderr
     with sq.db() as db:
         assert [m.body for m in db.queue("fixed").peek("all")] == ["x", "y", "z"]
+
+
+def test_a_dry_run_of_a_finished_replay_says_it_finished_and_with_again_counts_what_again_sends(sq, clock):
+    sq("create-queue", "--queue-name", "orders")
+    sq("create-queue", "--queue-name", "fixed")
+    sq("archive", "--queue-url", "orders", "--retention", "1d")
+    _deleted(sq, ["x"])
+    since = str(clock.now_ms() - 1)
+    args = ("replay", "--queue-url", "orders", "--since", since, "--to", "fixed")
+    assert sq.json(*args)["Sent"] == 1
+    dry = sq(*args, "--dry-run")
+    assert '"WouldSend": 0' in dry.stdout and "finished before" in dry.stderr and "--again" in dry.stderr
+    assert sq.json(*args, "--dry-run", "--again")["WouldSend"] == 1
+    assert sq.json(*args, "--again")["Sent"] == 1

@@ -73,6 +73,23 @@ def _batch_with_a_superseded_handle(db, queue, clock):
     return "batch"
 
 
+def _batch_by_text_with_the_newest_handle_before_a_superseded_one(db, queue, clock):
+    send(queue, 1)
+    [old] = queue.receive_message(visibility_timeout=0)
+    [new] = queue.receive_message()  # supersedes old's handle
+    other = sqsqlite.connect(db.store.path, clock=clock)  # handles it never issued: the exact path
+    try:
+        result = other.queue(queue.name).delete_message_batch(
+            [{"Id": "new", "ReceiptHandle": new.receipt_handle}, {"Id": "old", "ReceiptHandle": old.receipt_handle}]
+        )
+    finally:
+        other.close()
+    # The row is deleted once, by the newest handle; the archived copy is the one that handle
+    # took, not nothing because the superseded handle came last.
+    assert result.failed == []
+    return "batch"
+
+
 def _buffered(db, queue, clock):
     send(queue, 25)
     with queue.buffered() as b:
@@ -102,7 +119,17 @@ def _purge_visible(db, queue, clock):
     return "purge"
 
 
-PATHS = [_single, _single_by_text, _batch, _batch_with_a_superseded_handle, _buffered, _transactional_consumer, _purge, _purge_visible]
+PATHS = [
+    _single,
+    _single_by_text,
+    _batch,
+    _batch_with_a_superseded_handle,
+    _batch_by_text_with_the_newest_handle_before_a_superseded_one,
+    _buffered,
+    _transactional_consumer,
+    _purge,
+    _purge_visible,
+]
 
 
 @pytest.mark.parametrize("on", [True, False], ids=["on", "off"])
@@ -324,7 +351,7 @@ def test_the_archives_pruning_listing_and_replay_walk_their_index_never_the_whol
 
     db.create_queue("plans")
     with sqlite3.connect(db_path) as conn:
-        for name in ("ARCHIVE_QUEUE_AFTER", "ARCHIVE_HEAD_EXPIRES", "PRUNE_ARCHIVE", "ARCHIVE_PAGE", "REPLAY_PAGE"):
+        for name in ("ARCHIVE_QUEUE_AFTER", "ARCHIVE_HEAD_EXPIRES", "PRUNE_ARCHIVE", "ARCHIVE_PAGE", "REPLAY_ORDER"):
             plan = " ".join(_plan(conn, getattr(Q, name)))
             assert "INDEX ix_message_archive_deleted (queue_id" in plan, (name, plan)
             assert "SCAN message_archive" not in plan, (name, plan)
@@ -351,3 +378,31 @@ def test_pruning_goes_queue_by_queue_and_a_queue_whose_oldest_has_not_expired_ke
     clock.advance(3600)
     db.prune()
     assert archived_rows(db_path) == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"where": ("a",)}, {"where": 5}, {"where": ("a", 1)}, {"message_ids": None}, {"message_ids": [1]}, {"group_id": 5}],
+    ids=repr,
+)
+def test_archived_and_replay_refuse_a_malformed_filter_as_invalid_parameter_value(db, bad):
+    q = db.create_queue("orders")
+    db.set_archive(q.url, DAY)
+    send(q, 1)
+    for m in receive_all(q, 1):
+        m.delete()
+    with pytest.raises(InvalidParameterValue):
+        db.archived(q.url, **bad)
+    with pytest.raises(InvalidParameterValue):
+        db.replay(q.url, **bad)
+    assert q.peek("all") == [] and len(db.archived(q.url)) == 1  # nothing sent
+
+
+def test_a_replays_transaction_fetches_its_rows_by_id_and_sorts_nothing_under_the_write_lock(db, db_path):
+    from sqsqlite import queries as Q
+    from tests.unit.test_queries import _plan
+
+    db.create_queue("plans")
+    with sqlite3.connect(db_path) as conn:
+        plan = " ".join(_plan(conn, Q.REPLAY_ROWS))
+    assert "USING INTEGER PRIMARY KEY" in plan and "TEMP B-TREE" not in plan and "SCAN message_archive" not in plan, plan

@@ -188,3 +188,97 @@ def test_two_runs_of_the_same_replay_at_once_send_each_message_once(db, archived
     first = db.replay(archived.url, progress=meanwhile)
     assert (first.sent, inner[0].sent) == (10, 20)
     assert [m.body for m in drain(archived)] == [f"m{i}" for i in range(30)]
+
+
+def test_a_fifo_replay_run_again_within_the_deduplication_window_sends_every_message_again(db, clock):
+    f = db.create_queue("again.fifo", attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+    db.set_archive(f.url, 86_400)
+    for i in range(3):
+        f.send_message(f"m{i}", message_group_id="g")
+    for m in drain(f):
+        m.delete()
+    first = db.replay(f.url)
+    for m in drain(f):
+        m.delete()
+    clock.advance(60)  # well inside the five-minute deduplication window
+    second = db.replay(f.url, again=True)
+    got = drain(f)
+    assert second.sent == len(got) == 3 and [m.body for m in got] == ["m0", "m1", "m2"]
+    assert [new for _, new in second.replayed] == [m.message_id for m in got]
+    assert not {new for _, new in second.replayed} & {new for _, new in first.replayed}
+
+
+def test_a_replay_run_again_sends_the_same_messages_not_the_copies_it_sent_before(db, archived):
+    for i in range(3):
+        archived.send_message(f"m{i}")
+    delete_in_random_order(archived, 3)
+    assert db.replay(archived.url).sent == 3
+    delete_in_random_order(archived, 3)  # the copies, archived in their turn
+    assert len(db.replay(archived.url, again=True, dry_run=True).pending) == 3
+    again = db.replay(archived.url, again=True)
+    assert (again.sent, again.sent_before) == (3, 0)
+    assert sorted(m.body for m in drain(archived)) == ["m0", "m1", "m2"]
+
+
+def test_a_resumed_replay_takes_no_message_archived_after_it_began_even_where_newer_rows_were_pruned(db, archived, clock):
+    brief = db.create_queue("brief")
+    db.set_archive(brief.url, 60)
+    for i in range(11):
+        archived.send_message(f"m{i}")
+    delete_in_random_order(archived, 11)
+    brief.send_message("b")
+    delete_in_random_order(brief, 1)  # the archive's newest row when the replay begins
+
+    def crash(sent, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        db.replay(archived.url, progress=crash)
+    clock.advance(60)
+    db.prune()  # the newest row goes: its id must not come back
+    archived.send_message("late")
+    delete_in_random_order(archived, 11)  # the first ten copies and "late"
+    rest = db.replay(archived.url)
+    assert (rest.sent, rest.sent_before) == (1, 10)
+    assert [m.body for m in drain(archived)] == ["m10"]
+
+
+def test_a_replay_to_another_accounts_queue_url_sends_to_that_accounts_queue_not_this_ones(db, archived):
+    mine = db.create_queue("fixed")
+    theirs = db.scoped(account_id="111111111111").create_queue("fixed")
+    archived.send_message("x")
+    delete_in_random_order(archived, 1)
+    assert db.replay(archived.url, to=theirs.url).sent == 1
+    assert [m.body for m in drain(theirs)] == ["x"] and drain(mine) == []
+    # A run of its own, not the finished one to this account's queue of the same name.
+    assert db.replay(archived.url, to=mine.url).sent == 1
+    assert [m.body for m in drain(mine)] == ["x"]
+
+
+def test_a_replay_resumed_after_some_of_its_rows_were_pruned_sends_the_rest_in_order(db, clock):
+    q = db.create_queue("pruned")
+    db.set_archive(q.url, 60)
+    for i in range(25):
+        q.send_message(f"m{i}")
+        clock.advance(0.001)
+    got = drain(q)
+    for m in got[:12]:  # deleted first: these expire first
+        m.delete()
+    clock.advance(30)
+    for m in got[12:]:
+        m.delete()
+
+    def crash(sent, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        db.replay(q.url, progress=crash)
+    first = drain(q)
+    assert [m.body for m in first] == [f"m{i}" for i in range(10)]
+    for m in first:
+        m.delete()
+    clock.advance(30)
+    db.prune()  # m10 and m11, next in the replay's order, are gone
+    rest = db.replay(q.url)
+    assert (rest.sent, rest.sent_before) == (13, 10)
+    assert [m.body for m in drain(q)] == [f"m{i}" for i in range(12, 25)]
