@@ -162,8 +162,9 @@ def kept(conn: sqlite3.Connection, schema: str = "") -> bool:
 
 def archiving_queues(conn: sqlite3.Connection, schema: str = "", copied_only: bool = False) -> int:
     """How many queues keep an archive now (``copied_only``: of those in the snapshot's own
-    queues table); 0 for a file older than the archive."""
-    if not kept(conn, schema):
+    queues table); 0 for a file older than the archive, and for a snapshot, whose copy of the
+    queues keeps no setting (the snapshot counted them in its source when it was taken)."""
+    if "archive_retention" not in {r[1] for r in conn.execute(f"PRAGMA {schema}table_info(queues)")}:
         return 0
     cursor = conn.cursor()
     cursor.row_factory = sqlite3.Row

@@ -56,7 +56,10 @@ def test_turned_on_the_same_operations_are_counted(db, clock):
 
 
 def test_off_a_write_runs_no_statement_for_the_history_not_even_to_read_the_setting(db, queue):
-    queue.send_message("warm")  # the connection reads the setting once, and caches it
+    # The connection reads the history's setting once, at its first write, and the archive's
+    # at its first delete, and caches them.
+    queue.send_message("warm")
+    queue.delete_message(queue.receive_message()[0])
     statements: list[str] = []
     db.store.connection().set_trace_callback(statements.append)
     try:
