@@ -7,6 +7,8 @@ import signal
 import sqlite3
 import time
 
+import pytest
+
 import sqsqlite
 
 FORK = mp.get_context("fork")
@@ -46,20 +48,26 @@ def test_a_replay_killed_mid_run_and_run_again_sends_every_message_once_in_order
     for threshold in (40, 120, 200):
         child = FORK.Process(target=_replay, args=(path,))
         child.start()
-        deadline = time.monotonic() + 30
-        while _sent_so_far(path) < threshold and child.is_alive():
-            assert time.monotonic() < deadline, "the replay made no progress"
+        # A guard against a hang, not a pace: it fails only after 10 minutes without one more
+        # transaction of the replay.
+        last, stalled_since = -1, time.monotonic()
+        while (sent := _sent_so_far(path)) < threshold and child.is_alive():
+            if sent != last:
+                last, stalled_since = sent, time.monotonic()
+            elif time.monotonic() - stalled_since > 600:
+                child.kill()
+                pytest.fail(f"the replay sent nothing more for 10 minutes, stuck at {sent}")
             time.sleep(0.002)
         if child.is_alive():
             os.kill(child.pid, signal.SIGKILL)
             kills += 1
-        child.join(timeout=30)
+        child.join(timeout=600)
         assert child.exitcode is not None
     assert kills >= 2  # it was cut short mid-run, more than once
 
     child = FORK.Process(target=_replay, args=(path,))
     child.start()
-    child.join(timeout=60)
+    child.join(timeout=600)  # a guard against a hang: 300 messages take a second or two
     assert child.exitcode == 0
 
     db = sqsqlite.connect(path)
