@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -184,16 +185,21 @@ def archive(ctx: click.Context, s: Settings, queue_url: str | None, retention: s
 COMMANDS.append(archive)
 
 
+def _limit(default: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--limit, archive list's and peek's, each with its own default."""
+    return click.option(
+        "--limit",
+        type=click.IntRange(D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high),
+        default=default,
+        show_default=True,
+        help="At most this many messages.",
+    )
+
+
 @command("list", output="json", group=archive)
 @queue_url_option()
 @_filters
-@click.option(
-    "--limit",
-    type=click.IntRange(D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high),
-    default=D.ARCHIVE_LIMIT.default,
-    show_default=True,
-    help="At most this many messages.",
-)
+@_limit(D.ARCHIVE_LIMIT.default)
 def archive_list(s: Settings, queue_url: str, limit: int, **selection: Any) -> None:
     """List a queue's archived messages, oldest deleted first: ids, times, what deleted them.
 
@@ -208,13 +214,7 @@ def archive_list(s: Settings, queue_url: str, limit: int, **selection: Any) -> N
 @command("peek", output="json", group=archive)
 @queue_url_option()
 @_filters
-@click.option(
-    "--limit",
-    type=click.IntRange(D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high),
-    default=10,
-    show_default=True,
-    help="At most this many messages.",
-)
+@_limit(10)
 def archive_peek(s: Settings, queue_url: str, limit: int, **selection: Any) -> None:
     """Show a queue's archived messages in full: body, message attributes and system attributes.
 
