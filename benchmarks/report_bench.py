@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 
 AS_OF = 1_750_000_000_000
 
@@ -147,6 +148,27 @@ def run_report(path: str, master: str, snapshot_dir: str = "", parquet_only: boo
     return result
 
 
+def _one_file(args: argparse.Namespace, path: str, days: int, kind: str, label: str, build_file: Callable[[], None]) -> None:
+    """The report over ``days`` of a file of ``kind`` rows (history or archive), built first by
+    ``build_file`` unless it exists; its JSON line and a table row."""
+    build = None
+    if not os.path.exists(path):
+        t0 = time.perf_counter()
+        build_file()
+        build = time.perf_counter() - t0
+    os.environ["BENCH_HISTORY_SINCE"] = str(AS_OF - days * 86_400_000)
+    r = run_report(path, args.master, args.snapshot_dir)
+    r.update(db_mb=os.path.getsize(path) / 2**20, build_seconds=build)
+    print(json.dumps(r), flush=True)
+    print(f"\n{platform.node()}: {os.cpu_count()} cores, master {args.master}\n")
+    print(f"| {label} | db size | report total | JVM start | snapshot | Parquet | Spark job | outputs | peak RSS (Python + JVM) |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        f"| {r[kind + '_rows']:,} | {r['db_mb']:,.0f} MB | {r['wall']:.1f} s | {r['spark_start']:.1f} s | {r['snapshot']:.1f} s "
+        f"| {r['parquet']:.1f} s | {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000000,10000000")
@@ -172,42 +194,12 @@ def main() -> None:
         days, queues, *rest = (int(x) for x in args.archive.lower().split("x"))
         per_hour = rest[0] if rest else 1000
         path = os.path.join(args.data, f"archive-{days}x{queues}x{per_hour}.db")
-        build = None
-        if not os.path.exists(path):
-            t0 = time.perf_counter()
-            synthetic.build_archive(path, queues, days * 24, per_hour, AS_OF)
-            build = time.perf_counter() - t0
-        os.environ["BENCH_HISTORY_SINCE"] = str(AS_OF - days * 86_400_000)
-        r = run_report(path, args.master, args.snapshot_dir)
-        r.update(db_mb=os.path.getsize(path) / 2**20, build_seconds=build)
-        print(json.dumps(r), flush=True)
-        print(f"\n{platform.node()}: {os.cpu_count()} cores, master {args.master}\n")
-        print("| archived rows | db size | report total | JVM start | snapshot | Parquet | Spark job | outputs | peak RSS (Python + JVM) |")
-        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        print(
-            f"| {r['archive_rows']:,} | {r['db_mb']:,.0f} MB | {r['wall']:.1f} s | {r['spark_start']:.1f} s | {r['snapshot']:.1f} s "
-            f"| {r['parquet']:.1f} s | {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |"
-        )
+        _one_file(args, path, days, "archive", "archived rows", lambda: synthetic.build_archive(path, queues, days * 24, per_hour, AS_OF))
         return
     if args.history:
         days, queues = (int(x) for x in args.history.lower().split("x"))
         path = os.path.join(args.data, f"history-{days}x{queues}.db")
-        build = None
-        if not os.path.exists(path):
-            t0 = time.perf_counter()
-            synthetic.build_history(path, queues, days * 1440, AS_OF)
-            build = time.perf_counter() - t0
-        os.environ["BENCH_HISTORY_SINCE"] = str(AS_OF - days * 86_400_000)
-        r = run_report(path, args.master, args.snapshot_dir)
-        r.update(db_mb=os.path.getsize(path) / 2**20, build_seconds=build)
-        print(json.dumps(r), flush=True)
-        print(f"\n{platform.node()}: {os.cpu_count()} cores, master {args.master}\n")
-        print("| history rows | db size | report total | JVM start | snapshot | Parquet | Spark job | outputs | peak RSS (Python + JVM) |")
-        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        print(
-            f"| {r['history_rows']:,} | {r['db_mb']:,.0f} MB | {r['wall']:.1f} s | {r['spark_start']:.1f} s | {r['snapshot']:.1f} s "
-            f"| {r['parquet']:.1f} s | {r['spark_job']:.1f} s | {r['outputs']:.1f} s | {r['peak_rss_mb']:,.0f} MB |"
-        )
+        _one_file(args, path, days, "history", "history rows", lambda: synthetic.build_history(path, queues, days * 1440, AS_OF))
         return
     for n in (int(s) for s in args.sizes.split(",")):
         path = os.path.join(args.data, f"messages-{n}.db")
