@@ -446,6 +446,9 @@ ARCHIVE_SETTING_RECHECK_MS = 1_000
 ARCHIVE_PRUNE_ROWS = 1_000
 # A page of `archive list` / Database.archived, and the most rows one call returns.
 ARCHIVE_LIMIT = IntRange("limit", 1, 10_000, 100, "messages")
+# The rows a filtered read of the archive (by message id, group or attribute) takes at a time,
+# dropping those that don't match.
+ARCHIVE_PAGE_ROWS = 500
 # A replay sends this many messages a transaction (a batch send's most), its progress with them.
 REPLAY_BATCH = 10
 # The message attribute a replayed message carries its original message id in. A message with

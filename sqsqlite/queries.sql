@@ -987,6 +987,13 @@ FROM message_archive
 WHERE message_archive.queue_id = :queue_id AND message_archive.deleted_at >= :since AND message_archive.deleted_at < :until AND (message_archive.deleted_at, message_archive.id) > (:after_at, :after_id) ORDER BY message_archive.deleted_at, message_archive.id
  LIMIT :n OFFSET :param_1;
 
+-- name: ARCHIVE_PAGE_NEWEST
+-- defaults: {"param_1": 0}
+SELECT message_archive.id, message_archive.queue_id, message_archive.queue_name, message_archive.position, message_archive.message_id, message_archive.body, message_archive.attributes, message_archive.sender_id, message_archive.group_id, message_archive.dedup_id, message_archive.sequence_number, message_archive.dead_letter_source_arn, message_archive.receive_count, message_archive.sent_at, message_archive.first_received_at, message_archive.deleted_at, message_archive.expires_at, message_archive.how
+FROM message_archive
+WHERE message_archive.queue_id = :queue_id AND message_archive.deleted_at >= :since AND message_archive.deleted_at < :until AND (message_archive.deleted_at, message_archive.id) < (:after_at, :after_id) ORDER BY message_archive.deleted_at DESC, message_archive.id DESC
+ LIMIT :n OFFSET :param_1;
+
 -- name: REPLAY_ORDER
 SELECT message_archive.id, message_archive.sent_at, message_archive.position, message_archive.message_id, message_archive.group_id, message_archive.attributes
 FROM message_archive

@@ -1043,16 +1043,17 @@ ARCHIVE_QUEUE_AFTER = compile_sql(select(_arc.c.queue_id).where(_arc.c.queue_id 
 ARCHIVE_HEAD_EXPIRES = compile_sql(select(_arc.c.expires_at).where(_arc.c.queue_id == P("queue_id")).order_by(_arc.c.deleted_at).limit(1))
 _oldest = select(_arc.c.id, _arc.c.expires_at).where(_arc.c.queue_id == P("queue_id")).order_by(_arc.c.deleted_at).limit(P("n")).subquery()
 PRUNE_ARCHIVE = compile_sql(delete(_arc).where(_arc.c.id.in_(select(_oldest.c.id).where(_oldest.c.expires_at <= P("now")))))
-# A page of a queue's archive by deleted time, from the row after (deleted_at, id).
+# A page of a queue's archive by deleted time, from the row after (deleted_at, id); NEWEST the
+# same backwards, from the row before it.
+_in_range = (_arc.c.queue_id == P("queue_id"), _arc.c.deleted_at >= P("since"), _arc.c.deleted_at < P("until"))
+_at = tuple_(_arc.c.deleted_at, _arc.c.id)
 ARCHIVE_PAGE = compile_sql(
+    select(_arc).where(*_in_range, _at > tuple_(P("after_at"), P("after_id"))).order_by(_arc.c.deleted_at, _arc.c.id).limit(P("n"))
+)
+ARCHIVE_PAGE_NEWEST = compile_sql(
     select(_arc)
-    .where(
-        _arc.c.queue_id == P("queue_id"),
-        _arc.c.deleted_at >= P("since"),
-        _arc.c.deleted_at < P("until"),
-        tuple_(_arc.c.deleted_at, _arc.c.id) > tuple_(P("after_at"), P("after_id")),
-    )
-    .order_by(_arc.c.deleted_at, _arc.c.id)
+    .where(*_in_range, _at < tuple_(P("after_at"), P("after_id")))
+    .order_by(_arc.c.deleted_at.desc(), _arc.c.id.desc())
     .limit(P("n"))
 )
 # A page of a replay: the rows deleted in [since, until) archived by max_id, in their queue's

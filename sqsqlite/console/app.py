@@ -446,7 +446,7 @@ class Console:
                 }
             )
         archived = []
-        for a in newest_archived(self.db, queue.url, D.CONSOLE_PAGE_SIZE):
+        for a in self.db.archived(queue.url, limit=D.CONSOLE_PAGE_SIZE, newest_first=True):
             preview, shown = a.body[: D.CONSOLE_BODY_PREVIEW], a.body[: D.CONSOLE_BODY_SHOWN]
             folded = len(a.body) > D.CONSOLE_BODY_PREVIEW
             if head:
@@ -600,28 +600,6 @@ class Console:
 
 # What deleted an archived message, as the archive's ``how`` says it.
 _HOW = {"delete": "deleted", "batch": "deleted in a batch", "buffered": "deleted by a buffered consumer", "purge": "purged"}
-
-
-def newest_archived(db: Any, queue_url: str, n: int) -> list[Any]:
-    """The queue's ``n`` most recently deleted archived messages, newest first.
-
-    Database.archived reads oldest deleted first from an instant on, so this finds by bisection
-    the latest instant from which at least ``n`` were deleted (each probe a range of the
-    archive's (queue, deleted time) index, at most ``n`` rows kept) and reads from there: about
-    sixty small reads, however large the archive, where reading it all to keep its end would
-    grow with it."""
-    if len(everything := db.archived(queue_url, limit=n)) < n:
-        return everything[::-1]
-    low, high = 0, 2**62  # at least n deleted at or after low; fewer than n at or after high
-    while high - low > 1:
-        middle = (low + high) // 2
-        if len(db.archived(queue_url, since=middle, limit=n)) >= n:
-            low = middle
-        else:
-            high = middle
-    newer = db.archived(queue_url, since=high, limit=n)  # fewer than n, by the bisection's rule
-    # The rest were deleted at ``low`` itself (a batch or a purge shares its instant).
-    return (db.archived(queue_url, since=low, until=high, limit=n - len(newer)) + newer)[::-1]
 
 
 def _attribute_text(a: Any) -> str:

@@ -145,6 +145,11 @@ class ArchiveFilter:
     group_id: str | None = None
     where: tuple[str, str] | None = None
 
+    @property
+    def in_range_only(self) -> bool:
+        """Every row deleted in the range matches (no message id, group or attribute asked)."""
+        return not self.message_ids and self.group_id is None and self.where is None
+
     def matches(self, row: Any) -> bool:
         if self.message_ids and row["message_id"] not in self.message_ids:
             return False
@@ -161,14 +166,17 @@ class ArchiveFilter:
         return True
 
 
-def page(tx: Tx, queue_id: int, f: ArchiveFilter, limit: int) -> list[ArchivedMessage]:
-    """Up to ``limit`` archived messages of the queue matching ``f``, oldest deleted first."""
+def page(tx: Tx, queue_id: int, f: ArchiveFilter, limit: int, newest_first: bool = False) -> list[ArchivedMessage]:
+    """Up to ``limit`` archived messages of the queue matching ``f``, oldest deleted first (or
+    newest). Pages of the (queue, deleted time) index: the limit's own size when every row in
+    the range matches, else larger, as the filters read the rows they drop."""
     out: list[ArchivedMessage] = []
-    after_at, after_id = -1, -1
+    statement, after_at, after_id = (Q.ARCHIVE_PAGE_NEWEST, 2**63 - 1, 2**63 - 1) if newest_first else (Q.ARCHIVE_PAGE, -1, -1)
+    n = limit if f.in_range_only else D.ARCHIVE_PAGE_ROWS
     while len(out) < limit:
-        rows = tx.all(Q.ARCHIVE_PAGE, queue_id=queue_id, since=f.since, until=f.until, after_at=after_at, after_id=after_id, n=500)
+        rows = tx.all(statement, queue_id=queue_id, since=f.since, until=f.until, after_at=after_at, after_id=after_id, n=n)
         out.extend(ArchivedMessage.from_row(r) for r in rows if f.matches(r))
-        if len(rows) < 500:
+        if len(rows) < n:
             break
         after_at, after_id = rows[-1]["deleted_at"], rows[-1]["id"]
     return out[:limit]

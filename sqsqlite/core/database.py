@@ -490,9 +490,10 @@ class Database:
         group_id: str | None = None,
         where: str | tuple[str, str] | None = None,
         limit: int = D.ARCHIVE_LIMIT.default,
+        newest_first: bool = False,
     ) -> list[archive.ArchivedMessage]:
         """The queue's archived messages deleted in [since, until) (epoch ms), oldest deleted
-        first, up to ``limit``; only those with one of ``message_ids``, of ``group_id``, or whose
+        first (newest, ``newest_first``), up to ``limit``; only those with one of ``message_ids``, of ``group_id``, or whose
         message attribute ``where`` ("NAME=VALUE", or (name, value)) has that value, when given.
         The archive is kept while the queue's is on (set_archive) and after it is off, until
         each message's retention passes; a deleted queue's archive is read no more."""
@@ -500,7 +501,7 @@ class Database:
         f = archive_filter(since, until, message_ids, group_id, where)
         n = V.int_value("Limit", limit, D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high, "messages")
         with db.store.read() as tx:
-            return archive.page(tx, queue_row(tx, db.context.queue(name))["id"], f, n)
+            return archive.page(tx, queue_row(tx, db.context.queue(name))["id"], f, n, newest_first is True)
 
     def replay(
         self,

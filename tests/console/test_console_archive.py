@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 import pytest
 
 from sqsqlite import defaults as D
-from sqsqlite.console.app import Console, newest_archived
+from sqsqlite.console.app import Console
 
 LOCAL = {"Host": "127.0.0.1"}
 DAY = 86_400
@@ -64,7 +64,7 @@ def test_a_queue_without_an_archive_says_it_is_off_and_offers_to_turn_it_on(cons
     assert 'id="archive-off"' in page and 'id="archived"' not in page and "Turn the archive on" in page
 
 
-def test_the_newest_are_found_in_a_large_archive_and_in_a_batch_sharing_its_instant(db, clock):
+def test_the_newest_are_read_first_from_a_large_archive_and_a_batch_sharing_its_instant(db, clock, monkeypatch):
     q = db.create_queue("busy")
     db.set_archive(q.url, 7 * DAY)
     for i in range(130):
@@ -75,6 +75,10 @@ def test_the_newest_are_found_in_a_large_archive_and_in_a_batch_sharing_its_inst
     q.delete_message_batch(
         [{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(q.receive_message(max_number_of_messages=10))]
     )
+
+    def newest_archived(db, url, n, **selection):
+        return db.archived(url, limit=n, newest_first=True, **selection)
+
     shown = newest_archived(db, q.url, 15)
     assert [m.body for m in shown[:10]] == [f"b{i}" for i in range(9, -1, -1)]  # one instant: by archive order
     assert [m.body for m in shown[10:]] == [f"m{i}" for i in range(129, 124, -1)]
@@ -82,6 +86,10 @@ def test_the_newest_are_found_in_a_large_archive_and_in_a_batch_sharing_its_inst
     assert {m.body for m in newest_archived(db, q.url, 5)} <= {f"b{i}" for i in range(10)}
     assert len(newest_archived(db, q.url, 5)) == 5
     assert [m.body for m in newest_archived(db, q.url, 500)][-1] == "m0"  # fewer than asked: all
+    monkeypatch.setattr(D, "ARCHIVE_PAGE_ROWS", 7)  # a filter reads pages of 7 rows, dropping most
+    picked = [m.message_id for m in db.archived(q.url, limit=1000) if m.body in ("m3", "m80", "m120")]
+    assert [m.body for m in newest_archived(db, q.url, 2, message_ids=picked)] == ["m120", "m80"]
+    assert [m.body for m in db.archived(q.url, limit=2, message_ids=picked)] == ["m3", "m80"]
 
 
 def test_a_page_shows_at_most_a_page_of_the_archive(console, db, clock):

@@ -98,9 +98,12 @@ def test_an_allow_host_with_a_port_scheme_or_path_or_empty_is_refused_by_serve_a
     from sqsqlite.server.command import serve
     from sqsqlite.server.console_command import console
 
+    # Under the group's own context, as the command line makes them: click keeps the first help
+    # option a command is given, and a context of its own would leave serve's --help without -h.
+    parent = click.Context(cli, info_name="sqsqlite", **cli.context_settings)
     for command in (console, serve):  # options parsed, nothing run
         with pytest.raises(click.BadParameter, match="without a port, scheme or path"):
-            command.make_context(command.name, ["--allow-host", value])
+            command.make_context(command.name, ["--allow-host", value], parent=parent)
 
 
 def test_a_bad_allow_host_is_a_usage_error_said_before_anything_starts(tmp_path):
