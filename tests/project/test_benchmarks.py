@@ -456,3 +456,12 @@ def test_the_endpoint_profile_is_skipped_with_a_line_where_perf_is_missing(tmp_p
     assert endpoint_bench.main(["--profile", "--out", str(tmp_path / "profile.json")]) == {}
     assert "profile: skipped, perf is not on PATH" in capsys.readouterr().out
     assert not (tmp_path / "profile.json").exists()
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="this interpreter would serve the profile itself")
+def test_the_endpoint_profile_is_skipped_with_a_line_where_no_python_names_its_frames_to_perf(tmp_path, monkeypatch, capsys):
+    from benchmarks import endpoint_bench
+
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    assert endpoint_bench.profile_python() is None
+    assert "profile: skipped, no Python 3.12 or later here" in capsys.readouterr().out
