@@ -1,6 +1,7 @@
 """The endpoint under load, side by side with the emulators teams choose instead, in one run.
 
     python -m benchmarks.endpoint_bench [--seconds 3] [--rounds 2] [--polls 1000] [--quick] [--no-peers]
+    python -m benchmarks.endpoint_bench --profile [--clients 1,64] [--workers 1] [--seconds 3] [--rounds 2]
 
 Every server runs as its own process, started as a user would (``sqsqlite serve --workers N``,
 ``python -m moto.server``, fauxqs's ``fauxqs`` on Node.js, MiniStack's ``ministack``). fauxqs
@@ -26,7 +27,20 @@ costs a few microseconds a request and the servers, not the client, set the pace
    calls inline on its loop, each its own transaction; no long polls in this adapter), at 1, 16
    and 64 clients.
 
-Results go to benchmarks/results/endpoint_bench.json.
+4. ``--profile``, alone: where a request's CPU goes. One ``serve`` (``--workers 1``: one process
+   holds every sample) runs under Python 3.12 or later with ``-X perf``, so perf names its Python
+   frames (``py::function:/path/file.py``); a virtual environment for it is made in
+   benchmarks/.cache on first use. At each --clients level the same SendMessage ->
+   ReceiveMessage -> DeleteMessage load runs once unrecorded, then --rounds times under
+   ``perf record --call-graph dwarf`` (DWARF, as these interpreters keep no frame pointers; the
+   unwinding ends at the innermost Python frame, which is the frame that matters here). Each
+   sample goes to one category by its call chain (``classify``; the mapping is printed): the
+   kernel (split by system call and path), SQLite, HTTP, the ASGI layer and server loop, the SQS
+   protocol, the engine, the event loop, other. The table gives each as % of samples and as µs
+   a request (the server's CPU over the requests served, split by the samples), with a check
+   that the samples stand for the CPU time. No perf, or no Python 3.12: skipped with a line.
+
+Results go to benchmarks/results/endpoint_bench.json (``--profile``: endpoint_profile.json).
 """
 
 from __future__ import annotations
@@ -38,6 +52,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -465,6 +480,290 @@ async def _parked(server: Server, polls: int, batches: int, per_batch: int) -> d
     }
 
 
+# ---------------------------------------------------------------------- where a request's time goes (--profile)
+
+PROFILE_RESULTS = Path(__file__).resolve().parent / "results" / "endpoint_profile.json"
+PROFILE_HZ = 999
+CATEGORIES = ("kernel", "SQLite", "HTTP", "ASGI/server loop", "SQS protocol", "engine", "event loop", "other")
+
+# The innermost Python frame's file decides a sample that neither the kernel, SQLite nor a
+# C extension below claims. First match wins, so the narrow rules come before the wide ones.
+# endpoint.py holds both the server's start and stop and the wrapper that gives uvicorn's
+# protocol one write an answer: the wrapper is framing. served.py is the engine's Database
+# with the server's queue URLs; longpoll parks the engine's waits on the loop.
+FILE_CATEGORIES: tuple[tuple[str, str], ...] = (
+    ("sqsqlite/server/endpoint.py:_WholeAnswers", "HTTP"),
+    ("sqsqlite/server/endpoint.py:_OneWrite", "HTTP"),
+    ("sqsqlite/server/protocol.py", "HTTP"),
+    ("/uvicorn/protocols/", "HTTP"),
+    ("/httptools/", "HTTP"),
+    ("/h11/", "HTTP"),
+    ("sqsqlite/server/wire.py", "SQS protocol"),
+    ("sqsqlite/server/dispatch.py", "SQS protocol"),
+    ("sqsqlite/server/sigv4.py", "SQS protocol"),
+    ("sqsqlite/validation.py", "SQS protocol"),
+    ("sqsqlite/batches.py", "SQS protocol"),
+    ("sqsqlite/actions.py", "SQS protocol"),
+    ("sqsqlite/action_table.py", "SQS protocol"),
+    ("sqsqlite/errors.py", "SQS protocol"),
+    ("sqsqlite/queue_urls.py", "SQS protocol"),
+    ("/json/", "SQS protocol"),
+    ("/xml/", "SQS protocol"),
+    ("/base64.py", "SQS protocol"),
+    ("/hashlib.py", "SQS protocol"),
+    ("sqsqlite/core/", "engine"),
+    ("sqsqlite/longpoll/", "engine"),
+    ("sqsqlite/server/served.py", "engine"),
+    ("sqsqlite/server/", "ASGI/server loop"),  # asgi.py, endpoint.py, urls.py, emulator.py, starting.py
+    ("sqsqlite/", "engine"),  # store, lock, tx, statements, queries, dbfile, clock, checkpoint
+    ("/sqlite3/", "SQLite"),
+    ("/uvicorn/", "ASGI/server loop"),
+    ("/starlette/", "ASGI/server loop"),
+    ("/uvloop/", "event loop"),
+    ("/asyncio/", "event loop"),
+    ("/concurrent/futures/", "event loop"),
+    ("/threading.py", "event loop"),
+    ("/selectors.py", "event loop"),
+)
+# C code that claims a sample for itself (searched from the leaf up, before any Python frame):
+# libpython and libc in between are the interpreter working for whoever called them.
+DSO_CATEGORIES: tuple[tuple[str, str], ...] = (
+    ("/libsqlite3", "SQLite"),
+    ("/_sqlite3.", "SQLite"),
+    ("/httptools/", "HTTP"),
+    ("/uvloop/", "event loop"),
+    ("/_asyncio.", "event loop"),
+    ("/_json.", "SQS protocol"),
+)
+# A kernel sample's path, by the system call it is in or the kernel frames it passes.
+SOCKET_CALLS = {"sendto", "recvfrom", "sendmsg", "recvmsg", "accept", "accept4", "shutdown", "setsockopt", "getsockopt", "getpeername"}
+FILE_CALLS = {"fdatasync", "fsync", "pwrite64", "pread64", "write", "read", "fcntl", "flock", "lseek", "openat", "close"}
+FILE_CALLS |= {"newfstatat", "fstat", "unlink", "ftruncate", "rename"}
+MEMORY_CALLS = {"mmap", "munmap", "brk", "madvise", "mprotect", "mremap"}
+KERNEL_PARTS = (
+    "socket send/recv",
+    "wake-ups (epoll, futex)",
+    "WAL and file (write, fsync, locks)",
+    "memory (page faults, mmap)",
+    "interrupts, scheduling",
+    "other system calls",
+)
+
+_FRAME = re.compile(r"^\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$")
+
+
+def perf_samples(text: str) -> list[list[tuple[str, str]]]:
+    """``perf script``'s output as samples, each its call chain from the leaf up: (symbol, dso)."""
+    samples: list[list[tuple[str, str]]] = []
+    chain: list[tuple[str, str]] | None = None
+    for line in text.splitlines():
+        if not line.strip():
+            chain = None
+        elif not line[0].isspace():
+            chain = []
+            samples.append(chain)
+        elif chain is not None and (m := _FRAME.match(line)):
+            chain.append((re.sub(r"\+0x[0-9a-f]+$", "", m.group(1)), m.group(2)))
+    return samples
+
+
+def _kernel_part(chain: list[tuple[str, str]]) -> str:
+    kernel = [sym for sym, dso in chain if dso == "[kernel.kallsyms]"]
+    calls = [m.group(1) for sym in kernel if (m := re.match(r"__(?:x64|ia32|do)_sys_(\w+)", sym))]
+    call = calls[-1] if calls else ""
+    if call in ("futex", "epoll_wait", "epoll_pwait", "epoll_ctl") or any(s.startswith(("futex_", "ep_")) for s in kernel):
+        return "wake-ups (epoll, futex)"
+    if call in SOCKET_CALLS or any(s.startswith(("tcp_", "sock_", "inet_", "unix_", "__sys_accept")) for s in kernel):
+        return "socket send/recv"
+    if call in FILE_CALLS or any(s.startswith(("ext4_", "jbd2", "posix_lock", "flock")) for s in kernel):
+        return "WAL and file (write, fsync, locks)"
+    if call in MEMORY_CALLS or any("page_fault" in s for s in kernel):
+        return "memory (page faults, mmap)"
+    if not call:
+        return "interrupts, scheduling"
+    return "other system calls"
+
+
+def _python_category(frame: str) -> tuple[str, str]:
+    qualname, _, path = frame[len("py::") :].partition(":")
+    where = path.replace("\\", "/")
+    for pattern, category in FILE_CATEGORIES:
+        file, _, prefix = pattern.partition(":")
+        if file in where and qualname.startswith(prefix):
+            return category, f"{qualname} ({Path(where).name})"
+    return "other", f"{qualname} ({Path(where).name})"
+
+
+def classify(chain: list[tuple[str, str]]) -> tuple[str, str]:
+    """A sample's category and, within it, what it was in: a kernel path, a function, a file."""
+    if not chain:
+        return "other", "no call chain"
+    if chain[0][1] == "[kernel.kallsyms]":
+        return "kernel", _kernel_part(chain)
+    if any(sym.startswith("gc_collect") for sym, _ in chain):
+        return "other", "the interpreter's cyclic GC"
+    for sym, dso in chain:
+        if sym.startswith("py::"):
+            return _python_category(sym)
+        for pattern, category in DSO_CATEGORIES:
+            if pattern in dso:
+                return category, f"{sym} ({Path(dso).name})"
+    return "other", f"{chain[0][0]} ({Path(chain[0][1]).name}), no Python frame"
+
+
+def profile_python() -> Path | None:
+    """A Python 3.12 or later (its perf trampolines name Python frames to perf), with sqsqlite
+    and its server installed: a virtual environment in benchmarks/.cache, made on first use."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = sorted(root.glob("3.1[2-9]*/bin/python"), key=lambda p: [int(x) for x in re.findall(r"\d+", p.parent.parent.name)])
+    base = Path(sys.executable) if sys.version_info >= (3, 12) else (found[0] if found else None)
+    if base is None:
+        print("  profile: skipped, no Python 3.12 or later here (this one, nor under $PYENV_ROOT/versions)", flush=True)
+        return None
+    folder = PEERS.parent / f"profile-py{base.parent.parent.name if base in found else 'self'}"
+    python = folder / "bin" / "python"
+    repo = Path(__file__).resolve().parent.parent
+    steps = [[str(base), "-m", "venv", str(folder)], [str(python), "-m", "pip", "install", "-q", "-e", f"{repo}[server]"]]
+    return python if install_peer(f"profile's Python ({base})", python, steps) else None
+
+
+def perf_ready() -> bool:
+    """Whether perf is here and may record a process; a line saying why not."""
+    perf = shutil.which("perf")
+    if perf is None:
+        print("  profile: skipped, perf is not on PATH (linux-perf / linux-tools)", flush=True)
+        return False
+    with tempfile.TemporaryDirectory() as d:
+        run = subprocess.run([perf, "record", "-q", "-o", os.path.join(d, "t"), "--", "true"], capture_output=True, text=True)
+    if run.returncode != 0:
+        last = (run.stderr.strip().splitlines() or ["no message"])[-1]
+        print(f"  profile: skipped, perf cannot record here: {last}", flush=True)
+        return False
+    return True
+
+
+def _profiled_run(server: Server, queue_url: str, clients: int, seconds: float, data: str) -> dict:
+    pids = _tree(server.proc.pid)
+    argv = ["perf", "record", "-q", "-F", str(PROFILE_HZ), "--call-graph", "dwarf,16384", "-o", data, "-p", ",".join(map(str, pids))]
+    before = _cpu_seconds(server.proc.pid)
+    perf = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # perf attached before the load starts
+    load_before = _cpu_seconds(server.proc.pid)
+    res = asyncio.run(_throughput(server.url, queue_url, clients, seconds))
+    load_cpu = _cpu_seconds(server.proc.pid) - load_before
+    perf.send_signal(signal.SIGINT)
+    perf.wait(60)
+    recorded_cpu = _cpu_seconds(server.proc.pid) - before
+    text = subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True).stdout
+    samples = perf_samples(text)
+    requests = res["rps"] * res["seconds"]
+    cpu_us = load_cpu / max(1, requests) * 1e6
+    counts: dict[str, int] = {}
+    parts: dict[str, dict[str, int]] = {}
+    for chain in samples:
+        category, part = classify(chain)
+        counts[category] = counts.get(category, 0) + 1
+        parts.setdefault(category, {})
+        parts[category][part] = parts[category].get(part, 0) + 1
+    n = max(1, len(samples))
+    return {
+        "clients": clients,
+        "requests": round(requests),
+        "rps": round(res["rps"]),
+        "errors": res["errors"],
+        "server_cpu_us_per_request": round(cpu_us, 1),
+        "samples": len(samples),
+        # perf's samples at its rate against the CPU /proc counts while it recorded: near 1.0 when
+        # the samples stand for the CPU time.
+        "samples_over_cpu": round(len(samples) / PROFILE_HZ / max(1e-9, recorded_cpu), 2),
+        "categories": {
+            c: {"percent": round(100 * counts.get(c, 0) / n, 1), "us": round(cpu_us * counts.get(c, 0) / n, 1)} for c in CATEGORIES
+        },
+        "kernel": {k: round(100 * parts.get("kernel", {}).get(k, 0) / n, 1) for k in KERNEL_PARTS},
+        "top": {
+            c: [[part, round(100 * k / n, 2)] for part, k in sorted(parts.get(c, {}).items(), key=lambda kv: -kv[1])[:8]]
+            for c in CATEGORIES
+        },
+    }
+
+
+def _print_profile(clients: int, runs: list[dict]) -> None:
+    print(
+        f"\n{clients} client(s): "
+        + "; ".join(
+            f"run {i + 1}: {r['rps']} req/s, {r['server_cpu_us_per_request']} µs CPU a request, "
+            f"{r['samples']} samples = {r['samples_over_cpu']}x CPU"
+            for i, r in enumerate(runs)
+        )
+    )
+    print(f"  {'category':38}" + "".join(f"{'run ' + str(i + 1) + ' %':>9}" for i in range(len(runs))) + f"{'µs a request':>14}")
+    for c in CATEGORIES:
+        us = statistics.mean(r["categories"][c]["us"] for r in runs)
+        print(f"  {c:38}" + "".join(f"{r['categories'][c]['percent']:9.1f}" for r in runs) + f"{us:14.1f}")
+        if c == "kernel":
+            for k in KERNEL_PARTS:
+                print(f"    {k:36}" + "".join(f"{r['kernel'][k]:9.1f}" for r in runs))
+    spread = max(abs(a["categories"][c]["percent"] - b["categories"][c]["percent"]) for c in CATEGORIES for a in runs for b in runs)
+    print(f"  largest difference between runs: {spread:.1f} points")
+    print("  other, its largest items (% of all samples, run 1): " + "; ".join(f"{p} {v}" for p, v in runs[0]["top"]["other"][:6]))
+
+
+def profile(levels: tuple[int, ...], seconds: float, rounds: int, workers: int, out: Path) -> dict:
+    """Record `serve` under N clients with perf and split its CPU by what it was doing."""
+    if not perf_ready():
+        return {}
+    python = profile_python()
+    if python is None:
+        return {}
+    print("mapping used (the innermost Python frame's file, first match; C code claims its own samples):")
+    for pattern, category in (*DSO_CATEGORIES, *FILE_CATEGORIES):
+        print(f"  {pattern:44} -> {category}")
+    workdir = tempfile.mkdtemp(prefix="endpoint-profile-")
+    version = subprocess.run([str(python), "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True)
+    result: dict[str, Any] = {
+        "benchmark": "endpoint_bench --profile",
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": commit(),
+        "machine": {"cpus": os.cpu_count(), "load_before": os.getloadavg()},
+        "method": {
+            "server": f"python -X perf -m sqsqlite.server --workers {workers} (Python {version.stdout.strip()})",
+            "perf": f"perf record -F {PROFILE_HZ} --call-graph dwarf,16384 -p <server's processes>, during the load only",
+            "seconds": seconds,
+            "rounds": rounds,
+        },
+        "mapping": {"c_code": dict(DSO_CATEGORIES), "python_files": dict(FILE_CATEGORIES)},
+        "levels": {},
+    }
+    port = _free_port()
+    db = os.path.join(workdir, "profile.db")
+    env = {**os.environ, "PYTHONPERFSUPPORT": "1"}  # -X perf, inherited by the workers too
+    argv = [str(python), "-m", "sqsqlite.server", "--db", db, "--port", str(port), "--workers", str(workers)]
+    server = Server(f"sqsqlite --workers {workers}", argv, f"http://127.0.0.1:{port}", env)
+    try:
+        queue_url = asyncio.run(_create(server.url, "profile"))
+        asyncio.run(_throughput(server.url, queue_url, max(levels), 1.0))  # warm: every code path compiled and mapped once
+        for clients in levels:
+            # The same load unrecorded (the trampolines still on): what recording costs the server.
+            before = _cpu_seconds(server.proc.pid)
+            plain = asyncio.run(_throughput(server.url, queue_url, clients, seconds))
+            plain_cpu_us = (_cpu_seconds(server.proc.pid) - before) / max(1, plain["rps"] * plain["seconds"]) * 1e6
+            runs = [_profiled_run(server, queue_url, clients, seconds, os.path.join(workdir, f"{clients}-{r}.data")) for r in range(rounds)]
+            unrecorded = {"rps": round(plain["rps"]), "server_cpu_us_per_request": round(plain_cpu_us, 1)}
+            result["levels"][str(clients)] = {"unrecorded": unrecorded, "runs": runs}
+            _print_profile(clients, runs)
+            print(f"  unrecorded, same load: {unrecorded['rps']} req/s, {unrecorded['server_cpu_us_per_request']} µs CPU a request")
+    finally:
+        pids = _tree(server.proc.pid)
+        server.stop()
+        for pid in pids:
+            Path(f"/tmp/perf-{pid}.map").unlink(missing_ok=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+    result["machine"]["load_after"] = os.getloadavg()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
 # ---------------------------------------------------------------------- main
 
 
@@ -476,7 +775,10 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--quick", action="store_true", help="1 second, 1 round, 200 polls: a smoke run")
     p.add_argument("--stacks-only", action="store_true", help="only part 3, the candidate stacks")
     p.add_argument("--no-peers", action="store_true", help="leave out fauxqs and MiniStack (moto stays)")
-    p.add_argument("--out", default=str(RESULTS), help="where the JSON goes (default benchmarks/results/endpoint_bench.json)")
+    p.add_argument("--profile", action="store_true", help="only part 4: where a request's CPU goes, recorded with perf")
+    p.add_argument("--clients", default="1,64", help="--profile's client counts, comma-separated (default 1,64)")
+    p.add_argument("--workers", type=int, default=1, help="--profile's `serve --workers` (default 1: one process holds every sample)")
+    p.add_argument("--out", help="where the JSON goes (default benchmarks/results/endpoint_bench.json, endpoint_profile.json)")
     p.add_argument("--serve-stack", help=argparse.SUPPRESS)
     p.add_argument("--db", help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -486,6 +788,9 @@ def main(argv: list[str] | None = None) -> dict:
         return {}
     if a.quick:
         a.seconds, a.rounds, a.polls = 1.0, 1, 200
+    if a.profile:
+        levels = tuple(int(c) for c in a.clients.split(","))
+        return profile(levels, a.seconds, a.rounds, a.workers, Path(a.out or PROFILE_RESULTS))
     try:
         import uvloop
 
@@ -541,7 +846,7 @@ def main(argv: list[str] | None = None) -> dict:
             s.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     result["machine"]["load_after"] = os.getloadavg()
-    out = Path(a.out)
+    out = Path(a.out or RESULTS)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("throughput", "stacks") if k in result}, indent=1))

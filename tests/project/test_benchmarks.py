@@ -388,3 +388,80 @@ def test_the_replication_benchmark_reports_how_far_the_replica_trails(capsys):
 
     replication.main(["--sync-interval", "100ms", "--sends", "3"])
     assert capsys.readouterr().out.strip()
+
+
+# Three samples as `perf script` prints them (call chains from the leaf up), trimmed.
+PERF_SCRIPT = """\
+python 19131 68109.516997:    2004008 cpu-clock:ppp:
+\tffffffff815a15a6 file_check_and_advance_wb_err+0x16 ([kernel.kallsyms])
+\tffffffff817cf796 ext4_sync_file+0x206 ([kernel.kallsyms])
+\tffffffff81730042 __x64_sys_fdatasync+0x12 ([kernel.kallsyms])
+\t           fed0a __GI_fdatasync+0x3a (inlined)
+\t          101da0 sqlite3WalFrames+0x430 (/usr/lib/x86_64-linux-gnu/libsqlite3.so.0.8.6)
+\t    7f7614ebd9d6 py::_Write.__exit__:/app/sqsqlite/store.py+0x5 (/tmp/perf-19131.map)
+
+python 19131 68109.531071:    2004008 cpu-clock:ppp:
+\t           3d290 sqlite3BtreeCloseCursor+0xf0 (/usr/lib/x86_64-linux-gnu/libsqlite3.so.0.8.6)
+\t           f339e sqlite3_step+0x13e (/usr/lib/x86_64-linux-gnu/libsqlite3.so.0.8.6)
+\t          1126b3 _PyEval_EvalFrameDefault+0x68f3 (/usr/lib/libpython3.12.so.1.0)
+\t    7f7614ebd79a py::Tx.all:/app/sqsqlite/tx.py+0x5 (/tmp/perf-19131.map)
+
+python 19131 68109.541398:    2004008 cpu-clock:ppp:
+\t          155503 __strchr_avx2+0x23 (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t          2ac3ad PyArg_ParseTupleAndKeywords+0xad (/usr/lib/libpython3.12.so.1.0)
+\t    7f7614ebd7f2 py::JSONEncoder.iterencode:/usr/lib/python3.12/json/encoder.py+0x5 (/tmp/perf-19131.map)
+"""
+
+
+def test_the_endpoint_profile_reads_perf_script_stacks_and_puts_each_where_it_belongs():
+    from benchmarks.endpoint_bench import classify, perf_samples
+
+    assert [classify(chain) for chain in perf_samples(PERF_SCRIPT)] == [
+        ("kernel", "WAL and file (write, fsync, locks)"),
+        ("SQLite", "sqlite3BtreeCloseCursor (libsqlite3.so.0.8.6)"),
+        ("SQS protocol", "JSONEncoder.iterencode (encoder.py)"),
+    ]
+
+    def py(qualname, path):
+        return [("_PyEval_EvalFrameDefault", "/usr/lib/libpython3.12.so.1.0"), (f"py::{qualname}:{path}", "/tmp/perf-1.map")]
+
+    site = "/v/lib/python3.12/site-packages"
+    assert classify(py("HttpToolsProtocol.data_received", f"{site}/uvicorn/protocols/http/httptools_impl.py"))[0] == "HTTP"
+    assert classify(py("_OneWrite.write", "/app/sqsqlite/server/endpoint.py"))[0] == "HTTP"
+    assert classify(py("EndpointServer.serve", "/app/sqsqlite/server/endpoint.py"))[0] == "ASGI/server loop"
+    assert classify(py("App.__call__", "/app/sqsqlite/server/asgi.py"))[0] == "ASGI/server loop"
+    assert classify(py("Dispatcher.parse", "/app/sqsqlite/server/dispatch.py"))[0] == "SQS protocol"
+    assert classify(py("check_body", "/app/sqsqlite/validation.py"))[0] == "SQS protocol"
+    assert classify(py("claim", "/app/sqsqlite/core/receiving.py"))[0] == "engine"
+    assert classify(py("WriterLock.acquire", "/app/sqsqlite/lock.py"))[0] == "engine"
+    assert classify(py("Task.__step", "/usr/lib/python3.12/asyncio/tasks.py"))[0] == "event loop"
+    assert classify(py("WeakSet.add", "/usr/lib/python3.12/_weakrefset.py")) == ("other", "WeakSet.add (_weakrefset.py)")
+    # C code claims its samples before the Python that called it; the kernel before either.
+    parser = [("parser_execute", f"{site}/httptools/parser/parser.cpython-312-x86_64-linux-gnu.so"), *py("x", "/app/sqsqlite/tx.py")]
+    assert classify(parser)[0] == "HTTP"
+    loop = [("PyVectorcall_Call", "/usr/lib/libpython3.12.so.1.0"), ("Handle__run", f"{site}/uvloop/loop.cpython-312.so")]
+    assert classify(loop)[0] == "event loop"
+    send = [("tcp_sendmsg", "[kernel.kallsyms]"), ("__x64_sys_sendto", "[kernel.kallsyms]"), *py("x", "/app/sqsqlite/tx.py")]
+    assert classify(send) == ("kernel", "socket send/recv")
+    wait = [("ep_poll", "[kernel.kallsyms]"), ("__x64_sys_epoll_pwait", "[kernel.kallsyms]")]
+    assert classify(wait) == ("kernel", "wake-ups (epoll, futex)")
+    gc = [("gc_collect_main", "/usr/lib/libpython3.12.so.1.0"), *py("App.__call__", "/app/sqsqlite/server/asgi.py")]
+    assert classify(gc) == ("other", "the interpreter's cyclic GC")
+
+
+def test_the_endpoint_profile_is_skipped_with_a_line_where_perf_is_missing(tmp_path, monkeypatch, capsys):
+    from benchmarks import endpoint_bench
+
+    monkeypatch.setattr(endpoint_bench.shutil, "which", lambda name: None)
+    assert endpoint_bench.main(["--profile", "--out", str(tmp_path / "profile.json")]) == {}
+    assert "profile: skipped, perf is not on PATH" in capsys.readouterr().out
+    assert not (tmp_path / "profile.json").exists()
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="this interpreter would serve the profile itself")
+def test_the_endpoint_profile_is_skipped_with_a_line_where_no_python_names_its_frames_to_perf(tmp_path, monkeypatch, capsys):
+    from benchmarks import endpoint_bench
+
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    assert endpoint_bench.profile_python() is None
+    assert "profile: skipped, no Python 3.12 or later here" in capsys.readouterr().out
