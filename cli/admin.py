@@ -233,20 +233,9 @@ def _show_stats(s: Settings, data: dict, wide: bool) -> None:
         s.echo(rest, default="table")
 
 
-# The --since view's counters: (column, the history's counter).
-_HISTORY_COLUMNS = (
-    ("Sent", "sent"),
-    ("Received", "received"),
-    ("Redelivered", "redelivered"),
-    ("Deleted", "deleted"),
-    ("DeadLettered", "dead_lettered"),
-    ("Expired", "expired"),
-    ("Purged", "purged"),
-    ("Moved", "moved"),
-    ("MovedIn", "moved_in"),
-    ("EmptyReceives", "empty_receives"),
-    ("BytesSent", "bytes_sent"),
-)
+# The --since view's counters: (column, the history's counter), the column its name in CamelCase.
+_HISTORY_COUNTERS = "sent received redelivered deleted dead_lettered expired purged moved moved_in empty_receives bytes_sent"
+_HISTORY_COLUMNS = tuple(("".join(w.capitalize() for w in key.split("_")), key) for key in _HISTORY_COUNTERS.split())
 
 
 def _history_stats(s: Settings, since_ms: int) -> dict:

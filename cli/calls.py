@@ -185,12 +185,8 @@ class Pages:
         out: dict[str, Any] = {}
         for page in self.pages:
             items = page.get(self.key)
-            if items is None:
-                continue
-            if self.key in out:
-                out[self.key].extend(items)
-            else:
-                out[self.key] = list(items)
+            if items is not None:
+                out.setdefault(self.key, []).extend(items)
         if self.resume is not None:
             out["NextToken"] = self.resume
         return out

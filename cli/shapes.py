@@ -72,54 +72,28 @@ STRUCTURES: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     ),
 }
 
-# Pieces the skeletons repeat, shared (the skeletons are only read).
-_ATTRIBUTE_VALUES = {
-    "KeyName": {"StringValue": "", "BinaryValue": None, "StringListValues": [""], "BinaryListValues": [None], "DataType": ""}
-}
-_SEND_MEMBERS: dict[str, Any] = {
-    "MessageBody": "",
-    "DelaySeconds": 0,
-    "MessageAttributes": _ATTRIBUTE_VALUES,
-    "MessageSystemAttributes": _ATTRIBUTE_VALUES,
-    "MessageDeduplicationId": "",
-    "MessageGroupId": "",
-}
-_FAILED = {"Id": "Id", "SenderFault": True, "Code": "Code", "Message": "Message"}
+# The members whose list's skeleton is the enum's first value rather than an empty string.
+_ENUM_LISTS = ("AttributeNames", "MessageSystemAttributeNames")
+_SCALAR_SKELETONS = {"string": "", "integer": 0, "blob": None}
+
+
+def _skeleton(kind: Any, member: str = "") -> Any:
+    """A member's input skeleton from its kind, as the aws CLI's generator writes it."""
+    if isinstance(kind, tuple):
+        if kind[0] == "list":
+            return ["All"] if member in _ENUM_LISTS else [_skeleton(kind[1])]
+        return {"KeyName": _skeleton(kind[1])}
+    if kind in STRUCTURES:
+        return {name: _skeleton(inner, name) for name, inner in STRUCTURES[kind][0].items()}
+    return _SCALAR_SKELETONS[kind]
+
 
 INPUT_SKELETONS: dict[str, dict[str, Any]] = {
-    "AddPermission": {"QueueUrl": "", "Label": "", "AWSAccountIds": [""], "Actions": [""]},
-    "RemovePermission": {"QueueUrl": "", "Label": ""},
-    "CancelMessageMoveTask": {"TaskHandle": ""},
-    "ChangeMessageVisibility": {"QueueUrl": "", "ReceiptHandle": "", "VisibilityTimeout": 0},
-    "ChangeMessageVisibilityBatch": {"QueueUrl": "", "Entries": [{"Id": "", "ReceiptHandle": "", "VisibilityTimeout": 0}]},
-    "CreateQueue": {"QueueName": "", "Attributes": {"KeyName": ""}, "tags": {"KeyName": ""}},
-    "DeleteMessage": {"QueueUrl": "", "ReceiptHandle": ""},
-    "DeleteMessageBatch": {"QueueUrl": "", "Entries": [{"Id": "", "ReceiptHandle": ""}]},
-    "DeleteQueue": {"QueueUrl": ""},
-    "GetQueueAttributes": {"QueueUrl": "", "AttributeNames": ["All"]},
-    "GetQueueUrl": {"QueueName": "", "QueueOwnerAWSAccountId": ""},
-    "ListDeadLetterSourceQueues": {"QueueUrl": "", "NextToken": "", "MaxResults": 0},
-    "ListMessageMoveTasks": {"SourceArn": "", "MaxResults": 0},
-    "ListQueueTags": {"QueueUrl": ""},
-    "ListQueues": {"QueueNamePrefix": "", "NextToken": "", "MaxResults": 0},
-    "PurgeQueue": {"QueueUrl": ""},
-    "ReceiveMessage": {
-        "QueueUrl": "",
-        "AttributeNames": ["All"],
-        "MessageSystemAttributeNames": ["All"],
-        "MessageAttributeNames": [""],
-        "MaxNumberOfMessages": 0,
-        "VisibilityTimeout": 0,
-        "WaitTimeSeconds": 0,
-        "ReceiveRequestAttemptId": "",
-    },
-    "SendMessage": {"QueueUrl": "", **_SEND_MEMBERS},
-    "SendMessageBatch": {"QueueUrl": "", "Entries": [{"Id": "", **_SEND_MEMBERS}]},
-    "SetQueueAttributes": {"QueueUrl": "", "Attributes": {"KeyName": ""}},
-    "StartMessageMoveTask": {"SourceArn": "", "DestinationArn": "", "MaxNumberOfMessagesPerSecond": 0},
-    "TagQueue": {"QueueUrl": "", "Tags": {"KeyName": ""}},
-    "UntagQueue": {"QueueUrl": "", "TagKeys": [""]},
+    action: {name: _skeleton(NESTED.get(action, {}).get(name, kind), name) for name, kind in members.items()}
+    for action, members in MEMBERS.items()
 }
+
+_FAILED = {"Id": "Id", "SenderFault": True, "Code": "Code", "Message": "Message"}
 
 OUTPUT_SKELETONS: dict[str, dict[str, Any]] = {
     "AddPermission": {},

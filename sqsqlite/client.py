@@ -172,9 +172,7 @@ class SQSClient:
     def _general(self, action: str, params: dict[str, Any]) -> dict:
         """Any request's way: the check compiled from botocore's model (botocore's own validator
         where it can't decide), then the action layer's generic handling."""
-        check = _CHECKS.get(action)
-        if check is None or not check(params):  # not compiled yet, or botocore's to judge
-            _validate(action, params)
+        _validate(action, params)
         if action in _SENDS and _has_attributes(params):
             params = _raw_blobs(params)
         return self._answer(action, params)
@@ -449,9 +447,7 @@ def receive_round(client: SQSClient, request: dict[str, Any]) -> dict | Wait:
     method: the client's methods are boto3's."""
     params = _plain_request("ReceiveMessage", request)
     if params is None:  # checked as SQSClient._general checks any request
-        check = _CHECKS.get("ReceiveMessage")
-        if check is None or not check(request):
-            _validate("ReceiveMessage", request)
+        _validate("ReceiveMessage", request)
         params = request
     try:
         response = client._actions.receive_round(params)
@@ -543,11 +539,8 @@ def _never(value: Any) -> bool:
     return False
 
 
-def _compiling(value: Any) -> bool:
+def _compiling(value: Any) -> bool:  # in ``done`` while a shape's members compile
     return False
-
-
-_COMPILING = _compiling  # in ``done`` while a shape's members compile
 
 
 def _operation_check(action: str) -> Callable[[Any], bool]:
@@ -643,7 +636,7 @@ def _compile(shape: Any, done: dict[str, Callable[[Any], bool]]) -> Callable[[An
     (recursive shapes refer to themselves)."""
     key = shape.name
     if key in done:
-        if done[key] is _COMPILING:  # a shape inside itself: its check, once it is made
+        if done[key] is _compiling:  # a shape inside itself: its check, once it is made
             return lambda value: done[key](value)
         return done[key]
     metadata = shape.metadata
@@ -663,7 +656,7 @@ def _compile(shape: Any, done: dict[str, Callable[[Any], bool]]) -> Callable[[An
     elif kind == "blob":
         check = lambda value: isinstance(value, (bytes, bytearray, str)) or hasattr(value, "read")  # noqa: E731
     elif kind == "list":
-        done[key] = _COMPILING
+        done[key] = _compiling
         member = _compile(shape.member, done)
         if isinstance(member, _TypeCheck):  # names, say: one isinstance per item, no call
             types = member.types
@@ -675,13 +668,13 @@ def _compile(shape: Any, done: dict[str, Callable[[Any], bool]]) -> Callable[[An
         else:
             check = lambda value: isinstance(value, (list, tuple)) and (low is None or len(value) >= low) and all(map(member, value))  # noqa: E731
     elif kind == "map":
-        done[key] = _COMPILING
+        done[key] = _compiling
         key_check, value_check = _compile(shape.key, done), _compile(shape.value, done)
         check = lambda value: (  # noqa: E731
             type(value) is dict and all(map(key_check, value.keys())) and all(map(value_check, value.values()))
         )
     elif kind == "structure":
-        done[key] = _COMPILING
+        done[key] = _compiling
         members = {name: _compile(member, done) for name, member in shape.members.items()}
         check = _StructCheck(members, tuple(metadata.get("required", ())))
     else:

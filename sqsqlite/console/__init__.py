@@ -12,6 +12,9 @@ serves SQS as before.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hmac
 import ipaddress
 from collections.abc import Collection
 from typing import Any, NamedTuple
@@ -20,6 +23,8 @@ from ..command_options import install_extra
 
 PATHS = ("/console", "/metrics")
 EXTRA = "console"
+CREDENTIALS_REQUIRED = "The endpoint's credentials are required: user name the access key, password the secret key."
+BASIC_REALM = {"WWW-Authenticate": 'Basic realm="sqsqlite", charset="UTF-8"'}
 
 
 class Response(NamedTuple):
@@ -43,6 +48,16 @@ def is_loopback(host: Any) -> bool:
         return ipaddress.ip_address(str(host).strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def has_credentials(headers: Any, credentials: bytes) -> bool:
+    """Whether a request carries ``credentials`` (access key:secret key) as HTTP basic ones."""
+    scheme, _, value = (headers.get("Authorization") or "").partition(" ")
+    try:
+        given = base64.b64decode(value.strip(), validate=True) if scheme.lower() == "basic" else b""
+    except (binascii.Error, ValueError):
+        given = b""
+    return hmac.compare_digest(given, credentials)
 
 
 # localhost, and the names under .localhost (RFC 6761), never leave this machine: no resolver of

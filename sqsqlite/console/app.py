@@ -9,7 +9,6 @@ it, so the two serve the same thing. Reading never changes a message: pages come
 from __future__ import annotations
 
 import base64
-import binascii
 import dataclasses
 import hmac
 import json
@@ -32,7 +31,7 @@ from .. import defaults as D
 from .. import space
 from ..core.rules import message_state
 from ..errors import QueueDoesNotExist, SQSError
-from . import Response, chart, names_this_machine, serves
+from . import BASIC_REALM, CREDENTIALS_REQUIRED, Response, chart, has_credentials, names_this_machine, serves
 from .metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from .metrics import Metrics
 
@@ -298,19 +297,8 @@ class Console:
             raise Refused(403, "This console listens on loopback only: open it as localhost or 127.0.0.1 (--host to listen elsewhere).")
 
     def _check_credentials(self, headers: Any) -> None:
-        if self.credentials is None:
-            return
-        scheme, _, value = (headers.get("Authorization") or "").partition(" ")
-        try:
-            given = base64.b64decode(value.strip(), validate=True) if scheme.lower() == "basic" else b""
-        except (binascii.Error, ValueError):
-            given = b""
-        if not hmac.compare_digest(given, self.credentials):
-            raise Refused(
-                401,
-                "The endpoint's credentials are required: user name the access key, password the secret key.",
-                {"WWW-Authenticate": 'Basic realm="sqsqlite", charset="UTF-8"'},
-            )
+        if self.credentials is not None and not has_credentials(headers, self.credentials):
+            raise Refused(401, CREDENTIALS_REQUIRED, dict(BASIC_REALM))
 
     # ------------------------------------------------------------ rendering
 

@@ -9,7 +9,7 @@ import json
 import threading
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import defaults as D
 from .. import queries as Q
@@ -144,18 +144,11 @@ def _queue_row(db: Context, tx: Tx, name: str, arn: str, member: str = "SourceAr
     return row
 
 
-def _end_task(tx: Tx, task, status: str, now: int, failure_reason: str | None) -> None:
-    """Stop a task where its last step left it."""
-    tx.run(
-        Q.update_move_task,
-        task_handle=task["task_handle"],
-        status=status,
-        moved=task["moved"],
-        last_id=task["last_id"],
-        last_group=task["last_group"],
-        now=now,
-        failure_reason=failure_reason,
-    )
+def _set_status(tx: Tx, task, status: str, now: int, failure_reason: str | None, **step: Any) -> None:
+    """Set a task's status: where its last step left it, or where ``step`` (moved, last_id,
+    last_group) says it is now."""
+    where = {"moved": task["moved"], "last_id": task["last_id"], "last_group": task["last_group"], **step}
+    tx.run(Q.update_move_task, task_handle=task["task_handle"], status=status, now=now, failure_reason=failure_reason, **where)
 
 
 def _task_row(db: Context, tx: Tx, task_handle: str, scoped: bool = False):
@@ -201,7 +194,7 @@ def _move_step(db: Context, task_handle: str) -> tuple[MoveTask, float]:
             return _move_task(task, handle=True), (task["updated_at"] + 1000 - now) / 1000
         source = tx.one(Q.queue_by_id, id=task["source_queue_id"])
         if source is None:
-            _end_task(tx, task, "FAILED", now, "The source queue was deleted.")
+            _set_status(tx, task, "FAILED", now, "The source queue was deleted.")
             return _move_task(tx.one(Q.move_task, task_handle=task_handle), handle=False), 0
         batch = rate or 500
         cutoff = retention_cutoff(source, now)
@@ -282,16 +275,7 @@ def _move_step(db: Context, task_handle: str) -> tuple[MoveTask, float]:
             history.count(tx, Q.COUNT_MOVED, source["id"], now, moved=sum(arrived.values()), expired=removed)
         for target_id, n in arrived.items():
             history.count(tx, Q.COUNT_MOVED_IN, target_id, now, moved_in=n)
-        tx.run(
-            Q.update_move_task,
-            task_handle=task_handle,
-            status=status,
-            moved=moved,
-            last_id=last_id,
-            last_group=last_group,
-            now=now,
-            failure_reason=failure,
-        )
+        _set_status(tx, task, status, now, failure, moved=moved, last_id=last_id, last_group=last_group)
         task = tx.one(Q.move_task, task_handle=task_handle)
     db.wakeups.notify(None)
     return _move_task(task, handle=status == "RUNNING"), 1.0 if rate else 0.0
@@ -317,7 +301,7 @@ def cancel_message_move_task(db: Context, task_handle: str) -> int:
             raise ResourceNotFoundException(
                 "Task does not exist.", f"The message move task is {task['status']}, not RUNNING; only a running task can be cancelled."
             )
-        _end_task(tx, task, "CANCELLED", now, None)
+        _set_status(tx, task, "CANCELLED", now, None)
     return task["moved"]
 
 

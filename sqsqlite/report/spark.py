@@ -231,18 +231,14 @@ def _remove_quietly(path: str) -> None:
         os.remove(path)
 
 
-def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None = None):
+def _read(spark, snap: Snapshot, table: str, types: str, partitions: int | None = None, ids: tuple[int, int] = (0, 0)):
     if snap.parquet:  # written for a cluster: typed already, one file per million messages
         return spark.read.parquet(local_uri(os.path.join(snap.parquet, table)))
     url = "jdbc:sqlite:" + file_uri(snap.path, "ro")
     props = {"driver": "org.sqlite.JDBC", "customSchema": types, "fetchsize": "10000"}
-    # Each partition is one range scan on the rowid: WHERE id >= a AND id < b. The copy numbers
-    # its messages 1..n (snapshot.py), so the ranges hold equal shares of them.
-    ranges = (
-        {}
-        if partitions is None
-        else {"column": "id", "lowerBound": snap.min_id, "upperBound": snap.max_id + 1, "numPartitions": partitions}
-    )
+    # Each partition is one range scan on the rowid, over ``ids`` (first, last): WHERE id >= a
+    # AND id < b. The copy numbers its rows 1..n (snapshot.py), so the ranges hold equal shares.
+    ranges = {} if partitions is None else {"column": "id", "lowerBound": ids[0], "upperBound": ids[1] + 1, "numPartitions": partitions}
     try:
         return spark.read.jdbc(url, table, properties=props, **ranges)
     except Exception as exc:  # the JVM's whole stack otherwise: a jar that is not the driver
@@ -261,13 +257,17 @@ def local_uri(path: str) -> str:
     return "file://" + _GLOB.sub(r"\\\g<0>", os.path.abspath(path))
 
 
+def _partitions(rows: int) -> int:
+    return max(1, min(MAX_PARTITIONS, math.ceil(rows / ROWS_PER_PARTITION)))
+
+
 def default_partitions(snap: Snapshot) -> int:
-    return max(1, min(MAX_PARTITIONS, math.ceil(snap.messages / ROWS_PER_PARTITION)))
+    return _partitions(snap.messages)
 
 
 def read_messages(spark, snap: Snapshot, partitions: int | None = None):
     """The snapshot's messages as a DataFrame, read in ``partitions`` id ranges."""
-    return _read(spark, snap, "messages", MESSAGE_TYPES, partitions or default_partitions(snap))
+    return _read(spark, snap, "messages", MESSAGE_TYPES, partitions or default_partitions(snap), (snap.min_id, snap.max_id))
 
 
 def compute(spark, snap: Snapshot, top: int = 5, partitions: int | None = None, database: str | None = None) -> Report:
@@ -339,15 +339,7 @@ def _archive(spark, F, Window, snap: Snapshot, qname) -> list:
     queue and hour and one per queue; the driver finishes from those."""
     if not snap.archive_rows:
         return []
-    if snap.parquet:
-        frame = spark.read.parquet(local_uri(os.path.join(snap.parquet, "message_archive")))
-    else:
-        url = "jdbc:sqlite:" + file_uri(snap.path, "ro")
-        props = {"driver": "org.sqlite.JDBC", "customSchema": ARCHIVE_TYPES, "fetchsize": "10000"}
-        partitions = max(1, min(MAX_PARTITIONS, math.ceil(snap.archive_rows / ROWS_PER_PARTITION)))
-        frame = spark.read.jdbc(
-            url, "message_archive", properties=props, column="id", lowerBound=1, upperBound=snap.archive_rows + 1, numPartitions=partitions
-        )
+    frame = _read(spark, snap, "message_archive", ARCHIVE_TYPES, _partitions(snap.archive_rows), (1, snap.archive_rows))
     rows = A.spark_rows(F, Window, frame, snap.history_since_ms, snap.history_until_ms)
     return A.finish(qname, rows, snap.history_since_ms, snap.history_until_ms)
 
@@ -357,15 +349,7 @@ def _history(spark, F, snap: Snapshot, qname) -> list:
     queue and step and one per queue; the driver finishes from those."""
     if not snap.history_rows:
         return []
-    partitions = max(1, min(MAX_PARTITIONS, math.ceil(snap.history_rows / ROWS_PER_PARTITION)))
-    if snap.parquet:
-        frame = spark.read.parquet(local_uri(os.path.join(snap.parquet, "queue_history")))
-    else:
-        url = "jdbc:sqlite:" + file_uri(snap.path, "ro")
-        props = {"driver": "org.sqlite.JDBC", "customSchema": HISTORY_TYPES, "fetchsize": "10000"}
-        frame = spark.read.jdbc(
-            url, "queue_history", properties=props, column="id", lowerBound=1, upperBound=snap.history_rows + 1, numPartitions=partitions
-        )
+    frame = _read(spark, snap, "queue_history", HISTORY_TYPES, _partitions(snap.history_rows), (1, snap.history_rows))
     step_rows, hour_rows = H.spark_rows(F, frame, snap.history_since_ms, snap.history_until_ms)
     return H.finish(qname, step_rows, hour_rows, snap.history_since_ms, snap.history_until_ms)
 

@@ -25,8 +25,6 @@ Kubernetes probes, and LocalStack's message look-up.
 from __future__ import annotations
 
 import base64
-import binascii
-import hmac
 import json
 import logging
 from collections.abc import Collection
@@ -282,17 +280,10 @@ class EmulatorRoutes:
         a DNS rebinding pointed here sends its own); with keys, them as basic credentials."""
         if self.loopback and not console_module.names_this_machine(req.headers.get("Host") or "", self.allowed_hosts):
             return _text(403, "This endpoint listens on loopback only: ask it as localhost or 127.0.0.1 (--allow-host for another name).")
-        if self.credentials is None:
+        if self.credentials is None or console_module.has_credentials(req.headers, self.credentials):
             return None
-        scheme, _, value = (req.headers.get("Authorization") or "").partition(" ")
-        try:
-            given = base64.b64decode(value.strip(), validate=True) if scheme.lower() == "basic" else b""
-        except (binascii.Error, ValueError):
-            given = b""
-        if hmac.compare_digest(given, self.credentials):
-            return None
-        answer = _text(401, "The endpoint's credentials are required: user name the access key, password the secret key.")
-        answer.headers["WWW-Authenticate"] = 'Basic realm="sqsqlite", charset="UTF-8"'
+        answer = _text(401, console_module.CREDENTIALS_REQUIRED)
+        answer.headers.update(console_module.BASIC_REALM)
         return answer
 
 

@@ -122,8 +122,8 @@ def read_queues_file(path: str | Path, max_bytes: int | None = None) -> list[Que
     except UnicodeDecodeError:
         raise QueuesFileError(f"{path}: not UTF-8 text.") from None
     if hocon:
-        return _elasticmq(path, text)
-    return _declared(path, _json(path, text) if suffix == ".json" else _yaml(path, text))
+        return _checked(path, _elasticmq(path, text))
+    return _checked(path, _declared(path, _json(path, text) if suffix == ".json" else _yaml(path, text)))
 
 
 # ---------------------------------------------------------------- YAML and JSON, read boundedly
@@ -373,9 +373,7 @@ def _declared(path: Path, data: Any) -> list[QueueSpec]:
                 f"{_at(path, data, key)}key {key}: CreateQueue's input goes in a queues: list "
                 f"(queues: [{{QueueName: ..., Attributes: ...}}]); a map at the top names queues (a queue named {key} too)."
             )
-    if "queues" in data:
-        return _checked(path, _listed(path, data))
-    return _checked(path, _named(path, data))
+    return _listed(path, data) if "queues" in data else _named(path, data)
 
 
 # What a YAML or JSON queues file holds, as a refusal of its shape says.
@@ -575,7 +573,7 @@ def _elasticmq(path: Path, text: str) -> list[QueueSpec]:
             else:
                 raise QueuesFileError(f"{where}: unknown key {k!r}; ElasticMQ's queue keys read here are {', '.join(ELASTICMQ_KEYS[:-2])}.")
         specs.append(_spec(where, name, attributes, tags, dead_letter, dead_letter_key="deadLettersQueue"))
-    return _checked(path, specs)
+    return specs
 
 
 class _IncludeRefused(Exception):
@@ -853,7 +851,7 @@ def apply_queues(db: Database, specs: list[QueueSpec], source: str = "the queues
     refusal on the way (a name deleted less than 60 seconds ago, say) rolls back all of it: the
     database is left as it was."""
     with db.transaction():
-        existing = set(_all_queue_names(db))
+        existing = set(db.queue_names())
         redrives = _redrives(db, specs, existing, source)
         created: list[str] = []
         changed: set[str] = set()
@@ -942,37 +940,24 @@ def _reconcile(db: Database, spec: QueueSpec, wanted: dict[str, str], tags: bool
     changes = {k: v for k, v in wanted.items() if k != "FifoQueue" and not _same(k, current.get(k), v)}
     if changes:
         queue.set_queue_attributes(changes)
-    changed = bool(changes)
-    if tags and spec.tags is not None:
-        current_tags = queue.list_queue_tags()
-        stale = [k for k in current_tags if k not in spec.tags]
-        if stale:
-            queue.untag_queue(stale)
-        differing = any(current_tags.get(k) != v for k, v in spec.tags.items())
-        if differing:
-            queue.tag_queue(spec.tags)
-        changed = changed or bool(stale) or differing
-    return changed
+    if not tags or spec.tags is None:
+        return bool(changes)
+    current_tags = queue.list_queue_tags()
+    stale = [k for k in current_tags if k not in spec.tags]
+    if stale:
+        queue.untag_queue(stale)
+    differing = any(current_tags.get(k) != v for k, v in spec.tags.items())
+    if differing:
+        queue.tag_queue(spec.tags)
+    return bool(changes or stale or differing)
 
 
 def _same(name: str, current: str | None, wanted: str) -> bool:
-    if current == wanted:
-        return True
-    if current is None:
-        return wanted == ""
+    if current == wanted or current is None:
+        return current == wanted or wanted == ""
     if name in ("RedrivePolicy", "RedriveAllowPolicy", "Policy") and current and wanted:
         try:
             return bool(json.loads(current) == json.loads(wanted))
         except ValueError:
             return False
     return False
-
-
-def _all_queue_names(db: Database) -> list[str]:
-    names: list[str] = []
-    token = None
-    while True:
-        urls, token = db.list_queues("", D.MAX_LIST_QUEUES_RESULTS, token)
-        names += [V.queue_name_from_url(u) for u in urls]
-        if not token:
-            return names
