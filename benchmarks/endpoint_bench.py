@@ -773,7 +773,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--polls", type=int, default=1000)
     p.add_argument("--quick", action="store_true", help="1 second, 1 round, 200 polls: a smoke run")
-    p.add_argument("--stacks-only", action="store_true", help="only part 3, the candidate stacks")
+    p.add_argument("--stacks-only", action="store_true", help="only part 3, the candidate stacks (written only with --out)")
     p.add_argument("--no-peers", action="store_true", help="leave out fauxqs and MiniStack (moto stays)")
     p.add_argument("--profile", action="store_true", help="only part 4: where a request's CPU goes, recorded with perf")
     p.add_argument("--clients", default="1,64", help="--profile's client counts, comma-separated (default 1,64)")
@@ -807,10 +807,29 @@ def main(argv: list[str] | None = None) -> dict:
     }
     servers: list[Server] = []
     try:
-        if a.stacks_only:
-            servers = [stack_server(workdir, st) for st in STACKS]
-            result["stacks"] = throughput(servers, (1, 16, 64), a.seconds, a.rounds)
-            return result
+        if not a.stacks_only:
+            _peers_and_polls(result, workdir, a)
+        print("candidate stacks", flush=True)
+        servers = [stack_server(workdir, st) for st in STACKS]
+        result["stacks"] = throughput(servers, (1, 16, 64), a.seconds, a.rounds)
+    finally:
+        for s in servers:
+            s.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    result["machine"]["load_after"] = os.getloadavg()
+    if a.out or not a.stacks_only:  # the stacks alone never replace the whole run's results
+        out = Path(a.out or RESULTS)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: result[k] for k in ("throughput", "stacks") if k in result}, indent=1))
+    return result
+
+
+def _peers_and_polls(result: dict[str, Any], workdir: str, a: argparse.Namespace) -> None:
+    """Parts 1 and 2, into ``result``: sqsqlite's servers and the peers, their throughput, then
+    parked long polls."""
+    servers: list[Server] = []
+    try:
         print("throughput", flush=True)
         servers = [sqsqlite_server(workdir, 1), sqsqlite_server(workdir, 2), moto_server()]
         if not a.no_peers:
@@ -835,22 +854,9 @@ def main(argv: list[str] | None = None) -> dict:
         for s in servers:
             result["long_polls"][s.name] = asyncio.run(_parked(s, a.polls, a.polls // 10, 10))
             print(f"  {s.name}: {result['long_polls'][s.name]}", flush=True)
-        for s in servers:
-            s.stop()
-        servers = []
-        print("candidate stacks", flush=True)
-        servers = [stack_server(workdir, st) for st in STACKS]
-        result["stacks"] = throughput(servers, (1, 16, 64), a.seconds, a.rounds)
     finally:
         for s in servers:
             s.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
-    result["machine"]["load_after"] = os.getloadavg()
-    out = Path(a.out or RESULTS)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("throughput", "stacks") if k in result}, indent=1))
-    return result
 
 
 if __name__ == "__main__":
