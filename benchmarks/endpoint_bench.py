@@ -584,9 +584,15 @@ def _kernel_part(chain: list[tuple[str, str]]) -> str:
     return "other system calls"
 
 
+_INSTALLED = re.compile(r"/(?:site-packages|dist-packages|lib/python3\.\d+)/")
+
+
 def _python_category(frame: str) -> tuple[str, str]:
     qualname, _, path = frame[len("py::") :].partition(":")
     where = path.replace("\\", "/")
+    # An installed module by its path from its package's root: the venv (and the standard
+    # library) may lie under a folder named sqsqlite, as a clone's benchmarks/.cache does.
+    where = "/" + _INSTALLED.split(where)[-1] if _INSTALLED.search(where) else where
     for pattern, category in FILE_CATEGORIES:
         file, _, prefix = pattern.partition(":")
         if file in where and qualname.startswith(prefix):

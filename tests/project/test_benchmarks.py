@@ -436,6 +436,13 @@ def test_the_endpoint_profile_reads_perf_script_stacks_and_puts_each_where_it_be
     assert classify(py("WriterLock.acquire", "/app/sqsqlite/lock.py"))[0] == "engine"
     assert classify(py("Task.__step", "/usr/lib/python3.12/asyncio/tasks.py"))[0] == "event loop"
     assert classify(py("WeakSet.add", "/usr/lib/python3.12/_weakrefset.py")) == ("other", "WeakSet.add (_weakrefset.py)")
+    # A clone in a folder named sqsqlite holds the profile's venv (benchmarks/.cache): its
+    # packages go by their own names, not as sqsqlite's; the clone's own modules stay the engine's.
+    clone = "/home/sqsqlite/src/sqsqlite"
+    cached = f"{clone}/benchmarks/.cache/profile-py3.12.1/lib/python3.12/site-packages"
+    assert classify(py("Server.serve", f"{cached}/uvicorn/server.py"))[0] == "ASGI/server loop"
+    assert classify(py("Task.__step", "/home/sqsqlite/.pyenv/versions/3.12.1/lib/python3.12/asyncio/tasks.py"))[0] == "event loop"
+    assert classify(py("claim", f"{clone}/sqsqlite/core/receiving.py"))[0] == "engine"
     # C code claims its samples before the Python that called it; the kernel before either.
     parser = [("parser_execute", f"{site}/httptools/parser/parser.cpython-312-x86_64-linux-gnu.so"), *py("x", "/app/sqsqlite/tx.py")]
     assert classify(parser)[0] == "HTTP"
