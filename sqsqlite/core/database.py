@@ -500,8 +500,10 @@ class Database:
         db, name = self.for_queue_url(queue_url)
         f = archive_filter(since, until, message_ids, group_id, where)
         n = V.int_value("Limit", limit, D.ARCHIVE_LIMIT.low, D.ARCHIVE_LIMIT.high, "messages")
+        if not isinstance(newest_first, bool):
+            raise InvalidParameterValue(f"Value {V.shorten(newest_first)} for parameter NewestFirst is invalid.", "Give True or False.")
         with db.store.read() as tx:
-            return archive.page(tx, queue_row(tx, db.context.queue(name))["id"], f, n, newest_first is True)
+            return archive.page(tx, queue_row(tx, db.context.queue(name))["id"], f, n, newest_first)
 
     def replay(
         self,

@@ -343,6 +343,9 @@ def test_archived_lists_by_time_range_message_id_group_and_attribute(db, clock):
         db.archived(q.url, where="tenant")
     with pytest.raises(InvalidParameterValue):
         db.archived(q.url, since=5, until=5)
+    with pytest.raises(InvalidParameterValue):
+        db.archived(q.url, newest_first=1)
+    assert [a.body for a in db.archived(q.url, newest_first=True)] == ["b", "a"]
 
 
 def test_the_archives_pruning_listing_and_replay_walk_their_index_never_the_whole_table(db, db_path):
