@@ -953,8 +953,8 @@ def _reconcile(db: Database, spec: QueueSpec, wanted: dict[str, str], tags: bool
 
 
 def _same(name: str, current: str | None, wanted: str) -> bool:
-    if current == wanted or current is None:
-        return current == wanted or wanted == ""
+    if current is None or current == wanted:  # an attribute never set is its empty value
+        return (current or "") == wanted
     if name in ("RedrivePolicy", "RedriveAllowPolicy", "Policy") and current and wanted:
         try:
             return bool(json.loads(current) == json.loads(wanted))
