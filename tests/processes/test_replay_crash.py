@@ -1,31 +1,62 @@
-"""A replay SIGKILLed mid-run, at points of the parent's choosing, then run again to the end: every
-archived message is sent exactly once, in send order. Real processes and real time, bounded."""
+"""A replay SIGKILLed mid-run, between its transactions and inside one, then run again to the end:
+every archived message is sent exactly once, in send order. Real processes; each kill lands at a
+point the test chose (the process kills itself there), so no run depends on timing."""
 
 import multiprocessing as mp
 import os
 import signal
-import sqlite3
-import time
-
-import pytest
 
 import sqsqlite
+from sqsqlite.core import replay
 
 FORK = mp.get_context("fork")
 MESSAGES = 300
 
 
-def _replay(path: str) -> None:
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _replay(path: str, after_sent: int | None = None, inside_batch: int | None = None) -> None:
+    """Replay "orders" to "fixed", killed once this run has committed ``after_sent`` messages, or
+    inside the transaction of this run's batch number ``inside_batch``, after its send, before its
+    commit."""
+    if inside_batch is not None:
+        send, calls = replay.sending.send_message_batch, []
+
+        def send_then_die(*args, **kwargs):
+            out = send(*args, **kwargs)
+            calls.append(1)
+            if len(calls) == inside_batch:
+                _die()
+            return out
+
+        replay.sending.send_message_batch = send_then_die
+
+    def progress(sent: int, total: int) -> None:  # sent: by this run
+        if after_sent is not None and sent >= after_sent:
+            _die()
+
     db = sqsqlite.connect(path)
-    # A pause after each transaction of ten, so that the kills land while it runs.
-    db.replay("orders", to="fixed", progress=lambda sent, total: time.sleep(0.005))
+    db.replay("orders", to="fixed", progress=progress)
     db.close()
 
 
-def _sent_so_far(path: str) -> int:
-    with sqlite3.connect(path, timeout=10) as conn:
-        row = conn.execute("SELECT sent FROM replay_runs").fetchone()
-    return 0 if row is None else row[0]
+def _run(path: str, **kill) -> int | None:
+    child = FORK.Process(target=_replay, args=(path,), kwargs=kill)
+    child.start()
+    child.join(timeout=600)  # a guard against a hang: 300 messages take a second or two
+    if child.is_alive():
+        child.kill()
+    return child.exitcode
+
+
+def _sent_before(path: str) -> int:
+    db = sqsqlite.connect(path)
+    try:
+        return db.replay("orders", to="fixed", dry_run=True).sent_before
+    finally:
+        db.close()
 
 
 def test_a_replay_killed_mid_run_and_run_again_sends_every_message_once_in_order(tmp_path):
@@ -44,31 +75,16 @@ def test_a_replay_killed_mid_run_and_run_again_sends_every_message_once_in_order
     db.close()
     assert len(originals) == MESSAGES
 
-    kills = 0
-    for threshold in (40, 120, 200):
-        child = FORK.Process(target=_replay, args=(path,))
-        child.start()
-        # A guard against a hang, not a pace: it fails only after 10 minutes without one more
-        # transaction of the replay.
-        last, stalled_since = -1, time.monotonic()
-        while (sent := _sent_so_far(path)) < threshold and child.is_alive():
-            if sent != last:
-                last, stalled_since = sent, time.monotonic()
-            elif time.monotonic() - stalled_since > 600:
-                child.kill()
-                pytest.fail(f"the replay sent nothing more for 10 minutes, stuck at {sent}")
-            time.sleep(0.002)
-        if child.is_alive():
-            os.kill(child.pid, signal.SIGKILL)
-            kills += 1
-        child.join(timeout=600)
-        assert child.exitcode is not None
-    assert kills >= 2  # it was cut short mid-run, more than once
-
-    child = FORK.Process(target=_replay, args=(path,))
-    child.start()
-    child.join(timeout=600)  # a guard against a hang: 300 messages take a second or two
-    assert child.exitcode == 0
+    # Killed between transactions (after 40 committed), inside its fourth transaction (three
+    # committed; the fourth's batch sent, not committed: the next run sends it again), and between
+    # transactions once more (at 200 in all).
+    assert _run(path, after_sent=40) == -signal.SIGKILL
+    assert _sent_before(path) == 40
+    assert _run(path, inside_batch=4) == -signal.SIGKILL
+    assert _sent_before(path) == 70
+    assert _run(path, after_sent=130) == -signal.SIGKILL
+    assert _sent_before(path) == 200
+    assert _run(path) == 0
 
     db = sqsqlite.connect(path)
     try:
@@ -77,11 +93,12 @@ def test_a_replay_killed_mid_run_and_run_again_sends_every_message_once_in_order
         while got := fixed.receive_message(max_number_of_messages=10, message_attribute_names=["All"]):
             again += got
             fixed.delete_message_batch([{"Id": str(i), "ReceiptHandle": m.receipt_handle} for i, m in enumerate(got)])
+        bodies = [m.body for m in again]
+        assert len(bodies) == MESSAGES  # no duplicate, none missing
+        assert sorted(bodies) == sorted(originals) and len(set(bodies)) == MESSAGES
+        assert {m.message_attributes["sqsqlite.OriginalMessageId"].string_value for m in again} == set(originals.values())
+        assert bodies == sorted(bodies)  # in the order they were first sent
+        finished = db.replay("orders", to="fixed")  # the same replay once more: it finished, so it sends nothing
+        assert (finished.finished_before, finished.sent_before, finished.sent) == (True, MESSAGES, 0)
     finally:
         db.close()
-    bodies = [m.body for m in again]
-    assert len(bodies) == MESSAGES  # no duplicate, none missing
-    assert sorted(bodies) == sorted(originals) and len(set(bodies)) == MESSAGES
-    assert {m.message_attributes["sqsqlite.OriginalMessageId"].string_value for m in again} == set(originals.values())
-    assert bodies == sorted(bodies)  # in the order they were first sent
-    assert _sent_so_far(path) == MESSAGES
