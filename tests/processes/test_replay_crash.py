@@ -2,19 +2,14 @@
 every archived message is sent exactly once, in send order. Real processes; each kill lands at a
 point the test chose (the process kills itself there), so no run depends on timing."""
 
-import multiprocessing as mp
-import os
+import itertools
 import signal
 
 import sqsqlite
 from sqsqlite.core import replay
+from tests.processes.killed import die, run
 
-FORK = mp.get_context("fork")
 MESSAGES = 300
-
-
-def _die() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _replay(path: str, after_sent: int | None = None, inside_batch: int | None = None) -> None:
@@ -22,33 +17,27 @@ def _replay(path: str, after_sent: int | None = None, inside_batch: int | None =
     inside the transaction of this run's batch number ``inside_batch``, after its send, before its
     commit."""
     if inside_batch is not None:
-        send, calls = replay.sending.send_message_batch, []
+        send, calls = replay.sending.send_message_batch, itertools.count(1)
 
         def send_then_die(*args, **kwargs):
             out = send(*args, **kwargs)
-            calls.append(1)
-            if len(calls) == inside_batch:
-                _die()
+            if next(calls) == inside_batch:
+                die()
             return out
 
         replay.sending.send_message_batch = send_then_die
 
     def progress(sent: int, total: int) -> None:  # sent: by this run
         if after_sent is not None and sent >= after_sent:
-            _die()
+            die()
 
     db = sqsqlite.connect(path)
     db.replay("orders", to="fixed", progress=progress)
     db.close()
 
 
-def _run(path: str, **kill) -> int | None:
-    child = FORK.Process(target=_replay, args=(path,), kwargs=kill)
-    child.start()
-    child.join(timeout=600)  # a guard against a hang: 300 messages take a second or two
-    if child.is_alive():
-        child.kill()
-    return child.exitcode
+def _run(path: str, **kill) -> int:
+    return run(_replay, path, timeout=600, **kill)  # 300 messages take a second or two
 
 
 def _sent_before(path: str) -> int:

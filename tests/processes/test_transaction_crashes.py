@@ -2,8 +2,6 @@
 leaves the application's row and the queue's change both or neither (220 kills in all), and N
 consumers killed at random apply every effect exactly once. Real processes, bounded."""
 
-import multiprocessing as mp
-import os
 import signal
 import sqlite3
 import time
@@ -13,16 +11,12 @@ import pytest
 import sqsqlite
 from benchmarks.transactions import fault_run
 from sqsqlite import ManualClock
+from tests.processes.killed import die, run
 
 pytestmark = pytest.mark.slow
 
-FORK = mp.get_context("fork")
 SEND_POINTS = ("before-insert", "between", "before-commit", "after-commit")
 CONSUME_POINTS = ("before-handler", "mid-handler", "before-commit", "after-commit")
-
-
-def _die() -> None:
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _send(path: str, k: int, point: str) -> None:
@@ -30,15 +24,15 @@ def _send(path: str, k: int, point: str) -> None:
     q = db.queue("outbox")
     with db.transaction() as tx:
         if point == "before-insert":
-            _die()
+            die()
         tx.execute("INSERT INTO orders (id, item) VALUES (?, ?)", (k, f"item{k}"))
         if point == "between":
-            _die()
+            die()
         q.send_message(str(k))
         if point == "before-commit":
-            _die()
+            die()
     if point == "after-commit":
-        _die()
+        die()
 
 
 def _consume(path: str, point: str) -> None:
@@ -48,24 +42,16 @@ def _consume(path: str, point: str) -> None:
 
     def handle(message, tx):
         if point == "before-handler":
-            _die()
+            die()
         tx.execute("INSERT INTO effects (message) VALUES (?)", (message.body,))
         if point == "mid-handler":
-            _die()
+            die()
         if point == "before-commit":
-            _die()
+            die()
 
     sqsqlite.Consumer(q, handle, transaction=True, visibility_timeout=60).process(m)
     if point == "after-commit":
-        _die()
-
-
-def _run(target, *args) -> int:
-    p = FORK.Process(target=target, args=args)
-    p.start()
-    p.join(timeout=30)
-    assert p.exitcode is not None, "a child hung"
-    return p.exitcode
+        die()
 
 
 def _bodies(path: str, queue: str) -> set[str]:
@@ -86,7 +72,7 @@ def test_a_transactional_send_killed_at_any_point_leaves_both_or_neither(tmp_pat
     kills = 0
     for k in range(120):
         point = SEND_POINTS[k % len(SEND_POINTS)]
-        assert _run(_send, path, k, point) == -signal.SIGKILL
+        assert run(_send, path, k, point) == -signal.SIGKILL
         kills += 1
     with sqlite3.connect(path) as conn:
         ids = {str(r[0]) for r in conn.execute("SELECT id FROM orders")}
@@ -106,7 +92,7 @@ def test_a_transactional_consume_killed_at_any_point_applies_the_effect_with_the
         q.send_message(str(k))
     db.close()
     for k in range(100):
-        assert _run(_consume, path, CONSUME_POINTS[k % len(CONSUME_POINTS)]) == -signal.SIGKILL
+        assert run(_consume, path, CONSUME_POINTS[k % len(CONSUME_POINTS)]) == -signal.SIGKILL
     with sqlite3.connect(path) as conn:
         effects = [r[0] for r in conn.execute("SELECT message FROM effects")]
     assert len(effects) == len(set(effects)) == 25  # only the kills after the commit
