@@ -68,6 +68,7 @@ class Checkpointer:
         self.stop: Any = None
         self.thread: threading.Thread | None = None
         self.passes = 0  # checkpoints run, for anyone watching
+        self.conn: sqlite3.Connection | None = None  # the running thread's
 
     def pause(self) -> None:
         """Before a fork: wait for the thread to leave SQLite, and keep it out."""
@@ -77,12 +78,15 @@ class Checkpointer:
         """After a fork, in the parent."""
         self.in_sqlite.release()
 
-    def after_fork(self) -> None:
-        """In a forked child: the thread stayed in the parent, and its locks may be held there."""
+    def after_fork(self) -> sqlite3.Connection | None:
+        """In a forked child: the thread stayed in the parent, and its locks may be held there.
+        Gives the thread's connection, for the child to close (the store's fork hook)."""
         self.lock = threading.Lock()
         self.in_sqlite = threading.Lock()
         self.thread, self.pid = None, None
         self.wanted = self.closed
+        conn, self.conn = self.conn, None
+        return conn
 
     def want(self) -> None:
         """A writer committed: checkpoint soon."""
@@ -115,7 +119,7 @@ class Checkpointer:
             with self.in_sqlite:
                 if self.look(None):  # SQLite would create a new, empty file at the path
                     raise sqlite3.Error()
-                conn = sqlite3.connect(self.path, timeout=D.BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
+                conn = self.conn = sqlite3.connect(self.path, timeout=D.BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
                 # The writers' setting (NORMAL): a checkpoint syncs the WAL, then the database file.
                 conn.execute(f"PRAGMA synchronous={self.synchronous}")
                 # Its reclaim steps' commits are checkpointed by this thread after the step, not
@@ -126,6 +130,7 @@ class Checkpointer:
         except sqlite3.Error:
             if conn is not None:
                 with self.in_sqlite:
+                    self.conn = None
                     conn.close()
             self.closed = self.wanted = True  # SQLite's own checkpoints go on as before
             return
@@ -175,6 +180,7 @@ class Checkpointer:
                     return
         finally:
             with self.in_sqlite:
+                self.conn = None
                 conn.close()
 
     def _reclaim(self, conn: sqlite3.Connection, reclaimer: Reclaimer, stop: threading.Event) -> bool:

@@ -81,6 +81,10 @@ class FileIdentity:
             return
         raise DatabaseError(str(self.gone))
 
+    def refuse(self, reason: str) -> None:
+        """Refuse every connection and write from now on, saying ``reason``."""
+        self.gone, self.next = reason, -math.inf
+
     def look(self, now: float | None) -> bool:
         """Whether the file is known gone, looking at it again if it is time (``now`` None: it
         is; the first time it is found gone, logged)."""

@@ -13,6 +13,8 @@ import sqlite3
 import struct
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from . import defaults as D
@@ -224,31 +226,70 @@ def refuse_if_joined(key: str, path: str) -> None:
 
 # Threads inside SQLite hold its state of the file (its mutexes; its locks, kept per process): a
 # child would inherit them held by threads it lacks and wait for ever. So a fork closes the fork
-# gate (a write that would enter yields_to_fork), waits for this process's writes in progress
-# (WRITING: the threads of the WriteLocks in _WRITING), then forks; the gate opens after it.
+# gate (a write or read that would enter yields_to_fork), waits for this process's transactions in
+# progress (_IN_PROGRESS: the threads of the WriteLocks, and of the reads, in it), then forks; the
+# gate opens after it. CLEAR says whether the last fork found none but the forker's own: only then
+# may the child close the connections it inherited (Store's fork hook), no mutex held by a thread it lacks.
 _FORK_GATE = threading.Lock()
-_WRITING: dict[Any, int] = {}
+_IN_PROGRESS: dict[Any, int] = {}
 _get_ident = threading.get_ident
+CLEAR = True
+_FORKER: int | None = None  # the thread holding the gate: what it enters (a finalizer's close) goes on
 
 
 def close_fork_gate() -> None:
-    """Before a fork: no write enters WRITING, and those in it (but the forker's own) end first."""
+    """Before a fork: no transaction enters, and those in progress (but the forker's own) end first."""
+    global CLEAR, _FORKER
     _FORK_GATE.acquire()
     mine, deadline = _get_ident(), time.monotonic() + D.FORK_WAIT_SECONDS
-    while any(t != mine for t in list(_WRITING.values())) and time.monotonic() < deadline:
+    _FORKER = mine
+    while not (CLEAR := all(t == mine for t in list(_IN_PROGRESS.values()))) and time.monotonic() < deadline:
         time.sleep(D.FORK_WAIT_STEP_SECONDS)
 
 
 def open_fork_gate() -> None:
+    global _FORKER
+    _FORKER = None
     _FORK_GATE.release()
 
 
 def forked() -> None:
-    """In a forked child: the parent's writes and held lock files are not its own (the store
+    """In a forked child: the parent's transactions and held lock files are not its own (the store
     closes their descriptors; the forker's own write ends as any, at release)."""
-    global _FORK_GATE
-    _FORK_GATE, _THREAD.paths = threading.Lock(), set()
-    _WRITING.clear()
+    global _FORK_GATE, _FORKER
+    _FORK_GATE, _THREAD.paths, _FORKER = threading.Lock(), set(), None
+    _IN_PROGRESS.clear()
+
+
+def writes_in_progress() -> list[WriteLock]:
+    return [write for write in list(_IN_PROGRESS) if isinstance(write, WriteLock)]
+
+
+def enter(token: Any) -> None:
+    """A read, or a connection opening or closing, counted in progress (a fork waits for it):
+    unless a fork waits at the gate, then after it (one inside another of its thread, or on the
+    forker's, enters all the same)."""
+    ident = _IN_PROGRESS[token] = _get_ident()
+    while _FORK_GATE.locked() and ident != _FORKER and list(_IN_PROGRESS.values()).count(ident) == 1:
+        del _IN_PROGRESS[token]
+        with _FORK_GATE:
+            pass
+        _IN_PROGRESS[token] = ident
+
+
+def leave(token: Any) -> None:
+    _IN_PROGRESS.pop(token, None)
+
+
+@contextmanager
+def in_progress() -> Iterator[None]:
+    """enter and leave around a block (for the calls that are not the hot path)."""
+    token = object()
+    enter(token)
+    try:
+        yield
+    finally:
+        leave(token)
 
 
 class WriteLock:
@@ -313,8 +354,8 @@ class WriteLock:
                     self.state = SQLITE_ONLY  # or times out as without the lock file
             # enter: counted in progress, unless a fork waits at its gate (a write inside another
             # write of its thread enters all the same: the fork waits for that one).
-            ident = _WRITING[self] = _get_ident()
-            if not _FORK_GATE.locked() or list(_WRITING.values()).count(ident) > 1:
+            ident = _IN_PROGRESS[self] = _get_ident()
+            if not _FORK_GATE.locked() or list(_IN_PROGRESS.values()).count(ident) > 1:
                 self.state = WRITING
                 return left
             self.release()  # yield_to_fork: let go, wait for the fork, take again
@@ -328,7 +369,7 @@ class WriteLock:
 
     def release(self) -> None:
         """any -> FREE: uncounted, the senders' gate and the lock file let go."""
-        _WRITING.pop(self, None)
+        _IN_PROGRESS.pop(self, None)
         if self.gate is not None:
             self.release_gate()
         fd = self.fd

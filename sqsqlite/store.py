@@ -73,12 +73,46 @@ def _after_fork_in_child() -> None:
     _PID = os.getpid()
     # The parent's lock descriptors, closed (a duplicate's close leaves the parent's lock held): kept,
     # one would hold the lock of a parent dead inside a write. Connections open their own again.
+    _FORKED_MID_WRITE.update(write.key for write in lock.writes_in_progress())
     lock.forked()
     _FORK_PAUSED.clear()
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
-        store._checkpointer.after_fork()
+        store._refuse_if_forked_mid_write()
         close_fds(store._lockfds)
+        inherited, store._all = store._all, []
+        checkpointer = store._checkpointer.after_fork()
+        if checkpointer is not None:
+            inherited.append(checkpointer)
+        _close_inherited(inherited)
+
+
+# The connections a forked child inherited but must not close: kept, never collected, for good.
+_KEPT: list[sqlite3.Connection] = []
+# The files (lock keys) a write of the parent's was in progress on at a fork: in the child, SQLite
+# believes the process holds their write lock for good (a connection kept above holds it).
+_FORKED_MID_WRITE: set[str] = set()
+
+
+def _close_inherited(conns: list[sqlite3.Connection]) -> None:
+    """Close, in a forked child, the parent's connections. SQLite keeps the locks a process holds
+    on a file in one record per process, which the child inherits: while an inherited connection
+    is open, the child's own connections take no shared lock of their own (SQLite believes the
+    process has one), and the parent's last close, finding no other lock, would checkpoint and
+    delete the WAL under the running child. Closed only if no thread of the parent was inside
+    SQLite at the fork (lock.CLEAR: a mutex it held would hang the close), and only when idle:
+    closing one inside a transaction rolls it back, and a write's rollback clears the WAL index
+    the parent shares. The others are kept, never closed, not even by the collector."""
+    for conn in conns:
+        try:
+            idle = lock.CLEAR and not conn.in_transaction
+        except sqlite3.Error:  # closed already
+            continue
+        if idle:
+            with suppress(sqlite3.Error):
+                conn.close()
+        else:
+            _KEPT.append(conn)
 
 
 def _thread_ended(store_ref: Callable[[], Store | None], conn: sqlite3.Connection, fds: list[int], pid: int) -> None:
@@ -375,6 +409,7 @@ class Store:
         self._opened = os.path.abspath(self.path) if self._has_file else self.path
         create_private(self._opened)
         self._file = FileIdentity(self._opened, self.path)  # what was opened, watched by writers and checkpoints
+        self._refuse_if_forked_mid_write()
         # Only under NORMAL does a checkpoint carry the WAL's fsync: FULL syncs the WAL at every
         # commit (its checkpoints only copy pages back, and a thread's fsyncs would compete
         # with the commits'), OFF never syncs.
@@ -385,6 +420,14 @@ class Store:
         self.closed = False  # close() was called: a background thread (a buffer's flusher) stops
         if migrate:  # else opened for migration commands only: the file may have no schema yet
             self.ensure_schema()
+
+    def _refuse_if_forked_mid_write(self) -> None:
+        if self._lock_key in _FORKED_MID_WRITE:
+            self._file.refuse(
+                f"This process was forked inside a write transaction on {self.path!r}, which its parent went on "
+                "with: SQLite holds the file's write lock for this process for good, so it can't use the file. "
+                "Fork outside transactions, or start the process with spawn or forkserver."
+            )
 
     # ------------------------------------------------------------ connections
 
@@ -403,7 +446,10 @@ class Store:
         if conn is not None and local.pid == _PID:
             return conn
         self._file.check(None)  # else SQLite would create a new, empty file at the path
-        conn = self.open_connection()
+        with lock.in_progress():  # a fork waits for it
+            conn = self.open_connection()
+            with self._lock:
+                self._all.append(conn)  # closed by a forked child, and by close()
         cursor = conn.cursor()
         cursor.row_factory = None  # Tx.all_bound's rows are plain tuples
         # The cursor first: an interrupt between the two must not leave a connection that
@@ -422,8 +468,6 @@ class Store:
         # After a fork: the parent's lock descriptors, closed by the fork hook, their numbers maybe
         # another thread's by now: forgotten, not closed. This thread's own come with its first write.
         local.lockfd = local.gatefd = None
-        with self._lock:
-            self._all.append(conn)
         # Goes with the thread's state when the thread ends, closing what it opened: else a program
         # starting a thread a task (a web server's a request) would keep each one's open till close().
         ending = local.ending = ThreadEnd()
@@ -500,9 +544,10 @@ class Store:
         with self._lock:
             conns, self._all = self._all, []
             close_fds(self._lockfds)
-        for conn in conns:
-            with suppress(sqlite3.Error):
-                conn.close()
+        with lock.in_progress():  # a fork waits for it
+            for conn in conns:
+                with suppress(sqlite3.Error):
+                    conn.close()
         self._threads = threading.local()
 
     # ------------------------------------------------------------ transactions
@@ -942,7 +987,8 @@ class Store:
                     group.broken = True
                 raise DatabaseError(self.explain(exc)) from None
             return
-        done = False
+        done, token = False, object()
+        lock.enter(token)  # a fork waits for the read to end
         try:
             if local.busy_short is not False:  # a bounded write's before it: a read waits as any
                 local.set_busy_timeout(None)
@@ -953,13 +999,16 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise DatabaseError(self.explain(exc)) from None
         finally:
-            if conn.in_transaction:
-                try:  # a damaged file can fail it too: said as any error is, never over one on its way
-                    conn.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    self._rollback(conn)  # or the connection's next BEGIN would find it still open
-                    if done:
-                        raise DatabaseError(self.explain(exc)) from None
+            try:
+                if conn.in_transaction:
+                    try:  # a damaged file can fail it too: said as any error is, never over one on its way
+                        conn.execute("COMMIT")
+                    except sqlite3.Error as exc:
+                        self._rollback(conn)  # or the connection's next BEGIN would find it still open
+                        if done:
+                            raise DatabaseError(self.explain(exc)) from None
+            finally:
+                lock.leave(token)
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` over the whole file: ``ok``, or what it found."""
@@ -998,7 +1047,7 @@ class Store:
                 return
         for fd in fds:
             self._close_fd(fd)
-        with suppress(sqlite3.Error):
+        with lock.in_progress(), suppress(sqlite3.Error):  # a fork waits for it
             conn.close()
 
     def writers_idle(self, wait: float) -> bool:
@@ -1006,22 +1055,25 @@ class Store:
         write transaction of any connection or process was open (each was committed or rolled
         back). Taken and let go at once on a connection of its own, so that a long transaction
         elsewhere costs the caller ``wait``, not the busy timeout."""
-        try:
-            conn = sqlite3.connect(self._opened, timeout=wait, isolation_level=None)
-        except sqlite3.Error:
-            return False
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("ROLLBACK")
-            return True
-        except sqlite3.OperationalError:  # busy: a writer holds the lock
-            return False
-        finally:
-            conn.close()
+        with lock.in_progress():
+            try:
+                conn = sqlite3.connect(self._opened, timeout=wait, isolation_level=None)
+            except sqlite3.Error:
+                return False
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("ROLLBACK")
+                return True
+            except sqlite3.OperationalError:  # busy: a writer holds the lock
+                return False
+            finally:
+                conn.close()
 
     def data_version(self) -> int:
         """Changes whenever another connection commits: the cheap cross-process wake-up signal."""
-        return self.connection().execute("PRAGMA data_version").fetchone()[0]
+        conn = self.connection()
+        with lock.in_progress():
+            return conn.execute("PRAGMA data_version").fetchone()[0]
 
     # ------------------------------------------------------------ schema
 
@@ -1040,9 +1092,9 @@ class Store:
 
     def ensure_schema(self) -> None:
         """Bring the file to the schema this code knows; cheap when it is already there."""
-        current = self.current_revision()
-        if current == HEAD_REVISION:
-            return
-        from .migrate import upgrade
+        with lock.in_progress():  # a fork waits for it
+            if self.current_revision() == HEAD_REVISION:
+                return
+            from .migrate import upgrade
 
-        upgrade(self)  # which refuses a revision this sqsqlite does not know
+            upgrade(self)  # which refuses a revision this sqsqlite does not know

@@ -1,23 +1,43 @@
-"""An open defect, pinned: a process that forks while its Database is open hands the child
-SQLite's record of the locks it holds. The child's connections, even those it opens itself, then
-take no shared lock of their own (SQLite believes the process has it), so the parent's close,
-finding no other lock, checkpoints and deletes the WAL and its index under the running child:
-what the child commits after that goes to a deleted file, seen by no one else. A strict xfail:
-it fails today, and passes (failing the run) once fork is made safe."""
+"""A process may fork with its Database open. SQLite keeps the locks a process holds on a file
+in one record per process, which a forked child inherits: while the child holds the parent's
+connections, its own take no shared lock of their own, and the parent's close, finding no other
+lock, would checkpoint and delete the WAL under the running child, whose later commits no one
+else would see. The child closes the connections it inherited (the store's fork hook), after a
+fork that waited for this process's transactions, reads included, to leave SQLite."""
 
 import multiprocessing as mp
 import sqlite3
-
-import pytest
+import threading
 
 import sqsqlite
+from sqsqlite import defaults as D
+from sqsqlite.errors import DatabaseError
+from sqsqlite.store import Store
 
 FORK = mp.get_context("fork")
 WAIT = 60  # a guard against a hang, not a pace
 
 
-def _child(path: str, ready, go, done, looked) -> None:
-    # FULL: no checkpoint thread, which would copy the deleted WAL's pages into the file.
+def _bodies(path: str) -> list[str]:
+    conn = sqlite3.connect(path, timeout=10)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return [row[0] for row in conn.execute("SELECT body FROM messages")]
+    finally:
+        conn.close()
+
+
+def _finish(child) -> None:
+    child.join(WAIT)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        raise AssertionError("a child hung")
+    assert child.exitcode == 0
+
+
+def _sends_around_the_parents_close(path: str, ready, go, done, looked) -> None:
+    # FULL: no checkpoint thread, which would copy a deleted WAL's pages into the file.
     db = sqsqlite.connect(path, synchronous="FULL")
     queue = db.queue("orders")
     queue.send_message("before")
@@ -29,36 +49,129 @@ def _child(path: str, ready, go, done, looked) -> None:
     db.close()
 
 
-def _bodies(path: str) -> set[str]:
-    conn = sqlite3.connect(path, timeout=10)
-    try:
-        return {row[0] for row in conn.execute("SELECT body FROM messages")}
-    finally:
-        conn.close()
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="forking with a Database open (open defect)")
 def test_a_forked_childs_commit_is_seen_by_other_processes_after_its_parent_closed_the_database(tmp_path):
     path = str(tmp_path / "fork.db")
     db = sqsqlite.connect(path)
     db.create_queue("orders").send_message("parent")  # the parent's connections are open at the fork
     ready, go, done, looked = FORK.Event(), FORK.Event(), FORK.Event(), FORK.Event()
-    child = FORK.Process(target=_child, args=(path, ready, go, done, looked))
+    child = FORK.Process(target=_sends_around_the_parents_close, args=(path, ready, go, done, looked))
     child.start()
     try:
-        if not ready.wait(WAIT):
-            pytest.fail("the child did not start")
+        assert ready.wait(WAIT), "the child did not start"
         db.close()
         go.set()
-        if not done.wait(WAIT):
-            pytest.fail("the child did not send")
-        bodies = _bodies(path)
-        if not {"parent", "before"} <= bodies:
-            pytest.fail(f"messages committed before the parent's close are missing: {bodies}")
-        assert "after" in bodies  # the defect: committed by a live child, seen by no one else
+        assert done.wait(WAIT), "the child did not send"
+        assert set(_bodies(path)) == {"parent", "before", "after"}
     finally:
         go.set()
         looked.set()
-        child.join(WAIT)
-        if child.is_alive():
-            child.kill()
+        _finish(child)
+
+
+def _sends(path: str, n: int, tag: int) -> None:
+    db = sqsqlite.connect(path)
+    queue = db.queue("orders")
+    for i in range(n):
+        queue.send_message(f"{tag}-{i}")
+    db.close()
+
+
+def test_children_forked_by_a_busy_process_lose_nothing_when_it_closes_its_database_midway(tmp_path):
+    path = str(tmp_path / "many.db")
+    db = sqsqlite.connect(path)
+    queue = db.create_queue("orders")
+    reader = sqsqlite.connect(path)  # a second Database, reading throughout, beside the writes
+    stop, reads = threading.Event(), []
+
+    def poll() -> None:
+        while not stop.is_set():
+            reads.append(reader.queue("orders").get_queue_attributes(["ApproximateNumberOfMessages"]))
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    children = []
+    try:
+        for tag in range(20):
+            queue.send_message(f"parent-{tag}")  # the parent writes between forks: its connections open
+            child = FORK.Process(target=_sends, args=(path, 20, tag))
+            child.start()
+            children.append(child)
+            if tag == 9:
+                db.close()  # the children forked so far still writing
+                db = sqsqlite.connect(path)
+                queue = db.queue("orders")
+    finally:
+        for child in children:
+            _finish(child)
+        stop.set()
+        poller.join(WAIT)
+    db.close()
+    reader.close()
+    assert reads
+    expected = {f"parent-{tag}" for tag in range(20)} | {f"{tag}-{i}" for tag in range(20) for i in range(20)}
+    bodies = _bodies(path)
+    assert len(bodies) == len(expected) and set(bodies) == expected
+
+
+def _sends_one(path: str) -> None:
+    _sends(path, 1, 0)
+
+
+def test_a_fork_waits_for_a_read_inside_sqlite_on_another_thread_and_the_child_goes_on(tmp_path, monkeypatch):
+    path = str(tmp_path / "read.db")
+    sqsqlite.connect(path).create_queue("orders")
+    monkeypatch.setattr(D, "FORK_WAIT_SECONDS", WAIT)  # the read ends long before: the event, not a pace
+    store = Store(path)
+    inside, release = threading.Event(), threading.Event()
+
+    def blocking() -> int:  # runs inside SQLite's step: its connection's mutex held meanwhile
+        inside.set()
+        release.wait(WAIT)
+        return 1
+
+    def read() -> None:
+        conn = store.connection()  # the thread's, on which its reads run
+        conn.create_function("blocking", 0, blocking)
+        with store.read():
+            conn.execute("SELECT blocking()").fetchone()
+
+    reading = threading.Thread(target=read)
+    reading.start()
+    assert inside.wait(WAIT)
+    threading.Timer(0.2, release.set).start()  # the fork below waits at its gate until then
+    child = FORK.Process(target=_sends_one, args=(path,))
+    child.start()
+    try:
+        assert release.is_set()  # the fork came after the read let go
+    finally:
+        release.set()
+        reading.join(WAIT)
+        _finish(child)
+    store.close()
+    assert _bodies(path) == ["0-0"]
+
+
+def _refused(path: str) -> None:
+    try:
+        sqsqlite.connect(path)
+    except DatabaseError as exc:
+        if "forked inside a write transaction" in str(exc):
+            return
+    raise SystemExit(1)
+
+
+def test_a_child_forked_inside_a_write_transaction_is_refused_the_file_and_the_parents_commit_is_whole(tmp_path):
+    path = str(tmp_path / "tx.db")
+    db = sqsqlite.connect(path)
+    queue = db.create_queue("orders")
+    with db.transaction():
+        queue.send_message("parent-1")
+        # The child inherits the connection mid-write: closing it there would roll back, in the
+        # WAL index both share, what the parent goes on to commit; kept, SQLite believes the
+        # child holds the write lock for good. So it is refused the file, at once and plainly.
+        child = FORK.Process(target=_refused, args=(path,))
+        child.start()
+        queue.send_message("parent-2")
+    _finish(child)
+    db.close()
+    assert sorted(_bodies(path)) == ["parent-1", "parent-2"]
