@@ -240,9 +240,10 @@ _FORKER: int | None = None  # the thread holding the gate: what it enters (a fin
 def close_fork_gate() -> None:
     """Before a fork: no transaction enters, and those in progress (but the forker's own) end first."""
     global CLEAR, _FORKER
+    mine = _get_ident()
     _FORK_GATE.acquire()
-    mine, deadline = _get_ident(), time.monotonic() + D.FORK_WAIT_SECONDS
-    _FORKER = mine
+    _FORKER, CLEAR = mine, False  # set at once: a finalizer's close on this thread must not wait for itself
+    deadline = time.monotonic() + D.FORK_WAIT_SECONDS
     while not (CLEAR := all(t == mine for t in list(_IN_PROGRESS.values()))) and time.monotonic() < deadline:
         time.sleep(D.FORK_WAIT_STEP_SECONDS)
 

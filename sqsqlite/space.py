@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 from . import defaults as D
 from .errors import DatabaseError
-from .lock import WritersLock, writers_waiting
+from .lock import WritersLock, in_progress, writers_waiting
 from .tx import immediate
 
 log = logging.getLogger("sqsqlite.space")
@@ -81,14 +81,15 @@ def _size(path: str) -> int:
 def measure(conn: sqlite3.Connection, path: str) -> Space:
     """The figures of the file at ``path``, read through ``conn`` (a connection to it)."""
     pragma = lambda name: conn.execute(f"PRAGMA {name}").fetchone()[0]  # noqa: E731
-    return Space(
-        file_bytes=_size(path),
-        wal_bytes=_size(path + "-wal"),
-        page_size=pragma("page_size"),
-        pages=pragma("page_count"),
-        free_pages=pragma("freelist_count"),
-        auto_vacuum=AUTO_VACUUM_MODES.get(pragma("auto_vacuum"), "unknown"),
-    )
+    with in_progress():  # a fork waits for it
+        return Space(
+            file_bytes=_size(path),
+            wal_bytes=_size(path + "-wal"),
+            page_size=pragma("page_size"),
+            pages=pragma("page_count"),
+            free_pages=pragma("freelist_count"),
+            auto_vacuum=AUTO_VACUUM_MODES.get(pragma("auto_vacuum"), "unknown"),
+        )
 
 
 def prepare_new(conn: sqlite3.Connection) -> None:

@@ -79,6 +79,9 @@ def _after_fork_in_child() -> None:
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
         store._refuse_if_forked_mid_write()
+        group = getattr(store._threads, "state", ConnectionState()).group  # this thread's, the forker's
+        if group is not None:
+            group.forked = True
         close_fds(store._lockfds)
         inherited, store._all = store._all, []
         checkpointer = store._checkpointer.after_fork()
@@ -220,6 +223,8 @@ class _Write(WriteLock):
             raise
 
     def _enter_group(self, group: Group) -> Tx:
+        if group.forked:
+            self.store.refuse_forked(group)
         if group.writer is None:  # the group's first write: the transaction begins here
             bound = self.local.bound
             self._begin(None if bound is None else bound.spend())
@@ -421,13 +426,24 @@ class Store:
         if migrate:  # else opened for migration commands only: the file may have no schema yet
             self.ensure_schema()
 
+    def _forked_mid_write(self) -> str:
+        return (
+            f"This process was forked while a write transaction on {self.path!r} was open (in the thread that "
+            "forked, or in another that did not end in time), which its parent went on with: SQLite holds the "
+            "file's write lock for this process for good, so it can't use the file. Fork outside transactions, "
+            "or start the process with spawn or forkserver."
+        )
+
     def _refuse_if_forked_mid_write(self) -> None:
         if self._lock_key in _FORKED_MID_WRITE:
-            self._file.refuse(
-                f"This process was forked inside a write transaction on {self.path!r}, which its parent went on "
-                "with: SQLite holds the file's write lock for this process for good, so it can't use the file. "
-                "Fork outside transactions, or start the process with spawn or forkserver."
-            )
+            self._file.refuse(self._forked_mid_write())
+
+    def refuse_forked(self, group: Group) -> None:
+        """Refuse a forked child's use of a transaction its parent had open at the fork: its
+        connection's state is the parent's (a rollback or commit from here would change the WAL
+        index both share), and its lock descriptor was closed."""
+        if group.forked:
+            raise DatabaseError(self._forked_mid_write())
 
     # ------------------------------------------------------------ connections
 
@@ -450,21 +466,21 @@ class Store:
             conn = self.open_connection()
             with self._lock:
                 self._all.append(conn)  # closed by a forked child, and by close()
-        cursor = conn.cursor()
-        cursor.row_factory = None  # Tx.all_bound's rows are plain tuples
-        # The cursor first: an interrupt between the two must not leave a connection that
-        # looks ready without its cursor.
-        local.cursor = cursor
-        local.busy_short = False  # the connection's own (open_connection's timeout)
-        local.conn, local.pid = conn, _PID
-        local.queues.clear()
-        local.state.clear()
-        local.version = None
-        # While the checkpoint thread runs, SQLite's own checkpoint is only its backstop (see
-        # defaults.WAL_BACKSTOP_PAGES); _checkpointed puts it back should the thread stop.
-        local.backstop = not self._checkpointer.closed
-        if local.backstop:
-            cursor.execute(f"PRAGMA wal_autocheckpoint={D.WAL_BACKSTOP_PAGES}")
+            cursor = conn.cursor()
+            cursor.row_factory = None  # Tx.all_bound's rows are plain tuples
+            # The cursor first: an interrupt between the two must not leave a connection that
+            # looks ready without its cursor.
+            local.cursor = cursor
+            local.busy_short = False  # the connection's own (open_connection's timeout)
+            local.conn, local.pid = conn, _PID
+            local.queues.clear()
+            local.state.clear()
+            local.version = None
+            # While the checkpoint thread runs, SQLite's own checkpoint is only its backstop (see
+            # defaults.WAL_BACKSTOP_PAGES); _checkpointed puts it back should the thread stop.
+            local.backstop = not self._checkpointer.closed
+            if local.backstop:
+                cursor.execute(f"PRAGMA wal_autocheckpoint={D.WAL_BACKSTOP_PAGES}")
         # After a fork: the parent's lock descriptors, closed by the fork hook, their numbers maybe
         # another thread's by now: forgotten, not closed. This thread's own come with its first write.
         local.lockfd = local.gatefd = None
@@ -541,10 +557,11 @@ class Store:
         # checkpointed and removes it, as SQLite does.
         self._checkpointer.close()
         self.closed = True
-        with self._lock:
-            conns, self._all = self._all, []
-            close_fds(self._lockfds)
-        with lock.in_progress():  # a fork waits for it
+        # Counted before the connections leave _all: a fork meanwhile finds them there or closed.
+        with lock.in_progress():
+            with self._lock:
+                conns, self._all = self._all, []
+                close_fds(self._lockfds)
             for conn in conns:
                 with suppress(sqlite3.Error):
                     conn.close()
@@ -670,6 +687,7 @@ class Store:
                 if local.bound is not None:
                     local.bound.armed = False
                 group.joined = True
+                lock.enter(writer)  # in progress, as a write (its release leaves): a fork waits for it
                 self._join(local, foreign)
                 lock.note_joined(self._lock_key, foreign)
             if foreign is not None:
@@ -748,6 +766,9 @@ class Store:
         on an application's connection, what the block did is rolled back and the connection's
         settings put back."""
         local = group.local or self._local
+        if group.forked:
+            local.group = None
+            self.refuse_forked(group)
         if group.nested:
             name = f"sqsqlite_nested_{group.nested}"
             group.nested -= 1
@@ -980,6 +1001,7 @@ class Store:
         local = self._local
         group = local.group
         if group is not None and group.writer is not None:  # inside the group's transaction, which it sees
+            self.refuse_forked(group)
             try:
                 yield Tx(local.rows or conn)
             except sqlite3.DatabaseError as exc:
@@ -1040,15 +1062,16 @@ class Store:
 
     def _drop(self, conn: sqlite3.Connection, fds: list[int]) -> None:
         """Close a thread's connection and lock descriptors, unless close() took them already."""
-        with self._lock:
-            try:
-                self._all.remove(conn)
-            except ValueError:
-                return
-        for fd in fds:
-            self._close_fd(fd)
-        with lock.in_progress(), suppress(sqlite3.Error):  # a fork waits for it
-            conn.close()
+        with lock.in_progress():  # before it leaves _all: a fork meanwhile finds it there or closed
+            with self._lock:
+                try:
+                    self._all.remove(conn)
+                except ValueError:
+                    return
+            for fd in fds:
+                self._close_fd(fd)
+            with suppress(sqlite3.Error):
+                conn.close()
 
     def writers_idle(self, wait: float) -> bool:
         """Whether SQLite's write lock could be taken within ``wait`` seconds: at that moment no

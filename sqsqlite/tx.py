@@ -63,6 +63,7 @@ class Group:
         "nested_after",
         "tx",
         "error",
+        "forked",
     )
 
     def __init__(self) -> None:
@@ -71,6 +72,9 @@ class Group:
         self.broken = False  # SQLite undid the transaction: end_group reports it
         # The first DatabaseError a write of it raised (a full disk's): why SQLite undid it.
         self.error: Exception | None = None
+        # Seen in a forked child: the parent's, open at the fork. Its connection and lock are the
+        # parent's; the child neither ends nor uses them (Store.refuse_forked).
+        self.forked = False
         # An application's transaction (Store.begin_transaction), not the endpoint's grouping.
         self.transaction = False
         # It joined a transaction open on an application's connection: a savepoint of it, which

@@ -83,6 +83,7 @@ class Transaction:
             raise TransactionError("The transaction is not open: use it inside its with block.")
         if threading.get_ident() != self._thread:
             raise TransactionError("The transaction belongs to the thread that opened it: use it from that thread.")
+        self.store.refuse_forked(self._group)
         return self._conn
 
     def execute(self, sql: str, parameters: Any = ()) -> sqlite3.Cursor:
@@ -125,7 +126,7 @@ class Transaction:
         """A cursor for the application's statement, once it is known not to begin or end the
         transaction and the transaction to be usable, and what the statement does (_kind)."""
         group, conn = self._group, self._conn
-        if group is None or conn is None or threading.get_ident() != self._thread:
+        if group is None or conn is None or threading.get_ident() != self._thread or group.forked:
             self._open()  # raises what is wrong
         assert group is not None and conn is not None
         kind = _PLAIN

@@ -6,6 +6,7 @@ else would see. The child closes the connections it inherited (the store's fork 
 fork that waited for this process's transactions, reads included, to leave SQLite."""
 
 import multiprocessing as mp
+import os
 import sqlite3
 import threading
 
@@ -25,6 +26,11 @@ def _bodies(path: str) -> list[str]:
         return [row[0] for row in conn.execute("SELECT body FROM messages")]
     finally:
         conn.close()
+
+
+def _made(path: str) -> None:
+    with sqsqlite.connect(path) as db:  # closed: no connection of it left open in this process
+        db.create_queue("orders")
 
 
 def _finish(child) -> None:
@@ -119,7 +125,7 @@ def _sends_one(path: str) -> None:
 
 def test_a_fork_waits_for_a_read_inside_sqlite_on_another_thread_and_the_child_goes_on(tmp_path, monkeypatch):
     path = str(tmp_path / "read.db")
-    sqsqlite.connect(path).create_queue("orders")
+    _made(path)
     monkeypatch.setattr(D, "FORK_WAIT_SECONDS", WAIT)  # the read ends long before: the event, not a pace
     store = Store(path)
     inside, release = threading.Event(), threading.Event()
@@ -151,27 +157,92 @@ def test_a_fork_waits_for_a_read_inside_sqlite_on_another_thread_and_the_child_g
     assert _bodies(path) == ["0-0"]
 
 
-def _refused(path: str) -> None:
+def test_a_thread_ending_while_a_fork_waits_leaves_the_child_no_connection_of_the_parents(tmp_path, monkeypatch):
+    path = str(tmp_path / "ending.db")
+    _made(path)
+    monkeypatch.setattr(D, "FORK_WAIT_SECONDS", WAIT)
+    store = Store(path, synchronous="FULL")
+    inside, release, end = threading.Event(), threading.Event(), threading.Event()
+
+    def blocking() -> int:
+        inside.set()
+        release.wait(WAIT)
+        return 1
+
+    def slow_read() -> None:  # the read the fork waits for
+        conn = store.connection()
+        conn.create_function("blocking", 0, blocking)
+        with store.read():
+            conn.execute("SELECT blocking()").fetchone()
+
+    def short_lived() -> None:  # ends while the fork waits: its connection is closed as it ends
+        with store.read():
+            pass
+        end.wait(WAIT)
+
+    def meanwhile() -> None:
+        end.set()  # its close waits for the fork, or is done before it: either way, the child has none
+        threading.Timer(0.2, release.set).start()
+
+    reading, ending = threading.Thread(target=slow_read), threading.Thread(target=short_lived)
+    reading.start()
+    assert inside.wait(WAIT)
+    ending.start()
+    threading.Timer(0.2, meanwhile).start()
+    ready, go, done, looked = FORK.Event(), FORK.Event(), FORK.Event(), FORK.Event()
+    child = FORK.Process(target=_sends_around_the_parents_close, args=(path, ready, go, done, looked))
+    child.start()
     try:
-        sqsqlite.connect(path)
+        reading.join(WAIT)
+        ending.join(WAIT)
+        assert ready.wait(WAIT), "the child did not start"
+        store.close()  # every connection of the parent's closed: the child's must hold their own lock
+        go.set()
+        assert done.wait(WAIT), "the child did not send"
+        assert sorted(_bodies(path)) == ["after", "before"]
+    finally:
+        release.set()
+        go.set()
+        looked.set()
+        _finish(child)
+
+
+def _refused(call) -> bool:
+    try:
+        call()
     except DatabaseError as exc:
-        if "forked inside a write transaction" in str(exc):
-            return
-    raise SystemExit(1)
+        return "forked while a write transaction" in str(exc)
+    return False
 
 
-def test_a_child_forked_inside_a_write_transaction_is_refused_the_file_and_the_parents_commit_is_whole(tmp_path):
+def test_a_child_forked_inside_a_write_transaction_is_refused_the_file_and_the_parents_commits_are_whole(tmp_path):
     path = str(tmp_path / "tx.db")
     db = sqsqlite.connect(path)
     queue = db.create_queue("orders")
-    with db.transaction():
-        queue.send_message("parent-1")
-        # The child inherits the connection mid-write: closing it there would roll back, in the
-        # WAL index both share, what the parent goes on to commit; kept, SQLite believes the
-        # child holds the write lock for good. So it is refused the file, at once and plainly.
-        child = FORK.Process(target=_refused, args=(path,))
-        child.start()
-        queue.send_message("parent-2")
-    _finish(child)
+    pid, seen = None, []
+    try:
+        with db.transaction() as tx:
+            queue.send_message("parent-1")
+            # The child inherits the connection mid-write: closing it there, or ending the
+            # transaction, would change the WAL index both share while the parent goes on; kept,
+            # SQLite believes the child holds the write lock for good. So it is refused, at once.
+            pid = os.fork()
+            if pid == 0:
+                seen.append(_refused(lambda: queue.send_message("child")))
+                seen.append(_refused(lambda: tx.execute("SELECT 1")))
+                seen.append(_refused(lambda: sqsqlite.connect(path)))
+            else:
+                _, status = os.waitpid(pid, 0)  # the child ended its block before the parent goes on
+                queue.send_message("parent-2")
+    except DatabaseError as exc:  # the child's block end, refused too
+        if pid == 0:
+            os._exit(0 if seen == [True, True, True] and "forked while a write transaction" in str(exc) else 1)
+        raise
+    finally:
+        if pid == 0:
+            os._exit(1)  # whatever happened, the child never returns into the test
+    assert os.waitstatus_to_exitcode(status) == 0
+    for i in range(3):
+        queue.send_message(f"after-{i}")
     db.close()
-    assert sorted(_bodies(path)) == ["parent-1", "parent-2"]
+    assert sorted(_bodies(path)) == ["after-0", "after-1", "after-2", "parent-1", "parent-2"]
