@@ -223,8 +223,9 @@ AIO_WAIT_FREE_SECONDS = 0.001
 # How long a lock file that could not be opened for a passing reason (out of descriptors, a
 # directory not writable now) is left before it is tried again: not one failing system call a write.
 LOCK_RETRY_SECONDS = 1.0
-# How long a fork waits, in all, for this process's transactions in progress (reads too) to leave
-# SQLite (one takes milliseconds); past it, one stuck behind another program's lock is not waited for.
+# How long a fork waits, in all, for this process's transactions in progress (reads too) and
+# connections opening or closing to leave SQLite (one takes milliseconds); past it, one stuck
+# behind another program's lock is not waited for.
 FORK_WAIT_SECONDS = 2.0
 FORK_WAIT_STEP_SECONDS = 0.0002  # how often it looks meanwhile
 

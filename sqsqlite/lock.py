@@ -286,8 +286,8 @@ def leave(token: Any) -> None:
 def in_progress() -> Iterator[None]:
     """enter and leave around a block (for the calls that are not the hot path)."""
     token = object()
-    enter(token)
-    try:
+    try:  # entered inside: an interrupt landing just after must not leave the token counted
+        enter(token)
         yield
     finally:
         leave(token)
@@ -354,9 +354,10 @@ class WriteLock:
                 else:  # pass_by: another Database on the file, or a write inside a write: SQLite refuses
                     self.state = SQLITE_ONLY  # or times out as without the lock file
             # enter: counted in progress, unless a fork waits at its gate (a write inside another
-            # write of its thread enters all the same: the fork waits for that one).
+            # write of its thread enters all the same: the fork waits for that one; so does one on
+            # the forking thread itself, a finalizer's, which would wait for its own gate).
             ident = _IN_PROGRESS[self] = _get_ident()
-            if not _FORK_GATE.locked() or list(_IN_PROGRESS.values()).count(ident) > 1:
+            if not _FORK_GATE.locked() or ident == _FORKER or list(_IN_PROGRESS.values()).count(ident) > 1:
                 self.state = WRITING
                 return left
             self.release()  # yield_to_fork: let go, wait for the fork, take again

@@ -71,22 +71,22 @@ def _after_fork_in_parent() -> None:
 def _after_fork_in_child() -> None:
     global _PID
     _PID = os.getpid()
-    # The parent's lock descriptors, closed (a duplicate's close leaves the parent's lock held): kept,
-    # one would hold the lock of a parent dead inside a write. Connections open their own again.
     _FORKED_MID_WRITE.update(write.key for write in lock.writes_in_progress())
     lock.forked()
     _FORK_PAUSED.clear()
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
         store._refuse_if_forked_mid_write()
-        group = getattr(store._threads, "state", ConnectionState()).group  # this thread's, the forker's
-        if group is not None:
-            group.forked = True
+        state = getattr(store._threads, "state", None)  # this thread's, the forker's
+        if state is not None and state.group is not None and state.group.writer is not None:
+            state.group.forked = True  # begun: its connection's transaction is the parent's
+        # The parent's lock descriptors, closed (a duplicate's close leaves the parent's lock held): kept,
+        # one would hold the lock of a parent dead inside a write. Connections open their own again.
         close_fds(store._lockfds)
         inherited, store._all = store._all, []
-        checkpointer = store._checkpointer.after_fork()
-        if checkpointer is not None:
-            inherited.append(checkpointer)
+        conn = store._checkpointer.after_fork()
+        if conn is not None:
+            inherited.append(conn)
         _close_inherited(inherited)
 
 
@@ -649,6 +649,7 @@ class Store:
         if group is not None:
             if not group.transaction:
                 raise RuntimeError("this thread's writes are grouped already")
+            self.refuse_forked(group)
             if foreign is not None and foreign is not local.conn:
                 raise TransactionError(
                     "This thread has a transaction open on the database through another connection; "
@@ -812,6 +813,7 @@ class Store:
                 except BaseException as failed:
                     writer._commit_failed(failed, started)
                 committed = True
+                self._checkpointed(local)  # before the release: its PRAGMA, if any, counted in progress by the write
         finally:
             if not committed:
                 local.queues.clear()
@@ -824,7 +826,6 @@ class Store:
                 self._reopen(local)
         if not committed:
             return  # a joined transaction's wake-ups come from its commit's data_version, seen by every poll
-        self._checkpointed(local)
         for fn in group.after:
             try:
                 fn()
@@ -1010,8 +1011,8 @@ class Store:
                 raise DatabaseError(self.explain(exc)) from None
             return
         done, token = False, object()
-        lock.enter(token)  # a fork waits for the read to end
         try:
+            lock.enter(token)  # a fork waits for the read to end; inside, so that an interrupt can't leave it counted
             if local.busy_short is not False:  # a bounded write's before it: a read waits as any
                 local.set_busy_timeout(None)
             # Inside the try: an interrupt landing just after BEGIN still ends the transaction.

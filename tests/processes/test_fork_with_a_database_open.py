@@ -7,11 +7,14 @@ fork that waited for this process's transactions, reads included, to leave SQLit
 
 import multiprocessing as mp
 import os
+import signal
 import sqlite3
 import threading
+import time
 
 import sqsqlite
 from sqsqlite import defaults as D
+from sqsqlite import lock
 from sqsqlite.errors import DatabaseError
 from sqsqlite.store import Store
 
@@ -215,6 +218,24 @@ def _refused(call) -> bool:
     return False
 
 
+def _nested(db) -> None:
+    with db.transaction():
+        pass
+
+
+def _waited(pid: int) -> int:
+    deadline = time.monotonic() + WAIT  # a guard against a hang, not a pace
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise AssertionError("a child hung")
+        time.sleep(0.01)
+
+
 def test_a_child_forked_inside_a_write_transaction_is_refused_the_file_and_the_parents_commits_are_whole(tmp_path):
     path = str(tmp_path / "tx.db")
     db = sqsqlite.connect(path)
@@ -231,12 +252,13 @@ def test_a_child_forked_inside_a_write_transaction_is_refused_the_file_and_the_p
                 seen.append(_refused(lambda: queue.send_message("child")))
                 seen.append(_refused(lambda: tx.execute("SELECT 1")))
                 seen.append(_refused(lambda: sqsqlite.connect(path)))
+                seen.append(_refused(lambda: _nested(db)))
             else:
-                _, status = os.waitpid(pid, 0)  # the child ended its block before the parent goes on
+                status = _waited(pid)  # the child ended its block before the parent goes on
                 queue.send_message("parent-2")
     except DatabaseError as exc:  # the child's block end, refused too
         if pid == 0:
-            os._exit(0 if seen == [True, True, True] and "forked while a write transaction" in str(exc) else 1)
+            os._exit(0 if seen == [True, True, True, True] and "forked while a write transaction" in str(exc) else 1)
         raise
     finally:
         if pid == 0:
@@ -246,3 +268,26 @@ def test_a_child_forked_inside_a_write_transaction_is_refused_the_file_and_the_p
         queue.send_message(f"after-{i}")
     db.close()
     assert sorted(_bodies(path)) == ["after-0", "after-1", "after-2", "parent-1", "parent-2"]
+
+
+def _writes_and_reads_holding_the_fork_gate(path: str) -> None:
+    db = sqsqlite.connect(path)
+    queue = db.create_queue("orders")
+    lock.close_fork_gate()
+    try:
+        queue.send_message("during")
+        assert queue.get_queue_attributes(["ApproximateNumberOfMessages"])["ApproximateNumberOfMessages"] == "1"
+    finally:
+        lock.open_fork_gate()
+    db.close()
+
+
+def test_a_write_or_read_on_the_forking_thread_while_its_fork_waits_goes_through(tmp_path):
+    # As a finalizer run by the wait's own allocations would (a buffer's close committing its
+    # deletes): waiting at the gate its own thread holds would never end. In a child of its own,
+    # so that a regression fails as a hung child rather than hanging the suite.
+    path = str(tmp_path / "self.db")
+    child = FORK.Process(target=_writes_and_reads_holding_the_fork_gate, args=(path,))
+    child.start()
+    _finish(child)
+    assert _bodies(path) == ["during"]
