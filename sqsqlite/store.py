@@ -76,10 +76,11 @@ def _after_fork_in_child() -> None:
     _FORK_PAUSED.clear()
     for store in list(_STORES):
         store._lock = threading.Lock()  # another thread of the parent may have held it
-        store._refuse_if_forked_mid_write()
         state = getattr(store._threads, "state", None)  # this thread's, the forker's
         if state is not None and state.group is not None and state.group.writer is not None:
             state.group.forked = True  # begun: its connection's transaction is the parent's
+            _FORKED_MID_WRITE.add(store._lock_key)
+        store._refuse_if_forked_mid_write()
         # The parent's lock descriptors, closed (a duplicate's close leaves the parent's lock held): kept,
         # one would hold the lock of a parent dead inside a write. Connections open their own again.
         close_fds(store._lockfds)
@@ -426,24 +427,21 @@ class Store:
         if migrate:  # else opened for migration commands only: the file may have no schema yet
             self.ensure_schema()
 
-    def _forked_mid_write(self) -> str:
-        return (
-            f"This process was forked while a write transaction on {self.path!r} was open (in the thread that "
-            "forked, or in another that did not end in time), which its parent went on with: SQLite holds the "
-            "file's write lock for this process for good, so it can't use the file. Fork outside transactions, "
-            "or start the process with spawn or forkserver."
-        )
-
     def _refuse_if_forked_mid_write(self) -> None:
         if self._lock_key in _FORKED_MID_WRITE:
-            self._file.refuse(self._forked_mid_write())
+            self._file.refuse(
+                f"This process was forked while a write transaction on {self.path!r} was open (in the thread that "
+                "forked, or in another that did not end in time), which its parent went on with: SQLite holds the "
+                "file's write lock for this process for good, so it can't use the file. Fork outside transactions, "
+                "or start the process with spawn or forkserver."
+            )
 
     def refuse_forked(self, group: Group) -> None:
         """Refuse a forked child's use of a transaction its parent had open at the fork: its
         connection's state is the parent's (a rollback or commit from here would change the WAL
-        index both share), and its lock descriptor was closed."""
+        index both share), and its lock descriptor was closed. The fork hook refused the file."""
         if group.forked:
-            raise DatabaseError(self._forked_mid_write())
+            self._file.check(None)
 
     # ------------------------------------------------------------ connections
 
