@@ -226,6 +226,7 @@ def serve(
         if workers > 1:  # the workers answer /_localstack/init: they read the status from a file
             # Made after BOOT: SIGTERM during it ends the process at once, leaving no folder.
             state_dir = ctx.with_resource(tempfile.TemporaryDirectory(prefix="sqsqlite-init-"))
+            ctx.call_on_close(init.stop)  # again, so before the folder goes: a ready script's last status write never races it
             on_stop_while_starting.append(functools.partial(shutil.rmtree, state_dir, ignore_errors=True))
             init.write_status_to(os.path.join(state_dir, "status.json"))
     try:

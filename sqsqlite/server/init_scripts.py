@@ -138,12 +138,13 @@ class InitScripts:
         self._write()
 
     def _write(self) -> None:
-        if self.state_file is None:
-            return
-        partial = f"{self.state_file}.partial"
-        with open(partial, "w", encoding="utf-8") as f:
-            json.dump(self.status(), f)
-        os.replace(partial, self.state_file)
+        with self._lock:  # none begins once stop() has run: serve removes the file's folder next
+            if self.state_file is None or self._stopped:
+                return
+            partial = f"{self.state_file}.partial"
+            with open(partial, "w", encoding="utf-8") as f:
+                json.dump(self.status(), f)
+            os.replace(partial, self.state_file)
 
 
 class StatusFile:
