@@ -277,7 +277,7 @@ def serve_stack(stack: str, db_path: str, port: int) -> None:
         except Refused as refused:
             answer, rid = refused.answer, refused.request_id
         else:
-            answer = await asyncio.get_running_loop().run_in_executor(pool, d.outcome, call, lambda: d.run(call))
+            answer = await asyncio.get_running_loop().run_in_executor(pool, d.answer, call)
             rid = call.request_id
         headers = {k.decode(): v.decode() for k, v in d.head(answer, rid, started) if k.lower() not in (b"content-length", b"content-type")}
         return web.Response(status=answer.status, body=answer.body, headers={**headers, "Content-Type": answer.content_type})
@@ -313,7 +313,7 @@ class _RSGIApp:
         except Refused as refused:
             answer, rid = refused.answer, refused.request_id
         else:
-            answer = d.outcome(call, lambda: d.run(call))
+            answer = d.answer(call)
             rid = call.request_id
         protocol.response_bytes(answer.status, [(k.decode(), v.decode()) for k, v in d.head(answer, rid, started)], answer.body)
 

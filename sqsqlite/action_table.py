@@ -21,6 +21,9 @@ class Action(NamedTuple):
     required: tuple[str, ...]
     summary: str  # what it does, in a line (the client's docstrings)
     pages: str | None = None  # paginated: the member whose items each page holds
+    # Whether it may write: the endpoint and sqsqlite.aio take the write lock up front, briefly,
+    # for the calls they run on an event loop (Store.call_with_lock); a read never waits for it.
+    writes: bool = True
 
     @property
     def method(self) -> str:
@@ -60,9 +63,15 @@ TABLE: tuple[Action, ...] = (
         "Creates a queue (the existing one, for equal attributes).",
     ),
     Action("DeleteQueue", _URL, ("QueueUrl",), "Deletes a queue and its messages."),
-    Action("ListQueues", {"QueueNamePrefix": _S, **_PAGE}, (), "Lists queue URLs, by name.", pages="QueueUrls"),
-    Action("GetQueueUrl", {"QueueName": _S, "QueueOwnerAWSAccountId": _S}, ("QueueName",), "Returns a queue's URL."),
-    Action("GetQueueAttributes", {**_URL, "AttributeNames": _L}, ("QueueUrl",), "Returns a queue's attributes (values are strings)."),
+    Action("ListQueues", {"QueueNamePrefix": _S, **_PAGE}, (), "Lists queue URLs, by name.", pages="QueueUrls", writes=False),
+    Action("GetQueueUrl", {"QueueName": _S, "QueueOwnerAWSAccountId": _S}, ("QueueName",), "Returns a queue's URL.", writes=False),
+    Action(
+        "GetQueueAttributes",
+        {**_URL, "AttributeNames": _L},
+        ("QueueUrl",),
+        "Returns a queue's attributes (values are strings).",
+        writes=False,
+    ),
     Action("SetQueueAttributes", {**_URL, "Attributes": _M}, ("QueueUrl", "Attributes"), "Changes a queue's attributes."),
     Action(
         "SendMessage",
@@ -115,6 +124,7 @@ TABLE: tuple[Action, ...] = (
         ("QueueUrl",),
         "Lists the queues whose RedrivePolicy names this one as their dead-letter queue.",
         pages="queueUrls",
+        writes=False,
     ),
     Action(
         "StartMessageMoveTask",
@@ -123,7 +133,11 @@ TABLE: tuple[Action, ...] = (
         "Starts moving a dead-letter queue's messages back to their sources (or to DestinationArn).",
     ),
     Action(
-        "ListMessageMoveTasks", {"SourceArn": _S, "MaxResults": _I}, ("SourceArn",), "Lists a queue's message move tasks, newest first."
+        "ListMessageMoveTasks",
+        {"SourceArn": _S, "MaxResults": _I},
+        ("SourceArn",),
+        "Lists a queue's message move tasks, newest first.",
+        writes=False,
     ),
     Action("CancelMessageMoveTask", {"TaskHandle": _S}, ("TaskHandle",), "Cancels a running message move task."),
     Action(
@@ -135,7 +149,7 @@ TABLE: tuple[Action, ...] = (
     Action("RemovePermission", {**_URL, "Label": _S}, ("QueueUrl", "Label"), "Removes a statement AddPermission added."),
     Action("TagQueue", {**_URL, "Tags": _M}, ("QueueUrl", "Tags"), "Adds or replaces a queue's tags."),
     Action("UntagQueue", {**_URL, "TagKeys": _L}, ("QueueUrl", "TagKeys"), "Removes tags from a queue."),
-    Action("ListQueueTags", _URL, ("QueueUrl",), "Returns a queue's tags."),
+    Action("ListQueueTags", _URL, ("QueueUrl",), "Returns a queue's tags.", writes=False),
 )
 
 BY_NAME: dict[str, Action] = {a.name: a for a in TABLE}

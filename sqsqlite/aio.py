@@ -9,8 +9,8 @@ Where the work runs:
 - The calls of a message or a batch of ten (sends, deletes, visibility changes, a receive's
   claims on the system clock: INLINE_METHODS) run on the event loop's own thread, where they
   take tens of microseconds, a fraction of a hand-off to a thread and back; unless another connection holds
-  the writers' lock (or SQLite's) for longer than AIO_WAIT_FREE_SECONDS: then the call, having
-  written nothing, runs on the client's thread pool (ENGINE_THREADS), where it may wait for the
+  the writers' lock (or SQLite's) for longer than AIO_WAIT_FREE_SECONDS: the call takes it up
+  front (Store.call_with_lock), and else runs on the client's thread pool (ENGINE_THREADS), where it may wait for the
   lock. So does every other call (creating or listing queues, reading attributes, a purge: work
   that grows with the file), and every call under ``synchronous="FULL"``, whose commits fsync,
   or with ``inline=False``. A call on the loop doesn't suspend its task, so one that follows
@@ -43,7 +43,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from . import defaults as D
-from .action_table import TABLE, Action
+from .action_table import BY_METHOD, TABLE, Action
 from .client import (
     ACTION_OF,
     EXCEPTIONS,
@@ -57,8 +57,7 @@ from .client import (
     response_metadata,
 )
 from .core import Database
-from .errors import InvalidParameterValue
-from .lock import GAVE_UP
+from .errors import InvalidParameterValue, SQSError
 from .longpoll import AsyncWakeups, Left, LongPolls, Peers, Round, Stopping, round_of
 
 log = logging.getLogger("sqsqlite.aio")
@@ -206,7 +205,7 @@ class AsyncSQSClient:
         sync = await self._ready()
         method = getattr(sync, name)
         if self._inline and name in INLINE_METHODS:
-            ran, response = await self._on_loop_in_turn(method, **kwargs)
+            ran, response = await self._on_loop_in_turn(BY_METHOD[name].name, method, **kwargs)
             if ran:
                 return response
             if self._closed:  # while the loop had its turn
@@ -224,19 +223,22 @@ class AsyncSQSClient:
             if turn[0] < left:
                 turn[0] = time.perf_counter()
 
-    async def _on_loop_in_turn(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+    async def _on_loop_in_turn(self, action: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
         """_on_loop once the loop has had its turn (_take_turns); (False, None) without running fn
         if the client closed meanwhile."""
         await self._take_turns()
         if self._closed:
             return False, None
-        return self._on_loop(fn, *args, **kwargs)
+        return self._on_loop(action, fn, *args, **kwargs)
 
-    def _on_loop(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+    def _on_loop(self, action: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, Any]:
         """(True, fn's result) run here, on the loop's thread; (False, None) if another connection
-        held the writers' lock longer than AIO_WAIT_FREE_SECONDS, fn having written nothing."""
-        result = self._store.bounded(D.AIO_WAIT_FREE_SECONDS, lambda: fn(*args, **kwargs))
-        return (False, None) if result is GAVE_UP else (True, result)
+        held the writers' lock longer than AIO_WAIT_FREE_SECONDS, fn never run. The lock's taking
+        and the commit come outside fn: their error is raised as fn's own would be (as boto3 does)."""
+        try:
+            return self._store.call_with_lock(D.AIO_WAIT_FREE_SECONDS, functools.partial(fn, *args, **kwargs))
+        except SQSError as err:
+            raise EXCEPTIONS.from_error(err, action) from None
 
     # ------------------------------------------------------------ the SQS actions
     # One coroutine an action, as aiobotocore's: made below the class from action_table.TABLE,
@@ -319,7 +321,7 @@ class AsyncSQSClient:
             # (Where a clock is injected nothing parks: the claim's wait moves the clock, and a
             # call rerun on the pool after it would wait the whole poll again.) A call on the loop
             # ends before any await: nothing to give back if cancelled.
-            claimed, outcome = await self._on_loop_in_turn(self._claim_now, sync, request)
+            claimed, outcome = await self._on_loop_in_turn("ReceiveMessage", self._claim_now, sync, request)
             if claimed:
                 return outcome
         if self._closed:  # closing (the loop's turn included): the pool takes no more claims

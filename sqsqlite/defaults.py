@@ -199,13 +199,13 @@ VACUUM_TRUNCATE_TRIES = 40
 SQLITE_AUTOCHECKPOINT_PAGES = 1000
 # How long a writer keeps retrying a busy database before giving up (seconds).
 BUSY_TIMEOUT_SECONDS = 60.0
-# How long a bounded write (Store.bounded: a call on the endpoint's event loop) keeps trying
-# for the writers' lock, then for SQLite's, before it gives up (WouldWait): long enough for
+# How long a call on the endpoint's event loop waits for the writers' lock, then for SQLite's,
+# taken up front (Store.call_with_lock), before it runs on the pool instead: long enough for
 # another worker's short transaction, which it is cheaper to wait out than to hand the call to a
 # thread; far shorter than an import's or a prune's.
 WAIT_FREE_SECONDS = 0.005
 # How long an HTTP request's write may wait for the writers' lock and then SQLite's, in all,
-# before the endpoint gives up, having written nothing, and answers 503 ServiceUnavailable
+# before the endpoint gives up, having run nothing, and answers 503 ServiceUnavailable
 # (`sqsqlite serve --lock-wait-seconds`). Well under the read timeout of boto3 and the aws CLI
 # (60 s): an SDK never times out, and sends again, a request that is still waiting and may yet
 # commit, which would store a send twice. The library and the CLI wait BUSY_TIMEOUT_SECONDS.

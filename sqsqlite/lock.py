@@ -42,32 +42,6 @@ class State(enum.Enum):
 FREE, TAKING, HELD, SQLITE_ONLY, WRITING, IN_SQLITE = State
 
 
-class WouldWait(BaseException):
-    """give_up's outcome: a bounded write found the writers' lock, or SQLite's, taken past its
-    bound, and wrote nothing. A BaseException, like an interrupt, so that no handler of errors on
-    the way takes it for one; Store.bounded returns GAVE_UP for it."""
-
-
-GAVE_UP: Any = enum.Enum("Outcome", "GAVE_UP").GAVE_UP  # type: ignore[attr-defined]  # no call returns it
-
-
-class Bound:
-    """A call's lock-wait budget, given by its caller (Store.bounded): its first write waits for
-    the writers' lock, then SQLite's, at most ``seconds`` in all. Only the first (spend): a later
-    one follows a write that may have committed, unless the call says its writes so far may be
-    made again (Store.bound_again)."""
-
-    __slots__ = ("seconds", "armed")
-
-    def __init__(self, seconds: float):
-        self.seconds, self.armed = seconds, True
-
-    def spend(self) -> float | None:
-        """The seconds its call's next write may wait: the bound's once, then None (as any)."""
-        armed, self.armed = self.armed, False
-        return self.seconds if armed else None
-
-
 def open_lock_file(path: str) -> int | None:
     """A descriptor of the lock file ``path`` (made if need be), or None where it can't be opened
     (out of descriptors, a directory not writable, a read-only file system): SQLite's own locking
@@ -134,13 +108,12 @@ def take_marked(fd: int, gate: int | None = None) -> None:
         unmark_waiting(fd)
 
 
-def take_bounded(fd: int, seconds: float, marked: bool = True) -> float:
+def take_bounded(fd: int, seconds: float, marked: bool = True) -> bool:
     """TAKING -> HELD within ``seconds``, marked as waiting (unless not ``marked``) once it found
-    it taken; else give_up (WouldWait). Returns what is left of ``seconds``, which SQLite's own
-    wait then gets (the two share the bound)."""
+    it taken: whether it is held. False is give_up: the bound ran out, and nothing is held."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no mark to set and clear
-        return seconds
+        return True
     except BlockingIOError:
         pass
     try:
@@ -151,11 +124,11 @@ def take_bounded(fd: int, seconds: float, marked: bool = True) -> float:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return max(0.0, deadline - time.monotonic())
+                return True
             except BlockingIOError:
                 now = time.monotonic()
                 if now >= deadline:
-                    raise WouldWait() from None
+                    return False  # give_up
                 # Polled often for the few ms another writer's transaction takes; past that
                 # (an endpoint request's deadline, seconds long) less often, so that a request
                 # waiting out a long transaction costs next to no CPU.
@@ -312,12 +285,12 @@ class WriteLock:
     def named(self) -> str:  # the database file as its user named it, for refuse's message
         raise NotImplementedError
 
-    def take(self, fd: int | None, sending: bool, seconds: float | None) -> float | None:
+    def take(self, fd: int | None, sending: bool, seconds: float | None) -> bool:
         """FREE -> HELD or SQLITE_ONLY, then enter: WRITING (one call on the hot path), on the
         connection's lock file descriptor ``fd`` (None: none now); a contended send waits behind
-        the senders' gate. A bounded write (``seconds``) gets back what is left of them."""
+        the senders' gate. Whether it is taken: False only when another held the lock file
+        ``seconds`` (None: as long as it takes) and it gave up (give_up: FREE, nothing held)."""
         while True:
-            left = seconds
             if fd is None:
                 self.state = SQLITE_ONLY  # pass_by: no lock file of its own, this once
             else:
@@ -334,7 +307,10 @@ class WriteLock:
                     except BlockingIOError:
                         self.state = TAKING  # find_taken
                         if seconds is not None:
-                            left = take_bounded(fd, seconds)
+                            if not take_bounded(fd, seconds):
+                                self.holding = self.fd = None
+                                self.state = FREE  # give_up
+                                return False
                         elif sending and (gate := self.senders_gate()) is not None:
                             self.gate = gate  # noted first, so that release lets it go whatever interrupts
                             take_marked(fd, gate)
@@ -359,7 +335,7 @@ class WriteLock:
             ident = _IN_PROGRESS[self] = _get_ident()
             if not _FORK_GATE.locked() or ident == _FORKER or list(_IN_PROGRESS.values()).count(ident) > 1:
                 self.state = WRITING
-                return left
+                return True
             self.release()  # yield_to_fork: let go, wait for the fork, take again
             with _FORK_GATE:
                 pass
@@ -399,12 +375,12 @@ class WritersLock:
 
     def take(self, seconds: float | None = None) -> bool:
         """Wait for it (at most ``seconds``, None: as long as it takes): whether it is held."""
-        try:
-            if self.fd is not None:
-                fcntl.flock(self.fd, fcntl.LOCK_EX) if seconds is None else take_bounded(self.fd, seconds, marked=False)
-        except WouldWait:
-            return False
-        return True
+        if self.fd is None:
+            return True
+        if seconds is None:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            return True
+        return take_bounded(self.fd, seconds, marked=False)
 
     def close(self) -> None:
         fd, self.fd = self.fd, None

@@ -31,7 +31,7 @@ from . import lock
 from .checkpoint import Checkpointer
 from .dbfile import FileIdentity, close_fds, create_private, has_file
 from .errors import DatabaseError, TransactionError
-from .lock import FREE, GAVE_UP, IN_SQLITE, JOINED, Bound, WouldWait, WriteLock
+from .lock import FREE, IN_SQLITE, JOINED, WriteLock
 from .space import prepare_new
 from .sqlite_errors import busy, doomed, explain, foreign, not_ours, readonly, retrying, undone
 from .tx import ConnectionState, Group, ThreadEnd, Tx
@@ -170,8 +170,7 @@ class _Write(WriteLock):
         local = self.local
         if local.group is not None:
             return self._enter_group(local.group)
-        bound = local.bound
-        self._begin(None if bound is None else bound.spend())
+        self._begin(None)
         try:  # an interrupt landing here would leave the transaction and the lock with no __exit__
             return Tx(self.conn, local, True)
         except BaseException:
@@ -179,9 +178,11 @@ class _Write(WriteLock):
             self.release()
             raise
 
-    def _begin(self, seconds: float | None) -> None:
-        """refuse if need be, take (and enter), then begin: BEGIN IMMEDIATE. ``seconds``: how long it may wait for the lock
-        file and SQLite's lock in all (its call's Bound), then give_up; None: the busy timeout."""
+    def _begin(self, seconds: float | None) -> bool:
+        """refuse if need be, take (and enter), then begin: BEGIN IMMEDIATE. ``seconds``: how long
+        it may wait for the lock file and SQLite's lock in all (Store.lock_group's up-front take);
+        None: the busy timeout. Whether it began: False only when bounded and the bound ran out
+        (give_up), nothing held."""
         local = self.local
         fd = local.lockfd
         if fd is None:
@@ -189,19 +190,25 @@ class _Write(WriteLock):
         try:
             if JOINED:
                 lock.refuse_if_joined(self.key, self.store.path)
-            left = self.take(fd, self.sending, seconds)
-            # Bounded, SQLite's busy handler too waits only what is left: a program that writes with
-            # SQLite alone (the sqlite3 shell, a backup) holds SQLite's lock without sqsqlite's lock
-            # file. Both waits share the bound, so an endpoint request's deadline bounds them together;
-            # the loop's few ms are left as they are (no PRAGMA a contended write).
-            if seconds is not None:
-                if left is not None and seconds - left > D.WAIT_FREE_SECONDS:  # the lock file took much of it
-                    local.set_busy_timeout(left)
+            if seconds is None:
+                self.take(fd, self.sending, None)
+                if local.busy_short is not False:
+                    local.set_busy_timeout(None)
+                started = _monotonic()
+            else:
+                # Bounded, SQLite's busy handler too waits only what is left: a program that writes
+                # with SQLite alone (the sqlite3 shell, a backup) holds SQLite's lock without
+                # sqsqlite's lock file. Both waits share the bound, so an endpoint request's
+                # deadline bounds them together; the loop's few ms are left as they are (no PRAGMA
+                # a contended write).
+                asked = _monotonic()
+                if not self.take(fd, self.sending, seconds):
+                    return False
+                started = _monotonic()
+                if started - asked > D.WAIT_FREE_SECONDS:  # the lock file took much of it
+                    local.set_busy_timeout(max(0.0, seconds - (started - asked)))
                 elif local.busy_short is not True or local.busy_seconds != seconds:
                     local.set_busy_timeout(seconds)
-            elif local.busy_short is not False:
-                local.set_busy_timeout(None)
-            started = _monotonic()
             file = self.store._file
             if started >= file.next:  # about once a second: is the file at the path still ours?
                 file.check(started)
@@ -209,11 +216,13 @@ class _Write(WriteLock):
                 local.cursor.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
                 if seconds is not None and busy(exc):
-                    raise WouldWait() from None  # give_up
+                    self.release()  # give_up
+                    return False
                 local.busy_short = None  # retrying sets it as it goes
                 local.reopen = local.reopen or readonly(exc)
                 retrying(self.store.path, lambda: local.cursor.execute("BEGIN IMMEDIATE"), started, local.cursor, exc)
             self.state = IN_SQLITE
+            return True
         except BaseException as exc:
             if not isinstance(exc, (sqlite3.Error, DatabaseError)):
                 # An interrupt (KeyboardInterrupt) can land after BEGIN returned: an open
@@ -227,8 +236,7 @@ class _Write(WriteLock):
         if group.forked:
             self.store.refuse_forked(group)
         if group.writer is None:  # the group's first write: the transaction begins here
-            bound = self.local.bound
-            self._begin(None if bound is None else bound.spend())
+            self._begin(None)
             group.writer = self
         elif group.broken or not self.conn.in_transaction or (group.marked and self.store.ended_under(group)):
             # SQLite undid the group's transaction: a SAVEPOINT now would begin (and its RELEASE
@@ -239,11 +247,13 @@ class _Write(WriteLock):
             raise doomed() if group.transaction else undone()
         if group.forgetful:
             self.store.count_call(self.local, group)
-        if group.transaction and not self.refusable:
+        if (group.transaction and not self.refusable) or (group.lone and self.conn.total_changes == group.changes):
             # No savepoint in an application's transaction: SAVEPOINT and RELEASE cost about
             # 9 us a call (a third of an outbox's send). A call that fails having changed no row
             # (every refusal) leaves the transaction as it was; one that fails after it changed
-            # rows dooms it (_exit_group), as SQLite's own rules doom one on a full disk.
+            # rows dooms it (_exit_group), as SQLite's own rules doom one on a full disk. Nor
+            # in one call's group (call_with_lock) before anything is written: the transaction
+            # is this write's alone, undone whole if it fails, as a write of its own would be.
             self.changes = self.conn.total_changes
             self.grouped = True
             tx = group.tx
@@ -302,6 +312,7 @@ class _Write(WriteLock):
         local.queues.clear()
         local.state.clear()
         if issubclass(kind, sqlite3.DatabaseError):
+            local.reopen = local.reopen or readonly(exc)  # once the transaction ends (end_transaction)
             raise DatabaseError(self.store.explain(exc)) from None
         return False
 
@@ -589,39 +600,64 @@ class Store:
             with suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
 
-    def bounded(self, seconds: float, call: Callable[..., Any], *args: Any) -> Any:
-        """``call(*args)``, whose first write waits for another's writers' lock, then for SQLite's
-        lock (another program's transaction), at most ``seconds`` in all: its result, or GAVE_UP
-        when that write gave up, having written nothing (then run it again where it may wait).
-        An event loop's thread must not stop long, and an endpoint request gives up at its
-        deadline (D.LOCK_WAIT_SECONDS). Only the call's first write is bounded (later ones follow
-        a write that may have committed; bound_again); in a group, its first write's."""
-        local = self._local
-        outer, local.bound = local.bound, Bound(seconds)
-        try:
-            return call(*args)
-        except WouldWait:
-            return GAVE_UP
-        finally:
-            local.bound = outer
-
-    def bound_again(self) -> None:
-        """The running call's writes so far may be made again (a receive that only cleared poison or
-        expired messages, and claims next): its next write is bounded if its first was."""
-        bound = self._local.bound
-        if bound is not None:
-            bound.armed = True
-
     def begin_group(self) -> Group:
-        """Make this thread's writes one transaction until end_group (see Group). Its lock is
-        taken once, by its first write, bounded if the call making it is (Store.bounded)."""
-        self.connection()
+        """Make this thread's writes one transaction until end_group (see Group); its first
+        write takes its lock."""
+        group = self.lock_group(None)
+        assert group is not None  # nothing to wait for: always begun
+        return group
+
+    def lock_group(self, within: float | None, lone: bool = False) -> Group | None:
+        """begin_group, its lock taken now, up front: the writers' lock file, then SQLite's,
+        waiting at most ``within`` seconds in all (an event loop's thread must not stop long; an
+        endpoint request gives up at its deadline). None when they could not be had by then:
+        nothing taken, no group begun. ``lone``: one call's writes (call_with_lock), whose first
+        takes no savepoint."""
         local = self._local
+        conn = local.conn
+        if conn is None or local.pid != _PID:  # connection()'s own test: the thread's state read once
+            conn = self.connection()
         if local.group is not None:
             raise RuntimeError("this thread's writes are grouped already")
-        group = local.group = Group()
+        group = Group()
         group.local = local
+        if within is not None:
+            writer = _Write(self, conn, local)
+            if not writer._begin(within):
+                return None
+            try:  # an interrupt landing after BEGIN must not keep the lock from every other process
+                group.writer = writer
+                group.lone, group.changes = lone, conn.total_changes
+            except BaseException:
+                self._rollback(conn)
+                writer.release()
+                raise
+        local.group = group
         return group
+
+    def call_with_lock(self, within: float, call: Callable[[], Any]) -> tuple[bool, Any]:
+        """(True, ``call()``) with the write lock taken up front, waiting at most ``within``
+        seconds for it (lock_group), its writes one transaction committed before this returns;
+        or (False, None) when the lock could not be had by then, call never run: run it where it
+        may wait. A write of it that fails is undone alone, as a transaction of its own would be
+        (its first has the whole transaction to itself, a later one a savepoint), whether call
+        raises its error or answers with it. Inside a transaction of this thread (which holds
+        the lock), call runs in it."""
+        if self._local.group is not None:
+            return True, call()
+        group = self.lock_group(within, True)
+        if group is None:
+            return False, None
+        try:
+            result = call()
+        except Exception:
+            self.end_transaction(group, not group.broken)  # what it wrote before the failing write stays
+            raise
+        except BaseException:  # an interrupt: nothing of the call is reported done
+            self.end_transaction(group, False)
+            raise
+        self.end_transaction(group, not group.broken)
+        return True, result
 
     def end_group(self, group: Group) -> None:
         """Commit the group's writes, then run what they deferred (after_commit). Raises
@@ -676,15 +712,10 @@ class Store:
         already = conn.in_transaction  # one of the application's (joined), or none
         try:
             if foreign is None or (owned and not already):
-                # A transaction is a write too: it spends a bounded call's bound (Store.bounded),
-                # so a later write of the call never gives up after it committed.
-                bound = local.bound
-                writer._begin(None if bound is None else bound.spend())
+                writer._begin(None)
                 if writer.fd is not None:
                     lock.thread_transactions().add(self._lock_key)
             else:
-                if local.bound is not None:
-                    local.bound.armed = False
                 group.joined = True
                 lock.enter(writer)  # in progress, as a write (its release leaves): a fork waits for it
                 self._join(local, foreign)
@@ -816,7 +847,8 @@ class Store:
             if not committed:
                 local.queues.clear()
                 local.state.clear()
-            lock.thread_transactions().discard(self._lock_key)
+            if group.transaction:  # begin_transaction noted it
+                lock.thread_transactions().discard(self._lock_key)
             writer.release()
             if group.saved is not None:
                 self._stand_down(local, group.saved)

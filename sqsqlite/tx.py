@@ -10,13 +10,10 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import defaults as D
 from . import queries as Q
-
-if TYPE_CHECKING:
-    from .lock import Bound
 
 
 @contextlib.contextmanager
@@ -41,11 +38,13 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Cursor]:
 class Group:
     """One thread's write transactions made as one (Store.begin_group .. end_group).
 
-    Each write of the group is a savepoint of one transaction, begun by its first write and
-    committed by end_group: concurrent requests served by one event loop pay for one lock,
-    BEGIN and COMMIT, and write each page they share to the WAL once. A write that fails is
-    undone alone. Nothing a group's write did is visible to other connections, or may be
-    reported as done, before end_group returns."""
+    Each write of the group is a savepoint of one transaction, begun by its first write (or up
+    front: Store.lock_group) and committed by end_group: concurrent requests served by one event
+    loop pay for one lock, BEGIN and COMMIT, and write each page they share to the WAL once. A
+    write that fails is undone alone. Nothing a group's write did is visible to other
+    connections, or may be reported as done, before end_group returns. One call's group
+    (``lone``) and an application's transaction spare the savepoints where they can (Store's
+    _enter_group says when)."""
 
     __slots__ = (
         "writer",
@@ -64,6 +63,8 @@ class Group:
         "tx",
         "error",
         "forked",
+        "lone",
+        "changes",
     )
 
     def __init__(self) -> None:
@@ -77,6 +78,10 @@ class Group:
         self.forked = False
         # An application's transaction (Store.begin_transaction), not the endpoint's grouping.
         self.transaction = False
+        # One call's writes with the lock taken up front (Store.call_with_lock), and the
+        # connection's total_changes when it began: its first write takes no savepoint.
+        self.lone = False
+        self.changes = 0
         # It joined a transaction open on an application's connection: a savepoint of it, which
         # the application commits (its end neither commits nor lets a lock of sqsqlite's go).
         self.joined = False
@@ -149,9 +154,6 @@ class ConnectionState:
     group: Group | None
     # The store's ThreadEnd for this thread's connection: it goes with the thread.
     ending: ThreadEnd | None
-    # The lock-wait budget of the call this thread runs (Store.bounded, which the caller gives it
-    # as an argument), for as long as it runs; None: its writes wait as any.
-    bound: Bound | None
     # Whether the connection's busy timeout is now a bounded BEGIN's (True: busy_seconds) or its
     # own (BUSY_TIMEOUT_SECONDS: False); None: not known (a change was cut short, or
     # sqlite_errors.retrying changed it). Kept so that it is set only when it must change: a loop
@@ -182,7 +184,6 @@ class ConnectionState:
         self.cursor = None
         self.group = None
         self.ending = None
-        self.bound = None
         self.busy_short = False
         self.busy_seconds = 0.0
         self.backstop = False

@@ -173,7 +173,6 @@ def claim_round(
         # at once, even a short poll: what they hid may be receivable now, and its own
         # writes wake no waiting (data_version counts other connections' commits only).
         if cleared:
-            db.store.bound_again()  # what it cleared needs no undoing should the call run again
             continue
         # Until something changes, or the deadline, or sooner the queue's next delay or
         # visibility timeout ending, or a FIFO group head's retention (its group's next

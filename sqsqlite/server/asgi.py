@@ -29,7 +29,6 @@ from typing import Any, Literal
 from .. import defaults as D
 from ..core.handles import new_request_id
 from ..errors import DatabaseError, SQSError
-from ..lock import GAVE_UP
 from ..longpoll import AsyncWakeups, LongPolls, Round, Stopping, round_of
 from .dispatch import Answer, Call, Dispatcher, Headers, Refused, Request, console_action, console_serves
 from .emulator import EmulatorRoutes, health_answer, version
@@ -90,7 +89,7 @@ class App:
         lock_wait_seconds: float = D.LOCK_WAIT_SECONDS,
     ):
         self.dispatcher = dispatcher
-        # How long an SQS call's write may wait for the database's write lock (_bounded).
+        # How long an SQS call that may write waits for the database's write lock (_locked).
         self.lock_wait_seconds = lock_wait_seconds
         self.gave_up = 0  # calls answered 503 for it (tests)
         self.wakeups = wakeups
@@ -102,8 +101,8 @@ class App:
         # then run one after another in one write transaction (store.Group); their answers wait
         # for its commit.
         self._turn = False
-        # (the call, its answer, the call as it runs on the pool: App._engine's ``slow``)
-        self._pending: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any]]] | None = None
+        # (the call, its answer, the call as it runs on the pool: App._engine's ``slow``, whether it writes)
+        self._pending: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any], bool]] | None = None
         # Every ReceiveMessage's long poll; polls woken in one turn of the loop claim together.
         self.polls = LongPolls(
             wakeups,
@@ -224,11 +223,13 @@ class App:
             kind, value = outcome
             answer = value if kind == "answer" else d.success(call, value if kind == "done" else {})  # stopped: no messages
         else:
-            answer = await self._engine(
-                lambda: d.outcome(call, lambda: d.run(call)),
+            got = await self._engine(
+                functools.partial(d.attempt, call),
                 failed=self._group_failed(call),
                 gave_up=lambda: d.lock_wait_over(call),
+                writes=call.writes,
             )
+            answer = got if type(got) is Answer else d.success(call, got)  # shaped outside the lock
         await self._respond(send, answer, call.request_id, started, call.action)
 
     async def _engine(
@@ -237,27 +238,30 @@ class App:
         pooled: bool = False,
         failed: Callable[[Exception | None], Any] | None = None,
         gave_up: Callable[[], Any] | None = None,
+        writes: bool = True,
     ) -> Any:
-        """Run one engine call: on the pool, or inline on the loop. An inline call that may be
-        grouped (``failed``: what it answers if its group can't commit, given why, or None if
-        it was not an error) and is not the first of its turn of the loop runs at the end of the
-        turn, in the turn's group. ``gave_up``: what it answers if its write can't get the lock
-        within lock_wait_seconds from now, having written nothing (_bounded); None: it waits."""
-        slow = work if gave_up is None else self._bounded(work, gave_up)
+        """Run one engine call: on the pool, or inline on the loop. One that ``writes`` (False:
+        a read, or a receive that waits in the call) takes the write lock up front: on the loop
+        briefly, else it runs on the pool (_inline); there, with ``gave_up``, until lock_wait_seconds
+        from now at most, then it answers ``gave_up()``, having run nothing (_locked). An inline
+        call that may be grouped (``failed``: what it answers if its group can't commit, given
+        why, or None if it was not an error) and is not the first of its turn of the loop runs at
+        the end of the turn, in the turn's group."""
+        slow = self._locked(work, gave_up, failed) if writes and gave_up is not None else work
         if self.executor is not None and (pooled or self.active >= self.inline_below):
             return await self._pooled(slow)
         if failed is None or not self.grouping:
-            return await self._inline(work, slow)
+            return await self._inline(work, slow, writes, failed)
         loop = asyncio.get_running_loop()
         if self._pending is None:
             if not self._turn:  # the first of its turn: alone, answered at once
                 self._turn = True
                 loop.call_soon(self._end_turn)
-                return await self._inline(work, slow)
+                return await self._inline(work, slow, writes, failed)
             self._pending = []
             loop.call_soon(self._run_group)
         done = loop.create_future()
-        self._pending.append((work, done, slow))
+        self._pending.append((work, done, slow, writes))
         self.active -= 1
         try:
             failure, result = await done
@@ -288,18 +292,25 @@ class App:
 
         return answer
 
-    def _bounded(self, work: Callable[[], Any], gave_up: Callable[[], Any]) -> Callable[[], Any]:
-        """``work`` whose first write waits for the writers' lock and then SQLite's at most until
-        lock_wait_seconds from now, in all, else answers ``gave_up()``, having written nothing
-        (Store.bounded). The deadline is under the AWS SDKs' read timeout: a request still
-        waiting, which may yet commit, is never sent again by an SDK that gave up on it, storing
-        a send twice; the SDK retries the 503 instead."""
+    def _locked(
+        self, work: Callable[[], Any], gave_up: Callable[[], Any], failed: Callable[[Exception | None], Any] | None
+    ) -> Callable[[], Any]:
+        """``work`` with the write lock taken up front, waiting for it until lock_wait_seconds
+        from now at most, else answering ``gave_up()``, having run nothing (Store.call_with_lock);
+        a commit that fails is answered as ``failed`` says. The deadline is under the AWS SDKs'
+        read timeout: a request still waiting, which may yet commit, is never sent again by an SDK
+        that gave up on it, storing a send twice; the SDK retries the 503 instead."""
         deadline = time.monotonic() + self.lock_wait_seconds
         store = self.dispatcher.db.store
 
         def run() -> Any:
-            result = store.bounded(max(0.0, deadline - time.monotonic()), work)
-            if result is not GAVE_UP:
+            try:
+                ran, result = store.call_with_lock(max(0.0, deadline - time.monotonic()), work)
+            except Exception as exc:
+                if failed is None:
+                    raise
+                return failed(exc)
+            if ran:
                 return result
             self.gave_up += 1
             log.warning("a request could not get the database's write lock within %g s: answered 503", self.lock_wait_seconds)
@@ -307,20 +318,28 @@ class App:
 
         return run
 
-    async def _inline(self, work: Callable[[], Any], slow: Callable[[], Any] | None = None) -> Any:
-        """An engine call on the loop, unless another connection holds the writers' lock, or
-        SQLite's (a program writing with SQLite alone), longer than WAIT_FREE_SECONDS: then it
-        waits for it on the pool (as ``slow``, its deadline's, if given), so that the loop (every
-        connection, poll and stop) does not stop for another's long transaction (an import, a
-        prune, a sqlite3 shell's BEGIN IMMEDIATE); another worker's short one it waits out,
-        which costs less than the hand-off."""
-        slow = slow or work
+    async def _inline(
+        self, work: Callable[[], Any], slow: Callable[[], Any], writes: bool, failed: Callable[[Exception | None], Any] | None
+    ) -> Any:
+        """An engine call on the loop. One that ``writes`` takes the write lock up front, unless
+        another connection holds the writers' lock, or SQLite's (a program writing with SQLite
+        alone), longer than WAIT_FREE_SECONDS: then it runs on the pool instead, as ``slow``,
+        waiting there until its deadline, so that the loop (every connection, poll and stop) does
+        not stop for another's long transaction (an import, a prune, a sqlite3 shell's BEGIN
+        IMMEDIATE); another worker's short one it waits out, which costs less than the hand-off."""
         if self.executor is None:
             return slow()
-        result = self.dispatcher.db.store.bounded(D.WAIT_FREE_SECONDS, work)
-        if result is not GAVE_UP:
+        if not writes:
+            return work()
+        try:
+            ran, result = self.dispatcher.db.store.call_with_lock(D.WAIT_FREE_SECONDS, work)
+        except Exception as exc:  # the lock's taking or its commit failed
+            if failed is None:
+                raise
+            return failed(exc)
+        if ran:
             return result
-        return await self._pooled(slow)  # nothing written: run again where it may wait
+        return await self._pooled(slow)  # nothing ran: run it where it may wait
 
     async def _pooled(self, work: Callable[[], Any]) -> Any:
         """An engine call on the pool (run_in_executor, keeping the pool's own future)."""
@@ -362,19 +381,23 @@ class App:
         outcomes: list[tuple[bool, Any]] = [(True, None)] * len(pending)
         # False once committed; else why not (None: no error says, an interrupt's group).
         failure: Exception | None | Literal[False] = None
-        waiting: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any]]] = []  # run on the pool instead (_inline)
+        waiting: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any], bool]] = []  # run on the pool instead (_inline)
         try:
-            group = store.begin_group()
-            for i, (work, done, _) in enumerate(pending):
+            # With a pool, a group that writes takes the lock up front, waiting only briefly: held
+            # by another process, its calls run on the pool instead, where they may wait.
+            brief = self.executor is not None and any(writes for *_, writes in pending)
+            try:
+                group = store.lock_group(D.WAIT_FREE_SECONDS) if brief else store.begin_group()
+            except Exception:  # the lock's taking failed (a file replaced): each call meets the error and answers it
+                group = store.begin_group()
+            if group is None:
+                waiting, pending, outcomes = pending, [], []
+                group = store.begin_group()
+            for i, (work, done, _, _) in enumerate(pending):
                 if done.cancelled():  # its request was cut off by a stop before its turn: it never runs
                     continue
                 try:
-                    # With a pool, the group's first write (its transaction's begin) waits only briefly.
-                    result = store.bounded(D.WAIT_FREE_SECONDS, work) if group.writer is None and self.executor is not None else work()
-                    if result is GAVE_UP:  # another process writes, and the group wrote nothing yet
-                        waiting, pending, outcomes = pending[i:], pending[:i], outcomes[:i]
-                        break
-                    outcomes[i] = (True, result)
+                    outcomes[i] = (True, work())
                 except Exception as exc:  # a bug: that call's task raises it
                     outcomes[i] = (False, exc)
                 except BaseException:  # an interrupt: none of the group's calls happened, and its lock is let go
@@ -396,17 +419,17 @@ class App:
         finally:  # whatever happened, no call waits for ever
             self.groups += 1
             self.grouped += len(pending)
-            for (_, done, _), (returned, value) in zip(pending, outcomes, strict=True):
+            for (_, done, _, _), (returned, value) in zip(pending, outcomes, strict=True):
                 if done.done():
                     continue
                 if returned:
                     done.set_result((failure, value))
                 else:
                     done.set_exception(value)
-            for _, done, slow in waiting:
+            for _, done, slow, _ in waiting:
                 if done.cancelled():
                     continue
-                ran = self._rerun[done] = self.executor.submit(slow)  # type: ignore[union-attr]  # a pool: GAVE_UP says so
+                ran = self._rerun[done] = self.executor.submit(slow)  # type: ignore[union-attr]  # only with a pool
                 asyncio.wrap_future(ran).add_done_callback(functools.partial(self._settle, done))
 
     def _settle(self, done: asyncio.Future, ran: asyncio.Future) -> None:
@@ -429,15 +452,17 @@ class App:
         the Answer). ``shared``: a claim for several woken polls together, never grouped."""
         d = self.dispatcher
         work: Callable[[], Any]
-        if self.wakeups.parks:
+        parks = self.wakeups.parks
+        if parks:
             work = functools.partial(call.actions.receive_round, request, shared)
-        else:  # an injected clock: the receive waits in the call, moving the clock (never grouped: it may wait)
+        else:  # an injected clock: the receive waits in the call, moving the clock (no lock up front, never grouped: it may wait)
             work = functools.partial(call.actions.call, "ReceiveMessage", request)
         try:
             got = await self._engine(
                 work,
-                failed=None if shared or not self.wakeups.parks else self._group_failed(call),
+                failed=None if shared or not parks else self._group_failed(call),
                 gave_up=lambda: d.lock_wait_over(call),
+                writes=parks,
             )
         except Stopping:  # the blocking receive's wait, as the endpoint stops
             return "stopped", None

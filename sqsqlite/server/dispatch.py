@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .. import console as console_module
 from .. import defaults as D
 from .. import validation as V
+from ..action_table import BY_NAME
 from ..actions import MEMBERS, UNSUPPORTED, Actions
 from ..core.handles import new_request_id
 from ..errors import BatchRequestTooLong, InvalidParameterValue, SQSError
@@ -68,7 +69,7 @@ class Call:
     """An SQS request parsed and checked, ready for the engine: ``actions``, the action layer of
     its scope (its endpoint, account, region and sender: Dispatcher.actions_for)."""
 
-    __slots__ = ("action", "request", "is_json", "request_id", "actions", "started", "json_query")
+    __slots__ = ("action", "request", "is_json", "request_id", "actions", "started", "json_query", "writes")
 
     def __init__(
         self, action: str, request: dict, is_json: bool, request_id: str, actions: Actions, started: float, json_query: bool = False
@@ -77,6 +78,9 @@ class Call:
         self.request_id, self.actions, self.started = request_id, actions, started
         # A query request that asked for JSON (Accept: application/json): answered in JSON, as SQS does.
         self.json_query = json_query
+        # Whether it may write (action_table): only then is the write lock taken up front for it.
+        known = BY_NAME.get(action)
+        self.writes = known is not None and known.writes
 
 
 # Query actions Amazon SQS refuses at a queue's URL (InvalidAction): they name no queue. GetQueueUrl
@@ -323,10 +327,6 @@ class Dispatcher:
 
     # ------------------------------------------------------------ running
 
-    def run(self, call: Call) -> dict:
-        """The engine's answer to a Call (blocking)."""
-        return call.actions.call(call.action, call.request)
-
     def console_refused_before_body(self, method: str, path: str, headers: Headers) -> Answer | None:
         """The console's answer to a request it refuses whatever its body (Console.refused_before_body),
         on a connection then closed (the body may still be coming); None otherwise."""
@@ -349,10 +349,16 @@ class Dispatcher:
             return Answer(200, wire.QUERY_JSON_CONTENT_TYPE, wire.query_json_response(call.action, result, call.request_id), {})
         return Answer(200, wire.XML_CONTENT_TYPE, wire.xml_response(call.action, result, call.request_id), {})
 
-    def outcome(self, call: Call, run: Any) -> Answer:
-        """The answer to a Call whose engine work is ``run()``; any error becomes SQS's answer."""
+    def answer(self, call: Call) -> Answer:
+        """The answer to a Call, run here and now (attempt, then success)."""
+        got = self.attempt(call)
+        return self.success(call, got) if isinstance(got, dict) else got
+
+    def attempt(self, call: Call) -> dict | Answer:
+        """The engine's result of a Call, or the answer its error gets (SQS's): an answer to a
+        success is shaped afterwards (success), outside the write lock the call may hold."""
         try:
-            return self.success(call, run())
+            return call.actions.call(call.action, call.request)
         except Stopping:
             return self.success(call, {})  # shutting down: a long poll ends with no messages, as at its deadline
         except SQSError as err:

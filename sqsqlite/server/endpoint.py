@@ -316,7 +316,7 @@ def make_server(
     ``account_id`` and ``region``: a request's when its signature names none (docs/howto/server.md);
     ``url_style``: the queue URLs it gives, one of D.URL_STYLES. ``lock_wait_seconds``: how long an
     SQS request's write waits for the database's write lock before it is answered 503
-    ServiceUnavailable, having written nothing (asgi.py)."""
+    ServiceUnavailable, having run nothing (asgi.py)."""
     if url_style not in D.URL_STYLES:
         raise ValueError(f"url_style must be one of {', '.join(D.URL_STYLES)}, got {url_style!r}")
     if (access_key is None) != (secret_key is None):

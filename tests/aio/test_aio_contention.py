@@ -268,3 +268,17 @@ def test_behind_sqlites_own_lock_a_call_gives_up_on_the_loop_after_aios_short_wa
     ]
     assert statements.count("BEGIN IMMEDIATE") >= 2
     assert bodies == ["first", "second"]
+
+
+def test_a_call_on_the_loop_whose_lock_cannot_be_taken_raises_the_clients_own_error(tmp_path):
+    # The lock is taken before the sync client's method runs, outside its answer: its error is
+    # still raised as boto3 raises one (a ClientError of the client's exceptions).
+    async def main() -> None:
+        async with aio.client(str(tmp_path / "ro.db")) as c:
+            url = (await c.create_queue(QueueName="q"))["QueueUrl"]
+            await c.send_message(QueueUrl=url, MessageBody="warm")
+            c.sync.db.store.connection().execute("PRAGMA query_only=1")  # the loop thread's: BEGIN IMMEDIATE fails
+            with pytest.raises(c.exceptions.ClientError):
+                await c.send_message(QueueUrl=url, MessageBody="refused")
+
+    asyncio.run(main())

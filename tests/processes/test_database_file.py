@@ -227,6 +227,20 @@ def test_grouped_writes_on_a_read_only_connection_reopen_it_for_the_next_group(d
     db.close()
 
 
+def test_a_call_run_with_the_lock_up_front_on_a_read_only_connection_reopens_it_for_the_next(db_path, clock, read_only_opens):
+    db = sqsqlite.connect(db_path, clock=clock)
+    q = db.create_queue("orders")
+    store = db.store
+    read_only_opens[0] = True
+    store.release_connection()  # this thread's next connection opens read-only (the endpoint's loop's, say)
+    with pytest.raises(DatabaseError, match="read-only"):
+        store.call_with_lock(1.0, lambda: q.send_message("refused"))
+    read_only_opens[0] = False
+    assert store.call_with_lock(1.0, lambda: q.send_message("kept"))[0]
+    assert [m.body for m in q.peek()] == ["kept"]
+    db.close()
+
+
 # ------------------------------------------------------------------ the writers' lock file
 
 

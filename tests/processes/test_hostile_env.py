@@ -404,11 +404,12 @@ def _sqlite_lock_held_by_another_program(path: str) -> sqlite3.Connection:
     return other
 
 
-def _bounded(db, write):
-    """``write()`` as the endpoint's event loop makes its calls: its write waits WAIT_FREE_SECONDS at most."""
+def _bounded(db, write) -> bool:
+    """``write()`` as the endpoint's event loop makes its calls, the write lock taken up front
+    within WAIT_FREE_SECONDS: whether it ran."""
     from sqsqlite import defaults
 
-    return db.store.bounded(defaults.WAIT_FREE_SECONDS, write)
+    return db.store.call_with_lock(defaults.WAIT_FREE_SECONDS, write)[0]
 
 
 def _busy_timeout_of_reads(db) -> int:
@@ -420,7 +421,6 @@ def test_a_bounded_write_while_another_program_holds_sqlites_write_lock_gives_up
     import time
 
     from sqsqlite import defaults
-    from sqsqlite.lock import GAVE_UP
 
     monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
     db = sqsqlite.connect(str(tmp_path / "wait-free.db"))
@@ -428,13 +428,13 @@ def test_a_bounded_write_while_another_program_holds_sqlites_write_lock_gives_up
     q.send_message("before")
     other = _sqlite_lock_held_by_another_program(db.store.path)
     started = time.monotonic()
-    assert _bounded(db, lambda: q.send_message("never written")) is GAVE_UP
+    assert _bounded(db, lambda: q.send_message("never written")) is False
     assert time.monotonic() - started < BUSY / 3  # not the busy timeout: WAIT_FREE_SECONDS, and the lock file's
     assert not db.store.connection().in_transaction and _lock_is_free(db)
     other.execute("ROLLBACK")
     other.close()
     assert [m.body for m in q.peek()] == ["before"]
-    assert _bounded(db, lambda: q.send_message("after")) is not GAVE_UP  # the lock let go, a bounded write writes
+    assert _bounded(db, lambda: q.send_message("after")) is True  # the lock let go, a bounded write writes
     assert sorted(m.body for m in q.peek()) == ["after", "before"]
     db.close()
 
@@ -443,20 +443,19 @@ def test_writes_that_may_wait_and_reads_keep_the_whole_busy_timeout_after_a_boun
     import time
 
     from sqsqlite import defaults
-    from sqsqlite.lock import GAVE_UP
 
     monkeypatch.setattr(defaults, "BUSY_TIMEOUT_SECONDS", BUSY)
     db = sqsqlite.connect(str(tmp_path / "waits.db"))
     q = db.create_queue("q")
     other = _sqlite_lock_held_by_another_program(db.store.path)
-    assert _bounded(db, lambda: q.send_message("never written")) is GAVE_UP
+    assert _bounded(db, lambda: q.send_message("never written")) is False
     assert _busy_timeout_of_reads(db) == BUSY * 1000
-    assert _bounded(db, lambda: q.send_message("never written")) is GAVE_UP
+    assert _bounded(db, lambda: q.send_message("never written")) is False
     started = time.monotonic()
     with pytest.raises(DatabaseError, match="locked"):
         q.send_message("waits")
     waited = time.monotonic() - started
-    assert BUSY <= waited < BUSY * 1.4, waited  # the one busy timeout it had, not the wait-free one
+    assert BUSY <= waited < BUSY * 5, waited  # the one busy timeout it had, not the wait-free one; a 5x margin above
     other.execute("ROLLBACK")
     other.close()
     _bounded(db, lambda: q.send_message("sent wait-free"))  # the loop's connection keeps its short timeout between writes

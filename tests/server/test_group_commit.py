@@ -15,6 +15,7 @@ import pytest
 
 import sqsqlite
 from benchmarks.rawsqs import Connection, SQSError
+from sqsqlite.errors import DatabaseError
 from sqsqlite.server import BackgroundServer, endpoint
 
 pytestmark = pytest.mark.slow
@@ -277,21 +278,21 @@ def test_on_a_full_disk_every_call_of_a_turn_grouped_or_alone_answers_the_same_d
 
 
 class _Interrupt(BaseException):
-    """Neither an error nor WouldWait: as an interrupt reaches a call."""
+    """Not an error: as an interrupt reaches a call."""
 
 
 def test_a_group_interrupted_mid_way_undoes_its_calls_lets_go_of_the_lock_and_answers_each_internal_error(tmp_path, monkeypatch):
     path = str(tmp_path / "interrupted.db")
     with BackgroundServer(path) as server:
         url = server.db.create_queue("orders").url
-        run = server.server.dispatcher.run
+        attempt = server.server.dispatcher.attempt
 
         def interrupted(call, *args):
             if call.request.get("MessageBody") == "3":
                 raise _Interrupt
-            return run(call, *args)
+            return attempt(call, *args)
 
-        monkeypatch.setattr(server.server.dispatcher, "run", interrupted)
+        monkeypatch.setattr(server.server.dispatcher, "attempt", interrupted)
 
         async def scenario():
             return await _answers(await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(6)]))
@@ -300,7 +301,7 @@ def test_a_group_interrupted_mid_way_undoes_its_calls_lets_go_of_the_lock_and_an
         assert _visible(path, "orders") == 1  # the turn's first, alone; the group's sends were undone
         with sqsqlite.connect(path) as other:  # the lock was let go
             other.queue("orders").send_message("after")
-        monkeypatch.setattr(server.server.dispatcher, "run", run)
+        monkeypatch.setattr(server.server.dispatcher, "attempt", attempt)
         again = asyncio.run(scenario())  # the loop goes on serving, grouping as before
         assert all(isinstance(a, dict) for a in again)
     grouped = [a for a in answers if isinstance(a, SQSError)]
@@ -370,3 +371,25 @@ def test_polls_in_another_server_are_woken_only_once_the_group_that_sent_their_m
         assert b.server.app.grouped == 4
     assert sorted(m["Body"] for a in answers for m in a["Messages"]) == ["0", "1", "2", "3", "4"]  # type: ignore[index]
     assert took < 15  # woken, not answered at the 20-second deadline
+
+
+def test_a_group_whose_lock_could_not_be_taken_up_front_has_each_call_take_it_and_answer_for_itself(tmp_path, monkeypatch):
+    path = str(tmp_path / "take-failed.db")
+    with BackgroundServer(path) as server:
+        url = server.db.create_queue("orders").url
+        store = server.db.store
+        taking = store.lock_group
+
+        def failing(within, lone=False):
+            if within is not None and not lone:  # the turn's group's up-front take, not a lone call's
+                raise DatabaseError("the file could not be locked")
+            return taking(within, lone)
+
+        monkeypatch.setattr(store, "lock_group", failing)
+
+        async def scenario() -> list[dict | SQSError]:
+            return await _answers(await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(4)]))
+
+        answers = asyncio.run(scenario())
+        assert all(isinstance(a, dict) and "MessageId" in a for a in answers), answers
+        assert _visible(path, "orders") == 4

@@ -80,3 +80,32 @@ def test_the_cli_offers_every_action_in_the_table_as_its_aws_command_and_no_othe
         own = {opt for p in cmd.params if p.name not in GLOBAL_OPTIONS + AWS_OPTIONS for opt in p.opts}
         assert own == {aws.flag(m) for m in action.members}, action.name
     assert calls.PAGINATED == PAGINATED and shapes.MEMBERS == {a.name: a.members for a in TABLE}
+
+
+def test_the_actions_the_table_says_never_write_run_without_a_write(tmp_path, monkeypatch):
+    # The endpoint and sqsqlite.aio take the write lock up front only for the actions that may
+    # write: one the table calls a read must never need it.
+    db = sqsqlite.connect(str(tmp_path / "reads.db"))
+    dead = db.create_queue("dead")
+    source = db.create_queue("source", attributes={"RedrivePolicy": f'{{"deadLetterTargetArn": "{dead.arn}", "maxReceiveCount": 1}}'})
+    source.send_message("in flight")
+    source.receive_message()
+    dead.send_message("dead")
+    actions = Actions(db)
+    requests = {
+        "ListQueues": {},
+        "GetQueueUrl": {"QueueName": "source"},
+        "GetQueueAttributes": {"QueueUrl": "source", "AttributeNames": ["All"]},
+        "ListQueueTags": {"QueueUrl": "source"},
+        "ListDeadLetterSourceQueues": {"QueueUrl": "dead"},
+        "ListMessageMoveTasks": {"SourceArn": dead.arn},
+    }
+    assert set(requests) == {a.name for a in TABLE if not a.writes}
+
+    def no_write(*args, **kwargs):
+        raise AssertionError("a read wrote")
+
+    monkeypatch.setattr(db.store, "write", no_write)
+    for action, request in requests.items():
+        actions.call(action, request)
+    db.close()

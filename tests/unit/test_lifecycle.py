@@ -2,7 +2,6 @@
 
 import json
 import sqlite3
-import threading
 
 import pytest
 
@@ -598,38 +597,17 @@ def test_a_move_tasks_rate_holds_however_many_processes_drive_it(db, db_path, cl
     assert [later - earlier for (earlier, _), (later, _) in zip(moves, moves[1:])] == [1000, 1000]  # 2 a second, not 4
 
 
-def test_a_bounded_receive_that_only_moved_poison_messages_claims_bounded_too(db, db_path, clock, monkeypatch):
+def test_a_receive_run_with_the_lock_up_front_moves_poison_messages_and_claims_in_one_go(db, clock):
     from sqsqlite import defaults
-    from sqsqlite.lock import GAVE_UP
 
     src, dlq = with_dlq(db, max_receive_count=1, source_attrs={"VisibilityTimeout": "1"})
     src.send_message("poison")
     src.receive_message()
+    src.send_message("good")
     clock.advance(2)  # received once: the next receive moves it, and then claims again
-    other = sqsqlite.connect(db_path, clock=clock)  # another connection takes the lock between the two
-    holding, release = threading.Event(), threading.Event()
-
-    def hold():
-        with other.store.write():
-            holding.set()
-            release.wait(10)
-
-    again = db.store.bound_again
-    holder = threading.Thread(target=hold)
-
-    def then_held():
-        again()
-        holder.start()
-        assert holding.wait(5)
-
-    monkeypatch.setattr(db.store, "bound_again", then_held)
-    try:  # as the endpoint's loop makes its calls; the claim would wait: the call is run again where it may
-        assert db.store.bounded(defaults.WAIT_FREE_SECONDS, src.receive_message) is GAVE_UP
-    finally:
-        release.set()
-        holder.join(10)  # its commit done before its connection closes
-    assert counts(dlq) == (1, 0, 0)  # the round that moved the poison message stays done
-    other.close()
+    ran, got = db.store.call_with_lock(defaults.WAIT_FREE_SECONDS, src.receive_message)  # as the endpoint's loop runs it
+    assert ran and [m.body for m in got] == ["good"]
+    assert counts(dlq) == (1, 0, 0)
 
 
 def test_a_cancelled_move_task_stops_and_leaves_the_rest_in_the_dead_letter_queue(db, clock):
@@ -975,25 +953,44 @@ def test_list_dead_letter_source_queues_pages_by_name_so_a_queue_added_between_p
     assert [u.rsplit("/", 1)[1] for u in rest["queueUrls"]] == ["f"] and "NextToken" not in rest
 
 
-def test_a_transaction_spends_a_bounded_calls_bound_so_a_later_write_never_gives_up_after_it(db, db_path):
-    # A bounded call that commits a transaction, then meets the writers' lock taken: it waits,
-    # as any write after a committed one must (giving up would have the call run again, and its
-    # transaction's writes made twice).
+def test_a_call_run_with_the_lock_up_front_holds_it_to_its_end_so_no_write_of_it_waits(db, db_path):
+    # Nothing of the call can be made twice: it never gives up once it began (the endpoint runs a
+    # call again, on its pool, only when it could not begin).
     import fcntl
     import os
 
-    from sqsqlite.lock import GAVE_UP
+    q = db.create_queue("orders")
+    other = os.open(db_path + "-lock", os.O_RDWR)  # another writer's descriptor of the writers' lock
+    between: list[bool] = []
 
+    def call():
+        q.send_message("first")
+        try:
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            between.append(True)
+            fcntl.flock(other, fcntl.LOCK_UN)
+        except BlockingIOError:
+            between.append(False)
+        q.send_message("second")
+        return "done"
+
+    try:
+        assert db.store.call_with_lock(0.05, call) == (True, "done")
+        assert between == [False]  # held between the call's writes
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # and let go at its end
+    finally:
+        os.close(other)
+    assert sorted(m.body for m in q.peek("all", 10)) == ["first", "second"]
+
+
+def test_a_call_that_fails_after_its_write_keeps_the_write_as_a_write_of_its_own_would(db):
     q = db.create_queue("orders")
 
     def call():
-        with db.transaction():
-            q.send_message("in the transaction")
-        fd = os.open(db_path + "-lock", os.O_RDWR)  # another writer holds the writers' lock now
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        threading.Timer(0.3, lambda: (fcntl.flock(fd, fcntl.LOCK_UN), os.close(fd))).start()
-        q.send_message("after it")
-        return "done"
+        q.send_message("kept")
+        raise ValueError("after the write")
 
-    assert db.store.bounded(0.05, call) is not GAVE_UP
-    assert sorted(m.body for m in q.peek("all", 10)) == ["after it", "in the transaction"]
+    with pytest.raises(ValueError):
+        db.store.call_with_lock(0.05, call)
+    assert [m.body for m in q.peek("all", 10)] == ["kept"]
+    assert not db.store.connection().in_transaction
