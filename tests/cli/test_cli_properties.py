@@ -500,6 +500,7 @@ def _handle_refused(cw, handle: str, queue: str = "std") -> None:
 @given(handle=st.one_of(st.text(max_size=200), st.text(alphabet=B64, min_size=80, max_size=95), SQLISH, st.integers().map(str)))
 def test_a_forged_receipt_handle_is_refused_and_touches_nothing(cw, handle):
     assume(handle != "")
+    assume(not handle.startswith(("file://", "fileb://")))  # a paramfile to load, as the aws CLI reads it
     _handle_refused(cw, handle)
 
 
