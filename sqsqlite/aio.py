@@ -9,8 +9,8 @@ Where the work runs:
 - The calls of a message or a batch of ten (sends, deletes, visibility changes, a receive's
   claims on the system clock: INLINE_METHODS) run on the event loop's own thread, where they
   take tens of microseconds, a fraction of a hand-off to a thread and back; unless another connection holds
-  the writers' lock (or SQLite's) for longer than AIO_WAIT_FREE_SECONDS: the call takes it up
-  front (Store.call_with_lock), and else runs on the client's thread pool (ENGINE_THREADS), where it may wait for the
+  the writers' lock (or SQLite's) for longer than AIO_WAIT_FREE_SECONDS (each such call takes the
+  lock before it begins: Store.call_with_lock): then it runs on the client's thread pool (ENGINE_THREADS), where it may wait for the
   lock. So does every other call (creating or listing queues, reading attributes, a purge: work
   that grows with the file), and every call under ``synchronous="FULL"``, whose commits fsync,
   or with ``inline=False``. A call on the loop doesn't suspend its task, so one that follows
@@ -238,6 +238,8 @@ class AsyncSQSClient:
         try:
             return self._store.call_with_lock(D.AIO_WAIT_FREE_SECONDS, functools.partial(fn, *args, **kwargs))
         except SQSError as err:
+            if isinstance(err, EXCEPTIONS.ClientError):  # fn's own, raised as the client raises it
+                raise
             raise EXCEPTIONS.from_error(err, action) from None
 
     # ------------------------------------------------------------ the SQS actions

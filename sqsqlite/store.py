@@ -643,18 +643,19 @@ class Store:
         (its first has the whole transaction to itself, a later one a savepoint), whether call
         raises its error or answers with it. Inside a transaction of this thread (which holds
         the lock), call runs in it."""
-        if self._local.group is not None:
+        local = self._local
+        if local.group is not None:
             return True, call()
-        group = self.lock_group(within, True)
-        if group is None:
-            return False, None
         try:
+            group = self.lock_group(within, True)
+            if group is None:
+                return False, None
             result = call()
-        except Exception:
-            self.end_transaction(group, not group.broken)  # what it wrote before the failing write stays
-            raise
-        except BaseException:  # an interrupt: nothing of the call is reported done
-            self.end_transaction(group, False)
+        except BaseException as exc:
+            group = local.group  # taken, even if an interrupt came before lock_group returned it
+            if group is not None and group.lone:
+                # What it wrote before a failing write stays; an interrupt's call is not reported done.
+                self.end_transaction(group, isinstance(exc, Exception) and not group.broken)
             raise
         self.end_transaction(group, not group.broken)
         return True, result
@@ -1043,7 +1044,7 @@ class Store:
         done, token = False, object()
         try:
             lock.enter(token)  # a fork waits for the read to end; inside, so that an interrupt can't leave it counted
-            if local.busy_short is not False:  # a bounded write's before it: a read waits as any
+            if local.busy_short is not False:  # a lock taken up front's before it: a read waits as any
                 local.set_busy_timeout(None)
             # Inside the try: an interrupt landing just after BEGIN still ends the transaction.
             retrying(self.path, lambda: conn.execute("BEGIN DEFERRED"))

@@ -229,7 +229,7 @@ class App:
                 gave_up=lambda: d.lock_wait_over(call),
                 writes=call.writes,
             )
-            answer = got if type(got) is Answer else d.success(call, got)  # shaped outside the lock
+            answer = d.shaped(call, got)  # outside the lock
         await self._respond(send, answer, call.request_id, started, call.action)
 
     async def _engine(
@@ -388,8 +388,9 @@ class App:
             brief = self.executor is not None and any(writes for *_, writes in pending)
             try:
                 group = store.lock_group(D.WAIT_FREE_SECONDS) if brief else store.begin_group()
-            except Exception:  # the lock's taking failed (a file replaced): each call meets the error and answers it
-                group = store.begin_group()
+            except Exception as exc:  # the lock's taking failed (a file replaced): none ran, each answers why
+                failure = exc
+                return
             if group is None:
                 waiting, pending, outcomes = pending, [], []
                 group = store.begin_group()

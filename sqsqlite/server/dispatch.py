@@ -350,9 +350,18 @@ class Dispatcher:
         return Answer(200, wire.XML_CONTENT_TYPE, wire.xml_response(call.action, result, call.request_id), {})
 
     def answer(self, call: Call) -> Answer:
-        """The answer to a Call, run here and now (attempt, then success)."""
-        got = self.attempt(call)
-        return self.success(call, got) if isinstance(got, dict) else got
+        """The answer to a Call, run here and now (attempt, then shaped)."""
+        return self.shaped(call, self.attempt(call))
+
+    def shaped(self, call: Call, got: dict | Answer) -> Answer:
+        """The answer to a Call whose engine work gave ``got`` (attempt's, or an error's answer):
+        a result shaped as SQS's success; a failure to shape it, SQS's InternalError."""
+        if not isinstance(got, dict):
+            return got
+        try:
+            return self.success(call, got)
+        except Exception:
+            return self.internal(call.is_json, call.request_id, call.json_query)
 
     def attempt(self, call: Call) -> dict | Answer:
         """The engine's result of a Call, or the answer its error gets (SQS's): an answer to a

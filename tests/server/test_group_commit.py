@@ -373,7 +373,7 @@ def test_polls_in_another_server_are_woken_only_once_the_group_that_sent_their_m
     assert took < 15  # woken, not answered at the 20-second deadline
 
 
-def test_a_group_whose_lock_could_not_be_taken_up_front_has_each_call_take_it_and_answer_for_itself(tmp_path, monkeypatch):
+def test_a_group_whose_lock_could_not_be_taken_up_front_answers_each_call_with_why_and_runs_none(tmp_path, monkeypatch):
     path = str(tmp_path / "take-failed.db")
     with BackgroundServer(path) as server:
         url = server.db.create_queue("orders").url
@@ -391,5 +391,27 @@ def test_a_group_whose_lock_could_not_be_taken_up_front_has_each_call_take_it_an
             return await _answers(await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": str(i)}) for i in range(4)]))
 
         answers = asyncio.run(scenario())
-        assert all(isinstance(a, dict) and "MessageId" in a for a in answers), answers
-        assert _visible(path, "orders") == 4
+        refused = [a for a in answers if isinstance(a, SQSError)]
+        assert len(refused) == 3 and all(a.body["__type"].endswith("DatabaseError") for a in refused), answers  # the group's
+        assert _visible(path, "orders") == 1  # the turn's first, alone, took its own lock
+
+
+def test_a_result_that_fails_to_be_shaped_is_answered_internal_error_not_the_http_servers_500(tmp_path, monkeypatch):
+    path = str(tmp_path / "shape.db")
+    with BackgroundServer(path) as server:
+        url = server.db.create_queue("orders").url
+        d = server.server.dispatcher
+        success = d.success
+
+        def failing(call, result):
+            if call.action == "SendMessage":
+                raise RuntimeError("a bug shaping the answer")
+            return success(call, result)
+
+        monkeypatch.setattr(d, "success", failing)
+
+        async def scenario() -> list[dict | SQSError]:
+            return await _answers(await _in_one_turn(server, [("SendMessage", {"QueueUrl": url, "MessageBody": "x"})]))
+
+        [answer] = asyncio.run(scenario())
+        assert isinstance(answer, SQSError) and answer.status == 500 and answer.body["__type"].endswith("InternalError")
