@@ -394,7 +394,11 @@ def _claim_rounds(queue: QueueContext, tx: Tx, row, n: int, lease_end: int, now:
             cleared += removed
             expired += removed
         else:
-            rows = _claim_standard(tx, params, want)
+            if want > D.MAX_MESSAGES_PER_RECEIVE:
+                rows = _claim_listed(tx, params, want)
+            else:  # Claimed rows (a FIFO claim's are Received: its three FIFO columns come back as one)
+                params["n"] = want
+                rows = list(map(_claimed, tx.all_bound(Q.claim_standard, params)))
             # fresh_from moves past the messages in flight at the head of the queue's range
             # when a claim comes back short, and every FRESH_SPAN messages claimed.
             _advance_now_and_then(tx, queue_id, len(rows), len(rows) < want)
@@ -427,15 +431,6 @@ def _count_receives(tx: Tx, row, now: int, claimed: list, cleared: int, dead: in
         history.add(tx, Q.COUNT_EXPIRED, queue_id, now, expired=expired)
     if dead and dlq is not None:
         history.add(tx, Q.COUNT_MOVED_IN, dlq["id"], now, moved_in=dead)
-
-
-def _claim_standard(tx: Tx, params: dict, want: int) -> list[Claimed]:
-    """A standard claim's rows, as Claimed (a FIFO claim's are Received: its token and lease
-    end are the claim's own parameters, and its three FIFO columns come back as one)."""
-    if want > D.MAX_MESSAGES_PER_RECEIVE:
-        return _claim_listed(tx, params, want)
-    params["n"] = want
-    return list(map(_claimed, tx.all_bound(Q.claim_standard, params)))
 
 
 def _advance_now_and_then(tx: Tx, queue_id: int, claimed: int, short: bool) -> None:

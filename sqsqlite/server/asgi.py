@@ -240,24 +240,45 @@ class App:
         gave_up: Callable[[], Any] | None = None,
         writes: bool = True,
     ) -> Any:
-        """Run one engine call: on the pool, or inline on the loop. One that ``writes`` (False:
-        a read, or a receive that waits in the call) takes the write lock up front: on the loop
-        briefly, else it runs on the pool (_inline); there, with ``gave_up``, until lock_wait_seconds
-        from now at most, then it answers ``gave_up()``, having run nothing (_locked). An inline
-        call that may be grouped (``failed``: what it answers if its group can't commit, given
-        why, or None if it was not an error) and is not the first of its turn of the loop runs at
-        the end of the turn, in the turn's group."""
+        """Run one engine call: on the pool, in the turn's group, or inline on the loop.
+
+        An inline call that may be grouped (``failed``: what it answers if its group can't
+        commit, given why, or None if it was not an error) and is not the first of its turn of the
+        loop runs at the end of the turn, in the turn's group. One that ``writes`` (False: a read,
+        or a receive that waits in the call) takes the write lock up front: on the loop, waiting
+        WAIT_FREE_SECONDS at most, so that the loop (every connection, poll and stop) waits out
+        another worker's short transaction, which costs less than a hand-off, but not another's
+        long one (an import, a prune, a sqlite3 shell's BEGIN IMMEDIATE): then it runs on the pool
+        instead, as ``slow``. There, with ``gave_up``, it waits until lock_wait_seconds from now at
+        most, then answers ``gave_up()``, having run nothing (_locked)."""
         slow = self._locked(work, gave_up, failed) if writes and gave_up is not None else work
         if self.executor is not None and (pooled or self.active >= self.inline_below):
             return await self._pooled(slow)
-        if failed is None or not self.grouping:
-            return await self._inline(work, slow, writes, failed)
+        if failed is not None and self.grouping:
+            if self._pending is not None or self._turn:
+                return await self._grouped(work, slow, writes, failed)
+            self._turn = True  # the first of its turn: alone, answered at once
+            asyncio.get_running_loop().call_soon(self._end_turn)
+        if self.executor is None:
+            return slow()
+        if not writes:
+            return work()
+        try:
+            ran, result = self.dispatcher.db.store.call_with_lock(D.WAIT_FREE_SECONDS, work)
+        except Exception as exc:  # the lock's taking or its commit failed
+            if failed is None:
+                raise
+            return failed(exc)
+        if ran:
+            return result
+        return await self._pooled(slow)  # nothing ran: run it where it may wait
+
+    async def _grouped(
+        self, work: Callable[[], Any], slow: Callable[[], Any], writes: bool, failed: Callable[[Exception | None], Any]
+    ) -> Any:
+        """An engine call run at the end of its turn of the loop, in the turn's group (_run_group)."""
         loop = asyncio.get_running_loop()
         if self._pending is None:
-            if not self._turn:  # the first of its turn: alone, answered at once
-                self._turn = True
-                loop.call_soon(self._end_turn)
-                return await self._inline(work, slow, writes, failed)
             self._pending = []
             loop.call_soon(self._run_group)
         done = loop.create_future()
@@ -318,29 +339,6 @@ class App:
 
         return run
 
-    async def _inline(
-        self, work: Callable[[], Any], slow: Callable[[], Any], writes: bool, failed: Callable[[Exception | None], Any] | None
-    ) -> Any:
-        """An engine call on the loop. One that ``writes`` takes the write lock up front, unless
-        another connection holds the writers' lock, or SQLite's (a program writing with SQLite
-        alone), longer than WAIT_FREE_SECONDS: then it runs on the pool instead, as ``slow``,
-        waiting there until its deadline, so that the loop (every connection, poll and stop) does
-        not stop for another's long transaction (an import, a prune, a sqlite3 shell's BEGIN
-        IMMEDIATE); another worker's short one it waits out, which costs less than the hand-off."""
-        if self.executor is None:
-            return slow()
-        if not writes:
-            return work()
-        try:
-            ran, result = self.dispatcher.db.store.call_with_lock(D.WAIT_FREE_SECONDS, work)
-        except Exception as exc:  # the lock's taking or its commit failed
-            if failed is None:
-                raise
-            return failed(exc)
-        if ran:
-            return result
-        return await self._pooled(slow)  # nothing ran: run it where it may wait
-
     async def _pooled(self, work: Callable[[], Any]) -> Any:
         """An engine call on the pool (run_in_executor, keeping the pool's own future)."""
         ran = self.executor.submit(work)  # type: ignore[union-attr]  # only called with a pool
@@ -381,7 +379,7 @@ class App:
         outcomes: list[tuple[bool, Any]] = [(True, None)] * len(pending)
         # False once committed; else why not (None: no error says, an interrupt's group).
         failure: Exception | None | Literal[False] = None
-        waiting: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any], bool]] = []  # run on the pool instead (_inline)
+        waiting: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any], bool]] = []  # run on the pool instead (_engine)
         try:
             # With a pool, a group that writes takes the lock up front, waiting only briefly: held
             # by another process, its calls run on the pool instead, where they may wait.
