@@ -396,7 +396,8 @@ def _claim_rounds(queue: QueueContext, tx: Tx, row, n: int, lease_end: int, now:
         else:
             if want > D.MAX_MESSAGES_PER_RECEIVE:
                 rows = _claim_listed(tx, params, want)
-            else:  # Claimed rows (a FIFO claim's are Received: its three FIFO columns come back as one)
+            else:  # Claimed rows (a FIFO claim's are Received: its token and lease end are the
+                # claim's own parameters, and its three FIFO columns come back as one)
                 params["n"] = want
                 rows = list(map(_claimed, tx.all_bound(Q.claim_standard, params)))
             # fresh_from moves past the messages in flight at the head of the queue's range

@@ -245,12 +245,13 @@ class App:
         An inline call that may be grouped (``failed``: what it answers if its group can't
         commit, given why, or None if it was not an error) and is not the first of its turn of the
         loop runs at the end of the turn, in the turn's group. One that ``writes`` (False: a read,
-        or a receive that waits in the call) takes the write lock up front: on the loop, waiting
-        WAIT_FREE_SECONDS at most, so that the loop (every connection, poll and stop) waits out
-        another worker's short transaction, which costs less than a hand-off, but not another's
-        long one (an import, a prune, a sqlite3 shell's BEGIN IMMEDIATE): then it runs on the pool
-        instead, as ``slow``. There, with ``gave_up``, it waits until lock_wait_seconds from now at
-        most, then answers ``gave_up()``, having run nothing (_locked)."""
+        or a receive that waits in the call) takes the write lock up front: with a pool, on the
+        loop, waiting WAIT_FREE_SECONDS at most, so that the loop (every connection, poll and
+        stop) waits out another worker's short transaction, which costs less than a hand-off, but
+        not another's long one (an import, a prune, a sqlite3 shell's BEGIN IMMEDIATE): then it
+        runs on the pool instead, as ``slow``. There (and on the loop without a pool), with
+        ``gave_up``, it waits until lock_wait_seconds from now at most, then answers
+        ``gave_up()``, having run nothing (_locked)."""
         slow = self._locked(work, gave_up, failed) if writes and gave_up is not None else work
         if self.executor is not None and (pooled or self.active >= self.inline_below):
             return await self._pooled(slow)
@@ -379,7 +380,7 @@ class App:
         outcomes: list[tuple[bool, Any]] = [(True, None)] * len(pending)
         # False once committed; else why not (None: no error says, an interrupt's group).
         failure: Exception | None | Literal[False] = None
-        waiting: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any], bool]] = []  # run on the pool instead (_engine)
+        waiting: list[tuple[Callable[[], Any], asyncio.Future, Callable[[], Any], bool]] = []  # run on the pool instead (as _engine's are)
         try:
             # With a pool, a group that writes takes the lock up front, waiting only briefly: held
             # by another process, its calls run on the pool instead, where they may wait.
