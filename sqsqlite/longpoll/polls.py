@@ -195,20 +195,10 @@ class LongPolls:
         visibility timeout (their receive count keeps the attempt, as SQS's does for an answer
         that was lost)."""
         change = hand_back_request(request, messages)
-        try:  # the engine's own part too (the lock's taking, the commit) fails quietly
-            await self.engine(lambda: _quietly(change_visibility or self.change_visibility, change))
+        try:  # the queue deleted meanwhile, say, or the engine's own part (the lock, the commit)
+            await self.engine(lambda: (change_visibility or self.change_visibility)(change))
         except Exception as exc:
-            _not_handed_back(exc)
-
-
-def _quietly(change_visibility: Callable[[dict], Any], change: dict) -> None:
-    try:
-        change_visibility(change)
-    except Exception as exc:  # the queue deleted meanwhile, say: its messages back at their timeout
-        _not_handed_back(exc)
-
-
-def _not_handed_back(exc: Exception) -> None:
-    log.warning(
-        "messages claimed for a receive whose caller left could not be handed back (%s); they return at their visibility timeout", exc
-    )
+            log.warning(
+                "messages claimed for a receive whose caller left could not be handed back (%s); they return at their visibility timeout",
+                exc,
+            )
